@@ -1,0 +1,120 @@
+// Memory regions: registered application memory with L_Key/R_Key and bounds/access checks (IBTA §10.6).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace droce::rc {
+
+// Access flags, named as verbs' ibv_access_flags. Local read is always allowed.
+enum Access : std::uint32_t {
+  kAccessLocalWrite = 1u << 0,
+  kAccessRemoteWrite = 1u << 1,
+  kAccessRemoteRead = 1u << 2,
+  kAccessRemoteAtomic = 1u << 3,
+};
+
+struct MemoryRegion {
+  std::uint8_t* addr = nullptr;  // start of the registered range (also its virtual address on the wire)
+  std::uint64_t length = 0;
+  std::uint32_t lkey = 0;
+  std::uint32_t rkey = 0;
+  std::uint32_t access = 0;
+  std::uint32_t index = 0;       // slot in the table; also the low bits of both keys
+};
+
+// Why an access was refused; the responder maps these to NAK codes (§9.7.5.1.3: R_Key and bounds
+// violations are "remote access error").
+enum class MrCheck : std::uint8_t { kOk, kBadKey, kOutOfBounds, kAccessDenied };
+
+// A fixed-size table indexed by the low bits of the key: lookups are an array index plus a key
+// compare, never a hash. The high 8 bits of a key are a generation tag so a stale key of a
+// deregistered region does not match a newer region in the same slot.
+class MrTable {
+ public:
+  static constexpr std::uint32_t kIndexBits = 16;
+  static constexpr std::uint32_t kMaxRegions = 1u << kIndexBits;
+
+  explicit MrTable(std::uint32_t capacity = 1024) : slots_(capacity > kMaxRegions ? kMaxRegions : capacity) {}
+
+  // Registers [addr, addr+length). Returns nullopt if the table is full, addr is null or length is 0.
+  [[nodiscard]] std::optional<MemoryRegion> register_region(void* addr, std::uint64_t length, std::uint32_t access) {
+    if (addr == nullptr || length == 0) return std::nullopt;
+    for (std::uint32_t n = 0; n < slots_.size(); ++n) {
+      const std::uint32_t i = (next_free_hint_ + n) % static_cast<std::uint32_t>(slots_.size());
+      Slot& s = slots_[i];
+      if (s.in_use) continue;
+      s.in_use = true;
+      s.generation = static_cast<std::uint8_t>(s.generation + 1);
+      const std::uint32_t key_hi = static_cast<std::uint32_t>(s.generation) << 24;
+      // lkey and rkey differ in bit 23 so that one can never be passed for the other.
+      s.mr = MemoryRegion{static_cast<std::uint8_t*>(addr), length, key_hi | i, key_hi | (1u << 23) | i, access, i};
+      next_free_hint_ = i + 1;
+      return s.mr;
+    }
+    return std::nullopt;
+  }
+
+  // Returns false for an unknown or stale key.
+  bool deregister_region(std::uint32_t lkey) {
+    Slot* s = slot_for(lkey);
+    if (s == nullptr || s->mr.lkey != lkey) return false;
+    s->in_use = false;
+    return true;
+  }
+
+  // Remote access through an R_Key (RETH / AtomicETH), §9.7.5.1.3 / §10.6.3.
+  [[nodiscard]] MrCheck check_remote(std::uint32_t rkey, std::uint64_t va, std::uint64_t len, std::uint32_t need,
+                                     std::uint8_t** out) const {
+    const Slot* s = slot_for(rkey);
+    if (s == nullptr || s->mr.rkey != rkey) return MrCheck::kBadKey;
+    return check(s->mr, va, len, need, out);
+  }
+
+  // Local access through an L_Key (scatter/gather entries of work requests).
+  [[nodiscard]] MrCheck check_local(std::uint32_t lkey, std::uint64_t va, std::uint64_t len, std::uint32_t need,
+                                    std::uint8_t** out) const {
+    const Slot* s = slot_for(lkey);
+    if (s == nullptr || s->mr.lkey != lkey) return MrCheck::kBadKey;
+    return check(s->mr, va, len, need, out);
+  }
+
+  [[nodiscard]] const MemoryRegion* find_by_lkey(std::uint32_t lkey) const {
+    const Slot* s = slot_for(lkey);
+    return (s != nullptr && s->mr.lkey == lkey) ? &s->mr : nullptr;
+  }
+
+ private:
+  struct Slot {
+    MemoryRegion mr;
+    bool in_use = false;
+    std::uint8_t generation = 0;
+  };
+
+  [[nodiscard]] Slot* slot_for(std::uint32_t key) {
+    const std::uint32_t i = key & (kMaxRegions - 1);
+    return (i < slots_.size() && slots_[i].in_use) ? &slots_[i] : nullptr;
+  }
+  [[nodiscard]] const Slot* slot_for(std::uint32_t key) const {
+    const std::uint32_t i = key & (kMaxRegions - 1);
+    return (i < slots_.size() && slots_[i].in_use) ? &slots_[i] : nullptr;
+  }
+
+  static MrCheck check(const MemoryRegion& mr, std::uint64_t va, std::uint64_t len, std::uint32_t need,
+                       std::uint8_t** out) {
+    if ((mr.access & need) != need) return MrCheck::kAccessDenied;
+    const auto base = reinterpret_cast<std::uint64_t>(mr.addr);
+    // Written so that no sum can overflow: va >= base, then offset and len against the length.
+    if (va < base) return MrCheck::kOutOfBounds;
+    const std::uint64_t off = va - base;
+    if (off > mr.length || len > mr.length - off) return MrCheck::kOutOfBounds;
+    if (out != nullptr) *out = mr.addr + off;
+    return MrCheck::kOk;
+  }
+
+  std::vector<Slot> slots_;
+  std::uint32_t next_free_hint_ = 0;
+};
+
+}  // namespace droce::rc
