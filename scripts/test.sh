@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Builds droce twice (gcc release-with-asserts, clang ASan+UBSan with the fuzz targets) and runs
+# every test suite in both; ends with one "N passed, N failed" line. Exit status 0 only if all pass.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "${DROCE_SKIP_SETUP:-0}" != 1 ]; then
+  bash scripts/setup.sh || { echo "setup failed: cannot build"; echo "0 passed, 1 failed"; exit 1; }
+fi
+
+JOBS=${DROCE_JOBS:-$(nproc)}
+FUZZ_SECONDS=${DROCE_FUZZ_SECONDS:-30}
+status=0
+builds=()
+build_failures=0
+
+# configure DIR [meson options...]: fresh or reconfigure, so a reused tree picks up option changes.
+configure() {
+  local dir=$1; shift
+  if [ -f "$dir/build.ninja" ]; then
+    meson setup --reconfigure "$dir" "$@" >/dev/null
+  else
+    meson setup "$dir" "$@" >/dev/null
+  fi
+}
+
+run_build() {
+  local name=$1 dir=$2; shift 2
+  echo "== $name: configure + build ($dir) =="
+  if ! configure "$dir" "$@" || ! ninja -C "$dir" -j "$JOBS"; then
+    echo "== $name: BUILD FAILED =="
+    status=1
+    build_failures=$((build_failures + 1))
+    return
+  fi
+  echo "== $name: tests =="
+  builds+=("$dir")
+  meson test -C "$dir" --print-errorlogs --num-processes "$JOBS" || status=1
+}
+
+run_build "gcc build" build -Dbuildtype=debugoptimized -Dfuzz=false
+CC=clang CXX=clang++ run_build "clang ASan+UBSan build" build-asan \
+  -Dbuildtype=debug -Db_sanitize=address,undefined -Db_lundef=false -Dbench=false \
+  -Dfuzz=true -Dfuzz_seconds="$FUZZ_SECONDS"
+
+# One summary over both builds, from meson's machine-readable logs.
+BUILD_FAILURES=$build_failures python3 - "${builds[@]}" <<'PY'
+import json, os, sys
+passed = skipped = 0
+failed = int(os.environ.get("BUILD_FAILURES", "0"))  # a build that failed counts as a failed test
+for d in sys.argv[1:]:
+    try:
+        lines = open(f"{d}/meson-logs/testlog.json").read().splitlines()
+    except OSError:
+        continue
+    for line in lines:
+        r = json.loads(line).get("result")
+        if r in ("OK", "EXPECTEDFAIL"): passed += 1
+        elif r == "SKIP": skipped += 1
+        else: failed += 1
+print(f"{passed} passed, {failed} failed, {skipped} skipped")
+PY
+exit $status
