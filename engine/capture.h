@@ -1,0 +1,54 @@
+// pcapng capture of frames sent and received by droce, written with DPDK's rte_pcapng (Wireshark reads it).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+struct rte_mbuf;
+struct rte_mempool;
+struct rte_pcapng;
+
+namespace droce::engine {
+
+enum class CaptureDirection : std::uint8_t { kRx, kTx };
+
+// One capture file fed by one worker lcore (not thread-safe, like everything on the datapath).
+// Frames are copied with rte_pcapng_copy into a private pool and written in batches, so the
+// original mbufs are never touched and a frame is captured exactly as it was handed to the NIC
+// or received from it (ICRC included). Capture is opt-in: when not open, capture() is one branch.
+class PcapngCapture {
+ public:
+  PcapngCapture() = default;
+  ~PcapngCapture();
+  PcapngCapture(const PcapngCapture&) = delete;
+  PcapngCapture& operator=(const PcapngCapture&) = delete;
+
+  // Opens (truncates) `path`. Every ethdev port that exists now is recorded as an interface,
+  // so open after the ports are created. `snaplen` 0 captures whole frames. Returns an error
+  // message, empty on success.
+  [[nodiscard]] std::string open(const std::string& path, std::uint32_t snaplen = 0, std::uint32_t pool_mbufs = 4095);
+  [[nodiscard]] bool is_open() const { return handle_ != nullptr; }
+
+  // Records `n` frames seen on (port, queue) at TSC time `tsc`. Copies that cannot be made
+  // (pool exhausted) are counted in dropped(), never block.
+  void capture(std::uint16_t port, std::uint16_t queue, rte_mbuf* const* pkts, std::uint16_t n,
+               CaptureDirection dir, std::uint64_t tsc);
+  void flush();
+  void close();
+
+  [[nodiscard]] std::uint64_t captured() const { return captured_; }
+  [[nodiscard]] std::uint64_t dropped() const { return dropped_; }
+
+ private:
+  static constexpr std::uint16_t kBatch = 32;
+  rte_pcapng* handle_ = nullptr;
+  rte_mempool* pool_ = nullptr;
+  int fd_ = -1;
+  std::uint32_t snaplen_ = 0;
+  rte_mbuf* pending_[kBatch] = {};
+  std::uint16_t npending_ = 0;
+  std::uint64_t captured_ = 0;
+  std::uint64_t dropped_ = 0;
+};
+
+}  // namespace droce::engine

@@ -1,0 +1,61 @@
+// TxBatch: frames waiting for tx_burst; what the NIC did not take is kept for the next iteration.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+namespace droce::engine {
+
+// A fixed array, no allocation. flush() calls tx_burst once: a full TX ring is back-pressure,
+// and spinning on it would starve RX (the DESIGN trap "busy-retrying tx_burst"). The unsent tail
+// moves to the front and goes first next time, so order on the wire is preserved. push() fails
+// only when the backlog itself is full; the caller counts that drop.
+template <std::uint16_t kCapacity = 512>
+class TxBatch {
+ public:
+  static constexpr std::uint16_t kBurst = 32;
+  static_assert(kCapacity >= kBurst);
+
+  [[nodiscard]] bool push(rte_mbuf* m) {
+    if (count_ == kCapacity) return false;
+    lens_[count_] = m->pkt_len;  // recorded now: once sent, the PMD may free the mbuf at any time
+    pkts_[count_++] = m;
+    return true;
+  }
+  [[nodiscard]] std::uint16_t size() const { return count_; }
+  [[nodiscard]] std::uint16_t room() const { return static_cast<std::uint16_t>(kCapacity - count_); }
+  [[nodiscard]] bool empty() const { return count_ == 0; }
+  [[nodiscard]] rte_mbuf* const* data() const { return pkts_; }
+
+  // One tx_burst over everything pending; returns how many frames the NIC took and adds
+  // their bytes to `sent_bytes`.
+  std::uint16_t flush(std::uint16_t port, std::uint16_t queue, std::uint64_t& sent_bytes) {
+    if (count_ == 0) return 0;
+    const std::uint16_t sent = rte_eth_tx_burst(port, queue, pkts_, count_);
+    for (std::uint16_t i = 0; i < sent; ++i) sent_bytes += lens_[i];
+    if (sent != 0 && sent < count_) {
+      std::memmove(pkts_, pkts_ + sent, (count_ - sent) * sizeof(rte_mbuf*));
+      std::memmove(lens_, lens_ + sent, (count_ - sent) * sizeof(std::uint32_t));
+    }
+    count_ = static_cast<std::uint16_t>(count_ - sent);
+    return sent;
+  }
+
+  // Frees everything pending (shutdown). Returns how many were dropped.
+  std::uint16_t drop_all() {
+    const std::uint16_t n = count_;
+    if (n != 0) rte_pktmbuf_free_bulk(pkts_, n);
+    count_ = 0;
+    return n;
+  }
+
+ private:
+  rte_mbuf* pkts_[kCapacity];
+  std::uint32_t lens_[kCapacity];
+  std::uint16_t count_ = 0;
+};
+
+}  // namespace droce::engine
