@@ -63,6 +63,7 @@ std::unique_ptr<Port> Port::open(const PortConfig& cfg, Status& err) {
     }
   }
   const std::uint16_t pid = port->port_id_;
+  port->valid_ = true;  // from here on the destructor owns the ethdev
 
   rte_eth_dev_info info{};
   if (int rc = rte_eth_dev_info_get(pid, &info); rc != 0) {
@@ -191,6 +192,7 @@ std::uint16_t Port::mtu() const {
 }
 
 Port::~Port() {
+  if (!valid_) return;  // open() failed before a port existed: nothing to close
   if (started_) rte_eth_dev_stop(port_id_);
   rte_eth_dev_close(port_id_);
   // Closing released the ethdev; remove the underlying device so its name can be reused.

@@ -72,6 +72,7 @@ class Port {
   std::uint16_t port_id_ = 0;
   std::uint16_t rx_queues_ = 0;
   std::uint16_t tx_queues_ = 0;
+  bool valid_ = false;
   bool probed_by_us_ = false;
   rte_device* device_ = nullptr;
   bool started_ = false;
