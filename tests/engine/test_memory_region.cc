@@ -18,10 +18,11 @@ using droce::rc::kAccessRemoteRead;
 using droce::rc::kAccessRemoteWrite;
 
 namespace {
+// Deliberately never freed: static destructors run after main() has shut EAL down.
 MbufPool& pool() {
-  static MbufPool p;
-  if (p.get() == nullptr) REQUIRE(MbufPool::create(PoolConfig{"test_mr_pool", 1023, 32, 2176, -1}, p).ok());
-  return p;
+  static MbufPool* p = new MbufPool();
+  if (p->get() == nullptr) REQUIRE(MbufPool::create(PoolConfig{"test_mr_pool", 1023, 32, 2176, -1}, *p).ok());
+  return *p;
 }
 }  // namespace
 

@@ -16,10 +16,11 @@ using namespace droce::test;
 
 namespace {
 
+// Deliberately never freed: static destructors run after main() has shut EAL down.
 MbufPool& pool() {
-  static MbufPool p;
-  if (p.get() == nullptr) REQUIRE(MbufPool::create(PoolConfig{"test_ports_pool", 4095, 64, 2176, -1}, p).ok());
-  return p;
+  static MbufPool* p = new MbufPool();
+  if (p->get() == nullptr) REQUIRE(MbufPool::create(PoolConfig{"test_ports_pool", 4095, 64, 2176, -1}, *p).ok());
+  return *p;
 }
 
 // Two ethdevs joined back to back by two rte_rings (A's TX is B's RX and vice versa).

@@ -20,10 +20,11 @@ using namespace droce::engine;
 
 namespace {
 
+// Deliberately never freed: static destructors run after main() has shut EAL down.
 MbufPool& pool() {
-  static MbufPool p;
-  if (p.get() == nullptr) REQUIRE(MbufPool::create(PoolConfig{"test_2p_pool", 4095, 64, 2176, -1}, p).ok());
-  return p;
+  static MbufPool* p = new MbufPool();
+  if (p->get() == nullptr) REQUIRE(MbufPool::create(PoolConfig{"test_2p_pool", 4095, 64, 2176, -1}, *p).ok());
+  return *p;
 }
 
 // The peer binary's path comes from meson (see tests/engine/meson.build).
