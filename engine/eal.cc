@@ -254,10 +254,13 @@ std::unique_ptr<Eal> Eal::init(const std::string& app_name, const std::vector<st
                         ")");
     return nullptr;
   }
+  eal->initialised_ = true;
   err = Status();
   return eal;
 }
 
-Eal::~Eal() { rte_eal_cleanup(); }
+Eal::~Eal() {
+  if (initialised_) rte_eal_cleanup();
+}
 
 }  // namespace droce::engine

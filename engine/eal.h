@@ -51,6 +51,7 @@ class Eal {
  private:
   Eal() = default;
   EalReport report_;
+  bool initialised_ = false;
 };
 
 }  // namespace droce::engine

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
@@ -13,7 +14,10 @@ namespace droce::engine {
 // and spinning on it would starve RX (the DESIGN trap "busy-retrying tx_burst"). The unsent tail
 // moves to the front and goes first next time, so order on the wire is preserved. push() fails
 // only when the backlog itself is full; the caller counts that drop.
-template <std::uint16_t kCapacity = 512>
+// With kTrackBytes the batch remembers each frame's length at push time (once sent, the PMD may
+// free the mbuf at any moment) so flush() can report the bytes that left; the raw forwarder
+// turns it off and stays pointer-only, like testpmd's io mode.
+template <std::uint16_t kCapacity = 512, bool kTrackBytes = true>
 class TxBatch {
  public:
   static constexpr std::uint16_t kBurst = 32;
@@ -21,27 +25,40 @@ class TxBatch {
 
   [[nodiscard]] bool push(rte_mbuf* m) {
     if (count_ == kCapacity) return false;
-    lens_[count_] = m->pkt_len;  // recorded now: once sent, the PMD may free the mbuf at any time
+    if constexpr (kTrackBytes) lens_[count_] = m->pkt_len;
     pkts_[count_++] = m;
     return true;
   }
+  // Receive straight into the backlog: `tail()` has room() free slots; commit(n) adopts n of them.
+  [[nodiscard]] rte_mbuf** tail() { return pkts_ + count_; }
+  void commit(std::uint16_t n) {
+    if constexpr (kTrackBytes)
+      for (std::uint16_t i = 0; i < n; ++i) lens_[count_ + i] = pkts_[count_ + i]->pkt_len;
+    count_ = static_cast<std::uint16_t>(count_ + n);
+  }
+
   [[nodiscard]] std::uint16_t size() const { return count_; }
   [[nodiscard]] std::uint16_t room() const { return static_cast<std::uint16_t>(kCapacity - count_); }
   [[nodiscard]] bool empty() const { return count_ == 0; }
   [[nodiscard]] rte_mbuf* const* data() const { return pkts_; }
 
-  // One tx_burst over everything pending; returns how many frames the NIC took and adds
-  // their bytes to `sent_bytes`.
+  // One tx_burst over everything pending; returns how many frames the NIC took and, when
+  // tracking bytes, adds their bytes to `sent_bytes`.
   std::uint16_t flush(std::uint16_t port, std::uint16_t queue, std::uint64_t& sent_bytes) {
     if (count_ == 0) return 0;
     const std::uint16_t sent = rte_eth_tx_burst(port, queue, pkts_, count_);
-    for (std::uint16_t i = 0; i < sent; ++i) sent_bytes += lens_[i];
+    if constexpr (kTrackBytes)
+      for (std::uint16_t i = 0; i < sent; ++i) sent_bytes += lens_[i];
     if (sent != 0 && sent < count_) {
       std::memmove(pkts_, pkts_ + sent, (count_ - sent) * sizeof(rte_mbuf*));
-      std::memmove(lens_, lens_ + sent, (count_ - sent) * sizeof(std::uint32_t));
+      if constexpr (kTrackBytes) std::memmove(lens_, lens_ + sent, (count_ - sent) * sizeof(std::uint32_t));
     }
     count_ = static_cast<std::uint16_t>(count_ - sent);
     return sent;
+  }
+  std::uint16_t flush(std::uint16_t port, std::uint16_t queue) {
+    std::uint64_t ignored = 0;
+    return flush(port, queue, ignored);
   }
 
   // Frees everything pending (shutdown). Returns how many were dropped.
@@ -53,8 +70,9 @@ class TxBatch {
   }
 
  private:
+  struct NoLens {};
   rte_mbuf* pkts_[kCapacity];
-  std::uint32_t lens_[kCapacity];
+  [[no_unique_address]] std::conditional_t<kTrackBytes, std::uint32_t[kCapacity], NoLens> lens_;
   std::uint16_t count_ = 0;
 };
 

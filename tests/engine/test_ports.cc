@@ -225,9 +225,7 @@ TEST_CASE("Forwarder moves frames rx -> tx intact and counts them", "[engine][fo
   free_all(got);
   fwd.finish();
   CHECK(pc.queues[0].rx_packets == 64);
-  CHECK(pc.queues[0].rx_bytes == 64 * 200);
   CHECK(oc.queues[0].tx_packets == 64);
-  CHECK(oc.queues[0].tx_bytes == 64 * 200);
   const std::string json = CounterRegistry::instance().json(out.a->id());
   CHECK(json.find("\"tx_packets\": 64") != std::string::npos);
 }

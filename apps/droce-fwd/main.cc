@@ -1,0 +1,265 @@
+// droce-fwd: the engine's raw rx -> tx forwarding loop on any ports (datapath baseline vs testpmd io).
+#include <getopt.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+
+#include "engine/counters.h"
+#include "engine/eal.h"
+#include "engine/forwarder.h"
+#include "engine/mempool.h"
+#include "engine/port.h"
+#include "engine/stop_signal.h"
+#include "engine/telemetry.h"
+#include "engine/worker.h"
+
+using namespace droce::engine;
+
+namespace {
+
+struct Options {
+  int rx_port = 0;
+  int tx_port = -1;          // -1: same as rx port
+  double duration_s = 10;    // 0: until SIGINT
+  unsigned tx_first = 0;     // frames injected before forwarding (for loop topologies)
+  unsigned pkt_size = 64;
+  double stats_period_s = 1;
+  unsigned mbufs = 16383;
+  std::string json;
+};
+
+void usage(const Options& d) {
+  std::printf(
+      "usage: droce-fwd [EAL options] -- [options]\n"
+      "Forwards every frame received on one port to another with droce's own poll loop.\n"
+      "Ports are the ethdevs created by the EAL options (--vdev ..., PCI addresses), numbered from 0.\n"
+      "Without EAL options it runs on a net_ring loopback port with --tx-first 256.\n\n"
+      "  --rx-port N         port to receive from (default %d)\n"
+      "  --tx-port N         port to send to (default: the rx port)\n"
+      "  --duration S        seconds to run, 0 = until Ctrl-C (default %g)\n"
+      "  --tx-first N        inject N frames before forwarding (default %u)\n"
+      "  --pkt-size B        size of injected frames, 60..1514 (default %u)\n"
+      "  --mbufs N           mbufs in the pool (default %u)\n"
+      "  --stats-period S    print rates every S seconds, 0 = off (default %g)\n"
+      "  --json FILE         write the final counters and rates as JSON\n"
+      "  --help              this text\n",
+      d.rx_port, d.duration_s, d.tx_first, d.pkt_size, d.mbufs, d.stats_period_s);
+}
+
+bool parse_number(const char* s, double lo, double hi, double& out) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(s, &end);
+  if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) return false;
+  out = v;
+  return true;
+}
+
+int parse_options(const std::vector<std::string>& args, Options& o) {
+  std::vector<char*> argv;
+  std::string prog = "droce-fwd";
+  argv.push_back(prog.data());
+  std::vector<std::string> copy = args;
+  for (auto& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  static const option longopts[] = {{"rx-port", required_argument, nullptr, 'r'},
+                                    {"tx-port", required_argument, nullptr, 't'},
+                                    {"duration", required_argument, nullptr, 'd'},
+                                    {"tx-first", required_argument, nullptr, 'f'},
+                                    {"pkt-size", required_argument, nullptr, 's'},
+                                    {"mbufs", required_argument, nullptr, 'm'},
+                                    {"stats-period", required_argument, nullptr, 'p'},
+                                    {"json", required_argument, nullptr, 'j'},
+                                    {"help", no_argument, nullptr, 'h'},
+                                    {nullptr, 0, nullptr, 0}};
+  optind = 1;
+  opterr = 0;
+  int c;
+  double v;
+  const Options defaults;
+  while ((c = getopt_long(static_cast<int>(argv.size() - 1), argv.data(), "", longopts, nullptr)) != -1) {
+    switch (c) {
+      case 'r':
+        if (!parse_number(optarg, 0, RTE_MAX_ETHPORTS - 1, v)) return std::fprintf(stderr, "droce-fwd: --rx-port: '%s' is not a port number\n", optarg), 1;
+        o.rx_port = static_cast<int>(v);
+        break;
+      case 't':
+        if (!parse_number(optarg, 0, RTE_MAX_ETHPORTS - 1, v)) return std::fprintf(stderr, "droce-fwd: --tx-port: '%s' is not a port number\n", optarg), 1;
+        o.tx_port = static_cast<int>(v);
+        break;
+      case 'd':
+        if (!parse_number(optarg, 0, 86400, v)) return std::fprintf(stderr, "droce-fwd: --duration: '%s' is not 0..86400 seconds\n", optarg), 1;
+        o.duration_s = v;
+        break;
+      case 'f':
+        if (!parse_number(optarg, 0, 8192, v)) return std::fprintf(stderr, "droce-fwd: --tx-first: '%s' is not 0..8192\n", optarg), 1;
+        o.tx_first = static_cast<unsigned>(v);
+        break;
+      case 's':
+        if (!parse_number(optarg, 60, 1514, v)) return std::fprintf(stderr, "droce-fwd: --pkt-size: '%s' is not 60..1514\n", optarg), 1;
+        o.pkt_size = static_cast<unsigned>(v);
+        break;
+      case 'm':
+        if (!parse_number(optarg, 1023, 1 << 22, v)) return std::fprintf(stderr, "droce-fwd: --mbufs: '%s' is not 1023..4194304\n", optarg), 1;
+        o.mbufs = static_cast<unsigned>(v);
+        break;
+      case 'p':
+        if (!parse_number(optarg, 0, 3600, v)) return std::fprintf(stderr, "droce-fwd: --stats-period: '%s' is not 0..3600\n", optarg), 1;
+        o.stats_period_s = v;
+        break;
+      case 'j':
+        o.json = optarg;
+        break;
+      case 'h':
+        usage(defaults);
+        return -1;
+      default:
+        std::fprintf(stderr, "droce-fwd: unknown or incomplete option '%s' (see --help)\n", argv[optind - 1]);
+        return 1;
+    }
+  }
+  if (optind < static_cast<int>(argv.size() - 1)) {
+    std::fprintf(stderr, "droce-fwd: unexpected argument '%s' (see --help)\n", argv[optind]);
+    return 1;
+  }
+  return 0;
+}
+
+// Bytes come from the PMD's counters: the forwarder itself never touches a frame.
+std::uint64_t ethdev_rx_bytes(std::uint16_t port) {
+  rte_eth_stats st{};
+  return rte_eth_stats_get(port, &st) == 0 ? st.ibytes : 0;
+}
+
+// Rare work behind one TSC compare: stats lines and the deadline.
+class FwdLoop {
+ public:
+  FwdLoop(Forwarder& f, std::uint16_t rx_port, const QueueCounters& rxc, double period_s, double duration_s)
+      : fwd_(f), rx_port_(rx_port), rxc_(rxc), hz_(rte_get_tsc_hz()) {
+    start_ = rte_rdtsc();
+    period_ = period_s > 0 ? static_cast<std::uint64_t>(period_s * hz_) : 0;
+    next_ = period_ ? start_ + period_ : UINT64_MAX;
+    deadline_ = duration_s > 0 ? start_ + static_cast<std::uint64_t>(duration_s * hz_) : UINT64_MAX;
+  }
+  void poll(std::uint64_t now) {
+    fwd_.poll(now);
+    if (now >= next_ || now >= deadline_) [[unlikely]] tick(now);
+  }
+  void finish() { end_ = rte_rdtsc(); }
+  [[nodiscard]] double seconds() const { return static_cast<double>(end_ - start_) / hz_; }
+
+ private:
+  void tick(std::uint64_t now) {
+    if (now >= deadline_) request_stop();
+    if (period_ != 0 && now >= next_) {
+      const double dt = static_cast<double>(now - (last_tsc_ != 0 ? last_tsc_ : start_)) / hz_;
+      const std::uint64_t pk = rxc_.rx_packets - last_pkts_;
+      const std::uint64_t bytes = ethdev_rx_bytes(rx_port_);
+      std::printf("droce-fwd: %.2f Mpps  %.2f Gb/s rx\n", pk / dt / 1e6, (bytes - last_bytes_) * 8.0 / dt / 1e9);
+      std::fflush(stdout);
+      last_tsc_ = now;
+      last_pkts_ = rxc_.rx_packets;
+      last_bytes_ = bytes;
+      next_ = now + period_;
+    }
+  }
+  Forwarder& fwd_;
+  std::uint16_t rx_port_;
+  const QueueCounters& rxc_;
+  double hz_;
+  std::uint64_t start_ = 0, end_ = 0, period_ = 0, next_ = 0, deadline_ = 0;
+  std::uint64_t last_tsc_ = 0, last_pkts_ = 0, last_bytes_ = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  SplitArgs split = split_args(argc, argv);
+  Options opt;
+  if (int rc = parse_options(split.app, opt); rc != 0) return rc < 0 ? 0 : 2;
+  if (split.eal.empty()) {
+    split.eal = {"--vdev", "net_ring0", "--no-pci"};
+    if (opt.tx_first == 0) opt.tx_first = 256;
+    std::printf("droce-fwd: no EAL options: forwarding on a net_ring loopback port with --tx-first %u\n", opt.tx_first);
+  }
+  install_stop_signals();
+  Status err;
+  auto eal = Eal::init("droce-fwd", split.eal, err);
+  if (!eal) return std::fprintf(stderr, "droce-fwd: %s\n", err.message().c_str()), 1;
+  register_telemetry();
+
+  const int nports = rte_eth_dev_count_avail();
+  if (nports == 0) return std::fprintf(stderr, "droce-fwd: no ports: give one with --vdev or a PCI address\n"), 1;
+  if (opt.tx_port < 0) opt.tx_port = opt.rx_port;
+  if (opt.rx_port >= nports || opt.tx_port >= nports)
+    return std::fprintf(stderr, "droce-fwd: port %d does not exist (%d port(s))\n",
+                        opt.rx_port >= nports ? opt.rx_port : opt.tx_port, nports), 1;
+
+  MbufPool pool;
+  if (Status s = MbufPool::create(PoolConfig{"fwd_pool", opt.mbufs, 256, 2176, -1}, pool); !s.ok())
+    return std::fprintf(stderr, "droce-fwd: %s\n", s.message().c_str()), 1;
+  std::vector<std::unique_ptr<Port>> ports;
+  for (int p : {opt.rx_port, opt.tx_port}) {
+    if (!ports.empty() && p == opt.rx_port) break;
+    char name[RTE_ETH_NAME_MAX_LEN];
+    if (rte_eth_dev_get_name_by_port(static_cast<std::uint16_t>(p), name) != 0)
+      return std::fprintf(stderr, "droce-fwd: port %d has no name\n", p), 1;
+    PortConfig cfg;
+    cfg.devargs = name;
+    cfg.rx_pool = pool.get();
+    cfg.promiscuous = true;
+    cfg.want_fast_free = true;  // every mbuf is direct and from one pool
+    auto port = Port::open(cfg, err);
+    if (!port) return std::fprintf(stderr, "droce-fwd: %s\n", err.message().c_str()), 1;
+    ports.push_back(std::move(port));
+  }
+  Port& rx = *ports.front();
+  Port& tx = *ports.back();
+  for (auto& p : ports)
+    if (Status s = p->wait_link_up(10000); !s.ok()) return std::fprintf(stderr, "droce-fwd: %s\n", s.message().c_str()), 1;
+
+  auto& rxc = CounterRegistry::instance().add_port(rx.id(), rx.name(), rx.driver(), 1);
+  auto& txc = &rx == &tx ? rxc : CounterRegistry::instance().add_port(tx.id(), tx.name(), tx.driver(), 1);
+  Forwarder fwd(rx.id(), 0, tx.id(), 0, rxc.queues[0], txc.queues[0]);
+  for (unsigned i = 0; i < opt.tx_first; ++i) {
+    rte_mbuf* m = rte_pktmbuf_alloc(pool.get());
+    if (m == nullptr) return std::fprintf(stderr, "droce-fwd: mbuf pool too small for --tx-first %u\n", opt.tx_first), 1;
+    auto* p = static_cast<std::uint8_t*>(static_cast<void*>(rte_pktmbuf_append(m, static_cast<std::uint16_t>(opt.pkt_size))));
+    std::memset(p, 0, opt.pkt_size);
+    std::memset(p, 0xFF, 6);
+    p[6] = 0x02;
+    p[12] = 0x88;
+    p[13] = 0xB5;
+    if (fwd.inject(&m, 1) != 1) {
+      rte_pktmbuf_free(m);
+      break;
+    }
+  }
+  FwdLoop loop(fwd, rx.id(), rxc.queues[0], opt.stats_period_s, opt.duration_s);
+  run_poll_loop(loop);
+  fwd.finish();
+  const double secs = loop.seconds();
+  const auto& q = rxc.queues[0];
+  const std::uint64_t rx_bytes = ethdev_rx_bytes(rx.id());
+  std::printf("droce-fwd: %llu frames in %.3f s = %.3f Mpps, %.3f Gb/s (tx deferred %llu, backlog drops %llu)\n",
+              static_cast<unsigned long long>(q.rx_packets), secs, q.rx_packets / secs / 1e6,
+              rx_bytes * 8.0 / secs / 1e9, static_cast<unsigned long long>(txc.queues[0].tx_deferred),
+              static_cast<unsigned long long>(txc.queues[0].tx_backlog_drops));
+  if (!opt.json.empty()) {
+    std::ofstream f(opt.json);
+    f << "{\"seconds\": " << secs << ", \"rx_packets\": " << q.rx_packets << ", \"mpps\": " << q.rx_packets / secs / 1e6
+      << ", \"ports\": " << CounterRegistry::instance().json() << "}\n";
+    if (!f) return std::fprintf(stderr, "droce-fwd: cannot write %s\n", opt.json.c_str()), 1;
+  }
+  return 0;
+}
