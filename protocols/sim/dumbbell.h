@@ -1,0 +1,64 @@
+// Dumbbell simulation: N DCQCN senders -> one switch egress (RED/ECN, buffer) -> one receiver.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "protocols/dcqcn/params.h"
+
+namespace droce::sim {
+
+struct SimConfig {
+  std::uint32_t flows = 2;
+  double link_gbps = 40;             // every link, and the bottleneck egress
+  double duration_ms = 50;
+  double start_stagger_ms = 0;       // flow i starts at i * stagger
+  bool incast = false;               // all flows start together (stagger ignored)
+  bool cc = true;                    // false: --cc none, senders at line rate
+  dcqcn::DcqcnParams dcqcn = dcqcn::DcqcnParams::paper();
+  std::uint32_t packet_bytes = 1000; // bytes on the wire per data packet
+  double link_delay_us = 1.0;        // one-way propagation per link
+  std::uint64_t kmin_bytes = 5'000;  // RED/ECN marking (the paper's switch setting)
+  std::uint64_t kmax_bytes = 200'000;
+  double pmax = 0.01;
+  std::uint64_t buffer_bytes = 1'000'000;  // egress buffer; tail drop beyond
+  double loss = 0;                   // random loss on the bottleneck link, [0, 1)
+  std::uint64_t seed = 1;
+  double sample_us = 100;            // series sampling period
+
+  // Empty when valid; otherwise a message naming the bad option.
+  [[nodiscard]] std::string validate() const;
+};
+
+struct FlowResult {
+  double throughput_gbps = 0;  // over the last half of the run
+  std::uint64_t bytes_received = 0;
+  std::uint64_t packets_sent = 0;
+  std::uint64_t cnps_received = 0;
+  std::uint64_t rate_cuts = 0;
+};
+
+struct SimResult {
+  double jain_index = 0;
+  double utilization = 0;
+  std::uint64_t queue_p50_bytes = 0;
+  std::uint64_t queue_p99_bytes = 0;
+  std::uint64_t queue_max_bytes = 0;
+  std::uint64_t drops = 0;
+  std::uint64_t cnps = 0;
+  std::uint64_t ecn_marked = 0;
+  std::uint64_t events = 0;
+  std::vector<FlowResult> flows;
+  std::vector<double> series_time_us;
+  std::vector<std::vector<double>> series_rate_gbps;  // [sample][flow]: the senders' DCQCN rate
+  std::vector<double> series_queue_bytes;
+};
+
+// Runs the whole simulation in virtual time. Deterministic: the same config gives the same result.
+[[nodiscard]] SimResult run_dumbbell(const SimConfig& cfg);
+
+// Jain's fairness index of `x`: (sum x)^2 / (n sum x^2); 1 = perfectly fair.
+[[nodiscard]] double jain_index(const std::vector<double>& x);
+
+}  // namespace droce::sim
