@@ -1,0 +1,235 @@
+// Completer (IBTA §9.7.5.2, §9.9): ACK/NAK handling, READ response placement, completions.
+#include <cstring>
+
+#include "protocols/rc/rc_qp.h"
+#include "protocols/wire/ib_headers.h"
+#include "protocols/wire/opcode.h"
+#include "protocols/wire/psn.h"
+
+namespace droce::rc {
+
+using wire::psn_add;
+using wire::psn_diff;
+using wire::psn_ge;
+using wire::psn_le;
+using wire::psn_lt;
+
+namespace {
+WcOpcode wc_opcode(WrOpcode o) {
+  switch (o) {
+    case WrOpcode::kRead: return WcOpcode::kRead;
+    case WrOpcode::kWrite:
+    case WrOpcode::kWriteWithImm: return WcOpcode::kWrite;
+    default: return WcOpcode::kSend;
+  }
+}
+}  // namespace
+
+void RcQp::complete_send(const SendWqe& w, WcStatus st) {
+  if (!w.wr.signaled && st == WcStatus::kSuccess) return;  // unsignaled successes retire silently
+  Completion c;
+  c.wr_id = w.wr.wr_id;
+  c.status = st;
+  c.opcode = wc_opcode(w.wr.opcode);
+  c.byte_len = w.wr.sge.length;
+  push_completion(c);
+}
+
+// The WQE at the head fails with `st`; the QP goes to Error and the rest flush (§10.3.1).
+void RcQp::fail_send(WcStatus st) {
+  if (sq_.head != sq_.tail) {
+    complete_send(sq_.ring[sq_.head % sq_.ring.size()], st);
+    ++sq_.head;
+  }
+  enter_error();
+}
+
+// Spends one retry (sequence NAK, timeout, implied NAK) or one RNR retry; false when exhausted
+// and the QP has moved to Error.
+bool RcQp::retry_or_fail(bool rnr) {
+  if (rnr) {
+    if (attr_.rnr_retry == 7) return true;  // 7 = retry forever (§9.7.5.2.8)
+    if (sq_.rnr_left == 0) {
+      ++c_.rnr_nak_retry_err;
+      fail_send(WcStatus::kRnrRetryExcErr);
+      return false;
+    }
+    --sq_.rnr_left;
+    return true;
+  }
+  if (sq_.retry_left == 0) {
+    fail_send(WcStatus::kRetryExcErr);
+    return false;
+  }
+  --sq_.retry_left;
+  return true;
+}
+
+// A response or ACK showed that READ responses from `missing` on were lost: re-request them.
+// Only once per gap — the rest of the stale responses still in flight are dropped silently,
+// as the responder does for requests (otherwise one loss would burn the whole retry budget).
+void RcQp::implied_nak(std::uint32_t missing) {
+  if (sq_.implied_nak_pending) return;
+  sq_.implied_nak_pending = true;
+  ++c_.implied_nak_seq_err;
+  if (retry_or_fail(false)) rewind_to(missing);
+}
+
+// Forward progress: the retry budget refills and the ACK timer restarts (§9.7.6.1.3).
+void RcQp::on_progress(std::uint64_t now_ns) {
+  sq_.implied_nak_pending = false;
+  sq_.retry_left = attr_.retry_cnt;
+  sq_.rnr_left = attr_.rnr_retry;
+  sq_.timer_deadline = psn_lt(sq_.una, sq_.high) && attr_.ack_timeout_ns() != 0 ? now_ns + attr_.ack_timeout_ns() : 0;
+}
+
+// Everything up to and including `psn` is acknowledged: retire WQEs in order. A READ whose
+// responses have not all arrived cannot be covered by an ACK: that is an implied NAK
+// (§9.7.5.2.3), and we resend the READ from its first missing response.
+void RcQp::retire_through(std::uint32_t psn, std::uint64_t now_ns) {
+  bool progressed = false;
+  while (sq_.head != sq_.tail) {
+    SendWqe& w = sq_.ring[sq_.head % sq_.ring.size()];
+    const std::uint32_t last = psn_add(w.first_psn, w.npkts - 1);
+    if (!psn_le(w.first_psn, psn)) break;
+    if (!psn_lt(w.first_psn, sq_.nxt) && sq_.cur <= sq_.head) break;  // never sent
+    if (w.wr.opcode == WrOpcode::kRead && w.read_pkts_done < w.npkts) {
+      if (progressed) on_progress(now_ns);
+      implied_nak(psn_add(w.first_psn, w.read_pkts_done));
+      return;
+    }
+    if (!psn_le(last, psn)) {
+      // Partially acknowledged multi-packet message: nothing to retire yet.
+      sq_.una = psn_add(psn, 1);
+      progressed = true;
+      break;
+    }
+    complete_send(w, WcStatus::kSuccess);
+    ++sq_.head;
+    sq_.una = psn_add(last, 1);
+    progressed = true;
+  }
+  // A late ACK can overtake a rewind (go-back-N resent from an older PSN): never resend what is
+  // already acknowledged, and never leave sq.nxt inside a retired WQE.
+  if (sq_.cur < sq_.head || psn_lt(sq_.nxt, sq_.una)) rewind_to(sq_.una);
+  if (progressed) on_progress(now_ns);
+}
+
+void RcQp::on_response(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns) {
+  // A response for a PSN we never sent is a ghost (§9.7.5.2.1): ignore it.
+  if (!psn_lt(pi.psn, sq_.high)) {
+    ++c_.ghost_acks;
+    return;
+  }
+  const auto& op = wire::opcode_info(pi.opcode);
+  if (op.kind == wire::OpKind::kAck) {
+    const std::uint8_t syn = pi.aeth_syndrome;
+    switch (syn & wire::kAethTypeMask) {
+      case wire::kAethTypeAck:
+        ++c_.acks_received;
+        if (psn_lt(pi.psn, sq_.una)) return;  // stale or duplicate ACK
+        retire_through(pi.psn, now_ns);
+        return;
+      case wire::kAethTypeRnrNak: {
+        ++c_.rnr_naks_received;
+        retire_through(psn_add(pi.psn, -1), now_ns);
+        if (state_ != QpState::kRts || !retry_or_fail(true)) return;
+        sq_.rnr_until = now_ns + wire::kRnrTimerNs[syn & 0x1F];
+        rewind_to(pi.psn);
+        return;
+      }
+      case wire::kAethTypeNak: {
+        ++c_.naks_received;
+        retire_through(psn_add(pi.psn, -1), now_ns);
+        if (state_ != QpState::kRts) return;
+        switch (static_cast<wire::NakCode>(syn & 0x1F)) {
+          case wire::NakCode::kPsnSequenceError:
+            ++c_.packet_seq_err;
+            if (psn_lt(pi.psn, sq_.una)) return;  // an older NAK, already recovered
+            if (retry_or_fail(false)) rewind_to(pi.psn);
+            return;
+          case wire::NakCode::kInvalidRequest:
+            ++c_.req_remote_invalid_request;
+            fail_send(WcStatus::kRemInvReqErr);
+            return;
+          case wire::NakCode::kRemoteAccessError:
+            ++c_.req_remote_access_errors;
+            fail_send(WcStatus::kRemAccessErr);
+            return;
+          default:
+            fail_send(WcStatus::kRemOpErr);
+            return;
+        }
+      }
+      default:
+        return;  // reserved syndrome: ignore
+    }
+  }
+
+  // READ response: it must belong to the oldest READ still missing data. Responses arrive in
+  // PSN order, so one also acknowledges every earlier request.
+  std::uint64_t target = sq_.tail;
+  for (std::uint64_t i = sq_.head; i != sq_.tail && i <= sq_.cur; ++i) {
+    const SendWqe& w = sq_.ring[i % sq_.ring.size()];
+    const std::int32_t off = psn_diff(pi.psn, w.first_psn);
+    if (off >= 0 && static_cast<std::uint32_t>(off) < w.npkts) {
+      target = i;
+      break;
+    }
+  }
+  if (target == sq_.tail) {
+    ++c_.duplicate_responses;
+    return;
+  }
+  SendWqe& w = sq_.ring[target % sq_.ring.size()];
+  if (w.wr.opcode != WrOpcode::kRead) {
+    ++c_.duplicate_responses;  // a READ response for a SEND/WRITE PSN: not ours to take
+    return;
+  }
+  for (std::uint64_t i = sq_.head; i != target; ++i) {
+    const SendWqe& e = sq_.ring[i % sq_.ring.size()];
+    if (e.wr.opcode == WrOpcode::kRead && e.read_pkts_done < e.npkts) {
+      // An earlier READ is still missing responses: this one skipped ahead of them.
+      implied_nak(psn_add(e.first_psn, e.read_pkts_done));
+      return;
+    }
+  }
+  const auto off = static_cast<std::uint32_t>(psn_diff(pi.psn, w.first_psn));
+  const std::uint32_t expected = w.read_pkts_done;
+  if (off < expected) {
+    ++c_.duplicate_responses;
+    return;
+  }
+  if (off > expected) {
+    implied_nak(psn_add(w.first_psn, expected));
+    return;
+  }
+  // Position and length must match what this READ asked for (§9.7.5.2.2).
+  const std::uint32_t len = w.wr.sge.length;
+  const std::uint32_t off_bytes = expected * attr_.pmtu;
+  const std::uint32_t want = len - off_bytes < attr_.pmtu ? len - off_bytes : attr_.pmtu;
+  const bool last = expected + 1 == w.npkts;
+  const auto pos = op.position;
+  // Positions count from the READ request that was sent last: a READ re-issued from its
+  // middle is a new request for the rest, answered FIRST..LAST (or ONLY) again.
+  const bool first = expected == w.read_req_start;
+  const bool pos_ok = first && last ? pos == wire::OpPosition::kOnly
+                      : first       ? pos == wire::OpPosition::kFirst
+                      : last        ? pos == wire::OpPosition::kLast
+                                    : pos == wire::OpPosition::kMiddle;
+  if (!pos_ok || pi.payload_len != want) {
+    ++c_.duplicate_responses;  // not the response this READ expects: dropped, the timer retries
+    return;
+  }
+  retire_through(psn_add(w.first_psn, -1), now_ns);
+  if (want != 0) std::memcpy(w.local + off_bytes, payload, want);
+  c_.bytes_copied += want;
+  ++w.read_pkts_done;
+  sq_.una = psn_add(pi.psn, 1);
+  if (last)
+    retire_through(pi.psn, now_ns);
+  else
+    on_progress(now_ns);
+}
+
+}  // namespace droce::rc

@@ -1,0 +1,64 @@
+// QP attributes and lifecycle RESET -> INIT -> RTR -> RTS -> ERROR (IBTA §10.3, §11.2.4 modify QP).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace droce::rc {
+
+enum class QpState : std::uint8_t { kReset, kInit, kRtr, kRts, kError };
+
+struct QpAttr {
+  std::uint32_t qpn = 0;
+  std::uint32_t dest_qpn = 0;
+  std::uint32_t pmtu = 1024;          // 256, 512, 1024, 2048 or 4096
+  std::uint32_t sq_psn = 0;           // first PSN we send
+  std::uint32_t rq_psn = 0;           // first PSN we expect
+  std::uint8_t timeout = 14;          // local ACK timeout 4.096 us * 2^timeout; 0 = infinite
+  std::uint8_t retry_cnt = 7;         // 0..7
+  std::uint8_t rnr_retry = 7;         // 0..7, 7 = infinite
+  std::uint8_t min_rnr_timer = 12;    // RNR NAK timer code we send (0..31)
+  std::uint32_t max_rd_atomic = 16;
+  std::uint32_t max_dest_rd_atomic = 16;
+  std::uint32_t access = 0;           // rc::Access flags remote peers get
+  std::uint16_t pkey = 0xFFFF;
+  std::uint32_t sq_depth = 256;
+  std::uint32_t rq_depth = 256;
+  std::uint32_t window_psns = 128;    // unacknowledged PSNs in flight
+  std::uint32_t ack_req_every = 64;   // AckReq at least every N packets
+
+  // Empty if valid; else the name of the bad attribute and why.
+  [[nodiscard]] std::string validate() const {
+    if (pmtu != 256 && pmtu != 512 && pmtu != 1024 && pmtu != 2048 && pmtu != 4096)
+      return "pmtu: must be 256, 512, 1024, 2048 or 4096";
+    if (qpn == 0 || qpn > 0xFFFFFF) return "qpn: must be 1..0xFFFFFF";
+    if (dest_qpn > 0xFFFFFF) return "dest_qpn: must fit 24 bits";
+    if (sq_psn > 0xFFFFFF) return "sq_psn: must fit 24 bits";
+    if (rq_psn > 0xFFFFFF) return "rq_psn: must fit 24 bits";
+    if (timeout > 31) return "timeout: must be 0..31";
+    if (retry_cnt > 7) return "retry_cnt: must be 0..7";
+    if (rnr_retry > 7) return "rnr_retry: must be 0..7";
+    if (min_rnr_timer > 31) return "min_rnr_timer: must be 0..31";
+    if (sq_depth == 0 || sq_depth > 65536 || (sq_depth & (sq_depth - 1)) != 0)
+      return "sq_depth: must be a power of two up to 65536";
+    if (rq_depth == 0 || rq_depth > 65536 || (rq_depth & (rq_depth - 1)) != 0)
+      return "rq_depth: must be a power of two up to 65536";
+    if (window_psns == 0 || window_psns > (1u << 22)) return "window_psns: must be 1..2^22";
+    if (ack_req_every == 0) return "ack_req_every: must be >= 1";
+    return {};
+  }
+  // Local ACK timeout in ns (§9.7.6.1.3), 0 = never.
+  [[nodiscard]] std::uint64_t ack_timeout_ns() const {
+    return timeout == 0 ? 0 : static_cast<std::uint64_t>(4096) << timeout;
+  }
+};
+
+// Legal modify-QP transitions for RC (§10.3.1): RESET->INIT->RTR->RTS, any->ERROR, any->RESET.
+[[nodiscard]] constexpr bool transition_allowed(QpState from, QpState to) {
+  if (to == QpState::kError || to == QpState::kReset) return true;
+  return (from == QpState::kReset && to == QpState::kInit) || (from == QpState::kInit && to == QpState::kInit) ||
+         (from == QpState::kInit && to == QpState::kRtr) || (from == QpState::kRtr && to == QpState::kRts) ||
+         (from == QpState::kRts && to == QpState::kRts);
+}
+
+}  // namespace droce::rc

@@ -1,0 +1,140 @@
+// RcQp: one reliable-connected queue pair — requester, completer and responder state (IBTA ch. 9).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "protocols/rc/mr_table.h"
+#include "protocols/rc/qp_attr.h"
+#include "protocols/rc/types.h"
+#include "protocols/wire/packet_info.h"
+
+namespace droce::rc {
+
+// Pure protocol: no clock reads (every entry takes now_ns), no I/O. The owner
+//  - posts work (post_send / post_recv),
+//  - pulls packets to send with next_packet() (requests, then ACK/NAK/READ responses),
+//  - feeds every received packet of this QP to on_packet(),
+//  - calls on_timer() at next_timer_ns(),
+//  - drains completions with poll_cq().
+// The send and receive sides are separate structs named as in the spec (sq.una, sq.nxt,
+// rq.epsn, rq.msn). Storage is preallocated at creation; nothing allocates per packet.
+class RcQp {
+ public:
+  RcQp(const QpAttr& attr, const MrTable& mrs);
+
+  // Lifecycle (§10.3). Returns an error naming the bad attribute or transition; empty if done.
+  [[nodiscard]] std::string modify(QpState to, const QpAttr* attr = nullptr);
+  [[nodiscard]] QpState state() const { return state_; }
+  [[nodiscard]] const QpAttr& attr() const { return attr_; }
+
+  // Work requests. Errors (bad lkey/bounds, queue full, wrong state) are returned at once.
+  [[nodiscard]] std::string post_send(const SendWr& wr);
+  [[nodiscard]] std::string post_recv(const RecvWr& wr);
+
+  // Next packet to transmit, if any may leave now (window, RNR wait, state). Responder output
+  // (ACK/NAK/READ responses) goes first so that acknowledgements are never held behind data.
+  [[nodiscard]] bool next_packet(std::uint64_t now_ns, TxDescriptor& out);
+  // A parsed packet addressed to this QP; `payload` points at pi.payload_len bytes.
+  void on_packet(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns);
+  // Fires the local ACK timer if it expired.
+  void on_timer(std::uint64_t now_ns);
+  // Earliest time on_timer() or next_packet() could do something new (UINT64_MAX: nothing).
+  [[nodiscard]] std::uint64_t next_timer_ns() const;
+
+  [[nodiscard]] bool poll_cq(Completion& out);
+  [[nodiscard]] const RcCounters& counters() const { return c_; }
+
+  // Telemetry: spec-named sequence state.
+  [[nodiscard]] std::uint32_t sq_una() const { return sq_.una; }
+  [[nodiscard]] std::uint32_t sq_nxt() const { return sq_.nxt; }
+  [[nodiscard]] std::uint32_t rq_epsn() const { return rq_.epsn; }
+  [[nodiscard]] std::uint32_t rq_msn() const { return rq_.msn; }
+  [[nodiscard]] std::uint32_t outstanding_wrs() const { return static_cast<std::uint32_t>(sq_.tail - sq_.head); }
+
+ private:
+  struct SendWqe {
+    SendWr wr;
+    std::uint8_t* local = nullptr;  // resolved SGE address
+    std::uint32_t first_psn = 0;
+    std::uint32_t npkts = 1;        // PSNs the request consumes
+    std::uint32_t read_pkts_done = 0;
+    std::uint32_t read_req_start = 0;  // packet index the last READ request for it asked from
+  };
+  struct SendQueue {
+    std::vector<SendWqe> ring;
+    std::uint64_t head = 0;  // oldest WQE not retired
+    std::uint64_t cur = 0;   // WQE holding sq.nxt
+    std::uint64_t tail = 0;  // next free slot
+    std::uint32_t una = 0;   // oldest unacknowledged PSN
+    std::uint32_t nxt = 0;   // next PSN to (re)transmit
+    std::uint32_t high = 0;  // one past the highest PSN ever sent
+    std::uint32_t post_psn = 0;  // first PSN of the next posted WQE
+    std::uint32_t since_ack_req = 0;
+    std::uint8_t retry_left = 0;
+    std::uint8_t rnr_left = 0;
+    std::uint64_t timer_deadline = 0;  // 0 = disarmed
+    std::uint64_t rnr_until = 0;
+    bool implied_nak_pending = false;  // a READ gap was re-requested; stale responses drop silently
+  };
+  struct RecvWqe {
+    RecvWr wr;
+    std::uint8_t* local = nullptr;
+  };
+  // What the responder owes the requester, in PSN order: one ACK/NAK, or a READ response run.
+  struct RespItem {
+    bool is_read = false;
+    std::uint32_t psn = 0;
+    std::uint8_t syndrome = 0;
+    std::uint32_t msn = 0;
+    const std::uint8_t* data = nullptr;  // READ: responder memory (zero copy)
+    std::uint32_t len = 0;
+    std::uint32_t npkts = 0;
+    std::uint32_t sent = 0;
+  };
+  struct RecvQueue {
+    std::vector<RecvWqe> ring;
+    std::uint64_t head = 0, tail = 0;
+    std::uint32_t epsn = 0;
+    std::uint32_t msn = 0;
+    bool nak_sent = false;  // one NAK per PSN gap (§9.7.5.1.1)
+    // Message in progress (SEND or WRITE spanning packets).
+    std::uint8_t in_progress = 0;  // 0 none, else wire::OpKind as int
+    std::uint32_t offset = 0;
+    std::uint8_t* write_ptr = nullptr;
+    std::uint32_t write_left = 0;
+    std::vector<RespItem> resp;
+    std::uint64_t resp_head = 0, resp_tail = 0;
+  };
+
+  // requester.cc
+  bool next_request(std::uint64_t now_ns, TxDescriptor& out);
+  void rewind_to(std::uint32_t psn);
+  // completer.cc
+  void on_response(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns);
+  void retire_through(std::uint32_t psn, std::uint64_t now_ns);
+  void on_progress(std::uint64_t now_ns);
+  void complete_send(const SendWqe& w, WcStatus st);
+  void fail_send(WcStatus st);
+  bool retry_or_fail(bool rnr);
+  void implied_nak(std::uint32_t missing);
+  void enter_error();
+  // responder.cc
+  void on_request(const wire::PacketInfo& pi, const std::uint8_t* payload);
+  bool next_response(TxDescriptor& out);
+  bool queue_ack(std::uint32_t psn, std::uint8_t syndrome);
+  void responder_nak(std::uint32_t psn, std::uint8_t syndrome);
+  void push_completion(const Completion& c);
+
+  QpAttr attr_;
+  const MrTable& mrs_;
+  QpState state_ = QpState::kReset;
+  SendQueue sq_;
+  RecvQueue rq_;
+  std::vector<Completion> cq_;
+  std::uint64_t cq_head_ = 0, cq_tail_ = 0;
+  RcCounters c_;
+};
+
+}  // namespace droce::rc

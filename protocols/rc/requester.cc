@@ -1,0 +1,129 @@
+// Requester (IBTA §9.7.4): segmentation by PMTU, PSN window, AckReq policy, go-back-N rewind.
+#include "protocols/rc/rc_qp.h"
+#include "protocols/wire/opcode.h"
+#include "protocols/wire/psn.h"
+
+namespace droce::rc {
+
+using wire::Opcode;
+using wire::psn_add;
+using wire::psn_diff;
+using wire::psn_lt;
+
+namespace {
+
+std::uint8_t op(Opcode o) { return static_cast<std::uint8_t>(o); }
+
+// Opcode of packet `idx` of `n` for a SEND or WRITE (§9.5 packet sequences).
+std::uint8_t request_opcode(WrOpcode wr, std::uint32_t idx, std::uint32_t n) {
+  const bool first = idx == 0, last = idx + 1 == n;
+  switch (wr) {
+    case WrOpcode::kSend:
+      return op(first && last ? Opcode::kSendOnly : first ? Opcode::kSendFirst : last ? Opcode::kSendLast
+                                                                                      : Opcode::kSendMiddle);
+    case WrOpcode::kSendWithImm:
+      return op(first && last ? Opcode::kSendOnlyImm : first ? Opcode::kSendFirst : last ? Opcode::kSendLastImm
+                                                                                         : Opcode::kSendMiddle);
+    case WrOpcode::kWrite:
+      return op(first && last ? Opcode::kWriteOnly : first ? Opcode::kWriteFirst : last ? Opcode::kWriteLast
+                                                                                        : Opcode::kWriteMiddle);
+    case WrOpcode::kWriteWithImm:
+      return op(first && last ? Opcode::kWriteOnlyImm : first ? Opcode::kWriteFirst
+                                                        : last ? Opcode::kWriteLastImm : Opcode::kWriteMiddle);
+    case WrOpcode::kRead:
+      return op(Opcode::kReadRequest);
+  }
+  return 0;
+}
+
+}  // namespace
+
+bool RcQp::next_request(std::uint64_t now_ns, TxDescriptor& d) {
+  if (sq_.rnr_until != 0) {
+    if (now_ns < sq_.rnr_until) return false;  // §9.7.5.2.8: wait out the RNR NAK timer
+    sq_.rnr_until = 0;
+  }
+  if (sq_.cur == sq_.tail) return false;
+  const std::int32_t in_flight = psn_diff(sq_.nxt, sq_.una);
+  if (in_flight > 0 && static_cast<std::uint32_t>(in_flight) >= attr_.window_psns) return false;
+  SendWqe& w = sq_.ring[sq_.cur % sq_.ring.size()];
+  const std::int32_t pos = psn_diff(sq_.nxt, w.first_psn);
+  if (pos < 0 || static_cast<std::uint32_t>(pos) >= w.npkts) {
+    // sq.nxt and sq.cur disagree: cannot happen by construction; resynchronise, never send garbage.
+    sq_.nxt = w.first_psn;
+    return false;
+  }
+  const auto idx = static_cast<std::uint32_t>(pos);
+  const std::uint32_t len = w.wr.sge.length;
+  const std::uint32_t offset = idx * attr_.pmtu;
+  d = TxDescriptor{};
+  d.psn = sq_.nxt;
+  d.retransmission = psn_lt(sq_.nxt, sq_.high);
+  d.opcode = request_opcode(w.wr.opcode, idx, w.npkts);
+  if (w.wr.opcode == WrOpcode::kRead) {
+    // One request for the rest of the READ; it consumes one PSN per expected response (§9.7.4.1.4).
+    d.reth_va = w.wr.remote_addr + offset;
+    d.reth_rkey = w.wr.rkey;
+    d.reth_len = len - offset;
+    d.ack_req = true;
+    w.read_req_start = idx;
+    sq_.nxt = psn_add(sq_.nxt, w.npkts - idx);
+    sq_.since_ack_req = 0;
+    ++sq_.cur;
+  } else {
+    d.payload = w.local + offset;
+    d.payload_len = len == 0 ? 0 : (len - offset < attr_.pmtu ? len - offset : attr_.pmtu);
+    const auto& info = wire::opcode_info(d.opcode);
+    if (info.headers & wire::kHdrReth) {
+      d.reth_va = w.wr.remote_addr;
+      d.reth_rkey = w.wr.rkey;
+      d.reth_len = len;
+    }
+    d.imm = w.wr.imm;
+    const bool last = idx + 1 == w.npkts;
+    d.se = last && w.wr.solicited;
+    // AckReq on the last packet of every message and at least every ack_req_every packets,
+    // so long messages keep the window moving (§9.7.4.1.3).
+    d.ack_req = last || ++sq_.since_ack_req >= attr_.ack_req_every;
+    if (d.ack_req) sq_.since_ack_req = 0;
+    sq_.nxt = psn_add(sq_.nxt, 1);
+    if (last) ++sq_.cur;
+  }
+  if (psn_lt(sq_.high, sq_.nxt)) sq_.high = sq_.nxt;
+  ++c_.packets_sent;
+  if (d.retransmission) ++c_.retransmitted_packets;
+  if (sq_.timer_deadline == 0 && attr_.ack_timeout_ns() != 0) sq_.timer_deadline = now_ns + attr_.ack_timeout_ns();
+  return true;
+}
+
+void RcQp::rewind_to(std::uint32_t psn) {
+  // Go-back-N (§9.7.4.1.2): resend from `psn`, which may be mid-message.
+  for (std::uint64_t i = sq_.head; i != sq_.tail; ++i) {
+    const SendWqe& w = sq_.ring[i % sq_.ring.size()];
+    const std::int32_t off = psn_diff(psn, w.first_psn);
+    if (off >= 0 && static_cast<std::uint32_t>(off) < w.npkts) {
+      sq_.cur = i;
+      sq_.nxt = psn;
+      sq_.since_ack_req = 0;
+      return;
+    }
+  }
+  // Nothing outstanding contains the PSN: everything before it is done.
+  sq_.cur = sq_.tail;
+  sq_.nxt = sq_.post_psn;
+}
+
+void RcQp::on_timer(std::uint64_t now_ns) {
+  if (state_ != QpState::kRts || sq_.timer_deadline == 0 || now_ns < sq_.timer_deadline) return;
+  if (!psn_lt(sq_.una, sq_.high)) {  // nothing unacknowledged: disarm
+    sq_.timer_deadline = 0;
+    return;
+  }
+  ++c_.local_ack_timeout_err;
+  if (!retry_or_fail(false)) return;
+  sq_.implied_nak_pending = false;
+  rewind_to(sq_.una);
+  sq_.timer_deadline = now_ns + attr_.ack_timeout_ns();
+}
+
+}  // namespace droce::rc

@@ -1,0 +1,244 @@
+// Responder (IBTA §9.7.5.1): ePSN checks, duplicates (C9-105), RNR, R_Key/length/sequence NAKs,
+// data placement, ACK coalescing (ACK only when AckReq is set) and READ responses.
+#include <cstring>
+
+#include "protocols/rc/rc_qp.h"
+#include "protocols/wire/ib_headers.h"
+#include "protocols/wire/opcode.h"
+#include "protocols/wire/psn.h"
+
+namespace droce::rc {
+
+using wire::NakCode;
+using wire::OpKind;
+using wire::OpPosition;
+using wire::psn_add;
+using wire::psn_diff;
+
+bool RcQp::queue_ack(std::uint32_t psn, std::uint8_t syndrome) {
+  if (rq_.resp_tail - rq_.resp_head >= rq_.resp.size()) return false;
+  RespItem it;
+  it.psn = psn;
+  it.syndrome = syndrome;
+  it.msn = rq_.msn;
+  rq_.resp[rq_.resp_tail % rq_.resp.size()] = it;
+  ++rq_.resp_tail;
+  return true;
+}
+
+// A NAK that ends the connection (invalid request, remote access error): rxe and the spec's
+// responder error classes move the QP to Error after sending it.
+void RcQp::responder_nak(std::uint32_t psn, std::uint8_t syndrome) {
+  ++c_.naks_sent;
+  if (!queue_ack(psn, syndrome)) return;
+  // The NAK stays queued: next_packet() still sends responses in Error; everything else flushes.
+  state_ = QpState::kError;
+  for (; sq_.head != sq_.tail; ++sq_.head) complete_send(sq_.ring[sq_.head % sq_.ring.size()], WcStatus::kWrFlushErr);
+  sq_.cur = sq_.head;
+  sq_.timer_deadline = 0;
+  for (; rq_.head != rq_.tail; ++rq_.head) {
+    Completion c;
+    c.wr_id = rq_.ring[rq_.head % rq_.ring.size()].wr.wr_id;
+    c.status = WcStatus::kWrFlushErr;
+    c.opcode = WcOpcode::kRecv;
+    c.is_recv = true;
+    push_completion(c);
+  }
+}
+
+void RcQp::on_request(const wire::PacketInfo& pi, const std::uint8_t* payload) {
+  const auto& op = wire::opcode_info(pi.opcode);
+  const std::int32_t d = psn_diff(pi.psn, rq_.epsn);
+  if (d > 0) {
+    // C9-118 style: one NAK per gap, then silent drops until ePSN shows up (go-back-N).
+    ++c_.out_of_sequence;
+    if (!rq_.nak_sent) {
+      if (queue_ack(rq_.epsn, wire::nak_syndrome(NakCode::kPsnSequenceError))) {
+        rq_.nak_sent = true;
+        ++c_.naks_sent;
+      }
+    }
+    return;
+  }
+  if (d < 0) {
+    ++c_.duplicate_request;
+    if (op.kind == OpKind::kReadRequest) {
+      // Duplicate READ: execute it again from the request's own RETH (rxe does the same);
+      // the data is re-read from the region, so a replay is always consistent with it.
+      std::uint8_t* src = nullptr;
+      const std::uint32_t len = pi.reth_dma_len;
+      if (mrs_.check_remote(pi.reth_rkey, pi.reth_va, len, kAccessRemoteRead, &src) != MrCheck::kOk) return;
+      if (rq_.resp_tail - rq_.resp_head >= rq_.resp.size()) return;
+      RespItem it;
+      it.is_read = true;
+      it.psn = pi.psn;
+      it.msn = rq_.msn;
+      it.data = src;
+      it.len = len;
+      it.npkts = len == 0 ? 1 : (len + attr_.pmtu - 1) / attr_.pmtu;
+      rq_.resp[rq_.resp_tail % rq_.resp.size()] = it;
+      ++rq_.resp_tail;
+      return;
+    }
+    // C9-105: duplicate SEND/WRITE is never executed again; re-ACK so the requester moves on.
+    if (pi.ack_req && queue_ack(psn_add(rq_.epsn, -1), wire::kAethAckUnlimited)) ++c_.acks_sent;
+    return;
+  }
+
+  // In sequence. Opcode sequence check (§9.7.5.1.2 / C9-???): a message in progress only
+  // continues with MIDDLE/LAST of its own kind; nothing else may start with MIDDLE/LAST.
+  const bool continues = op.position == OpPosition::kMiddle || op.position == OpPosition::kLast;
+  const auto kind = static_cast<std::uint8_t>(op.kind);
+  if ((rq_.in_progress != 0) != continues || (continues && rq_.in_progress != kind)) {
+    ++c_.resp_invalid_request;
+    responder_nak(pi.psn, wire::nak_syndrome(NakCode::kInvalidRequest));
+    return;
+  }
+  // Length rules (§9.7.5.1.6): FIRST/MIDDLE carry exactly one PMTU; LAST 1..PMTU; ONLY <= PMTU.
+  const std::uint32_t plen = pi.payload_len;
+  if (op.kind == OpKind::kSend || op.kind == OpKind::kWrite) {
+    const bool bad = (op.position == OpPosition::kFirst || op.position == OpPosition::kMiddle) ? plen != attr_.pmtu
+                     : op.position == OpPosition::kLast ? (plen == 0 || plen > attr_.pmtu)
+                                                         : plen > attr_.pmtu;
+    if (bad) {
+      ++c_.resp_invalid_request;
+      responder_nak(pi.psn, wire::nak_syndrome(NakCode::kInvalidRequest));
+      return;
+    }
+  }
+  rq_.nak_sent = false;
+
+  const bool starts = op.position == OpPosition::kFirst || op.position == OpPosition::kOnly;
+  const bool ends = op.position == OpPosition::kLast || op.position == OpPosition::kOnly;
+  const bool needs_recv = op.kind == OpKind::kSend || (ends && (op.headers & wire::kHdrImmDt) &&
+                                                       op.kind == OpKind::kWrite);
+  switch (op.kind) {
+    case OpKind::kSend:
+    case OpKind::kWrite: {
+      if (op.kind == OpKind::kWrite && starts) {
+        std::uint8_t* dst = nullptr;
+        const auto chk = mrs_.check_remote(pi.reth_rkey, pi.reth_va, pi.reth_dma_len, kAccessRemoteWrite, &dst);
+        if (chk != MrCheck::kOk || plen > pi.reth_dma_len) {
+          ++c_.resp_remote_access_errors;
+          responder_nak(pi.psn, wire::nak_syndrome(NakCode::kRemoteAccessError));
+          return;
+        }
+        rq_.write_ptr = dst;
+        rq_.write_left = pi.reth_dma_len;
+      }
+      if (needs_recv && rq_.head == rq_.tail && (starts || op.kind == OpKind::kWrite)) {
+        // No receive posted: RNR NAK with our timer; nothing executes, ePSN stays (§9.7.5.1.5).
+        if (queue_ack(pi.psn, wire::rnr_nak_syndrome(attr_.min_rnr_timer))) ++c_.rnr_naks_sent;
+        return;
+      }
+      if (op.kind == OpKind::kSend) {
+        RecvWqe& r = rq_.ring[rq_.head % rq_.ring.size()];
+        if (starts) rq_.offset = 0;
+        if (rq_.offset + plen > r.wr.sge.length) {
+          // The message does not fit the posted buffer: invalid request (§9.7.5.1.6).
+          ++c_.resp_invalid_request;
+          responder_nak(pi.psn, wire::nak_syndrome(NakCode::kInvalidRequest));
+          return;
+        }
+        if (plen != 0) std::memcpy(r.local + rq_.offset, payload, plen);
+        rq_.offset += plen;
+      } else {
+        if (plen > rq_.write_left) {
+          ++c_.resp_invalid_request;
+          responder_nak(pi.psn, wire::nak_syndrome(NakCode::kInvalidRequest));
+          return;
+        }
+        if (plen != 0) std::memcpy(rq_.write_ptr, payload, plen);
+        rq_.write_ptr += plen;
+        rq_.write_left -= plen;
+        if (ends && rq_.write_left != 0) {
+          // Fewer bytes than the RETH announced: a length error.
+          ++c_.resp_invalid_request;
+          responder_nak(pi.psn, wire::nak_syndrome(NakCode::kInvalidRequest));
+          return;
+        }
+      }
+      c_.bytes_copied += plen;
+      c_.bytes_delivered += plen;
+      rq_.in_progress = ends ? 0 : kind;
+      if (ends) {
+        ++rq_.msn;
+        if (needs_recv) {
+          const RecvWqe& r = rq_.ring[rq_.head % rq_.ring.size()];
+          Completion c;
+          c.wr_id = r.wr.wr_id;
+          c.is_recv = true;
+          c.has_imm = (op.headers & wire::kHdrImmDt) != 0;
+          c.imm = pi.imm_data;
+          c.opcode = c.has_imm ? WcOpcode::kRecvWithImm : WcOpcode::kRecv;
+          c.byte_len = op.kind == OpKind::kSend ? rq_.offset : 0;
+          push_completion(c);
+          ++rq_.head;
+        }
+      }
+      rq_.epsn = psn_add(rq_.epsn, 1);
+      if (pi.ack_req && queue_ack(pi.psn, wire::kAethAckUnlimited)) ++c_.acks_sent;
+      return;
+    }
+    case OpKind::kReadRequest: {
+      std::uint8_t* src = nullptr;
+      const std::uint32_t len = pi.reth_dma_len;
+      if (mrs_.check_remote(pi.reth_rkey, pi.reth_va, len, kAccessRemoteRead, &src) != MrCheck::kOk) {
+        ++c_.resp_remote_access_errors;
+        responder_nak(pi.psn, wire::nak_syndrome(NakCode::kRemoteAccessError));
+        return;
+      }
+      if (rq_.resp_tail - rq_.resp_head >= rq_.resp.size()) return;  // busy: the requester retries
+      RespItem it;
+      it.is_read = true;
+      it.psn = pi.psn;
+      it.data = src;
+      it.len = len;
+      it.npkts = len == 0 ? 1 : (len + attr_.pmtu - 1) / attr_.pmtu;
+      ++rq_.msn;
+      it.msn = rq_.msn;
+      rq_.resp[rq_.resp_tail % rq_.resp.size()] = it;
+      ++rq_.resp_tail;
+      rq_.epsn = psn_add(rq_.epsn, it.npkts);
+      return;
+    }
+    default:
+      // Atomics are not supported by this responder: invalid request (§9.7.5.1.4 allows it).
+      ++c_.resp_invalid_request;
+      responder_nak(pi.psn, wire::nak_syndrome(NakCode::kInvalidRequest));
+      return;
+  }
+}
+
+bool RcQp::next_response(TxDescriptor& d) {
+  if (rq_.resp_head == rq_.resp_tail) return false;
+  RespItem& it = rq_.resp[rq_.resp_head % rq_.resp.size()];
+  d = TxDescriptor{};
+  if (!it.is_read) {
+    d.opcode = static_cast<std::uint8_t>(wire::Opcode::kAck);
+    d.psn = it.psn;
+    d.aeth_syndrome = it.syndrome;
+    d.aeth_msn = it.msn;
+    ++rq_.resp_head;
+    return true;
+  }
+  // READ responses: FIRST/MIDDLE/LAST or ONLY; AETH on FIRST, LAST and ONLY (§9.3.5); the
+  // payload points into the responder's region (zero copy).
+  const std::uint32_t i = it.sent;
+  const bool first = i == 0, last = i + 1 == it.npkts;
+  using wire::Opcode;
+  d.opcode = static_cast<std::uint8_t>(first && last ? Opcode::kReadRespOnly
+                                       : first       ? Opcode::kReadRespFirst
+                                       : last        ? Opcode::kReadRespLast
+                                                     : Opcode::kReadRespMiddle);
+  d.psn = psn_add(it.psn, i);
+  const std::uint32_t off = i * attr_.pmtu;
+  d.payload = it.data + off;
+  d.payload_len = it.len == 0 ? 0 : (it.len - off < attr_.pmtu ? it.len - off : attr_.pmtu);
+  d.aeth_syndrome = wire::kAethAckUnlimited;
+  d.aeth_msn = it.msn;
+  if (++it.sent == it.npkts) ++rq_.resp_head;
+  return true;
+}
+
+}  // namespace droce::rc

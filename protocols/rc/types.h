@@ -1,0 +1,103 @@
+// RC transport records: work requests in, packet descriptors and completions out (IBTA §10.8, §11.4).
+#pragma once
+
+#include <cstdint>
+
+namespace droce::rc {
+
+enum class WrOpcode : std::uint8_t { kSend, kSendWithImm, kWrite, kWriteWithImm, kRead };
+
+// One scatter/gather entry: application memory registered in the MrTable.
+struct Sge {
+  std::uint64_t addr = 0;  // virtual address inside the region
+  std::uint32_t length = 0;
+  std::uint32_t lkey = 0;
+};
+
+struct SendWr {
+  std::uint64_t wr_id = 0;
+  WrOpcode opcode = WrOpcode::kSend;
+  Sge sge;
+  std::uint64_t remote_addr = 0;  // WRITE / READ
+  std::uint32_t rkey = 0;
+  std::uint32_t imm = 0;
+  bool signaled = true;
+  bool solicited = false;
+};
+
+struct RecvWr {
+  std::uint64_t wr_id = 0;
+  Sge sge;
+};
+
+// Completion status, named as verbs' ibv_wc_status.
+enum class WcStatus : std::uint8_t {
+  kSuccess,
+  kLocLenErr,
+  kLocQpOpErr,
+  kLocProtErr,
+  kWrFlushErr,
+  kRemInvReqErr,
+  kRemAccessErr,
+  kRemOpErr,
+  kRetryExcErr,
+  kRnrRetryExcErr,
+};
+
+enum class WcOpcode : std::uint8_t { kSend, kWrite, kRead, kRecv, kRecvWithImm };
+
+struct Completion {
+  std::uint64_t wr_id = 0;
+  WcStatus status = WcStatus::kSuccess;
+  WcOpcode opcode = WcOpcode::kSend;
+  std::uint32_t byte_len = 0;
+  std::uint32_t imm = 0;
+  bool has_imm = false;
+  bool is_recv = false;  // receive-queue completion (else send-queue)
+};
+
+// One packet to put on the wire. The payload points into registered memory (the sender's
+// buffer for requests, the responder's MR for READ responses): nothing is copied here.
+struct TxDescriptor {
+  std::uint8_t opcode = 0;
+  std::uint32_t psn = 0;
+  bool ack_req = false;
+  bool se = false;
+  const std::uint8_t* payload = nullptr;
+  std::uint32_t payload_len = 0;
+  std::uint64_t reth_va = 0;
+  std::uint32_t reth_rkey = 0;
+  std::uint32_t reth_len = 0;
+  std::uint8_t aeth_syndrome = 0;
+  std::uint32_t aeth_msn = 0;
+  std::uint32_t imm = 0;
+  bool retransmission = false;
+};
+
+// Counters named as the Linux RDMA / mlx5 hw_counters users already graph.
+struct RcCounters {
+  std::uint64_t out_of_sequence = 0;         // responder: request PSN ahead of ePSN
+  std::uint64_t duplicate_request = 0;       // responder: request PSN behind ePSN
+  std::uint64_t packet_seq_err = 0;          // requester: NAK sequence errors received
+  std::uint64_t local_ack_timeout_err = 0;   // requester: ACK timer expirations
+  std::uint64_t rnr_nak_retry_err = 0;       // requester: RNR retries exhausted
+  std::uint64_t implied_nak_seq_err = 0;     // requester: READ responses skipping ahead
+  std::uint64_t req_remote_access_errors = 0;
+  std::uint64_t req_remote_invalid_request = 0;
+  std::uint64_t resp_remote_access_errors = 0;
+  std::uint64_t resp_invalid_request = 0;
+  std::uint64_t rnr_naks_sent = 0;
+  std::uint64_t rnr_naks_received = 0;
+  std::uint64_t naks_sent = 0;
+  std::uint64_t naks_received = 0;
+  std::uint64_t acks_sent = 0;
+  std::uint64_t acks_received = 0;
+  std::uint64_t ghost_acks = 0;              // ACKs for PSNs never sent
+  std::uint64_t duplicate_responses = 0;
+  std::uint64_t retransmitted_packets = 0;
+  std::uint64_t packets_sent = 0;
+  std::uint64_t bytes_copied = 0;            // receive/WRITE/READ placement (a NIC's DMA)
+  std::uint64_t bytes_delivered = 0;
+};
+
+}  // namespace droce::rc

@@ -1,0 +1,163 @@
+// Test harness: two RcQp endpoints joined by a fake link that carries real RoCEv2 frames (built
+// with the wire builders, parsed with the wire parser) with seeded loss, duplication and reordering.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "protocols/rc/rc_qp.h"
+#include "protocols/wire/build.h"
+#include "protocols/wire/parse.h"
+
+namespace droce::test {
+
+struct Impairment {
+  double loss = 0;          // each frame independently
+  double ack_loss = 0;      // only frames from the responder side (ACK/NAK/READ responses)
+  double duplicate = 0;
+  double reorder = 0;       // frame held back behind the next one
+  std::uint32_t burst_every = 0;  // every N frames, drop a burst of burst_len
+  std::uint32_t burst_len = 0;
+  bool drop_all = false;
+};
+
+struct Endpoint {
+  rc::MrTable mrs{64};
+  std::unique_ptr<rc::RcQp> qp;
+  wire::HeaderTemplate tmpl;
+};
+
+class Loopback {
+ public:
+  Loopback(rc::QpAttr a, rc::QpAttr b, std::uint64_t seed = 1) : rng_(seed) {
+    ep_[0].qp = std::make_unique<rc::RcQp>(a, ep_[0].mrs);
+    ep_[1].qp = std::make_unique<rc::RcQp>(b, ep_[1].mrs);
+    for (int i = 0; i < 2; ++i) {
+      wire::TemplateConfig c;
+      c.local.mac[5] = static_cast<std::uint8_t>(i + 1);
+      c.remote.mac[5] = static_cast<std::uint8_t>(2 - i);
+      c.local.ip[0] = c.remote.ip[0] = 10;
+      c.local.ip[3] = static_cast<std::uint8_t>(i + 1);
+      c.remote.ip[3] = static_cast<std::uint8_t>(2 - i);
+      c.dest_qpn = (i == 0 ? b : a).qpn;
+      ep_[i].tmpl = wire::HeaderTemplate::make(c);
+    }
+  }
+  Endpoint& ep(int i) { return ep_[i]; }
+  rc::RcQp& qp(int i) { return *ep_[i].qp; }
+  Impairment& impair(int from) { return imp_[from]; }
+  std::uint64_t now() const { return now_; }
+  std::uint64_t frames_sent = 0, frames_dropped = 0;
+
+  // One step of virtual time: each side sends what it may (bounded), frames in flight arrive,
+  // timers fire. `step_ns` is the link delay as well.
+  void step(std::uint64_t step_ns = 1000, int max_per_side = 64) {
+    now_ += step_ns;
+    for (int side = 0; side < 2; ++side) {
+      rc::TxDescriptor d;
+      for (int n = 0; n < max_per_side && qp(side).next_packet(now_, d); ++n) transmit(side, d);
+    }
+    deliver();
+    for (int side = 0; side < 2; ++side) qp(side).on_timer(now_);
+  }
+
+  // Runs until `done()` or `max_steps`; returns true if done.
+  template <typename Done>
+  bool run(Done done, int max_steps, std::uint64_t step_ns = 1000) {
+    for (int i = 0; i < max_steps; ++i) {
+      if (done()) return true;
+      step(step_ns);
+    }
+    return done();
+  }
+
+ private:
+  struct Frame {
+    int to;
+    std::vector<std::uint8_t> bytes;
+  };
+
+  void transmit(int side, const rc::TxDescriptor& d) {
+    wire::PacketFields f;
+    f.opcode = d.opcode;
+    f.psn = d.psn;
+    f.ack_req = d.ack_req;
+    f.se = d.se;
+    f.payload_len = d.payload_len;
+    f.reth_va = d.reth_va;
+    f.reth_rkey = d.reth_rkey;
+    f.reth_len = d.reth_len;
+    f.aeth_syndrome = d.aeth_syndrome;
+    f.aeth_msn = d.aeth_msn;
+    f.imm = d.imm;
+    Frame fr{1 - side, std::vector<std::uint8_t>(d.payload_len + wire::kMaxHeaderBytes + 8)};
+    const auto n = wire::build_frame(ep_[side].tmpl, f, d.payload, fr.bytes.data(),
+                                     static_cast<std::uint32_t>(fr.bytes.size()));
+    fr.bytes.resize(n);
+    ++frames_sent;
+    const Impairment& im = imp_[side];
+    const bool is_response = !wire::opcode_info(d.opcode).is_request;
+    if (im.drop_all || uni_(rng_) < im.loss || (is_response && uni_(rng_) < im.ack_loss) ||
+        (im.burst_every != 0 && burst_pos_[side]++ % im.burst_every < im.burst_len)) {
+      ++frames_dropped;
+      return;
+    }
+    const bool dup = uni_(rng_) < im.duplicate;
+    if (uni_(rng_) < im.reorder && !wire_.empty()) {
+      wire_.insert(wire_.end() - 1, fr);  // overtaken by the frame before it
+    } else {
+      wire_.push_back(fr);
+    }
+    if (dup) wire_.push_back(wire_.back());
+  }
+
+  void deliver() {
+    std::deque<Frame> now;
+    now.swap(wire_);
+    for (auto& fr : now) {
+      wire::PacketInfo pi;
+      if (wire::parse_frame(fr.bytes.data(), static_cast<std::uint32_t>(fr.bytes.size()), pi) != wire::DropReason::kNone)
+        continue;
+      qp(fr.to).on_packet(pi, fr.bytes.data() + pi.payload_offset, now_);
+    }
+  }
+
+  Endpoint ep_[2];
+  Impairment imp_[2];
+  std::deque<Frame> wire_;
+  std::uint64_t now_ = 0;
+  std::uint32_t burst_pos_[2] = {0, 0};
+  std::mt19937_64 rng_;
+  std::uniform_real_distribution<double> uni_{0.0, 1.0};
+};
+
+inline rc::QpAttr attr(std::uint32_t qpn, std::uint32_t dest, std::uint32_t sq_psn, std::uint32_t rq_psn) {
+  rc::QpAttr a;
+  a.qpn = qpn;
+  a.dest_qpn = dest;
+  a.sq_psn = sq_psn;
+  a.rq_psn = rq_psn;
+  a.pmtu = 1024;
+  a.timeout = 8;  // ~1 ms
+  a.retry_cnt = 7;
+  a.rnr_retry = 7;
+  a.min_rnr_timer = 1;  // 10 us
+  a.access = rc::kAccessRemoteWrite | rc::kAccessRemoteRead | rc::kAccessLocalWrite;
+  return a;
+}
+
+// Brings both QPs to RTS (RESET -> INIT -> RTR -> RTS) with matching PSNs.
+inline void connect(Loopback& lb) {
+  for (int i = 0; i < 2; ++i) {
+    auto a = lb.qp(i).attr();
+    REQUIRE(lb.qp(i).modify(rc::QpState::kInit).empty());
+    REQUIRE(lb.qp(i).modify(rc::QpState::kRtr, &a).empty());
+    REQUIRE(lb.qp(i).modify(rc::QpState::kRts).empty());
+  }
+}
+
+}  // namespace droce::test
