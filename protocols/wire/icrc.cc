@@ -1,4 +1,4 @@
-// ICRC: masked copy of IP/UDP/BTH through zlib's seeded crc32, bulk bytes through rte_net_crc.
+// ICRC: DPDK's CRC32 over a masked copy of IP/UDP/BTH and over the bulk; zlib joins the parts.
 #include "protocols/wire/icrc.h"
 
 #include <zlib.h>
@@ -15,21 +15,37 @@ extern "C" {
 namespace droce::wire {
 namespace {
 
-// Below this many bytes, continuing zlib's seeded CRC is cheaper than a DPDK call plus a combine.
-constexpr std::uint32_t kBulkThreshold = 256;
+// Frames up to this size are CRC'd in one DPDK call over a masked copy: one SIMD pass beats
+// a CRC join for small packets.
+constexpr std::uint32_t kCopyThreshold = 512;
 
-// CRC-32 (zlib convention: init and final XOR 0xFFFFFFFF) of `len` bytes, continuing `crc`.
-std::uint32_t crc_continue(std::uint32_t crc, const std::uint8_t* p, std::uint32_t len) {
-  if (len == 0) return crc;
-  if (len < kBulkThreshold) return static_cast<std::uint32_t>(crc32(crc, p, len));
-  // rte_net_crc_calc(RTE_NET_CRC32_ETH) is zlib's crc32 from a zero seed (ENVIRONMENT.md).
-  const std::uint32_t bulk = rte_net_crc_calc(p, len, RTE_NET_CRC32_ETH);
-  return static_cast<std::uint32_t>(crc32_combine(crc, bulk, static_cast<z_off_t>(len)));
+// crc32_combine(crc1, crc2, len2) with the length-dependent operator cached: generating it is
+// the expensive part of a join, and a QP's packets come in a handful of lengths (the PMTU,
+// ACK-sized, the last packet of a message). Per thread, so workers never share it.
+std::uint32_t combine(std::uint32_t crc1, std::uint32_t crc2, std::uint32_t len2) {
+  struct Op {
+    std::uint32_t len = 0;
+    uLong op = 0;
+  };
+  thread_local Op cache[64];
+  Op& e = cache[(len2 ^ (len2 >> 6)) & 63];
+  if (e.len != len2 || e.op == 0) {
+    e.len = len2;
+    e.op = crc32_combine_gen(static_cast<z_off_t>(len2));
+  }
+  return static_cast<std::uint32_t>(crc32_combine_op(crc1, crc2, e.op));
 }
 
-// 8 bytes of ones (the LRH stand-in of A17.4.1) + masked IP + UDP + BTH, CRC'd into a seed.
-std::uint32_t masked_header_crc(const std::uint8_t* l3, bool ipv6) {
-  std::uint8_t buf[8 + sizeof(Ipv6Hdr) + sizeof(UdpHdr) + sizeof(Bth)];
+// CRC-32 (zlib convention: init and final XOR 0xFFFFFFFF) of `len` bytes, continuing `crc`.
+// rte_net_crc_calc(RTE_NET_CRC32_ETH) is zlib's crc32 from a zero seed (ENVIRONMENT.md).
+std::uint32_t crc_continue(std::uint32_t crc, const std::uint8_t* p, std::uint32_t len) {
+  if (len == 0) return crc;
+  return combine(crc, rte_net_crc_calc(p, len, RTE_NET_CRC32_ETH), len);
+}
+
+// Writes 8 bytes of ones (the LRH stand-in of A17.4.1) + masked IP + UDP + BTH into `buf`;
+// returns the bytes written.
+std::uint32_t masked_header(const std::uint8_t* l3, bool ipv6, std::uint8_t* buf) {
   std::memset(buf, 0xFF, 8);
   const std::uint32_t ip_len = ipv6 ? sizeof(Ipv6Hdr) : sizeof(Ipv4Hdr);
   const std::uint32_t n = ip_len + sizeof(UdpHdr) + sizeof(Bth);
@@ -52,7 +68,14 @@ std::uint32_t masked_header_crc(const std::uint8_t* l3, bool ipv6) {
   udp[7] = 0xFF;
   std::uint8_t* bth = udp + sizeof(UdpHdr);
   bth[4] = 0xFF;  // FECN, BECN, resv6
-  return static_cast<std::uint32_t>(crc32(0, buf, 8 + n));
+  return 8 + n;
+}
+
+constexpr std::uint32_t kMaskedMax = 8 + sizeof(Ipv6Hdr) + sizeof(UdpHdr) + sizeof(Bth);
+
+std::uint32_t masked_header_crc(const std::uint8_t* l3, bool ipv6) {
+  std::uint8_t buf[kMaskedMax];
+  return rte_net_crc_calc(buf, masked_header(l3, ipv6, buf), RTE_NET_CRC32_ETH);
 }
 
 }  // namespace
@@ -65,6 +88,12 @@ void icrc_init() {
 std::uint32_t icrc_compute(const std::uint8_t* l3, std::uint32_t len, bool ipv6) {
   const std::uint32_t fixed = (ipv6 ? sizeof(Ipv6Hdr) : sizeof(Ipv4Hdr)) + sizeof(UdpHdr) + sizeof(Bth);
   if (len < fixed) return 0;
+  if (len <= kCopyThreshold) {
+    std::uint8_t buf[kMaskedMax + kCopyThreshold];
+    const std::uint32_t h = masked_header(l3, ipv6, buf);
+    std::memcpy(buf + h, l3 + fixed, len - fixed);
+    return rte_net_crc_calc(buf, h + len - fixed, RTE_NET_CRC32_ETH);
+  }
   return crc_continue(masked_header_crc(l3, ipv6), l3 + fixed, len - fixed);
 }
 
@@ -75,7 +104,7 @@ std::uint32_t icrc_compute_split(const std::uint8_t* l3, std::uint32_t hdr_len, 
   std::uint32_t crc = crc_continue(masked_header_crc(l3, ipv6), l3 + fixed, hdr_len - fixed);
   crc = crc_continue(crc, payload, payload_len);
   static constexpr std::uint8_t kZeros[4] = {0, 0, 0, 0};
-  return crc_continue(crc, kZeros, pad & 3);
+  return (pad & 3) == 0 ? crc : static_cast<std::uint32_t>(crc32(crc, kZeros, pad & 3));
 }
 
 }  // namespace droce::wire
