@@ -124,6 +124,21 @@ bool MemoryRegistry::attach_payload_va(rte_mbuf* m, std::uint32_t lkey, const st
   return true;
 }
 
+bool MemoryRegistry::attach_payload_ptr(rte_mbuf* m, const std::uint8_t* va, std::uint32_t len) {
+  auto contains = [&](const Entry& e) {
+    return e.in_use && va >= e.mr.addr && len <= e.mr.length && va - e.mr.addr <= static_cast<std::ptrdiff_t>(e.mr.length - len);
+  };
+  if (last_hit_ < entries_.size() && entries_[last_hit_] && contains(*entries_[last_hit_]))
+    return attach_payload_va(m, entries_[last_hit_]->mr.lkey, va, len);
+  for (std::uint32_t i = 0; i < entries_.size(); ++i) {
+    if (entries_[i] && contains(*entries_[i])) {
+      last_hit_ = i;
+      return attach_payload_va(m, entries_[i]->mr.lkey, va, len);
+    }
+  }
+  return false;
+}
+
 std::uint32_t MemoryRegistry::outstanding(std::uint32_t lkey) const {
   const Entry* e = entry(lkey);
   return e == nullptr ? 0 : rte_mbuf_ext_refcnt_read(&e->shinfo) - 1;

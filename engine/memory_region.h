@@ -45,6 +45,11 @@ class MemoryRegistry {
   // Same, addressed by virtual address inside the region (work requests carry addresses).
   [[nodiscard]] bool attach_payload_va(rte_mbuf* m, std::uint32_t lkey, const std::uint8_t* va, std::uint32_t len);
 
+  // Same, for a pointer the transport holds (a work request's or READ response's payload):
+  // finds the region containing [va, va+len) — a scan over the registered regions with a
+  // last-hit cache, since a QP's packets nearly always come from the region of the previous one.
+  [[nodiscard]] bool attach_payload_ptr(rte_mbuf* m, const std::uint8_t* va, std::uint32_t len);
+
   // Frames still attached to the region with `lkey` (0 for unknown keys).
   [[nodiscard]] std::uint32_t outstanding(std::uint32_t lkey) const;
 
@@ -63,7 +68,8 @@ class MemoryRegistry {
   const Entry* entry(std::uint32_t lkey) const;
 
   rc::MrTable table_;
-  std::vector<std::unique_ptr<Entry>> entries_;  // by MrTable slot index; stable addresses for shinfo
+  std::vector<std::unique_ptr<Entry>> entries_;
+  std::uint32_t last_hit_ = 0;  // by MrTable slot index; stable addresses for shinfo
 };
 
 }  // namespace droce::engine

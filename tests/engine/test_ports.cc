@@ -1,15 +1,13 @@
 // Ports on in-process PMDs: net_ring pairs and loopback, net_null, bad devargs, TX batching.
 #include <catch2/catch.hpp>
 
-#include <rte_eth_ring.h>
-#include <rte_ring.h>
-
 #include "engine/counters.h"
 #include "engine/forwarder.h"
 #include "engine/mempool.h"
 #include "engine/port.h"
 #include "engine/tx_batch.h"
 #include "tests/engine/frames.h"
+#include "tests/engine/ring_pair.h"
 
 using namespace droce::engine;
 using namespace droce::test;
@@ -23,42 +21,15 @@ MbufPool& pool() {
   return *p;
 }
 
-// Two ethdevs joined back to back by two rte_rings (A's TX is B's RX and vice versa).
-struct RingPair {
-  std::unique_ptr<Port> a, b;
-  rte_ring* ab = nullptr;
-  rte_ring* ba = nullptr;
-  RingPair(const std::string& name, unsigned ring_size = 1024) {
-    ab = rte_ring_create((name + "_ab").c_str(), ring_size, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
-    ba = rte_ring_create((name + "_ba").c_str(), ring_size, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
-    REQUIRE(ab != nullptr);
-    REQUIRE(ba != nullptr);
-    REQUIRE(rte_eth_from_rings((name + "A").c_str(), &ba, 1, &ab, 1, SOCKET_ID_ANY) >= 0);
-    REQUIRE(rte_eth_from_rings((name + "B").c_str(), &ab, 1, &ba, 1, SOCKET_ID_ANY) >= 0);
-    Status err;
-    PortConfig cfg;
-    cfg.rx_pool = pool().get();
-    cfg.devargs = name + "A";
-    a = Port::open(cfg, err);
-    REQUIRE(err.ok());
-    cfg.devargs = name + "B";
-    b = Port::open(cfg, err);
-    REQUIRE(err.ok());
-    REQUIRE(a->wait_link_up(1000).ok());
-    REQUIRE(b->wait_link_up(1000).ok());
-  }
-  ~RingPair() {
-    a.reset();
-    b.reset();
-    rte_ring_free(ab);
-    rte_ring_free(ba);
-  }
+struct PoolRingPair : droce::test::RingPair {
+  explicit PoolRingPair(const std::string& name, unsigned ring_size = 1024)
+      : droce::test::RingPair(name, pool().get(), ring_size) {}
 };
 
 }  // namespace
 
 TEST_CASE("net_ring pair: 1000 frames of mixed sizes arrive in order with every byte intact", "[engine][ring]") {
-  RingPair rp("tp1");
+  PoolRingPair rp("tp1");
   const std::uint32_t sizes[] = {60, 64, 128, 1000, 1514};
   std::uint32_t sent = 0;
   for (std::uint32_t round = 0; round < 200; ++round) {
@@ -166,7 +137,7 @@ TEST_CASE("MTU outside the device's range is refused with the range", "[engine][
 }
 
 TEST_CASE("TxBatch keeps what tx_burst did not take and sends it, in order, next time", "[engine][txbatch]") {
-  RingPair rp("tp2", 64);  // a ring of 64 slots (63 usable): a burst of 100 cannot fit
+  PoolRingPair rp("tp2", 64);  // a ring of 64 slots (63 usable): a burst of 100 cannot fit
   TxBatch<512> batch;
   for (std::uint32_t i = 0; i < 100; ++i) REQUIRE(batch.push(make_frame(pool().get(), i, 100)));
   std::uint64_t bytes = 0;
@@ -206,7 +177,7 @@ TEST_CASE("TxBatch refuses pushes past its capacity (caller counts the drop)", "
 }
 
 TEST_CASE("Forwarder moves frames rx -> tx intact and counts them", "[engine][forwarder]") {
-  RingPair in("tp3"), out("tp4");
+  PoolRingPair in("tp3"), out("tp4");
   auto& pc = CounterRegistry::instance().add_port(in.b->id(), "tp3B", "net_ring", 1);
   auto& oc = CounterRegistry::instance().add_port(out.a->id(), "tp4A", "net_ring", 1);
   Forwarder fwd(in.b->id(), 0, out.a->id(), 0, pc.queues[0], oc.queues[0]);
