@@ -97,7 +97,7 @@ void RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
   q->on_packet(pi, data + pi.payload_offset, now_ns);
 }
 
-bool RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d) {
+bool RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::uint64_t now_tsc) {
   rte_mbuf* m = rte_pktmbuf_alloc(cfg_.pool);
   if (m == nullptr) return false;
   wire::PacketFields f;
@@ -152,6 +152,7 @@ bool RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d) {
     wire::icrc_store(p + d.payload_len + pad, wire::icrc_compute(l3, l3_hdr_len + d.payload_len + pad, s.tmpl.ipv6));
   }
   c_.tx_payload_bytes += d.payload_len;
+  if (cfg_.capture != nullptr) cfg_.capture->capture(cfg_.port_id, cfg_.queue, &m, 1, CaptureDirection::kTx, now_tsc);
   if (!tx_.push(m)) {
     rte_pktmbuf_free(m);
     ++c_.tx_backlog_drops;  // the QP's go-back-N recovers it
@@ -164,6 +165,7 @@ void RcEndpoint::poll(std::uint64_t now_tsc) {
   const std::uint64_t now = now_ns(now_tsc);
   rte_mbuf* rx[32];
   const std::uint16_t n = rte_eth_rx_burst(cfg_.port_id, cfg_.queue, rx, 32);
+  if (cfg_.capture != nullptr && n != 0) cfg_.capture->capture(cfg_.port_id, cfg_.queue, rx, n, CaptureDirection::kRx, now_tsc);
   for (std::uint16_t i = 0; i < n; ++i) {
     if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(rx[i + 1], void*));
     receive(rx[i], now);
@@ -176,7 +178,7 @@ void RcEndpoint::poll(std::uint64_t now_tsc) {
     rc::TxDescriptor d;
     // Bounded per QP per iteration so one QP cannot starve the others or RX.
     for (int k = 0; k < 32 && tx_.room() > 0 && s.qp->next_packet(now, d); ++k) {
-      if (!transmit(s, d)) {
+      if (!transmit(s, d, now_tsc)) {
         ++c_.tx_alloc_failures;  // the packet is lost locally; go-back-N resends it
         break;
       }

@@ -8,6 +8,7 @@
 
 #include <rte_mbuf.h>
 
+#include "engine/capture.h"
 #include "engine/counters.h"
 #include "engine/memory_region.h"
 #include "engine/status.h"
@@ -27,6 +28,7 @@ struct EndpointConfig {
   std::uint32_t max_qps = 64;
   wire::L2L3Address local;
   QueueCounters* counters = nullptr;  // optional: RX drops by reason, TX packets/bytes
+  PcapngCapture* capture = nullptr;   // optional: every frame sent and received, as on the wire
 };
 
 // Per-endpoint transport counters beyond the per-QP RC counters.
@@ -69,7 +71,7 @@ class RcEndpoint {
     std::uint16_t ip_id = 0;
   };
   void receive(rte_mbuf* m, std::uint64_t now_ns);
-  bool transmit(QpSlot& s, const rc::TxDescriptor& d);
+  bool transmit(QpSlot& s, const rc::TxDescriptor& d, std::uint64_t now_tsc);
   void drop(wire::DropReason r);
 
   EndpointConfig cfg_;
