@@ -1,0 +1,206 @@
+// rc_pingpong-compatible OOB exchange: strict parsing, and TCP with a deadline on every step.
+#include "engine/oob_exchange.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+namespace droce::engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int ms_left(Clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return left < 0 ? 0 : static_cast<int>(left);
+}
+
+// Reads or writes exactly n bytes before the deadline.
+Status io_exact(int fd, std::uint8_t* buf, std::size_t n, bool write, Clock::time_point deadline, const char* what) {
+  std::size_t done = 0;
+  while (done < n) {
+    pollfd p{fd, static_cast<short>(write ? POLLOUT : POLLIN), 0};
+    const int r = ::poll(&p, 1, ms_left(deadline));
+    if (r == 0) return Status::error(std::string("timed out waiting for ") + what);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return Status::error(std::string(what) + ": " + std::strerror(errno));
+    }
+    const ssize_t k = write ? ::send(fd, buf + done, n - done, MSG_NOSIGNAL) : ::recv(fd, buf + done, n - done, 0);
+    if (k == 0) return Status::error(std::string("peer closed the connection during ") + what);
+    if (k < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      return Status::error(std::string(what) + ": " + std::strerror(errno));
+    }
+    done += static_cast<std::size_t>(k);
+  }
+  return {};
+}
+
+int hexval(std::uint8_t c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+bool parse_hex(const std::uint8_t* p, std::size_t n, std::uint64_t& v) {
+  v = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const int h = hexval(p[i]);
+    if (h < 0) return false;
+    v = v << 4 | static_cast<std::uint64_t>(h);
+  }
+  return true;
+}
+
+}  // namespace
+
+void gid_from_ipv4(const std::uint8_t ip[4], std::uint8_t gid[16]) {
+  std::memset(gid, 0, 10);
+  gid[10] = gid[11] = 0xFF;
+  std::memcpy(gid + 12, ip, 4);
+}
+
+Status ipv4_from_gid(const std::uint8_t gid[16], std::uint8_t ip[4]) {
+  static constexpr std::uint8_t kPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF};
+  if (std::memcmp(gid, kPrefix, 12) != 0)
+    return Status::error("GID is not an IPv4-mapped address (::ffff:a.b.c.d): wrong GID type or index "
+                         "(use the RoCE v2 IPv4 GID, index 1 on Linux rxe)");
+  std::memcpy(ip, gid + 12, 4);
+  return {};
+}
+
+std::string format_rc_pingpong(const ConnInfo& c) {
+  char gid[33];
+  for (int i = 0; i < 16; ++i) std::snprintf(gid + 2 * i, 3, "%02x", c.gid[i]);
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%04x:%06x:%06x:%s", c.lid, c.qpn & 0xFFFFFF, c.psn & 0xFFFFFF, gid);
+  return std::string(buf, kRcPingpongMsgBytes - 1) + '\0';
+}
+
+Status parse_rc_pingpong(const std::uint8_t* m, std::size_t len, ConnInfo& out) {
+  if (len != kRcPingpongMsgBytes) return Status::error("exchange message has " + std::to_string(len) + " bytes, expected 52");
+  if (m[51] != '\0') return Status::error("exchange message is not NUL-terminated");
+  if (m[4] != ':' || m[11] != ':' || m[18] != ':') return Status::error("exchange message: ':' separators missing");
+  std::uint64_t v;
+  if (!parse_hex(m, 4, v)) return Status::error("exchange message: LID is not hex");
+  out.lid = static_cast<std::uint16_t>(v);
+  if (!parse_hex(m + 5, 6, v)) return Status::error("exchange message: QPN is not hex");
+  if (v == 0) return Status::error("exchange message: QPN 0 is not an RC QP");
+  out.qpn = static_cast<std::uint32_t>(v);
+  if (!parse_hex(m + 12, 6, v)) return Status::error("exchange message: PSN is not hex");
+  out.psn = static_cast<std::uint32_t>(v);
+  for (int i = 0; i < 16; ++i) {
+    if (!parse_hex(m + 19 + 2 * i, 2, v)) return Status::error("exchange message: GID is not 32 hex digits");
+    out.gid[i] = static_cast<std::uint8_t>(v);
+  }
+  return {};
+}
+
+Status rc_pingpong_client(const std::string& host, std::uint16_t port, const ConnInfo& local, ConnInfo& peer,
+                          std::uint32_t timeout_ms) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  const std::string service = std::to_string(port);
+  if (int e = getaddrinfo(host.c_str(), service.c_str(), &hints, &res); e != 0)
+    return Status::error("cannot resolve " + host + ": " + gai_strerror(e));
+  int fd = -1;
+  std::string last = "no address";
+  // The peer may not be listening yet: retry every 50 ms until the deadline.
+  while (fd < 0) {
+    for (addrinfo* a = res; a != nullptr && fd < 0; a = a->ai_next) {
+      const int s = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+      if (s < 0) continue;
+      if (::connect(s, a->ai_addr, a->ai_addrlen) == 0) {
+        fd = s;
+      } else {
+        last = std::strerror(errno);
+        ::close(s);
+      }
+    }
+    if (fd >= 0 || ms_left(deadline) == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  freeaddrinfo(res);
+  if (fd < 0) return Status::error("cannot connect to " + host + ":" + service + " within " + std::to_string(timeout_ms) + " ms (" + last + ")");
+  const std::string msg = format_rc_pingpong(local);
+  std::uint8_t in[kRcPingpongMsgBytes];
+  Status s = io_exact(fd, reinterpret_cast<std::uint8_t*>(const_cast<char*>(msg.data())), msg.size(), true, deadline,
+                      "sending our connection info");
+  if (s.ok()) s = io_exact(fd, in, sizeof(in), false, deadline, "the peer's connection info");
+  ::close(fd);
+  if (!s.ok()) return s;
+  return parse_rc_pingpong(in, sizeof(in), peer);
+}
+
+Status RcPingpongServer::listen(std::uint16_t port, std::uint16_t& bound_port) {
+  listen_fd_ = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  bool v6 = listen_fd_ >= 0;
+  if (!v6) listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listen_fd_ < 0) return Status::error(std::string("socket: ") + std::strerror(errno));
+  const int one = 1, zero = 0;
+  setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  sockaddr_storage ss{};
+  socklen_t sl;
+  if (v6) {
+    setsockopt(listen_fd_, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));  // IPv4 clients too
+    auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons(port);
+    a->sin6_addr = in6addr_any;
+    sl = sizeof(sockaddr_in6);
+  } else {
+    auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+    a->sin_family = AF_INET;
+    a->sin_port = htons(port);
+    a->sin_addr.s_addr = htonl(INADDR_ANY);
+    sl = sizeof(sockaddr_in);
+  }
+  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&ss), sl) != 0 || ::listen(listen_fd_, 1) != 0)
+    return Status::error("cannot listen on TCP port " + std::to_string(port) + ": " + std::strerror(errno));
+  sl = sizeof(ss);
+  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&ss), &sl);
+  bound_port = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+  return {};
+}
+
+Status RcPingpongServer::exchange(const ConnInfo& local, ConnInfo& peer, std::uint32_t timeout_ms) {
+  if (listen_fd_ < 0) return Status::error("exchange before listen");
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  pollfd p{listen_fd_, POLLIN, 0};
+  if (::poll(&p, 1, ms_left(deadline)) <= 0)
+    return Status::error("no client connected within " + std::to_string(timeout_ms) + " ms");
+  const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd < 0) return Status::error(std::string("accept: ") + std::strerror(errno));
+  std::uint8_t in[kRcPingpongMsgBytes];
+  Status s = io_exact(fd, in, sizeof(in), false, deadline, "the client's connection info");
+  if (s.ok()) s = parse_rc_pingpong(in, sizeof(in), peer);
+  if (s.ok()) {
+    const std::string msg = format_rc_pingpong(local);
+    s = io_exact(fd, reinterpret_cast<std::uint8_t*>(const_cast<char*>(msg.data())), msg.size(), true, deadline,
+                 "sending our connection info");
+  }
+  ::close(fd);
+  return s;
+}
+
+RcPingpongServer::~RcPingpongServer() {
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+}
+
+}  // namespace droce::engine
