@@ -19,8 +19,12 @@ namespace {
 // application owns the memory.
 void ext_free_noop(void* /*addr*/, void* /*opaque*/) {}
 
-rte_iova_t iova_of(const void* va) {
-  if (rte_eal_iova_mode() == RTE_IOVA_VA) return reinterpret_cast<rte_iova_t>(va);
+// IOVA of a payload byte. In VA mode it is the address itself. In PA mode, memory DPDK
+// allocated has a memseg and rte_mem_virt2iova is a table lookup; for other application memory
+// it would read /proc/self/pagemap on every call (a syscall per packet), and that memory cannot
+// be DMA-mapped in PA mode anyway, so virtual devices get the virtual address, which they use.
+rte_iova_t iova_of(const void* va, bool dpdk_memory) {
+  if (rte_eal_iova_mode() == RTE_IOVA_VA || !dpdk_memory) return reinterpret_cast<rte_iova_t>(va);
   const rte_iova_t iova = rte_mem_virt2iova(va);
   return iova == RTE_BAD_IOVA ? reinterpret_cast<rte_iova_t>(va) : iova;
 }
@@ -64,7 +68,11 @@ Status MemoryRegistry::register_memory(void* addr, std::uint64_t len, std::uint3
 
   // Memory DPDK does not know yet is registered as external memory (page-aligned); memory from
   // hugepages or rte_malloc already has a memseg and must not be registered twice.
-  if (rte_mem_virt2memseg_list(addr) == nullptr) {
+  // Memory DPDK allocated has a non-external memseg list; application memory may already sit in
+  // an external one (a neighbouring region registered pages that overlap it).
+  const rte_memseg_list* msl = rte_mem_virt2memseg_list(addr);
+  e.dpdk_memory = msl != nullptr && !msl->external;
+  if (msl == nullptr) {
     const auto page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
     const auto start = reinterpret_cast<std::uint64_t>(addr) & ~(page - 1);
     const auto end = (reinterpret_cast<std::uint64_t>(addr) + len + page - 1) & ~(page - 1);
@@ -97,7 +105,7 @@ Status MemoryRegistry::deregister(std::uint32_t lkey) {
 Status MemoryRegistry::dma_map(rte_device* dev) {
   for (auto& e : entries_) {
     if (!e || !e->in_use) continue;
-    const int rc = rte_dev_dma_map(dev, e->mr.addr, iova_of(e->mr.addr), e->mr.length);
+    const int rc = rte_dev_dma_map(dev, e->mr.addr, iova_of(e->mr.addr, e->dpdk_memory), e->mr.length);
     if (rc != 0 && rte_errno != ENOTSUP && rte_errno != EEXIST)
       return Status::error(std::string("cannot DMA-map a memory region for device ") + rte_dev_name(dev) + ": " +
                            rte_strerror(rte_errno));
@@ -118,7 +126,7 @@ bool MemoryRegistry::attach_payload_va(rte_mbuf* m, std::uint32_t lkey, const st
   std::uint8_t* p = nullptr;
   if (table_.check_local(lkey, reinterpret_cast<std::uint64_t>(va), len, 0, &p) != rc::MrCheck::kOk) return false;
   rte_mbuf_ext_refcnt_update(&e->shinfo, 1);
-  rte_pktmbuf_attach_extbuf(m, p, iova_of(p), static_cast<std::uint16_t>(len), &e->shinfo);
+  rte_pktmbuf_attach_extbuf(m, p, iova_of(p, e->dpdk_memory), static_cast<std::uint16_t>(len), &e->shinfo);
   m->data_len = static_cast<std::uint16_t>(len);
   m->pkt_len = len;
   return true;

@@ -63,6 +63,7 @@ class MemoryRegistry {
     void* extmem_base = nullptr;  // page-aligned range we registered with DPDK, if any
     std::uint64_t extmem_len = 0;
     bool in_use = false;
+    bool dpdk_memory = false;  // allocated by DPDK (hugepages, rte_malloc): has a memseg
   };
   Entry* entry(std::uint32_t lkey);
   const Entry* entry(std::uint32_t lkey) const;
