@@ -62,11 +62,13 @@ void PcapngCapture::capture(std::uint16_t port, std::uint16_t queue, rte_mbuf* c
 
 void PcapngCapture::flush() {
   if (handle_ == nullptr || npending_ == 0) return;
-  // rte_pcapng_write_packets frees the copies whatever happens.
+  // DPDK 22.11's rte_pcapng_write_packets does not free the copies, whatever its comment says
+  // (dpdk-dumpcap frees them itself, and a pool-exhaustion test shows it): free them here.
   if (rte_pcapng_write_packets(handle_, pending_, npending_) < 0)
     dropped_ += npending_;
   else
     captured_ += npending_;
+  rte_pktmbuf_free_bulk(pending_, npending_);
   npending_ = 0;
 }
 

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
-# The README's first command: installs what is needed, builds droce, and runs the best
-# end-to-end job the tree has today: the engine's poll loop forwarding on an in-process
-# net_ring lab, the same loop across two processes joined by net_memif, and RoCEv2 frames
-# built by droce, checked by an independent ICRC implementation (Scapy) and decoded by tshark.
+# The README's first command: installs what is needed, builds droce and runs the main job,
+# droce-gen on an in-process lab (clean, then lossy with a capture that tshark and Scapy check),
+# then the raw forwarding loop across two processes and the DCQCN simulator.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,10 +11,18 @@ ninja -C build || { echo "demo: build failed"; exit 1; }
 
 step() { printf '\n== %s ==\n' "$*"; }
 
-step "1. droce-fwd on a net_ring loopback port (one process, no options needed)"
-timeout 30 build/apps/droce-fwd/droce-fwd -- --duration 3 || exit 1
+step "1. droce-gen, the main job: real RC queue pairs on an in-process lab, every message verified"
+timeout 60 build/apps/droce-gen/droce-gen -- --op write --size 4096 --duration 3 || exit 1
 
-step "2. droce-fwd in two processes joined by net_memif (shared memory), frames bouncing between them"
+step "2. the same with 2 % of the frames dropped by the lab: go-back-N recovers, nothing lost or duplicated"
+pcap=/tmp/droce-demo-lossy.$$.pcapng
+timeout 60 build/apps/droce-gen/droce-gen -- --op send --size 3000 --qps 2 --loss 0.02 --duration 3 --pcap "$pcap" || exit 1
+
+step "3. that capture, decoded by tshark and every ICRC re-checked by Scapy (an implementation that is not droce's)"
+bash scripts/verify_capture.sh "$pcap" || exit 1
+rm -f "$pcap"
+
+step "4. the engine's raw forwarding loop across two processes joined by net_memif"
 sock="/tmp/droce-demo-$$.sock"
 timeout 30 build/apps/droce-fwd/droce-fwd -l 1 --no-pci --vdev "net_memif0,role=server,socket=$sock" -- \
   --duration 5 --tx-first 32 --stats-period 1 > /tmp/droce-demo-server.$$ 2>&1 &
@@ -27,14 +34,6 @@ wait "$server"
 sed 's/^/  server: /' /tmp/droce-demo-server.$$
 rm -f /tmp/droce-demo-server.$$ "$sock"
 
-step "3. RoCEv2 frames built by droce: every RC opcode, IPv4/IPv6, VLAN; ICRCs checked by Scapy"
-pcap=/tmp/droce-demo-frames.$$.pcap
-build/tests/wire/write_sample_pcap "$pcap" && /usr/bin/python3 scripts/verify_icrc_scapy.py "$pcap"
-if command -v tshark >/dev/null; then
-  echo "-- tshark decodes the first IPv4 frames as InfiniBand/RoCEv2:"
-  tshark -r "$pcap" -c 6 -d udp.port==4791,infiniband 2>/dev/null | sed 's/^/  /'
-fi
-rm -f "$pcap"
-
-step "4. Real Linux Soft-RoCE traffic parsed by droce (tests/data/pcaps)"
-build/tests/wire/wire_tests '[captures]' | tail -n 2
+step "5. DCQCN on the simulator: two flows converging at 40 Gb/s (paper parameters)"
+build/apps/droce-sim/droce-sim --flows 2 --start-stagger-ms 10 --duration-ms 100 --json /tmp/droce-demo-sim.$$.json
+rm -f /tmp/droce-demo-sim.$$.json

@@ -6,6 +6,7 @@
 #include <rte_cycles.h>
 
 #include <chrono>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -295,5 +296,17 @@ TEST_CASE("pcapng capture of a lossy run: every frame sent and received, as on t
   cap.close();
   CHECK(cap.captured() > 64);  // 64 WRITE packets at least once, plus ACKs
   CHECK(cap.dropped() == 0);
+  // More frames than the capture pool holds: copies must go back to the pool after each write.
+  PcapngCapture big;
+  REQUIRE(big.open(path + ".2", 0, 127).empty());
+  rte_mbuf* m = rte_pktmbuf_alloc(pool().get());
+  REQUIRE(rte_pktmbuf_append(m, 100) != nullptr);
+  std::memset(rte_pktmbuf_mtod(m, void*), 0, 100);
+  for (int i = 0; i < 1000; ++i) big.capture(lab.left.a->id(), 0, &m, 1, CaptureDirection::kTx, rte_rdtsc());
+  big.close();
+  rte_pktmbuf_free(m);
+  CHECK(big.captured() == 1000);
+  CHECK(big.dropped() == 0);
+  std::remove((path + ".2").c_str());
   if (out == nullptr) std::remove(path.c_str());
 }
