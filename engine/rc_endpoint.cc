@@ -7,6 +7,7 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
+#include "protocols/rc/descriptor_fields.h"
 #include "protocols/wire/icrc.h"
 #include "protocols/wire/parse.h"
 
@@ -100,20 +101,8 @@ void RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
 bool RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::uint64_t now_tsc) {
   rte_mbuf* m = rte_pktmbuf_alloc(cfg_.pool);
   if (m == nullptr) return false;
-  wire::PacketFields f;
-  f.opcode = d.opcode;
-  f.psn = d.psn;
-  f.ack_req = d.ack_req;
-  f.se = d.se;
-  f.payload_len = d.payload_len;
+  wire::PacketFields f = rc::packet_fields(d);
   f.ip_id = s.ip_id++;
-  f.reth_va = d.reth_va;
-  f.reth_rkey = d.reth_rkey;
-  f.reth_len = d.reth_len;
-  f.aeth_syndrome = d.aeth_syndrome;
-  f.aeth_msn = d.aeth_msn;
-  f.imm = d.imm;
-  if (!wire::opcode_info(d.opcode).is_request) f.ecn_override = wire::kEcnNotEct;  // ACKs/responses carry no ECT
   auto* hdr = reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(m, wire::kMaxHeaderBytes));
   const std::uint32_t hlen = wire::write_headers(s.tmpl, f, hdr);
   rte_pktmbuf_trim(m, static_cast<std::uint16_t>(wire::kMaxHeaderBytes - hlen));

@@ -126,7 +126,7 @@ bool RcQp::poll_cq(Completion& out) {
   return true;
 }
 
-void RcQp::enter_error() {
+void RcQp::enter_error(bool keep_responses) {
   if (state_ == QpState::kError) return;
   state_ = QpState::kError;
   // §10.3.1: outstanding and new work completes with "flushed in error".
@@ -141,7 +141,7 @@ void RcQp::enter_error() {
     c.is_recv = true;
     push_completion(c);
   }
-  rq_.resp_head = rq_.resp_tail;
+  if (!keep_responses) rq_.resp_head = rq_.resp_tail;
 }
 
 }  // namespace droce::rc

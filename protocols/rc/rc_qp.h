@@ -119,7 +119,9 @@ class RcQp {
   void fail_send(WcStatus st);
   bool retry_or_fail(bool rnr);
   void implied_nak(std::uint32_t missing);
-  void enter_error();
+  // Moves to Error and flushes both work queues (§10.3.1); a responder NAK that caused it
+  // stays queued when `keep_responses`.
+  void enter_error(bool keep_responses = false);
   // responder.cc
   void on_request(const wire::PacketInfo& pi, const std::uint8_t* payload);
   bool next_response(TxDescriptor& out);

@@ -32,18 +32,7 @@ void RcQp::responder_nak(std::uint32_t psn, std::uint8_t syndrome) {
   ++c_.naks_sent;
   if (!queue_ack(psn, syndrome)) return;
   // The NAK stays queued: next_packet() still sends responses in Error; everything else flushes.
-  state_ = QpState::kError;
-  for (; sq_.head != sq_.tail; ++sq_.head) complete_send(sq_.ring[sq_.head % sq_.ring.size()], WcStatus::kWrFlushErr);
-  sq_.cur = sq_.head;
-  sq_.timer_deadline = 0;
-  for (; rq_.head != rq_.tail; ++rq_.head) {
-    Completion c;
-    c.wr_id = rq_.ring[rq_.head % rq_.ring.size()].wr.wr_id;
-    c.status = WcStatus::kWrFlushErr;
-    c.opcode = WcOpcode::kRecv;
-    c.is_recv = true;
-    push_completion(c);
-  }
+  enter_error(/*keep_responses=*/true);
 }
 
 void RcQp::on_request(const wire::PacketInfo& pi, const std::uint8_t* payload) {

@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "protocols/rc/descriptor_fields.h"
 #include "protocols/rc/rc_qp.h"
 #include "protocols/wire/build.h"
 #include "protocols/wire/parse.h"
@@ -82,18 +83,7 @@ class Loopback {
   };
 
   void transmit(int side, const rc::TxDescriptor& d) {
-    wire::PacketFields f;
-    f.opcode = d.opcode;
-    f.psn = d.psn;
-    f.ack_req = d.ack_req;
-    f.se = d.se;
-    f.payload_len = d.payload_len;
-    f.reth_va = d.reth_va;
-    f.reth_rkey = d.reth_rkey;
-    f.reth_len = d.reth_len;
-    f.aeth_syndrome = d.aeth_syndrome;
-    f.aeth_msn = d.aeth_msn;
-    f.imm = d.imm;
+    const wire::PacketFields f = rc::packet_fields(d);
     Frame fr{1 - side, std::vector<std::uint8_t>(d.payload_len + wire::kMaxHeaderBytes + 8)};
     const auto n = wire::build_frame(ep_[side].tmpl, f, d.payload, fr.bytes.data(),
                                      static_cast<std::uint32_t>(fr.bytes.size()));

@@ -1,0 +1,27 @@
+// The wire fields of a transport descriptor: what the engine (and test links) hand the builders.
+#pragma once
+
+#include "protocols/rc/types.h"
+#include "protocols/wire/build.h"
+
+namespace droce::rc {
+
+[[nodiscard]] inline wire::PacketFields packet_fields(const TxDescriptor& d) {
+  wire::PacketFields f;
+  f.opcode = d.opcode;
+  f.psn = d.psn;
+  f.ack_req = d.ack_req;
+  f.se = d.se;
+  f.payload_len = d.payload_len;
+  f.reth_va = d.reth_va;
+  f.reth_rkey = d.reth_rkey;
+  f.reth_len = d.reth_len;
+  f.aeth_syndrome = d.aeth_syndrome;
+  f.aeth_msn = d.aeth_msn;
+  f.imm = d.imm;
+  // Responses (ACK/NAK/READ data) are not ECN-capable: only requests take part in DCQCN.
+  if (!wire::opcode_info(d.opcode).is_request) f.ecn_override = wire::kEcnNotEct;
+  return f;
+}
+
+}  // namespace droce::rc
