@@ -3,16 +3,19 @@
 
 #include <cstring>
 
+#include <rte_ip.h>
+
 #include "protocols/wire/icrc.h"
 
 namespace droce::wire {
 namespace {
 
-std::uint16_t ipv4_checksum(const std::uint8_t* h) {
-  std::uint32_t sum = 0;
-  for (int i = 0; i < 20; i += 2) sum += static_cast<std::uint32_t>(h[i] << 8 | h[i + 1]);
-  while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
-  return static_cast<std::uint16_t>(~sum);
+// DPDK's RFC 1071 checksum; it returns the value to store as is (already in wire byte order).
+void set_ipv4_checksum(std::uint8_t* l3) {
+  auto* ip = reinterpret_cast<Ipv4Hdr*>(l3);
+  ip->hdr_checksum = Be16(0);
+  const std::uint16_t c = rte_ipv4_cksum(reinterpret_cast<const rte_ipv4_hdr*>(l3));
+  std::memcpy(l3 + 10, &c, sizeof(c));  // byte offset of the checksum field
 }
 
 }  // namespace
@@ -101,8 +104,7 @@ std::uint32_t write_headers(const HeaderTemplate& t, const PacketFields& f, std:
     ip->packet_id = Be16(f.ip_id);
     if (f.ecn_override != 0xFF) ip->tos = static_cast<std::uint8_t>((ip->tos & ~3u) | (f.ecn_override & 3));
     if (f.dscp_override != 0xFF) ip->tos = static_cast<std::uint8_t>((ip->tos & 3u) | (f.dscp_override & 0x3F) << 2);
-    ip->hdr_checksum = Be16(0);
-    ip->hdr_checksum = Be16(ipv4_checksum(l3));
+    set_ipv4_checksum(l3);
   }
   auto* udp = reinterpret_cast<UdpHdr*>(out + t.bth_offset - sizeof(UdpHdr));
   udp->dgram_len = Be16(static_cast<std::uint16_t>(udp_len));

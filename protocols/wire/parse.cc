@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include <rte_ip.h>
+
 #include "protocols/wire/icrc.h"
 #include "protocols/wire/ib_headers.h"
 #include "protocols/wire/l2l3_headers.h"
@@ -15,13 +17,8 @@ const T* header_at(const std::uint8_t* frame, std::uint32_t len, std::uint32_t o
   return off + sizeof(T) <= len ? reinterpret_cast<const T*>(frame + off) : nullptr;
 }
 
-// RFC 1071 one's-complement sum; a correct header sums to 0xFFFF.
-bool ipv4_checksum_ok(const std::uint8_t* h, std::uint32_t n) {
-  std::uint32_t sum = 0;
-  for (std::uint32_t i = 0; i + 1 < n; i += 2) sum += static_cast<std::uint32_t>(h[i] << 8 | h[i + 1]);
-  while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
-  return sum == 0xFFFF;
-}
+// RFC 1071: a correct header (checksum included) sums to all ones, in either byte order.
+bool ipv4_checksum_ok(const std::uint8_t* h, std::uint32_t n) { return rte_raw_cksum(h, n) == 0xFFFF; }
 
 }  // namespace
 
