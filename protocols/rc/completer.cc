@@ -136,6 +136,9 @@ void RcQp::on_response(const wire::PacketInfo& pi, const std::uint8_t* payload, 
         if (state_ != QpState::kRts || !retry_or_fail(true)) return;
         sq_.rnr_until = now_ns + wire::kRnrTimerNs[syn & 0x1F];
         rewind_to(pi.psn);
+        // The responder is alive and answering: the local ACK timer restarts when the request
+        // is resent, so a long RNR episode never turns into RETRY_EXC_ERR (§9.7.5.2.8).
+        sq_.timer_deadline = 0;
         return;
       }
       case wire::kAethTypeNak: {
@@ -146,7 +149,10 @@ void RcQp::on_response(const wire::PacketInfo& pi, const std::uint8_t* payload, 
           case wire::NakCode::kPsnSequenceError:
             ++c_.packet_seq_err;
             if (psn_lt(pi.psn, sq_.una)) return;  // an older NAK, already recovered
-            if (retry_or_fail(false)) rewind_to(pi.psn);
+            if (retry_or_fail(false)) {
+              rewind_to(pi.psn);
+              sq_.timer_deadline = 0;  // re-armed by the retransmission
+            }
             return;
           case wire::NakCode::kInvalidRequest:
             ++c_.req_remote_invalid_request;

@@ -241,3 +241,24 @@ TEST_CASE("a dead link -> local ACK timeouts, retry_cnt exhausted -> RETRY_EXC_E
   CHECK(lb.qp(0).counters().local_ack_timeout_err == 4);  // 3 retries, then the 4th expiry fails
   CHECK(lb.qp(0).state() == rc::QpState::kError);
 }
+
+TEST_CASE("a long RNR episode (receiver slow to post) never exhausts retry_cnt through ACK timeouts", "[rc][rnr]") {
+  auto a = attr(0x11, 0x12, 1, 1);
+  a.retry_cnt = 1;
+  a.timeout = 4;  // 65 us: many timeouts would pass while the receiver is away
+  Loopback lb(a, attr(0x12, 0x11, 1, 1));
+  connect(lb);
+  std::vector<std::uint8_t> src(100, 0x5A), dst(100);
+  auto smr = *lb.ep(0).mrs.register_region(src.data(), src.size(), rc::kAccessLocalWrite);
+  auto dmr = *lb.ep(1).mrs.register_region(dst.data(), dst.size(), rc::kAccessLocalWrite);
+  rc::SendWr w;
+  w.sge = {reinterpret_cast<std::uint64_t>(src.data()), 100, smr.lkey};
+  REQUIRE(lb.qp(0).post_send(w).empty());
+  for (int i = 0; i < 5000; ++i) lb.step();  // 5 ms without a receive posted
+  CHECK(lb.qp(0).state() == rc::QpState::kRts);
+  REQUIRE(lb.qp(1).post_recv({1, {reinterpret_cast<std::uint64_t>(dst.data()), 100, dmr.lkey}}).empty());
+  rc::Completion c;
+  REQUIRE(lb.run([&] { return lb.qp(0).poll_cq(c); }, 10000));
+  CHECK(c.status == WcStatus::kSuccess);
+  CHECK(dst == src);
+}
