@@ -132,19 +132,29 @@ bool MemoryRegistry::attach_payload_va(rte_mbuf* m, std::uint32_t lkey, const st
   return true;
 }
 
-bool MemoryRegistry::attach_payload_ptr(rte_mbuf* m, const std::uint8_t* va, std::uint32_t len) {
+bool MemoryRegistry::find_lkey(const void* ptr, std::uint64_t len, std::uint32_t& lkey) {
+  const auto* va = static_cast<const std::uint8_t*>(ptr);
   auto contains = [&](const Entry& e) {
-    return e.in_use && va >= e.mr.addr && len <= e.mr.length && va - e.mr.addr <= static_cast<std::ptrdiff_t>(e.mr.length - len);
+    return e.in_use && va >= e.mr.addr && len <= e.mr.length &&
+           static_cast<std::uint64_t>(va - e.mr.addr) <= e.mr.length - len;
   };
-  if (last_hit_ < entries_.size() && entries_[last_hit_] && contains(*entries_[last_hit_]))
-    return attach_payload_va(m, entries_[last_hit_]->mr.lkey, va, len);
+  if (last_hit_ < entries_.size() && entries_[last_hit_] && contains(*entries_[last_hit_])) {
+    lkey = entries_[last_hit_]->mr.lkey;
+    return true;
+  }
   for (std::uint32_t i = 0; i < entries_.size(); ++i) {
     if (entries_[i] && contains(*entries_[i])) {
       last_hit_ = i;
-      return attach_payload_va(m, entries_[i]->mr.lkey, va, len);
+      lkey = entries_[i]->mr.lkey;
+      return true;
     }
   }
   return false;
+}
+
+bool MemoryRegistry::attach_payload_ptr(rte_mbuf* m, const std::uint8_t* va, std::uint32_t len) {
+  std::uint32_t lkey = 0;
+  return find_lkey(va, len, lkey) && attach_payload_va(m, lkey, va, len);
 }
 
 std::uint32_t MemoryRegistry::outstanding(std::uint32_t lkey) const {

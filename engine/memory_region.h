@@ -50,6 +50,10 @@ class MemoryRegistry {
   // last-hit cache, since a QP's packets nearly always come from the region of the previous one.
   [[nodiscard]] bool attach_payload_ptr(rte_mbuf* m, const std::uint8_t* va, std::uint32_t len);
 
+  // The lkey of the region holding [va, va+len), for APIs that take plain pointers; false when no
+  // registered region holds all of it.
+  [[nodiscard]] bool find_lkey(const void* va, std::uint64_t len, std::uint32_t& lkey);
+
   // Frames still attached to the region with `lkey` (0 for unknown keys).
   [[nodiscard]] std::uint32_t outstanding(std::uint32_t lkey) const;
 

@@ -9,6 +9,7 @@
 
 #include "protocols/rc/descriptor_fields.h"
 #include "protocols/wire/icrc.h"
+#include "protocols/wire/opcode.h"
 #include "protocols/wire/parse.h"
 
 namespace droce::engine {
@@ -29,32 +30,170 @@ std::uint64_t RcEndpoint::now_ns(std::uint64_t tsc) const {
   return static_cast<std::uint64_t>(static_cast<double>(tsc) * ns_per_tsc_);
 }
 
-Status RcEndpoint::create_qp(rc::QpAttr attr, const wire::L2L3Address& remote, rc::RcQp*& out) {
+double RcEndpoint::rx_copies_per_byte() const {
+  std::uint64_t copied = c_.rx_view_bytes_copied, delivered = 0;
+  for (const auto& s : qps_) {
+    if (!s.qp) continue;
+    copied += s.qp->counters().bytes_copied;
+    delivered += s.qp->counters().bytes_delivered;
+  }
+  return delivered == 0 ? 0.0 : static_cast<double>(copied) / static_cast<double>(delivered);
+}
+
+RcEndpoint::QpSlot* RcEndpoint::slot(std::uint32_t qpn) {
+  const std::uint32_t i = qpn - cfg_.qpn_base;  // wraps to a huge index below the base
+  return i < qps_.size() && qps_[i].qp ? &qps_[i] : nullptr;
+}
+
+rc::RcQp* RcEndpoint::qp(std::uint32_t qpn) {
+  QpSlot* s = slot(qpn);
+  return s == nullptr ? nullptr : s->qp.get();
+}
+
+Status RcEndpoint::create_qp(rc::QpAttr attr, std::uint32_t& qpn) {
   if (cfg_.memory == nullptr || cfg_.pool == nullptr) return Status::error("endpoint has no memory registry or pool");
   for (std::uint32_t i = 0; i < qps_.size(); ++i) {
     if (qps_[i].qp) continue;
     attr.qpn = cfg_.qpn_base + i;
     if (std::string e = attr.validate(); !e.empty()) return Status::error("QP attributes: " + e);
-    auto qp = std::make_unique<rc::RcQp>(attr, cfg_.memory->table());
-    for (auto st : {rc::QpState::kInit, rc::QpState::kRtr, rc::QpState::kRts})
-      if (std::string e = qp->modify(st); !e.empty()) return Status::error("QP " + std::to_string(attr.qpn) + ": " + e);
-    wire::TemplateConfig tc;
-    tc.local = cfg_.local;
-    tc.remote = remote;
-    tc.dest_qpn = attr.dest_qpn;
-    tc.pkey = attr.pkey;
-    tc.udp_src_port = wire::roce_udp_src_port(attr.qpn, attr.dest_qpn);
-    qps_[i].tmpl = wire::HeaderTemplate::make(tc);
-    qps_[i].qp = std::move(qp);
-    out = qps_[i].qp.get();
+    auto q = std::make_unique<rc::RcQp>(attr, cfg_.memory->table());
+    if (std::string e = q->modify(rc::QpState::kInit); !e.empty())
+      return Status::error("QP " + std::to_string(attr.qpn) + ": " + e);
+    QpSlot& s = qps_[i];
+    s = QpSlot{};
+    s.qp = std::move(q);
+    if (attr.recv_mode == rc::RecvMode::kMessageViews) s.ready.resize(attr.rq_depth);
+    qpn = attr.qpn;
     return {};
   }
   return Status::error("endpoint has no free QP slot (max_qps " + std::to_string(qps_.size()) + ")");
 }
 
-rc::RcQp* RcEndpoint::qp(std::uint32_t qpn) {
-  const std::uint32_t i = qpn - cfg_.qpn_base;  // wraps to a huge index below the base
-  return i < qps_.size() ? qps_[i].qp.get() : nullptr;
+Status RcEndpoint::connect(std::uint32_t qpn, const RemoteQp& remote) {
+  QpSlot* s = slot(qpn);
+  if (s == nullptr) return Status::error("connect: unknown QPN " + std::to_string(qpn));
+  if (s->connected || s->qp->state() != rc::QpState::kInit)
+    return Status::error("connect: QP " + std::to_string(qpn) + " is not in INIT");
+  rc::QpAttr attr = s->qp->attr();
+  attr.dest_qpn = remote.qpn;
+  attr.rq_psn = remote.psn;
+  if (std::string e = s->qp->modify(rc::QpState::kRtr, &attr); !e.empty())
+    return Status::error("connect: QP " + std::to_string(qpn) + ": " + e);
+  if (std::string e = s->qp->modify(rc::QpState::kRts); !e.empty())
+    return Status::error("connect: QP " + std::to_string(qpn) + ": " + e);
+  wire::TemplateConfig tc;
+  tc.local = cfg_.local;
+  tc.remote = remote.address;
+  tc.ipv6 = cfg_.ipv6;
+  tc.vlan = cfg_.vlan_id != 0;
+  tc.vlan_id = cfg_.vlan_id;
+  tc.vlan_pcp = cfg_.vlan_pcp;
+  tc.dscp = cfg_.dscp;
+  tc.dest_qpn = remote.qpn;
+  tc.pkey = attr.pkey;
+  tc.udp_src_port = wire::roce_udp_src_port(attr.qpn, remote.qpn);
+  s->tmpl = wire::HeaderTemplate::make(tc);
+  s->connected = true;
+  if (attr.recv_mode == rc::RecvMode::kMessageViews) {
+    // Credits: one per view the application may hold; each carries the largest message size.
+    s->credit_bytes = attr.max_message_bytes;
+    for (std::uint32_t k = 0; k < attr.rq_depth; ++k) {
+      rc::RecvWr credit;
+      credit.sge.length = s->credit_bytes;
+      if (std::string e = s->qp->post_recv(credit); !e.empty()) return Status::error("connect: " + e);
+    }
+  }
+  return {};
+}
+
+Status RcEndpoint::create_qp(rc::QpAttr attr, const wire::L2L3Address& remote, rc::RcQp*& out) {
+  std::uint32_t qpn = 0;
+  if (Status st = create_qp(attr, qpn); !st.ok()) return st;
+  if (Status st = connect(qpn, RemoteQp{remote, attr.dest_qpn, attr.rq_psn}); !st.ok()) return st;
+  out = qp(qpn);
+  return {};
+}
+
+Status RcEndpoint::set_error(std::uint32_t qpn) {
+  QpSlot* s = slot(qpn);
+  if (s == nullptr) return Status::error("set_error: unknown QPN " + std::to_string(qpn));
+  (void)s->qp->modify(rc::QpState::kError);  // always allowed
+  return {};
+}
+
+Status RcEndpoint::post_send(std::uint32_t qpn, const rc::SendWr& wr) {
+  QpSlot* s = slot(qpn);
+  if (s == nullptr) return Status::error("post_send: unknown QPN " + std::to_string(qpn));
+  if (std::string e = s->qp->post_send(wr); !e.empty()) return Status::error(e);
+  return {};
+}
+
+Status RcEndpoint::post_recv(std::uint32_t qpn, const rc::RecvWr& wr) {
+  QpSlot* s = slot(qpn);
+  if (s == nullptr) return Status::error("post_recv: unknown QPN " + std::to_string(qpn));
+  if (s->qp->attr().recv_mode == rc::RecvMode::kMessageViews)
+    return Status::error("post_recv: QP " + std::to_string(qpn) + " receives message views (receive_message)");
+  if (std::string e = s->qp->post_recv(wr); !e.empty()) return Status::error(e);
+  return {};
+}
+
+unsigned RcEndpoint::poll_cq(std::uint32_t qpn, rc::Completion* out, unsigned max) {
+  QpSlot* s = slot(qpn);
+  if (s == nullptr) return 0;
+  const bool views = s->qp->attr().recv_mode == rc::RecvMode::kMessageViews;
+  unsigned n = 0;
+  rc::Completion c;
+  while (n < max && s->qp->poll_cq(c)) {
+    if (views && c.is_recv) continue;  // a receive credit flushed by ERROR: internal, not the application's
+    out[n++] = c;
+  }
+  return n;
+}
+
+Status RcEndpoint::send_message(std::uint32_t qpn, const void* buf, std::uint32_t len, std::uint64_t wr_id,
+                                const std::uint32_t* imm) {
+  rc::SendWr wr;
+  wr.wr_id = wr_id;
+  wr.opcode = imm != nullptr ? rc::WrOpcode::kSendWithImm : rc::WrOpcode::kSend;
+  if (imm != nullptr) wr.imm = *imm;
+  if (len != 0) {
+    std::uint32_t lkey = 0;
+    if (buf == nullptr || !cfg_.memory->find_lkey(buf, len, lkey))
+      return Status::error("send_message: buffer is not inside registered memory");
+    wr.sge = {reinterpret_cast<std::uint64_t>(buf), len, lkey};
+  }
+  return post_send(qpn, wr);
+}
+
+bool RcEndpoint::receive_message(std::uint32_t qpn, MessageView& out) {
+  QpSlot* s = slot(qpn);
+  if (s == nullptr || s->ready_head == s->ready_tail) return false;
+  out = s->ready[s->ready_head % s->ready.size()];
+  ++s->ready_head;
+  ++views_held_;
+  return true;
+}
+
+void RcEndpoint::release(MessageView& v) {
+  if (v.segments != nullptr) rte_pktmbuf_free(v.segments);
+  v.segments = nullptr;
+  if (views_held_ != 0) --views_held_;
+  QpSlot* s = slot(v.qpn);
+  v.qpn = 0;
+  if (s == nullptr || s->qp->state() == rc::QpState::kError) return;
+  rc::RecvWr credit;
+  credit.sge.length = s->credit_bytes;
+  (void)s->qp->post_recv(credit);  // cannot be full: credits out never exceed rq_depth
+}
+
+void RcEndpoint::drop_views(QpSlot& s) {
+  if (s.asm_head != nullptr) rte_pktmbuf_free(s.asm_head);
+  s.asm_head = s.asm_tail = nullptr;
+  for (; s.ready_head != s.ready_tail; ++s.ready_head) {
+    MessageView& v = s.ready[s.ready_head % s.ready.size()];
+    if (v.segments != nullptr) rte_pktmbuf_free(v.segments);
+    v.segments = nullptr;
+  }
 }
 
 void RcEndpoint::drop(wire::DropReason r) {
@@ -62,15 +201,81 @@ void RcEndpoint::drop(wire::DropReason r) {
   if (cfg_.counters != nullptr) ++cfg_.counters->rx_drops[static_cast<std::size_t>(r)];
 }
 
-void RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
+// Trims the frame to its payload and appends it to the message being assembled. A frame that
+// arrived in several segments (small RX mbufs) is copied into fresh mbufs instead, and counted.
+bool RcEndpoint::keep_payload(QpSlot& s, rte_mbuf* m, const wire::PacketInfo& pi, const std::uint8_t* payload,
+                              bool linear) {
+  rte_mbuf* piece = nullptr;
+  if (linear) {
+    rte_pktmbuf_adj(m, pi.payload_offset);  // cannot fail: the parser saw the whole frame in this segment
+    rte_pktmbuf_trim(m, static_cast<std::uint16_t>(m->data_len - pi.payload_len));
+    piece = m;
+  } else {
+    // Copy into mbufs of the endpoint's pool (at most PMTU bytes).
+    std::uint32_t done = 0;
+    while (done < pi.payload_len) {
+      rte_mbuf* c = rte_pktmbuf_alloc(cfg_.pool);
+      if (c == nullptr) {
+        if (piece != nullptr) rte_pktmbuf_free(piece);
+        return false;
+      }
+      const std::uint32_t room = rte_pktmbuf_tailroom(c);
+      const std::uint32_t k = pi.payload_len - done < room ? pi.payload_len - done : room;
+      std::memcpy(rte_pktmbuf_append(c, static_cast<std::uint16_t>(k)), payload + done, k);
+      done += k;
+      if (piece == nullptr) {
+        piece = c;
+      } else if (rte_pktmbuf_chain(piece, c) != 0) {
+        rte_pktmbuf_free(c);
+        rte_pktmbuf_free(piece);
+        return false;
+      }
+    }
+    c_.rx_view_bytes_copied += pi.payload_len;
+  }
+  if (s.asm_head == nullptr) {
+    s.asm_head = piece;
+  } else {
+    if (s.asm_head->nb_segs + piece->nb_segs > RTE_MBUF_MAX_NB_SEGS) {
+      if (piece != m) rte_pktmbuf_free(piece);
+      return false;
+    }
+    // Appended by hand at the remembered tail: rte_pktmbuf_chain() walks the whole chain.
+    s.asm_tail->next = piece;
+    s.asm_head->nb_segs = static_cast<std::uint16_t>(s.asm_head->nb_segs + piece->nb_segs);
+    s.asm_head->pkt_len += piece->pkt_len;
+  }
+  s.asm_tail = rte_pktmbuf_lastseg(piece);
+  return true;
+}
+
+void RcEndpoint::end_message(QpSlot& s, const wire::PacketInfo& pi) {
+  const auto& op = wire::opcode_info(pi.opcode);
+  MessageView v;
+  v.qpn = s.qp->attr().qpn;
+  v.segments = s.asm_head;
+  v.length = s.asm_head != nullptr ? s.asm_head->pkt_len : 0;
+  v.has_imm = (op.headers & wire::kHdrImmDt) != 0;
+  v.imm = pi.imm_data;
+  v.write_with_imm = op.kind == wire::OpKind::kWrite;
+  s.asm_head = s.asm_tail = nullptr;
+  // Credits bound finished-but-unclaimed views to rq_depth, so the ring cannot overflow.
+  s.ready[s.ready_tail % s.ready.size()] = v;
+  ++s.ready_tail;
+  ++c_.rx_view_messages;
+  c_.rx_view_bytes += v.length;
+}
+
+bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
   ++c_.rx_frames;
   const std::uint8_t* data = rte_pktmbuf_mtod(m, const std::uint8_t*);
   std::uint32_t len = m->data_len;
-  if (m->nb_segs > 1) {
+  const bool linear = m->nb_segs == 1;
+  if (!linear) {
     // PMTU 4096 over small mbufs arrives chained: parse a linear copy (counted).
     if (m->pkt_len > scratch_.size()) {
       drop(wire::DropReason::kPayloadOverPmtu);
-      return;
+      return false;
     }
     data = static_cast<const std::uint8_t*>(rte_pktmbuf_read(m, 0, m->pkt_len, scratch_.data()));
     len = m->pkt_len;
@@ -80,22 +285,43 @@ void RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
   const wire::DropReason r = wire::parse_frame(data, len, pi);
   if (r != wire::DropReason::kNone) {
     drop(r);
-    return;
+    return false;
   }
-  rc::RcQp* q = qp(pi.dest_qpn);
-  if (q == nullptr) {
+  QpSlot* s = slot(pi.dest_qpn);
+  if (s == nullptr) {
     drop(wire::DropReason::kUnknownQpn);
-    return;
+    return false;
   }
+  rc::RcQp* q = s->qp.get();
   if (q->state() != rc::QpState::kRts && q->state() != rc::QpState::kRtr) {
     drop(wire::DropReason::kQpNotReady);
-    return;
+    return false;
   }
   if (pi.payload_len > q->attr().pmtu) {
     drop(wire::DropReason::kPayloadOverPmtu);
-    return;
+    return false;
   }
-  q->on_packet(pi, data + pi.payload_offset, now_ns);
+  const rc::RxDelivery d = q->on_packet(pi, data + pi.payload_offset, now_ns);
+  if (d == rc::RxDelivery::kNone) {
+    // A message in progress dies with the QP (the responder NAKed it into ERROR).
+    if (q->state() == rc::QpState::kError && s->asm_head != nullptr) drop_views(*s);
+    return false;
+  }
+  bool kept = false;
+  if (d == rc::RxDelivery::kKeep || d == rc::RxDelivery::kKeepEnd) {
+    kept = keep_payload(*s, m, pi, data + pi.payload_offset, linear);
+    if (!kept) {
+      // The QP has accepted (and will acknowledge) bytes we could not keep: the message cannot
+      // be completed truthfully, so the connection fails instead of delivering a hole.
+      ++c_.rx_view_drops;
+      drop_views(*s);
+      (void)q->modify(rc::QpState::kError);
+      return false;
+    }
+    kept = linear;  // a copied payload leaves the frame to the caller
+  }
+  if (d == rc::RxDelivery::kKeepEnd || d == rc::RxDelivery::kEnd) end_message(*s, pi);
+  return kept;
 }
 
 bool RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::uint64_t now_tsc) {
@@ -157,12 +383,13 @@ void RcEndpoint::poll(std::uint64_t now_tsc) {
   if (cfg_.capture != nullptr && n != 0) cfg_.capture->capture(cfg_.port_id, cfg_.queue, rx, n, CaptureDirection::kRx, now_tsc);
   for (std::uint16_t i = 0; i < n; ++i) {
     if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(rx[i + 1], void*));
-    receive(rx[i], now);
-    rte_pktmbuf_free(rx[i]);  // RC placed (copied) what it needed: a NIC's DMA into the target
+    // Frames a message view took stay alive; every other one is done with (the RC layer
+    // placed what it needed, as a NIC's DMA would).
+    if (!receive(rx[i], now)) rte_pktmbuf_free(rx[i]);
   }
   if (cfg_.counters != nullptr) cfg_.counters->rx_packets += n;
   for (auto& s : qps_) {
-    if (!s.qp) continue;
+    if (!s.qp || !s.connected) continue;
     s.qp->on_timer(now);
     rc::TxDescriptor d;
     // Bounded per QP per iteration so one QP cannot starve the others or RX.
@@ -181,6 +408,10 @@ void RcEndpoint::poll(std::uint64_t now_tsc) {
   }
 }
 
-void RcEndpoint::finish() { c_.tx_backlog_drops += tx_.drop_all(); }
+void RcEndpoint::finish() {
+  c_.tx_backlog_drops += tx_.drop_all();
+  for (auto& s : qps_)
+    if (s.qp) drop_views(s);
+}
 
 }  // namespace droce::engine

@@ -11,6 +11,7 @@
 #include "engine/capture.h"
 #include "engine/counters.h"
 #include "engine/memory_region.h"
+#include "engine/message_view.h"
 #include "engine/status.h"
 #include "engine/tx_batch.h"
 #include "protocols/rc/rc_qp.h"
@@ -27,6 +28,10 @@ struct EndpointConfig {
   std::uint32_t qpn_base = 0x11;      // QPNs are base + index: the lookup is an array index
   std::uint32_t max_qps = 64;
   wire::L2L3Address local;
+  bool ipv6 = false;                  // RoCEv2 over IPv6 (addresses are 16 bytes) instead of IPv4
+  std::uint16_t vlan_id = 0;          // 0: untagged; else an 802.1Q tag with vlan_pcp
+  std::uint8_t vlan_pcp = 0;
+  std::uint8_t dscp = 0;
   QueueCounters* counters = nullptr;  // optional: RX drops by reason, TX packets/bytes
   PcapngCapture* capture = nullptr;   // optional: every frame sent and received, as on the wire
 };
@@ -40,10 +45,28 @@ struct EndpointCounters {
   std::uint64_t tx_alloc_failures = 0;    // pool empty: packet stays queued in the QP (retried)
   std::uint64_t tx_backlog_drops = 0;
   std::uint64_t rx_frames = 0;
+  std::uint64_t rx_view_messages = 0;     // messages handed out as views (no copy)
+  std::uint64_t rx_view_bytes = 0;        // payload bytes handed out in views
+  std::uint64_t rx_view_bytes_copied = 0; // view payload copied because the frame was not one segment
+  std::uint64_t rx_view_drops = 0;        // view could not be built (pool empty): the QP is reset to error
   std::uint64_t rx_linearized = 0;        // multi-segment frames copied to parse them
   std::uint64_t rx_drops[wire::kDropReasonCount] = {};
 };
 
+// The peer of a QP, given statically (labs, hardware peers) or learned out of band.
+struct RemoteQp {
+  wire::L2L3Address address;  // MAC and IP of the peer
+  std::uint32_t qpn = 0;      // its QP number (24 bits)
+  std::uint32_t psn = 0;      // the first PSN it sends (our expected PSN)
+};
+
+// The transport on one port queue and the API applications use, verbs-like:
+//   create_qp -> connect -> post_send / post_recv -> poll_cq
+// and a messaging layer on top: send_message (a registered buffer, a completion when the peer
+// acknowledged it) and receive_message / release (zero-copy views over the received frames, for
+// QPs created with rc::RecvMode::kMessageViews).
+// Single-threaded: everything runs on the thread that calls poll() (the worker lcore); other
+// threads go through QpChannel.
 class RcEndpoint {
  public:
   explicit RcEndpoint(const EndpointConfig& cfg);
@@ -51,26 +74,68 @@ class RcEndpoint {
   RcEndpoint(const RcEndpoint&) = delete;
   RcEndpoint& operator=(const RcEndpoint&) = delete;
 
-  // Creates a QP and connects it statically (peer MAC/IP, dest QPN and PSNs in `attr`): RESET ->
-  // INIT -> RTR -> RTS. Returns the QP; `attr.qpn` is assigned here.
+  // ---- verbs-like control path ----
+  // Creates a QP (RESET -> INIT) from `attr` (PMTU, PSN, timers, depths, access, receive mode;
+  // attr.qpn is assigned here and returned in `qpn`).
+  [[nodiscard]] Status create_qp(rc::QpAttr attr, std::uint32_t& qpn);
+  // Connects it (INIT -> RTR -> RTS) to `remote`. Message-view QPs get their receive credits here.
+  [[nodiscard]] Status connect(std::uint32_t qpn, const RemoteQp& remote);
+  // Both at once, with the peer's QPN and first PSN taken from attr.dest_qpn and attr.rq_psn.
   [[nodiscard]] Status create_qp(rc::QpAttr attr, const wire::L2L3Address& remote, rc::RcQp*& out);
+  // The QP's state and counters (nullptr for an unknown QPN).
   [[nodiscard]] rc::RcQp* qp(std::uint32_t qpn);
+  // Moves the QP to ERROR: outstanding work completes flushed; held views stay valid.
+  [[nodiscard]] Status set_error(std::uint32_t qpn);
+
+  // ---- verbs-like data path ----
+  [[nodiscard]] Status post_send(std::uint32_t qpn, const rc::SendWr& wr);
+  [[nodiscard]] Status post_recv(std::uint32_t qpn, const rc::RecvWr& wr);
+  // Up to `max` completions of the QP; returns how many were written.
+  [[nodiscard]] unsigned poll_cq(std::uint32_t qpn, rc::Completion* out, unsigned max);
+
+  // ---- messaging ----
+  // Sends [buf, buf+len) — which must lie inside registered memory; it is not copied and must
+  // stay untouched until the completion with `wr_id` arrives from poll_cq.
+  [[nodiscard]] Status send_message(std::uint32_t qpn, const void* buf, std::uint32_t len, std::uint64_t wr_id,
+                                    const std::uint32_t* imm = nullptr);
+  // The next complete message of a message-view QP, in order; false when none is ready.
+  [[nodiscard]] bool receive_message(std::uint32_t qpn, MessageView& out);
+  // Gives the frames back and returns a receive credit to the QP (so the peer may send again).
+  void release(MessageView& view);
+  // Views handed out and not yet released (all QPs).
+  [[nodiscard]] std::uint64_t views_held() const { return views_held_; }
 
   // One iteration: RX burst, timers, TX (as many packets as the backlog takes), flush.
   void poll(std::uint64_t now_tsc);
-  // Frees everything pending (shutdown).
+  // Frees everything pending (shutdown). Views the application still holds stay valid until it
+  // releases them (they are plain mbuf chains from the RX pool).
   void finish();
 
   [[nodiscard]] const EndpointCounters& counters() const { return c_; }
   [[nodiscard]] std::uint64_t now_ns(std::uint64_t tsc) const;
+  // Payload bytes copied per payload byte delivered, over all QPs (RX side): 0 for pure views,
+  // 1 for verbs receives and WRITEs (the one placement a NIC's DMA would also do).
+  [[nodiscard]] double rx_copies_per_byte() const;
 
  private:
   struct QpSlot {
     std::unique_ptr<rc::RcQp> qp;
     wire::HeaderTemplate tmpl;
     std::uint16_t ip_id = 0;
+    bool connected = false;
+    // Message views: the message being assembled (payload-only chain) and finished ones, FIFO.
+    rte_mbuf* asm_head = nullptr;
+    rte_mbuf* asm_tail = nullptr;
+    std::vector<MessageView> ready;  // ring of rq_depth entries (credits bound it)
+    std::uint64_t ready_head = 0, ready_tail = 0;
+    std::uint32_t credit_bytes = 0;
   };
-  void receive(rte_mbuf* m, std::uint64_t now_ns);
+  QpSlot* slot(std::uint32_t qpn);
+  // True when the frame was kept (a view took it); false: the caller frees it.
+  bool receive(rte_mbuf* m, std::uint64_t now_ns);
+  bool keep_payload(QpSlot& s, rte_mbuf* m, const wire::PacketInfo& pi, const std::uint8_t* payload, bool linear);
+  void end_message(QpSlot& s, const wire::PacketInfo& pi);
+  void drop_views(QpSlot& s);
   bool transmit(QpSlot& s, const rc::TxDescriptor& d, std::uint64_t now_tsc);
   void drop(wire::DropReason r);
 
@@ -81,6 +146,7 @@ class RcEndpoint {
   EndpointCounters c_;
   std::vector<std::uint8_t> scratch_;  // linearised multi-segment RX frames
   double ns_per_tsc_ = 1.0;
+  std::uint64_t views_held_ = 0;
 };
 
 }  // namespace droce::engine

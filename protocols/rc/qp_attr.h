@@ -8,6 +8,15 @@ namespace droce::rc {
 
 enum class QpState : std::uint8_t { kReset, kInit, kRtr, kRts, kError };
 
+// Where received SEND payloads go.
+//  - kPostedBuffers: verbs semantics — copied into the buffer of the oldest posted receive, as a
+//    NIC would DMA it; a receive completion reports it.
+//  - kMessageViews: zero copy — the responder copies nothing and tells its owner which packet
+//    payloads belong to the message (RxDelivery); the owner keeps those frames and hands the
+//    application a view over them. A posted receive is then a credit (no buffer; sge.length is
+//    the largest message it accepts), so RNR NAKs still pace a receiver that holds views too long.
+enum class RecvMode : std::uint8_t { kPostedBuffers, kMessageViews };
+
 struct QpAttr {
   std::uint32_t qpn = 0;
   std::uint32_t dest_qpn = 0;
@@ -26,6 +35,8 @@ struct QpAttr {
   std::uint32_t rq_depth = 256;
   std::uint32_t window_psns = 128;    // unacknowledged PSNs in flight
   std::uint32_t ack_req_every = 64;   // AckReq at least every N packets
+  RecvMode recv_mode = RecvMode::kPostedBuffers;
+  std::uint32_t max_message_bytes = 1u << 20;  // kMessageViews: the largest SEND accepted
 
   // Empty if valid; else the name of the bad attribute and why.
   [[nodiscard]] std::string validate() const {
@@ -45,6 +56,7 @@ struct QpAttr {
       return "rq_depth: must be a power of two up to 65536";
     if (window_psns == 0 || window_psns > (1u << 22)) return "window_psns: must be 1..2^22";
     if (ack_req_every == 0) return "ack_req_every: must be >= 1";
+    if (max_message_bytes > (1u << 30)) return "max_message_bytes: must be at most 1 GiB";
     return {};
   }
   // Local ACK timeout in ns (§9.7.6.1.3), 0 = never.

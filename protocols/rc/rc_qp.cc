@@ -80,7 +80,8 @@ std::string RcQp::post_recv(const RecvWr& wr) {
   if (rq_.tail - rq_.head >= rq_.ring.size()) return "post_recv: receive queue full";
   RecvWqe r;
   r.wr = wr;
-  if (wr.sge.length != 0 &&
+  // A credit for a message view carries no buffer (see RecvMode::kMessageViews).
+  if (wr.sge.length != 0 && attr_.recv_mode == RecvMode::kPostedBuffers &&
       mrs_.check_local(wr.sge.lkey, wr.sge.addr, wr.sge.length, kAccessLocalWrite, &r.local) != MrCheck::kOk)
     return "post_recv: buffer not in a registered, locally writable region";
   rq_.ring[rq_.tail % rq_.ring.size()] = r;
@@ -95,15 +96,16 @@ bool RcQp::next_packet(std::uint64_t now_ns, TxDescriptor& out) {
   return next_request(now_ns, out);
 }
 
-void RcQp::on_packet(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns) {
-  if (state_ != QpState::kRtr && state_ != QpState::kRts) return;  // counted by the caller as qp_not_ready
+RxDelivery RcQp::on_packet(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns) {
+  if (state_ != QpState::kRtr && state_ != QpState::kRts) return RxDelivery::kNone;  // counted by the caller
   const auto& op = wire::opcode_info(pi.opcode);
   if (op.is_request) {
-    on_request(pi, payload);
+    return on_request(pi, payload);
   } else if (state_ == QpState::kRts &&
              (op.kind == wire::OpKind::kAck || op.kind == wire::OpKind::kReadResponse)) {
     on_response(pi, payload, now_ns);
   }
+  return RxDelivery::kNone;
 }
 
 std::uint64_t RcQp::next_timer_ns() const {

@@ -36,8 +36,9 @@ class RcQp {
   // Next packet to transmit, if any may leave now (window, RNR wait, state). Responder output
   // (ACK/NAK/READ responses) goes first so that acknowledgements are never held behind data.
   [[nodiscard]] bool next_packet(std::uint64_t now_ns, TxDescriptor& out);
-  // A parsed packet addressed to this QP; `payload` points at pi.payload_len bytes.
-  void on_packet(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns);
+  // A parsed packet addressed to this QP; `payload` points at pi.payload_len bytes. The result
+  // says whether a kMessageViews owner must keep the payload (see RecvMode).
+  RxDelivery on_packet(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns);
   // Fires the local ACK timer if it expired.
   void on_timer(std::uint64_t now_ns);
   // Earliest time on_timer() or next_packet() could do something new (UINT64_MAX: nothing).
@@ -123,7 +124,7 @@ class RcQp {
   // stays queued when `keep_responses`.
   void enter_error(bool keep_responses = false);
   // responder.cc
-  void on_request(const wire::PacketInfo& pi, const std::uint8_t* payload);
+  RxDelivery on_request(const wire::PacketInfo& pi, const std::uint8_t* payload);
   bool next_response(TxDescriptor& out);
   bool queue_ack(std::uint32_t psn, std::uint8_t syndrome);
   void responder_nak(std::uint32_t psn, std::uint8_t syndrome);

@@ -35,7 +35,8 @@ void RcQp::responder_nak(std::uint32_t psn, std::uint8_t syndrome) {
   enter_error(/*keep_responses=*/true);
 }
 
-void RcQp::on_request(const wire::PacketInfo& pi, const std::uint8_t* payload) {
+RxDelivery RcQp::on_request(const wire::PacketInfo& pi, const std::uint8_t* payload) {
+  constexpr RxDelivery kNone = RxDelivery::kNone;
   const auto& op = wire::opcode_info(pi.opcode);
   const std::int32_t d = psn_diff(pi.psn, rq_.epsn);
   if (d > 0) {
@@ -47,7 +48,7 @@ void RcQp::on_request(const wire::PacketInfo& pi, const std::uint8_t* payload) {
         ++c_.naks_sent;
       }
     }
-    return;
+    return kNone;
   }
   if (d < 0) {
     ++c_.duplicate_request;
@@ -56,8 +57,8 @@ void RcQp::on_request(const wire::PacketInfo& pi, const std::uint8_t* payload) {
       // the data is re-read from the region, so a replay is always consistent with it.
       std::uint8_t* src = nullptr;
       const std::uint32_t len = pi.reth_dma_len;
-      if (mrs_.check_remote(pi.reth_rkey, pi.reth_va, len, kAccessRemoteRead, &src) != MrCheck::kOk) return;
-      if (rq_.resp_tail - rq_.resp_head >= rq_.resp.size()) return;
+      if (mrs_.check_remote(pi.reth_rkey, pi.reth_va, len, kAccessRemoteRead, &src) != MrCheck::kOk) return kNone;
+      if (rq_.resp_tail - rq_.resp_head >= rq_.resp.size()) return kNone;
       RespItem it;
       it.is_read = true;
       it.psn = pi.psn;
@@ -67,11 +68,11 @@ void RcQp::on_request(const wire::PacketInfo& pi, const std::uint8_t* payload) {
       it.npkts = len == 0 ? 1 : (len + attr_.pmtu - 1) / attr_.pmtu;
       rq_.resp[rq_.resp_tail % rq_.resp.size()] = it;
       ++rq_.resp_tail;
-      return;
+      return kNone;
     }
     // C9-105: duplicate SEND/WRITE is never executed again; re-ACK so the requester moves on.
     if (pi.ack_req && queue_ack(psn_add(rq_.epsn, -1), wire::kAethAckUnlimited)) ++c_.acks_sent;
-    return;
+    return kNone;
   }
 
   // In sequence. Opcode sequence check (§9.7.5.1.2 / C9-???): a message in progress only
@@ -81,7 +82,7 @@ void RcQp::on_request(const wire::PacketInfo& pi, const std::uint8_t* payload) {
   if ((rq_.in_progress != 0) != continues || (continues && rq_.in_progress != kind)) {
     ++c_.resp_invalid_request;
     responder_nak(pi.psn, wire::nak_syndrome(NakCode::kInvalidRequest));
-    return;
+    return kNone;
   }
   // Length rules (§9.7.5.1.6): FIRST/MIDDLE carry exactly one PMTU; LAST 1..PMTU; ONLY <= PMTU.
   const std::uint32_t plen = pi.payload_len;
@@ -92,7 +93,7 @@ void RcQp::on_request(const wire::PacketInfo& pi, const std::uint8_t* payload) {
     if (bad) {
       ++c_.resp_invalid_request;
       responder_nak(pi.psn, wire::nak_syndrome(NakCode::kInvalidRequest));
-      return;
+      return kNone;
     }
   }
   rq_.nak_sent = false;
@@ -110,7 +111,7 @@ void RcQp::on_request(const wire::PacketInfo& pi, const std::uint8_t* payload) {
         if (chk != MrCheck::kOk || plen > pi.reth_dma_len) {
           ++c_.resp_remote_access_errors;
           responder_nak(pi.psn, wire::nak_syndrome(NakCode::kRemoteAccessError));
-          return;
+          return kNone;
         }
         rq_.write_ptr = dst;
         rq_.write_left = pi.reth_dma_len;
@@ -118,24 +119,27 @@ void RcQp::on_request(const wire::PacketInfo& pi, const std::uint8_t* payload) {
       if (needs_recv && rq_.head == rq_.tail && (starts || op.kind == OpKind::kWrite)) {
         // No receive posted: RNR NAK with our timer; nothing executes, ePSN stays (§9.7.5.1.5).
         if (queue_ack(pi.psn, wire::rnr_nak_syndrome(attr_.min_rnr_timer))) ++c_.rnr_naks_sent;
-        return;
+        return kNone;
       }
+      const bool views = attr_.recv_mode == RecvMode::kMessageViews;
       if (op.kind == OpKind::kSend) {
         RecvWqe& r = rq_.ring[rq_.head % rq_.ring.size()];
         if (starts) rq_.offset = 0;
         if (rq_.offset + plen > r.wr.sge.length) {
-          // The message does not fit the posted buffer: invalid request (§9.7.5.1.6).
+          // The message does not fit the posted buffer (or the credit's limit): invalid request
+          // (§9.7.5.1.6).
           ++c_.resp_invalid_request;
           responder_nak(pi.psn, wire::nak_syndrome(NakCode::kInvalidRequest));
-          return;
+          return kNone;
         }
-        if (plen != 0) std::memcpy(r.local + rq_.offset, payload, plen);
+        // Views: the payload stays in the received frame, which the owner keeps (no copy).
+        if (plen != 0 && !views) std::memcpy(r.local + rq_.offset, payload, plen);
         rq_.offset += plen;
       } else {
         if (plen > rq_.write_left) {
           ++c_.resp_invalid_request;
           responder_nak(pi.psn, wire::nak_syndrome(NakCode::kInvalidRequest));
-          return;
+          return kNone;
         }
         if (plen != 0) std::memcpy(rq_.write_ptr, payload, plen);
         rq_.write_ptr += plen;
@@ -144,15 +148,21 @@ void RcQp::on_request(const wire::PacketInfo& pi, const std::uint8_t* payload) {
           // Fewer bytes than the RETH announced: a length error.
           ++c_.resp_invalid_request;
           responder_nak(pi.psn, wire::nak_syndrome(NakCode::kInvalidRequest));
-          return;
+          return kNone;
         }
       }
-      c_.bytes_copied += plen;
+      const bool kept = views && op.kind == OpKind::kSend && plen != 0;
+      if (!kept) c_.bytes_copied += plen;
       c_.bytes_delivered += plen;
       rq_.in_progress = ends ? 0 : kind;
+      RxDelivery delivery = kept ? (ends ? RxDelivery::kKeepEnd : RxDelivery::kKeep) : kNone;
       if (ends) {
         ++rq_.msn;
-        if (needs_recv) {
+        if (needs_recv && views) {
+          // The message view is the completion; the credit is used up.
+          if (!kept) delivery = RxDelivery::kEnd;
+          ++rq_.head;
+        } else if (needs_recv) {
           const RecvWqe& r = rq_.ring[rq_.head % rq_.ring.size()];
           Completion c;
           c.wr_id = r.wr.wr_id;
@@ -167,7 +177,7 @@ void RcQp::on_request(const wire::PacketInfo& pi, const std::uint8_t* payload) {
       }
       rq_.epsn = psn_add(rq_.epsn, 1);
       if (pi.ack_req && queue_ack(pi.psn, wire::kAethAckUnlimited)) ++c_.acks_sent;
-      return;
+      return delivery;
     }
     case OpKind::kReadRequest: {
       std::uint8_t* src = nullptr;
@@ -175,9 +185,9 @@ void RcQp::on_request(const wire::PacketInfo& pi, const std::uint8_t* payload) {
       if (mrs_.check_remote(pi.reth_rkey, pi.reth_va, len, kAccessRemoteRead, &src) != MrCheck::kOk) {
         ++c_.resp_remote_access_errors;
         responder_nak(pi.psn, wire::nak_syndrome(NakCode::kRemoteAccessError));
-        return;
+        return kNone;
       }
-      if (rq_.resp_tail - rq_.resp_head >= rq_.resp.size()) return;  // busy: the requester retries
+      if (rq_.resp_tail - rq_.resp_head >= rq_.resp.size()) return kNone;  // busy: the requester retries
       RespItem it;
       it.is_read = true;
       it.psn = pi.psn;
@@ -189,13 +199,13 @@ void RcQp::on_request(const wire::PacketInfo& pi, const std::uint8_t* payload) {
       rq_.resp[rq_.resp_tail % rq_.resp.size()] = it;
       ++rq_.resp_tail;
       rq_.epsn = psn_add(rq_.epsn, it.npkts);
-      return;
+      return kNone;
     }
     default:
       // Atomics are not supported by this responder: invalid request (§9.7.5.1.4 allows it).
       ++c_.resp_invalid_request;
       responder_nak(pi.psn, wire::nak_syndrome(NakCode::kInvalidRequest));
-      return;
+      return kNone;
   }
 }
 

@@ -74,6 +74,15 @@ struct TxDescriptor {
   bool retransmission = false;
 };
 
+// What on_packet() did with an accepted request's payload (only kMessageViews QPs keep payloads;
+// every other packet answers kNone). Duplicates, out-of-sequence and NAKed packets are never kept.
+enum class RxDelivery : std::uint8_t {
+  kNone,         // nothing for the owner to keep
+  kKeep,         // keep this payload: it continues a message
+  kKeepEnd,      // keep this payload: it ends a message (the view is complete)
+  kEnd,          // a message ended with nothing (more) to keep: zero-length SEND, WRITE with immediate
+};
+
 // Counters named as the Linux RDMA / mlx5 hw_counters users already graph.
 struct RcCounters {
   std::uint64_t out_of_sequence = 0;         // responder: request PSN ahead of ePSN

@@ -351,3 +351,81 @@ TEST_CASE("remote access NAK -> REM_ACCESS_ERR, QP to Error, later WRs flushed",
   CHECK(qp.state() == rc::QpState::kError);
   CHECK_FALSE(qp.post_send(rc::SendWr{}).empty());
 }
+
+// ---- message-view receive mode: the responder keeps nothing itself and says what to keep ----
+
+namespace {
+std::unique_ptr<rc::RcQp> view_qp(rc::MrTable& mrs, std::uint32_t credits, std::uint32_t max_bytes) {
+  auto a = attr(0x12, 0x11, 1, 100);
+  a.recv_mode = rc::RecvMode::kMessageViews;
+  a.max_message_bytes = max_bytes;
+  auto qp = std::make_unique<rc::RcQp>(a, mrs);
+  REQUIRE(qp->modify(rc::QpState::kInit).empty());
+  REQUIRE(qp->modify(rc::QpState::kRtr).empty());
+  REQUIRE(qp->modify(rc::QpState::kRts).empty());
+  for (std::uint32_t i = 0; i < credits; ++i) {
+    rc::RecvWr credit;
+    credit.sge.length = max_bytes;
+    REQUIRE(qp->post_recv(credit).empty());  // a credit has no buffer and needs no key
+  }
+  return qp;
+}
+}  // namespace
+
+TEST_CASE("views: FIRST/MIDDLE/LAST answer keep, keep, keep-end; nothing copied, no receive completion",
+          "[rc][responder][views]") {
+  Responder r(100, false);
+  auto qp = view_qp(r.mrs, 1, 8192);
+  auto p = payload(1024);
+  CHECK(qp->on_packet(r.req(wire::Opcode::kSendFirst, 100, 1024, false), p.data(), 0) == rc::RxDelivery::kKeep);
+  CHECK(qp->on_packet(r.req(wire::Opcode::kSendMiddle, 101, 1024, false), p.data(), 0) == rc::RxDelivery::kKeep);
+  CHECK(qp->on_packet(r.req(wire::Opcode::kSendLast, 102, 10), p.data(), 0) == rc::RxDelivery::kKeepEnd);
+  rc::Completion c;
+  CHECK_FALSE(qp->poll_cq(c));
+  CHECK(qp->counters().bytes_copied == 0);
+  CHECK(qp->counters().bytes_delivered == 2058);
+  CHECK(qp->rq_msn() == 1);
+}
+
+TEST_CASE("views: duplicates and out-of-sequence packets are never kept", "[rc][responder][views]") {
+  Responder r(100, false);
+  auto qp = view_qp(r.mrs, 4, 8192);
+  auto p = payload(64);
+  CHECK(qp->on_packet(r.req(wire::Opcode::kSendOnly, 100, 64), p.data(), 0) == rc::RxDelivery::kKeepEnd);
+  CHECK(qp->on_packet(r.req(wire::Opcode::kSendOnly, 100, 64), p.data(), 0) == rc::RxDelivery::kNone);
+  CHECK(qp->on_packet(r.req(wire::Opcode::kSendOnly, 103, 64), p.data(), 0) == rc::RxDelivery::kNone);
+  CHECK(qp->counters().duplicate_request == 1);
+  CHECK(qp->counters().out_of_sequence == 1);
+}
+
+TEST_CASE("views: zero-length SEND and WRITE with immediate end a message with nothing to keep",
+          "[rc][responder][views]") {
+  Responder r(100, false);
+  auto qp = view_qp(r.mrs, 4, 8192);
+  auto p = payload(64);
+  CHECK(qp->on_packet(r.req(wire::Opcode::kSendOnly, 100, 0), p.data(), 0) == rc::RxDelivery::kEnd);
+  auto w = r.req(wire::Opcode::kWriteOnlyImm, 101, 64);
+  w.reth_va = reinterpret_cast<std::uint64_t>(r.mem.data());
+  w.reth_rkey = r.mr.rkey;
+  w.reth_dma_len = 64;
+  CHECK(qp->on_packet(w, p.data(), 0) == rc::RxDelivery::kEnd);
+  CHECK(r.mem[0] == 0x5A);  // WRITE still lands in the region
+}
+
+TEST_CASE("views: no credit -> RNR NAK; over max_message_bytes -> invalid request", "[rc][responder][views]") {
+  Responder r(100, false);
+  auto qp = view_qp(r.mrs, 0, 1500);
+  auto p = payload(1024);
+  CHECK(qp->on_packet(r.req(wire::Opcode::kSendOnly, 100, 64), p.data(), 0) == rc::RxDelivery::kNone);
+  rc::TxDescriptor d;
+  REQUIRE(qp->next_packet(0, d));
+  CHECK((d.aeth_syndrome & 0x60) == 0x20);  // RNR NAK
+  rc::RecvWr credit;
+  credit.sge.length = 1500;
+  REQUIRE(qp->post_recv(credit).empty());
+  CHECK(qp->on_packet(r.req(wire::Opcode::kSendFirst, 100, 1024, false), p.data(), 0) == rc::RxDelivery::kKeep);
+  CHECK(qp->on_packet(r.req(wire::Opcode::kSendLast, 101, 1000), p.data(), 0) == rc::RxDelivery::kNone);
+  REQUIRE(qp->next_packet(0, d));
+  CHECK(d.aeth_syndrome == wire::nak_syndrome(wire::NakCode::kInvalidRequest));
+  CHECK(qp->state() == rc::QpState::kError);
+}
