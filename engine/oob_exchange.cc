@@ -109,8 +109,22 @@ Status parse_rc_pingpong(const std::uint8_t* m, std::size_t len, ConnInfo& out) 
   return {};
 }
 
-Status rc_pingpong_client(const std::string& host, std::uint16_t port, const ConnInfo& local, ConnInfo& peer,
-                          std::uint32_t timeout_ms) {
+OobConnection& OobConnection::operator=(OobConnection&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = o.fd_;
+    o.fd_ = -1;
+    buffered_ = std::move(o.buffered_);
+  }
+  return *this;
+}
+
+OobConnection::~OobConnection() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status OobConnection::connect(const std::string& host, std::uint16_t port, std::uint32_t timeout_ms,
+                              OobConnection& out) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -137,15 +151,108 @@ Status rc_pingpong_client(const std::string& host, std::uint16_t port, const Con
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   freeaddrinfo(res);
-  if (fd < 0) return Status::error("cannot connect to " + host + ":" + service + " within " + std::to_string(timeout_ms) + " ms (" + last + ")");
+  if (fd < 0)
+    return Status::error("cannot connect to " + host + ":" + service + " within " + std::to_string(timeout_ms) +
+                         " ms (" + last + ")");
+  out = OobConnection(fd);
+  return {};
+}
+
+namespace {
+constexpr char kDone[] = "done";  // sizeof == 5: rc_pingpong sends the NUL too
+}
+
+Status OobConnection::exchange_as_client(const ConnInfo& local, ConnInfo& peer, std::uint32_t timeout_ms) {
+  if (fd_ < 0) return Status::error("exchange on a closed connection");
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   const std::string msg = format_rc_pingpong(local);
   std::uint8_t in[kRcPingpongMsgBytes];
-  Status s = io_exact(fd, reinterpret_cast<std::uint8_t*>(const_cast<char*>(msg.data())), msg.size(), true, deadline,
+  Status s = io_exact(fd_, reinterpret_cast<std::uint8_t*>(const_cast<char*>(msg.data())), msg.size(), true, deadline,
                       "sending our connection info");
-  if (s.ok()) s = io_exact(fd, in, sizeof(in), false, deadline, "the peer's connection info");
-  ::close(fd);
-  if (!s.ok()) return s;
-  return parse_rc_pingpong(in, sizeof(in), peer);
+  if (s.ok()) s = io_exact(fd_, in, sizeof(in), false, deadline, "the peer's connection info");
+  if (s.ok()) s = parse_rc_pingpong(in, sizeof(in), peer);
+  if (s.ok())
+    s = io_exact(fd_, reinterpret_cast<std::uint8_t*>(const_cast<char*>(kDone)), sizeof(kDone), true, deadline,
+                 "sending \"done\"");
+  return s;
+}
+
+Status OobConnection::server_read_peer(ConnInfo& peer, std::uint32_t timeout_ms) {
+  if (fd_ < 0) return Status::error("exchange on a closed connection");
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::uint8_t in[kRcPingpongMsgBytes];
+  Status s = io_exact(fd_, in, sizeof(in), false, deadline, "the client's connection info");
+  if (s.ok()) s = parse_rc_pingpong(in, sizeof(in), peer);
+  return s;
+}
+
+Status OobConnection::server_answer(const ConnInfo& local, std::uint32_t timeout_ms) {
+  if (fd_ < 0) return Status::error("exchange on a closed connection");
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  const std::string msg = format_rc_pingpong(local);
+  Status s = io_exact(fd_, reinterpret_cast<std::uint8_t*>(const_cast<char*>(msg.data())), msg.size(), true, deadline,
+                      "sending our connection info");
+  std::uint8_t done[sizeof(kDone)];
+  if (s.ok()) s = io_exact(fd_, done, sizeof(done), false, deadline, "the client's \"done\"");
+  if (s.ok() && std::memcmp(done, kDone, sizeof(kDone)) != 0)
+    return Status::error("the client sent something other than \"done\" after the exchange");
+  return s;
+}
+
+Status OobConnection::send_line(const std::string& line, std::uint32_t timeout_ms) {
+  if (fd_ < 0) return Status::error("send on a closed connection");
+  if (line.size() > 255 || line.find('\n') != std::string::npos) return Status::error("OOB line too long or multi-line");
+  std::string l = line + "\n";
+  return io_exact(fd_, reinterpret_cast<std::uint8_t*>(l.data()), l.size(), true,
+                  Clock::now() + std::chrono::milliseconds(timeout_ms), "sending a control line");
+}
+
+bool OobConnection::poll_line(std::string& line, bool& closed) {
+  closed = false;
+  for (int rounds = 0; rounds < 64 && fd_ >= 0; ++rounds) {
+    if (const auto nl = buffered_.find('\n'); nl != std::string::npos) {
+      line = buffered_.substr(0, nl);
+      buffered_.erase(0, nl + 1);
+      return true;
+    }
+    if (buffered_.size() > 256) {  // a line longer than any we send: the peer is not droce
+      closed = true;
+      return false;
+    }
+    char buf[256];
+    const ssize_t k = ::recv(fd_, buf, sizeof(buf), MSG_DONTWAIT);
+    if (k == 0) {
+      closed = true;
+      return false;
+    }
+    if (k < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return false;
+      closed = true;
+      return false;
+    }
+    buffered_.append(buf, static_cast<std::size_t>(k));
+  }
+  return false;
+}
+
+Status OobConnection::recv_line(std::string& line, std::uint32_t timeout_ms) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    bool closed = false;
+    if (poll_line(line, closed)) return {};
+    if (closed) return Status::error("the peer closed the control connection");
+    const int left = ms_left(deadline);
+    if (left == 0) return Status::error("timed out waiting for a control line from the peer");
+    pollfd p{fd_, POLLIN, 0};
+    (void)::poll(&p, 1, left < 50 ? left : 50);
+  }
+}
+
+Status rc_pingpong_client(const std::string& host, std::uint16_t port, const ConnInfo& local, ConnInfo& peer,
+                          std::uint32_t timeout_ms) {
+  OobConnection c;
+  if (Status s = OobConnection::connect(host, port, timeout_ms, c); !s.ok()) return s;
+  return c.exchange_as_client(local, peer, timeout_ms);
 }
 
 Status RcPingpongServer::listen(std::uint16_t port, std::uint16_t& bound_port) {
@@ -179,24 +286,22 @@ Status RcPingpongServer::listen(std::uint16_t port, std::uint16_t& bound_port) {
   return {};
 }
 
-Status RcPingpongServer::exchange(const ConnInfo& local, ConnInfo& peer, std::uint32_t timeout_ms) {
-  if (listen_fd_ < 0) return Status::error("exchange before listen");
-  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+Status RcPingpongServer::accept(std::uint32_t timeout_ms, OobConnection& out) {
+  if (listen_fd_ < 0) return Status::error("accept before listen");
   pollfd p{listen_fd_, POLLIN, 0};
-  if (::poll(&p, 1, ms_left(deadline)) <= 0)
+  if (::poll(&p, 1, static_cast<int>(timeout_ms)) <= 0)
     return Status::error("no client connected within " + std::to_string(timeout_ms) + " ms");
   const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
   if (fd < 0) return Status::error(std::string("accept: ") + std::strerror(errno));
-  std::uint8_t in[kRcPingpongMsgBytes];
-  Status s = io_exact(fd, in, sizeof(in), false, deadline, "the client's connection info");
-  if (s.ok()) s = parse_rc_pingpong(in, sizeof(in), peer);
-  if (s.ok()) {
-    const std::string msg = format_rc_pingpong(local);
-    s = io_exact(fd, reinterpret_cast<std::uint8_t*>(const_cast<char*>(msg.data())), msg.size(), true, deadline,
-                 "sending our connection info");
-  }
-  ::close(fd);
-  return s;
+  out = OobConnection(fd);
+  return {};
+}
+
+Status RcPingpongServer::exchange(const ConnInfo& local, ConnInfo& peer, std::uint32_t timeout_ms) {
+  OobConnection c;
+  if (Status s = accept(timeout_ms, c); !s.ok()) return s;
+  if (Status s = c.server_read_peer(peer, timeout_ms); !s.ok()) return s;
+  return c.server_answer(local, timeout_ms);
 }
 
 RcPingpongServer::~RcPingpongServer() {

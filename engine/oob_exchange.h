@@ -29,15 +29,55 @@ void gid_from_ipv4(const std::uint8_t ip[4], std::uint8_t gid[16]);
 // names the field that is wrong.
 [[nodiscard]] Status parse_rc_pingpong(const std::uint8_t* msg, std::size_t len, ConnInfo& out);
 
+// One TCP connection to the peer, kept for the whole run: the rc_pingpong exchange (once per QP),
+// then short text lines (droce's own messages: memory keys for WRITE/READ, the end-of-run
+// report). Every call has a deadline; the destructor closes the socket.
+class OobConnection {
+ public:
+  OobConnection() = default;
+  explicit OobConnection(int fd) : fd_(fd) {}
+  OobConnection(OobConnection&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  OobConnection& operator=(OobConnection&& o) noexcept;
+  OobConnection(const OobConnection&) = delete;
+  OobConnection& operator=(const OobConnection&) = delete;
+  ~OobConnection();
+
+  // Connects to host:port, retrying until `timeout_ms` while nobody listens yet.
+  [[nodiscard]] static Status connect(const std::string& host, std::uint16_t port, std::uint32_t timeout_ms,
+                                      OobConnection& out);
+  [[nodiscard]] bool is_open() const { return fd_ >= 0; }
+
+  // ibv_rc_pingpong's exchange, byte for byte (rdma-core pp_client_exch_dest/pp_server_exch_dest):
+  // the client sends its 52-byte info and reads the server's; then it writes "done" (5 bytes,
+  // NUL included), which the server waits for — the server has moved its QP to RTR/RTS by then.
+  [[nodiscard]] Status exchange_as_client(const ConnInfo& local, ConnInfo& peer, std::uint32_t timeout_ms);
+  // Server side in two steps so the QP can be connected between them, as rc_pingpong does:
+  // read the client's info, then (after connecting) answer and wait for "done".
+  [[nodiscard]] Status server_read_peer(ConnInfo& peer, std::uint32_t timeout_ms);
+  [[nodiscard]] Status server_answer(const ConnInfo& local, std::uint32_t timeout_ms);
+
+  // A line of text (no '\n' inside, at most 255 bytes); the receiver gets it without the '\n'.
+  [[nodiscard]] Status send_line(const std::string& line, std::uint32_t timeout_ms);
+  [[nodiscard]] Status recv_line(std::string& line, std::uint32_t timeout_ms);
+  // Non-blocking: true and the line when a whole one has arrived; `closed` when the peer hung up.
+  [[nodiscard]] bool poll_line(std::string& line, bool& closed);
+
+ private:
+  int fd_ = -1;
+  std::string buffered_;
+};
+
 // Client side (what ibv_rc_pingpong does with a server name): connects to host:port — retrying
-// until `timeout_ms` while nobody listens yet — sends our info first, then reads the peer's.
+// until `timeout_ms` while nobody listens yet — sends our info first, then reads the peer's, then
+// writes "done".
 [[nodiscard]] Status rc_pingpong_client(const std::string& host, std::uint16_t port, const ConnInfo& local,
                                         ConnInfo& peer, std::uint32_t timeout_ms);
-// Server side: listens on `port` (0 = any; `bound_port` tells which), accepts one client within
-// `timeout_ms`, reads its info first, then answers with ours.
+// Server side: listens on `port` (0 = any; `bound_port` tells which), accepts clients within
+// a timeout; exchange() runs the whole rc_pingpong server side on one client and closes it.
 class RcPingpongServer {
  public:
   [[nodiscard]] Status listen(std::uint16_t port, std::uint16_t& bound_port);
+  [[nodiscard]] Status accept(std::uint32_t timeout_ms, OobConnection& out);
   [[nodiscard]] Status exchange(const ConnInfo& local, ConnInfo& peer, std::uint32_t timeout_ms);
   ~RcPingpongServer();
 

@@ -127,3 +127,62 @@ TEST_CASE("no listener, a silent server and a client that vanishes all end in er
   }
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
 }
+
+TEST_CASE("the client's bytes are rc_pingpong's: 52-byte info, then \"done\" with its NUL", "[oob]") {
+  RcPingpongServer server;
+  std::uint16_t port = 0;
+  REQUIRE(server.listen(0, port).ok());
+  ConnInfo local, peer, srv;
+  local.qpn = 0x123456;
+  local.psn = 0x0000ff;
+  srv.qpn = 0x11;
+  std::string got;
+  Status srv_status;
+  std::thread t([&] {
+    OobConnection c;
+    srv_status = server.accept(3000, c);
+    if (!srv_status.ok()) return;
+    ConnInfo seen;
+    srv_status = c.server_read_peer(seen, 3000);
+    if (srv_status.ok()) got = format_rc_pingpong(seen);
+    if (srv_status.ok()) srv_status = c.server_answer(srv, 3000);  // reads exactly "done\0"
+    std::string line;
+    if (srv_status.ok()) srv_status = c.recv_line(line, 3000);
+    if (srv_status.ok() && line != "END 42") srv_status = Status::error("line was " + line);
+  });
+  OobConnection c;
+  REQUIRE(OobConnection::connect("127.0.0.1", port, 3000, c).ok());
+  REQUIRE(c.exchange_as_client(local, peer, 3000).ok());
+  REQUIRE(c.send_line("END 42", 3000).ok());
+  t.join();
+  REQUIRE(srv_status.ok());
+  CHECK(got == std::string("0000:123456:0000ff:00000000000000000000000000000000") + '\0');
+  CHECK(peer.qpn == 0x11);
+  std::string line;
+  bool closed = false;
+  for (int i = 0; i < 100 && !closed; ++i) {
+    CHECK_FALSE(c.poll_line(line, closed));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(closed);  // the server's connection went away with its thread
+}
+
+TEST_CASE("a server given an info message without its NUL refuses it", "[oob]") {
+  RcPingpongServer server;
+  std::uint16_t port = 0;
+  REQUIRE(server.listen(0, port).ok());
+  Status srv_status;
+  std::thread t([&] {
+    ConnInfo local, peer;
+    local.qpn = 2;
+    srv_status = server.exchange(local, peer, 400);
+  });
+  OobConnection c;
+  REQUIRE(OobConnection::connect("127.0.0.1", port, 3000, c).ok());
+  ConnInfo me;
+  me.qpn = 3;
+  const std::string msg = format_rc_pingpong(me);
+  REQUIRE(c.send_line(std::string(msg.data(), 51), 1000).ok());  // 51 chars + '\n' in place of the NUL
+  t.join();
+  CHECK_FALSE(srv_status.ok());
+}
