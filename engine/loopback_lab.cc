@@ -115,4 +115,7 @@ LoopbackLab::~LoopbackLab() {
     if (r != nullptr) rte_ring_free(r);
 }
 
+std::uint16_t LoopbackLab::port_id_a() const { return ports_[0]->id(); }
+std::uint16_t LoopbackLab::port_id_b() const { return ports_[3]->id(); }
+
 }  // namespace droce::engine

@@ -35,6 +35,8 @@ class LoopbackLab {
   MemoryRegistry& memory_b() { return mem_b_; }
   [[nodiscard]] static wire::L2L3Address address(int side);  // 10.0.0.1 / 10.0.0.2
   [[nodiscard]] std::uint64_t relay_dropped() const { return dropped_; }
+  [[nodiscard]] std::uint16_t port_id_a() const;  // endpoint A's port (its RX takes impairment)
+  [[nodiscard]] std::uint16_t port_id_b() const;
   [[nodiscard]] std::uint64_t relay_forwarded() const { return forwarded_; }
 
   // One round: endpoint A, relay, endpoint B, relay.

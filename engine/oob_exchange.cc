@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -158,6 +159,13 @@ Status OobConnection::connect(const std::string& host, std::uint16_t port, std::
   return {};
 }
 
+Status OobConnection::read_exact(std::uint8_t* buf, std::size_t n, Clock::time_point deadline, const char* what) {
+  const std::size_t have = std::min(n, buffered_.size());
+  std::memcpy(buf, buffered_.data(), have);
+  buffered_.erase(0, have);
+  return have == n ? Status() : io_exact(fd_, buf + have, n - have, false, deadline, what);
+}
+
 namespace {
 constexpr char kDone[] = "done";  // sizeof == 5: rc_pingpong sends the NUL too
 }
@@ -169,7 +177,7 @@ Status OobConnection::exchange_as_client(const ConnInfo& local, ConnInfo& peer, 
   std::uint8_t in[kRcPingpongMsgBytes];
   Status s = io_exact(fd_, reinterpret_cast<std::uint8_t*>(const_cast<char*>(msg.data())), msg.size(), true, deadline,
                       "sending our connection info");
-  if (s.ok()) s = io_exact(fd_, in, sizeof(in), false, deadline, "the peer's connection info");
+  if (s.ok()) s = read_exact(in, sizeof(in), deadline, "the peer's connection info");
   if (s.ok()) s = parse_rc_pingpong(in, sizeof(in), peer);
   if (s.ok())
     s = io_exact(fd_, reinterpret_cast<std::uint8_t*>(const_cast<char*>(kDone)), sizeof(kDone), true, deadline,
@@ -181,7 +189,7 @@ Status OobConnection::server_read_peer(ConnInfo& peer, std::uint32_t timeout_ms)
   if (fd_ < 0) return Status::error("exchange on a closed connection");
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   std::uint8_t in[kRcPingpongMsgBytes];
-  Status s = io_exact(fd_, in, sizeof(in), false, deadline, "the client's connection info");
+  Status s = read_exact(in, sizeof(in), deadline, "the client's connection info");
   if (s.ok()) s = parse_rc_pingpong(in, sizeof(in), peer);
   return s;
 }
@@ -193,7 +201,7 @@ Status OobConnection::server_answer(const ConnInfo& local, std::uint32_t timeout
   Status s = io_exact(fd_, reinterpret_cast<std::uint8_t*>(const_cast<char*>(msg.data())), msg.size(), true, deadline,
                       "sending our connection info");
   std::uint8_t done[sizeof(kDone)];
-  if (s.ok()) s = io_exact(fd_, done, sizeof(done), false, deadline, "the client's \"done\"");
+  if (s.ok()) s = read_exact(done, sizeof(done), deadline, "the client's \"done\"");
   if (s.ok() && std::memcmp(done, kDone, sizeof(kDone)) != 0)
     return Status::error("the client sent something other than \"done\" after the exchange");
   return s;

@@ -2,6 +2,7 @@
 // (libibverbs/examples/rc_pingpong.c): "LID:QPN:PSN:GID" as "%04x:%06x:%06x:%32 hex>" plus NUL.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -63,6 +64,9 @@ class OobConnection {
   [[nodiscard]] bool poll_line(std::string& line, bool& closed);
 
  private:
+  // Reads exactly n bytes: first what poll_line() already took off the socket, then the socket.
+  [[nodiscard]] Status read_exact(std::uint8_t* buf, std::size_t n, std::chrono::steady_clock::time_point deadline,
+                                  const char* what);
   int fd_ = -1;
   std::string buffered_;
 };

@@ -1,58 +1,110 @@
 // droce-gen: RoCEv2 RC traffic generator — real QPs, go-back-N, every message verified.
+// Loopback (both ends here), client (requesters) or server (responders, the verifying end).
+#include <sched.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 #include <rte_cycles.h>
+#include <rte_ethdev.h>
 
 #include "apps/droce-gen/options.h"
+#include "apps/droce-gen/workload.h"
 #include "engine/capture.h"
 #include "engine/eal.h"
 #include "engine/latency_histogram.h"
+#include "engine/link_impairment.h"
 #include "engine/loopback_lab.h"
 #include "engine/mempool.h"
+#include "engine/oob_exchange.h"
+#include "engine/port.h"
 #include "engine/stop_signal.h"
 #include "protocols/wire/icrc.h"
 
 using namespace droce;
 using namespace droce::engine;
+using gen::Mode;
 using gen::Op;
 
 namespace {
 
-// Payload byte i of message `seq` on QP `qp`: a per-position base plus a per-message offset, so
-// filling and checking are plain vectorisable loops, and a byte from the wrong message, QP or
-// position shows as corruption.
-std::vector<std::uint8_t> g_base;
-std::uint8_t msg_offset(std::uint32_t qp, std::uint64_t seq) { return static_cast<std::uint8_t>(qp * 29 + seq * 131); }
-void fill(std::uint8_t* p, std::uint32_t n, std::uint32_t qp, std::uint64_t seq) {
-  const std::uint8_t c = msg_offset(qp, seq);
-  for (std::uint32_t i = 0; i < n; ++i) p[i] = static_cast<std::uint8_t>(g_base[i] + c);
-}
-bool check(const std::uint8_t* p, std::uint32_t n, std::uint32_t qp, std::uint64_t seq) {
-  const std::uint8_t c = msg_offset(qp, seq);
-  std::uint8_t diff = 0;
-  for (std::uint32_t i = 0; i < n; ++i) diff |= static_cast<std::uint8_t>(p[i] ^ static_cast<std::uint8_t>(g_base[i] + c));
-  return diff == 0;
+constexpr const char* kDefaultSocket = "/tmp/droce-gen.sock";
+
+int fail(const std::string& msg) {
+  std::fprintf(stderr, "droce-gen: %s\n", msg.c_str());
+  return 1;
 }
 
-// One QP pair's workload and verification state.
-struct Flow {
-  rc::RcQp* req = nullptr;  // requester, on endpoint A
-  rc::RcQp* rsp = nullptr;  // responder, on endpoint B
-  std::vector<std::uint8_t> src, dst;  // A's buffers; B's buffers
-  rc::MemoryRegion src_mr, dst_mr;
-  std::vector<std::uint64_t> post_tsc;  // per slot
-  std::uint64_t posted = 0, completed = 0, expected_rx = 0;
+wire::L2L3Address make_address(const std::string& ip, const std::uint8_t* mac) {
+  wire::L2L3Address a;
+  (void)gen::parse_ipv4(ip, a.ip);
+  if (mac != nullptr) {
+    std::memcpy(a.mac, mac, 6);
+  } else {  // 02:00:<IPv4>: locally administered, stable, and unique per address in a lab
+    a.mac[0] = 0x02;
+    std::memcpy(a.mac + 2, a.ip, 4);
+  }
+  return a;
+}
+
+// Everything one run owns besides EAL: the lab or our port, the endpoint(s), impairment.
+struct Setup {
+  std::unique_ptr<LoopbackLab> lab;  // loopback
+  std::unique_ptr<Port> port;        // client/server
+  std::unique_ptr<MemoryRegistry> memory;
+  std::unique_ptr<RcEndpoint> endpoint;
+  std::vector<std::unique_ptr<LinkImpairment>> impairments;
+  RcEndpoint* req_ep = nullptr;  // where requesters live (loopback A, client)
+  RcEndpoint* rsp_ep = nullptr;  // where responders live (loopback B, server)
+  MemoryRegistry* req_mem = nullptr;
+  MemoryRegistry* rsp_mem = nullptr;
+  void poll(std::uint64_t now) {
+    if (lab) lab->poll(now);
+    else endpoint->poll(now);
+  }
+  void finish() {
+    if (lab) lab->finish();
+    else if (endpoint) endpoint->finish();
+  }
+  [[nodiscard]] ImpairmentCounters impaired() const {
+    ImpairmentCounters t;
+    for (const auto& i : impairments) {
+      t.dropped += i->counters().dropped + i->counters().burst_dropped;
+      t.duplicated += i->counters().duplicated;
+      t.reordered += i->counters().reordered;
+    }
+    return t;
+  }
 };
 
-struct Totals {
-  std::uint64_t messages = 0, bytes = 0, lost = 0, duplicated = 0, out_of_order = 0, corrupted = 0, errors = 0;
-};
+rc::QpAttr qp_attr(const gen::Options& o, std::uint32_t i, bool requester_side) {
+  rc::QpAttr a;
+  a.pmtu = o.mtu;
+  a.sq_psn = (o.psn + 0x10000 * i) & 0xFFFFFF;
+  if (o.mode == Mode::kLoopback && !requester_side) a.sq_psn = (o.remote_psn + 0x20000 * i + 0x800000) & 0xFFFFFF;
+  a.timeout = 10;  // 4 ms: lab RTTs are microseconds
+  a.retry_cnt = 7;
+  a.rnr_retry = 7;
+  a.min_rnr_timer = 1;  // 0.01 ms: a busy receiver is back quickly in a lab
+  a.access = rc::kAccessRemoteWrite | rc::kAccessRemoteRead;
+  a.sq_depth = 256;
+  a.rq_depth = 256;
+  return a;
+}
+
+// The workload must be the same on both sides: the client announces it, the server checks.
+std::string config_line(const gen::Options& o) {
+  return "CONFIG op=" + std::string(gen::op_name(o.op)) + " size=" + gen::sizes_text(o.sizes) +
+         " mtu=" + std::to_string(o.mtu) + " qps=" + std::to_string(o.qps) +
+         " inflight=" + std::to_string(o.inflight);
+}
 
 }  // namespace
 
@@ -60,225 +112,544 @@ int main(int argc, char** argv) {
   SplitArgs split = split_args(argc, argv);
   gen::Options opt;
   if (int rc = gen::parse_options(split.app, opt); rc != 0) return rc > 0 ? 0 : 2;
-  if (split.eal.empty()) split.eal = {"--no-pci"};
+  const bool default_port = split.eal.empty();
+  if (default_port) {
+    split.eal = {"--no-pci"};
+    // Client and server both poll without pause: on different CPUs, or each waits out the other's
+    // scheduler time slice (milliseconds per round trip). The server takes the last CPU we may use.
+    if (opt.mode == Mode::kServer) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      unsigned last = 0;
+      if (sched_getaffinity(0, sizeof(set), &set) == 0)
+        for (unsigned c = 0; c < CPU_SETSIZE; ++c)
+          if (CPU_ISSET(c, &set)) last = c;
+      split.eal.insert(split.eal.end(), {"-l", std::to_string(last)});
+    }
+  }
   install_stop_signals();
   Status err;
   auto eal = Eal::init("droce-gen", split.eal, err);
-  if (!eal) return std::fprintf(stderr, "droce-gen: %s\n", err.message().c_str()), 1;
+  if (!eal) return fail(err.message());
   wire::icrc_init();
 
+  const std::uint32_t max_size = opt.max_size();
   MbufPool pool;
   if (Status s = MbufPool::create(PoolConfig{"gen_pool", 32767, 256, 2176 + 4096, -1}, pool); !s.ok())
-    return std::fprintf(stderr, "droce-gen: %s\n", s.message().c_str()), 1;
+    return fail(s.message());
   PcapngCapture capture;
-  LoopbackLabConfig lc;
-  lc.pool = pool.get();
-  lc.loss = opt.loss;
-  lc.seed = opt.seed;
-  lc.max_qps = opt.qps;
-  auto lab = LoopbackLab::create(lc, err);
-  if (!lab) return std::fprintf(stderr, "droce-gen: %s\n", err.message().c_str()), 1;
-  if (!opt.pcap.empty()) {
-    if (std::string e = capture.open(opt.pcap); !e.empty()) return std::fprintf(stderr, "droce-gen: %s\n", e.c_str()), 1;
-    // The lab was built before the capture existed: rebuild it with capture on endpoint A.
-    lab.reset();
-    lc.capture = &capture;
-    lab = LoopbackLab::create(lc, err);
-    if (!lab) return std::fprintf(stderr, "droce-gen: %s\n", err.message().c_str()), 1;
+  if (!opt.pcap.empty())
+    if (std::string e = capture.open(opt.pcap); !e.empty()) return fail(e);
+
+  // Addresses: the client (and loopback A) is 10.0.0.1, the server 10.0.0.2, unless given.
+  const bool server = opt.mode == Mode::kServer;
+  const std::string local_ip = !opt.local_ip.empty() ? opt.local_ip : server ? "10.0.0.2" : "10.0.0.1";
+  const std::string peer_ip = !opt.peer_ip.empty() ? opt.peer_ip : server ? "10.0.0.1" : "10.0.0.2";
+  std::uint8_t peer_mac[6];
+  const bool have_peer_mac = !opt.peer_mac.empty() && gen::parse_mac(opt.peer_mac, peer_mac);
+
+  ImpairmentConfig imp;
+  imp.loss = opt.loss;
+  imp.duplicate = opt.duplicate;
+  imp.reorder = opt.reorder;
+  imp.seed = opt.seed;
+
+  Setup st;
+  if (opt.mode == Mode::kLoopback) {
+    LoopbackLabConfig lc;
+    lc.pool = pool.get();
+    lc.max_qps = opt.qps;
+    lc.capture = opt.pcap.empty() ? nullptr : &capture;
+    st.lab = LoopbackLab::create(lc, err);
+    if (!st.lab) return fail(err.message());
+    st.req_ep = &st.lab->a();
+    st.rsp_ep = &st.lab->b();
+    st.req_mem = &st.lab->memory_a();
+    st.rsp_mem = &st.lab->memory_b();
+    if (imp.any()) {
+      for (std::uint16_t p : {st.lab->port_id_a(), st.lab->port_id_b()}) {
+        imp.seed = opt.seed * 2 + p;
+        auto li = LinkImpairment::attach(p, 0, imp, pool.get(), err);
+        if (!li) return fail(err.message());
+        st.impairments.push_back(std::move(li));
+      }
+    }
+  } else {
+    PortConfig pc;
+    pc.rx_pool = pool.get();
+    pc.promiscuous = true;
+    if (default_port) {
+      pc.devargs = std::string("net_memif0,role=") + (server ? "server" : "client") + ",socket=" + kDefaultSocket;
+    } else {
+      if (rte_eth_dev_count_avail() == 0)
+        return fail("no port: give one in the EAL options (--vdev net_memif0,... or a PCI address)");
+      char name[RTE_ETH_NAME_MAX_LEN];
+      std::uint16_t first = 0;
+      RTE_ETH_FOREACH_DEV(first) break;
+      if (rte_eth_dev_get_name_by_port(first, name) != 0) return fail("cannot name the first port");
+      pc.devargs = name;
+    }
+    st.port = Port::open(pc, err);
+    if (!st.port) return fail(err.message());
+    const auto wait_ms = static_cast<std::uint32_t>(opt.connect_timeout_s * 1000);
+    if (Status s = st.port->wait_link_up(wait_ms); !s.ok()) return fail(s.message() + " (is the peer running?)");
+    st.memory = std::make_unique<MemoryRegistry>();
+    EndpointConfig ec;
+    ec.port_id = st.port->id();
+    ec.pool = pool.get();
+    ec.memory = st.memory.get();
+    ec.qpn_base = opt.local_qpn;
+    ec.max_qps = opt.qps;
+    ec.capture = opt.pcap.empty() ? nullptr : &capture;
+    const rte_ether_addr mac = st.port->mac();
+    ec.local = make_address(local_ip, mac.addr_bytes);
+    st.endpoint = std::make_unique<RcEndpoint>(ec);
+    (server ? st.rsp_ep : st.req_ep) = st.endpoint.get();
+    (server ? st.rsp_mem : st.req_mem) = st.memory.get();
+    if (imp.any()) {
+      auto li = LinkImpairment::attach(st.port->id(), 0, imp, pool.get(), err);
+      if (!li) return fail(err.message());
+      st.impairments.push_back(std::move(li));
+    }
   }
 
-  g_base.resize(opt.size);
-  for (std::uint32_t i = 0; i < opt.size; ++i) g_base[i] = static_cast<std::uint8_t>(i * 7 + (i >> 8));
-
-  // Connect the QP pairs statically (both ends known in-process).
-  std::vector<Flow> flows(opt.qps);
-  const std::size_t slots = opt.inflight, bytes = static_cast<std::size_t>(opt.size) * slots;
+  const gen::Pattern pattern(max_size);
+  const std::uint32_t slots = opt.inflight;
+  const std::size_t slot_bytes = max_size, bytes = slot_bytes * slots;
+  std::vector<gen::Requester> reqs(st.req_ep != nullptr ? opt.qps : 0);
+  std::vector<gen::Responder> rsps(st.rsp_ep != nullptr ? opt.qps : 0);
+  const std::uint32_t remote_access = rc::kAccessLocalWrite | rc::kAccessRemoteWrite | rc::kAccessRemoteRead;
   for (std::uint32_t i = 0; i < opt.qps; ++i) {
-    rc::QpAttr a;
-    a.pmtu = opt.mtu;
-    a.dest_qpn = 0x11 + i;
-    a.sq_psn = (0x123456 * (i + 1)) & 0xFFFFFF;
-    a.rq_psn = (0x654321 * (i + 1)) & 0xFFFFFF;
-    a.timeout = 10;  // 4 ms: lab RTTs are microseconds
-    a.retry_cnt = 7;
-    a.rnr_retry = 7;
-    a.access = rc::kAccessRemoteWrite | rc::kAccessRemoteRead;
-    rc::QpAttr b = a;
-    std::swap(b.sq_psn, b.rq_psn);
-    Flow& f = flows[i];
-    if (Status s = lab->a().create_qp(a, LoopbackLab::address(1), f.req); !s.ok())
-      return std::fprintf(stderr, "droce-gen: %s\n", s.message().c_str()), 1;
-    if (Status s = lab->b().create_qp(b, LoopbackLab::address(0), f.rsp); !s.ok())
-      return std::fprintf(stderr, "droce-gen: %s\n", s.message().c_str()), 1;
-    f.src.resize(bytes);
-    f.dst.resize(bytes);
-    f.post_tsc.resize(slots);
-    const std::uint32_t remote = rc::kAccessLocalWrite | rc::kAccessRemoteWrite | rc::kAccessRemoteRead;
-    if (Status s = lab->memory_a().register_memory(f.src.data(), bytes, rc::kAccessLocalWrite, f.src_mr); !s.ok())
-      return std::fprintf(stderr, "droce-gen: %s\n", s.message().c_str()), 1;
-    if (Status s = lab->memory_b().register_memory(f.dst.data(), bytes, remote, f.dst_mr); !s.ok())
-      return std::fprintf(stderr, "droce-gen: %s\n", s.message().c_str()), 1;
-    // READ reads a fixed pattern per remote slot.
-    if (opt.op == Op::kRead)
-      for (std::size_t s = 0; s < slots; ++s)
-        fill(f.dst.data() + s * opt.size, opt.size, i, s);
+    if (!reqs.empty()) {
+      auto& r = reqs[i];
+      r.ep = st.req_ep;
+      r.index = i;
+      r.buf.resize(bytes);
+      r.post_tsc.resize(slots);
+      if (Status s = st.req_ep->create_qp(qp_attr(opt, i, true), r.qpn); !s.ok()) return fail(s.message());
+      if (Status s = st.req_mem->register_memory(r.buf.data(), bytes, rc::kAccessLocalWrite, r.mr); !s.ok())
+        return fail(s.message());
+    }
+    if (!rsps.empty()) {
+      auto& r = rsps[i];
+      r.ep = st.rsp_ep;
+      r.index = i;
+      r.buf.resize(bytes);
+      if (Status s = st.rsp_ep->create_qp(qp_attr(opt, i, false), r.qpn); !s.ok()) return fail(s.message());
+      if (Status s = st.rsp_mem->register_memory(r.buf.data(), bytes, remote_access, r.mr); !s.ok())
+        return fail(s.message());
+      // READ serves a fixed pattern per slot.
+      if (opt.op == Op::kRead)
+        for (std::uint32_t s = 0; s < slots; ++s) pattern.fill(r.buf.data() + s * slot_bytes, max_size, i, s);
+    }
   }
 
+  // ---- connect ----
+  OobConnection oob;
+  RcPingpongServer listener;
+  const auto timeout_ms = static_cast<std::uint32_t>(opt.connect_timeout_s * 1000);
+  if (opt.mode == Mode::kLoopback) {
+    for (std::uint32_t i = 0; i < opt.qps; ++i) {
+      auto& q = reqs[i];
+      auto& r = rsps[i];
+      const auto qa = st.req_ep->qp(q.qpn)->attr();
+      const auto ra = st.rsp_ep->qp(r.qpn)->attr();
+      if (Status s = st.req_ep->connect(q.qpn, RemoteQp{LoopbackLab::address(1), r.qpn, ra.sq_psn}); !s.ok())
+        return fail(s.message());
+      if (Status s = st.rsp_ep->connect(r.qpn, RemoteQp{LoopbackLab::address(0), q.qpn, qa.sq_psn}); !s.ok())
+        return fail(s.message());
+      q.remote_va = reinterpret_cast<std::uint64_t>(r.buf.data());
+      q.rkey = r.mr.rkey;
+      q.remote_slots = slots;
+    }
+  } else {
+    const wire::L2L3Address peer_static = make_address(peer_ip, have_peer_mac ? peer_mac : nullptr);
+    if (opt.oob_port != 0) {
+      if (server) {
+        std::uint16_t bound = 0;
+        if (Status s = listener.listen(opt.oob_port, bound); !s.ok()) return fail(s.message());
+        if (!opt.quiet) std::printf("droce-gen: server waiting for a client on TCP port %u\n", bound);
+        std::fflush(stdout);
+        if (Status s = listener.accept(timeout_ms, oob); !s.ok()) return fail(s.message());
+      } else if (Status s = OobConnection::connect(opt.oob_host, opt.oob_port, timeout_ms, oob); !s.ok()) {
+        return fail(s.message());
+      }
+      std::uint8_t our_ip[4];
+      (void)gen::parse_ipv4(local_ip, our_ip);
+      for (std::uint32_t i = 0; i < opt.qps; ++i) {
+        const std::uint32_t qpn = server ? rsps[i].qpn : reqs[i].qpn;
+        RcEndpoint& ep = server ? *st.rsp_ep : *st.req_ep;
+        ConnInfo local, peer;
+        local.qpn = qpn;
+        local.psn = ep.qp(qpn)->attr().sq_psn;
+        gid_from_ipv4(our_ip, local.gid);
+        Status s = server ? oob.server_read_peer(peer, timeout_ms) : oob.exchange_as_client(local, peer, timeout_ms);
+        if (!s.ok()) return fail("exchange for QP " + std::to_string(i) + ": " + s.message());
+        wire::L2L3Address remote = peer_static;
+        std::uint8_t pip[4];
+        if (Status g = ipv4_from_gid(peer.gid, pip); !g.ok()) return fail(g.message());
+        if (!have_peer_mac) remote = make_address(std::to_string(pip[0]) + "." + std::to_string(pip[1]) + "." +
+                                                      std::to_string(pip[2]) + "." + std::to_string(pip[3]), nullptr);
+        std::memcpy(remote.ip, pip, 4);
+        if (Status c = ep.connect(qpn, RemoteQp{remote, peer.qpn, peer.psn}); !c.ok()) return fail(c.message());
+        if (server) {
+          // As rc_pingpong: connect first, then answer and wait for "done".
+          if (Status a = oob.server_answer(local, timeout_ms); !a.ok()) return fail(a.message());
+        }
+        // After the first QP's exchange (the part ibv_rc_pingpong also speaks), droce's own line:
+        // the client's workload, which the server must be running too.
+        if (i == 0 && !server) {
+          if (Status s = oob.send_line(config_line(opt), timeout_ms); !s.ok()) return fail(s.message());
+        } else if (i == 0) {
+          std::string line;
+          if (Status s = oob.recv_line(line, timeout_ms); !s.ok()) return fail(s.message());
+          if (line != config_line(opt))
+            return fail("the client runs '" + line.substr(std::min<std::size_t>(7, line.size())) + "' but this server '" +
+                        config_line(opt).substr(7) + "': start both with the same workload options");
+        }
+      }
+      // Then the responder's buffers (WRITE target, READ source) for each QP.
+      if (server) {
+        for (auto& r : rsps) {
+          char mr[96];
+          std::snprintf(mr, sizeof(mr), "MR %llx %x %u", static_cast<unsigned long long>(reinterpret_cast<std::uint64_t>(r.buf.data())),
+                        r.mr.rkey, slots);
+          if (Status s = oob.send_line(mr, timeout_ms); !s.ok()) return fail(s.message());
+        }
+      } else {
+        for (auto& q : reqs) {
+          std::string line;
+          if (Status s = oob.recv_line(line, timeout_ms); !s.ok()) return fail(s.message());
+          unsigned long long va = 0;
+          unsigned rkey = 0, n = 0;
+          if (std::sscanf(line.c_str(), "MR %llx %x %u", &va, &rkey, &n) != 3 || n == 0)
+            return fail("the server answered '" + line + "' where its buffer keys were expected (is it droce-gen?)");
+          q.remote_va = va;
+          q.rkey = rkey;
+          q.remote_slots = n;
+        }
+      }
+    } else {
+      for (std::uint32_t i = 0; i < opt.qps; ++i) {
+        const std::uint32_t qpn = server ? rsps[i].qpn : reqs[i].qpn;
+        RcEndpoint& ep = server ? *st.rsp_ep : *st.req_ep;
+        if (Status c = ep.connect(qpn, RemoteQp{peer_static, opt.remote_qpn + i, (opt.remote_psn + 0x10000 * i) & 0xFFFFFF});
+            !c.ok())
+          return fail(c.message());
+      }
+    }
+  }
+
+  // ---- run ----
   const double hz = static_cast<double>(rte_get_tsc_hz());
   LatencyHistogram hist;
-  Totals t;
+  gen::Totals t;
+  std::FILE* csv = nullptr;
+  if (!opt.csv.empty()) {
+    csv = std::fopen(opt.csv.c_str(), "w");
+    if (csv == nullptr) return fail("cannot write " + opt.csv);
+    std::fprintf(csv, "time_s,goodput_gbps,msg_rate_mps,retransmitted_packets,naks_sent,naks_received,rnr_naks\n");
+  }
+  auto counters_sum = [&](auto field) {
+    std::uint64_t v = 0;
+    for (auto& q : reqs) v += field(q.ep->qp(q.qpn)->counters());
+    for (auto& r : rsps) v += field(r.ep->qp(r.qpn)->counters());
+    return v;
+  };
   const std::uint64_t start = rte_rdtsc();
   const auto warm_end = start + static_cast<std::uint64_t>(opt.warmup_s * hz);
-  // --count runs until done but never past a hard limit, so a dead peer cannot hang us.
-  const double limit_s = opt.count != 0 ? std::max(60.0, opt.duration_s) : opt.duration_s;
+  // --count runs until done but never past a hard limit, so a dead peer cannot hang us; a server
+  // waits for the client's end-of-run line as long as the client may run, plus the connect time.
+  double limit_s = opt.count != 0 ? std::max(60.0, opt.duration_s) : opt.duration_s;
+  if (server) limit_s += opt.connect_timeout_s + 10;
   const auto deadline = warm_end + static_cast<std::uint64_t>(limit_s * hz);
   std::uint64_t measured_start = warm_end, next_line = start + static_cast<std::uint64_t>(hz);
-  std::uint64_t line_msgs = 0, line_bytes = 0, total_posted = 0;
+  std::uint64_t line_msgs = 0, line_bytes = 0, total_posted = 0, first_rx = 0, last_rx = 0;
   bool measuring = opt.warmup_s == 0;
+  // Offered load: a token per message, refilled at the configured rate, at most `inflight` saved.
+  const double avg_size = [&] {
+    double s = 0;
+    for (auto v : opt.sizes) s += v;
+    return s / static_cast<double>(opt.sizes.size());
+  }();
+  const double msg_rate = opt.msg_rate > 0 ? opt.msg_rate : opt.rate_gbps > 0 ? opt.rate_gbps * 1e9 / 8 / avg_size : 0;
+  const double tsc_per_msg = msg_rate > 0 ? hz / msg_rate : 0;
+  double tokens = 1;
+  std::uint64_t last_refill = start;
+  std::string end_line;
+  bool peer_ended = false, peer_gone = false;
 
-  auto post_one = [&](Flow& f, std::uint32_t qi) {
-    const std::uint64_t seq = f.posted;
+  auto post_one = [&](gen::Requester& q) {
+    const std::uint64_t seq = q.posted;
+    const std::uint32_t size = opt.size_of(seq);
     const std::size_t slot = seq % slots;
-    std::uint8_t* s = f.src.data() + slot * opt.size;
+    std::uint8_t* s = q.buf.data() + slot * slot_bytes;
     rc::SendWr w;
     w.wr_id = seq;
     w.imm = static_cast<std::uint32_t>(seq);
-    w.sge = {reinterpret_cast<std::uint64_t>(s), opt.size, f.src_mr.lkey};
-    w.remote_addr = reinterpret_cast<std::uint64_t>(f.dst.data() + slot * opt.size);
-    w.rkey = f.dst_mr.rkey;
+    w.sge = {reinterpret_cast<std::uint64_t>(s), size, q.mr.lkey};
+    w.remote_addr = q.remote_va + (seq % q.remote_slots) * slot_bytes;
+    w.rkey = q.rkey;
     if (opt.op == Op::kRead) {
       w.opcode = rc::WrOpcode::kRead;
     } else {
       w.opcode = opt.op == Op::kSend ? rc::WrOpcode::kSendWithImm : rc::WrOpcode::kWriteWithImm;
-      fill(s, opt.size, qi, seq);
-      rc::RecvWr r{seq, {reinterpret_cast<std::uint64_t>(f.dst.data() + slot * opt.size), opt.size, f.dst_mr.lkey}};
-      if (opt.op == Op::kWrite) r.sge = {0, 0, 0};  // WRITE with immediate only consumes a receive
-      if (!f.rsp->post_recv(r).empty()) return false;
+      pattern.fill(s, size, q.index, seq);
     }
-    if (!f.req->post_send(w).empty()) return false;
-    f.post_tsc[slot] = rte_rdtsc();
-    ++f.posted;
+    if (!q.ep->post_send(q.qpn, w).ok()) return false;
+    q.post_tsc[slot] = rte_rdtsc();
+    ++q.posted;
     ++total_posted;
     return true;
   };
+  auto keep_receives_posted = [&](gen::Responder& r) {
+    if (opt.op == Op::kRead) return;
+    while (r.recv_posted - r.received < slots) {
+      const std::size_t slot = r.recv_posted % slots;
+      rc::RecvWr w{r.recv_posted, {reinterpret_cast<std::uint64_t>(r.buf.data() + slot * slot_bytes), max_size, r.mr.lkey}};
+      if (opt.op == Op::kWrite) w.sge = {0, 0, 0};  // WRITE with immediate only consumes a receive
+      if (!r.ep->post_recv(r.qpn, w).ok()) break;
+      ++r.recv_posted;
+    }
+  };
 
   std::uint64_t now = start;
+  std::uint64_t iter = 0;
   while (!stop_requested() && now < deadline) {
     if (!measuring && now >= warm_end) {
       measuring = true;
       measured_start = now;
-      t = Totals{};
+      t = gen::Totals{};
       hist = LatencyHistogram{};
     }
-    for (std::uint32_t i = 0; i < opt.qps; ++i) {
-      Flow& f = flows[i];
-      while (f.posted - f.completed < slots && (opt.count == 0 || total_posted < opt.count) &&
-             f.req->state() == rc::QpState::kRts && post_one(f, i)) {
+    if (tsc_per_msg > 0) {
+      tokens = std::min<double>(tokens + static_cast<double>(now - last_refill) / tsc_per_msg, opt.inflight);
+      last_refill = now;
+    }
+    for (auto& q : reqs) {
+      while (q.posted - q.completed < slots && (opt.count == 0 || total_posted < opt.count) &&
+             (tsc_per_msg == 0 || tokens >= 1) && q.ep->qp(q.qpn)->state() == rc::QpState::kRts && post_one(q)) {
+        if (tsc_per_msg > 0) tokens -= 1;
       }
     }
-    lab->poll(now);
+    for (auto& r : rsps) keep_receives_posted(r);
+    st.poll(now);
     now = rte_rdtsc();
-    for (std::uint32_t i = 0; i < opt.qps; ++i) {
-      Flow& f = flows[i];
-      rc::Completion c;
-      // Receiver: sequence and content of every message (SEND data, WRITE target memory).
-      while (f.rsp->poll_cq(c)) {
+    rc::Completion cs[32];
+    // Responder: sequence and content of every message (SEND data, WRITE target memory).
+    for (auto& r : rsps) {
+      for (unsigned n = r.ep->poll_cq(r.qpn, cs, 32), k = 0; k < n; ++k) {
+        const rc::Completion& c = cs[k];
         if (c.status != rc::WcStatus::kSuccess) {
           ++t.errors;
           continue;
         }
+        ++r.received;
         const std::uint64_t seq = c.imm;
-        if (seq < (f.expected_rx & 0xFFFFFFFFull)) ++t.duplicated;
-        else if (seq > (f.expected_rx & 0xFFFFFFFFull)) {
-          t.lost += seq - f.expected_rx;
+        const std::uint64_t want = r.expected & 0xFFFFFFFFull;
+        if (seq < want) {
+          ++t.duplicated;
+        } else if (seq > want) {
+          t.lost += seq - want;
           ++t.out_of_order;
         }
-        if (!check(f.dst.data() + (seq % slots) * opt.size, opt.size, i, seq)) ++t.corrupted;
-        f.expected_rx = seq + 1;
+        const std::uint32_t size = opt.size_of(seq);
+        const std::uint8_t* p = opt.op == Op::kSend ? r.buf.data() + (c.wr_id % slots) * slot_bytes
+                                                    : r.buf.data() + (seq % slots) * slot_bytes;
+        if ((opt.op == Op::kSend && c.byte_len != size) || !pattern.check(p, size, r.index, seq)) ++t.corrupted;
+        r.expected = seq + 1;
+        if (server) {
+          ++t.messages;
+          t.bytes += size;
+          ++line_msgs;
+          line_bytes += size;
+          if (first_rx == 0) first_rx = now;
+          last_rx = now;
+        }
       }
-      // Requester: completions in order; READ data checked here.
-      while (f.req->poll_cq(c)) {
+    }
+    // Requester: completions in order; READ data checked here; latency from post to completion.
+    for (auto& q : reqs) {
+      for (unsigned n = q.ep->poll_cq(q.qpn, cs, 32), k = 0; k < n; ++k) {
+        const rc::Completion& c = cs[k];
+        ++q.completed;
         if (c.status != rc::WcStatus::kSuccess) {
           ++t.errors;
           continue;
         }
-        if (c.wr_id != f.completed) ++t.out_of_order;
+        if (c.wr_id != q.completed - 1) ++t.out_of_order;
         const std::size_t slot = c.wr_id % slots;
-        if (opt.op == Op::kRead) {
-          if (!check(f.src.data() + slot * opt.size, opt.size, i, slot)) ++t.corrupted;
-        }
-        hist.record(static_cast<std::uint64_t>(static_cast<double>(now - f.post_tsc[slot]) * 1e9 / hz));
-        ++f.completed;
+        const std::uint32_t size = opt.size_of(c.wr_id);
+        if (opt.op == Op::kRead && !pattern.check(q.buf.data() + slot * slot_bytes, size, q.index, c.wr_id % q.remote_slots))
+          ++t.corrupted;
+        hist.record(static_cast<std::uint64_t>(static_cast<double>(now - q.post_tsc[slot]) * 1e9 / hz));
+        ++q.completed_ok;
         ++t.messages;
-        t.bytes += opt.size;
+        t.bytes += size;
         ++line_msgs;
-        line_bytes += opt.size;
+        line_bytes += size;
       }
     }
     if (t.errors != 0) break;
-    if (opt.count != 0 && total_posted >= opt.count) {
+    if (!server && opt.count != 0 && total_posted >= opt.count) {
       bool all = true;
-      for (auto& f : flows) all = all && f.completed == f.posted;
+      for (auto& q : reqs) all = all && q.completed == q.posted;
       if (all) break;
     }
-    if (now >= next_line) {
-      if (!opt.quiet) {
-        std::uint64_t retx = 0, naks = 0;
-        for (auto& f : flows) {
-          retx += f.req->counters().retransmitted_packets;
-          naks += f.rsp->counters().naks_sent;
+    // The server ends when the client says so (or is gone); statically, after --duration of traffic
+    // or --count messages.
+    if (server && (++iter & 1023) == 0) {
+      if (oob.is_open()) {
+        bool closed = false;
+        if (oob.poll_line(end_line, closed)) {
+          peer_ended = true;
+          break;
         }
-        std::printf("droce-gen: %6.2f Gb/s  %8.3f Mmsg/s  retransmitted %llu  naks %llu  cnps 0  rate line\n",
-                    line_bytes * 8.0 / 1e9, line_msgs / 1e6, static_cast<unsigned long long>(retx),
-                    static_cast<unsigned long long>(naks));
+        if (closed) {
+          peer_gone = true;
+          break;
+        }
+      } else if ((opt.count != 0 && t.messages >= opt.count) ||
+                 (first_rx != 0 && now - first_rx > static_cast<std::uint64_t>(opt.duration_s * hz))) {
+        break;
+      }
+    }
+    if (now >= next_line) {
+      const double gbps = static_cast<double>(line_bytes) * 8.0 / 1e9, mmps = static_cast<double>(line_msgs) / 1e6;
+      const auto retx = counters_sum([](const rc::RcCounters& c) { return c.retransmitted_packets; });
+      const auto naks_s = counters_sum([](const rc::RcCounters& c) { return c.naks_sent; });
+      const auto naks_r = counters_sum([](const rc::RcCounters& c) { return c.naks_received; });
+      const auto rnr = counters_sum([](const rc::RcCounters& c) { return c.rnr_naks_received; });
+      if (!opt.quiet) {
+        std::printf("droce-gen: %7.3f Gb/s  %8.4f Mmsg/s  retransmitted %llu  naks %llu/%llu  cnps 0  rate: line (cc none)\n",
+                    gbps, mmps, static_cast<unsigned long long>(retx), static_cast<unsigned long long>(naks_s),
+                    static_cast<unsigned long long>(naks_r));
         std::fflush(stdout);
       }
+      if (csv != nullptr)
+        std::fprintf(csv, "%.3f,%.6f,%.6f,%llu,%llu,%llu,%llu\n", static_cast<double>(now - start) / hz, gbps, mmps,
+                     static_cast<unsigned long long>(retx), static_cast<unsigned long long>(naks_s),
+                     static_cast<unsigned long long>(naks_r), static_cast<unsigned long long>(rnr));
       line_msgs = line_bytes = 0;
       next_line = now + static_cast<std::uint64_t>(hz);
     }
   }
-  const double secs = static_cast<double>(now - measured_start) / hz;
+  const bool interrupted = stop_requested();
+  double secs = static_cast<double>(now - measured_start) / hz;
+  if (server && first_rx != 0) secs = static_cast<double>(last_rx - std::max(first_rx, measured_start)) / hz;
   bool unfinished = false;
-  for (auto& f : flows) unfinished |= f.completed != f.posted && t.errors == 0 && opt.count != 0;
-  lab->finish();
-  capture.close();
+  for (auto& q : reqs) unfinished |= q.completed != q.posted && t.errors == 0 && opt.count != 0;
+  if (csv != nullptr) std::fclose(csv);
 
-  // Counters from both ends.
-  std::uint64_t retx = 0, naks_sent = 0, naks_rcvd = 0, rnr = 0, timeouts = 0, dup_req = 0, oos = 0;
-  for (auto& f : flows) {
-    for (auto* q : {f.req, f.rsp}) {
-      retx += q->counters().retransmitted_packets;
-      naks_sent += q->counters().naks_sent;
-      naks_rcvd += q->counters().naks_received;
-      rnr += q->counters().rnr_naks_received;
-      timeouts += q->counters().local_ack_timeout_err;
-      dup_req += q->counters().duplicate_request;
-      oos += q->counters().out_of_sequence;
+  // ---- end of run: the client tells the server what it sent; the server answers what arrived ----
+  std::string problem;
+  std::uint64_t peer_received = 0;
+  if (opt.mode == Mode::kClient && oob.is_open()) {
+    std::string line = "END";
+    for (auto& q : reqs) line += " " + std::to_string(q.completed_ok);
+    std::string result;
+    Status s = oob.send_line(line, 5000);
+    // Keep answering the server's retransmissions while it finishes (a bounded wait).
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    bool closed = false;
+    while (s.ok() && std::chrono::steady_clock::now() < until) {
+      st.poll(rte_rdtsc());
+      if (oob.poll_line(result, closed)) break;
+      if (closed) {
+        s = Status::error("the server closed the connection before reporting");
+        break;
+      }
+    }
+    unsigned long long rx = 0, lost = 0, dup = 0, ooo = 0, bad = 0, errs = 0;
+    if (s.ok() && std::sscanf(result.c_str(), "RESULT %llu %llu %llu %llu %llu %llu", &rx, &lost, &dup, &ooo, &bad, &errs) == 6) {
+      peer_received = rx;
+      t.lost += lost;
+      t.duplicated += dup;
+      t.out_of_order += ooo;
+      t.corrupted += bad;
+      t.errors += errs;
+    } else {
+      problem = s.ok() ? "no end-of-run report from the server" : s.message();
     }
   }
-  const double gbps = secs > 0 ? t.bytes * 8.0 / secs / 1e9 : 0;
-  const double mmps = secs > 0 ? t.messages / secs / 1e6 : 0;
+  if (server && oob.is_open()) {
+    if (peer_gone) {
+      problem = "the client disappeared before the end of the run (control connection closed)";
+    } else if (!peer_ended) {
+      problem = interrupted ? "interrupted" : "no end-of-run line from the client before the deadline";
+    } else {
+      // Every message the client saw acknowledged must have arrived here.
+      std::istringstream in(end_line);
+      std::string word;
+      in >> word;
+      std::uint64_t sent_ok = 0, v = 0;
+      std::size_t i = 0;
+      while (in >> v) {
+        if (opt.op != Op::kRead && i < rsps.size() && v > rsps[i].expected) t.lost += v - rsps[i].expected;
+        sent_ok += v;
+        ++i;
+      }
+      if (word != "END" || i != rsps.size()) problem = "malformed end-of-run line from the client: " + end_line;
+      if (opt.op == Op::kRead) t.messages = sent_ok;  // READs complete at the client; the server only served
+      char res[160];
+      std::snprintf(res, sizeof(res), "RESULT %llu %llu %llu %llu %llu %llu", static_cast<unsigned long long>(t.messages),
+                    static_cast<unsigned long long>(t.lost), static_cast<unsigned long long>(t.duplicated),
+                    static_cast<unsigned long long>(t.out_of_order), static_cast<unsigned long long>(t.corrupted),
+                    static_cast<unsigned long long>(t.errors));
+      // Keep serving for a moment: the client may still be retransmitting its last packets' ACKs.
+      if (Status s = oob.send_line(res, 5000); !s.ok()) problem = s.message();
+      const auto until = rte_rdtsc() + static_cast<std::uint64_t>(0.2 * hz);
+      while (rte_rdtsc() < until) st.poll(rte_rdtsc());
+    }
+  }
+  st.finish();
+  capture.close();
+
+  // ---- report ----
+  const auto sum = [&](auto f) { return counters_sum(f); };
+  const auto retx = sum([](const rc::RcCounters& c) { return c.retransmitted_packets; });
+  const auto naks_sent = sum([](const rc::RcCounters& c) { return c.naks_sent; });
+  const auto naks_rcvd = sum([](const rc::RcCounters& c) { return c.naks_received; });
+  const auto rnr = sum([](const rc::RcCounters& c) { return c.rnr_naks_received; });
+  const auto timeouts = sum([](const rc::RcCounters& c) { return c.local_ack_timeout_err; });
+  const auto dup_req = sum([](const rc::RcCounters& c) { return c.duplicate_request; });
+  const auto oos = sum([](const rc::RcCounters& c) { return c.out_of_sequence; });
+  const ImpairmentCounters lab = st.impaired();
+  std::uint64_t zc = 0, copied_tx = 0;
+  for (RcEndpoint* ep : {st.req_ep, st.rsp_ep}) {
+    if (ep == nullptr || (ep == st.rsp_ep && ep == st.req_ep)) continue;
+    zc += ep->counters().tx_zero_copy_frames;
+    copied_tx += ep->counters().tx_payload_bytes_copied;
+  }
+  const double gbps = secs > 0 ? static_cast<double>(t.bytes) * 8.0 / secs / 1e9 : 0;
+  const double mmps = secs > 0 ? static_cast<double>(t.messages) / secs / 1e6 : 0;
   std::printf("---------------------------------------------------------------------------------------\n");
-  std::printf(" droce-gen RC %s, %u QP(s), MTU %u, inflight %u, lab loss %g\n", gen::op_name(opt.op), opt.qps,
-              opt.mtu, opt.inflight, opt.loss);
+  std::printf(" droce-gen %s: RC %s, %u QP(s), MTU %u, inflight %u, impairment loss %g dup %g reorder %g\n",
+              gen::mode_name(opt.mode), gen::op_name(opt.op), opt.qps, opt.mtu, opt.inflight, opt.loss, opt.duplicate,
+              opt.reorder);
   std::printf(" #bytes     #iterations    BW average[Gb/sec]   MsgRate[Mpps]\n");
-  std::printf(" %-10u %-14llu %-20.3f %.6f\n", opt.size, static_cast<unsigned long long>(t.messages), gbps, mmps);
-  std::printf(" latency ns: min %llu  p50 %llu  p90 %llu  p99 %llu  p99.9 %llu  max %llu\n",
-              static_cast<unsigned long long>(hist.min()), static_cast<unsigned long long>(hist.percentile(0.5)),
-              static_cast<unsigned long long>(hist.percentile(0.9)), static_cast<unsigned long long>(hist.percentile(0.99)),
-              static_cast<unsigned long long>(hist.percentile(0.999)), static_cast<unsigned long long>(hist.max()));
-  std::printf(" retransmitted %llu  naks sent %llu / received %llu  rnr naks %llu  ack timeouts %llu  frames dropped by lab %llu\n",
+  std::printf(" %-10s %-14llu %-20.3f %.6f\n", gen::sizes_text(opt.sizes).c_str(),
+              static_cast<unsigned long long>(t.messages), gbps, mmps);
+  if (!server)
+    std::printf(" latency ns (post to completion): min %llu  p50 %llu  p90 %llu  p99 %llu  p99.9 %llu  max %llu\n",
+                static_cast<unsigned long long>(hist.min()), static_cast<unsigned long long>(hist.percentile(0.5)),
+                static_cast<unsigned long long>(hist.percentile(0.9)), static_cast<unsigned long long>(hist.percentile(0.99)),
+                static_cast<unsigned long long>(hist.percentile(0.999)), static_cast<unsigned long long>(hist.max()));
+  std::printf(" retransmitted %llu  naks sent %llu / received %llu  rnr naks %llu  ack timeouts %llu\n",
               static_cast<unsigned long long>(retx), static_cast<unsigned long long>(naks_sent),
               static_cast<unsigned long long>(naks_rcvd), static_cast<unsigned long long>(rnr),
-              static_cast<unsigned long long>(timeouts), static_cast<unsigned long long>(lab->relay_dropped()));
-  std::printf(" verification: lost %llu  duplicated %llu  out of order %llu  corrupted %llu  errors %llu\n",
-              static_cast<unsigned long long>(t.lost), static_cast<unsigned long long>(t.duplicated),
-              static_cast<unsigned long long>(t.out_of_order), static_cast<unsigned long long>(t.corrupted),
-              static_cast<unsigned long long>(t.errors));
-  std::printf(" zero-copy TX frames %llu, payload bytes copied on TX %llu\n",
-              static_cast<unsigned long long>(lab->a().counters().tx_zero_copy_frames + lab->b().counters().tx_zero_copy_frames),
-              static_cast<unsigned long long>(lab->a().counters().tx_payload_bytes_copied + lab->b().counters().tx_payload_bytes_copied));
+              static_cast<unsigned long long>(timeouts));
+  std::printf(" impairment: dropped %llu  duplicated %llu  reordered %llu\n",
+              static_cast<unsigned long long>(lab.dropped), static_cast<unsigned long long>(lab.duplicated),
+              static_cast<unsigned long long>(lab.reordered));
+  std::printf(" verification%s: lost %llu  duplicated %llu  out of order %llu  corrupted %llu  errors %llu\n",
+              opt.mode == Mode::kClient ? " (both ends)" : "", static_cast<unsigned long long>(t.lost),
+              static_cast<unsigned long long>(t.duplicated), static_cast<unsigned long long>(t.out_of_order),
+              static_cast<unsigned long long>(t.corrupted), static_cast<unsigned long long>(t.errors));
+  std::printf(" zero-copy TX frames %llu, payload bytes copied on TX %llu\n", static_cast<unsigned long long>(zc),
+              static_cast<unsigned long long>(copied_tx));
   std::printf("---------------------------------------------------------------------------------------\n");
+  if (!problem.empty()) std::fprintf(stderr, "droce-gen: %s\n", problem.c_str());
 
   if (!opt.json.empty()) {
     nlohmann::json j;
@@ -303,17 +674,21 @@ int main(int argc, char** argv) {
     j["ack_timeouts"] = timeouts;
     j["duplicate_requests"] = dup_req;
     j["out_of_sequence"] = oos;
-    j["lab_frames_dropped"] = lab->relay_dropped();
-    j["config"] = {{"mode", opt.mode}, {"op", gen::op_name(opt.op)}, {"size", opt.size}, {"mtu", opt.mtu},
-                   {"qps", opt.qps}, {"inflight", opt.inflight}, {"duration_s", opt.duration_s},
-                   {"count", opt.count}, {"warmup_s", opt.warmup_s}, {"loss", opt.loss}, {"seed", opt.seed},
-                   {"cc", "none"}};
+    j["impairment"] = {{"dropped", lab.dropped}, {"duplicated", lab.duplicated}, {"reordered", lab.reordered}};
+    j["peer_received"] = peer_received;
+    j["problem"] = problem;
+    j["config"] = {{"mode", gen::mode_name(opt.mode)}, {"op", gen::op_name(opt.op)}, {"size", opt.sizes},
+                   {"mtu", opt.mtu}, {"qps", opt.qps}, {"inflight", opt.inflight}, {"duration_s", opt.duration_s},
+                   {"count", opt.count}, {"warmup_s", opt.warmup_s}, {"rate_gbps", opt.rate_gbps},
+                   {"msg_rate", opt.msg_rate}, {"loss", opt.loss}, {"duplicate", opt.duplicate},
+                   {"reorder", opt.reorder}, {"seed", opt.seed}, {"cc", opt.cc}, {"local_ip", local_ip},
+                   {"peer_ip", peer_ip}, {"oob_port", opt.oob_port}};
     std::ofstream out(opt.json);
     out << j.dump(2) << "\n";
-    if (!out) return std::fprintf(stderr, "droce-gen: cannot write %s\n", opt.json.c_str()), 1;
+    if (!out) return fail("cannot write " + opt.json);
   }
   const bool ok = t.errors == 0 && t.lost == 0 && t.duplicated == 0 && t.out_of_order == 0 && t.corrupted == 0 &&
-                  !unfinished && t.messages > 0;
-  if (!ok) std::fprintf(stderr, "droce-gen: FAILED: transport errors or verification failures (see the report)\n");
+                  !unfinished && t.messages > 0 && problem.empty() && !interrupted;
+  if (!ok) std::fprintf(stderr, "droce-gen: FAILED: transport errors, verification failures or an incomplete run (see the report)\n");
   return ok ? 0 : 1;
 }

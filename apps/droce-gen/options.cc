@@ -1,6 +1,8 @@
 // droce-gen option parsing: every bad value is one clear message naming the option.
 #include "apps/droce-gen/options.h"
 
+#include <arpa/inet.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -8,6 +10,30 @@
 namespace droce::gen {
 
 const char* op_name(Op op) { return op == Op::kSend ? "send" : op == Op::kWrite ? "write" : "read"; }
+const char* mode_name(Mode m) { return m == Mode::kLoopback ? "loopback" : m == Mode::kClient ? "client" : "server"; }
+
+std::uint32_t Options::max_size() const {
+  std::uint32_t m = 0;
+  for (auto s : sizes) m = s > m ? s : m;
+  return m;
+}
+
+std::string sizes_text(const std::vector<std::uint32_t>& s) {
+  std::string t;
+  for (std::size_t i = 0; i < s.size(); ++i) t += (i ? "," : "") + std::to_string(s[i]);
+  return t;
+}
+
+bool parse_ipv4(const std::string& s, std::uint8_t out[4]) { return inet_pton(AF_INET, s.c_str(), out) == 1; }
+
+bool parse_mac(const std::string& s, std::uint8_t out[6]) {
+  unsigned v[6];
+  char tail = 0;
+  if (std::sscanf(s.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6)
+    return false;
+  for (int i = 0; i < 6; ++i) out[i] = static_cast<std::uint8_t>(v[i]);
+  return true;
+}
 
 namespace {
 
@@ -15,31 +41,53 @@ void usage(const Options& d) {
   std::printf(
       "usage: droce-gen [EAL options] -- [options]\n"
       "RoCEv2 RC traffic generator: real queue pairs with go-back-N reliability, every message\n"
-      "verified on arrival. With no EAL options it builds an in-process lab (two endpoints on net_ring\n"
-      "ports through a relay that can drop frames) and runs a short test.\n\n"
-      "  --mode loopback          both ends in this process (default %s; client/server: not yet)\n"
+      "verified on arrival. With no EAL options, loopback mode builds an in-process lab (two endpoints\n"
+      "on net_ring ports) and client/server modes use net_memif on /tmp/droce-gen.sock.\n\n"
+      "roles and connection\n"
+      "  --mode loopback|client|server  both ends here, or one end each (default %s)\n"
+      "  --local-ip A.B.C.D       our RoCE address (default 10.0.0.1 client/loopback, 10.0.0.2 server)\n"
+      "  --peer-ip A.B.C.D        the peer's RoCE address (default: the other of the two)\n"
+      "  --peer-mac XX:..:XX      the peer's MAC (default 02:00 + the peer IP; ports run promiscuous)\n"
+      "  --oob-port N             TCP port of the ibv_rc_pingpong-format exchange (default %u; 0 = static)\n"
+      "  --oob-host HOST          where the server's exchange listens, for the client (default %s)\n"
+      "  --local-qpn N            static: our first QPN (default 0x%x)\n"
+      "  --remote-qpn N           static: the peer's first QPN (required with --oob-port 0)\n"
+      "  --psn N / --remote-psn N static: our and the peer's first PSN (default 0x%06x / 0x%06x)\n"
+      "  --connect-timeout S      how long to wait for the peer (default %g)\n"
+      "workload\n"
       "  --op send|write|read     RC operation (default %s; send/write carry immediate data = sequence)\n"
-      "  --size BYTES             message size, 1..1048576 (default %u)\n"
+      "  --size BYTES[,BYTES..]   message size 1..1048576, or a list cycled through (default %s)\n"
       "  --mtu BYTES              path MTU: 256, 512, 1024, 2048 or 4096 (default %u)\n"
       "  --qps N                  queue pairs, 1..64 (default %u)\n"
       "  --inflight N             outstanding messages per QP, 1..128 (default %u)\n"
+      "  --rate-gbps G            offered load in Gb/s of payload (default: closed loop)\n"
+      "  --msg-rate M             offered load in messages/s (default: closed loop)\n"
       "  --duration S             seconds to run after warm-up (default %g)\n"
       "  --count N                stop after N messages in total instead (default: by duration)\n"
       "  --warmup S               seconds excluded from the statistics (default %g)\n"
-      "  --loss P                 lab impairment: drop this fraction of frames, [0, 0.5] (default %g)\n"
+      "  --cc none|dcqcn          congestion control (default %s; dcqcn is not wired into the engine yet)\n"
+      "lab impairment (at this process's receive side; the transport never sees it)\n"
+      "  --loss P                 drop this fraction of frames, [0, 0.5] (default %g)\n"
+      "  --duplicate P            deliver this fraction twice, [0, 0.5] (default %g)\n"
+      "  --reorder P              hold this fraction back behind later frames, [0, 0.5] (default %g)\n"
       "  --seed S                 seed of the impairment (default %llu)\n"
-      "  --json FILE              write the report as JSON\n"
-      "  --pcap FILE              capture endpoint A's frames (pcapng, Wireshark decodes RoCEv2)\n"
+      "output\n"
+      "  --json FILE              the final report as JSON\n"
+      "  --csv FILE               one row per second: time, goodput, message rate, retransmissions, NAKs\n"
+      "  --pcap FILE              capture our port's frames (pcapng, Wireshark decodes RoCEv2)\n"
       "  --quiet                  no live line\n"
       "  --help                   this text\n",
-      d.mode.c_str(), op_name(d.op), d.size, d.mtu, d.qps, d.inflight, d.duration_s, d.warmup_s, d.loss,
-      static_cast<unsigned long long>(d.seed));
+      mode_name(d.mode), d.oob_port, d.oob_host.c_str(), d.local_qpn, d.psn, d.remote_psn, d.connect_timeout_s,
+      op_name(d.op), sizes_text(d.sizes).c_str(), d.mtu, d.qps, d.inflight, d.duration_s, d.warmup_s, d.cc.c_str(),
+      d.loss, d.duplicate, d.reorder, static_cast<unsigned long long>(d.seed));
 }
 
 bool number(const std::string& opt, const std::string& s, double lo, double hi, double& out) {
   char* end = nullptr;
   errno = 0;
-  const double v = std::strtod(s.c_str(), &end);
+  // Integers may be given in hex (0x...), as QPNs and PSNs usually are.
+  const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+  const double v = hex ? static_cast<double>(std::strtoull(s.c_str(), &end, 16)) : std::strtod(s.c_str(), &end);
   if (s.empty() || errno != 0 || *end != '\0' || !(v >= lo && v <= hi)) {
     std::fprintf(stderr, "droce-gen: %s: '%s' is not a number in [%g, %g]\n", opt.c_str(), s.c_str(), lo, hi);
     return false;
@@ -52,6 +100,7 @@ bool number(const std::string& opt, const std::string& s, double lo, double hi, 
 
 int parse_options(const std::vector<std::string>& args, Options& o) {
   const Options defaults;
+  bool remote_qpn_given = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&](std::string& v) {
@@ -64,6 +113,7 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     };
     std::string v;
     double d = 0;
+    std::uint8_t scratch[6];
     if (a == "--help" || a == "-h") {
       usage(defaults);
       return 1;
@@ -71,11 +121,10 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
       o.quiet = true;
     } else if (a == "--mode") {
       if (!value(v)) return -1;
-      if (v != "loopback") {
-        std::fprintf(stderr, "droce-gen: --mode %s: only 'loopback' is implemented in this version\n", v.c_str());
-        return -1;
-      }
-      o.mode = v;
+      if (v == "loopback") o.mode = Mode::kLoopback;
+      else if (v == "client") o.mode = Mode::kClient;
+      else if (v == "server") o.mode = Mode::kServer;
+      else return std::fprintf(stderr, "droce-gen: --mode: '%s' is not loopback, client or server\n", v.c_str()), -1;
     } else if (a == "--op") {
       if (!value(v)) return -1;
       if (v == "send") o.op = Op::kSend;
@@ -83,8 +132,18 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
       else if (v == "read") o.op = Op::kRead;
       else return std::fprintf(stderr, "droce-gen: --op: '%s' is not send, write or read\n", v.c_str()), -1;
     } else if (a == "--size") {
-      if (!value(v) || !number(a, v, 1, 1 << 20, d)) return -1;
-      o.size = static_cast<std::uint32_t>(d);
+      if (!value(v)) return -1;
+      o.sizes.clear();
+      std::size_t start = 0;
+      while (start <= v.size() && o.sizes.size() < 64) {
+        const std::size_t comma = v.find(',', start);
+        const std::string item = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (!number(a, item, 1, 1 << 20, d)) return -1;
+        o.sizes.push_back(static_cast<std::uint32_t>(d));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+      if (o.sizes.empty()) return std::fprintf(stderr, "droce-gen: --size: no size given\n"), -1;
     } else if (a == "--mtu") {
       if (!value(v) || !number(a, v, 256, 4096, d)) return -1;
       o.mtu = static_cast<std::uint32_t>(d);
@@ -96,6 +155,12 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     } else if (a == "--inflight") {
       if (!value(v) || !number(a, v, 1, 128, d)) return -1;
       o.inflight = static_cast<std::uint32_t>(d);
+    } else if (a == "--rate-gbps") {
+      if (!value(v) || !number(a, v, 0.001, 400, d)) return -1;
+      o.rate_gbps = d;
+    } else if (a == "--msg-rate") {
+      if (!value(v) || !number(a, v, 1, 1e9, d)) return -1;
+      o.msg_rate = d;
     } else if (a == "--duration") {
       if (!value(v) || !number(a, v, 0.01, 86400, d)) return -1;
       o.duration_s = d;
@@ -105,14 +170,46 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     } else if (a == "--warmup") {
       if (!value(v) || !number(a, v, 0, 3600, d)) return -1;
       o.warmup_s = d;
-    } else if (a == "--loss") {
+    } else if (a == "--local-ip" || a == "--peer-ip") {
+      if (!value(v)) return -1;
+      if (!parse_ipv4(v, scratch)) return std::fprintf(stderr, "droce-gen: %s: '%s' is not an IPv4 address\n", a.c_str(), v.c_str()), -1;
+      (a == "--local-ip" ? o.local_ip : o.peer_ip) = v;
+    } else if (a == "--peer-mac") {
+      if (!value(v)) return -1;
+      if (!parse_mac(v, scratch)) return std::fprintf(stderr, "droce-gen: --peer-mac: '%s' is not a MAC (xx:xx:xx:xx:xx:xx)\n", v.c_str()), -1;
+      o.peer_mac = v;
+    } else if (a == "--oob-host") {
+      if (!value(o.oob_host)) return -1;
+    } else if (a == "--oob-port") {
+      if (!value(v) || !number(a, v, 0, 65535, d)) return -1;
+      o.oob_port = static_cast<std::uint16_t>(d);
+    } else if (a == "--local-qpn" || a == "--remote-qpn") {
+      if (!value(v) || !number(a, v, 1, 0xFFFFFF, d)) return -1;
+      (a == "--local-qpn" ? o.local_qpn : o.remote_qpn) = static_cast<std::uint32_t>(d);
+      remote_qpn_given |= a == "--remote-qpn";
+    } else if (a == "--psn" || a == "--remote-psn") {
+      if (!value(v) || !number(a, v, 0, 0xFFFFFF, d)) return -1;
+      (a == "--psn" ? o.psn : o.remote_psn) = static_cast<std::uint32_t>(d);
+    } else if (a == "--connect-timeout") {
+      if (!value(v) || !number(a, v, 0.1, 3600, d)) return -1;
+      o.connect_timeout_s = d;
+    } else if (a == "--cc") {
+      if (!value(v)) return -1;
+      if (v == "dcqcn")
+        return std::fprintf(stderr, "droce-gen: --cc dcqcn: DCQCN runs in droce-sim but is not wired into the "
+                                    "engine's transmit path yet; use --cc none\n"), -1;
+      if (v != "none") return std::fprintf(stderr, "droce-gen: --cc: '%s' is not none or dcqcn\n", v.c_str()), -1;
+      o.cc = v;
+    } else if (a == "--loss" || a == "--duplicate" || a == "--reorder") {
       if (!value(v) || !number(a, v, 0, 0.5, d)) return -1;
-      o.loss = d;
+      (a == "--loss" ? o.loss : a == "--duplicate" ? o.duplicate : o.reorder) = d;
     } else if (a == "--seed") {
       if (!value(v) || !number(a, v, 0, 1e18, d)) return -1;
       o.seed = static_cast<std::uint64_t>(d);
     } else if (a == "--json") {
       if (!value(o.json)) return -1;
+    } else if (a == "--csv") {
+      if (!value(o.csv)) return -1;
     } else if (a == "--pcap") {
       if (!value(o.pcap)) return -1;
     } else {
@@ -120,8 +217,15 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
       return -1;
     }
   }
-  // Buffers: inflight slots of `size` bytes per QP on each side.
-  if (static_cast<std::uint64_t>(o.inflight) * o.size * o.qps > (512ull << 20))
+  if (o.rate_gbps > 0 && o.msg_rate > 0)
+    return std::fprintf(stderr, "droce-gen: --rate-gbps and --msg-rate both set: give one offered load\n"), -1;
+  if (o.mode != Mode::kLoopback && o.oob_port == 0 && !remote_qpn_given)
+    return std::fprintf(stderr, "droce-gen: a static connection (--oob-port 0) needs --remote-qpn\n"), -1;
+  if (o.mode != Mode::kLoopback && o.oob_port == 0 && o.op != Op::kSend)
+    return std::fprintf(stderr, "droce-gen: --op %s needs the peer's buffer address and rkey, which only the "
+                                "out-of-band exchange carries: use --oob-port, or --op send\n", op_name(o.op)), -1;
+  // Buffers: inflight slots of the largest size per QP on each side.
+  if (static_cast<std::uint64_t>(o.inflight) * o.max_size() * o.qps > (512ull << 20))
     return std::fprintf(stderr, "droce-gen: --qps x --inflight x --size needs more than 512 MiB of buffers\n"), -1;
   return 0;
 }

@@ -8,26 +8,49 @@
 namespace droce::gen {
 
 enum class Op { kSend, kWrite, kRead };
+enum class Mode { kLoopback, kClient, kServer };
 
 struct Options {
-  std::string mode = "loopback";
+  Mode mode = Mode::kLoopback;
   Op op = Op::kWrite;
-  std::uint32_t size = 4096;
+  std::vector<std::uint32_t> sizes = {4096};  // message i has sizes[i % n] bytes (a size mix)
   std::uint32_t mtu = 1024;
   std::uint32_t qps = 1;
   std::uint32_t inflight = 16;     // outstanding messages per QP
   double duration_s = 2;
   std::uint64_t count = 0;         // total messages; 0 = run for --duration
   double warmup_s = 0;
-  double loss = 0;                 // lab impairment: fraction of frames dropped by the relay
+  double rate_gbps = 0;            // offered load (0 = closed loop)
+  double msg_rate = 0;             // messages per second (0 = closed loop)
+  // Addressing and connection (client/server).
+  std::string local_ip, peer_ip, peer_mac;  // empty: mode defaults
+  std::string oob_host = "127.0.0.1";
+  std::uint16_t oob_port = 18515;  // ibv_rc_pingpong's default; 0 = static connection
+  std::uint32_t local_qpn = 0x11;  // first local QPN (static connection)
+  std::uint32_t remote_qpn = 0;    // first peer QPN (static connection)
+  std::uint32_t psn = 0x000100;    // our first PSN (static)
+  std::uint32_t remote_psn = 0x000100;  // the peer's first PSN (static)
+  double connect_timeout_s = 30;
+  std::string cc = "none";
+  // Lab impairment at this process's receive side.
+  double loss = 0;
+  double duplicate = 0;
+  double reorder = 0;
   std::uint64_t seed = 1;
-  std::string json;
-  std::string pcap;
+  std::string json, csv, pcap;
   bool quiet = false;
+
+  [[nodiscard]] std::uint32_t max_size() const;
+  [[nodiscard]] std::uint32_t size_of(std::uint64_t seq) const { return sizes[seq % sizes.size()]; }
 };
 
 [[nodiscard]] const char* op_name(Op op);
+[[nodiscard]] const char* mode_name(Mode m);
+[[nodiscard]] std::string sizes_text(const std::vector<std::uint32_t>& s);
 // Returns 0 to run, 1 after printing --help, -1 after printing an error.
 [[nodiscard]] int parse_options(const std::vector<std::string>& args, Options& o);
+// IPv4 dotted quad and MAC parsing (false on anything malformed).
+[[nodiscard]] bool parse_ipv4(const std::string& s, std::uint8_t out[4]);
+[[nodiscard]] bool parse_mac(const std::string& s, std::uint8_t out[6]);
 
 }  // namespace droce::gen

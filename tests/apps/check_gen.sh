@@ -3,6 +3,7 @@
 # scripts rely on; bad input gives one clear error and a non-zero exit.
 set -uo pipefail
 gen=$1
+root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 fail=0
@@ -33,7 +34,75 @@ check "unknown option exits 2 with a message" "[ $? -eq 2 ] && grep -q 'unknown 
 check "--mtu 1000 refused" "[ $? -eq 2 ] && grep -q 'not an IB MTU' '$out/e2.txt'"
 "$gen" -- --size 0 > "$out/e3.txt" 2>&1
 check "--size 0 refused" "[ $? -eq 2 ] && grep -q -- '--size' '$out/e3.txt'"
-"$gen" -- --mode client > "$out/e4.txt" 2>&1
-check "--mode client says it is not implemented" "[ $? -eq 2 ] && grep -q 'only' '$out/e4.txt'"
+"$gen" -- --cc dcqcn > "$out/e4.txt" 2>&1
+check "--cc dcqcn says it is not wired yet" "[ $? -eq 2 ] && grep -q 'not wired' '$out/e4.txt'"
+"$gen" -- --mode client --oob-port 0 > "$out/e5.txt" 2>&1
+check "static connection without --remote-qpn refused" "[ $? -eq 2 ] && grep -q -- '--remote-qpn' '$out/e5.txt'"
+
+# ---- client and server: two processes over net_memif, each on its own CPU ----
+last_cpu=$(( $(nproc) - 1 ))
+srv_eal() { echo "-l $last_cpu --no-pci --vdev net_memif0,role=server,socket=$out/$1.sock"; }
+cli_eal() { echo "-l 0 --no-pci --vdev net_memif0,role=client,socket=$out/$1.sock"; }
+# run_pair NAME SERVER_ARGS -- CLIENT_ARGS: both in the background with timeouts; sets srv_rc, cli_rc.
+run_pair() {
+  local name=$1; shift
+  local sargs=() cargs=() side=s
+  for a in "$@"; do
+    if [ "$a" = "--" ] && [ $side = s ]; then side=c; continue; fi
+    if [ $side = s ]; then sargs+=("$a"); else cargs+=("$a"); fi
+  done
+  # shellcheck disable=SC2046
+  timeout 120 "$gen" $(srv_eal "$name") -- --mode server --quiet --json "$out/$name.s.json" "${sargs[@]}" \
+    > "$out/$name.s.txt" 2>&1 &
+  local spid=$!
+  sleep 0.5
+  # shellcheck disable=SC2046
+  timeout 120 "$gen" $(cli_eal "$name") -- --mode client --quiet --json "$out/$name.c.json" "${cargs[@]}" \
+    > "$out/$name.c.txt" 2>&1
+  cli_rc=$?
+  wait $spid
+  srv_rc=$?
+}
+verified() {  # JSON file: every key, verified, no loss
+  /usr/bin/python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d['messages'] > 0 and d['lost'] == 0 and d['duplicated'] == 0 and d['corrupted'] == 0, d
+assert d['out_of_order'] == 0 and d['errors'] == 0 and d['problem'] == '', d
+PY
+}
+
+run_pair sendloss --op send --size 64,1500,6000 --loss 0.05 --duplicate 0.01 --reorder 0.01 --seed 3 -- \
+  --op send --size 64,1500,6000 --count 6000 --loss 0.05 --duplicate 0.01 --reorder 0.01 --pcap "$out/memif.pcapng"
+check "memif SEND, 5 % loss + duplication + reordering both ways: both ends exit 0" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ]"
+check "memif SEND: client JSON verified by both ends, retransmissions seen" \
+  "verified '$out/sendloss.c.json' && /usr/bin/python3 -c \"import json; d=json.load(open('$out/sendloss.c.json')); assert d['retransmitted_packets'] > 0 and d['peer_received'] >= 6000 and d['impairment']['dropped'] > 0\""
+check "memif SEND: server JSON verified" "verified '$out/sendloss.s.json'"
+check "pcapng of the lossy memif run decodes in tshark and its ICRCs verify in Scapy" \
+  "bash '$root/scripts/verify_capture.sh' '$out/memif.pcapng' > '$out/pcap.txt' 2>&1"
+
+run_pair write --op write --size 4096 --mtu 4096 --connect-timeout 5 -- --connect-timeout 5 --op write --size 4096 --mtu 4096 --qps 2 --count 4000 --loss 0.02
+check "client and server with different workloads: both fail, the server says why" "[ $cli_rc -ne 0 ] && [ $srv_rc -ne 0 ] && grep -q 'same workload' '$out/write.s.txt'"
+run_pair write2 --op write --size 4096 --mtu 4096 --qps 2 --loss 0.02 -- --op write --size 4096 --mtu 4096 --qps 2 --count 4000 --loss 0.02
+check "memif WRITE over 2 QPs with 2 % loss both ways: verified" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/write2.c.json'"
+run_pair read --op read --size 10000 -- --op read --size 10000 --count 2000 --loss 0.02
+check "memif READ with 2 % loss: verified at the client" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/read.c.json'"
+run_pair static --oob-port 0 --remote-qpn 0x11 --op send --size 512 --count 3000 -- \
+  --oob-port 0 --remote-qpn 0x11 --op send --size 512 --count 3000
+check "memif SEND with a static connection (no exchange): both exit 0" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ]"
+
+# A client that vanishes mid-run: the server says so and fails, without hanging.
+timeout 60 "$gen" $(srv_eal gone) -- --mode server --quiet --op send --size 256 > "$out/gone.s.txt" 2>&1 &
+spid=$!
+sleep 0.5
+( timeout -s KILL 2 "$gen" $(cli_eal gone) -- --mode client --quiet --op send --size 256 --duration 30 > /dev/null 2>&1 ) 2>/dev/null
+wait $spid
+srv_rc=$?
+check "a client killed mid-run: the server exits non-zero and says the client disappeared" \
+  "[ $srv_rc -eq 1 ] && grep -q 'disappeared' '$out/gone.s.txt'"
+# Nobody to talk to: a clear error within the connect timeout.
+timeout 30 "$gen" $(cli_eal nobody) -- --mode client --connect-timeout 1 > "$out/nobody.txt" 2>&1
+check "no server: the client gives up within --connect-timeout with a message" \
+  "[ \$? -eq 1 ] && grep -q -i 'link\|connect' '$out/nobody.txt'"
 [ $fail -eq 0 ] && echo "droce-gen checks passed"
 exit $fail

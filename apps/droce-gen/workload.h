@@ -1,0 +1,67 @@
+// droce-gen workload: payload patterns and the per-QP state of both ends of a flow.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/rc_endpoint.h"
+#include "protocols/rc/mr_table.h"
+
+namespace droce::gen {
+
+// Payload byte i of message `seq` on QP `qp`: a per-position base plus a per-message offset, so
+// filling and checking are plain vectorisable loops, and a byte from the wrong message, QP or
+// position shows as corruption.
+class Pattern {
+ public:
+  explicit Pattern(std::uint32_t max_size) : base_(max_size) {
+    for (std::uint32_t i = 0; i < max_size; ++i) base_[i] = static_cast<std::uint8_t>(i * 7 + (i >> 8));
+  }
+  void fill(std::uint8_t* p, std::uint32_t n, std::uint32_t qp, std::uint64_t seq) const {
+    const std::uint8_t c = offset(qp, seq);
+    for (std::uint32_t i = 0; i < n; ++i) p[i] = static_cast<std::uint8_t>(base_[i] + c);
+  }
+  [[nodiscard]] bool check(const std::uint8_t* p, std::uint32_t n, std::uint32_t qp, std::uint64_t seq) const {
+    const std::uint8_t c = offset(qp, seq);
+    std::uint8_t diff = 0;
+    for (std::uint32_t i = 0; i < n; ++i) diff |= static_cast<std::uint8_t>(p[i] ^ static_cast<std::uint8_t>(base_[i] + c));
+    return diff == 0;
+  }
+
+ private:
+  static std::uint8_t offset(std::uint32_t qp, std::uint64_t seq) { return static_cast<std::uint8_t>(qp * 29 + seq * 131); }
+  std::vector<std::uint8_t> base_;
+};
+
+// The requesting end of QP `index`: posts SEND/WRITE/READ from `slots` buffers of max_size bytes.
+struct Requester {
+  engine::RcEndpoint* ep = nullptr;
+  std::uint32_t qpn = 0;
+  std::uint32_t index = 0;
+  std::vector<std::uint8_t> buf;
+  rc::MemoryRegion mr;
+  std::uint64_t remote_va = 0;  // the responder's slot 0 (WRITE target, READ source)
+  std::uint32_t rkey = 0;
+  std::uint32_t remote_slots = 1;
+  std::vector<std::uint64_t> post_tsc;
+  std::uint64_t posted = 0, completed = 0, completed_ok = 0;
+};
+
+// The responding end: keeps receives posted (SEND data lands in them; WRITE with immediate
+// consumes one) and checks each message's sequence and content; for READ it only serves data.
+struct Responder {
+  engine::RcEndpoint* ep = nullptr;
+  std::uint32_t qpn = 0;
+  std::uint32_t index = 0;
+  std::vector<std::uint8_t> buf;
+  rc::MemoryRegion mr;
+  std::uint64_t recv_posted = 0;
+  std::uint64_t expected = 0;  // next sequence number
+  std::uint64_t received = 0;
+};
+
+struct Totals {
+  std::uint64_t messages = 0, bytes = 0, lost = 0, duplicated = 0, out_of_order = 0, corrupted = 0, errors = 0;
+};
+
+}  // namespace droce::gen
