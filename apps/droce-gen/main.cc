@@ -152,6 +152,8 @@ int main(int argc, char** argv) {
   imp.loss = opt.loss;
   imp.duplicate = opt.duplicate;
   imp.reorder = opt.reorder;
+  imp.burst_start = opt.burst_start;
+  imp.burst_frames = opt.burst_frames;
   imp.seed = opt.seed;
 
   Setup st;
@@ -639,7 +641,7 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(retx), static_cast<unsigned long long>(naks_sent),
               static_cast<unsigned long long>(naks_rcvd), static_cast<unsigned long long>(rnr),
               static_cast<unsigned long long>(timeouts));
-  std::printf(" impairment: dropped %llu  duplicated %llu  reordered %llu\n",
+  std::printf(" impairment: dropped %llu (bursts included)  duplicated %llu  reordered %llu\n",
               static_cast<unsigned long long>(lab.dropped), static_cast<unsigned long long>(lab.duplicated),
               static_cast<unsigned long long>(lab.reordered));
   std::printf(" verification%s: lost %llu  duplicated %llu  out of order %llu  corrupted %llu  errors %llu\n",
@@ -681,7 +683,8 @@ int main(int argc, char** argv) {
                    {"mtu", opt.mtu}, {"qps", opt.qps}, {"inflight", opt.inflight}, {"duration_s", opt.duration_s},
                    {"count", opt.count}, {"warmup_s", opt.warmup_s}, {"rate_gbps", opt.rate_gbps},
                    {"msg_rate", opt.msg_rate}, {"loss", opt.loss}, {"duplicate", opt.duplicate},
-                   {"reorder", opt.reorder}, {"seed", opt.seed}, {"cc", opt.cc}, {"local_ip", local_ip},
+                   {"reorder", opt.reorder}, {"burst_start", opt.burst_start},
+                   {"burst_frames", opt.burst_frames}, {"seed", opt.seed}, {"cc", opt.cc}, {"local_ip", local_ip},
                    {"peer_ip", peer_ip}, {"oob_port", opt.oob_port}};
     std::ofstream out(opt.json);
     out << j.dump(2) << "\n";

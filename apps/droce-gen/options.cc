@@ -70,6 +70,8 @@ void usage(const Options& d) {
       "  --loss P                 drop this fraction of frames, [0, 0.5] (default %g)\n"
       "  --duplicate P            deliver this fraction twice, [0, 0.5] (default %g)\n"
       "  --reorder P              hold this fraction back behind later frames, [0, 0.5] (default %g)\n"
+      "  --burst-start P          start a loss burst at this fraction of frames, [0, 0.1] (default %g)\n"
+      "  --burst-frames N         frames each loss burst drops, 1..1000 (default %u)\n"
       "  --seed S                 seed of the impairment (default %llu)\n"
       "output\n"
       "  --json FILE              the final report as JSON\n"
@@ -79,7 +81,7 @@ void usage(const Options& d) {
       "  --help                   this text\n",
       mode_name(d.mode), d.oob_port, d.oob_host.c_str(), d.local_qpn, d.psn, d.remote_psn, d.connect_timeout_s,
       op_name(d.op), sizes_text(d.sizes).c_str(), d.mtu, d.qps, d.inflight, d.duration_s, d.warmup_s, d.cc.c_str(),
-      d.loss, d.duplicate, d.reorder, static_cast<unsigned long long>(d.seed));
+      d.loss, d.duplicate, d.reorder, d.burst_start, d.burst_frames, static_cast<unsigned long long>(d.seed));
 }
 
 bool number(const std::string& opt, const std::string& s, double lo, double hi, double& out) {
@@ -203,6 +205,12 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     } else if (a == "--loss" || a == "--duplicate" || a == "--reorder") {
       if (!value(v) || !number(a, v, 0, 0.5, d)) return -1;
       (a == "--loss" ? o.loss : a == "--duplicate" ? o.duplicate : o.reorder) = d;
+    } else if (a == "--burst-start") {
+      if (!value(v) || !number(a, v, 0, 0.1, d)) return -1;
+      o.burst_start = d;
+    } else if (a == "--burst-frames") {
+      if (!value(v) || !number(a, v, 1, 1000, d)) return -1;
+      o.burst_frames = static_cast<std::uint32_t>(d);
     } else if (a == "--seed") {
       if (!value(v) || !number(a, v, 0, 1e18, d)) return -1;
       o.seed = static_cast<std::uint64_t>(d);

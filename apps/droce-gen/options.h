@@ -36,6 +36,8 @@ struct Options {
   double loss = 0;
   double duplicate = 0;
   double reorder = 0;
+  double burst_start = 0;          // probability per frame that a loss burst starts
+  std::uint32_t burst_frames = 8;  // frames each burst drops
   std::uint64_t seed = 1;
   std::string json, csv, pcap;
   bool quiet = false;

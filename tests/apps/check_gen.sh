@@ -85,8 +85,8 @@ run_pair write --op write --size 4096 --mtu 4096 --connect-timeout 5 -- --connec
 check "client and server with different workloads: both fail, the server says why" "[ $cli_rc -ne 0 ] && [ $srv_rc -ne 0 ] && grep -q 'same workload' '$out/write.s.txt'"
 run_pair write2 --op write --size 4096 --mtu 4096 --qps 2 --loss 0.02 -- --op write --size 4096 --mtu 4096 --qps 2 --count 4000 --loss 0.02
 check "memif WRITE over 2 QPs with 2 % loss both ways: verified" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/write2.c.json'"
-run_pair read --op read --size 10000 -- --op read --size 10000 --count 2000 --loss 0.02
-check "memif READ with 2 % loss: verified at the client" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/read.c.json'"
+run_pair read --op read --size 10000 --burst-start 0.002 --burst-frames 10 -- --op read --size 10000 --count 2000 --loss 0.01 --burst-start 0.002 --burst-frames 10
+check "memif READ with 1 % loss and loss bursts of 10 frames: verified at the client" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/read.c.json'"
 run_pair static --oob-port 0 --remote-qpn 0x11 --op send --size 512 --count 3000 -- \
   --oob-port 0 --remote-qpn 0x11 --op send --size 512 --count 3000
 check "memif SEND with a static connection (no exchange): both exit 0" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ]"
