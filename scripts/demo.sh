@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's first command: installs what is needed, builds droce and runs the main job,
 # droce-gen on an in-process lab (clean, then lossy with a capture that tshark and Scapy check),
-# then the raw forwarding loop across two processes and the DCQCN simulator.
+# then droce-gen as client and server over net_memif, the raw forwarding loop across two
+# processes and the DCQCN simulator.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,7 +23,20 @@ step "3. that capture, decoded by tshark and every ICRC re-checked by Scapy (an 
 bash scripts/verify_capture.sh "$pcap" || exit 1
 rm -f "$pcap"
 
-step "4. the engine's raw forwarding loop across two processes joined by net_memif"
+step "4. droce-gen as server and client in two processes over net_memif, 1 % loss each way"
+sock="/tmp/droce-demo-gen-$$.sock"
+last_cpu=$(( $(nproc) - 1 ))
+timeout 60 build/apps/droce-gen/droce-gen -l "$last_cpu" --no-pci --vdev "net_memif0,role=server,socket=$sock" -- \
+  --mode server --op send --size 1024 --loss 0.01 --quiet > /tmp/droce-demo-gen-server.$$ 2>&1 &
+server=$!
+sleep 0.5
+timeout 60 build/apps/droce-gen/droce-gen -l 0 --no-pci --vdev "net_memif0,role=client,socket=$sock" -- \
+  --mode client --op send --size 1024 --loss 0.01 --duration 3 || { wait "$server"; exit 1; }
+wait "$server" || exit 1
+sed 's/^/  server: /' /tmp/droce-demo-gen-server.$$
+rm -f /tmp/droce-demo-gen-server.$$ "$sock"
+
+step "5. the engine's raw forwarding loop across two processes joined by net_memif"
 sock="/tmp/droce-demo-$$.sock"
 timeout 30 build/apps/droce-fwd/droce-fwd -l 1 --no-pci --vdev "net_memif0,role=server,socket=$sock" -- \
   --duration 5 --tx-first 32 --stats-period 1 > /tmp/droce-demo-server.$$ 2>&1 &
@@ -34,6 +48,6 @@ wait "$server"
 sed 's/^/  server: /' /tmp/droce-demo-server.$$
 rm -f /tmp/droce-demo-server.$$ "$sock"
 
-step "5. DCQCN on the simulator: two flows converging at 40 Gb/s (paper parameters)"
+step "6. DCQCN on the simulator: two flows converging at 40 Gb/s (paper parameters)"
 build/apps/droce-sim/droce-sim --flows 2 --start-stagger-ms 10 --duration-ms 100 --json /tmp/droce-demo-sim.$$.json
 rm -f /tmp/droce-demo-sim.$$.json
