@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# droce-echo, the embedding example: both thread modes in one process, and server/client over
+# net_memif; every reply checked by the client (exit 0 only if all came back intact).
+set -uo pipefail
+echo_bin=$1
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+fail=0
+check() { if eval "$2"; then echo "ok: $1"; else echo "FAILED: $1"; fail=1; fi; }
+
+timeout 120 "$echo_bin" -- --count 5000 --size 100 --json "$out/w.json" > "$out/w.txt" 2>&1
+check "loopback, client on the worker: every reply intact" "[ $? -eq 0 ]"
+timeout 120 "$echo_bin" -- --count 5000 --size 9000 --thread app --json "$out/a.json" > "$out/a.txt" 2>&1
+check "loopback, client on an application thread through QpChannel (multi-packet messages)" "[ $? -eq 0 ]"
+check "JSON has RTT percentiles" "/usr/bin/python3 -c \"import json; d=json.load(open('$out/w.json')); assert d['round_trips'] == 5000 and all(k in d['rtt_ns'] for k in ['p50','p90','p99','p999','max'])\""
+
+last_cpu=$(( $(nproc) - 1 ))
+timeout 120 "$echo_bin" -l "$last_cpu" --no-pci --vdev "net_memif0,role=server,socket=$out/e.sock" -- \
+  --mode server --oob-port 18631 --timeout 3 > "$out/s.txt" 2>&1 &
+spid=$!
+sleep 0.5
+timeout 120 "$echo_bin" -l 0 --no-pci --vdev "net_memif0,role=client,socket=$out/e.sock" -- \
+  --mode client --oob-port 18631 --count 5000 > "$out/c.txt" 2>&1
+crc=$?
+wait $spid
+check "server and client over net_memif: both exit 0" "[ $crc -eq 0 ] && [ $? -eq 0 ]"
+
+"$echo_bin" -- --size 0 > "$out/e1.txt" 2>&1
+check "--size 0 refused with a message" "[ $? -eq 2 ] && grep -q -- '--size' '$out/e1.txt'"
+"$echo_bin" -- --mode client --timeout 1 --oob-port 18632 > "$out/e2.txt" 2>&1
+check "no server: the client gives up with a message" "[ $? -eq 1 ] && [ -s '$out/e2.txt' ]"
+[ $fail -eq 0 ] && echo "droce-echo checks passed"
+exit $fail
