@@ -118,7 +118,13 @@ RxDelivery RcQp::on_request(const wire::PacketInfo& pi, const std::uint8_t* payl
       }
       if (needs_recv && rq_.head == rq_.tail && (starts || op.kind == OpKind::kWrite)) {
         // No receive posted: RNR NAK with our timer; nothing executes, ePSN stays (§9.7.5.1.5).
-        if (queue_ack(pi.psn, wire::rnr_nak_syndrome(attr_.min_rnr_timer))) ++c_.rnr_naks_sent;
+        // The RNR NAK is this gap's one NAK: the packets already behind it in flight are dropped
+        // silently. A sequence-error NAK for each would cost the requester a retry (retry_cnt)
+        // per RNR episode and end a connection whose only problem is a slow receiver.
+        if (queue_ack(pi.psn, wire::rnr_nak_syndrome(attr_.min_rnr_timer))) {
+          ++c_.rnr_naks_sent;
+          rq_.nak_sent = true;
+        }
         return kNone;
       }
       const bool views = attr_.recv_mode == RecvMode::kMessageViews;

@@ -429,3 +429,26 @@ TEST_CASE("views: no credit -> RNR NAK; over max_message_bytes -> invalid reques
   CHECK(d.aeth_syndrome == wire::nak_syndrome(wire::NakCode::kInvalidRequest));
   CHECK(qp->state() == rc::QpState::kError);
 }
+
+TEST_CASE("after an RNR NAK the packets already in flight behind it are dropped without a sequence NAK",
+          "[rc][responder][rnr]") {
+  Responder r(100, false);  // no receive posted
+  auto p = payload(64);
+  r.qp->on_packet(r.req(wire::Opcode::kSendOnly, 100, 64), p.data(), 0);
+  r.qp->on_packet(r.req(wire::Opcode::kSendOnly, 101, 64), p.data(), 0);
+  r.qp->on_packet(r.req(wire::Opcode::kSendOnly, 102, 64), p.data(), 0);
+  auto o = r.out();
+  REQUIRE(o.size() == 1);  // the RNR NAK only
+  CHECK((o[0].aeth_syndrome & 0x60) == 0x20);
+  CHECK(o[0].psn == 100);
+  CHECK(r.qp->counters().out_of_sequence == 2);
+  // Once a receive is posted the retried PSN is accepted, and a later gap is NAKed again.
+  REQUIRE(r.qp->post_recv({7, {reinterpret_cast<std::uint64_t>(r.rbuf.data()), 4096, r.rmr.lkey}}).empty());
+  r.qp->on_packet(r.req(wire::Opcode::kSendOnly, 100, 64), p.data(), 0);
+  r.qp->on_packet(r.req(wire::Opcode::kSendOnly, 105, 64), p.data(), 0);
+  o = r.out();
+  REQUIRE(o.size() == 2);
+  CHECK(o[0].aeth_syndrome == wire::kAethAckUnlimited);
+  CHECK(o[1].aeth_syndrome == wire::nak_syndrome(wire::NakCode::kPsnSequenceError));
+  CHECK(o[1].psn == 101);
+}
