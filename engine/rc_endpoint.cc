@@ -11,17 +11,30 @@
 #include "protocols/wire/icrc.h"
 #include "protocols/wire/opcode.h"
 #include "protocols/wire/parse.h"
+#include "protocols/wire/pfc.h"
 
 namespace droce::engine {
 
-RcEndpoint::RcEndpoint(const EndpointConfig& cfg) : cfg_(cfg), qps_(cfg.max_qps), scratch_(16384) {
+RcEndpoint::RcEndpoint(const EndpointConfig& cfg)
+    : cfg_(cfg), qps_(cfg.max_qps), scratch_(16384),
+      wheel_(cfg.max_qps, 1024, rte_get_tsc_hz() / 1'000'000 != 0 ? rte_get_tsc_hz() / 1'000'000 : 1) {
   // Zero-copy TX sends chained mbufs, so the port must take them. net_ring advertises no
   // offloads but only moves mbuf pointers, so a chain crosses it untouched.
   rte_eth_dev_info info{};
   if (rte_eth_dev_info_get(cfg.port_id, &info) == 0)
     multi_seg_ok_ = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0 ||
                     (info.driver_name != nullptr && std::strcmp(info.driver_name, "net_ring") == 0);
-  ns_per_tsc_ = 1e9 / static_cast<double>(rte_get_tsc_hz());
+  tsc_hz_ = rte_get_tsc_hz();
+  ns_per_tsc_ = 1e9 / static_cast<double>(tsc_hz_);
+  // Pause quanta are bit times of the link the PFC frame came over.
+  pfc_link_bps_ = cfg.pfc_link_bps;
+  if (pfc_link_bps_ <= 0) {
+    rte_eth_link link{};
+    pfc_link_bps_ = rte_eth_link_get_nowait(cfg.port_id, &link) == 0 && link.link_speed != 0 &&
+                            link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN
+                        ? static_cast<double>(link.link_speed) * 1e6
+                        : 10e9;
+  }
 }
 
 RcEndpoint::~RcEndpoint() { finish(); }
@@ -56,12 +69,18 @@ Status RcEndpoint::create_qp(rc::QpAttr attr, std::uint32_t& qpn) {
     if (qps_[i].qp) continue;
     attr.qpn = cfg_.qpn_base + i;
     if (std::string e = attr.validate(); !e.empty()) return Status::error("QP attributes: " + e);
+    if (cfg_.dcqcn_reaction_point || cfg_.dcqcn_notification_point)
+      if (std::string e = cfg_.dcqcn.validate(); !e.empty()) return Status::error("DCQCN parameter " + e);
     auto q = std::make_unique<rc::RcQp>(attr, cfg_.memory->table());
     if (std::string e = q->modify(rc::QpState::kInit); !e.empty())
       return Status::error("QP " + std::to_string(attr.qpn) + ": " + e);
     QpSlot& s = qps_[i];
     s = QpSlot{};
     s.qp = std::move(q);
+    wheel_.cancel(i);  // a slot reused after an earlier QP may still be on the wheel
+    s.np = dcqcn::DcqcnNotificationPoint(cfg_.dcqcn.np_min_time_between_cnps_ns);
+    s.pacer = dcqcn::Pacer(static_cast<std::uint64_t>(static_cast<double>(cfg_.pacer_burst_ns) / ns_per_tsc_),
+                           static_cast<double>(tsc_hz_));
     if (attr.recv_mode == rc::RecvMode::kMessageViews) s.ready.resize(attr.rq_depth);
     qpn = attr.qpn;
     return {};
@@ -94,6 +113,8 @@ Status RcEndpoint::connect(std::uint32_t qpn, const RemoteQp& remote) {
   tc.udp_src_port = wire::roce_udp_src_port(attr.qpn, remote.qpn);
   s->tmpl = wire::HeaderTemplate::make(tc);
   s->connected = true;
+  // A new flow starts at line rate (DCQCN has no slow start).
+  s->rp.reset(cfg_.dcqcn, now_ns(rte_rdtsc()));
   if (attr.recv_mode == rc::RecvMode::kMessageViews) {
     // Credits: one per view the application may hold; each carries the largest message size.
     s->credit_bytes = attr.max_message_bytes;
@@ -135,6 +156,11 @@ Status RcEndpoint::post_recv(std::uint32_t qpn, const rc::RecvWr& wr) {
     return Status::error("post_recv: QP " + std::to_string(qpn) + " receives message views (receive_message)");
   if (std::string e = s->qp->post_recv(wr); !e.empty()) return Status::error(e);
   return {};
+}
+
+const dcqcn::DcqcnReactionPoint* RcEndpoint::dcqcn_state(std::uint32_t qpn) {
+  QpSlot* s = slot(qpn);
+  return s == nullptr ? nullptr : &s->rp;
 }
 
 unsigned RcEndpoint::poll_cq(std::uint32_t qpn, rc::Completion* out, unsigned max) {
@@ -199,6 +225,80 @@ void RcEndpoint::drop_views(QpSlot& s) {
 void RcEndpoint::drop(wire::DropReason r) {
   ++c_.rx_drops[static_cast<std::size_t>(r)];
   if (cfg_.counters != nullptr) ++cfg_.counters->rx_drops[static_cast<std::size_t>(r)];
+}
+
+// A CNP addresses the QP that sent the marked data: ours (Annex A17.9.3). Its rate law decides
+// whether it cuts (rp_cnp_handled) or falls inside the cut-monitor period (rp_cnp_ignored).
+void RcEndpoint::on_cnp(const wire::PacketInfo& pi, std::uint64_t now_ns) {
+  QpSlot* s = slot(pi.dest_qpn);
+  if (s == nullptr) {
+    ++c_.cnp_unknown_qp;
+    drop(wire::DropReason::kUnknownQpn);
+    return;
+  }
+  if (!cfg_.dcqcn_reaction_point || !s->connected) {
+    ++c_.rp_cnp_ignored;
+    return;
+  }
+  const std::uint64_t handled = s->rp.state().rp_cnp_handled;
+  s->rp.on_cnp(now_ns);
+  if (s->rp.state().rp_cnp_handled != handled)
+    ++c_.rp_cnp_handled;
+  else
+    ++c_.rp_cnp_ignored;
+}
+
+void RcEndpoint::send_cnp(QpSlot& s, std::uint64_t now_tsc) {
+  rte_mbuf* m = rte_pktmbuf_alloc(cfg_.pool);
+  if (m == nullptr) {
+    ++c_.cnp_tx_failures;
+    return;
+  }
+  constexpr std::uint16_t kRoom = wire::kMaxHeaderBytes + sizeof(wire::CnpBody) + wire::kIcrcBytes;
+  auto* p = reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(m, kRoom));
+  const std::uint32_t n = p == nullptr ? 0 : wire::build_cnp(s.tmpl, s.qp->attr().dest_qpn, cfg_.dcqcn.cnp_dscp, p, kRoom);
+  if (n == 0) {
+    rte_pktmbuf_free(m);
+    ++c_.cnp_tx_failures;
+    return;
+  }
+  rte_pktmbuf_trim(m, static_cast<std::uint16_t>(kRoom - n));
+  if (cfg_.capture != nullptr) cfg_.capture->capture(cfg_.port_id, cfg_.queue, &m, 1, CaptureDirection::kTx, now_tsc);
+  if (!tx_.push(m)) {
+    rte_pktmbuf_free(m);
+    ++c_.cnp_tx_failures;
+    return;
+  }
+  ++c_.np_cnp_sent;
+  ++c_.tx_frames;
+}
+
+// IEEE 802.1Qbb: a PFC frame naming our priority holds transmit for quanta x 512 bit times
+// (a new frame reloads the timer); zero quanta resume at once. Other MAC Control is counted.
+void RcEndpoint::on_mac_control(const std::uint8_t* frame, std::uint32_t len, std::uint64_t now_ns) {
+  wire::PfcFrame f;
+  const unsigned prio = cfg_.pfc_priority & 7u;
+  if (!cfg_.honour_pfc || !wire::parse_pfc(frame, len, f) || (f.class_enable & (1u << prio)) == 0) {
+    ++c_.pfc_other_frames;
+    return;
+  }
+  if (f.quanta[prio] == 0) {
+    ++c_.pfc_resume_frames;
+    if (pfc_paused_) account_pause(now_ns);
+    return;
+  }
+  ++c_.pfc_pause_frames;
+  if (!pfc_paused_) {
+    pfc_paused_ = true;
+    pfc_paused_since_ns_ = now_ns;
+  }
+  pfc_pause_until_ns_ = now_ns + wire::pfc_quanta_to_ns(f.quanta[prio], pfc_link_bps_);
+}
+
+void RcEndpoint::account_pause(std::uint64_t now_ns) {
+  const std::uint64_t end = now_ns < pfc_pause_until_ns_ ? now_ns : pfc_pause_until_ns_;
+  if (end > pfc_paused_since_ns_) c_.pfc_paused_ns += end - pfc_paused_since_ns_;
+  pfc_paused_ = false;
 }
 
 // Trims the frame to its payload and appends it to the message being assembled. A frame that
@@ -281,10 +381,18 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
     len = m->pkt_len;
     ++c_.rx_linearized;
   }
+  if (wire::is_mac_control(data, len)) {
+    on_mac_control(data, len, now_ns);
+    return false;
+  }
   wire::PacketInfo pi;
   const wire::DropReason r = wire::parse_frame(data, len, pi);
   if (r != wire::DropReason::kNone) {
     drop(r);
+    return false;
+  }
+  if (pi.opcode == static_cast<std::uint8_t>(wire::Opcode::kCnp)) {
+    on_cnp(pi, now_ns);
     return false;
   }
   QpSlot* s = slot(pi.dest_qpn);
@@ -300,6 +408,12 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
   if (pi.payload_len > q->attr().pmtu) {
     drop(wire::DropReason::kPayloadOverPmtu);
     return false;
+  }
+  // Notification point: a CE mark means a queue built up on the way here; tell the sender's QP,
+  // at most once per interval (Annex A17.9.2).
+  if (pi.ecn == wire::kEcnCe) {
+    ++c_.np_ecn_marked_roce_packets;
+    if (cfg_.dcqcn_notification_point && s->connected && s->np.on_packet(true, now_ns)) send_cnp(*s, rx_now_tsc_);
   }
   const rc::RxDelivery d = q->on_packet(pi, data + pi.payload_offset, now_ns);
   if (d == rc::RxDelivery::kNone) {
@@ -324,9 +438,9 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
   return kept;
 }
 
-bool RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::uint64_t now_tsc) {
+std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::uint64_t now_tsc) {
   rte_mbuf* m = rte_pktmbuf_alloc(cfg_.pool);
-  if (m == nullptr) return false;
+  if (m == nullptr) return 0;
   wire::PacketFields f = rc::packet_fields(d);
   f.ip_id = s.ip_id++;
   auto* hdr = reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(m, wire::kMaxHeaderBytes));
@@ -349,7 +463,7 @@ bool RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::uint64_t no
       wire::icrc_store(trailer + pad, wire::icrc_compute_split(l3, l3_hdr_len, s.tmpl.ipv6, d.payload, d.payload_len, pad));
       if (rte_pktmbuf_chain(m, pm) != 0 || rte_pktmbuf_chain(m, tm) != 0) {
         rte_pktmbuf_free(m);
-        return false;
+        return 0;
       }
       ++c_.tx_zero_copy_frames;
     }
@@ -359,7 +473,7 @@ bool RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::uint64_t no
     auto* p = reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(m, static_cast<std::uint16_t>(extra)));
     if (p == nullptr) {
       rte_pktmbuf_free(m);
-      return false;
+      return 0;
     }
     if (d.payload_len != 0) std::memcpy(p, d.payload, d.payload_len);
     std::memset(p + d.payload_len, 0, pad);
@@ -367,17 +481,19 @@ bool RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::uint64_t no
     wire::icrc_store(p + d.payload_len + pad, wire::icrc_compute(l3, l3_hdr_len + d.payload_len + pad, s.tmpl.ipv6));
   }
   c_.tx_payload_bytes += d.payload_len;
+  const std::uint32_t frame_bytes = m->pkt_len;
   if (cfg_.capture != nullptr) cfg_.capture->capture(cfg_.port_id, cfg_.queue, &m, 1, CaptureDirection::kTx, now_tsc);
   if (!tx_.push(m)) {
     rte_pktmbuf_free(m);
     ++c_.tx_backlog_drops;  // the QP's go-back-N recovers it
   }
   ++c_.tx_frames;
-  return true;
+  return frame_bytes;
 }
 
 void RcEndpoint::poll(std::uint64_t now_tsc) {
   const std::uint64_t now = now_ns(now_tsc);
+  rx_now_tsc_ = now_tsc;
   rte_mbuf* rx[32];
   const std::uint16_t n = rte_eth_rx_burst(cfg_.port_id, cfg_.queue, rx, 32);
   if (cfg_.capture != nullptr && n != 0) cfg_.capture->capture(cfg_.port_id, cfg_.queue, rx, n, CaptureDirection::kRx, now_tsc);
@@ -388,18 +504,43 @@ void RcEndpoint::poll(std::uint64_t now_tsc) {
     if (!receive(rx[i], now)) rte_pktmbuf_free(rx[i]);
   }
   if (cfg_.counters != nullptr) cfg_.counters->rx_packets += n;
-  for (auto& s : qps_) {
+  if (pfc_paused_ && now >= pfc_pause_until_ns_) account_pause(now);
+  const bool paced = cfg_.dcqcn_reaction_point;
+  if (paced && wheel_.size() != 0) {
+    // QPs whose send time came: their data may leave again.
+    std::uint32_t due[64];
+    for (int round = 0; round < 4; ++round) {
+      const std::uint32_t k = wheel_.poll(now_tsc, due, 64);
+      for (std::uint32_t i = 0; i < k; ++i) qps_[due[i]].paced_wait = false;
+      if (k < 64) break;
+    }
+  }
+  for (std::uint32_t i = 0; i < qps_.size(); ++i) {
+    QpSlot& s = qps_[i];
     if (!s.qp || !s.connected) continue;
     s.qp->on_timer(now);
+    if (pfc_paused_) continue;  // PFC holds our priority: nothing leaves, timers still run
+    if (paced && now >= s.rp.next_event_ns()) s.rp.advance(now);
     rc::TxDescriptor d;
     // Bounded per QP per iteration so one QP cannot starve the others or RX.
-    for (int k = 0; k < 32 && tx_.room() > 0 && s.qp->next_packet(now, d); ++k) {
-      if (!transmit(s, d, now_tsc)) {
+    for (int k = 0; k < 32 && tx_.room() > 0 && s.qp->next_packet(now, d, !s.paced_wait); ++k) {
+      const std::uint32_t bytes = transmit(s, d, now_tsc);
+      if (bytes == 0) {
         ++c_.tx_alloc_failures;  // the packet is lost locally; go-back-N resends it
         break;
       }
+      if (!paced || d.opcode == static_cast<std::uint8_t>(wire::Opcode::kAck)) continue;
+      // The pacer spaces data at the DCQCN rate in TSC cycles; the byte counter drives increases.
+      s.pacer.on_send(bytes, s.rp.rate_bps(), now_tsc);
+      s.rp.on_bytes_sent(bytes, now);
+      if (!s.pacer.may_send(now_tsc)) {
+        s.paced_wait = true;
+        wheel_.schedule(i, s.pacer.next_send_ticks());
+        ++c_.pacer_waits;
+      }
     }
   }
+  if (pfc_paused_) return;  // frames already batched wait for the pause to end
   std::uint64_t bytes = 0;
   const std::uint16_t sent = tx_.flush(cfg_.port_id, cfg_.queue, bytes);
   if (cfg_.counters != nullptr) {

@@ -14,6 +14,11 @@
 #include "engine/message_view.h"
 #include "engine/status.h"
 #include "engine/tx_batch.h"
+#include "protocols/dcqcn/notification_point.h"
+#include "protocols/dcqcn/pacer.h"
+#include "protocols/dcqcn/params.h"
+#include "protocols/dcqcn/reaction_point.h"
+#include "protocols/dcqcn/timing_wheel.h"
 #include "protocols/rc/rc_qp.h"
 #include "protocols/wire/build.h"
 
@@ -32,6 +37,19 @@ struct EndpointConfig {
   std::uint16_t vlan_id = 0;          // 0: untagged; else an 802.1Q tag with vlan_pcp
   std::uint8_t vlan_pcp = 0;
   std::uint8_t dscp = 0;
+  // Congestion control (DCQCN). The reaction point paces each QP's data at its DCQCN rate and
+  // cuts it on CNPs; the notification point answers CE-marked packets with CNPs. Data always
+  // leaves ECT(0) so that switches can mark it.
+  bool dcqcn_reaction_point = false;   // --cc dcqcn
+  bool dcqcn_notification_point = true;  // answer CE marks with CNPs (what RoCE NICs do by default)
+  dcqcn::DcqcnParams dcqcn = dcqcn::DcqcnParams::paper();  // line_rate_bps is the pacer's ceiling
+  // Idle credit a paced QP may bank, so a poll loop that runs late does not lose rate.
+  std::uint64_t pacer_burst_ns = 2'000;
+  // PFC (IEEE 802.1Qbb): the priority this endpoint's traffic uses (the VLAN PCP when tagged) and
+  // the link rate that converts pause quanta to time (0: the port's reported speed, else 10 Gb/s).
+  bool honour_pfc = true;
+  std::uint8_t pfc_priority = 3;
+  double pfc_link_bps = 0;
   QueueCounters* counters = nullptr;  // optional: RX drops by reason, TX packets/bytes
   PcapngCapture* capture = nullptr;   // optional: every frame sent and received, as on the wire
 };
@@ -51,6 +69,19 @@ struct EndpointCounters {
   std::uint64_t rx_view_drops = 0;        // view could not be built (pool empty): the QP is reset to error
   std::uint64_t rx_linearized = 0;        // multi-segment frames copied to parse them
   std::uint64_t rx_drops[wire::kDropReasonCount] = {};
+  // DCQCN, named like the Linux RDMA hw counters (mlx5 ethtool / rdma statistic).
+  std::uint64_t np_ecn_marked_roce_packets = 0;  // CE-marked RoCE packets received
+  std::uint64_t np_cnp_sent = 0;
+  std::uint64_t rp_cnp_handled = 0;    // CNPs that cut a QP's rate
+  std::uint64_t rp_cnp_ignored = 0;    // CNPs inside the cut-monitor period, or for a QP without DCQCN
+  std::uint64_t cnp_unknown_qp = 0;    // CNPs for a QPN we do not have (also in rx_drops unknown_qpn)
+  std::uint64_t cnp_tx_failures = 0;   // a CNP could not be sent (pool empty, backlog full)
+  std::uint64_t pacer_waits = 0;       // a QP had data but its DCQCN rate said wait
+  // PFC honoured on transmit.
+  std::uint64_t pfc_pause_frames = 0;  // PFC frames that paused (or extended a pause of) our priority
+  std::uint64_t pfc_resume_frames = 0; // XON: zero quanta for our priority
+  std::uint64_t pfc_other_frames = 0;  // MAC Control frames not for our priority (or not PFC)
+  std::uint64_t pfc_paused_ns = 0;     // time transmit was held by PFC
 };
 
 // The peer of a QP, given statically (labs, hardware peers) or learned out of band.
@@ -112,6 +143,11 @@ class RcEndpoint {
   void finish();
 
   [[nodiscard]] const EndpointCounters& counters() const { return c_; }
+  // A QP's DCQCN reaction point (rate, target, α, stages; nullptr for an unknown QPN). Its rate
+  // is what the pacer enforces when dcqcn_reaction_point is on.
+  [[nodiscard]] const dcqcn::DcqcnReactionPoint* dcqcn_state(std::uint32_t qpn);
+  // True while PFC holds our priority.
+  [[nodiscard]] bool pfc_paused() const { return pfc_paused_; }
   [[nodiscard]] std::uint64_t now_ns(std::uint64_t tsc) const;
   // Payload bytes copied per payload byte delivered, over all QPs (RX side): 0 for pure views,
   // 1 for verbs receives and WRITEs (the one placement a NIC's DMA would also do).
@@ -129,6 +165,11 @@ class RcEndpoint {
     std::vector<MessageView> ready;  // ring of rq_depth entries (credits bound it)
     std::uint64_t ready_head = 0, ready_tail = 0;
     std::uint32_t credit_bytes = 0;
+    // DCQCN: the sender's rate law and pacer, the receiver's CNP generator.
+    dcqcn::DcqcnReactionPoint rp{};
+    dcqcn::DcqcnNotificationPoint np{};
+    dcqcn::Pacer pacer{};
+    bool paced_wait = false;  // on the timing wheel until its next send time
   };
   QpSlot* slot(std::uint32_t qpn);
   // True when the frame was kept (a view took it); false: the caller frees it.
@@ -136,8 +177,13 @@ class RcEndpoint {
   bool keep_payload(QpSlot& s, rte_mbuf* m, const wire::PacketInfo& pi, const std::uint8_t* payload, bool linear);
   void end_message(QpSlot& s, const wire::PacketInfo& pi);
   void drop_views(QpSlot& s);
-  bool transmit(QpSlot& s, const rc::TxDescriptor& d, std::uint64_t now_tsc);
+  // Frame bytes handed to the TX batch; 0 when the frame could not be built.
+  std::uint32_t transmit(QpSlot& s, const rc::TxDescriptor& d, std::uint64_t now_tsc);
   void drop(wire::DropReason r);
+  void on_cnp(const wire::PacketInfo& pi, std::uint64_t now_ns);
+  void send_cnp(QpSlot& s, std::uint64_t now_tsc);
+  void on_mac_control(const std::uint8_t* frame, std::uint32_t len, std::uint64_t now_ns);
+  void account_pause(std::uint64_t now_ns);
 
   EndpointConfig cfg_;
   bool multi_seg_ok_ = false;
@@ -146,6 +192,14 @@ class RcEndpoint {
   EndpointCounters c_;
   std::vector<std::uint8_t> scratch_;  // linearised multi-segment RX frames
   double ns_per_tsc_ = 1.0;
+  std::uint64_t tsc_hz_ = 1;
+  // Paced QPs waiting for their send time, by slot index, in TSC cycles (1 µs buckets).
+  dcqcn::TimingWheel wheel_;
+  std::uint64_t rx_now_tsc_ = 0;  // the poll's TSC reading, for CNPs built on the RX path
+  double pfc_link_bps_ = 10e9;
+  bool pfc_paused_ = false;
+  std::uint64_t pfc_paused_since_ns_ = 0;
+  std::uint64_t pfc_pause_until_ns_ = 0;
   std::uint64_t views_held_ = 0;
 };
 

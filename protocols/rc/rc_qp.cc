@@ -96,6 +96,13 @@ bool RcQp::next_packet(std::uint64_t now_ns, TxDescriptor& out) {
   return next_request(now_ns, out);
 }
 
+bool RcQp::next_packet(std::uint64_t now_ns, TxDescriptor& out, bool data_allowed) {
+  if (data_allowed) return next_packet(now_ns, out);
+  if (state_ == QpState::kReset || rq_.resp_head == rq_.resp_tail) return false;
+  if (rq_.resp[rq_.resp_head % rq_.resp.size()].is_read) return false;  // READ responses are data
+  return next_response(out);
+}
+
 RxDelivery RcQp::on_packet(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns) {
   if (state_ != QpState::kRtr && state_ != QpState::kRts) return RxDelivery::kNone;  // counted by the caller
   const auto& op = wire::opcode_info(pi.opcode);

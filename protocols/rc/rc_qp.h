@@ -36,6 +36,10 @@ class RcQp {
   // Next packet to transmit, if any may leave now (window, RNR wait, state). Responder output
   // (ACK/NAK/READ responses) goes first so that acknowledgements are never held behind data.
   [[nodiscard]] bool next_packet(std::uint64_t now_ns, TxDescriptor& out);
+  // The same, but when `data_allowed` is false (the QP's DCQCN pacer says wait) only an ACK/NAK
+  // may leave: congestion control paces data, and holding acknowledgements behind the pacer
+  // would slow the peer's traffic for our congestion.
+  [[nodiscard]] bool next_packet(std::uint64_t now_ns, TxDescriptor& out, bool data_allowed);
   // A parsed packet addressed to this QP; `payload` points at pi.payload_len bytes. The result
   // says whether a kMessageViews owner must keep the payload (see RecvMode).
   RxDelivery on_packet(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns);

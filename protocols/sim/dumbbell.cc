@@ -114,7 +114,7 @@ SimResult run_dumbbell(const SimConfig& cfg) {
         if (cfg.cc) f.rp.on_bytes_sent(cfg.packet_bytes, now);
         ++f.r.packets_sent;
         q.push(now + ser_ns(cfg.packet_bytes) + delay_ns, EventType::kSwitchArrive, e.a, cfg.packet_bytes);
-        q.push(std::max(f.pacer.next_send_ns(), now + ser_ns(cfg.packet_bytes)), EventType::kSenderSend, e.a);
+        q.push(std::max(f.pacer.next_send_ticks(), now + ser_ns(cfg.packet_bytes)), EventType::kSenderSend, e.a);
         break;
       }
       case EventType::kSwitchArrive: {

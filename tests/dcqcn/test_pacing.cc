@@ -14,12 +14,12 @@ TEST_CASE("pacer spaces packets at bytes*8/rate and keeps the long-run rate exac
   std::uint64_t now = 0;
   std::uint64_t sent = 0;
   for (int i = 0; i < 10000; ++i) {
-    now = std::max(now, p.next_send_ns());
+    now = std::max(now, p.next_send_ticks());
     REQUIRE(p.may_send(now));
     p.on_send(1000, 3e9, now);  // 1000 B at 3 Gb/s = 2666.67 ns
     sent += 1000;
   }
-  const double rate = static_cast<double>(sent) * 8e9 / static_cast<double>(p.next_send_ns());
+  const double rate = static_cast<double>(sent) * 8e9 / static_cast<double>(p.next_send_ticks());
   CHECK(rate == Approx(3e9).epsilon(1e-6));
 }
 
@@ -27,7 +27,7 @@ TEST_CASE("pacer does not bank credit while idle beyond its burst allowance", "[
   Pacer p(1000);
   p.on_send(1000, 8e9, 0);          // next at 1000 ns
   p.on_send(1000, 8e9, 1'000'000);  // idle for 1 ms
-  CHECK(p.next_send_ns() == 1'000'000 - 1000 + 1000);
+  CHECK(p.next_send_ticks() == 1'000'000 - 1000 + 1000);
 }
 
 TEST_CASE("timing wheel returns ids in time order of their buckets, none early", "[dcqcn][wheel]") {

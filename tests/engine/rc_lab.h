@@ -1,0 +1,178 @@
+// The two-endpoint RC lab of the engine tests: A <-> net_ring <-> relay <-> net_ring <-> B. The
+// relay models the wire: it drops frames (seeded), serialises chains, and can mark CE like a
+// congested switch; the transport never knows.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <rte_cycles.h>
+#include <rte_ip.h>
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+
+#include "engine/mempool.h"
+#include "engine/rc_endpoint.h"
+#include "tests/engine/ring_pair.h"
+
+namespace droce::test {
+
+using namespace droce::engine;
+
+inline MbufPool& pool() {
+  // Deliberately never freed: static destructors run after main() has shut EAL down.
+  static MbufPool* p = new MbufPool();
+  if (p->get() == nullptr) REQUIRE(MbufPool::create(PoolConfig{"test_rc_pool", 16383, 256, 2176, -1}, *p).ok());
+  return *p;
+}
+
+// Forwards frames between two ports, dropping each with probability `loss` (seeded).
+struct LossyRelay {
+  std::uint16_t p1, p2;
+  double loss;
+  // A real wire serialises a frame: the receiver gets one buffer, not the sender's mbuf chain
+  // (net_ring would otherwise hand over the sender's segments, including its application memory).
+  bool serialise = false;
+  std::mt19937_64 rng{1234};
+  std::uint64_t dropped = 0;
+  // Marks every Nth ECN-capable IPv4 frame from p1 to p2 CE, as a switch whose queue crossed
+  // its threshold would (0: never). The ICRC does not cover the TOS byte; the IP checksum does.
+  std::uint32_t ce_every = 0;
+  std::uint64_t ect_seen = 0, ce_marked = 0;
+  void maybe_mark(rte_mbuf* m) {
+    auto* f = rte_pktmbuf_mtod(m, std::uint8_t*);
+    if (m->data_len < 34 || f[12] != 0x08 || f[13] != 0x00 || (f[15] & 3) != wire::kEcnEct0) return;
+    if (++ect_seen % ce_every != 0) return;
+    f[15] |= wire::kEcnCe;
+    auto* ip = reinterpret_cast<rte_ipv4_hdr*>(f + 14);
+    ip->hdr_checksum = 0;
+    ip->hdr_checksum = rte_ipv4_cksum(ip);
+    ++ce_marked;
+  }
+  void pump(std::uint16_t from, std::uint16_t to) {
+    rte_mbuf* b[32];
+    const std::uint16_t n = rte_eth_rx_burst(from, 0, b, 32);
+    std::uniform_real_distribution<double> u(0, 1);
+    rte_mbuf* keep[32];
+    std::uint16_t k = 0;
+    for (std::uint16_t i = 0; i < n; ++i) {
+      const std::uint16_t kept_before = k;
+      if (u(rng) < loss) {
+        rte_pktmbuf_free(b[i]);
+        ++dropped;
+      } else if (serialise && b[i]->nb_segs > 1) {
+        rte_mbuf* flat = rte_pktmbuf_alloc(b[i]->pool);
+        void* dst = flat != nullptr ? rte_pktmbuf_append(flat, static_cast<std::uint16_t>(b[i]->pkt_len)) : nullptr;
+        if (dst != nullptr) {
+          rte_pktmbuf_read(b[i], 0, b[i]->pkt_len, dst);  // copies: the chain is not contiguous
+          keep[k++] = flat;
+        } else {
+          if (flat != nullptr) rte_pktmbuf_free(flat);
+          ++dropped;
+        }
+        rte_pktmbuf_free(b[i]);
+      } else {
+        keep[k++] = b[i];
+      }
+      if (ce_every != 0 && from == p1 && k > kept_before) maybe_mark(keep[k - 1]);
+    }
+    const std::uint16_t sent = rte_eth_tx_burst(to, 0, keep, k);
+    for (std::uint16_t i = sent; i < k; ++i) rte_pktmbuf_free(keep[i]);
+    dropped += k - sent;
+  }
+  void poll() {
+    pump(p1, p2);
+    pump(p2, p1);
+  }
+};
+
+inline wire::L2L3Address addr(std::uint8_t host, bool ipv6 = false) {
+  wire::L2L3Address a;
+  a.mac[0] = 0x02;
+  a.mac[5] = host;
+  if (ipv6) {
+    a.ip[0] = 0xfd;  // fd00::host, a unique-local address
+    a.ip[15] = host;
+  } else {
+    a.ip[0] = 10;
+    a.ip[3] = host;
+  }
+  return a;
+}
+
+struct LabOptions {
+  double loss = 0;
+  bool ipv6 = false;
+  rc::RecvMode b_recv_mode = rc::RecvMode::kPostedBuffers;
+  std::uint32_t b_rq_depth = 256;
+  bool serialise = false;
+  std::uint32_t ce_every = 0;                          // relay marks every Nth A->B data frame CE
+  std::function<void(EndpointConfig&)> tune_a = {};  // adjust A's config before creation
+  std::function<void(EndpointConfig&)> tune_b = {};
+};
+
+struct Lab {
+  test::RingPair left, right;  // A <-> relay <-> B
+  MemoryRegistry mem_a, mem_b;
+  std::unique_ptr<RcEndpoint> a, b;
+  LossyRelay relay;
+  rc::RcQp* qa = nullptr;
+  rc::RcQp* qb = nullptr;
+  std::uint32_t qpn_a = 0, qpn_b = 0;
+  Lab(const std::string& name, double loss) : Lab(name, LabOptions{loss}) {}
+  Lab(const std::string& name, const LabOptions& o)
+      : left(name + "l", pool().get()), right(name + "r", pool().get()),
+        relay{left.b->id(), right.a->id(), o.loss, o.serialise} {
+    EndpointConfig ca;
+    ca.port_id = left.a->id();
+    ca.pool = pool().get();
+    ca.memory = &mem_a;
+    ca.local = addr(1, o.ipv6);
+    ca.ipv6 = o.ipv6;
+    EndpointConfig cb = ca;
+    cb.port_id = right.b->id();
+    cb.memory = &mem_b;
+    cb.local = addr(2, o.ipv6);
+    if (o.tune_a) o.tune_a(ca);
+    if (o.tune_b) o.tune_b(cb);
+    relay.ce_every = o.ce_every;
+    a = std::make_unique<RcEndpoint>(ca);
+    b = std::make_unique<RcEndpoint>(cb);
+    // The verbs-style sequence: create (INIT), then connect with the peer's address, QPN and PSN.
+    rc::QpAttr qa_attr;
+    qa_attr.sq_psn = 0xFFFF00;  // the first PSNs wrap through 2^24
+    qa_attr.timeout = 10;       // ~4 ms
+    qa_attr.access = rc::kAccessRemoteWrite | rc::kAccessRemoteRead;
+    rc::QpAttr qb_attr = qa_attr;
+    qb_attr.sq_psn = 0x000100;
+    qb_attr.recv_mode = o.b_recv_mode;
+    qb_attr.rq_depth = o.b_rq_depth;
+    REQUIRE(a->create_qp(qa_attr, qpn_a).ok());
+    REQUIRE(b->create_qp(qb_attr, qpn_b).ok());
+    REQUIRE(a->connect(qpn_a, RemoteQp{addr(2, o.ipv6), qpn_b, qb_attr.sq_psn}).ok());
+    REQUIRE(b->connect(qpn_b, RemoteQp{addr(1, o.ipv6), qpn_a, qa_attr.sq_psn}).ok());
+    qa = a->qp(qpn_a);
+    qb = b->qp(qpn_b);
+  }
+  void poll() {
+    a->poll(rte_rdtsc());
+    relay.poll();
+    b->poll(rte_rdtsc());
+    relay.poll();
+  }
+  template <typename Done>
+  bool run(Done done, int seconds = 20) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > end) return false;
+      for (int i = 0; i < 64; ++i) poll();
+    }
+    return true;
+  }
+};
+
+}  // namespace droce::test
