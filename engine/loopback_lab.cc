@@ -1,12 +1,6 @@
 // LoopbackLab: ring ports A <-> relay <-> B, all on the calling lcore.
 #include "engine/loopback_lab.h"
 
-#include <unistd.h>
-
-#include <atomic>
-
-#include <rte_eth_ring.h>
-#include <rte_ring.h>
 
 namespace droce::engine {
 
@@ -31,39 +25,23 @@ std::unique_ptr<LoopbackLab> LoopbackLab::create(const LoopbackLabConfig& cfg, S
   std::unique_ptr<LoopbackLab> lab(new LoopbackLab());
   lab->cfg_ = cfg;
   lab->rng_.seed(cfg.seed);
-  static std::atomic<unsigned> serial{0};
-  const std::string base = "lab" + std::to_string(getpid() % 100000) + "_" + std::to_string(serial.fetch_add(1));
-  for (int i = 0; i < 4; ++i) {
-    lab->rings_[i] = rte_ring_create((base + "r" + std::to_string(i)).c_str(), 4096, SOCKET_ID_ANY,
-                                     RING_F_SP_ENQ | RING_F_SC_DEQ);
-    if (lab->rings_[i] == nullptr) {
-      err = Status::error("loopback lab: cannot create rings (out of memory?)");
-      return nullptr;
-    }
-  }
-  // Ring 0: A -> relay, 1: relay -> A, 2: relay -> B, 3: B -> relay.
-  const int rx_of[4] = {1, 0, 3, 2}, tx_of[4] = {0, 1, 2, 3};
-  for (int i = 0; i < 4; ++i) {
-    const std::string name = base + "p" + std::to_string(i);
-    if (rte_eth_from_rings(name.c_str(), &lab->rings_[rx_of[i]], 1, &lab->rings_[tx_of[i]], 1, SOCKET_ID_ANY) < 0) {
-      err = Status::error("loopback lab: cannot create ring port " + name);
-      return nullptr;
-    }
-    PortConfig pc;
-    pc.devargs = name;
-    pc.rx_pool = cfg.pool;
-    lab->ports_[i] = Port::open(pc, err);
-    if (!lab->ports_[i]) return nullptr;
+  // A -> link 0 -> relay -> link 1 -> B.
+  for (int i = 0; i < 2; ++i) {
+    lab->links_[i] = RingLink::create("lab", cfg.pool, err);
+    if (!lab->links_[i]) return nullptr;
   }
   EndpointConfig ea;
-  ea.port_id = lab->ports_[0]->id();
+  ea.port_id = lab->links_[0]->id(0);
   ea.pool = cfg.pool;
   ea.memory = &lab->mem_a_;
   ea.local = address(0);
   ea.max_qps = cfg.max_qps;
   ea.capture = cfg.capture;
+  ea.dcqcn_reaction_point = cfg.dcqcn_reaction_point;
+  ea.dcqcn = cfg.dcqcn;
+  ea.pfc_priority = cfg.pfc_priority;
   EndpointConfig eb = ea;
-  eb.port_id = lab->ports_[3]->id();
+  eb.port_id = lab->links_[1]->id(1);
   eb.memory = &lab->mem_b_;
   eb.local = address(1);
   eb.capture = nullptr;
@@ -96,9 +74,9 @@ void LoopbackLab::pump(std::uint16_t from, std::uint16_t to) {
 
 void LoopbackLab::poll(std::uint64_t now_tsc) {
   a_->poll(now_tsc);
-  pump(ports_[1]->id(), ports_[2]->id());
+  pump(links_[0]->id(1), links_[1]->id(0));
   b_->poll(now_tsc);
-  pump(ports_[2]->id(), ports_[1]->id());
+  pump(links_[1]->id(0), links_[0]->id(1));
 }
 
 void LoopbackLab::finish() {
@@ -110,12 +88,10 @@ LoopbackLab::~LoopbackLab() {
   finish();
   a_.reset();
   b_.reset();
-  for (auto& p : ports_) p.reset();
-  for (auto* r : rings_)
-    if (r != nullptr) rte_ring_free(r);
+  for (auto& l : links_) l.reset();
 }
 
-std::uint16_t LoopbackLab::port_id_a() const { return ports_[0]->id(); }
-std::uint16_t LoopbackLab::port_id_b() const { return ports_[3]->id(); }
+std::uint16_t LoopbackLab::port_id_a() const { return links_[0]->id(0); }
+std::uint16_t LoopbackLab::port_id_b() const { return links_[1]->id(1); }
 
 }  // namespace droce::engine

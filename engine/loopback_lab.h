@@ -10,6 +10,7 @@
 #include "engine/memory_region.h"
 #include "engine/port.h"
 #include "engine/rc_endpoint.h"
+#include "engine/ring_link.h"
 #include "engine/status.h"
 
 struct rte_ring;
@@ -22,6 +23,10 @@ struct LoopbackLabConfig {
   std::uint64_t seed = 1;
   std::uint32_t max_qps = 64;
   PcapngCapture* capture = nullptr;  // on endpoint A's port: what A sends and what reaches it
+  // Congestion and flow control of both endpoints (EndpointConfig's fields of the same names).
+  bool dcqcn_reaction_point = false;
+  dcqcn::DcqcnParams dcqcn = dcqcn::DcqcnParams::paper();
+  std::uint8_t pfc_priority = 3;
 };
 
 class LoopbackLab {
@@ -47,8 +52,7 @@ class LoopbackLab {
   LoopbackLab() = default;
   void pump(std::uint16_t from, std::uint16_t to);
   LoopbackLabConfig cfg_;
-  rte_ring* rings_[4] = {};
-  std::unique_ptr<Port> ports_[4];  // A, relay-left, relay-right, B
+  std::unique_ptr<RingLink> links_[2];  // A <-> relay, relay <-> B
   MemoryRegistry mem_a_, mem_b_;
   std::unique_ptr<RcEndpoint> a_, b_;
   std::mt19937_64 rng_;

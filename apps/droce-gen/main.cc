@@ -162,6 +162,9 @@ int main(int argc, char** argv) {
     lc.pool = pool.get();
     lc.max_qps = opt.qps;
     lc.capture = opt.pcap.empty() ? nullptr : &capture;
+    lc.dcqcn_reaction_point = opt.cc == "dcqcn";
+    lc.dcqcn = opt.dcqcn;
+    lc.pfc_priority = opt.pfc_priority;
     st.lab = LoopbackLab::create(lc, err);
     if (!st.lab) return fail(err.message());
     st.req_ep = &st.lab->a();
@@ -203,6 +206,9 @@ int main(int argc, char** argv) {
     ec.qpn_base = opt.local_qpn;
     ec.max_qps = opt.qps;
     ec.capture = opt.pcap.empty() ? nullptr : &capture;
+    ec.dcqcn_reaction_point = opt.cc == "dcqcn";
+    ec.dcqcn = opt.dcqcn;
+    ec.pfc_priority = opt.pfc_priority;
     const rte_ether_addr mac = st.port->mac();
     ec.local = make_address(local_ip, mac.addr_bytes);
     st.endpoint = std::make_unique<RcEndpoint>(ec);
@@ -357,6 +363,28 @@ int main(int argc, char** argv) {
     for (auto& q : reqs) v += field(q.ep->qp(q.qpn)->counters());
     for (auto& r : rsps) v += field(r.ep->qp(r.qpn)->counters());
     return v;
+  };
+  // Endpoint counters (CNPs, PFC) over this process's endpoints, once each.
+  std::vector<RcEndpoint*> eps;
+  for (RcEndpoint* e : {st.req_ep, st.rsp_ep})
+    if (e != nullptr && std::find(eps.begin(), eps.end(), e) == eps.end()) eps.push_back(e);
+  auto ep_sum = [&](auto field) {
+    std::uint64_t v = 0;
+    for (RcEndpoint* e : eps) v += field(e->counters());
+    return v;
+  };
+  // The DCQCN rate of the requesters' QPs: "line" without congestion control, else min..max.
+  auto rate_text = [&]() -> std::string {
+    if (opt.cc != "dcqcn" || reqs.empty()) return "line (cc none)";
+    double lo = 1e300, hi = 0;
+    for (auto& q : reqs) {
+      const double r = q.ep->dcqcn_state(q.qpn)->rate_bps() / 1e9;
+      lo = std::min(lo, r);
+      hi = std::max(hi, r);
+    }
+    char b[64];
+    std::snprintf(b, sizeof(b), lo == hi ? "%.3f Gb/s" : "%.3f..%.3f Gb/s", lo, hi);
+    return b;
   };
   const std::uint64_t start = rte_rdtsc();
   const auto warm_end = start + static_cast<std::uint64_t>(opt.warmup_s * hz);
@@ -523,9 +551,12 @@ int main(int argc, char** argv) {
       const auto naks_r = counters_sum([](const rc::RcCounters& c) { return c.naks_received; });
       const auto rnr = counters_sum([](const rc::RcCounters& c) { return c.rnr_naks_received; });
       if (!opt.quiet) {
-        std::printf("droce-gen: %7.3f Gb/s  %8.4f Mmsg/s  retransmitted %llu  naks %llu/%llu  cnps 0  rate: line (cc none)\n",
+        const auto cnp_s = ep_sum([](const EndpointCounters& c) { return c.np_cnp_sent; });
+        const auto cnp_r = ep_sum([](const EndpointCounters& c) { return c.rp_cnp_handled + c.rp_cnp_ignored; });
+        std::printf("droce-gen: %7.3f Gb/s  %8.4f Mmsg/s  retransmitted %llu  naks %llu/%llu  cnps %llu/%llu  rate: %s\n",
                     gbps, mmps, static_cast<unsigned long long>(retx), static_cast<unsigned long long>(naks_s),
-                    static_cast<unsigned long long>(naks_r));
+                    static_cast<unsigned long long>(naks_r), static_cast<unsigned long long>(cnp_s),
+                    static_cast<unsigned long long>(cnp_r), rate_text().c_str());
         std::fflush(stdout);
       }
       if (csv != nullptr)
@@ -666,8 +697,18 @@ int main(int argc, char** argv) {
     j["naks_sent"] = naks_sent;
     j["naks_received"] = naks_rcvd;
     j["rnr_naks"] = rnr;
-    j["cnps_sent"] = 0;
-    j["cnps_received"] = 0;
+    j["cnps_sent"] = ep_sum([](const EndpointCounters& c) { return c.np_cnp_sent; });
+    j["cnps_received"] = ep_sum([](const EndpointCounters& c) { return c.rp_cnp_handled + c.rp_cnp_ignored; });
+    j["np_ecn_marked_roce_packets"] = ep_sum([](const EndpointCounters& c) { return c.np_ecn_marked_roce_packets; });
+    j["rp_cnp_handled"] = ep_sum([](const EndpointCounters& c) { return c.rp_cnp_handled; });
+    j["rp_cnp_ignored"] = ep_sum([](const EndpointCounters& c) { return c.rp_cnp_ignored; });
+    j["pfc_pause_frames"] = ep_sum([](const EndpointCounters& c) { return c.pfc_pause_frames; });
+    j["pfc_paused_ns"] = ep_sum([](const EndpointCounters& c) { return c.pfc_paused_ns; });
+    if (opt.cc == "dcqcn") {
+      nlohmann::json rates = nlohmann::json::array();
+      for (auto& q : reqs) rates.push_back(q.ep->dcqcn_state(q.qpn)->rate_bps() / 1e9);
+      j["dcqcn_rate_gbps"] = rates;
+    }
     j["lost"] = t.lost;
     j["duplicated"] = t.duplicated;
     j["out_of_order"] = t.out_of_order;
@@ -684,7 +725,7 @@ int main(int argc, char** argv) {
                    {"count", opt.count}, {"warmup_s", opt.warmup_s}, {"rate_gbps", opt.rate_gbps},
                    {"msg_rate", opt.msg_rate}, {"loss", opt.loss}, {"duplicate", opt.duplicate},
                    {"reorder", opt.reorder}, {"burst_start", opt.burst_start},
-                   {"burst_frames", opt.burst_frames}, {"seed", opt.seed}, {"cc", opt.cc}, {"local_ip", local_ip},
+                   {"burst_frames", opt.burst_frames}, {"seed", opt.seed}, {"cc", opt.cc}, {"preset", opt.preset}, {"line_gbps", opt.line_gbps}, {"local_ip", local_ip},
                    {"peer_ip", peer_ip}, {"oob_port", opt.oob_port}};
     std::ofstream out(opt.json);
     out << j.dump(2) << "\n";

@@ -6,6 +6,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
+
+#include "protocols/dcqcn/param_options.h"
 
 namespace droce::gen {
 
@@ -37,6 +40,19 @@ bool parse_mac(const std::string& s, std::uint8_t out[6]) {
 
 namespace {
 
+// The parameter list indented under --dcqcn-NAME.
+std::string dcqcn_help() {
+  std::string out, line;
+  for (const char* c = dcqcn::param_options_help(); *c != '\0'; ++c) {
+    line += *c;
+    if (*c == '\n') {
+      out += "                             " + line;
+      line.clear();
+    }
+  }
+  return out;
+}
+
 void usage(const Options& d) {
   std::printf(
       "usage: droce-gen [EAL options] -- [options]\n"
@@ -65,7 +81,13 @@ void usage(const Options& d) {
       "  --duration S             seconds to run after warm-up (default %g)\n"
       "  --count N                stop after N messages in total instead (default: by duration)\n"
       "  --warmup S               seconds excluded from the statistics (default %g)\n"
-      "  --cc none|dcqcn          congestion control (default %s; dcqcn is not wired into the engine yet)\n"
+      "congestion and flow control\n"
+      "  --cc none|dcqcn          DCQCN paces each QP and cuts its rate on CNPs (default %s); CE-marked\n"
+      "                           packets are always answered with CNPs\n"
+      "  --preset paper|mlx5      DCQCN parameter set (default %s)\n"
+      "  --line-gbps G            DCQCN line rate: a QP's starting and highest rate (default %g)\n"
+      "  --dcqcn-NAME VALUE       override one DCQCN parameter after the preset; NAME is one of:\n%s"
+      "  --pfc-priority N         honour PFC pauses for this priority, 0..7 (default %u)\n"
       "lab impairment (at this process's receive side; the transport never sees it)\n"
       "  --loss P                 drop this fraction of frames, [0, 0.5] (default %g)\n"
       "  --duplicate P            deliver this fraction twice, [0, 0.5] (default %g)\n"
@@ -81,6 +103,7 @@ void usage(const Options& d) {
       "  --help                   this text\n",
       mode_name(d.mode), d.oob_port, d.oob_host.c_str(), d.local_qpn, d.psn, d.remote_psn, d.connect_timeout_s,
       op_name(d.op), sizes_text(d.sizes).c_str(), d.mtu, d.qps, d.inflight, d.duration_s, d.warmup_s, d.cc.c_str(),
+      d.preset.c_str(), d.line_gbps, dcqcn_help().c_str(), d.pfc_priority,
       d.loss, d.duplicate, d.reorder, d.burst_start, d.burst_frames, static_cast<unsigned long long>(d.seed));
 }
 
@@ -103,6 +126,7 @@ bool number(const std::string& opt, const std::string& s, double lo, double hi, 
 int parse_options(const std::vector<std::string>& args, Options& o) {
   const Options defaults;
   bool remote_qpn_given = false;
+  std::vector<std::pair<std::string, std::string>> overrides;  // applied after the preset, in order
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&](std::string& v) {
@@ -197,11 +221,24 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
       o.connect_timeout_s = d;
     } else if (a == "--cc") {
       if (!value(v)) return -1;
-      if (v == "dcqcn")
-        return std::fprintf(stderr, "droce-gen: --cc dcqcn: DCQCN runs in droce-sim but is not wired into the "
-                                    "engine's transmit path yet; use --cc none\n"), -1;
-      if (v != "none") return std::fprintf(stderr, "droce-gen: --cc: '%s' is not none or dcqcn\n", v.c_str()), -1;
+      if (v != "none" && v != "dcqcn") return std::fprintf(stderr, "droce-gen: --cc: '%s' is not none or dcqcn\n", v.c_str()), -1;
       o.cc = v;
+    } else if (a == "--preset") {
+      if (!value(v)) return -1;
+      if (v != "paper" && v != "mlx5") return std::fprintf(stderr, "droce-gen: --preset: '%s' is not paper or mlx5\n", v.c_str()), -1;
+      o.preset = v;
+    } else if (a == "--line-gbps") {
+      if (!value(v) || !number(a, v, 0.001, 400, d)) return -1;
+      o.line_gbps = d;
+    } else if (a.rfind("--dcqcn-", 0) == 0) {
+      if (!value(v)) return -1;
+      dcqcn::DcqcnParams probe;
+      if (std::string e = dcqcn::set_param(probe, a.substr(8), v); !e.empty())
+        return std::fprintf(stderr, "droce-gen: %s: %s\n", a.c_str(), e.c_str()), -1;
+      overrides.emplace_back(a.substr(8), v);
+    } else if (a == "--pfc-priority") {
+      if (!value(v) || !number(a, v, 0, 7, d)) return -1;
+      o.pfc_priority = static_cast<std::uint8_t>(d);
     } else if (a == "--loss" || a == "--duplicate" || a == "--reorder") {
       if (!value(v) || !number(a, v, 0, 0.5, d)) return -1;
       (a == "--loss" ? o.loss : a == "--duplicate" ? o.duplicate : o.reorder) = d;
@@ -225,6 +262,13 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
       return -1;
     }
   }
+  // DCQCN: the preset at the line rate, then each override; one message naming a bad parameter.
+  (void)dcqcn::preset_by_name(o.preset, o.line_gbps * 1e9, o.dcqcn);
+  for (const auto& [name, value] : overrides)
+    if (std::string e = dcqcn::set_param(o.dcqcn, name, value); !e.empty())
+      return std::fprintf(stderr, "droce-gen: --dcqcn-%s\n", e.c_str()), -1;
+  if (std::string e = o.dcqcn.validate(); !e.empty())
+    return std::fprintf(stderr, "droce-gen: DCQCN parameter %s\n", e.c_str()), -1;
   if (o.rate_gbps > 0 && o.msg_rate > 0)
     return std::fprintf(stderr, "droce-gen: --rate-gbps and --msg-rate both set: give one offered load\n"), -1;
   if (o.mode != Mode::kLoopback && o.oob_port == 0 && !remote_qpn_given)

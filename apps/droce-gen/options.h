@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "protocols/dcqcn/params.h"
+
 namespace droce::gen {
 
 enum class Op { kSend, kWrite, kRead };
@@ -32,6 +34,10 @@ struct Options {
   std::uint32_t remote_psn = 0x000100;  // the peer's first PSN (static)
   double connect_timeout_s = 30;
   std::string cc = "none";
+  std::string preset = "paper";    // DCQCN parameter set
+  double line_gbps = 40;           // the pacer's ceiling: DCQCN's line rate
+  dcqcn::DcqcnParams dcqcn;        // preset + --dcqcn-* overrides, validated
+  std::uint8_t pfc_priority = 3;   // the priority whose PFC pauses we honour
   // Lab impairment at this process's receive side.
   double loss = 0;
   double duplicate = 0;

@@ -1,0 +1,227 @@
+// droce-switch: a DPDK lab switch between every port of the process, or (--lab-senders) the live
+// DCQCN/PFC lab: droce senders through the same switch core to one receiver.
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/droce-switch/options.h"
+#include "engine/eal.h"
+#include "engine/lab_switch.h"
+#include "engine/link_impairment.h"
+#include "engine/mempool.h"
+#include "engine/port.h"
+#include "engine/stop_signal.h"
+#include "engine/switch_lab.h"
+#include "protocols/wire/icrc.h"
+
+using namespace droce;
+using namespace droce::engine;
+
+namespace {
+
+int fail(const std::string& m) {
+  std::fprintf(stderr, "droce-switch: %s\n", m.c_str());
+  return 1;
+}
+
+nlohmann::json port_json(const SwitchPortCounters& c) {
+  return {{"rx_frames", c.rx_frames},       {"rx_bytes", c.rx_bytes},
+          {"tx_frames", c.tx_frames},       {"tx_bytes", c.tx_bytes},
+          {"flooded", c.flooded},           {"tail_drops", c.tail_drops},
+          {"tx_drops", c.tx_drops},         {"ecn_marked", c.ecn_marked},
+          {"queue_bytes", c.queue_bytes},   {"queue_max_bytes", c.queue_max_bytes},
+          {"pfc_pause_sent", c.pfc_pause_sent}, {"pfc_resume_sent", c.pfc_resume_sent},
+          {"pfc_pause_received", c.pfc_pause_received}, {"pfc_paused_ns", c.pfc_paused_ns}};
+}
+
+int run_lab(sw::Options& o, rte_mempool* pool) {
+  SwitchLabConfig lc = o.lab;
+  lc.sw = o.sw;
+  lc.pool = pool;
+  Status err;
+  auto lab = SwitchLab::create(lc, err);
+  if (!lab) return fail(err.message());
+  std::printf("droce-switch lab: %u sender(s) -> %.3g Gb/s bottleneck -> receiver, cc %s (%s), %s, %.0f ms\n",
+              lc.senders, lc.bottleneck_gbps, o.cc.c_str(), o.preset.c_str(), lc.sw.pfc ? "PFC lossless" : "lossy",
+              lc.duration_ms);
+  const SwitchLabResult r = lab->run();
+  std::printf(" sender  messages  Gb/s(avg)  final rate  CNPs handled/ignored  cuts  retransmitted  PFC pauses  paused ms\n");
+  nlohmann::json senders = nlohmann::json::array();
+  for (std::size_t i = 0; i < r.senders.size(); ++i) {
+    const auto& s = r.senders[i];
+    const double gbps = static_cast<double>(s.bytes) * 8 / (lc.duration_ms * 1e-3) / 1e9;
+    std::printf(" %6zu  %8llu  %9.3f  %10.3f  %10llu/%-9llu  %4llu  %13llu  %10llu  %9.3f\n", i,
+                static_cast<unsigned long long>(s.messages), gbps, s.final_rate_gbps,
+                static_cast<unsigned long long>(s.cnps_handled), static_cast<unsigned long long>(s.cnps_ignored),
+                static_cast<unsigned long long>(s.rate_cuts), static_cast<unsigned long long>(s.retransmitted),
+                static_cast<unsigned long long>(s.pfc_pauses), static_cast<double>(s.pfc_paused_ns) / 1e6);
+    senders.push_back({{"messages", s.messages}, {"bytes", s.bytes}, {"goodput_gbps", gbps}, {"errors", s.errors},
+                       {"rp_cnp_handled", s.cnps_handled}, {"rp_cnp_ignored", s.cnps_ignored},
+                       {"rate_cuts", s.rate_cuts}, {"final_rate_gbps", s.final_rate_gbps},
+                       {"retransmitted_packets", s.retransmitted}, {"pfc_pause_frames", s.pfc_pauses},
+                       {"pfc_paused_ns", s.pfc_paused_ns}});
+  }
+  const auto& b = r.bottleneck;
+  std::printf(" bottleneck: ECN marked %llu  tail drops %llu  queue max %llu B  receiver CE %llu -> CNPs %llu\n",
+              static_cast<unsigned long long>(b.ecn_marked), static_cast<unsigned long long>(b.tail_drops),
+              static_cast<unsigned long long>(b.queue_max_bytes), static_cast<unsigned long long>(r.receiver_ecn_marked),
+              static_cast<unsigned long long>(r.receiver_cnps_sent));
+  std::uint64_t pauses = 0;
+  for (const auto& c : r.ingress) pauses += c.pfc_pause_sent;
+  if (lc.sw.pfc) std::printf(" PFC: pauses sent upstream %llu\n", static_cast<unsigned long long>(pauses));
+  std::printf(" data verified: %s\n", r.data_ok ? "yes" : "NO");
+  if (!o.json.empty()) {
+    nlohmann::json j;
+    j["config"] = {{"senders", lc.senders}, {"bottleneck_gbps", lc.bottleneck_gbps}, {"cc", o.cc},
+                   {"preset", o.preset}, {"line_gbps", o.line_gbps}, {"duration_ms", lc.duration_ms},
+                   {"start_ms", lc.start_ms}, {"stop_ms", lc.stop_ms}, {"pfc", lc.sw.pfc},
+                   {"kmin_bytes", lc.sw.kmin_bytes}, {"kmax_bytes", lc.sw.kmax_bytes}, {"pmax", lc.sw.pmax},
+                   {"buffer_bytes", lc.sw.buffer_bytes}, {"message_bytes", lc.message_bytes}};
+    j["senders"] = senders;
+    j["bottleneck"] = port_json(b);
+    nlohmann::json ing = nlohmann::json::array();
+    for (const auto& c : r.ingress) ing.push_back(port_json(c));
+    j["ingress"] = ing;
+    j["receiver"] = {{"np_ecn_marked_roce_packets", r.receiver_ecn_marked}, {"np_cnp_sent", r.receiver_cnps_sent}};
+    j["data_ok"] = r.data_ok;
+    nlohmann::json t = nlohmann::json::array(), rate = nlohmann::json::array(), good = nlohmann::json::array(),
+                   q = nlohmann::json::array(), marks = nlohmann::json::array(), cnps = nlohmann::json::array();
+    for (const auto& s : r.samples) {
+      t.push_back(s.t_ms);
+      rate.push_back(s.rate_gbps);
+      good.push_back(s.goodput_gbps);
+      q.push_back(s.queue_bytes);
+      marks.push_back(s.ecn_marked);
+      cnps.push_back(s.cnps);
+    }
+    j["series"] = {{"time_ms", t}, {"rate_gbps", rate}, {"goodput_gbps", good}, {"queue_bytes", q}, {"ecn_marked", marks}, {"cnps", cnps}};
+    std::ofstream out(o.json);
+    out << j.dump(1) << "\n";
+    if (!out) return fail("cannot write " + o.json);
+    if (!o.plot.empty()) {
+      const std::string cmd = "/usr/bin/python3 \"" + std::string(DROCE_SOURCE_ROOT) +
+                              "/scripts/plot_switch_lab.py\" \"" + o.json + "\" \"" + o.plot + "\"";
+      if (std::system(cmd.c_str()) != 0) return fail("plotting failed (python3-matplotlib?)");
+    }
+  } else if (!o.plot.empty()) {
+    return fail("--plot needs --json");
+  }
+  return r.data_ok ? 0 : 1;
+}
+
+int run_switch(sw::Options& o, rte_mempool* pool) {
+  std::vector<std::unique_ptr<Port>> ports;
+  std::vector<std::unique_ptr<LinkImpairment>> impair;
+  Status err;
+  std::uint16_t pid = 0;
+  RTE_ETH_FOREACH_DEV(pid) {
+    char name[RTE_ETH_NAME_MAX_LEN];
+    if (rte_eth_dev_get_name_by_port(pid, name) != 0) continue;
+    PortConfig pc;
+    pc.devargs = name;
+    pc.rx_pool = pool;
+    pc.promiscuous = true;  // frames are addressed to the hosts behind us, not to us
+    auto p = Port::open(pc, err);
+    if (!p) return fail(err.message());
+    ports.push_back(std::move(p));
+    if (ports.size() == 64) break;
+  }
+  if (ports.size() < 2)
+    return fail("found " + std::to_string(ports.size()) +
+                " port(s); give at least two (--vdev net_memif0,... --vdev net_memif1,...), or --lab-senders N");
+  for (auto& p : ports) o.sw.ports.push_back(p->id());
+  o.sw.egress_gbps.assign(ports.size(), 0);
+  for (const auto& [port, gbps] : o.egress) {
+    if (port >= static_cast<int>(ports.size())) return fail("--egress-gbps: no switch port " + std::to_string(port));
+    for (std::size_t i = 0; i < ports.size(); ++i)
+      if (port < 0 || static_cast<std::size_t>(port) == i) o.sw.egress_gbps[i] = gbps;
+  }
+  o.sw.pool = pool;
+  auto sw = LabSwitch::create(o.sw, err);
+  if (!sw) return fail(err.message());
+  if (o.impairment.any())
+    for (auto& p : ports) {
+      auto li = LinkImpairment::attach(p->id(), 0, o.impairment, pool, err);
+      if (!li) return fail(err.message());
+      impair.push_back(std::move(li));
+    }
+  for (auto& p : ports)
+    if (Status s = p->wait_link_up(100); !s.ok() && !o.quiet)
+      std::printf("droce-switch: port %u link not up yet (its peer may connect later)\n", p->id());
+  std::printf("droce-switch: %zu ports, Ctrl-C to stop\n", ports.size());
+  const double hz = static_cast<double>(rte_get_tsc_hz());
+  const std::uint64_t start = rte_rdtsc();
+  const std::uint64_t end = o.duration_s > 0 ? start + static_cast<std::uint64_t>(o.duration_s * hz) : UINT64_MAX;
+  const auto sample = static_cast<std::uint64_t>(o.sample_ms * 1e-3 * hz);
+  std::uint64_t next_sample = start, next_line = start + static_cast<std::uint64_t>(hz);
+  nlohmann::json t = nlohmann::json::array(), depth = nlohmann::json::array();
+  std::uint64_t now = start;
+  while (!stop_requested() && (now = rte_rdtsc()) < end) {
+    sw->poll(now);
+    if (now >= next_sample && t.size() < 1'000'000) {
+      t.push_back(static_cast<double>(now - start) / hz * 1e3);
+      nlohmann::json d = nlohmann::json::array();
+      for (std::size_t i = 0; i < sw->ports(); ++i) d.push_back(sw->counters(i).queue_bytes);
+      depth.push_back(d);
+      next_sample = now + sample;
+    }
+    if (now >= next_line && !o.quiet) {
+      std::printf("droce-switch:");
+      for (std::size_t i = 0; i < sw->ports(); ++i) {
+        const auto& c = sw->counters(i);
+        std::printf("  p%zu rx %llu tx %llu q %lluB ecn %llu drop %llu pfc %llu/%llu", i,
+                    static_cast<unsigned long long>(c.rx_frames), static_cast<unsigned long long>(c.tx_frames),
+                    static_cast<unsigned long long>(c.queue_bytes), static_cast<unsigned long long>(c.ecn_marked),
+                    static_cast<unsigned long long>(c.tail_drops), static_cast<unsigned long long>(c.pfc_pause_sent),
+                    static_cast<unsigned long long>(c.pfc_pause_received));
+      }
+      std::printf("\n");
+      std::fflush(stdout);
+      next_line = now + static_cast<std::uint64_t>(hz);
+    }
+  }
+  nlohmann::json j, pj = nlohmann::json::array();
+  for (std::size_t i = 0; i < sw->ports(); ++i) {
+    auto c = port_json(sw->counters(i));
+    if (i < impair.size())
+      c["impairment"] = {{"dropped", impair[i]->counters().dropped}, {"duplicated", impair[i]->counters().duplicated},
+                         {"reordered", impair[i]->counters().reordered}};
+    pj.push_back(c);
+  }
+  sw->finish();
+  std::printf("droce-switch: stopped after %.3f s\n", static_cast<double>(now - start) / hz);
+  if (!o.json.empty()) {
+    j["ports"] = pj;
+    j["duration_s"] = static_cast<double>(now - start) / hz;
+    j["series"] = {{"time_ms", t}, {"queue_bytes", depth}};
+    std::ofstream out(o.json);
+    out << j.dump(1) << "\n";
+    if (!out) return fail("cannot write " + o.json);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  SplitArgs split = split_args(argc, argv);
+  sw::Options o;
+  if (int rc = sw::parse_options(split.app, o); rc != 0) return rc > 0 ? 0 : 2;
+  if (o.lab_mode && split.eal.empty()) split.eal = {"--no-pci"};
+  install_stop_signals();
+  Status err;
+  auto eal = Eal::init("droce-switch", split.eal, err);
+  if (!eal) return fail(err.message());
+  wire::icrc_init();
+  MbufPool pool;
+  if (Status s = MbufPool::create(PoolConfig{"switch_pool", 65535, 256, 2176 + 4096, -1}, pool); !s.ok())
+    return fail(s.message());
+  return o.lab_mode ? run_lab(o, pool.get()) : run_switch(o, pool.get());
+}

@@ -1,0 +1,31 @@
+// droce-switch options: the switch between real ports, and the in-process two-sender lab.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/lab_switch.h"
+#include "engine/link_impairment.h"
+#include "engine/switch_lab.h"
+
+namespace droce::sw {
+
+struct Options {
+  engine::LabSwitchConfig sw;               // ports and pool filled in by main
+  std::vector<std::pair<int, double>> egress;  // (switch port or -1 for all, Gb/s)
+  engine::ImpairmentConfig impairment;      // every ingress port
+  double duration_s = 0;                    // 0: until Ctrl-C
+  double sample_ms = 10;                    // queue-depth series in the JSON
+  std::string json, plot;
+  bool quiet = false;
+  // --lab-senders N: the live DCQCN/PFC lab instead of real ports.
+  engine::SwitchLabConfig lab;
+  bool lab_mode = false;
+  std::string cc = "dcqcn", preset = "paper";
+  double line_gbps = 10;
+};
+
+// 0: run; 1: --help printed; -1: an error printed (naming the option).
+[[nodiscard]] int parse_options(const std::vector<std::string>& args, Options& o);
+
+}  // namespace droce::sw
