@@ -137,6 +137,7 @@ void LabSwitch::finish() {
     for (; p.count != 0; --p.count, p.head = static_cast<std::uint32_t>((p.head + 1) % p.ring.size()))
       rte_pktmbuf_free(p.ring[p.head].m);
     p.c.queue_bytes = 0;
+    p.c.queue_frames = 0;
   }
 }
 
@@ -258,6 +259,7 @@ void LabSwitch::enqueue(std::uint16_t in, std::uint16_t out, rte_mbuf* m, std::u
   const auto tail = static_cast<std::uint32_t>((q.head + q.count) % q.ring.size());
   q.ring[tail] = Item{m, now_tsc + delay_tsc_, bytes, in, c.prio};
   ++q.count;
+  q.c.queue_frames = q.count;
   q.c.queue_bytes += bytes;
   q.c.queue_max_bytes = std::max(q.c.queue_max_bytes, q.c.queue_bytes);
   if (cfg_.pfc && c.prio == cfg_.pfc_priority) {
@@ -355,6 +357,7 @@ void LabSwitch::transmit(PortState& p, std::uint64_t now_tsc) {
     p.head = static_cast<std::uint32_t>((p.head + 1) % p.ring.size());
     --p.count;
   }
+  p.c.queue_frames = p.count;
   if (sent != 0 && p.tsc_per_byte > 0) p.next_tx_tsc = next_after[sent - 1];
 }
 

@@ -59,6 +59,7 @@ struct SwitchPortCounters {
   std::uint64_t tx_drops = 0;         // the PMD refused frames (egress held them too long)
   std::uint64_t ecn_marked = 0;       // frames this egress marked CE
   std::uint64_t queue_bytes = 0;      // egress queue now
+  std::uint64_t queue_frames = 0;
   std::uint64_t queue_max_bytes = 0;
   std::uint64_t ingress_bytes = 0;    // bytes of this ingress' lossless priority buffered now
   std::uint64_t pfc_pause_sent = 0;   // pauses (and refreshes) sent upstream from this ingress

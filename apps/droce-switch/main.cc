@@ -36,7 +36,8 @@ nlohmann::json port_json(const SwitchPortCounters& c) {
           {"tx_frames", c.tx_frames},       {"tx_bytes", c.tx_bytes},
           {"flooded", c.flooded},           {"tail_drops", c.tail_drops},
           {"tx_drops", c.tx_drops},         {"ecn_marked", c.ecn_marked},
-          {"queue_bytes", c.queue_bytes},   {"queue_max_bytes", c.queue_max_bytes},
+          {"queue_bytes", c.queue_bytes},   {"queue_frames", c.queue_frames},
+          {"queue_max_bytes", c.queue_max_bytes},
           {"pfc_pause_sent", c.pfc_pause_sent}, {"pfc_resume_sent", c.pfc_resume_sent},
           {"pfc_pause_received", c.pfc_pause_received}, {"pfc_paused_ns", c.pfc_paused_ns}};
 }

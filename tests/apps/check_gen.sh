@@ -34,8 +34,14 @@ check "unknown option exits 2 with a message" "[ $? -eq 2 ] && grep -q 'unknown 
 check "--mtu 1000 refused" "[ $? -eq 2 ] && grep -q 'not an IB MTU' '$out/e2.txt'"
 "$gen" -- --size 0 > "$out/e3.txt" 2>&1
 check "--size 0 refused" "[ $? -eq 2 ] && grep -q -- '--size' '$out/e3.txt'"
-"$gen" -- --cc dcqcn > "$out/e4.txt" 2>&1
-check "--cc dcqcn says it is not wired yet" "[ $? -eq 2 ] && grep -q 'not wired' '$out/e4.txt'"
+"$gen" -- --cc dcqcn --line-gbps 2 --count 2000 --quiet --json "$out/cc.json" > "$out/cc.txt" 2>&1
+check "--cc dcqcn paces to the 2 Gb/s line rate and verifies" "[ $? -eq 0 ] && /usr/bin/python3 -c \"
+import json; d = json.load(open('$out/cc.json'))
+assert d['config']['cc'] == 'dcqcn' and d['dcqcn_rate_gbps'] == [2.0], d.get('dcqcn_rate_gbps')
+assert 0 < d['goodput_gbps'] <= 2.0 and d['lost'] == 0 and d['errors'] == 0
+\""
+"$gen" -- --cc dcqcn --dcqcn-g 2 > "$out/e4.txt" 2>&1
+check "an out-of-range DCQCN parameter is refused by name" "[ $? -eq 2 ] && grep -q 'DCQCN parameter g' '$out/e4.txt'"
 "$gen" -- --mode client --oob-port 0 > "$out/e5.txt" 2>&1
 check "static connection without --remote-qpn refused" "[ $? -eq 2 ] && grep -q -- '--remote-qpn' '$out/e5.txt'"
 

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# droce-switch end to end: the in-process lab (CNPs and rate cuts at a bottleneck; PFC lossless),
+# then the switch as its own process between two droce-gen processes over memif, then bad input.
+set -uo pipefail
+sw=$1
+gen=$2
+out=$(mktemp -d)
+tag=$$
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$out" /tmp/droce-sw-$tag-*.sock; }
+trap cleanup EXIT
+fail=0
+check() { if eval "$2"; then echo "ok: $1"; else echo "FAILED: $1"; sed -n 1,40p "${3:-/dev/null}"; fail=1; fi; }
+
+"$sw" -- --lab-senders 2 --lab-duration-ms 150 --lab-start-ms 0,50 --kmax-bytes 40000 --pmax 0.1 \
+  --json "$out/lab.json" > "$out/lab.txt" 2>&1
+check "lab with DCQCN exits 0" "[ $? -eq 0 ]" "$out/lab.txt"
+check "lab JSON: verified data, marks, CNPs and cuts at both senders, no drops" "/usr/bin/python3 - '$out/lab.json' <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d['data_ok'] and d['bottleneck']['ecn_marked'] > 0 and d['bottleneck']['tail_drops'] == 0
+assert d['receiver']['np_cnp_sent'] > 0
+assert all(s['rp_cnp_handled'] > 0 and s['rate_cuts'] > 0 for s in d['senders'])
+assert len(d['series']['time_ms']) > 100 and len(d['series']['rate_gbps'][0]) == 2
+PY" "$out/lab.txt"
+"$sw" -- --lab-senders 3 --lab-duration-ms 100 --cc none --pfc --pfc-xoff-bytes 30000 --pfc-xon-bytes 15000 \
+  --json "$out/pfc.json" > "$out/pfc.txt" 2>&1
+check "lossless lab (PFC, no DCQCN) exits 0 with pauses and no drops or retransmissions" "[ $? -eq 0 ] && /usr/bin/python3 - '$out/pfc.json' <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d['data_ok'] and d['bottleneck']['tail_drops'] == 0
+assert sum(i['pfc_pause_sent'] for i in d['ingress']) > 0
+assert all(s['pfc_pause_frames'] > 0 and s['retransmitted_packets'] == 0 for s in d['senders'])
+PY" "$out/pfc.txt"
+
+# Three processes: client -> memif -> switch (2 Gb/s egress to the server) -> memif -> server.
+# On a 2-CPU machine two of them share a CPU; the transport's timers ride that out.
+s0=/tmp/droce-sw-$tag-0.sock
+s1=/tmp/droce-sw-$tag-1.sock
+oob=$((20000 + tag % 20000))
+timeout 120 "$sw" --no-pci -l 1 --vdev "net_memif0,role=server,socket=$s0" --vdev "net_memif1,role=server,socket=$s1" -- \
+  --route 10.0.0.1/32=0 --route 10.0.0.2/32=1 --egress-gbps 1=2 --duration 40 --quiet --json "$out/sw.json" \
+  > "$out/sw.txt" 2>&1 &
+swpid=$!
+pids+=($swpid)
+sleep 1
+timeout 100 "$gen" --no-pci -l 1 --vdev "net_memif0,role=client,socket=$s1" -- --mode server --oob-port $oob --quiet \
+  > "$out/srv.txt" 2>&1 &
+pids+=($!)
+sleep 1
+timeout 100 "$gen" --no-pci -l 0 --vdev "net_memif0,role=client,socket=$s0" -- --mode client --oob-port $oob \
+  --op write --size 4096 --count 3000 --cc dcqcn --line-gbps 10 --quiet --json "$out/cli.json" > "$out/cli.txt" 2>&1
+check "droce-gen client -> droce-switch -> server: every message verified" "[ $? -eq 0 ]" "$out/cli.txt"
+kill -INT $swpid 2>/dev/null
+wait $swpid
+check "switch JSON: every client frame forwarded to the server port and back" "/usr/bin/python3 - '$out/sw.json' <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))['ports']
+# Frames still queued at the stop (the client had gone, its link was down) are counted as queued.
+for a, b in ((0, 1), (1, 0)):
+    assert p[a]['rx_frames'] == p[b]['tx_frames'] + p[b]['tail_drops'] + p[b]['queue_frames'], p
+assert p[0]['rx_frames'] > 3000
+PY" "$out/sw.txt"
+
+"$sw" -- --kmin-bytes 10 --kmax-bytes 5 > "$out/e1.txt" 2>&1
+check "Kmin > Kmax refused by name" "[ $? -eq 2 ] && grep -q -- '--kmin-bytes' '$out/e1.txt'"
+"$sw" -- --route 10.0.0.0/40=1 > "$out/e2.txt" 2>&1
+check "a bad prefix length is refused" "[ $? -eq 2 ] && grep -q -- '--route' '$out/e2.txt'"
+"$sw" -- --lab-senders 2 --dcqcn-g 0 > "$out/e3.txt" 2>&1
+check "g = 0 refused by name" "[ $? -eq 2 ] && grep -q 'DCQCN parameter g' '$out/e3.txt'"
+"$sw" --no-pci --vdev net_null0 -- --duration 1 > "$out/e4.txt" 2>&1
+check "one port is refused with a clear message" "[ $? -ne 0 ] && grep -q 'at least two' '$out/e4.txt'"
+"$sw" -- --bogus > "$out/e5.txt" 2>&1
+check "unknown option exits 2" "[ $? -eq 2 ] && grep -q 'unknown option' '$out/e5.txt'"
+
+[ $fail -eq 0 ] && echo "droce-switch: all checks passed"
+exit $fail
