@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "protocols/sim/dumbbell.h"
+#include "protocols/sim/fabric.h"
 
 using droce::sim::SimConfig;
 
@@ -38,6 +39,11 @@ void usage(const SimConfig& d) {
       "  --delay-us D            one-way delay per link (default %g)\n"
       "  --loss P                random loss on the bottleneck, [0,1) (default %g)\n"
       "  --sample-us U           series sampling period (default %g)\n"
+      "  --topology dumbbell|two-hop  N senders -> switch -> receiver, or N senders -> S1 -> S2 -> receiver\n"
+      "                          plus an innocent flow S1 -> S2 -> another receiver (default dumbbell)\n"
+      "  --pfc                   lossless: switch ingress above XOFF pauses its upstream (802.1Qbb)\n"
+      "  --pfc-xoff-bytes B      pause threshold per ingress port (default 300000)\n"
+      "  --pfc-xon-bytes B       resume threshold (default 250000)\n"
       "DCQCN parameters (override the preset; applied after --preset):\n"
       "  --g G  --alpha-period-us U  --rate-increase-period-us U  --byte-counter-bytes B\n"
       "  --fast-recovery-steps F  --ai-mbps R  --hai-mbps R  --min-rate-mbps R  --cnp-interval-us U\n"
@@ -69,10 +75,14 @@ bool num(const char* opt, const char* s, double& out) {
 
 int main(int argc, char** argv) {
   SimConfig cfg;
+  droce::sim::FabricConfig fabric;
+  fabric.topology = droce::sim::Topology::kDumbbell;
+  fabric.pfc = false;
+  bool use_fabric = false;  // --pfc or --topology two-hop: the fabric model
   std::string json_path, plot_path, preset = "paper";
   enum : int {
     kFlows = 256, kLink, kDur, kCc, kPreset, kStagger, kIncast, kSeed, kKmin, kKmax, kPmax, kBuf, kPkt, kDelay,
-    kLoss, kSample, kG, kAlphaP, kRateP, kBytes, kF, kAi, kHai, kMinRate, kCnpInt, kJson, kPlot, kHelp
+    kLoss, kSample, kTopo, kPfc, kXoff, kXon, kG, kAlphaP, kRateP, kBytes, kF, kAi, kHai, kMinRate, kCnpInt, kJson, kPlot, kHelp
   };
   static const option longopts[] = {
       {"flows", 1, nullptr, kFlows}, {"link-gbps", 1, nullptr, kLink}, {"duration-ms", 1, nullptr, kDur},
@@ -80,7 +90,8 @@ int main(int argc, char** argv) {
       {"incast", 0, nullptr, kIncast}, {"seed", 1, nullptr, kSeed}, {"kmin-bytes", 1, nullptr, kKmin},
       {"kmax-bytes", 1, nullptr, kKmax}, {"pmax", 1, nullptr, kPmax}, {"buffer-bytes", 1, nullptr, kBuf},
       {"packet-bytes", 1, nullptr, kPkt}, {"delay-us", 1, nullptr, kDelay}, {"loss", 1, nullptr, kLoss},
-      {"sample-us", 1, nullptr, kSample}, {"g", 1, nullptr, kG}, {"alpha-period-us", 1, nullptr, kAlphaP},
+      {"sample-us", 1, nullptr, kSample}, {"topology", 1, nullptr, kTopo}, {"pfc", 0, nullptr, kPfc},
+      {"pfc-xoff-bytes", 1, nullptr, kXoff}, {"pfc-xon-bytes", 1, nullptr, kXon}, {"g", 1, nullptr, kG}, {"alpha-period-us", 1, nullptr, kAlphaP},
       {"rate-increase-period-us", 1, nullptr, kRateP}, {"byte-counter-bytes", 1, nullptr, kBytes},
       {"fast-recovery-steps", 1, nullptr, kF}, {"ai-mbps", 1, nullptr, kAi}, {"hai-mbps", 1, nullptr, kHai},
       {"min-rate-mbps", 1, nullptr, kMinRate}, {"cnp-interval-us", 1, nullptr, kCnpInt},
@@ -101,7 +112,8 @@ int main(int argc, char** argv) {
   double v = 0;
   while ((c = getopt_long(argc, argv, "", longopts, nullptr)) != -1) {
     const char* o = c >= 256 && c <= kHelp ? longopts[c - 256].name : "?";
-    if (c != kIncast && c != kHelp && c != kCc && c != kPreset && c != kJson && c != kPlot && c >= 256 &&
+    if (c != kIncast && c != kHelp && c != kCc && c != kPreset && c != kJson && c != kPlot && c != kTopo &&
+        c != kPfc && c >= 256 &&
         !num(o, optarg, v))
       return 2;
     switch (c) {
@@ -125,6 +137,15 @@ int main(int argc, char** argv) {
       case kDelay: cfg.link_delay_us = v; break;
       case kLoss: cfg.loss = v; break;
       case kSample: cfg.sample_us = v; break;
+      case kTopo:
+        if (std::string(optarg) == "dumbbell") fabric.topology = droce::sim::Topology::kDumbbell;
+        else if (std::string(optarg) == "two-hop") fabric.topology = droce::sim::Topology::kTwoHop;
+        else return std::fprintf(stderr, "droce-sim: --topology: '%s' is not dumbbell or two-hop\n", optarg), 2;
+        use_fabric |= fabric.topology == droce::sim::Topology::kTwoHop;
+        break;
+      case kPfc: fabric.pfc = use_fabric = true; break;
+      case kXoff: fabric.xoff_bytes = v < 0 ? 0 : static_cast<std::uint64_t>(v); break;
+      case kXon: fabric.xon_bytes = v < 0 ? 0 : static_cast<std::uint64_t>(v); break;
       case kG: cfg.dcqcn.g = v; break;
       case kAlphaP: cfg.dcqcn.alpha_update_period_ns = v <= 0 ? 0 : static_cast<std::uint64_t>(v * 1e3); break;
       case kRateP: cfg.dcqcn.rate_increase_period_ns = v <= 0 ? 0 : static_cast<std::uint64_t>(v * 1e3); break;
@@ -143,11 +164,15 @@ int main(int argc, char** argv) {
   }
   if (optind < argc) return std::fprintf(stderr, "droce-sim: unexpected argument '%s'\n", argv[optind]), 2;
   // The preset's rates scale with the link: re-derive them unless given explicitly.
-  if (std::string e = cfg.validate(); !e.empty()) return std::fprintf(stderr, "droce-sim: %s\n", e.c_str()), 2;
+  fabric.base = cfg;
+  if (std::string e = use_fabric ? fabric.validate() : cfg.validate(); !e.empty())
+    return std::fprintf(stderr, "droce-sim: %s\n", e.c_str()), 2;
   if (json_path.empty()) return std::fprintf(stderr, "droce-sim: --json FILE is required (see --help)\n"), 2;
 
   const auto t0 = std::chrono::steady_clock::now();
-  const auto r = droce::sim::run_dumbbell(cfg);
+  droce::sim::FabricResult fr;
+  if (use_fabric) fr = droce::sim::run_fabric(fabric);
+  const auto r = use_fabric ? fr.sim : droce::sim::run_dumbbell(cfg);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   nlohmann::json j;
@@ -165,6 +190,14 @@ int main(int argc, char** argv) {
                           {"rate_cuts", f.rate_cuts}});
   j["series"] = {{"time_us", r.series_time_us}, {"flow_rate_gbps", r.series_rate_gbps},
                  {"queue_bytes", r.series_queue_bytes}};
+  if (use_fabric) {
+    j["pfc"] = {{"enabled", fabric.pfc}, {"pauses_sent", fr.pauses_sent}, {"pauses_s1", fr.pauses_s1},
+                {"pauses_s2", fr.pauses_s2}, {"host_paused_fraction", fr.host_paused_fraction}};
+    if (fabric.topology == droce::sim::Topology::kTwoHop) j["innocent_gbps"] = fr.innocent_gbps;
+    j["series"]["pauses"] = fr.series_pauses;
+    j["series"]["innocent_gbps"] = fr.series_innocent_gbps;
+    j["series"]["uplink_queue_bytes"] = fr.series_uplink_queue_bytes;
+  }
   const auto& p = cfg.dcqcn;
   j["config"] = {{"flows", cfg.flows}, {"link_gbps", cfg.link_gbps}, {"duration_ms", cfg.duration_ms},
                  {"cc", cfg.cc ? "dcqcn" : "none"}, {"preset", preset}, {"start_stagger_ms", cfg.start_stagger_ms},
@@ -175,7 +208,9 @@ int main(int argc, char** argv) {
                  {"rate_increase_period_ns", p.rate_increase_period_ns}, {"byte_counter_bytes", p.byte_counter_bytes},
                  {"fast_recovery_steps", p.fast_recovery_steps}, {"ai_rate_bps", p.ai_rate_bps},
                  {"hai_rate_bps", p.hai_rate_bps}, {"min_rate_bps", p.min_rate_bps},
-                 {"np_min_time_between_cnps_ns", p.np_min_time_between_cnps_ns}};
+                 {"np_min_time_between_cnps_ns", p.np_min_time_between_cnps_ns},
+                 {"topology", fabric.topology == droce::sim::Topology::kTwoHop ? "two-hop" : "dumbbell"},
+                 {"pfc", fabric.pfc}, {"pfc_xoff_bytes", fabric.xoff_bytes}, {"pfc_xon_bytes", fabric.xon_bytes}};
   std::ofstream out(json_path);
   out << j.dump() << "\n";
   if (!out) return std::fprintf(stderr, "droce-sim: cannot write %s\n", json_path.c_str()), 1;

@@ -180,6 +180,9 @@ SimResult run_dumbbell(const SimConfig& cfg) {
         q.push(now + sample_ns, EventType::kSample);
         break;
       }
+      case EventType::kHostPause:
+      case EventType::kPortPause:
+        break;  // the lossy dumbbell has no PFC (run_fabric models it)
     }
   }
 

@@ -8,7 +8,11 @@
 
 namespace droce::sim {
 
-enum class EventType : std::uint8_t { kSenderSend, kSwitchArrive, kPortTxDone, kReceiverArrive, kCnpArrive, kSample };
+enum class EventType : std::uint8_t {
+  kSenderSend, kSwitchArrive, kPortTxDone, kReceiverArrive, kCnpArrive, kSample,
+  kHostPause,  // PFC XOFF (b=1) / XON (b=0) reaching a sender's NIC
+  kPortPause,  // ... reaching a switch egress port
+};
 
 struct Event {
   std::uint64_t time_ns;
