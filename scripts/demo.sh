@@ -51,3 +51,15 @@ rm -f /tmp/droce-demo-server.$$ "$sock"
 step "6. DCQCN on the simulator: two flows converging at 40 Gb/s (paper parameters)"
 build/apps/droce-sim/droce-sim --flows 2 --start-stagger-ms 10 --duration-ms 100 --json /tmp/droce-demo-sim.$$.json
 rm -f /tmp/droce-demo-sim.$$.json
+
+step "7. live DCQCN: two droce senders through droce-switch's 2 Gb/s bottleneck (the second joins at 100 ms)"
+build/apps/droce-switch/droce-switch -- --lab-senders 2 --lab-duration-ms 300 --lab-start-ms 0,100 \
+  --lab-stop-ms 300,200 --lab-bottleneck-gbps 2 --kmax-bytes 40000 --pmax 0.1 || true
+
+step "8. PFC head-of-line blocking across two hops, then DCQCN on top (simulator)"
+for cc in none dcqcn; do
+  build/apps/droce-sim/droce-sim --topology two-hop --pfc --flows 8 --incast --duration-ms 50 --cc $cc \
+    --json /tmp/droce-demo-hol.$$.json
+  /usr/bin/python3 -c "import json; d = json.load(open('/tmp/droce-demo-hol.$$.json')); print(f\"  cc $cc: innocent flow {d['innocent_gbps']:.1f} Gb/s, PFC pauses {d['pfc']['pauses_sent']}\")"
+done
+rm -f /tmp/droce-demo-hol.$$.json
