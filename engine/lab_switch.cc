@@ -141,8 +141,16 @@ void LabSwitch::finish() {
   }
 }
 
+// rte_jhash reads the key in 32-bit words: a MAC inside a frame (offset 0 or 6) is copied to an
+// aligned key first.
+struct MacKey {
+  alignas(8) std::uint8_t b[8] = {};
+  explicit MacKey(const std::uint8_t* mac) { std::memcpy(b, mac, 6); }
+};
+
 bool LabSwitch::learn_lookup(const std::uint8_t* dst, std::uint16_t& out) const {
-  const int pos = rte_hash_lookup(macs_, dst);
+  const MacKey key(dst);
+  const int pos = rte_hash_lookup(macs_, key.b);
   if (pos < 0 || static_cast<std::size_t>(pos) >= mac_port_.size()) return false;
   out = mac_port_[static_cast<std::size_t>(pos)];
   return true;
@@ -150,7 +158,8 @@ bool LabSwitch::learn_lookup(const std::uint8_t* dst, std::uint16_t& out) const 
 
 void LabSwitch::learn(const std::uint8_t* src, std::uint16_t in) {
   if (src[0] & 1) return;  // a multicast source is malformed: never learned
-  const int pos = rte_hash_add_key(macs_, src);
+  const MacKey key(src);
+  const int pos = rte_hash_add_key(macs_, key.b);
   if (pos >= 0 && static_cast<std::size_t>(pos) < mac_port_.size()) mac_port_[static_cast<std::size_t>(pos)] = in;
 }
 

@@ -38,7 +38,9 @@ PY" "$out/pfc.txt"
 s0=/tmp/droce-sw-$tag-0.sock
 s1=/tmp/droce-sw-$tag-1.sock
 oob=$((20000 + tag % 20000))
-timeout 120 "$sw" --no-pci -l 1 --vdev "net_memif0,role=server,socket=$s0" --vdev "net_memif1,role=server,socket=$s1" -- \
+# No `timeout` wrapper: it would pass our SIGINT on twice (to the child and to its process group),
+# and a second signal ends droce-switch at once, before its report; --duration bounds the run.
+"$sw" --no-pci -l 1 --vdev "net_memif0,role=server,socket=$s0" --vdev "net_memif1,role=server,socket=$s1" -- \
   --route 10.0.0.1/32=0 --route 10.0.0.2/32=1 --egress-gbps 1=2 --duration 40 --quiet --json "$out/sw.json" \
   > "$out/sw.txt" 2>&1 &
 swpid=$!
