@@ -82,6 +82,7 @@ std::unique_ptr<LabSwitch> LabSwitch::create(const LabSwitchConfig& cfg, Status&
   s->tsc_hz_ = rte_get_tsc_hz();
   s->delay_tsc_ = static_cast<std::uint64_t>(cfg.delay_us * 1e-6 * static_cast<double>(s->tsc_hz_));
   s->rng_.seed(cfg.seed);
+  s->red_ = dcqcn::RedProfile{cfg.kmin_bytes, cfg.kmax_bytes, cfg.pmax};
   const unsigned id = g_instance.fetch_add(1);
   s->q_.resize(cfg.ports.size());
   // Frames of at least 64 bytes: the queue can never need more slots than this.
@@ -240,15 +241,8 @@ void LabSwitch::enqueue(std::uint16_t in, std::uint16_t out, rte_mbuf* m, std::u
   const Classified c = classify(f, m->data_len);
   // RED/ECN on the instantaneous queue (DCQCN paper §4). Only ECN-capable frames are marked;
   // the ICRC leaves the TOS byte out, the IPv4 header checksum does not.
-  const std::uint64_t qb = q.c.queue_bytes;
-  if (qb > cfg_.kmin_bytes) {
-    bool mark = qb > cfg_.kmax_bytes;
-    if (!mark) {
-      const double p = cfg_.pmax * static_cast<double>(qb - cfg_.kmin_bytes) /
-                       static_cast<double>(std::max<std::uint64_t>(1, cfg_.kmax_bytes - cfg_.kmin_bytes));
-      mark = std::uniform_real_distribution<double>(0, 1)(rng_) < p;
-    }
-    if (mark && c.ether_type == 0x0800 && m->data_len >= c.l3 + 20) {
+  if (red_.mark(q.c.queue_bytes, rng_)) {
+    if (c.ether_type == 0x0800 && m->data_len >= c.l3 + 20) {
       std::uint8_t& tos = f[c.l3 + 1];
       if ((tos & 3) != wire::kEcnNotEct && (tos & 3) != wire::kEcnCe) {
         tos |= wire::kEcnCe;
@@ -257,7 +251,7 @@ void LabSwitch::enqueue(std::uint16_t in, std::uint16_t out, rte_mbuf* m, std::u
         ip->hdr_checksum = rte_ipv4_cksum(ip);
         ++q.c.ecn_marked;
       }
-    } else if (mark && c.ether_type == 0x86DD && m->data_len >= c.l3 + 40) {
+    } else if (c.ether_type == 0x86DD && m->data_len >= c.l3 + 40) {
       const std::uint8_t ecn = (f[c.l3 + 1] >> 4) & 3;
       if (ecn != wire::kEcnNotEct && ecn != wire::kEcnCe) {
         f[c.l3 + 1] |= 0x30;

@@ -12,6 +12,7 @@
 #include <rte_mbuf.h>
 
 #include "engine/status.h"
+#include "protocols/dcqcn/red_marking.h"
 
 struct rte_lpm;
 struct rte_hash;
@@ -124,6 +125,7 @@ class LabSwitch {
   std::vector<std::uint16_t> mac_port_;  // by hash slot
   std::uint64_t tsc_hz_ = 1;
   std::uint64_t delay_tsc_ = 0;
+  dcqcn::RedProfile red_;
   std::mt19937_64 rng_;  // RED draws, seeded: a run is repeatable for the same traffic
   std::uint8_t switch_mac_[6] = {0x02, 0x00, 0x00, 0x00, 0x5A, 0x01};
 };

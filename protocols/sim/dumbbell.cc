@@ -10,6 +10,7 @@
 #include "protocols/dcqcn/notification_point.h"
 #include "protocols/dcqcn/pacer.h"
 #include "protocols/dcqcn/reaction_point.h"
+#include "protocols/dcqcn/red_marking.h"
 #include "protocols/sim/event_queue.h"
 
 namespace droce::sim {
@@ -56,14 +57,14 @@ struct Queued {
   bool ce;
 };
 
+}  // namespace
+
 std::uint64_t percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   const auto i = static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size()))) - 1;
   return static_cast<std::uint64_t>(v[std::min(i, v.size() - 1)]);
 }
-
-}  // namespace
 
 SimResult run_dumbbell(const SimConfig& cfg) {
   SimResult res;
@@ -78,6 +79,7 @@ SimResult run_dumbbell(const SimConfig& cfg) {
 
   std::mt19937_64 rng(cfg.seed);
   std::uniform_real_distribution<double> uni(0.0, 1.0);
+  const dcqcn::RedProfile red{cfg.kmin_bytes, cfg.kmax_bytes, cfg.pmax};
   std::vector<Flow> flows(cfg.flows);
   EventQueue q;
   for (std::uint32_t i = 0; i < cfg.flows; ++i) {
@@ -122,15 +124,7 @@ SimResult run_dumbbell(const SimConfig& cfg) {
           ++res.drops;  // tail drop: lossy Ethernet without PFC
           break;
         }
-        // RED on the instantaneous queue, the DCQCN paper's marking profile.
-        bool ce = false;
-        if (queue_bytes > cfg.kmax_bytes) {
-          ce = true;
-        } else if (queue_bytes > cfg.kmin_bytes) {
-          const double p = cfg.pmax * static_cast<double>(queue_bytes - cfg.kmin_bytes) /
-                           static_cast<double>(std::max<std::uint64_t>(1, cfg.kmax_bytes - cfg.kmin_bytes));
-          ce = uni(rng) < p;
-        }
+        const bool ce = red.mark(queue_bytes, rng);
         res.ecn_marked += ce;
         egress.push_back(Queued{e.a, e.b, ce});
         queue_bytes += e.b;

@@ -61,4 +61,7 @@ struct SimResult {
 // Jain's fairness index of `x`: (sum x)^2 / (n sum x^2); 1 = perfectly fair.
 [[nodiscard]] double jain_index(const std::vector<double>& x);
 
+// The p-quantile (0..1] of `v` by the nearest-rank rule; 0 for an empty sample.
+[[nodiscard]] std::uint64_t percentile(std::vector<double> v, double p);
+
 }  // namespace droce::sim

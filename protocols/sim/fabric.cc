@@ -10,6 +10,7 @@
 #include "protocols/dcqcn/notification_point.h"
 #include "protocols/dcqcn/pacer.h"
 #include "protocols/dcqcn/reaction_point.h"
+#include "protocols/dcqcn/red_marking.h"
 #include "protocols/sim/event_queue.h"
 
 namespace droce::sim {
@@ -50,13 +51,6 @@ struct Host {
   std::uint64_t last_half_bytes = 0, sample_bytes = 0;
 };
 
-std::uint64_t pct(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const auto i = static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size()))) - 1;
-  return static_cast<std::uint64_t>(v[std::min(i, v.size() - 1)]);
-}
-
 }  // namespace
 
 FabricResult run_fabric(const FabricConfig& fc) {
@@ -74,7 +68,7 @@ FabricResult run_fabric(const FabricConfig& fc) {
   const auto ser = [&](double rate) { return static_cast<std::uint64_t>(std::llround(pkt * 8e9 / rate)); };
   const auto sample_ns = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(cfg.sample_us * 1e3));
   std::mt19937_64 rng(cfg.seed);
-  std::uniform_real_distribution<double> uni(0.0, 1.0);
+  const dcqcn::RedProfile red{cfg.kmin_bytes, cfg.kmax_bytes, cfg.pmax};
 
   // Switch 0 (S1): ports 0..nflows-1 face the senders, port nflows the uplink (to R, or to S2
   // at twice the edge rate, as fabric uplinks are). Switch 1 (S2): port 0 from S1, 1 to R, 2 to R2.
@@ -140,15 +134,7 @@ FabricResult run_fabric(const FabricConfig& fc) {
       ++res.drops;
       return;
     }
-    // RED/ECN on the instantaneous queue, as in the dumbbell.
-    bool ce = false;
-    if (e.bytes > cfg.kmax_bytes) {
-      ce = true;
-    } else if (e.bytes > cfg.kmin_bytes) {
-      const double pr = cfg.pmax * static_cast<double>(e.bytes - cfg.kmin_bytes) /
-                        static_cast<double>(std::max<std::uint64_t>(1, cfg.kmax_bytes - cfg.kmin_bytes));
-      ce = uni(rng) < pr;
-    }
+    const bool ce = red.mark(e.bytes, rng);
     res.ecn_marked += ce && !p.ce;
     p.ce = p.ce || ce;
     p.in = static_cast<std::uint16_t>(in);
@@ -283,8 +269,8 @@ FabricResult run_fabric(const FabricConfig& fc) {
   }
   res.jain_index = jain_index(tput);
   res.utilization = total / cfg.link_gbps;
-  res.queue_p50_bytes = pct(queue_samples, 0.50);
-  res.queue_p99_bytes = pct(queue_samples, 0.99);
+  res.queue_p50_bytes = percentile(queue_samples, 0.50);
+  res.queue_p99_bytes = percentile(queue_samples, 0.99);
   return fr;
 }
 
