@@ -25,6 +25,18 @@ bool has_arg(const std::vector<std::string>& args, const std::string& name) {
   return false;
 }
 
+// True when a --vdev (or -a/--allow) names a virtio_user device.
+bool uses_virtio_user(const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    std::string v;
+    if ((a == "--vdev" || a == "-a" || a == "--allow") && i + 1 < args.size()) v = args[i + 1];
+    else if (a.rfind("--vdev=", 0) == 0) v = a.substr(7);
+    if (v.rfind("virtio_user", 0) == 0 || v.rfind("net_virtio_user", 0) == 0) return true;
+  }
+  return false;
+}
+
 // Value of an option given as "--opt v", "--opt=v" or "-lv".
 bool find_value(const std::vector<std::string>& args, const std::string& name, std::string& value) {
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -207,12 +219,21 @@ Status build_eal_args(const std::vector<std::string>& eal, std::vector<std::stri
       out.emplace_back("1024");
     }
   }
+  // virtio_user shares our memory with its vhost-user peer one region per hugepage file, and
+  // vhost-user carries at most 8 regions (VHOST_MEMORY_BASELINE_NREGIONS): with one file per 2 MiB
+  // page the peer refuses the table ("Too many memory regions") and no frame ever moves. One
+  // segment per memseg list keeps it to a handful. That option excludes --huge-unlink, so memory
+  // comes from memfds instead (--in-memory): still nothing left behind after a crash.
+  if (report.hugepages && !user_memory_mode && uses_virtio_user(eal) && !has_arg(eal, "--legacy-mem")) {
+    if (!has_arg(eal, "--single-file-segments")) out.emplace_back("--single-file-segments");
+    if (!has_arg(eal, "--file-prefix")) out.emplace_back("--in-memory");
+  }
   // --no-huge cannot be combined with --in-memory; --no-shconf keeps no runtime files either.
   if (!report.hugepages && !has_arg(eal, "--no-shconf") && !has_arg(eal, "--in-memory") &&
       !has_arg(eal, "--file-prefix"))
     out.emplace_back("--no-shconf");
   // A unique prefix per process lets several droce processes and other DPDK apps coexist.
-  if (!has_arg(eal, "--file-prefix") && !has_arg(eal, "--in-memory")) {
+  if (!has_arg(eal, "--file-prefix") && !has_arg(eal, "--in-memory") && !has_arg(out, "--in-memory")) {
     static std::atomic<unsigned> serial{0};
     report.file_prefix = "droce" + std::to_string(getpid()) + "_" + std::to_string(serial.fetch_add(1));
     out.emplace_back("--file-prefix=" + report.file_prefix);

@@ -152,9 +152,15 @@ bool MemoryRegistry::find_lkey(const void* ptr, std::uint64_t len, std::uint32_t
   return false;
 }
 
-bool MemoryRegistry::attach_payload_ptr(rte_mbuf* m, const std::uint8_t* va, std::uint32_t len) {
+bool MemoryRegistry::attach_payload_ptr(rte_mbuf* m, const std::uint8_t* va, std::uint32_t len,
+                                        bool dpdk_memory_only) {
   std::uint32_t lkey = 0;
-  return find_lkey(va, len, lkey) && attach_payload_va(m, lkey, va, len);
+  if (!find_lkey(va, len, lkey)) return false;
+  if (dpdk_memory_only) {
+    const Entry* e = entry(lkey);
+    if (e == nullptr || !e->dpdk_memory) return false;
+  }
+  return attach_payload_va(m, lkey, va, len);
 }
 
 std::uint32_t MemoryRegistry::outstanding(std::uint32_t lkey) const {

@@ -48,7 +48,11 @@ class MemoryRegistry {
   // Same, for a pointer the transport holds (a work request's or READ response's payload):
   // finds the region containing [va, va+len) — a scan over the registered regions with a
   // last-hit cache, since a QP's packets nearly always come from the region of the previous one.
-  [[nodiscard]] bool attach_payload_ptr(rte_mbuf* m, const std::uint8_t* va, std::uint32_t len);
+  // With `dpdk_memory_only`, regions outside DPDK's own memory are refused (the caller copies):
+  // a virtio_user port's vhost-user peer can read only memory shared with it by file descriptor,
+  // which is DPDK's hugepage or memfd segments, never heap pages registered as external memory.
+  [[nodiscard]] bool attach_payload_ptr(rte_mbuf* m, const std::uint8_t* va, std::uint32_t len,
+                                        bool dpdk_memory_only = false);
 
   // The lkey of the region holding [va, va+len), for APIs that take plain pointers; false when no
   // registered region holds all of it.

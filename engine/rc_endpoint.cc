@@ -21,9 +21,14 @@ RcEndpoint::RcEndpoint(const EndpointConfig& cfg)
   // Zero-copy TX sends chained mbufs, so the port must take them. net_ring advertises no
   // offloads but only moves mbuf pointers, so a chain crosses it untouched.
   rte_eth_dev_info info{};
-  if (rte_eth_dev_info_get(cfg.port_id, &info) == 0)
+  if (rte_eth_dev_info_get(cfg.port_id, &info) == 0) {
     multi_seg_ok_ = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0 ||
                     (info.driver_name != nullptr && std::strcmp(info.driver_name, "net_ring") == 0);
+    // virtio_user's vhost-user peer reads our frames through the memory table we sent it (file
+    // descriptors of DPDK's segments); a payload in heap memory is outside it and the peer drops
+    // the whole frame, so such payloads are copied into the pool instead (still counted).
+    dpdk_memory_tx_only_ = info.driver_name != nullptr && std::strcmp(info.driver_name, "net_virtio_user") == 0;
+  }
   tsc_hz_ = rte_get_tsc_hz();
   ns_per_tsc_ = 1e9 / static_cast<double>(tsc_hz_);
   // Pause quanta are bit times of the link the PFC frame came over.
@@ -453,7 +458,7 @@ std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::ui
   if (zero_copy) {
     rte_mbuf* pm = rte_pktmbuf_alloc(cfg_.pool);
     rte_mbuf* tm = pm != nullptr ? rte_pktmbuf_alloc(cfg_.pool) : nullptr;
-    if (tm == nullptr || !cfg_.memory->attach_payload_ptr(pm, d.payload, d.payload_len)) {
+    if (tm == nullptr || !cfg_.memory->attach_payload_ptr(pm, d.payload, d.payload_len, dpdk_memory_tx_only_)) {
       if (pm != nullptr) rte_pktmbuf_free(pm);
       if (tm != nullptr) rte_pktmbuf_free(tm);
       zero_copy = false;  // fall back to a copy (counted) rather than fail the packet

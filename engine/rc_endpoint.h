@@ -187,6 +187,7 @@ class RcEndpoint {
 
   EndpointConfig cfg_;
   bool multi_seg_ok_ = false;
+  bool dpdk_memory_tx_only_ = false;  // zero-copy only from DPDK memory (virtio_user)
   std::vector<QpSlot> qps_;
   TxBatch<1024> tx_;
   EndpointCounters c_;

@@ -66,6 +66,26 @@ TEST_CASE("user's own --file-prefix and --in-memory are respected", "[eal]") {
   CHECK(std::count_if(out.begin(), out.end(), [](const std::string& s) { return s.rfind("--file-prefix", 0) == 0; }) == 1);
 }
 
+TEST_CASE("virtio_user with hugepages gets one file per memseg list (vhost-user's 8 regions)", "[eal]") {
+  std::vector<std::string> out;
+  EalReport rep;
+  REQUIRE(build_eal_args({"-l", "0", "--vdev", "virtio_user0,path=/tmp/v.sock"}, out, rep, true).ok());
+  if (rep.hugepages) {  // this machine has hugepages: one segment per list, memfd-backed, never unlinked files
+    CHECK(contains(out, "--single-file-segments"));
+    CHECK(contains(out, "--in-memory"));
+    CHECK_FALSE(contains(out, "--huge-unlink"));  // EAL refuses it together with --single-file-segments
+    CHECK_FALSE(has_prefix(out, "--file-prefix"));
+  } else {
+    CHECK_FALSE(contains(out, "--single-file-segments"));  // no hugepage files to share
+  }
+  REQUIRE(build_eal_args({"-l", "0", "--vdev=net_virtio_user1,path=/tmp/v.sock", "--legacy-mem"}, out, rep, true).ok());
+  CHECK_FALSE(contains(out, "--single-file-segments"));  // the user chose another memory mode
+  REQUIRE(build_eal_args({"-l", "0", "--no-huge", "--vdev", "virtio_user0,path=/tmp/v.sock"}, out, rep, true).ok());
+  CHECK_FALSE(contains(out, "--single-file-segments"));
+  REQUIRE(build_eal_args({"-l", "0", "--vdev", "net_vhost0,iface=/tmp/v.sock"}, out, rep, true).ok());
+  CHECK_FALSE(contains(out, "--single-file-segments"));  // the vhost side maps the peer's memory
+}
+
 TEST_CASE("split_args separates EAL and application options at --", "[eal]") {
   const char* argv1[] = {"app", "-l", "0", "--", "--size", "64"};
   auto s = droce::engine::split_args(6, const_cast<char**>(argv1));
