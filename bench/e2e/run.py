@@ -74,6 +74,15 @@ def start(cmd, netns=None):
     return p
 
 
+def wait_for_socket(path, proc, timeout=10.0):
+    """Until the memif server has created its socket (a loaded machine can take seconds), it exits,
+    or the timeout passes; the client started after this finds the server listening."""
+    end = time.time() + timeout
+    while time.time() < end and not os.path.exists(path) and proc.poll() is None:
+        time.sleep(0.05)
+    time.sleep(0.1)
+
+
 def finish(p, timeout, sigint_after=None):
     """Waits for p (SIGINT first when sigint_after seconds are given); kills it past the timeout."""
     try:
@@ -175,7 +184,7 @@ def droce_gen_memif(cfg, op, size):
     common = gen_args(op, size, cfg) + ["--oob-port", port, "--connect-timeout", "10"]
     srv = start([cfg.gen] + droce_eal(SERVER_CPU, f"net_memif0,role=server,socket={sock}") +
                 ["--", "--mode", "server"] + common)
-    time.sleep(0.3)
+    wait_for_socket(sock, srv)
     cli = start([cfg.gen] + droce_eal(CLIENT_CPU, f"net_memif0,role=client,socket={sock}") +
                 ["--", "--mode", "client", "--duration", str(cfg.duration), "--warmup", str(cfg.warmup), "--json", js] + common)
     out_c, rc_c = finish(cli, cfg.duration + cfg.warmup + 40)
@@ -206,7 +215,7 @@ def droce_echo_memif(cfg, size):
     sock, js, port = os.path.join(TMP, f"echo{n}.sock"), os.path.join(TMP, f"echo{n}.json"), str(21000 + n % 2000)
     srv = start([cfg.echo] + droce_eal(SERVER_CPU, f"net_memif0,role=server,socket={sock}") +
                 ["--", "--mode", "server", "--oob-port", port, "--timeout", "3"])
-    time.sleep(0.3)
+    wait_for_socket(sock, srv)
     cli = start([cfg.echo] + droce_eal(CLIENT_CPU, f"net_memif0,role=client,socket={sock}") +
                 ["--", "--mode", "client", "--oob-port", port, "--size", str(size), "--count", str(cfg.rtt_count),
                  "--warmup", "500", "--timeout", "5", "--json", js])
@@ -236,7 +245,7 @@ def pmd_pingpong_memif(cfg, size):
     sock, js = os.path.join(TMP, f"pp{n}.sock"), os.path.join(TMP, f"pp{n}.json")
     srv = start([cfg.pingpong] + droce_eal(SERVER_CPU, f"net_memif0,role=server,socket={sock}") +
                 ["--", "--mode", "server", "--timeout", "5"])
-    time.sleep(0.3)
+    wait_for_socket(sock, srv)
     cli = start([cfg.pingpong] + droce_eal(CLIENT_CPU, f"net_memif0,role=client,socket={sock}") +
                 ["--", "--mode", "client", "--size", str(size), "--count", str(cfg.rtt_count), "--timeout", "5",
                  "--json", js])
@@ -302,7 +311,7 @@ def testpmd_memif(cfg, size, mode):
     srv_mode, cli_mode = ("io", "io") if mode == "io" else ("txonly", "rxonly")
     srv = start(testpmd_cmd(testpmd_eal(f"{CLIENT_CPU},{SERVER_CPU}", CLIENT_CPU, f"e2e_ts{os.getpid()}_{n}"),
                             [f"net_memif0,role=server,socket={sock}"], srv_mode, frame, False))
-    time.sleep(0.5)
+    wait_for_socket(sock, srv)
     cli = start(testpmd_cmd(testpmd_eal(f"{CLIENT_CPU},{SERVER_CPU}", SERVER_CPU, f"e2e_tc{os.getpid()}_{n}"),
                             [f"net_memif0,role=client,socket={sock}"], cli_mode, frame, mode == "io"))
     time.sleep(cfg.duration + cfg.warmup + 1.5)
@@ -510,7 +519,9 @@ def plot(res, tg, sizes, path):
     labels = [f"{s} B" if s < 1024 else f"{s // 1024} KiB" for s in sizes]
 
     def series(key, field, scale=1.0):
-        return [(get(res, key.format(s=s, f=frame_bytes(s)), field) or 0) * scale for s in sizes]
+        # A measurement with no successful run is a gap, not a zero.
+        vals = [get(res, key.format(s=s, f=frame_bytes(s)), field) for s in sizes]
+        return [float("nan") if v is None else v * scale for v in vals]
 
     bars = [("droce memif WRITE", "droce.memif.write.{s}", "goodput_gbps"),
             ("droce memif SEND", "droce.memif.send.{s}", "goodput_gbps"),
@@ -537,12 +548,13 @@ def plot(res, tg, sizes, path):
                      ("droce-echo loopback", "droce.rtt.loopback.{s}"), ("pmd ping-pong ring", "pmd.rtt.ring.{s}"),
                      ("kernel UDP busy-poll", "kernel.rtt.busy.{s}"), ("kernel UDP blocking", "kernel.rtt.blocking.{s}")):
         p50, p99 = series(key, "rtt_p50_ns", 1e-3), series(key, "rtt_p99_ns", 1e-3)
-        if any(p50):
+        if any(v == v for v in p50):
             line = ax[2].plot(list(x), p50, marker="o", label=f"{lab} p50")[0]
             ax[2].plot(list(x), p99, linestyle=":", color=line.get_color())
     ax[2].set(title="RTT (us), p50 solid, p99 dotted", yscale="log", xticks=list(x), xticklabels=labels)
     ax[2].legend(fontsize=7)
     verdicts = "   ".join(f"{t['verdict']} {t['target'].split(' vs ')[0]} ({t['ratio']:.2f})" for t in tg if t["ratio"])
+    verdicts = verdicts.replace(" p50", "")
     fig.suptitle(f"droce end to end vs testpmd, bare PMD and kernel UDP — {verdicts}", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -561,7 +573,15 @@ def main():
     ap.add_argument("--quick", action="store_true",
                     help="smoke check: sizes 64,4096, 1 s runs, 1 repeat, 3000 round trips")
     ap.add_argument("--out", default="bench/e2e/results", help="directory for e2e.json and e2e.png")
+    ap.add_argument("--replot", metavar="JSON", help="measure nothing: print the tables and redraw the plot of a results file")
     cfg = ap.parse_args()
+    if cfg.replot:
+        doc = read_json(cfg.replot)
+        if doc is None:
+            sys.exit(f"e2e: {cfg.replot}: not a results file")
+        print_tables(doc["results"], doc["targets"], doc["config"]["sizes"])
+        plot(doc["results"], doc["targets"], doc["config"]["sizes"], os.path.splitext(cfg.replot)[0] + ".png")
+        return 0
     if cfg.quick:
         cfg.sizes, cfg.duration, cfg.repeats, cfg.rtt_count, cfg.warmup = "64,4096", 1.0, 1, 3000, 0.3
     try:
