@@ -43,7 +43,8 @@ TESTPMD = "dpdk-testpmd"
 WIRE_OVERHEAD = 74          # Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + RETH 16 + ICRC 4
 PMTU = 4096
 UDP_MAX = 65507
-SERVER_CPU, CLIENT_CPU = 1, 0   # two-process runs: one CPU each; one-process runs use SERVER_CPU
+# Two-process runs: one CPU each; one-process runs use SERVER_CPU (testpmd's main lcore on CLIENT_CPU).
+SERVER_CPU, CLIENT_CPU = 1, 0   # --cpus CLIENT,SERVER
 
 TMP = tempfile.mkdtemp(prefix="droce-e2e-")
 # run.sh passes its PID so that its exit trap can delete exactly these namespaces.
@@ -74,11 +75,20 @@ def start(cmd, netns=None):
     return p
 
 
+def memif_listening(path):
+    """net_memif's socket is abstract by default (no file): look for it in /proc/net/unix."""
+    try:
+        with open("/proc/net/unix") as f:
+            return any(line.rstrip().endswith(("@" + path, " " + path)) for line in f)
+    except OSError:
+        return False
+
+
 def wait_for_socket(path, proc, timeout=10.0):
-    """Until the memif server has created its socket (a loaded machine can take seconds), it exits,
-    or the timeout passes; the client started after this finds the server listening."""
+    """Until the memif server listens (a loaded machine can take seconds), it exits, or the timeout
+    passes; the client started after this finds the server listening."""
     end = time.time() + timeout
-    while time.time() < end and not os.path.exists(path) and proc.poll() is None:
+    while time.time() < end and not memif_listening(path) and proc.poll() is None:
         time.sleep(0.05)
     time.sleep(0.1)
 
@@ -570,6 +580,7 @@ def main():
     ap.add_argument("--rtt-count", type=int, default=20000, help="round trips per RTT run (default 20000)")
     ap.add_argument("--inflight", type=int, default=64, help="droce-gen messages in flight (default 64)")
     ap.add_argument("--parts", default="droce,testpmd,pmd,kernel", help="what to measure (default all)")
+    ap.add_argument("--cpus", default="0,1", help="CLIENT,SERVER CPUs, two different ones (default 0,1)")
     ap.add_argument("--quick", action="store_true",
                     help="smoke check: sizes 64,4096, 1 s runs, 1 repeat, 3000 round trips")
     ap.add_argument("--out", default="bench/e2e/results", help="directory for e2e.json and e2e.png")
@@ -592,6 +603,13 @@ def main():
         sys.exit("e2e: --sizes: a comma-separated list of sizes in 1..65536")
     if cfg.repeats < 1 or cfg.duration <= 0 or cfg.rtt_count < 1 or not 1 <= cfg.inflight <= 128:
         sys.exit("e2e: --repeats, --duration, --rtt-count must be positive and --inflight in 1..128")
+    global SERVER_CPU, CLIENT_CPU
+    try:
+        CLIENT_CPU, SERVER_CPU = (int(c) for c in cfg.cpus.split(","))
+    except ValueError:
+        sys.exit("e2e: --cpus: two CPU numbers, CLIENT,SERVER")
+    if CLIENT_CPU == SERVER_CPU or not {CLIENT_CPU, SERVER_CPU} <= os.sched_getaffinity(0):
+        sys.exit(f"e2e: --cpus: two different CPUs this process may use ({sorted(os.sched_getaffinity(0))})")
     cfg.parts = set(cfg.parts.split(","))
     if not cfg.parts <= {"droce", "testpmd", "pmd", "kernel"}:
         sys.exit("e2e: --parts: a subset of droce,testpmd,pmd,kernel")
@@ -607,8 +625,6 @@ def main():
         sys.exit("e2e: dpdk-testpmd not found (package dpdk-dev)")
     if "kernel" in cfg.parts and os.geteuid() != 0:
         sys.exit("e2e: the kernel baseline creates network namespaces: run as root, or --parts without kernel")
-    if os.cpu_count() < 2:
-        sys.exit("e2e: needs at least 2 CPUs (one per process in the two-process runs)")
 
     def cleanup():
         kill_children()
