@@ -46,7 +46,7 @@ UDP_MAX = 65507
 # Two-process runs: one CPU each; one-process runs use SERVER_CPU (testpmd's main lcore on CLIENT_CPU).
 SERVER_CPU, CLIENT_CPU = 1, 0   # --cpus CLIENT,SERVER
 
-TMP = tempfile.mkdtemp(prefix="droce-e2e-")
+TMP = ""  # scratch directory for sockets and JSON, made by main() and removed at exit
 # run.sh passes its PID so that its exit trap can delete exactly these namespaces.
 NETNS_TAG = os.environ.get("E2E_NETNS_TAG", str(os.getpid()))
 NETNS = [f"droce-e2e-a{NETNS_TAG}", f"droce-e2e-b{NETNS_TAG}"]
@@ -625,6 +625,9 @@ def main():
         sys.exit("e2e: dpdk-testpmd not found (package dpdk-dev)")
     if "kernel" in cfg.parts and os.geteuid() != 0:
         sys.exit("e2e: the kernel baseline creates network namespaces: run as root, or --parts without kernel")
+
+    global TMP
+    TMP = tempfile.mkdtemp(prefix="droce-e2e-")
 
     def cleanup():
         kill_children()
