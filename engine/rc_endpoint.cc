@@ -454,7 +454,8 @@ std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::ui
   const std::uint32_t pad = wire::opcode_info(d.opcode).has_payload ? wire::pad_for(d.payload_len) : 0;
   const std::uint8_t* l3 = hdr + s.tmpl.l3_offset;
   const std::uint32_t l3_hdr_len = hlen - s.tmpl.l3_offset;
-  bool zero_copy = cfg_.zero_copy_tx && multi_seg_ok_ && d.payload_len != 0;
+  const bool inlined = d.payload_len != 0 && d.payload_len <= cfg_.tx_inline_bytes;
+  bool zero_copy = cfg_.zero_copy_tx && multi_seg_ok_ && d.payload_len != 0 && !inlined;
   if (zero_copy) {
     rte_mbuf* pm = rte_pktmbuf_alloc(cfg_.pool);
     rte_mbuf* tm = pm != nullptr ? rte_pktmbuf_alloc(cfg_.pool) : nullptr;
@@ -482,7 +483,12 @@ std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::ui
     }
     if (d.payload_len != 0) std::memcpy(p, d.payload, d.payload_len);
     std::memset(p + d.payload_len, 0, pad);
-    c_.tx_payload_bytes_copied += d.payload_len;
+    if (inlined) {
+      ++c_.tx_inline_frames;
+      c_.tx_payload_bytes_inlined += d.payload_len;
+    } else {
+      c_.tx_payload_bytes_copied += d.payload_len;
+    }
     wire::icrc_store(p + d.payload_len + pad, wire::icrc_compute(l3, l3_hdr_len + d.payload_len + pad, s.tmpl.ipv6));
   }
   c_.tx_payload_bytes += d.payload_len;
