@@ -16,6 +16,19 @@ using wire::psn_add;
 using wire::psn_diff;
 
 bool RcQp::queue_ack(std::uint32_t psn, std::uint8_t syndrome) {
+  // Coalescing (§9.7.5.1.2: an ACK acknowledges every request up to its PSN): a positive ACK
+  // still waiting behind no READ response is moved forward instead of queuing a second one, so a
+  // burst of small messages received in one poll costs the peer one ACK frame, not one per
+  // message. NAKs and READ responses are never merged and keep their order.
+  if (syndrome == wire::kAethAckUnlimited && rq_.resp_tail != rq_.resp_head) {
+    RespItem& last = rq_.resp[(rq_.resp_tail - 1) % rq_.resp.size()];
+    if (!last.is_read && last.syndrome == wire::kAethAckUnlimited) {
+      last.psn = psn;
+      last.msn = rq_.msn;
+      ++c_.acks_coalesced;
+      return true;
+    }
+  }
   if (rq_.resp_tail - rq_.resp_head >= rq_.resp.size()) return false;
   RespItem it;
   it.psn = psn;

@@ -99,7 +99,8 @@ struct RcCounters {
   std::uint64_t rnr_naks_received = 0;
   std::uint64_t naks_sent = 0;
   std::uint64_t naks_received = 0;
-  std::uint64_t acks_sent = 0;
+  std::uint64_t acks_sent = 0;       // acknowledgements generated (coalesced ones included)
+  std::uint64_t acks_coalesced = 0;  // of those, merged into an ACK still queued (one frame fewer)
   std::uint64_t acks_received = 0;
   std::uint64_t ghost_acks = 0;              // ACKs for PSNs never sent
   std::uint64_t duplicate_responses = 0;
