@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "engine/rc_endpoint.h"
@@ -9,27 +10,45 @@
 
 namespace droce::gen {
 
-// Payload byte i of message `seq` on QP `qp`: a per-position base plus a per-message offset, so
-// filling and checking are plain vectorisable loops, and a byte from the wrong message, QP or
-// position shows as corruption.
+// Payload byte i of message `seq` on QP `qp`: a per-position base XORed with a per-message byte,
+// so a byte from the wrong message, QP or position shows as corruption. Fill and check run over
+// 64-bit words (the per-message byte broadcast to all eight lanes): byte by byte they cost ~7
+// instructions per byte (callgrind), more than the whole transport for a 4 KiB WRITE.
 class Pattern {
  public:
-  explicit Pattern(std::uint32_t max_size) : base_(max_size) {
+  explicit Pattern(std::uint32_t max_size) : base_(max_size + 8) {
     for (std::uint32_t i = 0; i < max_size; ++i) base_[i] = static_cast<std::uint8_t>(i * 7 + (i >> 8));
   }
   void fill(std::uint8_t* p, std::uint32_t n, std::uint32_t qp, std::uint64_t seq) const {
     const std::uint8_t c = offset(qp, seq);
-    for (std::uint32_t i = 0; i < n; ++i) p[i] = static_cast<std::uint8_t>(base_[i] + c);
+    const std::uint64_t cw = broadcast(c);
+    std::uint32_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      std::uint64_t w;
+      std::memcpy(&w, base_.data() + i, 8);
+      w ^= cw;
+      std::memcpy(p + i, &w, 8);
+    }
+    for (; i < n; ++i) p[i] = static_cast<std::uint8_t>(base_[i] ^ c);
   }
   [[nodiscard]] bool check(const std::uint8_t* p, std::uint32_t n, std::uint32_t qp, std::uint64_t seq) const {
     const std::uint8_t c = offset(qp, seq);
-    std::uint8_t diff = 0;
-    for (std::uint32_t i = 0; i < n; ++i) diff |= static_cast<std::uint8_t>(p[i] ^ static_cast<std::uint8_t>(base_[i] + c));
+    const std::uint64_t cw = broadcast(c);
+    std::uint64_t diff = 0;
+    std::uint32_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      std::uint64_t w, b;
+      std::memcpy(&w, p + i, 8);
+      std::memcpy(&b, base_.data() + i, 8);
+      diff |= w ^ b ^ cw;
+    }
+    for (; i < n; ++i) diff |= static_cast<std::uint8_t>(p[i] ^ base_[i] ^ c);
     return diff == 0;
   }
 
  private:
-  static std::uint8_t offset(std::uint32_t qp, std::uint64_t seq) { return static_cast<std::uint8_t>(qp * 29 + seq * 131); }
+  static std::uint8_t offset(std::uint32_t qp, std::uint64_t seq) { return static_cast<std::uint8_t>(qp * 29 + seq * 131 + 1); }
+  static std::uint64_t broadcast(std::uint8_t c) { return 0x0101010101010101ull * c; }
   std::vector<std::uint8_t> base_;
 };
 
