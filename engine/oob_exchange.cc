@@ -273,8 +273,9 @@ Status OobConnection::recv_bytes(void* buf, std::size_t n, std::uint32_t timeout
     }
     if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
       if (closed != nullptr) *closed = true;
-      return Status::error(k == 0 ? std::string("peer closed the connection during ") + what
-                                  : std::string(what) + ": " + std::strerror(errno));
+      // A reset is the peer closing with our bytes unread: for the caller, the same thing.
+      return Status::error(k == 0 || errno == ECONNRESET ? std::string("peer closed the connection during ") + what
+                                                         : std::string(what) + ": " + std::strerror(errno));
     }
     if (Clock::now() >= deadline) return Status::error(std::string("timed out waiting for ") + what);
     idle();

@@ -230,6 +230,13 @@ int main(int argc, char** argv) {
       std::printf("%s\n", perf::bw_line(r).c_str());
     }
   }
+  // A memif server closes after its client: the PMD handles a peer's disconnect on its own
+  // thread, and a port closed at that moment can free the shared regions twice. The client
+  // closes first (it exits right after "done"); we keep polling until its link is gone (1 s at most).
+  if (server && port->driver().find("memif") != std::string::npos) {
+    const std::uint64_t until = rte_rdtsc() + rte_get_tsc_hz();
+    while (port->link_up() && rte_rdtsc() < until) ep.poll(rte_rdtsc());
+  }
   std::printf("%s", kLine);
   const perf::TransportTotals tt = traffic.totals();
   if (tt.retransmitted != 0 || tt.naks_received != 0 || tt.naks_sent != 0 || tt.ack_timeouts != 0 || impairment)
