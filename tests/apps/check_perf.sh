@@ -28,6 +28,9 @@ run_pair() {
   cli_rc=$?
   wait $spid
   srv_rc=$?
+  if [ $cli_rc -ne 0 ] || [ $srv_rc -ne 0 ]; then  # say why in the test log
+    echo "== $name: client exit $cli_rc, server exit $srv_rc"; tail -n 4 "$out/$name.c.txt" "$out/$name.s.txt"
+  fi
 }
 # table FILE ROWS ITERS [bw|lat]: perftest's result table has ROWS rows, each with ITERS
 # iterations (0: any positive number) and positive figures.
