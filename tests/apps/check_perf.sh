@@ -4,12 +4,13 @@
 set -uo pipefail
 perf=$1
 out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+trap '[ -n "${KEEP_OUT:-}" ] || rm -rf "$out"' EXIT
 fail=0
 check() { if eval "$2"; then echo "ok: $1"; else echo "FAILED: $1"; fail=1; fi; }
 
 last_cpu=$(( $(nproc) - 1 ))
-port=18700
+# A TCP port nobody uses now (other runs of this script, or perftest, may be on 18515 and near it).
+free_port() { /usr/bin/python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"; }
 # run_pair NAME TEST SERVER_ARGS -- CLIENT_ARGS: server in the background, then the client; sets srv_rc, cli_rc.
 run_pair() {
   local name=$1 test=$2; shift 2
@@ -18,7 +19,7 @@ run_pair() {
     if [ "$a" = "--" ] && [ $side = s ]; then side=c; continue; fi
     if [ $side = s ]; then sargs+=("$a"); else cargs+=("$a"); fi
   done
-  port=$((port + 1))
+  local port; port=$(free_port)
   timeout 120 "$perf" -l "$last_cpu" --no-pci --vdev "net_memif0,role=server,socket=$out/$name.sock" -- \
     "$test" -p $port --timeout 20 --json "$out/$name.s.json" "${sargs[@]}" > "$out/$name.s.txt" 2>&1 &
   local spid=$!
@@ -129,17 +130,19 @@ check "--help exits 0 and lists every flag" "[ \$? -eq 0 ] && grep -q -- '--repo
 
 # ---- nobody there: a clear error within --timeout ----
 start=$(date +%s)
-timeout 60 "$perf" -l 0 --no-pci --vdev net_null0 -- send_bw -p 18799 --timeout 2 127.0.0.1 > "$out/nobody.txt" 2>&1
+nport=$(free_port)
+timeout 60 "$perf" -l 0 --no-pci --vdev net_null0 -- send_bw -p "$nport" --timeout 2 127.0.0.1 > "$out/nobody.txt" 2>&1
 rc=$?
 check "a client with no server gives up within its timeout, saying why" \
-  "[ $rc -eq 1 ] && grep -q 'cannot connect to 127.0.0.1:18799' '$out/nobody.txt' && [ \$(( \$(date +%s) - start )) -lt 20 ]"
+  "[ $rc -eq 1 ] && grep -q 'cannot connect to 127.0.0.1:$nport' '$out/nobody.txt' && [ \$(( \$(date +%s) - start )) -lt 20 ]"
 # A server whose client connects and then vanishes mid-exchange.
-timeout 60 "$perf" -l "$last_cpu" --no-pci --vdev net_null0 -- write_bw -p 18798 --timeout 3 > "$out/vanish.txt" 2>&1 &
+vport=$(free_port)
+timeout 60 "$perf" -l "$last_cpu" --no-pci --vdev net_null0 -- write_bw -p "$vport" --timeout 3 > "$out/vanish.txt" 2>&1 &
 spid=$!
 sleep 1
 /usr/bin/python3 -c "
 import socket, time
-s = socket.create_connection(('127.0.0.1', 18798)); s.sendall(b'6.06'.ljust(16, b'\0')); time.sleep(0.2); s.close()"
+s = socket.create_connection(('127.0.0.1', $vport)); s.sendall(b'6.06'.ljust(16, b'\0')); time.sleep(0.2); s.close()"
 wait $spid
 rc=$?
 check "a client that vanishes during the exchange: the server fails with one clear line" \
