@@ -278,7 +278,9 @@ Status OobConnection::recv_bytes(void* buf, std::size_t n, std::uint32_t timeout
                                                          : std::string(what) + ": " + std::strerror(errno));
     }
     if (Clock::now() >= deadline) return Status::error(std::string("timed out waiting for ") + what);
-    idle();
+    // The caller's loop runs a few rounds per recv() so that a transport served while waiting
+    // (a READ responder during the peer's whole run) is not paced by a syscall per iteration.
+    for (int i = 0; i < 64; ++i) idle();
   }
   return {};
 }

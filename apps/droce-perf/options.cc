@@ -35,7 +35,8 @@ void usage() {
       "  -s, --size SIZE          message size (default 65536 for bw tests, 2 for latency tests; K/M suffixes;\n"
       "                           at most 8388608)\n"
       "  -n, --iters N            iterations (default 5000 for write_bw, 1000 for the others; at least 5)\n"
-      "  -D, --duration S         run for S seconds instead of -n (a quarter at each end is not measured)\n"
+      "  -D, --duration S         run for S seconds instead of -n, which it overrides, as in perftest (a quarter\n"
+      "                           of the time at each end is not measured)\n"
       "  -q, --qp N               QPs (bw tests only; default 1, at most 64)\n"
       "  -m, --mtu MTU            256, 512, 1024, 2048 or 4096 (default 1024; both sides use the smaller)\n"
       "  -a, --all                every size 2 .. 2^23 (see --max-size)\n"
@@ -194,7 +195,6 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   // perftest's dependencies between flags (perftest_parameters.c force_dependecies and parser).
   if (o.qps > 1 && !o.bw()) return bad("-q: multiple QPs are only available in bw tests");
   if (o.duration_s != 0 && o.all_sizes) return bad("-D: duration mode does not run all sizes (-a)");
-  if (o.duration_s != 0 && iters_given) return bad("-D and -n: give one of duration and iterations");
   if (o.all_sizes && size_given) return bad("-a and -s: -a runs every size");
   if (!size_given) o.size = o.bw() ? 65536 : 2;
   if (!iters_given) o.iters = o.test == PerftestTest::kWriteBw ? 5000 : 1000;

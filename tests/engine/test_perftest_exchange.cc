@@ -318,7 +318,8 @@ TEST_CASE("droce client and server run every test's exchange against each other"
     PerftestKeys got_c, got_s;
     PerftestBwReport rep_c, rep_s;
     Status ss;
-    std::thread server([&] { ss = run_side(test, PerftestRole::kServer, s, sk, {}, got_s, rep_s); });
+    const PerftestTest t = test;  // a lambda cannot capture a structured binding before C++20's P1091 in clang
+    std::thread server([&] { ss = run_side(t, PerftestRole::kServer, s, sk, {}, got_s, rep_s); });
     const Status cs = run_side(test, PerftestRole::kClient, c, ck, report, got_c, rep_c);
     server.join();
     CHECK(cs.message() == "");
