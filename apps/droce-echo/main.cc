@@ -21,6 +21,7 @@
 
 #include <rte_lcore.h>
 
+#include "engine/default_port.h"
 #include "engine/eal.h"
 #include "engine/latency_histogram.h"
 #include "engine/loopback_lab.h"
@@ -216,18 +217,9 @@ int main(int argc, char** argv) {
   Options o;
   if (int r = parse(split.app, o); r != 0) return r > 0 ? 0 : 2;
   const bool defaults = split.eal.empty();
-  if (defaults) {
-    split.eal = {"--no-pci"};
-    // Loopback with an application thread needs the worker and that thread on two CPUs; a
-    // server beside a client on one machine takes the last CPU.
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    std::vector<unsigned> cpus;
-    if (sched_getaffinity(0, sizeof(set), &set) == 0)
-      for (unsigned c = 0; c < CPU_SETSIZE; ++c)
-        if (CPU_ISSET(c, &set)) cpus.push_back(c);
-    if (o.mode == "server" && !cpus.empty()) split.eal.insert(split.eal.end(), {"-l", std::to_string(cpus.back())});
-  }
+  // Loopback with an application thread needs the worker and that thread on two CPUs; a server
+  // beside a client on one machine takes the last CPU.
+  if (defaults) split.eal = default_pair_eal_args(o.mode == "server");
   install_stop_signals();
   Status err;
   auto eal = Eal::init("droce-echo", split.eal, err);
@@ -268,16 +260,8 @@ int main(int argc, char** argv) {
     PortConfig pc;
     pc.rx_pool = pool.get();
     pc.promiscuous = true;
-    if (defaults) {
-      pc.devargs = std::string("net_memif0,role=") + (server ? "server" : "client") + ",socket=/tmp/droce-echo.sock";
-    } else {
-      std::uint16_t first = 0;
-      RTE_ETH_FOREACH_DEV(first) break;
-      char name[RTE_ETH_NAME_MAX_LEN];
-      if (rte_eth_dev_count_avail() == 0 || rte_eth_dev_get_name_by_port(first, name) != 0)
-        return std::fprintf(stderr, "droce-echo: no port: give one in the EAL options\n"), 1;
-      pc.devargs = name;
-    }
+    if (Status s = pair_port_devargs(defaults, server, "/tmp/droce-echo.sock", pc.devargs); !s.ok())
+      return std::fprintf(stderr, "droce-echo: %s\n", s.message().c_str()), 1;
     port = Port::open(pc, err);
     if (!port) return std::fprintf(stderr, "droce-echo: %s\n", err.message().c_str()), 1;
     if (Status s = port->wait_link_up(timeout_ms); !s.ok())

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# droce-perf end to end: the six perftest tests, client and server in two processes over
+# net_memif, the numbers read back from perftest's table; -a, -D, lab loss; bad input.
+set -uo pipefail
+perf=$1
+out=$(mktemp -d)
+trap '[ -n "${KEEP_OUT:-}" ] || rm -rf "$out"' EXIT
+fail=0
+check() { if eval "$2"; then echo "ok: $1"; else echo "FAILED: $1"; fail=1; fi; }
+
+last_cpu=$(( $(nproc) - 1 ))
+# A TCP port nobody uses now (other runs of this script, or perftest, may be on 18515 and near it).
+free_port() { /usr/bin/python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"; }
+# run_pair NAME TEST SERVER_ARGS -- CLIENT_ARGS: server in the background, then the client; sets srv_rc, cli_rc.
+run_pair() {
+  local name=$1 test=$2; shift 2
+  local sargs=() cargs=() side=s
+  for a in "$@"; do
+    if [ "$a" = "--" ] && [ $side = s ]; then side=c; continue; fi
+    if [ $side = s ]; then sargs+=("$a"); else cargs+=("$a"); fi
+  done
+  local port; port=$(free_port)
+  timeout 120 "$perf" -l "$last_cpu" --no-pci --vdev "net_memif0,role=server,socket=$out/$name.sock" -- \
+    "$test" -p $port --timeout 20 --json "$out/$name.s.json" "${sargs[@]}" > "$out/$name.s.txt" 2>&1 &
+  local spid=$!
+  for _ in $(seq 50); do [ -S "$out/$name.sock" ] && break; sleep 0.1; done
+  timeout 120 "$perf" -l 0 --no-pci --vdev "net_memif0,role=client,socket=$out/$name.sock" -- \
+    "$test" -p $port --timeout 20 --json "$out/$name.c.json" "${cargs[@]}" 127.0.0.1 > "$out/$name.c.txt" 2>&1
+  cli_rc=$?
+  wait $spid
+  srv_rc=$?
+  if [ $cli_rc -ne 0 ] || [ $srv_rc -ne 0 ]; then  # say why in the test log
+    echo "== $name: client exit $cli_rc, server exit $srv_rc"; tail -n 4 "$out/$name.c.txt" "$out/$name.s.txt"
+  fi
+}
+# table FILE ROWS ITERS [bw|lat]: perftest's result table has ROWS rows, each with ITERS
+# iterations (0: any positive number) and positive figures.
+table() {
+  /usr/bin/python3 - "$@" <<'PY'
+import sys
+path, rows, iters, kind = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+lines = open(path).read().splitlines()
+head = [i for i, l in enumerate(lines) if l.startswith(' #bytes')]
+assert len(head) == 1, 'no result header'
+body = []
+for l in lines[head[0] + 1:]:
+    if l.startswith('---'):
+        break
+    if l.startswith('EAL: '):  # net_memif's own log line when the peer disconnects (stderr, interleaved)
+        continue
+    body.append(l.split())
+assert len(body) == rows, (len(body), rows, body)
+for r in body:
+    size, n = int(r[0]), int(r[1])
+    figures = [float(x) for x in r[2:]]
+    assert n > 0 and (iters == 0 or n == iters), (n, iters)
+    if kind == 'bw':  # peak (0 where perftest reports none), average, message rate
+        assert len(figures) == 3 and figures[1] > 0 and figures[2] > 0, r
+    else:             # t_min t_max t_typical t_avg t_stdev p99 p99.9, or t_avg tps with -D
+        assert all(f >= 0 for f in figures) and figures[0] > 0, r
+print('rows', len(body))
+PY
+}
+has_banner() { grep -q "$2" "$1" && grep -q ' local address: LID 0000 QPN 0x' "$1" && grep -q ' remote address: LID 0000 QPN 0x' "$1"; }
+
+# ---- the six tests ----
+run_pair sbw send_bw -s 4096 -n 300 -- -s 4096 -n 300
+check "send_bw: both exit 0, banner, one row of 300 iterations on each side" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && has_banner '$out/sbw.c.txt' 'Send BW Test' && table '$out/sbw.c.txt' 1 300 bw && table '$out/sbw.s.txt' 1 300 bw"
+run_pair wbw write_bw -s 8192 -n 300 -- -s 8192 -n 300
+check "write_bw: both exit 0; the server prints the client's figures (BW report exchange)" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && has_banner '$out/wbw.c.txt' 'RDMA_Write BW Test' && table '$out/wbw.c.txt' 1 300 bw && table '$out/wbw.s.txt' 1 300 bw && grep -q 'RKey 0x' '$out/wbw.c.txt'"
+run_pair rbw read_bw -s 8192 -n 200 -q 2 -- -s 8192 -n 200 -q 2
+check "read_bw over 2 QPs: both exit 0, 400 iterations (perftest counts all QPs), OUT 0x80 advertised" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/rbw.c.txt' 1 400 bw && table '$out/rbw.s.txt' 1 400 bw && grep -q 'OUT 0x80' '$out/rbw.c.txt'"
+run_pair slat send_lat -n 200 -- -n 200
+check "send_lat: both exit 0, latency row of 200 iterations with positive times" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && has_banner '$out/slat.c.txt' 'Send Latency Test' && table '$out/slat.c.txt' 1 200 lat && table '$out/slat.s.txt' 1 200 lat"
+run_pair wlat write_lat -s 64 -n 200 -- -s 64 -n 200
+check "write_lat: both exit 0 (ping-pong by polling the last byte)" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/wlat.c.txt' 1 200 lat && table '$out/wlat.s.txt' 1 200 lat"
+run_pair rlat read_lat -s 64 -n 200 -- -s 64 -n 200
+check "read_lat: both exit 0, the client's row has 200 iterations" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && has_banner '$out/rlat.c.txt' 'RDMA_Read Latency Test' && table '$out/rlat.c.txt' 1 200 lat"
+check "JSON: the client's figures match its table" "/usr/bin/python3 -c \"
+import json; d = json.load(open('$out/sbw.c.json'))
+assert d['test'] == 'send_bw' and d['role'] == 'client' and d['peer_version'] == '6.06' and d['problem'] == ''
+r = d['results'][0]; assert r['bytes'] == 4096 and r['iterations'] == 300 and r['bw_average'] > 0 and d['unit'] == 'MB/sec'
+d = json.load(open('$out/slat.c.json')); r = d['results'][0]; assert r['iterations'] == 200 and r['t_typical_us'] > 0
+\""
+
+# ---- -a (sizes 2..16384), -D, --report_gbits, --loss ----
+run_pair all send_bw -a --max-size 16384 -n 20 -- -a --max-size 16384 -n 20
+check "send_bw -a: 14 sizes (2..16384), with perftest's barriers around each" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/all.c.txt' 14 20 bw && table '$out/all.s.txt' 14 20 bw"
+run_pair walla write_lat -a --max-size 4096 -n 20 -- -a --max-size 4096 -n 20
+check "write_lat -a: 12 sizes (2..4096)" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/walla.c.txt' 12 20 lat"
+run_pair dur write_bw -D 2 -s 4096 --report_gbits -- -D 2 -s 4096 --report_gbits
+check "write_bw -D 2 --report_gbits: iterations counted in the measured window, Gb/sec" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/dur.c.txt' 1 0 bw && grep -q 'BW average\[Gb/sec\]' '$out/dur.c.txt'"
+run_pair durl send_lat -D 2 -- -D 2
+check "send_lat -D 2: t_avg and tps" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/durl.c.txt' 1 0 lat && grep -q 'tps average' '$out/durl.c.txt'"
+run_pair loss write_bw -s 4096 -n 400 --loss 0.03 --seed 5 -- -s 4096 -n 400 --loss 0.03 --seed 6
+check "write_bw with 3 % lab loss at both ports: completes, retransmissions counted" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/loss.c.txt' 1 400 bw && /usr/bin/python3 -c \"
+import json; d = json.load(open('$out/loss.c.json')); assert d['retransmitted_packets'] > 0 and d['impairment_dropped'] > 0, d\""
+
+# ---- bad input: one line, exit 2, before any port is touched ----
+bad() {  # NAME EXPECTED_TEXT ARGS...
+  local name=$1 text=$2; shift 2
+  "$perf" -- "$@" > "$out/bad.txt" 2>&1
+  local rc=$? ok=1
+  [ $rc -eq 2 ] && [ "$(wc -l < "$out/bad.txt")" -eq 1 ] && grep -q -F -- "$text" "$out/bad.txt" && ok=0
+  check "$name: exit 2, one line naming it" "[ $ok -eq 0 ] || { cat '$out/bad.txt'; false; }"
+}
+bad "unknown flag" "unknown option '--bogus'" send_bw --bogus
+bad "-m 1000" "not an IB MTU" write_bw -m 1000
+bad "read_bw -s 0" "-s: '0'" read_bw -s 0
+bad "-n 3" "at least 5 iterations" send_bw -n 3
+bad "-q 0" "-q: '0'" write_bw -q 0
+bad "a missing value" "-s needs a value" send_bw -s
+bad "an unknown test" "is not a test" send_rate
+bad "no test" "no test given"
+bad "-q on a latency test" "only available in bw tests" send_lat -q 2
+bad "-c UD" "RC only" send_bw -c UD
+bad "-D with -a" "does not run all sizes" send_bw -D 2 -a
+"$perf" -- send_bw --help > "$out/help.txt" 2>&1
+check "--help exits 0 and lists every flag" "[ \$? -eq 0 ] && grep -q -- '--report_gbits' '$out/help.txt' && grep -q -- '--peer-mac' '$out/help.txt' && grep -q -- '-x, --gid-index' '$out/help.txt'"
+
+# ---- nobody there: a clear error within --timeout ----
+start=$(date +%s)
+nport=$(free_port)
+timeout 60 "$perf" -l 0 --no-pci --vdev net_null0 -- send_bw -p "$nport" --timeout 2 127.0.0.1 > "$out/nobody.txt" 2>&1
+rc=$?
+check "a client with no server gives up within its timeout, saying why" \
+  "[ $rc -eq 1 ] && grep -q 'cannot connect to 127.0.0.1:$nport' '$out/nobody.txt' && [ \$(( \$(date +%s) - start )) -lt 20 ]"
+# A server whose client connects and then vanishes mid-exchange.
+vport=$(free_port)
+timeout 60 "$perf" -l "$last_cpu" --no-pci --vdev net_null0 -- write_bw -p "$vport" --timeout 3 > "$out/vanish.txt" 2>&1 &
+spid=$!
+sleep 1
+/usr/bin/python3 -c "
+import socket, time
+s = socket.create_connection(('127.0.0.1', $vport)); s.sendall(b'6.06'.ljust(16, b'\0')); time.sleep(0.2); s.close()"
+wait $spid
+rc=$?
+check "a client that vanishes during the exchange: the server fails with one clear line" \
+  "[ $rc -eq 1 ] && grep -q 'droce-perf: peer closed the connection during the peer' '$out/vanish.txt'"
+
+[ $fail -eq 0 ] && echo "droce-perf checks passed"
+exit $fail
