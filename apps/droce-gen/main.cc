@@ -619,11 +619,12 @@ int main(int argc, char** argv) {
   const auto dup_req = sum([](const rc::RcCounters& c) { return c.duplicate_request; });
   const auto oos = sum([](const rc::RcCounters& c) { return c.out_of_sequence; });
   const ImpairmentCounters lab = st.impaired();
-  std::uint64_t zc = 0, copied_tx = 0;
+  std::uint64_t zc = 0, copied_tx = 0, inlined = 0;
   for (RcEndpoint* ep : {st.req_ep, st.rsp_ep}) {
     if (ep == nullptr || (ep == st.rsp_ep && ep == st.req_ep)) continue;
     zc += ep->counters().tx_zero_copy_frames;
     copied_tx += ep->counters().tx_payload_bytes_copied;
+    inlined += ep->counters().tx_inline_frames;
   }
   const double gbps = secs > 0 ? static_cast<double>(t.bytes) * 8.0 / secs / 1e9 : 0;
   const double mmps = secs > 0 ? static_cast<double>(t.messages) / secs / 1e6 : 0;
@@ -650,7 +651,8 @@ int main(int argc, char** argv) {
               opt.mode == Mode::kClient ? " (both ends)" : "", static_cast<unsigned long long>(t.lost),
               static_cast<unsigned long long>(t.duplicated), static_cast<unsigned long long>(t.out_of_order),
               static_cast<unsigned long long>(t.corrupted), static_cast<unsigned long long>(t.errors));
-  std::printf(" zero-copy TX frames %llu, payload bytes copied on TX %llu\n", static_cast<unsigned long long>(zc),
+  std::printf(" zero-copy TX frames %llu, inline TX frames (payload <= 256 B) %llu, payload bytes copied on TX %llu\n",
+              static_cast<unsigned long long>(zc), static_cast<unsigned long long>(inlined),
               static_cast<unsigned long long>(copied_tx));
   std::printf("---------------------------------------------------------------------------------------\n");
   if (!problem.empty()) std::fprintf(stderr, "droce-gen: %s\n", problem.c_str());
