@@ -56,7 +56,9 @@ int hexval(std::uint8_t c) {
   return -1;
 }
 
-bool parse_hex(const std::uint8_t* p, std::size_t n, std::uint64_t& v) {
+}  // namespace
+
+bool parse_hex_digits(const std::uint8_t* p, std::size_t n, std::uint64_t& v) {
   v = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const int h = hexval(p[i]);
@@ -65,8 +67,6 @@ bool parse_hex(const std::uint8_t* p, std::size_t n, std::uint64_t& v) {
   }
   return true;
 }
-
-}  // namespace
 
 void gid_from_ipv4(const std::uint8_t ip[4], std::uint8_t gid[16]) {
   std::memset(gid, 0, 10);
@@ -96,15 +96,15 @@ Status parse_rc_pingpong(const std::uint8_t* m, std::size_t len, ConnInfo& out) 
   if (m[51] != '\0') return Status::error("exchange message is not NUL-terminated");
   if (m[4] != ':' || m[11] != ':' || m[18] != ':') return Status::error("exchange message: ':' separators missing");
   std::uint64_t v;
-  if (!parse_hex(m, 4, v)) return Status::error("exchange message: LID is not hex");
+  if (!parse_hex_digits(m, 4, v)) return Status::error("exchange message: LID is not hex");
   out.lid = static_cast<std::uint16_t>(v);
-  if (!parse_hex(m + 5, 6, v)) return Status::error("exchange message: QPN is not hex");
+  if (!parse_hex_digits(m + 5, 6, v)) return Status::error("exchange message: QPN is not hex");
   if (v == 0) return Status::error("exchange message: QPN 0 is not an RC QP");
   out.qpn = static_cast<std::uint32_t>(v);
-  if (!parse_hex(m + 12, 6, v)) return Status::error("exchange message: PSN is not hex");
+  if (!parse_hex_digits(m + 12, 6, v)) return Status::error("exchange message: PSN is not hex");
   out.psn = static_cast<std::uint32_t>(v);
   for (int i = 0; i < 16; ++i) {
-    if (!parse_hex(m + 19 + 2 * i, 2, v)) return Status::error("exchange message: GID is not 32 hex digits");
+    if (!parse_hex_digits(m + 19 + 2 * i, 2, v)) return Status::error("exchange message: GID is not 32 hex digits");
     out.gid[i] = static_cast<std::uint8_t>(v);
   }
   return {};
@@ -241,6 +241,49 @@ bool OobConnection::poll_line(std::string& line, bool& closed) {
     buffered_.append(buf, static_cast<std::size_t>(k));
   }
   return false;
+}
+
+Status OobConnection::send_bytes(const void* buf, std::size_t n, std::uint32_t timeout_ms, const char* what) {
+  if (fd_ < 0) return Status::error("send on a closed connection");
+  auto* p = static_cast<std::uint8_t*>(const_cast<void*>(buf));  // io_exact only reads it when writing
+  return io_exact(fd_, p, n, true, Clock::now() + std::chrono::milliseconds(timeout_ms), what);
+}
+
+Status OobConnection::recv_bytes(void* buf, std::size_t n, std::uint32_t timeout_ms, const char* what,
+                                 const std::function<void()>& idle, bool* closed) {
+  if (closed != nullptr) *closed = false;
+  if (fd_ < 0) return Status::error("receive on a closed connection");
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  auto* out = static_cast<std::uint8_t*>(buf);
+  if (!idle) {
+    Status s = read_exact(out, n, deadline, what);
+    if (!s.ok() && closed != nullptr)
+      *closed = s.message().find("peer closed") != std::string::npos || s.message().find("reset") != std::string::npos;
+    return s;
+  }
+  std::size_t done = std::min(n, buffered_.size());
+  std::memcpy(out, buffered_.data(), done);
+  buffered_.erase(0, done);
+  // Bounded by the deadline; each round either reads, or lets the caller's loop run once.
+  while (done < n) {
+    const ssize_t k = ::recv(fd_, out + done, n - done, MSG_DONTWAIT);
+    if (k > 0) {
+      done += static_cast<std::size_t>(k);
+      continue;
+    }
+    if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      if (closed != nullptr) *closed = true;
+      return Status::error(k == 0 ? std::string("peer closed the connection during ") + what
+                                  : std::string(what) + ": " + std::strerror(errno));
+    }
+    if (Clock::now() >= deadline) return Status::error(std::string("timed out waiting for ") + what);
+    idle();
+  }
+  return {};
+}
+
+void OobConnection::shutdown_send() {
+  if (fd_ >= 0) (void)::shutdown(fd_, SHUT_WR);
 }
 
 Status OobConnection::recv_line(std::string& line, std::uint32_t timeout_ms) {

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "engine/status.h"
@@ -23,6 +24,9 @@ inline constexpr std::size_t kRcPingpongMsgBytes = 52;  // 4+1+6+1+6+1+32 charac
 // on Linux rxe). ipv4_from_gid fails for a GID of another type (link-local, global IPv6).
 void gid_from_ipv4(const std::uint8_t ip[4], std::uint8_t gid[16]);
 [[nodiscard]] Status ipv4_from_gid(const std::uint8_t gid[16], std::uint8_t ip[4]);
+
+// Exactly n hex digits (either case) into v; false on anything else. Shared by the text formats.
+[[nodiscard]] bool parse_hex_digits(const std::uint8_t* p, std::size_t n, std::uint64_t& v);
 
 // The 52-byte message, NUL included.
 [[nodiscard]] std::string format_rc_pingpong(const ConnInfo& c);
@@ -62,6 +66,17 @@ class OobConnection {
   [[nodiscard]] Status recv_line(std::string& line, std::uint32_t timeout_ms);
   // Non-blocking: true and the line when a whole one has arrived; `closed` when the peer hung up.
   [[nodiscard]] bool poll_line(std::string& line, bool& closed);
+
+  // Raw bytes (perftest's binary exchange). send_bytes writes all n bytes in one send() where the
+  // socket takes them (perftest reads each message with a single read()). recv_bytes reads exactly
+  // n; while it waits it calls `idle` (the caller's poll loop: a READ responder must keep
+  // answering while its owner waits for a barrier) or, without one, sleeps in poll(). `closed`,
+  // when given, is set when the failure was the peer closing or resetting the connection.
+  [[nodiscard]] Status send_bytes(const void* buf, std::size_t n, std::uint32_t timeout_ms, const char* what);
+  [[nodiscard]] Status recv_bytes(void* buf, std::size_t n, std::uint32_t timeout_ms, const char* what,
+                                  const std::function<void()>& idle = {}, bool* closed = nullptr);
+  // Half-close: the peer reads end-of-file; we can still read what it sends.
+  void shutdown_send();
 
  private:
   // Reads exactly n bytes: first what poll_line() already took off the socket, then the socket.

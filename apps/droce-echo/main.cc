@@ -2,7 +2,6 @@
 // against the public API (RcEndpoint, MessageView, QpChannel, OobConnection). The server echoes
 // each message back; the client measures round-trip times. The client's logic runs either on the
 // worker itself (polling inline) or on an ordinary application thread through QpChannel.
-#include <arpa/inet.h>
 #include <sched.h>
 
 #include <atomic>
@@ -23,6 +22,8 @@
 #include <rte_lcore.h>
 
 #include "apps/droce-echo/options.h"
+#include "engine/address_text.h"
+#include "engine/default_port.h"
 #include "engine/eal.h"
 #include "engine/latency_histogram.h"
 #include "engine/link_impairment.h"
@@ -72,8 +73,7 @@ class EchoServer {
       if (c[i].status == rc::WcStatus::kSuccess) continue;
       if (c[i].status == rc::WcStatus::kRetryExcErr && c[i].wr_id == next_) last_unacked_ = true;
       if (errors_++ == 0)
-        first_error_ = "reply " + std::to_string(c[i].wr_id) + " completed with status " +
-                       std::to_string(static_cast<int>(c[i].status)) + " (rc::WcStatus)";
+        first_error_ = "reply " + std::to_string(c[i].wr_id) + ": " + rc::wc_status_name(c[i].status);
     }
     MessageView v;
     while (outstanding_ < kSlots && ep_.receive_message(qpn_, v)) {
@@ -165,18 +165,9 @@ int main(int argc, char** argv) {
   Options o;
   if (int r = echo::parse_options(split.app, o); r != 0) return r > 0 ? 0 : 2;
   const bool defaults = split.eal.empty();
-  if (defaults) {
-    split.eal = {"--no-pci"};
-    // Loopback with an application thread needs the worker and that thread on two CPUs; a
-    // server beside a client on one machine takes the last CPU.
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    std::vector<unsigned> cpus;
-    if (sched_getaffinity(0, sizeof(set), &set) == 0)
-      for (unsigned c = 0; c < CPU_SETSIZE; ++c)
-        if (CPU_ISSET(c, &set)) cpus.push_back(c);
-    if (o.mode == "server" && !cpus.empty()) split.eal.insert(split.eal.end(), {"-l", std::to_string(cpus.back())});
-  }
+  // Loopback with an application thread needs the worker and that thread on two CPUs; a server
+  // beside a client on one machine takes the last CPU.
+  if (defaults) split.eal = default_pair_eal_args(o.mode == "server");
   install_stop_signals();
   Status err;
   auto eal = Eal::init("droce-echo", split.eal, err);
@@ -218,16 +209,8 @@ int main(int argc, char** argv) {
     PortConfig pc;
     pc.rx_pool = pool.get();
     pc.promiscuous = true;
-    if (defaults) {
-      pc.devargs = std::string("net_memif0,role=") + (server ? "server" : "client") + ",socket=/tmp/droce-echo.sock";
-    } else {
-      std::uint16_t first = 0;
-      RTE_ETH_FOREACH_DEV(first) break;
-      char name[RTE_ETH_NAME_MAX_LEN];
-      if (rte_eth_dev_count_avail() == 0 || rte_eth_dev_get_name_by_port(first, name) != 0)
-        return std::fprintf(stderr, "droce-echo: no port: give one in the EAL options\n"), 1;
-      pc.devargs = name;
-    }
+    if (Status s = pair_port_devargs(defaults, server, "/tmp/droce-echo.sock", pc.devargs); !s.ok())
+      return std::fprintf(stderr, "droce-echo: %s\n", s.message().c_str()), 1;
     port = Port::open(pc, err);
     if (!port) return std::fprintf(stderr, "droce-echo: %s\n", err.message().c_str()), 1;
     if (Status s = port->wait_link_up(timeout_ms); !s.ok())
@@ -238,11 +221,11 @@ int main(int argc, char** argv) {
     ec.memory = &own_mem;
     ec.max_qps = 1;
     std::uint8_t ip[4] = {10, 0, 0, static_cast<std::uint8_t>(server ? 2 : 1)};
-    if (!o.local_ip.empty()) (void)inet_pton(AF_INET, o.local_ip.c_str(), ip);  // validated by the parser
-    std::memcpy(ec.local.ip, ip, 4);
-    rte_ether_addr mac = port->mac();
-    if (!o.local_mac.empty()) (void)rte_ether_unformat_addr(o.local_mac.c_str(), &mac);
-    std::memcpy(ec.local.mac, mac.addr_bytes, 6);
+    if (!o.local_ip.empty()) (void)parse_ipv4(o.local_ip, ip);  // validated by the parser
+    const rte_ether_addr port_mac = port->mac();
+    std::uint8_t mac[6];
+    if (o.local_mac.empty() || !parse_mac(o.local_mac, mac)) std::memcpy(mac, port_mac.addr_bytes, 6);
+    ec.local = lab_address(ip, mac);
     // Lab loss at our receive side: the transport sees only the gaps (NAKs, timeouts) it causes.
     if (o.loss > 0) {
       ImpairmentConfig ic;
@@ -266,16 +249,11 @@ int main(int argc, char** argv) {
     Status s = server ? listener.listen(o.oob_port, bound) : OobConnection::connect(o.oob_host, o.oob_port, timeout_ms, oob);
     if (s.ok() && server) s = listener.accept(timeout_ms, oob);
     if (s.ok()) s = server ? oob.server_read_peer(peer, timeout_ms) : oob.exchange_as_client(local, peer, timeout_ms);
-    wire::L2L3Address remote;
-    if (s.ok()) s = ipv4_from_gid(peer.gid, remote.ip);
-    rte_ether_addr peer_mac{};
-    if (!o.peer_mac.empty()) {
-      (void)rte_ether_unformat_addr(o.peer_mac.c_str(), &peer_mac);
-    } else {
-      peer_mac.addr_bytes[0] = 0x02;  // the lab convention; a real peer needs --peer-mac
-      std::memcpy(peer_mac.addr_bytes + 2, remote.ip, 4);
-    }
-    std::memcpy(remote.mac, peer_mac.addr_bytes, 6);
+    // The peer's IP comes from its GID; its MAC from --peer-mac (a real peer needs it), else the
+    // lab convention 02:00:<IPv4>.
+    std::uint8_t peer_ip[4] = {}, peer_mac[6];
+    if (s.ok()) s = ipv4_from_gid(peer.gid, peer_ip);
+    const wire::L2L3Address remote = lab_address(peer_ip, !o.peer_mac.empty() && parse_mac(o.peer_mac, peer_mac) ? peer_mac : nullptr);
     if (s.ok()) s = own_ep->connect(qpn, RemoteQp{remote, peer.qpn, peer.psn});
     if (s.ok() && server) s = oob.server_answer(local, timeout_ms);
     if (!s.ok()) return std::fprintf(stderr, "droce-echo: %s\n", s.message().c_str()), 1;

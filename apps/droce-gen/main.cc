@@ -1,7 +1,5 @@
 // droce-gen: RoCEv2 RC traffic generator — real QPs, go-back-N, every message verified.
 // Loopback (both ends here), client (requesters) or server (responders, the verifying end).
-#include <sched.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -17,7 +15,9 @@
 
 #include "apps/droce-gen/options.h"
 #include "apps/droce-gen/workload.h"
+#include "engine/address_text.h"
 #include "engine/capture.h"
+#include "engine/default_port.h"
 #include "engine/eal.h"
 #include "engine/latency_histogram.h"
 #include "engine/link_impairment.h"
@@ -43,15 +43,9 @@ int fail(const std::string& msg) {
 }
 
 wire::L2L3Address make_address(const std::string& ip, const std::uint8_t* mac) {
-  wire::L2L3Address a;
-  (void)gen::parse_ipv4(ip, a.ip);
-  if (mac != nullptr) {
-    std::memcpy(a.mac, mac, 6);
-  } else {  // 02:00:<IPv4>: locally administered, stable, and unique per address in a lab
-    a.mac[0] = 0x02;
-    std::memcpy(a.mac + 2, a.ip, 4);
-  }
-  return a;
+  std::uint8_t a[4] = {};
+  (void)gen::parse_ipv4(ip, a);
+  return lab_address(a, mac);
 }
 
 // Everything one run owns besides EAL: the lab or our port, the endpoint(s), impairment.
@@ -113,20 +107,7 @@ int main(int argc, char** argv) {
   gen::Options opt;
   if (int rc = gen::parse_options(split.app, opt); rc != 0) return rc > 0 ? 0 : 2;
   const bool default_port = split.eal.empty();
-  if (default_port) {
-    split.eal = {"--no-pci"};
-    // Client and server both poll without pause: on different CPUs, or each waits out the other's
-    // scheduler time slice (milliseconds per round trip). The server takes the last CPU we may use.
-    if (opt.mode == Mode::kServer) {
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      unsigned last = 0;
-      if (sched_getaffinity(0, sizeof(set), &set) == 0)
-        for (unsigned c = 0; c < CPU_SETSIZE; ++c)
-          if (CPU_ISSET(c, &set)) last = c;
-      split.eal.insert(split.eal.end(), {"-l", std::to_string(last)});
-    }
-  }
+  if (default_port) split.eal = default_pair_eal_args(opt.mode == Mode::kServer);
   install_stop_signals();
   Status err;
   auto eal = Eal::init("droce-gen", split.eal, err);
@@ -183,17 +164,7 @@ int main(int argc, char** argv) {
     PortConfig pc;
     pc.rx_pool = pool.get();
     pc.promiscuous = true;
-    if (default_port) {
-      pc.devargs = std::string("net_memif0,role=") + (server ? "server" : "client") + ",socket=" + kDefaultSocket;
-    } else {
-      if (rte_eth_dev_count_avail() == 0)
-        return fail("no port: give one in the EAL options (--vdev net_memif0,... or a PCI address)");
-      char name[RTE_ETH_NAME_MAX_LEN];
-      std::uint16_t first = 0;
-      RTE_ETH_FOREACH_DEV(first) break;
-      if (rte_eth_dev_get_name_by_port(first, name) != 0) return fail("cannot name the first port");
-      pc.devargs = name;
-    }
+    if (Status s = pair_port_devargs(default_port, server, kDefaultSocket, pc.devargs); !s.ok()) return fail(s.message());
     st.port = Port::open(pc, err);
     if (!st.port) return fail(err.message());
     const auto wait_ms = static_cast<std::uint32_t>(opt.connect_timeout_s * 1000);

@@ -1,8 +1,6 @@
 // droce-gen option parsing: every bad value is one clear message naming the option.
 #include "apps/droce-gen/options.h"
 
-#include <arpa/inet.h>
-
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -25,17 +23,6 @@ std::string sizes_text(const std::vector<std::uint32_t>& s) {
   std::string t;
   for (std::size_t i = 0; i < s.size(); ++i) t += (i ? "," : "") + std::to_string(s[i]);
   return t;
-}
-
-bool parse_ipv4(const std::string& s, std::uint8_t out[4]) { return inet_pton(AF_INET, s.c_str(), out) == 1; }
-
-bool parse_mac(const std::string& s, std::uint8_t out[6]) {
-  unsigned v[6];
-  char tail = 0;
-  if (std::sscanf(s.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6)
-    return false;
-  for (int i = 0; i < 6; ++i) out[i] = static_cast<std::uint8_t>(v[i]);
-  return true;
 }
 
 namespace {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/address_text.h"
 #include "protocols/dcqcn/params.h"
 
 namespace droce::gen {
@@ -58,7 +59,7 @@ struct Options {
 // Returns 0 to run, 1 after printing --help, -1 after printing an error.
 [[nodiscard]] int parse_options(const std::vector<std::string>& args, Options& o);
 // IPv4 dotted quad and MAC parsing (false on anything malformed).
-[[nodiscard]] bool parse_ipv4(const std::string& s, std::uint8_t out[4]);
-[[nodiscard]] bool parse_mac(const std::string& s, std::uint8_t out[6]);
+using engine::parse_ipv4;
+using engine::parse_mac;
 
 }  // namespace droce::gen

@@ -44,6 +44,23 @@ enum class WcStatus : std::uint8_t {
   kRnrRetryExcErr,
 };
 
+// The verbs name (ibv_wc_status_str) of a completion status, for error lines.
+[[nodiscard]] constexpr const char* wc_status_name(WcStatus s) {
+  switch (s) {
+    case WcStatus::kSuccess: return "success";
+    case WcStatus::kLocLenErr: return "local length error";
+    case WcStatus::kLocQpOpErr: return "local QP operation error";
+    case WcStatus::kLocProtErr: return "local protection error";
+    case WcStatus::kWrFlushErr: return "Work Request Flushed Error";
+    case WcStatus::kRemInvReqErr: return "remote invalid request error";
+    case WcStatus::kRemAccessErr: return "remote access error";
+    case WcStatus::kRemOpErr: return "remote operation error";
+    case WcStatus::kRetryExcErr: return "transport retry counter exceeded";
+    case WcStatus::kRnrRetryExcErr: return "RNR retry counter exceeded";
+  }
+  return "unknown";
+}
+
 enum class WcOpcode : std::uint8_t { kSend, kWrite, kRead, kRecv, kRecvWithImm };
 
 struct Completion {

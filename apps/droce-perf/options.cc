@@ -1,0 +1,206 @@
+// droce-perf option parsing: perftest's flags and defaults (perftest_parameters.c), each bad value
+// one line naming the flag.
+#include "apps/droce-perf/options.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+
+#include "engine/address_text.h"
+
+namespace droce::perf {
+
+using engine::PerftestTest;
+
+std::vector<std::uint32_t> Options::sizes() const {
+  if (!all_sizes) return {size};
+  std::vector<std::uint32_t> s;
+  for (std::uint32_t v = 2; v <= max_size && v <= (1u << 23); v <<= 1) s.push_back(v);
+  return s;
+}
+
+namespace {
+
+constexpr std::uint32_t kMaxSize = 1u << 23;  // perftest's MAX_SIZE, the top of -a; droce's cap for -s
+
+void usage() {
+  std::printf(
+      "Usage: droce-perf [EAL options] -- TEST [options] [server-host]\n"
+      "  TEST: send_bw write_bw read_bw send_lat write_lat read_lat (perftest's ib_TEST)\n"
+      "  No server-host: server, waiting for one client. A server-host: client, connecting to it.\n"
+      "  perftest 6.06's TCP exchange is spoken byte for byte: either side may be perftest itself.\n"
+      "  Without EAL options the port is net_memif on /tmp/droce-perf.sock (server or client role, the\n"
+      "  server on the last CPU); else the first port of the EAL options.\n\n"
+      "perftest options (perftest's defaults):\n"
+      "  -s, --size SIZE          message size (default 65536 for bw tests, 2 for latency tests; K/M suffixes;\n"
+      "                           at most 8388608)\n"
+      "  -n, --iters N            iterations (default 5000 for write_bw, 1000 for the others; at least 5)\n"
+      "  -D, --duration S         run for S seconds instead of -n (a quarter at each end is not measured)\n"
+      "  -q, --qp N               QPs (bw tests only; default 1, at most 64)\n"
+      "  -m, --mtu MTU            256, 512, 1024, 2048 or 4096 (default 1024; both sides use the smaller)\n"
+      "  -a, --all                every size 2 .. 2^23 (see --max-size)\n"
+      "  --report_gbits           bandwidth in Gb/sec instead of MB/sec\n"
+      "  -p, --port PORT          TCP port of the exchange (default 18515)\n"
+      "  -t, --tx-depth N         outstanding requests (default 128 for bw, 1 for latency; at most -n)\n"
+      "  -c, --connection TYPE    RC (the only one)\n"
+      "  -x, --gid-index N        accepted (0..64): droce has one GID, ::ffff:<--local-ip>\n"
+      "  -d, --ib-dev DEV         accepted, no effect (the port comes from the EAL options)\n"
+      "  -F, --CPU-freq           accepted, no effect (droce reads the TSC frequency from DPDK)\n"
+      "  -h, --help               this text\n\n"
+      "droce options:\n"
+      "  --local-ip IP            our IPv4 address, in our GID (default 10.0.0.1 client, 10.0.0.2 server)\n"
+      "  --local-mac MAC          source MAC of our frames (default: the port's MAC)\n"
+      "  --peer-mac MAC           the peer's MAC (default 02:00:<peer IPv4>; needed against a real peer:\n"
+      "                           the exchange carries GIDs, not MACs)\n"
+      "  --loss P                 lab loss: drop this fraction of frames arriving at our port (default 0)\n"
+      "  --seed N                 seed of the lab loss (default 1)\n"
+      "  --max-size SIZE          with -a, stop after this size (default 8388608; a perftest peer runs them all)\n"
+      "  --timeout S              connect and every exchange step (default 30)\n"
+      "  --json FILE              the results as JSON\n");
+}
+
+bool parse_test(const std::string& s, PerftestTest& t) {
+  static const std::pair<const char*, PerftestTest> kTests[] = {
+      {"send_bw", PerftestTest::kSendBw},   {"write_bw", PerftestTest::kWriteBw}, {"read_bw", PerftestTest::kReadBw},
+      {"send_lat", PerftestTest::kSendLat}, {"write_lat", PerftestTest::kWriteLat}, {"read_lat", PerftestTest::kReadLat}};
+  for (const auto& [name, test] : kTests)
+    if (s == name) {
+      t = test;
+      return true;
+    }
+  return false;
+}
+
+int bad(const std::string& msg) {
+  std::fprintf(stderr, "droce-perf: %s\n", msg.c_str());
+  return -1;
+}
+
+}  // namespace
+
+int parse_options(const std::vector<std::string>& args, Options& o) {
+  for (const auto& a : args)
+    if (a == "-h" || a == "--help") {
+      usage();
+      return 1;
+    }
+  if (args.empty()) return bad("no test given: droce-perf -- TEST [options] [server-host] (TEST: send_bw, write_bw, read_bw, send_lat, write_lat, read_lat; --help)");
+  if (!parse_test(args[0], o.test))
+    return bad("'" + args[0] + "' is not a test (send_bw, write_bw, read_bw, send_lat, write_lat, read_lat)");
+  bool size_given = false, iters_given = false, tx_given = false;
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    std::string v;
+    auto value = [&]() {
+      if (i + 1 >= args.size()) return bad(a + " needs a value") == 0;
+      v = args[++i];
+      return true;
+    };
+    // An unsigned integer in [lo, hi] (decimal or 0x hex), with K/M suffixes where allowed.
+    auto number = [&](std::uint64_t lo, std::uint64_t hi, std::uint64_t& out, bool suffixes = false) {
+      std::string t = v;
+      std::uint64_t factor = 1;
+      if (suffixes && !t.empty() && (t.back() == 'K' || t.back() == 'M')) {
+        factor = t.back() == 'K' ? 1024 : 1024 * 1024;
+        t.pop_back();
+      }
+      char* end = nullptr;
+      errno = 0;
+      const unsigned long long n = t.empty() || t[0] == '-' ? 0 : std::strtoull(t.c_str(), &end, 0);
+      if (t.empty() || t[0] == '-' || end == nullptr || *end != '\0' || errno != 0 || n > hi / factor || n * factor < lo)
+        return bad(a + ": '" + v + "' is not a number in " + std::to_string(lo) + ".." + std::to_string(hi)) == 0;
+      out = n * factor;
+      return true;
+    };
+    std::uint64_t n = 0;
+    std::uint8_t scratch[6];
+    if (a == "-s" || a == "--size") {
+      if (!value() || !number(1, kMaxSize, n, true)) return -1;
+      o.size = static_cast<std::uint32_t>(n);
+      size_given = true;
+    } else if (a == "-n" || a == "--iters") {
+      if (!value()) return -1;
+      if (!number(0, 100000000, n)) return -1;
+      if (n < 5) return bad("-n: perftest needs at least 5 iterations, got " + v);
+      o.iters = n;
+      iters_given = true;
+    } else if (a == "-D" || a == "--duration") {
+      if (!value() || !number(1, 86400, n)) return -1;
+      o.duration_s = static_cast<std::uint32_t>(n);
+    } else if (a == "-q" || a == "--qp") {
+      if (!value() || !number(1, 64, n)) return -1;
+      o.qps = static_cast<std::uint32_t>(n);
+    } else if (a == "-m" || a == "--mtu") {
+      if (!value() || !number(0, 1u << 20, n)) return -1;
+      if (n != 256 && n != 512 && n != 1024 && n != 2048 && n != 4096)
+        return bad("-m: " + v + " is not an IB MTU (256, 512, 1024, 2048 or 4096)");
+      o.mtu = static_cast<std::uint32_t>(n);
+    } else if (a == "-a" || a == "--all") {
+      o.all_sizes = true;
+    } else if (a == "--max-size") {
+      if (!value() || !number(2, kMaxSize, n, true)) return -1;
+      o.max_size = static_cast<std::uint32_t>(n);
+    } else if (a == "--report_gbits") {
+      o.report_gbits = true;
+    } else if (a == "-p" || a == "--port") {
+      if (!value() || !number(1, 65535, n)) return -1;
+      o.port = static_cast<std::uint16_t>(n);
+    } else if (a == "-t" || a == "--tx-depth") {
+      if (!value() || !number(1, 15000, n)) return -1;
+      o.tx_depth = static_cast<std::uint32_t>(n);
+      tx_given = true;
+    } else if (a == "-c" || a == "--connection") {
+      if (!value()) return -1;
+      if (v != "RC") return bad("-c: droce speaks RC only, not '" + v + "'");
+    } else if (a == "-x" || a == "--gid-index") {
+      if (!value() || !number(0, 64, n)) return -1;
+      o.gid_index = static_cast<int>(n);
+    } else if (a == "-d" || a == "--ib-dev") {
+      if (!value()) return -1;
+      o.device = v;
+    } else if (a == "-F" || a == "--CPU-freq") {
+      o.cpu_freq_f = true;
+    } else if (a == "--local-ip") {
+      if (!value()) return -1;
+      if (!engine::parse_ipv4(v, scratch)) return bad("--local-ip: '" + v + "' is not an IPv4 address");
+      o.local_ip = v;
+    } else if (a == "--local-mac" || a == "--peer-mac") {
+      if (!value()) return -1;
+      if (!engine::parse_mac(v, scratch)) return bad(a + ": '" + v + "' is not a MAC (xx:xx:xx:xx:xx:xx)");
+      (a == "--local-mac" ? o.local_mac : o.peer_mac) = v;
+    } else if (a == "--loss") {
+      if (!value()) return -1;
+      char* end = nullptr;
+      const double p = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !(p >= 0 && p < 1)) return bad("--loss: '" + v + "' is not a probability in [0, 1)");
+      o.loss = p;
+    } else if (a == "--seed") {
+      if (!value() || !number(0, UINT64_MAX, n)) return -1;
+      o.seed = n;
+    } else if (a == "--timeout") {
+      if (!value() || !number(1, 3600, n)) return -1;
+      o.timeout_s = static_cast<double>(n);
+    } else if (a == "--json") {
+      if (!value()) return -1;
+      o.json = v;
+    } else if (!a.empty() && a[0] == '-') {
+      return bad("unknown option '" + a + "' (--help lists them)");
+    } else if (o.host.empty()) {
+      o.host = a;
+    } else {
+      return bad("two server names given: '" + o.host + "' and '" + a + "'");
+    }
+  }
+  // perftest's dependencies between flags (perftest_parameters.c force_dependecies and parser).
+  if (o.qps > 1 && !o.bw()) return bad("-q: multiple QPs are only available in bw tests");
+  if (o.duration_s != 0 && o.all_sizes) return bad("-D: duration mode does not run all sizes (-a)");
+  if (o.duration_s != 0 && iters_given) return bad("-D and -n: give one of duration and iterations");
+  if (o.all_sizes && size_given) return bad("-a and -s: -a runs every size");
+  if (!size_given) o.size = o.bw() ? 65536 : 2;
+  if (!iters_given) o.iters = o.test == PerftestTest::kWriteBw ? 5000 : 1000;
+  if (!tx_given) o.tx_depth = o.bw() ? 128 : 1;
+  if (o.duration_s == 0 && o.tx_depth > o.iters) o.tx_depth = static_cast<std::uint32_t>(o.iters);
+  return 0;
+}
+
+}  // namespace droce::perf

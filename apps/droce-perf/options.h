@@ -1,0 +1,43 @@
+// droce-perf options: perftest's flags with perftest's defaults, plus droce's own; a strict parser.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/perftest_exchange.h"
+
+namespace droce::perf {
+
+struct Options {
+  engine::PerftestTest test = engine::PerftestTest::kSendBw;
+  std::string host;                 // empty: server (perftest: no server name given)
+  std::uint32_t size = 0;           // -s; 0 until parsed: 65536 for bw, 2 for lat (DEF_SIZE_BW/LAT)
+  std::uint64_t iters = 0;          // -n; 5000 for write_bw, 1000 otherwise (DEF_ITERS_WB/DEF_ITERS)
+  std::uint32_t duration_s = 0;     // -D; 0 = iterations mode
+  std::uint32_t qps = 1;            // -q (bw tests only, as perftest)
+  std::uint32_t mtu = 1024;         // -m
+  bool all_sizes = false;           // -a: 2 .. 2^23 (perftest's RUN_ALL)
+  std::uint32_t max_size = 1u << 23;  // --max-size: where -a stops (droce; a perftest peer goes to 2^23)
+  bool report_gbits = false;        // --report_gbits
+  std::uint16_t port = 18515;       // -p
+  int gid_index = -1;               // -x (accepted: droce has one GID, its IPv4-mapped address)
+  std::string device;               // -d (accepted, no effect)
+  bool cpu_freq_f = false;          // -F (accepted, no effect: droce reads the TSC frequency from DPDK)
+  std::uint32_t tx_depth = 0;       // -t; 128 for bw, 1 for lat (DEF_TX_BW/DEF_TX_LAT), at most iters
+  // droce's own.
+  std::string local_ip, local_mac, peer_mac;
+  double loss = 0;                  // lab loss at our port's receive side
+  std::uint64_t seed = 1;
+  double timeout_s = 30;            // connect, and every exchange step
+  std::string json;
+
+  [[nodiscard]] bool bw() const { return engine::perftest_is_bw(test); }
+  [[nodiscard]] bool server() const { return host.empty(); }
+  [[nodiscard]] std::vector<std::uint32_t> sizes() const;  // the sizes to run, in order
+};
+
+// Returns 0 to run, 1 after printing --help, -1 after printing an error (one line).
+[[nodiscard]] int parse_options(const std::vector<std::string>& args, Options& o);
+
+}  // namespace droce::perf

@@ -1,0 +1,423 @@
+// perftest's traffic loops on droce. Every wait polls the endpoint and ends on progress, the
+// run's end, a stop signal, or --timeout seconds without progress.
+#include "apps/droce-perf/traffic.h"
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+
+#include <rte_cycles.h>
+
+#include "engine/oob_exchange.h"
+#include "engine/stop_signal.h"
+
+namespace droce::perf {
+
+using engine::PerftestTest;
+using engine::Status;
+
+namespace {
+
+constexpr std::uint32_t kRxDepthSend = 512;     // perftest DEF_RX_SEND
+constexpr std::uint32_t kCqModDefault = 100;    // DEF_CQ_MOD
+constexpr std::uint32_t kCqModSizeLimit = 8192; // MSG_SIZE_CQ_MOD_LIMIT: larger messages, every one signalled
+constexpr std::uint64_t kPeakMaxIters = 20000;  // perftest stops computing the peak above this
+constexpr std::uint8_t kPerftestQpTimeout = 14; // DEF_QP_TIME: 4.096 us * 2^14 = 67 ms
+constexpr std::uint8_t kMinRnrTimer = 12;       // MIN_RNR_TIMER
+
+std::uint32_t pow2_at_least(std::uint32_t v) {
+  std::uint32_t p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+bool is_send(PerftestTest t) { return t == PerftestTest::kSendBw || t == PerftestTest::kSendLat; }
+bool is_read(PerftestTest t) { return t == PerftestTest::kReadBw || t == PerftestTest::kReadLat; }
+
+}  // namespace
+
+void DurationClock::start(std::uint64_t now, double hz, std::uint32_t seconds) {
+  const std::uint64_t margin = static_cast<std::uint64_t>(seconds / 4 * hz);
+  begin = now;
+  sample_begin = now + margin;
+  end = now + static_cast<std::uint64_t>(seconds * hz);
+  sample_end = end - margin;
+  running = true;
+}
+
+Traffic::Traffic(const Options& o, engine::RcEndpoint& ep, engine::MemoryRegistry& memory,
+                 const engine::PerftestPreamble& pre, BufferStorage& storage)
+    : o_(o), ep_(ep), memory_(memory), pre_(pre), buf_(storage) {
+  hz_ = static_cast<double>(rte_get_tsc_hz());
+  stall_tsc_ = static_cast<std::uint64_t>(o.timeout_s * hz_);
+  tx_depth_ = o.tx_depth;
+  // perftest: SEND receivers keep min(512, iterations) receives posted; RDMA tests post none.
+  rx_depth_ = is_send(o.test) ? (o.duration_s != 0 ? kRxDepthSend : static_cast<std::uint32_t>(std::min<std::uint64_t>(kRxDepthSend, o.iters))) : 1;
+  cq_mod_ = o.bw() ? std::min(kCqModDefault, tx_depth_) : 1;
+  if (o.bw() && o.size > kCqModSizeLimit && !o.all_sizes) cq_mod_ = 1;
+}
+
+Status Traffic::create() {
+  std::uint32_t largest = 0;
+  for (std::uint32_t s : o_.sizes()) largest = std::max(largest, s);
+  const std::size_t cycle = pre_.cycle_buffer;
+  region_ = (std::max<std::size_t>(largest, cycle) + cycle - 1) / cycle * cycle;
+  const std::size_t total = 2 * o_.qps * region_;
+  buf_.reset(static_cast<std::uint8_t*>(std::aligned_alloc(cycle, total)));
+  if (!buf_) return Status::error("cannot allocate " + std::to_string(total) + " bytes of buffers");
+  std::memset(buf_.get(), 0, total);  // write_lat polls bytes the peer has not written yet: they start at 0
+  if (Status s = memory_.register_memory(buf_.get(), total,
+                                         rc::kAccessLocalWrite | rc::kAccessRemoteWrite | rc::kAccessRemoteRead, mr_);
+      !s.ok())
+    return s;
+  std::random_device rd;
+  qps_.resize(o_.qps);
+  for (auto& q : qps_) {
+    rc::QpAttr a;
+    a.pmtu = pre_.mtu;
+    q.psn = rd() & 0xFFFFFF;  // perftest: lrand48() & 0xffffff
+    a.sq_psn = q.psn;
+    a.timeout = kPerftestQpTimeout;
+    a.retry_cnt = 7;
+    a.rnr_retry = 7;
+    a.min_rnr_timer = kMinRnrTimer;
+    a.access = rc::kAccessRemoteWrite | rc::kAccessRemoteRead;
+    a.sq_depth = pow2_at_least(std::max<std::uint32_t>(tx_depth_, 16));
+    a.rq_depth = pow2_at_least(std::max<std::uint32_t>(rx_depth_, 16));
+    a.recv_mode = rc::RecvMode::kPostedBuffers;
+    if (Status s = ep_.create_qp(a, q.qpn); !s.ok()) return s;
+  }
+  return {};
+}
+
+std::vector<engine::PerftestKeys> Traffic::keys(const std::uint8_t local_ip[4]) const {
+  std::vector<engine::PerftestKeys> out(qps_.size());
+  for (std::uint32_t i = 0; i < qps_.size(); ++i) {
+    auto& k = out[i];
+    k.out_reads = is_read(o_.test) ? engine::kPerftestOutReadsRead : 1;
+    k.qpn = qps_[i].qpn;
+    k.psn = qps_[i].psn;
+    // The region the peer writes to or reads from; SEND tests give no remote access (rkey 0).
+    k.rkey = is_send(o_.test) ? 0 : mr_.rkey;
+    k.vaddr = reinterpret_cast<std::uint64_t>(recv_region(i));
+    engine::gid_from_ipv4(local_ip, k.gid);
+  }
+  return out;
+}
+
+Status Traffic::connect(std::uint32_t i, const wire::L2L3Address& peer, const engine::PerftestKeys& keys) {
+  qps_[i].peer = keys;
+  return ep_.connect(qps_[i].qpn, engine::RemoteQp{peer, keys.qpn, keys.psn});
+}
+
+Status Traffic::post_request(std::uint32_t i, std::uint32_t size, std::uint64_t remote_addr) {
+  rc::SendWr w;
+  w.wr_id = qps_[i].posted;
+  w.opcode = o_.test == PerftestTest::kSendBw || o_.test == PerftestTest::kSendLat ? rc::WrOpcode::kSend
+             : is_read(o_.test)                                                    ? rc::WrOpcode::kRead
+                                                                                   : rc::WrOpcode::kWrite;
+  w.sge = {reinterpret_cast<std::uint64_t>(send_region(i)), size, mr_.lkey};
+  w.remote_addr = remote_addr;
+  w.rkey = qps_[i].peer.rkey;
+  return ep_.post_send(qps_[i].qpn, w);
+}
+
+Status Traffic::post_receive(std::uint32_t i, std::uint32_t size) {
+  rc::RecvWr r;
+  r.wr_id = qps_[i].recv_posted++;
+  r.sge = {reinterpret_cast<std::uint64_t>(recv_region(i)), size, mr_.lkey};
+  return ep_.post_recv(qps_[i].qpn, r);
+}
+
+void Traffic::prepare_receives(std::uint32_t size) {
+  const bool receiver = o_.test == PerftestTest::kSendLat || (o_.test == PerftestTest::kSendBw && o_.server());
+  for (std::uint32_t i = 0; i < qps_.size(); ++i) {
+    auto& q = qps_[i];
+    q.recv_posted = q.received = 0;
+    q.posted = q.completed = 0;
+    if (!receiver) continue;
+    for (std::uint32_t k = 0; k < rx_depth_; ++k)
+      if (!post_receive(i, size).ok()) break;  // the receive queue is sized for rx_depth: cannot fail
+  }
+}
+
+template <class F>
+Status Traffic::poll(F&& on) {
+  ep_.poll(rte_rdtsc());
+  rc::Completion cs[32];
+  for (std::uint32_t i = 0; i < qps_.size(); ++i) {
+    for (int rounds = 0; rounds < 64; ++rounds) {
+      const unsigned n = ep_.poll_cq(qps_[i].qpn, cs, 32);
+      for (unsigned k = 0; k < n; ++k) {
+        if (cs[k].status != rc::WcStatus::kSuccess) {
+          char b[160];
+          std::snprintf(b, sizeof(b), "QP %#06x: %s completion failed: %s", qps_[i].qpn, cs[k].is_recv ? "receive" : "send",
+                        rc::wc_status_name(cs[k].status));
+          return Status::error(b);
+        }
+        if (Status s = on(i, cs[k]); !s.ok()) return s;
+      }
+      if (n < 32) break;
+    }
+  }
+  return {};
+}
+
+Status Traffic::stalled(std::uint64_t now, std::uint64_t last_progress) const {
+  if (engine::stop_requested()) return Status::error("interrupted");
+  if (now > last_progress && now - last_progress > stall_tsc_)
+    return Status::error("no progress for " + std::to_string(static_cast<int>(o_.timeout_s)) +
+                         " s: the peer stopped answering (is it running the same test?)");
+  return {};
+}
+
+std::uint64_t Traffic::remote_offset(std::uint64_t n, std::uint32_t size) const {
+  // perftest's increase_rem_addr: small messages walk the peer's cycle buffer in cache-line
+  // rounded steps; larger ones always target its start.
+  if (size > pre_.cycle_buffer / 2) return 0;
+  const std::uint64_t inc = size > pre_.cache_line ? (size + pre_.cache_line - 1) / pre_.cache_line * pre_.cache_line
+                                                   : pre_.cache_line;
+  return (n % (pre_.cycle_buffer / inc)) * inc;
+}
+
+Status Traffic::run_bw(std::uint32_t size, BwRow& row) {
+  return o_.server() ? bw_receiver(size, row) : bw_requester(size, row);
+}
+
+Status Traffic::run_lat(std::uint32_t size, LatRow& row) {
+  switch (o_.test) {
+    case PerftestTest::kSendLat: return lat_send(size, row);
+    case PerftestTest::kWriteLat: return lat_write(size, row);
+    default: return lat_read(size, row);
+  }
+}
+
+// run_iter_bw: up to tx_depth requests outstanding per QP, completions counted.
+Status Traffic::bw_requester(std::uint32_t size, BwRow& row) {
+  const bool duration = o_.duration_s != 0;
+  const std::uint64_t total = o_.iters * qps_.size();
+  const bool peak = !duration && total <= kPeakMaxIters;
+  std::vector<std::uint64_t> posted_ts(peak ? total : 0), completed_ts(peak ? total : 0);
+  std::uint64_t tot_posted = 0, tot_done = 0, first_post = 0, last_done = 0, sampled = 0;
+  std::uint64_t now = rte_rdtsc(), last_progress = now;
+  DurationClock dc;
+  if (duration) dc.start(now, hz_, o_.duration_s);
+  for (;;) {
+    now = rte_rdtsc();
+    const bool posting = !duration || !dc.ended(now);
+    for (std::uint32_t i = 0; posting && i < qps_.size(); ++i) {
+      auto& q = qps_[i];
+      while ((duration || q.posted < o_.iters) && q.posted - q.completed < tx_depth_) {
+        const std::uint64_t t = rte_rdtsc();
+        if (first_post == 0) first_post = t;
+        if (peak) posted_ts[tot_posted] = t;
+        const std::uint64_t remote = is_send(o_.test) ? 0 : q.peer.vaddr + remote_offset(q.posted, size);
+        if (Status s = post_request(i, size, remote); !s.ok()) return s;
+        ++q.posted;
+        ++tot_posted;
+      }
+    }
+    Status s = poll([&](std::uint32_t i, const rc::Completion& c) -> Status {
+      if (c.is_recv) return {};
+      const std::uint64_t t = rte_rdtsc();
+      ++qps_[i].completed;
+      if (peak && tot_done < total) completed_ts[tot_done] = t;
+      ++tot_done;
+      last_done = last_progress = t;
+      if (duration && dc.sampling(t)) ++sampled;
+      return {};
+    });
+    if (!s.ok()) return s;
+    if (!duration && tot_done >= total) break;
+    if (duration && dc.ended(now) && tot_done == tot_posted) break;
+    if (Status st = stalled(rte_rdtsc(), last_progress); !st.ok()) return st;
+  }
+  if (duration)
+    row = bw_row(size, sampled, dc.sample_begin, dc.sample_end, {}, {}, cq_mod_, hz_, o_.report_gbits);
+  else
+    row = bw_row(size, total, first_post, last_done, posted_ts, completed_ts, cq_mod_, hz_, o_.report_gbits);
+  return {};
+}
+
+// run_iter_bw_server: count receives, keep them posted (never more than the run needs); the clock
+// starts at the first arrival.
+Status Traffic::bw_receiver(std::uint32_t size, BwRow& row) {
+  const bool duration = o_.duration_s != 0;
+  const std::uint64_t total = o_.iters * qps_.size();
+  std::uint64_t received = 0, first_rx = 0, sampled = 0;
+  std::uint64_t now = rte_rdtsc(), last_progress = now;
+  DurationClock dc;
+  for (;;) {
+    Status s = poll([&](std::uint32_t i, const rc::Completion& c) -> Status {
+      if (!c.is_recv) return {};
+      const std::uint64_t t = rte_rdtsc();
+      if (first_rx == 0) {
+        first_rx = t;
+        if (duration) dc.start(t, hz_, o_.duration_s);
+      }
+      ++qps_[i].received;
+      ++received;
+      last_progress = t;
+      if (dc.sampling(t)) ++sampled;
+      if (duration || qps_[i].recv_posted < o_.iters) return post_receive(i, size);
+      return {};
+    });
+    if (!s.ok()) return s;
+    now = rte_rdtsc();
+    if (!duration && received >= total) break;
+    if (duration && dc.ended(now)) break;
+    if (Status st = stalled(now, last_progress); !st.ok()) return st;
+  }
+  if (duration)
+    row = bw_row(size, sampled, dc.sample_begin, dc.sample_end, {}, {}, cq_mod_, hz_, o_.report_gbits);
+  else
+    row = bw_row(size, total, first_rx, now, {}, {}, cq_mod_, hz_, o_.report_gbits);
+  return {};
+}
+
+// run_iter_lat_send: the client sends first; each side waits for a message, then answers.
+Status Traffic::lat_send(std::uint32_t size, LatRow& row) {
+  const bool duration = o_.duration_s != 0, client = !o_.server();
+  const std::uint64_t n = o_.iters;
+  std::vector<std::uint64_t> posted;
+  posted.reserve(duration ? 0 : n);
+  std::uint64_t scnt = 0, rcnt = 0, arrived = 0, sent_done = 0, sampled = 0;
+  std::uint64_t now = rte_rdtsc(), last_progress = now;
+  DurationClock dc;
+  if (duration && client) dc.start(now, hz_, o_.duration_s);
+  auto pump = [&]() -> Status {
+    return poll([&](std::uint32_t, const rc::Completion& c) -> Status {
+      last_progress = rte_rdtsc();
+      if (!c.is_recv) {
+        ++sent_done;
+        return {};
+      }
+      if (duration && !dc.running) dc.start(last_progress, hz_, o_.duration_s);  // the server's clock
+      if (dc.sampling(last_progress)) ++sampled;
+      ++arrived;
+      if (duration || arrived + rx_depth_ <= n) return post_receive(0, size);
+      return {};
+    });
+  };
+  auto more = [&] { return duration ? !dc.ended(rte_rdtsc()) : (scnt < n || rcnt < n); };
+  while (more()) {
+    if ((duration || rcnt < n) && !(scnt < 1 && client)) {
+      while (arrived <= rcnt) {
+        if (Status s = pump(); !s.ok()) return s;
+        now = rte_rdtsc();
+        if (duration && dc.ended(now)) break;
+        if (Status s = stalled(now, last_progress); !s.ok()) return s;
+      }
+      if (arrived <= rcnt) break;  // the duration ended while waiting
+      ++rcnt;
+    }
+    if (duration ? !dc.ended(rte_rdtsc()) : scnt < n) {
+      if (!duration) posted.push_back(rte_rdtsc());
+      ++scnt;
+      qps_[0].posted = scnt - 1;
+      if (Status s = post_request(0, size, 0); !s.ok()) return s;
+      while (sent_done < scnt) {
+        if (Status s = pump(); !s.ok()) return s;
+        if (Status s = stalled(rte_rdtsc(), last_progress); !s.ok()) return s;
+      }
+    }
+  }
+  row = duration ? lat_duration_row(size, sampled, dc.sample_seconds(hz_), 2) : lat_row(size, posted, 2, hz_);
+  return {};
+}
+
+// run_iter_lat_write: the server writes first; each side polls the last byte of its own region
+// for the peer's next count, then writes its own count in the last byte of its message.
+Status Traffic::lat_write(std::uint32_t size, LatRow& row) {
+  const bool duration = o_.duration_s != 0, server = o_.server();
+  const std::uint64_t n = o_.iters;
+  std::vector<std::uint64_t> posted;
+  posted.reserve(duration ? 0 : n);
+  volatile std::uint8_t* post_byte = send_region(0) + size - 1;
+  const volatile std::uint8_t* poll_byte = recv_region(0) + size - 1;
+  std::uint64_t scnt = 0, ccnt = 0, rcnt = 0, sent_done = 0, sampled = 0;
+  std::uint64_t now = rte_rdtsc(), last_progress = now;
+  DurationClock dc;
+  if (duration) dc.start(now, hz_, o_.duration_s);
+  auto pump = [&]() -> Status {
+    return poll([&](std::uint32_t, const rc::Completion& c) -> Status {
+      if (!c.is_recv) ++sent_done;
+      last_progress = rte_rdtsc();
+      return {};
+    });
+  };
+  auto ended = [&] { return duration && dc.ended(rte_rdtsc()); };
+  while (duration ? !ended() : (scnt < n || ccnt < n || rcnt < n)) {
+    if ((duration || rcnt < n) && !(scnt < 1 && server)) {
+      ++rcnt;
+      while (*poll_byte != static_cast<std::uint8_t>(rcnt) && !ended()) {
+        if (Status s = pump(); !s.ok()) return s;
+        if (*poll_byte == static_cast<std::uint8_t>(rcnt)) last_progress = rte_rdtsc();
+        if (Status s = stalled(rte_rdtsc(), last_progress); !s.ok()) return s;
+      }
+    }
+    if (duration ? !ended() : scnt < n) {
+      if (!duration) posted.push_back(rte_rdtsc());
+      *post_byte = static_cast<std::uint8_t>(++scnt);
+      qps_[0].posted = scnt - 1;
+      if (Status s = post_request(0, size, qps_[0].peer.vaddr); !s.ok()) return s;
+    }
+    if (duration ? ccnt < scnt : ccnt < n) {
+      while (sent_done <= ccnt) {
+        if (Status s = pump(); !s.ok()) return s;
+        if (Status s = stalled(rte_rdtsc(), last_progress); !s.ok()) return s;
+      }
+      ++ccnt;
+      if (dc.sampling(rte_rdtsc())) ++sampled;
+    }
+  }
+  row = duration ? lat_duration_row(size, sampled, dc.sample_seconds(hz_), 2) : lat_row(size, posted, 2, hz_);
+  return {};
+}
+
+// run_iter_lat: one READ at a time from the peer's region.
+Status Traffic::lat_read(std::uint32_t size, LatRow& row) {
+  const bool duration = o_.duration_s != 0;
+  const std::uint64_t n = o_.iters;
+  std::vector<std::uint64_t> posted;
+  posted.reserve(duration ? 0 : n);
+  std::uint64_t scnt = 0, done = 0, sampled = 0;
+  std::uint64_t last_progress = rte_rdtsc();
+  DurationClock dc;
+  if (duration) dc.start(last_progress, hz_, o_.duration_s);
+  while (duration ? !dc.ended(rte_rdtsc()) : scnt < n) {
+    if (!duration) posted.push_back(rte_rdtsc());
+    qps_[0].posted = scnt++;
+    if (Status s = post_request(0, size, qps_[0].peer.vaddr); !s.ok()) return s;
+    while (done < scnt) {
+      Status s = poll([&](std::uint32_t, const rc::Completion& c) -> Status {
+        if (c.is_recv) return {};
+        ++done;
+        last_progress = rte_rdtsc();
+        if (dc.sampling(last_progress)) ++sampled;
+        return {};
+      });
+      if (!s.ok()) return s;
+      if (Status st = stalled(rte_rdtsc(), last_progress); !st.ok()) return st;
+    }
+  }
+  row = duration ? lat_duration_row(size, sampled, dc.sample_seconds(hz_), 1) : lat_row(size, posted, 1, hz_);
+  return {};
+}
+
+TransportTotals Traffic::totals() {
+  TransportTotals t;
+  for (const auto& q : qps_) {
+    const rc::RcQp* qp = ep_.qp(q.qpn);
+    if (qp == nullptr) continue;
+    const auto& c = qp->counters();
+    t.retransmitted += c.retransmitted_packets;
+    t.naks_sent += c.naks_sent;
+    t.naks_received += c.naks_received;
+    t.ack_timeouts += c.local_ack_timeout_err;
+    t.rnr_naks += c.rnr_naks_received;
+  }
+  return t;
+}
+
+}  // namespace droce::perf

@@ -1,0 +1,104 @@
+// The traffic of perftest's six RC tests on one RcEndpoint: QPs with perftest's settings, the
+// buffer layout perftest advertises, and the loops of run_iter_bw / run_iter_bw_server /
+// run_iter_lat_send / run_iter_lat_write / run_iter_lat (perftest_resources.c), bounded in time.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/droce-perf/options.h"
+#include "apps/droce-perf/report.h"
+#include "engine/memory_region.h"
+#include "engine/perftest_exchange.h"
+#include "engine/rc_endpoint.h"
+
+namespace droce::perf {
+
+struct TransportTotals {
+  std::uint64_t retransmitted = 0, naks_sent = 0, naks_received = 0, ack_timeouts = 0, rnr_naks = 0;
+};
+
+// Duration mode (-D) as perftest runs it: a quarter of the time (whole seconds, rounded down) at
+// each end is not measured; iterations are those completed inside the window.
+struct DurationClock {
+  std::uint64_t begin = 0, sample_begin = 0, sample_end = 0, end = 0;
+  bool running = false;
+  void start(std::uint64_t now, double hz, std::uint32_t seconds);
+  [[nodiscard]] bool sampling(std::uint64_t now) const { return running && now >= sample_begin && now < sample_end; }
+  [[nodiscard]] bool ended(std::uint64_t now) const { return running && now >= end; }
+  [[nodiscard]] double sample_seconds(double hz) const { return static_cast<double>(sample_end - sample_begin) / hz; }
+};
+
+// The tests' memory. It must outlive the MemoryRegistry that registered it (the registry hands the
+// range back to DPDK when it goes), so its owner declares it first.
+using BufferStorage = std::unique_ptr<std::uint8_t[], decltype(&std::free)>;
+
+class Traffic {
+ public:
+  Traffic(const Options& o, engine::RcEndpoint& ep, engine::MemoryRegistry& memory, const engine::PerftestPreamble& pre,
+          BufferStorage& storage);
+
+  // QPs (RESET -> INIT) and the registered buffer.
+  [[nodiscard]] engine::Status create();
+  // Our key message per QP: QPN, first PSN, the buffer the peer may write or read.
+  [[nodiscard]] std::vector<engine::PerftestKeys> keys(const std::uint8_t local_ip[4]) const;
+  // QP i -> RTR -> RTS towards the peer.
+  [[nodiscard]] engine::Status connect(std::uint32_t i, const wire::L2L3Address& peer, const engine::PerftestKeys& keys);
+
+  // Before a size's barrier: a SEND receiver posts its receives (perftest's ctx_set_recv_wqes).
+  void prepare_receives(std::uint32_t size);
+  // One size of a bw test on this side (client: requests; send_bw server: receives).
+  [[nodiscard]] engine::Status run_bw(std::uint32_t size, BwRow& row);
+  // One size of a latency test on this side.
+  [[nodiscard]] engine::Status run_lat(std::uint32_t size, LatRow& row);
+
+  [[nodiscard]] TransportTotals totals();
+  [[nodiscard]] std::uint32_t tx_depth() const { return tx_depth_; }
+  [[nodiscard]] std::uint32_t rx_depth() const { return rx_depth_; }
+  [[nodiscard]] std::uint32_t cq_mod() const { return cq_mod_; }
+
+ private:
+  struct Qp {
+    std::uint32_t qpn = 0;
+    std::uint32_t psn = 0;
+    engine::PerftestKeys peer;
+    std::uint64_t posted = 0, completed = 0;      // this size's requests
+    std::uint64_t recv_posted = 0, received = 0;  // this size's receives
+  };
+  [[nodiscard]] std::uint8_t* send_region(std::uint32_t i) const { return buf_.get() + std::size_t{i} * region_; }
+  [[nodiscard]] std::uint8_t* recv_region(std::uint32_t i) const {
+    return buf_.get() + (std::size_t{qps_.size()} + i) * region_;
+  }
+  [[nodiscard]] engine::Status post_request(std::uint32_t i, std::uint32_t size, std::uint64_t remote_addr);
+  [[nodiscard]] engine::Status post_receive(std::uint32_t i, std::uint32_t size);
+  // Polls the endpoint once and hands every completion of every QP to `on` (QP index, completion);
+  // a failed completion is the run's end, reported with the QP and status.
+  template <class F>
+  [[nodiscard]] engine::Status poll(F&& on);
+  // No progress for --timeout seconds, or a stop signal: the run cannot finish.
+  [[nodiscard]] engine::Status stalled(std::uint64_t now, std::uint64_t last_progress) const;
+  [[nodiscard]] std::uint64_t remote_offset(std::uint64_t n, std::uint32_t size) const;
+
+  [[nodiscard]] engine::Status bw_requester(std::uint32_t size, BwRow& row);
+  [[nodiscard]] engine::Status bw_receiver(std::uint32_t size, BwRow& row);
+  [[nodiscard]] engine::Status lat_send(std::uint32_t size, LatRow& row);
+  [[nodiscard]] engine::Status lat_write(std::uint32_t size, LatRow& row);
+  [[nodiscard]] engine::Status lat_read(std::uint32_t size, LatRow& row);
+
+  const Options& o_;
+  engine::RcEndpoint& ep_;
+  engine::MemoryRegistry& memory_;
+  engine::PerftestPreamble pre_;
+  std::vector<Qp> qps_;
+  BufferStorage& buf_;
+  std::size_t region_ = 0;
+  rc::MemoryRegion mr_;
+  std::uint32_t tx_depth_ = 1, rx_depth_ = 1, cq_mod_ = 1;
+  double hz_ = 1;
+  std::uint64_t stall_tsc_ = 0;
+};
+
+}  // namespace droce::perf
