@@ -17,8 +17,7 @@ BOOT_TIMEOUT=${BOOT_TIMEOUT:-300}
 lab_need qemu-system-x86_64 qemu-system-x86
 lab_need socat socat
 [ -z "$(lab_qemu_pid || true)" ] || lab_die "a lab guest is already running (pid $(lab_qemu_pid)); scripts/rxe-lab/down.sh stops it"
-ECHO=$DROCE_ECHO
-[ -x "$ECHO" ] || lab_die "$ECHO not built (meson setup build && ninja -C build), or set DROCE_BUILD"
+[ -x "$DROCE_ECHO" ] || lab_die "$DROCE_ECHO not built (meson setup build && ninja -C build), or set DROCE_BUILD"
 if [ "$LAB_ACCEL" = kvm ]; then
   [ -w /dev/kvm ] || lab_die "ACCEL=kvm but /dev/kvm is not usable"
   accel=(-accel kvm)
@@ -31,11 +30,7 @@ mkdir -p "$LAB_JOBS"
 rm -f "$LAB_JOBS"/* "$LAB_RUN"/console.log "$LAB_RUN"/qemu.log
 
 T0=$(date +%s)
-lab_droce_start "$LAB_RUN/holder.log" "$ECHO" $(lab_droce_eal) -- --mode server --oob-port 0 --timeout 900
-HOLDER=$LAB_DROCE_PID
-echo "$HOLDER" > "$LAB_RUN/holder.pid"
-lab_wait_for 30 test -S "$LAB_RUN/vhost.sock" || { cat "$LAB_RUN/holder.log" >&2; lab_stop_pid "$HOLDER"; lab_die "droce-echo did not create $LAB_RUN/vhost.sock"; }
-
+lab_hold_link || lab_die "droce-echo did not create $LAB_RUN/vhost.sock"
 qemu-system-x86_64 "${accel[@]}" -m "$LAB_MEM" -smp 1 -nodefaults -display none -no-reboot -name rxe-lab \
   -kernel "$LAB_CACHE/vmlinuz" -initrd "$LAB_CACHE/initrd.img" \
   -append "console=ttyS0 panic=-1 quiet lab.ip=$GUEST_IP/24 lab.mac=$GUEST_MAC lab.mgmtmac=$GUEST_MGMT_MAC lab.mtu=$LAB_MTU lab.neigh=$DROCE_IP,$DROCE_MAC" \
@@ -58,7 +53,6 @@ if ! lab_wait_for "$BOOT_TIMEOUT" ready || ! lab_qemu_pid > /dev/null; then
   "$LAB_DIR/down.sh"
   exit 1
 fi
-lab_stop_pid "$HOLDER" 3
-rm -f "$LAB_RUN/holder.pid"
+lab_release_link
 lab_log "guest up in $(( $(date +%s) - T0 )) s (guest uptime $(cat "$LAB_JOBS/READY") s): eth0 $GUEST_MAC $GUEST_IP, rxe0 GID[1] ::ffff:$GUEST_IP"
 cat "$LAB_JOBS/info.txt" >&2

@@ -111,8 +111,9 @@ LAB_DROCE_BUILD=${DROCE_BUILD:-$REPO/build}
 DROCE_ECHO=${DROCE_ECHO:-$LAB_DROCE_BUILD/apps/droce-echo/droce-echo}
 LAB_DROCE_CPU=${LAB_DROCE_CPU:-$(( $(nproc) - 1 ))}
 # EAL options that put a droce app on the lab link: the vhost-user server the guest's QEMU
-# (re)connects to. No hugepages needed: the vhost PMD maps the guest's memfd RAM.
-lab_droce_eal() { echo "-l $LAB_DROCE_CPU --no-pci --vdev net_vhost0,iface=$LAB_RUN/vhost.sock,queues=1"; }
+# (re)connects to. No hugepages, so that a run never depends on what other processes hold: the
+# vhost PMD maps the guest's memfd RAM.
+lab_droce_eal() { echo "-l $LAB_DROCE_CPU --no-pci --no-huge -m 512 --vdev net_vhost0,iface=$LAB_RUN/vhost.sock,queues=1"; }
 # lab_droce_start LOG CMD...: starts a droce app (given lab_droce_eal) in the background of this
 # shell (so that `wait "$LAB_DROCE_PID"` gives its exit status). A socket file left by an app that
 # was killed would make the next bind fail: removed first.
@@ -121,4 +122,21 @@ lab_droce_start() {
   rm -f "$LAB_RUN/vhost.sock"
   "$@" < /dev/null > "$log" 2>&1 &
   LAB_DROCE_PID=$!
+}
+
+# The guest's link is up only while a vhost-user server is connected, and some tools refuse to
+# start on a port that is down (perftest: "Port number 1 state is Down"). lab_hold_link runs
+# droce-echo as a placeholder server that only keeps the link up (the guest sees carrier, rxe0
+# ACTIVE) until lab_release_link; a droce app started afterwards reconnects the link within ~1 s.
+lab_hold_link() {
+  lab_droce_start "$LAB_RUN/holder.log" "$DROCE_ECHO" $(lab_droce_eal) -- --mode server --oob-port 0 --timeout 900
+  LAB_HOLDER_PID=$LAB_DROCE_PID
+  LAB_DROCE_PID=
+  echo "$LAB_HOLDER_PID" > "$LAB_RUN/holder.pid"
+  lab_wait_for 30 test -S "$LAB_RUN/vhost.sock" || { cat "$LAB_RUN/holder.log" >&2; lab_release_link; return 1; }
+}
+lab_release_link() {
+  [ -n "${LAB_HOLDER_PID:-}" ] && lab_stop_pid "$LAB_HOLDER_PID" 3
+  LAB_HOLDER_PID=
+  rm -f "$LAB_RUN/holder.pid"
 }
