@@ -1,12 +1,10 @@
 // droce-echo option parsing: every bad value or combination is one message naming the option.
 #include "apps/droce-echo/options.h"
 
-#include <arpa/inet.h>
-
 #include <cstdio>
 #include <cstdlib>
 
-#include <rte_ether.h>
+#include "engine/address_text.h"
 
 namespace droce::echo {
 
@@ -71,7 +69,6 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     const bool num = !v.empty() && *end == '\0';
     auto bad = [&](const char* what) { return std::fprintf(stderr, "droce-echo: %s: '%s' %s\n", a.c_str(), v.c_str(), what), -1; };
     std::uint8_t scratch[6];
-    rte_ether_addr mac;
     if (a == "--mode") {
       if (v != "loopback" && v != "server" && v != "client") return bad("is not loopback, server or client");
       o.mode = v;
@@ -103,10 +100,10 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     } else if (a == "--oob-host") {
       o.oob_host = v;
     } else if (a == "--local-ip") {
-      if (inet_pton(AF_INET, v.c_str(), scratch) != 1) return bad("is not an IPv4 address");
+      if (!engine::parse_ipv4(v, scratch)) return bad("is not an IPv4 address");
       o.local_ip = v;
     } else if (a == "--local-mac" || a == "--peer-mac") {
-      if (rte_ether_unformat_addr(v.c_str(), &mac) != 0) return bad("is not a MAC address (XX:XX:XX:XX:XX:XX)");
+      if (!engine::parse_mac(v, scratch)) return bad("is not a MAC address (XX:XX:XX:XX:XX:XX)");
       (a == "--local-mac" ? o.local_mac : o.peer_mac) = v;
     } else if (a == "--loss") {
       if (!num || n < 0 || n > 0.5) return bad("is not a fraction in [0, 0.5]");
