@@ -16,6 +16,8 @@ PACKAGES=(
   catch2 libboost-dev libbenchmark-dev nlohmann-json3-dev zlib1g-dev libpcap-dev rdma-core libibverbs-dev
   # scripts: plots, independent ICRC check (Scapy), capture decoding (tshark), lab tools
   python3 python3-matplotlib python3-scapy tshark iproute2 valgrind
+  # the Soft-RoCE interop lab (scripts/rxe-lab): QEMU guest image from Debian packages, OOB forwarding
+  qemu-system-x86 qemu-utils debootstrap cpio zstd kmod socat
 )
 HUGEPAGES_2M=${DROCE_HUGEPAGES:-512}
 

@@ -217,12 +217,19 @@ void RcQp::on_response(const wire::PacketInfo& pi, const std::uint8_t* payload, 
   const bool last = expected + 1 == w.npkts;
   const auto pos = op.position;
   // Positions count from the READ request that was sent last: a READ re-issued from its
-  // middle is a new request for the rest, answered FIRST..LAST (or ONLY) again.
+  // middle is a new request for the rest, answered FIRST..LAST (or ONLY) again. Linux rxe
+  // (rxe_resp.c, duplicate_request: a replayed resource resumed mid-message) answers it with the
+  // original message's positions instead, MIDDLE..LAST: accepted too, the PSN and length being
+  // the ones asked for.
   const bool first = expected == w.read_req_start;
-  const bool pos_ok = first && last ? pos == wire::OpPosition::kOnly
-                      : first       ? pos == wire::OpPosition::kFirst
-                      : last        ? pos == wire::OpPosition::kLast
-                                    : pos == wire::OpPosition::kMiddle;
+  const bool resumed = expected != 0;  // this packet lies in the middle of the original message
+  auto at = [&](bool f) {
+    return f && last ? pos == wire::OpPosition::kOnly
+           : f       ? pos == wire::OpPosition::kFirst
+           : last    ? pos == wire::OpPosition::kLast
+                     : pos == wire::OpPosition::kMiddle;
+  };
+  const bool pos_ok = at(first) || (first && resumed && at(false));
   if (!pos_ok || pi.payload_len != want) {
     ++c_.duplicate_responses;  // not the response this READ expects: dropped, the timer retries
     return;

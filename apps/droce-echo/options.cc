@@ -1,0 +1,139 @@
+// droce-echo option parsing: every bad value or combination is one message naming the option.
+#include "apps/droce-echo/options.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "engine/address_text.h"
+
+namespace droce::echo {
+
+namespace {
+
+void usage(const Options& d) {
+  std::printf(
+      "usage: droce-echo [EAL options] -- [options]\n"
+      "A request/response service on droce's messaging API: the server echoes every message, the\n"
+      "client sends one at a time and reports round-trip times. With no EAL options, loopback runs\n"
+      "both in this process over net_ring; server/client use net_memif on /tmp/droce-echo.sock.\n"
+      "With --peer rc_pingpong either end talks to rdma-core's ibv_rc_pingpong on a RoCE NIC or\n"
+      "Linux Soft-RoCE (run it with -g <GID index of the IPv4 GID>, the same -s and -m, and -n equal\n"
+      "to --warmup + --count).\n\n"
+      "  --mode loopback|server|client  (default %s)\n"
+      "  --peer droce|rc_pingpong   the other end: droce-echo (the sequence rides in immediate data) or\n"
+      "                           ibv_rc_pingpong (plain SENDs; both sides send --warmup + --count messages;\n"
+      "                           the client checks each reply against its request, the server checks each\n"
+      "                           request after the first against its previous reply) (default %s)\n"
+      "  --thread worker|app      client logic on the worker lcore, polling inline, or on an application\n"
+      "                           thread handing work over through QpChannel (default %s; worker only with\n"
+      "                           --peer rc_pingpong)\n"
+      "  --size BYTES             message size, 1..65536 (default %u)\n"
+      "  --count N                measured round trips (default %llu)\n"
+      "  --warmup N               round trips before measuring (default %llu; 0 with --peer rc_pingpong)\n"
+      "  --mtu BYTES              path MTU: 256, 512, 1024, 2048 or 4096 (default %u; 1024 with --peer\n"
+      "                           rc_pingpong, as its -m)\n"
+      "  --qp-timeout N           local ACK timeout 4.096 us * 2^N, 1..31 (default %u; 14 with --peer\n"
+      "                           rc_pingpong, as it sets)\n"
+      "  --oob-port N             TCP port of the connection exchange (default %u; the server may give 0:\n"
+      "                           any free port)\n"
+      "  --oob-host HOST          the server's host, for the client (default %s)\n"
+      "  --local-ip A.B.C.D       our RoCE address, sent as GID ::ffff:A.B.C.D (default 10.0.0.1 client,\n"
+      "                           10.0.0.2 server)\n"
+      "  --local-mac XX:..:XX     source MAC of our frames (default: the port's MAC)\n"
+      "  --peer-mac XX:..:XX      the peer's MAC (default 02:00 + the IPv4 address in the peer's GID)\n"
+      "  --loss P                 lab impairment: drop this fraction of received frames, [0, 0.5]\n"
+      "                           (default %g; server/client only)\n"
+      "  --seed S                 seed of the impairment (default %llu)\n"
+      "  --timeout S              give up after this long without progress (default %g)\n"
+      "  --json FILE              results as JSON (rtt_ns p50/p90/p99/p999/max)\n",
+      d.mode.c_str(), d.peer.c_str(), d.thread.c_str(), d.size, static_cast<unsigned long long>(d.count),
+      static_cast<unsigned long long>(d.warmup), d.mtu, d.qp_timeout, d.oob_port, d.oob_host.c_str(), d.loss,
+      static_cast<unsigned long long>(d.seed), d.timeout_s);
+}
+
+}  // namespace
+
+int parse_options(const std::vector<std::string>& args, Options& o) {
+  const Options d;
+  bool warmup_given = false, mtu_given = false, timeout_given = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--help" || a == "-h") {
+      usage(d);
+      return 1;
+    }
+    if (i + 1 >= args.size()) return std::fprintf(stderr, "droce-echo: %s needs a value (or is unknown; see --help)\n", a.c_str()), -1;
+    const std::string v = args[++i];
+    char* end = nullptr;
+    const double n = std::strtod(v.c_str(), &end);
+    const bool num = !v.empty() && *end == '\0';
+    auto bad = [&](const char* what) { return std::fprintf(stderr, "droce-echo: %s: '%s' %s\n", a.c_str(), v.c_str(), what), -1; };
+    std::uint8_t scratch[6];
+    if (a == "--mode") {
+      if (v != "loopback" && v != "server" && v != "client") return bad("is not loopback, server or client");
+      o.mode = v;
+    } else if (a == "--thread") {
+      if (v != "worker" && v != "app") return bad("is not worker or app");
+      o.thread = v;
+    } else if (a == "--peer") {
+      if (v != "droce" && v != "rc_pingpong") return bad("is not droce or rc_pingpong");
+      o.peer = v;
+    } else if (a == "--size") {
+      if (!num || n < 1 || n > 65536) return bad("is not a size in 1..65536");
+      o.size = static_cast<std::uint32_t>(n);
+    } else if (a == "--count" || a == "--warmup") {
+      if (!num || n < (a == "--count" ? 1 : 0) || n > 1e10 || n != static_cast<double>(static_cast<std::uint64_t>(n)))
+        return bad("is not a count");
+      (a == "--count" ? o.count : o.warmup) = static_cast<std::uint64_t>(n);
+      warmup_given |= a == "--warmup";
+    } else if (a == "--mtu") {
+      if (!num || (n != 256 && n != 512 && n != 1024 && n != 2048 && n != 4096)) return bad("is not 256, 512, 1024, 2048 or 4096");
+      o.mtu = static_cast<std::uint32_t>(n);
+      mtu_given = true;
+    } else if (a == "--qp-timeout") {
+      if (!num || n < 1 || n > 31 || n != static_cast<double>(static_cast<int>(n))) return bad("is not an exponent in 1..31");
+      o.qp_timeout = static_cast<std::uint8_t>(n);
+      timeout_given = true;
+    } else if (a == "--oob-port") {
+      if (!num || n < 0 || n > 65535 || n != static_cast<double>(static_cast<int>(n))) return bad("is not a TCP port");
+      o.oob_port = static_cast<std::uint16_t>(n);
+    } else if (a == "--oob-host") {
+      o.oob_host = v;
+    } else if (a == "--local-ip") {
+      if (!engine::parse_ipv4(v, scratch)) return bad("is not an IPv4 address");
+      o.local_ip = v;
+    } else if (a == "--local-mac" || a == "--peer-mac") {
+      if (!engine::parse_mac(v, scratch)) return bad("is not a MAC address (XX:XX:XX:XX:XX:XX)");
+      (a == "--local-mac" ? o.local_mac : o.peer_mac) = v;
+    } else if (a == "--loss") {
+      if (!num || n < 0 || n > 0.5) return bad("is not a fraction in [0, 0.5]");
+      o.loss = n;
+    } else if (a == "--seed") {
+      if (!num || n < 0 || n > 1e18) return bad("is not a seed");
+      o.seed = static_cast<std::uint64_t>(n);
+    } else if (a == "--timeout") {
+      if (!num || n < 0.1 || n > 3600) return bad("is not a number of seconds in [0.1, 3600]");
+      o.timeout_s = n;
+    } else if (a == "--json") {
+      o.json = v;
+    } else {
+      return std::fprintf(stderr, "droce-echo: unknown option '%s' (see --help)\n", a.c_str()), -1;
+    }
+  }
+  if (o.mode == "server" && o.thread == "app")
+    return std::fprintf(stderr, "droce-echo: --thread app is the client's; the server always echoes on its worker\n"), -1;
+  if (o.mode == "loopback" && (o.rc_pingpong() || o.loss > 0 || !o.local_ip.empty() || !o.local_mac.empty() || !o.peer_mac.empty()))
+    return std::fprintf(stderr, "droce-echo: --peer rc_pingpong, --loss and the addressing options need --mode server or client\n"), -1;
+  if (o.rc_pingpong() && o.thread == "app")
+    return std::fprintf(stderr, "droce-echo: --peer rc_pingpong runs the client on the worker (--thread worker)\n"), -1;
+  if (o.mode == "client" && o.oob_port == 0)
+    return std::fprintf(stderr, "droce-echo: --oob-port 0 (any port) is only for the server\n"), -1;
+  if (o.rc_pingpong()) {
+    if (!warmup_given) o.warmup = 0;
+    if (!mtu_given) o.mtu = 1024;
+    if (!timeout_given) o.qp_timeout = 14;
+  }
+  return 0;
+}
+
+}  // namespace droce::echo

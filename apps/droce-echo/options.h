@@ -1,0 +1,36 @@
+// droce-echo options: one struct with the defaults --help prints, and a strict parser.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace droce::echo {
+
+struct Options {
+  std::string mode = "loopback";  // loopback | server | client
+  std::string thread = "worker";  // worker | app
+  // Who is at the other end: another droce-echo (immediate data carries the sequence number), or
+  // rdma-core's ibv_rc_pingpong (plain SENDs; each side sends --count messages; the server echoes).
+  std::string peer = "droce";     // droce | rc_pingpong
+  std::uint32_t size = 64;
+  std::uint64_t count = 100000;
+  std::uint64_t warmup = 1000;    // 0 with --peer rc_pingpong unless given
+  std::uint32_t mtu = 4096;       // 1024 with --peer rc_pingpong unless given (ibv_rc_pingpong's -m)
+  std::uint8_t qp_timeout = 10;   // 14 with --peer rc_pingpong unless given (what ibv_rc_pingpong sets)
+  std::uint16_t oob_port = 18516;
+  std::string oob_host = "127.0.0.1";
+  // Addressing on a real link (server/client with EAL options); empty: the defaults in --help.
+  std::string local_ip, local_mac, peer_mac;
+  double loss = 0;                // frames dropped at our receive side (lab impairment)
+  std::uint64_t seed = 1;
+  double timeout_s = 30;
+  std::string json;
+
+  [[nodiscard]] bool rc_pingpong() const { return peer == "rc_pingpong"; }
+};
+
+// 0: run; 1: --help was printed; -1: an error was printed.
+[[nodiscard]] int parse_options(const std::vector<std::string>& args, Options& o);
+
+}  // namespace droce::echo

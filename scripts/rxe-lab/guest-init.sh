@@ -1,0 +1,77 @@
+#!/bin/bash
+# /init of the rxe lab guest: the initramfs is the whole root filesystem. Brings up the data NIC
+# and rxe0 on it, the management NIC, and the job agent on the 9p share, then idles.
+# Kernel command line (set by boot.sh):
+#   lab.ip=10.0.77.1/24  lab.mac=52:54:00:77:00:01  lab.mgmtmac=52:54:00:77:01:01  lab.mtu=1500
+#   lab.neigh=10.0.77.3,02:00:00:77:00:03   permanent neighbour entry for droce (no ARP needed)
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export PATH HOME=/root
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mkdir -p /dev/pts /dev/shm /run /tmp /host
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /run
+mount -t tmpfs tmpfs /dev/shm
+ln -sf /proc/self/fd /dev/fd 2>/dev/null
+ulimit -l unlimited   # verbs memory registration pins pages
+
+IP= MAC= MGMTMAC= MTU=1500 NEIGH=
+for a in $(cat /proc/cmdline); do
+  case "$a" in
+    lab.ip=*) IP=${a#*=} ;; lab.mac=*) MAC=${a#*=} ;; lab.mgmtmac=*) MGMTMAC=${a#*=} ;;
+    lab.mtu=*) MTU=${a#*=} ;; lab.neigh=*) NEIGH=${a#*=} ;;
+  esac
+done
+hostname rxe-lab
+echo "lab-init: kernel $(uname -r) ip=$IP mac=$MAC mtu=$MTU"
+for m in virtio_pci virtio_net 9pnet_virtio 9p ib_uverbs rdma_ucm rdma_rxe; do modprobe "$m" || echo "lab-init: modprobe $m failed"; done
+sysctl -qw kernel.printk="4 4 1 7"
+ip link set lo up
+
+for i in $(seq 100); do [ "$(ls /sys/class/net | grep -vc '^lo$')" -ge 2 ] && break; sleep 0.1; done
+ifbymac() { local n; for n in /sys/class/net/*; do [ "$(cat "$n/address")" = "$1" ] && basename "$n"; done; }
+M=$(ifbymac "$MGMTMAC")
+if [ -n "$M" ]; then
+  ip link set "$M" name mgmt0
+  sysctl -qw net.ipv6.conf.mgmt0.disable_ipv6=1
+  ip addr add 10.0.2.15/24 dev mgmt0
+  ip link set mgmt0 up
+fi
+D=$(ifbymac "$MAC")
+if [ -n "$D" ]; then
+  [ "$D" != eth0 ] && { [ -e /sys/class/net/eth0 ] && ip link set eth0 name ethx; ip link set "$D" name eth0; }
+  # IPv6 off: the rxe port then holds exactly two GIDs, [0] fe80::... and [1] ::ffff:<IPv4>.
+  sysctl -qw net.ipv6.conf.eth0.disable_ipv6=1
+  # The MTU before rxe attaches: rxe's active_mtu is the largest IB MTU that fits (1500 -> 1024).
+  ip link set eth0 mtu "$MTU"
+  ip addr add "$IP" dev eth0
+  ip link set eth0 up
+  [ -n "$NEIGH" ] && ip neigh replace "${NEIGH%,*}" lladdr "${NEIGH#*,}" dev eth0 nud permanent
+  rdma link add rxe0 type rxe netdev eth0
+fi
+
+# Job agent: each <id>.sh appearing in /host/jobs runs in its own session; output -> <id>.out,
+# exit status -> <id>.rc, session leader PID -> <id>.pid (the host kills a job through it).
+if mount -t 9p -o trans=virtio,version=9p2000.L,cache=none host /host; then
+  mkdir -p /host/jobs
+  (
+    cd /host/jobs || exit 1
+    while :; do
+      for j in *.sh; do
+        [ -e "$j" ] || continue
+        b=${j%.sh}
+        mv "$j" "$b.run" || continue
+        setsid bash -c 'echo $$ > "$1.pid"; bash "$1.run" > "$1.out" 2>&1; echo $? > "$1.rc.tmp"; mv "$1.rc.tmp" "$1.rc"' _ "$b" &
+      done
+      sleep 0.1
+    done
+  ) &
+  { ip -br link; ip -br addr; rdma link show; ibv_devinfo -v -d rxe0 2>&1 | grep -E 'GID|mtu|state'; } > /host/jobs/info.txt 2>&1
+  cut -d' ' -f1 /proc/uptime > /host/jobs/READY
+  echo "lab-init: ready after $(cut -d' ' -f1 /proc/uptime) s"
+else
+  echo "lab-init: no 9p share: the host cannot run commands here"
+fi
+# A shell on the serial console for debugging (boot.sh logs the console to a file).
+while :; do setsid -c bash -l < /dev/ttyS0 > /dev/ttyS0 2>&1 || sleep 1; done

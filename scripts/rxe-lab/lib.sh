@@ -1,0 +1,142 @@
+# Shared helpers of the Soft-RoCE (rdma_rxe) interop lab; sourced by the other scripts here.
+#
+# The lab: one QEMU guest built from Debian packages, running the Linux kernel's rxe driver and
+# the rdma-core / perftest tools, wired to droce on this host:
+#
+#   droce (DPDK net_vhost, vhost-user SERVER, $LAB_RUN/vhost.sock) ==== guest eth0 10.0.77.1, rxe0
+#   host 127.0.0.1:$LAB_OOB_HOSTFWD  --QEMU hostfwd-->  guest mgmt0:18515   (guest tool as OOB server)
+#   guest 10.0.2.100:18515  --QEMU guestfwd (one socat per connection)-->  host 127.0.0.1:$LAB_OOB_HOST
+#                                                        (droce as OOB server, guest tool as client)
+#
+# Guest addresses (fixed; the guest's /init takes them from the kernel command line):
+#   eth0  52:54:00:77:00:01  10.0.77.1/24  rxe0 port 1, GID[1] = ::ffff:10.0.77.1 (RoCE v2)
+#   mgmt0 52:54:00:77:01:01  10.0.2.15     QEMU user networking, restrict=on
+#   droce 02:00:00:77:00:03  10.0.77.3     a permanent neighbour entry in the guest (no ARP needed)
+set -o pipefail
+
+LAB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$LAB_DIR/../.." && pwd)
+LAB_CACHE=${LAB_CACHE:-$REPO/.cache/rxe-lab}
+LAB_RUN=${LAB_RUN:-/tmp/droce-rxe-lab}
+LAB_SHARE=$LAB_RUN/share            # 9p share; the guest runs $LAB_SHARE/jobs/*.sh
+LAB_JOBS=$LAB_SHARE/jobs
+LAB_ACCEL=${ACCEL:-tcg}             # KVM on this kind of nested host never boots the kernel; ACCEL=kvm retries it
+LAB_MEM=${LAB_MEM:-1024}            # MiB; also the size of the memfd vhost-user maps
+LAB_OOB_HOSTFWD=${LAB_OOB_HOSTFWD:-28515}   # host port forwarded to the guest's 18515
+LAB_OOB_HOST=${LAB_OOB_HOST:-18515}         # host port the guest reaches as 10.0.2.100:18515
+LAB_MTU=${LAB_MTU:-1500}            # guest eth0 MTU at boot (4200 gives rxe active_mtu 4096)
+GUEST_IP=10.0.77.1 GUEST_MAC=52:54:00:77:00:01 GUEST_MGMT_MAC=52:54:00:77:01:01
+DROCE_IP=10.0.77.3 DROCE_MAC=02:00:00:77:00:03
+GUEST_OOB_ADDR=10.0.2.100           # the guestfwd address (droce's OOB server, seen from the guest)
+
+lab_log() { printf '[rxe-lab %s] %s\n' "$(date +%T)" "$*" >&2; }
+lab_die() { lab_log "ERROR: $*"; exit 1; }
+lab_need() { command -v "$1" >/dev/null 2>&1 || lab_die "missing host tool '$1' (apt-get install $2; scripts/setup.sh installs it)"; }
+
+# lab_wait_for SECONDS COMMAND...: polls COMMAND every 0.2 s until it succeeds; 1 on timeout.
+lab_wait_for() {
+  local t=$1 end; shift
+  end=$(( $(date +%s) + t ))
+  until "$@"; do
+    [ "$(date +%s)" -ge "$end" ] && return 1
+    sleep 0.2
+  done
+}
+
+# lab_qemu_pid: the running guest's QEMU PID, or nothing.
+lab_qemu_pid() {
+  local p
+  p=$(cat "$LAB_RUN/qemu.pid" 2>/dev/null) || return 1
+  [ -n "$p" ] && kill -0 "$p" 2>/dev/null && [ "$(cat "/proc/$p/comm" 2>/dev/null)" = qemu-system-x86 ] && echo "$p"
+}
+
+# ---- commands in the guest: the 9p job directory (see guest-init.sh) ----
+# lab_gstart 'shell commands' -> prints a job id; the guest runs it in the background.
+lab_gstart() {
+  local id d=$LAB_JOBS
+  id=$(date +%s%N)
+  printf '%s\n' "$*" > "$d/.$id.tmp" && mv "$d/.$id.tmp" "$d/$id.sh" || return 1
+  echo "$id"
+}
+# lab_gwait ID [TIMEOUT_S]: waits for the job, prints its output, returns its exit status (124 on
+# timeout; the job is then killed in the guest through its pid file).
+lab_gwait() {
+  local id=$1 t=${2:-120} d=$LAB_JOBS end
+  end=$(( $(date +%s) + t ))
+  while [ ! -e "$d/$id.rc" ]; do
+    if [ "$(date +%s)" -ge "$end" ]; then
+      lab_log "guest job $id timed out after ${t}s"
+      cat "$d/$id.out" 2>/dev/null
+      lab_gkill "$id"
+      return 124
+    fi
+    lab_qemu_pid > /dev/null || { lab_log "the guest is gone (job $id)"; cat "$d/$id.out" 2>/dev/null; return 125; }
+    sleep 0.2
+  done
+  cat "$d/$id.out"
+  return "$(cat "$d/$id.rc")"
+}
+# lab_gkill ID: ends a running guest job (its process group, by the PID the agent recorded).
+lab_gkill() { [ -e "$LAB_JOBS/$1.pid" ] && printf 'kill -TERM -- -%s 2>/dev/null\n' "$(cat "$LAB_JOBS/$1.pid")" > "$LAB_JOBS/.k$1.tmp" && mv "$LAB_JOBS/.k$1.tmp" "$LAB_JOBS/k$1.sh"; return 0; }
+# lab_gexec 'shell commands' [TIMEOUT_S]
+lab_gexec() { local id; id=$(lab_gstart "$1") || return 1; lab_gwait "$id" "${2:-120}"; }
+# lab_gwaitport PORT [TIMEOUT_S]: until a TCP port listens in the guest.
+lab_gwaitport() {
+  lab_gexec "for i in \$(seq $(( ${2:-60} * 5 ))); do ss -ltn | grep -q ':$1 ' && exit 0; sleep 0.2; done; exit 1" $(( ${2:-60} + 30 )) > /dev/null
+}
+# lab_glinkwait [TIMEOUT_S]: until the guest's eth0 has carrier and rxe0 port 1 is ACTIVE (a
+# vhost-user backend is connected).
+lab_glinkwait() {
+  lab_gexec "for i in \$(seq $(( ${1:-30} * 5 ))); do read c < /sys/class/net/eth0/carrier 2>/dev/null; s=\$(cat /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null); [ \"\$c\" = 1 ] && case \"\$s\" in *ACTIVE*) exit 0;; esac; sleep 0.2; done; echo \"carrier=\$c rxe0=\$s\"; exit 1" $(( ${1:-30} + 30 ))
+}
+
+# ---- host processes, ended by PID only ----
+# lab_alive PID: the process exists and is not a zombie.
+lab_alive() { local s; s=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) && [ -n "$s" ] && [ "$s" != Z ]; }
+# lab_stop_pid PID [GRACE_S]: SIGINT, then SIGTERM, then SIGKILL, waiting GRACE_S after each.
+lab_stop_pid() {
+  local p=$1 g=${2:-5} sig
+  [ -n "$p" ] || return 0
+  for sig in INT TERM KILL; do
+    lab_alive "$p" || break
+    kill -"$sig" "$p" 2>/dev/null
+    lab_wait_for "$g" eval "! lab_alive $p" && break
+  done
+  wait "$p" 2>/dev/null || true
+  return 0
+}
+
+# ---- droce on the lab link ----
+LAB_DROCE_BUILD=${DROCE_BUILD:-$REPO/build}
+DROCE_ECHO=${DROCE_ECHO:-$LAB_DROCE_BUILD/apps/droce-echo/droce-echo}
+LAB_DROCE_CPU=${LAB_DROCE_CPU:-$(( $(nproc) - 1 ))}
+# EAL options that put a droce app on the lab link: the vhost-user server the guest's QEMU
+# (re)connects to. No hugepages, so that a run never depends on what other processes hold: the
+# vhost PMD maps the guest's memfd RAM.
+lab_droce_eal() { echo "-l $LAB_DROCE_CPU --no-pci --no-huge -m 512 --vdev net_vhost0,iface=$LAB_RUN/vhost.sock,queues=1"; }
+# lab_droce_start LOG CMD...: starts a droce app (given lab_droce_eal) in the background of this
+# shell (so that `wait "$LAB_DROCE_PID"` gives its exit status). A socket file left by an app that
+# was killed would make the next bind fail: removed first.
+lab_droce_start() {
+  local log=$1; shift
+  rm -f "$LAB_RUN/vhost.sock"
+  "$@" < /dev/null > "$log" 2>&1 &
+  LAB_DROCE_PID=$!
+}
+
+# The guest's link is up only while a vhost-user server is connected, and some tools refuse to
+# start on a port that is down (perftest: "Port number 1 state is Down"). lab_hold_link runs
+# droce-echo as a placeholder server that only keeps the link up (the guest sees carrier, rxe0
+# ACTIVE) until lab_release_link; a droce app started afterwards reconnects the link within ~1 s.
+lab_hold_link() {
+  lab_droce_start "$LAB_RUN/holder.log" "$DROCE_ECHO" $(lab_droce_eal) -- --mode server --oob-port 0 --timeout 900
+  LAB_HOLDER_PID=$LAB_DROCE_PID
+  LAB_DROCE_PID=
+  echo "$LAB_HOLDER_PID" > "$LAB_RUN/holder.pid"
+  lab_wait_for 30 test -S "$LAB_RUN/vhost.sock" || { cat "$LAB_RUN/holder.log" >&2; lab_release_link; return 1; }
+}
+lab_release_link() {
+  [ -n "${LAB_HOLDER_PID:-}" ] && lab_stop_pid "$LAB_HOLDER_PID" 3
+  LAB_HOLDER_PID=
+  rm -f "$LAB_RUN/holder.pid"
+}

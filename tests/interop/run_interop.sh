@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Interop with Linux Soft-RoCE: boots the rxe lab guest once (scripts/rxe-lab) and runs droce
+# against the kernel's rdma_rxe and the rdma-core tools in it, in both roles, with and without
+# loss. Every case checks the data (droce checks every reply or request; the tools check their
+# completions) and both sides' exit status. No QEMU, no image, a guest that does not boot: the
+# suite FAILS and says why — it never passes without having run.
+# usage: run_interop.sh DROCE_ECHO DROCE_PERF
+set -uo pipefail
+ECHO=$1 PERF=$2
+HERE=$(cd "$(dirname "$0")" && pwd)
+LAB=$HERE/../../scripts/rxe-lab
+export LAB_RUN
+LAB_RUN=$(mktemp -d /tmp/droce-interop.XXXXXX)
+# Ports of our own, so a lab someone keeps running on the defaults is left alone.
+export LAB_OOB_HOSTFWD=$(( 29000 + $$ % 400 )) LAB_OOB_HOST=$(( 19000 + $$ % 400 ))
+export DROCE_ECHO=$ECHO
+source "$LAB/lib.sh"
+
+fail_loud() {
+  echo "=================================================================="
+  echo "INTEROP SUITE FAILED: $*"
+  echo "=================================================================="
+  exit 1
+}
+cleanup() {
+  [ -n "${LAB_DROCE_PID:-}" ] && lab_stop_pid "$LAB_DROCE_PID" 3
+  lab_release_link
+  "$LAB/down.sh"
+  rm -rf "$LAB_RUN"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+command -v qemu-system-x86_64 > /dev/null || fail_loud "qemu-system-x86_64 is not installed (scripts/setup.sh installs qemu-system-x86)"
+command -v socat > /dev/null || fail_loud "socat is not installed (scripts/setup.sh installs it)"
+[ -x "$ECHO" ] && [ -x "$PERF" ] || fail_loud "$ECHO or $PERF is not built"
+T0=$(date +%s)
+timeout 1200 "$LAB/build-image.sh" || fail_loud "the guest image could not be built (needs root and the Debian archive once; cached in .cache/rxe-lab)"
+timeout 400 "$LAB/boot.sh" || fail_loud "the rxe guest did not boot (see the log above)"
+echo "guest booted in $(( $(date +%s) - T0 )) s (image included)"
+
+# Addressing of every droce run on the lab link.
+DROCE_ADDR=(--local-ip "$DROCE_IP" --local-mac "$DROCE_MAC" --peer-mac "$GUEST_MAC")
+passed=() failed=()
+result() {  # result NAME RC SECONDS
+  if [ "$2" -eq 0 ]; then passed+=("$1"); echo "PASS $1 (${3} s)"; else failed+=("$1"); echo "FAIL $1 (${3} s)"; fi
+}
+
+# Guest tool as the server (listening on its 18515, reached through the hostfwd), droce the client.
+# guest_serves NAME 'guest command' droce-app-args...
+guest_serves() {
+  local name=$1 gcmd=$2 t0 id rc=0 grc=0; shift 2
+  t0=$(date +%s)
+  echo "--- $name: guest: $gcmd | droce: $*"
+  # The link up while the tool starts (perftest refuses a port that is down), then droce's turn.
+  lab_hold_link && lab_glinkwait 30 > /dev/null || { echo "the guest link did not come up"; lab_release_link; result "$name" 1 $(( $(date +%s) - t0 )); return; }
+  id=$(lab_gstart "$gcmd") || { lab_release_link; result "$name" 1 0; return; }
+  if ! lab_gwaitport 18515 60; then
+    echo "the guest tool did not listen"; lab_release_link; lab_gwait "$id" 5; result "$name" 1 $(( $(date +%s) - t0 )); return
+  fi
+  lab_release_link
+  lab_droce_start "$LAB_RUN/droce.log" timeout 180 "$@"
+  wait "$LAB_DROCE_PID" || rc=$?
+  LAB_DROCE_PID=
+  # droce failed: the guest tool may wait for ever for a peer; end it now.
+  [ "$rc" -ne 0 ] && lab_gkill "$id"
+  lab_gwait "$id" 120 > "$LAB_RUN/guest.log" 2>&1 || grc=$?
+  echo "droce (exit $rc):"; sed 's/^/  /' "$LAB_RUN/droce.log"
+  echo "guest (exit $grc):"; sed 's/^/  /' "$LAB_RUN/guest.log"
+  result "$name" $(( rc != 0 || grc != 0 )) $(( $(date +%s) - t0 ))
+}
+# droce the server (OOB on the host's $LAB_OOB_HOST, the guest's 10.0.2.100:18515), guest tool the
+# client. droce_serves NAME 'guest command' droce-app-args...
+droce_serves() {
+  local name=$1 gcmd=$2 t0 rc=0 grc=0; shift 2
+  t0=$(date +%s)
+  echo "--- $name: droce: $* | guest: $gcmd"
+  lab_droce_start "$LAB_RUN/droce.log" timeout 180 "$@"
+  if ! lab_wait_for 30 eval "ss -ltn | grep -q ':$LAB_OOB_HOST '" || ! lab_glinkwait 30 > /dev/null; then
+    echo "droce did not listen, or the guest link did not come up"; lab_stop_pid "$LAB_DROCE_PID" 3
+    cat "$LAB_RUN/droce.log"; LAB_DROCE_PID=; result "$name" 1 $(( $(date +%s) - t0 )); return
+  fi
+  lab_gexec "$gcmd" 120 > "$LAB_RUN/guest.log" 2>&1 || grc=$?
+  wait "$LAB_DROCE_PID" || rc=$?
+  LAB_DROCE_PID=
+  echo "droce (exit $rc):"; sed 's/^/  /' "$LAB_RUN/droce.log"
+  echo "guest (exit $grc):"; sed 's/^/  /' "$LAB_RUN/guest.log"
+  result "$name" $(( rc != 0 || grc != 0 )) $(( $(date +%s) - t0 ))
+}
+
+EC=("$ECHO" $(lab_droce_eal) --)
+PP="ibv_rc_pingpong -d rxe0 -g 1"
+echo_client() { echo "${EC[@]} --mode client --peer rc_pingpong --oob-port $LAB_OOB_HOSTFWD ${DROCE_ADDR[*]} --timeout 60"; }
+echo_server() { echo "${EC[@]} --mode server --peer rc_pingpong --oob-port $LAB_OOB_HOST ${DROCE_ADDR[*]} --timeout 60"; }
+
+# ---- ibv_rc_pingpong, both roles, 64 B and 4 KiB (PMTU 1024: 4 KiB = 4 packets) ----
+guest_serves rc_pingpong_guest_server_64B "$PP -s 64 -n 20" $(echo_client) --size 64 --count 20
+guest_serves rc_pingpong_guest_server_4KiB "$PP -s 4096 -n 20" $(echo_client) --size 4096 --count 20
+droce_serves rc_pingpong_droce_server_64B "$PP -s 64 -n 20 $GUEST_OOB_ADDR" $(echo_server) --size 64 --count 20
+droce_serves rc_pingpong_droce_server_4KiB "$PP -s 4096 -n 20 $GUEST_OOB_ADDR" $(echo_server) --size 4096 --count 20
+
+# ---- loss both ways: the guest drops every 7th RoCEv2 packet it sends, droce 5 % of what it receives ----
+if "$LAB/loss.sh" 7 > /dev/null; then
+  guest_serves rc_pingpong_guest_server_lossy "$PP -s 4096 -n 30" $(echo_client) --size 4096 --count 30 --loss 0.05 --seed 3
+  droce_serves rc_pingpong_droce_server_lossy "$PP -s 4096 -n 30 $GUEST_OOB_ADDR" $(echo_server) --size 4096 --count 30 --loss 0.05 --seed 4
+  echo "guest tc counters:"; "$LAB/loss.sh" off | sed 's/^/  /'
+else
+  result loss_setup 1 0
+fi
+
+# ---- perftest 6.06 against droce-perf: SEND, WRITE and READ bandwidth (each role once), the
+# latency tests, and loss both ways (-t 2: short go-back-N rounds; TCG makes each round slow) ----
+DP=("$PERF" $(lab_droce_eal) --)
+perf_client() { echo "${DP[@]} $1 -p $LAB_OOB_HOSTFWD ${DROCE_ADDR[*]} --timeout 60 ${*:2} 127.0.0.1"; }
+perf_server() { echo "${DP[@]} $1 -p $LAB_OOB_HOST ${DROCE_ADDR[*]} --timeout 60 ${*:2}"; }
+X="-d rxe0 -x 1 -F"
+guest_serves send_bw_guest_server "ib_send_bw $X -s 4096 -n 20" $(perf_client send_bw -s 4096 -n 20)
+droce_serves send_bw_droce_server "ib_send_bw $X -s 4096 -n 20 $GUEST_OOB_ADDR" $(perf_server send_bw -s 4096 -n 20)
+guest_serves write_bw_guest_server "ib_write_bw $X -s 4096 -n 20" $(perf_client write_bw -s 4096 -n 20)
+droce_serves read_bw_droce_server "ib_read_bw $X -s 4096 -n 20 $GUEST_OOB_ADDR" $(perf_server read_bw -s 4096 -n 20)
+guest_serves read_lat_guest_server "ib_read_lat $X -s 64 -n 20" $(perf_client read_lat -s 64 -n 20)
+droce_serves send_lat_droce_server "ib_send_lat $X -s 64 -n 20 $GUEST_OOB_ADDR" $(perf_server send_lat -s 64 -n 20)
+# Loss here: every 11th guest packet, 2 % at droce. A drop period that divides the packets of a
+# go-back-N round drops the same PSN every round for ever (tc's "determ" is a counter).
+if "$LAB/loss.sh" 11 > /dev/null; then
+  guest_serves send_bw_guest_server_lossy "ib_send_bw $X -s 4096 -n 20" $(perf_client send_bw -s 4096 -n 20 -t 2 --loss 0.02 --seed 5)
+  droce_serves write_bw_droce_server_lossy "ib_write_bw $X -s 4096 -n 20 -t 2 $GUEST_OOB_ADDR" $(perf_server write_bw -s 4096 -n 20 --loss 0.02 --seed 6)
+  droce_serves read_bw_droce_server_lossy "ib_read_bw $X -s 4096 -n 20 -t 2 $GUEST_OOB_ADDR" $(perf_server read_bw -s 4096 -n 20 --loss 0.02 --seed 7)
+  echo "guest tc counters:"; "$LAB/loss.sh" off | sed 's/^/  /'
+else
+  result perf_loss_setup 1 0
+fi
+
+# ---- path MTU 4096: the guest's eth0 at 4200 (rxe active_mtu 4096), 8 KiB = 2 packets ----
+if "$LAB/mtu.sh" 4200 | grep -q 'active_mtu:.*4096'; then
+  guest_serves rc_pingpong_guest_server_pmtu4096 "$PP -m 4096 -s 8192 -n 10" $(echo_client) --mtu 4096 --size 8192 --count 10
+  droce_serves rc_pingpong_droce_server_pmtu4096 "$PP -m 4096 -s 8192 -n 10 $GUEST_OOB_ADDR" $(echo_server) --mtu 4096 --size 8192 --count 10
+  "$LAB/mtu.sh" 1500 > /dev/null
+else
+  result pmtu4096_setup 1 0
+fi
+
+echo "rxe counters: $(lab_gexec 'cd /sys/class/infiniband/rxe0/ports/1/hw_counters && for f in sent_pkts rcvd_pkts duplicate_request out_of_seq_request rcvd_seq_err completer_retry_err retry_exceeded_err; do printf "%s=%s " $f $(cat $f); done' 30)"
+echo "interop: ${#passed[@]} passed, ${#failed[@]} failed in $(( $(date +%s) - T0 )) s${failed[*]:+ (failed: ${failed[*]})}"
+[ ${#failed[@]} -eq 0 ] && [ ${#passed[@]} -gt 0 ]
