@@ -218,11 +218,12 @@ void RcQp::on_response(const wire::PacketInfo& pi, const std::uint8_t* payload, 
   const auto pos = op.position;
   // Positions count from the READ request that was sent last: a READ re-issued from its
   // middle is a new request for the rest, answered FIRST..LAST (or ONLY) again. Linux rxe
-  // (rxe_resp.c, duplicate_request: a replayed resource resumed mid-message) answers it with the
-  // original message's positions instead, MIDDLE..LAST: accepted too, the PSN and length being
-  // the ones asked for.
+  // (rxe_resp.c, duplicate_request: it replays the response resource it already sent) answers a
+  // re-issued READ as the continuation of the original message instead — MIDDLE..LAST, and LAST
+  // even for a one-packet READ re-issued whole: accepted too, the PSN and length being the ones
+  // asked for. An original READ still gets only the strict positions.
   const bool first = expected == w.read_req_start;
-  const bool resumed = expected != 0;  // this packet lies in the middle of the original message
+  const bool resumed = expected != 0 || w.read_reissued;
   auto at = [&](bool f) {
     return f && last ? pos == wire::OpPosition::kOnly
            : f       ? pos == wire::OpPosition::kFirst

@@ -66,6 +66,7 @@ class RcQp {
     std::uint32_t npkts = 1;        // PSNs the request consumes
     std::uint32_t read_pkts_done = 0;
     std::uint32_t read_req_start = 0;  // packet index the last READ request for it asked from
+    bool read_reissued = false;        // that request was a retransmission (implied NAK or timeout)
   };
   struct SendQueue {
     std::vector<SendWqe> ring;

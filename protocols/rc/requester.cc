@@ -67,6 +67,7 @@ bool RcQp::next_request(std::uint64_t now_ns, TxDescriptor& d) {
     d.reth_len = len - offset;
     d.ack_req = true;
     w.read_req_start = idx;
+    w.read_reissued = psn_lt(sq_.nxt, sq_.high);
     sq_.nxt = psn_add(sq_.nxt, w.npkts - idx);
     sq_.since_ack_req = 0;
     ++sq_.cur;

@@ -452,3 +452,94 @@ TEST_CASE("after an RNR NAK the packets already in flight behind it are dropped 
   CHECK(o[1].aeth_syndrome == wire::nak_syndrome(wire::NakCode::kPsnSequenceError));
   CHECK(o[1].psn == 101);
 }
+
+namespace {
+// A requester QP (PSNs from 10, PMTU 1024) with READ work requests into `buf`.
+struct ReadRequester {
+  rc::MrTable m;
+  std::vector<std::uint8_t> buf = std::vector<std::uint8_t>(8192);
+  rc::MemoryRegion mr;
+  rc::RcQp qp{attr(0x11, 0x12, 10, 1), m};
+  ReadRequester() {
+    mr = *m.register_region(buf.data(), buf.size(), rc::kAccessLocalWrite);
+    REQUIRE(qp.modify(rc::QpState::kInit).empty());
+    REQUIRE(qp.modify(rc::QpState::kRtr).empty());
+    REQUIRE(qp.modify(rc::QpState::kRts).empty());
+  }
+  void read(std::uint64_t id, std::uint32_t off, std::uint32_t len) {
+    rc::SendWr w;
+    w.wr_id = id;
+    w.opcode = rc::WrOpcode::kRead;
+    w.sge = {reinterpret_cast<std::uint64_t>(buf.data() + off), len, mr.lkey};
+    w.remote_addr = 0x10000;
+    w.rkey = 0x99;
+    REQUIRE(qp.post_send(w).empty());
+  }
+  void response(wire::Opcode op, std::uint32_t psn, const std::vector<std::uint8_t>& data, std::uint64_t now) {
+    wire::PacketInfo pi{};
+    pi.opcode = static_cast<std::uint8_t>(op);
+    pi.psn = psn;
+    pi.payload_len = static_cast<std::uint32_t>(data.size());
+    pi.aeth_syndrome = 0x1F;
+    qp.on_packet(pi, data.data(), now);
+  }
+};
+}  // namespace
+
+TEST_CASE("READ re-issued after an implied NAK: rxe's continuation positions are accepted (LAST for a one-packet "
+          "READ, MIDDLE..LAST mid-message)",
+          "[rc][completer]") {
+  ReadRequester r;
+  r.read(1, 0, 100);     // PSN 10, one packet
+  r.read(2, 1024, 100);  // PSN 11, one packet
+  rc::TxDescriptor d;
+  while (r.qp.next_packet(0, d)) {
+  }
+  // The ONLY response for PSN 10 is lost; PSN 11's arrives: implied NAK, READ 1 is re-issued.
+  r.response(wire::Opcode::kReadRespOnly, 11, std::vector<std::uint8_t>(100, 2), 1);
+  REQUIRE(r.qp.next_packet(2, d));
+  CHECK(d.psn == 10);
+  CHECK(d.retransmission);
+  while (r.qp.next_packet(2, d)) {
+  }
+  // rxe replays its response resource: READ RESPONSE LAST, not ONLY.
+  r.response(wire::Opcode::kReadRespLast, 10, std::vector<std::uint8_t>(100, 1), 3);
+  r.response(wire::Opcode::kReadRespLast, 11, std::vector<std::uint8_t>(100, 2), 4);
+  rc::Completion c;
+  REQUIRE(r.qp.poll_cq(c));
+  CHECK(c.wr_id == 1);
+  CHECK(c.status == rc::WcStatus::kSuccess);
+  REQUIRE(r.qp.poll_cq(c));
+  CHECK(c.wr_id == 2);
+  CHECK(c.status == rc::WcStatus::kSuccess);
+  CHECK(r.buf[0] == 1);
+  CHECK(r.buf[1024 + 99] == 2);
+  CHECK(r.qp.counters().implied_nak_seq_err == 1);
+
+  // Mid-message: FIRST arrives, MIDDLE is lost, LAST shows the gap; re-issued from the MIDDLE.
+  ReadRequester m;
+  m.read(3, 0, 3000);  // PSNs 10..12
+  while (m.qp.next_packet(0, d)) {
+  }
+  m.response(wire::Opcode::kReadRespFirst, 10, std::vector<std::uint8_t>(1024, 7), 1);
+  m.response(wire::Opcode::kReadRespLast, 12, std::vector<std::uint8_t>(952, 9), 2);
+  REQUIRE(m.qp.next_packet(3, d));
+  CHECK(d.psn == 11);
+  CHECK(d.reth_len == 3000 - 1024);
+  m.response(wire::Opcode::kReadRespMiddle, 11, std::vector<std::uint8_t>(1024, 8), 4);
+  m.response(wire::Opcode::kReadRespLast, 12, std::vector<std::uint8_t>(952, 9), 5);
+  REQUIRE(m.qp.poll_cq(c));
+  CHECK(c.wr_id == 3);
+  CHECK(c.status == rc::WcStatus::kSuccess);
+  CHECK(m.buf[1024] == 8);
+  CHECK(m.buf[2999] == 9);
+
+  // An original (not re-issued) one-packet READ answered LAST is still refused (§9.7.5.2.2).
+  ReadRequester o;
+  o.read(4, 0, 100);
+  while (o.qp.next_packet(0, d)) {
+  }
+  o.response(wire::Opcode::kReadRespLast, 10, std::vector<std::uint8_t>(100, 1), 1);
+  CHECK_FALSE(o.qp.poll_cq(c));
+  CHECK(o.qp.counters().duplicate_responses == 1);
+}
