@@ -126,6 +126,8 @@ if "$LAB/loss.sh" 11 > /dev/null; then
   guest_serves send_bw_guest_server_lossy "ib_send_bw $X -s 4096 -n 20" $(perf_client send_bw -s 4096 -n 20 -t 2 --loss 0.02 --seed 5)
   droce_serves write_bw_droce_server_lossy "ib_write_bw $X -s 4096 -n 20 -t 2 $GUEST_OOB_ADDR" $(perf_server write_bw -s 4096 -n 20 --loss 0.02 --seed 6)
   droce_serves read_bw_droce_server_lossy "ib_read_bw $X -s 4096 -n 20 -t 2 $GUEST_OOB_ADDR" $(perf_server read_bw -s 4096 -n 20 --loss 0.02 --seed 7)
+  # droce as READ requester: rxe answers a re-issued READ as the continuation of its first answer.
+  guest_serves read_bw_guest_server_lossy "ib_read_bw $X -s 4096 -n 20 -t 2" $(perf_client read_bw -s 4096 -n 20 -t 2 --loss 0.02 --seed 8)
   echo "guest tc counters:"; "$LAB/loss.sh" off | sed 's/^/  /'
 else
   result perf_loss_setup 1 0
