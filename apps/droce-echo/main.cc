@@ -333,6 +333,11 @@ int main(int argc, char** argv) {
   };
   ClientState st;
   std::uint64_t send_errors = 0;
+  std::string first_send_error;  // the status of the first failed send, for the report
+  auto count_send = [&](const rc::Completion& c) {
+    if (c.status == rc::WcStatus::kSuccess) return;
+    if (send_errors++ == 0) first_send_error = std::string(rc::wc_status_name(c.status));
+  };
   std::uint64_t last_progress = rte_rdtsc(), last_done = 0;
   bool stalled = false;
   if (o.thread == "worker") {
@@ -341,7 +346,7 @@ int main(int argc, char** argv) {
       poll_all(rte_rdtsc());
       rc::Completion c[8];
       for (unsigned n = client_ep->poll_cq(client_qpn, c, 8), i = 0; i < n; ++i)
-        send_errors += c[i].status != rc::WcStatus::kSuccess;
+        count_send(c[i]);
       client_step(st, o, req.data(), ns_per_tsc,
                   [&](std::uint32_t seq) {
                     return client_ep->send_message(client_qpn, req.data(), o.size, seq, o.rc_pingpong() ? nullptr : &seq).ok();
@@ -370,7 +375,7 @@ int main(int argc, char** argv) {
       ClientState& s = st;
       while (!stop.load(std::memory_order_relaxed) && s.done < total) {
         rc::Completion c;
-        while (channel.poll(c)) send_errors += c.status != rc::WcStatus::kSuccess;
+        while (channel.poll(c)) count_send(c);
         client_step(s, o, req.data(), ns_per_tsc,
                     [&](std::uint32_t seq) {
                       rc::SendWr w;
@@ -416,13 +421,27 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(h.min()), static_cast<unsigned long long>(h.percentile(0.5)),
               static_cast<unsigned long long>(h.percentile(0.9)), static_cast<unsigned long long>(h.percentile(0.99)),
               static_cast<unsigned long long>(h.percentile(0.999)), static_cast<unsigned long long>(h.max()));
-  std::printf("  bad replies %llu, send errors %llu%s\n", static_cast<unsigned long long>(st.bad),
-              static_cast<unsigned long long>(send_errors), stalled ? ", STALLED (no reply within --timeout)" : "");
+  std::printf("  bad replies %llu, send errors %llu%s%s\n", static_cast<unsigned long long>(st.bad),
+              static_cast<unsigned long long>(send_errors),
+              first_send_error.empty() ? "" : (" (first: " + first_send_error + ")").c_str(),
+              stalled ? ", STALLED (no reply within --timeout)" : "");
   if (impairment)
     std::printf("  impairment dropped %llu of %llu received frames\n", static_cast<unsigned long long>(impairment->counters().dropped),
                 static_cast<unsigned long long>(impairment->counters().frames));
+  // The endpoint's own view of the run: what it dropped and why, so a stall can be read.
+  const EndpointCounters& ec = client_ep->counters();
+  nlohmann::json drops = nlohmann::json::object();
+  for (std::size_t r = 0; r < wire::kDropReasonCount; ++r)
+    if (ec.rx_drops[r] != 0) drops[std::string(wire::drop_reason_name(static_cast<wire::DropReason>(r)))] = ec.rx_drops[r];
+  if (stalled || send_errors != 0)
+    std::printf("  endpoint: rx frames %llu, linearised %llu, view drops %llu, tx alloc failures %llu, rx drops %s\n",
+                static_cast<unsigned long long>(ec.rx_frames), static_cast<unsigned long long>(ec.rx_linearized),
+                static_cast<unsigned long long>(ec.rx_view_drops), static_cast<unsigned long long>(ec.tx_alloc_failures),
+                drops.dump().c_str());
   if (!o.json.empty()) {
     nlohmann::json j;
+    j["endpoint"] = {{"rx_frames", ec.rx_frames}, {"rx_linearized", ec.rx_linearized}, {"rx_view_drops", ec.rx_view_drops},
+                     {"tx_alloc_failures", ec.tx_alloc_failures}, {"rx_drops", drops}};
     j["mode"] = o.mode;
     j["thread"] = o.thread;
     j["size"] = o.size;
