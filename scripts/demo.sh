@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's first command: installs what is needed, builds droce and runs the main job,
 # droce-gen on an in-process lab (clean, then lossy with a capture that tshark and Scapy check),
-# then droce-gen as client and server over net_memif, the raw forwarding loop across two
+# then droce-gen as client and server over net_memif, droce-perf, the raw forwarding loop across two
 # processes and the DCQCN simulator.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +35,18 @@ timeout 60 build/apps/droce-gen/droce-gen -l 0 --no-pci --vdev "net_memif0,role=
 wait "$server" || exit 1
 sed 's/^/  server: /' /tmp/droce-demo-gen-server.$$
 rm -f /tmp/droce-demo-gen-server.$$ "$sock"
+
+step "4b. droce-perf: perftest's write_bw and send_lat between two droce processes (perftest's exchange and tables)"
+for t in "write_bw -s 65536 -n 2000" "send_lat -s 64 -n 2000"; do
+  # shellcheck disable=SC2086
+  timeout 60 build/apps/droce-perf/droce-perf -- $t -p 18599 > /tmp/droce-demo-perf-server.$$ 2>&1 &
+  server=$!
+  sleep 0.5
+  # shellcheck disable=SC2086
+  timeout 60 build/apps/droce-perf/droce-perf -- $t -p 18599 127.0.0.1 || { wait "$server"; exit 1; }
+  wait "$server" || exit 1
+done
+rm -f /tmp/droce-demo-perf-server.$$
 
 step "5. the engine's raw forwarding loop across two processes joined by net_memif"
 sock="/tmp/droce-demo-$$.sock"
