@@ -25,6 +25,17 @@ crc=$?
 wait $spid
 check "server and client over net_memif: both exit 0" "[ $crc -eq 0 ] && [ $? -eq 0 ]"
 
+# The default pair (no EAL options: net_memif, one CPU each) with 64 KiB messages at PMTU 4096
+# both ways: frames of 4 KiB and more in the same rings as one-buffer ACKs (memif chaining, see
+# engine/default_port.cc).
+timeout 120 "$echo_bin" -- --mode server --oob-port 18633 --size 65536 --timeout 10 > "$out/s64.txt" 2>&1 &
+spid=$!
+sleep 0.5
+timeout 120 "$echo_bin" -- --mode client --oob-port 18633 --size 65536 --count 400 --warmup 10 --timeout 10 > "$out/c64.txt" 2>&1
+crc=$?
+wait $spid
+check "default memif pair, 64 KiB messages at PMTU 4096 both ways: every reply intact" "[ $crc -eq 0 ] && [ $? -eq 0 ]"
+
 "$echo_bin" -- --size 0 > "$out/e1.txt" 2>&1
 check "--size 0 refused with a message" "[ $? -eq 2 ] && grep -q -- '--size' '$out/e1.txt'"
 "$echo_bin" -- --mode client --timeout 1 --oob-port 18632 > "$out/e2.txt" 2>&1
