@@ -83,8 +83,8 @@ rc::QpAttr qp_attr(const gen::Options& o, std::uint32_t i, bool requester_side) 
   a.pmtu = o.mtu;
   a.sq_psn = (o.psn + 0x10000 * i) & 0xFFFFFF;
   if (o.mode == Mode::kLoopback && !requester_side) a.sq_psn = (o.remote_psn + 0x20000 * i + 0x800000) & 0xFFFFFF;
-  a.timeout = 10;  // 4 ms: lab RTTs are microseconds
-  a.retry_cnt = 7;
+  a.timeout = o.qp_timeout;
+  a.retry_cnt = o.retry_cnt;
   a.rnr_retry = 7;
   a.min_rnr_timer = 1;  // 0.01 ms: a busy receiver is back quickly in a lab
   a.access = rc::kAccessRemoteWrite | rc::kAccessRemoteRead;
@@ -695,7 +695,7 @@ int main(int argc, char** argv) {
     j["problem"] = problem;
     j["config"] = {{"mode", gen::mode_name(opt.mode)}, {"op", gen::op_name(opt.op)}, {"size", opt.sizes},
                    {"mtu", opt.mtu}, {"qps", opt.qps}, {"inflight", opt.inflight}, {"duration_s", opt.duration_s},
-                   {"count", opt.count}, {"warmup_s", opt.warmup_s}, {"rate_gbps", opt.rate_gbps},
+                   {"count", opt.count}, {"warmup_s", opt.warmup_s}, {"qp_timeout", opt.qp_timeout}, {"retry_cnt", opt.retry_cnt}, {"rate_gbps", opt.rate_gbps},
                    {"msg_rate", opt.msg_rate}, {"loss", opt.loss}, {"duplicate", opt.duplicate},
                    {"reorder", opt.reorder}, {"burst_start", opt.burst_start},
                    {"burst_frames", opt.burst_frames}, {"seed", opt.seed}, {"cc", opt.cc}, {"preset", opt.preset}, {"line_gbps", opt.line_gbps}, {"local_ip", local_ip},

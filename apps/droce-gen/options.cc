@@ -57,6 +57,8 @@ void usage(const Options& d) {
       "  --remote-qpn N           static: the peer's first QPN (required with --oob-port 0)\n"
       "  --psn N / --remote-psn N static: our and the peer's first PSN (default 0x%06x / 0x%06x)\n"
       "  --connect-timeout S      how long to wait for the peer (default %g)\n"
+      "  --qp-timeout N           local ACK timeout 4.096 us * 2^N, 1..31 (default %u; perftest and rxe use 14)\n"
+      "  --retry-cnt N            retries after ACK timeouts and NAKs before the QP fails, 0..7 (default %u)\n"
       "workload\n"
       "  --op send|write|read     RC operation (default %s; send/write carry immediate data = sequence)\n"
       "  --size BYTES[,BYTES..]   message size 1..1048576, or a list cycled through (default %s)\n"
@@ -89,6 +91,7 @@ void usage(const Options& d) {
       "  --quiet                  no live line\n"
       "  --help                   this text\n",
       mode_name(d.mode), d.oob_port, d.oob_host.c_str(), d.local_qpn, d.psn, d.remote_psn, d.connect_timeout_s,
+      static_cast<unsigned>(d.qp_timeout), static_cast<unsigned>(d.retry_cnt),
       op_name(d.op), sizes_text(d.sizes).c_str(), d.mtu, d.qps, d.inflight, d.duration_s, d.warmup_s, d.cc.c_str(),
       d.preset.c_str(), d.line_gbps, dcqcn_help().c_str(), d.pfc_priority,
       d.loss, d.duplicate, d.reorder, d.burst_start, d.burst_frames, static_cast<unsigned long long>(d.seed));
@@ -206,6 +209,12 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     } else if (a == "--connect-timeout") {
       if (!value(v) || !number(a, v, 0.1, 3600, d)) return -1;
       o.connect_timeout_s = d;
+    } else if (a == "--qp-timeout") {
+      if (!value(v) || !number(a, v, 1, 31, d)) return -1;
+      o.qp_timeout = static_cast<std::uint8_t>(d);
+    } else if (a == "--retry-cnt") {
+      if (!value(v) || !number(a, v, 0, 7, d)) return -1;
+      o.retry_cnt = static_cast<std::uint8_t>(d);
     } else if (a == "--cc") {
       if (!value(v)) return -1;
       if (v != "none" && v != "dcqcn") return std::fprintf(stderr, "droce-gen: --cc: '%s' is not none or dcqcn\n", v.c_str()), -1;

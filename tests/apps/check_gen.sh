@@ -32,6 +32,8 @@ done
 check "unknown option exits 2 with a message" "[ $? -eq 2 ] && grep -q 'unknown option' '$out/e1.txt'"
 "$gen" -- --mtu 1000 > "$out/e2.txt" 2>&1
 check "--mtu 1000 refused" "[ $? -eq 2 ] && grep -q 'not an IB MTU' '$out/e2.txt'"
+"$gen" -- --qp-timeout 40 > "$out/e6.txt" 2>&1
+check "--qp-timeout out of range refused" "[ $? -eq 2 ] && grep -q -- '--qp-timeout' '$out/e6.txt'"
 "$gen" -- --size 0 > "$out/e3.txt" 2>&1
 check "--size 0 refused" "[ $? -eq 2 ] && grep -q -- '--size' '$out/e3.txt'"
 "$gen" -- --cc dcqcn --line-gbps 2 --count 2000 --quiet --json "$out/cc.json" > "$out/cc.txt" 2>&1
