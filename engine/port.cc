@@ -8,6 +8,7 @@
 
 #include <rte_bus.h>
 #include <rte_dev.h>
+#include <rte_devargs.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
@@ -147,11 +148,17 @@ std::unique_ptr<Port> Port::open(const PortConfig& cfg, Status& err) {
   }
   port->rx_queues_ = cfg.rx_queues;
   port->tx_queues_ = cfg.tx_queues;
-  if (int rc = rte_eth_dev_start(pid); rc != 0) {
+  if (port->driver_ == "net_memif" && port->device_ != nullptr) {
+    const rte_devargs* da = rte_dev_devargs(port->device_);
+    port->memif_client_ = da != nullptr && da->args != nullptr && std::strstr(da->args, "role=client") != nullptr;
+  }
+  if (int rc = rte_eth_dev_start(pid); rc == 0) {
+    port->started_ = true;
+  } else if (!port->memif_client_) {
     err = Status::error("port " + port->name_ + ": start failed: " + err_text(rc));
     return nullptr;
   }
-  port->started_ = true;
+  // (A memif client whose server is not listening yet fails to start; wait_link_up() retries.)
   if (cfg.promiscuous) {
     const int rc = rte_eth_promiscuous_enable(pid);
     // Virtual PMDs without a MAC filter accept everything anyway.
@@ -165,10 +172,21 @@ std::unique_ptr<Port> Port::open(const PortConfig& cfg, Status& err) {
 }
 
 Status Port::wait_link_up(std::uint32_t timeout_ms) const {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + std::chrono::milliseconds(timeout_ms);
+  auto next_retry = start + std::chrono::milliseconds(500);
   for (;;) {
     if (link_up()) return {};
-    if (std::chrono::steady_clock::now() >= deadline) break;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) break;
+    // A memif client tries its server's socket once, when the port starts (DPDK 22.11 never
+    // retries; the start even fails when nobody listens): started before its server it would wait
+    // in vain, so the port is started again, which connects again. Start order then does not matter.
+    if (memif_client_ && now >= next_retry) {
+      if (started_) (void)rte_eth_dev_stop(port_id_);
+      started_ = rte_eth_dev_start(port_id_) == 0;
+      next_retry = now + std::chrono::milliseconds(500);
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return Status::error("link of port " + name_ + " did not come up within " + std::to_string(timeout_ms) +

@@ -75,9 +75,10 @@ class Port {
   bool valid_ = false;
   bool probed_by_us_ = false;
   rte_device* device_ = nullptr;
-  bool started_ = false;
+  mutable bool started_ = false;  // wait_link_up() may restart a memif client
   std::string name_;
   std::string driver_;
+  bool memif_client_ = false;  // net_memif in the client role: it connects only when started
   PortOffloads offloads_;
 };
 

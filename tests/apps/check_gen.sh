@@ -7,7 +7,17 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 fail=0
-check() { if eval "$2"; then echo "ok: $1"; else echo "FAILED: $1"; fail=1; fi; }
+last_pair=""  # the name of the last client/server pair: its logs are shown when a check fails
+check() {
+  if eval "$2"; then echo "ok: $1"; return; fi
+  echo "FAILED: $1"
+  fail=1
+  if [ -n "$last_pair" ]; then
+    for f in "$out/$last_pair.s.txt" "$out/$last_pair.c.txt"; do
+      [ -f "$f" ] && { echo "  --- $(basename "$f") (last lines)"; tail -n 8 "$f" | sed 's/^/  /'; }
+    done
+  fi
+}
 
 "$gen" -- --op write --size 3000 --loss 0.02 --count 3000 --quiet --json "$out/w.json" > "$out/w.txt" 2>&1
 check "lossy WRITE run exits 0" "[ $? -eq 0 ]"
@@ -54,6 +64,7 @@ cli_eal() { echo "-l 0 --no-pci --vdev net_memif0,role=client,socket=$out/$1.soc
 # run_pair NAME SERVER_ARGS -- CLIENT_ARGS: both in the background with timeouts; sets srv_rc, cli_rc.
 run_pair() {
   local name=$1; shift
+  last_pair=$name
   local sargs=() cargs=() side=s
   for a in "$@"; do
     if [ "$a" = "--" ] && [ $side = s ]; then side=c; continue; fi
@@ -109,6 +120,18 @@ check "vhost-user <-> virtio_user WRITE with 1 % loss both ways: verified" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/vhost.c.json' && verified '$out/vhost.s.json'"
 srv_eal() { echo "-l $last_cpu --no-pci --vdev net_memif0,role=server,socket=$out/$1.sock"; }
 cli_eal() { echo "-l 0 --no-pci --vdev net_memif0,role=client,socket=$out/$1.sock"; }
+
+# Start order does not matter: a memif client started before its server connects once the server
+# is there (the port restarts the client until the link comes up).
+timeout 60 "$gen" $(cli_eal order) -- --mode client --quiet --op send --size 512 --count 3000 > "$out/order.c.txt" 2>&1 &
+cpid=$!
+sleep 2
+timeout 60 "$gen" $(srv_eal order) -- --mode server --quiet --op send --size 512 > "$out/order.s.txt" 2>&1
+srv_rc=$?
+wait $cpid
+cli_rc=$?
+last_pair=order
+check "memif client started 2 s before its server: both exit 0" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ]"
 
 # A client that vanishes mid-run: the server says so and fails, without hanging.
 timeout 60 "$gen" $(srv_eal gone) -- --mode server --quiet --op send --size 256 > "$out/gone.s.txt" 2>&1 &
