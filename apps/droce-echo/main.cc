@@ -214,7 +214,7 @@ int main(int argc, char** argv) {
     port = Port::open(pc, err);
     if (!port) return std::fprintf(stderr, "droce-echo: %s\n", err.message().c_str()), 1;
     if (Status s = port->wait_link_up(timeout_ms); !s.ok())
-      return std::fprintf(stderr, "droce-echo: %s (is the peer running?)\n", s.message().c_str()), 1;
+      return std::fprintf(stderr, "droce-echo: %s\n", s.message().c_str()), 1;
     EndpointConfig ec;
     ec.port_id = port->id();
     ec.pool = pool.get();

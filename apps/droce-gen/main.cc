@@ -168,7 +168,7 @@ int main(int argc, char** argv) {
     st.port = Port::open(pc, err);
     if (!st.port) return fail(err.message());
     const auto wait_ms = static_cast<std::uint32_t>(opt.connect_timeout_s * 1000);
-    if (Status s = st.port->wait_link_up(wait_ms); !s.ok()) return fail(s.message() + " (is the peer running?)");
+    if (Status s = st.port->wait_link_up(wait_ms); !s.ok()) return fail(s.message());
     st.memory = std::make_unique<MemoryRegistry>();
     EndpointConfig ec;
     ec.port_id = st.port->id();
