@@ -177,94 +177,83 @@ def gen_result(j):
             "latency_p50_ns": j["latency_ns"]["p50"], "latency_p99_ns": j["latency_ns"]["p99"]}
 
 
-def droce_gen_loopback(cfg, op, size):
-    js = os.path.join(TMP, f"gen{serial()}.json")
-    cmd = [cfg.gen] + droce_eal(SERVER_CPU) + ["--", "--mode", "loopback", "--duration", str(cfg.duration),
-                                                  "--warmup", str(cfg.warmup), "--json", js] + gen_args(op, size, cfg)
-    out, rc = finish(start(cmd), cfg.duration + cfg.warmup + 30)
-    j = read_json(js)
-    if rc != 0 or j is None:
-        raise RuntimeError(f"droce-gen loopback {op} {size}: rc {rc}: {tail(out)}")
-    return gen_result(j)
-
-
-def droce_gen_memif(cfg, op, size):
-    n = serial()
-    sock, js, port = os.path.join(TMP, f"gen{n}.sock"), os.path.join(TMP, f"gen{n}.json"), str(19000 + n % 2000)
-    common = gen_args(op, size, cfg) + ["--oob-port", port, "--connect-timeout", "10"]
-    srv = start([cfg.gen] + droce_eal(SERVER_CPU, f"net_memif0,role=server,socket={sock}") +
-                ["--", "--mode", "server"] + common)
-    wait_for_socket(sock, srv)
-    cli = start([cfg.gen] + droce_eal(CLIENT_CPU, f"net_memif0,role=client,socket={sock}") +
-                ["--", "--mode", "client", "--duration", str(cfg.duration), "--warmup", str(cfg.warmup), "--json", js] + common)
-    out_c, rc_c = finish(cli, cfg.duration + cfg.warmup + 40)
-    out_s, _ = finish(srv, 15, sigint_after=5)
-    j = read_json(js)
-    if rc_c != 0 or j is None:
-        raise RuntimeError(f"droce-gen memif {op} {size}: rc {rc_c}: {tail(out_c)} / server: {tail(out_s, 2)}")
-    return gen_result(j)
-
-
 def echo_result(j):
     return {"rtt_p50_ns": j["rtt_ns"]["p50"], "rtt_p99_ns": j["rtt_ns"]["p99"], "round_trips": j["round_trips"]}
 
 
-def droce_echo_loopback(cfg, size):
-    js = os.path.join(TMP, f"echo{serial()}.json")
-    cmd = [cfg.echo] + droce_eal(SERVER_CPU) + ["--", "--mode", "loopback", "--size", str(size),
-                                                   "--count", str(cfg.rtt_count), "--warmup", "500", "--timeout", "5", "--json", js]
-    out, rc = finish(start(cmd), 120)
+def run_one(label, binary, app_args, timeout):
+    """One process on SERVER_CPU (both ends in it); its --json report, or RuntimeError."""
+    js = os.path.join(TMP, f"run{serial()}.json")
+    out, rc = finish(start([binary] + droce_eal(SERVER_CPU) + ["--"] + app_args + ["--json", js]), timeout)
     j = read_json(js)
     if rc != 0 or j is None:
-        raise RuntimeError(f"droce-echo loopback {size}: rc {rc}: {tail(out)}")
-    return echo_result(j)
+        raise RuntimeError(f"{label}: rc {rc}: {tail(out)}")
+    return j
+
+
+def run_memif_pair(label, binary, server_args, client_args, timeout, sigint_after):
+    """Server and client processes of `binary` over one memif socket, each on its own CPU; the
+    client's --json report, or RuntimeError with both ends' last lines. The server is stopped
+    with SIGINT `sigint_after` seconds after the client ended, if still running."""
+    n = serial()
+    sock, js = os.path.join(TMP, f"pair{n}.sock"), os.path.join(TMP, f"pair{n}.json")
+    srv = start([binary] + droce_eal(SERVER_CPU, f"net_memif0,role=server,socket={sock}") + ["--"] + server_args)
+    wait_for_socket(sock, srv)
+    cli = start([binary] + droce_eal(CLIENT_CPU, f"net_memif0,role=client,socket={sock}") + ["--"] + client_args +
+                ["--json", js])
+    out_c, rc_c = finish(cli, timeout)
+    out_s, _ = finish(srv, 15, sigint_after=sigint_after)
+    j = read_json(js)
+    if rc_c != 0 or j is None:
+        raise RuntimeError(f"{label}: rc {rc_c}: {tail(out_c)} / server: {tail(out_s, 2)}")
+    return j
+
+
+def oob_port(base):
+    return str(base + serial() % 2000)
+
+
+def droce_gen_loopback(cfg, op, size):
+    return gen_result(run_one(f"droce-gen loopback {op} {size}", cfg.gen,
+                              ["--mode", "loopback", "--duration", str(cfg.duration), "--warmup", str(cfg.warmup)] +
+                              gen_args(op, size, cfg), cfg.duration + cfg.warmup + 30))
+
+
+def droce_gen_memif(cfg, op, size):
+    common = gen_args(op, size, cfg) + ["--oob-port", oob_port(19000), "--connect-timeout", "10"]
+    return gen_result(run_memif_pair(f"droce-gen memif {op} {size}", cfg.gen, ["--mode", "server"] + common,
+                                     ["--mode", "client", "--duration", str(cfg.duration), "--warmup", str(cfg.warmup)] +
+                                     common, cfg.duration + cfg.warmup + 40, sigint_after=5))
+
+
+def droce_echo_loopback(cfg, size):
+    return echo_result(run_one(f"droce-echo loopback {size}", cfg.echo,
+                               ["--mode", "loopback", "--size", str(size), "--count", str(cfg.rtt_count),
+                                "--warmup", "500", "--timeout", "5"], 120))
 
 
 def droce_echo_memif(cfg, size):
-    n = serial()
-    sock, js, port = os.path.join(TMP, f"echo{n}.sock"), os.path.join(TMP, f"echo{n}.json"), str(21000 + n % 2000)
-    srv = start([cfg.echo] + droce_eal(SERVER_CPU, f"net_memif0,role=server,socket={sock}") +
-                ["--", "--mode", "server", "--oob-port", port, "--timeout", "3"])
-    wait_for_socket(sock, srv)
-    cli = start([cfg.echo] + droce_eal(CLIENT_CPU, f"net_memif0,role=client,socket={sock}") +
-                ["--", "--mode", "client", "--oob-port", port, "--size", str(size), "--count", str(cfg.rtt_count),
-                 "--warmup", "500", "--timeout", "5", "--json", js])
-    out_c, rc_c = finish(cli, 120)
-    out_s, _ = finish(srv, 15, sigint_after=1)
-    j = read_json(js)
-    if rc_c != 0 or j is None:
-        raise RuntimeError(f"droce-echo memif {size}: rc {rc_c}: {tail(out_c)} / server: {tail(out_s, 2)}")
-    return echo_result(j)
+    port = oob_port(21000)
+    return echo_result(run_memif_pair(f"droce-echo memif {size}", cfg.echo,
+                                      ["--mode", "server", "--oob-port", port, "--timeout", "3"],
+                                      ["--mode", "client", "--oob-port", port, "--size", str(size),
+                                       "--count", str(cfg.rtt_count), "--warmup", "500", "--timeout", "5"],
+                                      120, sigint_after=1))
 
 
 # ---------------------------------------------------------------- bare PMD ping-pong
 
 def pmd_pingpong_ring(cfg, size):
-    js = os.path.join(TMP, f"pp{serial()}.json")
-    cmd = [cfg.pingpong] + droce_eal(SERVER_CPU) + ["--", "--mode", "ring", "--size", str(size),
-                                                       "--count", str(cfg.rtt_count), "--timeout", "5", "--json", js]
-    out, rc = finish(start(cmd), 120)
-    j = read_json(js)
-    if rc != 0 or j is None:
-        raise RuntimeError(f"pmd_pingpong ring {size}: rc {rc}: {tail(out)}")
-    return echo_result(j)
+    return echo_result(run_one(f"pmd_pingpong ring {size}", cfg.pingpong,
+                               ["--mode", "ring", "--size", str(size), "--count", str(cfg.rtt_count), "--timeout", "5"],
+                               120))
 
 
 def pmd_pingpong_memif(cfg, size):
-    n = serial()
-    sock, js = os.path.join(TMP, f"pp{n}.sock"), os.path.join(TMP, f"pp{n}.json")
-    srv = start([cfg.pingpong] + droce_eal(SERVER_CPU, f"net_memif0,role=server,socket={sock}") +
-                ["--", "--mode", "server", "--timeout", "5"])
-    wait_for_socket(sock, srv)
-    cli = start([cfg.pingpong] + droce_eal(CLIENT_CPU, f"net_memif0,role=client,socket={sock}") +
-                ["--", "--mode", "client", "--size", str(size), "--count", str(cfg.rtt_count), "--timeout", "5",
-                 "--json", js])
-    out_c, rc_c = finish(cli, 120)
-    finish(srv, 15, sigint_after=0.5)
-    j = read_json(js)
-    if rc_c != 0 or j is None:
-        raise RuntimeError(f"pmd_pingpong memif {size}: rc {rc_c}: {tail(out_c)}")
-    return echo_result(j)
+    return echo_result(run_memif_pair(f"pmd_pingpong memif {size}", cfg.pingpong,
+                                      ["--mode", "server", "--timeout", "5"],
+                                      ["--mode", "client", "--size", str(size), "--count", str(cfg.rtt_count),
+                                       "--timeout", "5"], 120, sigint_after=0.5))
 
 
 # ---------------------------------------------------------------- testpmd
