@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "engine/address_text.h"
+#include "apps/common/address_text.h"
 
 namespace droce::echo {
 

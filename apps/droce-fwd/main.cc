@@ -14,14 +14,14 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
-#include "engine/counters.h"
-#include "engine/eal.h"
-#include "engine/forwarder.h"
-#include "engine/mempool.h"
-#include "engine/port.h"
-#include "engine/stop_signal.h"
-#include "engine/telemetry.h"
-#include "engine/worker.h"
+#include "engine/core/counters.h"
+#include "engine/core/eal.h"
+#include "engine/core/forwarder.h"
+#include "engine/core/mempool.h"
+#include "engine/core/port.h"
+#include "engine/core/stop_signal.h"
+#include "engine/core/telemetry.h"
+#include "engine/core/worker.h"
 
 using namespace droce::engine;
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/address_text.h"
+#include "apps/common/address_text.h"
 #include "protocols/dcqcn/params.h"
 
 namespace droce::gen {

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include "engine/rc_endpoint.h"
+#include "engine/endpoint/rc_endpoint.h"
 #include "protocols/rc/mr_table.h"
 
 namespace droce::gen {

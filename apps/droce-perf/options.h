@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/perftest_exchange.h"
+#include "engine/exchange/perftest_exchange.h"
 
 namespace droce::perf {
 

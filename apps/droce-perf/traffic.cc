@@ -8,8 +8,8 @@
 
 #include <rte_cycles.h>
 
-#include "engine/oob_exchange.h"
-#include "engine/stop_signal.h"
+#include "engine/exchange/oob_exchange.h"
+#include "engine/core/stop_signal.h"
 
 namespace droce::perf {
 

@@ -11,9 +11,9 @@
 
 #include "apps/droce-perf/options.h"
 #include "apps/droce-perf/report.h"
-#include "engine/memory_region.h"
-#include "engine/perftest_exchange.h"
-#include "engine/rc_endpoint.h"
+#include "engine/core/memory_region.h"
+#include "engine/exchange/perftest_exchange.h"
+#include "engine/endpoint/rc_endpoint.h"
 
 namespace droce::perf {
 

@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "protocols/sim/dumbbell.h"
-#include "protocols/sim/fabric.h"
+#include "apps/droce-sim/dumbbell.h"
+#include "apps/droce-sim/fabric.h"
 
 using droce::sim::SimConfig;
 

@@ -12,13 +12,13 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/droce-switch/options.h"
-#include "engine/eal.h"
-#include "engine/lab_switch.h"
-#include "engine/link_impairment.h"
-#include "engine/mempool.h"
-#include "engine/port.h"
-#include "engine/stop_signal.h"
-#include "engine/switch_lab.h"
+#include "engine/core/eal.h"
+#include "engine/lab/lab_switch.h"
+#include "engine/lab/link_impairment.h"
+#include "engine/core/mempool.h"
+#include "engine/core/port.h"
+#include "engine/core/stop_signal.h"
+#include "engine/lab/switch_experiment.h"
 #include "protocols/wire/icrc.h"
 
 using namespace droce;
@@ -43,16 +43,16 @@ nlohmann::json port_json(const SwitchPortCounters& c) {
 }
 
 int run_lab(sw::Options& o, rte_mempool* pool) {
-  SwitchLabConfig lc = o.lab;
+  SwitchExperimentConfig lc = o.lab;
   lc.sw = o.sw;
   lc.pool = pool;
   Status err;
-  auto lab = SwitchLab::create(lc, err);
+  auto lab = SwitchExperiment::create(lc, err);
   if (!lab) return fail(err.message());
   std::printf("droce-switch lab: %u sender(s) -> %.3g Gb/s bottleneck -> receiver, cc %s (%s), %s, %.0f ms\n",
               lc.senders, lc.bottleneck_gbps, o.cc.c_str(), o.preset.c_str(), lc.sw.pfc ? "PFC lossless" : "lossy",
               lc.duration_ms);
-  const SwitchLabResult r = lab->run();
+  const SwitchExperimentResult r = lab->run();
   std::printf(" sender  messages  Gb/s(avg)  final rate  CNPs handled/ignored  cuts  retransmitted  PFC pauses  paused ms\n");
   nlohmann::json senders = nlohmann::json::array();
   for (std::size_t i = 0; i < r.senders.size(); ++i) {

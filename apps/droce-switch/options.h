@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/lab_switch.h"
-#include "engine/link_impairment.h"
-#include "engine/switch_lab.h"
+#include "engine/lab/lab_switch.h"
+#include "engine/lab/link_impairment.h"
+#include "engine/lab/switch_experiment.h"
 
 namespace droce::sw {
 
@@ -19,7 +19,7 @@ struct Options {
   std::string json, plot;
   bool quiet = false;
   // --lab-senders N: the live DCQCN/PFC lab instead of real ports.
-  engine::SwitchLabConfig lab;
+  engine::SwitchExperimentConfig lab;
   bool lab_mode = false;
   std::string cc = "dcqcn", preset = "paper";
   double line_gbps = 10;

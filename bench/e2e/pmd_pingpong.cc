@@ -20,12 +20,12 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
-#include "engine/eal.h"
-#include "engine/latency_histogram.h"
-#include "engine/mempool.h"
-#include "engine/port.h"
-#include "engine/ring_link.h"
-#include "engine/stop_signal.h"
+#include "engine/core/eal.h"
+#include "apps/common/latency_histogram.h"
+#include "engine/core/mempool.h"
+#include "engine/core/port.h"
+#include "engine/lab/ring_link.h"
+#include "engine/core/stop_signal.h"
 
 using namespace droce::engine;
 

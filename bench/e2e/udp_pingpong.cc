@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "bench/e2e/udp_socket.h"
-#include "engine/latency_histogram.h"
+#include "apps/common/latency_histogram.h"
 
 using namespace droce::bench;
 

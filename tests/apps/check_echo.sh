@@ -27,7 +27,7 @@ check "server and client over net_memif: both exit 0" "[ $crc -eq 0 ] && [ $? -e
 
 # The default pair (no EAL options: net_memif, one CPU each) with 64 KiB messages at PMTU 4096
 # both ways: frames of 4 KiB and more in the same rings as one-buffer ACKs (memif chaining, see
-# engine/default_port.cc).
+# apps/common/default_port.cc).
 timeout 120 "$echo_bin" -- --mode server --oob-port 18633 --size 65536 --timeout 10 > "$out/s64.txt" 2>&1 &
 spid=$!
 sleep 0.5

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <string>
 
-#include "engine/eal.h"
-#include "engine/stop_signal.h"
+#include "engine/core/eal.h"
+#include "engine/core/stop_signal.h"
 
 int main(int argc, char** argv) {
   // Needs neither hugepages nor root: --no-huge with --no-shconf, no PCI scan, no telemetry socket.

@@ -5,10 +5,10 @@
 
 #include <rte_ethdev.h>
 
-#include "engine/eal.h"
-#include "engine/mempool.h"
-#include "engine/port.h"
-#include "engine/stop_signal.h"
+#include "engine/core/eal.h"
+#include "engine/core/mempool.h"
+#include "engine/core/port.h"
+#include "engine/core/stop_signal.h"
 
 #include <chrono>
 

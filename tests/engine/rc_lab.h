@@ -15,8 +15,8 @@
 #include <random>
 #include <string>
 
-#include "engine/mempool.h"
-#include "engine/rc_endpoint.h"
+#include "engine/core/mempool.h"
+#include "engine/endpoint/rc_endpoint.h"
 #include "tests/engine/ring_pair.h"
 
 namespace droce::test {

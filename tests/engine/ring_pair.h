@@ -7,7 +7,7 @@
 #include <rte_eth_ring.h>
 #include <rte_ring.h>
 
-#include "engine/port.h"
+#include "engine/core/port.h"
 
 namespace droce::test {
 

@@ -1,0 +1,200 @@
+// Dumbbell simulation: senders run the real DcqcnReactionPoint + Pacer, the receiver the real
+// DcqcnNotificationPoint; the switch is the DCQCN paper's RED/ECN egress queue (§4).
+#include "apps/droce-sim/dumbbell.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <random>
+
+#include "protocols/dcqcn/notification_point.h"
+#include "protocols/dcqcn/pacer.h"
+#include "protocols/dcqcn/reaction_point.h"
+#include "protocols/dcqcn/red_marking.h"
+#include "apps/droce-sim/event_queue.h"
+
+namespace droce::sim {
+
+std::string SimConfig::validate() const {
+  if (flows == 0 || flows > 4096) return "--flows: must be 1..4096";
+  if (!(link_gbps > 0 && link_gbps <= 1e4)) return "--link-gbps: must be > 0";
+  if (!(duration_ms > 0 && duration_ms <= 60'000)) return "--duration-ms: must be in (0, 60000]";
+  if (!(start_stagger_ms >= 0) || start_stagger_ms * (flows - 1) >= duration_ms)
+    return "--start-stagger-ms: must be >= 0 and every flow must start before the run ends";
+  if (packet_bytes < 64 || packet_bytes > 9000) return "--packet-bytes: must be 64..9000";
+  if (!(link_delay_us >= 0)) return "--delay-us: must be >= 0";
+  if (kmin_bytes > kmax_bytes) return "--kmin-bytes: must not exceed --kmax-bytes";
+  if (!(pmax >= 0 && pmax <= 1)) return "--pmax: must be in [0, 1]";
+  if (buffer_bytes < packet_bytes) return "--buffer-bytes: must hold at least one packet";
+  if (!(loss >= 0 && loss < 1)) return "--loss: must be in [0, 1)";
+  if (!(sample_us > 0)) return "--sample-us: must be > 0";
+  if (std::string e = dcqcn.validate(); !e.empty()) return "--" + e;
+  return {};
+}
+
+double jain_index(const std::vector<double>& x) {
+  double s = 0, s2 = 0;
+  for (double v : x) {
+    s += v;
+    s2 += v * v;
+  }
+  return s2 > 0 ? s * s / (static_cast<double>(x.size()) * s2) : 0.0;
+}
+
+namespace {
+
+struct Flow {
+  dcqcn::DcqcnReactionPoint rp;
+  dcqcn::DcqcnNotificationPoint np;
+  dcqcn::Pacer pacer;
+  FlowResult r;
+  std::uint64_t last_half_bytes = 0;
+};
+
+struct Queued {
+  std::uint32_t flow;
+  std::uint32_t bytes;
+  bool ce;
+};
+
+}  // namespace
+
+std::uint64_t percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto i = static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size()))) - 1;
+  return static_cast<std::uint64_t>(v[std::min(i, v.size() - 1)]);
+}
+
+SimResult run_dumbbell(const SimConfig& cfg) {
+  SimResult res;
+  const double bps = cfg.link_gbps * 1e9;
+  auto dcq = cfg.dcqcn;
+  dcq.line_rate_bps = bps;
+  const auto end_ns = static_cast<std::uint64_t>(cfg.duration_ms * 1e6);
+  const std::uint64_t half_ns = end_ns / 2;
+  const auto delay_ns = static_cast<std::uint64_t>(cfg.link_delay_us * 1e3);
+  const auto ser_ns = [&](std::uint32_t bytes) { return static_cast<std::uint64_t>(std::llround(bytes * 8e9 / bps)); };
+  const auto sample_ns = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(cfg.sample_us * 1e3));
+
+  std::mt19937_64 rng(cfg.seed);
+  std::uniform_real_distribution<double> uni(0.0, 1.0);
+  const dcqcn::RedProfile red{cfg.kmin_bytes, cfg.kmax_bytes, cfg.pmax};
+  std::vector<Flow> flows(cfg.flows);
+  EventQueue q;
+  for (std::uint32_t i = 0; i < cfg.flows; ++i) {
+    const std::uint64_t start =
+        cfg.incast ? 0 : static_cast<std::uint64_t>(cfg.start_stagger_ms * 1e6 * static_cast<double>(i));
+    flows[i].rp.reset(dcq, start);
+    flows[i].np = dcqcn::DcqcnNotificationPoint(dcq.np_min_time_between_cnps_ns);
+    // Flows in the same instant get a deterministic sub-packet offset so that they do not
+    // arrive in lockstep (real NICs are never synchronised to the nanosecond).
+    q.push(start + (cfg.incast || cfg.start_stagger_ms == 0 ? i * 7 : 0), EventType::kSenderSend, i);
+  }
+  q.push(0, EventType::kSample);
+
+  std::deque<Queued> egress;
+  std::uint64_t queue_bytes = 0;
+  bool port_busy = false;
+  std::vector<double> queue_samples;
+
+  auto start_tx = [&](std::uint64_t now) {
+    if (port_busy || egress.empty()) return;
+    port_busy = true;
+    q.push(now + ser_ns(egress.front().bytes), EventType::kPortTxDone);
+  };
+
+  while (!q.empty()) {
+    const Event e = q.pop();
+    const std::uint64_t now = e.time_ns;
+    if (now > end_ns) break;
+    switch (e.type) {
+      case EventType::kSenderSend: {
+        Flow& f = flows[e.a];
+        const double rate = cfg.cc ? f.rp.rate_bps() : bps;
+        f.pacer.on_send(cfg.packet_bytes, rate, now);
+        if (cfg.cc) f.rp.on_bytes_sent(cfg.packet_bytes, now);
+        ++f.r.packets_sent;
+        q.push(now + ser_ns(cfg.packet_bytes) + delay_ns, EventType::kSwitchArrive, e.a, cfg.packet_bytes);
+        q.push(std::max(f.pacer.next_send_ticks(), now + ser_ns(cfg.packet_bytes)), EventType::kSenderSend, e.a);
+        break;
+      }
+      case EventType::kSwitchArrive: {
+        if (queue_bytes + e.b > cfg.buffer_bytes) {
+          ++res.drops;  // tail drop: lossy Ethernet without PFC
+          break;
+        }
+        const bool ce = red.mark(queue_bytes, rng);
+        res.ecn_marked += ce;
+        egress.push_back(Queued{e.a, e.b, ce});
+        queue_bytes += e.b;
+        res.queue_max_bytes = std::max(res.queue_max_bytes, queue_bytes);
+        start_tx(now);
+        break;
+      }
+      case EventType::kPortTxDone: {
+        const Queued p = egress.front();
+        egress.pop_front();
+        queue_bytes -= p.bytes;
+        port_busy = false;
+        if (cfg.loss > 0 && uni(rng) < cfg.loss)
+          ++res.drops;
+        else
+          q.push(now + delay_ns, EventType::kReceiverArrive, p.flow, p.ce ? 1u : 0u);
+        start_tx(now);
+        break;
+      }
+      case EventType::kReceiverArrive: {
+        Flow& f = flows[e.a];
+        f.r.bytes_received += cfg.packet_bytes;
+        if (now >= half_ns) f.last_half_bytes += cfg.packet_bytes;
+        if (f.np.on_packet(e.b != 0, now) && cfg.cc) {
+          ++res.cnps;
+          // CNPs travel back at high priority (DSCP 48): two link delays, no queueing.
+          q.push(now + 2 * delay_ns + ser_ns(64), EventType::kCnpArrive, e.a);
+        }
+        break;
+      }
+      case EventType::kCnpArrive: {
+        Flow& f = flows[e.a];
+        f.rp.on_cnp(now);
+        ++f.r.cnps_received;
+        break;
+      }
+      case EventType::kSample: {
+        res.series_time_us.push_back(static_cast<double>(now) / 1e3);
+        std::vector<double> rates(cfg.flows);
+        for (std::uint32_t i = 0; i < cfg.flows; ++i) {
+          if (cfg.cc) flows[i].rp.advance(now);
+          rates[i] = (cfg.cc ? flows[i].rp.rate_bps() : bps) / 1e9;
+        }
+        res.series_rate_gbps.push_back(std::move(rates));
+        res.series_queue_bytes.push_back(static_cast<double>(queue_bytes));
+        if (now >= half_ns) queue_samples.push_back(static_cast<double>(queue_bytes));
+        q.push(now + sample_ns, EventType::kSample);
+        break;
+      }
+      case EventType::kHostPause:
+      case EventType::kPortPause:
+        break;  // the lossy dumbbell has no PFC (run_fabric models it)
+    }
+  }
+
+  res.events = q.processed();
+  std::vector<double> tput;
+  double total = 0;
+  for (auto& f : flows) {
+    f.r.throughput_gbps = static_cast<double>(f.last_half_bytes) * 8 / (static_cast<double>(end_ns - half_ns)) ;
+    f.r.rate_cuts = f.rp.state().rate_cuts;
+    tput.push_back(f.r.throughput_gbps);
+    total += f.r.throughput_gbps;
+    res.flows.push_back(f.r);
+  }
+  res.jain_index = jain_index(tput);
+  res.utilization = total / cfg.link_gbps;
+  res.queue_p50_bytes = percentile(queue_samples, 0.50);
+  res.queue_p99_bytes = percentile(queue_samples, 0.99);
+  return res;
+}
+
+}  // namespace droce::sim

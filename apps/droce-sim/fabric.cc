@@ -1,0 +1,277 @@
+// Fabric simulation: the dumbbell's senders, marking and receivers (real DcqcnReactionPoint,
+// Pacer and DcqcnNotificationPoint), plus switch-to-switch links and PFC between neighbours.
+#include "apps/droce-sim/fabric.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <random>
+
+#include "protocols/dcqcn/notification_point.h"
+#include "protocols/dcqcn/pacer.h"
+#include "protocols/dcqcn/reaction_point.h"
+#include "protocols/dcqcn/red_marking.h"
+#include "apps/droce-sim/event_queue.h"
+
+namespace droce::sim {
+
+std::string FabricConfig::validate() const {
+  if (std::string e = base.validate(); !e.empty()) return e;
+  if (pfc && xon_bytes >= xoff_bytes) return "--pfc-xon-bytes: must be below --pfc-xoff-bytes";
+  if (pfc && xoff_bytes + 64 * base.packet_bytes > base.buffer_bytes)
+    return "--pfc-xoff-bytes: leave headroom below --buffer-bytes (64 packets)";
+  if (base.loss > 0) return "--loss: not modelled with --pfc or --topology two-hop";
+  return {};
+}
+
+namespace {
+
+struct Pkt {
+  std::uint32_t flow;
+  bool ce;
+  std::uint16_t in;  // ingress port at the switch holding it
+};
+
+struct SwPort {
+  std::deque<Pkt> q;
+  std::uint64_t bytes = 0;          // egress queue
+  double bps = 0;                   // egress link rate
+  bool busy = false, paused = false;
+  std::uint64_t ingress_bytes = 0;  // buffered bytes that arrived on this port
+  bool xoff_sent = false;
+};
+
+struct Host {
+  dcqcn::DcqcnReactionPoint rp;
+  dcqcn::DcqcnNotificationPoint np;
+  dcqcn::Pacer pacer;
+  bool paused = false, blocked = false;
+  std::uint64_t paused_since = 0, paused_ns = 0;
+  FlowResult r;
+  std::uint64_t last_half_bytes = 0, sample_bytes = 0;
+};
+
+}  // namespace
+
+FabricResult run_fabric(const FabricConfig& fc) {
+  const SimConfig& cfg = fc.base;
+  const bool two_hop = fc.topology == Topology::kTwoHop;
+  const std::uint32_t incast = cfg.flows;
+  const std::uint32_t nflows = incast + (two_hop ? 1 : 0);  // the innocent flow is the last
+  const std::uint32_t innocent = two_hop ? incast : UINT32_MAX;
+  const double bps = cfg.link_gbps * 1e9;
+  auto dcq = cfg.dcqcn;
+  dcq.line_rate_bps = bps;
+  const auto end_ns = static_cast<std::uint64_t>(cfg.duration_ms * 1e6), half_ns = end_ns / 2;
+  const auto delay_ns = static_cast<std::uint64_t>(cfg.link_delay_us * 1e3);
+  const std::uint32_t pkt = cfg.packet_bytes;
+  const auto ser = [&](double rate) { return static_cast<std::uint64_t>(std::llround(pkt * 8e9 / rate)); };
+  const auto sample_ns = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(cfg.sample_us * 1e3));
+  std::mt19937_64 rng(cfg.seed);
+  const dcqcn::RedProfile red{cfg.kmin_bytes, cfg.kmax_bytes, cfg.pmax};
+
+  // Switch 0 (S1): ports 0..nflows-1 face the senders, port nflows the uplink (to R, or to S2
+  // at twice the edge rate, as fabric uplinks are). Switch 1 (S2): port 0 from S1, 1 to R, 2 to R2.
+  std::vector<std::vector<SwPort>> sw(two_hop ? 2 : 1);
+  sw[0].resize(nflows + 1);
+  for (auto& p : sw[0]) p.bps = bps;
+  const std::uint32_t up = nflows;
+  if (two_hop) {
+    sw[0][up].bps = 2 * bps;
+    sw[1].resize(3);
+    for (auto& p : sw[1]) p.bps = bps;
+    sw[1][0].bps = 2 * bps;
+  }
+  // The bottleneck the incast shares: S1's uplink (dumbbell) or S2's port to R (two-hop).
+  SwPort& bottleneck = two_hop ? sw[1][1] : sw[0][up];
+
+  std::vector<Host> hosts(nflows);
+  EventQueue q;
+  for (std::uint32_t i = 0; i < nflows; ++i) {
+    const std::uint64_t start =
+        cfg.incast || i == innocent ? 0 : static_cast<std::uint64_t>(cfg.start_stagger_ms * 1e6 * static_cast<double>(i));
+    hosts[i].rp.reset(dcq, start);
+    hosts[i].np = dcqcn::DcqcnNotificationPoint(dcq.np_min_time_between_cnps_ns);
+    q.push(start + i * 7, EventType::kSenderSend, i);
+  }
+  q.push(0, EventType::kSample);
+
+  FabricResult fr;
+  SimResult& res = fr.sim;
+  std::vector<double> queue_samples;
+
+  auto start_tx = [&](std::uint32_t s, std::uint32_t p, std::uint64_t now) {
+    SwPort& port = sw[s][p];
+    if (port.busy || port.paused || port.q.empty()) return;
+    port.busy = true;
+    q.push(now + ser(port.bps), EventType::kPortTxDone, s, p);
+  };
+  // PFC at ingress (s, in): XOFF upstream above xoff, XON below xon; one link delay away.
+  auto pfc_check = [&](std::uint32_t s, std::uint32_t in, std::uint64_t now) {
+    if (!fc.pfc) return;
+    SwPort& port = sw[s][in];
+    bool send = false, on = false;
+    if (!port.xoff_sent && port.ingress_bytes > fc.xoff_bytes) {
+      port.xoff_sent = send = on = true;
+      ++fr.pauses_sent;
+      ++(s == 0 ? fr.pauses_s1 : fr.pauses_s2);
+    } else if (port.xoff_sent && port.ingress_bytes <= fc.xon_bytes) {
+      port.xoff_sent = false;
+      send = true;
+    }
+    if (!send) return;
+    if (s == 0)
+      q.push(now + delay_ns, EventType::kHostPause, in, on ? 1u : 0u);
+    else
+      q.push(now + delay_ns, EventType::kPortPause, 0 * 256 + up, on ? 1u : 0u);
+  };
+  auto enqueue = [&](std::uint32_t s, std::uint32_t in, std::uint32_t out, Pkt p, std::uint64_t now) {
+    SwPort& e = sw[s][out];
+    // Lossy: each egress queue has the buffer. Lossless: the buffer is shared and accounted per
+    // ingress port, which pauses its upstream at XOFF and keeps buffer - XOFF as headroom for
+    // what is still in flight; a drop then means the headroom was too small.
+    if (fc.pfc ? sw[s][in].ingress_bytes + pkt > cfg.buffer_bytes : e.bytes + pkt > cfg.buffer_bytes) {
+      ++res.drops;
+      return;
+    }
+    const bool ce = red.mark(e.bytes, rng);
+    res.ecn_marked += ce && !p.ce;
+    p.ce = p.ce || ce;
+    p.in = static_cast<std::uint16_t>(in);
+    e.q.push_back(p);
+    e.bytes += pkt;
+    if (&e == &bottleneck) res.queue_max_bytes = std::max(res.queue_max_bytes, e.bytes);
+    sw[s][in].ingress_bytes += pkt;
+    pfc_check(s, in, now);
+    start_tx(s, out, now);
+  };
+
+  const std::uint32_t hops = two_hop ? 3 : 2;
+  while (!q.empty()) {
+    const Event ev = q.pop();
+    const std::uint64_t now = ev.time_ns;
+    if (now > end_ns) break;
+    switch (ev.type) {
+      case EventType::kSenderSend: {
+        Host& h = hosts[ev.a];
+        if (h.paused) {
+          h.blocked = true;  // XON reschedules
+          break;
+        }
+        const double rate = cfg.cc ? h.rp.rate_bps() : bps;
+        h.pacer.on_send(pkt, rate, now);
+        if (cfg.cc) h.rp.on_bytes_sent(pkt, now);
+        ++h.r.packets_sent;
+        q.push(now + ser(bps) + delay_ns, EventType::kSwitchArrive, ev.a, 0);
+        q.push(std::max(h.pacer.next_send_ticks(), now + ser(bps)), EventType::kSenderSend, ev.a);
+        break;
+      }
+      case EventType::kSwitchArrive: {
+        // b: 0 = at S1 from the sender's port; 1 = at S2 from S1 (flow in a), ce in bit 1.
+        const bool at_s2 = (ev.b & 1) != 0;
+        const Pkt p{ev.a, (ev.b & 2) != 0, 0};
+        if (!at_s2)
+          enqueue(0, ev.a, up, p, now);
+        else
+          enqueue(1, 0, ev.a == innocent ? 2 : 1, p, now);
+        break;
+      }
+      case EventType::kPortTxDone: {
+        SwPort& e = sw[ev.a][ev.b];
+        const Pkt p = e.q.front();
+        e.q.pop_front();
+        e.bytes -= pkt;
+        e.busy = false;
+        sw[ev.a][p.in].ingress_bytes -= pkt;
+        pfc_check(ev.a, p.in, now);
+        if (ev.a == 0 && two_hop)
+          q.push(now + delay_ns, EventType::kSwitchArrive, p.flow, 1u | (p.ce ? 2u : 0u));
+        else
+          q.push(now + delay_ns, EventType::kReceiverArrive, p.flow, p.ce ? 1u : 0u);
+        start_tx(ev.a, ev.b, now);
+        break;
+      }
+      case EventType::kReceiverArrive: {
+        Host& h = hosts[ev.a];
+        h.r.bytes_received += pkt;
+        h.sample_bytes += pkt;
+        if (now >= half_ns) h.last_half_bytes += pkt;
+        if (h.np.on_packet(ev.b != 0, now) && cfg.cc) {
+          ++res.cnps;
+          q.push(now + hops * delay_ns + ser(bps), EventType::kCnpArrive, ev.a);  // high priority, unqueued
+        }
+        break;
+      }
+      case EventType::kCnpArrive: {
+        hosts[ev.a].rp.on_cnp(now);
+        ++hosts[ev.a].r.cnps_received;
+        break;
+      }
+      case EventType::kHostPause: {
+        Host& h = hosts[ev.a];
+        if (ev.b != 0 && !h.paused) {
+          h.paused = true;
+          h.paused_since = now;
+        } else if (ev.b == 0 && h.paused) {
+          h.paused = false;
+          h.paused_ns += now - h.paused_since;
+          if (h.blocked) {
+            h.blocked = false;
+            q.push(now, EventType::kSenderSend, ev.a);
+          }
+        }
+        break;
+      }
+      case EventType::kPortPause: {
+        SwPort& e = sw[ev.a / 256][ev.a % 256];
+        e.paused = ev.b != 0;
+        if (!e.paused) start_tx(ev.a / 256, ev.a % 256, now);
+        break;
+      }
+      case EventType::kSample: {
+        res.series_time_us.push_back(static_cast<double>(now) / 1e3);
+        std::vector<double> rates(nflows);
+        for (std::uint32_t i = 0; i < nflows; ++i) {
+          if (cfg.cc) hosts[i].rp.advance(now);
+          rates[i] = (cfg.cc ? hosts[i].rp.rate_bps() : bps) / 1e9;
+        }
+        res.series_rate_gbps.push_back(std::move(rates));
+        res.series_queue_bytes.push_back(static_cast<double>(bottleneck.bytes));
+        if (now >= half_ns) queue_samples.push_back(static_cast<double>(bottleneck.bytes));
+        if (two_hop) {
+          fr.series_innocent_gbps.push_back(static_cast<double>(hosts[innocent].sample_bytes) * 8 /
+                                            static_cast<double>(sample_ns));
+          fr.series_uplink_queue_bytes.push_back(static_cast<double>(sw[0][up].bytes));
+        }
+        for (auto& h : hosts) h.sample_bytes = 0;
+        fr.series_pauses.push_back(fr.pauses_sent);
+        q.push(now + sample_ns, EventType::kSample);
+        break;
+      }
+    }
+  }
+  res.events = q.processed();
+  std::vector<double> tput;
+  double total = 0;
+  for (std::uint32_t i = 0; i < nflows; ++i) {
+    Host& h = hosts[i];
+    if (h.paused) h.paused_ns += end_ns - h.paused_since;
+    h.r.throughput_gbps = static_cast<double>(h.last_half_bytes) * 8 / static_cast<double>(end_ns - half_ns);
+    h.r.rate_cuts = h.rp.state().rate_cuts;
+    res.flows.push_back(h.r);
+    fr.host_paused_fraction.push_back(static_cast<double>(h.paused_ns) / static_cast<double>(end_ns));
+    if (i == innocent) {
+      fr.innocent_gbps = h.r.throughput_gbps;
+      continue;
+    }
+    tput.push_back(h.r.throughput_gbps);
+    total += h.r.throughput_gbps;
+  }
+  res.jain_index = jain_index(tput);
+  res.utilization = total / cfg.link_gbps;
+  res.queue_p50_bytes = percentile(queue_samples, 0.50);
+  res.queue_p99_bytes = percentile(queue_samples, 0.99);
+  return fr;
+}
+
+}  // namespace droce::sim

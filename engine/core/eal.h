@@ -1,0 +1,57 @@
+// Eal: the one owner of DPDK's Environment Abstraction Layer in a process (init once, cleanup at exit).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/core/status.h"
+
+namespace droce::engine {
+
+// Splits `app [EAL options] -- [app options]`. Without a `--`, everything is an app option and
+// the EAL options are empty (the app then picks friendly defaults).
+struct SplitArgs {
+  std::vector<std::string> eal;
+  std::vector<std::string> app;
+  bool had_separator = false;
+};
+[[nodiscard]] SplitArgs split_args(int argc, char** argv);
+
+struct EalReport {
+  bool hugepages = false;          // false: running with --no-huge
+  std::string file_prefix;         // empty with --no-shconf
+  std::vector<std::string> final_args;
+};
+
+// Returns the EAL argument list droce will pass for the user's `eal` arguments, or an error:
+// adds --no-huge (+ --no-shconf, -m) when no hugepages are usable, a per-process --file-prefix,
+// --force-max-simd-bitwidth=512 (the ICRC's AVX-512 CRC path), a quiet log level; checks that
+// every requested lcore exists. Pure function of its inputs and the machine; used by Eal::init.
+[[nodiscard]] Status build_eal_args(const std::vector<std::string>& eal, std::vector<std::string>& out,
+                                    EalReport& report, bool quiet = false);
+
+class Eal {
+ public:
+  // Initialises EAL (at most once per process: DPDK cannot re-initialise). Prints at most one
+  // warning line (no hugepages). On failure returns nullptr and sets `err`.
+  [[nodiscard]] static std::unique_ptr<Eal> init(const std::string& app_name, const std::vector<std::string>& eal_args,
+                                                 Status& err, bool quiet = false);
+  ~Eal();
+  Eal(const Eal&) = delete;
+  Eal& operator=(const Eal&) = delete;
+
+  [[nodiscard]] const EalReport& report() const { return report_; }
+
+  // Hugepages usable now: a mounted hugetlbfs and free pages of some size.
+  [[nodiscard]] static bool hugepages_available();
+  // CPUs this process may run on (sched_getaffinity), used to validate lcore lists.
+  [[nodiscard]] static std::vector<unsigned> allowed_cpus();
+
+ private:
+  Eal() = default;
+  EalReport report_;
+  bool initialised_ = false;
+};
+
+}  // namespace droce::engine

@@ -1,0 +1,84 @@
+// Memory registry: application memory registered once (keys + bounds via rc::MrTable) and usable as
+// external mbuf buffers for zero-copy TX.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <rte_dev.h>
+#include <rte_mbuf.h>
+
+#include "engine/core/status.h"
+#include "protocols/rc/mr_table.h"
+
+namespace droce::engine {
+
+// Owns the MrTable (lkey/rkey/bounds/access; pure, shared with the transport) and, per region,
+// the rte_mbuf_ext_shared_info that lets payload slices ride in mbufs without a copy. The
+// shared info's refcount is 1 (the registry's own reference) plus one per attached mbuf, so
+// outstanding() says how many frames still point into the region and deregistration is refused
+// while any does.
+class MemoryRegistry {
+ public:
+  explicit MemoryRegistry(std::uint32_t capacity = 1024);
+  ~MemoryRegistry();
+  MemoryRegistry(const MemoryRegistry&) = delete;
+  MemoryRegistry& operator=(const MemoryRegistry&) = delete;
+
+  // Registers [addr, addr+len) once. Also registers the enclosing pages with DPDK as external
+  // memory (rte_extmem_register) so IOVA lookups and device DMA mapping work; memory that DPDK
+  // already knows (hugepages, rte_malloc) is used as is.
+  [[nodiscard]] Status register_memory(void* addr, std::uint64_t len, std::uint32_t access,
+                                       rc::MemoryRegion& out);
+  // Refused while frames still reference the region.
+  [[nodiscard]] Status deregister(std::uint32_t lkey);
+
+  // Maps every registered region for DMA by `dev` (needed by PCI NICs with an IOMMU; virtual
+  // devices answer ENOTSUP, which is fine).
+  [[nodiscard]] Status dma_map(rte_device* dev);
+
+  // Attaches [offset, offset+len) of the region with `lkey` to a freshly allocated direct mbuf
+  // as an external buffer (data_len = pkt_len = len). The bytes stay where the application put
+  // them. Returns false on a bad key, bounds, len > 65535 or a non-direct mbuf.
+  [[nodiscard]] bool attach_payload(rte_mbuf* m, std::uint32_t lkey, std::uint64_t offset, std::uint32_t len);
+  // Same, addressed by virtual address inside the region (work requests carry addresses).
+  [[nodiscard]] bool attach_payload_va(rte_mbuf* m, std::uint32_t lkey, const std::uint8_t* va, std::uint32_t len);
+
+  // Same, for a pointer the transport holds (a work request's or READ response's payload):
+  // finds the region containing [va, va+len) — a scan over the registered regions with a
+  // last-hit cache, since a QP's packets nearly always come from the region of the previous one.
+  // With `dpdk_memory_only`, regions outside DPDK's own memory are refused (the caller copies):
+  // a virtio_user port's vhost-user peer can read only memory shared with it by file descriptor,
+  // which is DPDK's hugepage or memfd segments, never heap pages registered as external memory.
+  [[nodiscard]] bool attach_payload_ptr(rte_mbuf* m, const std::uint8_t* va, std::uint32_t len,
+                                        bool dpdk_memory_only = false);
+
+  // The lkey of the region holding [va, va+len), for APIs that take plain pointers; false when no
+  // registered region holds all of it.
+  [[nodiscard]] bool find_lkey(const void* va, std::uint64_t len, std::uint32_t& lkey);
+
+  // Frames still attached to the region with `lkey` (0 for unknown keys).
+  [[nodiscard]] std::uint32_t outstanding(std::uint32_t lkey) const;
+
+  [[nodiscard]] rc::MrTable& table() { return table_; }
+  [[nodiscard]] const rc::MrTable& table() const { return table_; }
+
+ private:
+  struct Entry {
+    rc::MemoryRegion mr;
+    rte_mbuf_ext_shared_info shinfo;
+    void* extmem_base = nullptr;  // page-aligned range we registered with DPDK, if any
+    std::uint64_t extmem_len = 0;
+    bool in_use = false;
+    bool dpdk_memory = false;  // allocated by DPDK (hugepages, rte_malloc): has a memseg
+  };
+  Entry* entry(std::uint32_t lkey);
+  const Entry* entry(std::uint32_t lkey) const;
+
+  rc::MrTable table_;
+  std::vector<std::unique_ptr<Entry>> entries_;
+  std::uint32_t last_hit_ = 0;  // by MrTable slot index; stable addresses for shinfo
+};
+
+}  // namespace droce::engine

@@ -1,0 +1,48 @@
+// Mbuf pool creation with a metadata private area; clear errors when memory is short.
+#include "engine/core/mempool.h"
+
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+namespace droce::engine {
+
+static_assert(sizeof(PacketMeta) % RTE_MBUF_PRIV_ALIGN == 0, "private area must keep mbuf alignment");
+
+Status MbufPool::create(const PoolConfig& cfg, MbufPool& out) {
+  if (cfg.mbufs < 64) return Status::error("mbuf pool '" + cfg.name + "': at least 64 mbufs needed");
+  if (cfg.data_room < RTE_PKTMBUF_HEADROOM + 64)
+    return Status::error("mbuf pool '" + cfg.name + "': data room too small");
+  const unsigned cache = cfg.cache > RTE_MEMPOOL_CACHE_MAX_SIZE ? RTE_MEMPOOL_CACHE_MAX_SIZE : cfg.cache;
+  const int socket = cfg.socket < 0 ? static_cast<int>(rte_socket_id()) : cfg.socket;
+  rte_mempool* p = rte_pktmbuf_pool_create(cfg.name.c_str(), cfg.mbufs, cache, sizeof(PacketMeta), cfg.data_room,
+                                           socket);
+  if (p == nullptr)
+    return Status::error("cannot create mbuf pool '" + cfg.name + "' (" + std::to_string(cfg.mbufs) + " x " +
+                         std::to_string(cfg.data_room) + " B): " + rte_strerror(rte_errno) +
+                         " — not enough hugepage memory? try fewer mbufs or -m");
+  out = MbufPool();
+  out.pool_ = p;
+  return {};
+}
+
+MbufPool& MbufPool::operator=(MbufPool&& o) noexcept {
+  if (this != &o) {
+    if (pool_ != nullptr) rte_mempool_free(pool_);
+    pool_ = o.pool_;
+    o.pool_ = nullptr;
+  }
+  return *this;
+}
+
+MbufPool::~MbufPool() {
+  if (pool_ != nullptr) rte_mempool_free(pool_);
+}
+
+std::uint32_t MbufPool::available() const { return pool_ ? rte_mempool_avail_count(pool_) : 0; }
+std::uint32_t MbufPool::in_use() const { return pool_ ? rte_mempool_in_use_count(pool_) : 0; }
+
+PacketMeta* packet_meta(rte_mbuf* m) { return static_cast<PacketMeta*>(rte_mbuf_to_priv(m)); }
+
+}  // namespace droce::engine

@@ -1,0 +1,220 @@
+// Port bring-up: probe from devargs, probe offloads, queue setup, MTU, start, link wait.
+#include "engine/core/port.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include <rte_bus.h>
+#include <rte_dev.h>
+#include <rte_devargs.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+namespace droce::engine {
+namespace {
+
+std::string err_text(int rc) { return rte_strerror(rc < 0 ? -rc : rc); }
+
+// The ethdev name of a devargs string is what precedes the first comma ("net_ring0,..." -> "net_ring0").
+std::string device_name(const std::string& devargs) { return devargs.substr(0, devargs.find(',')); }
+
+bool find_port(const std::string& name, std::uint16_t& port) {
+  if (rte_eth_dev_get_port_by_name(name.c_str(), &port) == 0) return true;
+  // PCI devices may be named differently from the user's spelling ("3b:00.0" vs "0000:3b:00.0").
+  std::uint16_t p;
+  RTE_ETH_FOREACH_DEV(p) {
+    rte_eth_dev_info info{};
+    if (rte_eth_dev_info_get(p, &info) != 0 || info.device == nullptr) continue;
+    const char* dn = rte_dev_name(info.device);
+    if (dn != nullptr && (name == dn || std::strstr(dn, name.c_str()) != nullptr)) {
+      port = p;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::unique_ptr<Port> Port::open(const PortConfig& cfg, Status& err) {
+  if (cfg.devargs.empty()) {
+    err = Status::error("empty device string");
+    return nullptr;
+  }
+  if (cfg.rx_pool == nullptr) {
+    err = Status::error("port " + cfg.devargs + ": no mbuf pool given");
+    return nullptr;
+  }
+  std::unique_ptr<Port> port(new Port());
+  port->name_ = device_name(cfg.devargs);
+  if (!find_port(port->name_, port->port_id_)) {
+    const int rc = rte_dev_probe(cfg.devargs.c_str());
+    if (rc < 0) {
+      err = Status::error("cannot create port '" + cfg.devargs + "': " + err_text(rc) +
+                          " (is the PMD installed — e.g. librte-net-* — and are the devargs right?)");
+      return nullptr;
+    }
+    port->probed_by_us_ = true;
+    if (!find_port(port->name_, port->port_id_)) {
+      err = Status::error("device '" + cfg.devargs + "' was probed but created no ethdev port");
+      return nullptr;
+    }
+  }
+  const std::uint16_t pid = port->port_id_;
+  port->valid_ = true;  // from here on the destructor owns the ethdev
+
+  rte_eth_dev_info info{};
+  if (int rc = rte_eth_dev_info_get(pid, &info); rc != 0) {
+    err = Status::error("port " + port->name_ + ": cannot read device info: " + err_text(rc));
+    return nullptr;
+  }
+  port->driver_ = info.driver_name != nullptr ? info.driver_name : "";
+  port->device_ = info.device;
+  if (cfg.rx_queues == 0 || cfg.rx_queues > info.max_rx_queues || cfg.tx_queues == 0 ||
+      cfg.tx_queues > info.max_tx_queues) {
+    err = Status::error("port " + port->name_ + ": " + std::to_string(cfg.rx_queues) + " rx / " +
+                        std::to_string(cfg.tx_queues) + " tx queues asked, device allows " +
+                        std::to_string(info.max_rx_queues) + " / " + std::to_string(info.max_tx_queues));
+    return nullptr;
+  }
+
+  PortOffloads& off = port->offloads_;
+  off.max_rx_pktlen = info.max_rx_pktlen;
+  off.min_mtu = info.min_mtu;
+  off.max_mtu = info.max_mtu;
+  rte_eth_conf conf{};
+  if (cfg.want_multi_seg && (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)) {
+    conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+    off.multi_seg = true;
+  }
+  if (cfg.want_ipv4_cksum && (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM)) {
+    conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_IPV4_CKSUM;
+    off.ipv4_cksum = true;
+  }
+  if (cfg.want_fast_free && (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE)) {
+    conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
+    off.fast_free = true;
+  }
+  // Frames bigger than one mbuf need RX scatter (PMTU 4096 over small mbufs).
+  const std::uint32_t room = rte_pktmbuf_data_room_size(cfg.rx_pool) - RTE_PKTMBUF_HEADROOM;
+  const std::uint32_t frame = cfg.mtu != 0 ? cfg.mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN + 4u : 0u;
+  if (frame > room) {
+    if (!(info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER)) {
+      err = Status::error("port " + port->name_ + ": MTU " + std::to_string(cfg.mtu) + " needs " +
+                          std::to_string(frame) + "-byte frames but mbufs hold " + std::to_string(room) +
+                          " and the device has no RX scatter; use bigger mbufs");
+      return nullptr;
+    }
+    conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+    off.rx_scatter = true;
+  }
+  if (cfg.mtu != 0) {
+    if ((info.max_mtu != 0 && cfg.mtu > info.max_mtu) || cfg.mtu < info.min_mtu) {
+      err = Status::error("port " + port->name_ + ": MTU " + std::to_string(cfg.mtu) + " outside the device's " +
+                          std::to_string(info.min_mtu) + ".." + std::to_string(info.max_mtu));
+      return nullptr;
+    }
+    conf.rxmode.mtu = cfg.mtu;
+  }
+
+  if (int rc = rte_eth_dev_configure(pid, cfg.rx_queues, cfg.tx_queues, &conf); rc != 0) {
+    err = Status::error("port " + port->name_ + ": configure failed: " + err_text(rc));
+    return nullptr;
+  }
+  std::uint16_t nrx = cfg.rx_desc, ntx = cfg.tx_desc;
+  if (int rc = rte_eth_dev_adjust_nb_rx_tx_desc(pid, &nrx, &ntx); rc != 0) {
+    err = Status::error("port " + port->name_ + ": descriptor counts rejected: " + err_text(rc));
+    return nullptr;
+  }
+  const int socket = rte_eth_dev_socket_id(pid) < 0 ? static_cast<int>(rte_socket_id()) : rte_eth_dev_socket_id(pid);
+  for (std::uint16_t q = 0; q < cfg.rx_queues; ++q) {
+    rte_eth_rxconf rxc = info.default_rxconf;
+    rxc.offloads = conf.rxmode.offloads;
+    if (int rc = rte_eth_rx_queue_setup(pid, q, nrx, static_cast<unsigned>(socket), &rxc, cfg.rx_pool); rc != 0) {
+      err = Status::error("port " + port->name_ + ": rx queue " + std::to_string(q) + " setup failed: " + err_text(rc));
+      return nullptr;
+    }
+  }
+  for (std::uint16_t q = 0; q < cfg.tx_queues; ++q) {
+    rte_eth_txconf txc = info.default_txconf;
+    txc.offloads = conf.txmode.offloads;
+    if (int rc = rte_eth_tx_queue_setup(pid, q, ntx, static_cast<unsigned>(socket), &txc); rc != 0) {
+      err = Status::error("port " + port->name_ + ": tx queue " + std::to_string(q) + " setup failed: " + err_text(rc));
+      return nullptr;
+    }
+  }
+  port->rx_queues_ = cfg.rx_queues;
+  port->tx_queues_ = cfg.tx_queues;
+  if (port->driver_ == "net_memif" && port->device_ != nullptr) {
+    const rte_devargs* da = rte_dev_devargs(port->device_);
+    port->memif_client_ = da != nullptr && da->args != nullptr && std::strstr(da->args, "role=client") != nullptr;
+  }
+  if (int rc = rte_eth_dev_start(pid); rc == 0) {
+    port->started_ = true;
+  } else if (!port->memif_client_) {
+    err = Status::error("port " + port->name_ + ": start failed: " + err_text(rc));
+    return nullptr;
+  }
+  // (A memif client whose server is not listening yet fails to start; wait_link_up() retries.)
+  if (cfg.promiscuous) {
+    const int rc = rte_eth_promiscuous_enable(pid);
+    // Virtual PMDs without a MAC filter accept everything anyway.
+    if (rc != 0 && rc != -ENOTSUP) {
+      err = Status::error("port " + port->name_ + ": cannot enable promiscuous mode: " + err_text(rc));
+      return nullptr;
+    }
+  }
+  err = Status();
+  return port;
+}
+
+Status Port::wait_link_up(std::uint32_t timeout_ms) const {
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + std::chrono::milliseconds(timeout_ms);
+  auto next_retry = start + std::chrono::milliseconds(500);
+  for (;;) {
+    if (link_up()) return {};
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) break;
+    // A memif client tries its server's socket once, when the port starts (DPDK 22.11 never
+    // retries; the start even fails when nobody listens): started before its server it would wait
+    // in vain, so the port is started again, which connects again. Start order then does not matter.
+    if (memif_client_ && now >= next_retry) {
+      if (started_) (void)rte_eth_dev_stop(port_id_);
+      started_ = rte_eth_dev_start(port_id_) == 0;
+      next_retry = now + std::chrono::milliseconds(500);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return Status::error("link of port " + name_ + " did not come up within " + std::to_string(timeout_ms) +
+                       " ms (is the peer running?)");
+}
+
+bool Port::link_up() const {
+  rte_eth_link link{};
+  return rte_eth_link_get_nowait(port_id_, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
+}
+
+rte_ether_addr Port::mac() const {
+  rte_ether_addr a{};
+  if (rte_eth_macaddr_get(port_id_, &a) != 0) std::memset(&a, 0, sizeof(a));
+  return a;
+}
+
+std::uint16_t Port::mtu() const {
+  std::uint16_t m = 0;
+  return rte_eth_dev_get_mtu(port_id_, &m) == 0 ? m : 0;
+}
+
+Port::~Port() {
+  if (!valid_) return;  // open() failed before a port existed: nothing to close
+  if (started_) rte_eth_dev_stop(port_id_);
+  rte_eth_dev_close(port_id_);
+  // Closing released the ethdev; remove the underlying device so its name can be reused.
+  if (probed_by_us_ && device_ != nullptr) rte_dev_remove(device_);
+}
+
+}  // namespace droce::engine

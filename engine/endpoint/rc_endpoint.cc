@@ -1,0 +1,569 @@
+// RcEndpoint: frames <-> RC QPs. Payloads leave from application memory as external buffers
+// (header mbuf -> payload extbuf -> pad+ICRC trailer) when the port takes chained mbufs.
+#include "engine/endpoint/rc_endpoint.h"
+
+#include <cstring>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+
+#include "protocols/rc/descriptor_fields.h"
+#include "protocols/wire/icrc.h"
+#include "protocols/wire/opcode.h"
+#include "protocols/wire/parse.h"
+#include "protocols/wire/pfc.h"
+
+namespace droce::engine {
+
+RcEndpoint::RcEndpoint(const EndpointConfig& cfg)
+    : cfg_(cfg), qps_(cfg.max_qps), scratch_(16384),
+      wheel_(cfg.max_qps, 1024, rte_get_tsc_hz() / 1'000'000 != 0 ? rte_get_tsc_hz() / 1'000'000 : 1) {
+  // Zero-copy TX sends chained mbufs, so the port must take them. net_ring advertises no
+  // offloads but only moves mbuf pointers, so a chain crosses it untouched.
+  rte_eth_dev_info info{};
+  if (rte_eth_dev_info_get(cfg.port_id, &info) == 0) {
+    multi_seg_ok_ = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0 ||
+                    (info.driver_name != nullptr && std::strcmp(info.driver_name, "net_ring") == 0);
+    // virtio_user's vhost-user peer reads our frames through the memory table we sent it (file
+    // descriptors of DPDK's segments); a payload in heap memory is outside it and the peer drops
+    // the whole frame, so such payloads are copied into the pool instead (still counted).
+    dpdk_memory_tx_only_ = info.driver_name != nullptr && std::strcmp(info.driver_name, "net_virtio_user") == 0;
+  }
+  tsc_hz_ = rte_get_tsc_hz();
+  ns_per_tsc_ = 1e9 / static_cast<double>(tsc_hz_);
+  // Pause quanta are bit times of the link the PFC frame came over.
+  pfc_link_bps_ = cfg.pfc_link_bps;
+  if (pfc_link_bps_ <= 0) {
+    rte_eth_link link{};
+    pfc_link_bps_ = rte_eth_link_get_nowait(cfg.port_id, &link) == 0 && link.link_speed != 0 &&
+                            link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN
+                        ? static_cast<double>(link.link_speed) * 1e6
+                        : 10e9;
+  }
+}
+
+RcEndpoint::~RcEndpoint() { finish(); }
+
+std::uint64_t RcEndpoint::now_ns(std::uint64_t tsc) const {
+  return static_cast<std::uint64_t>(static_cast<double>(tsc) * ns_per_tsc_);
+}
+
+double RcEndpoint::rx_copies_per_byte() const {
+  std::uint64_t copied = c_.rx_view_bytes_copied, delivered = 0;
+  for (const auto& s : qps_) {
+    if (!s.qp) continue;
+    copied += s.qp->counters().bytes_copied;
+    delivered += s.qp->counters().bytes_delivered;
+  }
+  return delivered == 0 ? 0.0 : static_cast<double>(copied) / static_cast<double>(delivered);
+}
+
+RcEndpoint::QpSlot* RcEndpoint::slot(std::uint32_t qpn) {
+  const std::uint32_t i = qpn - cfg_.qpn_base;  // wraps to a huge index below the base
+  return i < qps_.size() && qps_[i].qp ? &qps_[i] : nullptr;
+}
+
+rc::RcQp* RcEndpoint::qp(std::uint32_t qpn) {
+  QpSlot* s = slot(qpn);
+  return s == nullptr ? nullptr : s->qp.get();
+}
+
+Status RcEndpoint::create_qp(rc::QpAttr attr, std::uint32_t& qpn) {
+  if (cfg_.memory == nullptr || cfg_.pool == nullptr) return Status::error("endpoint has no memory registry or pool");
+  for (std::uint32_t i = 0; i < qps_.size(); ++i) {
+    if (qps_[i].qp) continue;
+    attr.qpn = cfg_.qpn_base + i;
+    if (std::string e = attr.validate(); !e.empty()) return Status::error("QP attributes: " + e);
+    if (cfg_.dcqcn_reaction_point || cfg_.dcqcn_notification_point)
+      if (std::string e = cfg_.dcqcn.validate(); !e.empty()) return Status::error("DCQCN parameter " + e);
+    auto q = std::make_unique<rc::RcQp>(attr, cfg_.memory->table());
+    if (std::string e = q->modify(rc::QpState::kInit); !e.empty())
+      return Status::error("QP " + std::to_string(attr.qpn) + ": " + e);
+    QpSlot& s = qps_[i];
+    s = QpSlot{};
+    s.qp = std::move(q);
+    wheel_.cancel(i);  // a slot reused after an earlier QP may still be on the wheel
+    s.np = dcqcn::DcqcnNotificationPoint(cfg_.dcqcn.np_min_time_between_cnps_ns);
+    s.pacer = dcqcn::Pacer(static_cast<std::uint64_t>(static_cast<double>(cfg_.pacer_burst_ns) / ns_per_tsc_),
+                           static_cast<double>(tsc_hz_));
+    if (attr.recv_mode == rc::RecvMode::kMessageViews) s.ready.resize(attr.rq_depth);
+    qpn = attr.qpn;
+    return {};
+  }
+  return Status::error("endpoint has no free QP slot (max_qps " + std::to_string(qps_.size()) + ")");
+}
+
+Status RcEndpoint::connect(std::uint32_t qpn, const RemoteQp& remote) {
+  QpSlot* s = slot(qpn);
+  if (s == nullptr) return Status::error("connect: unknown QPN " + std::to_string(qpn));
+  if (s->connected || s->qp->state() != rc::QpState::kInit)
+    return Status::error("connect: QP " + std::to_string(qpn) + " is not in INIT");
+  rc::QpAttr attr = s->qp->attr();
+  attr.dest_qpn = remote.qpn;
+  attr.rq_psn = remote.psn;
+  if (std::string e = s->qp->modify(rc::QpState::kRtr, &attr); !e.empty())
+    return Status::error("connect: QP " + std::to_string(qpn) + ": " + e);
+  if (std::string e = s->qp->modify(rc::QpState::kRts); !e.empty())
+    return Status::error("connect: QP " + std::to_string(qpn) + ": " + e);
+  wire::TemplateConfig tc;
+  tc.local = cfg_.local;
+  tc.remote = remote.address;
+  tc.ipv6 = cfg_.ipv6;
+  tc.vlan = cfg_.vlan_id != 0;
+  tc.vlan_id = cfg_.vlan_id;
+  tc.vlan_pcp = cfg_.vlan_pcp;
+  tc.dscp = cfg_.dscp;
+  tc.dest_qpn = remote.qpn;
+  tc.pkey = attr.pkey;
+  tc.udp_src_port = wire::roce_udp_src_port(attr.qpn, remote.qpn);
+  s->tmpl = wire::HeaderTemplate::make(tc);
+  s->connected = true;
+  // A new flow starts at line rate (DCQCN has no slow start).
+  s->rp.reset(cfg_.dcqcn, now_ns(rte_rdtsc()));
+  if (attr.recv_mode == rc::RecvMode::kMessageViews) {
+    // Credits: one per view the application may hold; each carries the largest message size.
+    s->credit_bytes = attr.max_message_bytes;
+    for (std::uint32_t k = 0; k < attr.rq_depth; ++k) {
+      rc::RecvWr credit;
+      credit.sge.length = s->credit_bytes;
+      if (std::string e = s->qp->post_recv(credit); !e.empty()) return Status::error("connect: " + e);
+    }
+  }
+  return {};
+}
+
+Status RcEndpoint::create_qp(rc::QpAttr attr, const wire::L2L3Address& remote, rc::RcQp*& out) {
+  std::uint32_t qpn = 0;
+  if (Status st = create_qp(attr, qpn); !st.ok()) return st;
+  if (Status st = connect(qpn, RemoteQp{remote, attr.dest_qpn, attr.rq_psn}); !st.ok()) return st;
+  out = qp(qpn);
+  return {};
+}
+
+Status RcEndpoint::set_error(std::uint32_t qpn) {
+  QpSlot* s = slot(qpn);
+  if (s == nullptr) return Status::error("set_error: unknown QPN " + std::to_string(qpn));
+  (void)s->qp->modify(rc::QpState::kError);  // always allowed
+  return {};
+}
+
+Status RcEndpoint::post_send(std::uint32_t qpn, const rc::SendWr& wr) {
+  QpSlot* s = slot(qpn);
+  if (s == nullptr) return Status::error("post_send: unknown QPN " + std::to_string(qpn));
+  if (std::string e = s->qp->post_send(wr); !e.empty()) return Status::error(e);
+  return {};
+}
+
+Status RcEndpoint::post_recv(std::uint32_t qpn, const rc::RecvWr& wr) {
+  QpSlot* s = slot(qpn);
+  if (s == nullptr) return Status::error("post_recv: unknown QPN " + std::to_string(qpn));
+  if (s->qp->attr().recv_mode == rc::RecvMode::kMessageViews)
+    return Status::error("post_recv: QP " + std::to_string(qpn) + " receives message views (receive_message)");
+  if (std::string e = s->qp->post_recv(wr); !e.empty()) return Status::error(e);
+  return {};
+}
+
+const dcqcn::DcqcnReactionPoint* RcEndpoint::dcqcn_state(std::uint32_t qpn) {
+  QpSlot* s = slot(qpn);
+  return s == nullptr ? nullptr : &s->rp;
+}
+
+unsigned RcEndpoint::poll_cq(std::uint32_t qpn, rc::Completion* out, unsigned max) {
+  QpSlot* s = slot(qpn);
+  if (s == nullptr) return 0;
+  const bool views = s->qp->attr().recv_mode == rc::RecvMode::kMessageViews;
+  unsigned n = 0;
+  rc::Completion c;
+  while (n < max && s->qp->poll_cq(c)) {
+    if (views && c.is_recv) continue;  // a receive credit flushed by ERROR: internal, not the application's
+    out[n++] = c;
+  }
+  return n;
+}
+
+Status RcEndpoint::send_message(std::uint32_t qpn, const void* buf, std::uint32_t len, std::uint64_t wr_id,
+                                const std::uint32_t* imm) {
+  rc::SendWr wr;
+  wr.wr_id = wr_id;
+  wr.opcode = imm != nullptr ? rc::WrOpcode::kSendWithImm : rc::WrOpcode::kSend;
+  if (imm != nullptr) wr.imm = *imm;
+  if (len != 0) {
+    std::uint32_t lkey = 0;
+    if (buf == nullptr || !cfg_.memory->find_lkey(buf, len, lkey))
+      return Status::error("send_message: buffer is not inside registered memory");
+    wr.sge = {reinterpret_cast<std::uint64_t>(buf), len, lkey};
+  }
+  return post_send(qpn, wr);
+}
+
+bool RcEndpoint::receive_message(std::uint32_t qpn, MessageView& out) {
+  QpSlot* s = slot(qpn);
+  if (s == nullptr || s->ready_head == s->ready_tail) return false;
+  out = s->ready[s->ready_head % s->ready.size()];
+  ++s->ready_head;
+  ++views_held_;
+  return true;
+}
+
+void RcEndpoint::release(MessageView& v) {
+  if (v.segments != nullptr) rte_pktmbuf_free(v.segments);
+  v.segments = nullptr;
+  if (views_held_ != 0) --views_held_;
+  QpSlot* s = slot(v.qpn);
+  v.qpn = 0;
+  if (s == nullptr || s->qp->state() == rc::QpState::kError) return;
+  rc::RecvWr credit;
+  credit.sge.length = s->credit_bytes;
+  (void)s->qp->post_recv(credit);  // cannot be full: credits out never exceed rq_depth
+}
+
+void RcEndpoint::drop_views(QpSlot& s) {
+  if (s.asm_head != nullptr) rte_pktmbuf_free(s.asm_head);
+  s.asm_head = s.asm_tail = nullptr;
+  for (; s.ready_head != s.ready_tail; ++s.ready_head) {
+    MessageView& v = s.ready[s.ready_head % s.ready.size()];
+    if (v.segments != nullptr) rte_pktmbuf_free(v.segments);
+    v.segments = nullptr;
+  }
+}
+
+void RcEndpoint::drop(wire::DropReason r) {
+  ++c_.rx_drops[static_cast<std::size_t>(r)];
+  if (cfg_.counters != nullptr) ++cfg_.counters->rx_drops[static_cast<std::size_t>(r)];
+}
+
+// A CNP addresses the QP that sent the marked data: ours (Annex A17.9.3). Its rate law decides
+// whether it cuts (rp_cnp_handled) or falls inside the cut-monitor period (rp_cnp_ignored).
+void RcEndpoint::on_cnp(const wire::PacketInfo& pi, std::uint64_t now_ns) {
+  QpSlot* s = slot(pi.dest_qpn);
+  if (s == nullptr) {
+    ++c_.cnp_unknown_qp;
+    drop(wire::DropReason::kUnknownQpn);
+    return;
+  }
+  if (!cfg_.dcqcn_reaction_point || !s->connected) {
+    ++c_.rp_cnp_ignored;
+    return;
+  }
+  const std::uint64_t handled = s->rp.state().rp_cnp_handled;
+  s->rp.on_cnp(now_ns);
+  if (s->rp.state().rp_cnp_handled != handled)
+    ++c_.rp_cnp_handled;
+  else
+    ++c_.rp_cnp_ignored;
+}
+
+void RcEndpoint::send_cnp(QpSlot& s, std::uint64_t now_tsc) {
+  rte_mbuf* m = rte_pktmbuf_alloc(cfg_.pool);
+  if (m == nullptr) {
+    ++c_.cnp_tx_failures;
+    return;
+  }
+  constexpr std::uint16_t kRoom = wire::kMaxHeaderBytes + sizeof(wire::CnpBody) + wire::kIcrcBytes;
+  auto* p = reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(m, kRoom));
+  const std::uint32_t n = p == nullptr ? 0 : wire::build_cnp(s.tmpl, s.qp->attr().dest_qpn, cfg_.dcqcn.cnp_dscp, p, kRoom);
+  if (n == 0) {
+    rte_pktmbuf_free(m);
+    ++c_.cnp_tx_failures;
+    return;
+  }
+  rte_pktmbuf_trim(m, static_cast<std::uint16_t>(kRoom - n));
+  if (cfg_.capture != nullptr) cfg_.capture->capture(cfg_.port_id, cfg_.queue, &m, 1, CaptureDirection::kTx, now_tsc);
+  if (!tx_.push(m)) {
+    rte_pktmbuf_free(m);
+    ++c_.cnp_tx_failures;
+    return;
+  }
+  ++c_.np_cnp_sent;
+  ++c_.tx_frames;
+}
+
+// IEEE 802.1Qbb: a PFC frame naming our priority holds transmit for quanta x 512 bit times
+// (a new frame reloads the timer); zero quanta resume at once. Other MAC Control is counted.
+void RcEndpoint::on_mac_control(const std::uint8_t* frame, std::uint32_t len, std::uint64_t now_ns) {
+  wire::PfcFrame f;
+  const unsigned prio = cfg_.pfc_priority & 7u;
+  if (!cfg_.honour_pfc || !wire::parse_pfc(frame, len, f) || (f.class_enable & (1u << prio)) == 0) {
+    ++c_.pfc_other_frames;
+    return;
+  }
+  if (f.quanta[prio] == 0) {
+    ++c_.pfc_resume_frames;
+    if (pfc_paused_) account_pause(now_ns);
+    return;
+  }
+  ++c_.pfc_pause_frames;
+  if (!pfc_paused_) {
+    pfc_paused_ = true;
+    pfc_paused_since_ns_ = now_ns;
+  }
+  pfc_pause_until_ns_ = now_ns + wire::pfc_quanta_to_ns(f.quanta[prio], pfc_link_bps_);
+}
+
+void RcEndpoint::account_pause(std::uint64_t now_ns) {
+  const std::uint64_t end = now_ns < pfc_pause_until_ns_ ? now_ns : pfc_pause_until_ns_;
+  if (end > pfc_paused_since_ns_) c_.pfc_paused_ns += end - pfc_paused_since_ns_;
+  pfc_paused_ = false;
+}
+
+// Trims the frame to its payload and appends it to the message being assembled. A frame that
+// arrived in several segments (small RX mbufs) is copied into fresh mbufs instead, and counted.
+bool RcEndpoint::keep_payload(QpSlot& s, rte_mbuf* m, const wire::PacketInfo& pi, const std::uint8_t* payload,
+                              bool linear) {
+  rte_mbuf* piece = nullptr;
+  if (linear) {
+    rte_pktmbuf_adj(m, pi.payload_offset);  // cannot fail: the parser saw the whole frame in this segment
+    rte_pktmbuf_trim(m, static_cast<std::uint16_t>(m->data_len - pi.payload_len));
+    piece = m;
+  } else {
+    // Copy into mbufs of the endpoint's pool (at most PMTU bytes).
+    std::uint32_t done = 0;
+    while (done < pi.payload_len) {
+      rte_mbuf* c = rte_pktmbuf_alloc(cfg_.pool);
+      if (c == nullptr) {
+        if (piece != nullptr) rte_pktmbuf_free(piece);
+        return false;
+      }
+      const std::uint32_t room = rte_pktmbuf_tailroom(c);
+      const std::uint32_t k = pi.payload_len - done < room ? pi.payload_len - done : room;
+      std::memcpy(rte_pktmbuf_append(c, static_cast<std::uint16_t>(k)), payload + done, k);
+      done += k;
+      if (piece == nullptr) {
+        piece = c;
+      } else if (rte_pktmbuf_chain(piece, c) != 0) {
+        rte_pktmbuf_free(c);
+        rte_pktmbuf_free(piece);
+        return false;
+      }
+    }
+    c_.rx_view_bytes_copied += pi.payload_len;
+  }
+  if (s.asm_head == nullptr) {
+    s.asm_head = piece;
+  } else {
+    if (s.asm_head->nb_segs + piece->nb_segs > RTE_MBUF_MAX_NB_SEGS) {
+      if (piece != m) rte_pktmbuf_free(piece);
+      return false;
+    }
+    // Appended by hand at the remembered tail: rte_pktmbuf_chain() walks the whole chain.
+    s.asm_tail->next = piece;
+    s.asm_head->nb_segs = static_cast<std::uint16_t>(s.asm_head->nb_segs + piece->nb_segs);
+    s.asm_head->pkt_len += piece->pkt_len;
+  }
+  s.asm_tail = rte_pktmbuf_lastseg(piece);
+  return true;
+}
+
+void RcEndpoint::end_message(QpSlot& s, const wire::PacketInfo& pi) {
+  const auto& op = wire::opcode_info(pi.opcode);
+  MessageView v;
+  v.qpn = s.qp->attr().qpn;
+  v.segments = s.asm_head;
+  v.length = s.asm_head != nullptr ? s.asm_head->pkt_len : 0;
+  v.has_imm = (op.headers & wire::kHdrImmDt) != 0;
+  v.imm = pi.imm_data;
+  v.write_with_imm = op.kind == wire::OpKind::kWrite;
+  s.asm_head = s.asm_tail = nullptr;
+  // Credits bound finished-but-unclaimed views to rq_depth, so the ring cannot overflow.
+  s.ready[s.ready_tail % s.ready.size()] = v;
+  ++s.ready_tail;
+  ++c_.rx_view_messages;
+  c_.rx_view_bytes += v.length;
+}
+
+bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
+  ++c_.rx_frames;
+  const std::uint8_t* data = rte_pktmbuf_mtod(m, const std::uint8_t*);
+  std::uint32_t len = m->data_len;
+  const bool linear = m->nb_segs == 1;
+  if (!linear) {
+    // PMTU 4096 over small mbufs arrives chained: parse a linear copy (counted).
+    if (m->pkt_len > scratch_.size()) {
+      drop(wire::DropReason::kPayloadOverPmtu);
+      return false;
+    }
+    data = static_cast<const std::uint8_t*>(rte_pktmbuf_read(m, 0, m->pkt_len, scratch_.data()));
+    len = m->pkt_len;
+    ++c_.rx_linearized;
+  }
+  if (wire::is_mac_control(data, len)) {
+    on_mac_control(data, len, now_ns);
+    return false;
+  }
+  wire::PacketInfo pi;
+  const wire::DropReason r = wire::parse_frame(data, len, pi);
+  if (r != wire::DropReason::kNone) {
+    drop(r);
+    return false;
+  }
+  if (pi.opcode == static_cast<std::uint8_t>(wire::Opcode::kCnp)) {
+    on_cnp(pi, now_ns);
+    return false;
+  }
+  QpSlot* s = slot(pi.dest_qpn);
+  if (s == nullptr) {
+    drop(wire::DropReason::kUnknownQpn);
+    return false;
+  }
+  rc::RcQp* q = s->qp.get();
+  if (q->state() != rc::QpState::kRts && q->state() != rc::QpState::kRtr) {
+    drop(wire::DropReason::kQpNotReady);
+    return false;
+  }
+  if (pi.payload_len > q->attr().pmtu) {
+    drop(wire::DropReason::kPayloadOverPmtu);
+    return false;
+  }
+  // Notification point: a CE mark means a queue built up on the way here; tell the sender's QP,
+  // at most once per interval (Annex A17.9.2).
+  if (pi.ecn == wire::kEcnCe) {
+    ++c_.np_ecn_marked_roce_packets;
+    if (cfg_.dcqcn_notification_point && s->connected && s->np.on_packet(true, now_ns)) send_cnp(*s, rx_now_tsc_);
+  }
+  const rc::RxDelivery d = q->on_packet(pi, data + pi.payload_offset, now_ns);
+  if (d == rc::RxDelivery::kNone) {
+    // A message in progress dies with the QP (the responder NAKed it into ERROR).
+    if (q->state() == rc::QpState::kError && s->asm_head != nullptr) drop_views(*s);
+    return false;
+  }
+  bool kept = false;
+  if (d == rc::RxDelivery::kKeep || d == rc::RxDelivery::kKeepEnd) {
+    kept = keep_payload(*s, m, pi, data + pi.payload_offset, linear);
+    if (!kept) {
+      // The QP has accepted (and will acknowledge) bytes we could not keep: the message cannot
+      // be completed truthfully, so the connection fails instead of delivering a hole.
+      ++c_.rx_view_drops;
+      drop_views(*s);
+      (void)q->modify(rc::QpState::kError);
+      return false;
+    }
+    kept = linear;  // a copied payload leaves the frame to the caller
+  }
+  if (d == rc::RxDelivery::kKeepEnd || d == rc::RxDelivery::kEnd) end_message(*s, pi);
+  return kept;
+}
+
+std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::uint64_t now_tsc) {
+  rte_mbuf* m = rte_pktmbuf_alloc(cfg_.pool);
+  if (m == nullptr) return 0;
+  wire::PacketFields f = rc::packet_fields(d);
+  f.ip_id = s.ip_id++;
+  auto* hdr = reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(m, wire::kMaxHeaderBytes));
+  const std::uint32_t hlen = wire::write_headers(s.tmpl, f, hdr);
+  rte_pktmbuf_trim(m, static_cast<std::uint16_t>(wire::kMaxHeaderBytes - hlen));
+  const std::uint32_t pad = wire::opcode_info(d.opcode).has_payload ? wire::pad_for(d.payload_len) : 0;
+  const std::uint8_t* l3 = hdr + s.tmpl.l3_offset;
+  const std::uint32_t l3_hdr_len = hlen - s.tmpl.l3_offset;
+  const bool inlined = d.payload_len != 0 && d.payload_len <= cfg_.tx_inline_bytes;
+  bool zero_copy = cfg_.zero_copy_tx && multi_seg_ok_ && d.payload_len != 0 && !inlined;
+  if (zero_copy) {
+    rte_mbuf* pm = rte_pktmbuf_alloc(cfg_.pool);
+    rte_mbuf* tm = pm != nullptr ? rte_pktmbuf_alloc(cfg_.pool) : nullptr;
+    if (tm == nullptr || !cfg_.memory->attach_payload_ptr(pm, d.payload, d.payload_len, dpdk_memory_tx_only_)) {
+      if (pm != nullptr) rte_pktmbuf_free(pm);
+      if (tm != nullptr) rte_pktmbuf_free(tm);
+      zero_copy = false;  // fall back to a copy (counted) rather than fail the packet
+    } else {
+      auto* trailer = reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(tm, static_cast<std::uint16_t>(pad + 4)));
+      std::memset(trailer, 0, pad);
+      wire::icrc_store(trailer + pad, wire::icrc_compute_split(l3, l3_hdr_len, s.tmpl.ipv6, d.payload, d.payload_len, pad));
+      if (rte_pktmbuf_chain(m, pm) != 0 || rte_pktmbuf_chain(m, tm) != 0) {
+        rte_pktmbuf_free(m);
+        return 0;
+      }
+      ++c_.tx_zero_copy_frames;
+    }
+  }
+  if (!zero_copy) {
+    const std::uint32_t extra = d.payload_len + pad + wire::kIcrcBytes;
+    auto* p = reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(m, static_cast<std::uint16_t>(extra)));
+    if (p == nullptr) {
+      rte_pktmbuf_free(m);
+      return 0;
+    }
+    if (d.payload_len != 0) std::memcpy(p, d.payload, d.payload_len);
+    std::memset(p + d.payload_len, 0, pad);
+    if (inlined) {
+      ++c_.tx_inline_frames;
+      c_.tx_payload_bytes_inlined += d.payload_len;
+    } else {
+      c_.tx_payload_bytes_copied += d.payload_len;
+    }
+    wire::icrc_store(p + d.payload_len + pad, wire::icrc_compute(l3, l3_hdr_len + d.payload_len + pad, s.tmpl.ipv6));
+  }
+  c_.tx_payload_bytes += d.payload_len;
+  const std::uint32_t frame_bytes = m->pkt_len;
+  if (cfg_.capture != nullptr) cfg_.capture->capture(cfg_.port_id, cfg_.queue, &m, 1, CaptureDirection::kTx, now_tsc);
+  if (!tx_.push(m)) {
+    rte_pktmbuf_free(m);
+    ++c_.tx_backlog_drops;  // the QP's go-back-N recovers it
+  }
+  ++c_.tx_frames;
+  return frame_bytes;
+}
+
+void RcEndpoint::poll(std::uint64_t now_tsc) {
+  const std::uint64_t now = now_ns(now_tsc);
+  rx_now_tsc_ = now_tsc;
+  rte_mbuf* rx[32];
+  const std::uint16_t n = rte_eth_rx_burst(cfg_.port_id, cfg_.queue, rx, 32);
+  if (cfg_.capture != nullptr && n != 0) cfg_.capture->capture(cfg_.port_id, cfg_.queue, rx, n, CaptureDirection::kRx, now_tsc);
+  for (std::uint16_t i = 0; i < n; ++i) {
+    if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(rx[i + 1], void*));
+    // Frames a message view took stay alive; every other one is done with (the RC layer
+    // placed what it needed, as a NIC's DMA would).
+    if (!receive(rx[i], now)) rte_pktmbuf_free(rx[i]);
+  }
+  if (cfg_.counters != nullptr) cfg_.counters->rx_packets += n;
+  if (pfc_paused_ && now >= pfc_pause_until_ns_) account_pause(now);
+  const bool paced = cfg_.dcqcn_reaction_point;
+  if (paced && wheel_.size() != 0) {
+    // QPs whose send time came: their data may leave again.
+    std::uint32_t due[64];
+    for (int round = 0; round < 4; ++round) {
+      const std::uint32_t k = wheel_.poll(now_tsc, due, 64);
+      for (std::uint32_t i = 0; i < k; ++i) qps_[due[i]].paced_wait = false;
+      if (k < 64) break;
+    }
+  }
+  for (std::uint32_t i = 0; i < qps_.size(); ++i) {
+    QpSlot& s = qps_[i];
+    if (!s.qp || !s.connected) continue;
+    s.qp->on_timer(now);
+    if (pfc_paused_) continue;  // PFC holds our priority: nothing leaves, timers still run
+    if (paced && now >= s.rp.next_event_ns()) s.rp.advance(now);
+    rc::TxDescriptor d;
+    // Bounded per QP per iteration so one QP cannot starve the others or RX.
+    for (int k = 0; k < 32 && tx_.room() > 0 && s.qp->next_packet(now, d, !s.paced_wait); ++k) {
+      const std::uint32_t bytes = transmit(s, d, now_tsc);
+      if (bytes == 0) {
+        ++c_.tx_alloc_failures;  // the packet is lost locally; go-back-N resends it
+        break;
+      }
+      if (!paced || d.opcode == static_cast<std::uint8_t>(wire::Opcode::kAck)) continue;
+      // The pacer spaces data at the DCQCN rate in TSC cycles; the byte counter drives increases.
+      s.pacer.on_send(bytes, s.rp.rate_bps(), now_tsc);
+      s.rp.on_bytes_sent(bytes, now);
+      if (!s.pacer.may_send(now_tsc)) {
+        s.paced_wait = true;
+        wheel_.schedule(i, s.pacer.next_send_ticks());
+        ++c_.pacer_waits;
+      }
+    }
+  }
+  if (pfc_paused_) return;  // frames already batched wait for the pause to end
+  std::uint64_t bytes = 0;
+  const std::uint16_t sent = tx_.flush(cfg_.port_id, cfg_.queue, bytes);
+  if (cfg_.counters != nullptr) {
+    cfg_.counters->tx_packets += sent;
+    cfg_.counters->tx_bytes += bytes;
+  }
+}
+
+void RcEndpoint::finish() {
+  c_.tx_backlog_drops += tx_.drop_all();
+  for (auto& s : qps_)
+    if (s.qp) drop_views(s);
+}
+
+}  // namespace droce::engine

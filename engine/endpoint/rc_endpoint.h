@@ -1,0 +1,214 @@
+// RcEndpoint: the RC transport on one port queue — RX parse -> QP dispatch, QP output -> frames
+// with zero-copy payloads -> TxBatch, ACK timers; the engine side of protocols/rc.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <rte_mbuf.h>
+
+#include "engine/core/capture.h"
+#include "engine/core/counters.h"
+#include "engine/core/memory_region.h"
+#include "engine/endpoint/message_view.h"
+#include "engine/core/status.h"
+#include "engine/core/tx_batch.h"
+#include "protocols/dcqcn/notification_point.h"
+#include "protocols/dcqcn/pacer.h"
+#include "protocols/dcqcn/params.h"
+#include "protocols/dcqcn/reaction_point.h"
+#include "protocols/dcqcn/timing_wheel.h"
+#include "protocols/rc/rc_qp.h"
+#include "protocols/wire/build.h"
+
+namespace droce::engine {
+
+struct EndpointConfig {
+  std::uint16_t port_id = 0;
+  std::uint16_t queue = 0;
+  rte_mempool* pool = nullptr;        // header and trailer mbufs (and copies when not zero-copy)
+  MemoryRegistry* memory = nullptr;   // application memory: keys, bounds, extbuf attach
+  bool zero_copy_tx = true;           // attach payloads as external buffers (needs multi-seg TX)
+  // Payloads up to this many bytes are copied into the header mbuf instead (what verbs calls
+  // max_inline_data): for a small payload one copy and a one-pass ICRC cost less than the extbuf
+  // attach, two more mbufs and the split ICRC's combine step (callgrind: the combine alone was the
+  // largest single cost of a 64-byte SEND). 0: attach every payload.
+  std::uint32_t tx_inline_bytes = 256;
+  std::uint32_t qpn_base = 0x11;      // QPNs are base + index: the lookup is an array index
+  std::uint32_t max_qps = 64;
+  wire::L2L3Address local;
+  bool ipv6 = false;                  // RoCEv2 over IPv6 (addresses are 16 bytes) instead of IPv4
+  std::uint16_t vlan_id = 0;          // 0: untagged; else an 802.1Q tag with vlan_pcp
+  std::uint8_t vlan_pcp = 0;
+  std::uint8_t dscp = 0;
+  // Congestion control (DCQCN). The reaction point paces each QP's data at its DCQCN rate and
+  // cuts it on CNPs; the notification point answers CE-marked packets with CNPs. Data always
+  // leaves ECT(0) so that switches can mark it.
+  bool dcqcn_reaction_point = false;   // --cc dcqcn
+  bool dcqcn_notification_point = true;  // answer CE marks with CNPs (what RoCE NICs do by default)
+  dcqcn::DcqcnParams dcqcn = dcqcn::DcqcnParams::paper();  // line_rate_bps is the pacer's ceiling
+  // Idle credit a paced QP may bank, so a poll loop that runs late does not lose rate.
+  std::uint64_t pacer_burst_ns = 2'000;
+  // PFC (IEEE 802.1Qbb): the priority this endpoint's traffic uses (the VLAN PCP when tagged) and
+  // the link rate that converts pause quanta to time (0: the port's reported speed, else 10 Gb/s).
+  bool honour_pfc = true;
+  std::uint8_t pfc_priority = 3;
+  double pfc_link_bps = 0;
+  QueueCounters* counters = nullptr;  // optional: RX drops by reason, TX packets/bytes
+  PcapngCapture* capture = nullptr;   // optional: every frame sent and received, as on the wire
+};
+
+// Per-endpoint transport counters beyond the per-QP RC counters.
+struct EndpointCounters {
+  std::uint64_t tx_frames = 0;
+  std::uint64_t tx_zero_copy_frames = 0;  // payload attached, not copied
+  std::uint64_t tx_payload_bytes_copied = 0;  // copies that zero copy could not avoid (no multi-seg, foreign memory)
+  std::uint64_t tx_inline_frames = 0;         // payload at most tx_inline_bytes, copied on purpose
+  std::uint64_t tx_payload_bytes_inlined = 0;
+  std::uint64_t tx_payload_bytes = 0;
+  std::uint64_t tx_alloc_failures = 0;    // pool empty: packet stays queued in the QP (retried)
+  std::uint64_t tx_backlog_drops = 0;
+  std::uint64_t rx_frames = 0;
+  std::uint64_t rx_view_messages = 0;     // messages handed out as views (no copy)
+  std::uint64_t rx_view_bytes = 0;        // payload bytes handed out in views
+  std::uint64_t rx_view_bytes_copied = 0; // view payload copied because the frame was not one segment
+  std::uint64_t rx_view_drops = 0;        // view could not be built (pool empty): the QP is reset to error
+  std::uint64_t rx_linearized = 0;        // multi-segment frames copied to parse them
+  std::uint64_t rx_drops[wire::kDropReasonCount] = {};
+  // DCQCN, named like the Linux RDMA hw counters (mlx5 ethtool / rdma statistic).
+  std::uint64_t np_ecn_marked_roce_packets = 0;  // CE-marked RoCE packets received
+  std::uint64_t np_cnp_sent = 0;
+  std::uint64_t rp_cnp_handled = 0;    // CNPs that cut a QP's rate
+  std::uint64_t rp_cnp_ignored = 0;    // CNPs inside the cut-monitor period, or for a QP without DCQCN
+  std::uint64_t cnp_unknown_qp = 0;    // CNPs for a QPN we do not have (also in rx_drops unknown_qpn)
+  std::uint64_t cnp_tx_failures = 0;   // a CNP could not be sent (pool empty, backlog full)
+  std::uint64_t pacer_waits = 0;       // a QP had data but its DCQCN rate said wait
+  // PFC honoured on transmit.
+  std::uint64_t pfc_pause_frames = 0;  // PFC frames that paused (or extended a pause of) our priority
+  std::uint64_t pfc_resume_frames = 0; // XON: zero quanta for our priority
+  std::uint64_t pfc_other_frames = 0;  // MAC Control frames not for our priority (or not PFC)
+  std::uint64_t pfc_paused_ns = 0;     // time transmit was held by PFC
+};
+
+// The peer of a QP, given statically (labs, hardware peers) or learned out of band.
+struct RemoteQp {
+  wire::L2L3Address address;  // MAC and IP of the peer
+  std::uint32_t qpn = 0;      // its QP number (24 bits)
+  std::uint32_t psn = 0;      // the first PSN it sends (our expected PSN)
+};
+
+// The transport on one port queue and the API applications use, verbs-like:
+//   create_qp -> connect -> post_send / post_recv -> poll_cq
+// and a messaging layer on top: send_message (a registered buffer, a completion when the peer
+// acknowledged it) and receive_message / release (zero-copy views over the received frames, for
+// QPs created with rc::RecvMode::kMessageViews).
+// Single-threaded: everything runs on the thread that calls poll() (the worker lcore); other
+// threads go through QpChannel.
+class RcEndpoint {
+ public:
+  explicit RcEndpoint(const EndpointConfig& cfg);
+  ~RcEndpoint();
+  RcEndpoint(const RcEndpoint&) = delete;
+  RcEndpoint& operator=(const RcEndpoint&) = delete;
+
+  // ---- verbs-like control path ----
+  // Creates a QP (RESET -> INIT) from `attr` (PMTU, PSN, timers, depths, access, receive mode;
+  // attr.qpn is assigned here and returned in `qpn`).
+  [[nodiscard]] Status create_qp(rc::QpAttr attr, std::uint32_t& qpn);
+  // Connects it (INIT -> RTR -> RTS) to `remote`. Message-view QPs get their receive credits here.
+  [[nodiscard]] Status connect(std::uint32_t qpn, const RemoteQp& remote);
+  // Both at once, with the peer's QPN and first PSN taken from attr.dest_qpn and attr.rq_psn.
+  [[nodiscard]] Status create_qp(rc::QpAttr attr, const wire::L2L3Address& remote, rc::RcQp*& out);
+  // The QP's state and counters (nullptr for an unknown QPN).
+  [[nodiscard]] rc::RcQp* qp(std::uint32_t qpn);
+  // Moves the QP to ERROR: outstanding work completes flushed; held views stay valid.
+  [[nodiscard]] Status set_error(std::uint32_t qpn);
+
+  // ---- verbs-like data path ----
+  [[nodiscard]] Status post_send(std::uint32_t qpn, const rc::SendWr& wr);
+  [[nodiscard]] Status post_recv(std::uint32_t qpn, const rc::RecvWr& wr);
+  // Up to `max` completions of the QP; returns how many were written.
+  [[nodiscard]] unsigned poll_cq(std::uint32_t qpn, rc::Completion* out, unsigned max);
+
+  // ---- messaging ----
+  // Sends [buf, buf+len) — which must lie inside registered memory; it is not copied and must
+  // stay untouched until the completion with `wr_id` arrives from poll_cq.
+  [[nodiscard]] Status send_message(std::uint32_t qpn, const void* buf, std::uint32_t len, std::uint64_t wr_id,
+                                    const std::uint32_t* imm = nullptr);
+  // The next complete message of a message-view QP, in order; false when none is ready.
+  [[nodiscard]] bool receive_message(std::uint32_t qpn, MessageView& out);
+  // Gives the frames back and returns a receive credit to the QP (so the peer may send again).
+  void release(MessageView& view);
+  // Views handed out and not yet released (all QPs).
+  [[nodiscard]] std::uint64_t views_held() const { return views_held_; }
+
+  // One iteration: RX burst, timers, TX (as many packets as the backlog takes), flush.
+  void poll(std::uint64_t now_tsc);
+  // Frees everything pending (shutdown). Views the application still holds stay valid until it
+  // releases them (they are plain mbuf chains from the RX pool).
+  void finish();
+
+  [[nodiscard]] const EndpointCounters& counters() const { return c_; }
+  // A QP's DCQCN reaction point (rate, target, α, stages; nullptr for an unknown QPN). Its rate
+  // is what the pacer enforces when dcqcn_reaction_point is on.
+  [[nodiscard]] const dcqcn::DcqcnReactionPoint* dcqcn_state(std::uint32_t qpn);
+  // True while PFC holds our priority.
+  [[nodiscard]] bool pfc_paused() const { return pfc_paused_; }
+  [[nodiscard]] std::uint64_t now_ns(std::uint64_t tsc) const;
+  // Payload bytes copied per payload byte delivered, over all QPs (RX side): 0 for pure views,
+  // 1 for verbs receives and WRITEs (the one placement a NIC's DMA would also do).
+  [[nodiscard]] double rx_copies_per_byte() const;
+
+ private:
+  struct QpSlot {
+    std::unique_ptr<rc::RcQp> qp;
+    wire::HeaderTemplate tmpl;
+    std::uint16_t ip_id = 0;
+    bool connected = false;
+    // Message views: the message being assembled (payload-only chain) and finished ones, FIFO.
+    rte_mbuf* asm_head = nullptr;
+    rte_mbuf* asm_tail = nullptr;
+    std::vector<MessageView> ready;  // ring of rq_depth entries (credits bound it)
+    std::uint64_t ready_head = 0, ready_tail = 0;
+    std::uint32_t credit_bytes = 0;
+    // DCQCN: the sender's rate law and pacer, the receiver's CNP generator.
+    dcqcn::DcqcnReactionPoint rp{};
+    dcqcn::DcqcnNotificationPoint np{};
+    dcqcn::Pacer pacer{};
+    bool paced_wait = false;  // on the timing wheel until its next send time
+  };
+  QpSlot* slot(std::uint32_t qpn);
+  // True when the frame was kept (a view took it); false: the caller frees it.
+  bool receive(rte_mbuf* m, std::uint64_t now_ns);
+  bool keep_payload(QpSlot& s, rte_mbuf* m, const wire::PacketInfo& pi, const std::uint8_t* payload, bool linear);
+  void end_message(QpSlot& s, const wire::PacketInfo& pi);
+  void drop_views(QpSlot& s);
+  // Frame bytes handed to the TX batch; 0 when the frame could not be built.
+  std::uint32_t transmit(QpSlot& s, const rc::TxDescriptor& d, std::uint64_t now_tsc);
+  void drop(wire::DropReason r);
+  void on_cnp(const wire::PacketInfo& pi, std::uint64_t now_ns);
+  void send_cnp(QpSlot& s, std::uint64_t now_tsc);
+  void on_mac_control(const std::uint8_t* frame, std::uint32_t len, std::uint64_t now_ns);
+  void account_pause(std::uint64_t now_ns);
+
+  EndpointConfig cfg_;
+  bool multi_seg_ok_ = false;
+  bool dpdk_memory_tx_only_ = false;  // zero-copy only from DPDK memory (virtio_user)
+  std::vector<QpSlot> qps_;
+  TxBatch<1024> tx_;
+  EndpointCounters c_;
+  std::vector<std::uint8_t> scratch_;  // linearised multi-segment RX frames
+  double ns_per_tsc_ = 1.0;
+  std::uint64_t tsc_hz_ = 1;
+  // Paced QPs waiting for their send time, by slot index, in TSC cycles (1 µs buckets).
+  dcqcn::TimingWheel wheel_;
+  std::uint64_t rx_now_tsc_ = 0;  // the poll's TSC reading, for CNPs built on the RX path
+  double pfc_link_bps_ = 10e9;
+  bool pfc_paused_ = false;
+  std::uint64_t pfc_paused_since_ns_ = 0;
+  std::uint64_t pfc_pause_until_ns_ = 0;
+  std::uint64_t views_held_ = 0;
+};
+
+}  // namespace droce::engine

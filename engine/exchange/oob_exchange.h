@@ -1,0 +1,107 @@
+// Out-of-band connection exchange over TCP, byte-compatible with rdma-core's ibv_rc_pingpong
+// (libibverbs/examples/rc_pingpong.c): "LID:QPN:PSN:GID" as "%04x:%06x:%06x:%32 hex>" plus NUL.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "engine/core/status.h"
+
+namespace droce::engine {
+
+struct ConnInfo {
+  std::uint16_t lid = 0;      // 0 on RoCE
+  std::uint32_t qpn = 0;      // 24 bits
+  std::uint32_t psn = 0;      // 24 bits
+  std::uint8_t gid[16] = {};  // RoCEv2 over IPv4: ::ffff:a.b.c.d
+};
+
+inline constexpr std::size_t kRcPingpongMsgBytes = 52;  // 4+1+6+1+6+1+32 characters + NUL
+
+// GID helpers: IPv4-mapped IPv6 addresses are how RoCEv2 GIDs name IPv4 endpoints (GID index 1
+// on Linux rxe). ipv4_from_gid fails for a GID of another type (link-local, global IPv6).
+void gid_from_ipv4(const std::uint8_t ip[4], std::uint8_t gid[16]);
+[[nodiscard]] Status ipv4_from_gid(const std::uint8_t gid[16], std::uint8_t ip[4]);
+
+// Exactly n hex digits (either case) into v; false on anything else. Shared by the text formats.
+[[nodiscard]] bool parse_hex_digits(const std::uint8_t* p, std::size_t n, std::uint64_t& v);
+
+// The 52-byte message, NUL included.
+[[nodiscard]] std::string format_rc_pingpong(const ConnInfo& c);
+// Strict: exact length and layout, lowercase or uppercase hex only, values in range. The error
+// names the field that is wrong.
+[[nodiscard]] Status parse_rc_pingpong(const std::uint8_t* msg, std::size_t len, ConnInfo& out);
+
+// One TCP connection to the peer, kept for the whole run: the rc_pingpong exchange (once per QP),
+// then short text lines (droce's own messages: memory keys for WRITE/READ, the end-of-run
+// report). Every call has a deadline; the destructor closes the socket.
+class OobConnection {
+ public:
+  OobConnection() = default;
+  explicit OobConnection(int fd) : fd_(fd) {}
+  OobConnection(OobConnection&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  OobConnection& operator=(OobConnection&& o) noexcept;
+  OobConnection(const OobConnection&) = delete;
+  OobConnection& operator=(const OobConnection&) = delete;
+  ~OobConnection();
+
+  // Connects to host:port, retrying until `timeout_ms` while nobody listens yet.
+  [[nodiscard]] static Status connect(const std::string& host, std::uint16_t port, std::uint32_t timeout_ms,
+                                      OobConnection& out);
+  [[nodiscard]] bool is_open() const { return fd_ >= 0; }
+
+  // ibv_rc_pingpong's exchange, byte for byte (rdma-core pp_client_exch_dest/pp_server_exch_dest):
+  // the client sends its 52-byte info and reads the server's; then it writes "done" (5 bytes,
+  // NUL included), which the server waits for — the server has moved its QP to RTR/RTS by then.
+  [[nodiscard]] Status exchange_as_client(const ConnInfo& local, ConnInfo& peer, std::uint32_t timeout_ms);
+  // Server side in two steps so the QP can be connected between them, as rc_pingpong does:
+  // read the client's info, then (after connecting) answer and wait for "done".
+  [[nodiscard]] Status server_read_peer(ConnInfo& peer, std::uint32_t timeout_ms);
+  [[nodiscard]] Status server_answer(const ConnInfo& local, std::uint32_t timeout_ms);
+
+  // A line of text (no '\n' inside, at most 255 bytes); the receiver gets it without the '\n'.
+  [[nodiscard]] Status send_line(const std::string& line, std::uint32_t timeout_ms);
+  [[nodiscard]] Status recv_line(std::string& line, std::uint32_t timeout_ms);
+  // Non-blocking: true and the line when a whole one has arrived; `closed` when the peer hung up.
+  [[nodiscard]] bool poll_line(std::string& line, bool& closed);
+
+  // Raw bytes (perftest's binary exchange). send_bytes writes all n bytes in one send() where the
+  // socket takes them (perftest reads each message with a single read()). recv_bytes reads exactly
+  // n; while it waits it calls `idle` (the caller's poll loop: a READ responder must keep
+  // answering while its owner waits for a barrier) or, without one, sleeps in poll(). `closed`,
+  // when given, is set when the failure was the peer closing or resetting the connection.
+  [[nodiscard]] Status send_bytes(const void* buf, std::size_t n, std::uint32_t timeout_ms, const char* what);
+  [[nodiscard]] Status recv_bytes(void* buf, std::size_t n, std::uint32_t timeout_ms, const char* what,
+                                  const std::function<void()>& idle = {}, bool* closed = nullptr);
+  // Half-close: the peer reads end-of-file; we can still read what it sends.
+  void shutdown_send();
+
+ private:
+  // Reads exactly n bytes: first what poll_line() already took off the socket, then the socket.
+  [[nodiscard]] Status read_exact(std::uint8_t* buf, std::size_t n, std::chrono::steady_clock::time_point deadline,
+                                  const char* what);
+  int fd_ = -1;
+  std::string buffered_;
+};
+
+// Client side (what ibv_rc_pingpong does with a server name): connects to host:port — retrying
+// until `timeout_ms` while nobody listens yet — sends our info first, then reads the peer's, then
+// writes "done".
+[[nodiscard]] Status rc_pingpong_client(const std::string& host, std::uint16_t port, const ConnInfo& local,
+                                        ConnInfo& peer, std::uint32_t timeout_ms);
+// Server side: listens on `port` (0 = any; `bound_port` tells which), accepts clients within
+// a timeout; exchange() runs the whole rc_pingpong server side on one client and closes it.
+class RcPingpongServer {
+ public:
+  [[nodiscard]] Status listen(std::uint16_t port, std::uint16_t& bound_port);
+  [[nodiscard]] Status accept(std::uint32_t timeout_ms, OobConnection& out);
+  [[nodiscard]] Status exchange(const ConnInfo& local, ConnInfo& peer, std::uint32_t timeout_ms);
+  ~RcPingpongServer();
+
+ private:
+  int listen_fd_ = -1;
+};
+
+}  // namespace droce::engine

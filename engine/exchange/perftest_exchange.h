@@ -1,0 +1,131 @@
+// perftest 6.06's default out-of-band exchange ("Data ex. method : Ethernet", not rdma_cm), byte
+// for byte, so that ib_send_bw & co. can be either side against droce. Read from perftest's
+// perftest_communication.c (ctx_xchg_data, ctx_hand_shake, xchg_bw_reports, ctx_close_connection,
+// exchange_versions, check_sys_data, check_mtu) and checked against real captures
+// (tests/data/pcaps/*_bw.pcap, *_lat.pcap).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/exchange/oob_exchange.h"
+#include "engine/core/status.h"
+
+namespace droce::engine {
+
+inline constexpr char kPerftestVersion[] = "6.06";
+inline constexpr std::size_t kPerftestVersionBytes = 16;      // MAX_VERSION, NUL-padded
+inline constexpr double kPerftestOldestCompatible = 5.70;     // perftest refuses older peers
+inline constexpr std::size_t kPerftestKeyBytes = 108;         // KEY_MSG_SIZE_GID, NUL included
+inline constexpr std::uint32_t kPerftestCycleBuffer = 4096;   // what perftest sends: the page size
+inline constexpr std::uint32_t kPerftestCacheLine = 64;       // DEF_CACHE_LINE_SIZE
+inline constexpr std::uint16_t kPerftestOutReadsRead = 0x80;  // max_qp_rd_atom on rxe, sent by read tests
+
+// One QP's "pingpong_dest": what a key message carries.
+struct PerftestKeys {
+  std::uint16_t lid = 0;        // 0 on RoCE
+  std::uint16_t out_reads = 1;  // outstanding RDMA READs (1 unless the test reads)
+  std::uint32_t qpn = 0;        // 24 bits
+  std::uint32_t psn = 0;        // 24 bits
+  std::uint32_t rkey = 0;       // the buffer the peer may WRITE / READ (0 is legal for SEND)
+  std::uint64_t vaddr = 0;
+  std::uint8_t gid[16] = {};
+  std::uint32_t srqn = 0;       // XRC only; 0 here
+};
+
+// The BW report the two sides of write_bw/read_bw swap after the run (struct bw_report_data,
+// first five fields, each big-endian; doubles as their IEEE-754 bits).
+struct PerftestBwReport {
+  std::uint64_t size = 0;
+  std::uint64_t iters = 0;
+  double bw_peak = 0;
+  double bw_avg = 0;
+  double msg_rate = 0;
+};
+
+// What steps 1-4 settle: the peer's version, and values both sides then use (perftest takes the
+// larger cycle buffer and cache line, and the smaller MTU).
+struct PerftestPreamble {
+  std::string peer_version;
+  std::uint32_t cycle_buffer = kPerftestCycleBuffer;
+  std::uint32_t cache_line = kPerftestCacheLine;
+  std::uint32_t mtu = 1024;  // bytes
+};
+
+// ---- message formats (pure) ----
+[[nodiscard]] std::string format_perftest_version(const std::string& version = kPerftestVersion);  // 16 bytes
+// Strict: NUL-terminated inside the 16 bytes, "major.minor" digits, and at least 5.70.
+[[nodiscard]] Status parse_perftest_version(const std::uint8_t* msg, std::size_t len, std::string& version);
+[[nodiscard]] std::string format_be32(std::uint32_t v);  // sys data: int32, big-endian
+[[nodiscard]] std::uint32_t parse_be32(const std::uint8_t* p);
+// The MTU as perftest sends it: the IB enum (1=256 ... 5=4096) as a decimal string + NUL, 2 bytes.
+[[nodiscard]] std::string format_perftest_mtu(std::uint32_t mtu_bytes);
+[[nodiscard]] Status parse_perftest_mtu(const std::uint8_t* msg, std::size_t len, std::uint32_t& mtu_bytes);
+// "%04x:%04x:%06x:%06x:%08x:%016llx:" + 16 x "%02x:" + "%08x:" + NUL = 108 bytes.
+[[nodiscard]] std::string format_perftest_keys(const PerftestKeys& k);
+// Strict: exact length and layout, hex digits only, QPN non-zero; the error names the field.
+[[nodiscard]] Status parse_perftest_keys(const std::uint8_t* msg, std::size_t len, PerftestKeys& out);
+[[nodiscard]] std::string format_be64(std::uint64_t v);
+[[nodiscard]] std::uint64_t parse_be64(const std::uint8_t* p);
+[[nodiscard]] std::uint64_t double_bits(double d);
+[[nodiscard]] double bits_double(std::uint64_t bits);
+
+// ---- the sequence ----
+enum class PerftestTest { kSendBw, kWriteBw, kReadBw, kSendLat, kWriteLat, kReadLat };
+enum class PerftestRole { kClient, kServer };
+
+[[nodiscard]] const char* perftest_test_name(PerftestTest t);  // "send_bw", ...
+[[nodiscard]] bool perftest_is_bw(PerftestTest t);
+
+// One side of perftest's exchange on an open TCP connection. Every step has a deadline
+// (set_timeout); while a step waits for the peer it calls the idle function, so the caller's
+// transport keeps running (ACKs, retransmissions, READ responses) during barriers.
+// The counts below are those of perftest 6.06 for one run (k = one 108-byte key exchange,
+// q = QPs); the captures show them for q = 1:
+//   send_bw, send_lat   q k, [connect], k, q k  | per size: k before (+ k after, send_bw -a) | k, "done"
+//   write_bw, read_bw   q k, [connect], q k, k  | client's traffic | k, 5 x 8-byte report, k, "done"
+//   write_lat           k, q k, [connect], q k, k | traffic | nothing (the sockets just close)
+//   read_lat            k, q k, [connect], q k, k | client's traffic | k, "done"
+// The duration mode (-D) sends the same messages: only the traffic phase changes.
+class PerftestSession {
+ public:
+  PerftestSession(OobConnection& conn, PerftestRole role, std::uint32_t timeout_ms)
+      : conn_(conn), role_(role), timeout_ms_(timeout_ms) {}
+  void set_timeout(std::uint32_t ms) { timeout_ms_ = ms; }
+  void set_idle(std::function<void()> idle) { idle_ = std::move(idle); }
+  [[nodiscard]] PerftestRole role() const { return role_; }
+
+  // ctx_xchg_data: the client writes then reads, the server reads then writes, n bytes each way.
+  [[nodiscard]] Status exchange(const void* mine, void* theirs, std::size_t n, const char* what);
+  // Steps 1-4: version (16), cycle buffer (4), cache line (4), MTU (2).
+  [[nodiscard]] Status preamble(std::uint32_t local_mtu, PerftestPreamble& out);
+  // ctx_hand_shake: one key exchange.
+  [[nodiscard]] Status handshake(const PerftestKeys& mine, PerftestKeys& theirs);
+  // xchg_bw_reports: five 8-byte exchanges (size, iters, peak, average, message rate).
+  [[nodiscard]] Status exchange_bw_report(const PerftestBwReport& mine, PerftestBwReport& theirs);
+  // ctx_close_connection: a key exchange, then "done" (5 bytes with the NUL) each way.
+  [[nodiscard]] Status close(const PerftestKeys& mine);
+
+  // Everything before the traffic. `connect_qps` runs where perftest moves its QPs to RTR/RTS,
+  // with the peer's keys (one per QP) filled in.
+  [[nodiscard]] Status connect(PerftestTest t, const std::vector<PerftestKeys>& mine, std::vector<PerftestKeys>& theirs,
+                               const std::function<Status()>& connect_qps);
+  // Around each message size's traffic (-a runs every size; otherwise there is one).
+  [[nodiscard]] Status before_size(PerftestTest t, const PerftestKeys& mine);
+  [[nodiscard]] Status after_size(PerftestTest t, bool all_sizes, const PerftestKeys& mine);
+  // After the traffic: the end barrier, the BW reports (write_bw/read_bw: `theirs` gets the peer's),
+  // and the close.
+  [[nodiscard]] Status finish(PerftestTest t, const PerftestKeys& mine, const PerftestBwReport& report,
+                              PerftestBwReport& theirs);
+
+ private:
+  OobConnection& conn_;
+  PerftestRole role_;
+  std::uint32_t timeout_ms_;
+  std::function<void()> idle_;
+};
+
+}  // namespace droce::engine
