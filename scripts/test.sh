@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds droce twice (gcc release-with-asserts, clang ASan+UBSan with the fuzz targets) and runs
-# every test suite in both; ends with one "N passed, N failed" line. Exit status 0 only if all pass.
+# every test suite in both, and the demo (scripts/demo.sh --short) on the gcc build; ends with one
+# "N passed, N failed" line. Exit status 0 only if all pass.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,15 +43,32 @@ run_build() {
 
 # The Soft-RoCE interop suite (a QEMU guest, several minutes) runs once, in the gcc build.
 run_build "gcc build" build "" -Dbuildtype=debugoptimized -Dfuzz=false
+
+# The README's first command, in its short mode, on the gcc build: it must run to its end.
+demo_failures=0
+demo_passed=0
+if [ -f build/build.ninja ]; then
+  echo "== scripts/demo.sh --short (the README's first command) =="
+  if DROCE_SKIP_SETUP=1 timeout 900 bash scripts/demo.sh --short > build/demo.log 2>&1; then
+    echo "demo: ran to its end (log: build/demo.log)"
+    demo_passed=1
+  else
+    echo "demo: FAILED, last lines of build/demo.log:"
+    tail -n 30 build/demo.log | sed 's/^/  /'
+    demo_failures=1
+    status=1
+  fi
+fi
 CC=clang CXX=clang++ run_build "clang ASan+UBSan build" build-asan "--no-suite interop" \
   -Dbuildtype=debug -Db_sanitize=address,undefined -Db_lundef=false -Dbench=false \
   -Dfuzz=true -Dfuzz_seconds="$FUZZ_SECONDS"
 
 # One summary over both builds, from meson's machine-readable logs.
-BUILD_FAILURES=$build_failures python3 - "${builds[@]}" <<'PY'
+BUILD_FAILURES=$((build_failures + demo_failures)) DEMO_PASSED=$demo_passed python3 - "${builds[@]}" <<'PY'
 import json, os, sys
-passed = skipped = 0
-failed = int(os.environ.get("BUILD_FAILURES", "0"))  # a build that failed counts as a failed test
+skipped = 0
+failed = int(os.environ.get("BUILD_FAILURES", "0"))  # a failed build or demo counts as a failed test
+passed = int(os.environ.get("DEMO_PASSED", "0"))  # the demo ran to its end
 for d in sys.argv[1:]:
     try:
         lines = open(f"{d}/meson-logs/testlog.json").read().splitlines()

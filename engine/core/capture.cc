@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include <rte_errno.h>
+#include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
@@ -19,7 +20,7 @@ namespace droce::engine {
 PcapngCapture::~PcapngCapture() { close(); }
 
 std::string PcapngCapture::open(const std::string& path, std::uint32_t snaplen, std::uint32_t pool_mbufs) {
-  if (handle_ != nullptr) return "capture already open";
+  if (open_) return "capture already open";
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) return "cannot open capture file " + path + ": " + std::strerror(errno);
   snaplen_ = snaplen == 0 ? UINT32_MAX : snaplen;
@@ -34,20 +35,39 @@ std::string PcapngCapture::open(const std::string& path, std::uint32_t snaplen, 
     fd_ = -1;
     return std::string("cannot create capture mbuf pool: ") + rte_strerror(rte_errno);
   }
-  handle_ = rte_pcapng_fdopen(fd_, nullptr, nullptr, "droce", nullptr);
-  if (handle_ == nullptr) {
-    rte_mempool_free(pool_);
-    pool_ = nullptr;
-    ::close(fd_);
-    fd_ = -1;
-    return std::string("cannot start pcapng file: ") + rte_strerror(rte_errno);
-  }
+  open_ = true;
   return {};
+}
+
+bool PcapngCapture::start_section() {
+  if (handle_ != nullptr) return true;
+  // rte_pcapng_fdopen writes one interface block per port in RTE_ETH_FOREACH_DEV order, and
+  // rte_pcapng_copy names a frame's interface by its port id: the two agree for ports 0..n-1
+  // without gaps, which is what is recorded here.
+  std::uint16_t n = 0;
+  std::uint16_t port = 0;
+  RTE_ETH_FOREACH_DEV(port) {
+    if (port != n) break;
+    ++n;
+  }
+  handle_ = rte_pcapng_fdopen(fd_, nullptr, nullptr, "droce", nullptr);
+  if (handle_ == nullptr) return false;
+  interfaces_ = n;
+  return true;
 }
 
 void PcapngCapture::capture(std::uint16_t port, std::uint16_t queue, rte_mbuf* const* pkts, std::uint16_t n,
                             CaptureDirection dir, std::uint64_t tsc) {
-  if (handle_ == nullptr) return;
+  if (!open_) return;
+  if (!start_section()) {
+    dropped_ += n;
+    return;
+  }
+  if (port >= interfaces_) {
+    dropped_ += n;
+    unknown_port_ += n;
+    return;
+  }
   const auto d = dir == CaptureDirection::kRx ? RTE_PCAPNG_DIRECTION_IN : RTE_PCAPNG_DIRECTION_OUT;
   for (std::uint16_t i = 0; i < n; ++i) {
     rte_mbuf* copy = rte_pcapng_copy(port, queue, pkts[i], pool_, snaplen_, tsc, d);
@@ -73,9 +93,15 @@ void PcapngCapture::flush() {
 }
 
 void PcapngCapture::close() {
-  if (handle_ == nullptr) return;
+  if (!open_) return;
+  open_ = false;
   flush();
-  rte_pcapng_close(handle_);  // closes fd_ as well
+  // A capture that saw no frame still ends as a valid file: section and interfaces, no packets.
+  if (start_section()) {
+    rte_pcapng_close(handle_);  // closes fd_ as well
+  } else {
+    ::close(fd_);
+  }
   handle_ = nullptr;
   fd_ = -1;
   rte_mempool_free(pool_);

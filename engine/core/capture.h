@@ -23,11 +23,13 @@ class PcapngCapture {
   PcapngCapture(const PcapngCapture&) = delete;
   PcapngCapture& operator=(const PcapngCapture&) = delete;
 
-  // Opens (truncates) `path`. Every ethdev port that exists now is recorded as an interface,
-  // so open after the ports are created. `snaplen` 0 captures whole frames. Returns an error
-  // message, empty on success.
+  // Opens (truncates) `path`. The pcapng section and its interface blocks are written when the
+  // first frame is captured (or at close), because rte_pcapng records only the ethdev ports that
+  // exist at that moment and a frame's interface index is its port id: a lab whose ports are
+  // made after the capture is opened (droce-gen's loopback) still gets a file tshark reads.
+  // `snaplen` 0 captures whole frames. Returns an error message, empty on success.
   [[nodiscard]] std::string open(const std::string& path, std::uint32_t snaplen = 0, std::uint32_t pool_mbufs = 4095);
-  [[nodiscard]] bool is_open() const { return handle_ != nullptr; }
+  [[nodiscard]] bool is_open() const { return open_; }
 
   // Records `n` frames seen on (port, queue) at TSC time `tsc`. Copies that cannot be made
   // (pool exhausted) are counted in dropped(), never block.
@@ -38,10 +40,17 @@ class PcapngCapture {
 
   [[nodiscard]] std::uint64_t captured() const { return captured_; }
   [[nodiscard]] std::uint64_t dropped() const { return dropped_; }
+  // Frames from a port that did not exist when the interface blocks were written (counted in
+  // dropped() too): recording them would name an interface the file does not have.
+  [[nodiscard]] std::uint64_t unknown_port() const { return unknown_port_; }
 
  private:
   static constexpr std::uint16_t kBatch = 32;
-  rte_pcapng* handle_ = nullptr;
+  [[nodiscard]] bool start_section();
+
+  bool open_ = false;
+  rte_pcapng* handle_ = nullptr;   // made by start_section(), at the first frame or at close
+  std::uint16_t interfaces_ = 0;   // ports 0..interfaces_-1 have interface blocks
   rte_mempool* pool_ = nullptr;
   int fd_ = -1;
   std::uint32_t snaplen_ = 0;
@@ -49,6 +58,7 @@ class PcapngCapture {
   std::uint16_t npending_ = 0;
   std::uint64_t captured_ = 0;
   std::uint64_t dropped_ = 0;
+  std::uint64_t unknown_port_ = 0;
 };
 
 }  // namespace droce::engine
