@@ -42,7 +42,7 @@ run_build() {
 }
 
 # The Soft-RoCE interop suite (a QEMU guest, several minutes) runs once, in the gcc build.
-run_build "gcc build" build "" -Dbuildtype=debugoptimized -Dfuzz=false
+run_build "gcc build" build "" -Dbuildtype=debugoptimized -Dwerror=true -Dfuzz=false
 
 # The README's first command, in its short mode, on the gcc build: it must run to its end.
 demo_failures=0
@@ -60,7 +60,7 @@ if [ -f build/build.ninja ]; then
   fi
 fi
 CC=clang CXX=clang++ run_build "clang ASan+UBSan build" build-asan "--no-suite interop" \
-  -Dbuildtype=debug -Db_sanitize=address,undefined -Db_lundef=false -Dbench=false \
+  -Dbuildtype=debug -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dbench=false \
   -Dfuzz=true -Dfuzz_seconds="$FUZZ_SECONDS"
 
 # One summary over both builds, from meson's machine-readable logs.
