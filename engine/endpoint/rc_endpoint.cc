@@ -526,31 +526,8 @@ void RcEndpoint::poll(std::uint64_t now_tsc) {
       if (k < 64) break;
     }
   }
-  for (std::uint32_t i = 0; i < qps_.size(); ++i) {
-    QpSlot& s = qps_[i];
-    if (!s.qp || !s.connected) continue;
-    s.qp->on_timer(now);
-    if (pfc_paused_) continue;  // PFC holds our priority: nothing leaves, timers still run
-    if (paced && now >= s.rp.next_event_ns()) s.rp.advance(now);
-    rc::TxDescriptor d;
-    // Bounded per QP per iteration so one QP cannot starve the others or RX.
-    for (int k = 0; k < 32 && tx_.room() > 0 && s.qp->next_packet(now, d, !s.paced_wait); ++k) {
-      const std::uint32_t bytes = transmit(s, d, now_tsc);
-      if (bytes == 0) {
-        ++c_.tx_alloc_failures;  // the packet is lost locally; go-back-N resends it
-        break;
-      }
-      if (!paced || d.opcode == static_cast<std::uint8_t>(wire::Opcode::kAck)) continue;
-      // The pacer spaces data at the DCQCN rate in TSC cycles; the byte counter drives increases.
-      s.pacer.on_send(bytes, s.rp.rate_bps(), now_tsc);
-      s.rp.on_bytes_sent(bytes, now);
-      if (!s.pacer.may_send(now_tsc)) {
-        s.paced_wait = true;
-        wheel_.schedule(i, s.pacer.next_send_ticks());
-        ++c_.pacer_waits;
-      }
-    }
-  }
+  run_timers(now);
+  if (!pfc_paused_) transmit_round_robin(now, now_tsc);
   if (pfc_paused_) return;  // frames already batched wait for the pause to end
   std::uint64_t bytes = 0;
   const std::uint16_t sent = tx_.flush(cfg_.port_id, cfg_.queue, bytes);
@@ -558,6 +535,60 @@ void RcEndpoint::poll(std::uint64_t now_tsc) {
     cfg_.counters->tx_packets += sent;
     cfg_.counters->tx_bytes += bytes;
   }
+}
+
+// Every connected QP's timers run every poll, whatever transmit does (a full backlog, PFC).
+// DCQCN's rate timers are held with transmit while PFC pauses it, as before.
+void RcEndpoint::run_timers(std::uint64_t now) {
+  const bool rate_timers = cfg_.dcqcn_reaction_point && !pfc_paused_;
+  for (QpSlot& s : qps_) {
+    if (!s.qp || !s.connected) continue;
+    s.qp->on_timer(now);
+    if (rate_timers && now >= s.rp.next_event_ns()) s.rp.advance(now);
+  }
+}
+
+// One pass over the QPs starting where the last one was cut short: a QP whose turn the full TX
+// backlog ended goes first next time, so the low-numbered QPs cannot keep the backlog to
+// themselves while the others' ACK timers run out (with 64 busy QPs the later ones never sent).
+void RcEndpoint::transmit_round_robin(std::uint64_t now, std::uint64_t now_tsc) {
+  const auto count = static_cast<std::uint32_t>(qps_.size());
+  if (count == 0) return;
+  std::uint32_t i = tx_next_ < count ? tx_next_ : 0;
+  for (std::uint32_t visited = 0; visited < count; ++visited, i = i + 1 == count ? 0 : i + 1) {
+    if (!transmit_turn(i, now, now_tsc)) {
+      tx_next_ = i;
+      return;
+    }
+  }
+}
+
+bool RcEndpoint::transmit_turn(std::uint32_t i, std::uint64_t now, std::uint64_t now_tsc) {
+  QpSlot& s = qps_[i];
+  if (!s.qp || !s.connected) return true;
+  if (tx_.room() == 0) return false;
+  const bool paced = cfg_.dcqcn_reaction_point;
+  rc::TxDescriptor d;
+  // Bounded per QP per poll so one QP cannot starve the others or RX.
+  for (int k = 0; k < 32; ++k) {
+    if (tx_.room() == 0) return false;
+    if (!s.qp->next_packet(now, d, !s.paced_wait)) return true;
+    const std::uint32_t bytes = transmit(s, d, now_tsc);
+    if (bytes == 0) {
+      ++c_.tx_alloc_failures;  // the packet is lost locally; go-back-N resends it
+      return true;
+    }
+    if (!paced || d.opcode == static_cast<std::uint8_t>(wire::Opcode::kAck)) continue;
+    // The pacer spaces data at the DCQCN rate in TSC cycles; the byte counter drives increases.
+    s.pacer.on_send(bytes, s.rp.rate_bps(), now_tsc);
+    s.rp.on_bytes_sent(bytes, now);
+    if (!s.pacer.may_send(now_tsc)) {
+      s.paced_wait = true;
+      wheel_.schedule(i, s.pacer.next_send_ticks());
+      ++c_.pacer_waits;
+    }
+  }
+  return true;
 }
 
 void RcEndpoint::finish() {

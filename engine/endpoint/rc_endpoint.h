@@ -187,6 +187,10 @@ class RcEndpoint {
   // Frame bytes handed to the TX batch; 0 when the frame could not be built.
   std::uint32_t transmit(QpSlot& s, const rc::TxDescriptor& d, std::uint64_t now_tsc);
   void drop(wire::DropReason r);
+  void run_timers(std::uint64_t now);
+  void transmit_round_robin(std::uint64_t now, std::uint64_t now_tsc);
+  // Sends up to one turn of the QP's packets; false when the TX backlog filled during its turn.
+  bool transmit_turn(std::uint32_t i, std::uint64_t now, std::uint64_t now_tsc);
   void on_cnp(const wire::PacketInfo& pi, std::uint64_t now_ns);
   void send_cnp(QpSlot& s, std::uint64_t now_tsc);
   void on_mac_control(const std::uint8_t* frame, std::uint32_t len, std::uint64_t now_ns);
@@ -196,6 +200,9 @@ class RcEndpoint {
   bool multi_seg_ok_ = false;
   bool dpdk_memory_tx_only_ = false;  // zero-copy only from DPDK memory (virtio_user)
   std::vector<QpSlot> qps_;
+  // Transmit starts each poll at the QP whose turn the last poll cut short (the TX backlog
+  // filled), so every QP gets its turn however busy the low-numbered ones are.
+  std::uint32_t tx_next_ = 0;
   TxBatch<1024> tx_;
   EndpointCounters c_;
   std::vector<std::uint8_t> scratch_;  // linearised multi-segment RX frames
