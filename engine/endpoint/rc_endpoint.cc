@@ -117,6 +117,7 @@ Status RcEndpoint::connect(std::uint32_t qpn, const RemoteQp& remote) {
   tc.pkey = attr.pkey;
   tc.udp_src_port = wire::roce_udp_src_port(attr.qpn, remote.qpn);
   s->tmpl = wire::HeaderTemplate::make(tc);
+  s->peer = remote.address;
   s->connected = true;
   // A new flow starts at line rate (DCQCN has no slow start).
   s->rp.reset(cfg_.dcqcn, now_ns(rte_rdtsc()));
@@ -232,6 +233,38 @@ void RcEndpoint::drop(wire::DropReason r) {
   if (cfg_.counters != nullptr) ++cfg_.counters->rx_drops[static_cast<std::size_t>(r)];
 }
 
+// A connected QP takes packets only from the path it was connected on (IBTA §9.6: the
+// responder validates the packet's addresses against the QP context). RoCEv2's path is the GID
+// pair, i.e. the IP addresses: without this a frame with the right QPN and PSN from anywhere is
+// executed, ACKed to the real peer, and delivered.
+//  - Source IP: the connected peer's. Destination IP: ours. A frame of the other IP family than
+//    this endpoint's cannot be addressed to us (wrong_dest_ip).
+//  - Destination MAC: ours, unless the port runs promiscuous (the apps do, because their peers
+//    may address us by the lab rule's MAC rather than the port's; there the IP checks carry it).
+//  - Source MAC: not checked. RoCEv2 is routed: an L3 hop rewrites the source MAC to its own,
+//    so a frame from the right peer may carry any router's MAC. droce-switch (engine/lab/
+//    lab_switch) picks the egress port by IPv4 route but forwards the frame unchanged, so
+//    through it the source MAC happens to be the peer's; a real router's would not be, and the
+//    peer's identity is its IP either way (rxe and RoCE NICs identify the peer by GID too).
+//  - VLAN: not checked. The tag belongs to the link (a router re-tags between VLANs); where a
+//    tag must be enforced, that is the port's VLAN filter.
+wire::DropReason RcEndpoint::check_addresses(const QpSlot& s, const wire::PacketInfo& pi) const {
+  const std::size_t ip_bytes = cfg_.ipv6 ? 16 : 4;
+  if (pi.ipv6 != cfg_.ipv6 || std::memcmp(pi.dst_ip, cfg_.local.ip, ip_bytes) != 0) return wire::DropReason::kWrongDestIp;
+  if (std::memcmp(pi.src_ip, s.peer.ip, ip_bytes) != 0) return wire::DropReason::kWrongSourceIp;
+  if (!rx_promiscuous_ && std::memcmp(pi.dst_mac, cfg_.local.mac, 6) != 0) return wire::DropReason::kWrongDestMac;
+  return wire::DropReason::kNone;
+}
+
+// Requests of any length go to the QP: the responder's length rules (§9.7.5.1.6) answer an
+// over-PMTU request with a NAK invalid request at once, so a peer configured with a larger PMTU
+// fails at once instead of retrying into a timeout. A response larger than our PMTU answers
+// nothing we asked (the completer would discard it too) and is dropped here, counted.
+wire::DropReason RcEndpoint::check_response_length(const QpSlot& s, const wire::PacketInfo& pi) const {
+  if (!pi.op().is_request && pi.payload_len > s.qp->attr().pmtu) return wire::DropReason::kPayloadOverPmtu;
+  return wire::DropReason::kNone;
+}
+
 // A CNP addresses the QP that sent the marked data: ours (Annex A17.9.3). Its rate law decides
 // whether it cuts (rp_cnp_handled) or falls inside the cut-monitor period (rp_cnp_ignored).
 void RcEndpoint::on_cnp(const wire::PacketInfo& pi, std::uint64_t now_ns) {
@@ -243,6 +276,12 @@ void RcEndpoint::on_cnp(const wire::PacketInfo& pi, std::uint64_t now_ns) {
   }
   if (!cfg_.dcqcn_reaction_point || !s->connected) {
     ++c_.rp_cnp_ignored;
+    return;
+  }
+  // A CNP cuts the QP's rate: only its peer may send one. (Its P_Key is not checked: a CNP
+  // executes nothing on the QP's data.)
+  if (const wire::DropReason r = check_addresses(*s, pi); r != wire::DropReason::kNone) {
+    drop(r);
     return;
   }
   const std::uint64_t handled = s->rp.state().rp_cnp_handled;
@@ -379,7 +418,8 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
   if (!linear) {
     // PMTU 4096 over small mbufs arrives chained: parse a linear copy (counted).
     if (m->pkt_len > scratch_.size()) {
-      drop(wire::DropReason::kPayloadOverPmtu);
+      // More than any PMTU (4096) plus headers: larger than the buffer we linearise into.
+      drop(wire::DropReason::kFrameTooLong);
       return false;
     }
     data = static_cast<const std::uint8_t*>(rte_pktmbuf_read(m, 0, m->pkt_len, scratch_.data()));
@@ -410,8 +450,18 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
     drop(wire::DropReason::kQpNotReady);
     return false;
   }
-  if (pi.payload_len > q->attr().pmtu) {
-    drop(wire::DropReason::kPayloadOverPmtu);
+  if (const wire::DropReason r = check_addresses(*s, pi); r != wire::DropReason::kNone) {
+    drop(r);
+    return false;
+  }
+  // §10.9.3: the BTH P_Key must match the QP's partition (0xFFFF, the default full member,
+  // matches only 0x7FFF/0xFFFF); a packet of another partition is silently dropped (counted).
+  if (cfg_.check_pkey && !wire::pkey_matches(pi.pkey, q->attr().pkey)) {
+    drop(wire::DropReason::kWrongPkey);
+    return false;
+  }
+  if (const wire::DropReason r = check_response_length(*s, pi); r != wire::DropReason::kNone) {
+    drop(r);
     return false;
   }
   // Notification point: a CE mark means a queue built up on the way here; tell the sender's QP,
@@ -507,6 +557,7 @@ void RcEndpoint::poll(std::uint64_t now_tsc) {
   rx_now_tsc_ = now_tsc;
   rte_mbuf* rx[32];
   const std::uint16_t n = rte_eth_rx_burst(cfg_.port_id, cfg_.queue, rx, 32);
+  if (n != 0) rx_promiscuous_ = cfg_.promiscuous || rte_eth_promiscuous_get(cfg_.port_id) == 1;
   if (cfg_.capture != nullptr && n != 0) cfg_.capture->capture(cfg_.port_id, cfg_.queue, rx, n, CaptureDirection::kRx, now_tsc);
   for (std::uint16_t i = 0; i < n; ++i) {
     if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(rx[i + 1], void*));
