@@ -220,6 +220,7 @@ int main(int argc, char** argv) {
     ec.pool = pool.get();
     ec.memory = &own_mem;
     ec.max_qps = 1;
+    ec.promiscuous = pc.promiscuous;  // peers may address us by the lab rule's MAC
     std::uint8_t ip[4] = {10, 0, 0, static_cast<std::uint8_t>(server ? 2 : 1)};
     if (!o.local_ip.empty()) (void)parse_ipv4(o.local_ip, ip);  // validated by the parser
     const rte_ether_addr port_mac = port->mac();

@@ -176,6 +176,7 @@ int main(int argc, char** argv) {
     ec.memory = st.memory.get();
     ec.qpn_base = opt.local_qpn;
     ec.max_qps = opt.qps;
+    ec.promiscuous = pc.promiscuous;  // peers may address us by the lab rule's MAC
     ec.capture = opt.pcap.empty() ? nullptr : &capture;
     ec.dcqcn_reaction_point = opt.cc == "dcqcn";
     ec.dcqcn = opt.dcqcn;

@@ -114,6 +114,7 @@ int main(int argc, char** argv) {
   ec.pool = pool.get();
   ec.memory = &memory;
   ec.max_qps = opt.qps;
+  ec.promiscuous = pc.promiscuous;  // peers may address us by the lab rule's MAC
   ec.local = lab_address(local_ip, mac_buf);
   RcEndpoint ep(ec);
   std::unique_ptr<LinkImpairment> impairment;

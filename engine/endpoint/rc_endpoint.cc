@@ -117,6 +117,7 @@ Status RcEndpoint::connect(std::uint32_t qpn, const RemoteQp& remote) {
   tc.pkey = attr.pkey;
   tc.udp_src_port = wire::roce_udp_src_port(attr.qpn, remote.qpn);
   s->tmpl = wire::HeaderTemplate::make(tc);
+  s->peer = remote.address;
   s->connected = true;
   // A new flow starts at line rate (DCQCN has no slow start).
   s->rp.reset(cfg_.dcqcn, now_ns(rte_rdtsc()));
@@ -232,6 +233,38 @@ void RcEndpoint::drop(wire::DropReason r) {
   if (cfg_.counters != nullptr) ++cfg_.counters->rx_drops[static_cast<std::size_t>(r)];
 }
 
+// A connected QP takes packets only from the path it was connected on (IBTA §9.6: the
+// responder validates the packet's addresses against the QP context). RoCEv2's path is the GID
+// pair, i.e. the IP addresses: without this a frame with the right QPN and PSN from anywhere is
+// executed, ACKed to the real peer, and delivered.
+//  - Source IP: the connected peer's. Destination IP: ours. A frame of the other IP family than
+//    this endpoint's cannot be addressed to us (wrong_dest_ip).
+//  - Destination MAC: ours, unless the port runs promiscuous (the apps do, because their peers
+//    may address us by the lab rule's MAC rather than the port's; there the IP checks carry it).
+//  - Source MAC: not checked. RoCEv2 is routed: an L3 hop rewrites the source MAC to its own,
+//    so a frame from the right peer may carry any router's MAC. droce-switch (engine/lab/
+//    lab_switch) picks the egress port by IPv4 route but forwards the frame unchanged, so
+//    through it the source MAC happens to be the peer's; a real router's would not be, and the
+//    peer's identity is its IP either way (rxe and RoCE NICs identify the peer by GID too).
+//  - VLAN: not checked. The tag belongs to the link (a router re-tags between VLANs); where a
+//    tag must be enforced, that is the port's VLAN filter.
+wire::DropReason RcEndpoint::check_addresses(const QpSlot& s, const wire::PacketInfo& pi) const {
+  const std::size_t ip_bytes = cfg_.ipv6 ? 16 : 4;
+  if (pi.ipv6 != cfg_.ipv6 || std::memcmp(pi.dst_ip, cfg_.local.ip, ip_bytes) != 0) return wire::DropReason::kWrongDestIp;
+  if (std::memcmp(pi.src_ip, s.peer.ip, ip_bytes) != 0) return wire::DropReason::kWrongSourceIp;
+  if (!rx_promiscuous_ && std::memcmp(pi.dst_mac, cfg_.local.mac, 6) != 0) return wire::DropReason::kWrongDestMac;
+  return wire::DropReason::kNone;
+}
+
+// Requests of any length go to the QP: the responder's length rules (§9.7.5.1.6) answer an
+// over-PMTU request with a NAK invalid request at once, so a peer configured with a larger PMTU
+// fails at once instead of retrying into a timeout. A response larger than our PMTU answers
+// nothing we asked (the completer would discard it too) and is dropped here, counted.
+wire::DropReason RcEndpoint::check_response_length(const QpSlot& s, const wire::PacketInfo& pi) const {
+  if (!pi.op().is_request && pi.payload_len > s.qp->attr().pmtu) return wire::DropReason::kPayloadOverPmtu;
+  return wire::DropReason::kNone;
+}
+
 // A CNP addresses the QP that sent the marked data: ours (Annex A17.9.3). Its rate law decides
 // whether it cuts (rp_cnp_handled) or falls inside the cut-monitor period (rp_cnp_ignored).
 void RcEndpoint::on_cnp(const wire::PacketInfo& pi, std::uint64_t now_ns) {
@@ -243,6 +276,12 @@ void RcEndpoint::on_cnp(const wire::PacketInfo& pi, std::uint64_t now_ns) {
   }
   if (!cfg_.dcqcn_reaction_point || !s->connected) {
     ++c_.rp_cnp_ignored;
+    return;
+  }
+  // A CNP cuts the QP's rate: only its peer may send one. (Its P_Key is not checked: a CNP
+  // executes nothing on the QP's data.)
+  if (const wire::DropReason r = check_addresses(*s, pi); r != wire::DropReason::kNone) {
+    drop(r);
     return;
   }
   const std::uint64_t handled = s->rp.state().rp_cnp_handled;
@@ -379,7 +418,8 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
   if (!linear) {
     // PMTU 4096 over small mbufs arrives chained: parse a linear copy (counted).
     if (m->pkt_len > scratch_.size()) {
-      drop(wire::DropReason::kPayloadOverPmtu);
+      // More than any PMTU (4096) plus headers: larger than the buffer we linearise into.
+      drop(wire::DropReason::kFrameTooLong);
       return false;
     }
     data = static_cast<const std::uint8_t*>(rte_pktmbuf_read(m, 0, m->pkt_len, scratch_.data()));
@@ -410,8 +450,18 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
     drop(wire::DropReason::kQpNotReady);
     return false;
   }
-  if (pi.payload_len > q->attr().pmtu) {
-    drop(wire::DropReason::kPayloadOverPmtu);
+  if (const wire::DropReason r = check_addresses(*s, pi); r != wire::DropReason::kNone) {
+    drop(r);
+    return false;
+  }
+  // §10.9.3: the BTH P_Key must match the QP's partition (0xFFFF, the default full member,
+  // matches only 0x7FFF/0xFFFF); a packet of another partition is silently dropped (counted).
+  if (cfg_.check_pkey && !wire::pkey_matches(pi.pkey, q->attr().pkey)) {
+    drop(wire::DropReason::kWrongPkey);
+    return false;
+  }
+  if (const wire::DropReason r = check_response_length(*s, pi); r != wire::DropReason::kNone) {
+    drop(r);
     return false;
   }
   // Notification point: a CE mark means a queue built up on the way here; tell the sender's QP,
@@ -507,6 +557,7 @@ void RcEndpoint::poll(std::uint64_t now_tsc) {
   rx_now_tsc_ = now_tsc;
   rte_mbuf* rx[32];
   const std::uint16_t n = rte_eth_rx_burst(cfg_.port_id, cfg_.queue, rx, 32);
+  if (n != 0) rx_promiscuous_ = cfg_.promiscuous || rte_eth_promiscuous_get(cfg_.port_id) == 1;
   if (cfg_.capture != nullptr && n != 0) cfg_.capture->capture(cfg_.port_id, cfg_.queue, rx, n, CaptureDirection::kRx, now_tsc);
   for (std::uint16_t i = 0; i < n; ++i) {
     if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(rx[i + 1], void*));
@@ -526,31 +577,8 @@ void RcEndpoint::poll(std::uint64_t now_tsc) {
       if (k < 64) break;
     }
   }
-  for (std::uint32_t i = 0; i < qps_.size(); ++i) {
-    QpSlot& s = qps_[i];
-    if (!s.qp || !s.connected) continue;
-    s.qp->on_timer(now);
-    if (pfc_paused_) continue;  // PFC holds our priority: nothing leaves, timers still run
-    if (paced && now >= s.rp.next_event_ns()) s.rp.advance(now);
-    rc::TxDescriptor d;
-    // Bounded per QP per iteration so one QP cannot starve the others or RX.
-    for (int k = 0; k < 32 && tx_.room() > 0 && s.qp->next_packet(now, d, !s.paced_wait); ++k) {
-      const std::uint32_t bytes = transmit(s, d, now_tsc);
-      if (bytes == 0) {
-        ++c_.tx_alloc_failures;  // the packet is lost locally; go-back-N resends it
-        break;
-      }
-      if (!paced || d.opcode == static_cast<std::uint8_t>(wire::Opcode::kAck)) continue;
-      // The pacer spaces data at the DCQCN rate in TSC cycles; the byte counter drives increases.
-      s.pacer.on_send(bytes, s.rp.rate_bps(), now_tsc);
-      s.rp.on_bytes_sent(bytes, now);
-      if (!s.pacer.may_send(now_tsc)) {
-        s.paced_wait = true;
-        wheel_.schedule(i, s.pacer.next_send_ticks());
-        ++c_.pacer_waits;
-      }
-    }
-  }
+  run_timers(now);
+  if (!pfc_paused_) transmit_round_robin(now, now_tsc);
   if (pfc_paused_) return;  // frames already batched wait for the pause to end
   std::uint64_t bytes = 0;
   const std::uint16_t sent = tx_.flush(cfg_.port_id, cfg_.queue, bytes);
@@ -558,6 +586,60 @@ void RcEndpoint::poll(std::uint64_t now_tsc) {
     cfg_.counters->tx_packets += sent;
     cfg_.counters->tx_bytes += bytes;
   }
+}
+
+// Every connected QP's timers run every poll, whatever transmit does (a full backlog, PFC).
+// DCQCN's rate timers are held with transmit while PFC pauses it, as before.
+void RcEndpoint::run_timers(std::uint64_t now) {
+  const bool rate_timers = cfg_.dcqcn_reaction_point && !pfc_paused_;
+  for (QpSlot& s : qps_) {
+    if (!s.qp || !s.connected) continue;
+    s.qp->on_timer(now);
+    if (rate_timers && now >= s.rp.next_event_ns()) s.rp.advance(now);
+  }
+}
+
+// One pass over the QPs starting where the last one was cut short: a QP whose turn the full TX
+// backlog ended goes first next time, so the low-numbered QPs cannot keep the backlog to
+// themselves while the others' ACK timers run out (with 64 busy QPs the later ones never sent).
+void RcEndpoint::transmit_round_robin(std::uint64_t now, std::uint64_t now_tsc) {
+  const auto count = static_cast<std::uint32_t>(qps_.size());
+  if (count == 0) return;
+  std::uint32_t i = tx_next_ < count ? tx_next_ : 0;
+  for (std::uint32_t visited = 0; visited < count; ++visited, i = i + 1 == count ? 0 : i + 1) {
+    if (!transmit_turn(i, now, now_tsc)) {
+      tx_next_ = i;
+      return;
+    }
+  }
+}
+
+bool RcEndpoint::transmit_turn(std::uint32_t i, std::uint64_t now, std::uint64_t now_tsc) {
+  QpSlot& s = qps_[i];
+  if (!s.qp || !s.connected) return true;
+  if (tx_.room() == 0) return false;
+  const bool paced = cfg_.dcqcn_reaction_point;
+  rc::TxDescriptor d;
+  // Bounded per QP per poll so one QP cannot starve the others or RX.
+  for (int k = 0; k < 32; ++k) {
+    if (tx_.room() == 0) return false;
+    if (!s.qp->next_packet(now, d, !s.paced_wait)) return true;
+    const std::uint32_t bytes = transmit(s, d, now_tsc);
+    if (bytes == 0) {
+      ++c_.tx_alloc_failures;  // the packet is lost locally; go-back-N resends it
+      return true;
+    }
+    if (!paced || d.opcode == static_cast<std::uint8_t>(wire::Opcode::kAck)) continue;
+    // The pacer spaces data at the DCQCN rate in TSC cycles; the byte counter drives increases.
+    s.pacer.on_send(bytes, s.rp.rate_bps(), now_tsc);
+    s.rp.on_bytes_sent(bytes, now);
+    if (!s.pacer.may_send(now_tsc)) {
+      s.paced_wait = true;
+      wheel_.schedule(i, s.pacer.next_send_ticks());
+      ++c_.pacer_waits;
+    }
+  }
+  return true;
 }
 
 void RcEndpoint::finish() {

@@ -55,6 +55,14 @@ struct EndpointConfig {
   bool honour_pfc = true;
   std::uint8_t pfc_priority = 3;
   double pfc_link_bps = 0;
+  // Receive checks on every frame routed to a QP (each failure is its own counted drop reason):
+  // the BTH P_Key must match the QP's (IBTA §10.9.3, full-member rules), the source IP must be
+  // the connected peer's and the destination IP ours, and the destination MAC must be ours
+  // unless the port runs promiscuous. Set `promiscuous` when the port takes frames for any MAC
+  // on purpose (the apps: their peers may address us by a MAC other than local.mac); a port
+  // the PMD reports promiscuous is treated the same.
+  bool check_pkey = true;
+  bool promiscuous = false;
   QueueCounters* counters = nullptr;  // optional: RX drops by reason, TX packets/bytes
   PcapngCapture* capture = nullptr;   // optional: every frame sent and received, as on the wire
 };
@@ -166,6 +174,7 @@ class RcEndpoint {
     wire::HeaderTemplate tmpl;
     std::uint16_t ip_id = 0;
     bool connected = false;
+    wire::L2L3Address peer;  // the connected peer's address: frames for this QP must come from it
     // Message views: the message being assembled (payload-only chain) and finished ones, FIFO.
     rte_mbuf* asm_head = nullptr;
     rte_mbuf* asm_tail = nullptr;
@@ -187,6 +196,12 @@ class RcEndpoint {
   // Frame bytes handed to the TX batch; 0 when the frame could not be built.
   std::uint32_t transmit(QpSlot& s, const rc::TxDescriptor& d, std::uint64_t now_tsc);
   void drop(wire::DropReason r);
+  [[nodiscard]] wire::DropReason check_addresses(const QpSlot& s, const wire::PacketInfo& pi) const;
+  [[nodiscard]] wire::DropReason check_response_length(const QpSlot& s, const wire::PacketInfo& pi) const;
+  void run_timers(std::uint64_t now);
+  void transmit_round_robin(std::uint64_t now, std::uint64_t now_tsc);
+  // Sends up to one turn of the QP's packets; false when the TX backlog filled during its turn.
+  bool transmit_turn(std::uint32_t i, std::uint64_t now, std::uint64_t now_tsc);
   void on_cnp(const wire::PacketInfo& pi, std::uint64_t now_ns);
   void send_cnp(QpSlot& s, std::uint64_t now_tsc);
   void on_mac_control(const std::uint8_t* frame, std::uint32_t len, std::uint64_t now_ns);
@@ -196,6 +211,10 @@ class RcEndpoint {
   bool multi_seg_ok_ = false;
   bool dpdk_memory_tx_only_ = false;  // zero-copy only from DPDK memory (virtio_user)
   std::vector<QpSlot> qps_;
+  // Transmit starts each poll at the QP whose turn the last poll cut short (the TX backlog
+  // filled), so every QP gets its turn however busy the low-numbered ones are.
+  std::uint32_t tx_next_ = 0;
+  bool rx_promiscuous_ = false;  // this poll's view of the port's mode (cfg or PMD)
   TxBatch<1024> tx_;
   EndpointCounters c_;
   std::vector<std::uint8_t> scratch_;  // linearised multi-segment RX frames

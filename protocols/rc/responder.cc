@@ -15,6 +15,27 @@ using wire::OpPosition;
 using wire::psn_add;
 using wire::psn_diff;
 
+namespace {
+
+// Length rules for SEND and WRITE request packets (§9.7.5.1.6; rxe's check_length): FIRST and
+// MIDDLE carry exactly one PMTU, LAST 1..PMTU, ONLY at most PMTU. A packet breaking them is an
+// invalid request, NAKed at once: a peer whose PMTU is larger than ours learns it from the NAK
+// instead of retrying into its retry limit. The endpoint hands requests of any length here.
+bool payload_length_valid(const wire::OpcodeInfo& op, std::uint32_t payload_len, std::uint32_t pmtu) {
+  if (op.kind != OpKind::kSend && op.kind != OpKind::kWrite) return true;
+  switch (op.position) {
+    case OpPosition::kFirst:
+    case OpPosition::kMiddle:
+      return payload_len == pmtu;
+    case OpPosition::kLast:
+      return payload_len != 0 && payload_len <= pmtu;
+    default:
+      return payload_len <= pmtu;
+  }
+}
+
+}  // namespace
+
 bool RcQp::queue_ack(std::uint32_t psn, std::uint8_t syndrome) {
   // Coalescing (§9.7.5.1.2: an ACK acknowledges every request up to its PSN): a positive ACK
   // still waiting behind no READ response is moved forward instead of queuing a second one, so a
@@ -97,17 +118,11 @@ RxDelivery RcQp::on_request(const wire::PacketInfo& pi, const std::uint8_t* payl
     responder_nak(pi.psn, wire::nak_syndrome(NakCode::kInvalidRequest));
     return kNone;
   }
-  // Length rules (§9.7.5.1.6): FIRST/MIDDLE carry exactly one PMTU; LAST 1..PMTU; ONLY <= PMTU.
   const std::uint32_t plen = pi.payload_len;
-  if (op.kind == OpKind::kSend || op.kind == OpKind::kWrite) {
-    const bool bad = (op.position == OpPosition::kFirst || op.position == OpPosition::kMiddle) ? plen != attr_.pmtu
-                     : op.position == OpPosition::kLast ? (plen == 0 || plen > attr_.pmtu)
-                                                         : plen > attr_.pmtu;
-    if (bad) {
-      ++c_.resp_invalid_request;
-      responder_nak(pi.psn, wire::nak_syndrome(NakCode::kInvalidRequest));
-      return kNone;
-    }
+  if (!payload_length_valid(op, plen, attr_.pmtu)) {
+    ++c_.resp_invalid_request;
+    responder_nak(pi.psn, wire::nak_syndrome(NakCode::kInvalidRequest));
+    return kNone;
   }
   rq_.nak_sent = false;
 

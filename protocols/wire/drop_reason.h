@@ -30,9 +30,12 @@ namespace droce::wire {
   X(kBadIcrc, "bad_icrc")                                                      \
   X(kWrongPkey, "wrong_pkey")                                                  \
   X(kUnknownQpn, "unknown_qpn")                                                \
-  X(kWrongAddress, "wrong_address")                                            \
+  X(kWrongSourceIp, "wrong_source_ip")                                         \
+  X(kWrongDestIp, "wrong_dest_ip")                                             \
+  X(kWrongDestMac, "wrong_dest_mac")                                           \
   X(kQpNotReady, "qp_not_ready")                                               \
   X(kPayloadOverPmtu, "payload_over_pmtu")                                     \
+  X(kFrameTooLong, "frame_too_long")                                           \
   X(kUnexpectedOpcode, "unexpected_opcode")                                    \
   X(kInjectedLoss, "injected_loss")
 

@@ -113,6 +113,10 @@ struct LabOptions {
   std::uint32_t ce_every = 0;                          // relay marks every Nth A->B data frame CE
   std::function<void(EndpointConfig&)> tune_a = {};  // adjust A's config before creation
   std::function<void(EndpointConfig&)> tune_b = {};
+  // Time: 0 runs the endpoints on the TSC (wall time); otherwise on a clock the test controls,
+  // starting at the TSC reading after set-up and moving this many ns per poll() (and by
+  // advance_ns()), so timers, pacing and DCQCN recovery do not depend on the machine's speed.
+  std::uint64_t clock_step_ns = 0;
 };
 
 struct Lab {
@@ -123,6 +127,8 @@ struct Lab {
   rc::RcQp* qa = nullptr;
   rc::RcQp* qb = nullptr;
   std::uint32_t qpn_a = 0, qpn_b = 0;
+  std::uint64_t step_tsc = 0;  // 0: wall time
+  std::uint64_t clock_tsc = 0;
   Lab(const std::string& name, double loss) : Lab(name, LabOptions{loss}) {}
   Lab(const std::string& name, const LabOptions& o)
       : left(name + "l", pool().get()), right(name + "r", pool().get()),
@@ -157,11 +163,22 @@ struct Lab {
     REQUIRE(b->connect(qpn_b, RemoteQp{addr(1, o.ipv6), qpn_a, qa_attr.sq_psn}).ok());
     qa = a->qp(qpn_a);
     qb = b->qp(qpn_b);
+    step_tsc = ns_to_tsc(o.clock_step_ns);
+    clock_tsc = rte_rdtsc();
   }
+  static std::uint64_t ns_to_tsc(std::uint64_t ns) {
+    return static_cast<std::uint64_t>(static_cast<double>(ns) * static_cast<double>(rte_get_tsc_hz()) / 1e9);
+  }
+  // The time the endpoints see now (the TSC, or the test's clock).
+  [[nodiscard]] std::uint64_t now_tsc() const { return step_tsc == 0 ? rte_rdtsc() : clock_tsc; }
+  // The test's clock in ns as the endpoints convert it.
+  [[nodiscard]] std::uint64_t now_ns() const { return a->now_ns(now_tsc()); }
+  void advance_ns(std::uint64_t ns) { clock_tsc += ns_to_tsc(ns); }
   void poll() {
-    a->poll(rte_rdtsc());
+    clock_tsc += step_tsc;
+    a->poll(now_tsc());
     relay.poll();
-    b->poll(rte_rdtsc());
+    b->poll(now_tsc());
     relay.poll();
   }
   template <typename Done>

@@ -208,6 +208,52 @@ TEST_CASE("bad opcode sequence or length -> NAK invalid request", "[rc][responde
   }
 }
 
+TEST_CASE("over-PMTU requests (a peer with a larger PMTU) -> NAK invalid request at their PSN, QP to Error, "
+          "nothing delivered",
+          "[rc][responder][pmtu]") {
+  auto p = payload(4096);
+  const std::uint32_t pmtu = 1024;  // the Responder's attr()
+  {
+    Responder r;  // SEND ONLY of PMTU + 1 bytes
+    r.qp->on_packet(r.req(wire::Opcode::kSendOnly, 100, pmtu + 1), p.data(), 0);
+    auto o = r.out();
+    REQUIRE(o.size() == 1);
+    CHECK(o[0].opcode == static_cast<std::uint8_t>(wire::Opcode::kAck));
+    CHECK(o[0].aeth_syndrome == 0x61);
+    CHECK(o[0].psn == 100);
+    CHECK(r.qp->counters().bytes_delivered == 0);
+    CHECK(r.rbuf[0] == 0);
+    CHECK(r.qp->state() == rc::QpState::kError);
+    rc::Completion c;
+    while (r.qp->poll_cq(c)) CHECK(c.status == rc::WcStatus::kWrFlushErr);  // the receive, flushed
+  }
+  {
+    Responder r;  // a FIRST of two PMTUs (the sender's PMTU is 2048)
+    r.qp->on_packet(r.req(wire::Opcode::kSendFirst, 100, 2 * pmtu, false), p.data(), 0);
+    CHECK(r.out()[0].aeth_syndrome == 0x61);
+    CHECK(r.qp->counters().bytes_delivered == 0);
+  }
+  {
+    Responder r;  // a LAST one byte over
+    r.qp->on_packet(r.req(wire::Opcode::kSendFirst, 100, pmtu, false), p.data(), 0);
+    r.qp->on_packet(r.req(wire::Opcode::kSendLast, 101, pmtu + 1), p.data(), 0);
+    auto o = r.out();
+    REQUIRE(o.size() == 1);
+    CHECK(o[0].aeth_syndrome == 0x61);
+    CHECK(o[0].psn == 101);
+  }
+  {
+    Responder r;  // a WRITE ONLY over the PMTU, into a valid region
+    auto pi = r.req(wire::Opcode::kWriteOnly, 100, 2 * pmtu);
+    pi.reth_va = reinterpret_cast<std::uint64_t>(r.mem.data());
+    pi.reth_rkey = r.mr.rkey;
+    pi.reth_dma_len = 2 * pmtu;
+    r.qp->on_packet(pi, p.data(), 0);
+    CHECK(r.out()[0].aeth_syndrome == 0x61);
+    CHECK(r.mem[0] == 0);
+  }
+}
+
 TEST_CASE("READ request -> FIRST/MIDDLE/LAST responses from the region, AETH on FIRST and LAST; duplicate replays",
           "[rc][responder]") {
   Responder r;

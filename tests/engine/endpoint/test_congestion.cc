@@ -1,11 +1,12 @@
 // Congestion control and flow control in the engine: CE marks draw CNPs (notification point),
 // CNPs cut the sender's rate (reaction point), the pacer holds data to that rate, hostile CNP
 // floods stay bounded, and received PFC frames pause transmit for the quanta they give.
+// Every lab here runs on a clock the test controls (1 µs per poll): rate recovery, pacing and
+// pause times are measured in that time, so a busy machine cannot change the outcome.
 #include <catch2/catch.hpp>
 
 #include <rte_cycles.h>
 
-#include <chrono>
 #include <cstring>
 #include <vector>
 
@@ -71,6 +72,8 @@ void enable_rp(EndpointConfig& c) {
   c.dcqcn = dcqcn::DcqcnParams::paper(10e9);
 }
 
+constexpr std::uint64_t kPollNs = 1'000;  // the test clock's step per lab poll
+
 }  // namespace
 
 TEST_CASE("DCQCN in the engine: CE marks draw CNPs, the sender's rate is cut and paced, then recovers",
@@ -78,6 +81,7 @@ TEST_CASE("DCQCN in the engine: CE marks draw CNPs, the sender's rate is cut and
   LabOptions o;
   o.ce_every = 8;  // a congested switch marking one data frame in eight
   o.tune_a = enable_rp;
+  o.clock_step_ns = kPollNs;
   Lab lab("tcc", o);
   constexpr std::uint32_t kMsgs = 200, kSize = 16384;
   WriteJob job(lab, kMsgs, kSize);
@@ -107,11 +111,10 @@ TEST_CASE("DCQCN in the engine: CE marks draw CNPs, the sender's rate is cut and
   CHECK(nb.rp_cnp_handled == 0);
 
   // Marks stop: the timer-driven increases bring the rate back up (fast recovery towards the
-  // target, then additive increase), polled while idle.
+  // target, then additive increase), polled while idle for 30 ms of the test's clock.
   lab.relay.ce_every = 0;
   const double cut = rp->rate_bps();
-  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(30);
-  while (std::chrono::steady_clock::now() < end) lab.poll();
+  for (int i = 0; i < 30'000; ++i) lab.poll();
   CHECK(rp->rate_bps() > cut);
   CHECK(rp->state().rate_increases > 0);
 }
@@ -122,19 +125,21 @@ TEST_CASE("the pacer holds a QP to its DCQCN rate", "[engine][dcqcn]") {
     c.dcqcn_reaction_point = true;
     c.dcqcn = dcqcn::DcqcnParams::paper(200e6);  // a 200 Mb/s ceiling: 256 KiB takes >= 10.5 ms
   };
+  o.clock_step_ns = kPollNs;
   Lab lab("tpace", o);
   constexpr std::uint32_t kMsgs = 64, kSize = 4096;
   WriteJob job(lab, kMsgs, kSize);
-  const auto t0 = std::chrono::steady_clock::now();
+  const std::uint64_t t0 = lab.now_ns();
   for (std::uint32_t i = 0; i < kMsgs; ++i) job.post(lab, i, kSize);
   std::uint32_t done = 0;
   REQUIRE(lab.run([&] { return (done += reap(lab)) == kMsgs; }));
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double secs = static_cast<double>(lab.now_ns() - t0) / 1e9;
   CHECK(job.dst == job.src);
-  // A lower bound only (a slow machine may take longer, never shorter): the frames' bits at
-  // 200 Mb/s, less the pacer's 2 µs idle credit.
+  // The frames' bits at 200 Mb/s, less the pacer's 2 µs idle credit, on the test's clock; and
+  // not much more (the lab moves 32 frames a poll, far above 200 Mb/s).
   const double frame_bits = static_cast<double>(kMsgs) * 4 * (1024 + 58) * 8;
   CHECK(secs >= frame_bits / 200e6 * 0.95);
+  CHECK(secs <= frame_bits / 200e6 * 1.25);
   CHECK(lab.a->counters().pacer_waits > 0);
 }
 
@@ -147,6 +152,7 @@ TEST_CASE("hostile CNPs: unknown QPs counted and dropped; a flood cannot push th
     c.dcqcn.min_rate_bps = 50e6;
     c.dcqcn.min_time_between_cuts_ns = 2'000;  // mlx5's cut-monitor period: CNPs inside it are ignored
   };
+  o.clock_step_ns = kPollNs;
   Lab lab("tflood", o);
   // CNPs as B would build them: to A's QP, and to a QPN A does not have.
   wire::TemplateConfig tc;
@@ -158,14 +164,18 @@ TEST_CASE("hostile CNPs: unknown QPs counted and dropped; a flood cannot push th
   const std::uint32_t ns = wire::build_cnp(t, 0x7777, 48, stray, sizeof(stray));
   REQUIRE(n != 0);
   REQUIRE(ns != 0);
+  // A burst every 3 µs of the test's clock: each burst's first CNP is outside the cut-monitor
+  // period and cuts, its other 29 fall inside it.
   for (int burst = 0; burst < 100; ++burst) {
     for (int i = 0; i < 30; ++i) inject(lab, cnp, n);
     inject(lab, stray, ns);
-    lab.a->poll(rte_rdtsc());
+    lab.advance_ns(3'000);
+    lab.a->poll(lab.now_tsc());
   }
   const auto& na = lab.a->counters();
   CHECK(na.rp_cnp_handled + na.rp_cnp_ignored == 3000);
-  CHECK(na.rp_cnp_ignored > 0);
+  CHECK(na.rp_cnp_handled == 100);
+  CHECK(na.rp_cnp_ignored == 2900);
   CHECK(na.cnp_unknown_qp == 100);
   CHECK(na.rx_drops[static_cast<int>(wire::DropReason::kUnknownQpn)] == 100);
   const dcqcn::DcqcnReactionPoint* rp = lab.a->dcqcn_state(lab.qpn_a);
@@ -186,6 +196,7 @@ TEST_CASE("PFC: a pause for our priority holds transmit for its quanta, XON resu
     c.pfc_priority = 3;
     c.pfc_link_bps = 10e9;  // 65535 quanta = 3.36 ms; 1000 quanta = 51.2 µs
   };
+  o.clock_step_ns = kPollNs;
   Lab lab("tpfc", o);
   WriteJob job(lab, 4, 1024);
   std::uint8_t f[wire::kPfcFrameBytes];
@@ -194,17 +205,16 @@ TEST_CASE("PFC: a pause for our priority holds transmit for its quanta, XON resu
   inject(lab, f, pfc_frame(1u << 5, 5, 65535, f));
   // A truncated MAC Control frame: counted, never parsed past its end.
   inject(lab, f, 20);
-  lab.a->poll(rte_rdtsc());
+  lab.a->poll(lab.now_tsc());
   CHECK(lab.a->counters().pfc_other_frames == 2);
   CHECK(!lab.a->pfc_paused());
 
   // The longest pause for priority 3: the WRITE waits.
   inject(lab, f, pfc_frame(1u << 3, 3, 65535, f));
-  lab.a->poll(rte_rdtsc());
+  lab.a->poll(lab.now_tsc());
   REQUIRE(lab.a->pfc_paused());
   job.post(lab, 0, 1024);
-  const auto hold = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
-  while (std::chrono::steady_clock::now() < hold) lab.poll();
+  for (int i = 0; i < 1'000; ++i) lab.poll();  // 1 ms of the test's clock
   CHECK(lab.a->pfc_paused());
   CHECK(job.dst[0] != job.src[0]);
   CHECK(reap(lab) == 0);
@@ -217,12 +227,12 @@ TEST_CASE("PFC: a pause for our priority holds transmit for its quanta, XON resu
   CHECK(lab.a->counters().pfc_pause_frames == 1);
   CHECK(lab.a->counters().pfc_resume_frames == 1);
   const std::uint64_t held = lab.a->counters().pfc_paused_ns;
-  CHECK(held >= 950'000);  // 1 ms held on the steady clock; the TSC rate is calibrated, not exact
-  CHECK(held < 3'360'000);
+  CHECK(held >= 1'000'000);  // 1 ms of polls, then XON
+  CHECK(held < 1'100'000);
 
   // A short pause expires by itself: 1000 quanta at 10 Gb/s = 51.2 µs.
   inject(lab, f, pfc_frame(1u << 3, 3, 1000, f));
-  lab.a->poll(rte_rdtsc());
+  lab.a->poll(lab.now_tsc());
   job.post(lab, 1, 1024);
   REQUIRE(lab.run([&] { return (done += reap(lab)) == 2; }, 5));
   CHECK(lab.a->counters().pfc_pause_frames == 2);
