@@ -2,9 +2,10 @@
 #include "apps/droce-echo/options.h"
 
 #include <cstdio>
-#include <cstdlib>
 
 #include "apps/common/address_text.h"
+#include "apps/common/cli_number.h"
+#include "apps/common/output_file.h"
 
 namespace droce::echo {
 
@@ -56,18 +57,17 @@ void usage(const Options& d) {
 int parse_options(const std::vector<std::string>& args, Options& o) {
   const Options d;
   bool warmup_given = false, mtu_given = false, timeout_given = false;
+  auto fail = [](const std::string& message) { return std::fprintf(stderr, "droce-echo: %s\n", message.c_str()), -1; };
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--help" || a == "-h") {
       usage(d);
       return 1;
     }
-    if (i + 1 >= args.size()) return std::fprintf(stderr, "droce-echo: %s needs a value (or is unknown; see --help)\n", a.c_str()), -1;
+    if (i + 1 >= args.size()) return fail(apps::printable(a) + " needs a value (or is unknown; see --help)");
     const std::string v = args[++i];
-    char* end = nullptr;
-    const double n = std::strtod(v.c_str(), &end);
-    const bool num = !v.empty() && *end == '\0';
-    auto bad = [&](const char* what) { return std::fprintf(stderr, "droce-echo: %s: '%s' %s\n", a.c_str(), v.c_str(), what), -1; };
+    auto bad = [&](const char* what) { return fail(a + ": " + apps::quoted(v) + " " + what); };
+    std::string e;  // from the number and path parsers: one message naming the option
     std::uint8_t scratch[6];
     if (a == "--mode") {
       if (v != "loopback" && v != "server" && v != "client") return bad("is not loopback, server or client");
@@ -79,25 +79,22 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
       if (v != "droce" && v != "rc_pingpong") return bad("is not droce or rc_pingpong");
       o.peer = v;
     } else if (a == "--size") {
-      if (!num || n < 1 || n > 65536) return bad("is not a size in 1..65536");
-      o.size = static_cast<std::uint32_t>(n);
+      e = apps::parse_uint(a, v, 1, 65536, o.size);
     } else if (a == "--count" || a == "--warmup") {
-      if (!num || n < (a == "--count" ? 1 : 0) || n > 1e10 || n != static_cast<double>(static_cast<std::uint64_t>(n)))
-        return bad("is not a count");
-      (a == "--count" ? o.count : o.warmup) = static_cast<std::uint64_t>(n);
+      e = apps::parse_uint(a, v, a == "--count" ? 1 : 0, 10'000'000'000ull, a == "--count" ? o.count : o.warmup);
       warmup_given |= a == "--warmup";
     } else if (a == "--mtu") {
-      if (!num || (n != 256 && n != 512 && n != 1024 && n != 2048 && n != 4096)) return bad("is not 256, 512, 1024, 2048 or 4096");
-      o.mtu = static_cast<std::uint32_t>(n);
+      e = apps::parse_uint(a, v, 256, 4096, o.mtu);
+      if (e.empty() && o.mtu != 256 && o.mtu != 512 && o.mtu != 1024 && o.mtu != 2048 && o.mtu != 4096)
+        return bad("is not 256, 512, 1024, 2048 or 4096");
       mtu_given = true;
     } else if (a == "--qp-timeout") {
-      if (!num || n < 1 || n > 31 || n != static_cast<double>(static_cast<int>(n))) return bad("is not an exponent in 1..31");
-      o.qp_timeout = static_cast<std::uint8_t>(n);
+      e = apps::parse_uint(a, v, 1, 31, o.qp_timeout);
       timeout_given = true;
     } else if (a == "--oob-port") {
-      if (!num || n < 0 || n > 65535 || n != static_cast<double>(static_cast<int>(n))) return bad("is not a TCP port");
-      o.oob_port = static_cast<std::uint16_t>(n);
+      e = apps::parse_uint(a, v, 0, 65535, o.oob_port);
     } else if (a == "--oob-host") {
+      if (v.empty()) return bad("is not a host name or address");
       o.oob_host = v;
     } else if (a == "--local-ip") {
       if (!engine::parse_ipv4(v, scratch)) return bad("is not an IPv4 address");
@@ -106,22 +103,21 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
       if (!engine::parse_mac(v, scratch)) return bad("is not a MAC address (XX:XX:XX:XX:XX:XX)");
       (a == "--local-mac" ? o.local_mac : o.peer_mac) = v;
     } else if (a == "--loss") {
-      if (!num || n < 0 || n > 0.5) return bad("is not a fraction in [0, 0.5]");
-      o.loss = n;
+      e = apps::parse_real(a, v, 0, 0.5, o.loss);
     } else if (a == "--seed") {
-      if (!num || n < 0 || n > 1e18) return bad("is not a seed");
-      o.seed = static_cast<std::uint64_t>(n);
+      e = apps::parse_uint(a, v, 0, 1'000'000'000'000'000'000ull, o.seed);
     } else if (a == "--timeout") {
-      if (!num || n < 0.1 || n > 3600) return bad("is not a number of seconds in [0.1, 3600]");
-      o.timeout_s = n;
+      e = apps::parse_real(a, v, 0.1, 3600, o.timeout_s);
     } else if (a == "--json") {
+      e = apps::check_output_path(a, v);
       o.json = v;
     } else {
-      return std::fprintf(stderr, "droce-echo: unknown option '%s' (see --help)\n", a.c_str()), -1;
+      return fail("unknown option " + apps::quoted(a) + " (see --help)");
     }
+    if (!e.empty()) return fail(e);
   }
   if (o.mode == "server" && o.thread == "app")
-    return std::fprintf(stderr, "droce-echo: --thread app is the client's; the server always echoes on its worker\n"), -1;
+    return fail("--thread app is the client's; the server always echoes on its worker");
   if (o.mode == "loopback" && (o.rc_pingpong() || o.loss > 0 || !o.local_ip.empty() || !o.local_mac.empty() || !o.peer_mac.empty()))
     return std::fprintf(stderr, "droce-echo: --peer rc_pingpong, --loss and the addressing options need --mode server or client\n"), -1;
   if (o.rc_pingpong() && o.thread == "app")

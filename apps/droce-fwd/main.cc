@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <sstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -14,6 +14,8 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
+#include "apps/common/cli_number.h"
+#include "apps/common/output_file.h"
 #include "engine/core/counters.h"
 #include "engine/core/eal.h"
 #include "engine/core/forwarder.h"
@@ -56,13 +58,10 @@ void usage(const Options& d) {
       d.rx_port, d.duration_s, d.tx_first, d.pkt_size, d.mbufs, d.stats_period_s);
 }
 
-bool parse_number(const char* s, double lo, double hi, double& out) {
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(s, &end);
-  if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) return false;
-  out = v;
-  return true;
+// Every bad value: one line naming the option, and the caller exits 2 before EAL starts.
+int bad(const std::string& message) {
+  std::fprintf(stderr, "droce-fwd: %s\n", message.c_str());
+  return 1;
 }
 
 int parse_options(const std::vector<std::string>& args, Options& o) {
@@ -85,52 +84,37 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   optind = 1;
   opterr = 0;
   int c;
-  double v;
+  int index = 0;
   const Options defaults;
-  while ((c = getopt_long(static_cast<int>(argv.size() - 1), argv.data(), "", longopts, nullptr)) != -1) {
+  while ((c = getopt_long(static_cast<int>(argv.size() - 1), argv.data(), "", longopts, &index)) != -1) {
+    const std::string name = c == '?' || c == ':' ? std::string() : std::string("--") + longopts[index].name;
+    std::string e;
+    unsigned port = 0;
     switch (c) {
       case 'r':
-        if (!parse_number(optarg, 0, RTE_MAX_ETHPORTS - 1, v)) return std::fprintf(stderr, "droce-fwd: --rx-port: '%s' is not a port number\n", optarg), 1;
-        o.rx_port = static_cast<int>(v);
-        break;
       case 't':
-        if (!parse_number(optarg, 0, RTE_MAX_ETHPORTS - 1, v)) return std::fprintf(stderr, "droce-fwd: --tx-port: '%s' is not a port number\n", optarg), 1;
-        o.tx_port = static_cast<int>(v);
+        e = droce::apps::parse_uint(name, optarg, 0, RTE_MAX_ETHPORTS - 1, port);
+        (c == 'r' ? o.rx_port : o.tx_port) = static_cast<int>(port);
         break;
-      case 'd':
-        if (!parse_number(optarg, 0, 86400, v)) return std::fprintf(stderr, "droce-fwd: --duration: '%s' is not 0..86400 seconds\n", optarg), 1;
-        o.duration_s = v;
-        break;
-      case 'f':
-        if (!parse_number(optarg, 0, 8192, v)) return std::fprintf(stderr, "droce-fwd: --tx-first: '%s' is not 0..8192\n", optarg), 1;
-        o.tx_first = static_cast<unsigned>(v);
-        break;
-      case 's':
-        if (!parse_number(optarg, 60, 1514, v)) return std::fprintf(stderr, "droce-fwd: --pkt-size: '%s' is not 60..1514\n", optarg), 1;
-        o.pkt_size = static_cast<unsigned>(v);
-        break;
-      case 'm':
-        if (!parse_number(optarg, 1023, 1 << 22, v)) return std::fprintf(stderr, "droce-fwd: --mbufs: '%s' is not 1023..4194304\n", optarg), 1;
-        o.mbufs = static_cast<unsigned>(v);
-        break;
-      case 'p':
-        if (!parse_number(optarg, 0, 3600, v)) return std::fprintf(stderr, "droce-fwd: --stats-period: '%s' is not 0..3600\n", optarg), 1;
-        o.stats_period_s = v;
-        break;
+      case 'd': e = droce::apps::parse_real(name, optarg, 0, 86400, o.duration_s); break;
+      case 'f': e = droce::apps::parse_uint(name, optarg, 0, 8192, o.tx_first); break;
+      case 's': e = droce::apps::parse_uint(name, optarg, 60, 1514, o.pkt_size); break;
+      case 'm': e = droce::apps::parse_uint(name, optarg, 1023, 1u << 22, o.mbufs); break;
+      case 'p': e = droce::apps::parse_real(name, optarg, 0, 3600, o.stats_period_s); break;
       case 'j':
+        e = droce::apps::check_output_path(name, optarg);
         o.json = optarg;
         break;
       case 'h':
         usage(defaults);
         return -1;
       default:
-        std::fprintf(stderr, "droce-fwd: unknown or incomplete option '%s' (see --help)\n", argv[optind - 1]);
-        return 1;
+        return bad("unknown or incomplete option " + droce::apps::quoted(argv[optind - 1]) + " (see --help)");
     }
+    if (!e.empty()) return bad(e);
   }
   if (optind < static_cast<int>(argv.size() - 1)) {
-    std::fprintf(stderr, "droce-fwd: unexpected argument '%s' (see --help)\n", argv[optind]);
-    return 1;
+    return bad("unexpected argument " + droce::apps::quoted(argv[optind]) + " (see --help)");
   }
   return 0;
 }
@@ -264,10 +248,11 @@ int main(int argc, char** argv) {
               rx_bytes * 8.0 / secs / 1e9, static_cast<unsigned long long>(txc.queues[0].tx_deferred),
               static_cast<unsigned long long>(txc.queues[0].tx_backlog_drops));
   if (!opt.json.empty()) {
-    std::ofstream f(opt.json);
+    std::ostringstream f;
     f << "{\"seconds\": " << secs << ", \"rx_packets\": " << q.rx_packets << ", \"mpps\": " << q.rx_packets / secs / 1e6
       << ", \"ports\": " << CounterRegistry::instance().json() << "}\n";
-    if (!f) return std::fprintf(stderr, "droce-fwd: cannot write %s\n", opt.json.c_str()), 1;
+    if (std::string e = droce::apps::write_text_file(opt.json, f.str()); !e.empty())
+      return std::fprintf(stderr, "droce-fwd: %s\n", e.c_str()), 1;
   }
   return 0;
 }

@@ -1,11 +1,11 @@
 // droce-gen option parsing: every bad value is one clear message naming the option.
 #include "apps/droce-gen/options.h"
 
-#include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <utility>
 
+#include "apps/common/cli_number.h"
+#include "apps/common/output_file.h"
 #include "protocols/dcqcn/param_options.h"
 
 namespace droce::gen {
@@ -97,18 +97,13 @@ void usage(const Options& d) {
       d.loss, d.duplicate, d.reorder, d.burst_start, d.burst_frames, static_cast<unsigned long long>(d.seed));
 }
 
-bool number(const std::string& opt, const std::string& s, double lo, double hi, double& out) {
-  char* end = nullptr;
-  errno = 0;
-  // Integers may be given in hex (0x...), as QPNs and PSNs usually are.
-  const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
-  const double v = hex ? static_cast<double>(std::strtoull(s.c_str(), &end, 16)) : std::strtod(s.c_str(), &end);
-  if (s.empty() || errno != 0 || *end != '\0' || !(v >= lo && v <= hi)) {
-    std::fprintf(stderr, "droce-gen: %s: '%s' is not a number in [%g, %g]\n", opt.c_str(), s.c_str(), lo, hi);
-    return false;
-  }
-  out = v;
-  return true;
+constexpr std::size_t kMaxSizes = 64;  // entries of a --size list
+
+std::string dcqcn_option(std::string_view name) { return "--dcqcn-" + std::string(name); }
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "droce-gen: %s\n", message.c_str());
+  return -1;
 }
 
 }  // namespace
@@ -119,152 +114,146 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   std::vector<std::pair<std::string, std::string>> overrides;  // applied after the preset, in order
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    auto value = [&](std::string& v) {
+    std::string v;
+    std::string e;  // one message naming the option, from the parsers below
+    auto value = [&]() {
       if (i + 1 >= args.size()) {
-        std::fprintf(stderr, "droce-gen: %s needs a value (see --help)\n", a.c_str());
+        e = apps::printable(a) + " needs a value (see --help)";
         return false;
       }
       v = args[++i];
       return true;
     };
-    std::string v;
-    double d = 0;
+    auto integer = [&](auto& field, std::uint64_t lo, std::uint64_t hi) {
+      return value() && (e = apps::parse_uint(a, v, lo, hi, field)).empty();
+    };
+    auto real = [&](double& field, double lo, double hi) {
+      return value() && (e = apps::parse_real(a, v, lo, hi, field)).empty();
+    };
+    auto output = [&](std::string& field) {
+      if (!value() || !(e = apps::check_output_path(a, v)).empty()) return false;
+      field = v;
+      return true;
+    };
     std::uint8_t scratch[6];
+    bool ok = true;
     if (a == "--help" || a == "-h") {
       usage(defaults);
       return 1;
     } else if (a == "--quiet") {
       o.quiet = true;
     } else if (a == "--mode") {
-      if (!value(v)) return -1;
+      if (!value()) return fail(e);
       if (v == "loopback") o.mode = Mode::kLoopback;
       else if (v == "client") o.mode = Mode::kClient;
       else if (v == "server") o.mode = Mode::kServer;
-      else return std::fprintf(stderr, "droce-gen: --mode: '%s' is not loopback, client or server\n", v.c_str()), -1;
+      else return fail("--mode: " + apps::quoted(v) + " is not loopback, client or server");
     } else if (a == "--op") {
-      if (!value(v)) return -1;
+      if (!value()) return fail(e);
       if (v == "send") o.op = Op::kSend;
       else if (v == "write") o.op = Op::kWrite;
       else if (v == "read") o.op = Op::kRead;
-      else return std::fprintf(stderr, "droce-gen: --op: '%s' is not send, write or read\n", v.c_str()), -1;
+      else return fail("--op: " + apps::quoted(v) + " is not send, write or read");
     } else if (a == "--size") {
-      if (!value(v)) return -1;
+      if (!value()) return fail(e);
       o.sizes.clear();
-      std::size_t start = 0;
-      while (start <= v.size() && o.sizes.size() < 64) {
+      for (std::size_t start = 0;;) {
         const std::size_t comma = v.find(',', start);
-        const std::string item = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        if (!number(a, item, 1, 1 << 20, d)) return -1;
-        o.sizes.push_back(static_cast<std::uint32_t>(d));
+        if (o.sizes.size() == kMaxSizes)
+          return fail("--size: more than " + std::to_string(kMaxSizes) + " sizes in the list");
+        std::uint32_t size = 0;
+        if (e = apps::parse_uint(a, v.substr(start, comma == std::string::npos ? std::string::npos : comma - start),
+                                 1, 1u << 20, size);
+            !e.empty())
+          return fail(e);
+        o.sizes.push_back(size);
         if (comma == std::string::npos) break;
         start = comma + 1;
       }
-      if (o.sizes.empty()) return std::fprintf(stderr, "droce-gen: --size: no size given\n"), -1;
     } else if (a == "--mtu") {
-      if (!value(v) || !number(a, v, 256, 4096, d)) return -1;
-      o.mtu = static_cast<std::uint32_t>(d);
-      if (o.mtu != 256 && o.mtu != 512 && o.mtu != 1024 && o.mtu != 2048 && o.mtu != 4096)
-        return std::fprintf(stderr, "droce-gen: --mtu: %u is not an IB MTU (256, 512, 1024, 2048, 4096)\n", o.mtu), -1;
+      if ((ok = integer(o.mtu, 256, 4096)) && o.mtu != 256 && o.mtu != 512 && o.mtu != 1024 && o.mtu != 2048 && o.mtu != 4096)
+        return fail("--mtu: " + std::to_string(o.mtu) + " is not an IB MTU (256, 512, 1024, 2048, 4096)");
     } else if (a == "--qps") {
-      if (!value(v) || !number(a, v, 1, 64, d)) return -1;
-      o.qps = static_cast<std::uint32_t>(d);
+      ok = integer(o.qps, 1, 64);
     } else if (a == "--inflight") {
-      if (!value(v) || !number(a, v, 1, 128, d)) return -1;
-      o.inflight = static_cast<std::uint32_t>(d);
+      ok = integer(o.inflight, 1, 128);
     } else if (a == "--rate-gbps") {
-      if (!value(v) || !number(a, v, 0.001, 400, d)) return -1;
-      o.rate_gbps = d;
+      ok = real(o.rate_gbps, 0.001, 400);
     } else if (a == "--msg-rate") {
-      if (!value(v) || !number(a, v, 1, 1e9, d)) return -1;
-      o.msg_rate = d;
+      ok = real(o.msg_rate, 1, 1e9);
     } else if (a == "--duration") {
-      if (!value(v) || !number(a, v, 0.01, 86400, d)) return -1;
-      o.duration_s = d;
+      ok = real(o.duration_s, 0.01, 86400);
     } else if (a == "--count") {
-      if (!value(v) || !number(a, v, 1, 1e12, d)) return -1;
-      o.count = static_cast<std::uint64_t>(d);
+      ok = integer(o.count, 1, 1'000'000'000'000ull);
     } else if (a == "--warmup") {
-      if (!value(v) || !number(a, v, 0, 3600, d)) return -1;
-      o.warmup_s = d;
+      ok = real(o.warmup_s, 0, 3600);
     } else if (a == "--local-ip" || a == "--peer-ip") {
-      if (!value(v)) return -1;
-      if (!parse_ipv4(v, scratch)) return std::fprintf(stderr, "droce-gen: %s: '%s' is not an IPv4 address\n", a.c_str(), v.c_str()), -1;
+      if (!value()) return fail(e);
+      if (!parse_ipv4(v, scratch)) return fail(a + ": " + apps::quoted(v) + " is not an IPv4 address");
       (a == "--local-ip" ? o.local_ip : o.peer_ip) = v;
     } else if (a == "--peer-mac") {
-      if (!value(v)) return -1;
-      if (!parse_mac(v, scratch)) return std::fprintf(stderr, "droce-gen: --peer-mac: '%s' is not a MAC (xx:xx:xx:xx:xx:xx)\n", v.c_str()), -1;
+      if (!value()) return fail(e);
+      if (!parse_mac(v, scratch)) return fail("--peer-mac: " + apps::quoted(v) + " is not a MAC (xx:xx:xx:xx:xx:xx)");
       o.peer_mac = v;
     } else if (a == "--oob-host") {
-      if (!value(o.oob_host)) return -1;
+      if (!value()) return fail(e);
+      if (v.empty()) return fail("--oob-host: needs a host name or address");
+      o.oob_host = v;
     } else if (a == "--oob-port") {
-      if (!value(v) || !number(a, v, 0, 65535, d)) return -1;
-      o.oob_port = static_cast<std::uint16_t>(d);
+      ok = integer(o.oob_port, 0, 65535);
     } else if (a == "--local-qpn" || a == "--remote-qpn") {
-      if (!value(v) || !number(a, v, 1, 0xFFFFFF, d)) return -1;
-      (a == "--local-qpn" ? o.local_qpn : o.remote_qpn) = static_cast<std::uint32_t>(d);
+      ok = integer(a == "--local-qpn" ? o.local_qpn : o.remote_qpn, 1, 0xFFFFFF);
       remote_qpn_given |= a == "--remote-qpn";
     } else if (a == "--psn" || a == "--remote-psn") {
-      if (!value(v) || !number(a, v, 0, 0xFFFFFF, d)) return -1;
-      (a == "--psn" ? o.psn : o.remote_psn) = static_cast<std::uint32_t>(d);
+      ok = integer(a == "--psn" ? o.psn : o.remote_psn, 0, 0xFFFFFF);
     } else if (a == "--connect-timeout") {
-      if (!value(v) || !number(a, v, 0.1, 3600, d)) return -1;
-      o.connect_timeout_s = d;
+      ok = real(o.connect_timeout_s, 0.1, 3600);
     } else if (a == "--qp-timeout") {
-      if (!value(v) || !number(a, v, 1, 31, d)) return -1;
-      o.qp_timeout = static_cast<std::uint8_t>(d);
+      ok = integer(o.qp_timeout, 1, 31);
     } else if (a == "--retry-cnt") {
-      if (!value(v) || !number(a, v, 0, 7, d)) return -1;
-      o.retry_cnt = static_cast<std::uint8_t>(d);
+      ok = integer(o.retry_cnt, 0, 7);
     } else if (a == "--cc") {
-      if (!value(v)) return -1;
-      if (v != "none" && v != "dcqcn") return std::fprintf(stderr, "droce-gen: --cc: '%s' is not none or dcqcn\n", v.c_str()), -1;
+      if (!value()) return fail(e);
+      if (v != "none" && v != "dcqcn") return fail("--cc: " + apps::quoted(v) + " is not none or dcqcn");
       o.cc = v;
     } else if (a == "--preset") {
-      if (!value(v)) return -1;
-      if (v != "paper" && v != "mlx5") return std::fprintf(stderr, "droce-gen: --preset: '%s' is not paper or mlx5\n", v.c_str()), -1;
+      if (!value()) return fail(e);
+      if (v != "paper" && v != "mlx5") return fail("--preset: " + apps::quoted(v) + " is not paper or mlx5");
       o.preset = v;
     } else if (a == "--line-gbps") {
-      if (!value(v) || !number(a, v, 0.001, 400, d)) return -1;
-      o.line_gbps = d;
+      ok = real(o.line_gbps, 0.001, 400);
     } else if (a.rfind("--dcqcn-", 0) == 0) {
-      if (!value(v)) return -1;
+      if (!value()) return fail(e);
       dcqcn::DcqcnParams probe;
-      if (std::string e = dcqcn::set_param(probe, a.substr(8), v); !e.empty())
-        return std::fprintf(stderr, "droce-gen: %s: %s\n", a.c_str(), e.c_str()), -1;
+      if (e = dcqcn::set_param(probe, a.substr(8), v); !e.empty()) return fail(apps::printable(a) + ": " + e);
       overrides.emplace_back(a.substr(8), v);
     } else if (a == "--pfc-priority") {
-      if (!value(v) || !number(a, v, 0, 7, d)) return -1;
-      o.pfc_priority = static_cast<std::uint8_t>(d);
+      ok = integer(o.pfc_priority, 0, 7);
     } else if (a == "--loss" || a == "--duplicate" || a == "--reorder") {
-      if (!value(v) || !number(a, v, 0, 0.5, d)) return -1;
-      (a == "--loss" ? o.loss : a == "--duplicate" ? o.duplicate : o.reorder) = d;
+      ok = real(a == "--loss" ? o.loss : a == "--duplicate" ? o.duplicate : o.reorder, 0, 0.5);
     } else if (a == "--burst-start") {
-      if (!value(v) || !number(a, v, 0, 0.1, d)) return -1;
-      o.burst_start = d;
+      ok = real(o.burst_start, 0, 0.1);
     } else if (a == "--burst-frames") {
-      if (!value(v) || !number(a, v, 1, 1000, d)) return -1;
-      o.burst_frames = static_cast<std::uint32_t>(d);
+      ok = integer(o.burst_frames, 1, 1000);
     } else if (a == "--seed") {
-      if (!value(v) || !number(a, v, 0, 1e18, d)) return -1;
-      o.seed = static_cast<std::uint64_t>(d);
+      ok = integer(o.seed, 0, 1'000'000'000'000'000'000ull);
     } else if (a == "--json") {
-      if (!value(o.json)) return -1;
+      ok = output(o.json);
     } else if (a == "--csv") {
-      if (!value(o.csv)) return -1;
+      ok = output(o.csv);
     } else if (a == "--pcap") {
-      if (!value(o.pcap)) return -1;
+      ok = output(o.pcap);
     } else {
-      std::fprintf(stderr, "droce-gen: unknown option '%s' (see --help)\n", a.c_str());
-      return -1;
+      return fail("unknown option " + apps::quoted(a) + " (see --help)");
     }
+    if (!ok) return fail(e);
   }
   // DCQCN: the preset at the line rate, then each override; one message naming a bad parameter.
   (void)dcqcn::preset_by_name(o.preset, o.line_gbps * 1e9, o.dcqcn);
   for (const auto& [name, value] : overrides)
     if (std::string e = dcqcn::set_param(o.dcqcn, name, value); !e.empty())
-      return std::fprintf(stderr, "droce-gen: --dcqcn-%s\n", e.c_str()), -1;
-  if (std::string e = o.dcqcn.validate(); !e.empty())
-    return std::fprintf(stderr, "droce-gen: DCQCN parameter %s\n", e.c_str()), -1;
+      return fail("--dcqcn-" + name + ": " + e);
+  if (std::string e = dcqcn::validate_options(o.dcqcn, dcqcn_option, "--line-gbps"); !e.empty()) return fail(e);
   if (o.rate_gbps > 0 && o.msg_rate > 0)
     return std::fprintf(stderr, "droce-gen: --rate-gbps and --msg-rate both set: give one offered load\n"), -1;
   if (o.mode != Mode::kLoopback && o.oob_port == 0 && !remote_qpn_given)

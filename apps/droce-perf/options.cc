@@ -2,11 +2,11 @@
 // one line naming the flag.
 #include "apps/droce-perf/options.h"
 
-#include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 
 #include "apps/common/address_text.h"
+#include "apps/common/cli_number.h"
+#include "apps/common/output_file.h"
 
 namespace droce::perf {
 
@@ -87,31 +87,20 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     }
   if (args.empty()) return bad("no test given: droce-perf -- TEST [options] [server-host] (TEST: send_bw, write_bw, read_bw, send_lat, write_lat, read_lat; --help)");
   if (!parse_test(args[0], o.test))
-    return bad("'" + args[0] + "' is not a test (send_bw, write_bw, read_bw, send_lat, write_lat, read_lat)");
+    return bad(apps::quoted(args[0]) + " is not a test (send_bw, write_bw, read_bw, send_lat, write_lat, read_lat)");
   bool size_given = false, iters_given = false, tx_given = false;
   for (std::size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
     std::string v;
     auto value = [&]() {
-      if (i + 1 >= args.size()) return bad(a + " needs a value") == 0;
+      if (i + 1 >= args.size()) return bad(apps::printable(a) + " needs a value") == 0;
       v = args[++i];
       return true;
     };
     // An unsigned integer in [lo, hi] (decimal or 0x hex), with K/M suffixes where allowed.
     auto number = [&](std::uint64_t lo, std::uint64_t hi, std::uint64_t& out, bool suffixes = false) {
-      std::string t = v;
-      std::uint64_t factor = 1;
-      if (suffixes && !t.empty() && (t.back() == 'K' || t.back() == 'M')) {
-        factor = t.back() == 'K' ? 1024 : 1024 * 1024;
-        t.pop_back();
-      }
-      char* end = nullptr;
-      errno = 0;
-      const unsigned long long n = t.empty() || t[0] == '-' ? 0 : std::strtoull(t.c_str(), &end, 0);
-      if (t.empty() || t[0] == '-' || end == nullptr || *end != '\0' || errno != 0 || n > hi / factor || n * factor < lo)
-        return bad(a + ": '" + v + "' is not a number in " + std::to_string(lo) + ".." + std::to_string(hi)) == 0;
-      out = n * factor;
-      return true;
+      const std::string e = apps::parse_uint(a, v, lo, hi, out, suffixes ? apps::Suffixes::kKiloMega : apps::Suffixes::kNone);
+      return e.empty() || bad(e) == 0;
     };
     std::uint64_t n = 0;
     std::uint8_t scratch[6];
@@ -122,7 +111,7 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     } else if (a == "-n" || a == "--iters") {
       if (!value()) return -1;
       if (!number(0, 100000000, n)) return -1;
-      if (n < 5) return bad("-n: perftest needs at least 5 iterations, got " + v);
+      if (n < 5) return bad(a + ": perftest needs at least 5 iterations, got " + v);
       o.iters = n;
       iters_given = true;
     } else if (a == "-D" || a == "--duration") {
@@ -134,7 +123,7 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     } else if (a == "-m" || a == "--mtu") {
       if (!value() || !number(0, 1u << 20, n)) return -1;
       if (n != 256 && n != 512 && n != 1024 && n != 2048 && n != 4096)
-        return bad("-m: " + v + " is not an IB MTU (256, 512, 1024, 2048 or 4096)");
+        return bad(a + ": " + v + " is not an IB MTU (256, 512, 1024, 2048 or 4096)");
       o.mtu = static_cast<std::uint32_t>(n);
     } else if (a == "-a" || a == "--all") {
       o.all_sizes = true;
@@ -152,7 +141,7 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
       tx_given = true;
     } else if (a == "-c" || a == "--connection") {
       if (!value()) return -1;
-      if (v != "RC") return bad("-c: droce speaks RC only, not '" + v + "'");
+      if (v != "RC") return bad("-c: droce speaks RC only, not " + apps::quoted(v));
     } else if (a == "-x" || a == "--gid-index") {
       if (!value() || !number(0, 64, n)) return -1;
       o.gid_index = static_cast<int>(n);
@@ -163,17 +152,17 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
       o.cpu_freq_f = true;
     } else if (a == "--local-ip") {
       if (!value()) return -1;
-      if (!engine::parse_ipv4(v, scratch)) return bad("--local-ip: '" + v + "' is not an IPv4 address");
+      if (!engine::parse_ipv4(v, scratch)) return bad("--local-ip: " + apps::quoted(v) + " is not an IPv4 address");
       o.local_ip = v;
     } else if (a == "--local-mac" || a == "--peer-mac") {
       if (!value()) return -1;
-      if (!engine::parse_mac(v, scratch)) return bad(a + ": '" + v + "' is not a MAC (xx:xx:xx:xx:xx:xx)");
+      if (!engine::parse_mac(v, scratch)) return bad(a + ": " + apps::quoted(v) + " is not a MAC (xx:xx:xx:xx:xx:xx)");
       (a == "--local-mac" ? o.local_mac : o.peer_mac) = v;
     } else if (a == "--loss") {
       if (!value()) return -1;
-      char* end = nullptr;
-      const double p = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end != '\0' || !(p >= 0 && p < 1)) return bad("--loss: '" + v + "' is not a probability in [0, 1)");
+      double p = 0;
+      if (!apps::parse_real(a, v, 0, 1, p).empty() || p == 1)
+        return bad("--loss: " + apps::quoted(v) + " is not a probability in [0, 1)");
       o.loss = p;
     } else if (a == "--seed") {
       if (!value() || !number(0, UINT64_MAX, n)) return -1;
@@ -183,13 +172,17 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
       o.timeout_s = static_cast<double>(n);
     } else if (a == "--json") {
       if (!value()) return -1;
+      if (std::string e = apps::check_output_path(a, v); !e.empty()) return bad(e);
       o.json = v;
     } else if (!a.empty() && a[0] == '-') {
-      return bad("unknown option '" + a + "' (--help lists them)");
+      return bad("unknown option " + apps::quoted(a) + " (--help lists them)");
+    } else if (a.empty()) {
+      // Not "no server name": an empty one (an unset shell variable) must not turn a client into a server.
+      return bad("the server name is empty (give a host, or none to be the server)");
     } else if (o.host.empty()) {
       o.host = a;
     } else {
-      return bad("two server names given: '" + o.host + "' and '" + a + "'");
+      return bad("two server names given: " + apps::quoted(o.host) + " and " + apps::quoted(a));
     }
   }
   // perftest's dependencies between flags (perftest_parameters.c force_dependecies and parser).

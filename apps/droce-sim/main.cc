@@ -1,17 +1,22 @@
 // droce-sim: DCQCN on a simulated dumbbell/incast, in virtual time; JSON (and a PNG) out.
 #include <getopt.h>
 
-#include <cerrno>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "apps/common/cli_number.h"
+#include "apps/common/output_file.h"
 #include "apps/droce-sim/dumbbell.h"
 #include "apps/droce-sim/fabric.h"
+#include "protocols/dcqcn/param_options.h"
 
 using droce::sim::SimConfig;
 
@@ -59,27 +64,41 @@ void usage(const SimConfig& d) {
       p.hai_rate_bps / 1e6);
 }
 
-bool num(const char* opt, const char* s, double& out) {
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(s, &end);
-  if (errno != 0 || end == s || *end != '\0') {
-    std::fprintf(stderr, "droce-sim: %s: '%s' is not a number\n", opt, s);
-    return false;
-  }
-  out = v;
-  return true;
-}
-
-}  // namespace
-
-int main(int argc, char** argv) {
+// Everything the command line sets, parsed and checked before anything is simulated.
+struct SimOptions {
   SimConfig cfg;
   droce::sim::FabricConfig fabric;
-  fabric.topology = droce::sim::Topology::kDumbbell;
-  fabric.pfc = false;
   bool use_fabric = false;  // --pfc or --topology two-hop: the fabric model
   std::string json_path, plot_path, preset = "paper";
+};
+
+// The series hold one value per flow per sample and live in memory until the JSON is written:
+// bound them so that a tiny --sample-us is a clear refusal, not a bad_alloc gigabytes later.
+constexpr double kMaxSamples = 1'000'000;
+constexpr double kMaxSeriesValues = 10'000'000;  // samples x flows
+
+// The simulator's DCQCN options by the set_param name they stand for; the rest are "--" + name.
+std::string dcqcn_option(std::string_view param) {
+  return param == "rate-increase-us" ? "--rate-increase-period-us" : "--" + std::string(param);
+}
+
+std::string check_sample_count(const SimConfig& c) {
+  const double samples = c.duration_ms * 1e3 / c.sample_us;
+  const double most = std::min(kMaxSamples, kMaxSeriesValues / c.flows);
+  if (samples <= most) return {};
+  char b[200];
+  std::snprintf(b, sizeof b, "--sample-us: %g us over --duration-ms %g is %.3g samples, more than %.0f with %u flow(s); "
+                "sample less often", c.sample_us, c.duration_ms, samples, most, c.flows);
+  return b;
+}
+
+// 0: run; 1: --help printed; 2: an error printed (one line naming the option as typed).
+int parse_args(int argc, char** argv, SimOptions& so) {
+  SimConfig& cfg = so.cfg;
+  auto& fabric = so.fabric;
+  fabric.topology = droce::sim::Topology::kDumbbell;
+  fabric.pfc = false;
+  auto fail = [](const std::string& message) { return std::fprintf(stderr, "droce-sim: %s\n", message.c_str()), 2; };
   enum : int {
     kFlows = 256, kLink, kDur, kCc, kPreset, kStagger, kIncast, kSeed, kKmin, kKmax, kPmax, kBuf, kPkt, kDelay,
     kLoss, kSample, kTopo, kPfc, kXoff, kXon, kG, kAlphaP, kRateP, kBytes, kF, kAi, kHai, kMinRate, kCnpInt, kJson, kPlot, kHelp
@@ -97,77 +116,104 @@ int main(int argc, char** argv) {
       {"min-rate-mbps", 1, nullptr, kMinRate}, {"cnp-interval-us", 1, nullptr, kCnpInt},
       {"json", 1, nullptr, kJson}, {"plot", 1, nullptr, kPlot}, {"help", 0, nullptr, kHelp},
       {nullptr, 0, nullptr, 0}};
-  // First pass: the preset, so that individual DCQCN options override it whatever their order.
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::string(argv[i]) == "--preset") preset = argv[i + 1];
-  if (preset == "paper")
-    cfg.dcqcn = droce::dcqcn::DcqcnParams::paper();
-  else if (preset == "mlx5")
-    cfg.dcqcn = droce::dcqcn::DcqcnParams::mlx5();
-  else
-    return std::fprintf(stderr, "droce-sim: --preset: '%s' is not paper or mlx5\n", preset.c_str()), 2;
-
+  constexpr std::uint64_t kMaxBytes = 1'000'000'000'000;  // 1 TB: any queue or threshold a run can mean
+  // DCQCN overrides apply after the preset, whatever their order: (set_param name, value).
+  std::vector<std::pair<std::string, std::string>> overrides;
+  optind = 1;
   opterr = 0;
   int c;
-  double v = 0;
-  while ((c = getopt_long(argc, argv, "", longopts, nullptr)) != -1) {
-    const char* o = c >= 256 && c <= kHelp ? longopts[c - 256].name : "?";
-    if (c != kIncast && c != kHelp && c != kCc && c != kPreset && c != kJson && c != kPlot && c != kTopo &&
-        c != kPfc && c >= 256 &&
-        !num(o, optarg, v))
-      return 2;
+  int index = 0;
+  while ((c = getopt_long(argc, argv, "", longopts, &index)) != -1) {
+    if (c < kFlows || c > kHelp)
+      return fail("unknown or incomplete option " + droce::apps::quoted(argv[optind - 1]) + " (see --help)");
+    const std::string name = std::string("--") + longopts[index].name;
+    const std::string v = optarg != nullptr ? optarg : "";
+    std::string e;
+    auto dcqcn = [&](const char* param) {
+      droce::dcqcn::DcqcnParams probe;
+      if (e = droce::dcqcn::set_param(probe, param, v); !e.empty()) e = name + ": " + e;
+      overrides.emplace_back(param, v);
+    };
     switch (c) {
-      case kFlows: cfg.flows = v >= 1 && v <= 4096 ? static_cast<std::uint32_t>(v) : 0; break;
-      case kLink: cfg.link_gbps = v; break;
-      case kDur: cfg.duration_ms = v; break;
+      case kFlows: e = droce::apps::parse_uint(name, v, 1, 4096, cfg.flows); break;
+      case kLink: e = droce::apps::parse_real(name, v, 0.001, 1e4, cfg.link_gbps); break;
+      case kDur: e = droce::apps::parse_real(name, v, 0.001, 60'000, cfg.duration_ms); break;
       case kCc:
-        if (std::string(optarg) == "dcqcn") cfg.cc = true;
-        else if (std::string(optarg) == "none") cfg.cc = false;
-        else return std::fprintf(stderr, "droce-sim: --cc: '%s' is not dcqcn or none\n", optarg), 2;
+        if (v == "dcqcn") cfg.cc = true;
+        else if (v == "none") cfg.cc = false;
+        else e = name + ": " + droce::apps::quoted(v) + " is not dcqcn or none";
         break;
-      case kPreset: break;  // handled above
-      case kStagger: cfg.start_stagger_ms = v; break;
+      case kPreset:
+        if (v != "paper" && v != "mlx5") e = name + ": " + droce::apps::quoted(v) + " is not paper or mlx5";
+        so.preset = v;
+        break;
+      case kStagger: e = droce::apps::parse_real(name, v, 0, 60'000, cfg.start_stagger_ms); break;
       case kIncast: cfg.incast = true; break;
-      case kSeed: cfg.seed = static_cast<std::uint64_t>(v); break;
-      case kKmin: cfg.kmin_bytes = v < 0 ? UINT64_MAX : static_cast<std::uint64_t>(v); break;
-      case kKmax: cfg.kmax_bytes = v < 0 ? 0 : static_cast<std::uint64_t>(v); break;
-      case kPmax: cfg.pmax = v; break;
-      case kBuf: cfg.buffer_bytes = v < 0 ? 0 : static_cast<std::uint64_t>(v); break;
-      case kPkt: cfg.packet_bytes = v < 0 || v > 1e6 ? 0 : static_cast<std::uint32_t>(v); break;
-      case kDelay: cfg.link_delay_us = v; break;
-      case kLoss: cfg.loss = v; break;
-      case kSample: cfg.sample_us = v; break;
+      case kSeed: e = droce::apps::parse_uint(name, v, 0, UINT64_MAX, cfg.seed); break;
+      case kKmin: e = droce::apps::parse_uint(name, v, 0, kMaxBytes, cfg.kmin_bytes); break;
+      case kKmax: e = droce::apps::parse_uint(name, v, 0, kMaxBytes, cfg.kmax_bytes); break;
+      case kPmax: e = droce::apps::parse_real(name, v, 0, 1, cfg.pmax); break;
+      case kBuf: e = droce::apps::parse_uint(name, v, 0, kMaxBytes, cfg.buffer_bytes); break;
+      case kPkt: e = droce::apps::parse_uint(name, v, 64, 9000, cfg.packet_bytes); break;
+      case kDelay: e = droce::apps::parse_real(name, v, 0, 1e6, cfg.link_delay_us); break;
+      case kLoss: e = droce::apps::parse_real(name, v, 0, 1, cfg.loss); break;
+      case kSample: e = droce::apps::parse_real(name, v, 0, 6e10, cfg.sample_us); break;
       case kTopo:
-        if (std::string(optarg) == "dumbbell") fabric.topology = droce::sim::Topology::kDumbbell;
-        else if (std::string(optarg) == "two-hop") fabric.topology = droce::sim::Topology::kTwoHop;
-        else return std::fprintf(stderr, "droce-sim: --topology: '%s' is not dumbbell or two-hop\n", optarg), 2;
-        use_fabric |= fabric.topology == droce::sim::Topology::kTwoHop;
+        if (v == "dumbbell") fabric.topology = droce::sim::Topology::kDumbbell;
+        else if (v == "two-hop") fabric.topology = droce::sim::Topology::kTwoHop;
+        else e = name + ": " + droce::apps::quoted(v) + " is not dumbbell or two-hop";
+        so.use_fabric |= fabric.topology == droce::sim::Topology::kTwoHop;
         break;
-      case kPfc: fabric.pfc = use_fabric = true; break;
-      case kXoff: fabric.xoff_bytes = v < 0 ? 0 : static_cast<std::uint64_t>(v); break;
-      case kXon: fabric.xon_bytes = v < 0 ? 0 : static_cast<std::uint64_t>(v); break;
-      case kG: cfg.dcqcn.g = v; break;
-      case kAlphaP: cfg.dcqcn.alpha_update_period_ns = v <= 0 ? 0 : static_cast<std::uint64_t>(v * 1e3); break;
-      case kRateP: cfg.dcqcn.rate_increase_period_ns = v <= 0 ? 0 : static_cast<std::uint64_t>(v * 1e3); break;
-      case kBytes: cfg.dcqcn.byte_counter_bytes = v <= 0 ? 0 : static_cast<std::uint64_t>(v); break;
-      case kF: cfg.dcqcn.fast_recovery_steps = v <= 0 ? 0 : static_cast<std::uint32_t>(v); break;
-      case kAi: cfg.dcqcn.ai_rate_bps = v * 1e6; break;
-      case kHai: cfg.dcqcn.hai_rate_bps = v * 1e6; break;
-      case kMinRate: cfg.dcqcn.min_rate_bps = v * 1e6; break;
-      case kCnpInt: cfg.dcqcn.np_min_time_between_cnps_ns = v <= 0 ? 0 : static_cast<std::uint64_t>(v * 1e3); break;
-      case kJson: json_path = optarg; break;
-      case kPlot: plot_path = optarg; break;
-      case kHelp: usage(cfg); return 0;
-      default:
-        return std::fprintf(stderr, "droce-sim: unknown or incomplete option '%s' (see --help)\n", argv[optind - 1]), 2;
+      case kPfc: fabric.pfc = so.use_fabric = true; break;
+      case kXoff: e = droce::apps::parse_uint(name, v, 0, kMaxBytes, fabric.xoff_bytes); break;
+      case kXon: e = droce::apps::parse_uint(name, v, 0, kMaxBytes, fabric.xon_bytes); break;
+      case kG: dcqcn("g"); break;
+      case kAlphaP: dcqcn("alpha-period-us"); break;
+      case kRateP: dcqcn("rate-increase-us"); break;
+      case kBytes: dcqcn("byte-counter-bytes"); break;
+      case kF: dcqcn("fast-recovery-steps"); break;
+      case kAi: dcqcn("ai-mbps"); break;
+      case kHai: dcqcn("hai-mbps"); break;
+      case kMinRate: dcqcn("min-rate-mbps"); break;
+      case kCnpInt: dcqcn("cnp-interval-us"); break;
+      case kJson:
+        e = droce::apps::check_output_path(name, v);
+        so.json_path = v;
+        break;
+      case kPlot:
+        e = droce::apps::check_output_path(name, v);
+        so.plot_path = v;
+        break;
+      case kHelp: usage(cfg); return 1;
     }
+    if (!e.empty()) return fail(e);
   }
-  if (optind < argc) return std::fprintf(stderr, "droce-sim: unexpected argument '%s'\n", argv[optind]), 2;
-  // The preset's rates scale with the link: re-derive them unless given explicitly.
+  if (optind < argc) return fail("unexpected argument " + droce::apps::quoted(argv[optind]) + " (see --help)");
+  (void)droce::dcqcn::preset_by_name(so.preset, cfg.dcqcn.line_rate_bps, cfg.dcqcn);
+  for (const auto& [param, value] : overrides)
+    if (std::string e = droce::dcqcn::set_param(cfg.dcqcn, param, value); !e.empty()) return fail(dcqcn_option(param) + ": " + e);
+  // The run's line rate is the link's (run_dumbbell and run_fabric set it): check the parameters against it.
+  cfg.dcqcn.line_rate_bps = cfg.link_gbps * 1e9;
+  if (std::string e = droce::dcqcn::validate_options(cfg.dcqcn, dcqcn_option, "--link-gbps"); !e.empty())
+    return fail(e);
   fabric.base = cfg;
-  if (std::string e = use_fabric ? fabric.validate() : cfg.validate(); !e.empty())
-    return std::fprintf(stderr, "droce-sim: %s\n", e.c_str()), 2;
-  if (json_path.empty()) return std::fprintf(stderr, "droce-sim: --json FILE is required (see --help)\n"), 2;
+  if (std::string e = so.use_fabric ? fabric.validate() : cfg.validate(); !e.empty()) return fail(e);
+  if (std::string e = check_sample_count(cfg); !e.empty()) return fail(e);
+  if (so.json_path.empty()) return fail("--json FILE is required (see --help)");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  SimOptions so;
+  if (int rc = parse_args(argc, argv, so); rc != 0) return rc == 1 ? 0 : 2;
+  const SimConfig& cfg = so.cfg;
+  const auto& fabric = so.fabric;
+  const bool use_fabric = so.use_fabric;
+  const std::string& json_path = so.json_path;
+  const std::string& plot_path = so.plot_path;
+  const std::string& preset = so.preset;
 
   const auto t0 = std::chrono::steady_clock::now();
   droce::sim::FabricResult fr;
@@ -211,9 +257,8 @@ int main(int argc, char** argv) {
                  {"np_min_time_between_cnps_ns", p.np_min_time_between_cnps_ns},
                  {"topology", fabric.topology == droce::sim::Topology::kTwoHop ? "two-hop" : "dumbbell"},
                  {"pfc", fabric.pfc}, {"pfc_xoff_bytes", fabric.xoff_bytes}, {"pfc_xon_bytes", fabric.xon_bytes}};
-  std::ofstream out(json_path);
-  out << j.dump() << "\n";
-  if (!out) return std::fprintf(stderr, "droce-sim: cannot write %s\n", json_path.c_str()), 1;
+  if (std::string e = droce::apps::write_text_file(json_path, j.dump() + "\n"); !e.empty())
+    return std::fprintf(stderr, "droce-sim: %s\n", e.c_str()), 1;
   std::printf("droce-sim: %u flows, %.1f ms simulated in %.2f s: jain %.3f, utilization %.3f, queue p50/p99/max "
               "%llu/%llu/%llu B, drops %llu, cnps %llu\n",
               cfg.flows, cfg.duration_ms, wall, r.jain_index, r.utilization,

@@ -3,10 +3,10 @@
 
 #include <arpa/inet.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 
+#include "apps/common/cli_number.h"
+#include "apps/common/output_file.h"
 #include "protocols/dcqcn/param_options.h"
 
 namespace droce::sw {
@@ -68,31 +68,29 @@ void usage(const Options& d) {
       l.duration_ms, l.message_bytes, l.sample_us, d.cc.c_str(), d.preset.c_str(), d.line_gbps);
 }
 
-bool number(const std::string& opt, const std::string& s, double lo, double hi, double& out) {
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || errno != 0 || *end != '\0' || !(v >= lo && v <= hi)) {
-    std::fprintf(stderr, "droce-switch: %s: '%s' is not a number in [%g, %g]\n", opt.c_str(), s.c_str(), lo, hi);
-    return false;
-  }
-  out = v;
-  return true;
+std::string dcqcn_option(std::string_view name) { return "--dcqcn-" + std::string(name); }
+
+constexpr std::size_t kMaxListEntries = 64;    // --lab-start-ms / --lab-stop-ms
+constexpr double kMaxLabSamples = 1'000'000;     // the lab's series live in memory until the JSON is written
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "droce-switch: %s\n", message.c_str());
+  return -1;
 }
 
-bool list(const std::string& opt, const std::string& s, std::vector<double>& out) {
+// A comma-separated list of times; more entries than the limit is an error, not a silent cut.
+std::string list(const std::string& opt, const std::string& s, std::vector<double>& out) {
   out.clear();
-  std::size_t start = 0;
-  while (out.size() < 64) {
+  for (std::size_t start = 0;;) {
+    if (out.size() == kMaxListEntries) return opt + ": more than " + std::to_string(kMaxListEntries) + " entries";
     const std::size_t comma = s.find(',', start);
     double v = 0;
-    if (!number(opt, s.substr(start, comma == std::string::npos ? std::string::npos : comma - start), 0, 1e7, v))
-      return false;
+    const std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (std::string e = apps::parse_real(opt, item, 0, 1e7, v); !e.empty()) return e;
     out.push_back(v);
-    if (comma == std::string::npos) return true;
+    if (comma == std::string::npos) return {};
     start = comma + 1;
   }
-  return true;
 }
 
 }  // namespace
@@ -103,20 +101,27 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     std::string v;
-    double d = 0;
+    std::string e;  // one message naming the option, from the parsers below
     auto value = [&]() {
       if (i + 1 >= args.size()) {
-        std::fprintf(stderr, "droce-switch: %s needs a value (see --help)\n", a.c_str());
+        e = apps::printable(a) + " needs a value (see --help)";
         return false;
       }
       v = args[++i];
       return true;
     };
-    auto u64 = [&](std::uint64_t& field, double lo, double hi) {
-      if (!value() || !number(a, v, lo, hi, d)) return false;
-      field = static_cast<std::uint64_t>(d);
+    auto integer = [&](auto& field, std::uint64_t lo, std::uint64_t hi) {
+      return value() && (e = apps::parse_uint(a, v, lo, hi, field)).empty();
+    };
+    auto real = [&](double& field, double lo, double hi) {
+      return value() && (e = apps::parse_real(a, v, lo, hi, field)).empty();
+    };
+    auto output = [&](std::string& field) {
+      if (!value() || !(e = apps::check_output_path(a, v)).empty()) return false;
+      field = v;
       return true;
     };
+    bool ok = true;
     if (a == "--help" || a == "-h") {
       usage(defaults);
       return 1;
@@ -125,106 +130,106 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     } else if (a == "--pfc") {
       o.sw.pfc = true;
     } else if (a == "--route") {
-      if (!value()) return -1;
+      if (!value()) return fail(e);
       const auto slash = v.find('/'), eq = v.find('=');
       std::uint8_t ip[4];
-      double len = 0, port = 0;
+      std::uint8_t len = 0;
+      std::uint16_t port = 0;
       if (slash == std::string::npos || eq == std::string::npos || eq < slash ||
           inet_pton(AF_INET, v.substr(0, slash).c_str(), ip) != 1)
-        return std::fprintf(stderr, "droce-switch: --route: '%s' is not A.B.C.D/LEN=PORT\n", v.c_str()), -1;
-      if (!number(a, v.substr(slash + 1, eq - slash - 1), 1, 32, len) || !number(a, v.substr(eq + 1), 0, 63, port))
-        return -1;
+        return fail("--route: " + apps::quoted(v) + " is not A.B.C.D/LEN=PORT");
+      if (e = apps::parse_uint("--route prefix length", v.substr(slash + 1, eq - slash - 1), 1, 32, len); !e.empty())
+        return fail(e);
+      if (e = apps::parse_uint("--route port", v.substr(eq + 1), 0, 63, port); !e.empty()) return fail(e);
       const std::uint32_t pfx = std::uint32_t{ip[0]} << 24 | std::uint32_t{ip[1]} << 16 | std::uint32_t{ip[2]} << 8 | ip[3];
-      o.sw.routes.push_back(engine::SwitchRoute{pfx, static_cast<std::uint8_t>(len), static_cast<std::uint16_t>(port)});
+      o.sw.routes.push_back(engine::SwitchRoute{pfx, len, port});
     } else if (a == "--egress-gbps") {
-      if (!value()) return -1;
+      if (!value()) return fail(e);
       const auto eq = v.find('=');
-      double port = -1;
-      if (eq != std::string::npos && !number(a, v.substr(0, eq), 0, 63, port)) return -1;
-      if (!number(a, eq == std::string::npos ? v : v.substr(eq + 1), 0.001, 1000, d)) return -1;
-      o.egress.emplace_back(static_cast<int>(port), d);
+      std::uint8_t port = 0;
+      double gbps = 0;
+      if (eq != std::string::npos && !(e = apps::parse_uint("--egress-gbps port", v.substr(0, eq), 0, 63, port)).empty())
+        return fail(e);
+      if (e = apps::parse_real(a, eq == std::string::npos ? v : v.substr(eq + 1), 0.001, 1000, gbps); !e.empty())
+        return fail(e);
+      o.egress.emplace_back(eq == std::string::npos ? -1 : port, gbps);
     } else if (a == "--kmin-bytes") {
-      if (!u64(o.sw.kmin_bytes, 0, 1e10)) return -1;
+      ok = integer(o.sw.kmin_bytes, 0, 10'000'000'000ull);
     } else if (a == "--kmax-bytes") {
-      if (!u64(o.sw.kmax_bytes, 0, 1e10)) return -1;
+      ok = integer(o.sw.kmax_bytes, 0, 10'000'000'000ull);
     } else if (a == "--pmax") {
-      if (!value() || !number(a, v, 0, 1, o.sw.pmax)) return -1;
+      ok = real(o.sw.pmax, 0, 1);
     } else if (a == "--buffer-bytes") {
-      if (!u64(o.sw.buffer_bytes, 2048, 1e10)) return -1;
+      ok = integer(o.sw.buffer_bytes, 2048, 10'000'000'000ull);
     } else if (a == "--delay-us") {
-      if (!value() || !number(a, v, 0, 1e6, o.sw.delay_us)) return -1;
+      ok = real(o.sw.delay_us, 0, 1e6);
     } else if (a == "--loss" || a == "--duplicate" || a == "--reorder") {
-      if (!value() || !number(a, v, 0, 0.5, d)) return -1;
-      (a == "--loss" ? o.impairment.loss : a == "--duplicate" ? o.impairment.duplicate : o.impairment.reorder) = d;
+      ok = real(a == "--loss" ? o.impairment.loss : a == "--duplicate" ? o.impairment.duplicate : o.impairment.reorder,
+                0, 0.5);
     } else if (a == "--seed") {
-      if (!u64(o.sw.seed, 0, 1e18)) return -1;
+      ok = integer(o.sw.seed, 0, 1'000'000'000'000'000'000ull);
       o.impairment.seed = o.sw.seed;
     } else if (a == "--pfc-priority") {
-      if (!value() || !number(a, v, 0, 7, d)) return -1;
-      o.sw.pfc_priority = static_cast<std::uint8_t>(d);
+      ok = integer(o.sw.pfc_priority, 0, 7);
     } else if (a == "--pfc-xoff-bytes") {
-      if (!u64(o.sw.pfc_xoff_bytes, 1, 1e10)) return -1;
+      ok = integer(o.sw.pfc_xoff_bytes, 1, 10'000'000'000ull);
     } else if (a == "--pfc-xon-bytes") {
-      if (!u64(o.sw.pfc_xon_bytes, 0, 1e10)) return -1;
+      ok = integer(o.sw.pfc_xon_bytes, 0, 10'000'000'000ull);
     } else if (a == "--pfc-quanta") {
-      if (!value() || !number(a, v, 1, 65535, d)) return -1;
-      o.sw.pfc_pause_quanta = static_cast<std::uint16_t>(d);
+      ok = integer(o.sw.pfc_pause_quanta, 1, 65535);
     } else if (a == "--link-gbps") {
-      if (!value() || !number(a, v, 0.001, 1000, o.sw.link_gbps_for_pfc)) return -1;
+      ok = real(o.sw.link_gbps_for_pfc, 0.001, 1000);
     } else if (a == "--duration") {
-      if (!value() || !number(a, v, 0, 1e6, o.duration_s)) return -1;
+      ok = real(o.duration_s, 0, 1e6);
     } else if (a == "--sample-ms") {
-      if (!value() || !number(a, v, 0.01, 1e5, o.sample_ms)) return -1;
+      ok = real(o.sample_ms, 0.01, 1e5);
     } else if (a == "--json") {
-      if (!value()) return -1;
-      o.json = v;
+      ok = output(o.json);
     } else if (a == "--plot") {
-      if (!value()) return -1;
-      o.plot = v;
+      ok = output(o.plot);
     } else if (a == "--lab-senders") {
-      if (!value() || !number(a, v, 1, 16, d)) return -1;
-      o.lab.senders = static_cast<std::uint32_t>(d);
+      ok = integer(o.lab.senders, 1, 16);
       o.lab_mode = true;
     } else if (a == "--lab-bottleneck-gbps") {
-      if (!value() || !number(a, v, 0.001, 400, o.lab.bottleneck_gbps)) return -1;
+      ok = real(o.lab.bottleneck_gbps, 0.001, 400);
     } else if (a == "--lab-duration-ms") {
-      if (!value() || !number(a, v, 1, 600'000, o.lab.duration_ms)) return -1;
+      ok = real(o.lab.duration_ms, 1, 600'000);
     } else if (a == "--lab-start-ms" || a == "--lab-stop-ms") {
-      if (!value() || !list(a, v, a == "--lab-start-ms" ? o.lab.start_ms : o.lab.stop_ms)) return -1;
+      ok = value() && (e = list(a, v, a == "--lab-start-ms" ? o.lab.start_ms : o.lab.stop_ms)).empty();
     } else if (a == "--lab-message-bytes") {
-      if (!value() || !number(a, v, 1, 1 << 20, d)) return -1;
-      o.lab.message_bytes = static_cast<std::uint32_t>(d);
+      ok = integer(o.lab.message_bytes, 1, 1u << 20);
     } else if (a == "--lab-sample-us") {
-      if (!value() || !number(a, v, 10, 1e6, o.lab.sample_us)) return -1;
+      ok = real(o.lab.sample_us, 10, 1e6);
     } else if (a == "--cc") {
-      if (!value()) return -1;
-      if (v != "dcqcn" && v != "none") return std::fprintf(stderr, "droce-switch: --cc: '%s' is not dcqcn or none\n", v.c_str()), -1;
+      if (!value()) return fail(e);
+      if (v != "dcqcn" && v != "none") return fail("--cc: " + apps::quoted(v) + " is not dcqcn or none");
       o.cc = v;
     } else if (a == "--preset") {
-      if (!value()) return -1;
-      if (v != "paper" && v != "mlx5") return std::fprintf(stderr, "droce-switch: --preset: '%s' is not paper or mlx5\n", v.c_str()), -1;
+      if (!value()) return fail(e);
+      if (v != "paper" && v != "mlx5") return fail("--preset: " + apps::quoted(v) + " is not paper or mlx5");
       o.preset = v;
     } else if (a == "--line-gbps") {
-      if (!value() || !number(a, v, 0.001, 400, o.line_gbps)) return -1;
+      ok = real(o.line_gbps, 0.001, 400);
     } else if (a.rfind("--dcqcn-", 0) == 0) {
-      if (!value()) return -1;
+      if (!value()) return fail(e);
       dcqcn::DcqcnParams probe;
-      if (std::string e = dcqcn::set_param(probe, a.substr(8), v); !e.empty())
-        return std::fprintf(stderr, "droce-switch: %s: %s\n", a.c_str(), e.c_str()), -1;
+      if (e = dcqcn::set_param(probe, a.substr(8), v); !e.empty()) return fail(apps::printable(a) + ": " + e);
       overrides.emplace_back(a.substr(8), v);
     } else {
-      std::fprintf(stderr, "droce-switch: unknown option '%s' (see --help)\n", a.c_str());
-      return -1;
+      return fail("unknown option " + apps::quoted(a) + " (see --help)");
     }
+    if (!ok) return fail(e);
   }
-  if (o.sw.kmin_bytes > o.sw.kmax_bytes) return std::fprintf(stderr, "droce-switch: --kmin-bytes must not exceed --kmax-bytes\n"), -1;
-  if (std::string e = o.impairment.validate(); !e.empty()) return std::fprintf(stderr, "droce-switch: %s\n", e.c_str()), -1;
+  if (o.lab_mode && o.lab.duration_ms * 1e3 / o.lab.sample_us > kMaxLabSamples)
+    return fail("--lab-sample-us: more than " + std::to_string(static_cast<long>(kMaxLabSamples)) +
+                " samples over --lab-duration-ms; sample less often");
+  if (o.sw.kmin_bytes > o.sw.kmax_bytes) return fail("--kmin-bytes must not exceed --kmax-bytes");
+  if (std::string e = o.impairment.validate(); !e.empty()) return fail("--" + e);
   (void)dcqcn::preset_by_name(o.preset, o.line_gbps * 1e9, o.lab.params);
   for (const auto& [name, value] : overrides)
     if (std::string e = dcqcn::set_param(o.lab.params, name, value); !e.empty())
-      return std::fprintf(stderr, "droce-switch: --dcqcn-%s\n", e.c_str()), -1;
-  if (std::string e = o.lab.params.validate(); !e.empty())
-    return std::fprintf(stderr, "droce-switch: DCQCN parameter %s\n", e.c_str()), -1;
+      return fail("--dcqcn-" + name + ": " + e);
+  if (std::string e = dcqcn::validate_options(o.lab.params, dcqcn_option, "--line-gbps"); !e.empty()) return fail(e);
   o.lab.dcqcn = o.cc == "dcqcn";
   return 0;
 }

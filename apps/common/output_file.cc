@@ -1,0 +1,52 @@
+// Output files: a parse-time writability check that leaves no trace, and a checked final write.
+#include "apps/common/output_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "apps/common/cli_number.h"
+
+namespace droce::apps {
+
+namespace {
+
+std::string cannot_write(std::string_view option, const std::string& path, int err) {
+  return std::string(option) + ": cannot write " + quoted(path) + ": " + std::strerror(err);
+}
+
+}  // namespace
+
+std::string check_output_path(std::string_view option, const std::string& path) {
+  if (path.empty()) return std::string(option) + ": needs a file name";
+  // No O_TRUNC: the check must not destroy an existing file. O_NONBLOCK: a FIFO without a
+  // reader fails with ENXIO instead of blocking the parser forever.
+  int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::close(fd);
+    return {};
+  }
+  if (errno != ENOENT) return cannot_write(option, path, errno);
+  // Not there yet: create it to prove the directory takes it, then take it away again.
+  fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY | O_CLOEXEC, 0666);
+  if (fd < 0) return cannot_write(option, path, errno);
+  ::close(fd);
+  (void)::unlink(path.c_str());
+  return {};
+}
+
+std::string write_text_file(const std::string& path, const std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) return "cannot write " + quoted(path) + ": " + std::strerror(errno);
+  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0;
+  const int write_errno = errno;
+  const bool closed = std::fclose(f) == 0;
+  if (!written || !closed)
+    return "cannot write " + quoted(path) + ": " + std::strerror(!written ? write_errno : errno);
+  return {};
+}
+
+}  // namespace droce::apps

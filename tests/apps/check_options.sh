@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# Hostile command lines for every app: each bad value -> exit 2 and exactly one stderr line naming
+# the option, nothing on stdout, nothing run (no EAL, no simulation, no file left behind); good
+# values still parse. Usage: check_options.sh GEN ECHO PERF FWD SWITCH SIM
+set -uo pipefail
+gen=$1 echo_=$2 perf=$3 fwd=$4 switch=$5 sim=$6
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+cases=0
+nope=/nonexistent-droce-dir/out.json
+
+# bad OPTION BINARY ARGS...: refused at parse time with one line naming OPTION.
+bad() {
+  local want=$1 bin=$2; shift 2
+  cases=$((cases + 1))
+  timeout 60 "$bin" "$@" > "$tmp/out" 2> "$tmp/err"
+  local rc=$? lines
+  lines=$(wc -l < "$tmp/err")
+  local why=""
+  [ $rc -eq 2 ] || why+=" exit $rc (want 2);"
+  [ "$lines" -eq 1 ] || why+=" $lines stderr lines (want 1);"
+  grep -qF -- "$want" "$tmp/err" || why+=" stderr does not name $want;"
+  [ ! -s "$tmp/out" ] || why+=" stdout not empty;"
+  ! grep -q "^EAL" "$tmp/out" "$tmp/err" || why+=" EAL started;"
+  if [ -n "$why" ]; then
+    echo "FAILED: $(basename "$bin") $(printf '%q ' "$@"):$why"
+    sed 's/^/    | /' "$tmp/err" | head -5
+    fail=1
+  fi
+}
+
+# good NAME BINARY ARGS...: parses (exit 0, nothing on stderr).
+good() {
+  local name=$1 bin=$2; shift 2
+  cases=$((cases + 1))
+  if ! timeout 60 "$bin" "$@" > "$tmp/out" 2> "$tmp/err" || [ -s "$tmp/err" ]; then
+    echo "FAILED: $name: $(basename "$bin") $(printf '%q ' "$@") did not parse"
+    sed 's/^/    | /' "$tmp/err" | head -5
+    fail=1
+  fi
+}
+
+sizes65=$(seq -s, 64 64 4160)   # 65 entries
+times65=$(seq -s, 1 65)
+
+# --- droce-gen: numbers, fractions for integers, lists, output paths
+bad --size "$gen" -- --size nan
+bad --size "$gen" -- --size inf
+bad --size "$gen" -- --size -nan
+bad --size "$gen" -- --size 4096.5
+bad --size "$gen" -- --size ''
+bad --size "$gen" -- --size 0
+bad --size "$gen" -- --size 64,,4096
+bad --size "$gen" -- --size 64,
+bad --size "$gen" -- --size ' 64'
+bad --size "$gen" -- --size 64abc
+bad --size "$gen" -- --size $'64\nEAL: a second line'
+bad --size "$gen" -- --size "$sizes65"
+bad --mtu "$gen" -- --mtu 1024.5
+bad --mtu "$gen" -- --mtu nan
+bad --mtu "$gen" -- --mtu 1000
+bad --qps "$gen" -- --qps 2.7
+bad --qps "$gen" -- --qps 1e30
+bad --inflight "$gen" -- --inflight -1
+bad --rate-gbps "$gen" -- --rate-gbps nan
+bad --msg-rate "$gen" -- --msg-rate inf
+bad --duration "$gen" -- --duration 1e400
+bad --count "$gen" -- --count 1.5
+bad --warmup "$gen" -- --warmup -nan
+bad --oob-port "$gen" -- --oob-port 65536
+bad --local-qpn "$gen" -- --local-qpn 0x1000000
+bad --psn "$gen" -- --psn -1
+bad --connect-timeout "$gen" -- --connect-timeout nan
+bad --qp-timeout "$gen" -- --qp-timeout 14.5
+bad --retry-cnt "$gen" -- --retry-cnt 8
+bad --line-gbps "$gen" -- --line-gbps nan
+bad --dcqcn-g "$gen" -- --dcqcn-g nan
+bad --dcqcn-byte-counter-bytes "$gen" -- --dcqcn-byte-counter-bytes 1e30
+bad --dcqcn-fast-recovery-steps "$gen" -- --dcqcn-fast-recovery-steps 2.5
+bad --dcqcn-min-rate-mbps "$gen" -- --dcqcn-min-rate-mbps 50000
+bad --dcqcn-nope "$gen" -- --dcqcn-nope 1
+bad --pfc-priority "$gen" -- --pfc-priority 3.5
+bad --loss "$gen" -- --loss nan
+bad --burst-frames "$gen" -- --burst-frames 0.5
+bad --seed "$gen" -- --seed -1
+bad --seed "$gen" -- --seed 1e30
+bad --oob-host "$gen" -- --oob-host ''
+bad --mode "$gen" -- --mode ''
+bad --json "$gen" -- --json ''
+bad --json "$gen" -- --json "$nope"
+bad --json "$gen" -- --json "$tmp"
+bad --csv "$gen" -- --csv "$nope"
+bad --pcap "$gen" -- --pcap "$nope"
+bad --bogus "$gen" -- --bogus
+bad --qps "$gen" -- --qps
+
+# --- droce-echo
+bad --size "$echo_" -- --size nan
+bad --timeout "$echo_" -- --timeout nan
+bad --timeout "$echo_" -- --timeout -nan
+bad --count "$echo_" -- --count 1.5
+bad --warmup "$echo_" -- --warmup -1
+bad --mtu "$echo_" -- --mtu inf
+bad --qp-timeout "$echo_" -- --qp-timeout 1e30
+bad --oob-port "$echo_" -- --oob-port -1
+bad --loss "$echo_" -- --loss inf
+bad --seed "$echo_" -- --seed 1.5
+bad --oob-host "$echo_" -- --oob-host ''
+bad --json "$echo_" -- --json "$nope"
+bad --json "$echo_" -- --json "$tmp"
+bad --bogus "$echo_" -- --bogus x
+
+# --- droce-perf
+bad "server name is empty" "$perf" -- write_bw ''
+bad "''" "$perf" -- ''
+bad -s "$perf" -- write_bw -s nan
+bad -s "$perf" -- write_bw -s 1.5K
+bad --size "$perf" -- write_bw --size -64
+bad -n "$perf" -- write_bw -n nan
+bad -n "$perf" -- write_bw -n 1e30
+bad -q "$perf" -- write_bw -q 2.7
+bad -m "$perf" -- write_bw -m nan
+bad -p "$perf" -- write_bw -p 65536
+bad -t "$perf" -- write_bw -t -1
+bad --loss "$perf" -- write_bw --loss nan
+bad --loss "$perf" -- write_bw --loss 1
+bad --seed "$perf" -- write_bw --seed -1
+bad --timeout "$perf" -- write_bw --timeout inf
+bad --max-size "$perf" -- write_bw --max-size nan
+bad --json "$perf" -- write_bw --json "$nope"
+bad --bogus "$perf" -- write_bw --bogus
+
+# --- droce-fwd
+bad --mbufs "$fwd" -- --mbufs nan
+bad --rx-port "$fwd" -- --rx-port -1
+bad --tx-port "$fwd" -- --tx-port 1.5
+bad --duration "$fwd" -- --duration nan
+bad --tx-first "$fwd" -- --tx-first 1.5
+bad --pkt-size "$fwd" -- --pkt-size inf
+bad --stats-period "$fwd" -- --stats-period -nan
+bad --json "$fwd" -- --json "$nope"
+bad --bogus "$fwd" -- --bogus
+bad "'extra'" "$fwd" -- extra
+
+# --- droce-switch
+bad --kmin-bytes "$switch" -- --kmin-bytes nan
+bad --kmin-bytes "$switch" -- --kmin-bytes 1e30
+bad --pmax "$switch" -- --pmax nan
+bad --buffer-bytes "$switch" -- --buffer-bytes 2048.5
+bad --seed "$switch" -- --seed -1
+bad --pfc-quanta "$switch" -- --pfc-quanta 65536
+bad --route "$switch" -- --route 10.0.0.0/nan=1
+bad --route "$switch" -- --route 10.0.0.0/24=1.5
+bad --egress-gbps "$switch" -- --egress-gbps 1=nan
+bad --egress-gbps "$switch" -- --egress-gbps nan=5
+bad --lab-senders "$switch" -- --lab-senders 2.5
+bad --lab-start-ms "$switch" -- --lab-senders 2 --lab-start-ms 1,nan
+bad --lab-stop-ms "$switch" -- --lab-senders 2 --lab-stop-ms "$times65"
+bad --lab-sample-us "$switch" -- --lab-senders 2 --lab-sample-us nan
+bad --lab-sample-us "$switch" -- --lab-senders 2 --lab-duration-ms 600000 --lab-sample-us 10
+bad --dcqcn-ai-mbps "$switch" -- --dcqcn-ai-mbps inf
+bad --json "$switch" -- --json "$nope"
+bad --plot "$switch" -- --plot /nonexistent-droce-dir/plot.png
+bad --bogus "$switch" -- --bogus
+
+# --- droce-sim (no EAL; its own options)
+bad --sample-us "$sim" --sample-us 1e-6 --json "$tmp/sim.json"
+bad --kmin-bytes "$sim" --kmin-bytes 1e30 --json "$tmp/sim.json"
+bad --seed "$sim" --seed -1 --json "$tmp/sim.json"
+bad --flows "$sim" --flows nan --json "$tmp/sim.json"
+bad --flows "$sim" --flows 2.5 --json "$tmp/sim.json"
+bad --link-gbps "$sim" --link-gbps inf --json "$tmp/sim.json"
+bad --duration-ms "$sim" --duration-ms nan --json "$tmp/sim.json"
+bad --pmax "$sim" --pmax -nan --json "$tmp/sim.json"
+bad --loss "$sim" --loss nan --json "$tmp/sim.json"
+bad --packet-bytes "$sim" --packet-bytes 1e30 --json "$tmp/sim.json"
+bad --g "$sim" --g nan --json "$tmp/sim.json"
+bad --alpha-period-us "$sim" --alpha-period-us 0 --json "$tmp/sim.json"
+bad --rate-increase-period-us "$sim" --rate-increase-period-us 1e30 --json "$tmp/sim.json"
+bad --min-rate-mbps "$sim" --min-rate-mbps 50000 --json "$tmp/sim.json"
+bad --preset "$sim" --preset=fast --json "$tmp/sim.json"
+bad --json "$sim" --json "$nope"
+bad --json "$sim" --flows 2
+bad --plot "$sim" --json "$tmp/sim.json" --plot /nonexistent-droce-dir/plot.png
+bad --bogus "$sim" --bogus --json "$tmp/sim.json"
+bad "'extra'" "$sim" --json "$tmp/sim.json" extra
+[ ! -e "$tmp/sim.json" ] || { echo "FAILED: a refused droce-sim run left $tmp/sim.json behind"; fail=1; }
+
+# --- output paths: the parse-time check leaves an earlier run's file whole and creates none
+echo '{"previous": true}' > "$tmp/prev.json"
+bad --size "$echo_" -- --json "$tmp/prev.json" --size nan
+bad --size "$gen" -- --json "$tmp/new.json" --size nan
+[ "$(cat "$tmp/prev.json")" = '{"previous": true}' ] || { echo "FAILED: the --json check truncated an existing file"; fail=1; }
+[ ! -e "$tmp/new.json" ] || { echo "FAILED: the --json check left $tmp/new.json behind"; fail=1; }
+
+# --- good lines still parse (options before --help are parsed, then the help is printed)
+good help-gen "$gen" -- --size 1e3,64,0x40 --mtu 4096 --qps 2 --count 1e6 --seed 0 --loss 0.01 --json "$tmp/g.json" --help
+good help-echo "$echo_" -- --size 64 --count 1e5 --timeout 0.5 --json "$tmp/e.json" --help
+good help-perf "$perf" -- write_bw -s 64K -n 1000 --help
+good help-fwd "$fwd" -- --mbufs 4095 --duration 0.5 --json "$tmp/f.json" --help
+good help-switch "$switch" -- --kmin-bytes 1e4 --pmax 0.2 --lab-start-ms 0,5 --json "$tmp/s.json" --help
+good help-sim "$sim" --flows 3 --seed 7 --help
+good sim-run "$sim" --flows 2 --duration-ms 1 --sample-us 1e2 --seed 0x10 --preset=mlx5 --json "$tmp/ok.json"
+[ -s "$tmp/ok.json" ] || { echo "FAILED: droce-sim wrote no JSON"; fail=1; }
+
+# --- the final write can still fail (disk full): reported, exit non-zero
+if [ -w /dev/full ]; then
+  cases=$((cases + 1))
+  timeout 60 "$sim" --flows 2 --duration-ms 1 --json /dev/full > /dev/null 2> "$tmp/err"
+  rc=$?
+  if [ $rc -eq 0 ] || ! grep -q "cannot write '/dev/full'" "$tmp/err"; then
+    echo "FAILED: droce-sim --json /dev/full: exit $rc, stderr: $(head -c 300 "$tmp/err")"
+    fail=1
+  fi
+fi
+
+echo "$cases command lines checked"
+[ $fail -eq 0 ] && echo "all ok"
+exit $fail
