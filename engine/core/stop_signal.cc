@@ -53,4 +53,6 @@ void set_stop_ends_tcp_waits(bool on) {
   if (on && stop_requested()) shut_down_tcp_sockets();
 }
 
+void end_tcp_waits_now() { shut_down_tcp_sockets(); }
+
 }  // namespace droce::engine

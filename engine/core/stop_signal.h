@@ -19,5 +19,7 @@ void clear_stop();
 // it off where the app still needs the connection after a stop (an end-of-run report). Turning it
 // on after a stop was requested shuts the sockets at once.
 void set_stop_ends_tcp_waits(bool on);
+// The same shutdown now, for a wait that must end for another reason (the caller saw a stall).
+void end_tcp_waits_now();
 
 }  // namespace droce::engine
