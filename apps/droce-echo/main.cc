@@ -305,6 +305,8 @@ int main(int argc, char** argv) {
   // ---- the server alone: echo until stopped or idle for --timeout; against ibv_rc_pingpong,
   // until it has echoed its -n messages and they are acknowledged ----
   if (client_ep == nullptr) {
+    std::printf("droce-echo server: connected, echoing\n");
+    std::fflush(stdout);
     std::uint64_t last = rte_rdtsc(), seen = 0, iter = 0;
     bool stalled = false, client_ended = false, client_gone = false;
     std::string line;
@@ -409,6 +411,10 @@ int main(int argc, char** argv) {
     }
     return server_gone;
   };
+  if (lab == nullptr) {
+    std::printf("droce-echo client: connected, %llu round trips to go\n", static_cast<unsigned long long>(total));
+    std::fflush(stdout);
+  }
   if (o.thread == "worker") {
     // The application is the worker: one thread, no handoff.
     while (!stop_requested() && st.done < total && !server_ended()) {
