@@ -24,6 +24,7 @@
 #include "apps/droce-echo/options.h"
 #include "apps/common/address_text.h"
 #include "apps/common/default_port.h"
+#include "apps/common/oob_waits.h"
 #include "engine/core/eal.h"
 #include "apps/common/latency_histogram.h"
 #include "engine/lab/link_impairment.h"
@@ -189,6 +190,10 @@ int main(int argc, char** argv) {
   MemoryRegistry* server_mem = nullptr;
   std::uint32_t client_qpn = 0, server_qpn = 0;
   const auto timeout_ms = static_cast<std::uint32_t>(o.timeout_s * 1000);
+  // The control connection stays open to a droce-echo peer for the end of the run (ibv_rc_pingpong
+  // closes it after the exchange).
+  OobConnection oob;
+  RcPingpongServer listener;
   if (o.mode == "loopback") {
     LoopbackLabConfig lc;
     lc.pool = pool.get();
@@ -215,6 +220,8 @@ int main(int argc, char** argv) {
     if (!port) return std::fprintf(stderr, "droce-echo: %s\n", err.message().c_str()), 1;
     if (Status s = port->wait_link_up(timeout_ms); !s.ok())
       return std::fprintf(stderr, "droce-echo: %s\n", s.message().c_str()), 1;
+    // Before the first burst: a peer that ends (even killed) must not tear the rings down under us.
+    if (Status s = port->hold_peer_events(5000); !s.ok()) std::fprintf(stderr, "droce-echo: warning: %s\n", s.message().c_str());
     EndpointConfig ec;
     ec.port_id = port->id();
     ec.pool = pool.get();
@@ -244,11 +251,11 @@ int main(int argc, char** argv) {
     local.qpn = qpn;
     local.psn = server ? 0x200 : 0x100;
     gid_from_ipv4(ip, local.gid);
-    OobConnection oob;
-    RcPingpongServer listener;
     std::uint16_t bound = 0;
-    Status s = server ? listener.listen(o.oob_port, bound) : OobConnection::connect(o.oob_host, o.oob_port, timeout_ms, oob);
-    if (s.ok() && server) s = listener.accept(timeout_ms, oob);
+    // The exchange's own waits retry EINTR until their deadline: a Ctrl-C now closes the connection.
+    set_stop_ends_tcp_waits(true);
+    Status s = server ? listener.listen(o.oob_port, bound) : connect_stoppable(o.oob_host, o.oob_port, timeout_ms, oob);
+    if (s.ok() && server) s = accept_stoppable(listener, timeout_ms, oob);
     if (s.ok()) s = server ? oob.server_read_peer(peer, timeout_ms) : oob.exchange_as_client(local, peer, timeout_ms);
     // The peer's IP comes from its GID; its MAC from --peer-mac (a real peer needs it), else the
     // lab convention 02:00:<IPv4>.
@@ -257,7 +264,10 @@ int main(int argc, char** argv) {
     const wire::L2L3Address remote = lab_address(peer_ip, !o.peer_mac.empty() && parse_mac(o.peer_mac, peer_mac) ? peer_mac : nullptr);
     if (s.ok()) s = own_ep->connect(qpn, RemoteQp{remote, peer.qpn, peer.psn});
     if (s.ok() && server) s = oob.server_answer(local, timeout_ms);
-    if (!s.ok()) return std::fprintf(stderr, "droce-echo: %s\n", s.message().c_str()), 1;
+    set_stop_ends_tcp_waits(false);
+    if (!s.ok() || stop_requested())
+      return std::fprintf(stderr, "droce-echo: %s%s%s\n", stop_requested() ? "interrupted during the connection exchange (" : "",
+                          s.message().c_str(), stop_requested() ? ")" : ""), 1;
     (server ? server_ep : client_ep) = own_ep.get();
     (server ? server_mem : client_mem) = &own_mem;
     (server ? server_qpn : client_qpn) = qpn;
@@ -279,16 +289,39 @@ int main(int argc, char** argv) {
     }
   };
   const std::uint64_t total = o.warmup + o.count;
+  // The end of a run between two droce-echo processes, over the control connection: the client
+  // says END (it polls on until the server's DONE: every reply acknowledged), then BYE when it
+  // polls no more; the server stops its port and answers BYE; then the client stops its port. No
+  // port is torn down while its peer still polls. A server that ends first says STOP.
+  const bool lines = !o.rc_pingpong() && oob.is_open();
+  constexpr std::uint32_t kEndWaitMs = 10000;  // each end-of-run step (the peer may be descheduled)
+  // Non-blocking look at the control connection from a poll loop: a line, or the peer gone.
+  auto peer_said = [&](std::string& line, bool& gone) {
+    bool closed = false;
+    const bool got = oob.poll_line(line, closed);
+    gone = closed;
+    return got;
+  };
 
   // ---- the server alone: echo until stopped or idle for --timeout; against ibv_rc_pingpong,
   // until it has echoed its -n messages and they are acknowledged ----
   if (client_ep == nullptr) {
-    std::uint64_t last = rte_rdtsc(), seen = 0;
-    bool stalled = false;
+    std::printf("droce-echo server: connected, echoing\n");
+    std::fflush(stdout);
+    std::uint64_t last = rte_rdtsc(), seen = 0, iter = 0;
+    bool stalled = false, client_ended = false, client_gone = false;
+    std::string line;
     while (!stop_requested() && !(o.rc_pingpong() && echo->echoed() >= total && echo->idle())) {
       const std::uint64_t now = rte_rdtsc();
       server_ep->poll(now);
       echo->serve();
+      if (lines && (++iter & 1023) == 0) {
+        if (peer_said(line, client_gone)) {
+          client_ended = true;
+          break;
+        }
+        if (client_gone) break;
+      }
       if (echo->echoed() != seen) {
         seen = echo->echoed();
         last = now;
@@ -298,6 +331,32 @@ int main(int argc, char** argv) {
       }
     }
     if (o.rc_pingpong() && !stalled) linger(*server_ep);
+    auto keep_serving = [&] {
+      server_ep->poll(rte_rdtsc());
+      echo->serve();
+    };
+    std::string problem;
+    if (lines && !client_ended && !client_gone) {
+      // We end first (Ctrl-C or a stall): ask the client to end, serving until it has.
+      if (oob.send_line(stalled ? "STOP stalled" : "STOP interrupted", 5000).ok()) {
+        const LineWait w = wait_line(oob, line, kEndWaitMs, keep_serving, false);
+        client_ended = w == LineWait::kLine;
+        client_gone = w == LineWait::kClosed;
+      }
+    }
+    if (lines && client_ended) {
+      // Our last replies acknowledged (bounded), then DONE; serve until the client polls no more.
+      const std::uint64_t until = rte_rdtsc() + 10 * rte_get_tsc_hz();
+      while (!echo->idle() && rte_rdtsc() < until) keep_serving();
+      if (line.rfind("END", 0) != 0) problem = "unexpected end-of-run line from the client: " + line.substr(0, 80);
+      if (oob.send_line("DONE " + std::to_string(echo->echoed()), 5000).ok()) (void)wait_line(oob, line, kEndWaitMs, keep_serving, false);
+    } else if (lines) {
+      problem = client_gone ? "the client disappeared during the run (control connection closed)"
+                            : "no end-of-run line from the client";
+    }
+    if (port) port->stop();  // the client polls no more, or is gone
+    if (lines && client_ended) (void)oob.send_line("BYE", 1000);
+    if (problem.empty() && stop_requested()) problem = "interrupted";
     server_ep->finish();
     std::printf("droce-echo server: echoed %llu messages, %llu errors", static_cast<unsigned long long>(echo->echoed()),
                 static_cast<unsigned long long>(echo->errors()));
@@ -319,7 +378,8 @@ int main(int argc, char** argv) {
                     "whether the reply arrived\n");
       return (echo->errors() == 0 || tail_only) && echo->mismatched() == 0 && echo->echoed() == total ? 0 : 1;
     }
-    return echo->errors() == 0 && echo->echoed() > 0 ? 0 : 1;
+    if (!problem.empty()) std::fprintf(stderr, "droce-echo: %s\n", problem.c_str());
+    return echo->errors() == 0 && echo->echoed() > 0 && problem.empty() ? 0 : 1;
   }
 
   // ---- the client ----
@@ -339,11 +399,26 @@ int main(int argc, char** argv) {
     if (c.status == rc::WcStatus::kSuccess) return;
     if (send_errors++ == 0) first_send_error = std::string(rc::wc_status_name(c.status));
   };
-  std::uint64_t last_progress = rte_rdtsc(), last_done = 0;
-  bool stalled = false;
+  std::uint64_t last_progress = rte_rdtsc(), last_done = 0, iter = 0;
+  bool stalled = false, server_gone = false;
+  std::string server_stop;
+  // Every 1024 rounds of a poll loop: has the server stopped the run, or gone?
+  auto server_ended = [&] {
+    if (!lines || (++iter & 1023) != 0) return false;
+    std::string line;
+    if (peer_said(line, server_gone)) {
+      server_stop = line.rfind("STOP ", 0) == 0 ? line.substr(5, 80) : "unexpected line '" + line.substr(0, 80) + "'";
+      return true;
+    }
+    return server_gone;
+  };
+  if (lab == nullptr) {
+    std::printf("droce-echo client: connected, %llu round trips to go\n", static_cast<unsigned long long>(total));
+    std::fflush(stdout);
+  }
   if (o.thread == "worker") {
     // The application is the worker: one thread, no handoff.
-    while (!stop_requested() && st.done < total) {
+    while (!stop_requested() && st.done < total && !server_ended()) {
       poll_all(rte_rdtsc());
       rc::Completion c[8];
       for (unsigned n = client_ep->poll_cq(client_qpn, c, 8), i = 0; i < n; ++i)
@@ -393,7 +468,7 @@ int main(int argc, char** argv) {
       }
     });
     std::uint64_t seen = 0;
-    while (!stop_requested() && st.progress.load(std::memory_order_relaxed) < total) {
+    while (!stop_requested() && st.progress.load(std::memory_order_relaxed) < total && !server_ended()) {
       const std::uint64_t now = rte_rdtsc();
       poll_all(now);
       channel.service(*client_ep, client_qpn);
@@ -411,6 +486,22 @@ int main(int argc, char** argv) {
     app.join();
     for (int i = 0; i < 4; ++i) channel.service(*client_ep, client_qpn);
   }
+  std::string problem;
+  if (lines && server_gone) {
+    problem = "the server disappeared during the run (control connection closed)";
+  } else if (lines) {
+    // Poll on until the server's DONE (our last ACKs delivered), then BYE once we poll no more.
+    std::string line;
+    const bool sent = oob.send_line("END " + std::to_string(st.done), 5000).ok();
+    const LineWait w = sent ? wait_line(oob, line, kEndWaitMs, [&] { poll_all(rte_rdtsc()); }, false) : LineWait::kClosed;
+    if (w != LineWait::kLine)
+      problem = w == LineWait::kClosed ? "the server closed the control connection before the end of the run"
+                                       : "no end-of-run answer from the server within 10 s";
+    if (!server_stop.empty()) problem = "the server ended the run early (" + server_stop + ")";
+    if (w == LineWait::kLine && oob.send_line("BYE", 5000).ok()) (void)wait_line(oob, line, kEndWaitMs, {}, false);
+  }
+  if (port) port->stop();
+  if (problem.empty() && stop_requested()) problem = "interrupted";
   if (lab) lab->finish();
   else client_ep->finish();
 
@@ -452,7 +543,9 @@ int main(int argc, char** argv) {
     j["bad_replies"] = st.bad;
     j["send_errors"] = send_errors;
     j["stalled"] = stalled;
+    j["problem"] = problem;
     std::ofstream(o.json) << j.dump(2) << "\n";
   }
-  return st.bad == 0 && send_errors == 0 && !stalled && h.count() == o.count ? 0 : 1;
+  if (!problem.empty()) std::fprintf(stderr, "droce-echo: %s\n", problem.c_str());
+  return st.bad == 0 && send_errors == 0 && !stalled && h.count() == o.count && problem.empty() ? 0 : 1;
 }

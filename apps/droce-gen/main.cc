@@ -16,6 +16,7 @@
 #include "apps/droce-gen/options.h"
 #include "apps/droce-gen/workload.h"
 #include "apps/common/address_text.h"
+#include "apps/common/oob_waits.h"
 #include "engine/core/capture.h"
 #include "apps/common/default_port.h"
 #include "engine/core/eal.h"
@@ -100,6 +101,55 @@ std::string config_line(const gen::Options& o) {
          " inflight=" + std::to_string(o.inflight);
 }
 
+// The client's run length: the server waits for the client's end-of-run line as long as the
+// client may run (its --duration or its --count limit, after its warm-up).
+std::string run_line(double limit_s, double warmup_s) {
+  char b[96];
+  std::snprintf(b, sizeof(b), "RUN limit_s=%.3f warmup_s=%.3f", limit_s, warmup_s);
+  return b;
+}
+
+// Strict: the whole line, finite values within a year.
+bool parse_run_line(const std::string& line, double& limit_s, double& warmup_s) {
+  int used = 0;
+  if (std::sscanf(line.c_str(), "RUN limit_s=%lf warmup_s=%lf%n", &limit_s, &warmup_s, &used) != 2 ||
+      static_cast<std::size_t>(used) != line.size())
+    return false;
+  constexpr double kYear = 365.0 * 86400;
+  return limit_s >= 0 && limit_s <= kYear && warmup_s >= 0 && warmup_s <= kYear;
+}
+
+// verbs' enum name of a completion status (ibv_wc_status), as people search for it.
+const char* wc_status_enum_name(rc::WcStatus s) {
+  switch (s) {
+    case rc::WcStatus::kSuccess: return "IBV_WC_SUCCESS";
+    case rc::WcStatus::kLocLenErr: return "IBV_WC_LOC_LEN_ERR";
+    case rc::WcStatus::kLocQpOpErr: return "IBV_WC_LOC_QP_OP_ERR";
+    case rc::WcStatus::kLocProtErr: return "IBV_WC_LOC_PROT_ERR";
+    case rc::WcStatus::kWrFlushErr: return "IBV_WC_WR_FLUSH_ERR";
+    case rc::WcStatus::kRemInvReqErr: return "IBV_WC_REM_INV_REQ_ERR";
+    case rc::WcStatus::kRemAccessErr: return "IBV_WC_REM_ACCESS_ERR";
+    case rc::WcStatus::kRemOpErr: return "IBV_WC_REM_OP_ERR";
+    case rc::WcStatus::kRetryExcErr: return "IBV_WC_RETRY_EXC_ERR";
+    case rc::WcStatus::kRnrRetryExcErr: return "IBV_WC_RNR_RETRY_EXC_ERR";
+  }
+  return "IBV_WC_GENERAL_ERR";
+}
+
+// One line for the first failed completion: which QP, which status, after how many retries.
+std::string failure_text(std::uint32_t index, std::uint32_t qpn, const rc::Completion& c, const rc::QpAttr& a) {
+  char b[224];
+  const int n = std::snprintf(b, sizeof(b), "QP %u (QPN %#08x): %s completion %s (%s)", index, qpn,
+                              c.is_recv ? "receive" : "send", wc_status_enum_name(c.status), rc::wc_status_name(c.status));
+  std::string t(b, static_cast<std::size_t>(std::max(n, 0)) < sizeof(b) ? static_cast<std::size_t>(std::max(n, 0)) : sizeof(b) - 1);
+  if (c.status == rc::WcStatus::kRetryExcErr)
+    t += " after " + std::to_string(a.retry_cnt) + " retries (local ACK timeout " + std::to_string(a.timeout) +
+         ", --qp-timeout/--retry-cnt)";
+  else if (c.status == rc::WcStatus::kRnrRetryExcErr)
+    t += " after " + std::to_string(a.rnr_retry) + " RNR retries";
+  return t;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -169,6 +219,8 @@ int main(int argc, char** argv) {
     if (!st.port) return fail(err.message());
     const auto wait_ms = static_cast<std::uint32_t>(opt.connect_timeout_s * 1000);
     if (Status s = st.port->wait_link_up(wait_ms); !s.ok()) return fail(s.message());
+    // Before the first burst: a peer that ends (even killed) must not tear the rings down under us.
+    if (Status s = st.port->hold_peer_events(5000); !s.ok()) std::fprintf(stderr, "droce-gen: warning: %s\n", s.message().c_str());
     st.memory = std::make_unique<MemoryRegistry>();
     EndpointConfig ec;
     ec.port_id = st.port->id();
@@ -228,6 +280,16 @@ int main(int argc, char** argv) {
   OobConnection oob;
   RcPingpongServer listener;
   const auto timeout_ms = static_cast<std::uint32_t>(opt.connect_timeout_s * 1000);
+  // How long the client may run: --count runs until done but never past a hard limit, so a dead
+  // peer cannot hang us. A server learns the client's figures from its RUN line.
+  double run_limit_s = opt.count != 0 ? std::max(60.0, opt.duration_s) : opt.duration_s;
+  double run_warmup_s = opt.warmup_s;
+  bool run_from_client = false;
+  // The exchange's own waits retry EINTR until their deadline: a Ctrl-C now closes the connection.
+  set_stop_ends_tcp_waits(true);
+  auto exchange_fail = [&](const std::string& msg) {
+    return fail(stop_requested() ? "interrupted during the connection exchange (" + msg + ")" : msg);
+  };
   if (opt.mode == Mode::kLoopback) {
     for (std::uint32_t i = 0; i < opt.qps; ++i) {
       auto& q = reqs[i];
@@ -250,9 +312,9 @@ int main(int argc, char** argv) {
         if (Status s = listener.listen(opt.oob_port, bound); !s.ok()) return fail(s.message());
         if (!opt.quiet) std::printf("droce-gen: server waiting for a client on TCP port %u\n", bound);
         std::fflush(stdout);
-        if (Status s = listener.accept(timeout_ms, oob); !s.ok()) return fail(s.message());
-      } else if (Status s = OobConnection::connect(opt.oob_host, opt.oob_port, timeout_ms, oob); !s.ok()) {
-        return fail(s.message());
+        if (Status s = accept_stoppable(listener, timeout_ms, oob); !s.ok()) return exchange_fail(s.message());
+      } else if (Status s = connect_stoppable(opt.oob_host, opt.oob_port, timeout_ms, oob); !s.ok()) {
+        return exchange_fail(s.message());
       }
       std::uint8_t our_ip[4];
       (void)gen::parse_ipv4(local_ip, our_ip);
@@ -264,7 +326,7 @@ int main(int argc, char** argv) {
         local.psn = ep.qp(qpn)->attr().sq_psn;
         gid_from_ipv4(our_ip, local.gid);
         Status s = server ? oob.server_read_peer(peer, timeout_ms) : oob.exchange_as_client(local, peer, timeout_ms);
-        if (!s.ok()) return fail("exchange for QP " + std::to_string(i) + ": " + s.message());
+        if (!s.ok()) return exchange_fail("exchange for QP " + std::to_string(i) + ": " + s.message());
         wire::L2L3Address remote = peer_static;
         std::uint8_t pip[4];
         if (Status g = ipv4_from_gid(peer.gid, pip); !g.ok()) return fail(g.message());
@@ -274,18 +336,27 @@ int main(int argc, char** argv) {
         if (Status c = ep.connect(qpn, RemoteQp{remote, peer.qpn, peer.psn}); !c.ok()) return fail(c.message());
         if (server) {
           // As rc_pingpong: connect first, then answer and wait for "done".
-          if (Status a = oob.server_answer(local, timeout_ms); !a.ok()) return fail(a.message());
+          if (Status a = oob.server_answer(local, timeout_ms); !a.ok()) return exchange_fail(a.message());
         }
         // After the first QP's exchange (the part ibv_rc_pingpong also speaks), droce's own line:
         // the client's workload, which the server must be running too.
+        // Then how long it will run, so that the server waits for it as long as it may take.
         if (i == 0 && !server) {
-          if (Status s = oob.send_line(config_line(opt), timeout_ms); !s.ok()) return fail(s.message());
+          if (Status s = oob.send_line(config_line(opt), timeout_ms); !s.ok()) return exchange_fail(s.message());
+          if (Status s = oob.send_line(run_line(run_limit_s, run_warmup_s), timeout_ms); !s.ok())
+            return exchange_fail(s.message());
         } else if (i == 0) {
           std::string line;
-          if (Status s = oob.recv_line(line, timeout_ms); !s.ok()) return fail(s.message());
+          if (Status s = recv_line_stoppable(oob, line, timeout_ms, "the client's workload line"); !s.ok())
+            return exchange_fail(s.message());
           if (line != config_line(opt))
             return fail("the client runs '" + line.substr(std::min<std::size_t>(7, line.size())) + "' but this server '" +
                         config_line(opt).substr(7) + "': start both with the same workload options");
+          if (Status s = recv_line_stoppable(oob, line, timeout_ms, "the client's run length"); !s.ok())
+            return exchange_fail(s.message());
+          if (!parse_run_line(line, run_limit_s, run_warmup_s))
+            return fail("the client sent '" + line.substr(0, 80) + "' where its run length was expected (is it this droce-gen?)");
+          run_from_client = true;
         }
       }
       // Then the responder's buffers (WRITE target, READ source) for each QP.
@@ -294,12 +365,13 @@ int main(int argc, char** argv) {
           char mr[96];
           std::snprintf(mr, sizeof(mr), "MR %llx %x %u", static_cast<unsigned long long>(reinterpret_cast<std::uint64_t>(r.buf.data())),
                         r.mr.rkey, slots);
-          if (Status s = oob.send_line(mr, timeout_ms); !s.ok()) return fail(s.message());
+          if (Status s = oob.send_line(mr, timeout_ms); !s.ok()) return exchange_fail(s.message());
         }
       } else {
         for (auto& q : reqs) {
           std::string line;
-          if (Status s = oob.recv_line(line, timeout_ms); !s.ok()) return fail(s.message());
+          if (Status s = recv_line_stoppable(oob, line, timeout_ms, "the server's buffer keys"); !s.ok())
+            return exchange_fail(s.message());
           unsigned long long va = 0;
           unsigned rkey = 0, n = 0;
           if (std::sscanf(line.c_str(), "MR %llx %x %u", &va, &rkey, &n) != 3 || n == 0)
@@ -319,6 +391,10 @@ int main(int argc, char** argv) {
       }
     }
   }
+
+  // From here a Ctrl-C ends the run and the end-of-run lines still flow.
+  set_stop_ends_tcp_waits(false);
+  if (stop_requested()) return fail("interrupted during the connection exchange");
 
   // ---- run ----
   const double hz = static_cast<double>(rte_get_tsc_hz());
@@ -360,11 +436,11 @@ int main(int argc, char** argv) {
   };
   const std::uint64_t start = rte_rdtsc();
   const auto warm_end = start + static_cast<std::uint64_t>(opt.warmup_s * hz);
-  // --count runs until done but never past a hard limit, so a dead peer cannot hang us; a server
-  // waits for the client's end-of-run line as long as the client may run, plus the connect time.
-  double limit_s = opt.count != 0 ? std::max(60.0, opt.duration_s) : opt.duration_s;
-  if (server) limit_s += opt.connect_timeout_s + 10;
-  const auto deadline = warm_end + static_cast<std::uint64_t>(limit_s * hz);
+  // A server waits for the client's end-of-run line as long as the client may run (its warm-up and
+  // run length), plus the connect time and a margin for a busy machine.
+  const double limit_s = server ? (run_from_client ? run_warmup_s : opt.warmup_s) + run_limit_s + opt.connect_timeout_s + 10
+                                : opt.warmup_s + run_limit_s;
+  const auto deadline = start + static_cast<std::uint64_t>(limit_s * hz);
   std::uint64_t measured_start = warm_end, next_line = start + static_cast<std::uint64_t>(hz);
   std::uint64_t line_msgs = 0, line_bytes = 0, total_posted = 0, first_rx = 0, last_rx = 0;
   bool measuring = opt.warmup_s == 0;
@@ -378,8 +454,11 @@ int main(int argc, char** argv) {
   const double tsc_per_msg = msg_rate > 0 ? hz / msg_rate : 0;
   double tokens = 1;
   std::uint64_t last_refill = start;
-  std::string end_line;
+  std::string end_line, server_stop, first_failure;
   bool peer_ended = false, peer_gone = false;
+  auto note_failure = [&](std::uint32_t index, RcEndpoint& ep, std::uint32_t qpn, const rc::Completion& c) {
+    if (first_failure.empty()) first_failure = failure_text(index, qpn, c, ep.qp(qpn)->attr());
+  };
 
   auto post_one = [&](gen::Requester& q) {
     const std::uint64_t seq = q.posted;
@@ -444,6 +523,7 @@ int main(int argc, char** argv) {
         const rc::Completion& c = cs[k];
         if (c.status != rc::WcStatus::kSuccess) {
           ++t.errors;
+          note_failure(r.index, *r.ep, r.qpn, c);
           continue;
         }
         ++r.received;
@@ -477,6 +557,7 @@ int main(int argc, char** argv) {
         ++q.completed;
         if (c.status != rc::WcStatus::kSuccess) {
           ++t.errors;
+          note_failure(q.index, *q.ep, q.qpn, c);
           continue;
         }
         if (c.wr_id != q.completed - 1) ++t.out_of_order;
@@ -499,22 +580,28 @@ int main(int argc, char** argv) {
       if (all) break;
     }
     // The server ends when the client says so (or is gone); statically, after --duration of traffic
-    // or --count messages.
-    if (server && (++iter & 1023) == 0) {
-      if (oob.is_open()) {
-        bool closed = false;
-        if (oob.poll_line(end_line, closed)) {
+    // or --count messages. The client ends early when the server stops the run or is gone.
+    if ((++iter & 1023) == 0 && oob.is_open()) {
+      bool closed = false;
+      std::string line;
+      if (oob.poll_line(line, closed)) {
+        if (server) {
+          end_line = line;
           peer_ended = true;
           break;
         }
-        if (closed) {
-          peer_gone = true;
-          break;
-        }
-      } else if ((opt.count != 0 && t.messages >= opt.count) ||
-                 (first_rx != 0 && now - first_rx > static_cast<std::uint64_t>(opt.duration_s * hz))) {
+        server_stop = line.rfind("STOP ", 0) == 0 ? line.substr(5, 80) : "unexpected line '" + line.substr(0, 80) + "'";
         break;
       }
+      if (closed) {
+        peer_gone = true;
+        break;
+      }
+    }
+    if (server && !oob.is_open() && (iter & 1023) == 0) {
+      if ((opt.count != 0 && t.messages >= opt.count) ||
+          (first_rx != 0 && now - first_rx > static_cast<std::uint64_t>(opt.duration_s * hz)))
+        break;
     }
     if (now >= next_line) {
       const double gbps = static_cast<double>(line_bytes) * 8.0 / 1e9, mmps = static_cast<double>(line_msgs) / 1e6;
@@ -546,23 +633,39 @@ int main(int argc, char** argv) {
   for (auto& q : reqs) unfinished |= q.completed != q.posted && t.errors == 0 && opt.count != 0;
   if (csv != nullptr) std::fclose(csv);
 
-  // ---- end of run: the client tells the server what it sent; the server answers what arrived ----
+  // ---- end of run: the client tells the server what it sent; the server answers what arrived.
+  // Then the goodbye, so that no port is torn down while its peer still polls: the client stops
+  // polling and says BYE; the server stops polling, stops its port and answers BYE; the client
+  // stops its port. (A server that ends first says STOP; the client then ends the same way.) ----
   std::string problem;
   std::uint64_t peer_received = 0;
-  if (opt.mode == Mode::kClient && oob.is_open()) {
+  constexpr std::uint32_t kEndWaitMs = 10000;  // each end-of-run step (the peer may be descheduled)
+  auto keep_polling = [&] { st.poll(rte_rdtsc()); };
+  if (server && oob.is_open() && !peer_ended && !peer_gone) {
+    // We end first (Ctrl-C or the deadline): ask the client to end, and keep serving until it has.
+    if (oob.send_line(interrupted ? "STOP interrupted" : "STOP deadline", 5000).ok()) {
+      std::string line;
+      const LineWait w = wait_line(oob, line, kEndWaitMs, keep_polling, false);
+      if (w == LineWait::kLine) {
+        end_line = line;
+        peer_ended = true;
+      }
+      peer_gone = w == LineWait::kClosed;
+    }
+  }
+  if (opt.mode == Mode::kClient && peer_gone) {
+    problem = "the server disappeared during the run (control connection closed)";
+  } else if (opt.mode == Mode::kClient && oob.is_open()) {
     std::string line = "END";
     for (auto& q : reqs) line += " " + std::to_string(q.completed_ok);
     std::string result;
     Status s = oob.send_line(line, 5000);
     // Keep answering the server's retransmissions while it finishes (a bounded wait).
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    bool closed = false;
-    while (s.ok() && std::chrono::steady_clock::now() < until) {
-      st.poll(rte_rdtsc());
-      if (oob.poll_line(result, closed)) break;
-      if (closed) {
-        s = Status::error("the server closed the connection before reporting");
-        break;
+    if (s.ok()) {
+      switch (wait_line(oob, result, kEndWaitMs, keep_polling, false)) {
+        case LineWait::kLine: break;
+        case LineWait::kClosed: s = Status::error("the server closed the connection before reporting"); break;
+        default: s = Status::error("no end-of-run report from the server within 10 s"); break;
       }
     }
     unsigned long long rx = 0, lost = 0, dup = 0, ooo = 0, bad = 0, errs = 0;
@@ -575,6 +678,12 @@ int main(int argc, char** argv) {
       t.errors += errs;
     } else {
       problem = s.ok() ? "no end-of-run report from the server" : s.message();
+    }
+    if (!server_stop.empty()) problem = "the server ended the run early (" + server_stop + ")";
+    // We poll no more: the server may stop its port now. Its BYE says it has.
+    if (oob.send_line("BYE", 5000).ok()) {
+      std::string bye;
+      (void)wait_line(oob, bye, kEndWaitMs, {}, false);
     }
   }
   if (server && oob.is_open()) {
@@ -601,12 +710,20 @@ int main(int argc, char** argv) {
                     static_cast<unsigned long long>(t.lost), static_cast<unsigned long long>(t.duplicated),
                     static_cast<unsigned long long>(t.out_of_order), static_cast<unsigned long long>(t.corrupted),
                     static_cast<unsigned long long>(t.errors));
-      // Keep serving for a moment: the client may still be retransmitting its last packets' ACKs.
-      if (Status s = oob.send_line(res, 5000); !s.ok()) problem = s.message();
-      const auto until = rte_rdtsc() + static_cast<std::uint64_t>(0.2 * hz);
-      while (rte_rdtsc() < until) st.poll(rte_rdtsc());
+      // Keep serving until the client has stopped polling (its BYE): it may still be retransmitting.
+      if (Status s = oob.send_line(res, 5000); !s.ok()) {
+        problem = s.message();
+      } else {
+        std::string bye;
+        (void)wait_line(oob, bye, kEndWaitMs, keep_polling, false);
+      }
     }
   }
+  // The client polls no more (or is gone): stop our port before saying so.
+  if (st.port) st.port->stop();
+  if (server && oob.is_open() && peer_ended) (void)oob.send_line("BYE", 1000);
+  if (problem.empty() && interrupted) problem = "interrupted";
+  if (!first_failure.empty()) problem += (problem.empty() ? "" : "; first failed completion: ") + first_failure;
   st.finish();
   capture.close();
 

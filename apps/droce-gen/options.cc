@@ -57,7 +57,7 @@ void usage(const Options& d) {
       "  --remote-qpn N           static: the peer's first QPN (required with --oob-port 0)\n"
       "  --psn N / --remote-psn N static: our and the peer's first PSN (default 0x%06x / 0x%06x)\n"
       "  --connect-timeout S      how long to wait for the peer (default %g)\n"
-      "  --qp-timeout N           local ACK timeout 4.096 us * 2^N, 1..31 (default %u; perftest and rxe use 14)\n"
+      "  --qp-timeout N           local ACK timeout 4.096 us * 2^N, 1..31 (default %u: 67 ms, perftest's)\n"
       "  --retry-cnt N            retries after ACK timeouts and NAKs before the QP fails, 0..7 (default %u)\n"
       "workload\n"
       "  --op send|write|read     RC operation (default %s; send/write carry immediate data = sequence)\n"

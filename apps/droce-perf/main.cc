@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -19,6 +20,7 @@
 #include "apps/droce-perf/traffic.h"
 #include "apps/common/address_text.h"
 #include "apps/common/default_port.h"
+#include "apps/common/oob_waits.h"
 #include "engine/core/eal.h"
 #include "engine/lab/link_impairment.h"
 #include "engine/core/mempool.h"
@@ -97,6 +99,8 @@ int main(int argc, char** argv) {
   if (!port) return fail(err.message());
   const auto timeout_ms = static_cast<std::uint32_t>(opt.timeout_s * 1000);
   if (Status s = port->wait_link_up(timeout_ms); !s.ok()) return fail(s.message());
+  // Before the first burst: a peer that ends (even killed) must not tear the rings down under us.
+  if (Status s = port->hold_peer_events(5000); !s.ok()) std::fprintf(stderr, "droce-perf: warning: %s\n", s.message().c_str());
 
   // Addresses: our GID is ::ffff:<local IP>; the peer's IP comes from its GID, its MAC from
   // --peer-mac or the lab rule.
@@ -127,6 +131,9 @@ int main(int argc, char** argv) {
   }
 
   // ---- TCP: perftest's server listens, its client connects ----
+  // perftest's exchange has no message for "stop": every wait on it (the passive server's included)
+  // ends at a Ctrl-C by closing the connection, which is also how the peer learns of it.
+  set_stop_ends_tcp_waits(true);
   OobConnection conn;
   RcPingpongServer listener;
   if (server) {
@@ -134,18 +141,43 @@ int main(int argc, char** argv) {
     if (Status s = listener.listen(opt.port, bound); !s.ok()) return fail(s.message());
     std::printf("\n************************************\n* Waiting for client to connect... *\n************************************\n");
     std::fflush(stdout);
-    if (Status s = listener.accept(timeout_ms, conn); !s.ok()) return fail(s.message());
-  } else if (Status s = OobConnection::connect(opt.host, opt.port, timeout_ms, conn); !s.ok()) {
+    if (Status s = accept_stoppable(listener, timeout_ms, conn); !s.ok()) return fail(s.message());
+  } else if (Status s = connect_stoppable(opt.host, opt.port, timeout_ms, conn); !s.ok()) {
     return fail(s.message());
   }
   PerftestSession session(conn, server ? PerftestRole::kServer : PerftestRole::kClient, timeout_ms);
-  session.set_idle([&] { ep.poll(rte_rdtsc()); });
+  // While a step waits for the peer, the transport keeps running. A passive server waits in one
+  // step for the client's whole run: it gives up after --timeout seconds without a frame from the
+  // client (the README's stall), not after a guess at how long the run takes.
+  const std::uint64_t stall_tsc = static_cast<std::uint64_t>(opt.timeout_s * static_cast<double>(rte_get_tsc_hz()));
+  std::uint64_t idle_calls = 0, last_rx_frames = 0, last_rx_tsc = rte_rdtsc();
+  bool watch_stall = false, stalled = false;
+  session.set_idle([&] {
+    const std::uint64_t now = rte_rdtsc();
+    ep.poll(now);
+    if ((++idle_calls & 1023) != 0 || !watch_stall || stalled) return;
+    if (ep.counters().rx_frames != last_rx_frames) {
+      last_rx_frames = ep.counters().rx_frames;
+      last_rx_tsc = now;
+    } else if (now - last_rx_tsc > stall_tsc) {
+      stalled = true;
+      end_tcp_waits_now();  // the step's own deadline is the whole run's: end it here
+    }
+  });
+  // Traffic loops look at the connection now and then: a peer that ended (closed) ends our run too.
+  const std::function<bool()> peer_closed = [&] {
+    std::string ignored;
+    bool closed = false;
+    (void)conn.poll_line(ignored, closed);  // perftest's messages hold no '\n': nothing is taken
+    return closed;
+  };
   PerftestPreamble pre;
   if (Status s = session.preamble(opt.mtu, pre); !s.ok()) return fail(s.message());
 
   // ---- QPs and memory (perftest's layout: per QP a send region, then per QP the region the peer
   // writes to or reads from, each max(size, cycle buffer) bytes) ----
   perf::Traffic traffic(opt, ep, memory, pre, buffers);
+  traffic.set_peer_probe(peer_closed);
   if (Status s = traffic.create(); !s.ok()) return fail(s.message());
   std::vector<PerftestKeys> mine = traffic.keys(local_ip), peer;
   const Status connected = session.connect(opt.test, mine, peer, [&]() -> Status {
@@ -222,8 +254,18 @@ int main(int argc, char** argv) {
       const perf::BwRow& r = bw_rows.back();
       mine_report = {r.size, r.iters, r.peak, r.avg, r.msg_rate};
     }
-    if (passive) session.set_timeout(timeout_ms + opt.duration_s * 1000 + static_cast<std::uint32_t>(opt.iters / 10 + 60000));
-    if (Status s = session.finish(opt.test, mine[0], mine_report, peer_report); !s.ok()) problem = s.message();
+    if (passive) {
+      // The client's whole run happens inside this step: its deadline is a day, the stall watch
+      // (--timeout seconds without a frame from the client) the working limit.
+      session.set_timeout(24u * 3600 * 1000);
+      last_rx_tsc = rte_rdtsc();
+      watch_stall = true;
+    }
+    if (Status s = session.finish(opt.test, mine[0], mine_report, peer_report); !s.ok()) {
+      problem = stalled ? "no frame from the client for " + std::to_string(static_cast<int>(opt.timeout_s)) +
+                              " s while it should be running its test (is it running the same test?)"
+                        : s.message();
+    }
     else if (passive && opt.bw()) {
       // The server of write_bw/read_bw prints the client's figures, as perftest does.
       perf::BwRow r{peer_report.size, peer_report.iters, peer_report.bw_peak, peer_report.bw_avg, peer_report.msg_rate};
@@ -231,12 +273,16 @@ int main(int argc, char** argv) {
       std::printf("%s\n", perf::bw_line(r).c_str());
     }
   }
-  // A memif server closes after its client: the PMD handles a peer's disconnect on its own
-  // thread, and a port closed at that moment can free the shared regions twice. The client
-  // closes first (it exits right after "done"); we keep polling until its link is gone (1 s at most).
-  if (server && port->driver().find("memif") != std::string::npos) {
-    const std::uint64_t until = rte_rdtsc() + rte_get_tsc_hz();
-    while (port->link_up() && rte_rdtsc() < until) ep.poll(rte_rdtsc());
+  // ---- goodbye: no port is stopped while its peer still polls. perftest's exchange ends without a
+  // message for it (its tools just close), so end-of-file says it: the client, polling no more,
+  // half-closes; the server then stops its port and closes; then the client stops its port. A
+  // perftest peer has closed by then, and a vanished one reads as closed too. ----
+  {
+    std::string ignored;
+    if (!server) conn.shutdown_send();
+    (void)wait_line(conn, ignored, 10000, {}, false);
+    port->stop();
+    conn = OobConnection();
   }
   std::printf("%s", kLine);
   const perf::TransportTotals tt = traffic.totals();
@@ -246,7 +292,7 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(tt.naks_received), static_cast<unsigned long long>(tt.ack_timeouts),
                 static_cast<unsigned long long>(tt.rnr_naks),
                 static_cast<unsigned long long>(impairment ? impairment->counters().dropped : 0));
-  if (stop_requested() && problem.empty()) problem = "interrupted";
+  if (stop_requested()) problem = "interrupted";
   if (!problem.empty()) std::fprintf(stderr, "droce-perf: %s\n", problem.c_str());
   ep.finish();
 

@@ -163,8 +163,11 @@ Status Traffic::poll(F&& on) {
   return {};
 }
 
-Status Traffic::stalled(std::uint64_t now, std::uint64_t last_progress) const {
+Status Traffic::stalled(std::uint64_t now, std::uint64_t last_progress) {
   if (engine::stop_requested()) return Status::error("interrupted");
+  // A system call per 4096 rounds: the peer's end shows within a millisecond or so.
+  if (peer_closed_ && (++stall_checks_ & 4095) == 0 && peer_closed_())
+    return Status::error("the peer closed the control connection during the test (it ended or vanished)");
   if (now > last_progress && now - last_progress > stall_tsc_)
     return Status::error("no progress for " + std::to_string(static_cast<int>(o_.timeout_s)) +
                          " s: the peer stopped answering (is it running the same test?)");

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,9 @@ class Traffic {
   Traffic(const Options& o, engine::RcEndpoint& ep, engine::MemoryRegistry& memory, const engine::PerftestPreamble& pre,
           BufferStorage& storage);
 
+  // Asked now and then inside the traffic loops: true when the peer has closed the control
+  // connection (it ended its run, or vanished) — our run then ends too.
+  void set_peer_probe(std::function<bool()> probe) { peer_closed_ = std::move(probe); }
   // QPs (RESET -> INIT) and the registered buffer.
   [[nodiscard]] engine::Status create();
   // Our key message per QP: QPN, first PSN, the buffer the peer may write or read.
@@ -79,7 +83,7 @@ class Traffic {
   template <class F>
   [[nodiscard]] engine::Status poll(F&& on);
   // No progress for --timeout seconds, or a stop signal: the run cannot finish.
-  [[nodiscard]] engine::Status stalled(std::uint64_t now, std::uint64_t last_progress) const;
+  [[nodiscard]] engine::Status stalled(std::uint64_t now, std::uint64_t last_progress);
   [[nodiscard]] std::uint64_t remote_offset(std::uint64_t n, std::uint32_t size) const;
 
   [[nodiscard]] engine::Status bw_requester(std::uint32_t size, BwRow& row);
@@ -99,6 +103,8 @@ class Traffic {
   std::uint32_t tx_depth_ = 1, rx_depth_ = 1, cq_mod_ = 1;
   double hz_ = 1;
   std::uint64_t stall_tsc_ = 0;
+  std::function<bool()> peer_closed_;
+  std::uint64_t stall_checks_ = 0;
 };
 
 }  // namespace droce::perf

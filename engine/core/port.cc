@@ -1,6 +1,9 @@
 // Port bring-up: probe from devargs, probe offloads, queue setup, MTU, start, link wait.
 #include "engine/core/port.h"
 
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -10,8 +13,11 @@
 #include <rte_dev.h>
 #include <rte_devargs.h>
 #include <rte_errno.h>
+#include <rte_interrupts.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+
+#include "engine/core/stop_signal.h"
 
 namespace droce::engine {
 namespace {
@@ -179,6 +185,7 @@ Status Port::wait_link_up(std::uint32_t timeout_ms) const {
     if (link_up()) return {};
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) break;
+    if (stop_requested()) return Status::error("interrupted while waiting for the link of port " + name_);
     // A memif client tries its server's socket once, when the port starts (DPDK 22.11 never
     // retries; the start even fails when nobody listens): started before its server it would wait
     // in vain, so the port is started again, which connects again. Start order then does not matter.
@@ -209,12 +216,84 @@ std::uint16_t Port::mtu() const {
   return rte_eth_dev_get_mtu(port_id_, &m) == 0 ? m : 0;
 }
 
+Status Port::hold_peer_events(std::uint32_t timeout_ms) {
+  if (driver_ != "net_memif" || hold_) return {};
+  hold_ = std::make_unique<InterruptThreadHold>();
+  return hold_->engage(timeout_ms);
+}
+
+void Port::stop() {
+  // Stopped from our thread while the interrupt thread is held: the PMD's teardown (unmapping the
+  // rings, closing the control channel) runs once, here, and never concurrently with a second
+  // teardown for the peer's disconnect on the interrupt thread (which would free the regions twice).
+  if (valid_ && started_) (void)rte_eth_dev_stop(port_id_);
+  started_ = false;
+}
+
 Port::~Port() {
   if (!valid_) return;  // open() failed before a port existed: nothing to close
-  if (started_) rte_eth_dev_stop(port_id_);
+  stop();
   rte_eth_dev_close(port_id_);
   // Closing released the ethdev; remove the underlying device so its name can be reused.
   if (probed_by_us_ && device_ != nullptr) rte_dev_remove(device_);
+  // Only now may the interrupt thread handle what the peer did meanwhile: our side is gone.
+  // A thread that never left our callback keeps using the hold: leave it allocated.
+  if (hold_ && !hold_->release()) static_cast<void>(hold_.release());
+}
+
+// ---- InterruptThreadHold ----
+
+void InterruptThreadHold::on_event(void* arg) {
+  auto* h = static_cast<InterruptThreadHold*>(arg);
+  std::uint64_t v = 0;
+  (void)!::read(h->event_fd_, &v, sizeof(v));  // drained: after the release the callback does not run again
+  h->parked_.store(true, std::memory_order_release);
+  // Bounded by the owner: release() sets let_go_ before it waits for us to return.
+  while (!h->let_go_.load(std::memory_order_acquire)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  h->parked_.store(false, std::memory_order_release);
+}
+
+Status InterruptThreadHold::engage(std::uint32_t timeout_ms) {
+  if (handle_ != nullptr) return {};
+  event_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (event_fd_ < 0) return Status::error(std::string("eventfd: ") + std::strerror(errno));
+  handle_ = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
+  if (handle_ == nullptr || rte_intr_fd_set(handle_, event_fd_) != 0 || rte_intr_type_set(handle_, RTE_INTR_HANDLE_EXT) != 0 ||
+      rte_intr_callback_register(handle_, &InterruptThreadHold::on_event, this) != 0) {
+    if (handle_ != nullptr) rte_intr_instance_free(handle_);
+    handle_ = nullptr;
+    ::close(event_fd_);
+    event_fd_ = -1;
+    return Status::error("cannot register an interrupt callback to hold the PMD's event thread");
+  }
+  const std::uint64_t one = 1;
+  (void)!::write(event_fd_, &one, sizeof(one));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (!parked_.load(std::memory_order_acquire)) {
+    if (std::chrono::steady_clock::now() >= deadline)
+      return Status::error("EAL's interrupt thread did not reach our callback within " + std::to_string(timeout_ms) +
+                           " ms: a peer's exit may still race our polling");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return {};
+}
+
+bool InterruptThreadHold::release() {
+  if (handle_ == nullptr) return true;
+  let_go_.store(true, std::memory_order_release);
+  // The callback returns within a millisecond of let_go_; unregistering an active source fails
+  // with -EAGAIN, so retry for a bounded time (the thread may be descheduled on a busy machine).
+  int rc = -EAGAIN;
+  for (int i = 0; i < 10000 && rc == -EAGAIN; ++i) {
+    rc = rte_intr_callback_unregister(handle_, &InterruptThreadHold::on_event, this);
+    if (rc == -EAGAIN) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (rc == -EAGAIN) return false;  // still inside our callback: the owner must not free us
+  rte_intr_instance_free(handle_);
+  handle_ = nullptr;
+  ::close(event_fd_);
+  event_fd_ = -1;
+  return true;
 }
 
 }  // namespace droce::engine

@@ -1,6 +1,7 @@
 // Port: one DPDK ethdev from any devargs string (vdev or PCI), configured with probed offloads.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -10,6 +11,7 @@
 #include "engine/core/status.h"
 
 struct rte_mempool;
+struct rte_intr_handle;
 
 namespace droce::engine {
 
@@ -38,6 +40,35 @@ struct PortOffloads {
   std::uint16_t max_mtu = 0;
 };
 
+// Keeps EAL's interrupt thread parked in a callback of ours. net_memif handles its peer's
+// disconnect on that thread (memif_intr_handler -> memif_disconnect, DPDK 22.11 memif_socket.c):
+// it clears the connected flag and then unmaps and frees the shared regions with no lock against
+// the lcore, which may be inside rx_burst/tx_burst copying to or from them — a SIGSEGV in
+// librte_net_memif when the peer exits first. The interrupt thread runs one callback at a time, so
+// while it sits in ours the disconnect waits, however the peer ends (even SIGKILL); the rings stay
+// mapped and merely go quiet, and the port is stopped from our thread before the hold ends.
+class InterruptThreadHold {
+ public:
+  InterruptThreadHold() = default;
+  ~InterruptThreadHold() { (void)release(); }
+  InterruptThreadHold(const InterruptThreadHold&) = delete;
+  InterruptThreadHold& operator=(const InterruptThreadHold&) = delete;
+  // Registers the callback and waits until the thread is parked in it (or `timeout_ms` passes:
+  // then the hold takes effect whenever the thread gets there).
+  [[nodiscard]] Status engage(std::uint32_t timeout_ms);
+  // Lets the thread go and unregisters (bounded waits); pending events are then handled. False
+  // when the thread did not leave the callback within 10 s: the object must then stay allocated.
+  bool release();
+  [[nodiscard]] bool engaged() const { return handle_ != nullptr; }
+
+ private:
+  static void on_event(void* arg);
+  rte_intr_handle* handle_ = nullptr;
+  int event_fd_ = -1;
+  std::atomic<bool> parked_{false};
+  std::atomic<bool> let_go_{false};
+};
+
 class Port {
  public:
   // Creates (probing the device unless a port with that name already exists), configures
@@ -47,9 +78,18 @@ class Port {
   Port(const Port&) = delete;
   Port& operator=(const Port&) = delete;
 
-  // Polls the link every 10 ms until it is up or `timeout_ms` passes.
+  // Polls the link every 10 ms until it is up, `timeout_ms` passes or a stop is requested
+  // (SIGINT: "interrupted").
   [[nodiscard]] Status wait_link_up(std::uint32_t timeout_ms) const;
   [[nodiscard]] bool link_up() const;
+
+  // For net_memif (no effect on other PMDs): from now until the port is stopped, a peer that exits
+  // cannot make the PMD tear the shared rings down under our polling (InterruptThreadHold). Call
+  // after wait_link_up, before the first rx/tx burst.
+  [[nodiscard]] Status hold_peer_events(std::uint32_t timeout_ms);
+  // Stops the port (nothing may poll it afterwards); the peer sees the link go down. The hold ends
+  // in the destructor, after the port is closed. The destructor stops the port if this was not done.
+  void stop();
 
   [[nodiscard]] std::uint16_t id() const { return port_id_; }
   [[nodiscard]] const std::string& name() const { return name_; }
@@ -80,6 +120,7 @@ class Port {
   std::string driver_;
   bool memif_client_ = false;  // net_memif in the client role: it connects only when started
   PortOffloads offloads_;
+  std::unique_ptr<InterruptThreadHold> hold_;
 };
 
 }  // namespace droce::engine

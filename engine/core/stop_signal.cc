@@ -2,16 +2,33 @@
 #include "engine/core/stop_signal.h"
 
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 namespace droce::engine {
 namespace {
 std::atomic<bool> g_stop{false};
 std::atomic<int> g_signals{0};
+std::atomic<bool> g_end_tcp_waits{false};
+
+// getsockopt and shutdown are async-signal-safe (POSIX.1-2008 2.4.3). The fd table is scanned up to
+// a bound far above what these apps open (a few dozen).
+void shut_down_tcp_sockets() {
+  constexpr int kMaxFd = 4096;
+  for (int fd = 3; fd < kMaxFd; ++fd) {
+    int type = 0, domain = 0;
+    socklen_t len = sizeof(type);
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM) continue;
+    len = sizeof(domain);
+    if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || (domain != AF_INET && domain != AF_INET6)) continue;
+    (void)shutdown(fd, SHUT_RDWR);
+  }
+}
 
 void on_signal(int) {
   g_stop.store(true, std::memory_order_relaxed);
   if (g_signals.fetch_add(1, std::memory_order_relaxed) >= 1) _exit(130);  // second Ctrl-C: give up waiting
+  if (g_end_tcp_waits.load(std::memory_order_relaxed)) shut_down_tcp_sockets();
 }
 }  // namespace
 
@@ -30,5 +47,12 @@ void clear_stop() {
   g_stop.store(false, std::memory_order_relaxed);
   g_signals.store(0, std::memory_order_relaxed);
 }
+
+void set_stop_ends_tcp_waits(bool on) {
+  g_end_tcp_waits.store(on, std::memory_order_relaxed);
+  if (on && stop_requested()) shut_down_tcp_sockets();
+}
+
+void end_tcp_waits_now() { shut_down_tcp_sockets(); }
 
 }  // namespace droce::engine

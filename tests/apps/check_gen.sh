@@ -142,6 +142,72 @@ wait $spid
 srv_rc=$?
 check "a client killed mid-run: the server exits non-zero and says the client disappeared" \
   "[ $srv_rc -eq 1 ] && grep -q 'disappeared' '$out/gone.s.txt'"
+# The server learns how long its client runs: a client run longer than the server's own
+# --duration + --connect-timeout + 10 s (2 + 3 + 10 here) is waited for, not abandoned.
+run_pair runlength --connect-timeout 3 --op write --size 1024 -- --connect-timeout 3 --op write --size 1024 --duration 18
+check "a client running 18 s against a server with --connect-timeout 3: both verified" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/runlength.c.json' && verified '$out/runlength.s.json'"
+
+# A failed completion is named: a statically connected client whose server has finished and gone
+# exhausts its retries; its problem says which QP, which status and after how many retries.
+timeout 60 "$gen" $(srv_eal retry) -- --mode server --quiet --oob-port 0 --remote-qpn 0x11 --op send --size 512 --count 2000 \
+  > "$out/retry.s.txt" 2>&1 &
+spid=$!
+sleep 0.5
+timeout 60 "$gen" $(cli_eal retry) -- --mode client --quiet --oob-port 0 --remote-qpn 0x11 --op send --size 512 --duration 30 \
+  --json "$out/retry.c.json" > "$out/retry.c.txt" 2>&1
+cli_rc=$?
+wait $spid
+last_pair=retry
+check "a client whose server is gone: exit 1, the problem names the QP, the verbs status and the retries" \
+  "[ $cli_rc -eq 1 ] && /usr/bin/python3 -c \"
+import json; p = json.load(open('$out/retry.c.json'))['problem']
+assert 'QP 0 (QPN 0x000011)' in p and 'IBV_WC_RETRY_EXC_ERR' in p and 'retry counter exceeded' in p and 'after 7 retries' in p, p
+\" && grep -q 'retry counter exceeded' '$out/retry.c.txt'"
+
+# Ctrl-C while an exchange waits: the app ends at once, saying "interrupted", not after the
+# 30 s --connect-timeout. (net_null: a port whose link is up with no peer; the peer here is a TCP
+# socket that connects, or accepts, and then says nothing.)
+null_eal="-l $last_cpu --no-pci --vdev net_null0"
+stall_port=$(/usr/bin/python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+# shellcheck disable=SC2086
+timeout 60 "$gen" $null_eal -- --mode server --oob-port "$stall_port" --connect-timeout 30 > "$out/int.s.txt" 2>&1 &
+spid=$!
+for _ in $(seq 100); do grep -q 'waiting for a client' "$out/int.s.txt" && break; sleep 0.1; done
+/usr/bin/python3 -c "
+import socket, time
+s = socket.create_connection(('127.0.0.1', $stall_port)); time.sleep(30)" &
+tcp_pid=$!
+sleep 1
+t0=$SECONDS
+kill -INT $spid
+wait $spid
+srv_rc=$?
+took=$(( SECONDS - t0 ))
+kill $tcp_pid 2>/dev/null; wait $tcp_pid 2>/dev/null
+last_pair=""
+check "Ctrl-C to a server waiting in the exchange: exits 1 within 5 s saying interrupted (took ${took} s)" \
+  "[ $srv_rc -eq 1 ] && [ $took -le 5 ] && grep -q 'droce-gen: interrupted' '$out/int.s.txt' || { tail -n 3 '$out/int.s.txt'; false; }"
+/usr/bin/python3 -c "
+import socket, time
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); l.bind(('127.0.0.1', $stall_port)); l.listen(1)
+c, _ = l.accept(); time.sleep(30)" &
+tcp_pid=$!
+sleep 0.5
+# shellcheck disable=SC2086
+timeout 60 "$gen" $null_eal -- --mode client --oob-port "$stall_port" --connect-timeout 30 > "$out/int.c.txt" 2>&1 &
+cpid=$!
+for _ in $(seq 100); do [ -s "$out/int.c.txt" ] || ss -tn 2>/dev/null | grep -q ":$stall_port .*ESTAB" && break; sleep 0.1; done
+sleep 1
+t0=$SECONDS
+kill -INT $cpid
+wait $cpid
+cli_rc=$?
+took=$(( SECONDS - t0 ))
+kill $tcp_pid 2>/dev/null; wait $tcp_pid 2>/dev/null
+check "Ctrl-C to a client whose server never answers the exchange: exits 1 within 5 s saying interrupted (took ${took} s)" \
+  "[ $cli_rc -eq 1 ] && [ $took -le 5 ] && grep -q 'droce-gen: interrupted' '$out/int.c.txt' || { tail -n 3 '$out/int.c.txt'; false; }"
+
 # Nobody to talk to: a clear error within the connect timeout.
 timeout 30 "$gen" $(cli_eal nobody) -- --mode client --connect-timeout 1 > "$out/nobody.txt" 2>&1
 check "no server: the client gives up within --connect-timeout with a message" \

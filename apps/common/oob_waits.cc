@@ -1,0 +1,78 @@
+// Stop-aware waits on the apps' control connection: slices of the exchange layer's waits.
+#include "apps/common/oob_waits.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "engine/core/stop_signal.h"
+
+namespace droce::engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::uint32_t kSliceMs = 200;  // how late a stop request is noticed, at most
+
+std::uint32_t ms_until(Clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return left <= 0 ? 0u : static_cast<std::uint32_t>(left);
+}
+
+}  // namespace
+
+Status accept_stoppable(RcPingpongServer& listener, std::uint32_t timeout_ms, OobConnection& out) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    if (stop_requested()) return Status::error("interrupted while waiting for a client to connect");
+    const std::uint32_t left = ms_until(deadline);
+    Status s = listener.accept(std::min(left, kSliceMs), out);
+    if (s.ok()) return s;
+    if (stop_requested()) return Status::error("interrupted while waiting for a client to connect");
+    if (ms_until(deadline) == 0) return Status::error("no client connected within " + std::to_string(timeout_ms) + " ms");
+  }
+}
+
+Status connect_stoppable(const std::string& host, std::uint16_t port, std::uint32_t timeout_ms, OobConnection& out) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::string last;
+  for (;;) {
+    if (stop_requested()) return Status::error("interrupted while connecting to " + host + ":" + std::to_string(port));
+    Status s = OobConnection::connect(host, port, std::max<std::uint32_t>(1, std::min(ms_until(deadline), kSliceMs)), out);
+    if (s.ok()) return s;
+    last = s.message();
+    if (ms_until(deadline) == 0) break;
+  }
+  // The slice's reason (ECONNREFUSED, ...) is the last word in parentheses.
+  const std::size_t paren = last.rfind('(');
+  return Status::error("cannot connect to " + host + ":" + std::to_string(port) + " within " + std::to_string(timeout_ms) +
+                       " ms" + (paren == std::string::npos ? "" : " " + last.substr(paren)));
+}
+
+LineWait wait_line(OobConnection& c, std::string& line, std::uint32_t timeout_ms, const std::function<void()>& idle,
+                   bool stop_aware) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    bool closed = false;
+    if (c.poll_line(line, closed)) return LineWait::kLine;
+    if (closed) return LineWait::kClosed;
+    if (stop_aware && stop_requested()) return LineWait::kInterrupted;
+    if (Clock::now() >= deadline) return LineWait::kTimedOut;
+    if (idle) {
+      for (int i = 0; i < 256; ++i) idle();  // a syscall per 256 rounds of the caller's loop
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+}
+
+Status recv_line_stoppable(OobConnection& c, std::string& line, std::uint32_t timeout_ms, const char* what) {
+  switch (wait_line(c, line, timeout_ms, {}, true)) {
+    case LineWait::kLine: return {};
+    case LineWait::kClosed: return Status::error(std::string("the peer closed the control connection while we waited for ") + what);
+    case LineWait::kInterrupted: return Status::error(std::string("interrupted while waiting for ") + what);
+    case LineWait::kTimedOut: break;
+  }
+  return Status::error(std::string("timed out waiting for ") + what + " (" + std::to_string(timeout_ms) + " ms)");
+}
+
+}  // namespace droce::engine
