@@ -53,7 +53,7 @@ assert d['config']['cc'] == 'dcqcn' and d['dcqcn_rate_gbps'] == [2.0], d.get('dc
 assert 0 < d['goodput_gbps'] <= 2.0 and d['lost'] == 0 and d['errors'] == 0
 \""
 "$gen" -- --cc dcqcn --dcqcn-g 2 > "$out/e4.txt" 2>&1
-check "an out-of-range DCQCN parameter is refused by name" "[ $? -eq 2 ] && grep -q 'DCQCN parameter g' '$out/e4.txt'"
+check "an out-of-range DCQCN parameter is refused by name" "[ $? -eq 2 ] && grep -q -- '--dcqcn-g:' '$out/e4.txt'"
 "$gen" -- --mode client --oob-port 0 > "$out/e5.txt" 2>&1
 check "static connection without --remote-qpn refused" "[ $? -eq 2 ] && grep -q -- '--remote-qpn' '$out/e5.txt'"
 

@@ -69,7 +69,7 @@ check "Kmin > Kmax refused by name" "[ $? -eq 2 ] && grep -q -- '--kmin-bytes' '
 "$sw" -- --route 10.0.0.0/40=1 > "$out/e2.txt" 2>&1
 check "a bad prefix length is refused" "[ $? -eq 2 ] && grep -q -- '--route' '$out/e2.txt'"
 "$sw" -- --lab-senders 2 --dcqcn-g 0 > "$out/e3.txt" 2>&1
-check "g = 0 refused by name" "[ $? -eq 2 ] && grep -q 'DCQCN parameter g' '$out/e3.txt'"
+check "g = 0 refused by name" "[ $? -eq 2 ] && grep -q -- '--dcqcn-g:' '$out/e3.txt'"
 "$sw" --no-pci --vdev net_null0 -- --duration 1 > "$out/e4.txt" 2>&1
 check "one port is refused with a clear message" "[ $? -ne 0 ] && grep -q 'at least two' '$out/e4.txt'"
 "$sw" -- --bogus > "$out/e5.txt" 2>&1

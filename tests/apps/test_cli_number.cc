@@ -1,0 +1,150 @@
+// The apps' command-line number parser and output-path check: what is refused, what still parses.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "apps/common/cli_number.h"
+#include "apps/common/output_file.h"
+#include "protocols/dcqcn/param_options.h"
+
+using namespace droce::apps;
+
+TEST_CASE("real options: NaN, infinities, overflow and garbage are refused by name", "[cli]") {
+  double v = 7;
+  for (const char* text : {"nan", "-nan", "NAN", "inf", "-inf", "infinity", "1e400", "", " 1", "1 ", "1x", "0.5.5", "--1"}) {
+    const std::string e = parse_real("--timeout", text, 0.1, 3600, v);
+    CHECK(e.rfind("--timeout: ", 0) == 0);
+    CHECK(v == 7);  // a refused value never lands in the field
+  }
+  CHECK(parse_real("--loss", "0.5", 0, 0.5, v).empty());
+  CHECK(v == 0.5);
+  CHECK_FALSE(parse_real("--loss", "0.5000001", 0, 0.5, v).empty());
+  CHECK(parse_real("--rate", "1e3", 0, 1e9, v).empty());
+  CHECK(v == 1000);
+}
+
+TEST_CASE("integer options: fractions, signs and wrap are refused; hex and exact reals parse", "[cli]") {
+  std::uint64_t v = 7;
+  for (const char* text : {"2.7", "1024.5", "-1", "+1", "-0", "nan", "inf", "1e30", "0x", "0xg", "", " 5", "5 ",
+                           "18446744073709551616", "1e-3"})
+    CHECK_FALSE(parse_uint("--qps", text, 0, UINT64_MAX, v).empty());
+  CHECK(v == 7);
+  CHECK(parse_uint("--seed", "18446744073709551615", 0, UINT64_MAX, v).empty());
+  CHECK(v == UINT64_MAX);
+  CHECK(parse_uint("--qpn", "0x11", 0, 0xFFFFFF, v).empty());
+  CHECK(v == 0x11);
+  CHECK(parse_uint("--count", "1e6", 0, UINT64_MAX, v).empty());
+  CHECK(v == 1'000'000);
+  CHECK(parse_uint("--mtu", "2048.0", 256, 4096, v).empty());
+  CHECK(v == 2048);
+  CHECK_FALSE(parse_uint("--qps", "65", 1, 64, v).empty());
+  CHECK_FALSE(parse_uint("--qps", "0", 1, 64, v).empty());
+}
+
+TEST_CASE("narrow fields: the field's own maximum bounds the value", "[cli]") {
+  std::uint8_t b = 3;
+  CHECK_FALSE(parse_uint("--qp-timeout", "256", 0, 1000, b).empty());
+  CHECK(b == 3);
+  CHECK(parse_uint("--qp-timeout", "255", 0, 1000, b).empty());
+  CHECK(b == 255);
+}
+
+TEST_CASE("size suffixes: K and M multiply without overflow", "[cli]") {
+  std::uint64_t v = 0;
+  CHECK(parse_uint("-s", "64K", 1, 1u << 23, v, Suffixes::kKiloMega).empty());
+  CHECK(v == 65536);
+  CHECK(parse_uint("-s", "8M", 1, 1u << 23, v, Suffixes::kKiloMega).empty());
+  CHECK(v == 1u << 23);
+  CHECK_FALSE(parse_uint("-s", "9M", 1, 1u << 23, v, Suffixes::kKiloMega).empty());
+  CHECK_FALSE(parse_uint("-s", "17592186044416M", 1, UINT64_MAX, v, Suffixes::kKiloMega).empty());
+  CHECK_FALSE(parse_uint("-s", "1.5K", 1, UINT64_MAX, v, Suffixes::kKiloMega).empty());
+  CHECK_FALSE(parse_uint("-s", "64K", 1, UINT64_MAX, v).empty());  // no suffixes unless allowed
+}
+
+TEST_CASE("messages stay one line: control bytes in a value are shown as '?', long values are cut", "[cli]") {
+  std::uint64_t v = 0;
+  const std::string e = parse_uint("--size", "64\nEAL: injected", 1, 100, v);
+  CHECK(e.find('\n') == std::string::npos);
+  CHECK(e.find("'64?EAL: injected'") != std::string::npos);
+  CHECK(quoted(std::string(1000, 'x')).size() < 50);
+}
+
+namespace {
+
+std::string temp_dir() {
+  char dir[] = "/tmp/droce-cli-XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  return dir;
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream f(path);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+TEST_CASE("output paths: checked without truncating an old file or leaving a new one", "[cli]") {
+  const std::string dir = temp_dir();
+  const std::string old_file = dir + "/old.json", new_file = dir + "/new.json";
+  std::ofstream(old_file) << "previous run";
+  CHECK(check_output_path("--json", old_file).empty());
+  CHECK(read_all(old_file) == "previous run");
+  CHECK(check_output_path("--json", new_file).empty());
+  CHECK(access(new_file.c_str(), F_OK) != 0);
+  CHECK(check_output_path("--json", dir).rfind("--json: cannot write", 0) == 0);               // a directory
+  CHECK(check_output_path("--json", dir + "/no/such/dir.json").rfind("--json: cannot write", 0) == 0);
+  CHECK(check_output_path("--json", "") == "--json: needs a file name");
+  // A FIFO nobody reads: refused at once rather than blocking the parser.
+  const std::string fifo = dir + "/fifo";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_FALSE(check_output_path("--json", fifo).empty());
+  unlink(fifo.c_str());
+  unlink(old_file.c_str());
+  rmdir(dir.c_str());
+}
+
+TEST_CASE("the final write reports a full disk instead of leaving a truncated file silently", "[cli]") {
+  if (access("/dev/full", W_OK) != 0) {
+    WARN("no /dev/full here: not checked");
+    return;
+  }
+  const std::string e = write_text_file("/dev/full", std::string(100, 'x'));
+  CHECK(e.find("No space left on device") != std::string::npos);
+}
+
+TEST_CASE("DCQCN overrides: counts refuse fractions, every value refuses NaN and overflow", "[cli][dcqcn]") {
+  using droce::dcqcn::DcqcnParams;
+  DcqcnParams p = DcqcnParams::paper();
+  const DcqcnParams before = p;
+  CHECK_FALSE(droce::dcqcn::set_param(p, "fast-recovery-steps", "2.5").empty());
+  CHECK_FALSE(droce::dcqcn::set_param(p, "byte-counter-bytes", "1e30").empty());
+  CHECK_FALSE(droce::dcqcn::set_param(p, "rate-increase-us", "1e30").empty());
+  CHECK_FALSE(droce::dcqcn::set_param(p, "g", "nan").empty());
+  CHECK_FALSE(droce::dcqcn::set_param(p, "ai-mbps", "-1").empty());
+  CHECK_FALSE(droce::dcqcn::set_param(p, "cnp-dscp", "64").empty());
+  CHECK_FALSE(droce::dcqcn::set_param(p, "nope", "1").empty());
+  CHECK(p.byte_counter_bytes == before.byte_counter_bytes);
+  CHECK(p.fast_recovery_steps == before.fast_recovery_steps);
+  CHECK(droce::dcqcn::set_param(p, "fast-recovery-steps", "3").empty());
+  CHECK(p.fast_recovery_steps == 3);
+}
+
+TEST_CASE("DCQCN validation names the options, not the struct fields", "[cli][dcqcn]") {
+  auto p = droce::dcqcn::DcqcnParams::paper(10e9);
+  REQUIRE(droce::dcqcn::set_param(p, "min-rate-mbps", "20000").empty());
+  const auto option = [](std::string_view name) { return "--dcqcn-" + std::string(name); };
+  CHECK(droce::dcqcn::validate_options(p, option, "--line-gbps") ==
+        "--dcqcn-min-rate-mbps: must not exceed --line-gbps");
+  REQUIRE(droce::dcqcn::set_param(p, "min-rate-mbps", "10").empty());
+  REQUIRE(droce::dcqcn::set_param(p, "alpha-period-us", "0").empty());
+  CHECK(droce::dcqcn::validate_options(p, option, "--line-gbps") == "--dcqcn-alpha-period-us: must be > 0");
+}
