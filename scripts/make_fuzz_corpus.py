@@ -1,5 +1,10 @@
 #!/usr/bin/env python3
-"""Regenerates the parser fuzz seed corpus: one file per RoCEv2 frame of tests/data/pcaps/*.pcap.
+"""Regenerates the fuzz seed corpora from tests/data/pcaps/*.pcap (rxe captures):
+  parser       one file per RoCEv2 frame
+  rc_pingpong  each 52-byte ibv_rc_pingpong exchange message
+  perftest     per perftest capture, one side's whole TCP byte stream behind fuzz_perftest's mode
+               byte (the test, the role droce plays), and each message alone (mode bit 7)
+  droce_lines  droce-gen's control lines as droce-gen writes them (no capture has them)
 
 usage: scripts/make_fuzz_corpus.py   (run from the repository root)
 """
@@ -9,6 +14,10 @@ import os
 import struct
 
 OUT = "tests/fuzz/corpus/parser"
+CORPUS = "tests/fuzz/corpus"
+PERFTEST_PORT = 18515  # perftest's and ibv_rc_pingpong's default
+# fuzz_perftest's mode byte: test index << 2 | 1 when droce is the client.
+PERFTEST_TESTS = ["send_bw", "write_bw", "read_bw", "send_lat", "write_lat", "read_lat"]
 
 
 def frames(path):
@@ -21,7 +30,73 @@ def frames(path):
         off += caplen
 
 
+def tcp_payloads(path):
+    """(from_client, payload) for each TCP segment with data on the exchange port, in order."""
+    for fr in frames(path):
+        if len(fr) < 54 or fr[12:14] != b"\x08\x00" or fr[23] != 6:
+            continue
+        ihl = (fr[14] & 0x0F) * 4
+        ip_len = struct.unpack(">H", fr[16:18])[0]
+        tcp = fr[14 + ihl:]
+        thl = (tcp[12] >> 4) * 4
+        sport, dport = struct.unpack(">HH", tcp[:4])
+        payload = fr[14 + ihl + thl:14 + ip_len]
+        if payload and PERFTEST_PORT in (sport, dport):
+            yield dport == PERFTEST_PORT, payload
+
+
+def write_seed(kind, data):
+    d = os.path.join(CORPUS, kind)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, hashlib.sha1(data).hexdigest()[:16]), "wb") as f:
+        f.write(data)
+
+
+def perftest_test(name):
+    base = os.path.basename(name)[:-len(".pcap")]
+    for i, t in enumerate(PERFTEST_TESTS):
+        if base == t or base.startswith(t + "_"):
+            return i
+    return None
+
+
+def exchange_seeds():
+    n = 0
+    for path in sorted(glob.glob("tests/data/pcaps/*.pcap")):
+        msgs = list(tcp_payloads(path))
+        if os.path.basename(path).startswith("rc_pingpong"):
+            for _, m in msgs:
+                if len(m) == 52:
+                    write_seed("rc_pingpong", m)
+                    n += 1
+            continue
+        t = perftest_test(path)
+        if t is None:
+            continue
+        # droce as the server reads the client's bytes, as the client the server's.
+        for client_role in (0, 1):
+            stream = b"".join(m for from_client, m in msgs if from_client != bool(client_role))
+            write_seed("perftest", bytes([t << 2 | client_role]) + stream)
+            write_seed("perftest", bytes([t << 2 | client_role | 2]) + stream)  # with an idle function
+            n += 2
+        for _, m in msgs:
+            write_seed("perftest", b"\x80" + m)
+            n += 1
+    lines = [
+        (0, b"MR 7f3a5c001000 1a2b 64\nEND 1000\nRESULT 1000 0 0 0 0 0\n"),
+        (1, b"CONFIG op=write size=4096 mtu=1024 qps=2 inflight=16\nMR 7f3a5c001000 1a2b 64\n"
+            b"MR 7f3a5c101000 1a2c 64\nEND 5 6\nRESULT 11 0 0 0 0 0\n"),
+        (0, b"CONFIG op=read size=64,4096 mtu=4096 qps=1 inflight=1\nEND 0\n"),
+        (0, b"RESULT 9007199254740991 1 2 3 4 5\n" + b"A" * 255 + b"\n"),
+    ]
+    for qps_minus_one, stream in lines:
+        write_seed("droce_lines", bytes([qps_minus_one]) + stream)
+        n += 1
+    print(f"{n} exchange seeds -> {CORPUS}/{{rc_pingpong,perftest,droce_lines}}")
+
+
 def main():
+    exchange_seeds()
     os.makedirs(OUT, exist_ok=True)
     n = 0
     for path in sorted(glob.glob("tests/data/pcaps/*.pcap")):

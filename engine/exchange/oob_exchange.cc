@@ -17,34 +17,67 @@
 #include <cstring>
 #include <thread>
 
+#include "engine/core/stop_signal.h"
+
 namespace droce::engine {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A wait for the peer sleeps at most this long before it looks at the stop check again: a
+// Ctrl-C delivered to another thread does not interrupt our poll().
+constexpr int kStopSliceMs = 50;
+
 int ms_left(Clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-  return left < 0 ? 0 : static_cast<int>(left);
+  return left < 0 ? 0 : static_cast<int>(std::min<long long>(left, 1 << 30));
 }
 
-// Reads or writes exactly n bytes before the deadline.
-Status io_exact(int fd, std::uint8_t* buf, std::size_t n, bool write, Clock::time_point deadline, const char* what) {
+bool stop_asked(const StopCheck& stop) { return stop ? stop() : stop_requested(); }
+
+enum class Wait { kReady, kTimedOut, kStopped, kError };
+
+// Waits for `events` on fd until the deadline, in slices so that a stop request ends it at once.
+// Called only when the operation would block: what can complete without waiting always does.
+Wait wait_fd(int fd, short events, Clock::time_point deadline, const StopCheck& stop) {
+  for (;;) {
+    if (stop_asked(stop)) return Wait::kStopped;
+    const int left = ms_left(deadline);
+    if (left == 0) return Wait::kTimedOut;
+    pollfd p{fd, events, 0};
+    const int r = ::poll(&p, 1, std::min(left, kStopSliceMs));
+    if (r > 0) return Wait::kReady;
+    if (r < 0 && errno != EINTR) return Wait::kError;
+  }
+}
+
+std::string progress(std::size_t done, std::size_t n) {
+  return " (" + std::to_string(done) + " of " + std::to_string(n) + " bytes arrived)";
+}
+
+// Reads or writes exactly n bytes before the deadline. Errors name `what` and, for a read cut
+// short, how much of it came.
+Status io_exact(int fd, std::uint8_t* buf, std::size_t n, bool write, Clock::time_point deadline, const char* what,
+                const StopCheck& stop) {
   std::size_t done = 0;
   while (done < n) {
-    pollfd p{fd, static_cast<short>(write ? POLLOUT : POLLIN), 0};
-    const int r = ::poll(&p, 1, ms_left(deadline));
-    if (r == 0) return Status::error(std::string("timed out waiting for ") + what);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      return Status::error(std::string(what) + ": " + std::strerror(errno));
+    const ssize_t k = write ? ::send(fd, buf + done, n - done, MSG_NOSIGNAL | MSG_DONTWAIT)
+                            : ::recv(fd, buf + done, n - done, MSG_DONTWAIT);
+    if (k > 0) {
+      done += static_cast<std::size_t>(k);
+      continue;
     }
-    const ssize_t k = write ? ::send(fd, buf + done, n - done, MSG_NOSIGNAL) : ::recv(fd, buf + done, n - done, 0);
-    if (k == 0) return Status::error(std::string("peer closed the connection during ") + what);
-    if (k < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      return Status::error(std::string(what) + ": " + std::strerror(errno));
+    const int e = k == 0 ? 0 : errno;
+    if (k == 0 || e == ECONNRESET || e == EPIPE)  // a reset is the peer closing with our bytes unread
+      return Status::error(std::string("peer closed the connection during ") + what + (write ? "" : progress(done, n)));
+    if (e != EAGAIN && e != EWOULDBLOCK && e != EINTR) return Status::error(std::string(what) + ": " + std::strerror(e));
+    switch (wait_fd(fd, static_cast<short>(write ? POLLOUT : POLLIN), deadline, stop)) {
+      case Wait::kReady: break;
+      case Wait::kTimedOut:
+        return Status::error(std::string("timed out waiting for ") + what + (write ? "" : progress(done, n)));
+      case Wait::kStopped: return Status::error(std::string("interrupted while waiting for ") + what);
+      case Wait::kError: return Status::error(std::string(what) + ": " + std::strerror(errno));
     }
-    done += static_cast<std::size_t>(k);
   }
   return {};
 }
@@ -56,7 +89,114 @@ int hexval(std::uint8_t c) {
   return -1;
 }
 
+// The fields of a line, split at single spaces; an empty field (two spaces, a leading or
+// trailing one) makes it malformed.
+bool split_fields(const std::string& line, std::vector<std::string_view>& out) {
+  out.clear();
+  std::string_view rest(line);
+  for (std::size_t i = 0; i <= kMaxLineBytes; ++i) {
+    const auto sp = rest.find(' ');
+    out.push_back(rest.substr(0, sp));
+    if (out.back().empty()) return false;
+    if (sp == std::string_view::npos) return true;
+    rest.remove_prefix(sp + 1);
+  }
+  return false;
+}
+
+// The peer's text in an error message: printable, and short.
+std::string quoted(std::string_view s) {
+  std::string q = "'";
+  for (std::size_t i = 0; i < s.size() && i < 40; ++i) q += s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+  return q + (s.size() > 40 ? "...'" : "'");
+}
+
 }  // namespace
+
+bool parse_line_decimal(std::string_view s, std::uint64_t max, std::uint64_t& v) {
+  v = 0;
+  if (s.empty() || s.size() > 20) return false;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    const auto d = static_cast<std::uint64_t>(c - '0');
+    if (v > (max - d) / 10) return false;  // v * 10 + d > max, without overflowing
+    v = v * 10 + d;
+  }
+  return true;
+}
+
+bool parse_line_hex(std::string_view s, std::uint64_t max, std::uint64_t& v) {
+  v = 0;
+  if (s.empty() || s.size() > 16) return false;
+  for (char c : s) {
+    const int h = hexval(static_cast<std::uint8_t>(c));
+    if (h < 0 || v > (max >> 4)) return false;
+    v = v << 4 | static_cast<std::uint64_t>(h);
+    if (v > max) return false;
+  }
+  return true;
+}
+
+std::string format_mr_line(const MrLine& m) {
+  char b[64];
+  std::snprintf(b, sizeof(b), "MR %llx %x %u", static_cast<unsigned long long>(m.vaddr), m.rkey, m.slots);
+  return b;
+}
+
+Status parse_mr_line(const std::string& line, MrLine& out) {
+  std::vector<std::string_view> f;
+  if (!split_fields(line, f) || f[0] != "MR" || f.size() != 4)
+    return Status::error("the peer sent " + quoted(line) + " where 'MR <vaddr> <rkey> <slots>' was expected (is it droce-gen?)");
+  std::uint64_t va, rkey, slots;
+  if (!parse_line_hex(f[1], ~std::uint64_t{0}, va))
+    return Status::error("MR line from the peer: vaddr " + quoted(f[1]) + " is not a 64-bit hex number");
+  if (!parse_line_hex(f[2], 0xFFFFFFFF, rkey))
+    return Status::error("MR line from the peer: rkey " + quoted(f[2]) + " is not a 32-bit hex number");
+  if (!parse_line_decimal(f[3], 0xFFFFFFFF, slots) || slots == 0)
+    return Status::error("MR line from the peer: slots " + quoted(f[3]) + " is not a count from 1 to 4294967295");
+  out = {va, static_cast<std::uint32_t>(rkey), static_cast<std::uint32_t>(slots)};
+  return {};
+}
+
+std::string format_end_line(const std::vector<std::uint64_t>& counts) {
+  std::string l = "END";
+  for (auto c : counts) l += " " + std::to_string(c);
+  return l;
+}
+
+Status parse_end_line(const std::string& line, std::size_t qps, std::vector<std::uint64_t>& counts) {
+  std::vector<std::string_view> f;
+  if (!split_fields(line, f) || f[0] != "END")
+    return Status::error("the peer sent " + quoted(line) + " where 'END <count per QP>' was expected");
+  if (f.size() - 1 != qps)
+    return Status::error("END line from the peer has " + std::to_string(f.size() - 1) + " counts for " + std::to_string(qps) +
+                         " QPs");
+  counts.assign(qps, 0);
+  for (std::size_t i = 0; i < qps; ++i)
+    if (!parse_line_decimal(f[i + 1], kMaxLineCount, counts[i]))
+      return Status::error("END line from the peer: QP " + std::to_string(i) + "'s count " + quoted(f[i + 1]) +
+                           " is not a decimal count up to 2^53-1");
+  return {};
+}
+
+std::string format_result_line(const ResultLine& r) {
+  return "RESULT " + std::to_string(r.received) + " " + std::to_string(r.lost) + " " + std::to_string(r.duplicated) + " " +
+         std::to_string(r.out_of_order) + " " + std::to_string(r.corrupted) + " " + std::to_string(r.errors);
+}
+
+Status parse_result_line(const std::string& line, ResultLine& out) {
+  std::vector<std::string_view> f;
+  if (!split_fields(line, f) || f[0] != "RESULT" || f.size() != 7)
+    return Status::error("the peer sent " + quoted(line) + " where 'RESULT' and six counts were expected");
+  static constexpr const char* kNames[6] = {"received", "lost", "duplicated", "out of order", "corrupted", "errors"};
+  std::uint64_t v[6];
+  for (int i = 0; i < 6; ++i)
+    if (!parse_line_decimal(f[static_cast<std::size_t>(i) + 1], kMaxLineCount, v[i]))
+      return Status::error(std::string("RESULT line from the peer: ") + kNames[i] + " " +
+                           quoted(f[static_cast<std::size_t>(i) + 1]) + " is not a decimal count up to 2^53-1");
+  out = {v[0], v[1], v[2], v[3], v[4], v[5]};
+  return {};
+}
 
 bool parse_hex_digits(const std::uint8_t* p, std::size_t n, std::uint64_t& v) {
   v = 0;
@@ -116,6 +256,8 @@ OobConnection& OobConnection::operator=(OobConnection&& o) noexcept {
     fd_ = o.fd_;
     o.fd_ = -1;
     buffered_ = std::move(o.buffered_);
+    line_error_ = std::move(o.line_error_);
+    stop_ = std::move(o.stop_);
   }
   return *this;
 }
@@ -124,8 +266,46 @@ OobConnection::~OobConnection() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+bool OobConnection::stopping() const { return stop_asked(stop_); }
+
+namespace {
+
+// One connection attempt, non-blocking so that an unanswered SYN costs at most until the
+// deadline (a blocking connect() waits out the kernel's SYN retries, minutes). -1 and `err` on
+// failure; `stopped` when the stop check ended it.
+int connect_one(const addrinfo* a, Clock::time_point deadline, const StopCheck& stop, std::string& err, bool& stopped) {
+  const int s = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+  if (s < 0) {
+    err = std::strerror(errno);
+    return -1;
+  }
+  int e = ::connect(s, a->ai_addr, a->ai_addrlen) == 0 ? 0 : errno;
+  if (e == EINPROGRESS || e == EINTR) {
+    switch (wait_fd(s, POLLOUT, deadline, stop)) {
+      case Wait::kReady: {
+        socklen_t len = sizeof(e);
+        if (::getsockopt(s, SOL_SOCKET, SO_ERROR, &e, &len) != 0) e = errno;
+        break;
+      }
+      case Wait::kTimedOut: e = ETIMEDOUT; break;
+      case Wait::kStopped: stopped = true; e = EINTR; break;
+      case Wait::kError: e = errno; break;
+    }
+  }
+  if (e != 0) {
+    err = std::strerror(e);
+    ::close(s);
+    return -1;
+  }
+  // Back to blocking, as an accepted socket is: every read and write here says MSG_DONTWAIT.
+  (void)::fcntl(s, F_SETFL, ::fcntl(s, F_GETFL) & ~O_NONBLOCK);
+  return s;
+}
+
+}  // namespace
+
 Status OobConnection::connect(const std::string& host, std::uint16_t port, std::uint32_t timeout_ms,
-                              OobConnection& out) {
+                              OobConnection& out, StopCheck stop) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -135,27 +315,23 @@ Status OobConnection::connect(const std::string& host, std::uint16_t port, std::
   if (int e = getaddrinfo(host.c_str(), service.c_str(), &hints, &res); e != 0)
     return Status::error("cannot resolve " + host + ": " + gai_strerror(e));
   int fd = -1;
+  bool stopped = false;
   std::string last = "no address";
   // The peer may not be listening yet: retry every 50 ms until the deadline.
-  while (fd < 0) {
-    for (addrinfo* a = res; a != nullptr && fd < 0; a = a->ai_next) {
-      const int s = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-      if (s < 0) continue;
-      if (::connect(s, a->ai_addr, a->ai_addrlen) == 0) {
-        fd = s;
-      } else {
-        last = std::strerror(errno);
-        ::close(s);
-      }
-    }
-    if (fd >= 0 || ms_left(deadline) == 0) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  while (fd < 0 && !stopped) {
+    for (addrinfo* a = res; a != nullptr && fd < 0 && !stopped; a = a->ai_next)
+      fd = connect_one(a, deadline, stop, last, stopped);
+    if (fd >= 0 || stopped || ms_left(deadline) == 0) break;
+    stopped = stop_asked(stop);
+    if (!stopped) std::this_thread::sleep_for(std::chrono::milliseconds(std::min(50, ms_left(deadline))));
   }
   freeaddrinfo(res);
+  if (stopped) return Status::error("interrupted while connecting to " + host + ":" + service);
   if (fd < 0)
     return Status::error("cannot connect to " + host + ":" + service + " within " + std::to_string(timeout_ms) +
                          " ms (" + last + ")");
   out = OobConnection(fd);
+  out.stop_ = std::move(stop);
   return {};
 }
 
@@ -163,7 +339,28 @@ Status OobConnection::read_exact(std::uint8_t* buf, std::size_t n, Clock::time_p
   const std::size_t have = std::min(n, buffered_.size());
   std::memcpy(buf, buffered_.data(), have);
   buffered_.erase(0, have);
-  return have == n ? Status() : io_exact(fd_, buf + have, n - have, false, deadline, what);
+  return have == n ? Status() : io_exact(fd_, buf + have, n - have, false, deadline, what, stop_);
+}
+
+bool OobConnection::wait_first_byte(Clock::time_point deadline, Status& s) {
+  s = {};
+  if (!buffered_.empty()) return true;
+  for (;;) {
+    std::uint8_t b;
+    const ssize_t k = ::recv(fd_, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (k > 0) return true;
+    if (k == 0 || errno == ECONNRESET) return false;
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      s = Status::error(std::string("the client's connection info: ") + std::strerror(errno));
+      return false;
+    }
+    switch (wait_fd(fd_, POLLIN, deadline, stop_)) {
+      case Wait::kReady: break;
+      case Wait::kTimedOut: s = Status::error("timed out waiting for the client's connection info" + progress(0, kRcPingpongMsgBytes)); return false;
+      case Wait::kStopped: s = Status::error("interrupted while waiting for the client's connection info"); return false;
+      case Wait::kError: s = Status::error(std::string("the client's connection info: ") + std::strerror(errno)); return false;
+    }
+  }
 }
 
 namespace {
@@ -176,12 +373,12 @@ Status OobConnection::exchange_as_client(const ConnInfo& local, ConnInfo& peer, 
   const std::string msg = format_rc_pingpong(local);
   std::uint8_t in[kRcPingpongMsgBytes];
   Status s = io_exact(fd_, reinterpret_cast<std::uint8_t*>(const_cast<char*>(msg.data())), msg.size(), true, deadline,
-                      "sending our connection info");
+                      "sending our connection info", stop_);
   if (s.ok()) s = read_exact(in, sizeof(in), deadline, "the peer's connection info");
   if (s.ok()) s = parse_rc_pingpong(in, sizeof(in), peer);
   if (s.ok())
     s = io_exact(fd_, reinterpret_cast<std::uint8_t*>(const_cast<char*>(kDone)), sizeof(kDone), true, deadline,
-                 "sending \"done\"");
+                 "sending \"done\"", stop_);
   return s;
 }
 
@@ -199,7 +396,7 @@ Status OobConnection::server_answer(const ConnInfo& local, std::uint32_t timeout
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   const std::string msg = format_rc_pingpong(local);
   Status s = io_exact(fd_, reinterpret_cast<std::uint8_t*>(const_cast<char*>(msg.data())), msg.size(), true, deadline,
-                      "sending our connection info");
+                      "sending our connection info", stop_);
   std::uint8_t done[sizeof(kDone)];
   if (s.ok()) s = read_exact(done, sizeof(done), deadline, "the client's \"done\"");
   if (s.ok() && std::memcmp(done, kDone, sizeof(kDone)) != 0)
@@ -209,34 +406,51 @@ Status OobConnection::server_answer(const ConnInfo& local, std::uint32_t timeout
 
 Status OobConnection::send_line(const std::string& line, std::uint32_t timeout_ms) {
   if (fd_ < 0) return Status::error("send on a closed connection");
-  if (line.size() > 255 || line.find('\n') != std::string::npos) return Status::error("OOB line too long or multi-line");
+  if (line.size() > kMaxLineBytes || line.find('\n') != std::string::npos) return Status::error("OOB line too long or multi-line");
   std::string l = line + "\n";
   return io_exact(fd_, reinterpret_cast<std::uint8_t*>(l.data()), l.size(), true,
-                  Clock::now() + std::chrono::milliseconds(timeout_ms), "sending a control line");
+                  Clock::now() + std::chrono::milliseconds(timeout_ms), "sending a control line", stop_);
 }
 
-bool OobConnection::poll_line(std::string& line, bool& closed) {
+bool OobConnection::poll_line(std::string& line, bool& closed, Status* why) {
   closed = false;
-  for (int rounds = 0; rounds < 64 && fd_ >= 0; ++rounds) {
-    if (const auto nl = buffered_.find('\n'); nl != std::string::npos) {
+  auto fail = [&](Status s) {
+    if (line_error_.ok()) line_error_ = std::move(s);
+    closed = true;
+    if (why != nullptr) *why = line_error_;
+    return false;
+  };
+  if (!line_error_.ok()) return fail(line_error_);
+  if (fd_ < 0) return fail(Status::error("the control connection is closed"));
+  // buffered_ never holds more than one line's worth: each round takes what completes one.
+  for (int rounds = 0; rounds < 64; ++rounds) {
+    const auto nl = buffered_.find('\n');
+    const std::size_t end = nl == std::string::npos ? buffered_.size() : nl;
+    // droce's lines are printable ASCII: anything else is not droce (and must not reach a terminal).
+    for (std::size_t i = 0; i < end; ++i) {
+      const auto c = static_cast<std::uint8_t>(buffered_[i]);
+      if (c < 0x20 || c > 0x7e) {
+        char b[128];
+        std::snprintf(b, sizeof(b), "the peer's control line has a non-text byte 0x%02x at offset %zu (is the peer droce?)", c, i);
+        return fail(Status::error(b));
+      }
+    }
+    if (nl != std::string::npos) {
       line = buffered_.substr(0, nl);
       buffered_.erase(0, nl + 1);
       return true;
     }
-    if (buffered_.size() > 256) {  // a line longer than any we send: the peer is not droce
-      closed = true;
-      return false;
-    }
-    char buf[256];
-    const ssize_t k = ::recv(fd_, buf, sizeof(buf), MSG_DONTWAIT);
-    if (k == 0) {
-      closed = true;
-      return false;
-    }
+    if (buffered_.size() > kMaxLineBytes)
+      return fail(Status::error("the peer's control line is longer than " + std::to_string(kMaxLineBytes) +
+                                " bytes (is the peer droce?)"));
+    char buf[kMaxLineBytes + 1];
+    const ssize_t k = ::recv(fd_, buf, kMaxLineBytes + 1 - buffered_.size(), MSG_DONTWAIT);
+    if (k == 0) return fail(Status::error(buffered_.empty() ? "the peer closed the control connection"
+                                                            : "the peer closed the control connection in the middle of a line"));
     if (k < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return false;
-      closed = true;
-      return false;
+      if (errno == ECONNRESET) return fail(Status::error("the peer closed the control connection (reset)"));
+      return fail(Status::error(std::string("control connection: ") + std::strerror(errno)));
     }
     buffered_.append(buf, static_cast<std::size_t>(k));
   }
@@ -246,7 +460,7 @@ bool OobConnection::poll_line(std::string& line, bool& closed) {
 Status OobConnection::send_bytes(const void* buf, std::size_t n, std::uint32_t timeout_ms, const char* what) {
   if (fd_ < 0) return Status::error("send on a closed connection");
   auto* p = static_cast<std::uint8_t*>(const_cast<void*>(buf));  // io_exact only reads it when writing
-  return io_exact(fd_, p, n, true, Clock::now() + std::chrono::milliseconds(timeout_ms), what);
+  return io_exact(fd_, p, n, true, Clock::now() + std::chrono::milliseconds(timeout_ms), what, stop_);
 }
 
 Status OobConnection::recv_bytes(void* buf, std::size_t n, std::uint32_t timeout_ms, const char* what,
@@ -274,10 +488,11 @@ Status OobConnection::recv_bytes(void* buf, std::size_t n, std::uint32_t timeout
     if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
       if (closed != nullptr) *closed = true;
       // A reset is the peer closing with our bytes unread: for the caller, the same thing.
-      return Status::error(k == 0 || errno == ECONNRESET ? std::string("peer closed the connection during ") + what
+      return Status::error(k == 0 || errno == ECONNRESET ? std::string("peer closed the connection during ") + what + progress(done, n)
                                                          : std::string(what) + ": " + std::strerror(errno));
     }
-    if (Clock::now() >= deadline) return Status::error(std::string("timed out waiting for ") + what);
+    if (Clock::now() >= deadline) return Status::error(std::string("timed out waiting for ") + what + progress(done, n));
+    if (stopping()) return Status::error(std::string("interrupted while waiting for ") + what);
     // The caller's loop runs a few rounds per recv() so that a transport served while waiting
     // (a READ responder during the peer's whole run) is not paced by a syscall per iteration.
     for (int i = 0; i < 64; ++i) idle();
@@ -293,12 +508,18 @@ Status OobConnection::recv_line(std::string& line, std::uint32_t timeout_ms) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
     bool closed = false;
-    if (poll_line(line, closed)) return {};
-    if (closed) return Status::error("the peer closed the control connection");
-    const int left = ms_left(deadline);
-    if (left == 0) return Status::error("timed out waiting for a control line from the peer");
-    pollfd p{fd_, POLLIN, 0};
-    (void)::poll(&p, 1, left < 50 ? left : 50);
+    Status why;
+    if (poll_line(line, closed, &why)) return {};
+    if (closed) return why;
+    switch (wait_fd(fd_, POLLIN, deadline, stop_)) {
+      case Wait::kReady: break;
+      case Wait::kTimedOut:
+        return Status::error("timed out waiting for a control line from the peer" +
+                             (buffered_.empty() ? std::string()
+                                                : " (" + std::to_string(buffered_.size()) + " bytes arrived without a newline)"));
+      case Wait::kStopped: return Status::error("interrupted while waiting for a control line from the peer");
+      case Wait::kError: return Status::error(std::string("control connection: ") + std::strerror(errno));
+    }
   }
 }
 
@@ -310,9 +531,12 @@ Status rc_pingpong_client(const std::string& host, std::uint16_t port, const Con
 }
 
 Status RcPingpongServer::listen(std::uint16_t port, std::uint16_t& bound_port) {
-  listen_fd_ = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  close();
+  // Non-blocking: accept() waits in poll() with its deadline, and a connection reset between
+  // poll() and accept4() must not block it.
+  listen_fd_ = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   bool v6 = listen_fd_ >= 0;
-  if (!v6) listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (!v6) listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (listen_fd_ < 0) return Status::error(std::string("socket: ") + std::strerror(errno));
   const int one = 1, zero = 0;
   setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -332,7 +556,9 @@ Status RcPingpongServer::listen(std::uint16_t port, std::uint16_t& bound_port) {
     a->sin_addr.s_addr = htonl(INADDR_ANY);
     sl = sizeof(sockaddr_in);
   }
-  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&ss), sl) != 0 || ::listen(listen_fd_, 1) != 0)
+  // A small backlog: a flood of connects queues a few (taken in order, each with its deadline)
+  // and the kernel refuses the rest, rather than the real peer waiting behind thousands.
+  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&ss), sl) != 0 || ::listen(listen_fd_, 8) != 0)
     return Status::error("cannot listen on TCP port " + std::to_string(port) + ": " + std::strerror(errno));
   sl = sizeof(ss);
   getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&ss), &sl);
@@ -342,24 +568,53 @@ Status RcPingpongServer::listen(std::uint16_t port, std::uint16_t& bound_port) {
 
 Status RcPingpongServer::accept(std::uint32_t timeout_ms, OobConnection& out) {
   if (listen_fd_ < 0) return Status::error("accept before listen");
-  pollfd p{listen_fd_, POLLIN, 0};
-  if (::poll(&p, 1, static_cast<int>(timeout_ms)) <= 0)
-    return Status::error("no client connected within " + std::to_string(timeout_ms) + " ms");
-  const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-  if (fd < 0) return Status::error(std::string("accept: ") + std::strerror(errno));
-  out = OobConnection(fd);
-  return {};
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd >= 0) {
+      // Blocking again, as a connected client socket is: every read and write says MSG_DONTWAIT.
+      (void)::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+      out = OobConnection(fd);
+      out.set_stop_check(stop_);
+      return {};
+    }
+    // A connection reset while queued (ECONNABORTED) or a passing shortage: wait for the next.
+    const int e = errno;
+    if (e != EAGAIN && e != EWOULDBLOCK && e != EINTR && e != ECONNABORTED && e != EPROTO && e != EMFILE &&
+        e != ENFILE && e != ENOBUFS && e != ENOMEM)
+      return Status::error(std::string("accept: ") + std::strerror(e));
+    switch (wait_fd(listen_fd_, POLLIN, deadline, stop_)) {
+      case Wait::kReady: break;
+      case Wait::kTimedOut: return Status::error("no client connected within " + std::to_string(timeout_ms) + " ms");
+      case Wait::kStopped: return Status::error("interrupted while waiting for a client to connect");
+      case Wait::kError: return Status::error(std::string("accept: ") + std::strerror(errno));
+    }
+    // Out of descriptors the listener stays readable: do not spin on it.
+    if (e == EMFILE || e == ENFILE) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 Status RcPingpongServer::exchange(const ConnInfo& local, ConnInfo& peer, std::uint32_t timeout_ms) {
-  OobConnection c;
-  if (Status s = accept(timeout_ms, c); !s.ok()) return s;
-  if (Status s = c.server_read_peer(peer, timeout_ms); !s.ok()) return s;
-  return c.server_answer(local, timeout_ms);
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  // Each round takes the next connection; bounded by the deadline (accept fails at it).
+  for (;;) {
+    OobConnection c;
+    if (Status s = accept(static_cast<std::uint32_t>(ms_left(deadline)), c); !s.ok()) return s;
+    Status s;
+    if (!c.wait_first_byte(deadline, s)) {
+      if (!s.ok()) return s;
+      continue;  // closed without a byte: a port probe, not a client
+    }
+    if (s = c.server_read_peer(peer, static_cast<std::uint32_t>(ms_left(deadline))); !s.ok()) return s;
+    return c.server_answer(local, static_cast<std::uint32_t>(ms_left(deadline)));
+  }
 }
 
-RcPingpongServer::~RcPingpongServer() {
+void RcPingpongServer::close() {
   if (listen_fd_ >= 0) ::close(listen_fd_);
+  listen_fd_ = -1;
 }
+
+RcPingpongServer::~RcPingpongServer() { close(); }
 
 }  // namespace droce::engine

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "engine/core/status.h"
 
@@ -34,23 +36,62 @@ void gid_from_ipv4(const std::uint8_t ip[4], std::uint8_t gid[16]);
 // names the field that is wrong.
 [[nodiscard]] Status parse_rc_pingpong(const std::uint8_t* msg, std::size_t len, ConnInfo& out);
 
+// ---- droce's own control lines (droce-gen after the first rc_pingpong exchange) ----
+// Every number in a peer's line is strict: digits only (no sign, no "0x", no spaces), within
+// the field's range; a peer's text never wraps around to a huge count.
+inline constexpr std::size_t kMaxLineBytes = 255;  // without the '\n'
+// The largest count a line may carry: no run gets near it (285 years at 1 Mmsg/s), a double
+// holds it exactly, and sums of a few thousand of them stay far from 2^64.
+inline constexpr std::uint64_t kMaxLineCount = (std::uint64_t{1} << 53) - 1;
+[[nodiscard]] bool parse_line_decimal(std::string_view s, std::uint64_t max, std::uint64_t& v);
+[[nodiscard]] bool parse_line_hex(std::string_view s, std::uint64_t max, std::uint64_t& v);
+
+// "MR <vaddr hex> <rkey hex> <slots decimal>": a responder buffer the peer may WRITE or READ.
+struct MrLine {
+  std::uint64_t vaddr = 0;
+  std::uint32_t rkey = 0;
+  std::uint32_t slots = 0;  // at least 1
+};
+[[nodiscard]] std::string format_mr_line(const MrLine& m);
+[[nodiscard]] Status parse_mr_line(const std::string& line, MrLine& out);
+// "END <count> ...": the client's end of run, one count per QP (exactly `qps` of them).
+[[nodiscard]] std::string format_end_line(const std::vector<std::uint64_t>& counts);
+[[nodiscard]] Status parse_end_line(const std::string& line, std::size_t qps, std::vector<std::uint64_t>& counts);
+// "RESULT <received> <lost> <duplicated> <out of order> <corrupted> <errors>": the server's answer.
+struct ResultLine {
+  std::uint64_t received = 0, lost = 0, duplicated = 0, out_of_order = 0, corrupted = 0, errors = 0;
+};
+[[nodiscard]] std::string format_result_line(const ResultLine& r);
+[[nodiscard]] Status parse_result_line(const std::string& line, ResultLine& out);
+
+// Asked while a call waits for the peer; true ends the wait at once with an "interrupted"
+// error. Empty: droce's process-wide stop flag (Ctrl-C, engine/core/stop_signal.h).
+using StopCheck = std::function<bool()>;
+
 // One TCP connection to the peer, kept for the whole run: the rc_pingpong exchange (once per QP),
 // then short text lines (droce's own messages: memory keys for WRITE/READ, the end-of-run
-// report). Every call has a deadline; the destructor closes the socket.
+// report). Every call has a deadline, and a wait ends early when the stop check says so (an
+// operation that needs no wait still completes: the end-of-run lines after Ctrl-C go out). The
+// destructor closes the socket.
 class OobConnection {
  public:
   OobConnection() = default;
   explicit OobConnection(int fd) : fd_(fd) {}
-  OobConnection(OobConnection&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  OobConnection(OobConnection&& o) noexcept
+      : fd_(o.fd_), buffered_(std::move(o.buffered_)), line_error_(std::move(o.line_error_)), stop_(std::move(o.stop_)) {
+    o.fd_ = -1;
+  }
   OobConnection& operator=(OobConnection&& o) noexcept;
   OobConnection(const OobConnection&) = delete;
   OobConnection& operator=(const OobConnection&) = delete;
   ~OobConnection();
 
-  // Connects to host:port, retrying until `timeout_ms` while nobody listens yet.
+  // Connects to host:port, retrying until `timeout_ms` while nobody listens yet (or the SYN goes
+  // unanswered); `out` gets the stop check too.
   [[nodiscard]] static Status connect(const std::string& host, std::uint16_t port, std::uint32_t timeout_ms,
-                                      OobConnection& out);
+                                      OobConnection& out, StopCheck stop = {});
   [[nodiscard]] bool is_open() const { return fd_ >= 0; }
+  void set_stop_check(StopCheck stop) { stop_ = std::move(stop); }
 
   // ibv_rc_pingpong's exchange, byte for byte (rdma-core pp_client_exch_dest/pp_server_exch_dest):
   // the client sends its 52-byte info and reads the server's; then it writes "done" (5 bytes,
@@ -61,11 +102,14 @@ class OobConnection {
   [[nodiscard]] Status server_read_peer(ConnInfo& peer, std::uint32_t timeout_ms);
   [[nodiscard]] Status server_answer(const ConnInfo& local, std::uint32_t timeout_ms);
 
-  // A line of text (no '\n' inside, at most 255 bytes); the receiver gets it without the '\n'.
+  // A line of printable ASCII (at most kMaxLineBytes, no '\n'); the receiver gets it without
+  // the '\n'. A peer's longer line, or one with other bytes, is an error naming that (never
+  // buffered past kMaxLineBytes + 1); the connection is unusable after it.
   [[nodiscard]] Status send_line(const std::string& line, std::uint32_t timeout_ms);
   [[nodiscard]] Status recv_line(std::string& line, std::uint32_t timeout_ms);
-  // Non-blocking: true and the line when a whole one has arrived; `closed` when the peer hung up.
-  [[nodiscard]] bool poll_line(std::string& line, bool& closed);
+  // Non-blocking: true and the line when a whole one has arrived; `closed` when no line can come
+  // any more (the peer hung up, or sent what is not a line), and then `why`, when given, says which.
+  [[nodiscard]] bool poll_line(std::string& line, bool& closed, Status* why = nullptr);
 
   // Raw bytes (perftest's binary exchange). send_bytes writes all n bytes in one send() where the
   // socket takes them (perftest reads each message with a single read()). recv_bytes reads exactly
@@ -79,11 +123,18 @@ class OobConnection {
   void shutdown_send();
 
  private:
+  friend class RcPingpongServer;
   // Reads exactly n bytes: first what poll_line() already took off the socket, then the socket.
   [[nodiscard]] Status read_exact(std::uint8_t* buf, std::size_t n, std::chrono::steady_clock::time_point deadline,
                                   const char* what);
+  // Waits until the peer has sent a byte (true) or closed without one (false, `s` ok); `s` is an
+  // error on a timeout, a stop or a socket error.
+  [[nodiscard]] bool wait_first_byte(std::chrono::steady_clock::time_point deadline, Status& s);
+  [[nodiscard]] bool stopping() const;
   int fd_ = -1;
-  std::string buffered_;
+  std::string buffered_;  // at most kMaxLineBytes + 1 bytes
+  Status line_error_;     // set once the peer sent what is not a line
+  StopCheck stop_;
 };
 
 // Client side (what ibv_rc_pingpong does with a server name): connects to host:port — retrying
@@ -93,15 +144,27 @@ class OobConnection {
                                         ConnInfo& peer, std::uint32_t timeout_ms);
 // Server side: listens on `port` (0 = any; `bound_port` tells which), accepts clients within
 // a timeout; exchange() runs the whole rc_pingpong server side on one client and closes it.
+// Connections are taken in arrival order; one that closes before sending a byte (a port probe)
+// is passed over by exchange(); one that sends junk ends it with the parse error.
 class RcPingpongServer {
  public:
+  RcPingpongServer() = default;
+  RcPingpongServer(const RcPingpongServer&) = delete;
+  RcPingpongServer& operator=(const RcPingpongServer&) = delete;
+  ~RcPingpongServer();
+
   [[nodiscard]] Status listen(std::uint16_t port, std::uint16_t& bound_port);
+  // `out` gets the server's stop check.
   [[nodiscard]] Status accept(std::uint32_t timeout_ms, OobConnection& out);
   [[nodiscard]] Status exchange(const ConnInfo& local, ConnInfo& peer, std::uint32_t timeout_ms);
-  ~RcPingpongServer();
+  void set_stop_check(StopCheck stop) { stop_ = std::move(stop); }
+  // Stops listening once the peer is accepted: connections still queued, or arriving later, are
+  // reset at once instead of waiting out their deadline on a server that will never answer.
+  void close();
 
  private:
   int listen_fd_ = -1;
+  StopCheck stop_;
 };
 
 }  // namespace droce::engine

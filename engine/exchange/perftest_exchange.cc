@@ -2,6 +2,7 @@
 #include "engine/exchange/perftest_exchange.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -55,6 +56,28 @@ std::uint32_t parse_be32(const std::uint8_t* p) {
 std::string format_be64(std::uint64_t v) { return format_be32(static_cast<std::uint32_t>(v >> 32)) + format_be32(static_cast<std::uint32_t>(v)); }
 
 std::uint64_t parse_be64(const std::uint8_t* p) { return static_cast<std::uint64_t>(parse_be32(p)) << 32 | parse_be32(p + 4); }
+
+namespace {
+
+Status check_report_figure(double v, double max, const char* name) {
+  if (!std::isfinite(v) || v < 0 || v > max) {
+    char b[160];
+    std::snprintf(b, sizeof(b), "the peer's BW report: %s %g is not a figure from 0 to %g", name, v, max);
+    return Status::error(b);
+  }
+  return {};
+}
+
+}  // namespace
+
+Status validate_perftest_bw_report(const PerftestBwReport& r) {
+  if (r.size > kPerftestMaxReportSize)
+    return Status::error("the peer's BW report: message size " + std::to_string(r.size) + " is over 2^31 bytes");
+  if (Status s = check_report_figure(r.bw_peak, kPerftestMaxReportBw, "BW peak"); !s.ok()) return s;
+  if (Status s = check_report_figure(r.bw_avg, kPerftestMaxReportBw, "BW average"); !s.ok()) return s;
+  if (Status s = check_report_figure(r.msg_rate, kPerftestMaxReportMsgRate, "message rate"); !s.ok()) return s;
+  return {};
+}
 
 std::uint64_t double_bits(double d) {
   std::uint64_t b;
@@ -202,6 +225,9 @@ Status PerftestSession::exchange_bw_report(const PerftestBwReport& mine, Perftes
   theirs.bw_peak = bits_double(got[2]);
   theirs.bw_avg = bits_double(got[3]);
   theirs.msg_rate = bits_double(got[4]);
+  // Only the server uses what it got (it prints the client's figures); perftest's server sends
+  // uninitialised memory, which the client ignores as perftest's does.
+  if (role_ == PerftestRole::kServer) return validate_perftest_bw_report(theirs);
   return {};
 }
 

@@ -70,6 +70,14 @@ struct PerftestPreamble {
 [[nodiscard]] Status parse_perftest_keys(const std::uint8_t* msg, std::size_t len, PerftestKeys& out);
 [[nodiscard]] std::string format_be64(std::uint64_t v);
 [[nodiscard]] std::uint64_t parse_be64(const std::uint8_t* p);
+// The client's report as the server of write_bw/read_bw prints it: sizes within an RDMA
+// message, figures finite and non-negative and below what no link reaches; the error names the
+// field. (The report perftest's server sends back is uninitialised stack memory, see
+// tests/data/pcaps/write_bw.pcap: only the server's copy of the client's is checked.)
+inline constexpr std::uint64_t kPerftestMaxReportSize = std::uint64_t{1} << 31;  // IBTA: messages up to 2^31 bytes
+inline constexpr double kPerftestMaxReportBw = 1e9;                              // MB/s or Gb/s: 8 Pb/s and more
+inline constexpr double kPerftestMaxReportMsgRate = 1e6;                         // Mpps: 10^12 messages a second
+[[nodiscard]] Status validate_perftest_bw_report(const PerftestBwReport& r);
 [[nodiscard]] std::uint64_t double_bits(double d);
 [[nodiscard]] double bits_double(std::uint64_t bits);
 
@@ -104,7 +112,8 @@ class PerftestSession {
   [[nodiscard]] Status preamble(std::uint32_t local_mtu, PerftestPreamble& out);
   // ctx_hand_shake: one key exchange.
   [[nodiscard]] Status handshake(const PerftestKeys& mine, PerftestKeys& theirs);
-  // xchg_bw_reports: five 8-byte exchanges (size, iters, peak, average, message rate).
+  // xchg_bw_reports: five 8-byte exchanges (size, iters, peak, average, message rate). The
+  // server refuses a client report that validate_perftest_bw_report refuses.
   [[nodiscard]] Status exchange_bw_report(const PerftestBwReport& mine, PerftestBwReport& theirs);
   // ctx_close_connection: a key exchange, then "done" (5 bytes with the NUL) each way.
   [[nodiscard]] Status close(const PerftestKeys& mine);

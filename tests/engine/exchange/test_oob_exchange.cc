@@ -2,13 +2,19 @@
 // parsing of hostile input, and TCP client/server with deadlines on every step.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <netinet/in.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <thread>
+#include <vector>
 
+#include "engine/core/stop_signal.h"
 #include "engine/exchange/oob_exchange.h"
 
 using namespace droce::engine;
@@ -16,6 +22,48 @@ using namespace droce::engine;
 namespace {
 // As sent by ibv_rc_pingpong (rdma-core 44) on Linux rxe, guest 10.0.77.2 (tests/data/pcaps).
 const char kGolden[] = "0000:000011:984ebb:00000000000000000000ffff0a004d02";
+
+using Clock = std::chrono::steady_clock;
+
+// A raw TCP socket to 127.0.0.1:port: the hostile peer, which speaks no protocol. -1 if the
+// connect fails (a flooded listener may refuse).
+int raw_connect(std::uint16_t port, bool nonblocking = false) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | (nonblocking ? SOCK_NONBLOCK : 0), 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 && errno != EINPROGRESS) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+void raw_send(int fd, const std::string& bytes) { (void)!::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL); }
+
+// A listening server and a connection to it from a raw socket: `ours` is droce's end.
+struct RawPeer {
+  RcPingpongServer server;
+  OobConnection ours;
+  int fd = -1;
+  RawPeer() {
+    std::uint16_t port = 0;
+    REQUIRE(server.listen(0, port).ok());
+    fd = raw_connect(port);
+    REQUIRE(fd >= 0);
+    REQUIRE(server.accept(3000, ours).ok());
+  }
+  ~RawPeer() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// Clears the process-wide stop flag however the test ends: the other tests in this binary wait too.
+struct StopGuard {
+  StopGuard() { request_stop(); }
+  ~StopGuard() { clear_stop(); }
+};
 }  // namespace
 
 TEST_CASE("rc_pingpong message: golden bytes parse, and our format reproduces them", "[oob]") {
@@ -185,4 +233,304 @@ TEST_CASE("a server given an info message without its NUL refuses it", "[oob]") 
   REQUIRE(c.send_line(std::string(msg.data(), 51), 1000).ok());  // 51 chars + '\n' in place of the NUL
   t.join();
   CHECK_FALSE(srv_status.ok());
+}
+
+TEST_CASE("garbage where the 52-byte info belongs: the error names the first bad field", "[oob][hostile]") {
+  RcPingpongServer server;
+  std::uint16_t port = 0;
+  REQUIRE(server.listen(0, port).ok());
+  const int fd = raw_connect(port);
+  REQUIRE(fd >= 0);
+  raw_send(fd, std::string(52, '\xff'));
+  ConnInfo local, peer;
+  local.qpn = 1;
+  const Status s = server.exchange(local, peer, 3000);
+  ::close(fd);
+  CHECK(s.message() == "exchange message is not NUL-terminated");
+  // A NUL at the end and junk before it: the first field is named.
+  std::string junk(51, 'Z');
+  junk += '\0';
+  junk[4] = junk[11] = junk[18] = ':';
+  CHECK(parse_rc_pingpong(reinterpret_cast<const std::uint8_t*>(junk.data()), 52, peer).message().find("LID") !=
+        std::string::npos);
+}
+
+TEST_CASE("a peer that stalls in the middle of the 52-byte info: error at the deadline with what arrived", "[oob][hostile]") {
+  ConnInfo local, peer;
+  local.qpn = 1;
+  SECTION("a client stalls: the server names the client's info and how much of it came") {
+    RcPingpongServer server;
+    std::uint16_t port = 0;
+    REQUIRE(server.listen(0, port).ok());
+    const int fd = raw_connect(port);
+    REQUIRE(fd >= 0);
+    raw_send(fd, std::string(kGolden, 20));
+    const Status s = server.exchange(local, peer, 300);
+    ::close(fd);
+    CHECK(s.message() == "timed out waiting for the client's connection info (20 of 52 bytes arrived)");
+  }
+  SECTION("a server stalls: the client names the server's info and how much of it came") {
+    RcPingpongServer server;
+    std::uint16_t port = 0;
+    REQUIRE(server.listen(0, port).ok());
+    std::thread t([&] {
+      OobConnection c;
+      if (!server.accept(3000, c).ok()) return;
+      (void)c.send_bytes(kGolden, 30, 3000, "half");
+      std::uint8_t in[52];
+      (void)c.recv_bytes(in, sizeof(in), 3000, "client info");
+      (void)c.recv_bytes(in, 1, 1000, "never");  // stays open past the client's deadline
+    });
+    OobConnection c;
+    REQUIRE(OobConnection::connect("127.0.0.1", port, 3000, c).ok());
+    const Status s = c.exchange_as_client(local, peer, 300);
+    t.join();
+    CHECK(s.message() == "timed out waiting for the peer's connection info (30 of 52 bytes arrived)");
+  }
+  SECTION("half a control line, then silence") {
+    RawPeer p;
+    raw_send(p.fd, "END 4");
+    std::string line;
+    CHECK(p.ours.recv_line(line, 300).message() ==
+          "timed out waiting for a control line from the peer (5 bytes arrived without a newline)");
+  }
+}
+
+TEST_CASE("a peer that closes in the middle of a message: the error says so and how far it got", "[oob][hostile]") {
+  SECTION("the info message") {
+    RcPingpongServer server;
+    std::uint16_t port = 0;
+    REQUIRE(server.listen(0, port).ok());
+    std::thread t([&] {
+      OobConnection c;
+      if (!server.accept(3000, c).ok()) return;
+      std::uint8_t in[52];
+      (void)c.recv_bytes(in, sizeof(in), 3000, "client info");
+      (void)c.send_bytes(kGolden, 30, 3000, "half");
+    });  // the server's connection closes with the thread
+    ConnInfo local, peer;
+    local.qpn = 1;
+    OobConnection c;
+    REQUIRE(OobConnection::connect("127.0.0.1", port, 3000, c).ok());
+    const Status s = c.exchange_as_client(local, peer, 3000);
+    t.join();
+    CHECK(s.message() == "peer closed the connection during the peer's connection info (30 of 52 bytes arrived)");
+  }
+  SECTION("a control line") {
+    RawPeer p;
+    raw_send(p.fd, "RESULT 1 2");
+    ::shutdown(p.fd, SHUT_WR);
+    std::string line;
+    CHECK(p.ours.recv_line(line, 3000).message() == "the peer closed the control connection in the middle of a line");
+  }
+}
+
+TEST_CASE("control lines: 255 bytes pass, a longer one is refused as too long, a binary one as not text", "[oob][hostile]") {
+  SECTION("the limit itself") {
+    RawPeer p;
+    raw_send(p.fd, std::string(255, 'a') + "\n" + std::string(256, 'b') + "\n");
+    std::string line;
+    REQUIRE(p.ours.recv_line(line, 3000).ok());
+    CHECK(line == std::string(255, 'a'));
+    CHECK(p.ours.recv_line(line, 3000).message() == "the peer's control line is longer than 255 bytes (is the peer droce?)");
+    // The connection stays failed: no half line is ever returned as a line.
+    bool closed = false;
+    Status why;
+    CHECK_FALSE(p.ours.poll_line(line, closed, &why));
+    CHECK(closed);
+    CHECK(why.message().find("longer than 255") != std::string::npos);
+  }
+  SECTION("a 1 MB line: refused at the limit, not read to its end") {
+    RawPeer p;
+    // The peer writes until its socket buffers fill (we stop reading at 256 bytes), then stops.
+    (void)::fcntl(p.fd, F_SETFL, O_NONBLOCK);
+    const std::string chunk(4096, 'x');
+    std::size_t sent = 0;
+    for (int i = 0; i < 256; ++i) {
+      const ssize_t k = ::send(p.fd, chunk.data(), chunk.size(), MSG_NOSIGNAL);
+      if (k <= 0) break;
+      sent += static_cast<std::size_t>(k);
+    }
+    REQUIRE(sent > 256);
+    std::string line;
+    CHECK(p.ours.recv_line(line, 3000).message() == "the peer's control line is longer than 255 bytes (is the peer droce?)");
+  }
+  SECTION("bytes that are not text") {
+    RawPeer p;
+    raw_send(p.fd, std::string("END 1\x1b[2J\n", 11));
+    std::string line;
+    CHECK(p.ours.recv_line(line, 3000).message() ==
+          "the peer's control line has a non-text byte 0x1b at offset 5 (is the peer droce?)");
+  }
+}
+
+TEST_CASE("numbers in droce's lines are digits only and in range; the error names the field", "[oob][hostile]") {
+  std::vector<std::uint64_t> counts;
+  SECTION("END: one count per QP") {
+    REQUIRE(parse_end_line(format_end_line({0, 42, kMaxLineCount}), 3, counts).ok());
+    CHECK(counts == std::vector<std::uint64_t>{0, 42, kMaxLineCount});
+    for (const char* bad : {"END -5", "END +5", "END 5x", "END 0x10", "END 1e3", "END 18446744073709551611",
+                            "END 9007199254740992", "END  5", "END 5 ", "END ", "END"}) {
+      INFO(bad);
+      CHECK_FALSE(parse_end_line(bad, 1, counts).ok());
+    }
+    CHECK(parse_end_line("END -5", 1, counts).message().find("QP 0's count '-5'") != std::string::npos);
+    CHECK(parse_end_line("END 1 2", 1, counts).message().find("2 counts for 1 QPs") != std::string::npos);
+    CHECK(parse_end_line("RESULT 1", 1, counts).message().find("'END <count per QP>'") != std::string::npos);
+  }
+  SECTION("MR: vaddr and rkey hex, slots decimal") {
+    MrLine m;
+    REQUIRE(parse_mr_line(format_mr_line({0x7f00deadbeef, 0x1234, 64}), m).ok());
+    CHECK((m.vaddr == 0x7f00deadbeef && m.rkey == 0x1234 && m.slots == 64));
+    REQUIRE(parse_mr_line("MR ffffffffffffffff ffffffff 4294967295", m).ok());
+    CHECK(parse_mr_line("MR 10000000000000000 1 1", m).message().find("vaddr") != std::string::npos);
+    CHECK(parse_mr_line("MR -1 1 1", m).message().find("vaddr") != std::string::npos);
+    CHECK(parse_mr_line("MR 1 100000000 1", m).message().find("rkey") != std::string::npos);
+    CHECK(parse_mr_line("MR 1 0x1 1", m).message().find("rkey") != std::string::npos);
+    CHECK(parse_mr_line("MR 1 1 0", m).message().find("slots") != std::string::npos);
+    CHECK(parse_mr_line("MR 1 1 4294967296", m).message().find("slots") != std::string::npos);
+    CHECK(parse_mr_line("MR 1 1 -1", m).message().find("slots") != std::string::npos);
+    CHECK(parse_mr_line("MR 1 1", m).message().find("'MR <vaddr> <rkey> <slots>'") != std::string::npos);
+  }
+  SECTION("RESULT: six counts") {
+    ResultLine r;
+    REQUIRE(parse_result_line(format_result_line({100, 1, 2, 3, 4, 5}), r).ok());
+    CHECK((r.received == 100 && r.lost == 1 && r.duplicated == 2 && r.out_of_order == 3 && r.corrupted == 4 && r.errors == 5));
+    CHECK(parse_result_line("RESULT 1 2 3 -4 5 6", r).message().find("out of order '-4'") != std::string::npos);
+    CHECK(parse_result_line("RESULT 1 2 3 4 5 99999999999999999999", r).message().find("errors") != std::string::npos);
+    CHECK_FALSE(parse_result_line("RESULT 1 2 3 4 5", r).ok());
+    CHECK_FALSE(parse_result_line("RESULT 1 2 3 4 5 6 7", r).ok());
+  }
+}
+
+TEST_CASE("a listener flooded with probes and junk: each gets an outcome, the real exchange works or fails clearly",
+          "[oob][hostile]") {
+  ConnInfo srv_local, cli_local, srv_seen, cli_seen;
+  srv_local.qpn = 0x22;
+  cli_local.qpn = 0x33;
+  cli_local.psn = 0x44;
+  SECTION("port probes (connect, close) before the client are passed over") {
+    RcPingpongServer server;
+    std::uint16_t port = 0;
+    REQUIRE(server.listen(0, port).ok());
+    Status srv_status;
+    std::thread t([&] { srv_status = server.exchange(srv_local, srv_seen, 10000); });
+    for (int i = 0; i < 20; ++i) {
+      const int fd = raw_connect(port);
+      if (fd >= 0) ::close(fd);
+    }
+    const Status cli_status = rc_pingpong_client("127.0.0.1", port, cli_local, cli_seen, 10000);
+    t.join();
+    REQUIRE(srv_status.ok());
+    REQUIRE(cli_status.ok());
+    CHECK((srv_seen.qpn == 0x33 && srv_seen.psn == 0x44));
+    CHECK(cli_seen.qpn == 0x22);
+  }
+  SECTION("silent and garbage connections beside the client: never a junk peer taken, every socket answered") {
+    RcPingpongServer server;
+    std::uint16_t port = 0;
+    REQUIRE(server.listen(0, port).ok());
+    std::vector<int> junk;
+    for (int i = 0; i < 40; ++i) {
+      const int fd = raw_connect(port, true);
+      if (fd < 0) continue;
+      if (i % 2 == 1) raw_send(fd, std::string(52, static_cast<char>('0' + i % 10)));  // lands once connected, or not
+      junk.push_back(fd);
+    }
+    Status srv_status, cli_status;
+    std::thread cli([&] { cli_status = rc_pingpong_client("127.0.0.1", port, cli_local, cli_seen, 1000); });
+    srv_status = server.exchange(srv_local, srv_seen, 1000);
+    server.close();
+    cli.join();
+    INFO(srv_status.message());
+    INFO(cli_status.message());
+    if (srv_status.ok()) {
+      CHECK((srv_seen.qpn == 0x33 && srv_seen.psn == 0x44));  // the real client, no junk
+    } else {
+      const std::string& m = srv_status.message();
+      CHECK((m.find("timed out waiting for the client's connection info") != std::string::npos ||
+             m.find("exchange message") != std::string::npos || m.find("no client connected") != std::string::npos));
+    }
+    if (!cli_status.ok()) {
+      const std::string& m = cli_status.message();
+      CHECK((m.find("timed out") != std::string::npos || m.find("peer closed") != std::string::npos ||
+             m.find("cannot connect") != std::string::npos));
+    }
+    // The listener is gone: every junk connection learns it (end of file or reset), none hangs.
+    std::size_t answered = 0;
+    const auto until = Clock::now() + std::chrono::seconds(20);
+    std::vector<bool> done(junk.size(), false);
+    while (answered < junk.size() && Clock::now() < until) {
+      for (std::size_t i = 0; i < junk.size(); ++i) {
+        if (done[i]) continue;
+        char b[64];
+        const ssize_t k = ::recv(junk[i], b, sizeof(b), MSG_DONTWAIT);
+        if (k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+          done[i] = true;
+          ++answered;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    for (int fd : junk) ::close(fd);
+    CHECK(answered == junk.size());
+  }
+}
+
+TEST_CASE("a stop request (Ctrl-C) ends every OOB wait at once with \"interrupted\"", "[oob][stop]") {
+  const auto t0 = Clock::now();
+  constexpr std::uint32_t kLong = 60000;  // the deadline a wait would otherwise run to
+  SECTION("a control line from a silent peer, with droce's stop flag already set") {
+    RawPeer p;
+    StopGuard stop;
+    std::string line;
+    CHECK(p.ours.recv_line(line, kLong).message() == "interrupted while waiting for a control line from the peer");
+  }
+  SECTION("bytes from a silent peer, with and without an idle function") {
+    RawPeer p;
+    StopGuard stop;
+    std::uint8_t b[8];
+    CHECK(p.ours.recv_bytes(b, sizeof(b), kLong, "the peer's BW report").message() ==
+          "interrupted while waiting for the peer's BW report");
+    int idles = 0;
+    CHECK(p.ours.recv_bytes(b, sizeof(b), kLong, "the peer's BW report", [&] { ++idles; }).message() ==
+          "interrupted while waiting for the peer's BW report");
+  }
+  SECTION("an accept nobody answers, and a connect nobody accepts") {
+    RcPingpongServer server;
+    std::uint16_t port = 0;
+    REQUIRE(server.listen(0, port).ok());
+    StopGuard stop;
+    OobConnection c;
+    CHECK(server.accept(kLong, c).message() == "interrupted while waiting for a client to connect");
+    // Port 1: nothing listens, so the connect is refused and would be retried until the deadline.
+    CHECK(OobConnection::connect("127.0.0.1", 1, kLong, c).message() == "interrupted while connecting to 127.0.0.1:1");
+  }
+  SECTION("a stop that comes while the wait is under way, through a connection's own stop check") {
+    RawPeer p;
+    std::atomic<bool> stop{false};
+    p.ours.set_stop_check([&] { return stop.load(); });
+    std::thread t([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      stop = true;
+    });
+    ConnInfo peer;
+    const Status s = p.ours.server_read_peer(peer, kLong);
+    t.join();
+    CHECK(s.message() == "interrupted while waiting for the client's connection info");
+  }
+  SECTION("what needs no wait still happens: the end-of-run line after Ctrl-C goes out, an arrived line is read") {
+    RawPeer p;
+    raw_send(p.fd, "RESULT 1 0 0 0 0 0\n");
+    StopGuard stop;
+    REQUIRE(p.ours.send_line("END 5", kLong).ok());
+    std::string line;
+    REQUIRE(p.ours.recv_line(line, kLong).ok());
+    CHECK(line == "RESULT 1 0 0 0 0 0");
+    char b[16] = {};
+    REQUIRE(::recv(p.fd, b, sizeof(b), 0) == 6);
+    CHECK(std::string(b) == "END 5\n");
+  }
+  // Far below the 60 s deadline at any speed: the waits ended on the stop, not on their deadline.
+  CHECK(Clock::now() - t0 < std::chrono::seconds(30));
 }

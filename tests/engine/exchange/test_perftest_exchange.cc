@@ -6,7 +6,9 @@
 #include <arpa/inet.h>
 #include <pcap/pcap.h>
 
+#include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -405,5 +407,101 @@ TEST_CASE("perftest exchange: a silent or vanishing peer ends every step within 
     CHECK(pre.mtu == 512);
     CHECK(pre.cycle_buffer == 65536);
     CHECK(pre.cache_line == 128);
+  }
+}
+
+TEST_CASE("a BW report the server would print must be figures: NaN, negative, infinite or absurd ones are refused",
+          "[perftest][hostile]") {
+  PerftestBwReport good{4096, 8, 0.58, 0.58, 0.000149};
+  CHECK(validate_perftest_bw_report(good).ok());
+  CHECK(validate_perftest_bw_report(PerftestBwReport{}).ok());  // a run without a peak: zeros
+  auto with = [&](auto change) {
+    PerftestBwReport r = good;
+    change(r);
+    return validate_perftest_bw_report(r).message();
+  };
+  CHECK(with([](auto& r) { r.bw_avg = std::nan(""); }).find("BW average nan") != std::string::npos);
+  CHECK(with([](auto& r) { r.bw_peak = -1; }).find("BW peak -1") != std::string::npos);
+  CHECK(with([](auto& r) { r.msg_rate = HUGE_VAL; }).find("message rate inf") != std::string::npos);
+  CHECK(with([](auto& r) { r.bw_avg = 1e300; }).find("BW average") != std::string::npos);
+  CHECK(with([](auto& r) { r.size = std::uint64_t{1} << 40; }).find("message size") != std::string::npos);
+
+  // Over TCP: the server refuses the client's NaN (droce-perf then exits non-zero, printing no row);
+  // the client ignores the server's report, which real perftest fills with stack bytes.
+  const auto ms = exchange_of("write_bw.pcap");
+  std::vector<std::string> server_report;
+  for (const auto& m : ms)
+    if (!m.from_client && m.bytes.size() == 8) server_report.push_back(m.bytes);
+  REQUIRE(server_report.size() == 5);
+  {
+    OobConnection c, s;
+    connected_pair(c, s);
+    std::thread peer([&] {
+      std::uint8_t in[8];
+      const std::uint64_t fields[5] = {4096, 8, double_bits(0.5), double_bits(std::nan("")), double_bits(0.1)};
+      for (auto f : fields) {
+        (void)c.send_bytes(format_be64(f).data(), 8, 3000, "report");
+        (void)c.recv_bytes(in, 8, 3000, "report");
+      }
+    });
+    PerftestSession server(s, PerftestRole::kServer, 3000);
+    PerftestBwReport theirs;
+    const Status st = server.exchange_bw_report(PerftestBwReport{}, theirs);
+    peer.join();
+    CHECK(st.message() == "the peer's BW report: BW average nan is not a figure from 0 to 1e+09");
+  }
+  {
+    OobConnection c, s;
+    connected_pair(c, s);
+    std::thread peer([&] {
+      std::uint8_t in[8];
+      for (const auto& f : server_report) {
+        (void)s.recv_bytes(in, 8, 3000, "report");
+        (void)s.send_bytes(f.data(), 8, 3000, "report");
+      }
+    });
+    PerftestSession client(c, PerftestRole::kClient, 3000);
+    PerftestBwReport theirs;
+    const Status st = client.exchange_bw_report(good, theirs);
+    peer.join();
+    CHECK(st.ok());
+  }
+}
+
+TEST_CASE("perftest exchange: a peer that stalls mid-message is named with what arrived; Ctrl-C ends a wait",
+          "[perftest][hostile]") {
+  {
+    OobConnection c, s;
+    connected_pair(c, s);
+    REQUIRE(s.send_bytes("6.06\0\0\0\0", 8, 3000, "half a version").ok());
+    PerftestSession session(c, PerftestRole::kServer, 300);
+    session.set_idle([] {});
+    PerftestPreamble pre;
+    CHECK(session.preamble(1024, pre).message() == "timed out waiting for the peer's perftest version (8 of 16 bytes arrived)");
+  }
+  {
+    OobConnection c, s;
+    connected_pair(c, s);
+    REQUIRE(s.send_bytes(std::string(50, '0').data(), 50, 3000, "half a key message").ok());
+    s = OobConnection();
+    PerftestSession session(c, PerftestRole::kServer, 3000);
+    PerftestKeys mine, theirs;
+    mine.qpn = 1;
+    CHECK(session.handshake(mine, theirs).message() ==
+          "peer closed the connection during the peer's key message (50 of 108 bytes arrived)");
+  }
+  {
+    // The passive server waits for the client's whole run here: a stop must not wait that out.
+    OobConnection c, s;
+    connected_pair(c, s);
+    std::atomic<int> idles{0};
+    c.set_stop_check([&] { return idles.load() > 1000; });
+    PerftestSession session(c, PerftestRole::kServer, 600000);
+    session.set_idle([&] { ++idles; });
+    PerftestKeys mine, theirs;
+    mine.qpn = 1;
+    const auto t0 = std::chrono::steady_clock::now();
+    CHECK(session.handshake(mine, theirs).message() == "interrupted while waiting for the peer's key message");
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(300));
   }
 }
