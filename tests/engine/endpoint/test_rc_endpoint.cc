@@ -514,7 +514,7 @@ TEST_CASE("forged frames with the right QPN and PSN: another source IP, another 
     REQUIRE(lab.qb->post_recv({1, {reinterpret_cast<std::uint64_t>(rbuf.data()), 64, rmr.lkey}}).empty());
 
     const wire::L2L3Address peer = addr(1, ipv6), us = addr(2, ipv6);
-    wire::L2L3Address stranger = peer;  // 10.9.9.9 (fd00::909:909): not B's peer
+    wire::L2L3Address stranger = peer;  // 10.9.9.9 (fd00::909): not B's peer
     stranger.ip[ipv6 ? 14 : 2] = 9;
     stranger.ip[ipv6 ? 15 : 3] = 9;
     if (!ipv6) stranger.ip[1] = 9;
