@@ -470,7 +470,7 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
     ++c_.np_ecn_marked_roce_packets;
     if (cfg_.dcqcn_notification_point && s->connected && s->np.on_packet(true, now_ns)) send_cnp(*s, rx_now_tsc_);
   }
-  const rc::RxDelivery d = q->on_packet(pi, data + pi.payload_offset, now_ns);
+  const rc::RxDelivery d = q->on_packet(pi, data + pi.payload_offset, qp_now_ns_);
   if (d == rc::RxDelivery::kNone) {
     // A message in progress dies with the QP (the responder NAKed it into ERROR).
     if (q->state() == rc::QpState::kError && s->asm_head != nullptr) drop_views(*s);
@@ -555,6 +555,7 @@ std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::ui
 void RcEndpoint::poll(std::uint64_t now_tsc) {
   const std::uint64_t now = now_ns(now_tsc);
   rx_now_tsc_ = now_tsc;
+  const std::uint64_t qp_now = advance_qp_clock(now);
   rte_mbuf* rx[32];
   const std::uint16_t n = rte_eth_rx_burst(cfg_.port_id, cfg_.queue, rx, 32);
   if (n != 0) rx_promiscuous_ = cfg_.promiscuous || rte_eth_promiscuous_get(cfg_.port_id) == 1;
@@ -577,7 +578,7 @@ void RcEndpoint::poll(std::uint64_t now_tsc) {
       if (k < 64) break;
     }
   }
-  run_timers(now);
+  run_timers(now, qp_now);
   if (!pfc_paused_) transmit_round_robin(now, now_tsc);
   if (pfc_paused_) return;  // frames already batched wait for the pause to end
   std::uint64_t bytes = 0;
@@ -588,13 +589,30 @@ void RcEndpoint::poll(std::uint64_t now_tsc) {
   }
 }
 
+// The QPs' clock follows the poll's, except that a gap between two polls longer than
+// max_poll_gap_ns counts as max_poll_gap_ns: while we were not running, the peer's ACKs and
+// READ responses piled up unread in the RX ring, and this poll reads only one burst of them
+// before the timers run. The network's silence is what an ACK timeout measures (§9.7.6.1.3),
+// not ours. DCQCN, pacing and PFC keep the poll's own time.
+std::uint64_t RcEndpoint::advance_qp_clock(std::uint64_t now) {
+  if (!qp_clock_started_ || cfg_.max_poll_gap_ns == 0) {
+    qp_clock_started_ = true;
+    qp_now_ns_ = now;
+  } else if (now > last_poll_ns_) {
+    const std::uint64_t gap = now - last_poll_ns_;
+    qp_now_ns_ += gap < cfg_.max_poll_gap_ns ? gap : cfg_.max_poll_gap_ns;
+  }
+  last_poll_ns_ = now;
+  return qp_now_ns_;
+}
+
 // Every connected QP's timers run every poll, whatever transmit does (a full backlog, PFC).
 // DCQCN's rate timers are held with transmit while PFC pauses it, as before.
-void RcEndpoint::run_timers(std::uint64_t now) {
+void RcEndpoint::run_timers(std::uint64_t now, std::uint64_t qp_now) {
   const bool rate_timers = cfg_.dcqcn_reaction_point && !pfc_paused_;
   for (QpSlot& s : qps_) {
     if (!s.qp || !s.connected) continue;
-    s.qp->on_timer(now);
+    s.qp->on_timer(qp_now);
     if (rate_timers && now >= s.rp.next_event_ns()) s.rp.advance(now);
   }
 }
@@ -623,7 +641,7 @@ bool RcEndpoint::transmit_turn(std::uint32_t i, std::uint64_t now, std::uint64_t
   // Bounded per QP per poll so one QP cannot starve the others or RX.
   for (int k = 0; k < 32; ++k) {
     if (tx_.room() == 0) return false;
-    if (!s.qp->next_packet(now, d, !s.paced_wait)) return true;
+    if (!s.qp->next_packet(qp_now_ns_, d, !s.paced_wait)) return true;
     const std::uint32_t bytes = transmit(s, d, now_tsc);
     if (bytes == 0) {
       ++c_.tx_alloc_failures;  // the packet is lost locally; go-back-N resends it

@@ -63,6 +63,12 @@ struct EndpointConfig {
   // the PMD reports promiscuous is treated the same.
   bool check_pkey = true;
   bool promiscuous = false;
+  // The QPs' timers (ACK timeout, RNR wait) run on a clock that advances by at most this much
+  // between two polls. A longer gap means this process was not running (descheduled on a busy
+  // machine): the ACKs and responses that arrived meanwhile wait unread in the RX ring, and on a
+  // plain clock every QP whose frames are not in the first burst would time out at once. 0: the
+  // QPs see the poll's time unchanged.
+  std::uint64_t max_poll_gap_ns = 1'000'000;
   QueueCounters* counters = nullptr;  // optional: RX drops by reason, TX packets/bytes
   PcapngCapture* capture = nullptr;   // optional: every frame sent and received, as on the wire
 };
@@ -198,7 +204,8 @@ class RcEndpoint {
   void drop(wire::DropReason r);
   [[nodiscard]] wire::DropReason check_addresses(const QpSlot& s, const wire::PacketInfo& pi) const;
   [[nodiscard]] wire::DropReason check_response_length(const QpSlot& s, const wire::PacketInfo& pi) const;
-  void run_timers(std::uint64_t now);
+  void run_timers(std::uint64_t now, std::uint64_t qp_now);
+  [[nodiscard]] std::uint64_t advance_qp_clock(std::uint64_t now);
   void transmit_round_robin(std::uint64_t now, std::uint64_t now_tsc);
   // Sends up to one turn of the QP's packets; false when the TX backlog filled during its turn.
   bool transmit_turn(std::uint32_t i, std::uint64_t now, std::uint64_t now_tsc);
@@ -215,6 +222,10 @@ class RcEndpoint {
   // filled), so every QP gets its turn however busy the low-numbered ones are.
   std::uint32_t tx_next_ = 0;
   bool rx_promiscuous_ = false;  // this poll's view of the port's mode (cfg or PMD)
+  // The clock the QPs see (max_poll_gap_ns), and the poll time it last advanced from.
+  std::uint64_t qp_now_ns_ = 0;
+  std::uint64_t last_poll_ns_ = 0;
+  bool qp_clock_started_ = false;
   TxBatch<1024> tx_;
   EndpointCounters c_;
   std::vector<std::uint8_t> scratch_;  // linearised multi-segment RX frames

@@ -151,7 +151,7 @@ struct Lab {
     // The verbs-style sequence: create (INIT), then connect with the peer's address, QPN and PSN.
     rc::QpAttr qa_attr;
     qa_attr.sq_psn = 0xFFFF00;  // the first PSNs wrap through 2^24
-    qa_attr.timeout = 10;       // ~4 ms
+    qa_attr.timeout = 14;       // ~67 ms, as rxe and perftest use
     qa_attr.access = rc::kAccessRemoteWrite | rc::kAccessRemoteRead;
     rc::QpAttr qb_attr = qa_attr;
     qb_attr.sq_psn = 0x000100;

@@ -498,7 +498,7 @@ std::uint64_t drops(const RcEndpoint& ep, wire::DropReason r) { return ep.counte
 }  // namespace
 
 TEST_CASE("forged frames with the right QPN and PSN: another source IP, another destination IP, another "
-          "destination MAC or another P_Key -> dropped by reason, no ACK, nothing delivered; the real peer's "
+          "destination MAC or another P_Key -> dropped by reason, no ACK, nothing delivered, and the real peer's "
           "message still arrives",
           "[engine][transport][security]") {
   for (const bool ipv6 : {false, true}) {
@@ -514,7 +514,7 @@ TEST_CASE("forged frames with the right QPN and PSN: another source IP, another 
     REQUIRE(lab.qb->post_recv({1, {reinterpret_cast<std::uint64_t>(rbuf.data()), 64, rmr.lkey}}).empty());
 
     const wire::L2L3Address peer = addr(1, ipv6), us = addr(2, ipv6);
-    wire::L2L3Address stranger = peer;  // 10.9.9.9 (fd00::909:909): not B's peer
+    wire::L2L3Address stranger = peer;  // 10.9.9.9 (fd00::909): not B's peer
     stranger.ip[ipv6 ? 14 : 2] = 9;
     stranger.ip[ipv6 ? 15 : 3] = 9;
     if (!ipv6) stranger.ip[1] = 9;
@@ -573,7 +573,7 @@ TEST_CASE("forged frames with the right QPN and PSN: another source IP, another 
   }
 }
 
-TEST_CASE("check_pkey off: a frame of another partition from the real peer is taken", "[engine][transport][security]") {
+TEST_CASE("check_pkey off -> a frame of another partition from the real peer is taken", "[engine][transport][security]") {
   LabOptions o;
   o.clock_step_ns = 1'000;
   o.tune_b = [](EndpointConfig& c) { c.check_pkey = false; };
@@ -619,7 +619,7 @@ rc::QpAttr pair_attr(std::uint32_t pmtu, std::uint32_t sq_psn) {
 
 }  // namespace
 
-TEST_CASE("a SEND larger than the responder's PMTU -> NAK invalid request at once: the sender fails with "
+TEST_CASE("a SEND larger than the responder's PMTU -> NAK invalid request at once, the sender fails with "
           "remote invalid request before any ACK timeout, nothing delivered",
           "[engine][transport][pmtu]") {
   LabOptions o;
@@ -656,7 +656,7 @@ TEST_CASE("a SEND larger than the responder's PMTU -> NAK invalid request at onc
   while (lab.b->poll_cq(p.b, &c, 1) == 1) CHECK(c.status != rc::WcStatus::kSuccess);
 }
 
-TEST_CASE("READ responses larger than the requester's PMTU -> dropped and counted, never placed; the READ "
+TEST_CASE("READ responses larger than the requester's PMTU -> dropped and counted, never placed, and the READ "
           "fails by its retry limit",
           "[engine][transport][pmtu]") {
   LabOptions o;
@@ -684,7 +684,7 @@ TEST_CASE("READ responses larger than the requester's PMTU -> dropped and counte
   CHECK(local == std::vector<std::uint8_t>(2048, 0));
 }
 
-TEST_CASE("64 QPs with 64 KiB WRITEs share the TX backlog: every QP transmits in its turn, none times out",
+TEST_CASE("64 QPs with 64 KiB WRITEs share the TX backlog -> every QP transmits in its turn, none times out",
           "[engine][transport][fairness]") {
   LabOptions o;
   o.clock_step_ns = 10'000;  // 32 frames of 1 KiB per 10 us: ~26 Gb/s through the relay
@@ -748,4 +748,58 @@ TEST_CASE("64 QPs with 64 KiB WRITEs share the TX backlog: every QP transmits in
   }
   CHECK(timeouts == 0);
   CHECK(resent == 0);
+}
+
+TEST_CASE("the process stalls 100 ms while READ responses wait in its RX ring -> no ACK timeout (our own absence "
+          "is not the network's silence)",
+          "[engine][transport][timers]") {
+  LabOptions o;
+  o.clock_step_ns = 20'000;
+  Lab lab("tstall", o);
+  constexpr std::uint32_t kQps = 8, kMsgs = 2, kSize = 65536;
+  std::vector<std::uint32_t> qpns;
+  for (std::uint32_t i = 0; i < kQps; ++i) qpns.push_back(add_pair(lab, pair_attr(1024, 0x100 * i), pair_attr(1024, 0x80 * i)).a);
+  std::vector<std::uint8_t> remote(std::size_t{kQps} * kMsgs * kSize), local(remote.size(), 0);
+  for (std::size_t i = 0; i < remote.size(); ++i) remote[i] = static_cast<std::uint8_t>(i * 7 + (i >> 12));
+  rc::MemoryRegion rmr, lmr;
+  REQUIRE(lab.mem_b.register_memory(remote.data(), remote.size(), rc::kAccessLocalWrite | rc::kAccessRemoteRead, rmr)
+              .ok());
+  REQUIRE(lab.mem_a.register_memory(local.data(), local.size(), rc::kAccessLocalWrite, lmr).ok());
+  for (std::uint32_t q = 0; q < kQps; ++q)
+    for (std::uint32_t m = 0; m < kMsgs; ++m) {
+      const std::uint64_t off = (std::uint64_t{q} * kMsgs + m) * kSize;
+      rc::SendWr w;
+      w.wr_id = m;
+      w.opcode = rc::WrOpcode::kRead;
+      w.sge = {reinterpret_cast<std::uint64_t>(local.data()) + off, kSize, lmr.lkey};
+      w.remote_addr = reinterpret_cast<std::uint64_t>(remote.data()) + off;
+      w.rkey = rmr.rkey;
+      REQUIRE(lab.a->post_send(qpns[q], w).ok());
+    }
+  auto step = [&] {
+    lab.clock_tsc += lab.step_tsc;
+    lab.a->poll(lab.now_tsc());
+    lab.relay.poll();
+    lab.b->poll(lab.now_tsc());
+  };
+  // The responses of all 8 QPs are on their way (B's backlog, the rings) when A stops polling
+  // for 100 ms, longer than the 67 ms ACK timeout.
+  for (int i = 0; i < 8; ++i) step();
+  lab.advance_ns(100'000'000);
+  std::uint32_t done = 0, failed = 0;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (done + failed < kQps * kMsgs && std::chrono::steady_clock::now() < end) {
+    for (int i = 0; i < 16; ++i) step();
+    for (std::uint32_t q = 0; q < kQps; ++q) {
+      rc::Completion c[4];
+      const unsigned n = lab.a->poll_cq(qpns[q], c, 4);
+      for (unsigned k = 0; k < n; ++k) (c[k].status == rc::WcStatus::kSuccess ? done : failed)++;
+    }
+  }
+  CHECK(failed == 0);
+  REQUIRE(done == kQps * kMsgs);
+  CHECK(local == remote);
+  std::uint64_t timeouts = 0;
+  for (std::uint32_t q = 0; q < kQps; ++q) timeouts += lab.a->qp(qpns[q])->counters().local_ack_timeout_err;
+  CHECK(timeouts == 0);
 }
