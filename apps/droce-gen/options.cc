@@ -21,7 +21,10 @@ std::uint32_t Options::max_size() const {
 
 std::string sizes_text(const std::vector<std::uint32_t>& s) {
   std::string t;
-  for (std::size_t i = 0; i < s.size(); ++i) t += (i ? "," : "") + std::to_string(s[i]);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (i != 0) t += ',';  // appended apart: GCC 12 -O3 -Wrestrict false positive on "," + string
+    t += std::to_string(s[i]);
+  }
   return t;
 }
 
