@@ -63,7 +63,9 @@ def main():
     srv_cmd = [a.gen, "-l", scpu, "--no-pci", "--vdev", f"net_memif0,role=server,socket={sock},bsize=8192", "--",
                "--mode", "server", "--seed", "2", "--json", os.path.join(work, "server.json")] + common
     cli_cmd = [a.gen, "-l", ccpu, "--no-pci", "--vdev", f"net_memif0,role=client,socket={sock},bsize=8192", "--",
-               "--mode", "client", "--seed", "3", "--count", str(a.count), "--json", os.path.join(work, "client.json")] + common
+               "--mode", "client", "--seed", "3", "--count", str(a.count),
+               # --count runs are limited to max(60 s, --duration): the soak's limit is --max-hours.
+               "--duration", str(int(a.max_hours * 3600)), "--json", os.path.join(work, "client.json")] + common
     print("server:", " ".join(srv_cmd))
     print("client:", " ".join(cli_cmd))
     slog = open(os.path.join(work, "server.txt"), "w")
