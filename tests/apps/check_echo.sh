@@ -43,9 +43,12 @@ check "no server: the client gives up with a message" "[ $? -eq 1 ] && [ -s '$ou
 # Ctrl-C while the server waits in the exchange for a client that connected and says nothing:
 # it exits at once saying so, not after its 30 s --timeout. (net_null: a port whose link is up.)
 stall_port=$(/usr/bin/python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
-timeout 60 "$echo_bin" -l "$last_cpu" --no-pci --vdev net_null0 -- --mode server --oob-port "$stall_port" --timeout 30 \
+# Signalled directly, not through timeout(1), which would pass a second SIGINT on to its process
+# group (and a second Ctrl-C exits at once); a watchdog bounds it instead.
+"$echo_bin" -l "$last_cpu" --no-pci --no-huge -m 256 --vdev net_null0 -- --mode server --oob-port "$stall_port" --timeout 30 \
   > "$out/int.txt" 2>&1 &
 spid=$!
+( timeout 60 tail --pid=$spid -f /dev/null || kill -KILL $spid ) > /dev/null 2>&1 &
 for _ in $(seq 300); do ss -ltn 2>/dev/null | grep -q ":$stall_port " && break; sleep 0.1; done
 /usr/bin/python3 -c "
 import socket, time

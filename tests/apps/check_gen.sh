@@ -173,11 +173,15 @@ assert 'QP 0 (QPN 0x000011)' in p and 'IBV_WC_RETRY_EXC_ERR' in p and 'retry cou
 # Ctrl-C while an exchange waits: the app ends at once, saying "interrupted", not after the
 # 30 s --connect-timeout. (net_null: a port whose link is up with no peer; the peer here is a TCP
 # socket that connects, or accepts, and then says nothing.)
-null_eal="-l $last_cpu --no-pci --vdev net_null0"
+null_eal="-l $last_cpu --no-pci --no-huge -m 512 --vdev net_null0"  # no hugepages: other runs may hold them
 stall_port=$(/usr/bin/python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+# Signalled directly, not through timeout(1), which would pass a second SIGINT on to its process
+# group (and a second Ctrl-C exits at once); a watchdog bounds it instead.
+watchdog() { ( timeout 60 tail --pid="$1" -f /dev/null || kill -KILL "$1" ) > /dev/null 2>&1 & }
 # shellcheck disable=SC2086
-timeout 60 "$gen" $null_eal -- --mode server --oob-port "$stall_port" --connect-timeout 30 > "$out/int.s.txt" 2>&1 &
+"$gen" $null_eal -- --mode server --oob-port "$stall_port" --connect-timeout 30 > "$out/int.s.txt" 2>&1 &
 spid=$!
+watchdog $spid
 for _ in $(seq 100); do grep -q 'waiting for a client' "$out/int.s.txt" && break; sleep 0.1; done
 /usr/bin/python3 -c "
 import socket, time
@@ -200,8 +204,9 @@ c, _ = l.accept(); time.sleep(30)" &
 tcp_pid=$!
 sleep 0.5
 # shellcheck disable=SC2086
-timeout 60 "$gen" $null_eal -- --mode client --oob-port "$stall_port" --connect-timeout 30 > "$out/int.c.txt" 2>&1 &
+"$gen" $null_eal -- --mode client --oob-port "$stall_port" --connect-timeout 30 > "$out/int.c.txt" 2>&1 &
 cpid=$!
+watchdog $cpid
 for _ in $(seq 100); do ss -tn 2>/dev/null | grep -q "ESTAB.*:$stall_port " && break; sleep 0.1; done
 sleep 1
 t0=$SECONDS
