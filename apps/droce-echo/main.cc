@@ -265,9 +265,9 @@ int main(int argc, char** argv) {
     if (s.ok()) s = own_ep->connect(qpn, RemoteQp{remote, peer.qpn, peer.psn});
     if (s.ok() && server) s = oob.server_answer(local, timeout_ms);
     set_stop_ends_tcp_waits(false);
-    if (!s.ok() || stop_requested())
-      return std::fprintf(stderr, "droce-echo: %s%s%s\n", stop_requested() ? "interrupted during the connection exchange (" : "",
-                          s.message().c_str(), stop_requested() ? ")" : ""), 1;
+    // Our own Ctrl-C closed the connection: the exchange's error says "peer closed", not the cause.
+    if (stop_requested()) return std::fprintf(stderr, "droce-echo: interrupted during the connection exchange\n"), 1;
+    if (!s.ok()) return std::fprintf(stderr, "droce-echo: %s\n", s.message().c_str()), 1;
     (server ? server_ep : client_ep) = own_ep.get();
     (server ? server_mem : client_mem) = &own_mem;
     (server ? server_qpn : client_qpn) = qpn;

@@ -288,7 +288,8 @@ int main(int argc, char** argv) {
   // The exchange's own waits retry EINTR until their deadline: a Ctrl-C now closes the connection.
   set_stop_ends_tcp_waits(true);
   auto exchange_fail = [&](const std::string& msg) {
-    return fail(stop_requested() ? "interrupted during the connection exchange (" + msg + ")" : msg);
+    // Our own Ctrl-C closed the connection: the exchange's error says "peer closed", not the cause.
+    return fail(stop_requested() ? std::string("interrupted during the connection exchange") : msg);
   };
   if (opt.mode == Mode::kLoopback) {
     for (std::uint32_t i = 0; i < opt.qps; ++i) {

@@ -40,5 +40,29 @@ check "default memif pair, 64 KiB messages at PMTU 4096 both ways: every reply i
 check "--size 0 refused with a message" "[ $? -eq 2 ] && grep -q -- '--size' '$out/e1.txt'"
 "$echo_bin" -- --mode client --timeout 1 --oob-port 18632 > "$out/e2.txt" 2>&1
 check "no server: the client gives up with a message" "[ $? -eq 1 ] && [ -s '$out/e2.txt' ]"
+# Ctrl-C while the server waits in the exchange for a client that connected and says nothing:
+# it exits at once saying so, not after its 30 s --timeout. (net_null: a port whose link is up.)
+stall_port=$(/usr/bin/python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+# Signalled directly, not through timeout(1), which would pass a second SIGINT on to its process
+# group (and a second Ctrl-C exits at once); a watchdog bounds it instead.
+"$echo_bin" -l "$last_cpu" --no-pci --no-huge -m 256 --vdev net_null0 -- --mode server --oob-port "$stall_port" --timeout 30 \
+  > "$out/int.txt" 2>&1 &
+spid=$!
+( timeout 60 tail --pid=$spid -f /dev/null || kill -KILL $spid ) > /dev/null 2>&1 &
+for _ in $(seq 300); do ss -ltn 2>/dev/null | grep -q ":$stall_port " && break; sleep 0.1; done
+/usr/bin/python3 -c "
+import socket, time
+s = socket.create_connection(('127.0.0.1', $stall_port)); time.sleep(30)" &
+tcp_pid=$!
+for _ in $(seq 100); do ss -tn 2>/dev/null | grep -q "ESTAB.*:$stall_port " && break; sleep 0.1; done
+sleep 1
+t0=$SECONDS
+kill -INT $spid
+wait $spid
+rc=$?
+took=$(( SECONDS - t0 ))
+kill $tcp_pid 2>/dev/null; wait $tcp_pid 2>/dev/null
+check "Ctrl-C to a server waiting in the exchange: exits 1 within 5 s saying interrupted (took ${took} s)" \
+  "[ $rc -eq 1 ] && [ $took -le 5 ] && grep -q 'droce-echo: interrupted' '$out/int.txt' || { tail -n 3 '$out/int.txt'; false; }"
 [ $fail -eq 0 ] && echo "droce-echo checks passed"
 exit $fail

@@ -59,6 +59,8 @@ check "static connection without --remote-qpn refused" "[ $? -eq 2 ] && grep -q 
 
 # ---- client and server: two processes over net_memif, each on its own CPU ----
 last_cpu=$(( $(nproc) - 1 ))
+# A TCP port nobody uses now (other runs of this script may be on the default 18515).
+free_port() { /usr/bin/python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"; }
 srv_eal() { echo "-l $last_cpu --no-pci --vdev net_memif0,role=server,socket=$out/$1.sock"; }
 cli_eal() { echo "-l 0 --no-pci --vdev net_memif0,role=client,socket=$out/$1.sock"; }
 # run_pair NAME SERVER_ARGS -- CLIENT_ARGS: both in the background with timeouts; sets srv_rc, cli_rc.
@@ -70,13 +72,14 @@ run_pair() {
     if [ "$a" = "--" ] && [ $side = s ]; then side=c; continue; fi
     if [ $side = s ]; then sargs+=("$a"); else cargs+=("$a"); fi
   done
+  local port; port=$(free_port)  # given first: a pair's own --oob-port 0 (static) still wins
   # shellcheck disable=SC2046
-  timeout 120 "$gen" $(srv_eal "$name") -- --mode server --quiet --json "$out/$name.s.json" "${sargs[@]}" \
+  timeout 120 "$gen" $(srv_eal "$name") -- --mode server --oob-port "$port" --quiet --json "$out/$name.s.json" "${sargs[@]}" \
     > "$out/$name.s.txt" 2>&1 &
   local spid=$!
   sleep 0.5
   # shellcheck disable=SC2046
-  timeout 120 "$gen" $(cli_eal "$name") -- --mode client --quiet --json "$out/$name.c.json" "${cargs[@]}" \
+  timeout 120 "$gen" $(cli_eal "$name") -- --mode client --oob-port "$port" --quiet --json "$out/$name.c.json" "${cargs[@]}" \
     > "$out/$name.c.txt" 2>&1
   cli_rc=$?
   wait $spid
@@ -123,10 +126,11 @@ cli_eal() { echo "-l 0 --no-pci --vdev net_memif0,role=client,socket=$out/$1.soc
 
 # Start order does not matter: a memif client started before its server connects once the server
 # is there (the port restarts the client until the link comes up).
-timeout 60 "$gen" $(cli_eal order) -- --mode client --quiet --op send --size 512 --count 3000 > "$out/order.c.txt" 2>&1 &
+port=$(free_port)
+timeout 60 "$gen" $(cli_eal order) -- --mode client --oob-port "$port" --quiet --op send --size 512 --count 3000 > "$out/order.c.txt" 2>&1 &
 cpid=$!
 sleep 2
-timeout 60 "$gen" $(srv_eal order) -- --mode server --quiet --op send --size 512 > "$out/order.s.txt" 2>&1
+timeout 60 "$gen" $(srv_eal order) -- --mode server --oob-port "$port" --quiet --op send --size 512 > "$out/order.s.txt" 2>&1
 srv_rc=$?
 wait $cpid
 cli_rc=$?
@@ -134,10 +138,11 @@ last_pair=order
 check "memif client started 2 s before its server: both exit 0" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ]"
 
 # A client that vanishes mid-run: the server says so and fails, without hanging.
-timeout 60 "$gen" $(srv_eal gone) -- --mode server --quiet --op send --size 256 > "$out/gone.s.txt" 2>&1 &
+port=$(free_port)
+timeout 60 "$gen" $(srv_eal gone) -- --mode server --oob-port "$port" --quiet --op send --size 256 > "$out/gone.s.txt" 2>&1 &
 spid=$!
 sleep 0.5
-( timeout -s KILL 2 "$gen" $(cli_eal gone) -- --mode client --quiet --op send --size 256 --duration 30 > /dev/null 2>&1 ) 2>/dev/null
+( timeout -s KILL 2 "$gen" $(cli_eal gone) -- --mode client --oob-port "$port" --quiet --op send --size 256 --duration 30 > /dev/null 2>&1 ) 2>/dev/null
 wait $spid
 srv_rc=$?
 check "a client killed mid-run: the server exits non-zero and says the client disappeared" \
@@ -168,11 +173,15 @@ assert 'QP 0 (QPN 0x000011)' in p and 'IBV_WC_RETRY_EXC_ERR' in p and 'retry cou
 # Ctrl-C while an exchange waits: the app ends at once, saying "interrupted", not after the
 # 30 s --connect-timeout. (net_null: a port whose link is up with no peer; the peer here is a TCP
 # socket that connects, or accepts, and then says nothing.)
-null_eal="-l $last_cpu --no-pci --vdev net_null0"
+null_eal="-l $last_cpu --no-pci --no-huge -m 512 --vdev net_null0"  # no hugepages: other runs may hold them
 stall_port=$(/usr/bin/python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+# Signalled directly, not through timeout(1), which would pass a second SIGINT on to its process
+# group (and a second Ctrl-C exits at once); a watchdog bounds it instead.
+watchdog() { ( timeout 60 tail --pid="$1" -f /dev/null || kill -KILL "$1" ) > /dev/null 2>&1 & }
 # shellcheck disable=SC2086
-timeout 60 "$gen" $null_eal -- --mode server --oob-port "$stall_port" --connect-timeout 30 > "$out/int.s.txt" 2>&1 &
+"$gen" $null_eal -- --mode server --oob-port "$stall_port" --connect-timeout 30 > "$out/int.s.txt" 2>&1 &
 spid=$!
+watchdog $spid
 for _ in $(seq 100); do grep -q 'waiting for a client' "$out/int.s.txt" && break; sleep 0.1; done
 /usr/bin/python3 -c "
 import socket, time
@@ -195,9 +204,10 @@ c, _ = l.accept(); time.sleep(30)" &
 tcp_pid=$!
 sleep 0.5
 # shellcheck disable=SC2086
-timeout 60 "$gen" $null_eal -- --mode client --oob-port "$stall_port" --connect-timeout 30 > "$out/int.c.txt" 2>&1 &
+"$gen" $null_eal -- --mode client --oob-port "$stall_port" --connect-timeout 30 > "$out/int.c.txt" 2>&1 &
 cpid=$!
-for _ in $(seq 100); do [ -s "$out/int.c.txt" ] || ss -tn 2>/dev/null | grep -q ":$stall_port .*ESTAB" && break; sleep 0.1; done
+watchdog $cpid
+for _ in $(seq 100); do ss -tn 2>/dev/null | grep -q "ESTAB.*:$stall_port " && break; sleep 0.1; done
 sleep 1
 t0=$SECONDS
 kill -INT $cpid
@@ -209,7 +219,7 @@ check "Ctrl-C to a client whose server never answers the exchange: exits 1 withi
   "[ $cli_rc -eq 1 ] && [ $took -le 5 ] && grep -q 'droce-gen: interrupted' '$out/int.c.txt' || { tail -n 3 '$out/int.c.txt'; false; }"
 
 # Nobody to talk to: a clear error within the connect timeout.
-timeout 30 "$gen" $(cli_eal nobody) -- --mode client --connect-timeout 1 > "$out/nobody.txt" 2>&1
+timeout 30 "$gen" $(cli_eal nobody) -- --mode client --oob-port "$(free_port)" --connect-timeout 1 > "$out/nobody.txt" 2>&1
 check "no server: the client gives up within --connect-timeout with a message" \
   "[ \$? -eq 1 ] && grep -q -i 'link\|connect' '$out/nobody.txt'"
 [ $fail -eq 0 ] && echo "droce-gen checks passed"

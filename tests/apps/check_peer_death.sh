@@ -18,7 +18,9 @@ free_port() { /usr/bin/python3 -c "import socket; s = socket.socket(); s.bind(('
 start() {
   local app=$1 role=$2 name=$3 port=$4 cpu=0 bin args=()
   [ "$role" = server ] && cpu=$last_cpu
-  local eal=(-l "$cpu" --no-pci --vdev "net_memif0,role=$role,socket=$out/$name.sock,bsize=8192")
+  # Without hugepages (what the default pair falls back to when there are none; concurrent runs on
+  # a shared machine can exhaust them): net_memif's shared rings are memfds either way.
+  local eal=(-l "$cpu" --no-pci --no-huge -m 512 --vdev "net_memif0,role=$role,socket=$out/$name.sock,bsize=8192")
   case $app in
     gen) bin=$gen; args=(--mode "$role" --oob-port "$port" --op write --size 1024 --connect-timeout 20)
          [ "$role" = client ] && args+=(--duration 60) ;;

@@ -148,5 +148,42 @@ rc=$?
 check "a client that vanishes during the exchange: the server fails with one clear line" \
   "[ $rc -eq 1 ] && grep -q 'droce-perf: peer closed the connection during the peer' '$out/vanish.txt'"
 
+# ---- a passive server (write_bw: it waits in one exchange step for the client's whole run) ----
+# Ctrl-C ends it at once; the client learns it from the closed connection.
+start_passive() {  # NAME SERVER_TIMEOUT: a write_bw -D 30 pair, running; sets spid, cpid
+  # The client first (it retries the memif link and the TCP connect for 20 s), so that the
+  # server's short --timeout only has to cover the link coming up once it starts.
+  local name=$1 port; port=$(free_port)
+  "$perf" -l 0 --no-pci --vdev "net_memif0,role=client,socket=$out/$name.sock" -- \
+    write_bw -D 30 -s 4096 -p "$port" --timeout 20 127.0.0.1 > "$out/$name.c.txt" 2>&1 &
+  cpid=$!
+  sleep 1
+  "$perf" -l "$last_cpu" --no-pci --vdev "net_memif0,role=server,socket=$out/$name.sock" -- \
+    write_bw -D 30 -s 4096 -p "$port" --timeout "$2" > "$out/$name.s.txt" 2>&1 &
+  spid=$!
+  ( timeout 120 tail --pid=$spid -f /dev/null || kill -KILL $spid ) > /dev/null 2>&1 &
+  ( timeout 120 tail --pid=$cpid -f /dev/null || kill -KILL $cpid ) > /dev/null 2>&1 &
+  for _ in $(seq 300); do grep -q '#bytes' "$out/$name.s.txt" && grep -q '#bytes' "$out/$name.c.txt" && break; sleep 0.1; done
+  sleep 1
+}
+start_passive pint 20
+t0=$SECONDS
+kill -INT $spid
+wait $spid; srv_rc=$?
+took=$(( SECONDS - t0 ))
+wait $cpid; cli_rc=$?
+check "Ctrl-C to a passive write_bw server mid-run: it exits 1 within 5 s saying interrupted (took ${took} s), the client ends with a line" \
+  "[ $srv_rc -eq 1 ] && [ $took -le 5 ] && grep -q 'droce-perf: interrupted' '$out/pint.s.txt' && [ $cli_rc -eq 1 ] && grep -q 'droce-perf: .*closed' '$out/pint.c.txt' || { tail -n 3 '$out/pint.s.txt' '$out/pint.c.txt'; false; }"
+# A client that stops sending (SIGSTOP): the passive server gives up after --timeout (5 s) without
+# a frame, not after the client's 30 s run and a minute more.
+start_passive pstall 5
+kill -STOP $cpid
+t0=$SECONDS
+wait $spid; srv_rc=$?
+took=$(( SECONDS - t0 ))
+kill -KILL $cpid; kill -CONT $cpid 2>/dev/null; wait $cpid 2>/dev/null
+check "a passive server whose client stops: exits 1 after --timeout 5 s without a frame (took ${took} s), saying so" \
+  "[ $srv_rc -eq 1 ] && [ $took -le 20 ] && grep -q 'no frame from the client for 5 s' '$out/pstall.s.txt' || { tail -n 3 '$out/pstall.s.txt'; false; }"
+
 [ $fail -eq 0 ] && echo "droce-perf checks passed"
 exit $fail
