@@ -26,7 +26,10 @@ Status accept_stoppable(RcPingpongServer& listener, std::uint32_t timeout_ms, Oo
     if (stop_requested()) return Status::error("interrupted while waiting for a client to connect");
     const std::uint32_t left = ms_until(deadline);
     Status s = listener.accept(std::min(left, kSliceMs), out);
-    if (s.ok()) return s;
+    if (s.ok()) {
+      listener.close();
+      return s;
+    }
     if (stop_requested()) return Status::error("interrupted while waiting for a client to connect");
     if (ms_until(deadline) == 0) return Status::error("no client connected within " + std::to_string(timeout_ms) + " ms");
   }
@@ -49,11 +52,11 @@ Status connect_stoppable(const std::string& host, std::uint16_t port, std::uint3
 }
 
 LineWait wait_line(OobConnection& c, std::string& line, std::uint32_t timeout_ms, const std::function<void()>& idle,
-                   bool stop_aware) {
+                   bool stop_aware, Status* why) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
     bool closed = false;
-    if (c.poll_line(line, closed)) return LineWait::kLine;
+    if (c.poll_line(line, closed, why)) return LineWait::kLine;
     if (closed) return LineWait::kClosed;
     if (stop_aware && stop_requested()) return LineWait::kInterrupted;
     if (Clock::now() >= deadline) return LineWait::kTimedOut;
@@ -66,9 +69,12 @@ LineWait wait_line(OobConnection& c, std::string& line, std::uint32_t timeout_ms
 }
 
 Status recv_line_stoppable(OobConnection& c, std::string& line, std::uint32_t timeout_ms, const char* what) {
-  switch (wait_line(c, line, timeout_ms, {}, true)) {
+  Status why;
+  switch (wait_line(c, line, timeout_ms, {}, true, &why)) {
     case LineWait::kLine: return {};
-    case LineWait::kClosed: return Status::error(std::string("the peer closed the control connection while we waited for ") + what);
+    case LineWait::kClosed:
+      if (!why.ok()) return Status::error(why.message() + " (while we waited for " + what + ")");
+      return Status::error(std::string("the peer closed the control connection while we waited for ") + what);
     case LineWait::kInterrupted: return Status::error(std::string("interrupted while waiting for ") + what);
     case LineWait::kTimedOut: break;
   }

@@ -13,6 +13,8 @@
 namespace droce::engine {
 
 // RcPingpongServer::accept / OobConnection::connect within `timeout_ms`; "interrupted" on a stop.
+// Once a client is accepted the listener is closed: later or queued connectors are reset at once
+// instead of waiting out their own deadlines on a server that will not answer them.
 [[nodiscard]] Status accept_stoppable(RcPingpongServer& listener, std::uint32_t timeout_ms, OobConnection& out);
 [[nodiscard]] Status connect_stoppable(const std::string& host, std::uint16_t port, std::uint32_t timeout_ms,
                                        OobConnection& out);
@@ -21,8 +23,9 @@ enum class LineWait { kLine, kClosed, kTimedOut, kInterrupted };
 // Waits up to `timeout_ms` for a whole line, calling `idle` between looks (the caller's transport
 // keeps running; without one it sleeps a millisecond). With `stop_aware`, a stop request ends the
 // wait (kInterrupted); without, the wait goes on (an end-of-run exchange after Ctrl-C).
+// On kClosed, `why` (when given) says whether the peer hung up or sent what is not a line.
 [[nodiscard]] LineWait wait_line(OobConnection& c, std::string& line, std::uint32_t timeout_ms,
-                                 const std::function<void()>& idle, bool stop_aware);
+                                 const std::function<void()>& idle, bool stop_aware, Status* why = nullptr);
 // wait_line without idle work, as a Status naming `what` was awaited.
 [[nodiscard]] Status recv_line_stoppable(OobConnection& c, std::string& line, std::uint32_t timeout_ms, const char* what);
 

@@ -22,6 +22,7 @@
 #include <rte_lcore.h>
 
 #include "apps/droce-echo/options.h"
+#include "apps/common/output_file.h"
 #include "apps/common/address_text.h"
 #include "apps/common/default_port.h"
 #include "apps/common/oob_waits.h"
@@ -544,7 +545,10 @@ int main(int argc, char** argv) {
     j["send_errors"] = send_errors;
     j["stalled"] = stalled;
     j["problem"] = problem;
-    std::ofstream(o.json) << j.dump(2) << "\n";
+    if (std::string e = droce::apps::write_text_file(o.json, j.dump(2) + "\n"); !e.empty()) {
+      std::fprintf(stderr, "droce-echo: %s\n", e.c_str());
+      return 1;
+    }
   }
   if (!problem.empty()) std::fprintf(stderr, "droce-echo: %s\n", problem.c_str());
   return st.bad == 0 && send_errors == 0 && !stalled && h.count() == o.count && problem.empty() ? 0 : 1;

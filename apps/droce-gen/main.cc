@@ -14,6 +14,7 @@
 #include <rte_ethdev.h>
 
 #include "apps/droce-gen/options.h"
+#include "apps/common/output_file.h"
 #include "apps/droce-gen/workload.h"
 #include "apps/common/address_text.h"
 #include "apps/common/oob_waits.h"
@@ -363,9 +364,7 @@ int main(int argc, char** argv) {
       // Then the responder's buffers (WRITE target, READ source) for each QP.
       if (server) {
         for (auto& r : rsps) {
-          char mr[96];
-          std::snprintf(mr, sizeof(mr), "MR %llx %x %u", static_cast<unsigned long long>(reinterpret_cast<std::uint64_t>(r.buf.data())),
-                        r.mr.rkey, slots);
+          const std::string mr = format_mr_line(MrLine{reinterpret_cast<std::uint64_t>(r.buf.data()), r.mr.rkey, slots});
           if (Status s = oob.send_line(mr, timeout_ms); !s.ok()) return exchange_fail(s.message());
         }
       } else {
@@ -373,13 +372,12 @@ int main(int argc, char** argv) {
           std::string line;
           if (Status s = recv_line_stoppable(oob, line, timeout_ms, "the server's buffer keys"); !s.ok())
             return exchange_fail(s.message());
-          unsigned long long va = 0;
-          unsigned rkey = 0, n = 0;
-          if (std::sscanf(line.c_str(), "MR %llx %x %u", &va, &rkey, &n) != 3 || n == 0)
-            return fail("the server answered '" + line + "' where its buffer keys were expected (is it droce-gen?)");
-          q.remote_va = va;
-          q.rkey = rkey;
-          q.remote_slots = n;
+          MrLine mr;
+          if (Status s = parse_mr_line(line, mr); !s.ok())
+            return fail("the server's buffer keys: " + s.message() + " (is it droce-gen?)");
+          q.remote_va = mr.vaddr;
+          q.rkey = mr.rkey;
+          q.remote_slots = mr.slots;
         }
       }
     } else {
@@ -657,8 +655,9 @@ int main(int argc, char** argv) {
   if (opt.mode == Mode::kClient && peer_gone) {
     problem = "the server disappeared during the run (control connection closed)";
   } else if (opt.mode == Mode::kClient && oob.is_open()) {
-    std::string line = "END";
-    for (auto& q : reqs) line += " " + std::to_string(q.completed_ok);
+    std::vector<std::uint64_t> counts;
+    for (auto& q : reqs) counts.push_back(q.completed_ok);
+    const std::string line = format_end_line(counts);
     std::string result;
     Status s = oob.send_line(line, 5000);
     // Keep answering the server's retransmissions while it finishes (a bounded wait).
@@ -669,16 +668,17 @@ int main(int argc, char** argv) {
         default: s = Status::error("no end-of-run report from the server within 10 s"); break;
       }
     }
-    unsigned long long rx = 0, lost = 0, dup = 0, ooo = 0, bad = 0, errs = 0;
-    if (s.ok() && std::sscanf(result.c_str(), "RESULT %llu %llu %llu %llu %llu %llu", &rx, &lost, &dup, &ooo, &bad, &errs) == 6) {
-      peer_received = rx;
-      t.lost += lost;
-      t.duplicated += dup;
-      t.out_of_order += ooo;
-      t.corrupted += bad;
-      t.errors += errs;
+    ResultLine r;
+    if (s.ok()) s = parse_result_line(result, r);
+    if (s.ok()) {
+      peer_received = r.received;
+      t.lost += r.lost;
+      t.duplicated += r.duplicated;
+      t.out_of_order += r.out_of_order;
+      t.corrupted += r.corrupted;
+      t.errors += r.errors;
     } else {
-      problem = s.ok() ? "no end-of-run report from the server" : s.message();
+      problem = "the server's end-of-run report: " + s.message();
     }
     if (!server_stop.empty()) problem = "the server ended the run early (" + server_stop + ")";
     // We poll no more: the server may stop its port now. Its BYE says it has.
@@ -693,24 +693,21 @@ int main(int argc, char** argv) {
     } else if (!peer_ended) {
       problem = interrupted ? "interrupted" : "no end-of-run line from the client before the deadline";
     } else {
-      // Every message the client saw acknowledged must have arrived here.
-      std::istringstream in(end_line);
-      std::string word;
-      in >> word;
-      std::uint64_t sent_ok = 0, v = 0;
-      std::size_t i = 0;
-      while (in >> v) {
-        if (opt.op != Op::kRead && i < rsps.size() && v > rsps[i].expected) t.lost += v - rsps[i].expected;
-        sent_ok += v;
-        ++i;
+      // Every message the client saw acknowledged must have arrived here. Its counts are strict
+      // (digits only, one per QP, bounded): a peer's "-5" is an error, not 2^64 - 5.
+      std::vector<std::uint64_t> counts;
+      if (Status e = parse_end_line(end_line, rsps.size(), counts); !e.ok()) {
+        problem = "malformed end-of-run line from the client: " + e.message();
+        counts.clear();
       }
-      if (word != "END" || i != rsps.size()) problem = "malformed end-of-run line from the client: " + end_line;
+      std::uint64_t sent_ok = 0;
+      for (std::size_t i = 0; i < counts.size(); ++i) {
+        if (opt.op != Op::kRead && counts[i] > rsps[i].expected) t.lost += counts[i] - rsps[i].expected;
+        sent_ok += counts[i];
+      }
       if (opt.op == Op::kRead) t.messages = sent_ok;  // READs complete at the client; the server only served
-      char res[160];
-      std::snprintf(res, sizeof(res), "RESULT %llu %llu %llu %llu %llu %llu", static_cast<unsigned long long>(t.messages),
-                    static_cast<unsigned long long>(t.lost), static_cast<unsigned long long>(t.duplicated),
-                    static_cast<unsigned long long>(t.out_of_order), static_cast<unsigned long long>(t.corrupted),
-                    static_cast<unsigned long long>(t.errors));
+      const std::string res = format_result_line(ResultLine{t.messages, t.lost, t.duplicated, t.out_of_order,
+                                                            t.corrupted, t.errors});
       // Keep serving until the client has stopped polling (its BYE): it may still be retransmitting.
       if (Status s = oob.send_line(res, 5000); !s.ok()) {
         problem = s.message();
@@ -819,9 +816,7 @@ int main(int argc, char** argv) {
                    {"reorder", opt.reorder}, {"burst_start", opt.burst_start},
                    {"burst_frames", opt.burst_frames}, {"seed", opt.seed}, {"cc", opt.cc}, {"preset", opt.preset}, {"line_gbps", opt.line_gbps}, {"local_ip", local_ip},
                    {"peer_ip", peer_ip}, {"oob_port", opt.oob_port}};
-    std::ofstream out(opt.json);
-    out << j.dump(2) << "\n";
-    if (!out) return fail("cannot write " + opt.json);
+    if (std::string e = droce::apps::write_text_file(opt.json, j.dump(2) + "\n"); !e.empty()) return fail(e);
   }
   const bool ok = t.errors == 0 && t.lost == 0 && t.duplicated == 0 && t.out_of_order == 0 && t.corrupted == 0 &&
                   !unfinished && t.messages > 0 && problem.empty() && !interrupted;

@@ -16,6 +16,7 @@
 #include <rte_ethdev.h>
 
 #include "apps/droce-perf/options.h"
+#include "apps/common/output_file.h"
 #include "apps/droce-perf/report.h"
 #include "apps/droce-perf/traffic.h"
 #include "apps/common/address_text.h"
@@ -322,9 +323,7 @@ int main(int argc, char** argv) {
     j["rnr_naks"] = tt.rnr_naks;
     j["impairment_dropped"] = impairment ? impairment->counters().dropped : 0;
     j["problem"] = problem;
-    std::ofstream out(opt.json);
-    out << j.dump(2) << "\n";
-    if (!out) return fail("cannot write " + opt.json);
+    if (std::string e = droce::apps::write_text_file(opt.json, j.dump(2) + "\n"); !e.empty()) return fail(e);
   }
   return problem.empty() ? 0 : 1;
 }

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/droce-switch/options.h"
+#include "apps/common/output_file.h"
 #include "engine/core/eal.h"
 #include "engine/lab/lab_switch.h"
 #include "engine/lab/link_impairment.h"
@@ -103,9 +104,7 @@ int run_lab(sw::Options& o, rte_mempool* pool) {
       cnps.push_back(s.cnps);
     }
     j["series"] = {{"time_ms", t}, {"rate_gbps", rate}, {"goodput_gbps", good}, {"queue_bytes", q}, {"ecn_marked", marks}, {"cnps", cnps}};
-    std::ofstream out(o.json);
-    out << j.dump(1) << "\n";
-    if (!out) return fail("cannot write " + o.json);
+    if (std::string e = droce::apps::write_text_file(o.json, j.dump(1) + "\n"); !e.empty()) return fail(e);
     if (!o.plot.empty()) {
       const std::string cmd = "/usr/bin/python3 \"" + std::string(DROCE_SOURCE_ROOT) +
                               "/scripts/plot_switch_lab.py\" \"" + o.json + "\" \"" + o.plot + "\"";
@@ -202,9 +201,7 @@ int run_switch(sw::Options& o, rte_mempool* pool) {
     j["ports"] = pj;
     j["duration_s"] = static_cast<double>(now - start) / hz;
     j["series"] = {{"time_ms", t}, {"queue_bytes", depth}};
-    std::ofstream out(o.json);
-    out << j.dump(1) << "\n";
-    if (!out) return fail("cannot write " + o.json);
+    if (std::string e = droce::apps::write_text_file(o.json, j.dump(1) + "\n"); !e.empty()) return fail(e);
   }
   return 0;
 }
