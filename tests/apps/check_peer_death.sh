@@ -32,8 +32,9 @@ start() {
   "$bin" "${eal[@]}" -- "${args[@]}" > "$out/$name.$role.txt" 2>&1 &
   pid=$!
   # A bound on every process (the signals below go to the app itself, not to a wrapper); the
-  # watchdog ends with the process.
-  ( timeout 120 tail --pid=$pid -f /dev/null || kill -KILL $pid ) > /dev/null 2>&1 &
+  # watchdog ends with the process, and kills only it (its pid may be reused by then: the socket
+  # path in its command line is this pair's own).
+  ( timeout 120 tail --pid=$pid -f /dev/null || { grep -q -F "$name.sock" /proc/$pid/cmdline && kill -KILL $pid; } ) > /dev/null 2>&1 &
 }
 # The run is under way once the client says so (gen: a per-second line; echo: "connected";
 # perf: the result header printed before the traffic).
