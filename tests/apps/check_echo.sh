@@ -48,7 +48,7 @@ stall_port=$(/usr/bin/python3 -c "import socket; s = socket.socket(); s.bind(('1
 "$echo_bin" -l "$last_cpu" --no-pci --no-huge -m 256 --vdev net_null0 -- --mode server --oob-port "$stall_port" --timeout 30 \
   > "$out/int.txt" 2>&1 &
 spid=$!
-( timeout 60 tail --pid=$spid -f /dev/null || kill -KILL $spid ) > /dev/null 2>&1 &
+( timeout 60 tail --pid=$spid -f /dev/null || { grep -q -F "$stall_port" /proc/$spid/cmdline && kill -KILL $spid; } ) > /dev/null 2>&1 &
 for _ in $(seq 300); do ss -ltn 2>/dev/null | grep -q ":$stall_port " && break; sleep 0.1; done
 /usr/bin/python3 -c "
 import socket, time

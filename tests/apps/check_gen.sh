@@ -177,7 +177,8 @@ null_eal="-l $last_cpu --no-pci --no-huge -m 512 --vdev net_null0"  # no hugepag
 stall_port=$(/usr/bin/python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
 # Signalled directly, not through timeout(1), which would pass a second SIGINT on to its process
 # group (and a second Ctrl-C exits at once); a watchdog bounds it instead.
-watchdog() { ( timeout 60 tail --pid="$1" -f /dev/null || kill -KILL "$1" ) > /dev/null 2>&1 & }
+# It kills only that process (a pid may be reused: the TCP port in its command line is this test's).
+watchdog() { ( timeout 60 tail --pid="$1" -f /dev/null || { grep -q -F "$stall_port" "/proc/$1/cmdline" && kill -KILL "$1"; } ) > /dev/null 2>&1 & }
 # shellcheck disable=SC2086
 "$gen" $null_eal -- --mode server --oob-port "$stall_port" --connect-timeout 30 > "$out/int.s.txt" 2>&1 &
 spid=$!

@@ -32,8 +32,9 @@ start() {
   "$bin" "${eal[@]}" -- "${args[@]}" > "$out/$name.$role.txt" 2>&1 &
   pid=$!
   # A bound on every process (the signals below go to the app itself, not to a wrapper); the
-  # watchdog ends with the process.
-  ( timeout 120 tail --pid=$pid -f /dev/null || kill -KILL $pid ) > /dev/null 2>&1 &
+  # watchdog ends with the process, and kills only it (its pid may be reused by then: the socket
+  # path in its command line is this pair's own).
+  ( timeout 120 tail --pid=$pid -f /dev/null || { grep -q -F "$name.sock" /proc/$pid/cmdline && kill -KILL $pid; } ) > /dev/null 2>&1 &
 }
 # The run is under way once the client says so (gen: a per-second line; echo: "connected";
 # perf: the result header printed before the traffic).
@@ -67,8 +68,10 @@ one() {
   local cfile="$out/$name.client.txt" sfile="$out/$name.server.txt" up=0
   for _ in $(seq 600); do running "$app" "$cfile" && { up=1; break; }; sleep 0.1; done
   if [ $up -eq 0 ]; then
-    echo "FAILED: $name: the run did not start within 60 s"; show "$sfile"; show "$cfile"; fail=1
-    kill -KILL $spid $cpid 2>/dev/null; wait $spid $cpid 2>/dev/null; return
+    # Not what this script tests (seen: DPDK 22.11's memif server logging "Failed to accept
+    # connection request on socket fd -1" from its start): the caller tries once more.
+    echo "note: $name: the run did not start within 60 s"; show "$sfile"; show "$cfile"
+    kill -KILL $spid $cpid 2>/dev/null; wait $spid $cpid 2>/dev/null; return 2
   fi
   sleep 0.5
   local vpid=$cpid spid2=$spid vfile=$cfile sfile2=$sfile
@@ -101,8 +104,10 @@ one() {
 
 for app in gen echo perf; do
   for victim in server client; do
-    for n in $(seq "$rounds"); do one $app $victim KILL "$n"; done
-    one $app $victim INT 1
+    for n in $(seq "$rounds"); do
+      one $app $victim KILL "$n" || { [ $? -eq 2 ] && { one $app $victim KILL "$n-again" || { echo "FAILED: $app $victim KILL $n: no run started"; fail=1; }; }; }
+    done
+    one $app $victim INT 1 || { [ $? -eq 2 ] && { one $app $victim INT "1-again" || { echo "FAILED: $app $victim INT: no run started"; fail=1; }; }; }
   done
 done
 [ $fail -eq 0 ] && echo "peer death checks passed"

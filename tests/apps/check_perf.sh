@@ -161,8 +161,9 @@ start_passive() {  # NAME SERVER_TIMEOUT: a write_bw -D 30 pair, running; sets s
   "$perf" -l "$last_cpu" --no-pci --vdev "net_memif0,role=server,socket=$out/$name.sock" -- \
     write_bw -D 30 -s 4096 -p "$port" --timeout "$2" > "$out/$name.s.txt" 2>&1 &
   spid=$!
-  ( timeout 120 tail --pid=$spid -f /dev/null || kill -KILL $spid ) > /dev/null 2>&1 &
-  ( timeout 120 tail --pid=$cpid -f /dev/null || kill -KILL $cpid ) > /dev/null 2>&1 &
+  # Watchdogs that kill only these processes (a pid may be reused: the socket path is this pair's).
+  ( timeout 120 tail --pid=$spid -f /dev/null || { grep -q -F "$name.sock" /proc/$spid/cmdline && kill -KILL $spid; } ) > /dev/null 2>&1 &
+  ( timeout 120 tail --pid=$cpid -f /dev/null || { grep -q -F "$name.sock" /proc/$cpid/cmdline && kill -KILL $cpid; } ) > /dev/null 2>&1 &
   for _ in $(seq 300); do grep -q '#bytes' "$out/$name.s.txt" && grep -q '#bytes' "$out/$name.c.txt" && break; sleep 0.1; done
   sleep 1
 }
