@@ -504,6 +504,16 @@ void OobConnection::shutdown_send() {
   if (fd_ >= 0) (void)::shutdown(fd_, SHUT_WR);
 }
 
+bool OobConnection::peer_hung_up() {
+  if (fd_ < 0) return true;
+  if (!buffered_.empty()) return false;
+  std::uint8_t b;
+  const ssize_t k = ::recv(fd_, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (k > 0) return false;  // the peer's next message is waiting: it has not gone
+  if (k == 0) return true;
+  return errno == ECONNRESET || errno == EPIPE || errno == ENOTCONN;
+}
+
 Status OobConnection::recv_line(std::string& line, std::uint32_t timeout_ms) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {

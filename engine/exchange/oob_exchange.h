@@ -121,6 +121,10 @@ class OobConnection {
                                   const std::function<void()>& idle = {}, bool* closed = nullptr);
   // Half-close: the peer reads end-of-file; we can still read what it sends.
   void shutdown_send();
+  // Non-blocking and consumes nothing: true when the peer has closed or reset the connection and
+  // nothing it sent is still unread (a binary exchange's probe; poll_line would take its bytes
+  // for a line and refuse them as not text).
+  [[nodiscard]] bool peer_hung_up();
 
  private:
   friend class RcPingpongServer;
