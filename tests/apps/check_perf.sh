@@ -55,7 +55,9 @@ for r in body:
     figures = [float(x) for x in r[2:]]
     assert n > 0 and (iters == 0 or n == iters), (n, iters)
     if kind == 'bw':  # peak (0 where perftest reports none), average, message rate
-        assert len(figures) == 3 and figures[1] > 0 and figures[2] > 0, r
+        # Printed with 2 and 6 decimals: at 2-byte messages on a slow or busy machine the average
+        # rounds to 0.00 MB/s, so only "not negative" holds for it; the message rate shows traffic.
+        assert len(figures) == 3 and min(figures) >= 0 and figures[2] > 0, r
     else:             # t_min t_max t_typical t_avg t_stdev p99 p99.9, or t_avg tps with -D
         assert all(f >= 0 for f in figures) and figures[0] > 0, r
 print('rows', len(body))
