@@ -3,6 +3,7 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -116,7 +117,12 @@ int run_lab(sw::Options& o, rte_mempool* pool) {
   return r.data_ok ? 0 : 1;
 }
 
+// How often the switch opens its gate for net_memif's control events (see run_switch).
+constexpr double kMemifGateIntervalS = 0.05;
+
 int run_switch(sw::Options& o, rte_mempool* pool) {
+  // Declared before the ports so that it is released after they are closed.
+  InterruptThreadHold memif_gate;
   std::vector<std::unique_ptr<Port>> ports;
   std::vector<std::unique_ptr<LinkImpairment>> impair;
   Status err;
@@ -155,15 +161,28 @@ int run_switch(sw::Options& o, rte_mempool* pool) {
   for (auto& p : ports)
     if (Status s = p->wait_link_up(100); !s.ok() && !o.quiet)
       std::printf("droce-switch: port %u link not up yet (its peer may connect later)\n", p->id());
+  // net_memif tears a departing peer's rings down on EAL's interrupt thread, racing our bursts
+  // (engine/core/port.h, InterruptThreadHold): that thread stays parked while we poll. Unlike an
+  // endpoint's one peer, the switch's peers connect and leave during the run, so every
+  // kMemifGateIntervalS the loop stops polling and lets the thread handle what queued up
+  // (connections, disconnections), then parks it again.
+  const bool memif = std::any_of(ports.begin(), ports.end(), [](const auto& p) { return p->driver() == "net_memif"; });
+  if (memif) (void)memif_gate.engage(5000);
   std::printf("droce-switch: %zu ports, Ctrl-C to stop\n", ports.size());
   const double hz = static_cast<double>(rte_get_tsc_hz());
   const std::uint64_t start = rte_rdtsc();
   const std::uint64_t end = o.duration_s > 0 ? start + static_cast<std::uint64_t>(o.duration_s * hz) : UINT64_MAX;
   const auto sample = static_cast<std::uint64_t>(o.sample_ms * 1e-3 * hz);
   std::uint64_t next_sample = start, next_line = start + static_cast<std::uint64_t>(hz);
+  const auto gate_interval = static_cast<std::uint64_t>(kMemifGateIntervalS * hz);
+  std::uint64_t next_gate = start + gate_interval;
   nlohmann::json t = nlohmann::json::array(), depth = nlohmann::json::array();
   std::uint64_t now = start;
   while (!stop_requested() && (now = rte_rdtsc()) < end) {
+    if (memif && now >= next_gate) {
+      if (memif_gate.release()) (void)memif_gate.engage(1000);
+      next_gate = rte_rdtsc() + gate_interval;
+    }
     sw->poll(now);
     if (now >= next_sample && t.size() < 1'000'000) {
       t.push_back(static_cast<double>(now - start) / hz * 1e3);
@@ -196,6 +215,7 @@ int run_switch(sw::Options& o, rte_mempool* pool) {
     pj.push_back(c);
   }
   sw->finish();
+  for (auto& p : ports) p->stop();  // from our thread, while the gate holds the interrupt thread
   std::printf("droce-switch: stopped after %.3f s\n", static_cast<double>(now - start) / hz);
   if (!o.json.empty()) {
     j["ports"] = pj;

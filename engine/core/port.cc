@@ -255,6 +255,10 @@ void InterruptThreadHold::on_event(void* arg) {
 
 Status InterruptThreadHold::engage(std::uint32_t timeout_ms) {
   if (handle_ != nullptr) return {};
+  // Engaged again after a release (a gate that lets queued events through): the previous
+  // callback has returned (release() unregistered it), so the flags start afresh.
+  let_go_.store(false, std::memory_order_release);
+  parked_.store(false, std::memory_order_release);
   event_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (event_fd_ < 0) return Status::error(std::string("eventfd: ") + std::strerror(errno));
   handle_ = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);

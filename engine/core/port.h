@@ -54,7 +54,9 @@ class InterruptThreadHold {
   InterruptThreadHold(const InterruptThreadHold&) = delete;
   InterruptThreadHold& operator=(const InterruptThreadHold&) = delete;
   // Registers the callback and waits until the thread is parked in it (or `timeout_ms` passes:
-  // then the hold takes effect whenever the thread gets there).
+  // then the hold takes effect whenever the thread gets there). May be called again after
+  // release(): a release/engage pair is a gate through which the thread handles what queued up
+  // meanwhile (engage returns once it has, being parked again), while the caller polls nothing.
   [[nodiscard]] Status engage(std::uint32_t timeout_ms);
   // Lets the thread go and unregisters (bounded waits); pending events are then handled. False
   // when the thread did not leave the callback within 10 s: the object must then stay allocated.
