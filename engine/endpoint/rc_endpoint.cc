@@ -553,13 +553,17 @@ std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::ui
 }
 
 void RcEndpoint::poll(std::uint64_t now_tsc) {
+  rte_mbuf* rx[kRxBurst];
+  const std::uint16_t n = rte_eth_rx_burst(cfg_.port_id, cfg_.queue, rx, kRxBurst);
+  if (cfg_.capture != nullptr && n != 0) cfg_.capture->capture(cfg_.port_id, cfg_.queue, rx, n, CaptureDirection::kRx, now_tsc);
+  poll_received(now_tsc, rx, n);
+}
+
+void RcEndpoint::poll_received(std::uint64_t now_tsc, rte_mbuf* const* rx, std::uint16_t n) {
   const std::uint64_t now = now_ns(now_tsc);
   rx_now_tsc_ = now_tsc;
   const std::uint64_t qp_now = advance_qp_clock(now);
-  rte_mbuf* rx[32];
-  const std::uint16_t n = rte_eth_rx_burst(cfg_.port_id, cfg_.queue, rx, 32);
   if (n != 0) rx_promiscuous_ = cfg_.promiscuous || rte_eth_promiscuous_get(cfg_.port_id) == 1;
-  if (cfg_.capture != nullptr && n != 0) cfg_.capture->capture(cfg_.port_id, cfg_.queue, rx, n, CaptureDirection::kRx, now_tsc);
   for (std::uint16_t i = 0; i < n; ++i) {
     if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(rx[i + 1], void*));
     // Frames a message view took stay alive; every other one is done with (the RC layer

@@ -159,6 +159,11 @@ class RcEndpoint {
 
   // One iteration: RX burst, timers, TX (as many packets as the backlog takes), flush.
   void poll(std::uint64_t now_tsc);
+  // The same iteration over frames someone else read from the port (a worker that steers frames
+  // to the QPs' owners): they are this endpoint's from now on (kept or freed). The caller has
+  // already captured them. `n` may be 0: timers and TX still run.
+  void poll_received(std::uint64_t now_tsc, rte_mbuf* const* rx, std::uint16_t n);
+  static constexpr std::uint16_t kRxBurst = 32;
   // Frees everything pending (shutdown). Views the application still holds stay valid until it
   // releases them (they are plain mbuf chains from the RX pool).
   void finish();

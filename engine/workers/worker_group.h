@@ -1,0 +1,89 @@
+// WorkerGroup: N poll-mode workers on one port, each owning an RX and a TX queue, an mbuf pool,
+// an RcEndpoint with its share of the QPs, and the steering that hands every received frame to
+// the worker owning its destination QP.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <rte_mbuf.h>
+
+#include "engine/core/status.h"
+#include "engine/endpoint/rc_endpoint.h"
+
+struct rte_ring;
+
+namespace droce::engine {
+
+// What the steering stage did on one worker. Written only by that worker.
+struct SteeringCounters {
+  std::uint64_t rx_steered_in_software = 0;  // frames this worker read for another worker's QP and handed over
+  std::uint64_t rx_steered_in = 0;           // frames other workers handed to this one
+  std::uint64_t rx_broadcast = 0;            // MAC Control (PFC) frames copied to every worker
+  std::uint64_t steer_ring_full_waits = 0;   // an owner's ring was full: the frame waited here, not dropped
+};
+
+struct WorkerGroupConfig {
+  std::uint16_t workers = 1;
+  // Every worker's endpoint is made from this template; per worker w the group sets queue = w,
+  // pool = pools[w], max_qps = qps_per_worker, qpn_base = endpoint.qpn_base + w * qps_per_worker
+  // and counters = the port's queue w counters (when endpoint.counters is not null, it must point
+  // at queue 0 of an array of `workers` QueueCounters). The port (endpoint.port_id) must have
+  // been opened with at least `workers` RX and TX queues.
+  EndpointConfig endpoint;
+  std::uint32_t qps_per_worker = 64;
+  std::vector<rte_mempool*> pools;       // one per worker (its RX queue's pool and its TX mbufs)
+  std::uint32_t steer_ring_size = 4096;  // frames each worker's inbound steering ring holds
+};
+
+// One worker's share. Single-threaded: poll() and everything on endpoint() run on the worker's
+// lcore (or, before the workers are launched, on the thread that sets them up).
+class Worker {
+ public:
+  // RX burst from queue w -> steer (own frames; other owners' rings in bursts; MAC Control to
+  // all) -> frames other workers handed over -> endpoint().poll_received (timers, TX, flush).
+  void poll(std::uint64_t now_tsc);
+  void finish();
+  [[nodiscard]] RcEndpoint& endpoint() { return *endpoint_; }
+  [[nodiscard]] const RcEndpoint& endpoint() const { return *endpoint_; }
+  [[nodiscard]] std::uint16_t index() const { return index_; }
+  [[nodiscard]] const SteeringCounters& steering() const { return steer_; }
+
+ private:
+  friend class WorkerGroup;
+  std::uint16_t index_ = 0;
+  std::unique_ptr<RcEndpoint> endpoint_;
+  SteeringCounters steer_;
+  class WorkerGroup* group_ = nullptr;
+  rte_ring* inbound_ = nullptr;
+  // Frames for another worker whose ring was full: they wait here (bounded; RX stops while full).
+  std::vector<rte_mbuf*> held_;
+};
+
+class WorkerGroup {
+ public:
+  [[nodiscard]] static std::unique_ptr<WorkerGroup> create(const WorkerGroupConfig& cfg, Status& err);
+  ~WorkerGroup();
+  WorkerGroup(const WorkerGroup&) = delete;
+  WorkerGroup& operator=(const WorkerGroup&) = delete;
+
+  [[nodiscard]] std::uint16_t size() const;
+  [[nodiscard]] Worker& worker(std::uint16_t w);
+  // The worker whose endpoint owns `qpn` (its QPN range); a QPN outside every range belongs to
+  // worker 0, whose endpoint counts it as unknown.
+  [[nodiscard]] std::uint16_t owner_of(std::uint32_t qpn) const;
+  // Sums over the workers (call when they are stopped, or accept a slightly stale view).
+  [[nodiscard]] SteeringCounters steering_totals() const;
+  [[nodiscard]] EndpointCounters endpoint_totals() const;
+  // Frees every frame still held or queued between workers, then finishes each endpoint.
+  void finish();
+
+ private:
+  WorkerGroup() = default;
+  WorkerGroupConfig cfg_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  friend class Worker;
+};
+
+}  // namespace droce::engine
