@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Peer death over net_memif: droce-gen, droce-echo and droce-perf client/server pairs (the default
-# port: net_memif with bsize=8192, server on the last CPU, here on a private socket and TCP port),
-# one side killed mid-run. SIGKILL (no goodbye) -> the survivor ends within its timeout with a
+# Peer death over net_memif (the default port: bsize=8192) or net_vhost <-> virtio_user: droce-gen,
+# droce-echo and droce-perf client/server pairs (server on the last CPU, on a private socket and
+# TCP port), one side killed mid-run. SIGKILL (no goodbye) -> the survivor ends within its timeout with a
 # clear line, its report and a non-zero status, never a crash; SIGINT -> both sides end, no crash.
-# Usage: check_peer_death.sh DROCE_GEN DROCE_ECHO DROCE_PERF [ROUNDS]
+# Usage: check_peer_death.sh DROCE_GEN DROCE_ECHO DROCE_PERF [ROUNDS [memif|vhost]]
+# vhost: the server's port is net_vhost (its vhost-user socket), the client's virtio_user.
 # ROUNDS SIGKILLs per app and side (default 2: 12 kills and 6 interrupts, each pair about 7 s on
 # a busy 2-core machine, so about 2 to 3 minutes in all).
 set -uo pipefail
-gen=$1 echo_bin=$2 perf=$3 rounds=${4:-2}
+gen=$1 echo_bin=$2 perf=$3 rounds=${4:-2} pmd=${5:-memif}
+case $pmd in memif|vhost) ;; *) echo "check_peer_death.sh: PMD must be memif or vhost, not '$pmd'" >&2; exit 2 ;; esac
 out=$(mktemp -d)
 fail=0
 trap '[ -n "${KEEP_OUT:-}" ] || rm -rf "$out"' EXIT
@@ -20,7 +22,12 @@ start() {
   [ "$role" = server ] && cpu=$last_cpu
   # Without hugepages (what the default pair falls back to when there are none; concurrent runs on
   # a shared machine can exhaust them): net_memif's shared rings are memfds either way.
-  local eal=(-l "$cpu" --no-pci --no-huge -m 512 --vdev "net_memif0,role=$role,socket=$out/$name.sock,bsize=8192")
+  local vdev="net_memif0,role=$role,socket=$out/$name.sock,bsize=8192"
+  if [ "$pmd" = vhost ]; then
+    vdev="virtio_user0,path=$out/$name.sock,queues=1"
+    [ "$role" = server ] && vdev="net_vhost0,iface=$out/$name.sock,queues=1"
+  fi
+  local eal=(-l "$cpu" --no-pci --no-huge -m 512 --vdev "$vdev")
   case $app in
     gen) bin=$gen; args=(--mode "$role" --oob-port "$port" --op write --size 1024 --connect-timeout 20)
          [ "$role" = client ] && args+=(--duration 60) ;;
@@ -110,5 +117,5 @@ for app in gen echo perf; do
     one $app $victim INT 1 || { [ $? -eq 2 ] && { one $app $victim INT "1-again" || { echo "FAILED: $app $victim INT: no run started"; fail=1; }; }; }
   done
 done
-[ $fail -eq 0 ] && echo "peer death checks passed"
+[ $fail -eq 0 ] && echo "peer death checks passed ($pmd)"
 exit $fail

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Workers and connections: droce-gen's message rate and goodput with 1 and 2 (or more) poll-mode
+workers, and with a few QPs against thousands of connected QPs of which a few are busy. Every
+configuration runs --reps times, interleaved (1 worker, 2 workers, 1 worker, ...) so that a noisy
+neighbour hits all of them alike; the figures are medians and each ratio is taken within this run.
+
+Cases (droce-gen's in-process loopback: each worker runs both ends of its share of the QPs over
+its own net_ring lab, every message verified by droce-gen):
+  scaling      64 B SEND and 4 KiB WRITE, --workers 1 vs --workers N (N from --workers, default 2)
+  connections  64 B SEND, 16 QPs vs --qps 10000 --active-qps 100, one worker
+
+Lcores: the main lcore (control: live line, end of run) sits on CPU 0; worker k on CPU k-1 modulo
+the CPUs, so one worker has a CPU of its own and N workers on N CPUs share none with each other.
+Not a test (timings): bench/workers/results.md records the figures and the command.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def lcores(workers, cpus):
+    """EAL --lcores: lcore 0 (main) on CPU 0, worker lcore k on CPU (k-1) % cpus."""
+    return ",".join(["0@0"] + [f"{k}@{(k - 1) % cpus}" for k in range(1, workers + 1)])
+
+
+def run_gen(a, work, tag, workers, op, size, qps, active=None):
+    out = os.path.join(work, f"{tag}.json")
+    cmd = [a.gen, "--lcores", lcores(workers, a.cpus), "--no-pci", "--in-memory"]
+    if a.no_huge:
+        cmd += ["--no-huge", "-m", str(a.mem_mb)]
+    cmd += ["--", "--mode", "loopback", "--op", op, "--size", str(size), "--qps", str(qps),
+            "--workers", str(workers), "--duration", str(a.duration), "--warmup", str(a.warmup),
+            "--qp-timeout", "14", "--quiet", "--json", out]
+    if active is not None:
+        cmd += ["--active-qps", str(active)]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=a.duration * 4 + 120)
+    try:
+        r = json.load(open(out))
+    except (OSError, ValueError) as e:
+        sys.stderr.write(p.stdout[-3000:])
+        raise SystemExit(f"workers bench: {tag}: no JSON report ({e}); command: {' '.join(cmd)}")
+    bad = {k: r.get(k) for k in ("lost", "duplicated", "corrupted", "errors") if r.get(k, 0) != 0}
+    if p.returncode != 0 or bad:
+        sys.stderr.write(p.stdout[-3000:])
+        raise SystemExit(f"workers bench: {tag}: exit {p.returncode}, {bad}; command: {' '.join(cmd)}")
+    return {"command": cmd, "msg_rate_mps": r["msg_rate_mps"], "goodput_gbps": r["goodput_gbps"]}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--gen", default=os.path.join(ROOT, "build/apps/droce-gen/droce-gen"), help="droce-gen binary")
+    ap.add_argument("--workers", type=int, default=2, help="the scaled case's worker count (default 2)")
+    ap.add_argument("--cpus", type=int, default=os.cpu_count(), help="CPUs to place workers on (default all)")
+    ap.add_argument("--reps", type=int, default=5, help="runs of each configuration (default 5)")
+    ap.add_argument("--duration", type=float, default=4.0, help="measured seconds per run (default 4)")
+    ap.add_argument("--warmup", type=float, default=1.0, help="unmeasured seconds per run (default 1)")
+    ap.add_argument("--no-huge", action="store_true", help="run without hugepages (--no-huge -m MEM_MB)")
+    ap.add_argument("--mem-mb", type=int, default=1024)
+    ap.add_argument("--only", choices=["scaling", "connections"], default=None)
+    ap.add_argument("--json", default=None, help="write every run and the medians here")
+    a = ap.parse_args()
+    if a.workers < 2 or a.reps < 1 or a.duration <= 0 or a.cpus < 1:
+        ap.error("--workers must be >= 2, --reps >= 1, --duration > 0")
+    configs = []
+    if a.only in (None, "scaling"):
+        for op, size in (("send", 64), ("write", 4096)):
+            for w in (1, a.workers):
+                configs.append((f"{op}{size}-w{w}", dict(workers=w, op=op, size=size, qps=16 * a.workers)))
+    if a.only in (None, "connections"):
+        configs.append(("send64-qps16", dict(workers=1, op="send", size=64, qps=16)))
+        configs.append(("send64-qps10000-active100", dict(workers=1, op="send", size=64, qps=10000, active=100)))
+    work = tempfile.mkdtemp(prefix="droce-workers-")
+    runs = {tag: [] for tag, _ in configs}
+    for rep in range(a.reps):
+        for tag, kw in configs:
+            r = run_gen(a, work, f"{tag}-r{rep}", **kw)
+            runs[tag].append(r)
+            print(f"rep {rep} {tag:28s} {r['msg_rate_mps']:8.3f} M msg/s {r['goodput_gbps']:8.3f} Gb/s", flush=True)
+    med = {tag: {k: statistics.median(x[k] for x in rs) for k in ("msg_rate_mps", "goodput_gbps")}
+           for tag, rs in runs.items()}
+    ratios = {}
+    if a.only in (None, "scaling"):
+        for op, size in (("send", 64), ("write", 4096)):
+            one, many = med[f"{op}{size}-w1"], med[f"{op}{size}-w{a.workers}"]
+            ratios[f"{op}{size} {a.workers} workers / 1"] = many["msg_rate_mps"] / one["msg_rate_mps"]
+    if a.only in (None, "connections"):
+        ratios["send64 10000 QPs (100 active) / 16 QPs"] = (med["send64-qps10000-active100"]["msg_rate_mps"] /
+                                                           med["send64-qps16"]["msg_rate_mps"])
+    print("\nmedians:")
+    for tag, m in med.items():
+        print(f"  {tag:28s} {m['msg_rate_mps']:8.3f} M msg/s {m['goodput_gbps']:8.3f} Gb/s")
+    print("ratios (same run):")
+    for k, v in ratios.items():
+        print(f"  {k:42s} {v:6.2f}")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"cpus": a.cpus, "reps": a.reps, "duration_s": a.duration, "runs": runs, "medians": med,
+                       "ratios": ratios}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
