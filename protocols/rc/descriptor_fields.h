@@ -19,8 +19,12 @@ namespace droce::rc {
   f.aeth_syndrome = d.aeth_syndrome;
   f.aeth_msn = d.aeth_msn;
   f.imm = d.imm;
-  // Responses (ACK/NAK/READ data) are not ECN-capable: only requests take part in DCQCN.
-  if (!wire::opcode_info(d.opcode).is_request) f.ecn_override = wire::kEcnNotEct;
+  // Data leaves ECT(0), READ response data included: it is the bulk of a READ flow, so a switch
+  // must be able to mark it and the responder's reaction point must slow it (DCQCN governs the QP
+  // that sends the data, Annex A17.9). ACKs, NAKs and atomic acknowledgements carry no payload
+  // and stay Not-ECT, as RoCE NICs send them.
+  const auto& op = wire::opcode_info(d.opcode);
+  if (!op.is_request && op.kind != wire::OpKind::kReadResponse) f.ecn_override = wire::kEcnNotEct;
   return f;
 }
 

@@ -42,6 +42,7 @@ struct LossyRelay {
   // Marks every Nth ECN-capable IPv4 frame from p1 to p2 CE, as a switch whose queue crossed
   // its threshold would (0: never). The ICRC does not cover the TOS byte; the IP checksum does.
   std::uint32_t ce_every = 0;
+  bool ce_from_p2 = false;  // mark the other direction instead (READ response data, B to A)
   std::uint64_t ect_seen = 0, ce_marked = 0;
   void maybe_mark(rte_mbuf* m) {
     auto* f = rte_pktmbuf_mtod(m, std::uint8_t*);
@@ -78,7 +79,7 @@ struct LossyRelay {
       } else {
         keep[k++] = b[i];
       }
-      if (ce_every != 0 && from == p1 && k > kept_before) maybe_mark(keep[k - 1]);
+      if (ce_every != 0 && from == (ce_from_p2 ? p2 : p1) && k > kept_before) maybe_mark(keep[k - 1]);
     }
     const std::uint16_t sent = rte_eth_tx_burst(to, 0, keep, k);
     for (std::uint16_t i = sent; i < k; ++i) rte_pktmbuf_free(keep[i]);
@@ -111,6 +112,7 @@ struct LabOptions {
   std::uint32_t b_rq_depth = 256;
   bool serialise = false;
   std::uint32_t ce_every = 0;                          // relay marks every Nth A->B data frame CE
+  bool ce_b_to_a = false;                              // ... every Nth B->A frame instead
   std::function<void(EndpointConfig&)> tune_a = {};  // adjust A's config before creation
   std::function<void(EndpointConfig&)> tune_b = {};
   // Time: 0 runs the endpoints on the TSC (wall time); otherwise on a clock the test controls,
@@ -146,6 +148,7 @@ struct Lab {
     if (o.tune_a) o.tune_a(ca);
     if (o.tune_b) o.tune_b(cb);
     relay.ce_every = o.ce_every;
+    relay.ce_from_p2 = o.ce_b_to_a;
     a = std::make_unique<RcEndpoint>(ca);
     b = std::make_unique<RcEndpoint>(cb);
     // The verbs-style sequence: create (INIT), then connect with the peer's address, QPN and PSN.

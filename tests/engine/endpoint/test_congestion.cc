@@ -119,6 +119,53 @@ TEST_CASE("DCQCN in the engine: CE marks draw CNPs, the sender's rate is cut and
   CHECK(rp->state().rate_increases > 0);
 }
 
+TEST_CASE("DCQCN governs READ traffic: CE-marked READ responses draw CNPs that slow the responder",
+          "[engine][dcqcn]") {
+  // A READs from B: the data flows B -> A as READ responses, which must leave ECT(0) so that a
+  // switch can mark them, and the CNPs A's notification point answers them with must reach B's
+  // QP (the one sending the data) and cut its rate.
+  LabOptions o;
+  o.ce_every = 8;
+  o.ce_b_to_a = true;
+  o.tune_b = enable_rp;
+  o.clock_step_ns = kPollNs;
+  Lab lab("tccr", o);
+  constexpr std::uint32_t kMsgs = 100, kSize = 16384;
+  std::vector<std::uint8_t> src(std::size_t{kMsgs} * kSize), dst(src.size());
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::uint8_t>(i * 13 + 5);
+  rc::MemoryRegion smr, dmr;
+  REQUIRE(lab.mem_b.register_memory(src.data(), src.size(), rc::kAccessLocalWrite | rc::kAccessRemoteRead, smr).ok());
+  REQUIRE(lab.mem_a.register_memory(dst.data(), dst.size(), rc::kAccessLocalWrite, dmr).ok());
+  for (std::uint32_t i = 0; i < kMsgs; ++i) {
+    rc::SendWr w;
+    w.wr_id = i;
+    w.opcode = rc::WrOpcode::kRead;
+    w.sge = {reinterpret_cast<std::uint64_t>(dst.data()) + std::uint64_t{i} * kSize, kSize, dmr.lkey};
+    w.remote_addr = reinterpret_cast<std::uint64_t>(src.data()) + std::uint64_t{i} * kSize;
+    w.rkey = smr.rkey;
+    REQUIRE(lab.a->post_send(lab.qpn_a, w).ok());
+  }
+  std::uint32_t done = 0;
+  REQUIRE(lab.run([&] { return (done += reap(lab)) == kMsgs; }));
+  CHECK(dst == src);
+
+  const auto& na = lab.a->counters();
+  const auto& nb = lab.b->counters();
+  // The READ responses were ECN-capable: the relay marked some, and every mark reached A.
+  CHECK(lab.relay.ce_marked > 50);
+  CHECK(na.np_ecn_marked_roce_packets == lab.relay.ce_marked);
+  CHECK(na.np_cnp_sent > 0);
+  // A's CNPs addressed B's QP, whose reaction point cut the READ responses' rate and paced them.
+  CHECK(nb.rp_cnp_handled == na.np_cnp_sent);
+  const dcqcn::DcqcnReactionPoint* rp = lab.b->dcqcn_state(lab.qpn_b);
+  REQUIRE(rp != nullptr);
+  CHECK(rp->state().rate_cuts == nb.rp_cnp_handled);
+  CHECK(rp->rate_bps() < 10e9);
+  CHECK(nb.pacer_waits > 0);
+  // A has no reaction point: nothing of A's was cut.
+  CHECK(na.rp_cnp_handled == 0);
+}
+
 TEST_CASE("the pacer holds a QP to its DCQCN rate", "[engine][dcqcn]") {
   LabOptions o;
   o.tune_a = [](EndpointConfig& c) {
