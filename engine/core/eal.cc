@@ -37,6 +37,40 @@ bool uses_virtio_user(const std::vector<std::string>& args) {
   return false;
 }
 
+// DPDK 22.11's net_memif (eth_memif_tx, copy mode) clears a descriptor's flags only for the
+// second and later buffers of a frame: a frame that fits one buffer, sent from a ring slot that
+// last held the head of a split frame, keeps that slot's stale "next" flag, and the receiver joins
+// it to the frame after it (seen as bad_ip_total_length drops and one lost frame per join, which
+// go-back-N retransmits into the same join: PMTU-4096 READs or 64 KiB echoes over the default
+// 2048-byte buffers ended in "transport retry counter exceeded"). No droce frame is ever split
+// when a buffer holds the largest one (a PMTU-4096 frame with every header is under 4200 bytes),
+// so a net_memif vdev that names no bsize gets this one.
+constexpr const char* kMemifBufferBytes = "8192";
+
+bool names_memif(const std::string& vdev) { return vdev.rfind("net_memif", 0) == 0; }
+
+bool has_devarg(const std::string& vdev, const std::string& key) {
+  std::size_t at = vdev.find(',');
+  while (at != std::string::npos) {
+    if (vdev.compare(at + 1, key.size() + 1, key + "=") == 0) return true;
+    at = vdev.find(',', at + 1);
+  }
+  return false;
+}
+
+// Adds bsize=kMemifBufferBytes to every net_memif --vdev ("--vdev X" or "--vdev=X") that gives none.
+void give_memif_whole_frame_buffers(std::vector<std::string>& args) {
+  const std::string extra = std::string(",bsize=") + kMemifBufferBytes;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const bool separate = args[i] == "--vdev" && i + 1 < args.size();
+    const bool joined = args[i].rfind("--vdev=", 0) == 0;
+    if (!separate && !joined) continue;
+    std::string& arg = separate ? args[++i] : args[i];
+    const std::string vdev = joined ? arg.substr(7) : arg;
+    if (names_memif(vdev) && !has_devarg(vdev, "bsize")) arg += extra;
+  }
+}
+
 // Value of an option given as "--opt v", "--opt=v" or "-lv".
 bool find_value(const std::vector<std::string>& args, const std::string& name, std::string& value) {
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -247,6 +281,7 @@ Status build_eal_args(const std::vector<std::string>& eal, std::vector<std::stri
   } else if (find_value(eal, "--file-prefix", v)) {
     report.file_prefix = v;
   }
+  give_memif_whole_frame_buffers(out);
   if (!has_arg(eal, "--force-max-simd-bitwidth")) out.emplace_back("--force-max-simd-bitwidth=512");
   if (!has_arg(eal, "--log-level")) out.emplace_back("--log-level=*:error");
   report.final_args = out;

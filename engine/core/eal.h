@@ -27,7 +27,9 @@ struct EalReport {
 // Returns the EAL argument list droce will pass for the user's `eal` arguments, or an error:
 // adds --no-huge (+ --no-shconf, -m) when no hugepages are usable, a per-process --file-prefix,
 // --force-max-simd-bitwidth=512 (the ICRC's AVX-512 CRC path), a quiet log level; checks that
-// every requested lcore exists. Pure function of its inputs and the machine; used by Eal::init.
+// every requested lcore exists; gives a net_memif --vdev without a bsize buffers that hold a
+// whole frame (bsize=8192: DPDK 22.11's net_memif corrupts frames split over buffers, see
+// eal.cc). Pure function of its inputs and the machine; used by Eal::init.
 [[nodiscard]] Status build_eal_args(const std::vector<std::string>& eal, std::vector<std::string>& out,
                                     EalReport& report, bool quiet = false);
 

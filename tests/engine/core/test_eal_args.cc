@@ -105,3 +105,17 @@ TEST_CASE("a second EAL initialisation is refused, not a crash", "[eal]") {
   CHECK(again == nullptr);
   CHECK(err.message().find("already") != std::string::npos);
 }
+
+TEST_CASE("a net_memif vdev without bsize gets whole-frame buffers; one that names bsize keeps it", "[engine][eal]") {
+  std::vector<std::string> out;
+  EalReport rep;
+  REQUIRE(build_eal_args({"--no-huge", "--vdev", "net_memif0,role=server,socket=/tmp/x.sock", "--vdev=net_memif1,role=client",
+                          "--vdev", "net_memif2,bsize=2048", "--vdev", "net_ring0"},
+                         out, rep, true)
+              .ok());
+  auto has = [&](const std::string& v) { return std::find(out.begin(), out.end(), v) != out.end(); };
+  CHECK(has("net_memif0,role=server,socket=/tmp/x.sock,bsize=8192"));
+  CHECK(has("--vdev=net_memif1,role=client,bsize=8192"));
+  CHECK(has("net_memif2,bsize=2048"));
+  CHECK(has("net_ring0"));
+}
