@@ -132,19 +132,19 @@ bool MemoryRegistry::attach_payload_va(rte_mbuf* m, std::uint32_t lkey, const st
   return true;
 }
 
-bool MemoryRegistry::find_lkey(const void* ptr, std::uint64_t len, std::uint32_t& lkey) {
+bool MemoryRegistry::find_lkey(const void* ptr, std::uint64_t len, std::uint32_t& lkey, LookupHint* hint) const {
   const auto* va = static_cast<const std::uint8_t*>(ptr);
   auto contains = [&](const Entry& e) {
     return e.in_use && va >= e.mr.addr && len <= e.mr.length &&
            static_cast<std::uint64_t>(va - e.mr.addr) <= e.mr.length - len;
   };
-  if (last_hit_ < entries_.size() && entries_[last_hit_] && contains(*entries_[last_hit_])) {
-    lkey = entries_[last_hit_]->mr.lkey;
+  if (hint != nullptr && hint->index < entries_.size() && entries_[hint->index] && contains(*entries_[hint->index])) {
+    lkey = entries_[hint->index]->mr.lkey;
     return true;
   }
   for (std::uint32_t i = 0; i < entries_.size(); ++i) {
     if (entries_[i] && contains(*entries_[i])) {
-      last_hit_ = i;
+      if (hint != nullptr) hint->index = i;
       lkey = entries_[i]->mr.lkey;
       return true;
     }
@@ -153,9 +153,9 @@ bool MemoryRegistry::find_lkey(const void* ptr, std::uint64_t len, std::uint32_t
 }
 
 bool MemoryRegistry::attach_payload_ptr(rte_mbuf* m, const std::uint8_t* va, std::uint32_t len,
-                                        bool dpdk_memory_only) {
+                                        bool dpdk_memory_only, LookupHint* hint) {
   std::uint32_t lkey = 0;
-  if (!find_lkey(va, len, lkey)) return false;
+  if (!find_lkey(va, len, lkey, hint)) return false;
   if (dpdk_memory_only) {
     const Entry* e = entry(lkey);
     if (e == nullptr || !e->dpdk_memory) return false;

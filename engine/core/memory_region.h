@@ -19,8 +19,18 @@ namespace droce::engine {
 // shared info's refcount is 1 (the registry's own reference) plus one per attached mbuf, so
 // outstanding() says how many frames still point into the region and deregistration is refused
 // while any does.
+// Threads: lookups and attaches (find_lkey, attach_payload*, table() checks, outstanding) write
+// nothing in the registry but the regions' atomic refcounts, so any number of threads may run
+// them at once. Registration and deregistration are the control path: not concurrently with them.
 class MemoryRegistry {
  public:
+  // The region the caller's last pointer lookup hit: a QP's packets nearly always come from the
+  // region of the previous one. Each caller keeps its own (an endpoint, a worker), so the
+  // lookup itself stays read-only and needs no lock.
+  struct LookupHint {
+    std::uint32_t index = 0;
+  };
+
   explicit MemoryRegistry(std::uint32_t capacity = 1024);
   ~MemoryRegistry();
   MemoryRegistry(const MemoryRegistry&) = delete;
@@ -46,17 +56,18 @@ class MemoryRegistry {
   [[nodiscard]] bool attach_payload_va(rte_mbuf* m, std::uint32_t lkey, const std::uint8_t* va, std::uint32_t len);
 
   // Same, for a pointer the transport holds (a work request's or READ response's payload):
-  // finds the region containing [va, va+len) — a scan over the registered regions with a
-  // last-hit cache, since a QP's packets nearly always come from the region of the previous one.
+  // finds the region containing [va, va+len) — the caller's hint first, else a scan over the
+  // registered regions (which updates the hint).
   // With `dpdk_memory_only`, regions outside DPDK's own memory are refused (the caller copies):
   // a virtio_user port's vhost-user peer can read only memory shared with it by file descriptor,
   // which is DPDK's hugepage or memfd segments, never heap pages registered as external memory.
   [[nodiscard]] bool attach_payload_ptr(rte_mbuf* m, const std::uint8_t* va, std::uint32_t len,
-                                        bool dpdk_memory_only = false);
+                                        bool dpdk_memory_only = false, LookupHint* hint = nullptr);
 
   // The lkey of the region holding [va, va+len), for APIs that take plain pointers; false when no
-  // registered region holds all of it.
-  [[nodiscard]] bool find_lkey(const void* va, std::uint64_t len, std::uint32_t& lkey);
+  // registered region holds all of it. Without a hint every lookup scans.
+  [[nodiscard]] bool find_lkey(const void* va, std::uint64_t len, std::uint32_t& lkey,
+                               LookupHint* hint = nullptr) const;
 
   // Frames still attached to the region with `lkey` (0 for unknown keys).
   [[nodiscard]] std::uint32_t outstanding(std::uint32_t lkey) const;
@@ -77,8 +88,7 @@ class MemoryRegistry {
   const Entry* entry(std::uint32_t lkey) const;
 
   rc::MrTable table_;
-  std::vector<std::unique_ptr<Entry>> entries_;
-  std::uint32_t last_hit_ = 0;  // by MrTable slot index; stable addresses for shinfo
+  std::vector<std::unique_ptr<Entry>> entries_;  // by MrTable slot index; stable addresses for shinfo
 };
 
 }  // namespace droce::engine

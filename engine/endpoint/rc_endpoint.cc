@@ -17,7 +17,10 @@ namespace droce::engine {
 
 RcEndpoint::RcEndpoint(const EndpointConfig& cfg)
     : cfg_(cfg), qps_(cfg.max_qps), scratch_(16384),
-      wheel_(cfg.max_qps, 1024, rte_get_tsc_hz() / 1'000'000 != 0 ? rte_get_tsc_hz() / 1'000'000 : 1) {
+      wheel_(cfg.max_qps, 1024, rte_get_tsc_hz() / 1'000'000 != 0 ? rte_get_tsc_hz() / 1'000'000 : 1),
+      // ~1 µs buckets: 4096 cover 4 ms (ACK timeouts beyond wait in their bucket for their turn);
+      // 1024 cover DCQCN's periods (tens of µs).
+      timer_wheel_(cfg.max_qps, 4096, 1024), rate_wheel_(cfg.max_qps, 1024, 1024) {
   // Zero-copy TX sends chained mbufs, so the port must take them. net_ring advertises no
   // offloads but only moves mbuf pointers, so a chain crosses it untouched.
   rte_eth_dev_info info{};
@@ -51,16 +54,91 @@ std::uint64_t RcEndpoint::now_ns(std::uint64_t tsc) const {
 double RcEndpoint::rx_copies_per_byte() const {
   std::uint64_t copied = c_.rx_view_bytes_copied, delivered = 0;
   for (const auto& s : qps_) {
-    if (!s.qp) continue;
-    copied += s.qp->counters().bytes_copied;
-    delivered += s.qp->counters().bytes_delivered;
+    if (!s) continue;
+    copied += s->qp->counters().bytes_copied;
+    delivered += s->qp->counters().bytes_delivered;
   }
   return delivered == 0 ? 0.0 : static_cast<double>(copied) / static_cast<double>(delivered);
 }
 
 RcEndpoint::QpSlot* RcEndpoint::slot(std::uint32_t qpn) {
   const std::uint32_t i = qpn - cfg_.qpn_base;  // wraps to a huge index below the base
-  return i < qps_.size() && qps_[i].qp ? &qps_[i] : nullptr;
+  return i < qps_.size() ? qps_[i].get() : nullptr;
+}
+
+void RcEndpoint::make_ready(QpSlot& s) {
+  if (s.on_ready) return;
+  s.on_ready = true;
+  s.ready_next = kNoSlot;
+  if (ready_tail_ == kNoSlot)
+    ready_head_ = s.index;
+  else
+    qps_[ready_tail_]->ready_next = s.index;
+  ready_tail_ = s.index;
+  ++ready_len_;
+}
+
+void RcEndpoint::make_ready_first(QpSlot& s) {
+  if (s.on_ready) return;
+  s.on_ready = true;
+  s.ready_next = ready_head_;
+  ready_head_ = s.index;
+  if (ready_tail_ == kNoSlot) ready_tail_ = s.index;
+  ++ready_len_;
+}
+
+// Only called with ready_len_ != 0.
+RcEndpoint::QpSlot& RcEndpoint::take_ready() {
+  QpSlot& s = *qps_[ready_head_];
+  ready_head_ = s.ready_next;
+  if (ready_head_ == kNoSlot) ready_tail_ = kNoSlot;
+  s.ready_next = kNoSlot;
+  s.on_ready = false;
+  --ready_len_;
+  return s;
+}
+
+void RcEndpoint::on_doorbell(void* ctx, std::uint32_t slot) {
+  auto* ep = static_cast<RcEndpoint*>(ctx);
+  ep->make_ready(*ep->qps_[slot]);
+}
+
+void RcEndpoint::note_activity(QpSlot& s) {
+  make_ready(s);
+  reschedule(s);
+}
+
+// Only an RTS QP acts on its timers (on_timer, the RNR wait in next_packet); a QP in ERROR may
+// keep a stale RNR deadline, which must not fire every poll.
+std::uint64_t RcEndpoint::qp_deadline_ns(const QpSlot& s) const {
+  return s.connected && s.qp->state() == rc::QpState::kRts ? s.qp->next_timer_ns() : kNever;
+}
+
+// At line rate (Rc and Rt) the rate timers change nothing a later advance() would not apply
+// in closed form (α decay, the stage count): on_cnp and on_bytes_sent advance first. Only a
+// QP recovering from a cut needs its timers on time, so only those are on the wheel.
+std::uint64_t RcEndpoint::rate_deadline_ns(const QpSlot& s) const {
+  if (!cfg_.dcqcn_reaction_point || !s.connected) return kNever;
+  const double line = s.rp.params().line_rate_bps;
+  if (s.rp.rate_bps() >= line && s.rp.state().target_rate_bps >= line) return kNever;
+  return s.rp.next_event_ns();
+}
+
+void RcEndpoint::reschedule(QpSlot& s) {
+  if (const std::uint64_t t = qp_deadline_ns(s); t != s.timer_at_ns) {
+    s.timer_at_ns = t;
+    if (t == kNever)
+      timer_wheel_.cancel(s.index);
+    else
+      timer_wheel_.schedule(s.index, t);
+  }
+  if (const std::uint64_t t = rate_deadline_ns(s); t != s.rate_at_ns) {
+    s.rate_at_ns = t;
+    if (t == kNever)
+      rate_wheel_.cancel(s.index);
+    else
+      rate_wheel_.schedule(s.index, t);
+  }
 }
 
 rc::RcQp* RcEndpoint::qp(std::uint32_t qpn) {
@@ -70,8 +148,8 @@ rc::RcQp* RcEndpoint::qp(std::uint32_t qpn) {
 
 Status RcEndpoint::create_qp(rc::QpAttr attr, std::uint32_t& qpn) {
   if (cfg_.memory == nullptr || cfg_.pool == nullptr) return Status::error("endpoint has no memory registry or pool");
-  for (std::uint32_t i = 0; i < qps_.size(); ++i) {
-    if (qps_[i].qp) continue;
+  for (std::uint32_t i = first_free_slot_; i < qps_.size(); ++i) {
+    if (qps_[i]) continue;
     attr.qpn = cfg_.qpn_base + i;
     if (std::string e = attr.validate(); !e.empty()) return Status::error("QP attributes: " + e);
     if (cfg_.dcqcn_reaction_point || cfg_.dcqcn_notification_point)
@@ -79,10 +157,13 @@ Status RcEndpoint::create_qp(rc::QpAttr attr, std::uint32_t& qpn) {
     auto q = std::make_unique<rc::RcQp>(attr, cfg_.memory->table());
     if (std::string e = q->modify(rc::QpState::kInit); !e.empty())
       return Status::error("QP " + std::to_string(attr.qpn) + ": " + e);
-    QpSlot& s = qps_[i];
-    s = QpSlot{};
+    qps_[i] = std::make_unique<QpSlot>();
+    first_free_slot_ = i + 1;
+    QpSlot& s = *qps_[i];
     s.qp = std::move(q);
-    wheel_.cancel(i);  // a slot reused after an earlier QP may still be on the wheel
+    s.index = i;
+    // Work posted on the QP itself (QpChannel, rc::RcQp users) puts it on the ready list too.
+    s.qp->set_doorbell(&RcEndpoint::on_doorbell, this, i);
     s.np = dcqcn::DcqcnNotificationPoint(cfg_.dcqcn.np_min_time_between_cnps_ns);
     s.pacer = dcqcn::Pacer(static_cast<std::uint64_t>(static_cast<double>(cfg_.pacer_burst_ns) / ns_per_tsc_),
                            static_cast<double>(tsc_hz_));
@@ -130,6 +211,7 @@ Status RcEndpoint::connect(std::uint32_t qpn, const RemoteQp& remote) {
       if (std::string e = s->qp->post_recv(credit); !e.empty()) return Status::error("connect: " + e);
     }
   }
+  note_activity(*s);
   return {};
 }
 
@@ -145,6 +227,7 @@ Status RcEndpoint::set_error(std::uint32_t qpn) {
   QpSlot* s = slot(qpn);
   if (s == nullptr) return Status::error("set_error: unknown QPN " + std::to_string(qpn));
   (void)s->qp->modify(rc::QpState::kError);  // always allowed
+  note_activity(*s);  // flushed work, a NAK that may still leave
   return {};
 }
 
@@ -152,6 +235,7 @@ Status RcEndpoint::post_send(std::uint32_t qpn, const rc::SendWr& wr) {
   QpSlot* s = slot(qpn);
   if (s == nullptr) return Status::error("post_send: unknown QPN " + std::to_string(qpn));
   if (std::string e = s->qp->post_send(wr); !e.empty()) return Status::error(e);
+  note_activity(*s);
   return {};
 }
 
@@ -161,6 +245,7 @@ Status RcEndpoint::post_recv(std::uint32_t qpn, const rc::RecvWr& wr) {
   if (s->qp->attr().recv_mode == rc::RecvMode::kMessageViews)
     return Status::error("post_recv: QP " + std::to_string(qpn) + " receives message views (receive_message)");
   if (std::string e = s->qp->post_recv(wr); !e.empty()) return Status::error(e);
+  note_activity(*s);
   return {};
 }
 
@@ -190,7 +275,7 @@ Status RcEndpoint::send_message(std::uint32_t qpn, const void* buf, std::uint32_
   if (imm != nullptr) wr.imm = *imm;
   if (len != 0) {
     std::uint32_t lkey = 0;
-    if (buf == nullptr || !cfg_.memory->find_lkey(buf, len, lkey))
+    if (buf == nullptr || !cfg_.memory->find_lkey(buf, len, lkey, &mr_hint_))
       return Status::error("send_message: buffer is not inside registered memory");
     wr.sge = {reinterpret_cast<std::uint64_t>(buf), len, lkey};
   }
@@ -216,6 +301,7 @@ void RcEndpoint::release(MessageView& v) {
   rc::RecvWr credit;
   credit.sge.length = s->credit_bytes;
   (void)s->qp->post_recv(credit);  // cannot be full: credits out never exceed rq_depth
+  note_activity(*s);
 }
 
 void RcEndpoint::drop_views(QpSlot& s) {
@@ -286,6 +372,7 @@ void RcEndpoint::on_cnp(const wire::PacketInfo& pi, std::uint64_t now_ns) {
   }
   const std::uint64_t handled = s->rp.state().rp_cnp_handled;
   s->rp.on_cnp(now_ns);
+  reschedule(*s);  // a cut starts the rate timers
   if (s->rp.state().rp_cnp_handled != handled)
     ++c_.rp_cnp_handled;
   else
@@ -471,6 +558,8 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
     if (cfg_.dcqcn_notification_point && s->connected && s->np.on_packet(true, now_ns)) send_cnp(*s, rx_now_tsc_);
   }
   const rc::RxDelivery d = q->on_packet(pi, data + pi.payload_offset, qp_now_ns_);
+  // An ACK, NAK, response or request: something may be due to send, a timer may have moved.
+  note_activity(*s);
   if (d == rc::RxDelivery::kNone) {
     // A message in progress dies with the QP (the responder NAKed it into ERROR).
     if (q->state() == rc::QpState::kError && s->asm_head != nullptr) drop_views(*s);
@@ -485,6 +574,7 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
       ++c_.rx_view_drops;
       drop_views(*s);
       (void)q->modify(rc::QpState::kError);
+      reschedule(*s);
       return false;
     }
     kept = linear;  // a copied payload leaves the frame to the caller
@@ -509,7 +599,7 @@ std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::ui
   if (zero_copy) {
     rte_mbuf* pm = rte_pktmbuf_alloc(cfg_.pool);
     rte_mbuf* tm = pm != nullptr ? rte_pktmbuf_alloc(cfg_.pool) : nullptr;
-    if (tm == nullptr || !cfg_.memory->attach_payload_ptr(pm, d.payload, d.payload_len, dpdk_memory_tx_only_)) {
+    if (tm == nullptr || !cfg_.memory->attach_payload_ptr(pm, d.payload, d.payload_len, dpdk_memory_tx_only_, &mr_hint_)) {
       if (pm != nullptr) rte_pktmbuf_free(pm);
       if (tm != nullptr) rte_pktmbuf_free(tm);
       zero_copy = false;  // fall back to a copy (counted) rather than fail the packet
@@ -572,18 +662,9 @@ void RcEndpoint::poll_received(std::uint64_t now_tsc, rte_mbuf* const* rx, std::
   }
   if (cfg_.counters != nullptr) cfg_.counters->rx_packets += n;
   if (pfc_paused_ && now >= pfc_pause_until_ns_) account_pause(now);
-  const bool paced = cfg_.dcqcn_reaction_point;
-  if (paced && wheel_.size() != 0) {
-    // QPs whose send time came: their data may leave again.
-    std::uint32_t due[64];
-    for (int round = 0; round < 4; ++round) {
-      const std::uint32_t k = wheel_.poll(now_tsc, due, 64);
-      for (std::uint32_t i = 0; i < k; ++i) qps_[due[i]].paced_wait = false;
-      if (k < 64) break;
-    }
-  }
+  release_paced(now_tsc);
   run_timers(now, qp_now);
-  if (!pfc_paused_) transmit_round_robin(now, now_tsc);
+  if (!pfc_paused_) transmit_ready(now, now_tsc);
   if (pfc_paused_) return;  // frames already batched wait for the pause to end
   std::uint64_t bytes = 0;
   const std::uint16_t sent = tx_.flush(cfg_.port_id, cfg_.queue, bytes);
@@ -610,64 +691,101 @@ std::uint64_t RcEndpoint::advance_qp_clock(std::uint64_t now) {
   return qp_now_ns_;
 }
 
-// Every connected QP's timers run every poll, whatever transmit does (a full backlog, PFC).
-// DCQCN's rate timers are held with transmit while PFC pauses it, as before.
-void RcEndpoint::run_timers(std::uint64_t now, std::uint64_t qp_now) {
-  const bool rate_timers = cfg_.dcqcn_reaction_point && !pfc_paused_;
-  for (QpSlot& s : qps_) {
-    if (!s.qp || !s.connected) continue;
-    s.qp->on_timer(qp_now);
-    if (rate_timers && now >= s.rp.next_event_ns()) s.rp.advance(now);
+// Paced QPs whose send time came: their data may leave again.
+void RcEndpoint::release_paced(std::uint64_t now_tsc) {
+  if (wheel_.size() == 0) return;
+  std::uint32_t due[64];
+  for (int round = 0; round < 4; ++round) {
+    const std::uint32_t k = wheel_.poll(now_tsc, due, 64);
+    for (std::uint32_t i = 0; i < k; ++i) {
+      QpSlot& s = *qps_[due[i]];
+      s.paced_wait = false;
+      make_ready(s);
+    }
+    if (k < 64) break;
   }
 }
 
-// One pass over the QPs starting where the last one was cut short: a QP whose turn the full TX
-// backlog ended goes first next time, so the low-numbered QPs cannot keep the backlog to
-// themselves while the others' ACK timers run out (with 64 busy QPs the later ones never sent).
-void RcEndpoint::transmit_round_robin(std::uint64_t now, std::uint64_t now_tsc) {
-  const auto count = static_cast<std::uint32_t>(qps_.size());
-  if (count == 0) return;
-  std::uint32_t i = tx_next_ < count ? tx_next_ : 0;
-  for (std::uint32_t visited = 0; visited < count; ++visited, i = i + 1 == count ? 0 : i + 1) {
-    if (!transmit_turn(i, now, now_tsc)) {
-      tx_next_ = i;
-      return;
+// Every connected QP's timers run when due, whatever transmit does (a full backlog, PFC): the
+// wheels hand over only the QPs whose deadline came, so an idle QP costs nothing here. DCQCN's
+// rate timers are held with transmit while PFC pauses it (they run late, in one advance()).
+// A QP whose timer fired gets a transmit turn (a retransmission, the end of an RNR wait).
+// More than kTimerBurst due at once: the rest fire in the next poll (the wheel keeps them).
+void RcEndpoint::run_timers(std::uint64_t now, std::uint64_t qp_now) {
+  constexpr std::uint32_t kTimerBurst = 256;
+  std::uint32_t due[kTimerBurst];
+  if (timer_wheel_.size() != 0) {
+    const std::uint32_t k = timer_wheel_.poll(qp_now, due, kTimerBurst);
+    c_.timer_fires += k;
+    for (std::uint32_t i = 0; i < k; ++i) {
+      QpSlot& s = *qps_[due[i]];
+      s.timer_at_ns = kNever;  // off the wheel: reschedule() puts it back at its next deadline
+      s.qp->on_timer(qp_now);
+      note_activity(s);
+    }
+  }
+  if (cfg_.dcqcn_reaction_point && !pfc_paused_ && rate_wheel_.size() != 0) {
+    const std::uint32_t k = rate_wheel_.poll(now, due, kTimerBurst);
+    c_.timer_fires += k;
+    for (std::uint32_t i = 0; i < k; ++i) {
+      QpSlot& s = *qps_[due[i]];
+      s.rate_at_ns = kNever;
+      s.rp.advance(now);
+      note_activity(s);
     }
   }
 }
 
-bool RcEndpoint::transmit_turn(std::uint32_t i, std::uint64_t now, std::uint64_t now_tsc) {
-  QpSlot& s = qps_[i];
-  if (!s.qp || !s.connected) return true;
-  if (tx_.room() == 0) return false;
+// One turn for each QP on the ready list, in order. A QP that still has packets after its turn
+// goes to the back; one whose turn the full TX backlog ended goes first next poll (and the
+// ones after it keep their places); one with nothing to send leaves the list until an event
+// (a post, a packet, a timer, the pacer) brings it back.
+void RcEndpoint::transmit_ready(std::uint64_t now, std::uint64_t now_tsc) {
+  for (std::uint32_t turns = ready_len_; turns != 0; --turns) {
+    if (tx_.room() == 0) return;  // the QP at the front keeps its place
+    QpSlot& s = take_ready();
+    ++c_.tx_qp_turns;
+    const Turn t = transmit_turn(s, now, now_tsc);
+    reschedule(s);  // a request sent arms the ACK timer; bytes sent move DCQCN's byte counter
+    if (t == Turn::kBacklogFull) {
+      make_ready_first(s);
+      return;
+    }
+    if (t == Turn::kMore) make_ready(s);
+  }
+}
+
+RcEndpoint::Turn RcEndpoint::transmit_turn(QpSlot& s, std::uint64_t now, std::uint64_t now_tsc) {
+  if (!s.connected) return Turn::kDone;
   const bool paced = cfg_.dcqcn_reaction_point;
   rc::TxDescriptor d;
   // Bounded per QP per poll so one QP cannot starve the others or RX.
   for (int k = 0; k < 32; ++k) {
-    if (tx_.room() == 0) return false;
-    if (!s.qp->next_packet(qp_now_ns_, d, !s.paced_wait)) return true;
+    if (tx_.room() == 0) return Turn::kBacklogFull;
+    if (!s.qp->next_packet(qp_now_ns_, d, !s.paced_wait)) return Turn::kDone;
     const std::uint32_t bytes = transmit(s, d, now_tsc);
     if (bytes == 0) {
       ++c_.tx_alloc_failures;  // the packet is lost locally; go-back-N resends it
-      return true;
+      return Turn::kMore;
     }
     if (!paced || d.opcode == static_cast<std::uint8_t>(wire::Opcode::kAck)) continue;
     // The pacer spaces data at the DCQCN rate in TSC cycles; the byte counter drives increases.
     s.pacer.on_send(bytes, s.rp.rate_bps(), now_tsc);
     s.rp.on_bytes_sent(bytes, now);
     if (!s.pacer.may_send(now_tsc)) {
+      // Off the ready list once only ACKs may leave; the wheel brings it back at its send time.
       s.paced_wait = true;
-      wheel_.schedule(i, s.pacer.next_send_ticks());
+      wheel_.schedule(s.index, s.pacer.next_send_ticks());
       ++c_.pacer_waits;
     }
   }
-  return true;
+  return Turn::kMore;
 }
 
 void RcEndpoint::finish() {
   c_.tx_backlog_drops += tx_.drop_all();
   for (auto& s : qps_)
-    if (s.qp) drop_views(s);
+    if (s) drop_views(*s);
 }
 
 }  // namespace droce::engine

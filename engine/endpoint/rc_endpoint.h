@@ -103,6 +103,10 @@ struct EndpointCounters {
   std::uint64_t pfc_resume_frames = 0; // XON: zero quanta for our priority
   std::uint64_t pfc_other_frames = 0;  // MAC Control frames not for our priority (or not PFC)
   std::uint64_t pfc_paused_ns = 0;     // time transmit was held by PFC
+  // Work per poll follows activity, not the number of QPs: transmit visits only QPs on the
+  // ready list, and timers are kept on wheels. An idle connected QP adds to neither.
+  std::uint64_t tx_qp_turns = 0;       // transmit turns given to QPs (one per ready QP visited)
+  std::uint64_t timer_fires = 0;       // QP timers (ACK timeout, RNR wait) and DCQCN rate timers that came due
 };
 
 // The peer of a QP, given statically (labs, hardware peers) or learned out of band.
@@ -180,8 +184,20 @@ class RcEndpoint {
   [[nodiscard]] double rx_copies_per_byte() const;
 
  private:
+  static constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
+  static constexpr std::uint64_t kNever = UINT64_MAX;
+  // A QP's transport state, allocated when the QP is created: a slot without a QP is one null
+  // pointer, so max_qps can be large.
   struct QpSlot {
     std::unique_ptr<rc::RcQp> qp;
+    std::uint32_t index = 0;           // its slot: QPN - qpn_base
+    // Ready list (QPs that may have something to send), linked through the slots.
+    std::uint32_t ready_next = kNoSlot;
+    bool on_ready = false;
+    // The deadlines this QP is on the timer wheels for (kNever: not on them), so that
+    // rescheduling after an event is one compare when nothing changed.
+    std::uint64_t timer_at_ns = kNever;  // RcQp::next_timer_ns(), on the QPs' clock
+    std::uint64_t rate_at_ns = kNever;   // DcqcnReactionPoint::next_event_ns(), on the poll's clock
     wire::HeaderTemplate tmpl;
     std::uint16_t ip_id = 0;
     bool connected = false;
@@ -199,6 +215,21 @@ class RcEndpoint {
     bool paced_wait = false;  // on the timing wheel until its next send time
   };
   QpSlot* slot(std::uint32_t qpn);
+  // The QP may have something to send: it goes on the ready list (at the back; once).
+  void make_ready(QpSlot& s);
+  // A QP whose turn the full TX backlog cut: first in the next poll.
+  void make_ready_first(QpSlot& s);
+  [[nodiscard]] QpSlot& take_ready();
+  // Something happened to the QP (work posted, a packet received, a state change): it gets a
+  // transmit turn and its timers are rescheduled.
+  void note_activity(QpSlot& s);
+  // RcQp's doorbell: work was posted on the QP or its state changed, by whatever path.
+  static void on_doorbell(void* ctx, std::uint32_t slot);
+  // Puts the QP on the timer wheels at its current deadlines (O(1); no-op when unchanged).
+  void reschedule(QpSlot& s);
+  [[nodiscard]] std::uint64_t qp_deadline_ns(const QpSlot& s) const;
+  [[nodiscard]] std::uint64_t rate_deadline_ns(const QpSlot& s) const;
+  void release_paced(std::uint64_t now_tsc);
   // True when the frame was kept (a view took it); false: the caller frees it.
   bool receive(rte_mbuf* m, std::uint64_t now_ns);
   bool keep_payload(QpSlot& s, rte_mbuf* m, const wire::PacketInfo& pi, const std::uint8_t* payload, bool linear);
@@ -211,9 +242,14 @@ class RcEndpoint {
   [[nodiscard]] wire::DropReason check_response_length(const QpSlot& s, const wire::PacketInfo& pi) const;
   void run_timers(std::uint64_t now, std::uint64_t qp_now);
   [[nodiscard]] std::uint64_t advance_qp_clock(std::uint64_t now);
-  void transmit_round_robin(std::uint64_t now, std::uint64_t now_tsc);
-  // Sends up to one turn of the QP's packets; false when the TX backlog filled during its turn.
-  bool transmit_turn(std::uint32_t i, std::uint64_t now, std::uint64_t now_tsc);
+  void transmit_ready(std::uint64_t now, std::uint64_t now_tsc);
+  enum class Turn : std::uint8_t {
+    kDone,         // nothing more to send now (or paced): off the ready list
+    kMore,         // the per-turn bound (or a failed allocation) ended it: back of the list
+    kBacklogFull,  // the TX backlog filled: front of the list
+  };
+  // Sends up to one turn of the QP's packets.
+  Turn transmit_turn(QpSlot& s, std::uint64_t now, std::uint64_t now_tsc);
   void on_cnp(const wire::PacketInfo& pi, std::uint64_t now_ns);
   void send_cnp(QpSlot& s, std::uint64_t now_tsc);
   void on_mac_control(const std::uint8_t* frame, std::uint32_t len, std::uint64_t now_ns);
@@ -222,10 +258,12 @@ class RcEndpoint {
   EndpointConfig cfg_;
   bool multi_seg_ok_ = false;
   bool dpdk_memory_tx_only_ = false;  // zero-copy only from DPDK memory (virtio_user)
-  std::vector<QpSlot> qps_;
-  // Transmit starts each poll at the QP whose turn the last poll cut short (the TX backlog
-  // filled), so every QP gets its turn however busy the low-numbered ones are.
-  std::uint32_t tx_next_ = 0;
+  std::vector<std::unique_ptr<QpSlot>> qps_;
+  std::uint32_t first_free_slot_ = 0;  // slots are never freed: create_qp fills them in order
+  // QPs that may have something to send, FIFO, each at most once. Transmit gives each a turn in
+  // order; a QP whose turn the full TX backlog cut goes first in the next poll, so every QP gets
+  // its turn however busy the others are (with 64 busy QPs the later ones never sent).
+  std::uint32_t ready_head_ = kNoSlot, ready_tail_ = kNoSlot, ready_len_ = 0;
   bool rx_promiscuous_ = false;  // this poll's view of the port's mode (cfg or PMD)
   // The clock the QPs see (max_poll_gap_ns), and the poll time it last advanced from.
   std::uint64_t qp_now_ns_ = 0;
@@ -238,12 +276,19 @@ class RcEndpoint {
   std::uint64_t tsc_hz_ = 1;
   // Paced QPs waiting for their send time, by slot index, in TSC cycles (1 µs buckets).
   dcqcn::TimingWheel wheel_;
+  // QPs with an armed timer (ACK timeout, RNR wait), by slot index, on the QPs' clock (ns).
+  dcqcn::TimingWheel timer_wheel_;
+  // QPs whose DCQCN rate timers have work (rate below line rate), by slot index, poll time (ns).
+  dcqcn::TimingWheel rate_wheel_;
   std::uint64_t rx_now_tsc_ = 0;  // the poll's TSC reading, for CNPs built on the RX path
   double pfc_link_bps_ = 10e9;
   bool pfc_paused_ = false;
   std::uint64_t pfc_paused_since_ns_ = 0;
   std::uint64_t pfc_pause_until_ns_ = 0;
   std::uint64_t views_held_ = 0;
+  // This endpoint's own last-hit region: the registry may be shared with other threads'
+  // endpoints, and its lookups write nothing.
+  MemoryRegistry::LookupHint mr_hint_;
 };
 
 }  // namespace droce::engine

@@ -29,6 +29,7 @@ std::string RcQp::modify(QpState to, const QpAttr* attr) {
   }
   if (to == QpState::kError) {
     enter_error();
+    ring_doorbell();
     return {};
   }
   if (to == QpState::kReset) {
@@ -52,6 +53,7 @@ std::string RcQp::modify(QpState to, const QpAttr* attr) {
     sq_.since_ack_req = 0;
   }
   state_ = to;
+  ring_doorbell();
   return {};
 }
 
@@ -72,6 +74,7 @@ std::string RcQp::post_send(const SendWr& wr) {
   sq_.post_psn = psn_add(sq_.post_psn, w.npkts);
   sq_.ring[sq_.tail % sq_.ring.size()] = w;
   ++sq_.tail;
+  ring_doorbell();
   return {};
 }
 
@@ -86,6 +89,7 @@ std::string RcQp::post_recv(const RecvWr& wr) {
     return "post_recv: buffer not in a registered, locally writable region";
   rq_.ring[rq_.tail % rq_.ring.size()] = r;
   ++rq_.tail;
+  ring_doorbell();
   return {};
 }
 

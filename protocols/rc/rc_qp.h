@@ -49,6 +49,16 @@ class RcQp {
   [[nodiscard]] std::uint64_t next_timer_ns() const;
 
   [[nodiscard]] bool poll_cq(Completion& out);
+
+  // The owner's doorbell, rung after post_send, post_recv and modify succeed (as ibv_post_send
+  // rings the NIC's): an owner that services only the QPs with work learns of work posted
+  // straight on the QP (a channel, a test) as well as through itself. `tag` is the owner's.
+  using Doorbell = void (*)(void* ctx, std::uint32_t tag);
+  void set_doorbell(Doorbell ring, void* ctx, std::uint32_t tag) {
+    doorbell_ = ring;
+    doorbell_ctx_ = ctx;
+    doorbell_tag_ = tag;
+  }
   [[nodiscard]] const RcCounters& counters() const { return c_; }
 
   // Telemetry: spec-named sequence state.
@@ -143,6 +153,12 @@ class RcQp {
   std::vector<Completion> cq_;
   std::uint64_t cq_head_ = 0, cq_tail_ = 0;
   RcCounters c_;
+  Doorbell doorbell_ = nullptr;
+  void* doorbell_ctx_ = nullptr;
+  std::uint32_t doorbell_tag_ = 0;
+  void ring_doorbell() const {
+    if (doorbell_ != nullptr) doorbell_(doorbell_ctx_, doorbell_tag_);
+  }
 };
 
 }  // namespace droce::rc

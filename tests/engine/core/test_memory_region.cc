@@ -4,7 +4,9 @@
 #include <rte_eth_ring.h>
 #include <rte_ring.h>
 
+#include <atomic>
 #include <numeric>
+#include <thread>
 #include <vector>
 
 #include "engine/core/memory_region.h"
@@ -105,4 +107,43 @@ TEST_CASE("zero-copy: header mbuf + application payload as extbuf crosses net_ri
   rte_pktmbuf_free(m);
   port.reset();
   rte_ring_free(r);
+}
+
+// Worker threads sharing one registry look up their own buffers at once: each keeps its own
+// hint, so a lookup writes nothing shared (a shared last-hit cache was a data race, and under
+// TSan a report) and every thread gets the key of the region that holds its pointer.
+TEST_CASE("pointer lookups from several threads at once -> each gets the key of its own region", "[engine][mr]") {
+  MemoryRegistry reg(16);
+  constexpr int kRegions = 4;
+  std::vector<std::vector<std::uint8_t>> bufs(kRegions, std::vector<std::uint8_t>(4096));
+  std::uint32_t lkeys[kRegions] = {};
+  for (int r = 0; r < kRegions; ++r) {
+    droce::rc::MemoryRegion mr;
+    REQUIRE(reg.register_memory(bufs[r].data(), bufs[r].size(), kAccessLocalWrite, mr).ok());
+    lkeys[r] = mr.lkey;
+  }
+  const MemoryRegistry& shared = reg;
+  std::atomic<std::uint64_t> wrong{0}, found{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kRegions; ++t) {
+    threads.emplace_back([&, t] {
+      MemoryRegistry::LookupHint hint;
+      for (int k = 0; k < 20'000; ++k) {
+        // Alternate between two regions so the hint misses, scans and moves every other lookup.
+        const int r = (k & 1) != 0 ? t : (t + 1) % kRegions;
+        std::uint32_t lkey = 0;
+        if (!shared.find_lkey(bufs[r].data() + (k % 4000), 64, lkey, &hint) || lkey != lkeys[r])
+          wrong.fetch_add(1, std::memory_order_relaxed);
+        else
+          found.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  CHECK(wrong.load() == 0);
+  CHECK(found.load() == kRegions * 20'000u);
+  // Outside every region: not found, from any thread.
+  std::uint8_t stray[64];
+  std::uint32_t lkey = 0;
+  CHECK_FALSE(shared.find_lkey(stray, sizeof(stray), lkey));
 }
