@@ -21,6 +21,8 @@
 
 #include <rte_lcore.h>
 
+#include "apps/droce-echo/echo_client.h"
+#include "apps/droce-echo/echo_server.h"
 #include "apps/droce-echo/options.h"
 #include "apps/common/output_file.h"
 #include "apps/common/address_text.h"
@@ -43,7 +45,9 @@ using namespace droce::engine;
 
 namespace {
 
+using echo::ClientState;
 using echo::Options;
+using echo::client_step;
 
 rc::QpAttr echo_qp_attr(const Options& o, std::uint32_t psn) {
   rc::QpAttr a;
@@ -56,102 +60,6 @@ rc::QpAttr echo_qp_attr(const Options& o, std::uint32_t psn) {
   a.max_message_bytes = 65536;
   a.rq_depth = 64;
   return a;
-}
-
-// The service: every received message goes back — with the same immediate data to a droce-echo
-// client, as a plain SEND to ibv_rc_pingpong (whose client sends back each reply it receives, so
-// every request after its first must equal our previous reply: a check of both directions). The
-// reply is copied out of the view into registered memory (a view's frames are not registered).
-class EchoServer {
- public:
-  EchoServer(RcEndpoint& ep, MemoryRegistry& mem, std::uint32_t qpn, bool rc_pingpong)
-      : ep_(ep), qpn_(qpn), rc_pingpong_(rc_pingpong), buf_(kSlots * 65536) {
-    (void)mem.register_memory(buf_.data(), buf_.size(), rc::kAccessLocalWrite, mr_);
-  }
-  void serve() {
-    rc::Completion c[16];
-    for (unsigned n = ep_.poll_cq(qpn_, c, 16), i = 0; i < n; ++i) {
-      --outstanding_;
-      if (c[i].status == rc::WcStatus::kSuccess) continue;
-      if (c[i].status == rc::WcStatus::kRetryExcErr && c[i].wr_id == next_) last_unacked_ = true;
-      if (errors_++ == 0)
-        first_error_ = "reply " + std::to_string(c[i].wr_id) + ": " + rc::wc_status_name(c[i].status);
-    }
-    MessageView v;
-    while (outstanding_ < kSlots && ep_.receive_message(qpn_, v)) {
-      std::uint8_t* slot = buf_.data() + (next_++ % kSlots) * 65536;
-      const std::uint32_t len = v.copy_to(slot, 65536);
-      const std::uint32_t imm = v.imm;
-      ep_.release(v);
-      if (rc_pingpong_ && echoed_ > 0 && (len != last_len_ || std::memcmp(slot, last_, len) != 0)) ++mismatched_;
-      last_ = slot;
-      last_len_ = len;
-      if (Status st = ep_.send_message(qpn_, slot, len, next_, rc_pingpong_ ? nullptr : &imm); st.ok()) ++outstanding_;
-      else if (errors_++ == 0) first_error_ = "reply " + std::to_string(next_) + ": " + st.message();
-      ++echoed_;
-    }
-  }
-  [[nodiscard]] std::uint64_t echoed() const { return echoed_; }
-  [[nodiscard]] std::uint64_t errors() const { return errors_; }
-  [[nodiscard]] std::uint64_t mismatched() const { return mismatched_; }
-  [[nodiscard]] bool idle() const { return outstanding_ == 0; }
-  [[nodiscard]] const std::string& first_error() const { return first_error_; }
-  // The one error is that our newest reply was never acknowledged (retries exhausted).
-  [[nodiscard]] bool only_last_unacked() const { return errors_ == 1 && last_unacked_; }
-
- private:
-  static constexpr std::uint32_t kSlots = 32;
-  RcEndpoint& ep_;
-  std::uint32_t qpn_;
-  bool rc_pingpong_;
-  std::vector<std::uint8_t> buf_;
-  rc::MemoryRegion mr_;
-  const std::uint8_t* last_ = nullptr;  // our previous reply (its slot is reused only kSlots later)
-  std::uint32_t last_len_ = 0;
-  std::uint64_t next_ = 0, echoed_ = 0, errors_ = 0, mismatched_ = 0;
-  std::uint32_t outstanding_ = 0;
-  std::string first_error_;
-  bool last_unacked_ = false;
-};
-
-std::uint8_t pat(std::uint64_t seq, std::uint32_t i) { return static_cast<std::uint8_t>(seq * 31 + i); }
-
-// The client's state machine, the same in both thread modes: the transport calls differ only in
-// whether they go to the endpoint directly or through the channel.
-struct ClientState {
-  std::uint64_t seq = 0, done = 0, bad = 0;
-  bool waiting = false;
-  std::uint64_t t0 = 0;
-  LatencyHistogram hist;
-  std::atomic<std::uint64_t> progress{0};  // `done`, published for the worker's stall watch
-};
-
-template <typename Send, typename Receive, typename Release>
-void client_step(ClientState& s, const Options& o, std::uint8_t* buf, double ns_per_tsc, Send send, Receive receive,
-                 Release release) {
-  if (!s.waiting && s.done < o.warmup + o.count) {
-    for (std::uint32_t i = 0; i < o.size; ++i) buf[i] = pat(s.seq, i);
-    s.t0 = rte_rdtsc();
-    if (send(static_cast<std::uint32_t>(s.seq))) s.waiting = true;
-  }
-  MessageView v;
-  if (s.waiting && receive(v)) {
-    const std::uint64_t rtt = static_cast<std::uint64_t>(static_cast<double>(rte_rdtsc() - s.t0) * ns_per_tsc);
-    // ibv_rc_pingpong echoes plain SENDs; droce-echo returns the sequence in immediate data.
-    bool ok = (o.rc_pingpong() ? !v.has_imm : v.has_imm && v.imm == static_cast<std::uint32_t>(s.seq)) && v.length == o.size;
-    std::uint32_t off = 0;
-    v.for_each_fragment([&](const std::uint8_t* p, std::uint32_t n) {
-      for (std::uint32_t i = 0; ok && i < n; ++i) ok = p[i] == pat(s.seq, off + i);
-      off += n;
-    });
-    s.bad += !ok;
-    release(v);
-    if (s.done >= o.warmup) s.hist.record(rtt);
-    ++s.done;
-    s.progress.store(s.done, std::memory_order_relaxed);
-    ++s.seq;
-    s.waiting = false;
-  }
 }
 
 }  // namespace
@@ -276,8 +184,11 @@ int main(int argc, char** argv) {
 
   const double ns_per_tsc = 1e9 / static_cast<double>(rte_get_tsc_hz());
   const auto stall_tsc = static_cast<std::uint64_t>(o.timeout_s * static_cast<double>(rte_get_tsc_hz()));
-  std::unique_ptr<EchoServer> echo;
-  if (server_ep != nullptr) echo = std::make_unique<EchoServer>(*server_ep, *server_mem, server_qpn, o.rc_pingpong());
+  std::unique_ptr<echo::EchoWorker> echo;
+  if (server_ep != nullptr) {
+    echo = std::make_unique<echo::EchoWorker>(*server_ep, *server_mem, o.rc_pingpong());
+    echo->add_qp(server_qpn);
+  }
 
   // After the last message: keep the endpoint polled a little so that our final ACKs leave and a
   // peer's retransmission (its ACK from us lost or late) is still answered, instead of leaving the
@@ -304,84 +215,8 @@ int main(int argc, char** argv) {
     return got;
   };
 
-  // ---- the server alone: echo until stopped or idle for --timeout; against ibv_rc_pingpong,
-  // until it has echoed its -n messages and they are acknowledged ----
-  if (client_ep == nullptr) {
-    std::printf("droce-echo server: connected, echoing\n");
-    std::fflush(stdout);
-    std::uint64_t last = rte_rdtsc(), seen = 0, iter = 0;
-    bool stalled = false, client_ended = false, client_gone = false;
-    std::string line;
-    while (!stop_requested() && !(o.rc_pingpong() && echo->echoed() >= total && echo->idle())) {
-      const std::uint64_t now = rte_rdtsc();
-      server_ep->poll(now);
-      echo->serve();
-      if (lines && (++iter & 1023) == 0) {
-        if (peer_said(line, client_gone)) {
-          client_ended = true;
-          break;
-        }
-        if (client_gone) break;
-      }
-      if (echo->echoed() != seen) {
-        seen = echo->echoed();
-        last = now;
-      } else if (now - last > stall_tsc) {
-        stalled = true;
-        break;
-      }
-    }
-    if (o.rc_pingpong() && !stalled) linger(*server_ep);
-    auto keep_serving = [&] {
-      server_ep->poll(rte_rdtsc());
-      echo->serve();
-    };
-    std::string problem;
-    if (lines && !client_ended && !client_gone) {
-      // We end first (Ctrl-C or a stall): ask the client to end, serving until it has.
-      if (oob.send_line(stalled ? "STOP stalled" : "STOP interrupted", 5000).ok()) {
-        const LineWait w = wait_line(oob, line, kEndWaitMs, keep_serving, false);
-        client_ended = w == LineWait::kLine;
-        client_gone = w == LineWait::kClosed;
-      }
-    }
-    if (lines && client_ended) {
-      // Our last replies acknowledged (bounded), then DONE; serve until the client polls no more.
-      const std::uint64_t until = rte_rdtsc() + 10 * rte_get_tsc_hz();
-      while (!echo->idle() && rte_rdtsc() < until) keep_serving();
-      if (line.rfind("END", 0) != 0) problem = "unexpected end-of-run line from the client: " + line.substr(0, 80);
-      if (oob.send_line("DONE " + std::to_string(echo->echoed()), 5000).ok()) (void)wait_line(oob, line, kEndWaitMs, keep_serving, false);
-    } else if (lines) {
-      problem = client_gone ? "the client disappeared during the run (control connection closed)"
-                            : "no end-of-run line from the client";
-    }
-    if (port) port->stop();  // the client polls no more, or is gone
-    if (lines && client_ended) (void)oob.send_line("BYE", 1000);
-    if (problem.empty() && stop_requested()) problem = "interrupted";
-    server_ep->finish();
-    std::printf("droce-echo server: echoed %llu messages, %llu errors", static_cast<unsigned long long>(echo->echoed()),
-                static_cast<unsigned long long>(echo->errors()));
-    if (o.rc_pingpong())
-      std::printf(", %llu requests differing from our previous reply%s", static_cast<unsigned long long>(echo->mismatched()),
-                  stalled ? ", STALLED (no message within --timeout)" : "");
-    if (impairment)
-      std::printf("; impairment dropped %llu of %llu received frames", static_cast<unsigned long long>(impairment->counters().dropped),
-                  static_cast<unsigned long long>(impairment->counters().frames));
-    std::printf("\n");
-    if (echo->errors() != 0) std::printf("  first error: %s\n", echo->first_error().c_str());
-    if (o.rc_pingpong()) {
-      // ibv_rc_pingpong's client exits (destroying its QP) on its last receive: when its ACK of
-      // our last reply is lost, our retransmissions go unanswered. Every request arrived and was
-      // checked; whether the last reply arrived, only the client's own exit status tells.
-      const bool tail_only = echo->only_last_unacked() && echo->echoed() == total;
-      if (tail_only)
-        std::printf("  the last reply was never acknowledged: the client had finished (its ACK lost); its exit status says "
-                    "whether the reply arrived\n");
-      return (echo->errors() == 0 || tail_only) && echo->mismatched() == 0 && echo->echoed() == total ? 0 : 1;
-    }
-    if (!problem.empty()) std::fprintf(stderr, "droce-echo: %s\n", problem.c_str());
-    return echo->errors() == 0 && echo->echoed() > 0 && problem.empty() ? 0 : 1;
-  }
+  // ---- the server alone ----
+  if (client_ep == nullptr) return echo::run_server(o, *echo, oob, port.get(), impairment.get());
 
   // ---- the client ----
   std::vector<std::uint8_t> req(o.size);

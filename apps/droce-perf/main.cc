@@ -17,7 +17,10 @@
 
 #include "apps/droce-perf/options.h"
 #include "apps/common/output_file.h"
+#include "apps/droce-perf/banner.h"
+#include "apps/droce-perf/perf_worker.h"
 #include "apps/droce-perf/report.h"
+#include "apps/droce-perf/run.h"
 #include "apps/droce-perf/traffic.h"
 #include "apps/common/address_text.h"
 #include "apps/common/default_port.h"
@@ -39,35 +42,10 @@ using perf::Options;
 namespace {
 
 constexpr const char* kDefaultSocket = "/tmp/droce-perf.sock";
-constexpr const char* kLine = "---------------------------------------------------------------------------------------\n";
 
 int fail(const std::string& msg) {
   std::fprintf(stderr, "droce-perf: %s\n", msg.c_str());
   return 1;
-}
-
-// perftest's banner titles (the "test" line of ctx_print_test_info).
-const char* title(PerftestTest t) {
-  switch (t) {
-    case PerftestTest::kSendBw: return "Send BW Test";
-    case PerftestTest::kWriteBw: return "RDMA_Write BW Test";
-    case PerftestTest::kReadBw: return "RDMA_Read BW Test";
-    case PerftestTest::kSendLat: return "Send Latency Test";
-    case PerftestTest::kWriteLat: return "RDMA_Write Latency Test";
-    case PerftestTest::kReadLat: return "RDMA_Read Latency Test";
-  }
-  return "?";
-}
-
-// " local address: LID 0000 QPN 0x0011 PSN 0x6e9084[ OUT 0x80][ RKey 0x0009be VAddr 0x...]" and the
-// GID in decimal, as perftest's ctx_print_pingpong_data prints them.
-void print_address(const char* side, const PerftestKeys& k, PerftestTest t) {
-  std::printf(" %s address: LID %#04x QPN %#06x PSN %#06x", side, k.lid, k.qpn, k.psn);
-  if (t == PerftestTest::kReadBw || t == PerftestTest::kReadLat) std::printf(" OUT %#04x", k.out_reads);
-  if (t != PerftestTest::kSendBw && t != PerftestTest::kSendLat)
-    std::printf(" RKey %#08x VAddr %#016llx", k.rkey, static_cast<unsigned long long>(k.vaddr));
-  std::printf("\n GID: ");
-  for (int i = 0; i < 16; ++i) std::printf("%02d%s", k.gid[i], i == 15 ? "\n" : ":");
 }
 
 std::string ip_text(const std::uint8_t ip[4]) {
@@ -147,23 +125,18 @@ int main(int argc, char** argv) {
     return fail(s.message());
   }
   PerftestSession session(conn, server ? PerftestRole::kServer : PerftestRole::kClient, timeout_ms);
-  // While a step waits for the peer, the transport keeps running. A passive server waits in one
-  // step for the client's whole run: it gives up after --timeout seconds without a frame from the
-  // client (the README's stall), not after a guess at how long the run takes.
-  const std::uint64_t stall_tsc = static_cast<std::uint64_t>(opt.timeout_s * static_cast<double>(rte_get_tsc_hz()));
-  std::uint64_t idle_calls = 0, last_rx_frames = 0, last_rx_tsc = rte_rdtsc();
-  bool watch_stall = false, stalled = false;
+  // While a step waits for the peer, the transport keeps running; a passive server's stall watch
+  // looks at the worker's figures meanwhile.
+  perf::StallWatch watch(opt.timeout_s);
+  perf::PerfWorker* worker = nullptr;  // set once the QPs exist, before any step that needs them
   session.set_idle([&] {
     const std::uint64_t now = rte_rdtsc();
-    ep.poll(now);
-    if ((++idle_calls & 1023) != 0 || !watch_stall || stalled) return;
-    if (ep.counters().rx_frames != last_rx_frames) {
-      last_rx_frames = ep.counters().rx_frames;
-      last_rx_tsc = now;
-    } else if (now - last_rx_tsc > stall_tsc) {
-      stalled = true;
-      end_tcp_waits_now();  // the step's own deadline is the whole run's: end it here
+    if (worker == nullptr) {
+      ep.poll(now);
+      return;
     }
+    worker->poll(now);
+    watch.on_idle(now, worker->rx_frames());
   });
   // Traffic loops look at the connection now and then: a peer that ended (closed) ends our run too.
   const std::function<bool()> peer_closed = [&] { return conn.peer_hung_up(); };  // takes no byte
@@ -172,7 +145,9 @@ int main(int argc, char** argv) {
 
   // ---- QPs and memory (perftest's layout: per QP a send region, then per QP the region the peer
   // writes to or reads from, each max(size, cycle buffer) bytes) ----
-  perf::Traffic traffic(opt, ep, memory, pre, buffers);
+  perf::PerfWorker w0(opt, ep, memory, pre, buffers);
+  worker = &w0;
+  perf::Traffic& traffic = w0.traffic();
   traffic.set_peer_probe(peer_closed);
   if (Status s = traffic.create(); !s.ok()) return fail(s.message());
   std::vector<PerftestKeys> mine = traffic.keys(local_ip), peer;
@@ -185,90 +160,11 @@ int main(int argc, char** argv) {
     return {};
   });
   if (!connected.ok()) return fail(connected.message());
+  perf::print_banner(opt, {port->name(), pre.mtu, traffic.tx_depth(), traffic.rx_depth(), traffic.cq_mod()}, mine, peer);
 
-  std::printf("%s", kLine);
-  std::printf("                    %s\n", title(opt.test));
-  std::printf(" Dual-port       : OFF\t\tDevice         : droce (%s)\n", port->name().c_str());
-  std::printf(" Number of qps   : %u\t\tTransport type : IB\n", opt.qps);
-  std::printf(" Connection type : RC\t\tUsing SRQ      : OFF\n");
-  if (!server || !opt.bw()) std::printf(" TX depth        : %u\n", traffic.tx_depth());
-  if (server && (opt.test == PerftestTest::kSendBw)) std::printf(" RX depth        : %u\n", traffic.rx_depth());
-  if (opt.bw()) std::printf(" CQ Moderation   : %u\n", traffic.cq_mod());
-  std::printf(" Mtu             : %u[B]\n", pre.mtu);
-  std::printf(" Link type       : Ethernet\n");
-  std::printf(" GID index       : %d\n", opt.gid_index < 0 ? 0 : opt.gid_index);
-  std::printf(" Max inline data : 0[B]\n");
-  std::printf(" rdma_cm QPs\t : OFF\n");
-  std::printf(" Data ex. method : Ethernet\n");
-  std::printf("%s", kLine);
-  for (const auto& k : mine) print_address("local", k, opt.test);
-  for (const auto& k : peer) print_address("remote", k, opt.test);
-  std::printf("%s", kLine);
-  const bool lat_duration = !opt.bw() && opt.duration_s != 0;
-  std::printf("%s\n", opt.bw() ? perf::bw_header(opt.report_gbits).c_str() : perf::lat_header(lat_duration).c_str());
-  std::fflush(stdout);
-
-  // ---- traffic, size by size, with perftest's barriers around each ----
-  std::vector<perf::BwRow> bw_rows;
-  std::vector<perf::LatRow> lat_rows;
-  std::string problem;
-  PerftestBwReport peer_report;
-  const bool passive = server && (opt.test == PerftestTest::kWriteBw || opt.test == PerftestTest::kReadBw ||
-                                  opt.test == PerftestTest::kReadLat);
-  if (!passive) {
-    for (std::uint32_t size : opt.sizes()) {
-      traffic.prepare_receives(size);
-      if (Status s = session.before_size(opt.test, mine[0]); !s.ok()) {
-        problem = s.message();
-        break;
-      }
-      if (opt.bw()) {
-        perf::BwRow row;
-        if (Status s = traffic.run_bw(size, row); !s.ok()) problem = s.message();
-        else bw_rows.push_back(row);
-        if (!problem.empty()) break;
-        std::printf("%s\n", perf::bw_line(row).c_str());
-      } else {
-        perf::LatRow row;
-        if (Status s = traffic.run_lat(size, row); !s.ok()) problem = s.message();
-        else lat_rows.push_back(row);
-        if (!problem.empty()) break;
-        std::printf("%s\n", perf::lat_line(row).c_str());
-      }
-      std::fflush(stdout);
-      if (Status s = session.after_size(opt.test, opt.all_sizes, mine[0]); !s.ok()) {
-        problem = s.message();
-        break;
-      }
-    }
-  }
-  // ---- the end: barrier, BW reports, "done" (a passive server waits here while the client runs) ----
-  if (problem.empty()) {
-    PerftestBwReport mine_report;
-    if (!bw_rows.empty()) {
-      // perftest swaps its last row's figures (MB/sec, whatever the client printed).
-      const perf::BwRow& r = bw_rows.back();
-      mine_report = {r.size, r.iters, r.peak, r.avg, r.msg_rate};
-    }
-    if (passive) {
-      // The client's whole run happens inside this step: its deadline is a day, the stall watch
-      // (--timeout seconds without a frame from the client) the working limit.
-      session.set_timeout(24u * 3600 * 1000);
-      last_rx_tsc = rte_rdtsc();
-      watch_stall = true;
-    }
-    if (Status s = session.finish(opt.test, mine[0], mine_report, peer_report); !s.ok()) {
-      problem = stalled ? "no frame from the client for " + std::to_string(static_cast<int>(opt.timeout_s)) +
-                              " s while it should be running its test (is it running the same test?)"
-                        : s.message();
-    }
-    else if (passive && opt.bw()) {
-      // The server of write_bw/read_bw prints the client's figures, as perftest does.
-      perf::BwRow r{peer_report.size, peer_report.iters, peer_report.bw_peak, peer_report.bw_avg, peer_report.msg_rate};
-      bw_rows.push_back(r);
-      std::printf("%s\n", perf::bw_line(r).c_str());
-    }
-  }
+  // ---- traffic, size by size, with perftest's barriers around each; then the end ----
+  perf::RunOutcome run = perf::run_test(opt, session, w0, mine[0], watch);
+  std::string& problem = run.problem;
   // ---- goodbye: no port is stopped while its peer still polls. perftest's exchange ends without a
   // message for it (its tools just close), so end-of-file says it: the client, polling no more,
   // half-closes; the server then stops its port and closes; then the client stops its port. A
@@ -280,7 +176,7 @@ int main(int argc, char** argv) {
     port->stop();
     conn = OobConnection();
   }
-  std::printf("%s", kLine);
+  std::printf("%s", perf::kLine);
   const perf::TransportTotals tt = traffic.totals();
   if (tt.retransmitted != 0 || tt.naks_received != 0 || tt.naks_sent != 0 || tt.ack_timeouts != 0 || impairment)
     std::printf(" droce: retransmitted %llu  naks sent %llu / received %llu  ack timeouts %llu  rnr naks %llu  lab loss dropped %llu\n",
@@ -290,7 +186,7 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(impairment ? impairment->counters().dropped : 0));
   if (stop_requested()) problem = "interrupted";
   if (!problem.empty()) std::fprintf(stderr, "droce-perf: %s\n", problem.c_str());
-  ep.finish();
+  w0.finish();
 
   if (!opt.json.empty()) {
     nlohmann::json j;
@@ -301,8 +197,8 @@ int main(int argc, char** argv) {
     j["qps"] = opt.qps;
     j["unit"] = opt.bw() ? (opt.report_gbits ? "Gb/sec" : "MB/sec") : "usec";
     nlohmann::json rows = nlohmann::json::array();
-    for (const auto& r : bw_rows) rows.push_back(perf::to_json(r));
-    for (const auto& r : lat_rows) rows.push_back(perf::to_json(r));
+    for (const auto& r : run.bw_rows) rows.push_back(perf::to_json(r));
+    for (const auto& r : run.lat_rows) rows.push_back(perf::to_json(r));
     j["results"] = rows;
     auto keys_json = [](const PerftestKeys& k, const std::uint8_t* ip) {
       return nlohmann::json{{"qpn", k.qpn}, {"psn", k.psn}, {"rkey", k.rkey}, {"vaddr", k.vaddr}, {"ip", ip_text(ip)}};

@@ -1,0 +1,89 @@
+// droce-echo's server side: the echo service on one QP, the per-worker stage that polls an
+// endpoint and serves its QPs, and the server's run (echo until the client ends, then the
+// end-of-run lines).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/droce-echo/options.h"
+#include "engine/core/memory_region.h"
+#include "engine/core/port.h"
+#include "engine/endpoint/rc_endpoint.h"
+#include "engine/exchange/oob_exchange.h"
+#include "engine/lab/link_impairment.h"
+
+namespace droce::echo {
+
+// The service: every received message goes back — with the same immediate data to a droce-echo
+// client, as a plain SEND to ibv_rc_pingpong (whose client sends back each reply it receives, so
+// every request after its first must equal our previous reply: a check of both directions). The
+// reply is copied out of the view into registered memory (a view's frames are not registered).
+class EchoServer {
+ public:
+  EchoServer(engine::RcEndpoint& ep, engine::MemoryRegistry& mem, std::uint32_t qpn, bool rc_pingpong);
+  void serve();
+  [[nodiscard]] std::uint64_t echoed() const { return echoed_; }
+  [[nodiscard]] std::uint64_t errors() const { return errors_; }
+  [[nodiscard]] std::uint64_t mismatched() const { return mismatched_; }
+  [[nodiscard]] bool idle() const { return outstanding_ == 0; }
+  [[nodiscard]] const std::string& first_error() const { return first_error_; }
+  // The one error is that our newest reply was never acknowledged (retries exhausted).
+  [[nodiscard]] bool only_last_unacked() const { return errors_ == 1 && last_unacked_; }
+
+ private:
+  static constexpr std::uint32_t kSlots = 32;
+  engine::RcEndpoint& ep_;
+  std::uint32_t qpn_;
+  bool rc_pingpong_;
+  std::vector<std::uint8_t> buf_;
+  rc::MemoryRegion mr_;
+  const std::uint8_t* last_ = nullptr;  // our previous reply (its slot is reused only kSlots later)
+  std::uint32_t last_len_ = 0;
+  std::uint64_t next_ = 0, echoed_ = 0, errors_ = 0, mismatched_ = 0;
+  std::uint32_t outstanding_ = 0;
+  std::string first_error_;
+  bool last_unacked_ = false;
+};
+
+// One worker's stage of the server: the endpoint it polls and the echo service of each of its
+// QPs. Single-threaded; the main lcore reads only echoed(), a relaxed atomic published here.
+class EchoWorker {
+ public:
+  EchoWorker(engine::RcEndpoint& ep, engine::MemoryRegistry& mem, bool rc_pingpong)
+      : ep_(ep), mem_(mem), rc_pingpong_(rc_pingpong) {}
+  // Serves `qpn` (a QP of this worker's endpoint) from now on.
+  void add_qp(std::uint32_t qpn) { services_.push_back(std::make_unique<EchoServer>(ep_, mem_, qpn, rc_pingpong_)); }
+  // One iteration: the endpoint, then every QP's service.
+  void poll(std::uint64_t now_tsc) {
+    ep_.poll(now_tsc);
+    serve();
+  }
+  // The services alone (a loopback lab polls the endpoint itself).
+  void serve();
+  void finish() { ep_.finish(); }
+  [[nodiscard]] engine::RcEndpoint& endpoint() { return ep_; }
+  [[nodiscard]] const std::vector<std::unique_ptr<EchoServer>>& services() const { return services_; }
+  [[nodiscard]] std::uint64_t echoed() const { return echoed_.load(std::memory_order_relaxed); }
+  [[nodiscard]] std::uint64_t errors() const;
+  [[nodiscard]] std::uint64_t mismatched() const;
+  [[nodiscard]] bool idle() const;
+
+ private:
+  engine::RcEndpoint& ep_;
+  engine::MemoryRegistry& mem_;
+  bool rc_pingpong_;
+  std::vector<std::unique_ptr<EchoServer>> services_;
+  std::atomic<std::uint64_t> echoed_{0};
+};
+
+// The server's run once its QPs are connected: echo until the client ends (END over the control
+// connection, or its -n messages from ibv_rc_pingpong), a stall of --timeout or a stop; then the
+// end-of-run lines, the port stopped, the report. Returns the exit status.
+[[nodiscard]] int run_server(const Options& o, EchoWorker& worker, engine::OobConnection& oob, engine::Port* port,
+                             const engine::LinkImpairment* impairment);
+
+}  // namespace droce::echo
