@@ -18,13 +18,14 @@
 #include "apps/droce-perf/options.h"
 #include "apps/common/output_file.h"
 #include "apps/droce-perf/banner.h"
-#include "apps/droce-perf/perf_worker.h"
+#include "apps/droce-perf/perf_workers.h"
 #include "apps/droce-perf/report.h"
 #include "apps/droce-perf/run.h"
 #include "apps/droce-perf/traffic.h"
 #include "apps/common/address_text.h"
 #include "apps/common/default_port.h"
 #include "apps/common/oob_waits.h"
+#include "apps/common/worker_limits.h"
 #include "engine/core/eal.h"
 #include "engine/lab/link_impairment.h"
 #include "engine/core/mempool.h"
@@ -32,6 +33,7 @@
 #include "engine/exchange/perftest_exchange.h"
 #include "engine/core/port.h"
 #include "engine/endpoint/rc_endpoint.h"
+#include "engine/workers/worker_group.h"
 #include "engine/core/stop_signal.h"
 #include "protocols/wire/icrc.h"
 
@@ -46,6 +48,12 @@ constexpr const char* kDefaultSocket = "/tmp/droce-perf.sock";
 int fail(const std::string& msg) {
   std::fprintf(stderr, "droce-perf: %s\n", msg.c_str());
   return 1;
+}
+
+// A --workers the lcores or the port cannot carry: a usage error, as a bad option is.
+int bad_workers(const std::string& msg) {
+  std::fprintf(stderr, "droce-perf: %s\n", msg.c_str());
+  return 2;
 }
 
 std::string ip_text(const std::uint8_t ip[4]) {
@@ -67,13 +75,24 @@ int main(int argc, char** argv) {
   if (!eal) return fail(err.message());
   wire::icrc_init();
 
-  MbufPool pool;
-  if (Status s = MbufPool::create(PoolConfig{"perf_pool", 32767, 256, 2176 + 4096, -1}, pool); !s.ok())
+  // --workers: each worker needs its own lcore (the main one is worker 0) and its own queue pair.
+  if (std::string e = apps::workers_lcore_limit(opt.workers); !e.empty()) return bad_workers(e);
+  // One pool per worker (its RX queue's and its TX mbufs) on its lcore's socket, the one worker's
+  // size shared out; worker w polls on the w-th lcore (the main one first), as PerfWorkers launches.
+  std::vector<unsigned> lcores;
+  for (unsigned l = rte_get_main_lcore(); lcores.size() < opt.workers && l < RTE_MAX_LCORE; l = rte_get_next_lcore(l, 1, 0))
+    lcores.push_back(l);
+  std::vector<MbufPool> pools;
+  if (Status s = create_worker_pools(PoolConfig{"perf_pool", 32768 / opt.workers - 1, 256, 2176 + 4096, -1}, lcores, pools);
+      !s.ok())
     return fail(s.message());
   PortConfig pc;
-  pc.rx_pool = pool.get();
+  pc.rx_pool = pools[0].get();
+  for (auto& p : pools) pc.rx_pools.push_back(p.get());
+  pc.rx_queues = pc.tx_queues = static_cast<std::uint16_t>(opt.workers);
   pc.promiscuous = true;
   if (Status s = pair_port_devargs(default_port, server, kDefaultSocket, pc.devargs); !s.ok()) return fail(s.message());
+  if (std::string e = apps::workers_queue_limit(opt.workers, pc.devargs); !e.empty()) return bad_workers(e);
   auto port = Port::open(pc, err);
   if (!port) return fail(err.message());
   const auto timeout_ms = static_cast<std::uint32_t>(opt.timeout_s * 1000);
@@ -90,24 +109,41 @@ int main(int argc, char** argv) {
   if (!opt.local_mac.empty()) (void)parse_mac(opt.local_mac, mac_buf);
   const bool have_peer_mac = !opt.peer_mac.empty() && parse_mac(opt.peer_mac, peer_mac);
 
-  perf::BufferStorage buffers(nullptr, &std::free);  // outlives `memory`, which registers it
-  MemoryRegistry memory;
-  EndpointConfig ec;
-  ec.port_id = port->id();
-  ec.pool = pool.get();
-  ec.memory = &memory;
-  ec.max_qps = opt.qps;
-  ec.promiscuous = pc.promiscuous;  // peers may address us by the lab rule's MAC
-  ec.local = lab_address(local_ip, mac_buf);
-  RcEndpoint ep(ec);
-  std::unique_ptr<LinkImpairment> impairment;
-  if (opt.loss > 0) {
+  // Per worker a buffer, which outlives `memory` (it registers them); then the engine's workers.
+  // Per worker a buffer and the registry it is in (the buffer outlives it), so that no two
+  // lcores share a registry's lookup cache; then the engine's workers.
+  std::vector<perf::BufferStorage> buffers;
+  std::vector<std::unique_ptr<MemoryRegistry>> memories;
+  for (std::uint32_t w = 0; w < opt.workers; ++w) {
+    buffers.emplace_back(nullptr, &std::free);
+    memories.push_back(std::make_unique<MemoryRegistry>());
+  }
+  WorkerGroupConfig wc;
+  wc.workers = static_cast<std::uint16_t>(opt.workers);
+  wc.qps_per_worker = (opt.qps + opt.workers - 1) / opt.workers;
+  for (auto& p : pools) wc.pools.push_back(p.get());
+  wc.endpoint.port_id = port->id();
+  wc.endpoint.pool = pools[0].get();
+  wc.endpoint.memory = memories[0].get();
+  for (auto& m : memories) wc.memories.push_back(m.get());
+  wc.endpoint.promiscuous = pc.promiscuous;  // peers may address us by the lab rule's MAC
+  wc.endpoint.local = lab_address(local_ip, mac_buf);
+  auto group = WorkerGroup::create(wc, err);
+  if (!group) return fail(err.message());
+  // Lab loss at our receive side, on every queue (a seed each: the queues' losses differ).
+  std::vector<std::unique_ptr<LinkImpairment>> impairments;
+  for (std::uint32_t q = 0; opt.loss > 0 && q < opt.workers; ++q) {
     ImpairmentConfig ic;
     ic.loss = opt.loss;
-    ic.seed = opt.seed;
-    impairment = LinkImpairment::attach(port->id(), 0, ic, pool.get(), err);
-    if (!impairment) return fail(err.message());
+    ic.seed = opt.seed + q;
+    impairments.push_back(LinkImpairment::attach(port->id(), static_cast<std::uint16_t>(q), ic, pools[q].get(), err));
+    if (!impairments.back()) return fail(err.message());
   }
+  auto impairment_dropped = [&] {
+    std::uint64_t n = 0;
+    for (const auto& i : impairments) n += i->counters().dropped;
+    return n;
+  };
 
   // ---- TCP: perftest's server listens, its client connects ----
   // perftest's exchange has no message for "stop": every wait on it (the passive server's included)
@@ -128,15 +164,15 @@ int main(int argc, char** argv) {
   // While a step waits for the peer, the transport keeps running; a passive server's stall watch
   // looks at the worker's figures meanwhile.
   perf::StallWatch watch(opt.timeout_s);
-  perf::PerfWorker* worker = nullptr;  // set once the QPs exist, before any step that needs them
+  std::unique_ptr<perf::PerfWorkers> workers;  // once the preamble is known
   session.set_idle([&] {
     const std::uint64_t now = rte_rdtsc();
-    if (worker == nullptr) {
-      ep.poll(now);
+    if (!workers) {
+      group->worker(0).poll(now);
       return;
     }
-    worker->poll(now);
-    watch.on_idle(now, worker->rx_frames());
+    workers->poll(now);
+    watch.on_idle(now, workers->rx_frames());
   });
   // Traffic loops look at the connection now and then: a peer that ended (closed) ends our run too.
   const std::function<bool()> peer_closed = [&] { return conn.peer_hung_up(); };  // takes no byte
@@ -145,26 +181,27 @@ int main(int argc, char** argv) {
 
   // ---- QPs and memory (perftest's layout: per QP a send region, then per QP the region the peer
   // writes to or reads from, each max(size, cycle buffer) bytes) ----
-  perf::PerfWorker w0(opt, ep, memory, pre, buffers);
-  worker = &w0;
-  perf::Traffic& traffic = w0.traffic();
-  traffic.set_peer_probe(peer_closed);
-  if (Status s = traffic.create(); !s.ok()) return fail(s.message());
-  std::vector<PerftestKeys> mine = traffic.keys(local_ip), peer;
+  workers = std::make_unique<perf::PerfWorkers>(opt, *group, memories, pre, buffers);
+  workers->set_peer_probe(peer_closed);
+  if (Status s = workers->create(); !s.ok()) return fail(s.message());
+  std::vector<PerftestKeys> mine = workers->keys(local_ip), peer;
   const Status connected = session.connect(opt.test, mine, peer, [&]() -> Status {
     for (std::uint32_t i = 0; i < opt.qps; ++i) {
       std::uint8_t pip[4];
       if (Status g = ipv4_from_gid(peer[i].gid, pip); !g.ok()) return g;
-      if (Status c = traffic.connect(i, lab_address(pip, have_peer_mac ? peer_mac : nullptr), peer[i]); !c.ok()) return c;
+      if (Status c = workers->connect(i, lab_address(pip, have_peer_mac ? peer_mac : nullptr), peer[i]); !c.ok()) return c;
     }
     return {};
   });
   if (!connected.ok()) return fail(connected.message());
-  perf::print_banner(opt, {port->name(), pre.mtu, traffic.tx_depth(), traffic.rx_depth(), traffic.cq_mod()}, mine, peer);
+  if (Status s = workers->launch(); !s.ok()) return fail(s.message());
+  const perf::Traffic& t0 = workers->traffic0();
+  perf::print_banner(opt, {port->name(), pre.mtu, t0.tx_depth(), t0.rx_depth(), t0.cq_mod()}, mine, peer);
 
   // ---- traffic, size by size, with perftest's barriers around each; then the end ----
-  perf::RunOutcome run = perf::run_test(opt, session, w0, mine[0], watch);
+  perf::RunOutcome run = perf::run_test(opt, session, *workers, mine[0], watch);
   std::string& problem = run.problem;
+  workers->stop();  // the launched workers poll no more, as worker 0 from here on
   // ---- goodbye: no port is stopped while its peer still polls. perftest's exchange ends without a
   // message for it (its tools just close), so end-of-file says it: the client, polling no more,
   // half-closes; the server then stops its port and closes; then the client stops its port. A
@@ -177,16 +214,17 @@ int main(int argc, char** argv) {
     conn = OobConnection();
   }
   std::printf("%s", perf::kLine);
-  const perf::TransportTotals tt = traffic.totals();
-  if (tt.retransmitted != 0 || tt.naks_received != 0 || tt.naks_sent != 0 || tt.ack_timeouts != 0 || impairment)
+  const perf::TransportTotals tt = workers->totals();
+  if (tt.retransmitted != 0 || tt.naks_received != 0 || tt.naks_sent != 0 || tt.ack_timeouts != 0 || !impairments.empty())
     std::printf(" droce: retransmitted %llu  naks sent %llu / received %llu  ack timeouts %llu  rnr naks %llu  lab loss dropped %llu\n",
                 static_cast<unsigned long long>(tt.retransmitted), static_cast<unsigned long long>(tt.naks_sent),
                 static_cast<unsigned long long>(tt.naks_received), static_cast<unsigned long long>(tt.ack_timeouts),
                 static_cast<unsigned long long>(tt.rnr_naks),
-                static_cast<unsigned long long>(impairment ? impairment->counters().dropped : 0));
+                static_cast<unsigned long long>(impairment_dropped()));
+  workers->print_worker_lines();
   if (stop_requested()) problem = "interrupted";
   if (!problem.empty()) std::fprintf(stderr, "droce-perf: %s\n", problem.c_str());
-  w0.finish();
+  group->finish();
 
   if (!opt.json.empty()) {
     nlohmann::json j;
@@ -212,7 +250,8 @@ int main(int argc, char** argv) {
     j["naks_received"] = tt.naks_received;
     j["ack_timeouts"] = tt.ack_timeouts;
     j["rnr_naks"] = tt.rnr_naks;
-    j["impairment_dropped"] = impairment ? impairment->counters().dropped : 0;
+    j["impairment_dropped"] = impairment_dropped();
+    j["workers"] = workers->workers_json();
     j["problem"] = problem;
     if (std::string e = droce::apps::write_text_file(opt.json, j.dump(2) + "\n"); !e.empty()) return fail(e);
   }

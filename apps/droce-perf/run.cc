@@ -41,18 +41,18 @@ bool passive_server(const Options& o) {
 }
 
 // One size between its barriers; the row is printed as soon as it is known.
-std::string run_size(const Options& o, engine::PerftestSession& session, PerfWorker& worker,
+std::string run_size(const Options& o, engine::PerftestSession& session, PerfWorkers& workers,
                      const engine::PerftestKeys& mine, std::uint32_t size, RunOutcome& out) {
-  worker.traffic().prepare_receives(size);
+  if (Status s = workers.prepare(size); !s.ok()) return s.message();
   if (Status s = session.before_size(o.test, mine); !s.ok()) return s.message();
   if (o.bw()) {
     BwRow row;
-    if (Status s = worker.run_bw(size, row); !s.ok()) return s.message();
+    if (Status s = workers.run_bw(size, row); !s.ok()) return s.message();
     out.bw_rows.push_back(row);
     std::printf("%s\n", bw_line(row).c_str());
   } else {
     LatRow row;
-    if (Status s = worker.run_lat(size, row); !s.ok()) return s.message();
+    if (Status s = workers.run_lat(size, row); !s.ok()) return s.message();
     out.lat_rows.push_back(row);
     std::printf("%s\n", lat_line(row).c_str());
   }
@@ -63,13 +63,13 @@ std::string run_size(const Options& o, engine::PerftestSession& session, PerfWor
 
 }  // namespace
 
-RunOutcome run_test(const Options& o, engine::PerftestSession& session, PerfWorker& worker,
+RunOutcome run_test(const Options& o, engine::PerftestSession& session, PerfWorkers& workers,
                     const engine::PerftestKeys& mine, StallWatch& watch) {
   RunOutcome out;
   const bool passive = passive_server(o);
   if (!passive)
     for (std::uint32_t size : o.sizes())
-      if (out.problem = run_size(o, session, worker, mine, size, out); !out.problem.empty()) return out;
+      if (out.problem = run_size(o, session, workers, mine, size, out); !out.problem.empty()) return out;
   // The end: barrier, BW reports, "done" (a passive server waits here while the client runs).
   engine::PerftestBwReport mine_report, peer_report;
   if (!out.bw_rows.empty()) {

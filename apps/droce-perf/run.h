@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "apps/droce-perf/options.h"
-#include "apps/droce-perf/perf_worker.h"
+#include "apps/droce-perf/perf_workers.h"
 #include "apps/droce-perf/report.h"
 #include "engine/exchange/perftest_exchange.h"
 
@@ -38,7 +38,7 @@ struct RunOutcome {
 
 // Every size of the test (printing each row as perftest does), then the end of the exchange; a
 // passive server (write_bw, read_bw, read_lat) only waits in the end step while the client runs.
-[[nodiscard]] RunOutcome run_test(const Options& o, engine::PerftestSession& session, PerfWorker& worker,
+[[nodiscard]] RunOutcome run_test(const Options& o, engine::PerftestSession& session, PerfWorkers& workers,
                                   const engine::PerftestKeys& mine, StallWatch& watch);
 
 }  // namespace droce::perf
