@@ -20,7 +20,7 @@ struct ClientState {
   std::uint64_t seq = 0, done = 0, bad = 0;
   bool waiting = false;
   std::uint64_t t0 = 0;
-  engine::LatencyHistogram hist;
+  engine::LatencyHistogram* hist = nullptr;  // shared by every QP of the client
   std::atomic<std::uint64_t> progress{0};  // `done`, published for the worker's stall watch
 };
 
@@ -44,7 +44,7 @@ void client_step(ClientState& s, const Options& o, std::uint8_t* buf, double ns_
     });
     s.bad += !ok;
     release(v);
-    if (s.done >= o.warmup) s.hist.record(rtt);
+    if (s.done >= o.warmup) s.hist->record(rtt);
     ++s.done;
     s.progress.store(s.done, std::memory_order_relaxed);
     ++s.seq;
