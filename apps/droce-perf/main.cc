@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_lcore.h>
 
 #include "apps/droce-perf/options.h"
 #include "apps/common/output_file.h"
