@@ -21,11 +21,14 @@
 
 #include <rte_lcore.h>
 
+#include "apps/droce-echo/echo_client.h"
+#include "apps/droce-echo/echo_server.h"
 #include "apps/droce-echo/options.h"
 #include "apps/common/output_file.h"
 #include "apps/common/address_text.h"
 #include "apps/common/default_port.h"
 #include "apps/common/oob_waits.h"
+#include "apps/common/worker_limits.h"
 #include "engine/core/eal.h"
 #include "apps/common/latency_histogram.h"
 #include "engine/lab/link_impairment.h"
@@ -36,6 +39,7 @@
 #include "engine/endpoint/qp_channel.h"
 #include "engine/endpoint/rc_endpoint.h"
 #include "engine/core/stop_signal.h"
+#include "engine/workers/worker_group.h"
 #include "protocols/wire/icrc.h"
 
 using namespace droce;
@@ -43,7 +47,9 @@ using namespace droce::engine;
 
 namespace {
 
+using echo::ClientState;
 using echo::Options;
+using echo::client_step;
 
 rc::QpAttr echo_qp_attr(const Options& o, std::uint32_t psn) {
   rc::QpAttr a;
@@ -58,100 +64,36 @@ rc::QpAttr echo_qp_attr(const Options& o, std::uint32_t psn) {
   return a;
 }
 
-// The service: every received message goes back — with the same immediate data to a droce-echo
-// client, as a plain SEND to ibv_rc_pingpong (whose client sends back each reply it receives, so
-// every request after its first must equal our previous reply: a check of both directions). The
-// reply is copied out of the view into registered memory (a view's frames are not registered).
-class EchoServer {
- public:
-  EchoServer(RcEndpoint& ep, MemoryRegistry& mem, std::uint32_t qpn, bool rc_pingpong)
-      : ep_(ep), qpn_(qpn), rc_pingpong_(rc_pingpong), buf_(kSlots * 65536) {
-    (void)mem.register_memory(buf_.data(), buf_.size(), rc::kAccessLocalWrite, mr_);
-  }
-  void serve() {
-    rc::Completion c[16];
-    for (unsigned n = ep_.poll_cq(qpn_, c, 16), i = 0; i < n; ++i) {
-      --outstanding_;
-      if (c[i].status == rc::WcStatus::kSuccess) continue;
-      if (c[i].status == rc::WcStatus::kRetryExcErr && c[i].wr_id == next_) last_unacked_ = true;
-      if (errors_++ == 0)
-        first_error_ = "reply " + std::to_string(c[i].wr_id) + ": " + rc::wc_status_name(c[i].status);
-    }
-    MessageView v;
-    while (outstanding_ < kSlots && ep_.receive_message(qpn_, v)) {
-      std::uint8_t* slot = buf_.data() + (next_++ % kSlots) * 65536;
-      const std::uint32_t len = v.copy_to(slot, 65536);
-      const std::uint32_t imm = v.imm;
-      ep_.release(v);
-      if (rc_pingpong_ && echoed_ > 0 && (len != last_len_ || std::memcmp(slot, last_, len) != 0)) ++mismatched_;
-      last_ = slot;
-      last_len_ = len;
-      if (Status st = ep_.send_message(qpn_, slot, len, next_, rc_pingpong_ ? nullptr : &imm); st.ok()) ++outstanding_;
-      else if (errors_++ == 0) first_error_ = "reply " + std::to_string(next_) + ": " + st.message();
-      ++echoed_;
-    }
-  }
-  [[nodiscard]] std::uint64_t echoed() const { return echoed_; }
-  [[nodiscard]] std::uint64_t errors() const { return errors_; }
-  [[nodiscard]] std::uint64_t mismatched() const { return mismatched_; }
-  [[nodiscard]] bool idle() const { return outstanding_ == 0; }
-  [[nodiscard]] const std::string& first_error() const { return first_error_; }
-  // The one error is that our newest reply was never acknowledged (retries exhausted).
-  [[nodiscard]] bool only_last_unacked() const { return errors_ == 1 && last_unacked_; }
+constexpr std::uint32_t kMaxQps = 64;  // --qps's limit: what a server takes from a client
 
- private:
-  static constexpr std::uint32_t kSlots = 32;
-  RcEndpoint& ep_;
-  std::uint32_t qpn_;
-  bool rc_pingpong_;
-  std::vector<std::uint8_t> buf_;
-  rc::MemoryRegion mr_;
-  const std::uint8_t* last_ = nullptr;  // our previous reply (its slot is reused only kSlots later)
-  std::uint32_t last_len_ = 0;
-  std::uint64_t next_ = 0, echoed_ = 0, errors_ = 0, mismatched_ = 0;
-  std::uint32_t outstanding_ = 0;
-  std::string first_error_;
-  bool last_unacked_ = false;
+// Where one of our QPs lives.
+struct QpPlace {
+  std::uint32_t worker = 0;
+  std::uint32_t qpn = 0;
 };
 
-std::uint8_t pat(std::uint64_t seq, std::uint32_t i) { return static_cast<std::uint8_t>(seq * 31 + i); }
-
-// The client's state machine, the same in both thread modes: the transport calls differ only in
-// whether they go to the endpoint directly or through the channel.
-struct ClientState {
-  std::uint64_t seq = 0, done = 0, bad = 0;
-  bool waiting = false;
-  std::uint64_t t0 = 0;
-  LatencyHistogram hist;
-  std::atomic<std::uint64_t> progress{0};  // `done`, published for the worker's stall watch
-};
-
-template <typename Send, typename Receive, typename Release>
-void client_step(ClientState& s, const Options& o, std::uint8_t* buf, double ns_per_tsc, Send send, Receive receive,
-                 Release release) {
-  if (!s.waiting && s.done < o.warmup + o.count) {
-    for (std::uint32_t i = 0; i < o.size; ++i) buf[i] = pat(s.seq, i);
-    s.t0 = rte_rdtsc();
-    if (send(static_cast<std::uint32_t>(s.seq))) s.waiting = true;
-  }
-  MessageView v;
-  if (s.waiting && receive(v)) {
-    const std::uint64_t rtt = static_cast<std::uint64_t>(static_cast<double>(rte_rdtsc() - s.t0) * ns_per_tsc);
-    // ibv_rc_pingpong echoes plain SENDs; droce-echo returns the sequence in immediate data.
-    bool ok = (o.rc_pingpong() ? !v.has_imm : v.has_imm && v.imm == static_cast<std::uint32_t>(s.seq)) && v.length == o.size;
-    std::uint32_t off = 0;
-    v.for_each_fragment([&](const std::uint8_t* p, std::uint32_t n) {
-      for (std::uint32_t i = 0; ok && i < n; ++i) ok = p[i] == pat(s.seq, off + i);
-      off += n;
-    });
-    s.bad += !ok;
-    release(v);
-    if (s.done >= o.warmup) s.hist.record(rtt);
-    ++s.done;
-    s.progress.store(s.done, std::memory_order_relaxed);
-    ++s.seq;
-    s.waiting = false;
-  }
+// After the first QP's exchange between droce-echo peers: the client says how many QPs it opens
+// and over how many queue pairs ("QPS <qps> <queue pairs>"); the server reads it. net_memif pairs
+// the two sides' queues ring by ring, so a server whose queue pairs differ from the client's would
+// send some replies where the client never reads: it refuses, naming both. A hostile count is
+// refused with a line naming it.
+Status exchange_qp_count(OobConnection& oob, bool server, std::uint32_t workers, std::uint32_t& qps,
+                         std::uint32_t timeout_ms) {
+  if (!server) return oob.send_line("QPS " + std::to_string(qps) + " " + std::to_string(workers), timeout_ms);
+  std::string line;
+  if (Status s = recv_line_stoppable(oob, line, timeout_ms, "the client's QP count"); !s.ok()) return s;
+  const std::string_view v(line);
+  const std::size_t space = v.find(' ', 4);
+  std::uint64_t n = 0, w = 0;
+  if (v.substr(0, 4) != "QPS " || space == std::string_view::npos || !parse_line_decimal(v.substr(4, space - 4), kMaxQps, n) ||
+      n == 0 || !parse_line_decimal(v.substr(space + 1), 16, w) || w == 0)
+    return Status::error("the client's QP count is not 'QPS <1.." + std::to_string(kMaxQps) + "> <1..16>': '" +
+                         line.substr(0, 80) + "'");
+  if (w != workers)
+    return Status::error("the client has " + std::to_string(w) + " queue pair(s) and this server " + std::to_string(workers) +
+                         ": give both the same --workers");
+  qps = static_cast<std::uint32_t>(n);
+  return {};
 }
 
 }  // namespace
@@ -175,16 +117,16 @@ int main(int argc, char** argv) {
   auto eal = Eal::init("droce-echo", split.eal, err);
   if (!eal) return std::fprintf(stderr, "droce-echo: %s\n", err.message().c_str()), 1;
   wire::icrc_init();
-  MbufPool pool;
-  if (Status s = MbufPool::create(PoolConfig{"echo_pool", 16383, 256, 2176 + 4096, -1}, pool); !s.ok())
-    return std::fprintf(stderr, "droce-echo: %s\n", s.message().c_str()), 1;
+  MbufPool pool;  // loopback's
 
   // ---- wiring: the lab, or our port and endpoint ----
   std::unique_ptr<LoopbackLab> lab;
   std::unique_ptr<Port> port;
-  std::unique_ptr<LinkImpairment> impairment;
-  MemoryRegistry own_mem;
-  std::unique_ptr<RcEndpoint> own_ep;
+  std::vector<std::unique_ptr<LinkImpairment>> impairments;
+  std::vector<MbufPool> pools;                             // server/client: one per worker
+  std::vector<std::unique_ptr<MemoryRegistry>> memories;   // one per worker
+  std::unique_ptr<WorkerGroup> group;
+  std::vector<QpPlace> own_qps;                            // QP i: its worker and QPN
   RcEndpoint* client_ep = nullptr;
   RcEndpoint* server_ep = nullptr;
   MemoryRegistry* client_mem = nullptr;
@@ -196,6 +138,8 @@ int main(int argc, char** argv) {
   OobConnection oob;
   RcPingpongServer listener;
   if (o.mode == "loopback") {
+    if (Status s = MbufPool::create(PoolConfig{"echo_pool", 16383, 256, 2176 + 4096, -1}, pool); !s.ok())
+      return std::fprintf(stderr, "droce-echo: %s\n", s.message().c_str()), 1;
     LoopbackLabConfig lc;
     lc.pool = pool.get();
     lc.max_qps = 1;
@@ -212,83 +156,105 @@ int main(int argc, char** argv) {
       return std::fprintf(stderr, "droce-echo: cannot connect the loopback QPs\n"), 1;
   } else {
     const bool server = o.mode == "server";
+    // --workers: the server's each need an lcore (the main one is worker 0); every worker, the
+    // client's included, its own queue pair.
+    if (server)
+      if (std::string e = apps::workers_lcore_limit(o.workers); !e.empty())
+        return std::fprintf(stderr, "droce-echo: %s\n", e.c_str()), 2;
+    std::vector<unsigned> lcores;  // the lcore that polls each worker
+    for (unsigned l = rte_get_main_lcore(); lcores.size() < o.workers && l < RTE_MAX_LCORE; l = server ? rte_get_next_lcore(l, 1, 0) : l)
+      lcores.push_back(l);
+    if (Status s = create_worker_pools(PoolConfig{"echo_pool", 16384 / o.workers - 1, 256, 2176 + 4096, -1}, lcores, pools); !s.ok())
+      return std::fprintf(stderr, "droce-echo: %s\n", s.message().c_str()), 1;
     PortConfig pc;
-    pc.rx_pool = pool.get();
+    pc.rx_pool = pools[0].get();
+    for (auto& p : pools) pc.rx_pools.push_back(p.get());
+    pc.rx_queues = pc.tx_queues = static_cast<std::uint16_t>(o.workers);
     pc.promiscuous = true;
     if (Status s = pair_port_devargs(defaults, server, "/tmp/droce-echo.sock", pc.devargs); !s.ok())
       return std::fprintf(stderr, "droce-echo: %s\n", s.message().c_str()), 1;
+    if (std::string e = apps::workers_queue_limit(o.workers, pc.devargs); !e.empty())
+      return std::fprintf(stderr, "droce-echo: %s\n", e.c_str()), 2;
     port = Port::open(pc, err);
     if (!port) return std::fprintf(stderr, "droce-echo: %s\n", err.message().c_str()), 1;
     if (Status s = port->wait_link_up(timeout_ms); !s.ok())
       return std::fprintf(stderr, "droce-echo: %s\n", s.message().c_str()), 1;
     // Before the first burst: a peer that ends (even killed) must not tear the rings down under us.
     if (Status s = port->hold_peer_events(5000); !s.ok()) std::fprintf(stderr, "droce-echo: warning: %s\n", s.message().c_str());
-    EndpointConfig ec;
-    ec.port_id = port->id();
-    ec.pool = pool.get();
-    ec.memory = &own_mem;
-    ec.max_qps = 1;
-    ec.promiscuous = pc.promiscuous;  // peers may address us by the lab rule's MAC
     std::uint8_t ip[4] = {10, 0, 0, static_cast<std::uint8_t>(server ? 2 : 1)};
     if (!o.local_ip.empty()) (void)parse_ipv4(o.local_ip, ip);  // validated by the parser
     const rte_ether_addr port_mac = port->mac();
     std::uint8_t mac[6];
     if (o.local_mac.empty() || !parse_mac(o.local_mac, mac)) std::memcpy(mac, port_mac.addr_bytes, 6);
-    ec.local = lab_address(ip, mac);
-    // Lab loss at our receive side: the transport sees only the gaps (NAKs, timeouts) it causes.
-    if (o.loss > 0) {
+    // The engine's workers, each with its own registry (no two lcores share a lookup cache).
+    for (std::uint32_t w = 0; w < o.workers; ++w) memories.push_back(std::make_unique<MemoryRegistry>());
+    WorkerGroupConfig wc;
+    wc.workers = static_cast<std::uint16_t>(o.workers);
+    wc.qps_per_worker = (kMaxQps + o.workers - 1) / o.workers;  // the server learns the client's count later
+    for (auto& p : pools) wc.pools.push_back(p.get());
+    for (auto& m : memories) wc.memories.push_back(m.get());
+    wc.endpoint.port_id = port->id();
+    wc.endpoint.pool = pools[0].get();
+    wc.endpoint.memory = memories[0].get();
+    wc.endpoint.promiscuous = pc.promiscuous;  // peers may address us by the lab rule's MAC
+    wc.endpoint.local = lab_address(ip, mac);
+    group = WorkerGroup::create(wc, err);
+    if (!group) return std::fprintf(stderr, "droce-echo: %s\n", err.message().c_str()), 1;
+    // Lab loss at our receive side, every queue (a seed each): the transport sees only the gaps.
+    for (std::uint32_t q = 0; o.loss > 0 && q < o.workers; ++q) {
       ImpairmentConfig ic;
       ic.loss = o.loss;
-      ic.seed = o.seed;
-      impairment = LinkImpairment::attach(port->id(), 0, ic, pool.get(), err);
-      if (!impairment) return std::fprintf(stderr, "droce-echo: %s\n", err.message().c_str()), 1;
+      ic.seed = o.seed + q;
+      impairments.push_back(LinkImpairment::attach(port->id(), static_cast<std::uint16_t>(q), ic, pools[q].get(), err));
+      if (!impairments.back()) return std::fprintf(stderr, "droce-echo: %s\n", err.message().c_str()), 1;
     }
-    own_ep = std::make_unique<RcEndpoint>(ec);
-    std::uint32_t qpn = 0;
-    if (Status s = own_ep->create_qp(echo_qp_attr(o, server ? 0x200 : 0x100), qpn); !s.ok())
-      return std::fprintf(stderr, "droce-echo: %s\n", s.message().c_str()), 1;
-    // The rc_pingpong exchange; the peer's MAC is not in it, and the memif peer needs none.
-    ConnInfo local, peer;
-    local.qpn = qpn;
-    local.psn = server ? 0x200 : 0x100;
-    gid_from_ipv4(ip, local.gid);
+    // The rc_pingpong exchange, once per QP (QP i on worker i % N); between droce-echo peers the
+    // client says after the first how many QPs follow ("QPS n"). The peer's MAC is not in the
+    // exchange, and the memif peer needs none.
     std::uint16_t bound = 0;
     // The exchange's own waits retry EINTR until their deadline: a Ctrl-C now closes the connection.
     set_stop_ends_tcp_waits(true);
     Status s = server ? listener.listen(o.oob_port, bound) : connect_stoppable(o.oob_host, o.oob_port, timeout_ms, oob);
     if (s.ok() && server) s = accept_stoppable(listener, timeout_ms, oob);
-    if (s.ok()) s = server ? oob.server_read_peer(peer, timeout_ms) : oob.exchange_as_client(local, peer, timeout_ms);
-    // The peer's IP comes from its GID; its MAC from --peer-mac (a real peer needs it), else the
-    // lab convention 02:00:<IPv4>.
-    std::uint8_t peer_ip[4] = {}, peer_mac[6];
-    if (s.ok()) s = ipv4_from_gid(peer.gid, peer_ip);
-    const wire::L2L3Address remote = lab_address(peer_ip, !o.peer_mac.empty() && parse_mac(o.peer_mac, peer_mac) ? peer_mac : nullptr);
-    if (s.ok()) s = own_ep->connect(qpn, RemoteQp{remote, peer.qpn, peer.psn});
-    if (s.ok() && server) s = oob.server_answer(local, timeout_ms);
+    std::uint32_t qps = server ? 1 : o.qps;
+    for (std::uint32_t i = 0; s.ok() && i < qps; ++i) {
+      RcEndpoint& ep = group->worker(static_cast<std::uint16_t>(i % o.workers)).endpoint();
+      const std::uint32_t psn = (server ? 0x200 : 0x100) + i;
+      std::uint32_t qpn = 0;
+      s = ep.create_qp(echo_qp_attr(o, psn), qpn);
+      ConnInfo local, peer;
+      local.qpn = qpn;
+      local.psn = psn;
+      gid_from_ipv4(ip, local.gid);
+      if (s.ok()) s = server ? oob.server_read_peer(peer, timeout_ms) : oob.exchange_as_client(local, peer, timeout_ms);
+      // The peer's IP comes from its GID; its MAC from --peer-mac (a real peer needs it), else the
+      // lab convention 02:00:<IPv4>.
+      std::uint8_t peer_ip[4] = {}, peer_mac[6];
+      if (s.ok()) s = ipv4_from_gid(peer.gid, peer_ip);
+      const wire::L2L3Address remote = lab_address(peer_ip, !o.peer_mac.empty() && parse_mac(o.peer_mac, peer_mac) ? peer_mac : nullptr);
+      if (s.ok()) s = ep.connect(qpn, RemoteQp{remote, peer.qpn, peer.psn});
+      if (s.ok() && server) s = oob.server_answer(local, timeout_ms);
+      if (s.ok()) own_qps.push_back({i % o.workers, qpn});
+      if (s.ok() && i == 0 && !o.rc_pingpong()) s = exchange_qp_count(oob, server, o.workers, qps, timeout_ms);
+    }
     set_stop_ends_tcp_waits(false);
     // Our own Ctrl-C closed the connection: the exchange's error says "peer closed", not the cause.
     if (stop_requested()) return std::fprintf(stderr, "droce-echo: interrupted during the connection exchange\n"), 1;
     if (!s.ok()) return std::fprintf(stderr, "droce-echo: %s\n", s.message().c_str()), 1;
-    (server ? server_ep : client_ep) = own_ep.get();
-    (server ? server_mem : client_mem) = &own_mem;
-    (server ? server_qpn : client_qpn) = qpn;
+    RcEndpoint& ep0 = group->worker(0).endpoint();
+    (server ? server_ep : client_ep) = &ep0;
+    (server ? server_mem : client_mem) = memories[0].get();
+    (server ? server_qpn : client_qpn) = own_qps[0].qpn;
   }
 
   const double ns_per_tsc = 1e9 / static_cast<double>(rte_get_tsc_hz());
   const auto stall_tsc = static_cast<std::uint64_t>(o.timeout_s * static_cast<double>(rte_get_tsc_hz()));
-  std::unique_ptr<EchoServer> echo;
-  if (server_ep != nullptr) echo = std::make_unique<EchoServer>(*server_ep, *server_mem, server_qpn, o.rc_pingpong());
+  std::unique_ptr<echo::EchoWorker> echo;  // loopback: the server's half of the lab
+  if (server_ep != nullptr && lab) {
+    echo = std::make_unique<echo::EchoWorker>(*server_ep, *server_mem, o.rc_pingpong());
+    echo->add_qp(server_qpn);
+  }
 
-  // After the last message: keep the endpoint polled a little so that our final ACKs leave and a
-  // peer's retransmission (its ACK from us lost or late) is still answered, instead of leaving the
-  // peer to exhaust its retries against a closed port.
-  auto linger = [&](RcEndpoint& ep) {
-    const std::uint64_t until = rte_rdtsc() + rte_get_tsc_hz() / 5;
-    for (std::uint64_t now = rte_rdtsc(); now < until && !stop_requested(); now = rte_rdtsc()) {
-      ep.poll(now);
-      if (echo) echo->serve();
-    }
-  };
   const std::uint64_t total = o.warmup + o.count;
   // The end of a run between two droce-echo processes, over the control connection: the client
   // says END (it polls on until the server's DONE: every reply acknowledged), then BYE when it
@@ -304,96 +270,63 @@ int main(int argc, char** argv) {
     return got;
   };
 
-  // ---- the server alone: echo until stopped or idle for --timeout; against ibv_rc_pingpong,
-  // until it has echoed its -n messages and they are acknowledged ----
+  // ---- the server alone ----
   if (client_ep == nullptr) {
-    std::printf("droce-echo server: connected, echoing\n");
-    std::fflush(stdout);
-    std::uint64_t last = rte_rdtsc(), seen = 0, iter = 0;
-    bool stalled = false, client_ended = false, client_gone = false;
-    std::string line;
-    while (!stop_requested() && !(o.rc_pingpong() && echo->echoed() >= total && echo->idle())) {
-      const std::uint64_t now = rte_rdtsc();
-      server_ep->poll(now);
-      echo->serve();
-      if (lines && (++iter & 1023) == 0) {
-        if (peer_said(line, client_gone)) {
-          client_ended = true;
-          break;
-        }
-        if (client_gone) break;
-      }
-      if (echo->echoed() != seen) {
-        seen = echo->echoed();
-        last = now;
-      } else if (now - last > stall_tsc) {
-        stalled = true;
-        break;
-      }
-    }
-    if (o.rc_pingpong() && !stalled) linger(*server_ep);
-    auto keep_serving = [&] {
-      server_ep->poll(rte_rdtsc());
-      echo->serve();
-    };
-    std::string problem;
-    if (lines && !client_ended && !client_gone) {
-      // We end first (Ctrl-C or a stall): ask the client to end, serving until it has.
-      if (oob.send_line(stalled ? "STOP stalled" : "STOP interrupted", 5000).ok()) {
-        const LineWait w = wait_line(oob, line, kEndWaitMs, keep_serving, false);
-        client_ended = w == LineWait::kLine;
-        client_gone = w == LineWait::kClosed;
-      }
-    }
-    if (lines && client_ended) {
-      // Our last replies acknowledged (bounded), then DONE; serve until the client polls no more.
-      const std::uint64_t until = rte_rdtsc() + 10 * rte_get_tsc_hz();
-      while (!echo->idle() && rte_rdtsc() < until) keep_serving();
-      if (line.rfind("END", 0) != 0) problem = "unexpected end-of-run line from the client: " + line.substr(0, 80);
-      if (oob.send_line("DONE " + std::to_string(echo->echoed()), 5000).ok()) (void)wait_line(oob, line, kEndWaitMs, keep_serving, false);
-    } else if (lines) {
-      problem = client_gone ? "the client disappeared during the run (control connection closed)"
-                            : "no end-of-run line from the client";
-    }
-    if (port) port->stop();  // the client polls no more, or is gone
-    if (lines && client_ended) (void)oob.send_line("BYE", 1000);
-    if (problem.empty() && stop_requested()) problem = "interrupted";
-    server_ep->finish();
-    std::printf("droce-echo server: echoed %llu messages, %llu errors", static_cast<unsigned long long>(echo->echoed()),
-                static_cast<unsigned long long>(echo->errors()));
-    if (o.rc_pingpong())
-      std::printf(", %llu requests differing from our previous reply%s", static_cast<unsigned long long>(echo->mismatched()),
-                  stalled ? ", STALLED (no message within --timeout)" : "");
-    if (impairment)
-      std::printf("; impairment dropped %llu of %llu received frames", static_cast<unsigned long long>(impairment->counters().dropped),
-                  static_cast<unsigned long long>(impairment->counters().frames));
-    std::printf("\n");
-    if (echo->errors() != 0) std::printf("  first error: %s\n", echo->first_error().c_str());
-    if (o.rc_pingpong()) {
-      // ibv_rc_pingpong's client exits (destroying its QP) on its last receive: when its ACK of
-      // our last reply is lost, our retransmissions go unanswered. Every request arrived and was
-      // checked; whether the last reply arrived, only the client's own exit status tells.
-      const bool tail_only = echo->only_last_unacked() && echo->echoed() == total;
-      if (tail_only)
-        std::printf("  the last reply was never acknowledged: the client had finished (its ACK lost); its exit status says "
-                    "whether the reply arrived\n");
-      return (echo->errors() == 0 || tail_only) && echo->mismatched() == 0 && echo->echoed() == total ? 0 : 1;
-    }
-    if (!problem.empty()) std::fprintf(stderr, "droce-echo: %s\n", problem.c_str());
-    return echo->errors() == 0 && echo->echoed() > 0 && problem.empty() ? 0 : 1;
+    std::vector<std::unique_ptr<echo::EchoWorker>> ws;
+    for (std::uint16_t w = 0; w < o.workers; ++w)
+      ws.push_back(std::make_unique<echo::EchoWorker>(group->worker(w).endpoint(), *memories[w], o.rc_pingpong(), &group->worker(w)));
+    for (const QpPlace& q : own_qps) ws[q.worker]->add_qp(q.qpn);
+    echo::EchoWorkers workers(std::move(ws));
+    int rc = 1;
+    if (Status s = workers.launch(); !s.ok()) std::fprintf(stderr, "droce-echo: %s\n", s.message().c_str());
+    else rc = echo::run_server(o, workers, oob, port.get(), impairments);
+    workers.stop();
+    group->finish();
+    return rc;
   }
 
-  // ---- the client ----
-  std::vector<std::uint8_t> req(o.size);
-  rc::MemoryRegion req_mr;
-  if (Status s = client_mem->register_memory(req.data(), req.size(), rc::kAccessLocalWrite, req_mr); !s.ok())
-    return std::fprintf(stderr, "droce-echo: %s\n", s.message().c_str()), 1;
+  // ---- the client: per QP a request buffer (in its worker's registry) and its state machine ----
+  struct ClientQp {
+    RcEndpoint* ep = nullptr;
+    std::uint32_t qpn = 0;
+    std::vector<std::uint8_t> req;
+    rc::MemoryRegion mr;
+    std::unique_ptr<ClientState> st = std::make_unique<ClientState>();
+  };
+  LatencyHistogram hist;  // every QP's round trips
+  std::vector<ClientQp> cqs;
+  if (lab) own_qps = {{0, client_qpn}};
+  for (const QpPlace& q : own_qps) {
+    ClientQp& c = cqs.emplace_back();
+    c.ep = lab ? client_ep : &group->worker(static_cast<std::uint16_t>(q.worker)).endpoint();
+    c.qpn = q.qpn;
+    c.req.resize(o.size);
+    c.st->hist = &hist;
+    MemoryRegistry& mem = lab ? *client_mem : *memories[q.worker];
+    if (Status s = mem.register_memory(c.req.data(), c.req.size(), rc::kAccessLocalWrite, c.mr); !s.ok())
+      return std::fprintf(stderr, "droce-echo: %s\n", s.message().c_str()), 1;
+  }
+  const std::uint64_t all_total = total * cqs.size();
+  auto done_total = [&] {
+    std::uint64_t n = 0;
+    for (const auto& c : cqs) n += c.st->done;
+    return n;
+  };
   auto poll_all = [&](std::uint64_t now) {
-    if (lab) lab->poll(now);
-    else client_ep->poll(now);
+    if (lab) {
+      lab->poll(now);
+    } else {
+      for (std::uint16_t w = 0; w < group->size(); ++w) group->worker(w).poll(now);
+    }
     if (echo) echo->serve();
   };
-  ClientState st;
+  // After the last message: keep polling a little so that our final ACKs leave and a peer's
+  // retransmission (its ACK from us lost or late) is still answered, instead of leaving the peer
+  // to exhaust its retries against a closed port.
+  auto linger = [&] {
+    const std::uint64_t until = rte_rdtsc() + rte_get_tsc_hz() / 5;
+    for (std::uint64_t now = rte_rdtsc(); now < until && !stop_requested(); now = rte_rdtsc()) poll_all(now);
+  };
   std::uint64_t send_errors = 0;
   std::string first_send_error;  // the status of the first failed send, for the report
   auto count_send = [&](const rc::Completion& c) {
@@ -414,34 +347,39 @@ int main(int argc, char** argv) {
     return server_gone;
   };
   if (lab == nullptr) {
-    std::printf("droce-echo client: connected, %llu round trips to go\n", static_cast<unsigned long long>(total));
+    std::printf("droce-echo client: connected, %llu round trips to go\n", static_cast<unsigned long long>(all_total));
     std::fflush(stdout);
   }
   if (o.thread == "worker") {
-    // The application is the worker: one thread, no handoff.
-    while (!stop_requested() && st.done < total && !server_ended()) {
+    // The application is the worker: one thread, no handoff; each QP one round trip in flight.
+    while (!stop_requested() && done_total() < all_total && !server_ended()) {
       poll_all(rte_rdtsc());
-      rc::Completion c[8];
-      for (unsigned n = client_ep->poll_cq(client_qpn, c, 8), i = 0; i < n; ++i)
-        count_send(c[i]);
-      client_step(st, o, req.data(), ns_per_tsc,
-                  [&](std::uint32_t seq) {
-                    return client_ep->send_message(client_qpn, req.data(), o.size, seq, o.rc_pingpong() ? nullptr : &seq).ok();
-                  },
-                  [&](MessageView& v) { return client_ep->receive_message(client_qpn, v); },
-                  [&](MessageView& v) { client_ep->release(v); });
+      for (auto& q : cqs) {
+        rc::Completion c[8];
+        for (unsigned n = q.ep->poll_cq(q.qpn, c, 8), i = 0; i < n; ++i) count_send(c[i]);
+        client_step(*q.st, o, q.req.data(), ns_per_tsc,
+                    [&](std::uint32_t seq) {
+                      return q.ep->send_message(q.qpn, q.req.data(), o.size, seq, o.rc_pingpong() ? nullptr : &seq).ok();
+                    },
+                    [&](MessageView& v) { return q.ep->receive_message(q.qpn, v); },
+                    [&](MessageView& v) { q.ep->release(v); });
+      }
       const std::uint64_t now = rte_rdtsc();
-      if (st.done != last_done) {
-        last_done = st.done;
+      if (const std::uint64_t d = done_total(); d != last_done) {
+        last_done = d;
         last_progress = now;
       } else if (now - last_progress > stall_tsc) {
         stalled = true;
         break;
       }
     }
-    if (o.rc_pingpong() && !stalled) linger(*client_ep);
+    if (o.rc_pingpong() && !stalled) linger();
   } else {
-    // The application is another thread: it talks to the worker only through the channel.
+    // The application is another thread: it talks to the worker only through the channel (one
+    // QP on one worker: the parser allows nothing else).
+    ClientState& st = *cqs[0].st;
+    std::vector<std::uint8_t>& req = cqs[0].req;
+    const rc::MemoryRegion& req_mr = cqs[0].mr;
     QpChannel channel(256);
     std::atomic<bool> stop{false};
     cpu_set_t others = allowed;
@@ -493,7 +431,7 @@ int main(int argc, char** argv) {
   } else if (lines) {
     // Poll on until the server's DONE (our last ACKs delivered), then BYE once we poll no more.
     std::string line;
-    const bool sent = oob.send_line("END " + std::to_string(st.done), 5000).ok();
+    const bool sent = oob.send_line("END " + std::to_string(done_total()), 5000).ok();
     const LineWait w = sent ? wait_line(oob, line, kEndWaitMs, [&] { poll_all(rte_rdtsc()); }, false) : LineWait::kClosed;
     if (w != LineWait::kLine)
       problem = w == LineWait::kClosed ? "the server closed the control connection before the end of the run"
@@ -504,9 +442,11 @@ int main(int argc, char** argv) {
   if (port) port->stop();
   if (problem.empty() && stop_requested()) problem = "interrupted";
   if (lab) lab->finish();
-  else client_ep->finish();
+  else group->finish();
 
-  const auto& h = st.hist;
+  const auto& h = hist;
+  std::uint64_t bad = 0;
+  for (const auto& c : cqs) bad += c.st->bad;
   std::printf("droce-echo %s (%s thread): %llu round trips of %u bytes after %llu warm-up\n", o.mode.c_str(),
               o.thread.c_str(), static_cast<unsigned long long>(h.count()), o.size,
               static_cast<unsigned long long>(o.warmup));
@@ -514,15 +454,21 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(h.min()), static_cast<unsigned long long>(h.percentile(0.5)),
               static_cast<unsigned long long>(h.percentile(0.9)), static_cast<unsigned long long>(h.percentile(0.99)),
               static_cast<unsigned long long>(h.percentile(0.999)), static_cast<unsigned long long>(h.max()));
-  std::printf("  bad replies %llu, send errors %llu%s%s\n", static_cast<unsigned long long>(st.bad),
+  std::printf("  bad replies %llu, send errors %llu%s%s\n", static_cast<unsigned long long>(bad),
               static_cast<unsigned long long>(send_errors),
               first_send_error.empty() ? "" : (" (first: " + first_send_error + ")").c_str(),
               stalled ? ", STALLED (no reply within --timeout)" : "");
-  if (impairment)
-    std::printf("  impairment dropped %llu of %llu received frames\n", static_cast<unsigned long long>(impairment->counters().dropped),
-                static_cast<unsigned long long>(impairment->counters().frames));
+  if (!impairments.empty()) {
+    std::uint64_t dropped = 0, frames = 0;
+    for (const auto& i : impairments) {
+      dropped += i->counters().dropped;
+      frames += i->counters().frames;
+    }
+    std::printf("  impairment dropped %llu of %llu received frames\n", static_cast<unsigned long long>(dropped),
+                static_cast<unsigned long long>(frames));
+  }
   // The endpoint's own view of the run: what it dropped and why, so a stall can be read.
-  const EndpointCounters& ec = client_ep->counters();
+  const EndpointCounters ec = lab ? client_ep->counters() : group->endpoint_totals();
   nlohmann::json drops = nlohmann::json::object();
   for (std::size_t r = 0; r < wire::kDropReasonCount; ++r)
     if (ec.rx_drops[r] != 0) drops[std::string(wire::drop_reason_name(static_cast<wire::DropReason>(r)))] = ec.rx_drops[r];
@@ -541,7 +487,8 @@ int main(int argc, char** argv) {
     j["round_trips"] = h.count();
     j["rtt_ns"] = {{"min", h.min()}, {"p50", h.percentile(0.5)}, {"p90", h.percentile(0.9)}, {"p99", h.percentile(0.99)},
                    {"p999", h.percentile(0.999)}, {"max", h.max()}};
-    j["bad_replies"] = st.bad;
+    j["qps"] = cqs.size();
+    j["bad_replies"] = bad;
     j["send_errors"] = send_errors;
     j["stalled"] = stalled;
     j["problem"] = problem;
@@ -551,5 +498,5 @@ int main(int argc, char** argv) {
     }
   }
   if (!problem.empty()) std::fprintf(stderr, "droce-echo: %s\n", problem.c_str());
-  return st.bad == 0 && send_errors == 0 && !stalled && h.count() == o.count && problem.empty() ? 0 : 1;
+  return bad == 0 && send_errors == 0 && !stalled && h.count() == o.count * cqs.size() && problem.empty() ? 0 : 1;
 }

@@ -46,10 +46,17 @@ void usage(const Options& d) {
       "                           (default %g; server/client only)\n"
       "  --seed S                 seed of the impairment (default %llu)\n"
       "  --timeout S              give up after this long without progress (default %g)\n"
-      "  --json FILE              results as JSON (rtt_ns p50/p90/p99/p999/max)\n",
+      "  --json FILE              results as JSON (rtt_ns p50/p90/p99/p999/max; the server's: echoed, and a\n"
+      "                           \"workers\" array with each worker's share)\n"
+      "  --workers N              server: N poll-mode workers, each on its own EAL lcore (the main lcore is\n"
+      "                           worker 0; -l must give N) with its own RX/TX queue pair; the client's QP i\n"
+      "                           is served by worker i %% N. Client: N queue pairs, all polled by its one lcore\n"
+      "                           (give the server's N: net_memif pairs the two sides' queues). 1..16 (default %u)\n"
+      "  --qps N                  client: N QPs, each with one round trip in flight, --warmup + --count round\n"
+      "                           trips each (default %u; --peer droce, --thread worker)\n",
       d.mode.c_str(), d.peer.c_str(), d.thread.c_str(), d.size, static_cast<unsigned long long>(d.count),
       static_cast<unsigned long long>(d.warmup), d.mtu, d.qp_timeout, d.oob_port, d.oob_host.c_str(), d.loss,
-      static_cast<unsigned long long>(d.seed), d.timeout_s);
+      static_cast<unsigned long long>(d.seed), d.timeout_s, d.workers, d.qps);
 }
 
 }  // namespace
@@ -108,6 +115,10 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
       e = apps::parse_uint(a, v, 0, 1'000'000'000'000'000'000ull, o.seed);
     } else if (a == "--timeout") {
       e = apps::parse_real(a, v, 0.1, 3600, o.timeout_s);
+    } else if (a == "--workers") {
+      e = apps::parse_uint(a, v, 1, 16, o.workers);
+    } else if (a == "--qps") {
+      e = apps::parse_uint(a, v, 1, 64, o.qps);
     } else if (a == "--json") {
       e = apps::check_output_path(a, v);
       o.json = v;
@@ -122,6 +133,13 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     return std::fprintf(stderr, "droce-echo: --peer rc_pingpong, --loss and the addressing options need --mode server or client\n"), -1;
   if (o.rc_pingpong() && o.thread == "app")
     return std::fprintf(stderr, "droce-echo: --peer rc_pingpong runs the client on the worker (--thread worker)\n"), -1;
+  if (o.mode == "loopback" && (o.workers > 1 || o.qps > 1))
+    return fail("--workers and --qps need --mode server or client (loopback runs one QP)");
+  if (o.mode == "server" && o.qps > 1) return fail("--qps is the client's: the server serves as many QPs as the client opens");
+  if (o.rc_pingpong() && (o.workers > 1 || o.qps > 1))
+    return fail("--peer rc_pingpong runs one QP on one worker (--workers and --qps need --peer droce)");
+  if (o.thread == "app" && (o.workers > 1 || o.qps > 1))
+    return fail("--thread app drives one QP on one worker (--workers and --qps need --thread worker)");
   if (o.mode == "client" && o.oob_port == 0)
     return std::fprintf(stderr, "droce-echo: --oob-port 0 (any port) is only for the server\n"), -1;
   if (o.rc_pingpong()) {

@@ -26,6 +26,10 @@ struct Options {
   std::uint64_t seed = 1;
   double timeout_s = 30;
   std::string json;
+  // Server: poll-mode workers, each on its own EAL lcore with its own queue pair (QP i on worker
+  // i % N). Client: as many queue pairs (engine workers), all polled by its one lcore.
+  std::uint32_t workers = 1;
+  std::uint32_t qps = 1;          // client: QPs, each with one round trip in flight; the server takes the client's
 
   [[nodiscard]] bool rc_pingpong() const { return peer == "rc_pingpong"; }
 };

@@ -57,7 +57,12 @@ void usage() {
       "  --seed N                 seed of the lab loss (default 1)\n"
       "  --max-size SIZE          with -a, stop after this size (default 8388608; a perftest peer runs them all)\n"
       "  --timeout S              connect and every exchange step (default 30)\n"
-      "  --json FILE              the results as JSON\n");
+      "  --json FILE              the results as JSON\n"
+      "  --workers N              poll-mode workers (default 1): QP i runs on worker i %% N, each worker on its\n"
+      "                           own EAL lcore (the main lcore is worker 0, -l must give N) with its own RX and\n"
+      "                           TX queue of the port (N of each); at most -q. With N > 1 the peer is droce-perf\n"
+      "                           (bw tests); perftest's report stays one table of totals, and droce's own line\n"
+      "                           after it adds each worker's messages\n");
 }
 
 bool parse_test(const std::string& s, PerftestTest& t) {
@@ -170,6 +175,9 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     } else if (a == "--timeout") {
       if (!value() || !number(1, 3600, n)) return -1;
       o.timeout_s = static_cast<double>(n);
+    } else if (a == "--workers") {
+      if (!value() || !number(1, 64, n)) return -1;
+      o.workers = static_cast<std::uint32_t>(n);
     } else if (a == "--json") {
       if (!value()) return -1;
       if (std::string e = apps::check_output_path(a, v); !e.empty()) return bad(e);
@@ -187,6 +195,9 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   }
   // perftest's dependencies between flags (perftest_parameters.c force_dependecies and parser).
   if (o.qps > 1 && !o.bw()) return bad("-q: multiple QPs are only available in bw tests");
+  if (o.workers > o.qps)
+    return bad("--workers " + std::to_string(o.workers) + ": more workers than QPs (-q " + std::to_string(o.qps) +
+               "); each worker needs one" + (o.bw() ? "" : " (latency tests run one QP)"));
   if (o.duration_s != 0 && o.all_sizes) return bad("-D: duration mode does not run all sizes (-a)");
   if (o.all_sizes && size_given) return bad("-a and -s: -a runs every size");
   if (!size_given) o.size = o.bw() ? 65536 : 2;

@@ -31,6 +31,7 @@ struct Options {
   std::uint64_t seed = 1;
   double timeout_s = 30;            // connect, and every exchange step
   std::string json;
+  std::uint32_t workers = 1;        // --workers: QP i runs on worker i % workers, each on its own lcore
 
   [[nodiscard]] bool bw() const { return engine::perftest_is_bw(test); }
   [[nodiscard]] bool server() const { return host.empty(); }

@@ -45,9 +45,9 @@ void DurationClock::start(std::uint64_t now, double hz, std::uint32_t seconds) {
   running = true;
 }
 
-Traffic::Traffic(const Options& o, engine::RcEndpoint& ep, engine::MemoryRegistry& memory,
-                 const engine::PerftestPreamble& pre, BufferStorage& storage)
-    : o_(o), ep_(ep), memory_(memory), pre_(pre), buf_(storage) {
+Traffic::Traffic(const Options& o, engine::Worker& worker, engine::MemoryRegistry& memory,
+                 const engine::PerftestPreamble& pre, BufferStorage& storage, std::uint32_t qps)
+    : o_(o), worker_(worker), ep_(worker.endpoint()), memory_(memory), pre_(pre), buf_(storage), qp_count_(qps) {
   hz_ = static_cast<double>(rte_get_tsc_hz());
   stall_tsc_ = static_cast<std::uint64_t>(o.timeout_s * hz_);
   tx_depth_ = o.tx_depth;
@@ -62,7 +62,7 @@ Status Traffic::create() {
   for (std::uint32_t s : o_.sizes()) largest = std::max(largest, s);
   const std::size_t cycle = pre_.cycle_buffer;
   region_ = (std::max<std::size_t>(largest, cycle) + cycle - 1) / cycle * cycle;
-  const std::size_t total = 2 * o_.qps * region_;
+  const std::size_t total = std::size_t{2} * qp_count_ * region_;
   buf_.reset(static_cast<std::uint8_t*>(std::aligned_alloc(cycle, total)));
   if (!buf_) return Status::error("cannot allocate " + std::to_string(total) + " bytes of buffers");
   std::memset(buf_.get(), 0, total);  // write_lat polls bytes the peer has not written yet: they start at 0
@@ -71,7 +71,7 @@ Status Traffic::create() {
       !s.ok())
     return s;
   std::random_device rd;
-  qps_.resize(o_.qps);
+  qps_.resize(qp_count_);
   for (auto& q : qps_) {
     rc::QpAttr a;
     a.pmtu = pre_.mtu;
@@ -143,7 +143,7 @@ void Traffic::prepare_receives(std::uint32_t size) {
 
 template <class F>
 Status Traffic::poll(F&& on) {
-  ep_.poll(rte_rdtsc());
+  worker_.poll(rte_rdtsc());
   rc::Completion cs[32];
   for (std::uint32_t i = 0; i < qps_.size(); ++i) {
     for (int rounds = 0; rounds < 64; ++rounds) {
@@ -236,9 +236,10 @@ Status Traffic::bw_requester(std::uint32_t size, BwRow& row) {
     if (Status st = stalled(rte_rdtsc(), last_progress); !st.ok()) return st;
   }
   if (duration)
-    row = bw_row(size, sampled, dc.sample_begin, dc.sample_end, {}, {}, cq_mod_, hz_, o_.report_gbits);
+    raw_ = {sampled, dc.sample_begin, dc.sample_end, {}, {}};
   else
-    row = bw_row(size, total, first_post, last_done, posted_ts, completed_ts, cq_mod_, hz_, o_.report_gbits);
+    raw_ = {total, first_post, last_done, std::move(posted_ts), std::move(completed_ts)};
+  row = bw_row(size, raw_.iters, raw_.first, raw_.last, raw_.posted, raw_.completed, cq_mod_, hz_, o_.report_gbits);
   return {};
 }
 
@@ -272,9 +273,10 @@ Status Traffic::bw_receiver(std::uint32_t size, BwRow& row) {
     if (Status st = stalled(now, last_progress); !st.ok()) return st;
   }
   if (duration)
-    row = bw_row(size, sampled, dc.sample_begin, dc.sample_end, {}, {}, cq_mod_, hz_, o_.report_gbits);
+    raw_ = {sampled, dc.sample_begin, dc.sample_end, {}, {}};
   else
-    row = bw_row(size, total, first_rx, now, {}, {}, cq_mod_, hz_, o_.report_gbits);
+    raw_ = {total, first_rx, now, {}, {}};
+  row = bw_row(size, raw_.iters, raw_.first, raw_.last, {}, {}, cq_mod_, hz_, o_.report_gbits);
   return {};
 }
 

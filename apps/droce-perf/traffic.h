@@ -15,6 +15,7 @@
 #include "engine/core/memory_region.h"
 #include "engine/exchange/perftest_exchange.h"
 #include "engine/endpoint/rc_endpoint.h"
+#include "engine/workers/worker_group.h"
 
 namespace droce::perf {
 
@@ -37,10 +38,18 @@ struct DurationClock {
 // range back to DPDK when it goes), so its owner declares it first.
 using BufferStorage = std::unique_ptr<std::uint8_t[], decltype(&std::free)>;
 
+// A bw size's figures before they become a row: what several workers' shares merge from.
+struct BwRaw {
+  std::uint64_t iters = 0;            // messages counted (in -D's measured window)
+  std::uint64_t first = 0, last = 0;  // TSC: the clock's start and end
+  std::vector<std::uint64_t> posted, completed;  // per message, for the peak (empty: none)
+};
+
+// The traffic of one worker's QPs (`qps` of them; perftest's -q when there is one worker).
 class Traffic {
  public:
-  Traffic(const Options& o, engine::RcEndpoint& ep, engine::MemoryRegistry& memory, const engine::PerftestPreamble& pre,
-          BufferStorage& storage);
+  Traffic(const Options& o, engine::Worker& worker, engine::MemoryRegistry& memory, const engine::PerftestPreamble& pre,
+          BufferStorage& storage, std::uint32_t qps);
 
   // Asked now and then inside the traffic loops: true when the peer has closed the control
   // connection (it ended its run, or vanished) — our run then ends too.
@@ -58,6 +67,10 @@ class Traffic {
   [[nodiscard]] engine::Status run_bw(std::uint32_t size, BwRow& row);
   // One size of a latency test on this side.
   [[nodiscard]] engine::Status run_lat(std::uint32_t size, LatRow& row);
+
+  // The figures of the latest run_bw (moved out).
+  [[nodiscard]] BwRaw take_bw_raw() { return std::move(raw_); }
+  [[nodiscard]] std::uint32_t qp_count() const { return static_cast<std::uint32_t>(qps_.size()); }
 
   [[nodiscard]] TransportTotals totals();
   [[nodiscard]] std::uint32_t tx_depth() const { return tx_depth_; }
@@ -93,6 +106,7 @@ class Traffic {
   [[nodiscard]] engine::Status lat_read(std::uint32_t size, LatRow& row);
 
   const Options& o_;
+  engine::Worker& worker_;
   engine::RcEndpoint& ep_;
   engine::MemoryRegistry& memory_;
   engine::PerftestPreamble pre_;
@@ -105,6 +119,8 @@ class Traffic {
   std::uint64_t stall_tsc_ = 0;
   std::function<bool()> peer_closed_;
   std::uint64_t stall_checks_ = 0;
+  std::uint32_t qp_count_ = 1;
+  BwRaw raw_;
 };
 
 }  // namespace droce::perf

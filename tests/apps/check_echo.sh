@@ -36,6 +36,81 @@ crc=$?
 wait $spid
 check "default memif pair, 64 KiB messages at PMTU 4096 both ways: every reply intact" "[ $crc -eq 0 ] && [ $? -eq 0 ]"
 
+# ---- --workers: the server's QPs over 2 workers (each on its own lcore with its own queue pair),
+# the client's 4 QPs over 2 queue pairs polled by its one lcore; 4 pollers on a 2-CPU machine are
+# slow, so only results are judged.
+if [ "$(nproc)" -ge 2 ]; then two_lcores="-l 0-1"; else two_lcores="--lcores=0@0,1@0"; fi
+free_port() { /usr/bin/python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"; }
+# workers_pair NAME SERVER_ARGS -- CLIENT_ARGS: sets srv_rc, cli_rc.
+workers_pair() {
+  local name=$1; shift
+  local sargs=() cargs=() side=s port; port=$(free_port)
+  for a in "$@"; do
+    if [ "$a" = "--" ] && [ $side = s ]; then side=c; continue; fi
+    if [ $side = s ]; then sargs+=("$a"); else cargs+=("$a"); fi
+  done
+  # shellcheck disable=SC2086  # $two_lcores: EAL options, split on purpose
+  timeout 120 "$echo_bin" $two_lcores --no-pci --vdev "net_memif0,role=server,socket=$out/$name.sock" -- \
+    --mode server --oob-port "$port" --timeout 20 --json "$out/$name.s.json" "${sargs[@]}" > "$out/$name.s.txt" 2>&1 &
+  local spid=$!
+  for _ in $(seq 50); do [ -S "$out/$name.sock" ] && break; sleep 0.1; done
+  timeout 120 "$echo_bin" -l 0 --no-pci --vdev "net_memif0,role=client,socket=$out/$name.sock" -- \
+    --mode client --oob-port "$port" --timeout 20 --json "$out/$name.c.json" "${cargs[@]}" > "$out/$name.c.txt" 2>&1
+  cli_rc=$?
+  wait $spid
+  srv_rc=$?
+  if [ $cli_rc -ne 0 ] || [ $srv_rc -ne 0 ]; then echo "== $name: client exit $cli_rc, server exit $srv_rc"; tail -n 4 "$out/$name.c.txt" "$out/$name.s.txt"; fi
+}
+workers_pair w2 --workers 2 -- --workers 2 --qps 4 --count 2000 --warmup 100 --size 300
+check "server --workers 2, client --qps 4 over two-queue memif: every reply intact; each server worker echoed its 2 QPs' 4200" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && /usr/bin/python3 -c \"
+import json
+c = json.load(open('$out/w2.c.json')); s = json.load(open('$out/w2.s.json'))
+assert c['qps'] == 4 and c['round_trips'] == 8000 and c['bad_replies'] == 0 and c['problem'] == '', c
+assert s['echoed'] == 8400 and s['errors'] == 0 and s['problem'] == '', s
+w = s['workers']; assert [x['worker'] for x in w] == [0, 1] and all(x['qps'] == 2 and x['echoed'] == 4200 for x in w), w
+\""
+workers_pair wl --workers 2 --loss 0.02 --seed 3 -- --workers 2 --qps 4 --count 500 --warmup 0 --loss 0.02 --seed 4
+check "the same at 2 % lab loss on every queue, both sides: every reply intact" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && /usr/bin/python3 -c \"
+import json; c = json.load(open('$out/wl.c.json')); s = json.load(open('$out/wl.s.json'))
+assert c['round_trips'] == 2000 and c['bad_replies'] == 0 and s['echoed'] == 2000, (c, s)\""
+workers_pair wm --workers 2 -- --qps 2 --count 100
+check "a client with 1 queue pair against a server with 2: both fail, the server naming both counts" \
+  "[ $cli_rc -ne 0 ] && [ $srv_rc -eq 1 ] && grep -q 'the client has 1 queue pair(s) and this server 2: give both the same --workers' '$out/wm.s.txt'"
+# Ctrl-C to a two-worker server mid-run: it stops its workers and ends the run with the client.
+wport=$(free_port)
+# shellcheck disable=SC2086
+"$echo_bin" $two_lcores --no-pci --vdev "net_memif0,role=server,socket=$out/wi.sock" -- \
+  --mode server --workers 2 --oob-port "$wport" --timeout 20 > "$out/wi.s.txt" 2>&1 &
+spid=$!
+( timeout 120 tail --pid=$spid -f /dev/null || { grep -q -F "wi.sock" /proc/$spid/cmdline && kill -KILL $spid; } ) > /dev/null 2>&1 &
+for _ in $(seq 50); do [ -S "$out/wi.sock" ] && break; sleep 0.1; done
+timeout 120 "$echo_bin" -l 0 --no-pci --vdev "net_memif0,role=client,socket=$out/wi.sock" -- \
+  --mode client --workers 2 --qps 2 --oob-port "$wport" --count 100000000 --timeout 20 > "$out/wi.c.txt" 2>&1 &
+cpid=$!
+for _ in $(seq 300); do grep -q 'echoing' "$out/wi.s.txt" && grep -q 'round trips to go' "$out/wi.c.txt" && break; sleep 0.1; done
+sleep 1
+t0=$SECONDS
+kill -INT $spid
+wait $spid; srv_rc=$?
+took=$(( SECONDS - t0 ))
+wait $cpid; cli_rc=$?
+check "Ctrl-C to a server with --workers 2 mid-run: exits 1 within 10 s saying interrupted (took ${took} s); the client ends, saying why" \
+  "[ $srv_rc -eq 1 ] && [ $took -le 10 ] && grep -q 'droce-echo: interrupted' '$out/wi.s.txt' && [ $cli_rc -eq 1 ] && grep -q 'the server ended the run early (interrupted)' '$out/wi.c.txt' || { tail -n 3 '$out/wi.s.txt' '$out/wi.c.txt'; false; }"
+# More workers than EAL lcores or the port's queue pairs: one line naming the limit, exit 2.
+limit() {  # NAME EXPECTED_TEXT EAL_AND_APP_ARGS...
+  local name=$1 text=$2; shift 2
+  timeout 60 "$echo_bin" "$@" > "$out/limit.txt" 2>&1
+  local rc=$?
+  check "$name: exit 2, one line naming the limit" \
+    "[ $rc -eq 2 ] && [ \$(grep -c '^droce-echo: ' '$out/limit.txt') -eq 1 ] && grep -q -F -- '$text' '$out/limit.txt' || { cat '$out/limit.txt'; false; }"
+}
+limit "server --workers 2 on one lcore" "--workers 2: EAL gives 1 lcore" -l 0 --no-pci --vdev net_null0 -- --mode server --workers 2
+# shellcheck disable=SC2086
+limit "--workers 2 on a one-queue port (net_pcap)" "--workers 2: port net_pcap0 has at most 1 RX/TX queue pair" \
+  $two_lcores --no-pci --vdev "net_pcap0,tx_pcap=$out/limit.pcap" -- --mode server --workers 2
+
 "$echo_bin" -- --size 0 > "$out/e1.txt" 2>&1
 check "--size 0 refused with a message" "[ $? -eq 2 ] && grep -q -- '--size' '$out/e1.txt'"
 "$echo_bin" -- --mode client --timeout 1 --oob-port 18632 > "$out/e2.txt" 2>&1

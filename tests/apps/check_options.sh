@@ -187,6 +187,23 @@ bad --bogus "$sim" --bogus --json "$tmp/sim.json"
 bad "'extra'" "$sim" --json "$tmp/sim.json" extra
 [ ! -e "$tmp/sim.json" ] || { echo "FAILED: a refused droce-sim run left $tmp/sim.json behind"; fail=1; }
 
+# --- droce-perf and droce-echo --workers / --qps (issue 13): refused at parse time
+bad --workers "$perf" -- write_bw --workers 0
+bad --workers "$perf" -- write_bw --workers nan
+bad --workers "$perf" -- write_bw -q 64 --workers 65
+bad --workers "$perf" -- write_bw -q 2 --workers 3
+bad --workers "$perf" -- send_lat --workers 2
+bad --workers "$echo_" -- --mode server --workers 0
+bad --workers "$echo_" -- --mode server --workers 17
+bad --workers "$echo_" -- --workers 2
+bad --workers "$echo_" -- --mode client --peer rc_pingpong --workers 2
+bad --workers "$echo_" -- --mode client --thread app --workers 2
+bad --qps "$echo_" -- --mode client --qps 65
+bad --qps "$echo_" -- --mode client --qps 1.5
+bad --qps "$echo_" -- --mode server --qps 2
+good workers-perf "$perf" -- write_bw -q 4 --workers 2 --help
+good workers-echo "$echo_" -- --mode client --workers 2 --qps 4 --help
+
 # --- output paths: the parse-time check leaves an earlier run's file whole and creates none
 echo '{"previous": true}' > "$tmp/prev.json"
 bad --size "$echo_" -- --json "$tmp/prev.json" --size nan

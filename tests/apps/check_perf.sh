@@ -20,11 +20,13 @@ run_pair() {
     if [ $side = s ]; then sargs+=("$a"); else cargs+=("$a"); fi
   done
   local port; port=$(free_port)
-  timeout 120 "$perf" -l "$last_cpu" --no-pci --vdev "net_memif0,role=server,socket=$out/$name.sock" -- \
+  # shellcheck disable=SC2086  # SRV_L / CLI_L: EAL lcore options, word-split on purpose
+  timeout 120 "$perf" ${SRV_L:--l $last_cpu} --no-pci --vdev "net_memif0,role=server,socket=$out/$name.sock" -- \
     "$test" -p $port --timeout 20 --json "$out/$name.s.json" "${sargs[@]}" > "$out/$name.s.txt" 2>&1 &
   local spid=$!
   for _ in $(seq 50); do [ -S "$out/$name.sock" ] && break; sleep 0.1; done
-  timeout 120 "$perf" -l 0 --no-pci --vdev "net_memif0,role=client,socket=$out/$name.sock" -- \
+  # shellcheck disable=SC2086
+  timeout 120 "$perf" ${CLI_L:--l 0} --no-pci --vdev "net_memif0,role=client,socket=$out/$name.sock" -- \
     "$test" -p $port --timeout 20 --json "$out/$name.c.json" "${cargs[@]}" 127.0.0.1 > "$out/$name.c.txt" 2>&1
   cli_rc=$?
   wait $spid
@@ -108,6 +110,38 @@ check "write_bw with 3 % lab loss at both ports: completes, retransmissions coun
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/loss.c.txt' 1 400 bw && /usr/bin/python3 -c \"
 import json; d = json.load(open('$out/loss.c.json')); assert d['retransmitted_packets'] > 0 and d['impairment_dropped'] > 0, d\""
 
+# ---- --workers: QP i on worker i % N, each worker on its own lcore with its own queue pair ----
+# Two lcores per process (4 pollers on a 2-CPU machine: slow, judged on results only); the
+# memif ports get two queue pairs each.
+if [ "$(nproc)" -ge 2 ]; then two_lcores="-l 0-1"; else two_lcores="--lcores=0@0,1@0"; fi
+# workers_json FILE N MSGS: the JSON's "workers" array has N workers, each with MSGS messages.
+workers_json() { /usr/bin/python3 -c "
+import json, sys; d = json.load(open('$1')); w = d['workers']
+assert len(w) == $2 and [x['worker'] for x in w] == list(range($2)), w
+assert all(x['qps'] == d['qps'] // $2 and x['messages'] == $3 for x in w), w
+assert d['problem'] == '', d['problem']"; }
+SRV_L=$two_lcores CLI_L=$two_lcores run_pair w2 write_bw -q 4 --workers 2 -s 4096 -n 200 -- -q 4 --workers 2 -s 4096 -n 200
+check "write_bw -q 4 --workers 2: both exit 0, perftest's table counts all QPs (800), each worker completed its 2 QPs' 400" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/w2.c.txt' 1 800 bw && table '$out/w2.s.txt' 1 800 bw && workers_json '$out/w2.c.json' 2 400 && [ \$(grep -c '^ droce: worker [01] (lcore ' '$out/w2.c.txt') -eq 2 ]"
+SRV_L=$two_lcores CLI_L=$two_lcores run_pair s2 send_bw -q 4 --workers 2 -s 8192 -n 100 -- -q 4 --workers 2 -s 8192 -n 100
+check "send_bw -q 4 --workers 2: each server worker posted and received its QPs' share (receives posted on its own lcore)" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/s2.c.txt' 1 400 bw && table '$out/s2.s.txt' 1 400 bw && workers_json '$out/s2.s.json' 2 200 && workers_json '$out/s2.c.json' 2 200"
+SRV_L=$two_lcores CLI_L=$two_lcores run_pair l2 read_bw -q 4 --workers 2 -s 4096 -n 200 --loss 0.02 --seed 3 -- -q 4 --workers 2 -s 4096 -n 200 --loss 0.02 --seed 4
+check "read_bw -q 4 --workers 2 with 2 % lab loss on every queue: completes, retransmissions counted" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/l2.c.txt' 1 800 bw && workers_json '$out/l2.c.json' 2 400 && /usr/bin/python3 -c \"
+import json; d = json.load(open('$out/l2.c.json')); assert d['impairment_dropped'] > 0 and d['retransmitted_packets'] > 0, d\""
+# More workers than EAL lcores or than the port's queue pairs: one line naming the limit, exit 2.
+limit() {  # NAME EXPECTED_TEXT EAL_AND_APP_ARGS...
+  local name=$1 text=$2; shift 2
+  timeout 60 "$perf" "$@" > "$out/limit.txt" 2>&1
+  local rc=$?
+  check "$name: exit 2, one line naming the limit" \
+    "[ $rc -eq 2 ] && [ \$(grep -c '^droce-perf: ' '$out/limit.txt') -eq 1 ] && grep -q -F -- '$text' '$out/limit.txt' || { cat '$out/limit.txt'; false; }"
+}
+limit "--workers 2 on one lcore" "--workers 2: EAL gives 1 lcore" -l 0 --no-pci --vdev net_null0 -- send_bw -q 2 --workers 2
+limit "--workers 2 on a one-queue port (net_pcap)" "--workers 2: port net_pcap0 has at most 1 RX/TX queue pair" \
+  $two_lcores --no-pci --vdev "net_pcap0,tx_pcap=$out/limit.pcap" -- send_bw -q 2 --workers 2
+
 # ---- bad input: one line, exit 2, before any port is touched ----
 bad() {  # NAME EXPECTED_TEXT ARGS...
   local name=$1 text=$2; shift 2
@@ -127,8 +161,11 @@ bad "no test" "no test given"
 bad "-q on a latency test" "only available in bw tests" send_lat -q 2
 bad "-c UD" "RC only" send_bw -c UD
 bad "-D with -a" "does not run all sizes" send_bw -D 2 -a
+bad "--workers 3 for 2 QPs" "--workers 3: more workers than QPs (-q 2)" write_bw -q 2 --workers 3
+bad "--workers 2 on a latency test" "latency tests run one QP" send_lat --workers 2
+bad "--workers 0" "--workers: '0'" write_bw --workers 0
 "$perf" -- send_bw --help > "$out/help.txt" 2>&1
-check "--help exits 0 and lists every flag" "[ \$? -eq 0 ] && grep -q -- '--report_gbits' '$out/help.txt' && grep -q -- '--peer-mac' '$out/help.txt' && grep -q -- '-x, --gid-index' '$out/help.txt'"
+check "--help exits 0 and lists every flag" "[ \$? -eq 0 ] && grep -q -- '--report_gbits' '$out/help.txt' && grep -q -- '--peer-mac' '$out/help.txt' && grep -q -- '-x, --gid-index' '$out/help.txt' && grep -q -- '--workers N' '$out/help.txt'"
 
 # ---- nobody there: a clear error within --timeout ----
 start=$(date +%s)

@@ -1,0 +1,274 @@
+// droce-echo's server side.
+#include "apps/droce-echo/echo_server.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include <rte_cycles.h>
+
+#include <nlohmann/json.hpp>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+
+#include "apps/common/oob_waits.h"
+#include "apps/common/output_file.h"
+#include "engine/core/stop_signal.h"
+
+namespace droce::echo {
+
+using engine::LineWait;
+using engine::Status;
+
+EchoServer::EchoServer(engine::RcEndpoint& ep, engine::MemoryRegistry& mem, std::uint32_t qpn, bool rc_pingpong)
+    : ep_(ep), qpn_(qpn), rc_pingpong_(rc_pingpong), buf_(kSlots * 65536) {
+  (void)mem.register_memory(buf_.data(), buf_.size(), rc::kAccessLocalWrite, mr_);
+}
+
+void EchoServer::serve() {
+  rc::Completion c[16];
+  for (unsigned n = ep_.poll_cq(qpn_, c, 16), i = 0; i < n; ++i) {
+    --outstanding_;
+    if (c[i].status == rc::WcStatus::kSuccess) continue;
+    if (c[i].status == rc::WcStatus::kRetryExcErr && c[i].wr_id == next_) last_unacked_ = true;
+    if (errors_++ == 0) first_error_ = "reply " + std::to_string(c[i].wr_id) + ": " + rc::wc_status_name(c[i].status);
+  }
+  engine::MessageView v;
+  while (outstanding_ < kSlots && ep_.receive_message(qpn_, v)) {
+    std::uint8_t* slot = buf_.data() + (next_++ % kSlots) * 65536;
+    const std::uint32_t len = v.copy_to(slot, 65536);
+    const std::uint32_t imm = v.imm;
+    ep_.release(v);
+    if (rc_pingpong_ && echoed_ > 0 && (len != last_len_ || std::memcmp(slot, last_, len) != 0)) ++mismatched_;
+    last_ = slot;
+    last_len_ = len;
+    if (Status st = ep_.send_message(qpn_, slot, len, next_, rc_pingpong_ ? nullptr : &imm); st.ok()) ++outstanding_;
+    else if (errors_++ == 0) first_error_ = "reply " + std::to_string(next_) + ": " + st.message();
+    ++echoed_;
+  }
+}
+
+void EchoWorker::serve() {
+  std::uint64_t echoed = 0;
+  bool idle = true;
+  for (auto& s : services_) {
+    s->serve();
+    echoed += s->echoed();
+    idle = idle && s->idle();
+  }
+  echoed_.store(echoed, std::memory_order_relaxed);
+  idle_.store(idle, std::memory_order_relaxed);
+}
+
+std::uint64_t EchoWorker::errors() const {
+  std::uint64_t n = 0;
+  for (const auto& s : services_) n += s->errors();
+  return n;
+}
+
+std::uint64_t EchoWorker::mismatched() const {
+  std::uint64_t n = 0;
+  for (const auto& s : services_) n += s->mismatched();
+  return n;
+}
+
+Status EchoWorkers::launch() {
+  launches_.reserve(w_.size());  // the lcores hold pointers into it
+  unsigned lcore = rte_get_main_lcore();
+  for (std::size_t w = 1; w < w_.size(); ++w) {
+    lcore = rte_get_next_lcore(lcore, 1, 0);  // worker lcores only, no wrap
+    if (lcore >= RTE_MAX_LCORE) return Status::error("no EAL lcore left for worker " + std::to_string(w) + " (see -l)");
+    launches_.push_back({w_[w].get(), &quit_});
+    const int rc = rte_eal_remote_launch(
+        [](void* arg) -> int {
+          const auto* l = static_cast<const Launch*>(arg);
+          // Ends when the main lcore says so (stop(), always called), not at a stop signal: the
+          // server's end-of-run still needs every worker polled.
+          while (!l->quit->load(std::memory_order_acquire)) l->worker->poll(rte_rdtsc());
+          return 0;
+        },
+        &launches_.back(), lcore);
+    if (rc != 0) return Status::error("cannot launch worker " + std::to_string(w) + " on lcore " + std::to_string(lcore));
+    lcores_.push_back(lcore);
+  }
+  return {};
+}
+
+std::uint64_t EchoWorkers::echoed() const {
+  std::uint64_t n = 0;
+  for (const auto& w : w_) n += w->echoed();
+  return n;
+}
+
+bool EchoWorkers::idle() const {
+  for (const auto& w : w_)
+    if (!w->idle()) return false;
+  return true;
+}
+
+void EchoWorkers::stop() {
+  quit_.store(true, std::memory_order_release);
+  for (unsigned l : lcores_) (void)rte_eal_wait_lcore(l);
+  lcores_.clear();
+}
+
+std::uint64_t EchoWorkers::errors() const {
+  std::uint64_t n = 0;
+  for (const auto& w : w_) n += w->errors();
+  return n;
+}
+
+std::uint64_t EchoWorkers::mismatched() const {
+  std::uint64_t n = 0;
+  for (const auto& w : w_) n += w->mismatched();
+  return n;
+}
+
+const std::string& EchoWorkers::first_error() const {
+  for (const auto& w : w_)
+    for (const auto& s : w->services())
+      if (s->errors() != 0) return s->first_error();
+  return w_[0]->services().front()->first_error();
+}
+
+unsigned EchoWorkers::lcore(std::size_t w) const {
+  if (w == 0) return rte_get_main_lcore();
+  return w - 1 < lcores_.size() ? lcores_[w - 1] : RTE_MAX_LCORE;
+}
+
+namespace {
+
+// The server's JSON report: totals, then each worker's share.
+std::string write_server_json(const Options& o, const EchoWorkers& workers, const std::vector<unsigned>& lcores,
+                              bool stalled, const std::string& problem) {
+  nlohmann::json ws = nlohmann::json::array();
+  for (std::size_t w = 0; w < workers.size(); ++w) {
+    const EchoWorker& x = workers.worker(w);
+    nlohmann::json j = {{"worker", w}, {"lcore", lcores[w]}, {"qps", x.services().size()}, {"echoed", x.echoed()},
+                        {"errors", x.errors()}};
+    if (const engine::Worker* ew = x.worker(); ew != nullptr) {
+      j["rx_frames"] = ew->endpoint().counters().rx_frames;
+      j["rx_steered_in_software"] = ew->steering().rx_steered_in_software;
+      j["rx_steered_in"] = ew->steering().rx_steered_in;
+    }
+    ws.push_back(j);
+  }
+  nlohmann::json j = {{"mode", "server"}, {"peer", o.peer}, {"echoed", workers.echoed()}, {"errors", workers.errors()},
+                      {"stalled", stalled}, {"problem", problem}, {"workers", ws}};
+  return apps::write_text_file(o.json, j.dump(2) + "\n");
+}
+
+}  // namespace
+
+int run_server(const Options& o, EchoWorkers& workers, engine::OobConnection& oob, engine::Port* port,
+               const std::vector<std::unique_ptr<engine::LinkImpairment>>& impairments) {
+  const std::uint64_t total = o.warmup + o.count;
+  const auto stall_tsc = static_cast<std::uint64_t>(o.timeout_s * static_cast<double>(rte_get_tsc_hz()));
+  // The end of a run between two droce-echo processes, over the control connection: the client
+  // says END (it polls on until the server's DONE: every reply acknowledged), then BYE when it
+  // polls no more; the server stops its port and answers BYE; then the client stops its port. No
+  // port is torn down while its peer still polls. A server that ends first says STOP.
+  const bool lines = !o.rc_pingpong() && oob.is_open();
+  constexpr std::uint32_t kEndWaitMs = 10000;  // each end-of-run step (the peer may be descheduled)
+  const EchoServer& echo = *workers.worker(0).services().front();  // the one QP of an rc_pingpong run
+  auto keep_serving = [&] { workers.poll(rte_rdtsc()); };
+
+  // ---- echo until stopped or idle for --timeout; against ibv_rc_pingpong, until it has echoed
+  // its -n messages and they are acknowledged ----
+  std::printf("droce-echo server: connected, echoing\n");
+  std::fflush(stdout);
+  std::uint64_t last = rte_rdtsc(), seen = 0, iter = 0;
+  bool stalled = false, client_ended = false, client_gone = false;
+  std::string line;
+  while (!engine::stop_requested() && !(o.rc_pingpong() && workers.echoed() >= total && workers.idle())) {
+    const std::uint64_t now = rte_rdtsc();
+    workers.poll(now);
+    if (lines && (++iter & 1023) == 0) {
+      // Non-blocking look at the control connection: a line, or the peer gone.
+      if (oob.poll_line(line, client_gone)) {
+        client_ended = true;
+        break;
+      }
+      if (client_gone) break;
+    }
+    if (workers.echoed() != seen) {
+      seen = workers.echoed();
+      last = now;
+    } else if (now - last > stall_tsc) {
+      stalled = true;
+      break;
+    }
+  }
+  if (o.rc_pingpong() && !stalled) {
+    // After the last message: keep the endpoint polled a little so that our final ACKs leave and
+    // a peer's retransmission (its ACK from us lost or late) is still answered, instead of
+    // leaving the peer to exhaust its retries against a closed port.
+    const std::uint64_t until = rte_rdtsc() + rte_get_tsc_hz() / 5;
+    for (std::uint64_t now = rte_rdtsc(); now < until && !engine::stop_requested(); now = rte_rdtsc()) workers.poll(now);
+  }
+  std::string problem;
+  if (lines && !client_ended && !client_gone) {
+    // We end first (Ctrl-C or a stall): ask the client to end, serving until it has.
+    if (oob.send_line(stalled ? "STOP stalled" : "STOP interrupted", 5000).ok()) {
+      const LineWait w = engine::wait_line(oob, line, kEndWaitMs, keep_serving, false);
+      client_ended = w == LineWait::kLine;
+      client_gone = w == LineWait::kClosed;
+    }
+  }
+  if (lines && client_ended) {
+    // Our last replies acknowledged (bounded), then DONE; serve until the client polls no more.
+    const std::uint64_t until = rte_rdtsc() + 10 * rte_get_tsc_hz();
+    while (!workers.idle() && rte_rdtsc() < until) keep_serving();
+    if (line.rfind("END", 0) != 0) problem = "unexpected end-of-run line from the client: " + line.substr(0, 80);
+    if (oob.send_line("DONE " + std::to_string(workers.echoed()), 5000).ok())
+      (void)engine::wait_line(oob, line, kEndWaitMs, keep_serving, false);
+  } else if (lines) {
+    problem = client_gone ? "the client disappeared during the run (control connection closed)"
+                          : "no end-of-run line from the client";
+  }
+  std::vector<unsigned> lcores;
+  for (std::size_t w = 0; w < workers.size(); ++w) lcores.push_back(workers.lcore(w));
+  workers.stop();          // our workers poll no more
+  if (port) port->stop();  // the client polls no more, or is gone
+  if (lines && client_ended) (void)oob.send_line("BYE", 1000);
+  if (problem.empty() && engine::stop_requested()) problem = "interrupted";
+  std::printf("droce-echo server: echoed %llu messages, %llu errors", static_cast<unsigned long long>(workers.echoed()),
+              static_cast<unsigned long long>(workers.errors()));
+  if (o.rc_pingpong())
+    std::printf(", %llu requests differing from our previous reply%s", static_cast<unsigned long long>(workers.mismatched()),
+                stalled ? ", STALLED (no message within --timeout)" : "");
+  if (!impairments.empty()) {
+    std::uint64_t dropped = 0, frames = 0;
+    for (const auto& i : impairments) {
+      dropped += i->counters().dropped;
+      frames += i->counters().frames;
+    }
+    std::printf("; impairment dropped %llu of %llu received frames", static_cast<unsigned long long>(dropped),
+                static_cast<unsigned long long>(frames));
+  }
+  std::printf("\n");
+  if (workers.size() > 1)
+    for (std::size_t w = 0; w < workers.size(); ++w)
+      std::printf("  worker %zu (lcore %u): %zu QPs, echoed %llu\n", w, lcores[w], workers.worker(w).services().size(),
+                  static_cast<unsigned long long>(workers.worker(w).echoed()));
+  if (workers.errors() != 0) std::printf("  first error: %s\n", workers.first_error().c_str());
+  if (!o.json.empty()) {
+    if (std::string e = write_server_json(o, workers, lcores, stalled, problem); !e.empty()) {
+      std::fprintf(stderr, "droce-echo: %s\n", e.c_str());
+      return 1;
+    }
+  }
+  if (o.rc_pingpong()) {
+    // ibv_rc_pingpong's client exits (destroying its QP) on its last receive: when its ACK of
+    // our last reply is lost, our retransmissions go unanswered. Every request arrived and was
+    // checked; whether the last reply arrived, only the client's own exit status tells.
+    const bool tail_only = echo.only_last_unacked() && echo.echoed() == total;
+    if (tail_only)
+      std::printf("  the last reply was never acknowledged: the client had finished (its ACK lost); its exit status says "
+                  "whether the reply arrived\n");
+    return (echo.errors() == 0 || tail_only) && echo.mismatched() == 0 && echo.echoed() == total ? 0 : 1;
+  }
+  if (!problem.empty()) std::fprintf(stderr, "droce-echo: %s\n", problem.c_str());
+  return workers.errors() == 0 && workers.echoed() > 0 && problem.empty() ? 0 : 1;
+}
+
+}  // namespace droce::echo

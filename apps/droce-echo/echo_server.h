@@ -1,0 +1,130 @@
+// droce-echo's server side: the echo service on one QP, the per-worker stage that polls an
+// endpoint and serves its QPs, and the server's run (echo until the client ends, then the
+// end-of-run lines).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/droce-echo/options.h"
+#include "engine/core/memory_region.h"
+#include "engine/core/port.h"
+#include "engine/endpoint/rc_endpoint.h"
+#include "engine/exchange/oob_exchange.h"
+#include "engine/lab/link_impairment.h"
+#include "engine/workers/worker_group.h"
+
+namespace droce::echo {
+
+// The service: every received message goes back — with the same immediate data to a droce-echo
+// client, as a plain SEND to ibv_rc_pingpong (whose client sends back each reply it receives, so
+// every request after its first must equal our previous reply: a check of both directions). The
+// reply is copied out of the view into registered memory (a view's frames are not registered).
+class EchoServer {
+ public:
+  EchoServer(engine::RcEndpoint& ep, engine::MemoryRegistry& mem, std::uint32_t qpn, bool rc_pingpong);
+  void serve();
+  [[nodiscard]] std::uint64_t echoed() const { return echoed_; }
+  [[nodiscard]] std::uint64_t errors() const { return errors_; }
+  [[nodiscard]] std::uint64_t mismatched() const { return mismatched_; }
+  [[nodiscard]] bool idle() const { return outstanding_ == 0; }
+  [[nodiscard]] const std::string& first_error() const { return first_error_; }
+  // The one error is that our newest reply was never acknowledged (retries exhausted).
+  [[nodiscard]] bool only_last_unacked() const { return errors_ == 1 && last_unacked_; }
+
+ private:
+  static constexpr std::uint32_t kSlots = 32;
+  engine::RcEndpoint& ep_;
+  std::uint32_t qpn_;
+  bool rc_pingpong_;
+  std::vector<std::uint8_t> buf_;
+  rc::MemoryRegion mr_;
+  const std::uint8_t* last_ = nullptr;  // our previous reply (its slot is reused only kSlots later)
+  std::uint32_t last_len_ = 0;
+  std::uint64_t next_ = 0, echoed_ = 0, errors_ = 0, mismatched_ = 0;
+  std::uint32_t outstanding_ = 0;
+  std::string first_error_;
+  bool last_unacked_ = false;
+};
+
+// One worker's stage of the server: the engine worker it polls (or, in a loopback lab, an endpoint
+// the lab polls) and the echo service of each of its QPs. Single-threaded; the main lcore reads
+// only echoed() and idle() while it runs, relaxed atomics published here.
+class EchoWorker {
+ public:
+  EchoWorker(engine::RcEndpoint& ep, engine::MemoryRegistry& mem, bool rc_pingpong, engine::Worker* worker = nullptr)
+      : ep_(ep), mem_(mem), rc_pingpong_(rc_pingpong), worker_(worker) {}
+  // Serves `qpn` (a QP of this worker's endpoint) from now on.
+  void add_qp(std::uint32_t qpn) { services_.push_back(std::make_unique<EchoServer>(ep_, mem_, qpn, rc_pingpong_)); }
+  // One iteration: the worker (its queue, steering, the endpoint), then every QP's service.
+  void poll(std::uint64_t now_tsc) {
+    if (worker_ != nullptr) worker_->poll(now_tsc);
+    else ep_.poll(now_tsc);
+    serve();
+  }
+  // The services alone (a loopback lab polls the endpoint itself).
+  void serve();
+  [[nodiscard]] engine::RcEndpoint& endpoint() { return ep_; }
+  [[nodiscard]] const engine::Worker* worker() const { return worker_; }
+  [[nodiscard]] const std::vector<std::unique_ptr<EchoServer>>& services() const { return services_; }
+  [[nodiscard]] std::uint64_t echoed() const { return echoed_.load(std::memory_order_relaxed); }
+  [[nodiscard]] bool idle() const { return idle_.load(std::memory_order_relaxed); }
+  // Once the worker is stopped (or from its own lcore).
+  [[nodiscard]] std::uint64_t errors() const;
+  [[nodiscard]] std::uint64_t mismatched() const;
+
+ private:
+  engine::RcEndpoint& ep_;
+  engine::MemoryRegistry& mem_;
+  bool rc_pingpong_;
+  engine::Worker* worker_;
+  std::vector<std::unique_ptr<EchoServer>> services_;
+  std::atomic<std::uint64_t> echoed_{0};
+  std::atomic<bool> idle_{true};
+};
+
+// The server's workers: worker 0 on the main lcore (polled by the server's run beside the control
+// connection), workers 1..N-1 each on its own EAL lcore until stop().
+class EchoWorkers {
+ public:
+  explicit EchoWorkers(std::vector<std::unique_ptr<EchoWorker>> w) : w_(std::move(w)) {}
+  ~EchoWorkers() { stop(); }
+  EchoWorkers(const EchoWorkers&) = delete;
+  EchoWorkers& operator=(const EchoWorkers&) = delete;
+
+  [[nodiscard]] std::size_t size() const { return w_.size(); }
+  [[nodiscard]] EchoWorker& worker(std::size_t w) { return *w_[w]; }
+  [[nodiscard]] const EchoWorker& worker(std::size_t w) const { return *w_[w]; }
+  // Workers 1..N-1 onto the worker lcores in EAL's order; only they touch their QPs from now on.
+  [[nodiscard]] engine::Status launch();
+  void poll(std::uint64_t now_tsc) { w_[0]->poll(now_tsc); }
+  [[nodiscard]] std::uint64_t echoed() const;
+  [[nodiscard]] bool idle() const;
+  // The launched workers leave their loops (each ends its current iteration) and are joined.
+  void stop();
+  [[nodiscard]] std::uint64_t errors() const;
+  [[nodiscard]] std::uint64_t mismatched() const;
+  [[nodiscard]] const std::string& first_error() const;
+  [[nodiscard]] unsigned lcore(std::size_t w) const;
+
+ private:
+  struct Launch {
+    EchoWorker* worker;
+    const std::atomic<bool>* quit;
+  };
+  std::vector<std::unique_ptr<EchoWorker>> w_;
+  std::vector<Launch> launches_;
+  std::vector<unsigned> lcores_;  // lcores_[w - 1]: worker w's
+  std::atomic<bool> quit_{false};
+};
+
+// The server's run once its QPs are connected: echo until the client ends (END over the control
+// connection, or its -n messages from ibv_rc_pingpong), a stall of --timeout or a stop; then the
+// end-of-run lines, the port stopped, the report. Returns the exit status.
+[[nodiscard]] int run_server(const Options& o, EchoWorkers& workers, engine::OobConnection& oob, engine::Port* port,
+                             const std::vector<std::unique_ptr<engine::LinkImpairment>>& impairments);
+
+}  // namespace droce::echo

@@ -1,0 +1,67 @@
+// perftest's banner, line for line.
+#include "apps/droce-perf/banner.h"
+
+#include <cstdio>
+
+#include "apps/droce-perf/report.h"
+
+namespace droce::perf {
+
+using engine::PerftestKeys;
+using engine::PerftestTest;
+
+namespace {
+
+// perftest's banner titles (the "test" line of ctx_print_test_info).
+const char* title(PerftestTest t) {
+  switch (t) {
+    case PerftestTest::kSendBw: return "Send BW Test";
+    case PerftestTest::kWriteBw: return "RDMA_Write BW Test";
+    case PerftestTest::kReadBw: return "RDMA_Read BW Test";
+    case PerftestTest::kSendLat: return "Send Latency Test";
+    case PerftestTest::kWriteLat: return "RDMA_Write Latency Test";
+    case PerftestTest::kReadLat: return "RDMA_Read Latency Test";
+  }
+  return "?";
+}
+
+// " local address: LID 0000 QPN 0x0011 PSN 0x6e9084[ OUT 0x80][ RKey 0x0009be VAddr 0x...]" and the
+// GID in decimal, as perftest's ctx_print_pingpong_data prints them.
+void print_address(const char* side, const PerftestKeys& k, PerftestTest t) {
+  std::printf(" %s address: LID %#04x QPN %#06x PSN %#06x", side, k.lid, k.qpn, k.psn);
+  if (t == PerftestTest::kReadBw || t == PerftestTest::kReadLat) std::printf(" OUT %#04x", k.out_reads);
+  if (t != PerftestTest::kSendBw && t != PerftestTest::kSendLat)
+    std::printf(" RKey %#08x VAddr %#016llx", k.rkey, static_cast<unsigned long long>(k.vaddr));
+  std::printf("\n GID: ");
+  for (int i = 0; i < 16; ++i) std::printf("%02d%s", k.gid[i], i == 15 ? "\n" : ":");
+}
+
+}  // namespace
+
+void print_banner(const Options& o, const BannerFacts& f, const std::vector<PerftestKeys>& mine,
+                  const std::vector<PerftestKeys>& peer) {
+  const bool server = o.server();
+  std::printf("%s", kLine);
+  std::printf("                    %s\n", title(o.test));
+  std::printf(" Dual-port       : OFF\t\tDevice         : droce (%s)\n", f.device.c_str());
+  std::printf(" Number of qps   : %u\t\tTransport type : IB\n", o.qps);
+  std::printf(" Connection type : RC\t\tUsing SRQ      : OFF\n");
+  if (!server || !o.bw()) std::printf(" TX depth        : %u\n", f.tx_depth);
+  if (server && (o.test == PerftestTest::kSendBw)) std::printf(" RX depth        : %u\n", f.rx_depth);
+  if (o.bw()) std::printf(" CQ Moderation   : %u\n", f.cq_mod);
+  std::printf(" Mtu             : %u[B]\n", f.mtu);
+  std::printf(" Link type       : Ethernet\n");
+  std::printf(" GID index       : %d\n", o.gid_index < 0 ? 0 : o.gid_index);
+  std::printf(" Max inline data : 0[B]\n");
+  std::printf(" rdma_cm QPs\t : OFF\n");
+  std::printf(" Data ex. method : Ethernet\n");
+  std::printf("%s", kLine);
+  for (const auto& k : mine) print_address("local", k, o.test);
+  for (const auto& k : peer) print_address("remote", k, o.test);
+  std::printf("%s", kLine);
+  const bool lat_duration = !o.bw() && o.duration_s != 0;
+  std::printf("%s\n", o.bw() ? bw_header(o.report_gbits).c_str() : lat_header(lat_duration).c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace droce::perf
