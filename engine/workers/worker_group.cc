@@ -19,6 +19,27 @@ namespace droce::engine {
 namespace {
 
 constexpr std::uint16_t kBurst = RcEndpoint::kRxBurst;
+
+// rte_ring hands frames from one worker to another with x86 ordering and compiler barriers that
+// ThreadSanitizer cannot see; under TSan the hand-over is declared (a release before the enqueue,
+// an acquire after the dequeue, on the ring), so it sees the order the ring gives and no more.
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define DROCE_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define DROCE_TSAN 1
+#endif
+#ifdef DROCE_TSAN
+extern "C" void __tsan_acquire(void* addr);
+extern "C" void __tsan_release(void* addr);
+void ring_handing_over(rte_ring* r) { __tsan_release(r); }
+void ring_taken_over(rte_ring* r) { __tsan_acquire(r); }
+#else
+void ring_handing_over(rte_ring*) {}
+void ring_taken_over(rte_ring*) {}
+#endif
 constexpr std::uint32_t kMaxQpn = 0xFFFFFF;  // 24-bit QPNs (IBTA §9.2: BTH DestQP)
 
 std::string ring_name(std::uint16_t w) {
@@ -60,12 +81,27 @@ Status check_config(const WorkerGroupConfig& cfg) {
   return {};
 }
 
+bool enqueue_one(rte_ring* r, rte_mbuf* m) {
+  ring_handing_over(r);
+  return rte_ring_enqueue(r, m) == 0;
+}
+
+unsigned enqueue_burst(rte_ring* r, rte_mbuf* const* b, unsigned n) {
+  ring_handing_over(r);
+  return rte_ring_enqueue_burst(r, reinterpret_cast<void* const*>(b), n, nullptr);
+}
+
+unsigned dequeue_burst(rte_ring* r, rte_mbuf** b, unsigned n) {
+  const unsigned got = rte_ring_dequeue_burst(r, reinterpret_cast<void**>(b), n, nullptr);
+  if (got != 0) ring_taken_over(r);
+  return got;
+}
+
 void drain_ring(rte_ring* r) {
   if (r == nullptr) return;
   rte_mbuf* b[kBurst];
   // Bounded: the ring holds at most its size, and nobody enqueues any more.
-  for (unsigned n; (n = rte_ring_dequeue_burst(r, reinterpret_cast<void**>(b), kBurst, nullptr)) != 0;)
-    rte_pktmbuf_free_bulk(b, n);
+  for (unsigned n; (n = dequeue_burst(r, b, kBurst)) != 0;) rte_pktmbuf_free_bulk(b, n);
 }
 
 }  // namespace
@@ -104,7 +140,7 @@ void Worker::retry_held() {
   for (std::size_t i = 0; i < held_.size(); ++i) {
     const std::uint16_t o = held_owner_[i];
     // Once one frame for `o` stays, the later ones for `o` stay too: the owner sees them in order.
-    if (blocked_[o] == 0 && rte_ring_enqueue(group_->workers_[o]->inbound_, held_[i]) == 0) {
+    if (blocked_[o] == 0 && enqueue_one(group_->workers_[o]->inbound_, held_[i])) {
       ++steer_.rx_steered_in_software;
       continue;
     }
@@ -159,7 +195,7 @@ void Worker::hand_over() {
     const unsigned sent =
         !held_.empty() && blocked_[o] != 0
             ? 0u
-            : rte_ring_enqueue_burst(group_->workers_[o]->inbound_, reinterpret_cast<void* const*>(b), k, nullptr);
+            : enqueue_burst(group_->workers_[o]->inbound_, b, k);
     steer_.rx_steered_in_software += sent;
     for (unsigned i = sent; i < k; ++i) hold(b[i], o);
     if (sent < k) blocked_[o] = 1;
@@ -178,8 +214,7 @@ void Worker::deliver(std::uint64_t now_tsc, rte_mbuf** local, std::uint16_t n_lo
   // bounded per poll so that a flood from the others cannot keep this worker from its own RX.
   const unsigned max_rounds = group_->cfg_.workers;
   for (unsigned round = 0; round < max_rounds; ++round) {
-    const unsigned got = rte_ring_dequeue_burst(inbound_, reinterpret_cast<void**>(local + n_local),
-                                                kBurst - n_local, nullptr);
+    const unsigned got = dequeue_burst(inbound_, local + n_local, static_cast<unsigned>(kBurst - n_local));
     steer_.rx_steered_in += got;
     n_local = static_cast<std::uint16_t>(n_local + got);
     if (n_local == 0 && round != 0) break;

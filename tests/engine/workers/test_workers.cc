@@ -243,7 +243,9 @@ struct Traffic {
   std::vector<SenderQp> senders;
   std::vector<ReceiverQp> receivers;
   std::vector<std::unique_ptr<Shard>> shards;
-  Traffic(WorkersLab& lab, std::uint16_t b_shift) : senders(kQps), receivers(kQps) {
+  // qp_timeout: 14 (~67 ms, as rxe and perftest use) on the test's clock; the lcores run on the
+  // TSC, where a descheduled peer must not use up the retries (7 x 2^17 x 4.096 us ~ 3.8 s).
+  Traffic(WorkersLab& lab, std::uint16_t b_shift, std::uint8_t qp_timeout = 14) : senders(kQps), receivers(kQps) {
     const std::uint16_t n = lab.n;
     for (std::uint16_t k = 0; k < n; ++k) {
       shards.push_back(std::make_unique<Shard>());
@@ -256,7 +258,7 @@ struct Traffic {
       RcEndpoint& ea = lab.a.group->worker(wa).endpoint();
       RcEndpoint& eb = lab.b.group->worker(wb).endpoint();
       rc::QpAttr qa;
-      qa.timeout = 14;  // ~67 ms, as rxe and perftest use
+      qa.timeout = qp_timeout;
       qa.sq_psn = (0xFFFFF0 + i) & 0xFFFFFF;  // PSNs wrap through 2^24 early
       rc::QpAttr qb = qa;
       qb.sq_psn = 0x100 + i;
@@ -516,7 +518,7 @@ TEST_CASE("2 workers per side on EAL lcores, 64 QPs, 5 % loss, wrong-queue peer:
     const std::string cap_path = "/tmp/droce-workers-" + std::to_string(getpid()) + "-" + std::to_string(shift) + ".pcapng";
     REQUIRE(cap.open(cap_path).empty());
     WorkersLab lab("wl", 2, 0.05, 4096, WorkersLab::Link::kRing, &cap);
-    Traffic t(lab, shift);
+    Traffic t(lab, shift, 17);
     clear_stop();
     for (std::uint16_t k = 0; k < 2; ++k) REQUIRE(launch_worker(lcores[k], *t.shards[k]).ok());
     // The workers run on the TSC; the bound only ends a hang (a busy machine slows, never fails, this).
