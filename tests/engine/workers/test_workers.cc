@@ -502,6 +502,22 @@ TEST_CASE("WorkerGroup::create refuses what the port or the config cannot give, 
   CHECK(err.message().find("24-bit") != std::string::npos);
 }
 
+TEST_CASE("Port::open: one RX pool per queue or none, each given; RSS stays off where the PMD hashes nothing",
+          "[workers][port]") {
+  WorkersLab lab("wo", 2, 0.0);
+  // The lab's ports took one pool per queue (net_ring has no UDP hash: rss off, checked there).
+  PortConfig cfg;
+  cfg.devargs = "net_ring_never_made";
+  cfg.rx_queues = 2;
+  cfg.rx_pools = {lab.a.pools[0].get()};
+  Status err;
+  CHECK(Port::open(cfg, err) == nullptr);
+  CHECK(err.message().find("1 RX pools given for 2 RX queues") != std::string::npos);
+  cfg.rx_pools = {lab.a.pools[0].get(), nullptr};
+  CHECK(Port::open(cfg, err) == nullptr);
+  CHECK(err.message().find("an RX queue's mbuf pool is missing") != std::string::npos);
+}
+
 TEST_CASE("2 workers per side on EAL lcores, 64 QPs, 5 % loss, wrong-queue peer: every message verified",
           "[workers][lcores]") {
   // Worker lcores: the test binary's main gives it three lcores on any machine (tests/engine/workers/main.cc).
