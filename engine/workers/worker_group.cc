@@ -1,6 +1,9 @@
 // WorkerGroup: N endpoints on one port's queues and the software steering between them.
 #include "engine/workers/worker_group.h"
 
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_ring.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,10 +11,6 @@
 #include <cstring>
 #include <string>
 #include <type_traits>
-
-#include <rte_errno.h>
-#include <rte_ethdev.h>
-#include <rte_ring.h>
 
 #include "protocols/wire/steer.h"
 
@@ -68,7 +67,8 @@ Status check_config(const WorkerGroupConfig& cfg) {
     return Status::error("workers: steer_ring_size must be between " + std::to_string(2 * kBurst) + " and " +
                          std::to_string(RTE_RING_SZ_MASK));
   const std::uint16_t port = cfg.endpoint.port_id;
-  if (!rte_eth_dev_is_valid_port(port)) return Status::error("workers: port " + std::to_string(port) + " does not exist");
+  if (!rte_eth_dev_is_valid_port(port))
+    return Status::error("workers: port " + std::to_string(port) + " does not exist");
   rte_eth_dev_info info{};
   if (rte_eth_dev_info_get(port, &info) != 0)
     return Status::error("workers: cannot read the device info of port " + std::to_string(port));
@@ -173,8 +173,7 @@ std::uint16_t Worker::steer(rte_mbuf* const* rx, std::uint16_t n, rte_mbuf** loc
       local[n_local++] = m;
       continue;
     }
-    const std::uint16_t o =
-        p.cls == wire::SteerClass::kRoceV2 ? group_->range_owner(p.dest_qpn) : index_;
+    const std::uint16_t o = p.cls == wire::SteerClass::kRoceV2 ? group_->range_owner(p.dest_qpn) : index_;
     // Unknown QPNs and everything else stay: this endpoint counts the drop by its reason.
     if (o == index_ || o >= workers)
       local[n_local++] = m;
@@ -192,10 +191,7 @@ void Worker::hand_over() {
     out_n_[o] = 0;
     rte_mbuf** b = &out_[o * kBurst];
     // Behind frames already waiting for this owner: wait too, in order.
-    const unsigned sent =
-        !held_.empty() && blocked_[o] != 0
-            ? 0u
-            : enqueue_burst(group_->workers_[o]->inbound_, b, k);
+    const unsigned sent = !held_.empty() && blocked_[o] != 0 ? 0u : enqueue_burst(group_->workers_[o]->inbound_, b, k);
     steer_.rx_steered_in_software += sent;
     for (unsigned i = sent; i < k; ++i) hold(b[i], o);
     if (sent < k) blocked_[o] = 1;
@@ -255,8 +251,8 @@ std::unique_ptr<WorkerGroup> WorkerGroup::create(const WorkerGroupConfig& cfg, S
     if (cfg.endpoint.counters != nullptr) ec.counters = cfg.endpoint.counters + w;
     if (!cfg.memories.empty()) ec.memory = cfg.memories[w];
     // Multi-producer (every other worker hands frames in), single consumer (the owner).
-    wk->inbound_ = rte_ring_create(ring_name(w).c_str(), cfg.steer_ring_size, rte_socket_id(),
-                                   RING_F_SC_DEQ | RING_F_EXACT_SZ);
+    wk->inbound_ =
+        rte_ring_create(ring_name(w).c_str(), cfg.steer_ring_size, rte_socket_id(), RING_F_SC_DEQ | RING_F_EXACT_SZ);
     if (wk->inbound_ == nullptr) {
       err = Status::error("workers: cannot create worker " + std::to_string(w) + "'s steering ring of " +
                           std::to_string(cfg.steer_ring_size) + " frames: " + rte_strerror(rte_errno));
@@ -319,7 +315,8 @@ SteeringCounters WorkerGroup::steering_totals() const {
 EndpointCounters WorkerGroup::endpoint_totals() const {
   // Every field is a 64-bit count (the struct grows with the endpoint): summed as an array, so
   // a counter added there is summed here without a change.
-  static_assert(std::is_trivially_copyable_v<EndpointCounters> && sizeof(EndpointCounters) % sizeof(std::uint64_t) == 0);
+  static_assert(std::is_trivially_copyable_v<EndpointCounters> &&
+                sizeof(EndpointCounters) % sizeof(std::uint64_t) == 0);
   constexpr std::size_t kFields = sizeof(EndpointCounters) / sizeof(std::uint64_t);
   std::uint64_t sum[kFields] = {};
   for (const auto& w : workers_) {

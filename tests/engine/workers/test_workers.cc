@@ -1,18 +1,16 @@
 // WorkerGroup tests: N workers per side over net_ring ports with N queues, 64 QPs per side, 5 %
 // loss with reordering and duplication; frames on the wrong queue; PFC reaching every worker.
-#include <catch2/catch.hpp>
-
 #include <rte_cycles.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_ring.h>
-
 #include <unistd.h>
 
 #include <atomic>
-#include <cstring>
+#include <catch2/catch.hpp>
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
@@ -35,14 +33,16 @@ namespace rc = droce::rc;
 namespace wire = droce::wire;
 
 constexpr std::uint32_t kQps = 64;
-constexpr int kMsgs = 24;             // per QP
-constexpr int kWindow = 8;            // messages in flight per QP
+constexpr int kMsgs = 24;                // per QP
+constexpr int kWindow = 8;               // messages in flight per QP
 constexpr std::uint32_t kMaxMsg = 3000;  // up to three 1024-byte packets
 
 std::uint8_t pat(std::uint32_t qp, int m, std::uint32_t i) {
   return static_cast<std::uint8_t>(qp * 131 + static_cast<std::uint32_t>(m) * 31 + i * 7 + (i >> 8));
 }
-std::uint32_t size_of(std::uint32_t qp, int m) { return 1 + (qp * 977 + static_cast<std::uint32_t>(m) * 1237) % kMaxMsg; }
+std::uint32_t size_of(std::uint32_t qp, int m) {
+  return 1 + (qp * 977 + static_cast<std::uint32_t>(m) * 1237) % kMaxMsg;
+}
 
 wire::L2L3Address addr(std::uint8_t host) {
   wire::L2L3Address a;
@@ -184,7 +184,8 @@ struct SenderQp {
       ++posted;
     }
     rc::Completion c[16];
-    for (unsigned k = ep->poll_cq(qpn, c, 16), i = 0; i < k; ++i) (c[i].status == rc::WcStatus::kSuccess ? completed : errors)++;
+    for (unsigned k = ep->poll_cq(qpn, c, 16), i = 0; i < k; ++i)
+      (c[i].status == rc::WcStatus::kSuccess ? completed : errors)++;
   }
   [[nodiscard]] bool done() const { return completed == kMsgs || errors != 0; }
 };
@@ -364,7 +365,8 @@ TEST_CASE("N workers per side, 64 QPs round-robin, 5 % loss with reordering and 
   }
 }
 
-TEST_CASE("net_memif with N queue pairs, server and client in one process: every message verified", "[workers][memif]") {
+TEST_CASE("net_memif with N queue pairs, server and client in one process: every message verified",
+          "[workers][memif]") {
   for (std::uint16_t n : {std::uint16_t{2}, std::uint16_t{4}}) {
     INFO(n << " workers");
     WorkersLab lab("wm", n, 0.05, 4096, WorkersLab::Link::kMemif);
@@ -399,7 +401,7 @@ TEST_CASE("a peer that puts every QP on the wrong queue: every frame reaches its
 TEST_CASE("an owner that stops polling: its ring fills, the reader holds the frames, then RX waits; none lost",
           "[workers]") {
   WorkersLab lab("wf", 2, 0.0, 64);  // the smallest ring: two bursts
-  Traffic t(lab, 1);                   // every frame on the wrong queue
+  Traffic t(lab, 1);                 // every frame on the wrong queue
   Worker& a0 = lab.a.group->worker(0);
   Worker& a1 = lab.a.group->worker(1);
   Worker& b0 = lab.b.group->worker(0);
@@ -522,7 +524,8 @@ TEST_CASE("2 workers per side on EAL lcores, 64 QPs, 5 % loss, wrong-queue peer:
           "[workers][lcores]") {
   // Worker lcores: the test binary's main gives it three lcores on any machine (tests/engine/workers/main.cc).
   std::vector<unsigned> lcores;
-  for (unsigned l = rte_get_next_lcore(-1, 1, 0); l < RTE_MAX_LCORE; l = rte_get_next_lcore(l, 1, 0)) lcores.push_back(l);
+  for (unsigned l = rte_get_next_lcore(-1, 1, 0); l < RTE_MAX_LCORE; l = rte_get_next_lcore(l, 1, 0))
+    lcores.push_back(l);
   if (lcores.size() < 2) {
     WARN("fewer than two worker lcores: the threaded case is not exercised");
     return;
@@ -531,7 +534,8 @@ TEST_CASE("2 workers per side on EAL lcores, 64 QPs, 5 % loss, wrong-queue peer:
     INFO("B's placement shifted by " << shift);
     // Both workers of side A write one pcapng for the port, from two lcores at once.
     PcapngCapture cap;
-    const std::string cap_path = "/tmp/droce-workers-" + std::to_string(getpid()) + "-" + std::to_string(shift) + ".pcapng";
+    const std::string cap_path =
+        "/tmp/droce-workers-" + std::to_string(getpid()) + "-" + std::to_string(shift) + ".pcapng";
     REQUIRE(cap.open(cap_path).empty());
     WorkersLab lab("wl", 2, 0.05, 4096, WorkersLab::Link::kRing, &cap);
     Traffic t(lab, shift, 17);
