@@ -105,6 +105,11 @@ struct WorkersLab {
     open_port(b, db, base + "B", loss);
     REQUIRE(a.port->wait_link_up(5000).ok());
     REQUIRE(b.port->wait_link_up(5000).ok());
+    // net_memif tears a port's rings down on EAL's interrupt thread when its peer disconnects; with
+    // both ends in this process that would race our own teardown of the other end (DPDK then
+    // reports "Invalid memory"). One hold parks that thread for the process: both ends are stopped
+    // from this thread before it handles anything (see InterruptThreadHold).
+    if (link == Link::kMemif) REQUIRE(a.port->hold_peer_events(5000).ok());
     make_group(a, 1, loss);
     make_group(b, 2, loss);
   }
@@ -156,6 +161,8 @@ struct WorkersLab {
     }
   }
   ~WorkersLab() {
+    for (Side* s : {&a, &b})
+      if (s->port) s->port->stop();
     for (Side* s : {&a, &b}) {
       if (s->group) s->group->finish();
       s->impairments.clear();
