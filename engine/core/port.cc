@@ -327,6 +327,11 @@ bool InterruptThreadHold::release() {
     if (rc == -EAGAIN) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   if (rc == -EAGAIN) return false;  // still inside our callback: the owner must not free us
+  // The callback has returned (EAL unregisters only an inactive source), but EAL's own locks are
+  // not visible to ThreadSanitizer: read the callback's last store with acquire, so that its
+  // accesses are ordered before our owner frees this object in a way TSan can see too.
+  for (int i = 0; i < 10000 && parked_.load(std::memory_order_acquire); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   rte_intr_instance_free(handle_);
   handle_ = nullptr;
   ::close(event_fd_);

@@ -161,11 +161,13 @@ SwitchExperimentResult SwitchExperiment::run() {
   for (;;) {
     now = rte_rdtsc();
     const bool running = now < end;
-    bool idle = true;
+    bool idle = true, owed_any = false;
     for (std::uint32_t i = 0; i < n; ++i) {
       const double start = i < cfg_.start_ms.size() ? cfg_.start_ms[i] : 0;
       const double stop = i < cfg_.stop_ms.size() ? cfg_.stop_ms[i] : cfg_.duration_ms;
-      const bool active = running && now >= t0 + ms(start) && now < t0 + ms(stop);
+      const bool owed = res.senders[i].messages + outstanding[i] < cfg_.min_messages_per_sender;
+      owed_any = owed_any || res.senders[i].messages < cfg_.min_messages_per_sender;
+      const bool active = now >= t0 + ms(start) && ((running && now < t0 + ms(stop)) || owed);
       rc::Completion c[32];
       const unsigned got = eps_[i]->poll_cq(sender_qpn_[i], c, 32);
       for (unsigned k = 0; k < got; ++k) {
@@ -212,7 +214,7 @@ SwitchExperimentResult SwitchExperiment::run() {
       next_sample += sample;
       if (next_sample < now) next_sample = now + sample;  // a slow iteration skips samples, never bursts them
     }
-    if ((!running && idle) || failed || now >= hard_end) break;
+    if ((!running && idle && !owed_any) || failed || now >= hard_end) break;
     poll(now);
   }
   // Completions of the last WRITEs (the loop ends when nothing is outstanding).

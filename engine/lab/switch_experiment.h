@@ -29,6 +29,10 @@ struct SwitchExperimentConfig {
   double duration_ms = 200;
   std::vector<double> start_ms;    // per sender (default 0); a later start shows convergence
   std::vector<double> stop_ms;     // per sender (default: the end)
+  // Each sender keeps sending past its stop (and the run's end, within the 5 s drain) until this
+  // many of its WRITEs have completed: the schedule is wall time, and a process descheduled on a
+  // busy machine may otherwise see a late starter's window pass with nothing sent. 0: none.
+  std::uint32_t min_messages_per_sender = 0;
   double sample_us = 500;
   std::uint8_t dscp = 26;          // priority 3, the lossless class
   rte_mempool* pool = nullptr;
