@@ -20,6 +20,7 @@ namespace droce::engine {
 PcapngCapture::~PcapngCapture() { close(); }
 
 std::string PcapngCapture::open(const std::string& path, std::uint32_t snaplen, std::uint32_t pool_mbufs) {
+  std::lock_guard<std::mutex> lock(mu_);
   if (open_) return "capture already open";
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) return "cannot open capture file " + path + ": " + std::strerror(errno);
@@ -35,7 +36,7 @@ std::string PcapngCapture::open(const std::string& path, std::uint32_t snaplen, 
     fd_ = -1;
     return std::string("cannot create capture mbuf pool: ") + rte_strerror(rte_errno);
   }
-  open_ = true;
+  open_.store(true, std::memory_order_release);
   return {};
 }
 
@@ -58,7 +59,9 @@ bool PcapngCapture::start_section() {
 
 void PcapngCapture::capture(std::uint16_t port, std::uint16_t queue, rte_mbuf* const* pkts, std::uint16_t n,
                             CaptureDirection dir, std::uint64_t tsc) {
-  if (!open_) return;
+  if (!open_.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!open_.load(std::memory_order_relaxed)) return;  // closed meanwhile
   if (!start_section()) {
     dropped_ += n;
     return;
@@ -76,11 +79,16 @@ void PcapngCapture::capture(std::uint16_t port, std::uint16_t queue, rte_mbuf* c
       continue;
     }
     pending_[npending_++] = copy;
-    if (npending_ == kBatch) flush();
+    if (npending_ == kBatch) flush_locked();
   }
 }
 
 void PcapngCapture::flush() {
+  std::lock_guard<std::mutex> lock(mu_);
+  flush_locked();
+}
+
+void PcapngCapture::flush_locked() {
   if (handle_ == nullptr || npending_ == 0) return;
   // DPDK 22.11's rte_pcapng_write_packets does not free the copies, whatever its comment says
   // (dpdk-dumpcap frees them itself, and a pool-exhaustion test shows it): free them here.
@@ -93,9 +101,10 @@ void PcapngCapture::flush() {
 }
 
 void PcapngCapture::close() {
+  std::lock_guard<std::mutex> lock(mu_);
   if (!open_) return;
   open_ = false;
-  flush();
+  flush_locked();
   // A capture that saw no frame still ends as a valid file: section and interfaces, no packets.
   if (start_section()) {
     rte_pcapng_close(handle_);  // closes fd_ as well

@@ -1,7 +1,9 @@
 // pcapng capture of frames sent and received by droce, written with DPDK's rte_pcapng (Wireshark reads it).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 struct rte_mbuf;
@@ -12,7 +14,11 @@ namespace droce::engine {
 
 enum class CaptureDirection : std::uint8_t { kRx, kTx };
 
-// One capture file fed by one worker lcore (not thread-safe, like everything on the datapath).
+// One capture file per port, fed by every worker of that port: capture(), flush() and close()
+// may be called from several lcores at once. A mutex serialises the copy and the batched write:
+// capture is opt-in and off the fast path (a traced run pays the copies and the file writes
+// anyway), so a lock here costs nothing a run without capture sees. Counters are read once the
+// workers have stopped.
 // Frames are copied with rte_pcapng_copy into a private pool and written in batches, so the
 // original mbufs are never touched and a frame is captured exactly as it was handed to the NIC
 // or received from it (ICRC included). Capture is opt-in: when not open, capture() is one branch.
@@ -29,7 +35,7 @@ class PcapngCapture {
   // made after the capture is opened (droce-gen's loopback) still gets a file tshark reads.
   // `snaplen` 0 captures whole frames. Returns an error message, empty on success.
   [[nodiscard]] std::string open(const std::string& path, std::uint32_t snaplen = 0, std::uint32_t pool_mbufs = 4095);
-  [[nodiscard]] bool is_open() const { return open_; }
+  [[nodiscard]] bool is_open() const { return open_.load(std::memory_order_acquire); }
 
   // Records `n` frames seen on (port, queue) at TSC time `tsc`. Copies that cannot be made
   // (pool exhausted) are counted in dropped(), never block.
@@ -47,8 +53,10 @@ class PcapngCapture {
  private:
   static constexpr std::uint16_t kBatch = 32;
   [[nodiscard]] bool start_section();
+  void flush_locked();
 
-  bool open_ = false;
+  std::mutex mu_;  // everything below, while open
+  std::atomic<bool> open_{false};  // read without the lock: a closed capture costs one load
   rte_pcapng* handle_ = nullptr;   // made by start_section(), at the first frame or at close
   std::uint16_t interfaces_ = 0;   // ports 0..interfaces_-1 have interface blocks
   rte_mempool* pool_ = nullptr;

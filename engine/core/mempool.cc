@@ -43,6 +43,20 @@ MbufPool::~MbufPool() {
 std::uint32_t MbufPool::available() const { return pool_ ? rte_mempool_avail_count(pool_) : 0; }
 std::uint32_t MbufPool::in_use() const { return pool_ ? rte_mempool_in_use_count(pool_) : 0; }
 
+Status create_worker_pools(const PoolConfig& base, const std::vector<unsigned>& lcores, std::vector<MbufPool>& out) {
+  out.clear();
+  std::vector<MbufPool> pools(lcores.size());
+  for (std::size_t w = 0; w < lcores.size(); ++w) {
+    PoolConfig c = base;
+    c.name = base.name + "_w" + std::to_string(w);
+    if (lcores[w] < RTE_MAX_LCORE && rte_lcore_is_enabled(lcores[w]))
+      c.socket = static_cast<int>(rte_lcore_to_socket_id(lcores[w]));
+    if (Status s = MbufPool::create(c, pools[w]); !s.ok()) return s;
+  }
+  out = std::move(pools);
+  return {};
+}
+
 PacketMeta* packet_meta(rte_mbuf* m) { return static_cast<PacketMeta*>(rte_mbuf_to_priv(m)); }
 
 }  // namespace droce::engine

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "engine/core/status.h"
 
@@ -50,5 +51,12 @@ class MbufPool {
 };
 
 [[nodiscard]] PacketMeta* packet_meta(rte_mbuf* m);
+
+// One pool per worker, each on the NUMA socket of the lcore that will poll it
+// (rte_lcore_to_socket_id), so a worker's RX descriptors and TX headers are local memory. Pool w
+// is named `base.name` + "_w" + w; an lcore EAL does not know (the thread that sets up and polls
+// in a test) gets `base.socket`. `out` gets lcores.size() pools, or none on error.
+[[nodiscard]] Status create_worker_pools(const PoolConfig& base, const std::vector<unsigned>& lcores,
+                                         std::vector<MbufPool>& out);
 
 }  // namespace droce::engine

@@ -43,6 +43,24 @@ bool find_port(const std::string& name, std::uint16_t& port) {
   return false;
 }
 
+rte_mempool* rx_pool_of(const PortConfig& cfg, std::uint16_t q) {
+  return cfg.rx_pools.empty() ? cfg.rx_pool : cfg.rx_pools[q];
+}
+
+// RSS over the UDP 4-tuple, where the PMD can hash it: a QP's frames keep their UDP source port
+// (RoCEv2 senders pick one per QP for ECMP entropy and in-order delivery), so each QP's frames land on one queue and the
+// worker placement can follow the hash. A PMD without it (net_ring, net_memif) leaves RX where its
+// queues put it, and the workers' software steering hands frames to their owners.
+void enable_rss(const PortConfig& cfg, const rte_eth_dev_info& info, rte_eth_conf& conf, PortOffloads& off) {
+  constexpr std::uint64_t kUdpHash = RTE_ETH_RSS_NONFRAG_IPV4_UDP | RTE_ETH_RSS_NONFRAG_IPV6_UDP;
+  const std::uint64_t hash = info.flow_type_rss_offloads & kUdpHash;
+  if (!cfg.want_rss || cfg.rx_queues < 2 || hash == 0) return;
+  conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+  conf.rx_adv_conf.rss_conf.rss_key = nullptr;  // the PMD's default key
+  conf.rx_adv_conf.rss_conf.rss_hf = hash;
+  off.rss = true;
+}
+
 }  // namespace
 
 std::unique_ptr<Port> Port::open(const PortConfig& cfg, Status& err) {
@@ -50,10 +68,20 @@ std::unique_ptr<Port> Port::open(const PortConfig& cfg, Status& err) {
     err = Status::error("empty device string");
     return nullptr;
   }
-  if (cfg.rx_pool == nullptr) {
+  if (cfg.rx_pool == nullptr && cfg.rx_pools.empty()) {
     err = Status::error("port " + cfg.devargs + ": no mbuf pool given");
     return nullptr;
   }
+  if (!cfg.rx_pools.empty() && cfg.rx_pools.size() != cfg.rx_queues) {
+    err = Status::error("port " + cfg.devargs + ": " + std::to_string(cfg.rx_pools.size()) + " RX pools given for " +
+                        std::to_string(cfg.rx_queues) + " RX queues");
+    return nullptr;
+  }
+  for (auto* p : cfg.rx_pools)
+    if (p == nullptr) {
+      err = Status::error("port " + cfg.devargs + ": an RX queue's mbuf pool is missing");
+      return nullptr;
+    }
   std::unique_ptr<Port> port(new Port());
   port->name_ = device_name(cfg.devargs);
   if (!find_port(port->name_, port->port_id_)) {
@@ -104,8 +132,14 @@ std::unique_ptr<Port> Port::open(const PortConfig& cfg, Status& err) {
     conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
     off.fast_free = true;
   }
-  // Frames bigger than one mbuf need RX scatter (PMTU 4096 over small mbufs).
-  const std::uint32_t room = rte_pktmbuf_data_room_size(cfg.rx_pool) - RTE_PKTMBUF_HEADROOM;
+  enable_rss(cfg, info, conf, off);
+  // Frames bigger than one mbuf need RX scatter (PMTU 4096 over small mbufs); the smallest
+  // queue pool decides.
+  std::uint32_t room = UINT32_MAX;
+  for (std::uint16_t q = 0; q < cfg.rx_queues; ++q) {
+    const std::uint32_t r = rte_pktmbuf_data_room_size(rx_pool_of(cfg, q)) - RTE_PKTMBUF_HEADROOM;
+    room = r < room ? r : room;
+  }
   const std::uint32_t frame = cfg.mtu != 0 ? cfg.mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN + 4u : 0u;
   if (frame > room) {
     if (!(info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER)) {
@@ -139,7 +173,7 @@ std::unique_ptr<Port> Port::open(const PortConfig& cfg, Status& err) {
   for (std::uint16_t q = 0; q < cfg.rx_queues; ++q) {
     rte_eth_rxconf rxc = info.default_rxconf;
     rxc.offloads = conf.rxmode.offloads;
-    if (int rc = rte_eth_rx_queue_setup(pid, q, nrx, static_cast<unsigned>(socket), &rxc, cfg.rx_pool); rc != 0) {
+    if (int rc = rte_eth_rx_queue_setup(pid, q, nrx, static_cast<unsigned>(socket), &rxc, rx_pool_of(cfg, q)); rc != 0) {
       err = Status::error("port " + port->name_ + ": rx queue " + std::to_string(q) + " setup failed: " + err_text(rc));
       return nullptr;
     }

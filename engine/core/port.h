@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <rte_ethdev.h>
 
@@ -27,6 +28,11 @@ struct PortConfig {
   bool want_ipv4_cksum = true;      // IPv4 header checksum offload
   bool want_fast_free = false;      // only valid when every mbuf is direct, refcnt 1, one pool
   rte_mempool* rx_pool = nullptr;   // required
+  // One pool per RX queue (a worker's own, on its NUMA socket); empty: rx_pool for every queue.
+  std::vector<rte_mempool*> rx_pools;
+  // With more than one RX queue, spread frames over them by an IPv4/IPv6 UDP hash (RSS) when the
+  // PMD offers it: RoCEv2 senders keep one UDP source port per QP, so a QP's frames stay on one queue.
+  bool want_rss = true;
 };
 
 // What the port can do, and what was switched on. Never assumed: probed from dev_info.
@@ -35,6 +41,7 @@ struct PortOffloads {
   bool ipv4_cksum = false;
   bool fast_free = false;
   bool rx_scatter = false;
+  bool rss = false;  // RX spread over the queues by a UDP hash (RTE_ETH_MQ_RX_RSS)
   std::uint32_t max_rx_pktlen = 0;
   std::uint16_t min_mtu = 0;
   std::uint16_t max_mtu = 0;

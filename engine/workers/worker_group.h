@@ -3,12 +3,14 @@
 // the worker owning its destination QP.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include <rte_mbuf.h>
 
+#include "engine/core/memory_region.h"
 #include "engine/core/status.h"
 #include "engine/endpoint/rc_endpoint.h"
 
@@ -35,6 +37,10 @@ struct WorkerGroupConfig {
   std::uint32_t qps_per_worker = 64;
   std::vector<rte_mempool*> pools;       // one per worker (its RX queue's pool and its TX mbufs)
   std::uint32_t steer_ring_size = 4096;  // frames each worker's inbound steering ring holds
+  // Optional, one per worker: worker w's endpoint uses memories[w] instead of endpoint.memory.
+  // MemoryRegistry's pointer lookup (find_lkey) writes a last-hit cache, so a registry shared by
+  // workers on several lcores is written by all of them; per-worker registries avoid that.
+  std::vector<MemoryRegistry*> memories;
 };
 
 // One worker's share. Single-threaded: poll() and everything on endpoint() run on the worker's
@@ -59,6 +65,22 @@ class Worker {
   rte_ring* inbound_ = nullptr;
   // Frames for another worker whose ring was full: they wait here (bounded; RX stops while full).
   std::vector<rte_mbuf*> held_;
+  std::vector<std::uint16_t> held_owner_;  // held_[i] goes to worker held_owner_[i]
+  std::size_t held_cap_ = 0;
+  // Per-poll scratch, sized at creation: frames bound for each owner, and owners whose earlier
+  // frames still wait in held_ (later ones queue behind them, so an owner sees them in order).
+  std::vector<rte_mbuf*> out_;            // workers x kRxBurst
+  std::vector<std::uint16_t> out_n_;
+  std::vector<std::uint8_t> blocked_;
+
+  [[nodiscard]] std::size_t held_room_per_burst() const;
+  void retry_held();
+  // Sorts a received burst: own frames to `local` (returns how many), others to out_.
+  std::uint16_t steer(rte_mbuf* const* rx, std::uint16_t n, rte_mbuf** local);
+  void hand_over();
+  void hold(rte_mbuf* m, std::uint16_t owner);
+  void deliver(std::uint64_t now_tsc, rte_mbuf** local, std::uint16_t n_local);
+  void free_pending();
 };
 
 class WorkerGroup {
@@ -81,6 +103,8 @@ class WorkerGroup {
 
  private:
   WorkerGroup() = default;
+  // The worker owning `qpn`, or size() when no worker's range holds it.
+  [[nodiscard]] std::uint16_t range_owner(std::uint32_t qpn) const;
   WorkerGroupConfig cfg_;
   std::vector<std::unique_ptr<Worker>> workers_;
   friend class Worker;
