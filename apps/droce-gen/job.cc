@@ -10,6 +10,7 @@
 #include "apps/droce-gen/failure_text.h"
 #include "engine/core/stop_signal.h"
 #include "engine/lab/loopback_lab.h"
+#include "engine/workers/worker_group.h"
 
 namespace droce::gen {
 
@@ -20,6 +21,7 @@ void Job::poll_through(engine::LoopbackLab* lab, RcEndpoint* ep, engine::Worker*
   ep_ = ep;
   worker_ = worker;
   if (lab != nullptr) eps_ = {&lab->a(), &lab->b()};
+  else if (worker != nullptr) eps_ = {&worker->endpoint()};
   else eps_ = {ep};
 }
 
@@ -59,6 +61,7 @@ int Job::lcore_main(void* arg) {
 
 void Job::poll_transport(std::uint64_t now) {
   if (lab_ != nullptr) lab_->poll(now);
+  else if (worker_ != nullptr) worker_->poll(now);
   else ep_->poll(now);
 }
 
@@ -254,6 +257,10 @@ void Job::publish(std::uint64_t now) {
   figures_.rate_hi_bps.store(static_cast<std::uint64_t>(hi), kRelaxed);
   figures_.first_rx_tsc.store(first_rx_, kRelaxed);
   figures_.last_rx_tsc.store(last_rx_, kRelaxed);
+  if (worker_ != nullptr) {
+    figures_.steered_in_software.store(worker_->steering().rx_steered_in_software, kRelaxed);
+    figures_.steered_in.store(worker_->steering().rx_steered_in, kRelaxed);
+  }
 }
 
 bool Job::unfinished() const {

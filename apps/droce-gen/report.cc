@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/common/output_file.h"
+#include "engine/workers/worker_group.h"
 
 namespace droce::gen {
 
@@ -73,6 +74,10 @@ nlohmann::json workers_json(const Options& o, Setup& st, double secs) {
                         {"out_of_order", t.out_of_order},
                         {"corrupted", t.corrupted},
                         {"errors", t.errors}};
+    if (j->worker() != nullptr) {
+      e["rx_steered_in_software"] = j->worker()->steering().rx_steered_in_software;
+      e["rx_steered_in"] = j->worker()->steering().rx_steered_in;
+    }
     a.push_back(e);
   }
   return a;

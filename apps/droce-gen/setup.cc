@@ -10,6 +10,7 @@
 #include "apps/common/address_text.h"
 #include "apps/common/default_port.h"
 #include "engine/workers/worker_group.h"
+#include "engine/workers/worker_group.h"
 
 namespace droce::gen {
 
@@ -71,8 +72,8 @@ SetupError open_labs(const Options& o, Setup& st) {
     engine::LoopbackLabConfig lc;
     lc.pool = st.pools[w].get();
     lc.max_qps = ceil_div(o.qps, o.workers);
-    // A capture file is written by one thread: worker 0's lab.
-    lc.capture = o.pcap.empty() || w != 0 ? nullptr : &st.capture;
+    // One file for every worker's lab (the capture serialises its writers).
+    lc.capture = o.pcap.empty() ? nullptr : &st.capture;
     lc.dcqcn_reaction_point = o.cc == "dcqcn";
     lc.dcqcn = o.dcqcn;
     lc.pfc_priority = o.pfc_priority;
@@ -90,6 +91,31 @@ SetupError open_labs(const Options& o, Setup& st) {
       }
     }
     st.labs.push_back(std::move(lab));
+  }
+  return {};
+}
+
+// Several workers on the port: the engine's worker group, one endpoint per queue, each worker with
+// its own memory registry (their lookups write a cache) and the steering that hands a frame
+// landing on the wrong queue to its QP's owner.
+SetupError open_worker_group(const Options& o, const engine::EndpointConfig& ec, Setup& st) {
+  engine::WorkerGroupConfig gc;
+  gc.workers = o.workers;
+  gc.endpoint = ec;
+  gc.qps_per_worker = ceil_div(o.qps, o.workers);
+  for (std::uint16_t w = 0; w < o.workers; ++w) {
+    gc.pools.push_back(st.pools[w].get());
+    st.memories.push_back(std::make_unique<engine::MemoryRegistry>());
+    gc.memories.push_back(st.memories.back().get());
+  }
+  Status err;
+  st.group = engine::WorkerGroup::create(gc, err);
+  if (!st.group) return run_error(err);
+  for (std::uint16_t w = 0; w < o.workers; ++w) {
+    Shard sh;
+    (st.server ? sh.rsp_ep : sh.req_ep) = &st.group->worker(w).endpoint();
+    (st.server ? sh.rsp_mem : sh.req_mem) = st.memories[w].get();
+    st.shards.push_back(sh);
   }
   return {};
 }
@@ -112,7 +138,10 @@ SetupError check_port_queues(const Options& o, const std::string& devargs) {
 SetupError open_port(const Options& o, bool default_port, Setup& st) {
   engine::PortConfig pc;
   pc.rx_pool = st.pools[0].get();
+  for (auto& p : st.pools) pc.rx_pools.push_back(p.get());
   pc.promiscuous = true;
+  // Queue w is worker w's, on both sides of a memif pair: the peer's worker w sends on its TX
+  // queue w, which is our RX queue w, so a QP's frames reach its owner here without steering.
   pc.rx_queues = o.workers;
   pc.tx_queues = o.workers;
   if (Status s = engine::pair_port_devargs(default_port, st.server, kDefaultSocket, pc.devargs); !s.ok())
@@ -131,7 +160,7 @@ SetupError open_port(const Options& o, bool default_port, Setup& st) {
   ec.pool = st.pools[0].get();
   ec.memory = st.memory.get();
   ec.qpn_base = o.local_qpn;
-  ec.max_qps = o.qps;
+  ec.max_qps = ceil_div(o.qps, o.workers);
   ec.promiscuous = pc.promiscuous;  // peers may address us by the lab rule's MAC
   ec.capture = o.pcap.empty() ? nullptr : &st.capture;
   ec.dcqcn_reaction_point = o.cc == "dcqcn";
@@ -139,16 +168,24 @@ SetupError open_port(const Options& o, bool default_port, Setup& st) {
   ec.pfc_priority = o.pfc_priority;
   const rte_ether_addr mac = st.port->mac();
   ec.local = make_address(st.local_ip, mac.addr_bytes);
-  st.endpoint = std::make_unique<engine::RcEndpoint>(ec);
-  Shard sh;
-  (st.server ? sh.rsp_ep : sh.req_ep) = st.endpoint.get();
-  (st.server ? sh.rsp_mem : sh.req_mem) = st.memory.get();
-  st.shards.push_back(sh);
-  const engine::ImpairmentConfig imp = impairment_of(o);
+  if (o.workers == 1) {
+    st.endpoint = std::make_unique<engine::RcEndpoint>(ec);
+    Shard sh;
+    (st.server ? sh.rsp_ep : sh.req_ep) = st.endpoint.get();
+    (st.server ? sh.rsp_mem : sh.req_mem) = st.memory.get();
+    st.shards.push_back(sh);
+  } else if (SetupError e = open_worker_group(o, ec, st); !e.status.ok()) {
+    return e;
+  }
+  // The impairment sits on every RX queue (each worker's), each with its own seed.
+  engine::ImpairmentConfig imp = impairment_of(o);
   if (imp.any()) {
-    auto li = engine::LinkImpairment::attach(st.port->id(), 0, imp, st.pools[0].get(), err);
-    if (!li) return run_error(err);
-    st.impairments.push_back(std::move(li));
+    for (std::uint16_t q = 0; q < o.workers; ++q) {
+      if (q != 0) imp.seed = o.seed * 7919 + q;
+      auto li = engine::LinkImpairment::attach(st.port->id(), q, imp, st.pools[q].get(), err);
+      if (!li) return run_error(err);
+      st.impairments.push_back(std::move(li));
+    }
   }
   return {};
 }
@@ -185,6 +222,7 @@ void Setup::stop_port() {
 void Setup::finish() {
   for (auto& lab : labs) lab->finish();
   if (endpoint) endpoint->finish();
+  if (group) group->finish();
 }
 
 SetupError assign_lcores(const Options& o, std::vector<unsigned>& lcores) {
@@ -211,14 +249,13 @@ SetupError open_transport(const Options& o, bool default_port, const std::vector
     std::string devargs;
     if (Status s = engine::pair_port_devargs(default_port, st.server, kDefaultSocket, devargs); !s.ok()) return run_error(s);
     if (SetupError e = check_port_queues(o, devargs); !e.status.ok()) return e;
-    if (o.workers > 1)
-      return usage_error("--workers " + std::to_string(o.workers) + " in " + mode_name(o.mode) +
-                         " mode needs the engine's worker group, which this build lacks: use --workers 1 here");
   }
   for (std::uint16_t w = 0; w < o.workers; ++w) {
     engine::MbufPool pool;
     const std::string name = w == 0 ? "gen_pool" : "gen_pool" + std::to_string(w);
-    if (Status s = engine::MbufPool::create(engine::PoolConfig{name, mbufs_per_worker(o.workers), 256, 2176 + 4096, -1}, pool);
+    // On the NUMA socket of the lcore that polls it.
+    const int socket = static_cast<int>(rte_lcore_to_socket_id(lcores[w]));
+    if (Status s = engine::MbufPool::create(engine::PoolConfig{name, mbufs_per_worker(o.workers), 256, 2176 + 4096, socket}, pool);
         !s.ok())
       return run_error(s);
     st.pools.push_back(std::move(pool));
@@ -229,7 +266,8 @@ SetupError open_transport(const Options& o, bool default_port, const std::vector
   if (!e.status.ok()) return e;
   for (std::uint16_t w = 0; w < o.workers; ++w) {
     auto job = std::make_unique<Job>(w, lcores[w]);
-    job->poll_through(o.mode == Mode::kLoopback ? st.labs[w].get() : nullptr, st.endpoint.get(), nullptr);
+    job->poll_through(o.mode == Mode::kLoopback ? st.labs[w].get() : nullptr, st.endpoint.get(),
+                      st.group ? &st.group->worker(w) : nullptr);
     st.jobs.push_back(std::move(job));
   }
   return {};

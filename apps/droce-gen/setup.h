@@ -19,6 +19,10 @@
 #include "engine/lab/link_impairment.h"
 #include "engine/lab/loopback_lab.h"
 
+namespace droce::engine {
+class WorkerGroup;
+}
+
 namespace droce::gen {
 
 // One worker's ends: where its requesters and responders live (loopback: A and B of its lab).
@@ -41,6 +45,8 @@ struct Setup {
   std::unique_ptr<engine::Port> port;                      // client/server
   std::unique_ptr<engine::MemoryRegistry> memory;
   std::unique_ptr<engine::RcEndpoint> endpoint;            // client/server, one worker
+  std::vector<std::unique_ptr<engine::MemoryRegistry>> memories;  // client/server, several workers: one each
+  std::unique_ptr<engine::WorkerGroup> group;              // client/server, several workers
   std::vector<std::unique_ptr<engine::LinkImpairment>> impairments;
   std::vector<Shard> shards;                  // per worker
   std::vector<std::unique_ptr<Job>> jobs;     // per worker

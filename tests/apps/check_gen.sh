@@ -153,6 +153,25 @@ run_pair static --oob-port 0 --remote-qpn 0x11 --op send --size 512 --count 3000
   --oob-port 0 --remote-qpn 0x11 --op send --size 512 --count 3000
 check "memif SEND with a static connection (no exchange): both exit 0" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ]"
 
+# Two workers on each side over a two-queue memif pair: queue w of the client meets queue w of the
+# server, QP i runs on worker i % 2 on both sides. 1 % loss both ways; each end verifies every
+# message per worker and in total, and reports its steering counts.
+srv_eal() { echo "--lcores 0@0,1@$last_cpu --no-pci --vdev net_memif0,role=server,socket=$out/$1.sock"; }
+cli_eal() { echo "--lcores 0@0,1@$last_cpu --no-pci --vdev net_memif0,role=client,socket=$out/$1.sock"; }
+run_pair workers --workers 2 --qps 4 --op send --size 64,1500,6000 --loss 0.01 -- \
+  --workers 2 --qps 4 --op send --size 64,1500,6000 --count 4000 --loss 0.01
+check "memif, 2 workers each side over 2 queues, SEND at 1 % loss both ways: both ends exit 0" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ]"
+check "memif, 2 workers: both ends verified, per worker and in total, steering counted" \
+  "verified '$out/workers.c.json' && verified '$out/workers.s.json' && every_worker '$out/workers.c.json' 2 4 4 &&
+   every_worker '$out/workers.s.json' 2 4 4 && /usr/bin/python3 -c \"
+import json
+for f in ['$out/workers.c.json', '$out/workers.s.json']:
+    d = json.load(open(f))
+    assert all('rx_steered_in_software' in w and 'rx_steered_in' in w for w in d['workers']), d['workers']
+c = json.load(open('$out/workers.c.json'))
+assert c['messages'] == 4000 and c['peer_received'] >= 4000, c
+\""
+
 # The path VMs use: net_vhost (the vhost-user socket server) and virtio_user in two processes,
 # with the PMD's hugepage memory shared by file descriptor. The client's payloads live in heap
 # memory the vhost side cannot map, so the engine copies them for this port (and says so).
