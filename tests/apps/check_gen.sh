@@ -98,6 +98,25 @@ import json; d = json.load(open('$out/many.json'))
 assert d['messages'] == 3000 and all(w['qps'] == 500 and w['active_qps'] == 5 for w in d['workers']), d
 \""
 
+# Ctrl-C ends a run on every worker: once the live line shows traffic, SIGINT -> exit 1 within
+# 5 s saying interrupted, with every worker's verified figures in the report. (--duration 60
+# bounds the run should the signal be lost.)
+# shellcheck disable=SC2086
+"$gen" $two_lcores -- --workers 2 --qps 4 --op write --size 1024 --duration 60 --json "$out/wint.json" > "$out/wint.txt" 2>&1 &
+wpid=$!
+for _ in $(seq 300); do grep -q 'Gb/s' "$out/wint.txt" && break; sleep 0.1; done
+t0=$SECONDS
+kill -INT $wpid
+wait $wpid
+wrc=$?
+took=$(( SECONDS - t0 ))
+check "Ctrl-C to a 2-worker loopback run: exits 1 within 5 s saying interrupted, both workers verified (took ${took} s)" \
+  "[ $wrc -eq 1 ] && [ $took -le 5 ] && grep -q 'droce-gen: interrupted' '$out/wint.txt' && /usr/bin/python3 -c \"
+import json; d = json.load(open('$out/wint.json'))
+assert d['problem'] == 'interrupted' and len(d['workers']) == 2, d
+assert all(w['messages'] > 0 and w['lost'] == 0 and w['corrupted'] == 0 and w['errors'] == 0 for w in d['workers']), d['workers']
+\" || { tail -n 3 '$out/wint.txt'; false; }"
+
 # ---- client and server: two processes over net_memif, each on its own CPU ----
 # A TCP port nobody uses now (other runs of this script may be on the default 18515).
 free_port() { /usr/bin/python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"; }
