@@ -91,7 +91,6 @@ class Job {
 
   // ---- after kDrain (figures().draining) or kStop (figures().finished) ----
   [[nodiscard]] const Totals& totals() const { return t_; }
-  [[nodiscard]] Totals& totals() { return t_; }
   [[nodiscard]] const engine::LatencyHistogram& latency() const { return hist_; }
   [[nodiscard]] const std::string& first_failure() const { return first_failure_; }
   // A --count run: some active QP's postings have not all completed.

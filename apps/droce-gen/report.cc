@@ -2,6 +2,7 @@
 #include "apps/droce-gen/report.h"
 
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -88,8 +89,12 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
   const engine::LatencyHistogram& hist = r.hist;
   const engine::ImpairmentCounters lab = st.impaired();
   std::printf("---------------------------------------------------------------------------------------\n");
-  std::printf(" droce-gen %s: RC %s, %u QP(s), MTU %u, inflight %u, impairment loss %g dup %g reorder %g\n",
-              mode_name(o.mode), op_name(o.op), o.qps, o.mtu, o.inflight, o.loss, o.duplicate, o.reorder);
+  // The QPs' line names idle QPs and workers only when there are some (a plain run reads as before).
+  std::string qps = std::to_string(o.qps) + " QP(s)";
+  if (o.active() != o.qps) qps += " (" + std::to_string(o.active()) + " active)";
+  if (o.workers > 1) qps += " on " + std::to_string(o.workers) + " workers";
+  std::printf(" droce-gen %s: RC %s, %s, MTU %u, inflight %u, impairment loss %g dup %g reorder %g\n",
+              mode_name(o.mode), op_name(o.op), qps.c_str(), o.mtu, o.inflight, o.loss, o.duplicate, o.reorder);
   std::printf(" #bytes     #iterations    BW average[Gb/sec]   MsgRate[Mpps]\n");
   std::printf(" %-10s %-14llu %-20.3f %.6f\n", sizes_text(o.sizes).c_str(), static_cast<ull>(t.messages), gbps, mmps);
   if (!st.server)
