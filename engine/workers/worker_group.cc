@@ -1,6 +1,9 @@
 // WorkerGroup: N endpoints on one port's queues and the software steering between them.
 #include "engine/workers/worker_group.h"
 
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_ring.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,16 +12,33 @@
 #include <string>
 #include <type_traits>
 
-#include <rte_errno.h>
-#include <rte_ethdev.h>
-#include <rte_ring.h>
-
 #include "protocols/wire/steer.h"
 
 namespace droce::engine {
 namespace {
 
 constexpr std::uint16_t kBurst = RcEndpoint::kRxBurst;
+
+// rte_ring hands frames from one worker to another with x86 ordering and compiler barriers that
+// ThreadSanitizer cannot see; under TSan the hand-over is declared (a release before the enqueue,
+// an acquire after the dequeue, on the ring), so it sees the order the ring gives and no more.
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define DROCE_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define DROCE_TSAN 1
+#endif
+#ifdef DROCE_TSAN
+extern "C" void __tsan_acquire(void* addr);
+extern "C" void __tsan_release(void* addr);
+void ring_handing_over(rte_ring* r) { __tsan_release(r); }
+void ring_taken_over(rte_ring* r) { __tsan_acquire(r); }
+#else
+void ring_handing_over(rte_ring*) {}
+void ring_taken_over(rte_ring*) {}
+#endif
 constexpr std::uint32_t kMaxQpn = 0xFFFFFF;  // 24-bit QPNs (IBTA §9.2: BTH DestQP)
 
 std::string ring_name(std::uint16_t w) {
@@ -47,7 +67,8 @@ Status check_config(const WorkerGroupConfig& cfg) {
     return Status::error("workers: steer_ring_size must be between " + std::to_string(2 * kBurst) + " and " +
                          std::to_string(RTE_RING_SZ_MASK));
   const std::uint16_t port = cfg.endpoint.port_id;
-  if (!rte_eth_dev_is_valid_port(port)) return Status::error("workers: port " + std::to_string(port) + " does not exist");
+  if (!rte_eth_dev_is_valid_port(port))
+    return Status::error("workers: port " + std::to_string(port) + " does not exist");
   rte_eth_dev_info info{};
   if (rte_eth_dev_info_get(port, &info) != 0)
     return Status::error("workers: cannot read the device info of port " + std::to_string(port));
@@ -60,12 +81,27 @@ Status check_config(const WorkerGroupConfig& cfg) {
   return {};
 }
 
+bool enqueue_one(rte_ring* r, rte_mbuf* m) {
+  ring_handing_over(r);
+  return rte_ring_enqueue(r, m) == 0;
+}
+
+unsigned enqueue_burst(rte_ring* r, rte_mbuf* const* b, unsigned n) {
+  ring_handing_over(r);
+  return rte_ring_enqueue_burst(r, reinterpret_cast<void* const*>(b), n, nullptr);
+}
+
+unsigned dequeue_burst(rte_ring* r, rte_mbuf** b, unsigned n) {
+  const unsigned got = rte_ring_dequeue_burst(r, reinterpret_cast<void**>(b), n, nullptr);
+  if (got != 0) ring_taken_over(r);
+  return got;
+}
+
 void drain_ring(rte_ring* r) {
   if (r == nullptr) return;
   rte_mbuf* b[kBurst];
   // Bounded: the ring holds at most its size, and nobody enqueues any more.
-  for (unsigned n; (n = rte_ring_dequeue_burst(r, reinterpret_cast<void**>(b), kBurst, nullptr)) != 0;)
-    rte_pktmbuf_free_bulk(b, n);
+  for (unsigned n; (n = dequeue_burst(r, b, kBurst)) != 0;) rte_pktmbuf_free_bulk(b, n);
 }
 
 }  // namespace
@@ -104,7 +140,7 @@ void Worker::retry_held() {
   for (std::size_t i = 0; i < held_.size(); ++i) {
     const std::uint16_t o = held_owner_[i];
     // Once one frame for `o` stays, the later ones for `o` stay too: the owner sees them in order.
-    if (blocked_[o] == 0 && rte_ring_enqueue(group_->workers_[o]->inbound_, held_[i]) == 0) {
+    if (blocked_[o] == 0 && enqueue_one(group_->workers_[o]->inbound_, held_[i])) {
       ++steer_.rx_steered_in_software;
       continue;
     }
@@ -137,8 +173,7 @@ std::uint16_t Worker::steer(rte_mbuf* const* rx, std::uint16_t n, rte_mbuf** loc
       local[n_local++] = m;
       continue;
     }
-    const std::uint16_t o =
-        p.cls == wire::SteerClass::kRoceV2 ? group_->range_owner(p.dest_qpn) : index_;
+    const std::uint16_t o = p.cls == wire::SteerClass::kRoceV2 ? group_->range_owner(p.dest_qpn) : index_;
     // Unknown QPNs and everything else stay: this endpoint counts the drop by its reason.
     if (o == index_ || o >= workers)
       local[n_local++] = m;
@@ -156,10 +191,7 @@ void Worker::hand_over() {
     out_n_[o] = 0;
     rte_mbuf** b = &out_[o * kBurst];
     // Behind frames already waiting for this owner: wait too, in order.
-    const unsigned sent =
-        !held_.empty() && blocked_[o] != 0
-            ? 0u
-            : rte_ring_enqueue_burst(group_->workers_[o]->inbound_, reinterpret_cast<void* const*>(b), k, nullptr);
+    const unsigned sent = !held_.empty() && blocked_[o] != 0 ? 0u : enqueue_burst(group_->workers_[o]->inbound_, b, k);
     steer_.rx_steered_in_software += sent;
     for (unsigned i = sent; i < k; ++i) hold(b[i], o);
     if (sent < k) blocked_[o] = 1;
@@ -178,8 +210,7 @@ void Worker::deliver(std::uint64_t now_tsc, rte_mbuf** local, std::uint16_t n_lo
   // bounded per poll so that a flood from the others cannot keep this worker from its own RX.
   const unsigned max_rounds = group_->cfg_.workers;
   for (unsigned round = 0; round < max_rounds; ++round) {
-    const unsigned got = rte_ring_dequeue_burst(inbound_, reinterpret_cast<void**>(local + n_local),
-                                                kBurst - n_local, nullptr);
+    const unsigned got = dequeue_burst(inbound_, local + n_local, static_cast<unsigned>(kBurst - n_local));
     steer_.rx_steered_in += got;
     n_local = static_cast<std::uint16_t>(n_local + got);
     if (n_local == 0 && round != 0) break;
@@ -220,8 +251,8 @@ std::unique_ptr<WorkerGroup> WorkerGroup::create(const WorkerGroupConfig& cfg, S
     if (cfg.endpoint.counters != nullptr) ec.counters = cfg.endpoint.counters + w;
     if (!cfg.memories.empty()) ec.memory = cfg.memories[w];
     // Multi-producer (every other worker hands frames in), single consumer (the owner).
-    wk->inbound_ = rte_ring_create(ring_name(w).c_str(), cfg.steer_ring_size, rte_socket_id(),
-                                   RING_F_SC_DEQ | RING_F_EXACT_SZ);
+    wk->inbound_ =
+        rte_ring_create(ring_name(w).c_str(), cfg.steer_ring_size, rte_socket_id(), RING_F_SC_DEQ | RING_F_EXACT_SZ);
     if (wk->inbound_ == nullptr) {
       err = Status::error("workers: cannot create worker " + std::to_string(w) + "'s steering ring of " +
                           std::to_string(cfg.steer_ring_size) + " frames: " + rte_strerror(rte_errno));
@@ -284,7 +315,8 @@ SteeringCounters WorkerGroup::steering_totals() const {
 EndpointCounters WorkerGroup::endpoint_totals() const {
   // Every field is a 64-bit count (the struct grows with the endpoint): summed as an array, so
   // a counter added there is summed here without a change.
-  static_assert(std::is_trivially_copyable_v<EndpointCounters> && sizeof(EndpointCounters) % sizeof(std::uint64_t) == 0);
+  static_assert(std::is_trivially_copyable_v<EndpointCounters> &&
+                sizeof(EndpointCounters) % sizeof(std::uint64_t) == 0);
   constexpr std::size_t kFields = sizeof(EndpointCounters) / sizeof(std::uint64_t);
   std::uint64_t sum[kFields] = {};
   for (const auto& w : workers_) {

@@ -93,7 +93,8 @@ class WorkerGroup {
   [[nodiscard]] std::uint16_t size() const;
   [[nodiscard]] Worker& worker(std::uint16_t w);
   // The worker whose endpoint owns `qpn` (its QPN range); a QPN outside every range belongs to
-  // worker 0, whose endpoint counts it as unknown.
+  // worker 0, whose endpoint counts it as unknown. (Steering does not move such frames: the
+  // worker that read one counts the drop itself, which needs no hand-over.)
   [[nodiscard]] std::uint16_t owner_of(std::uint32_t qpn) const;
   // Sums over the workers (call when they are stopped, or accept a slightly stale view).
   [[nodiscard]] SteeringCounters steering_totals() const;

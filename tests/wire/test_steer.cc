@@ -1,7 +1,6 @@
 // steer_peek: RoCEv2 dest QPN through Ethernet / 802.1Q / IPv4|IPv6 / UDP 4791 / BTH, MAC Control,
 // everything else "other"; never a read past the frame's length.
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <vector>
 
@@ -44,7 +43,7 @@ std::vector<std::uint8_t> frame(const FrameSpec& s) {
     put16(s.frag);
     f.push_back(64);
     f.push_back(s.proto);
-    f.insert(f.end(), 10, 10);  // checksum, addresses
+    f.insert(f.end(), 10, 10);                               // checksum, addresses
     f.insert(f.end(), (s.ihl > 5 ? s.ihl - 5 : 0) * 4u, 1);  // options
   }
   put16(0xC001);
@@ -64,7 +63,9 @@ std::vector<std::uint8_t> frame(const FrameSpec& s) {
   return f;
 }
 
-SteerPeek peek(const std::vector<std::uint8_t>& f) { return steer_peek(f.data(), static_cast<std::uint32_t>(f.size())); }
+SteerPeek peek(const std::vector<std::uint8_t>& f) {
+  return steer_peek(f.data(), static_cast<std::uint32_t>(f.size()));
+}
 
 }  // namespace
 

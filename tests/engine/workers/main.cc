@@ -2,7 +2,6 @@
 // each free to run on every allowed CPU, so a two-CPU machine runs the threaded case too.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <string>
 

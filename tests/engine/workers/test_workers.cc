@@ -1,18 +1,16 @@
 // WorkerGroup tests: N workers per side over net_ring ports with N queues, 64 QPs per side, 5 %
 // loss with reordering and duplication; frames on the wrong queue; PFC reaching every worker.
-#include <catch2/catch.hpp>
-
 #include <rte_cycles.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_ring.h>
-
 #include <unistd.h>
 
 #include <atomic>
-#include <cstring>
+#include <catch2/catch.hpp>
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
@@ -35,14 +33,16 @@ namespace rc = droce::rc;
 namespace wire = droce::wire;
 
 constexpr std::uint32_t kQps = 64;
-constexpr int kMsgs = 24;             // per QP
-constexpr int kWindow = 8;            // messages in flight per QP
+constexpr int kMsgs = 24;                // per QP
+constexpr int kWindow = 8;               // messages in flight per QP
 constexpr std::uint32_t kMaxMsg = 3000;  // up to three 1024-byte packets
 
 std::uint8_t pat(std::uint32_t qp, int m, std::uint32_t i) {
   return static_cast<std::uint8_t>(qp * 131 + static_cast<std::uint32_t>(m) * 31 + i * 7 + (i >> 8));
 }
-std::uint32_t size_of(std::uint32_t qp, int m) { return 1 + (qp * 977 + static_cast<std::uint32_t>(m) * 1237) % kMaxMsg; }
+std::uint32_t size_of(std::uint32_t qp, int m) {
+  return 1 + (qp * 977 + static_cast<std::uint32_t>(m) * 1237) % kMaxMsg;
+}
 
 wire::L2L3Address addr(std::uint8_t host) {
   wire::L2L3Address a;
@@ -105,6 +105,11 @@ struct WorkersLab {
     open_port(b, db, base + "B", loss);
     REQUIRE(a.port->wait_link_up(5000).ok());
     REQUIRE(b.port->wait_link_up(5000).ok());
+    // net_memif tears a port's rings down on EAL's interrupt thread when its peer disconnects; with
+    // both ends in this process that would race our own teardown of the other end (DPDK then
+    // reports "Invalid memory"). One hold parks that thread for the process: both ends are stopped
+    // from this thread before it handles anything (see InterruptThreadHold).
+    if (link == Link::kMemif) REQUIRE(a.port->hold_peer_events(5000).ok());
     make_group(a, 1, loss);
     make_group(b, 2, loss);
   }
@@ -156,6 +161,8 @@ struct WorkersLab {
     }
   }
   ~WorkersLab() {
+    for (Side* s : {&a, &b})
+      if (s->port) s->port->stop();
     for (Side* s : {&a, &b}) {
       if (s->group) s->group->finish();
       s->impairments.clear();
@@ -184,7 +191,8 @@ struct SenderQp {
       ++posted;
     }
     rc::Completion c[16];
-    for (unsigned k = ep->poll_cq(qpn, c, 16), i = 0; i < k; ++i) (c[i].status == rc::WcStatus::kSuccess ? completed : errors)++;
+    for (unsigned k = ep->poll_cq(qpn, c, 16), i = 0; i < k; ++i)
+      (c[i].status == rc::WcStatus::kSuccess ? completed : errors)++;
   }
   [[nodiscard]] bool done() const { return completed == kMsgs || errors != 0; }
 };
@@ -243,7 +251,9 @@ struct Traffic {
   std::vector<SenderQp> senders;
   std::vector<ReceiverQp> receivers;
   std::vector<std::unique_ptr<Shard>> shards;
-  Traffic(WorkersLab& lab, std::uint16_t b_shift) : senders(kQps), receivers(kQps) {
+  // qp_timeout: 14 (~67 ms, as rxe and perftest use) on the test's clock; the lcores run on the
+  // TSC, where a descheduled peer must not use up the retries (7 x 2^17 x 4.096 us ~ 3.8 s).
+  Traffic(WorkersLab& lab, std::uint16_t b_shift, std::uint8_t qp_timeout = 14) : senders(kQps), receivers(kQps) {
     const std::uint16_t n = lab.n;
     for (std::uint16_t k = 0; k < n; ++k) {
       shards.push_back(std::make_unique<Shard>());
@@ -256,7 +266,7 @@ struct Traffic {
       RcEndpoint& ea = lab.a.group->worker(wa).endpoint();
       RcEndpoint& eb = lab.b.group->worker(wb).endpoint();
       rc::QpAttr qa;
-      qa.timeout = 14;  // ~67 ms, as rxe and perftest use
+      qa.timeout = qp_timeout;
       qa.sq_psn = (0xFFFFF0 + i) & 0xFFFFFF;  // PSNs wrap through 2^24 early
       rc::QpAttr qb = qa;
       qb.sq_psn = 0x100 + i;
@@ -362,7 +372,8 @@ TEST_CASE("N workers per side, 64 QPs round-robin, 5 % loss with reordering and 
   }
 }
 
-TEST_CASE("net_memif with N queue pairs, server and client in one process: every message verified", "[workers][memif]") {
+TEST_CASE("net_memif with N queue pairs, server and client in one process: every message verified",
+          "[workers][memif]") {
   for (std::uint16_t n : {std::uint16_t{2}, std::uint16_t{4}}) {
     INFO(n << " workers");
     WorkersLab lab("wm", n, 0.05, 4096, WorkersLab::Link::kMemif);
@@ -397,7 +408,7 @@ TEST_CASE("a peer that puts every QP on the wrong queue: every frame reaches its
 TEST_CASE("an owner that stops polling: its ring fills, the reader holds the frames, then RX waits; none lost",
           "[workers]") {
   WorkersLab lab("wf", 2, 0.0, 64);  // the smallest ring: two bursts
-  Traffic t(lab, 1);                   // every frame on the wrong queue
+  Traffic t(lab, 1);                 // every frame on the wrong queue
   Worker& a0 = lab.a.group->worker(0);
   Worker& a1 = lab.a.group->worker(1);
   Worker& b0 = lab.b.group->worker(0);
@@ -500,11 +511,28 @@ TEST_CASE("WorkerGroup::create refuses what the port or the config cannot give, 
   CHECK(err.message().find("24-bit") != std::string::npos);
 }
 
+TEST_CASE("Port::open: one RX pool per queue or none, each given; RSS stays off where the PMD hashes nothing",
+          "[workers][port]") {
+  WorkersLab lab("wo", 2, 0.0);
+  // The lab's ports took one pool per queue (net_ring has no UDP hash: rss off, checked there).
+  PortConfig cfg;
+  cfg.devargs = "net_ring_never_made";
+  cfg.rx_queues = 2;
+  cfg.rx_pools = {lab.a.pools[0].get()};
+  Status err;
+  CHECK(Port::open(cfg, err) == nullptr);
+  CHECK(err.message().find("1 RX pools given for 2 RX queues") != std::string::npos);
+  cfg.rx_pools = {lab.a.pools[0].get(), nullptr};
+  CHECK(Port::open(cfg, err) == nullptr);
+  CHECK(err.message().find("an RX queue's mbuf pool is missing") != std::string::npos);
+}
+
 TEST_CASE("2 workers per side on EAL lcores, 64 QPs, 5 % loss, wrong-queue peer: every message verified",
           "[workers][lcores]") {
   // Worker lcores: the test binary's main gives it three lcores on any machine (tests/engine/workers/main.cc).
   std::vector<unsigned> lcores;
-  for (unsigned l = rte_get_next_lcore(-1, 1, 0); l < RTE_MAX_LCORE; l = rte_get_next_lcore(l, 1, 0)) lcores.push_back(l);
+  for (unsigned l = rte_get_next_lcore(-1, 1, 0); l < RTE_MAX_LCORE; l = rte_get_next_lcore(l, 1, 0))
+    lcores.push_back(l);
   if (lcores.size() < 2) {
     WARN("fewer than two worker lcores: the threaded case is not exercised");
     return;
@@ -513,10 +541,11 @@ TEST_CASE("2 workers per side on EAL lcores, 64 QPs, 5 % loss, wrong-queue peer:
     INFO("B's placement shifted by " << shift);
     // Both workers of side A write one pcapng for the port, from two lcores at once.
     PcapngCapture cap;
-    const std::string cap_path = "/tmp/droce-workers-" + std::to_string(getpid()) + "-" + std::to_string(shift) + ".pcapng";
+    const std::string cap_path =
+        "/tmp/droce-workers-" + std::to_string(getpid()) + "-" + std::to_string(shift) + ".pcapng";
     REQUIRE(cap.open(cap_path).empty());
     WorkersLab lab("wl", 2, 0.05, 4096, WorkersLab::Link::kRing, &cap);
-    Traffic t(lab, shift);
+    Traffic t(lab, shift, 17);
     clear_stop();
     for (std::uint16_t k = 0; k < 2; ++k) REQUIRE(launch_worker(lcores[k], *t.shards[k]).ok());
     // The workers run on the TSC; the bound only ends a hang (a busy machine slows, never fails, this).
