@@ -17,6 +17,13 @@ class LatencyHistogram {
     min_ = std::min(min_, v);
     max_ = std::max(max_, v);
   }
+  // Adds another histogram's values (per-worker histograms into one report).
+  void merge(const LatencyHistogram& o) {
+    for (std::size_t i = 0; i < counts_.size(); ++i) counts_[i] += o.counts_[i];
+    total_ += o.total_;
+    min_ = std::min(min_, o.min_);
+    max_ = std::max(max_, o.max_);
+  }
   [[nodiscard]] std::uint64_t count() const { return total_; }
   [[nodiscard]] std::uint64_t min() const { return total_ ? min_ : 0; }
   [[nodiscard]] std::uint64_t max() const { return max_; }

@@ -19,6 +19,11 @@ std::uint32_t Options::max_size() const {
   return m;
 }
 
+std::uint64_t buffer_bytes(const Options& o) {
+  const std::uint64_t slots = static_cast<std::uint64_t>(o.inflight) * o.active() + (o.qps - o.active());
+  return slots * o.max_size();
+}
+
 std::string sizes_text(const std::vector<std::uint32_t>& s) {
   std::string t;
   for (std::size_t i = 0; i < s.size(); ++i) {
@@ -66,13 +71,22 @@ void usage(const Options& d) {
       "  --op send|write|read     RC operation (default %s; send/write carry immediate data = sequence)\n"
       "  --size BYTES[,BYTES..]   message size 1..1048576, or a list cycled through (default %s)\n"
       "  --mtu BYTES              path MTU: 256, 512, 1024, 2048 or 4096 (default %u)\n"
-      "  --qps N                  queue pairs, 1..64 (default %u)\n"
+      "  --qps N                  queue pairs, 1..%u (default %u)\n"
+      "  --active-qps M           only the first M QPs carry traffic; the others are connected and idle\n"
+      "                           (default: all)\n"
       "  --inflight N             outstanding messages per QP, 1..128 (default %u)\n"
       "  --rate-gbps G            offered load in Gb/s of payload (default: closed loop)\n"
       "  --msg-rate M             offered load in messages/s (default: closed loop)\n"
       "  --duration S             seconds to run after warm-up (default %g)\n"
       "  --count N                stop after N messages in total instead (default: by duration)\n"
       "  --warmup S               seconds excluded from the statistics (default %g)\n"
+      "workers\n"
+      "  --workers N              poll-mode workers, 1..%u (default %u): QP i runs on worker i %% N, in\n"
+      "                           every mode (loopback: each worker runs both ends of its QPs on its own\n"
+      "                           net_ring lab). Worker 0 runs on the EAL main lcore beside the control\n"
+      "                           side (live line, end-of-run exchange), worker w on the w-th worker lcore:\n"
+      "                           EAL -l must give N lcores (e.g. -l 0-1 for 2 workers); client and server\n"
+      "                           open the port with N RX and N TX queues (give both the same N)\n"
       "congestion and flow control\n"
       "  --cc none|dcqcn          DCQCN paces each QP and cuts its rate on CNPs (default %s); CE-marked\n"
       "                           packets are always answered with CNPs\n"
@@ -95,7 +109,8 @@ void usage(const Options& d) {
       "  --help                   this text\n",
       mode_name(d.mode), d.oob_port, d.oob_host.c_str(), d.local_qpn, d.psn, d.remote_psn, d.connect_timeout_s,
       static_cast<unsigned>(d.qp_timeout), static_cast<unsigned>(d.retry_cnt),
-      op_name(d.op), sizes_text(d.sizes).c_str(), d.mtu, d.qps, d.inflight, d.duration_s, d.warmup_s, d.cc.c_str(),
+      op_name(d.op), sizes_text(d.sizes).c_str(), d.mtu, kMaxQps, d.qps, d.inflight, d.duration_s, d.warmup_s,
+      static_cast<unsigned>(kMaxWorkers), static_cast<unsigned>(d.workers), d.cc.c_str(),
       d.preset.c_str(), d.line_gbps, dcqcn_help().c_str(), d.pfc_priority,
       d.loss, d.duplicate, d.reorder, d.burst_start, d.burst_frames, static_cast<unsigned long long>(d.seed));
 }
@@ -177,7 +192,11 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
       if ((ok = integer(o.mtu, 256, 4096)) && o.mtu != 256 && o.mtu != 512 && o.mtu != 1024 && o.mtu != 2048 && o.mtu != 4096)
         return fail("--mtu: " + std::to_string(o.mtu) + " is not an IB MTU (256, 512, 1024, 2048, 4096)");
     } else if (a == "--qps") {
-      ok = integer(o.qps, 1, 64);
+      ok = integer(o.qps, 1, kMaxQps);
+    } else if (a == "--active-qps") {
+      ok = integer(o.active_qps, 1, kMaxQps);
+    } else if (a == "--workers") {
+      ok = integer(o.workers, 1, kMaxWorkers);
     } else if (a == "--inflight") {
       ok = integer(o.inflight, 1, 128);
     } else if (a == "--rate-gbps") {
@@ -264,8 +283,13 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   if (o.mode != Mode::kLoopback && o.oob_port == 0 && o.op != Op::kSend)
     return std::fprintf(stderr, "droce-gen: --op %s needs the peer's buffer address and rkey, which only the "
                                 "out-of-band exchange carries: use --oob-port, or --op send\n", op_name(o.op)), -1;
-  // Buffers: inflight slots of the largest size per QP on each side.
-  if (static_cast<std::uint64_t>(o.inflight) * o.max_size() * o.qps > (512ull << 20))
+  if (o.active_qps > o.qps)
+    return std::fprintf(stderr, "droce-gen: --active-qps %u is more than --qps %u\n", o.active_qps, o.qps), -1;
+  if (o.workers > o.qps)
+    return std::fprintf(stderr, "droce-gen: --workers %u is more than --qps %u: every worker needs a QP\n",
+                        static_cast<unsigned>(o.workers), o.qps), -1;
+  // Buffers: inflight slots of the largest size per active QP (one per idle QP) on each side.
+  if (buffer_bytes(o) > (512ull << 20))
     return std::fprintf(stderr, "droce-gen: --qps x --inflight x --size needs more than 512 MiB of buffers\n"), -1;
   return 0;
 }

@@ -19,6 +19,8 @@ struct Options {
   std::vector<std::uint32_t> sizes = {4096};  // message i has sizes[i % n] bytes (a size mix)
   std::uint32_t mtu = 1024;
   std::uint32_t qps = 1;
+  std::uint32_t active_qps = 0;    // the first N QPs carry traffic, the rest stay connected and idle; 0 = all
+  std::uint16_t workers = 1;       // poll-mode workers (EAL lcores from -l); QP i runs on worker i % workers
   std::uint32_t inflight = 16;     // outstanding messages per QP
   double duration_s = 2;
   std::uint64_t count = 0;         // total messages; 0 = run for --duration
@@ -52,12 +54,18 @@ struct Options {
   bool quiet = false;
 
   [[nodiscard]] std::uint32_t max_size() const;
+  [[nodiscard]] std::uint32_t active() const { return active_qps == 0 ? qps : active_qps; }
   [[nodiscard]] std::uint32_t size_of(std::uint64_t seq) const { return sizes[seq % sizes.size()]; }
 };
 
 [[nodiscard]] const char* op_name(Op op);
 [[nodiscard]] const char* mode_name(Mode m);
 [[nodiscard]] std::string sizes_text(const std::vector<std::uint32_t>& s);
+inline constexpr std::uint32_t kMaxQps = 16384;
+inline constexpr std::uint16_t kMaxWorkers = 128;
+// Buffers of a run's QPs on each side: `inflight` slots of the largest size for each active QP,
+// one slot for each idle one (its responder buffer is still announced to the peer).
+[[nodiscard]] std::uint64_t buffer_bytes(const Options& o);
 // Returns 0 to run, 1 after printing --help, -1 after printing an error.
 [[nodiscard]] int parse_options(const std::vector<std::string>& args, Options& o);
 // IPv4 dotted quad and MAC parsing (false on anything malformed).

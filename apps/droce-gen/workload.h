@@ -52,12 +52,13 @@ class Pattern {
   std::vector<std::uint8_t> base_;
 };
 
-// The requesting end of QP `index`: posts SEND/WRITE/READ from `slots` buffers of max_size bytes.
+// The requesting end of QP `index` (the run's QP number, on every worker): posts SEND/WRITE/READ
+// from `slots` buffers of max_size bytes, a slice of its job's one registered buffer.
 struct Requester {
   engine::RcEndpoint* ep = nullptr;
   std::uint32_t qpn = 0;
   std::uint32_t index = 0;
-  std::vector<std::uint8_t> buf;
+  std::uint8_t* buf = nullptr;
   rc::MemoryRegion mr;
   std::uint64_t remote_va = 0;  // the responder's slot 0 (WRITE target, READ source)
   std::uint32_t rkey = 0;
@@ -72,7 +73,7 @@ struct Responder {
   engine::RcEndpoint* ep = nullptr;
   std::uint32_t qpn = 0;
   std::uint32_t index = 0;
-  std::vector<std::uint8_t> buf;
+  std::uint8_t* buf = nullptr;
   rc::MemoryRegion mr;
   std::uint64_t recv_posted = 0;
   std::uint64_t expected = 0;  // next sequence number
@@ -81,6 +82,16 @@ struct Responder {
 
 struct Totals {
   std::uint64_t messages = 0, bytes = 0, lost = 0, duplicated = 0, out_of_order = 0, corrupted = 0, errors = 0;
+  Totals& operator+=(const Totals& o) {
+    messages += o.messages;
+    bytes += o.bytes;
+    lost += o.lost;
+    duplicated += o.duplicated;
+    out_of_order += o.out_of_order;
+    corrupted += o.corrupted;
+    errors += o.errors;
+    return *this;
+  }
 };
 
 }  // namespace droce::gen

@@ -57,8 +57,67 @@ check "an out-of-range DCQCN parameter is refused by name" "[ $? -eq 2 ] && grep
 "$gen" -- --mode client --oob-port 0 > "$out/e5.txt" 2>&1
 check "static connection without --remote-qpn refused" "[ $? -eq 2 ] && grep -q -- '--remote-qpn' '$out/e5.txt'"
 
-# ---- client and server: two processes over net_memif, each on its own CPU ----
+# ---- several workers in one process: QP i on worker i % N, each worker its own loopback lab ----
 last_cpu=$(( $(nproc) - 1 ))
+# Two lcores on any machine: 0 on CPU 0, 1 on the last CPU (the same one on a 1-CPU machine).
+two_lcores="--lcores 0@0,1@$last_cpu --no-pci"
+# every_worker JSON WORKERS QPS ACTIVE: each worker verified its share, nothing lost, and the
+# workers' figures add up to the totals.
+every_worker() {
+  /usr/bin/python3 - "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); n, qps, active = map(int, sys.argv[2:5])
+w = d['workers']
+assert len(w) == n and sorted(x['index'] for x in w) == list(range(n)), w
+assert len({x['lcore'] for x in w}) == n, w
+assert sum(x['qps'] for x in w) == qps and sum(x['active_qps'] for x in w) == active, w
+for x in w:
+    assert x['messages'] > 0 and x['bytes'] > 0, x
+    assert x['lost'] == 0 and x['duplicated'] == 0 and x['out_of_order'] == 0 and x['corrupted'] == 0 and x['errors'] == 0, x
+assert sum(x['messages'] for x in w) == d['messages'] and sum(x['bytes'] for x in w) == d['bytes'], d
+assert d['lost'] == 0 and d['duplicated'] == 0 and d['corrupted'] == 0 and d['errors'] == 0 and d['problem'] == '', d
+assert d['config']['workers'] == n and d['config']['qps'] == qps and d['config']['active_qps'] == active
+PY
+}
+# shellcheck disable=SC2086
+timeout 120 "$gen" $two_lcores -- --workers 2 --op send --size 64,1500,6000 --qps 6 --loss 0.05 --duplicate 0.01 \
+  --reorder 0.01 --count 6000 --quiet --json "$out/wk.json" > "$out/wk.txt" 2>&1
+check "loopback --workers 2, SEND at 5 % loss + duplication + reordering: exits 0" "[ $? -eq 0 ] || { tail -n 3 '$out/wk.txt'; false; }"
+check "loopback --workers 2: every message verified, per worker and in total; 6000 messages, retransmissions seen" \
+  "every_worker '$out/wk.json' 2 6 6 && /usr/bin/python3 -c \"
+import json; d = json.load(open('$out/wk.json'))
+assert d['messages'] == 6000 and d['retransmitted_packets'] > 0 and d['impairment']['dropped'] > 0, d
+\""
+# shellcheck disable=SC2086
+timeout 120 "$gen" $two_lcores -- --workers 2 --op write --size 2048 --qps 1000 --active-qps 10 --loss 0.01 --count 3000 \
+  --quiet --json "$out/many.json" > "$out/many.txt" 2>&1
+check "loopback 1000 QPs, 10 active, 2 workers, WRITE at 1 % loss: exits 0" "[ $? -eq 0 ] || { tail -n 3 '$out/many.txt'; false; }"
+check "1000 QPs with 10 active: every message verified, 500 QPs and 5 active on each worker" \
+  "every_worker '$out/many.json' 2 1000 10 && /usr/bin/python3 -c \"
+import json; d = json.load(open('$out/many.json'))
+assert d['messages'] == 3000 and all(w['qps'] == 500 and w['active_qps'] == 5 for w in d['workers']), d
+\""
+
+# Ctrl-C ends a run on every worker: once the live line shows traffic, SIGINT -> exit 1 within
+# 5 s saying interrupted, with every worker's verified figures in the report. (--duration 60
+# bounds the run should the signal be lost.)
+# shellcheck disable=SC2086
+"$gen" $two_lcores -- --workers 2 --qps 4 --op write --size 1024 --duration 60 --json "$out/wint.json" > "$out/wint.txt" 2>&1 &
+wpid=$!
+for _ in $(seq 300); do grep -q 'Gb/s' "$out/wint.txt" && break; sleep 0.1; done
+t0=$SECONDS
+kill -INT $wpid
+wait $wpid
+wrc=$?
+took=$(( SECONDS - t0 ))
+check "Ctrl-C to a 2-worker loopback run: exits 1 within 5 s saying interrupted, both workers verified (took ${took} s)" \
+  "[ $wrc -eq 1 ] && [ $took -le 5 ] && grep -q 'droce-gen: interrupted' '$out/wint.txt' && /usr/bin/python3 -c \"
+import json; d = json.load(open('$out/wint.json'))
+assert d['problem'] == 'interrupted' and len(d['workers']) == 2, d
+assert all(w['messages'] > 0 and w['lost'] == 0 and w['corrupted'] == 0 and w['errors'] == 0 for w in d['workers']), d['workers']
+\" || { tail -n 3 '$out/wint.txt'; false; }"
+
+# ---- client and server: two processes over net_memif, each on its own CPU ----
 # A TCP port nobody uses now (other runs of this script may be on the default 18515).
 free_port() { /usr/bin/python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"; }
 srv_eal() { echo "-l $last_cpu --no-pci --vdev net_memif0,role=server,socket=$out/$1.sock"; }
@@ -112,6 +171,25 @@ check "memif READ with 1 % loss and loss bursts of 10 frames: verified at the cl
 run_pair static --oob-port 0 --remote-qpn 0x11 --op send --size 512 --count 3000 -- \
   --oob-port 0 --remote-qpn 0x11 --op send --size 512 --count 3000
 check "memif SEND with a static connection (no exchange): both exit 0" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ]"
+
+# Two workers on each side over a two-queue memif pair: queue w of the client meets queue w of the
+# server, QP i runs on worker i % 2 on both sides. 1 % loss both ways; each end verifies every
+# message per worker and in total, and reports its steering counts.
+srv_eal() { echo "--lcores 0@0,1@$last_cpu --no-pci --vdev net_memif0,role=server,socket=$out/$1.sock"; }
+cli_eal() { echo "--lcores 0@0,1@$last_cpu --no-pci --vdev net_memif0,role=client,socket=$out/$1.sock"; }
+run_pair workers --workers 2 --qps 4 --op send --size 64,1500,6000 --loss 0.01 -- \
+  --workers 2 --qps 4 --op send --size 64,1500,6000 --count 4000 --loss 0.01
+check "memif, 2 workers each side over 2 queues, SEND at 1 % loss both ways: both ends exit 0" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ]"
+check "memif, 2 workers: both ends verified, per worker and in total, steering counted" \
+  "verified '$out/workers.c.json' && verified '$out/workers.s.json' && every_worker '$out/workers.c.json' 2 4 4 &&
+   every_worker '$out/workers.s.json' 2 4 4 && /usr/bin/python3 -c \"
+import json
+for f in ['$out/workers.c.json', '$out/workers.s.json']:
+    d = json.load(open(f))
+    assert all('rx_steered_in_software' in w and 'rx_steered_in' in w for w in d['workers']), d['workers']
+c = json.load(open('$out/workers.c.json'))
+assert c['messages'] == 4000 and c['peer_received'] >= 4000, c
+\""
 
 # The path VMs use: net_vhost (the vhost-user socket server) and virtio_user in two processes,
 # with the PMD's hugepage memory shared by file descriptor. The client's payloads live in heap

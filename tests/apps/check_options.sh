@@ -94,6 +94,20 @@ bad --csv "$gen" -- --csv "$nope"
 bad --pcap "$gen" -- --pcap "$nope"
 bad --bogus "$gen" -- --bogus
 bad --qps "$gen" -- --qps
+# --- droce-gen: workers and QP counts
+bad --qps "$gen" -- --qps 16385
+bad --active-qps "$gen" -- --active-qps 0
+bad --active-qps "$gen" -- --qps 4 --active-qps 5
+bad --workers "$gen" -- --workers 0
+bad --workers "$gen" -- --workers 1.5
+bad --workers "$gen" -- --workers 129
+bad --workers "$gen" -- --workers 3 --qps 2
+bad --qps "$gen" -- --qps 16384 --size 65536
+# Limits known once EAL has started (still one line, exit 2): the lcores -l gave, the port's queues.
+# --no-huge: no hugepages held, and no warning line when there are none.
+bad "--workers 2 needs 2 lcores" "$gen" -l 0 --no-pci --no-huge -m 256 -- --workers 2 --qps 2
+bad "at most 16 RX and 16 TX queues" "$gen" --lcores '(0-16)@0' --no-pci --no-huge -m 256 --vdev net_ring0 -- \
+  --mode client --workers 17 --qps 17
 
 # --- droce-echo
 bad --size "$echo_" -- --size nan
@@ -213,6 +227,7 @@ bad --size "$gen" -- --json "$tmp/new.json" --size nan
 
 # --- good lines still parse (options before --help are parsed, then the help is printed)
 good help-gen "$gen" -- --size 1e3,64,0x40 --mtu 4096 --qps 2 --count 1e6 --seed 0 --loss 0.01 --json "$tmp/g.json" --help
+good help-gen-workers "$gen" -- --qps 16384 --active-qps 100 --workers 4 --inflight 4 --size 4096 --help
 good help-echo "$echo_" -- --size 64 --count 1e5 --timeout 0.5 --json "$tmp/e.json" --help
 good help-perf "$perf" -- write_bw -s 64K -n 1000 --help
 good help-fwd "$fwd" -- --mbufs 4095 --duration 0.5 --json "$tmp/f.json" --help

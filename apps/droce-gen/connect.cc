@@ -1,0 +1,189 @@
+// droce-gen's connection (see connect.h).
+#include "apps/droce-gen/connect.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "apps/common/address_text.h"
+#include "apps/common/oob_waits.h"
+#include "engine/core/stop_signal.h"
+
+namespace droce::gen {
+
+using engine::Status;
+
+namespace {
+
+wire::L2L3Address make_address(const std::string& ip, const std::uint8_t* mac) {
+  std::uint8_t a[4] = {};
+  (void)parse_ipv4(ip, a);
+  return engine::lab_address(a, mac);
+}
+
+// The client's run length: the server waits for the client's end-of-run line as long as the
+// client may run (its --duration or its --count limit, after its warm-up).
+std::string run_line(double limit_s, double warmup_s) {
+  char b[96];
+  std::snprintf(b, sizeof(b), "RUN limit_s=%.3f warmup_s=%.3f", limit_s, warmup_s);
+  return b;
+}
+
+// Strict: the whole line, finite values within a year.
+bool parse_run_line(const std::string& line, double& limit_s, double& warmup_s) {
+  int used = 0;
+  if (std::sscanf(line.c_str(), "RUN limit_s=%lf warmup_s=%lf%n", &limit_s, &warmup_s, &used) != 2 ||
+      static_cast<std::size_t>(used) != line.size())
+    return false;
+  constexpr double kYear = 365.0 * 86400;
+  return limit_s >= 0 && limit_s <= kYear && warmup_s >= 0 && warmup_s <= kYear;
+}
+
+// Our own Ctrl-C closed the connection: the exchange's error says "peer closed", not the cause.
+Status exchange_error(const std::string& msg) {
+  return Status::error(engine::stop_requested() ? std::string("interrupted during the connection exchange") : msg);
+}
+
+Status connect_loopback(const Options& o, Setup& st) {
+  for (std::uint32_t i = 0; i < o.qps; ++i) {
+    Requester& q = st.requester(i);
+    Responder& r = st.responder(i);
+    const auto qa = q.ep->qp(q.qpn)->attr();
+    const auto ra = r.ep->qp(r.qpn)->attr();
+    if (Status s = q.ep->connect(q.qpn, engine::RemoteQp{engine::LoopbackLab::address(1), r.qpn, ra.sq_psn}); !s.ok())
+      return s;
+    if (Status s = r.ep->connect(r.qpn, engine::RemoteQp{engine::LoopbackLab::address(0), q.qpn, qa.sq_psn}); !s.ok())
+      return s;
+    q.remote_va = reinterpret_cast<std::uint64_t>(r.buf);
+    q.rkey = r.mr.rkey;
+    q.remote_slots = i < o.active() ? o.inflight : 1;
+  }
+  return {};
+}
+
+// The first QP's exchange is followed by droce's own lines: the client's workload, which the
+// server must be running too, then how long it will run, so that the server waits for it as long
+// as it may take.
+Status announce_or_check_workload(const Options& o, Connection& c, std::uint32_t timeout_ms) {
+  if (o.mode == Mode::kClient) {
+    if (Status s = c.oob.send_line(config_line(o), timeout_ms); !s.ok()) return exchange_error(s.message());
+    if (Status s = c.oob.send_line(run_line(c.run_limit_s, c.run_warmup_s), timeout_ms); !s.ok())
+      return exchange_error(s.message());
+    return {};
+  }
+  std::string line;
+  if (Status s = engine::recv_line_stoppable(c.oob, line, timeout_ms, "the client's workload line"); !s.ok())
+    return exchange_error(s.message());
+  if (line != config_line(o))
+    return Status::error("the client runs '" + line.substr(std::min<std::size_t>(7, line.size())) + "' but this server '" +
+                         config_line(o).substr(7) + "': start both with the same workload options");
+  if (Status s = engine::recv_line_stoppable(c.oob, line, timeout_ms, "the client's run length"); !s.ok())
+    return exchange_error(s.message());
+  if (!parse_run_line(line, c.run_limit_s, c.run_warmup_s))
+    return Status::error("the client sent '" + line.substr(0, 80) + "' where its run length was expected (is it this droce-gen?)");
+  c.run_from_client = true;
+  return {};
+}
+
+Status exchange_qps(const Options& o, Setup& st, Connection& c, std::uint32_t timeout_ms) {
+  const bool server = st.server;
+  const wire::L2L3Address peer_static = make_address(st.peer_ip, st.have_peer_mac ? st.peer_mac : nullptr);
+  if (server) {
+    std::uint16_t bound = 0;
+    if (Status s = c.listener.listen(o.oob_port, bound); !s.ok()) return s;
+    if (!o.quiet) std::printf("droce-gen: server waiting for a client on TCP port %u\n", bound);
+    std::fflush(stdout);
+    if (Status s = engine::accept_stoppable(c.listener, timeout_ms, c.oob); !s.ok()) return exchange_error(s.message());
+  } else if (Status s = engine::connect_stoppable(o.oob_host, o.oob_port, timeout_ms, c.oob); !s.ok()) {
+    return exchange_error(s.message());
+  }
+  std::uint8_t our_ip[4];
+  (void)parse_ipv4(st.local_ip, our_ip);
+  for (std::uint32_t i = 0; i < o.qps; ++i) {
+    engine::RcEndpoint& ep = server ? *st.responder(i).ep : *st.requester(i).ep;
+    const std::uint32_t qpn = server ? st.responder(i).qpn : st.requester(i).qpn;
+    engine::ConnInfo local, peer;
+    local.qpn = qpn;
+    local.psn = ep.qp(qpn)->attr().sq_psn;
+    engine::gid_from_ipv4(our_ip, local.gid);
+    Status s = server ? c.oob.server_read_peer(peer, timeout_ms) : c.oob.exchange_as_client(local, peer, timeout_ms);
+    if (!s.ok()) return exchange_error("exchange for QP " + std::to_string(i) + ": " + s.message());
+    wire::L2L3Address remote = peer_static;
+    std::uint8_t pip[4];
+    if (Status g = engine::ipv4_from_gid(peer.gid, pip); !g.ok()) return g;
+    if (!st.have_peer_mac)
+      remote = make_address(std::to_string(pip[0]) + "." + std::to_string(pip[1]) + "." + std::to_string(pip[2]) + "." +
+                                std::to_string(pip[3]),
+                            nullptr);
+    std::memcpy(remote.ip, pip, 4);
+    if (Status cs = ep.connect(qpn, engine::RemoteQp{remote, peer.qpn, peer.psn}); !cs.ok()) return cs;
+    // As rc_pingpong: connect first, then answer and wait for "done".
+    if (server)
+      if (Status a = c.oob.server_answer(local, timeout_ms); !a.ok()) return exchange_error(a.message());
+    if (i == 0)
+      if (Status w = announce_or_check_workload(o, c, timeout_ms); !w.ok()) return w;
+  }
+  // Then the responder's buffers (WRITE target, READ source) for each QP.
+  for (std::uint32_t i = 0; i < o.qps; ++i) {
+    if (server) {
+      const Responder& r = st.responder(i);
+      const std::string mr = engine::format_mr_line(
+          engine::MrLine{reinterpret_cast<std::uint64_t>(r.buf), r.mr.rkey, i < o.active() ? o.inflight : 1});
+      if (Status s = c.oob.send_line(mr, timeout_ms); !s.ok()) return exchange_error(s.message());
+      continue;
+    }
+    std::string line;
+    if (Status s = engine::recv_line_stoppable(c.oob, line, timeout_ms, "the server's buffer keys"); !s.ok())
+      return exchange_error(s.message());
+    engine::MrLine mr;
+    if (Status s = engine::parse_mr_line(line, mr); !s.ok())
+      return Status::error("the server's buffer keys: " + s.message() + " (is it droce-gen?)");
+    Requester& q = st.requester(i);
+    q.remote_va = mr.vaddr;
+    q.rkey = mr.rkey;
+    q.remote_slots = mr.slots;
+  }
+  return {};
+}
+
+// The peer's QPN of the run's QP i in a static connection: the peer numbers its QPs like we do —
+// one endpoint from --remote-qpn, or (several workers) worker w's range from --remote-qpn + w x
+// its per-worker QP count, the run's QP i being entry i / workers of worker i % workers.
+std::uint32_t static_remote_qpn(const Options& o, std::uint32_t i) {
+  if (o.workers == 1) return o.remote_qpn + i;
+  const std::uint32_t per = (o.qps + o.workers - 1) / o.workers;
+  return o.remote_qpn + job_of(i, o.workers) * per + slot_in_job(i, o.workers);
+}
+
+Status connect_static(const Options& o, Setup& st) {
+  const wire::L2L3Address peer_static = make_address(st.peer_ip, st.have_peer_mac ? st.peer_mac : nullptr);
+  for (std::uint32_t i = 0; i < o.qps; ++i) {
+    engine::RcEndpoint& ep = st.server ? *st.responder(i).ep : *st.requester(i).ep;
+    const std::uint32_t qpn = st.server ? st.responder(i).qpn : st.requester(i).qpn;
+    if (Status c = ep.connect(qpn, engine::RemoteQp{peer_static, static_remote_qpn(o, i), (o.remote_psn + 0x10000 * i) & 0xFFFFFF});
+        !c.ok())
+      return c;
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string config_line(const Options& o) {
+  std::string l = "CONFIG op=" + std::string(op_name(o.op)) + " size=" + sizes_text(o.sizes) +
+                  " mtu=" + std::to_string(o.mtu) + " qps=" + std::to_string(o.qps) +
+                  " inflight=" + std::to_string(o.inflight);
+  // Only when some QPs are idle, so that a run with all QPs busy speaks the line as before.
+  if (o.active() != o.qps) l += " active=" + std::to_string(o.active());
+  return l;
+}
+
+Status connect_qps(const Options& o, Setup& st, Connection& c) {
+  c.run_limit_s = o.count != 0 ? std::max(60.0, o.duration_s) : o.duration_s;
+  c.run_warmup_s = o.warmup_s;
+  if (o.mode == Mode::kLoopback) return connect_loopback(o, st);
+  if (o.oob_port == 0) return connect_static(o, st);
+  return exchange_qps(o, st, c, static_cast<std::uint32_t>(o.connect_timeout_s * 1000));
+}
+
+}  // namespace droce::gen

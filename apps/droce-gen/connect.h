@@ -1,0 +1,32 @@
+// droce-gen's connection: loopback QPs joined directly; client and server over ibv_rc_pingpong's
+// TCP exchange (one per QP, then droce's own lines: the workload, the run length, the responders'
+// buffers) or statically.
+#pragma once
+
+#include <string>
+
+#include "apps/droce-gen/options.h"
+#include "apps/droce-gen/setup.h"
+#include "engine/core/status.h"
+#include "engine/exchange/oob_exchange.h"
+
+namespace droce::gen {
+
+// The control connection kept for the run, and what the client told the server about its run.
+struct Connection {
+  engine::OobConnection oob;
+  engine::RcPingpongServer listener;
+  // How long the client may run: --count runs until done but never past a hard limit, so a dead
+  // peer cannot hang us. A server learns the client's figures from its RUN line.
+  double run_limit_s = 0;
+  double run_warmup_s = 0;
+  bool run_from_client = false;
+};
+
+// The workload must be the same on both sides: the client announces it, the server checks.
+[[nodiscard]] std::string config_line(const Options& o);
+
+// Connects every QP of the run (and, client/server, sets up `c`).
+[[nodiscard]] engine::Status connect_qps(const Options& o, Setup& st, Connection& c);
+
+}  // namespace droce::gen

@@ -1,0 +1,273 @@
+// droce-gen's job: the workload of one worker's QPs, polled on its lcore (see job.h).
+#include "apps/droce-gen/job.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include <rte_cycles.h>
+#include <rte_pause.h>
+
+#include "apps/droce-gen/failure_text.h"
+#include "engine/core/stop_signal.h"
+#include "engine/lab/loopback_lab.h"
+#include "engine/workers/worker_group.h"
+
+namespace droce::gen {
+
+using engine::RcEndpoint;
+
+void Job::poll_through(engine::LoopbackLab* lab, RcEndpoint* ep, engine::Worker* worker) {
+  lab_ = lab;
+  ep_ = ep;
+  worker_ = worker;
+  if (lab != nullptr) eps_ = {&lab->a(), &lab->b()};
+  else if (worker != nullptr) eps_ = {&worker->endpoint()};
+  else eps_ = {ep};
+}
+
+void Job::plan(const RunPlan& plan, std::uint32_t active, std::uint64_t count, double msg_rate) {
+  plan_ = plan;
+  active_reqs_ = std::min<std::uint32_t>(active, static_cast<std::uint32_t>(reqs_.size()));
+  active_rsps_ = std::min<std::uint32_t>(active, static_cast<std::uint32_t>(rsps_.size()));
+  count_ = count;
+  tsc_per_msg_ = msg_rate > 0 ? plan.hz / msg_rate : 0;
+  last_refill_ = plan.start_tsc;
+  measuring_ = plan.opt->warmup_s == 0;
+  next_publish_ = plan.start_tsc;
+}
+
+int Job::lcore_main(void* arg) {
+  Job& j = *static_cast<Job*>(arg);
+  // The main lcore starts every job at once; until then nothing here is touched.
+  while (j.phase_.load(std::memory_order_acquire) == Phase::kWait) rte_pause();
+  for (;;) {
+    const Phase p = j.phase_.load(std::memory_order_acquire);
+    if (p == Phase::kStop) break;
+    const std::uint64_t now = rte_rdtsc();
+    if (p == Phase::kRun && !engine::stop_requested() && !j.figures_.ended.load(std::memory_order_relaxed)) {
+      j.run_once(now);
+      continue;
+    }
+    if (p == Phase::kDrain && !j.figures_.draining.load(std::memory_order_relaxed)) {
+      j.publish(now);
+      j.enter_drain();
+    }
+    j.poll_only(now);
+  }
+  j.publish(rte_rdtsc());
+  j.leave();
+  return 0;
+}
+
+void Job::poll_transport(std::uint64_t now) {
+  if (lab_ != nullptr) lab_->poll(now);
+  else if (worker_ != nullptr) worker_->poll(now);
+  else ep_->poll(now);
+}
+
+void Job::poll_only(std::uint64_t now) { poll_transport(now); }
+
+bool Job::post_one(Requester& q) {
+  const Options& o = *plan_.opt;
+  const std::uint64_t seq = q.posted;
+  const std::uint32_t size = o.size_of(seq);
+  const std::size_t slot = seq % plan_.slots;
+  std::uint8_t* s = q.buf + slot * plan_.slot_bytes;
+  rc::SendWr w;
+  w.wr_id = seq;
+  w.imm = static_cast<std::uint32_t>(seq);
+  w.sge = {reinterpret_cast<std::uint64_t>(s), size, q.mr.lkey};
+  w.remote_addr = q.remote_va + (seq % q.remote_slots) * plan_.slot_bytes;
+  w.rkey = q.rkey;
+  if (o.op == Op::kRead) {
+    w.opcode = rc::WrOpcode::kRead;
+  } else {
+    w.opcode = o.op == Op::kSend ? rc::WrOpcode::kSendWithImm : rc::WrOpcode::kWriteWithImm;
+    plan_.pattern->fill(s, size, q.index, seq);
+  }
+  if (!q.ep->post_send(q.qpn, w).ok()) return false;
+  q.post_tsc[slot] = rte_rdtsc();
+  ++q.posted;
+  ++total_posted_;
+  return true;
+}
+
+void Job::keep_receives_posted(Responder& r) {
+  const Options& o = *plan_.opt;
+  if (o.op == Op::kRead) return;
+  while (r.recv_posted - r.received < plan_.slots) {
+    const std::size_t slot = r.recv_posted % plan_.slots;
+    rc::RecvWr w{r.recv_posted,
+                 {reinterpret_cast<std::uint64_t>(r.buf + slot * plan_.slot_bytes),
+                  static_cast<std::uint32_t>(plan_.slot_bytes), r.mr.lkey}};
+    if (o.op == Op::kWrite) w.sge = {0, 0, 0};  // WRITE with immediate only consumes a receive
+    if (!r.ep->post_recv(r.qpn, w).ok()) break;
+    ++r.recv_posted;
+  }
+}
+
+void Job::note_failure(std::uint32_t index, RcEndpoint& ep, std::uint32_t qpn, const rc::Completion& c) {
+  if (first_failure_.empty()) first_failure_ = failure_text(index, qpn, c, ep.qp(qpn)->attr());
+}
+
+// Responder: sequence and content of every message (SEND data, WRITE target memory).
+void Job::verify_responders(std::uint64_t now) {
+  const Options& o = *plan_.opt;
+  rc::Completion cs[32];
+  for (std::uint32_t i = 0; i < active_rsps_; ++i) {
+    Responder& r = rsps_[i];
+    for (unsigned n = r.ep->poll_cq(r.qpn, cs, 32), k = 0; k < n; ++k) {
+      const rc::Completion& c = cs[k];
+      if (c.status != rc::WcStatus::kSuccess) {
+        ++t_.errors;
+        note_failure(r.index, *r.ep, r.qpn, c);
+        continue;
+      }
+      ++r.received;
+      const std::uint64_t seq = c.imm;
+      const std::uint64_t want = r.expected & 0xFFFFFFFFull;
+      if (seq < want) {
+        ++t_.duplicated;
+      } else if (seq > want) {
+        t_.lost += seq - want;
+        ++t_.out_of_order;
+      }
+      const std::uint32_t size = o.size_of(seq);
+      const std::uint8_t* p = o.op == Op::kSend ? r.buf + (c.wr_id % plan_.slots) * plan_.slot_bytes
+                                                : r.buf + (seq % plan_.slots) * plan_.slot_bytes;
+      if ((o.op == Op::kSend && c.byte_len != size) || !plan_.pattern->check(p, size, r.index, seq)) ++t_.corrupted;
+      r.expected = seq + 1;
+      if (plan_.server) {
+        ++t_.messages;
+        t_.bytes += size;
+        ++all_messages_;
+        all_bytes_ += size;
+        if (first_rx_ == 0) first_rx_ = now;
+        last_rx_ = now;
+      }
+    }
+  }
+}
+
+// Requester: completions in order; READ data checked here; latency from post to completion.
+void Job::complete_requesters(std::uint64_t now) {
+  const Options& o = *plan_.opt;
+  rc::Completion cs[32];
+  for (std::uint32_t i = 0; i < active_reqs_; ++i) {
+    Requester& q = reqs_[i];
+    for (unsigned n = q.ep->poll_cq(q.qpn, cs, 32), k = 0; k < n; ++k) {
+      const rc::Completion& c = cs[k];
+      ++q.completed;
+      if (c.status != rc::WcStatus::kSuccess) {
+        ++t_.errors;
+        note_failure(q.index, *q.ep, q.qpn, c);
+        continue;
+      }
+      if (c.wr_id != q.completed - 1) ++t_.out_of_order;
+      const std::size_t slot = c.wr_id % plan_.slots;
+      const std::uint32_t size = o.size_of(c.wr_id);
+      if (o.op == Op::kRead &&
+          !plan_.pattern->check(q.buf + slot * plan_.slot_bytes, size, q.index, c.wr_id % q.remote_slots))
+        ++t_.corrupted;
+      hist_.record(static_cast<std::uint64_t>(static_cast<double>(now - q.post_tsc[slot]) * 1e9 / plan_.hz));
+      ++q.completed_ok;
+      ++t_.messages;
+      t_.bytes += size;
+      ++all_messages_;
+      all_bytes_ += size;
+    }
+  }
+}
+
+// A client's job with a --count share ends when it has posted its share and all completed.
+bool Job::share_completed() const {
+  if (plan_.server || plan_.opt->count == 0 || total_posted_ < count_) return false;
+  for (std::uint32_t i = 0; i < active_reqs_; ++i)
+    if (reqs_[i].completed != reqs_[i].posted) return false;
+  return true;
+}
+
+void Job::run_once(std::uint64_t now) {
+  const Options& o = *plan_.opt;
+  if (!measuring_ && now >= plan_.warm_end_tsc) {
+    measuring_ = true;
+    t_ = Totals{};
+    hist_ = engine::LatencyHistogram{};
+  }
+  // Offered load: a token per message, refilled at this job's share of the rate, at most `inflight` saved.
+  if (tsc_per_msg_ > 0) {
+    tokens_ = std::min<double>(tokens_ + static_cast<double>(now - last_refill_) / tsc_per_msg_, o.inflight);
+    last_refill_ = now;
+  }
+  for (std::uint32_t i = 0; i < active_reqs_; ++i) {
+    Requester& q = reqs_[i];
+    while (q.posted - q.completed < plan_.slots && (o.count == 0 || total_posted_ < count_) &&
+           (tsc_per_msg_ == 0 || tokens_ >= 1) && q.ep->qp(q.qpn)->state() == rc::QpState::kRts && post_one(q)) {
+      if (tsc_per_msg_ > 0) tokens_ -= 1;
+    }
+  }
+  for (std::uint32_t i = 0; i < active_rsps_; ++i) keep_receives_posted(rsps_[i]);
+  poll_transport(now);
+  now = rte_rdtsc();
+  verify_responders(now);
+  complete_requesters(now);
+  const bool ended = t_.errors != 0 || share_completed();
+  if (ended || now >= next_publish_) publish(now);
+  if (ended) figures_.ended.store(true, std::memory_order_release);
+}
+
+void Job::publish(std::uint64_t now) {
+  next_publish_ = now + static_cast<std::uint64_t>(plan_.hz / 20);
+  std::uint64_t retx = 0, naks_s = 0, naks_r = 0, rnr = 0;
+  auto add = [&](RcEndpoint* ep, std::uint32_t qpn) {
+    const rc::RcCounters& c = ep->qp(qpn)->counters();
+    retx += c.retransmitted_packets;
+    naks_s += c.naks_sent;
+    naks_r += c.naks_received;
+    rnr += c.rnr_naks_received;
+  };
+  double lo = 0, hi = 0;
+  for (auto& q : reqs_) {
+    add(q.ep, q.qpn);
+    if (plan_.opt->cc == "dcqcn") {
+      const double r = q.ep->dcqcn_state(q.qpn)->rate_bps();
+      lo = lo == 0 ? r : std::min(lo, r);
+      hi = std::max(hi, r);
+    }
+  }
+  for (auto& r : rsps_) add(r.ep, r.qpn);
+  std::uint64_t cnp_s = 0, cnp_r = 0;
+  for (RcEndpoint* ep : eps_) {
+    cnp_s += ep->counters().np_cnp_sent;
+    cnp_r += ep->counters().rp_cnp_handled + ep->counters().rp_cnp_ignored;
+  }
+  constexpr auto kRelaxed = std::memory_order_relaxed;
+  figures_.messages.store(t_.messages, kRelaxed);
+  figures_.bytes.store(t_.bytes, kRelaxed);
+  figures_.all_messages.store(all_messages_, kRelaxed);
+  figures_.all_bytes.store(all_bytes_, kRelaxed);
+  figures_.errors.store(t_.errors, kRelaxed);
+  figures_.retransmitted.store(retx, kRelaxed);
+  figures_.naks_sent.store(naks_s, kRelaxed);
+  figures_.naks_received.store(naks_r, kRelaxed);
+  figures_.rnr_naks.store(rnr, kRelaxed);
+  figures_.cnps_sent.store(cnp_s, kRelaxed);
+  figures_.cnps_received.store(cnp_r, kRelaxed);
+  figures_.rate_lo_bps.store(static_cast<std::uint64_t>(lo), kRelaxed);
+  figures_.rate_hi_bps.store(static_cast<std::uint64_t>(hi), kRelaxed);
+  figures_.first_rx_tsc.store(first_rx_, kRelaxed);
+  figures_.last_rx_tsc.store(last_rx_, kRelaxed);
+  if (worker_ != nullptr) {
+    figures_.steered_in_software.store(worker_->steering().rx_steered_in_software, kRelaxed);
+    figures_.steered_in.store(worker_->steering().rx_steered_in, kRelaxed);
+  }
+}
+
+bool Job::unfinished() const {
+  if (plan_.opt->count == 0) return false;
+  for (std::uint32_t i = 0; i < active_reqs_; ++i)
+    if (reqs_[i].completed != reqs_[i].posted) return true;
+  return false;
+}
+
+}  // namespace droce::gen

@@ -1,0 +1,150 @@
+// droce-gen's job: one worker's share of the run — its QPs (QP i of the run is on worker
+// i % workers), their workload (offered load, posting, verification of every message) and its
+// counters — polled on the worker's lcore. The main lcore reads only what the job publishes.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "apps/common/latency_histogram.h"
+#include "apps/droce-gen/options.h"
+#include "apps/droce-gen/workload.h"
+#include "engine/endpoint/rc_endpoint.h"
+
+namespace droce::engine {
+class LoopbackLab;
+class Worker;
+}  // namespace droce::engine
+
+namespace droce::gen {
+
+// What the run is doing, set by the main lcore and followed by every job.
+enum class Phase : int {
+  kWait,   // not started: the job has not touched anything yet
+  kRun,    // offered load, posting, verification
+  kDrain,  // the end-of-run exchange: keep the transport polled (retransmissions, ACKs), post nothing
+  kStop,   // leave the loop: nothing polls the port any more
+};
+
+// Figures for the main lcore (live line, end of run, the workers array), written only by the job
+// with relaxed atomics: a reader sees each value whole, perhaps one publication old.
+struct JobFigures {
+  std::atomic<std::uint64_t> messages{0}, bytes{0};            // measured (from the end of the warm-up)
+  std::atomic<std::uint64_t> all_messages{0}, all_bytes{0};    // since the start, never reset (live line)
+  std::atomic<std::uint64_t> errors{0};
+  std::atomic<std::uint64_t> retransmitted{0}, naks_sent{0}, naks_received{0}, rnr_naks{0};
+  std::atomic<std::uint64_t> cnps_sent{0}, cnps_received{0};
+  std::atomic<std::uint64_t> rate_lo_bps{0}, rate_hi_bps{0};  // its requesters' DCQCN rates
+  std::atomic<std::uint64_t> first_rx_tsc{0}, last_rx_tsc{0};   // server: first and last message verified
+  std::atomic<std::uint64_t> steered_in_software{0}, steered_in{0};
+  std::atomic<bool> ended{false};     // a failed completion, or its share of --count all completed
+  std::atomic<bool> draining{false};  // it saw kDrain: its workload state is the main lcore's to read
+  std::atomic<bool> finished{false};  // it left its loop (kStop): everything is the main lcore's
+};
+
+// What every job shares (read-only during the run).
+struct RunPlan {
+  const Options* opt = nullptr;
+  const Pattern* pattern = nullptr;
+  std::uint32_t slots = 1;       // inflight buffers per active QP
+  std::size_t slot_bytes = 0;    // the largest message
+  bool server = false;
+  double hz = 0;                 // TSC ticks per second
+  std::uint64_t start_tsc = 0;
+  std::uint64_t warm_end_tsc = 0;
+};
+
+class Job {
+ public:
+  Job(std::uint16_t index, unsigned lcore) : index_(index), lcore_(lcore) {}
+  Job(const Job&) = delete;
+  Job& operator=(const Job&) = delete;
+
+  // ---- set-up (main lcore, before the run) ----
+  // Who polls the transport: a loopback lab (both ends), an endpoint on the port, or an engine worker.
+  void poll_through(engine::LoopbackLab* lab, engine::RcEndpoint* ep, engine::Worker* worker);
+  [[nodiscard]] std::vector<Requester>& requesters() { return reqs_; }
+  [[nodiscard]] std::vector<Responder>& responders() { return rsps_; }
+  // The job's one buffer for each side, sliced per QP (one registration, whatever the QP count).
+  [[nodiscard]] std::vector<std::uint8_t>& requester_buffer() { return req_buf_; }
+  [[nodiscard]] std::vector<std::uint8_t>& responder_buffer() { return rsp_buf_; }
+  // Its share of the workload: the first `active` QPs of each side carry traffic, at most `count`
+  // messages (0: by duration), at `msg_rate` messages/s (0: closed loop).
+  void plan(const RunPlan& plan, std::uint32_t active, std::uint64_t count, double msg_rate);
+
+  // ---- the run ----
+  // On a worker lcore: waits for kRun (or kStop), runs until kStop; see Phase.
+  static int lcore_main(void* job);
+  void set_phase(Phase p) { phase_.store(p, std::memory_order_release); }
+  // One iteration of the workload (the main lcore calls these for worker 0).
+  void run_once(std::uint64_t now);
+  // The transport alone: timers, retransmissions, ACKs (no posting, no completions).
+  void poll_only(std::uint64_t now);
+  // kDrain seen (always true for a job the caller polls itself).
+  void enter_drain() { figures_.draining.store(true, std::memory_order_release); }
+  void leave() { figures_.finished.store(true, std::memory_order_release); }
+  // Copies the counters into figures(): every 50 ms in the loop, and at phase changes.
+  void publish(std::uint64_t now);
+  [[nodiscard]] const JobFigures& figures() const { return figures_; }
+
+  // ---- after kDrain (figures().draining) or kStop (figures().finished) ----
+  [[nodiscard]] const Totals& totals() const { return t_; }
+  [[nodiscard]] const engine::LatencyHistogram& latency() const { return hist_; }
+  [[nodiscard]] const std::string& first_failure() const { return first_failure_; }
+  // A --count run: some active QP's postings have not all completed.
+  [[nodiscard]] bool unfinished() const;
+  // Its endpoints, each once (loopback: both ends).
+  [[nodiscard]] const std::vector<engine::RcEndpoint*>& endpoints() const { return eps_; }
+  [[nodiscard]] std::uint16_t index() const { return index_; }
+  [[nodiscard]] unsigned lcore() const { return lcore_; }
+  [[nodiscard]] engine::Worker* worker() const { return worker_; }
+
+ private:
+  void poll_transport(std::uint64_t now);
+  bool post_one(Requester& q);
+  void keep_receives_posted(Responder& r);
+  void verify_responders(std::uint64_t now);
+  void complete_requesters(std::uint64_t now);
+  void note_failure(std::uint32_t index, engine::RcEndpoint& ep, std::uint32_t qpn, const rc::Completion& c);
+  [[nodiscard]] bool share_completed() const;
+
+  const std::uint16_t index_;
+  const unsigned lcore_;
+  std::atomic<Phase> phase_{Phase::kWait};
+  JobFigures figures_;
+  RunPlan plan_;
+  engine::LoopbackLab* lab_ = nullptr;
+  engine::RcEndpoint* ep_ = nullptr;
+  engine::Worker* worker_ = nullptr;
+  std::vector<engine::RcEndpoint*> eps_;
+  std::vector<Requester> reqs_;
+  std::vector<Responder> rsps_;
+  std::vector<std::uint8_t> req_buf_, rsp_buf_;
+  std::uint32_t active_reqs_ = 0, active_rsps_ = 0;
+  std::uint64_t count_ = 0;        // this job's share of --count (0: by duration)
+  double tsc_per_msg_ = 0;         // this job's share of the offered load (0: closed loop)
+  double tokens_ = 1;
+  std::uint64_t last_refill_ = 0;
+  std::uint64_t total_posted_ = 0;
+  bool measuring_ = false;
+  std::uint64_t all_messages_ = 0, all_bytes_ = 0;
+  std::uint64_t first_rx_ = 0, last_rx_ = 0;
+  std::uint64_t next_publish_ = 0;
+  Totals t_;
+  engine::LatencyHistogram hist_;
+  std::string first_failure_;
+};
+
+// The job's workload lines up with the run's QP numbering: QP i is job i % workers's entry i / workers.
+[[nodiscard]] inline std::uint16_t job_of(std::uint32_t qp, std::uint16_t workers) {
+  return static_cast<std::uint16_t>(qp % workers);
+}
+[[nodiscard]] inline std::uint32_t slot_in_job(std::uint32_t qp, std::uint16_t workers) { return qp / workers; }
+// How many of the run's first `n` QPs job `w` of `workers` holds.
+[[nodiscard]] inline std::uint32_t share_of(std::uint32_t n, std::uint16_t w, std::uint16_t workers) {
+  return n / workers + (w < n % workers ? 1 : 0);
+}
+
+}  // namespace droce::gen

@@ -1,0 +1,203 @@
+// droce-gen's end-of-run report (see report.h).
+#include "apps/droce-gen/report.h"
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/common/output_file.h"
+#include "engine/workers/worker_group.h"
+
+namespace droce::gen {
+
+namespace {
+
+using ull = unsigned long long;
+
+// Sums of the QPs' counters (both ends here) and of the endpoints' counters, each endpoint once.
+struct Counters {
+  std::uint64_t retx = 0, naks_sent = 0, naks_rcvd = 0, rnr = 0, timeouts = 0, dup_req = 0, oos = 0;
+  std::uint64_t cnps_sent = 0, cnps_rcvd = 0, ecn_marked = 0, cnp_handled = 0, cnp_ignored = 0;
+  std::uint64_t pfc_frames = 0, pfc_paused_ns = 0, zc = 0, copied_tx = 0, inlined = 0;
+};
+
+void add_qp(Counters& s, engine::RcEndpoint* ep, std::uint32_t qpn) {
+  const rc::RcCounters& c = ep->qp(qpn)->counters();
+  s.retx += c.retransmitted_packets;
+  s.naks_sent += c.naks_sent;
+  s.naks_rcvd += c.naks_received;
+  s.rnr += c.rnr_naks_received;
+  s.timeouts += c.local_ack_timeout_err;
+  s.dup_req += c.duplicate_request;
+  s.oos += c.out_of_sequence;
+}
+
+Counters counters_of(Setup& st) {
+  Counters s;
+  for (auto& j : st.jobs) {
+    for (auto& q : j->requesters()) add_qp(s, q.ep, q.qpn);
+    for (auto& r : j->responders()) add_qp(s, r.ep, r.qpn);
+    for (engine::RcEndpoint* ep : j->endpoints()) {
+      const engine::EndpointCounters& c = ep->counters();
+      s.cnps_sent += c.np_cnp_sent;
+      s.cnps_rcvd += c.rp_cnp_handled + c.rp_cnp_ignored;
+      s.ecn_marked += c.np_ecn_marked_roce_packets;
+      s.cnp_handled += c.rp_cnp_handled;
+      s.cnp_ignored += c.rp_cnp_ignored;
+      s.pfc_frames += c.pfc_pause_frames;
+      s.pfc_paused_ns += c.pfc_paused_ns;
+      s.zc += c.tx_zero_copy_frames;
+      s.copied_tx += c.tx_payload_bytes_copied;
+      s.inlined += c.tx_inline_frames;
+    }
+  }
+  return s;
+}
+
+// Each worker's share: its QPs, what it verified, its goodput, and (workers of an engine worker
+// group) the frames its steering handed over.
+nlohmann::json workers_json(const Options& o, Setup& st, double secs) {
+  nlohmann::json a = nlohmann::json::array();
+  for (auto& j : st.jobs) {
+    const Totals& t = j->totals();
+    const std::uint16_t w = j->index();
+    nlohmann::json e = {{"index", w},
+                        {"lcore", j->lcore()},
+                        {"qps", share_of(o.qps, w, o.workers)},
+                        {"active_qps", share_of(o.active(), w, o.workers)},
+                        {"messages", t.messages},
+                        {"bytes", t.bytes},
+                        {"goodput_gbps", secs > 0 ? static_cast<double>(t.bytes) * 8.0 / secs / 1e9 : 0.0},
+                        {"lost", t.lost},
+                        {"duplicated", t.duplicated},
+                        {"out_of_order", t.out_of_order},
+                        {"corrupted", t.corrupted},
+                        {"errors", t.errors}};
+    if (j->worker() != nullptr) {
+      e["rx_steered_in_software"] = j->worker()->steering().rx_steered_in_software;
+      e["rx_steered_in"] = j->worker()->steering().rx_steered_in;
+    }
+    a.push_back(e);
+  }
+  return a;
+}
+
+void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters& c, double gbps, double mmps) {
+  const Totals& t = r.t;
+  const engine::LatencyHistogram& hist = r.hist;
+  const engine::ImpairmentCounters lab = st.impaired();
+  std::printf("---------------------------------------------------------------------------------------\n");
+  // The QPs' line names idle QPs and workers only when there are some (a plain run reads as before).
+  std::string qps = std::to_string(o.qps) + " QP(s)";
+  if (o.active() != o.qps) qps += " (" + std::to_string(o.active()) + " active)";
+  if (o.workers > 1) qps += " on " + std::to_string(o.workers) + " workers";
+  std::printf(" droce-gen %s: RC %s, %s, MTU %u, inflight %u, impairment loss %g dup %g reorder %g\n",
+              mode_name(o.mode), op_name(o.op), qps.c_str(), o.mtu, o.inflight, o.loss, o.duplicate, o.reorder);
+  std::printf(" #bytes     #iterations    BW average[Gb/sec]   MsgRate[Mpps]\n");
+  std::printf(" %-10s %-14llu %-20.3f %.6f\n", sizes_text(o.sizes).c_str(), static_cast<ull>(t.messages), gbps, mmps);
+  if (!st.server)
+    std::printf(" latency ns (post to completion): min %llu  p50 %llu  p90 %llu  p99 %llu  p99.9 %llu  max %llu\n",
+                static_cast<ull>(hist.min()), static_cast<ull>(hist.percentile(0.5)),
+                static_cast<ull>(hist.percentile(0.9)), static_cast<ull>(hist.percentile(0.99)),
+                static_cast<ull>(hist.percentile(0.999)), static_cast<ull>(hist.max()));
+  std::printf(" retransmitted %llu  naks sent %llu / received %llu  rnr naks %llu  ack timeouts %llu\n",
+              static_cast<ull>(c.retx), static_cast<ull>(c.naks_sent), static_cast<ull>(c.naks_rcvd),
+              static_cast<ull>(c.rnr), static_cast<ull>(c.timeouts));
+  std::printf(" impairment: dropped %llu (bursts included)  duplicated %llu  reordered %llu\n",
+              static_cast<ull>(lab.dropped), static_cast<ull>(lab.duplicated), static_cast<ull>(lab.reordered));
+  std::printf(" verification%s: lost %llu  duplicated %llu  out of order %llu  corrupted %llu  errors %llu\n",
+              o.mode == Mode::kClient ? " (both ends)" : "", static_cast<ull>(t.lost), static_cast<ull>(t.duplicated),
+              static_cast<ull>(t.out_of_order), static_cast<ull>(t.corrupted), static_cast<ull>(t.errors));
+  std::printf(" zero-copy TX frames %llu, inline TX frames (payload <= 256 B) %llu, payload bytes copied on TX %llu\n",
+              static_cast<ull>(c.zc), static_cast<ull>(c.inlined), static_cast<ull>(c.copied_tx));
+  // Several workers: each one's share (the verification above covers them all; a client's
+  // per-worker figures are its own end's).
+  if (st.jobs.size() > 1) {
+    for (auto& j : st.jobs) {
+      const Totals& w = j->totals();
+      const std::uint16_t i = j->index();
+      std::printf(" worker %u (lcore %u): %u QP(s), %u active, %llu messages, %.3f Gb/s\n", static_cast<unsigned>(i),
+                  j->lcore(), share_of(o.qps, i, o.workers), share_of(o.active(), i, o.workers),
+                  static_cast<ull>(w.messages), r.secs > 0 ? static_cast<double>(w.bytes) * 8.0 / r.secs / 1e9 : 0.0);
+    }
+  }
+  std::printf("---------------------------------------------------------------------------------------\n");
+}
+
+}  // namespace
+
+int report(const Options& o, Setup& st, const RunOutcome& r) {
+  const Totals& t = r.t;
+  const double secs = r.secs;
+  const Counters c = counters_of(st);
+  const double gbps = secs > 0 ? static_cast<double>(t.bytes) * 8.0 / secs / 1e9 : 0;
+  const double mmps = secs > 0 ? static_cast<double>(t.messages) / secs / 1e6 : 0;
+  print_text(o, st, r, c, gbps, mmps);
+  if (!r.problem.empty()) std::fprintf(stderr, "droce-gen: %s\n", r.problem.c_str());
+
+  if (!o.json.empty()) {
+    const engine::LatencyHistogram& hist = r.hist;
+    const engine::ImpairmentCounters lab = st.impaired();
+    nlohmann::json j;
+    j["messages"] = t.messages;
+    j["bytes"] = t.bytes;
+    j["duration_s"] = secs;
+    j["goodput_gbps"] = gbps;
+    j["msg_rate_mps"] = mmps;
+    j["latency_ns"] = {{"min", hist.min()}, {"p50", hist.percentile(0.5)}, {"p90", hist.percentile(0.9)},
+                       {"p99", hist.percentile(0.99)}, {"p999", hist.percentile(0.999)}, {"max", hist.max()}};
+    j["retransmitted_packets"] = c.retx;
+    j["naks_sent"] = c.naks_sent;
+    j["naks_received"] = c.naks_rcvd;
+    j["rnr_naks"] = c.rnr;
+    j["cnps_sent"] = c.cnps_sent;
+    j["cnps_received"] = c.cnps_rcvd;
+    j["np_ecn_marked_roce_packets"] = c.ecn_marked;
+    j["rp_cnp_handled"] = c.cnp_handled;
+    j["rp_cnp_ignored"] = c.cnp_ignored;
+    j["pfc_pause_frames"] = c.pfc_frames;
+    j["pfc_paused_ns"] = c.pfc_paused_ns;
+    if (o.cc == "dcqcn") {
+      nlohmann::json rates = nlohmann::json::array();
+      if (!st.server)
+        for (std::uint32_t i = 0; i < o.qps; ++i) {
+          const Requester& q = st.requester(i);
+          rates.push_back(q.ep->dcqcn_state(q.qpn)->rate_bps() / 1e9);
+        }
+      j["dcqcn_rate_gbps"] = rates;
+    }
+    j["lost"] = t.lost;
+    j["duplicated"] = t.duplicated;
+    j["out_of_order"] = t.out_of_order;
+    j["corrupted"] = t.corrupted;
+    j["errors"] = t.errors;
+    j["ack_timeouts"] = c.timeouts;
+    j["duplicate_requests"] = c.dup_req;
+    j["out_of_sequence"] = c.oos;
+    j["impairment"] = {{"dropped", lab.dropped}, {"duplicated", lab.duplicated}, {"reordered", lab.reordered}};
+    j["peer_received"] = r.peer_received;
+    j["problem"] = r.problem;
+    j["workers"] = workers_json(o, st, secs);
+    j["config"] = {{"mode", mode_name(o.mode)}, {"op", op_name(o.op)}, {"size", o.sizes},
+                   {"mtu", o.mtu}, {"qps", o.qps}, {"active_qps", o.active()}, {"workers", o.workers},
+                   {"inflight", o.inflight}, {"duration_s", o.duration_s},
+                   {"count", o.count}, {"warmup_s", o.warmup_s}, {"qp_timeout", o.qp_timeout}, {"retry_cnt", o.retry_cnt},
+                   {"rate_gbps", o.rate_gbps}, {"msg_rate", o.msg_rate}, {"loss", o.loss}, {"duplicate", o.duplicate},
+                   {"reorder", o.reorder}, {"burst_start", o.burst_start}, {"burst_frames", o.burst_frames},
+                   {"seed", o.seed}, {"cc", o.cc}, {"preset", o.preset}, {"line_gbps", o.line_gbps},
+                   {"local_ip", st.local_ip}, {"peer_ip", st.peer_ip}, {"oob_port", o.oob_port}};
+    if (std::string e = droce::apps::write_text_file(o.json, j.dump(2) + "\n"); !e.empty()) {
+      std::fprintf(stderr, "droce-gen: %s\n", e.c_str());
+      return 1;
+    }
+  }
+  const bool ok = t.errors == 0 && t.lost == 0 && t.duplicated == 0 && t.out_of_order == 0 && t.corrupted == 0 &&
+                  !r.unfinished && t.messages > 0 && r.problem.empty() && !r.interrupted;
+  if (!ok)
+    std::fprintf(stderr, "droce-gen: FAILED: transport errors, verification failures or an incomplete run (see the report)\n");
+  return ok ? 0 : 1;
+}
+
+}  // namespace droce::gen

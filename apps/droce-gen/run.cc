@@ -1,0 +1,387 @@
+// droce-gen's run from the main lcore (see run.h).
+#include "apps/droce-gen/run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include <rte_cycles.h>
+#include <rte_launch.h>
+
+#include "apps/common/oob_waits.h"
+#include "engine/core/stop_signal.h"
+
+namespace droce::gen {
+
+using engine::LineWait;
+using engine::Status;
+
+namespace {
+
+constexpr std::uint32_t kEndWaitMs = 10000;  // each end-of-run step (the peer may be descheduled)
+// Counts per END line: 14 counts of up to 16 digits (2^53 - 1) and the "END" fit in the 255
+// bytes a control line may hold. A run with more QPs sends several END lines, in QP order; with
+// up to 14 QPs it is the one line it always was.
+constexpr std::size_t kEndCountsPerLine = 14;
+
+// The figures the main lcore sums over the jobs.
+struct Sums {
+  std::uint64_t messages = 0, bytes = 0, all_messages = 0, all_bytes = 0, errors = 0;
+  std::uint64_t retx = 0, naks_sent = 0, naks_received = 0, rnr = 0, cnps_sent = 0, cnps_received = 0;
+  std::uint64_t first_rx = 0, last_rx = 0;
+  double rate_lo = 0, rate_hi = 0;
+  bool all_ended = true;
+};
+
+Sums sum_figures(const Setup& st) {
+  Sums s;
+  constexpr auto kRelaxed = std::memory_order_relaxed;
+  for (const auto& j : st.jobs) {
+    const JobFigures& f = j->figures();
+    s.messages += f.messages.load(kRelaxed);
+    s.bytes += f.bytes.load(kRelaxed);
+    s.all_messages += f.all_messages.load(kRelaxed);
+    s.all_bytes += f.all_bytes.load(kRelaxed);
+    s.errors += f.errors.load(kRelaxed);
+    s.retx += f.retransmitted.load(kRelaxed);
+    s.naks_sent += f.naks_sent.load(kRelaxed);
+    s.naks_received += f.naks_received.load(kRelaxed);
+    s.rnr += f.rnr_naks.load(kRelaxed);
+    s.cnps_sent += f.cnps_sent.load(kRelaxed);
+    s.cnps_received += f.cnps_received.load(kRelaxed);
+    const std::uint64_t first = f.first_rx_tsc.load(kRelaxed);
+    if (first != 0) s.first_rx = s.first_rx == 0 ? first : std::min(s.first_rx, first);
+    s.last_rx = std::max(s.last_rx, f.last_rx_tsc.load(kRelaxed));
+    const double lo = static_cast<double>(f.rate_lo_bps.load(kRelaxed)) / 1e9;
+    const double hi = static_cast<double>(f.rate_hi_bps.load(kRelaxed)) / 1e9;
+    if (hi > 0) {
+      s.rate_lo = s.rate_lo == 0 ? lo : std::min(s.rate_lo, lo);
+      s.rate_hi = std::max(s.rate_hi, hi);
+    }
+    s.all_ended = s.all_ended && f.ended.load(kRelaxed);
+  }
+  return s;
+}
+
+// The DCQCN rate of the requesters' QPs: "line" without congestion control, else min..max.
+std::string rate_text(const Options& o, const Sums& s) {
+  if (o.cc != "dcqcn" || o.mode == Mode::kServer) return "line (cc none)";
+  char b[64];
+  std::snprintf(b, sizeof(b), s.rate_lo == s.rate_hi ? "%.3f Gb/s" : "%.3f..%.3f Gb/s", s.rate_lo, s.rate_hi);
+  return b;
+}
+
+// Each job's share of --count and of the offered load, following its active QPs: the run's
+// active QP k carries count / active messages, the first count % active one more.
+void plan_jobs(const Options& o, Setup& st, const RunPlan& plan) {
+  const double avg_size = [&] {
+    double s = 0;
+    for (auto v : o.sizes) s += v;
+    return s / static_cast<double>(o.sizes.size());
+  }();
+  const double msg_rate = o.msg_rate > 0 ? o.msg_rate : o.rate_gbps > 0 ? o.rate_gbps * 1e9 / 8 / avg_size : 0;
+  const std::uint32_t active = o.active();
+  for (auto& j : st.jobs) {
+    const std::uint16_t w = j->index();
+    const std::uint32_t mine = share_of(active, w, o.workers);
+    const std::uint64_t count = o.count / active * mine + share_of(static_cast<std::uint32_t>(o.count % active), w, o.workers);
+    j->plan(plan, mine, count, msg_rate * mine / active);
+  }
+}
+
+// Workers 1.. on their lcores; they wait for kRun.
+Status launch_workers(Setup& st) {
+  for (std::size_t w = 1; w < st.jobs.size(); ++w) {
+    Job& j = *st.jobs[w];
+    if (rte_eal_remote_launch(&Job::lcore_main, &j, j.lcore()) != 0) {
+      for (std::size_t k = 1; k < w; ++k) st.jobs[k]->set_phase(Phase::kStop);
+      for (std::size_t k = 1; k < w; ++k) (void)rte_eal_wait_lcore(st.jobs[k]->lcore());
+      return Status::error("cannot launch worker " + std::to_string(w) + " on lcore " + std::to_string(j.lcore()) +
+                           ": the lcore is busy");
+    }
+  }
+  return {};
+}
+
+// Every job to `p`; worker 0 (ours) follows at once. Waits (bounded) until each has seen it:
+// kDrain until it posts and verifies no more, kStop until it has left its loop.
+bool move_jobs_to(Setup& st, Phase p) {
+  for (auto& j : st.jobs) j->set_phase(p);
+  Job& ours = *st.jobs[0];
+  ours.publish(rte_rdtsc());
+  if (p == Phase::kDrain) ours.enter_drain();
+  if (p == Phase::kStop) ours.leave();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kEndWaitMs);
+  for (auto& j : st.jobs) {
+    const std::atomic<bool>& seen = p == Phase::kDrain ? j->figures().draining : j->figures().finished;
+    while (!seen.load(std::memory_order_acquire)) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      if (p == Phase::kDrain) ours.poll_only(rte_rdtsc());
+      else std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
+  if (p == Phase::kStop)
+    for (std::size_t w = 1; w < st.jobs.size(); ++w) (void)rte_eal_wait_lcore(st.jobs[w]->lcore());
+  return true;
+}
+
+std::vector<std::string> end_lines(const std::vector<std::uint64_t>& counts) {
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < counts.size(); i += kEndCountsPerLine)
+    lines.push_back(engine::format_end_line(std::vector<std::uint64_t>(
+        counts.begin() + static_cast<std::ptrdiff_t>(i),
+        counts.begin() + static_cast<std::ptrdiff_t>(std::min(counts.size(), i + kEndCountsPerLine)))));
+  return lines;
+}
+
+// The client's END lines: `first` (already read) and as many more as its QPs need.
+Status read_end_counts(engine::OobConnection& oob, const std::string& first, std::size_t qps,
+                       const std::function<void()>& keep_polling, std::vector<std::uint64_t>& counts) {
+  counts.clear();
+  std::string line = first;
+  for (std::size_t k = 0; counts.size() < qps; ++k) {
+    if (k != 0) {
+      switch (engine::wait_line(oob, line, kEndWaitMs, keep_polling, false)) {
+        case LineWait::kLine: break;
+        case LineWait::kClosed: return Status::error("the client closed the connection in its END lines");
+        default: return Status::error("the client's END lines stopped after " + std::to_string(counts.size()) + " counts");
+      }
+    }
+    std::vector<std::uint64_t> part;
+    if (Status e = engine::parse_end_line(line, std::min(kEndCountsPerLine, qps - counts.size()), part); !e.ok()) return e;
+    counts.insert(counts.end(), part.begin(), part.end());
+  }
+  return {};
+}
+
+}  // namespace
+
+Status run(const Options& o, Setup& st, Connection& c, RunOutcome& out) {
+  const bool server = st.server;
+  engine::OobConnection& oob = c.oob;
+  std::FILE* csv = nullptr;
+  if (!o.csv.empty()) {
+    csv = std::fopen(o.csv.c_str(), "w");
+    if (csv == nullptr) return Status::error("cannot write " + o.csv);
+    std::fprintf(csv, "time_s,goodput_gbps,msg_rate_mps,retransmitted_packets,naks_sent,naks_received,rnr_naks\n");
+  }
+  const double hz = static_cast<double>(rte_get_tsc_hz());
+  RunPlan plan;
+  plan.opt = &o;
+  plan.pattern = st.pattern.get();
+  plan.slots = o.inflight;
+  plan.slot_bytes = o.max_size();
+  plan.server = server;
+  plan.hz = hz;
+  plan.start_tsc = rte_rdtsc();
+  plan.warm_end_tsc = plan.start_tsc + static_cast<std::uint64_t>(o.warmup_s * hz);
+  plan_jobs(o, st, plan);
+  if (Status s = launch_workers(st); !s.ok()) {
+    if (csv != nullptr) std::fclose(csv);
+    return s;
+  }
+  const std::uint64_t start = plan.start_tsc;
+  // A server waits for the client's end-of-run line as long as the client may run (its warm-up and
+  // run length), plus the connect time and a margin for a busy machine.
+  const double limit_s = server ? (c.run_from_client ? c.run_warmup_s : o.warmup_s) + c.run_limit_s + o.connect_timeout_s + 10
+                                : o.warmup_s + c.run_limit_s;
+  const auto deadline = start + static_cast<std::uint64_t>(limit_s * hz);
+  const std::uint64_t measured_start = plan.warm_end_tsc;
+  std::uint64_t next_line = start + static_cast<std::uint64_t>(hz);
+  std::uint64_t line_msgs_seen = 0, line_bytes_seen = 0;
+  std::vector<std::uint64_t> worker_bytes_seen(st.jobs.size(), 0);
+  std::string end_line, server_stop;
+  bool peer_ended = false, peer_gone = false;
+  Job& ours = *st.jobs[0];
+  for (auto& j : st.jobs) j->set_phase(Phase::kRun);
+
+  std::uint64_t now = start;
+  for (std::uint64_t iter = 1; !engine::stop_requested() && now < deadline; ++iter) {
+    if (!ours.figures().ended.load(std::memory_order_relaxed)) ours.run_once(now);
+    else ours.poll_only(now);
+    now = rte_rdtsc();
+    if ((iter & 63) != 0) continue;
+    const Sums s = sum_figures(st);
+    // A failed completion ends the run; a --count client ends when every job's share completed.
+    if (s.errors != 0) break;
+    if (!server && o.count != 0 && s.all_ended) break;
+    // The server ends when the client says so (or is gone); statically, after --duration of traffic
+    // or --count messages. The client ends early when the server stops the run or is gone.
+    if ((iter & 1023) == 0 && oob.is_open()) {
+      bool closed = false;
+      std::string line;
+      if (oob.poll_line(line, closed)) {
+        if (server) {
+          end_line = line;
+          peer_ended = true;
+          break;
+        }
+        server_stop = line.rfind("STOP ", 0) == 0 ? line.substr(5, 80) : "unexpected line '" + line.substr(0, 80) + "'";
+        break;
+      }
+      if (closed) {
+        peer_gone = true;
+        break;
+      }
+    }
+    if (server && !oob.is_open() && (iter & 1023) == 0) {
+      if ((o.count != 0 && s.messages >= o.count) ||
+          (s.first_rx != 0 && now - s.first_rx > static_cast<std::uint64_t>(o.duration_s * hz)))
+        break;
+    }
+    if (now >= next_line) {
+      const std::uint64_t line_bytes = s.all_bytes - line_bytes_seen, line_msgs = s.all_messages - line_msgs_seen;
+      const double gbps = static_cast<double>(line_bytes) * 8.0 / 1e9, mmps = static_cast<double>(line_msgs) / 1e6;
+      if (!o.quiet) {
+        std::string per_worker;
+        if (st.jobs.size() > 1) {
+          per_worker = "  workers Gb/s:";
+          for (std::size_t w = 0; w < st.jobs.size(); ++w) {
+            const std::uint64_t b = st.jobs[w]->figures().all_bytes.load(std::memory_order_relaxed);
+            char v[32];
+            std::snprintf(v, sizeof(v), " %.3f", static_cast<double>(b - worker_bytes_seen[w]) * 8.0 / 1e9);
+            per_worker += v;
+            worker_bytes_seen[w] = b;
+          }
+        }
+        std::printf("droce-gen: %7.3f Gb/s  %8.4f Mmsg/s  retransmitted %llu  naks %llu/%llu  cnps %llu/%llu  rate: %s%s\n",
+                    gbps, mmps, static_cast<unsigned long long>(s.retx), static_cast<unsigned long long>(s.naks_sent),
+                    static_cast<unsigned long long>(s.naks_received), static_cast<unsigned long long>(s.cnps_sent),
+                    static_cast<unsigned long long>(s.cnps_received), rate_text(o, s).c_str(), per_worker.c_str());
+        std::fflush(stdout);
+      }
+      if (csv != nullptr)
+        std::fprintf(csv, "%.3f,%.6f,%.6f,%llu,%llu,%llu,%llu\n", static_cast<double>(now - start) / hz, gbps, mmps,
+                     static_cast<unsigned long long>(s.retx), static_cast<unsigned long long>(s.naks_sent),
+                     static_cast<unsigned long long>(s.naks_received), static_cast<unsigned long long>(s.rnr));
+      line_msgs_seen = s.all_messages;
+      line_bytes_seen = s.all_bytes;
+      next_line = now + static_cast<std::uint64_t>(hz);
+    }
+  }
+  out.interrupted = engine::stop_requested();
+  // Every job posts and verifies no more, and keeps its transport polled: from here its workload
+  // state is ours to read.
+  if (!move_jobs_to(st, Phase::kDrain)) {
+    std::fprintf(stderr, "droce-gen: a worker did not stop posting within 10 s\n");
+    std::fflush(nullptr);
+    std::_Exit(1);  // it still polls the port: nothing may be torn down under it
+  }
+  std::string first_failure;
+  bool pending = false;
+  for (auto& j : st.jobs) {
+    out.t += j->totals();
+    out.hist.merge(j->latency());
+    pending = pending || j->unfinished();
+    if (first_failure.empty()) first_failure = j->first_failure();
+  }
+  const Sums s = sum_figures(st);
+  out.secs = static_cast<double>(now - measured_start) / hz;
+  if (server && s.first_rx != 0) out.secs = static_cast<double>(s.last_rx - std::max(s.first_rx, measured_start)) / hz;
+  out.unfinished = pending && out.t.errors == 0;
+  if (csv != nullptr) std::fclose(csv);
+
+  // ---- end of run: the client tells the server what it sent; the server answers what arrived.
+  // Then the goodbye, so that no port is torn down while its peer still polls: the client stops
+  // polling and says BYE; the server stops polling, stops its port and answers BYE; the client
+  // stops its port. (A server that ends first says STOP; the client then ends the same way.) ----
+  Totals& t = out.t;
+  std::string& problem = out.problem;
+  auto keep_polling = [&] { ours.poll_only(rte_rdtsc()); };
+  if (server && oob.is_open() && !peer_ended && !peer_gone) {
+    // We end first (Ctrl-C or the deadline): ask the client to end, and keep serving until it has.
+    if (oob.send_line(out.interrupted ? "STOP interrupted" : "STOP deadline", 5000).ok()) {
+      std::string line;
+      const LineWait w = engine::wait_line(oob, line, kEndWaitMs, keep_polling, false);
+      if (w == LineWait::kLine) {
+        end_line = line;
+        peer_ended = true;
+      }
+      peer_gone = w == LineWait::kClosed;
+    }
+  }
+  if (o.mode == Mode::kClient && peer_gone) {
+    problem = "the server disappeared during the run (control connection closed)";
+  } else if (o.mode == Mode::kClient && oob.is_open()) {
+    std::vector<std::uint64_t> counts;
+    for (std::uint32_t i = 0; i < o.qps; ++i) counts.push_back(st.requester(i).completed_ok);
+    Status sent;
+    for (const std::string& line : end_lines(counts))
+      if (sent.ok()) sent = oob.send_line(line, 5000);
+    std::string result;
+    // Keep answering the server's retransmissions while it finishes (a bounded wait).
+    if (sent.ok()) {
+      switch (engine::wait_line(oob, result, kEndWaitMs, keep_polling, false)) {
+        case LineWait::kLine: break;
+        case LineWait::kClosed: sent = Status::error("the server closed the connection before reporting"); break;
+        default: sent = Status::error("no end-of-run report from the server within 10 s"); break;
+      }
+    }
+    engine::ResultLine r;
+    if (sent.ok()) sent = engine::parse_result_line(result, r);
+    if (sent.ok()) {
+      out.peer_received = r.received;
+      t.lost += r.lost;
+      t.duplicated += r.duplicated;
+      t.out_of_order += r.out_of_order;
+      t.corrupted += r.corrupted;
+      t.errors += r.errors;
+    } else {
+      problem = "the server's end-of-run report: " + sent.message();
+    }
+    if (!server_stop.empty()) problem = "the server ended the run early (" + server_stop + ")";
+    // We poll no more: the server may stop its port now. Its BYE says it has.
+    if (move_jobs_to(st, Phase::kStop) && oob.send_line("BYE", 5000).ok()) {
+      std::string bye;
+      (void)engine::wait_line(oob, bye, kEndWaitMs, {}, false);
+    }
+  }
+  if (server && oob.is_open()) {
+    if (peer_gone) {
+      problem = "the client disappeared before the end of the run (control connection closed)";
+    } else if (!peer_ended) {
+      problem = out.interrupted ? "interrupted" : "no end-of-run line from the client before the deadline";
+    } else {
+      // Every message the client saw acknowledged must have arrived here. Its counts are strict
+      // (digits only, one per QP, bounded): a peer's "-5" is an error, not 2^64 - 5.
+      std::vector<std::uint64_t> counts;
+      if (Status e = read_end_counts(oob, end_line, o.qps, keep_polling, counts); !e.ok()) {
+        problem = "malformed end-of-run line from the client: " + e.message();
+        counts.clear();
+      }
+      std::uint64_t sent_ok = 0;
+      for (std::size_t i = 0; i < counts.size(); ++i) {
+        const std::uint64_t expected = st.responder(static_cast<std::uint32_t>(i)).expected;
+        if (o.op != Op::kRead && counts[i] > expected) t.lost += counts[i] - expected;
+        sent_ok += counts[i];
+      }
+      if (o.op == Op::kRead) t.messages = sent_ok;  // READs complete at the client; the server only served
+      const std::string res =
+          engine::format_result_line(engine::ResultLine{t.messages, t.lost, t.duplicated, t.out_of_order, t.corrupted, t.errors});
+      // Keep serving until the client has stopped polling (its BYE): it may still be retransmitting.
+      if (Status e = oob.send_line(res, 5000); !e.ok()) {
+        problem = e.message();
+      } else {
+        std::string bye;
+        (void)engine::wait_line(oob, bye, kEndWaitMs, keep_polling, false);
+      }
+    }
+  }
+  // The client polls no more (or is gone): stop every job, then our port, before saying so.
+  if (!move_jobs_to(st, Phase::kStop)) {
+    std::fprintf(stderr, "droce-gen: a worker did not stop polling within 10 s\n");
+    std::fflush(nullptr);
+    std::_Exit(1);
+  }
+  st.stop_port();
+  if (server && oob.is_open() && peer_ended) (void)oob.send_line("BYE", 1000);
+  if (problem.empty() && out.interrupted) problem = "interrupted";
+  if (!first_failure.empty()) problem += (problem.empty() ? "" : "; first failed completion: ") + first_failure;
+  st.finish();
+  st.capture.close();
+  return {};
+}
+
+}  // namespace droce::gen

@@ -1,0 +1,33 @@
+// droce-gen's run, from the main lcore: starts the jobs (worker 0 here, the others on their
+// lcores), watches them (live line, CSV, the peer's lines, the ends of a run), then the
+// end-of-run exchange with the peer and the stop of every job.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "apps/common/latency_histogram.h"
+#include "apps/droce-gen/connect.h"
+#include "apps/droce-gen/options.h"
+#include "apps/droce-gen/setup.h"
+#include "apps/droce-gen/workload.h"
+#include "engine/core/status.h"
+
+namespace droce::gen {
+
+struct RunOutcome {
+  Totals t;                      // both ends' verification (the client adds the server's report)
+  engine::LatencyHistogram hist;
+  double secs = 0;               // measured time (the server: first to last message verified)
+  bool unfinished = false;       // a --count run that did not complete its postings
+  bool interrupted = false;
+  std::string problem;           // empty when the run and the end-of-run exchange went right
+  std::uint64_t peer_received = 0;
+};
+
+// The run. An error is what kept it from starting (a CSV file, a busy lcore); after it starts,
+// everything that goes wrong is in the outcome's problem. The jobs have stopped and the port is
+// stopped when it returns.
+[[nodiscard]] engine::Status run(const Options& o, Setup& st, Connection& c, RunOutcome& out);
+
+}  // namespace droce::gen
