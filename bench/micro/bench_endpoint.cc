@@ -2,6 +2,11 @@
 // an idle connected QP must cost nothing per poll). Runs on a net_ring port, no hugepages.
 //   bench_endpoint [--benchmark_filter=...]      ns per poll for 16 and 10,000 connected QPs
 //   bench_endpoint --memory DEPTH                RSS of an endpoint with 16,384 connected QPs
+// Instructions per poll (deterministic): run under
+//   valgrind --tool=callgrind --toggle-collect='droce::engine::RcEndpoint::poll(unsigned long)'
+//     bench_endpoint --benchmark_filter='BM_IdlePoll/10000/0$' --benchmark_min_time=0.05
+// and divide the instructions by the calls= count of poll_received (223 at 16, 10,000 and 16,384
+// connected QPs; 299 with 100 armed ACK timers).
 #include <benchmark/benchmark.h>
 #include <rte_cycles.h>
 #include <rte_eth_ring.h>
