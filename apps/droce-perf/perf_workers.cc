@@ -16,7 +16,7 @@ using engine::Status;
 
 PerfWorkers::PerfWorkers(const Options& o, engine::WorkerGroup& group, const std::vector<std::unique_ptr<engine::MemoryRegistry>>& memories,
                          const engine::PerftestPreamble& pre, std::vector<BufferStorage>& storage)
-    : o_(o), group_(group) {
+    : o_(o) {
   const std::uint32_t n = group.size();
   for (std::uint32_t w = 0; w < n; ++w) {
     const std::uint32_t qps = (o.qps - w + n - 1) / n;  // QP i on worker i % n

@@ -69,7 +69,6 @@ class PerfWorkers {
   [[nodiscard]] engine::Status wait_all(const std::vector<std::uint32_t>& seqs);
 
   const Options& o_;
-  engine::WorkerGroup& group_;
   std::vector<std::unique_ptr<PerfWorker>> w_;
   std::vector<unsigned> lcores_;  // lcores_[w - 1]: worker w's
   std::atomic<bool> abort_{false};  // the main lcore tells the workers' loops to give up
