@@ -13,6 +13,7 @@
 
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_kvargs.h>
 
 namespace droce::engine {
 namespace {
@@ -49,13 +50,16 @@ constexpr const char* kMemifBufferBytes = "8192";
 
 bool names_memif(const std::string& vdev) { return vdev.rfind("net_memif", 0) == 0; }
 
+// True when the devargs after the device name ("net_memif0,role=server,bsize=2048") give `key`;
+// parsed by DPDK's rte_kvargs, as the PMD parses them.
 bool has_devarg(const std::string& vdev, const std::string& key) {
-  std::size_t at = vdev.find(',');
-  while (at != std::string::npos) {
-    if (vdev.compare(at + 1, key.size() + 1, key + "=") == 0) return true;
-    at = vdev.find(',', at + 1);
-  }
-  return false;
+  const std::size_t comma = vdev.find(',');
+  if (comma == std::string::npos) return false;
+  rte_kvargs* kv = rte_kvargs_parse(vdev.c_str() + comma + 1, nullptr);
+  if (kv == nullptr) return false;  // malformed: the PMD will refuse it with its own message
+  const bool found = rte_kvargs_count(kv, key.c_str()) != 0;
+  rte_kvargs_free(kv);
+  return found;
 }
 
 // Adds bsize=kMemifBufferBytes to every net_memif --vdev ("--vdev X" or "--vdev=X") that gives none.
