@@ -157,6 +157,9 @@ class RcQp {
   void enter_error(bool keep_responses = false);
   // responder.cc
   RxDelivery on_request(const wire::PacketInfo& pi, const std::uint8_t* payload);
+  void on_out_of_sequence();
+  void on_duplicate_request(const wire::PacketInfo& pi, const wire::OpcodeInfo& op);
+  void execute_read(const wire::PacketInfo& pi);
   bool next_response(TxDescriptor& out);
   bool queue_ack(std::uint32_t psn, std::uint8_t syndrome);
   [[nodiscard]] static std::size_t resp_ring_size(std::uint32_t max_dest_rd_atomic) {

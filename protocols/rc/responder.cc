@@ -136,31 +136,57 @@ void RcQp::responder_nak(std::uint32_t psn, std::uint8_t syndrome) {
   enter_error(/*keep_responses=*/true);
 }
 
+// C9-118 style: one NAK per gap, then silent drops until ePSN shows up (go-back-N).
+void RcQp::on_out_of_sequence() {
+  ++c_.out_of_sequence;
+  if (rq_.nak_sent) return;
+  if (queue_ack(rq_.epsn, wire::nak_syndrome(NakCode::kPsnSequenceError))) {
+    rq_.nak_sent = true;
+    ++c_.naks_sent;
+  }
+}
+
+void RcQp::on_duplicate_request(const wire::PacketInfo& pi, const wire::OpcodeInfo& op) {
+  ++c_.duplicate_request;
+  if (op.kind == OpKind::kReadRequest) {
+    replay_read(pi);
+    return;
+  }
+  // C9-105: a duplicate SEND/WRITE is never executed again, and is re-ACKed whether or not it
+  // asks (§9.7.5.1.1, rxe's duplicate_request): its first ACK was lost, and waiting for an
+  // AckReq would cost the requester a local ACK timeout.
+  if (queue_ack(psn_add(rq_.epsn, -1), wire::kAethAckUnlimited)) ++c_.acks_sent;
+}
+
+// A new READ: checked against the responder resources, its length and R_Key, then queued; it
+// consumes one PSN per response packet (§9.7.4.1.4).
+void RcQp::execute_read(const wire::PacketInfo& pi) {
+  if (!rd_resource_available() || pi.reth_dma_len > kMaxMessageBytes) {
+    ++c_.resp_invalid_request;
+    responder_nak(pi.psn, wire::nak_syndrome(NakCode::kInvalidRequest));
+    return;
+  }
+  std::uint8_t* src = nullptr;
+  if (mrs_.check_remote(pi.reth_rkey, pi.reth_va, pi.reth_dma_len, kAccessRemoteRead, &src) != MrCheck::kOk) {
+    ++c_.resp_remote_access_errors;
+    responder_nak(pi.psn, wire::nak_syndrome(NakCode::kRemoteAccessError));
+    return;
+  }
+  queue_read(pi, src, /*replay=*/false);
+  const std::uint32_t npkts = pi.reth_dma_len == 0 ? 1 : (pi.reth_dma_len + attr_.pmtu - 1) / attr_.pmtu;
+  rq_.epsn = psn_add(rq_.epsn, npkts);
+}
+
 RxDelivery RcQp::on_request(const wire::PacketInfo& pi, const std::uint8_t* payload) {
   constexpr RxDelivery kNone = RxDelivery::kNone;
   const auto& op = wire::opcode_info(pi.opcode);
   const std::int32_t d = psn_diff(pi.psn, rq_.epsn);
   if (d > 0) {
-    // C9-118 style: one NAK per gap, then silent drops until ePSN shows up (go-back-N).
-    ++c_.out_of_sequence;
-    if (!rq_.nak_sent) {
-      if (queue_ack(rq_.epsn, wire::nak_syndrome(NakCode::kPsnSequenceError))) {
-        rq_.nak_sent = true;
-        ++c_.naks_sent;
-      }
-    }
+    on_out_of_sequence();
     return kNone;
   }
   if (d < 0) {
-    ++c_.duplicate_request;
-    if (op.kind == OpKind::kReadRequest) {
-      replay_read(pi);
-      return kNone;
-    }
-    // C9-105: a duplicate SEND/WRITE is never executed again, and is re-ACKed whether or not it
-    // asks (§9.7.5.1.1, rxe's duplicate_request): its first ACK was lost, and waiting for an
-    // AckReq would cost the requester a local ACK timeout.
-    if (queue_ack(psn_add(rq_.epsn, -1), wire::kAethAckUnlimited)) ++c_.acks_sent;
+    on_duplicate_request(pi, op);
     return kNone;
   }
 
@@ -268,23 +294,9 @@ RxDelivery RcQp::on_request(const wire::PacketInfo& pi, const std::uint8_t* payl
       if (pi.ack_req && queue_ack(pi.psn, wire::kAethAckUnlimited)) ++c_.acks_sent;
       return delivery;
     }
-    case OpKind::kReadRequest: {
-      if (!rd_resource_available() || pi.reth_dma_len > kMaxMessageBytes) {
-        ++c_.resp_invalid_request;
-        responder_nak(pi.psn, wire::nak_syndrome(NakCode::kInvalidRequest));
-        return kNone;
-      }
-      std::uint8_t* src = nullptr;
-      if (mrs_.check_remote(pi.reth_rkey, pi.reth_va, pi.reth_dma_len, kAccessRemoteRead, &src) != MrCheck::kOk) {
-        ++c_.resp_remote_access_errors;
-        responder_nak(pi.psn, wire::nak_syndrome(NakCode::kRemoteAccessError));
-        return kNone;
-      }
-      queue_read(pi, src, /*replay=*/false);
-      const std::uint32_t npkts = pi.reth_dma_len == 0 ? 1 : (pi.reth_dma_len + attr_.pmtu - 1) / attr_.pmtu;
-      rq_.epsn = psn_add(rq_.epsn, npkts);
+    case OpKind::kReadRequest:
+      execute_read(pi);
       return kNone;
-    }
     default:
       // Atomics are not supported by this responder: invalid request (§9.7.5.1.4 allows it).
       ++c_.resp_invalid_request;
