@@ -43,6 +43,8 @@ void usage() {
       "  --report_gbits           bandwidth in Gb/sec instead of MB/sec\n"
       "  -p, --port PORT          TCP port of the exchange (default 18515)\n"
       "  -t, --tx-depth N         outstanding requests (default 128 for bw, 1 for latency; at most -n)\n"
+      "  -o, --outs N             outstanding RDMA READs, 1..255 (read tests; default 128): the READs we\n"
+      "                           answer at once; we issue at most as many as the peer advertises\n"
       "  -c, --connection TYPE    RC (the only one)\n"
       "  -x, --gid-index N        accepted (0..64): droce has one GID, ::ffff:<--local-ip>\n"
       "  -d, --ib-dev DEV         accepted, no effect (the port comes from the EAL options)\n"
@@ -144,6 +146,9 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
       if (!value() || !number(1, 15000, n)) return -1;
       o.tx_depth = static_cast<std::uint32_t>(n);
       tx_given = true;
+    } else if (a == "-o" || a == "--outs") {
+      if (!value() || !number(1, 255, n)) return -1;  // rc::kMaxRdAtomic, the verbs field width
+      o.out_reads = static_cast<std::uint32_t>(n);
     } else if (a == "-c" || a == "--connection") {
       if (!value()) return -1;
       if (v != "RC") return bad("-c: droce speaks RC only, not " + apps::quoted(v));

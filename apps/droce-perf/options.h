@@ -25,6 +25,10 @@ struct Options {
   std::string device;               // -d (accepted, no effect)
   bool cpu_freq_f = false;          // -F (accepted, no effect: droce reads the TSC frequency from DPDK)
   std::uint32_t tx_depth = 0;       // -t; 128 for bw, 1 for lat (DEF_TX_BW/DEF_TX_LAT), at most iters
+  // -o: outstanding READs (read tests; others advertise 1). perftest's default is the device's
+  // max_qp_rd_atom; droce's is rxe's, 128. Advertised in the exchange: our responder resources;
+  // the peer's value is our initiator depth (perftest's ctx_modify_qp_to_rtr / _rts).
+  std::uint32_t out_reads = engine::kPerftestOutReadsRead;
   // droce's own.
   std::string local_ip, local_mac, peer_mac;
   double loss = 0;                  // lab loss at our port's receive side

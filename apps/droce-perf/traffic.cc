@@ -85,6 +85,9 @@ Status Traffic::create() {
     a.sq_depth = pow2_at_least(std::max<std::uint32_t>(tx_depth_, 16));
     a.rq_depth = pow2_at_least(std::max<std::uint32_t>(rx_depth_, 16));
     a.recv_mode = rc::RecvMode::kPostedBuffers;
+    // perftest: our responder resources are the out_reads we advertise; our initiator depth
+    // becomes the peer's at connect().
+    a.max_dest_rd_atomic = a.max_rd_atomic = out_reads();
     if (Status s = ep_.create_qp(a, q.qpn); !s.ok()) return s;
   }
   return {};
@@ -94,7 +97,7 @@ std::vector<engine::PerftestKeys> Traffic::keys(const std::uint8_t local_ip[4]) 
   std::vector<engine::PerftestKeys> out(qps_.size());
   for (std::uint32_t i = 0; i < qps_.size(); ++i) {
     auto& k = out[i];
-    k.out_reads = is_read(o_.test) ? engine::kPerftestOutReadsRead : 1;
+    k.out_reads = static_cast<std::uint16_t>(out_reads());
     k.qpn = qps_[i].qpn;
     k.psn = qps_[i].psn;
     // The region the peer writes to or reads from; SEND tests give no remote access (rkey 0).
@@ -105,8 +108,25 @@ std::vector<engine::PerftestKeys> Traffic::keys(const std::uint8_t local_ip[4]) 
   return out;
 }
 
+std::uint32_t Traffic::out_reads() const { return is_read(o_.test) ? o_.out_reads : 1; }
+
+// The peer's out_reads are its responder resources: we keep at most that many READs outstanding
+// (perftest's max_rd_atomic = dest->out_reads). Fewer than it allows is always safe, so a value
+// over what a QP takes is capped; a read test against a peer that answers none cannot run.
+Status Traffic::set_initiator_depth(std::uint32_t i, const engine::PerftestKeys& keys) {
+  rc::RcQp* qp = ep_.qp(qps_[i].qpn);
+  if (qp == nullptr) return Status::error("connect: QP " + std::to_string(qps_[i].qpn) + " is gone");
+  if (is_read(o_.test) && keys.out_reads == 0)
+    return Status::error("the peer advertises out_reads 0: it answers no RDMA READ");
+  rc::QpAttr a = qp->attr();
+  a.max_rd_atomic = std::min<std::uint32_t>(keys.out_reads, rc::kMaxRdAtomic);
+  if (std::string e = qp->modify(rc::QpState::kInit, &a); !e.empty()) return Status::error("connect: " + e);
+  return {};
+}
+
 Status Traffic::connect(std::uint32_t i, const wire::L2L3Address& peer, const engine::PerftestKeys& keys) {
   qps_[i].peer = keys;
+  if (Status s = set_initiator_depth(i, keys); !s.ok()) return s;
   return ep_.connect(qps_[i].qpn, engine::RemoteQp{peer, keys.qpn, keys.psn});
 }
 

@@ -89,6 +89,9 @@ class Traffic {
   [[nodiscard]] std::uint8_t* recv_region(std::uint32_t i) const {
     return buf_.get() + (std::size_t{qps_.size()} + i) * region_;
   }
+  // The out_reads we advertise: -o for read tests, 1 for the others (as perftest).
+  [[nodiscard]] std::uint32_t out_reads() const;
+  [[nodiscard]] engine::Status set_initiator_depth(std::uint32_t i, const engine::PerftestKeys& keys);
   [[nodiscard]] engine::Status post_request(std::uint32_t i, std::uint32_t size, std::uint64_t remote_addr);
   [[nodiscard]] engine::Status post_receive(std::uint32_t i, std::uint32_t size);
   // Polls the endpoint once and hands every completion of every QP to `on` (QP index, completion);

@@ -78,6 +78,7 @@ void RcQp::implied_nak(std::uint32_t missing) {
 // Forward progress: the retry budget refills and the ACK timer restarts (§9.7.6.1.3).
 void RcQp::on_progress(std::uint64_t now_ns) {
   sq_.implied_nak_pending = false;
+  sq_.seq_nak_acted = false;
   sq_.retry_left = attr_.retry_cnt;
   sq_.rnr_left = attr_.rnr_retry;
   sq_.timer_deadline = psn_lt(sq_.una, sq_.high) && attr_.ack_timeout_ns() != 0 ? now_ns + attr_.ack_timeout_ns() : 0;
@@ -104,6 +105,7 @@ void RcQp::retire_through(std::uint32_t psn, std::uint64_t now_ns) {
       progressed = true;
       break;
     }
+    release_rd_credit(w);
     complete_send(w, WcStatus::kSuccess);
     ++sq_.head;
     sq_.una = psn_add(last, 1);
@@ -115,63 +117,97 @@ void RcQp::retire_through(std::uint32_t psn, std::uint64_t now_ns) {
   if (progressed) on_progress(now_ns);
 }
 
-void RcQp::on_response(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns) {
-  // A response for a PSN we never sent is a ghost (§9.7.5.2.1): ignore it.
+// §9.7.5.2.1: a response for a PSN never sent is a ghost, one older than the oldest unacknowledged
+// PSN a duplicate (a delayed or duplicated ACK, NAK or READ response). Both are dropped before
+// they can retire, rewind or disarm anything: rewinding to a retired PSN would skip requests
+// posted but not yet sent.
+bool RcQp::response_is_stale(const wire::PacketInfo& pi) {
   if (!psn_lt(pi.psn, sq_.high)) {
     ++c_.ghost_acks;
-    return;
+    return true;
   }
-  const auto& op = wire::opcode_info(pi.opcode);
-  if (op.kind == wire::OpKind::kAck) {
-    const std::uint8_t syn = pi.aeth_syndrome;
-    switch (syn & wire::kAethTypeMask) {
-      case wire::kAethTypeAck:
-        ++c_.acks_received;
-        if (psn_lt(pi.psn, sq_.una)) return;  // stale or duplicate ACK
-        retire_through(pi.psn, now_ns);
-        return;
-      case wire::kAethTypeRnrNak: {
-        ++c_.rnr_naks_received;
-        retire_through(psn_add(pi.psn, -1), now_ns);
-        if (state_ != QpState::kRts || !retry_or_fail(true)) return;
-        sq_.rnr_until = now_ns + wire::kRnrTimerNs[syn & 0x1F];
-        rewind_to(pi.psn);
-        // The responder is alive and answering: the local ACK timer restarts when the request
-        // is resent, so a long RNR episode never turns into RETRY_EXC_ERR (§9.7.5.2.8).
-        sq_.timer_deadline = 0;
-        return;
-      }
-      case wire::kAethTypeNak: {
-        ++c_.naks_received;
-        retire_through(psn_add(pi.psn, -1), now_ns);
-        if (state_ != QpState::kRts) return;
-        switch (static_cast<wire::NakCode>(syn & 0x1F)) {
-          case wire::NakCode::kPsnSequenceError:
-            ++c_.packet_seq_err;
-            if (psn_lt(pi.psn, sq_.una)) return;  // an older NAK, already recovered
-            if (retry_or_fail(false)) {
-              rewind_to(pi.psn);
-              sq_.timer_deadline = 0;  // re-armed by the retransmission
-            }
-            return;
-          case wire::NakCode::kInvalidRequest:
-            ++c_.req_remote_invalid_request;
-            fail_send(WcStatus::kRemInvReqErr);
-            return;
-          case wire::NakCode::kRemoteAccessError:
-            ++c_.req_remote_access_errors;
-            fail_send(WcStatus::kRemAccessErr);
-            return;
-          default:
-            fail_send(WcStatus::kRemOpErr);
-            return;
-        }
-      }
-      default:
-        return;  // reserved syndrome: ignore
-    }
+  if (psn_lt(pi.psn, sq_.una)) {
+    ++c_.duplicate_responses;
+    return true;
   }
+  return false;
+}
 
+void RcQp::on_response(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns) {
+  if (response_is_stale(pi)) return;
+  if (wire::opcode_info(pi.opcode).kind == wire::OpKind::kAck)
+    on_ack_or_nak(pi, now_ns);
+  else
+    on_read_response(pi, payload, now_ns);
+}
+
+// A NAK PSN sequence error asks for a resend from `psn` (§9.7.5.2.4). The responder sends one per
+// gap (C9-118 style, until ePSN arrives), so a second one for the PSN we already resent from is a
+// duplicate (the network's, or a delayed copy): it costs no retry and rewinds nothing.
+void RcQp::on_sequence_nak(std::uint32_t psn) {
+  ++c_.packet_seq_err;
+  if (sq_.seq_nak_acted && sq_.seq_nak_psn == psn) return;
+  if (!retry_or_fail(false)) return;
+  sq_.seq_nak_acted = true;
+  sq_.seq_nak_psn = psn;
+  rewind_to(psn);
+  sq_.timer_deadline = 0;  // re-armed by the retransmission
+}
+
+void RcQp::on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns) {
+  const std::uint8_t syn = pi.aeth_syndrome;
+  switch (syn & wire::kAethTypeMask) {
+    case wire::kAethTypeAck:
+      ++c_.acks_received;
+      retire_through(pi.psn, now_ns);
+      return;
+    case wire::kAethTypeRnrNak:
+      ++c_.rnr_naks_received;
+      retire_through(psn_add(pi.psn, -1), now_ns);
+      if (state_ != QpState::kRts || !retry_or_fail(true)) return;
+      sq_.rnr_until = now_ns + wire::kRnrTimerNs[syn & 0x1F];
+      rewind_to(pi.psn);
+      // The responder is alive and answering: the local ACK timer restarts when the request
+      // is resent, so a long RNR episode never turns into RETRY_EXC_ERR (§9.7.5.2.8).
+      sq_.timer_deadline = 0;
+      return;
+    case wire::kAethTypeNak:
+      ++c_.naks_received;
+      retire_through(psn_add(pi.psn, -1), now_ns);
+      if (state_ != QpState::kRts) return;
+      switch (static_cast<wire::NakCode>(syn & 0x1F)) {
+        case wire::NakCode::kPsnSequenceError:
+          on_sequence_nak(pi.psn);
+          return;
+        case wire::NakCode::kInvalidRequest:
+          ++c_.req_remote_invalid_request;
+          fail_send(WcStatus::kRemInvReqErr);
+          return;
+        case wire::NakCode::kRemoteAccessError:
+          ++c_.req_remote_access_errors;
+          fail_send(WcStatus::kRemAccessErr);
+          return;
+        default:
+          fail_send(WcStatus::kRemOpErr);
+          return;
+      }
+    default:
+      return;  // reserved syndrome: ignore
+  }
+}
+
+// A READ response for an outstanding PSN shows the responder working through our requests,
+// even when it is not the one expected next (the rest of a stream after a loss, before the
+// re-issued READ is answered): the local ACK timer restarts, as rxe's completer re-arms it after
+// every response it handles. Otherwise a long response stream outlasts the timeout, the READ
+// is re-issued again while its answer is still arriving, and each replay lengthens the backlog.
+void RcQp::restart_ack_timer(std::uint64_t now_ns) {
+  if (attr_.ack_timeout_ns() != 0) sq_.timer_deadline = now_ns + attr_.ack_timeout_ns();
+}
+
+void RcQp::on_read_response(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns) {
+  restart_ack_timer(now_ns);
+  const auto& op = wire::opcode_info(pi.opcode);
   // READ response: it must belong to the oldest READ still missing data. Responses arrive in
   // PSN order, so one also acknowledges every earlier request.
   std::uint64_t target = sq_.tail;

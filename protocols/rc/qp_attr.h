@@ -17,6 +17,10 @@ enum class QpState : std::uint8_t { kReset, kInit, kRtr, kRts, kError };
 //    the largest message it accepts), so RNR NAKs still pace a receiver that holds views too long.
 enum class RecvMode : std::uint8_t { kPostedBuffers, kMessageViews };
 
+// The largest READ credit count either way: the width of the verbs attributes (uint8_t) and of
+// the CM's initiator depth / responder resources fields. rxe allows 128, ConnectX parts 16.
+inline constexpr std::uint32_t kMaxRdAtomic = 255;
+
 struct QpAttr {
   std::uint32_t qpn = 0;
   std::uint32_t dest_qpn = 0;
@@ -27,6 +31,10 @@ struct QpAttr {
   std::uint8_t retry_cnt = 7;         // 0..7
   std::uint8_t rnr_retry = 7;         // 0..7, 7 = infinite
   std::uint8_t min_rnr_timer = 12;    // RNR NAK timer code we send (0..31)
+  // RDMA READ credits (IBTA §9.4.4 and the verbs attributes of the same names): the initiator
+  // depth limits the READs this requester keeps outstanding; the responder resources limit the
+  // READs this responder answers at once (and size its response queue). 0..kMaxRdAtomic; the
+  // requester's depth must not exceed the peer's resources. 0 = no READs that way.
   std::uint32_t max_rd_atomic = 16;
   std::uint32_t max_dest_rd_atomic = 16;
   std::uint32_t access = 0;           // rc::Access flags remote peers get
@@ -56,6 +64,8 @@ struct QpAttr {
       return "rq_depth: must be a power of two up to 65536";
     if (window_psns == 0 || window_psns > (1u << 22)) return "window_psns: must be 1..2^22";
     if (ack_req_every == 0) return "ack_req_every: must be >= 1";
+    if (max_rd_atomic > kMaxRdAtomic) return "max_rd_atomic: must be 0..255";
+    if (max_dest_rd_atomic > kMaxRdAtomic) return "max_dest_rd_atomic: must be 0..255";
     if (max_message_bytes > (1u << 30)) return "max_message_bytes: must be at most 1 GiB";
     return {};
   }

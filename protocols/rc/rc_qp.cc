@@ -13,8 +13,9 @@ RcQp::RcQp(const QpAttr& attr, const MrTable& mrs) : attr_(attr), mrs_(mrs) {
   rq_.ring.resize(attr.rq_depth == 0 ? 1 : attr.rq_depth);
   // Every WQE produces at most one completion, so the CQ can never overflow.
   cq_.resize(sq_.ring.size() + rq_.ring.size());
-  // One response item per request PSN in the window is the most the peer can have in flight.
-  rq_.resp.resize(1024);
+  // Sized from the responder resources (see RecvQueue::resp); an invalid count is refused by
+  // modify() before the QP can receive, and clamped here so it cannot size the allocation.
+  rq_.resp.resize(resp_ring_size(attr.max_dest_rd_atomic < kMaxRdAtomic ? attr.max_dest_rd_atomic : kMaxRdAtomic));
 }
 
 std::string RcQp::modify(QpState to, const QpAttr* attr) {
@@ -23,6 +24,13 @@ std::string RcQp::modify(QpState to, const QpAttr* attr) {
     if (std::string e = attr->validate(); !e.empty()) return e;
     if (attr->sq_depth != attr_.sq_depth || attr->rq_depth != attr_.rq_depth)
       return "sq_depth/rq_depth: fixed at creation";
+    if (attr->max_dest_rd_atomic != attr_.max_dest_rd_atomic) {
+      // The response queue is sized from it: it may change only while nothing can be queued.
+      if (state_ != QpState::kReset && state_ != QpState::kInit)
+        return "max_dest_rd_atomic: fixed once the QP is past INIT";
+      rq_.resp.assign(resp_ring_size(attr->max_dest_rd_atomic), RespItem{});  // control path
+      drop_responses();
+    }
     attr_ = *attr;
   } else if (to == QpState::kRtr || to == QpState::kRts) {
     if (std::string e = attr_.validate(); !e.empty()) return e;
@@ -35,7 +43,8 @@ std::string RcQp::modify(QpState to, const QpAttr* attr) {
   if (to == QpState::kReset) {
     sq_.head = sq_.cur = sq_.tail = 0;
     rq_.head = rq_.tail = 0;
-    rq_.resp_head = rq_.resp_tail = 0;
+    drop_responses();
+    sq_.rd_outstanding = 0;
     cq_head_ = cq_tail_ = 0;
   }
   if (to == QpState::kRtr) {
@@ -51,6 +60,8 @@ std::string RcQp::modify(QpState to, const QpAttr* attr) {
     sq_.timer_deadline = 0;
     sq_.rnr_until = 0;
     sq_.since_ack_req = 0;
+    sq_.rd_outstanding = 0;
+    sq_.seq_nak_acted = false;
   }
   state_ = to;
   ring_doorbell();
@@ -60,6 +71,11 @@ std::string RcQp::modify(QpState to, const QpAttr* attr) {
 std::string RcQp::post_send(const SendWr& wr) {
   if (state_ != QpState::kRts) return "post_send: QP is not in RTS";
   if (sq_.tail - sq_.head >= sq_.ring.size()) return "post_send: send queue full";
+  // The largest message of any operation (IBTA §9.4: DMA length, 2^31 bytes): a longer SEND or
+  // WRITE could not be described to the responder, which rejects it (rxe: check_length).
+  if (wr.sge.length > kMaxMessageBytes) return "post_send: message longer than 2^31 bytes";
+  if (wr.opcode == WrOpcode::kRead && attr_.max_rd_atomic == 0)
+    return "post_send: READ on a QP with max_rd_atomic 0 (no READ credits)";
   SendWqe w;
   w.wr = wr;
   const std::uint32_t need = wr.opcode == WrOpcode::kRead ? static_cast<std::uint32_t>(kAccessLocalWrite) : 0u;
@@ -67,7 +83,6 @@ std::string RcQp::post_send(const SendWr& wr) {
     if (mrs_.check_local(wr.sge.lkey, wr.sge.addr, wr.sge.length, need, &w.local) != MrCheck::kOk)
       return "post_send: local buffer not in a registered region (lkey, bounds or access)";
   }
-  if (wr.opcode == WrOpcode::kRead && wr.sge.length > (1u << 31)) return "post_send: READ too long";
   const std::uint32_t len = wr.sge.length;
   w.npkts = len == 0 ? 1 : (len + attr_.pmtu - 1) / attr_.pmtu;
   w.first_psn = sq_.post_psn;
@@ -145,6 +160,7 @@ void RcQp::enter_error(bool keep_responses) {
   // §10.3.1: outstanding and new work completes with "flushed in error".
   for (; sq_.head != sq_.tail; ++sq_.head) complete_send(sq_.ring[sq_.head % sq_.ring.size()], WcStatus::kWrFlushErr);
   sq_.cur = sq_.head;
+  sq_.rd_outstanding = 0;
   sq_.timer_deadline = 0;
   for (; rq_.head != rq_.tail; ++rq_.head) {
     Completion c;
@@ -154,7 +170,7 @@ void RcQp::enter_error(bool keep_responses) {
     c.is_recv = true;
     push_completion(c);
   }
-  if (!keep_responses) rq_.resp_head = rq_.resp_tail;
+  if (!keep_responses) drop_responses();
 }
 
 }  // namespace droce::rc

@@ -77,6 +77,7 @@ class RcQp {
     std::uint32_t read_pkts_done = 0;
     std::uint32_t read_req_start = 0;  // packet index the last READ request for it asked from
     bool read_reissued = false;        // that request was a retransmission (implied NAK or timeout)
+    bool holds_rd_credit = false;      // a READ issued and not yet complete: one of max_rd_atomic
   };
   struct SendQueue {
     std::vector<SendWqe> ring;
@@ -93,6 +94,9 @@ class RcQp {
     std::uint64_t timer_deadline = 0;  // 0 = disarmed
     std::uint64_t rnr_until = 0;
     bool implied_nak_pending = false;  // a READ gap was re-requested; stale responses drop silently
+    std::uint32_t rd_outstanding = 0;  // READs holding a credit (max_rd_atomic)
+    std::uint32_t seq_nak_psn = 0;     // PSN of the sequence NAK last acted on ...
+    bool seq_nak_acted = false;        // ... valid until the next forward progress
   };
   struct RecvWqe {
     RecvWr wr;
@@ -100,14 +104,15 @@ class RcQp {
   };
   // What the responder owes the requester, in PSN order: one ACK/NAK, or a READ response run.
   struct RespItem {
-    bool is_read = false;
-    std::uint32_t psn = 0;
-    std::uint8_t syndrome = 0;
-    std::uint32_t msn = 0;
     const std::uint8_t* data = nullptr;  // READ: responder memory (zero copy)
+    std::uint32_t psn = 0;
+    std::uint32_t msn = 0;
     std::uint32_t len = 0;
     std::uint32_t npkts = 0;
     std::uint32_t sent = 0;
+    bool is_read = false;
+    bool replay = false;  // READ: answers a duplicate request (holds no responder resource)
+    std::uint8_t syndrome = 0;
   };
   struct RecvQueue {
     std::vector<RecvWqe> ring;
@@ -120,12 +125,19 @@ class RcQp {
     std::uint32_t offset = 0;
     std::uint8_t* write_ptr = nullptr;
     std::uint32_t write_left = 0;
+    // Owed responses in PSN order. Never two ACK/NAK items side by side (a newer one supersedes
+    // the older), new READs <= max_dest_rd_atomic, replays <= max_dest_rd_atomic: at most
+    // 4 * max_dest_rd_atomic + 1 items (resp_ring_size), so nothing owed is ever dropped for room.
     std::vector<RespItem> resp;
     std::uint64_t resp_head = 0, resp_tail = 0;
+    std::uint32_t reads_queued = 0;    // new READs whose responses are not all sent (resources in use)
+    std::uint32_t replays_queued = 0;  // replays of duplicate READs not all sent
   };
 
   // requester.cc
   bool next_request(std::uint64_t now_ns, TxDescriptor& out);
+  bool rd_credit_available(const SendWqe& w) const;
+  void release_rd_credit(SendWqe& w);
   void rewind_to(std::uint32_t psn);
   // completer.cc
   void on_response(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns);
@@ -135,13 +147,30 @@ class RcQp {
   void fail_send(WcStatus st);
   bool retry_or_fail(bool rnr);
   void implied_nak(std::uint32_t missing);
+  bool response_is_stale(const wire::PacketInfo& pi);
+  void on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns);
+  void on_sequence_nak(std::uint32_t psn);
+  void on_read_response(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns);
+  void restart_ack_timer(std::uint64_t now_ns);
   // Moves to Error and flushes both work queues (§10.3.1); a responder NAK that caused it
   // stays queued when `keep_responses`.
   void enter_error(bool keep_responses = false);
   // responder.cc
   RxDelivery on_request(const wire::PacketInfo& pi, const std::uint8_t* payload);
+  void on_out_of_sequence();
+  void on_duplicate_request(const wire::PacketInfo& pi, const wire::OpcodeInfo& op);
+  void execute_read(const wire::PacketInfo& pi);
   bool next_response(TxDescriptor& out);
   bool queue_ack(std::uint32_t psn, std::uint8_t syndrome);
+  [[nodiscard]] static std::size_t resp_ring_size(std::uint32_t max_dest_rd_atomic) {
+    return 4 * static_cast<std::size_t>(max_dest_rd_atomic) + 1;
+  }
+  bool rd_resource_available() const;
+  void queue_read(const wire::PacketInfo& pi, const std::uint8_t* src, bool replay);
+  RespItem* queued_read(std::uint32_t psn);
+  void replay_read(const wire::PacketInfo& pi);
+  void pop_response();
+  void drop_responses();
   void responder_nak(std::uint32_t psn, std::uint8_t syndrome);
   void push_completion(const Completion& c);
 

@@ -38,6 +38,20 @@ std::uint8_t request_opcode(WrOpcode wr, std::uint32_t idx, std::uint32_t n) {
 
 }  // namespace
 
+// Initiator depth (IBTA §9.4.4, max_rd_atomic): a READ not yet issued waits for a credit, and so
+// does everything posted behind it — the send queue is processed in order, as hardware does.
+// A READ re-issued after a loss already holds its credit.
+bool RcQp::rd_credit_available(const SendWqe& w) const {
+  return w.wr.opcode != WrOpcode::kRead || w.holds_rd_credit || sq_.rd_outstanding < attr_.max_rd_atomic;
+}
+
+// A READ's credit returns when it completes (all its responses placed) or the QP flushes.
+void RcQp::release_rd_credit(SendWqe& w) {
+  if (!w.holds_rd_credit) return;
+  w.holds_rd_credit = false;
+  --sq_.rd_outstanding;
+}
+
 bool RcQp::next_request(std::uint64_t now_ns, TxDescriptor& d) {
   if (sq_.rnr_until != 0) {
     if (now_ns < sq_.rnr_until) return false;  // §9.7.5.2.8: wait out the RNR NAK timer
@@ -47,6 +61,7 @@ bool RcQp::next_request(std::uint64_t now_ns, TxDescriptor& d) {
   const std::int32_t in_flight = psn_diff(sq_.nxt, sq_.una);
   if (in_flight > 0 && static_cast<std::uint32_t>(in_flight) >= attr_.window_psns) return false;
   SendWqe& w = sq_.ring[sq_.cur % sq_.ring.size()];
+  if (!rd_credit_available(w)) return false;
   const std::int32_t pos = psn_diff(sq_.nxt, w.first_psn);
   if (pos < 0 || static_cast<std::uint32_t>(pos) >= w.npkts) {
     // sq.nxt and sq.cur disagree: cannot happen by construction; resynchronise, never send garbage.
@@ -67,6 +82,10 @@ bool RcQp::next_request(std::uint64_t now_ns, TxDescriptor& d) {
     d.reth_len = len - offset;
     d.ack_req = true;
     w.read_req_start = idx;
+    if (!w.holds_rd_credit) {
+      w.holds_rd_credit = true;
+      ++sq_.rd_outstanding;
+    }
     w.read_reissued = psn_lt(sq_.nxt, sq_.high);
     sq_.nxt = psn_add(sq_.nxt, w.npkts - idx);
     sq_.since_ack_req = 0;

@@ -36,21 +36,27 @@ bool payload_length_valid(const wire::OpcodeInfo& op, std::uint32_t payload_len,
 
 }  // namespace
 
+// Coalescing (§9.7.5.1.2: an ACK acknowledges every request up to its PSN, a NAK every request
+// before its PSN): an ACK/NAK still queued behind no READ response is superseded by the newer one
+// instead of queuing a second, so a burst of small messages received in one poll costs the peer
+// one ACK frame, and the queue never holds two ACK/NAK items side by side (its bound, RecvQueue).
+// The one exception keeps the stronger item: a NAK still queued already acknowledges the PSN
+// before it, which is all a re-ACK of a duplicate (ePSN - 1) would say.
 bool RcQp::queue_ack(std::uint32_t psn, std::uint8_t syndrome) {
-  // Coalescing (§9.7.5.1.2: an ACK acknowledges every request up to its PSN): a positive ACK
-  // still waiting behind no READ response is moved forward instead of queuing a second one, so a
-  // burst of small messages received in one poll costs the peer one ACK frame, not one per
-  // message. NAKs and READ responses are never merged and keep their order.
-  if (syndrome == wire::kAethAckUnlimited && rq_.resp_tail != rq_.resp_head) {
+  if (rq_.resp_tail != rq_.resp_head) {
     RespItem& last = rq_.resp[(rq_.resp_tail - 1) % rq_.resp.size()];
-    if (!last.is_read && last.syndrome == wire::kAethAckUnlimited) {
-      last.psn = psn;
-      last.msn = rq_.msn;
+    if (!last.is_read) {
       ++c_.acks_coalesced;
+      const bool last_is_nak = (last.syndrome & wire::kAethTypeMask) != wire::kAethTypeAck;
+      const bool is_ack = (syndrome & wire::kAethTypeMask) == wire::kAethTypeAck;
+      if (is_ack && last_is_nak && wire::psn_lt(psn, last.psn)) return true;
+      last.psn = psn;
+      last.syndrome = syndrome;
+      last.msn = rq_.msn;
       return true;
     }
   }
-  if (rq_.resp_tail - rq_.resp_head >= rq_.resp.size()) return false;
+  if (rq_.resp_tail - rq_.resp_head >= rq_.resp.size()) return false;  // cannot happen (RecvQueue::resp)
   RespItem it;
   it.psn = psn;
   it.syndrome = syndrome;
@@ -58,6 +64,67 @@ bool RcQp::queue_ack(std::uint32_t psn, std::uint8_t syndrome) {
   rq_.resp[rq_.resp_tail % rq_.resp.size()] = it;
   ++rq_.resp_tail;
   return true;
+}
+
+// Responder resources (IBTA §9.4.4, max_dest_rd_atomic): a READ's resource is in use until its
+// last response has left. A requester within its initiator depth cannot have completed a READ
+// whose responses were not all sent, so a new READ beyond the resources breaks the contract:
+// responder class C error "too many RDMA READ or ATOMIC requests", NAK invalid request (rxe:
+// RESPST_ERR_TOO_MANY_RDMA_ATM_REQ; with 0 resources every READ gets it).
+bool RcQp::rd_resource_available() const { return rq_.reads_queued < attr_.max_dest_rd_atomic; }
+
+void RcQp::queue_read(const wire::PacketInfo& pi, const std::uint8_t* src, bool replay) {
+  if (rq_.resp_tail - rq_.resp_head >= rq_.resp.size()) return;  // cannot happen (RecvQueue::resp)
+  RespItem it;
+  it.is_read = true;
+  it.replay = replay;
+  it.psn = pi.psn;
+  it.data = src;
+  it.len = pi.reth_dma_len;
+  it.npkts = it.len == 0 ? 1 : (it.len + attr_.pmtu - 1) / attr_.pmtu;
+  if (!replay) ++rq_.msn;  // C9-148: a READ counts as a message when it executes
+  it.msn = rq_.msn;
+  rq_.resp[rq_.resp_tail % rq_.resp.size()] = it;
+  ++rq_.resp_tail;
+  ++(replay ? rq_.replays_queued : rq_.reads_queued);
+}
+
+// The queued READ response run holding `psn`, if one has not all left yet.
+RcQp::RespItem* RcQp::queued_read(std::uint32_t psn) {
+  for (std::uint64_t i = rq_.resp_head; i != rq_.resp_tail; ++i) {
+    RespItem& it = rq_.resp[i % rq_.resp.size()];
+    const std::int32_t off = psn_diff(psn, it.psn);
+    if (it.is_read && off >= 0 && static_cast<std::uint32_t>(off) < it.npkts) return &it;
+  }
+  return nullptr;
+}
+
+// Duplicate READ (§9.7.5.1.1): answered again from the responder's memory, re-read through the
+// request's own RETH as rxe does. A duplicate of a READ whose responses are still queued resumes
+// that run from the PSN asked for instead of queuing a second copy; otherwise a replay joins the
+// queue, at most max_dest_rd_atomic of them (beyond that it is dropped, class D: the requester's
+// timer asks again once the queue has drained).
+void RcQp::replay_read(const wire::PacketInfo& pi) {
+  if (RespItem* it = queued_read(pi.psn)) {
+    const auto off = static_cast<std::uint32_t>(psn_diff(pi.psn, it->psn));
+    if (off < it->sent) it->sent = off;
+    return;
+  }
+  if (rq_.replays_queued >= attr_.max_dest_rd_atomic) return;
+  std::uint8_t* src = nullptr;
+  if (mrs_.check_remote(pi.reth_rkey, pi.reth_va, pi.reth_dma_len, kAccessRemoteRead, &src) != MrCheck::kOk) return;
+  queue_read(pi, src, /*replay=*/true);
+}
+
+void RcQp::pop_response() {
+  const RespItem& it = rq_.resp[rq_.resp_head % rq_.resp.size()];
+  if (it.is_read) --(it.replay ? rq_.replays_queued : rq_.reads_queued);
+  ++rq_.resp_head;
+}
+
+void RcQp::drop_responses() {
+  rq_.resp_head = rq_.resp_tail;
+  rq_.reads_queued = rq_.replays_queued = 0;
 }
 
 // A NAK that ends the connection (invalid request, remote access error): rxe and the spec's
@@ -69,43 +136,57 @@ void RcQp::responder_nak(std::uint32_t psn, std::uint8_t syndrome) {
   enter_error(/*keep_responses=*/true);
 }
 
+// C9-118 style: one NAK per gap, then silent drops until ePSN shows up (go-back-N).
+void RcQp::on_out_of_sequence() {
+  ++c_.out_of_sequence;
+  if (rq_.nak_sent) return;
+  if (queue_ack(rq_.epsn, wire::nak_syndrome(NakCode::kPsnSequenceError))) {
+    rq_.nak_sent = true;
+    ++c_.naks_sent;
+  }
+}
+
+void RcQp::on_duplicate_request(const wire::PacketInfo& pi, const wire::OpcodeInfo& op) {
+  ++c_.duplicate_request;
+  if (op.kind == OpKind::kReadRequest) {
+    replay_read(pi);
+    return;
+  }
+  // C9-105: a duplicate SEND/WRITE is never executed again, and is re-ACKed whether or not it
+  // asks (§9.7.5.1.1, rxe's duplicate_request): its first ACK was lost, and waiting for an
+  // AckReq would cost the requester a local ACK timeout.
+  if (queue_ack(psn_add(rq_.epsn, -1), wire::kAethAckUnlimited)) ++c_.acks_sent;
+}
+
+// A new READ: checked against the responder resources, its length and R_Key, then queued; it
+// consumes one PSN per response packet (§9.7.4.1.4).
+void RcQp::execute_read(const wire::PacketInfo& pi) {
+  if (!rd_resource_available() || pi.reth_dma_len > kMaxMessageBytes) {
+    ++c_.resp_invalid_request;
+    responder_nak(pi.psn, wire::nak_syndrome(NakCode::kInvalidRequest));
+    return;
+  }
+  std::uint8_t* src = nullptr;
+  if (mrs_.check_remote(pi.reth_rkey, pi.reth_va, pi.reth_dma_len, kAccessRemoteRead, &src) != MrCheck::kOk) {
+    ++c_.resp_remote_access_errors;
+    responder_nak(pi.psn, wire::nak_syndrome(NakCode::kRemoteAccessError));
+    return;
+  }
+  queue_read(pi, src, /*replay=*/false);
+  const std::uint32_t npkts = pi.reth_dma_len == 0 ? 1 : (pi.reth_dma_len + attr_.pmtu - 1) / attr_.pmtu;
+  rq_.epsn = psn_add(rq_.epsn, npkts);
+}
+
 RxDelivery RcQp::on_request(const wire::PacketInfo& pi, const std::uint8_t* payload) {
   constexpr RxDelivery kNone = RxDelivery::kNone;
   const auto& op = wire::opcode_info(pi.opcode);
   const std::int32_t d = psn_diff(pi.psn, rq_.epsn);
   if (d > 0) {
-    // C9-118 style: one NAK per gap, then silent drops until ePSN shows up (go-back-N).
-    ++c_.out_of_sequence;
-    if (!rq_.nak_sent) {
-      if (queue_ack(rq_.epsn, wire::nak_syndrome(NakCode::kPsnSequenceError))) {
-        rq_.nak_sent = true;
-        ++c_.naks_sent;
-      }
-    }
+    on_out_of_sequence();
     return kNone;
   }
   if (d < 0) {
-    ++c_.duplicate_request;
-    if (op.kind == OpKind::kReadRequest) {
-      // Duplicate READ: execute it again from the request's own RETH (rxe does the same);
-      // the data is re-read from the region, so a replay is always consistent with it.
-      std::uint8_t* src = nullptr;
-      const std::uint32_t len = pi.reth_dma_len;
-      if (mrs_.check_remote(pi.reth_rkey, pi.reth_va, len, kAccessRemoteRead, &src) != MrCheck::kOk) return kNone;
-      if (rq_.resp_tail - rq_.resp_head >= rq_.resp.size()) return kNone;
-      RespItem it;
-      it.is_read = true;
-      it.psn = pi.psn;
-      it.msn = rq_.msn;
-      it.data = src;
-      it.len = len;
-      it.npkts = len == 0 ? 1 : (len + attr_.pmtu - 1) / attr_.pmtu;
-      rq_.resp[rq_.resp_tail % rq_.resp.size()] = it;
-      ++rq_.resp_tail;
-      return kNone;
-    }
-    // C9-105: duplicate SEND/WRITE is never executed again; re-ACK so the requester moves on.
-    if (pi.ack_req && queue_ack(psn_add(rq_.epsn, -1), wire::kAethAckUnlimited)) ++c_.acks_sent;
+    on_duplicate_request(pi, op);
     return kNone;
   }
 
@@ -213,28 +294,9 @@ RxDelivery RcQp::on_request(const wire::PacketInfo& pi, const std::uint8_t* payl
       if (pi.ack_req && queue_ack(pi.psn, wire::kAethAckUnlimited)) ++c_.acks_sent;
       return delivery;
     }
-    case OpKind::kReadRequest: {
-      std::uint8_t* src = nullptr;
-      const std::uint32_t len = pi.reth_dma_len;
-      if (mrs_.check_remote(pi.reth_rkey, pi.reth_va, len, kAccessRemoteRead, &src) != MrCheck::kOk) {
-        ++c_.resp_remote_access_errors;
-        responder_nak(pi.psn, wire::nak_syndrome(NakCode::kRemoteAccessError));
-        return kNone;
-      }
-      if (rq_.resp_tail - rq_.resp_head >= rq_.resp.size()) return kNone;  // busy: the requester retries
-      RespItem it;
-      it.is_read = true;
-      it.psn = pi.psn;
-      it.data = src;
-      it.len = len;
-      it.npkts = len == 0 ? 1 : (len + attr_.pmtu - 1) / attr_.pmtu;
-      ++rq_.msn;
-      it.msn = rq_.msn;
-      rq_.resp[rq_.resp_tail % rq_.resp.size()] = it;
-      ++rq_.resp_tail;
-      rq_.epsn = psn_add(rq_.epsn, it.npkts);
+    case OpKind::kReadRequest:
+      execute_read(pi);
       return kNone;
-    }
     default:
       // Atomics are not supported by this responder: invalid request (§9.7.5.1.4 allows it).
       ++c_.resp_invalid_request;
@@ -252,7 +314,7 @@ bool RcQp::next_response(TxDescriptor& d) {
     d.psn = it.psn;
     d.aeth_syndrome = it.syndrome;
     d.aeth_msn = it.msn;
-    ++rq_.resp_head;
+    pop_response();
     return true;
   }
   // READ responses: FIRST/MIDDLE/LAST or ONLY; AETH on FIRST, LAST and ONLY (§9.3.5); the
@@ -270,7 +332,7 @@ bool RcQp::next_response(TxDescriptor& d) {
   d.payload_len = it.len == 0 ? 0 : (it.len - off < attr_.pmtu ? it.len - off : attr_.pmtu);
   d.aeth_syndrome = wire::kAethAckUnlimited;
   d.aeth_msn = it.msn;
-  if (++it.sent == it.npkts) ++rq_.resp_head;
+  if (++it.sent == it.npkts) pop_response();
   return true;
 }
 

@@ -5,6 +5,10 @@
 
 namespace droce::rc {
 
+// The longest message of any operation: the 32-bit DMA length of IBTA §9.4, capped at 2^31
+// bytes as verbs devices and rxe's check_length cap it.
+inline constexpr std::uint32_t kMaxMessageBytes = 1u << 31;
+
 enum class WrOpcode : std::uint8_t { kSend, kSendWithImm, kWrite, kWriteWithImm, kRead };
 
 // One scatter/gather entry: application memory registered in the MrTable.

@@ -77,6 +77,11 @@ check "write_bw: both exit 0; the server prints the client's figures (BW report 
 run_pair rbw read_bw -s 8192 -n 200 -q 2 -- -s 8192 -n 200 -q 2
 check "read_bw over 2 QPs: both exit 0, 400 iterations (perftest counts all QPs), OUT 0x80 advertised" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/rbw.c.txt' 1 400 bw && table '$out/rbw.s.txt' 1 400 bw && grep -q 'OUT 0x80' '$out/rbw.c.txt'"
+# -o: each side advertises its own out_reads (its responder resources) and issues at most the
+# peer's; a client deeper than the server's 4 would be NAKed (invalid request) and fail.
+run_pair rbo read_bw -s 4096 -n 200 -t 64 -o 4 -- -s 4096 -n 200 -t 64 -o 16
+check "read_bw -o 4 (server) / -o 16 (client): both exit 0, each advertises its own, the client keeps to 4" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/rbo.c.txt' 1 200 bw && grep -q 'local address.*OUT 0x10' '$out/rbo.c.txt' && grep -q 'remote address.*OUT 0x04' '$out/rbo.c.txt' && grep -q 'local address.*OUT 0x04' '$out/rbo.s.txt'"
 run_pair slat send_lat -n 200 -- -n 200
 check "send_lat: both exit 0, latency row of 200 iterations with positive times" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && has_banner '$out/slat.c.txt' 'Send Latency Test' && table '$out/slat.c.txt' 1 200 lat && table '$out/slat.s.txt' 1 200 lat"
@@ -155,6 +160,8 @@ bad "-m 1000" "not an IB MTU" write_bw -m 1000
 bad "read_bw -s 0" "-s: '0'" read_bw -s 0
 bad "-n 3" "at least 5 iterations" send_bw -n 3
 bad "-q 0" "-q: '0'" write_bw -q 0
+bad "-o 0" "-o: '0'" read_bw -o 0
+bad "-o 256" "-o: '256'" read_bw -o 256
 bad "a missing value" "-s needs a value" send_bw -s
 bad "an unknown test" "is not a test" send_rate
 bad "no test" "no test given"

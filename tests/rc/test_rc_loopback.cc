@@ -2,6 +2,7 @@
 // must arrive exactly once, in order, with its content intact — whatever the link does.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <numeric>
 #include <vector>
 
@@ -176,6 +177,57 @@ TEST_CASE("RDMA WRITE and READ with 5 % loss leave the target memory identical t
   REQUIRE(lb.run([&] { drain(); return ok + bad == 80; }, 200000));
   CHECK(bad == 0);
   CHECK(back == local);
+  CHECK(lb.qp(0).counters().retransmitted_packets > 0);
+}
+
+TEST_CASE("READ credits under 5 % loss, 2 % duplication and reordering: READs and WRITEs interleaved with 2 "
+          "credits each way all complete intact, and the responder never runs out of resources",
+          "[rc][e2e][loss][credits]") {
+  auto a = attr(0x11, 0x12, 5, 6), b = attr(0x12, 0x11, 6, 5);
+  a.max_rd_atomic = b.max_dest_rd_atomic = 2;
+  a.max_dest_rd_atomic = b.max_rd_atomic = 2;
+  Loopback lb(a, b, 21);
+  connect(lb);
+  for (int side = 0; side < 2; ++side) {
+    lb.impair(side).loss = 0.05;
+    lb.impair(side).duplicate = 0.02;
+    lb.impair(side).reorder = 0.02;
+  }
+  std::vector<std::uint8_t> local(128 * 1024), remote(128 * 1024), back(128 * 1024);
+  for (std::size_t i = 0; i < remote.size(); ++i) remote[i] = static_cast<std::uint8_t>(i * 7 + 3);
+  auto lmr = *lb.ep(0).mrs.register_region(local.data(), local.size(), rc::kAccessLocalWrite);
+  auto bmr = *lb.ep(0).mrs.register_region(back.data(), back.size(), rc::kAccessLocalWrite);
+  auto rmr = *lb.ep(1).mrs.register_region(remote.data(), remote.size(),
+                                           rc::kAccessRemoteWrite | rc::kAccessRemoteRead | rc::kAccessLocalWrite);
+  // 32 READs of 3 packets over the first 96 KiB, each followed by a small WRITE past it.
+  int posted = 0;
+  for (int i = 0; i < 32; ++i) {
+    rc::SendWr r;
+    r.wr_id = static_cast<std::uint64_t>(posted++);
+    r.opcode = rc::WrOpcode::kRead;
+    r.sge = {reinterpret_cast<std::uint64_t>(back.data() + i * 3072), 3072, bmr.lkey};
+    r.remote_addr = reinterpret_cast<std::uint64_t>(remote.data() + i * 3072);
+    r.rkey = rmr.rkey;
+    REQUIRE(lb.qp(0).post_send(r).empty());
+    rc::SendWr w;
+    w.wr_id = static_cast<std::uint64_t>(posted++);
+    w.opcode = rc::WrOpcode::kWrite;
+    w.sge = {reinterpret_cast<std::uint64_t>(local.data()), 100, lmr.lkey};
+    w.remote_addr = reinterpret_cast<std::uint64_t>(remote.data() + 100 * 1024 + i * 128);
+    w.rkey = rmr.rkey;
+    REQUIRE(lb.qp(0).post_send(w).empty());
+  }
+  int ok = 0, bad = 0;
+  auto drain = [&] {
+    rc::Completion c;
+    while (lb.qp(0).poll_cq(c)) (c.status == WcStatus::kSuccess ? ok : bad)++;
+  };
+  REQUIRE(lb.run([&] { drain(); return ok + bad == posted; }, 400000));
+  CHECK(bad == 0);
+  CHECK(std::equal(back.begin(), back.begin() + 96 * 1024, remote.begin()));
+  CHECK(lb.qp(1).counters().resp_invalid_request == 0);
+  CHECK(lb.qp(1).counters().duplicate_request > 0);  // duplicated and re-issued READs were replayed
+  CHECK(lb.qp(1).state() == rc::QpState::kRts);
   CHECK(lb.qp(0).counters().retransmitted_packets > 0);
 }
 
