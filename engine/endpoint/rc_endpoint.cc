@@ -98,14 +98,29 @@ RcEndpoint::QpSlot& RcEndpoint::take_ready() {
   return s;
 }
 
-void RcEndpoint::on_doorbell(void* ctx, std::uint32_t slot) {
-  auto* ep = static_cast<RcEndpoint*>(ctx);
-  ep->make_ready(*ep->qps_[slot]);
+void RcEndpoint::note_completions(QpSlot& s) {
+  if (s.on_cq || !s.qp->has_completions()) return;
+  s.on_cq = true;
+  s.cq_next = kNoSlot;
+  if (cq_tail_ == kNoSlot)
+    cq_head_ = s.index;
+  else
+    qps_[cq_tail_]->cq_next = s.index;
+  cq_tail_ = s.index;
 }
 
+void RcEndpoint::on_doorbell(void* ctx, std::uint32_t slot) {
+  auto* ep = static_cast<RcEndpoint*>(ctx);
+  QpSlot& s = *ep->qps_[slot];
+  ep->make_ready(s);
+  ep->note_completions(s);  // work posted on a QP in ERROR completes flushed at once
+}
+
+// Every event that can complete work (a packet, a timer, a state change, posted work) ends here.
 void RcEndpoint::note_activity(QpSlot& s) {
   make_ready(s);
   reschedule(s);
+  note_completions(s);
 }
 
 // Only an RTS QP acts on its timers (on_timer, the RNR wait in next_packet); a QP in ERROR may
@@ -254,15 +269,35 @@ const dcqcn::DcqcnReactionPoint* RcEndpoint::dcqcn_state(std::uint32_t qpn) {
   return s == nullptr ? nullptr : &s->rp;
 }
 
-unsigned RcEndpoint::poll_cq(std::uint32_t qpn, rc::Completion* out, unsigned max) {
-  QpSlot* s = slot(qpn);
-  if (s == nullptr) return 0;
-  const bool views = s->qp->attr().recv_mode == rc::RecvMode::kMessageViews;
+unsigned RcEndpoint::drain_completions(QpSlot& s, rc::Completion* out, unsigned max) {
+  const bool views = s.qp->attr().recv_mode == rc::RecvMode::kMessageViews;
   unsigned n = 0;
   rc::Completion c;
-  while (n < max && s->qp->poll_cq(c)) {
+  while (n < max && s.qp->poll_cq(c)) {
     if (views && c.is_recv) continue;  // a receive credit flushed by ERROR: internal, not the application's
     out[n++] = c;
+  }
+  return n;
+}
+
+unsigned RcEndpoint::poll_cq(std::uint32_t qpn, rc::Completion* out, unsigned max) {
+  QpSlot* s = slot(qpn);
+  return s == nullptr ? 0 : drain_completions(*s, out, max);
+}
+
+// The list may hold QPs whose completions were already taken through the per-QP form (or the
+// RcQp itself): they leave it here. A QP that still has completions when `max` is reached stays
+// first, so its completions keep their order and the next call goes on from it.
+unsigned RcEndpoint::poll_cq(rc::Completion* out, unsigned max) {
+  unsigned n = 0;
+  while (n < max && cq_head_ != kNoSlot) {
+    QpSlot& s = *qps_[cq_head_];
+    n += drain_completions(s, out + n, max - n);
+    if (s.qp->has_completions()) break;  // max reached
+    cq_head_ = s.cq_next;
+    if (cq_head_ == kNoSlot) cq_tail_ = kNoSlot;
+    s.cq_next = kNoSlot;
+    s.on_cq = false;
   }
   return n;
 }

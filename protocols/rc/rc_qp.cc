@@ -128,7 +128,9 @@ std::uint64_t RcQp::next_timer_ns() const {
 
 void RcQp::push_completion(const Completion& c) {
   if (cq_tail_ - cq_head_ >= cq_.size()) return;  // cannot happen: one entry per WQE at most
-  cq_[cq_tail_ % cq_.size()] = c;
+  Completion& slot = cq_[cq_tail_ % cq_.size()];
+  slot = c;
+  slot.qp_num = attr_.qpn;
   ++cq_tail_;
 }
 

@@ -49,6 +49,7 @@ class RcQp {
   [[nodiscard]] std::uint64_t next_timer_ns() const;
 
   [[nodiscard]] bool poll_cq(Completion& out);
+  [[nodiscard]] bool has_completions() const { return cq_head_ != cq_tail_; }
 
   // The owner's doorbell, rung after post_send, post_recv and modify succeed (as ibv_post_send
   // rings the NIC's): an owner that services only the QPs with work learns of work posted
