@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include <rte_cycles.h>
 #include <rte_mbuf.h>
 
 #include "engine/core/capture.h"
@@ -167,6 +168,8 @@ class RcEndpoint {
   [[nodiscard]] std::uint64_t views_held() const { return views_held_; }
 
   // One iteration: RX burst, timers, TX (as many packets as the backlog takes), flush.
+  void poll() { poll(rte_rdtsc()); }
+  // The same at a given TSC reading: labs and the simulator run the endpoint on their own clock.
   void poll(std::uint64_t now_tsc);
   // The same iteration over frames someone else read from the port (a worker that steers frames
   // to the QPs' owners): they are this endpoint's from now on (kept or freed). The caller has
