@@ -162,16 +162,16 @@ rc::RcQp* RcEndpoint::qp(std::uint32_t qpn) {
 }
 
 Status RcEndpoint::create_qp(rc::QpAttr attr, std::uint32_t& qpn) {
-  if (cfg_.memory == nullptr || cfg_.pool == nullptr) return Status::error("endpoint has no memory registry or pool");
+  if (cfg_.memory == nullptr || cfg_.pool == nullptr) return Status::error(StatusCode::kInvalidArgument, "endpoint has no memory registry or pool");
   for (std::uint32_t i = first_free_slot_; i < qps_.size(); ++i) {
     if (qps_[i]) continue;
     attr.qpn = cfg_.qpn_base + i;
-    if (std::string e = attr.validate(); !e.empty()) return Status::error("QP attributes: " + e);
+    if (std::string e = attr.validate(); !e.empty()) return Status::error(StatusCode::kInvalidArgument, "QP attributes: " + e);
     if (cfg_.dcqcn_reaction_point || cfg_.dcqcn_notification_point)
-      if (std::string e = cfg_.dcqcn.validate(); !e.empty()) return Status::error("DCQCN parameter " + e);
+      if (std::string e = cfg_.dcqcn.validate(); !e.empty())
+        return Status::error(StatusCode::kInvalidArgument, "DCQCN parameter " + e);
     auto q = std::make_unique<rc::RcQp>(attr, cfg_.memory->table());
-    if (std::string e = q->modify(rc::QpState::kInit); !e.empty())
-      return Status::error("QP " + std::to_string(attr.qpn) + ": " + e);
+    if (Status st = q->modify(rc::QpState::kInit); !st.ok()) return st.context("QP " + std::to_string(attr.qpn) + ": ");
     qps_[i] = std::make_unique<QpSlot>();
     first_free_slot_ = i + 1;
     QpSlot& s = *qps_[i];
@@ -186,21 +186,19 @@ Status RcEndpoint::create_qp(rc::QpAttr attr, std::uint32_t& qpn) {
     qpn = attr.qpn;
     return {};
   }
-  return Status::error("endpoint has no free QP slot (max_qps " + std::to_string(qps_.size()) + ")");
+  return Status::error(StatusCode::kNoMemory, "endpoint has no free QP slot (max_qps " + std::to_string(qps_.size()) + ")");
 }
 
 Status RcEndpoint::connect(std::uint32_t qpn, const RemoteQp& remote) {
   QpSlot* s = slot(qpn);
-  if (s == nullptr) return Status::error("connect: unknown QPN " + std::to_string(qpn));
+  if (s == nullptr) return Status::error(StatusCode::kNotFound, "connect: unknown QPN " + std::to_string(qpn));
   if (s->connected || s->qp->state() != rc::QpState::kInit)
-    return Status::error("connect: QP " + std::to_string(qpn) + " is not in INIT");
+    return Status::error(StatusCode::kBadState, "connect: QP " + std::to_string(qpn) + " is not in INIT");
   rc::QpAttr attr = s->qp->attr();
   attr.dest_qpn = remote.qpn;
   attr.rq_psn = remote.psn;
-  if (std::string e = s->qp->modify(rc::QpState::kRtr, &attr); !e.empty())
-    return Status::error("connect: QP " + std::to_string(qpn) + ": " + e);
-  if (std::string e = s->qp->modify(rc::QpState::kRts); !e.empty())
-    return Status::error("connect: QP " + std::to_string(qpn) + ": " + e);
+  if (Status st = s->qp->modify(rc::QpState::kRtr, &attr); !st.ok()) return st.context("connect: QP " + std::to_string(qpn) + ": ");
+  if (Status st = s->qp->modify(rc::QpState::kRts); !st.ok()) return st.context("connect: QP " + std::to_string(qpn) + ": ");
   wire::TemplateConfig tc;
   tc.local = cfg_.local;
   tc.remote = remote.address;
@@ -223,7 +221,7 @@ Status RcEndpoint::connect(std::uint32_t qpn, const RemoteQp& remote) {
     for (std::uint32_t k = 0; k < attr.rq_depth; ++k) {
       rc::RecvWr credit;
       credit.sge.length = s->credit_bytes;
-      if (std::string e = s->qp->post_recv(credit); !e.empty()) return Status::error("connect: " + e);
+      if (Status st = s->qp->post_recv(credit); !st.ok()) return st.context("connect: ");
     }
   }
   note_activity(*s);
@@ -240,7 +238,7 @@ Status RcEndpoint::create_qp(rc::QpAttr attr, const wire::L2L3Address& remote, r
 
 Status RcEndpoint::set_error(std::uint32_t qpn) {
   QpSlot* s = slot(qpn);
-  if (s == nullptr) return Status::error("set_error: unknown QPN " + std::to_string(qpn));
+  if (s == nullptr) return Status::error(StatusCode::kNotFound, "set_error: unknown QPN " + std::to_string(qpn));
   (void)s->qp->modify(rc::QpState::kError);  // always allowed
   note_activity(*s);  // flushed work, a NAK that may still leave
   return {};
@@ -248,18 +246,18 @@ Status RcEndpoint::set_error(std::uint32_t qpn) {
 
 Status RcEndpoint::post_send(std::uint32_t qpn, const rc::SendWr& wr) {
   QpSlot* s = slot(qpn);
-  if (s == nullptr) return Status::error("post_send: unknown QPN " + std::to_string(qpn));
-  if (std::string e = s->qp->post_send(wr); !e.empty()) return Status::error(e);
+  if (s == nullptr) return Status::fail(StatusCode::kNotFound, "post_send: unknown QPN");
+  if (Status st = s->qp->post_send(wr); !st.ok()) return st;
   note_activity(*s);
   return {};
 }
 
 Status RcEndpoint::post_recv(std::uint32_t qpn, const rc::RecvWr& wr) {
   QpSlot* s = slot(qpn);
-  if (s == nullptr) return Status::error("post_recv: unknown QPN " + std::to_string(qpn));
+  if (s == nullptr) return Status::fail(StatusCode::kNotFound, "post_recv: unknown QPN");
   if (s->qp->attr().recv_mode == rc::RecvMode::kMessageViews)
-    return Status::error("post_recv: QP " + std::to_string(qpn) + " receives message views (receive_message)");
-  if (std::string e = s->qp->post_recv(wr); !e.empty()) return Status::error(e);
+    return Status::fail(StatusCode::kInvalidArgument, "post_recv: the QP receives message views (receive_message)");
+  if (Status st = s->qp->post_recv(wr); !st.ok()) return st;
   note_activity(*s);
   return {};
 }
@@ -311,7 +309,7 @@ Status RcEndpoint::send_message(std::uint32_t qpn, const void* buf, std::uint32_
   if (len != 0) {
     std::uint32_t lkey = 0;
     if (buf == nullptr || !cfg_.memory->find_lkey(buf, len, lkey, &mr_hint_))
-      return Status::error("send_message: buffer is not inside registered memory");
+      return Status::fail(StatusCode::kBadKey, "send_message: buffer is not inside registered memory");
     wr.sge = {reinterpret_cast<std::uint64_t>(buf), len, lkey};
   }
   return post_send(qpn, wr);

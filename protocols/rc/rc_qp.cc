@@ -17,15 +17,15 @@ RcQp::RcQp(const QpAttr& attr, const MrTable& mrs) : attr_(attr), mrs_(mrs) {
   rq_.resp.resize(1024);
 }
 
-std::string RcQp::modify(QpState to, const QpAttr* attr) {
-  if (!transition_allowed(state_, to)) return "invalid QP state transition";
+Status RcQp::modify(QpState to, const QpAttr* attr) {
+  if (!transition_allowed(state_, to)) return Status::fail(StatusCode::kBadState, "invalid QP state transition");
   if (attr != nullptr) {
-    if (std::string e = attr->validate(); !e.empty()) return e;
+    if (std::string e = attr->validate(); !e.empty()) return Status::error(StatusCode::kInvalidArgument, std::move(e));
     if (attr->sq_depth != attr_.sq_depth || attr->rq_depth != attr_.rq_depth)
-      return "sq_depth/rq_depth: fixed at creation";
+      return Status::fail(StatusCode::kInvalidArgument, "sq_depth/rq_depth: fixed at creation");
     attr_ = *attr;
   } else if (to == QpState::kRtr || to == QpState::kRts) {
-    if (std::string e = attr_.validate(); !e.empty()) return e;
+    if (std::string e = attr_.validate(); !e.empty()) return Status::error(StatusCode::kInvalidArgument, std::move(e));
   }
   if (to == QpState::kError) {
     enter_error();
@@ -57,17 +57,18 @@ std::string RcQp::modify(QpState to, const QpAttr* attr) {
   return {};
 }
 
-std::string RcQp::post_send(const SendWr& wr) {
-  if (state_ != QpState::kRts) return "post_send: QP is not in RTS";
-  if (sq_.tail - sq_.head >= sq_.ring.size()) return "post_send: send queue full";
+Status RcQp::post_send(const SendWr& wr) {
+  if (state_ != QpState::kRts) return Status::fail(StatusCode::kBadState, "post_send: QP is not in RTS");
+  if (sq_.tail - sq_.head >= sq_.ring.size()) return Status::fail(StatusCode::kQueueFull, "post_send: send queue full");
   SendWqe w;
   w.wr = wr;
   const std::uint32_t need = wr.opcode == WrOpcode::kRead ? static_cast<std::uint32_t>(kAccessLocalWrite) : 0u;
   if (wr.sge.length != 0) {
     if (mrs_.check_local(wr.sge.lkey, wr.sge.addr, wr.sge.length, need, &w.local) != MrCheck::kOk)
-      return "post_send: local buffer not in a registered region (lkey, bounds or access)";
+      return Status::fail(StatusCode::kBadKey, "post_send: local buffer not in a registered region (lkey, bounds or access)");
   }
-  if (wr.opcode == WrOpcode::kRead && wr.sge.length > (1u << 31)) return "post_send: READ too long";
+  if (wr.opcode == WrOpcode::kRead && wr.sge.length > (1u << 31))
+    return Status::fail(StatusCode::kInvalidArgument, "post_send: READ too long");
   const std::uint32_t len = wr.sge.length;
   w.npkts = len == 0 ? 1 : (len + attr_.pmtu - 1) / attr_.pmtu;
   w.first_psn = sq_.post_psn;
@@ -78,15 +79,16 @@ std::string RcQp::post_send(const SendWr& wr) {
   return {};
 }
 
-std::string RcQp::post_recv(const RecvWr& wr) {
-  if (state_ == QpState::kReset || state_ == QpState::kError) return "post_recv: QP is not initialised";
-  if (rq_.tail - rq_.head >= rq_.ring.size()) return "post_recv: receive queue full";
+Status RcQp::post_recv(const RecvWr& wr) {
+  if (state_ == QpState::kReset || state_ == QpState::kError)
+    return Status::fail(StatusCode::kBadState, "post_recv: QP is not initialised");
+  if (rq_.tail - rq_.head >= rq_.ring.size()) return Status::fail(StatusCode::kQueueFull, "post_recv: receive queue full");
   RecvWqe r;
   r.wr = wr;
   // A credit for a message view carries no buffer (see RecvMode::kMessageViews).
   if (wr.sge.length != 0 && attr_.recv_mode == RecvMode::kPostedBuffers &&
       mrs_.check_local(wr.sge.lkey, wr.sge.addr, wr.sge.length, kAccessLocalWrite, &r.local) != MrCheck::kOk)
-    return "post_recv: buffer not in a registered, locally writable region";
+    return Status::fail(StatusCode::kBadKey, "post_recv: buffer not in a registered, locally writable region");
   rq_.ring[rq_.tail % rq_.ring.size()] = r;
   ++rq_.tail;
   ring_doorbell();

@@ -22,10 +22,10 @@ struct Responder {
     rmr = *mrs.register_region(rbuf.data(), rbuf.size(), rc::kAccessLocalWrite);
     auto a = attr(0x12, 0x11, 1, epsn);
     qp = std::make_unique<rc::RcQp>(a, mrs);
-    REQUIRE(qp->modify(rc::QpState::kInit).empty());
-    REQUIRE(qp->modify(rc::QpState::kRtr).empty());
-    REQUIRE(qp->modify(rc::QpState::kRts).empty());
-    if (post) REQUIRE(qp->post_recv({7, {reinterpret_cast<std::uint64_t>(rbuf.data()), 4096, rmr.lkey}}).empty());
+    REQUIRE(qp->modify(rc::QpState::kInit).ok());
+    REQUIRE(qp->modify(rc::QpState::kRtr).ok());
+    REQUIRE(qp->modify(rc::QpState::kRts).ok());
+    if (post) REQUIRE(qp->post_recv({7, {reinterpret_cast<std::uint64_t>(rbuf.data()), 4096, rmr.lkey}}).ok());
   }
   wire::PacketInfo req(wire::Opcode op, std::uint32_t psn, std::uint32_t len, bool ack_req = true) {
     wire::PacketInfo pi{};
@@ -51,18 +51,18 @@ std::vector<std::uint8_t> payload(std::uint32_t n) { return std::vector<std::uin
 TEST_CASE("state machine: only RESET->INIT->RTR->RTS, ERROR and RESET from anywhere", "[rc][state]") {
   rc::MrTable m;
   rc::RcQp qp(attr(1, 2, 0, 0), m);
-  CHECK_FALSE(qp.modify(rc::QpState::kRts).empty());
-  CHECK_FALSE(qp.modify(rc::QpState::kRtr).empty());
-  CHECK(qp.modify(rc::QpState::kInit).empty());
-  CHECK_FALSE(qp.modify(rc::QpState::kRts).empty());
+  CHECK_FALSE(qp.modify(rc::QpState::kRts).ok());
+  CHECK_FALSE(qp.modify(rc::QpState::kRtr).ok());
+  CHECK(qp.modify(rc::QpState::kInit).ok());
+  CHECK_FALSE(qp.modify(rc::QpState::kRts).ok());
   auto bad = attr(1, 2, 0, 0);
   bad.pmtu = 1000;
-  CHECK(qp.modify(rc::QpState::kRtr, &bad).rfind("pmtu", 0) == 0);
-  CHECK(qp.modify(rc::QpState::kRtr).empty());
-  CHECK(qp.modify(rc::QpState::kRts).empty());
-  CHECK(qp.modify(rc::QpState::kError).empty());
+  CHECK(qp.modify(rc::QpState::kRtr, &bad).message().rfind("pmtu", 0) == 0);
+  CHECK(qp.modify(rc::QpState::kRtr).ok());
+  CHECK(qp.modify(rc::QpState::kRts).ok());
+  CHECK(qp.modify(rc::QpState::kError).ok());
   CHECK(qp.state() == rc::QpState::kError);
-  CHECK(qp.modify(rc::QpState::kReset).empty());
+  CHECK(qp.modify(rc::QpState::kReset).ok());
 }
 
 TEST_CASE("attribute validation names the attribute", "[rc][state]") {
@@ -126,7 +126,7 @@ TEST_CASE("duplicate SEND -> re-ACK, no second delivery (C9-105)", "[rc][respond
   Responder r;
   auto p = payload(64);
   r.qp->on_packet(r.req(wire::Opcode::kSendOnly, 100, 64), p.data(), 0);
-  REQUIRE(r.qp->post_recv({8, {reinterpret_cast<std::uint64_t>(r.rbuf.data()), 4096, r.rmr.lkey}}).empty());
+  REQUIRE(r.qp->post_recv({8, {reinterpret_cast<std::uint64_t>(r.rbuf.data()), 4096, r.rmr.lkey}}).ok());
   (void)r.out();
   r.qp->on_packet(r.req(wire::Opcode::kSendOnly, 100, 64), p.data(), 0);
   auto o = r.out();
@@ -291,15 +291,15 @@ TEST_CASE("requester segmentation: opcodes, RETH on WRITE FIRST only, AckReq on 
   auto mr = *m.register_region(buf.data(), buf.size(), rc::kAccessLocalWrite);
   auto a = attr(0x11, 0x12, 0xFFFFFE, 1);
   rc::RcQp qp(a, m);
-  REQUIRE(qp.modify(rc::QpState::kInit).empty());
-  REQUIRE(qp.modify(rc::QpState::kRtr).empty());
-  REQUIRE(qp.modify(rc::QpState::kRts).empty());
+  REQUIRE(qp.modify(rc::QpState::kInit).ok());
+  REQUIRE(qp.modify(rc::QpState::kRtr).ok());
+  REQUIRE(qp.modify(rc::QpState::kRts).ok());
   rc::SendWr w;
   w.opcode = rc::WrOpcode::kWriteWithImm;
   w.sge = {reinterpret_cast<std::uint64_t>(buf.data()), 2500, mr.lkey};
   w.remote_addr = 0x1000;
   w.rkey = 77;
-  REQUIRE(qp.post_send(w).empty());
+  REQUIRE(qp.post_send(w).ok());
   std::vector<rc::TxDescriptor> o;
   rc::TxDescriptor d;
   while (qp.next_packet(0, d)) o.push_back(d);
@@ -317,7 +317,7 @@ TEST_CASE("requester segmentation: opcodes, RETH on WRITE FIRST only, AckReq on 
   CHECK(o[2].ack_req);
   // A bad lkey is refused at post time.
   w.sge.lkey ^= 1;
-  CHECK_FALSE(qp.post_send(w).empty());
+  CHECK_FALSE(qp.post_send(w).ok());
 }
 
 TEST_CASE("coalesced ACK completes several WRs; NAK seq err rewinds mid-message", "[rc][completer]") {
@@ -325,14 +325,14 @@ TEST_CASE("coalesced ACK completes several WRs; NAK seq err rewinds mid-message"
   std::vector<std::uint8_t> buf(10000);
   auto mr = *m.register_region(buf.data(), buf.size(), rc::kAccessLocalWrite);
   rc::RcQp qp(attr(0x11, 0x12, 10, 1), m);
-  REQUIRE(qp.modify(rc::QpState::kInit).empty());
-  REQUIRE(qp.modify(rc::QpState::kRtr).empty());
-  REQUIRE(qp.modify(rc::QpState::kRts).empty());
+  REQUIRE(qp.modify(rc::QpState::kInit).ok());
+  REQUIRE(qp.modify(rc::QpState::kRtr).ok());
+  REQUIRE(qp.modify(rc::QpState::kRts).ok());
   for (int i = 0; i < 3; ++i) {
     rc::SendWr w;
     w.wr_id = static_cast<std::uint64_t>(i);
     w.sge = {reinterpret_cast<std::uint64_t>(buf.data()), i == 2 ? 3000u : 100u, mr.lkey};
-    REQUIRE(qp.post_send(w).empty());
+    REQUIRE(qp.post_send(w).ok());
   }
   rc::TxDescriptor d;
   int n = 0;
@@ -371,15 +371,15 @@ TEST_CASE("remote access NAK -> REM_ACCESS_ERR, QP to Error, later WRs flushed",
   std::vector<std::uint8_t> buf(100);
   auto mr = *m.register_region(buf.data(), buf.size(), rc::kAccessLocalWrite);
   rc::RcQp qp(attr(0x11, 0x12, 10, 1), m);
-  REQUIRE(qp.modify(rc::QpState::kInit).empty());
-  REQUIRE(qp.modify(rc::QpState::kRtr).empty());
-  REQUIRE(qp.modify(rc::QpState::kRts).empty());
+  REQUIRE(qp.modify(rc::QpState::kInit).ok());
+  REQUIRE(qp.modify(rc::QpState::kRtr).ok());
+  REQUIRE(qp.modify(rc::QpState::kRts).ok());
   for (int i = 0; i < 2; ++i) {
     rc::SendWr w;
     w.wr_id = static_cast<std::uint64_t>(i);
     w.opcode = rc::WrOpcode::kWrite;
     w.sge = {reinterpret_cast<std::uint64_t>(buf.data()), 50, mr.lkey};
-    REQUIRE(qp.post_send(w).empty());
+    REQUIRE(qp.post_send(w).ok());
   }
   rc::TxDescriptor d;
   while (qp.next_packet(0, d)) {
@@ -395,7 +395,7 @@ TEST_CASE("remote access NAK -> REM_ACCESS_ERR, QP to Error, later WRs flushed",
   REQUIRE(qp.poll_cq(c));
   CHECK(c.status == rc::WcStatus::kWrFlushErr);
   CHECK(qp.state() == rc::QpState::kError);
-  CHECK_FALSE(qp.post_send(rc::SendWr{}).empty());
+  CHECK_FALSE(qp.post_send(rc::SendWr{}).ok());
 }
 
 // ---- message-view receive mode: the responder keeps nothing itself and says what to keep ----
@@ -406,13 +406,13 @@ std::unique_ptr<rc::RcQp> view_qp(rc::MrTable& mrs, std::uint32_t credits, std::
   a.recv_mode = rc::RecvMode::kMessageViews;
   a.max_message_bytes = max_bytes;
   auto qp = std::make_unique<rc::RcQp>(a, mrs);
-  REQUIRE(qp->modify(rc::QpState::kInit).empty());
-  REQUIRE(qp->modify(rc::QpState::kRtr).empty());
-  REQUIRE(qp->modify(rc::QpState::kRts).empty());
+  REQUIRE(qp->modify(rc::QpState::kInit).ok());
+  REQUIRE(qp->modify(rc::QpState::kRtr).ok());
+  REQUIRE(qp->modify(rc::QpState::kRts).ok());
   for (std::uint32_t i = 0; i < credits; ++i) {
     rc::RecvWr credit;
     credit.sge.length = max_bytes;
-    REQUIRE(qp->post_recv(credit).empty());  // a credit has no buffer and needs no key
+    REQUIRE(qp->post_recv(credit).ok());  // a credit has no buffer and needs no key
   }
   return qp;
 }
@@ -468,7 +468,7 @@ TEST_CASE("views: no credit -> RNR NAK; over max_message_bytes -> invalid reques
   CHECK((d.aeth_syndrome & 0x60) == 0x20);  // RNR NAK
   rc::RecvWr credit;
   credit.sge.length = 1500;
-  REQUIRE(qp->post_recv(credit).empty());
+  REQUIRE(qp->post_recv(credit).ok());
   CHECK(qp->on_packet(r.req(wire::Opcode::kSendFirst, 100, 1024, false), p.data(), 0) == rc::RxDelivery::kKeep);
   CHECK(qp->on_packet(r.req(wire::Opcode::kSendLast, 101, 1000), p.data(), 0) == rc::RxDelivery::kNone);
   REQUIRE(qp->next_packet(0, d));
@@ -489,7 +489,7 @@ TEST_CASE("after an RNR NAK the packets already in flight behind it are dropped 
   CHECK(o[0].psn == 100);
   CHECK(r.qp->counters().out_of_sequence == 2);
   // Once a receive is posted the retried PSN is accepted, and a later gap is NAKed again.
-  REQUIRE(r.qp->post_recv({7, {reinterpret_cast<std::uint64_t>(r.rbuf.data()), 4096, r.rmr.lkey}}).empty());
+  REQUIRE(r.qp->post_recv({7, {reinterpret_cast<std::uint64_t>(r.rbuf.data()), 4096, r.rmr.lkey}}).ok());
   r.qp->on_packet(r.req(wire::Opcode::kSendOnly, 100, 64), p.data(), 0);
   r.qp->on_packet(r.req(wire::Opcode::kSendOnly, 105, 64), p.data(), 0);
   o = r.out();
@@ -508,9 +508,9 @@ struct ReadRequester {
   rc::RcQp qp{attr(0x11, 0x12, 10, 1), m};
   ReadRequester() {
     mr = *m.register_region(buf.data(), buf.size(), rc::kAccessLocalWrite);
-    REQUIRE(qp.modify(rc::QpState::kInit).empty());
-    REQUIRE(qp.modify(rc::QpState::kRtr).empty());
-    REQUIRE(qp.modify(rc::QpState::kRts).empty());
+    REQUIRE(qp.modify(rc::QpState::kInit).ok());
+    REQUIRE(qp.modify(rc::QpState::kRtr).ok());
+    REQUIRE(qp.modify(rc::QpState::kRts).ok());
   }
   void read(std::uint64_t id, std::uint32_t off, std::uint32_t len) {
     rc::SendWr w;
@@ -519,7 +519,7 @@ struct ReadRequester {
     w.sge = {reinterpret_cast<std::uint64_t>(buf.data() + off), len, mr.lkey};
     w.remote_addr = 0x10000;
     w.rkey = 0x99;
-    REQUIRE(qp.post_send(w).empty());
+    REQUIRE(qp.post_send(w).ok());
   }
   void response(wire::Opcode op, std::uint32_t psn, const std::vector<std::uint8_t>& data, std::uint64_t now) {
     wire::PacketInfo pi{};

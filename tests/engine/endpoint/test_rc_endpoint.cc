@@ -50,13 +50,13 @@ TEST_CASE("RC SEND over net_ring with 0 %, 1 % and 5 % frame loss: exactly once,
         rc::SendWr w;
         w.wr_id = static_cast<std::uint64_t>(posted);
         w.sge = {reinterpret_cast<std::uint64_t>(src.data() + slot * kMax), size_of(posted), smr.lkey};
-        if (!lab.qa->post_send(w).empty()) break;
+        if (!lab.qa->post_send(w).ok()) break;
         ++posted;
       }
       while (recvs < kMsgs && recvs - delivered < 64) {
         rc::RecvWr r{static_cast<std::uint64_t>(recvs),
                      {reinterpret_cast<std::uint64_t>(dst.data() + (recvs % 64) * kMax), kMax, dmr.lkey}};
-        if (!lab.qb->post_recv(r).empty()) break;
+        if (!lab.qb->post_recv(r).ok()) break;
         ++recvs;
       }
       rc::Completion c;
@@ -111,7 +111,7 @@ TEST_CASE("RC WRITE and READ over net_ring with 2 % loss: remote memory equals t
     w.sge = {reinterpret_cast<std::uint64_t>(local.data() + i * 4096), 4096, lmr.lkey};
     w.remote_addr = reinterpret_cast<std::uint64_t>(remote.data() + i * 4096);
     w.rkey = rmr.rkey;
-    REQUIRE(lab.qa->post_send(w).empty());
+    REQUIRE(lab.qa->post_send(w).ok());
   }
   int ok = 0, bad = 0;
   auto drain = [&] {
@@ -129,7 +129,7 @@ TEST_CASE("RC WRITE and READ over net_ring with 2 % loss: remote memory equals t
     w.sge = {reinterpret_cast<std::uint64_t>(back.data() + i * 16384), 16384, bmr.lkey};
     w.remote_addr = reinterpret_cast<std::uint64_t>(remote.data() + i * 16384);
     w.rkey = rmr.rkey;
-    REQUIRE(lab.qa->post_send(w).empty());
+    REQUIRE(lab.qa->post_send(w).ok());
   }
   REQUIRE(lab.run([&] { return drain() == 40; }));
   CHECK(bad == 0);
@@ -197,7 +197,7 @@ TEST_CASE("pcapng capture of a lossy run: every frame sent and received, as on t
     w.sge = {reinterpret_cast<std::uint64_t>(src.data() + i * 4096), 4096, smr.lkey};
     w.remote_addr = reinterpret_cast<std::uint64_t>(dst.data() + i * 4096);
     w.rkey = dmr.rkey;
-    REQUIRE(lab.qa->post_send(w).empty());
+    REQUIRE(lab.qa->post_send(w).ok());
   }
   int done = 0;
   REQUIRE(lab.run([&] {
@@ -619,4 +619,31 @@ TEST_CASE("endpoint CQ: receive completions name the receiving QP; work flushed 
     CHECK(c[k].qp_num == t.b_qpns[0]);
     CHECK(c[k].wr_id == 50 + k);
   }
+}
+
+TEST_CASE("post_send and post_recv answer with a code a program can act on: queue full, bad state, bad key, not found",
+          "[engine][transport][status]") {
+  LabOptions o = clocked_lab();
+  o.b_recv_mode = rc::RecvMode::kMessageViews;
+  Lab lab("tstatus", o);
+  std::vector<std::uint8_t> src(64), unregistered(64);
+  rc::MemoryRegion smr;
+  REQUIRE(lab.mem_a.register_memory(src.data(), src.size(), rc::kAccessLocalWrite, smr).ok());
+  rc::SendWr w;
+  w.opcode = rc::WrOpcode::kSend;
+  w.sge = {reinterpret_cast<std::uint64_t>(src.data()), 16, smr.lkey};
+  // The send queue (sq_depth 256) fills without a poll: the 257th is back-pressure, with static text.
+  for (std::uint32_t i = 0; i < lab.qa->attr().sq_depth; ++i) REQUIRE(lab.a->post_send(lab.qpn_a, w).ok());
+  const Status full = lab.a->post_send(lab.qpn_a, w);
+  CHECK(full.code() == StatusCode::kQueueFull);
+  CHECK(full.message() == "post_send: send queue full");
+  CHECK(lab.a->post_send(lab.qpn_a + 100, w).code() == StatusCode::kNotFound);
+  rc::SendWr bad = w;
+  bad.sge = {reinterpret_cast<std::uint64_t>(unregistered.data()), 16, smr.lkey};
+  CHECK(lab.b->post_send(lab.qpn_b, bad).code() == StatusCode::kBadKey);
+  CHECK(lab.a->send_message(lab.qpn_a, unregistered.data(), 16, 1).code() == StatusCode::kBadKey);
+  CHECK(lab.b->post_recv(lab.qpn_b, rc::RecvWr{1, {}}).code() == StatusCode::kInvalidArgument);  // a view QP
+  REQUIRE(lab.b->set_error(lab.qpn_b).ok());
+  CHECK(lab.b->post_send(lab.qpn_b, w).code() == StatusCode::kBadState);
+  CHECK(std::string(to_string(StatusCode::kQueueFull)) == "queue full");
 }
