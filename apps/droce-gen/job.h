@@ -105,8 +105,20 @@ class Job {
   void poll_transport(std::uint64_t now);
   bool post_one(Requester& q);
   void keep_receives_posted(Responder& r);
-  void verify_responders(std::uint64_t now);
-  void complete_requesters(std::uint64_t now);
+  // Completions: each endpoint's CQ drained once per iteration, each completion to its QP's entry.
+  struct QpnIndex {
+    std::uint32_t base = 0;
+    std::vector<std::uint32_t> entry;  // QPN - base -> entry index + 1, 0: not this job's
+    [[nodiscard]] std::uint32_t find(std::uint32_t qpn) const;
+  };
+  template <typename Entry>
+  static void index_qpns(const std::vector<Entry>& entries, std::uint32_t active, QpnIndex& out);
+  // Polls of 32 per endpoint and iteration at most, so posting and the transport keep their turn.
+  static constexpr int kCompletionRounds = 8;
+  void drain_completions(std::uint64_t now);
+  void dispatch(engine::RcEndpoint& ep, const rc::Completion& c, std::uint64_t now);
+  void verify_message(Responder& r, const rc::Completion& c, std::uint64_t now);
+  void complete_request(Requester& q, const rc::Completion& c, std::uint64_t now);
   void note_failure(std::uint32_t index, engine::RcEndpoint& ep, std::uint32_t qpn, const rc::Completion& c);
   [[nodiscard]] bool share_completed() const;
 
@@ -123,6 +135,7 @@ class Job {
   std::vector<Responder> rsps_;
   std::vector<std::uint8_t> req_buf_, rsp_buf_;
   std::uint32_t active_reqs_ = 0, active_rsps_ = 0;
+  QpnIndex req_index_, rsp_index_;
   std::uint64_t count_ = 0;        // this job's share of --count (0: by duration)
   double tsc_per_msg_ = 0;         // this job's share of the offered load (0: closed loop)
   double tokens_ = 1;

@@ -120,7 +120,7 @@ Status Traffic::set_initiator_depth(std::uint32_t i, const engine::PerftestKeys&
     return Status::error("the peer advertises out_reads 0: it answers no RDMA READ");
   rc::QpAttr a = qp->attr();
   a.max_rd_atomic = std::min<std::uint32_t>(keys.out_reads, rc::kMaxRdAtomic);
-  if (std::string e = qp->modify(rc::QpState::kInit, &a); !e.empty()) return Status::error("connect: " + e);
+  if (Status st = qp->modify(rc::QpState::kInit, &a); !st.ok()) return st.context("connect: ");
   return {};
 }
 

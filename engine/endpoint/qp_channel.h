@@ -49,12 +49,12 @@ class QpChannel {
     for (int n = 0; n < kBatch; ++n) {
       if (!has_pending_ && !in_.pop(pending_)) break;
       has_pending_ = true;
-      const std::string err = pending_.is_send ? qp.post_send(pending_.send)
-                              : qp.attr().recv_mode == rc::RecvMode::kMessageViews
-                                  ? std::string("post_recv: this QP receives message views")
-                                  : qp.post_recv(pending_.recv);
-      if (!err.empty()) {
-        if (err.find("full") != std::string::npos) break;  // the QP's queue is full: retry next time
+      const Status st = pending_.is_send ? qp.post_send(pending_.send)
+                        : qp.attr().recv_mode == rc::RecvMode::kMessageViews
+                            ? Status::fail(StatusCode::kInvalidArgument, "post_recv: this QP receives message views")
+                            : qp.post_recv(pending_.recv);
+      if (!st.ok()) {
+        if (st.code() == StatusCode::kQueueFull) break;  // back-pressure: the request waits for the next turn
         rc::Completion c;
         c.wr_id = pending_.is_send ? pending_.send.wr_id : pending_.recv.wr_id;
         c.status = qp.state() == rc::QpState::kError ? rc::WcStatus::kWrFlushErr : rc::WcStatus::kLocProtErr;

@@ -98,14 +98,29 @@ RcEndpoint::QpSlot& RcEndpoint::take_ready() {
   return s;
 }
 
-void RcEndpoint::on_doorbell(void* ctx, std::uint32_t slot) {
-  auto* ep = static_cast<RcEndpoint*>(ctx);
-  ep->make_ready(*ep->qps_[slot]);
+void RcEndpoint::note_completions(QpSlot& s) {
+  if (s.on_cq || !s.qp->has_completions()) return;
+  s.on_cq = true;
+  s.cq_next = kNoSlot;
+  if (cq_tail_ == kNoSlot)
+    cq_head_ = s.index;
+  else
+    qps_[cq_tail_]->cq_next = s.index;
+  cq_tail_ = s.index;
 }
 
+void RcEndpoint::on_doorbell(void* ctx, std::uint32_t slot) {
+  auto* ep = static_cast<RcEndpoint*>(ctx);
+  QpSlot& s = *ep->qps_[slot];
+  ep->make_ready(s);
+  ep->note_completions(s);  // work posted on a QP in ERROR completes flushed at once
+}
+
+// Every event that can complete work (a packet, a timer, a state change, posted work) ends here.
 void RcEndpoint::note_activity(QpSlot& s) {
   make_ready(s);
   reschedule(s);
+  note_completions(s);
 }
 
 // Only an RTS QP acts on its timers (on_timer, the RNR wait in next_packet); a QP in ERROR may
@@ -147,16 +162,16 @@ rc::RcQp* RcEndpoint::qp(std::uint32_t qpn) {
 }
 
 Status RcEndpoint::create_qp(rc::QpAttr attr, std::uint32_t& qpn) {
-  if (cfg_.memory == nullptr || cfg_.pool == nullptr) return Status::error("endpoint has no memory registry or pool");
+  if (cfg_.memory == nullptr || cfg_.pool == nullptr) return Status::error(StatusCode::kInvalidArgument, "endpoint has no memory registry or pool");
   for (std::uint32_t i = first_free_slot_; i < qps_.size(); ++i) {
     if (qps_[i]) continue;
     attr.qpn = cfg_.qpn_base + i;
-    if (std::string e = attr.validate(); !e.empty()) return Status::error("QP attributes: " + e);
+    if (std::string e = attr.validate(); !e.empty()) return Status::error(StatusCode::kInvalidArgument, "QP attributes: " + e);
     if (cfg_.dcqcn_reaction_point || cfg_.dcqcn_notification_point)
-      if (std::string e = cfg_.dcqcn.validate(); !e.empty()) return Status::error("DCQCN parameter " + e);
+      if (std::string e = cfg_.dcqcn.validate(); !e.empty())
+        return Status::error(StatusCode::kInvalidArgument, "DCQCN parameter " + e);
     auto q = std::make_unique<rc::RcQp>(attr, cfg_.memory->table());
-    if (std::string e = q->modify(rc::QpState::kInit); !e.empty())
-      return Status::error("QP " + std::to_string(attr.qpn) + ": " + e);
+    if (Status st = q->modify(rc::QpState::kInit); !st.ok()) return st.context("QP " + std::to_string(attr.qpn) + ": ");
     qps_[i] = std::make_unique<QpSlot>();
     first_free_slot_ = i + 1;
     QpSlot& s = *qps_[i];
@@ -171,21 +186,19 @@ Status RcEndpoint::create_qp(rc::QpAttr attr, std::uint32_t& qpn) {
     qpn = attr.qpn;
     return {};
   }
-  return Status::error("endpoint has no free QP slot (max_qps " + std::to_string(qps_.size()) + ")");
+  return Status::error(StatusCode::kNoMemory, "endpoint has no free QP slot (max_qps " + std::to_string(qps_.size()) + ")");
 }
 
 Status RcEndpoint::connect(std::uint32_t qpn, const RemoteQp& remote) {
   QpSlot* s = slot(qpn);
-  if (s == nullptr) return Status::error("connect: unknown QPN " + std::to_string(qpn));
+  if (s == nullptr) return Status::error(StatusCode::kNotFound, "connect: unknown QPN " + std::to_string(qpn));
   if (s->connected || s->qp->state() != rc::QpState::kInit)
-    return Status::error("connect: QP " + std::to_string(qpn) + " is not in INIT");
+    return Status::error(StatusCode::kBadState, "connect: QP " + std::to_string(qpn) + " is not in INIT");
   rc::QpAttr attr = s->qp->attr();
   attr.dest_qpn = remote.qpn;
   attr.rq_psn = remote.psn;
-  if (std::string e = s->qp->modify(rc::QpState::kRtr, &attr); !e.empty())
-    return Status::error("connect: QP " + std::to_string(qpn) + ": " + e);
-  if (std::string e = s->qp->modify(rc::QpState::kRts); !e.empty())
-    return Status::error("connect: QP " + std::to_string(qpn) + ": " + e);
+  if (Status st = s->qp->modify(rc::QpState::kRtr, &attr); !st.ok()) return st.context("connect: QP " + std::to_string(qpn) + ": ");
+  if (Status st = s->qp->modify(rc::QpState::kRts); !st.ok()) return st.context("connect: QP " + std::to_string(qpn) + ": ");
   wire::TemplateConfig tc;
   tc.local = cfg_.local;
   tc.remote = remote.address;
@@ -208,7 +221,7 @@ Status RcEndpoint::connect(std::uint32_t qpn, const RemoteQp& remote) {
     for (std::uint32_t k = 0; k < attr.rq_depth; ++k) {
       rc::RecvWr credit;
       credit.sge.length = s->credit_bytes;
-      if (std::string e = s->qp->post_recv(credit); !e.empty()) return Status::error("connect: " + e);
+      if (Status st = s->qp->post_recv(credit); !st.ok()) return st.context("connect: ");
     }
   }
   note_activity(*s);
@@ -225,7 +238,7 @@ Status RcEndpoint::create_qp(rc::QpAttr attr, const wire::L2L3Address& remote, r
 
 Status RcEndpoint::set_error(std::uint32_t qpn) {
   QpSlot* s = slot(qpn);
-  if (s == nullptr) return Status::error("set_error: unknown QPN " + std::to_string(qpn));
+  if (s == nullptr) return Status::error(StatusCode::kNotFound, "set_error: unknown QPN " + std::to_string(qpn));
   (void)s->qp->modify(rc::QpState::kError);  // always allowed
   note_activity(*s);  // flushed work, a NAK that may still leave
   return {};
@@ -233,18 +246,18 @@ Status RcEndpoint::set_error(std::uint32_t qpn) {
 
 Status RcEndpoint::post_send(std::uint32_t qpn, const rc::SendWr& wr) {
   QpSlot* s = slot(qpn);
-  if (s == nullptr) return Status::error("post_send: unknown QPN " + std::to_string(qpn));
-  if (std::string e = s->qp->post_send(wr); !e.empty()) return Status::error(e);
+  if (s == nullptr) return Status::fail(StatusCode::kNotFound, "post_send: unknown QPN");
+  if (Status st = s->qp->post_send(wr); !st.ok()) return st;
   note_activity(*s);
   return {};
 }
 
 Status RcEndpoint::post_recv(std::uint32_t qpn, const rc::RecvWr& wr) {
   QpSlot* s = slot(qpn);
-  if (s == nullptr) return Status::error("post_recv: unknown QPN " + std::to_string(qpn));
+  if (s == nullptr) return Status::fail(StatusCode::kNotFound, "post_recv: unknown QPN");
   if (s->qp->attr().recv_mode == rc::RecvMode::kMessageViews)
-    return Status::error("post_recv: QP " + std::to_string(qpn) + " receives message views (receive_message)");
-  if (std::string e = s->qp->post_recv(wr); !e.empty()) return Status::error(e);
+    return Status::fail(StatusCode::kInvalidArgument, "post_recv: the QP receives message views (receive_message)");
+  if (Status st = s->qp->post_recv(wr); !st.ok()) return st;
   note_activity(*s);
   return {};
 }
@@ -254,15 +267,35 @@ const dcqcn::DcqcnReactionPoint* RcEndpoint::dcqcn_state(std::uint32_t qpn) {
   return s == nullptr ? nullptr : &s->rp;
 }
 
-unsigned RcEndpoint::poll_cq(std::uint32_t qpn, rc::Completion* out, unsigned max) {
-  QpSlot* s = slot(qpn);
-  if (s == nullptr) return 0;
-  const bool views = s->qp->attr().recv_mode == rc::RecvMode::kMessageViews;
+unsigned RcEndpoint::drain_completions(QpSlot& s, rc::Completion* out, unsigned max) {
+  const bool views = s.qp->attr().recv_mode == rc::RecvMode::kMessageViews;
   unsigned n = 0;
   rc::Completion c;
-  while (n < max && s->qp->poll_cq(c)) {
+  while (n < max && s.qp->poll_cq(c)) {
     if (views && c.is_recv) continue;  // a receive credit flushed by ERROR: internal, not the application's
     out[n++] = c;
+  }
+  return n;
+}
+
+unsigned RcEndpoint::poll_cq(std::uint32_t qpn, rc::Completion* out, unsigned max) {
+  QpSlot* s = slot(qpn);
+  return s == nullptr ? 0 : drain_completions(*s, out, max);
+}
+
+// The list may hold QPs whose completions were already taken through the per-QP form (or the
+// RcQp itself): they leave it here. A QP that still has completions when `max` is reached stays
+// first, so its completions keep their order and the next call goes on from it.
+unsigned RcEndpoint::poll_cq(rc::Completion* out, unsigned max) {
+  unsigned n = 0;
+  while (n < max && cq_head_ != kNoSlot) {
+    QpSlot& s = *qps_[cq_head_];
+    n += drain_completions(s, out + n, max - n);
+    if (s.qp->has_completions()) break;  // max reached
+    cq_head_ = s.cq_next;
+    if (cq_head_ == kNoSlot) cq_tail_ = kNoSlot;
+    s.cq_next = kNoSlot;
+    s.on_cq = false;
   }
   return n;
 }
@@ -276,7 +309,7 @@ Status RcEndpoint::send_message(std::uint32_t qpn, const void* buf, std::uint32_
   if (len != 0) {
     std::uint32_t lkey = 0;
     if (buf == nullptr || !cfg_.memory->find_lkey(buf, len, lkey, &mr_hint_))
-      return Status::error("send_message: buffer is not inside registered memory");
+      return Status::fail(StatusCode::kBadKey, "send_message: buffer is not inside registered memory");
     wr.sge = {reinterpret_cast<std::uint64_t>(buf), len, lkey};
   }
   return post_send(qpn, wr);

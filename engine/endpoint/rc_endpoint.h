@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include <rte_cycles.h>
 #include <rte_mbuf.h>
 
 #include "engine/core/capture.h"
@@ -148,6 +149,11 @@ class RcEndpoint {
   [[nodiscard]] Status post_recv(std::uint32_t qpn, const rc::RecvWr& wr);
   // Up to `max` completions of the QP; returns how many were written.
   [[nodiscard]] unsigned poll_cq(std::uint32_t qpn, rc::Completion* out, unsigned max);
+  // The endpoint's completion queue: up to `max` completions of any of its QPs (each names its
+  // QP in qp_num), QPs in the order their first pending completion arrived, each QP's in order.
+  // Costs O(completions returned), not O(QPs): only QPs with completions are visited. Both
+  // forms may be mixed; a completion is returned once, by whichever polls first.
+  [[nodiscard]] unsigned poll_cq(rc::Completion* out, unsigned max);
 
   // ---- messaging ----
   // Sends [buf, buf+len) — which must lie inside registered memory; it is not copied and must
@@ -162,6 +168,8 @@ class RcEndpoint {
   [[nodiscard]] std::uint64_t views_held() const { return views_held_; }
 
   // One iteration: RX burst, timers, TX (as many packets as the backlog takes), flush.
+  void poll() { poll(rte_rdtsc()); }
+  // The same at a given TSC reading: labs and the simulator run the endpoint on their own clock.
   void poll(std::uint64_t now_tsc);
   // The same iteration over frames someone else read from the port (a worker that steers frames
   // to the QPs' owners): they are this endpoint's from now on (kept or freed). The caller has
@@ -194,6 +202,9 @@ class RcEndpoint {
     // Ready list (QPs that may have something to send), linked through the slots.
     std::uint32_t ready_next = kNoSlot;
     bool on_ready = false;
+    // Completion list (QPs that may have completions for poll_cq(out, max)), linked the same way.
+    std::uint32_t cq_next = kNoSlot;
+    bool on_cq = false;
     // The deadlines this QP is on the timer wheels for (kNever: not on them), so that
     // rescheduling after an event is one compare when nothing changed.
     std::uint64_t timer_at_ns = kNever;  // RcQp::next_timer_ns(), on the QPs' clock
@@ -220,6 +231,10 @@ class RcEndpoint {
   // A QP whose turn the full TX backlog cut: first in the next poll.
   void make_ready_first(QpSlot& s);
   [[nodiscard]] QpSlot& take_ready();
+  // The QP has completions the application has not polled: it goes on the completion list (once).
+  void note_completions(QpSlot& s);
+  // Up to `max` completions of one QP, skipping the receive credits of a message-view QP.
+  unsigned drain_completions(QpSlot& s, rc::Completion* out, unsigned max);
   // Something happened to the QP (work posted, a packet received, a state change): it gets a
   // transmit turn and its timers are rescheduled.
   void note_activity(QpSlot& s);
@@ -264,6 +279,8 @@ class RcEndpoint {
   // order; a QP whose turn the full TX backlog cut goes first in the next poll, so every QP gets
   // its turn however busy the others are (with 64 busy QPs the later ones never sent).
   std::uint32_t ready_head_ = kNoSlot, ready_tail_ = kNoSlot, ready_len_ = 0;
+  // QPs that may have completions, FIFO, each at most once (the endpoint's CQ).
+  std::uint32_t cq_head_ = kNoSlot, cq_tail_ = kNoSlot;
   bool rx_promiscuous_ = false;  // this poll's view of the port's mode (cfg or PMD)
   // The clock the QPs see (max_poll_gap_ns), and the poll time it last advanced from.
   std::uint64_t qp_now_ns_ = 0;

@@ -18,22 +18,22 @@ RcQp::RcQp(const QpAttr& attr, const MrTable& mrs) : attr_(attr), mrs_(mrs) {
   rq_.resp.resize(resp_ring_size(attr.max_dest_rd_atomic < kMaxRdAtomic ? attr.max_dest_rd_atomic : kMaxRdAtomic));
 }
 
-std::string RcQp::modify(QpState to, const QpAttr* attr) {
-  if (!transition_allowed(state_, to)) return "invalid QP state transition";
+Status RcQp::modify(QpState to, const QpAttr* attr) {
+  if (!transition_allowed(state_, to)) return Status::fail(StatusCode::kBadState, "invalid QP state transition");
   if (attr != nullptr) {
-    if (std::string e = attr->validate(); !e.empty()) return e;
+    if (std::string e = attr->validate(); !e.empty()) return Status::error(StatusCode::kInvalidArgument, std::move(e));
     if (attr->sq_depth != attr_.sq_depth || attr->rq_depth != attr_.rq_depth)
-      return "sq_depth/rq_depth: fixed at creation";
+      return Status::fail(StatusCode::kInvalidArgument, "sq_depth/rq_depth: fixed at creation");
     if (attr->max_dest_rd_atomic != attr_.max_dest_rd_atomic) {
       // The response queue is sized from it: it may change only while nothing can be queued.
       if (state_ != QpState::kReset && state_ != QpState::kInit)
-        return "max_dest_rd_atomic: fixed once the QP is past INIT";
+        return Status::fail(StatusCode::kBadState, "max_dest_rd_atomic: fixed once the QP is past INIT");
       rq_.resp.assign(resp_ring_size(attr->max_dest_rd_atomic), RespItem{});  // control path
       drop_responses();
     }
     attr_ = *attr;
   } else if (to == QpState::kRtr || to == QpState::kRts) {
-    if (std::string e = attr_.validate(); !e.empty()) return e;
+    if (std::string e = attr_.validate(); !e.empty()) return Status::error(StatusCode::kInvalidArgument, std::move(e));
   }
   if (to == QpState::kError) {
     enter_error();
@@ -68,20 +68,21 @@ std::string RcQp::modify(QpState to, const QpAttr* attr) {
   return {};
 }
 
-std::string RcQp::post_send(const SendWr& wr) {
-  if (state_ != QpState::kRts) return "post_send: QP is not in RTS";
-  if (sq_.tail - sq_.head >= sq_.ring.size()) return "post_send: send queue full";
+Status RcQp::post_send(const SendWr& wr) {
+  if (state_ != QpState::kRts) return Status::fail(StatusCode::kBadState, "post_send: QP is not in RTS");
+  if (sq_.tail - sq_.head >= sq_.ring.size()) return Status::fail(StatusCode::kQueueFull, "post_send: send queue full");
   // The largest message of any operation (IBTA §9.4: DMA length, 2^31 bytes): a longer SEND or
   // WRITE could not be described to the responder, which rejects it (rxe: check_length).
-  if (wr.sge.length > kMaxMessageBytes) return "post_send: message longer than 2^31 bytes";
+  if (wr.sge.length > kMaxMessageBytes)
+    return Status::fail(StatusCode::kInvalidArgument, "post_send: message longer than 2^31 bytes");
   if (wr.opcode == WrOpcode::kRead && attr_.max_rd_atomic == 0)
-    return "post_send: READ on a QP with max_rd_atomic 0 (no READ credits)";
+    return Status::fail(StatusCode::kInvalidArgument, "post_send: READ on a QP with max_rd_atomic 0 (no READ credits)");
   SendWqe w;
   w.wr = wr;
   const std::uint32_t need = wr.opcode == WrOpcode::kRead ? static_cast<std::uint32_t>(kAccessLocalWrite) : 0u;
   if (wr.sge.length != 0) {
     if (mrs_.check_local(wr.sge.lkey, wr.sge.addr, wr.sge.length, need, &w.local) != MrCheck::kOk)
-      return "post_send: local buffer not in a registered region (lkey, bounds or access)";
+      return Status::fail(StatusCode::kBadKey, "post_send: local buffer not in a registered region (lkey, bounds or access)");
   }
   const std::uint32_t len = wr.sge.length;
   w.npkts = len == 0 ? 1 : (len + attr_.pmtu - 1) / attr_.pmtu;
@@ -93,15 +94,16 @@ std::string RcQp::post_send(const SendWr& wr) {
   return {};
 }
 
-std::string RcQp::post_recv(const RecvWr& wr) {
-  if (state_ == QpState::kReset || state_ == QpState::kError) return "post_recv: QP is not initialised";
-  if (rq_.tail - rq_.head >= rq_.ring.size()) return "post_recv: receive queue full";
+Status RcQp::post_recv(const RecvWr& wr) {
+  if (state_ == QpState::kReset || state_ == QpState::kError)
+    return Status::fail(StatusCode::kBadState, "post_recv: QP is not initialised");
+  if (rq_.tail - rq_.head >= rq_.ring.size()) return Status::fail(StatusCode::kQueueFull, "post_recv: receive queue full");
   RecvWqe r;
   r.wr = wr;
   // A credit for a message view carries no buffer (see RecvMode::kMessageViews).
   if (wr.sge.length != 0 && attr_.recv_mode == RecvMode::kPostedBuffers &&
       mrs_.check_local(wr.sge.lkey, wr.sge.addr, wr.sge.length, kAccessLocalWrite, &r.local) != MrCheck::kOk)
-    return "post_recv: buffer not in a registered, locally writable region";
+    return Status::fail(StatusCode::kBadKey, "post_recv: buffer not in a registered, locally writable region");
   rq_.ring[rq_.tail % rq_.ring.size()] = r;
   ++rq_.tail;
   ring_doorbell();
@@ -143,7 +145,9 @@ std::uint64_t RcQp::next_timer_ns() const {
 
 void RcQp::push_completion(const Completion& c) {
   if (cq_tail_ - cq_head_ >= cq_.size()) return;  // cannot happen: one entry per WQE at most
-  cq_[cq_tail_ % cq_.size()] = c;
+  Completion& slot = cq_[cq_tail_ % cq_.size()];
+  slot = c;
+  slot.qp_num = attr_.qpn;
   ++cq_tail_;
 }
 

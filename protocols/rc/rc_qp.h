@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "protocols/common/status.h"
+
 #include "protocols/rc/mr_table.h"
 #include "protocols/rc/qp_attr.h"
 #include "protocols/rc/types.h"
@@ -25,13 +27,13 @@ class RcQp {
   RcQp(const QpAttr& attr, const MrTable& mrs);
 
   // Lifecycle (§10.3). Returns an error naming the bad attribute or transition; empty if done.
-  [[nodiscard]] std::string modify(QpState to, const QpAttr* attr = nullptr);
+  [[nodiscard]] Status modify(QpState to, const QpAttr* attr = nullptr);
   [[nodiscard]] QpState state() const { return state_; }
   [[nodiscard]] const QpAttr& attr() const { return attr_; }
 
   // Work requests. Errors (bad lkey/bounds, queue full, wrong state) are returned at once.
-  [[nodiscard]] std::string post_send(const SendWr& wr);
-  [[nodiscard]] std::string post_recv(const RecvWr& wr);
+  [[nodiscard]] Status post_send(const SendWr& wr);
+  [[nodiscard]] Status post_recv(const RecvWr& wr);
 
   // Next packet to transmit, if any may leave now (window, RNR wait, state). Responder output
   // (ACK/NAK/READ responses) goes first so that acknowledgements are never held behind data.
@@ -49,6 +51,7 @@ class RcQp {
   [[nodiscard]] std::uint64_t next_timer_ns() const;
 
   [[nodiscard]] bool poll_cq(Completion& out);
+  [[nodiscard]] bool has_completions() const { return cq_head_ != cq_tail_; }
 
   // The owner's doorbell, rung after post_send, post_recv and modify succeed (as ibv_post_send
   // rings the NIC's): an owner that services only the QPs with work learns of work posted

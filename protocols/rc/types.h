@@ -69,6 +69,7 @@ enum class WcOpcode : std::uint8_t { kSend, kWrite, kRead, kRecv, kRecvWithImm }
 
 struct Completion {
   std::uint64_t wr_id = 0;
+  std::uint32_t qp_num = 0;  // the QP it belongs to (ibv_wc.qp_num): one CQ may drain many QPs
   WcStatus status = WcStatus::kSuccess;
   WcOpcode opcode = WcOpcode::kSend;
   std::uint32_t byte_len = 0;

@@ -48,8 +48,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   a.sq_depth = 16;
   a.rq_depth = 16;
   rc::RcQp qp(a, mrs);
-  if (!qp.modify(rc::QpState::kInit).empty() || !qp.modify(rc::QpState::kRtr).empty() ||
-      !qp.modify(rc::QpState::kRts).empty())
+  if (!qp.modify(rc::QpState::kInit).ok() || !qp.modify(rc::QpState::kRtr).ok() ||
+      !qp.modify(rc::QpState::kRts).ok())
     __builtin_trap();
   (void)qp.post_recv({1, {reinterpret_cast<std::uint64_t>(recv.data()), 3000, recv_mr.lkey}});
   const rc::WrOpcode ops[] = {rc::WrOpcode::kSend, rc::WrOpcode::kWrite, rc::WrOpcode::kRead,

@@ -144,9 +144,9 @@ inline rc::QpAttr attr(std::uint32_t qpn, std::uint32_t dest, std::uint32_t sq_p
 inline void connect(Loopback& lb) {
   for (int i = 0; i < 2; ++i) {
     auto a = lb.qp(i).attr();
-    REQUIRE(lb.qp(i).modify(rc::QpState::kInit).empty());
-    REQUIRE(lb.qp(i).modify(rc::QpState::kRtr, &a).empty());
-    REQUIRE(lb.qp(i).modify(rc::QpState::kRts).empty());
+    REQUIRE(lb.qp(i).modify(rc::QpState::kInit).ok());
+    REQUIRE(lb.qp(i).modify(rc::QpState::kRtr, &a).ok());
+    REQUIRE(lb.qp(i).modify(rc::QpState::kRts).ok());
   }
 }
 

@@ -45,14 +45,14 @@ SendRun run_sends(Loopback& lb, int count, int max_steps = 400000) {
       wr.opcode = posted % 3 == 0 ? rc::WrOpcode::kSendWithImm : rc::WrOpcode::kSend;
       wr.imm = static_cast<std::uint32_t>(posted);
       wr.sge = {reinterpret_cast<std::uint64_t>(src.data() + slot * kMax), sizes[posted], smr.lkey};
-      if (!lb.qp(0).post_send(wr).empty()) break;
+      if (!lb.qp(0).post_send(wr).ok()) break;
       ++posted;
     }
     while (recv_posted < count && recv_posted - r.delivered < 64) {
       const int slot = recv_posted % 256;
       rc::RecvWr rw{static_cast<std::uint64_t>(recv_posted),
                     {reinterpret_cast<std::uint64_t>(dst.data() + slot * kMax), kMax, dmr.lkey}};
-      if (!lb.qp(1).post_recv(rw).empty()) break;
+      if (!lb.qp(1).post_recv(rw).ok()) break;
       ++recv_posted;
     }
     lb.step();
@@ -155,7 +155,7 @@ TEST_CASE("RDMA WRITE and READ with 5 % loss leave the target memory identical t
     w.sge = {reinterpret_cast<std::uint64_t>(local.data() + i * 4096), 4096, lmr.lkey};
     w.remote_addr = reinterpret_cast<std::uint64_t>(remote.data() + i * 4096);
     w.rkey = rmr.rkey;
-    REQUIRE(lb.qp(0).post_send(w).empty());
+    REQUIRE(lb.qp(0).post_send(w).ok());
   }
   int ok = 0, bad = 0;
   auto drain = [&] {
@@ -172,7 +172,7 @@ TEST_CASE("RDMA WRITE and READ with 5 % loss leave the target memory identical t
     w.sge = {reinterpret_cast<std::uint64_t>(back.data() + i * 16384), 16384, bmr.lkey};
     w.remote_addr = reinterpret_cast<std::uint64_t>(remote.data() + i * 16384);
     w.rkey = rmr.rkey;
-    REQUIRE(lb.qp(0).post_send(w).empty());
+    REQUIRE(lb.qp(0).post_send(w).ok());
   }
   REQUIRE(lb.run([&] { drain(); return ok + bad == 80; }, 200000));
   CHECK(bad == 0);
@@ -208,14 +208,14 @@ TEST_CASE("READ credits under 5 % loss, 2 % duplication and reordering: READs an
     r.sge = {reinterpret_cast<std::uint64_t>(back.data() + i * 3072), 3072, bmr.lkey};
     r.remote_addr = reinterpret_cast<std::uint64_t>(remote.data() + i * 3072);
     r.rkey = rmr.rkey;
-    REQUIRE(lb.qp(0).post_send(r).empty());
+    REQUIRE(lb.qp(0).post_send(r).ok());
     rc::SendWr w;
     w.wr_id = static_cast<std::uint64_t>(posted++);
     w.opcode = rc::WrOpcode::kWrite;
     w.sge = {reinterpret_cast<std::uint64_t>(local.data()), 100, lmr.lkey};
     w.remote_addr = reinterpret_cast<std::uint64_t>(remote.data() + 100 * 1024 + i * 128);
     w.rkey = rmr.rkey;
-    REQUIRE(lb.qp(0).post_send(w).empty());
+    REQUIRE(lb.qp(0).post_send(w).ok());
   }
   int ok = 0, bad = 0;
   auto drain = [&] {
@@ -239,11 +239,11 @@ TEST_CASE("no receive posted -> RNR NAK, the requester waits and succeeds once o
   auto dmr = *lb.ep(1).mrs.register_region(dst.data(), dst.size(), rc::kAccessLocalWrite);
   rc::SendWr w;
   w.sge = {reinterpret_cast<std::uint64_t>(src.data()), 100, smr.lkey};
-  REQUIRE(lb.qp(0).post_send(w).empty());
+  REQUIRE(lb.qp(0).post_send(w).ok());
   for (int i = 0; i < 50; ++i) lb.step();
   CHECK(lb.qp(1).counters().rnr_naks_sent > 0);
   CHECK(lb.qp(0).counters().rnr_naks_received > 0);
-  REQUIRE(lb.qp(1).post_recv({1, {reinterpret_cast<std::uint64_t>(dst.data()), 100, dmr.lkey}}).empty());
+  REQUIRE(lb.qp(1).post_recv({1, {reinterpret_cast<std::uint64_t>(dst.data()), 100, dmr.lkey}}).ok());
   rc::Completion c;
   REQUIRE(lb.run([&] { return lb.qp(1).poll_cq(c); }, 10000));
   CHECK(c.status == WcStatus::kSuccess);
@@ -261,7 +261,7 @@ TEST_CASE("rnr_retry exhausted -> RNR_RETRY_EXC_ERR, QP to Error, the rest flush
     rc::SendWr w;
     w.wr_id = static_cast<std::uint64_t>(i);
     w.sge = {reinterpret_cast<std::uint64_t>(src.data()), 100, smr.lkey};
-    REQUIRE(lb.qp(0).post_send(w).empty());
+    REQUIRE(lb.qp(0).post_send(w).ok());
   }
   std::vector<rc::Completion> got;
   REQUIRE(lb.run([&] { rc::Completion c; while (lb.qp(0).poll_cq(c)) got.push_back(c); return got.size() == 3; }, 20000));
@@ -283,7 +283,7 @@ TEST_CASE("a dead link -> local ACK timeouts, retry_cnt exhausted -> RETRY_EXC_E
     rc::SendWr w;
     w.wr_id = static_cast<std::uint64_t>(i);
     w.sge = {reinterpret_cast<std::uint64_t>(src.data()), 5000, smr.lkey};
-    REQUIRE(lb.qp(0).post_send(w).empty());
+    REQUIRE(lb.qp(0).post_send(w).ok());
   }
   std::vector<rc::Completion> got;
   REQUIRE(lb.run([&] { rc::Completion c; while (lb.qp(0).poll_cq(c)) got.push_back(c); return got.size() == 4; },
@@ -305,10 +305,10 @@ TEST_CASE("a long RNR episode (receiver slow to post) never exhausts retry_cnt t
   auto dmr = *lb.ep(1).mrs.register_region(dst.data(), dst.size(), rc::kAccessLocalWrite);
   rc::SendWr w;
   w.sge = {reinterpret_cast<std::uint64_t>(src.data()), 100, smr.lkey};
-  REQUIRE(lb.qp(0).post_send(w).empty());
+  REQUIRE(lb.qp(0).post_send(w).ok());
   for (int i = 0; i < 5000; ++i) lb.step();  // 5 ms without a receive posted
   CHECK(lb.qp(0).state() == rc::QpState::kRts);
-  REQUIRE(lb.qp(1).post_recv({1, {reinterpret_cast<std::uint64_t>(dst.data()), 100, dmr.lkey}}).empty());
+  REQUIRE(lb.qp(1).post_recv({1, {reinterpret_cast<std::uint64_t>(dst.data()), 100, dmr.lkey}}).ok());
   rc::Completion c;
   REQUIRE(lb.run([&] { return lb.qp(0).poll_cq(c); }, 10000));
   CHECK(c.status == WcStatus::kSuccess);

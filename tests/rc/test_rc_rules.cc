@@ -23,10 +23,10 @@ struct Responder {
     auto a = attr(0x12, 0x11, 1, epsn);
     a.max_dest_rd_atomic = max_dest_rd_atomic;
     qp = std::make_unique<rc::RcQp>(a, mrs);
-    REQUIRE(qp->modify(rc::QpState::kInit).empty());
-    REQUIRE(qp->modify(rc::QpState::kRtr).empty());
-    REQUIRE(qp->modify(rc::QpState::kRts).empty());
-    if (post) REQUIRE(qp->post_recv({7, {reinterpret_cast<std::uint64_t>(rbuf.data()), 4096, rmr.lkey}}).empty());
+    REQUIRE(qp->modify(rc::QpState::kInit).ok());
+    REQUIRE(qp->modify(rc::QpState::kRtr).ok());
+    REQUIRE(qp->modify(rc::QpState::kRts).ok());
+    if (post) REQUIRE(qp->post_recv({7, {reinterpret_cast<std::uint64_t>(rbuf.data()), 4096, rmr.lkey}}).ok());
   }
   wire::PacketInfo req(wire::Opcode op, std::uint32_t psn, std::uint32_t len, bool ack_req = true) {
     wire::PacketInfo pi{};
@@ -68,18 +68,18 @@ std::vector<std::uint8_t> payload(std::uint32_t n) { return std::vector<std::uin
 TEST_CASE("state machine: only RESET->INIT->RTR->RTS, ERROR and RESET from anywhere", "[rc][state]") {
   rc::MrTable m;
   rc::RcQp qp(attr(1, 2, 0, 0), m);
-  CHECK_FALSE(qp.modify(rc::QpState::kRts).empty());
-  CHECK_FALSE(qp.modify(rc::QpState::kRtr).empty());
-  CHECK(qp.modify(rc::QpState::kInit).empty());
-  CHECK_FALSE(qp.modify(rc::QpState::kRts).empty());
+  CHECK_FALSE(qp.modify(rc::QpState::kRts).ok());
+  CHECK_FALSE(qp.modify(rc::QpState::kRtr).ok());
+  CHECK(qp.modify(rc::QpState::kInit).ok());
+  CHECK_FALSE(qp.modify(rc::QpState::kRts).ok());
   auto bad = attr(1, 2, 0, 0);
   bad.pmtu = 1000;
-  CHECK(qp.modify(rc::QpState::kRtr, &bad).rfind("pmtu", 0) == 0);
-  CHECK(qp.modify(rc::QpState::kRtr).empty());
-  CHECK(qp.modify(rc::QpState::kRts).empty());
-  CHECK(qp.modify(rc::QpState::kError).empty());
+  CHECK(qp.modify(rc::QpState::kRtr, &bad).message().rfind("pmtu", 0) == 0);
+  CHECK(qp.modify(rc::QpState::kRtr).ok());
+  CHECK(qp.modify(rc::QpState::kRts).ok());
+  CHECK(qp.modify(rc::QpState::kError).ok());
   CHECK(qp.state() == rc::QpState::kError);
-  CHECK(qp.modify(rc::QpState::kReset).empty());
+  CHECK(qp.modify(rc::QpState::kReset).ok());
 }
 
 TEST_CASE("attribute validation names the attribute", "[rc][state]") {
@@ -145,7 +145,7 @@ TEST_CASE("duplicate SEND -> re-ACK, no second delivery (C9-105)", "[rc][respond
   Responder r;
   auto p = payload(64);
   r.qp->on_packet(r.req(wire::Opcode::kSendOnly, 100, 64), p.data(), 0);
-  REQUIRE(r.qp->post_recv({8, {reinterpret_cast<std::uint64_t>(r.rbuf.data()), 4096, r.rmr.lkey}}).empty());
+  REQUIRE(r.qp->post_recv({8, {reinterpret_cast<std::uint64_t>(r.rbuf.data()), 4096, r.rmr.lkey}}).ok());
   (void)r.out();
   r.qp->on_packet(r.req(wire::Opcode::kSendOnly, 100, 64), p.data(), 0);
   auto o = r.out();
@@ -310,15 +310,15 @@ TEST_CASE("requester segmentation: opcodes, RETH on WRITE FIRST only, AckReq on 
   auto mr = *m.register_region(buf.data(), buf.size(), rc::kAccessLocalWrite);
   auto a = attr(0x11, 0x12, 0xFFFFFE, 1);
   rc::RcQp qp(a, m);
-  REQUIRE(qp.modify(rc::QpState::kInit).empty());
-  REQUIRE(qp.modify(rc::QpState::kRtr).empty());
-  REQUIRE(qp.modify(rc::QpState::kRts).empty());
+  REQUIRE(qp.modify(rc::QpState::kInit).ok());
+  REQUIRE(qp.modify(rc::QpState::kRtr).ok());
+  REQUIRE(qp.modify(rc::QpState::kRts).ok());
   rc::SendWr w;
   w.opcode = rc::WrOpcode::kWriteWithImm;
   w.sge = {reinterpret_cast<std::uint64_t>(buf.data()), 2500, mr.lkey};
   w.remote_addr = 0x1000;
   w.rkey = 77;
-  REQUIRE(qp.post_send(w).empty());
+  REQUIRE(qp.post_send(w).ok());
   std::vector<rc::TxDescriptor> o;
   rc::TxDescriptor d;
   while (qp.next_packet(0, d)) o.push_back(d);
@@ -336,7 +336,7 @@ TEST_CASE("requester segmentation: opcodes, RETH on WRITE FIRST only, AckReq on 
   CHECK(o[2].ack_req);
   // A bad lkey is refused at post time.
   w.sge.lkey ^= 1;
-  CHECK_FALSE(qp.post_send(w).empty());
+  CHECK_FALSE(qp.post_send(w).ok());
 }
 
 TEST_CASE("coalesced ACK completes several WRs; NAK seq err rewinds mid-message", "[rc][completer]") {
@@ -344,14 +344,14 @@ TEST_CASE("coalesced ACK completes several WRs; NAK seq err rewinds mid-message"
   std::vector<std::uint8_t> buf(10000);
   auto mr = *m.register_region(buf.data(), buf.size(), rc::kAccessLocalWrite);
   rc::RcQp qp(attr(0x11, 0x12, 10, 1), m);
-  REQUIRE(qp.modify(rc::QpState::kInit).empty());
-  REQUIRE(qp.modify(rc::QpState::kRtr).empty());
-  REQUIRE(qp.modify(rc::QpState::kRts).empty());
+  REQUIRE(qp.modify(rc::QpState::kInit).ok());
+  REQUIRE(qp.modify(rc::QpState::kRtr).ok());
+  REQUIRE(qp.modify(rc::QpState::kRts).ok());
   for (int i = 0; i < 3; ++i) {
     rc::SendWr w;
     w.wr_id = static_cast<std::uint64_t>(i);
     w.sge = {reinterpret_cast<std::uint64_t>(buf.data()), i == 2 ? 3000u : 100u, mr.lkey};
-    REQUIRE(qp.post_send(w).empty());
+    REQUIRE(qp.post_send(w).ok());
   }
   rc::TxDescriptor d;
   int n = 0;
@@ -390,15 +390,15 @@ TEST_CASE("remote access NAK -> REM_ACCESS_ERR, QP to Error, later WRs flushed",
   std::vector<std::uint8_t> buf(100);
   auto mr = *m.register_region(buf.data(), buf.size(), rc::kAccessLocalWrite);
   rc::RcQp qp(attr(0x11, 0x12, 10, 1), m);
-  REQUIRE(qp.modify(rc::QpState::kInit).empty());
-  REQUIRE(qp.modify(rc::QpState::kRtr).empty());
-  REQUIRE(qp.modify(rc::QpState::kRts).empty());
+  REQUIRE(qp.modify(rc::QpState::kInit).ok());
+  REQUIRE(qp.modify(rc::QpState::kRtr).ok());
+  REQUIRE(qp.modify(rc::QpState::kRts).ok());
   for (int i = 0; i < 2; ++i) {
     rc::SendWr w;
     w.wr_id = static_cast<std::uint64_t>(i);
     w.opcode = rc::WrOpcode::kWrite;
     w.sge = {reinterpret_cast<std::uint64_t>(buf.data()), 50, mr.lkey};
-    REQUIRE(qp.post_send(w).empty());
+    REQUIRE(qp.post_send(w).ok());
   }
   rc::TxDescriptor d;
   while (qp.next_packet(0, d)) {
@@ -414,7 +414,7 @@ TEST_CASE("remote access NAK -> REM_ACCESS_ERR, QP to Error, later WRs flushed",
   REQUIRE(qp.poll_cq(c));
   CHECK(c.status == rc::WcStatus::kWrFlushErr);
   CHECK(qp.state() == rc::QpState::kError);
-  CHECK_FALSE(qp.post_send(rc::SendWr{}).empty());
+  CHECK_FALSE(qp.post_send(rc::SendWr{}).ok());
 }
 
 // ---- message-view receive mode: the responder keeps nothing itself and says what to keep ----
@@ -425,13 +425,13 @@ std::unique_ptr<rc::RcQp> view_qp(rc::MrTable& mrs, std::uint32_t credits, std::
   a.recv_mode = rc::RecvMode::kMessageViews;
   a.max_message_bytes = max_bytes;
   auto qp = std::make_unique<rc::RcQp>(a, mrs);
-  REQUIRE(qp->modify(rc::QpState::kInit).empty());
-  REQUIRE(qp->modify(rc::QpState::kRtr).empty());
-  REQUIRE(qp->modify(rc::QpState::kRts).empty());
+  REQUIRE(qp->modify(rc::QpState::kInit).ok());
+  REQUIRE(qp->modify(rc::QpState::kRtr).ok());
+  REQUIRE(qp->modify(rc::QpState::kRts).ok());
   for (std::uint32_t i = 0; i < credits; ++i) {
     rc::RecvWr credit;
     credit.sge.length = max_bytes;
-    REQUIRE(qp->post_recv(credit).empty());  // a credit has no buffer and needs no key
+    REQUIRE(qp->post_recv(credit).ok());  // a credit has no buffer and needs no key
   }
   return qp;
 }
@@ -487,7 +487,7 @@ TEST_CASE("views: no credit -> RNR NAK; over max_message_bytes -> invalid reques
   CHECK((d.aeth_syndrome & 0x60) == 0x20);  // RNR NAK
   rc::RecvWr credit;
   credit.sge.length = 1500;
-  REQUIRE(qp->post_recv(credit).empty());
+  REQUIRE(qp->post_recv(credit).ok());
   CHECK(qp->on_packet(r.req(wire::Opcode::kSendFirst, 100, 1024, false), p.data(), 0) == rc::RxDelivery::kKeep);
   CHECK(qp->on_packet(r.req(wire::Opcode::kSendLast, 101, 1000), p.data(), 0) == rc::RxDelivery::kNone);
   REQUIRE(qp->next_packet(0, d));
@@ -508,7 +508,7 @@ TEST_CASE("after an RNR NAK the packets already in flight behind it are dropped 
   CHECK(o[0].psn == 100);
   CHECK(r.qp->counters().out_of_sequence == 2);
   // Once a receive is posted the retried PSN is accepted, and a later gap is NAKed again.
-  REQUIRE(r.qp->post_recv({7, {reinterpret_cast<std::uint64_t>(r.rbuf.data()), 4096, r.rmr.lkey}}).empty());
+  REQUIRE(r.qp->post_recv({7, {reinterpret_cast<std::uint64_t>(r.rbuf.data()), 4096, r.rmr.lkey}}).ok());
   r.qp->on_packet(r.req(wire::Opcode::kSendOnly, 100, 64), p.data(), 0);
   o = r.out();
   REQUIRE(o.size() == 1);
@@ -536,9 +536,9 @@ struct ReadRequester {
   explicit ReadRequester(std::uint32_t max_rd_atomic = 16, std::uint8_t retry_cnt = 7)
       : qp(with_depth(max_rd_atomic, retry_cnt), m) {
     mr = *m.register_region(buf.data(), buf.size(), rc::kAccessLocalWrite);
-    REQUIRE(qp.modify(rc::QpState::kInit).empty());
-    REQUIRE(qp.modify(rc::QpState::kRtr).empty());
-    REQUIRE(qp.modify(rc::QpState::kRts).empty());
+    REQUIRE(qp.modify(rc::QpState::kInit).ok());
+    REQUIRE(qp.modify(rc::QpState::kRtr).ok());
+    REQUIRE(qp.modify(rc::QpState::kRts).ok());
   }
   void read(std::uint64_t id, std::uint32_t off, std::uint32_t len) {
     rc::SendWr w;
@@ -547,7 +547,7 @@ struct ReadRequester {
     w.sge = {reinterpret_cast<std::uint64_t>(buf.data() + off), len, mr.lkey};
     w.remote_addr = 0x10000;
     w.rkey = 0x99;
-    REQUIRE(qp.post_send(w).empty());
+    REQUIRE(qp.post_send(w).ok());
   }
   void response(wire::Opcode op, std::uint32_t psn, const std::vector<std::uint8_t>& data, std::uint64_t now) {
     wire::PacketInfo pi{};
@@ -561,7 +561,7 @@ struct ReadRequester {
     rc::SendWr w;
     w.wr_id = id;
     w.sge = {reinterpret_cast<std::uint64_t>(buf.data()), len, mr.lkey};
-    REQUIRE(qp.post_send(w).empty());
+    REQUIRE(qp.post_send(w).ok());
   }
   // An ACK (syndrome 0x1F), NAK or RNR NAK for `psn`.
   void ack(std::uint32_t psn, std::uint8_t syndrome, std::uint64_t now) {
@@ -695,7 +695,7 @@ TEST_CASE("max_rd_atomic 0: posting a READ is refused with a clear error", "[rc]
   rc::SendWr w;
   w.opcode = rc::WrOpcode::kRead;
   w.sge = {reinterpret_cast<std::uint64_t>(r.buf.data()), 100, r.mr.lkey};
-  CHECK(r.qp.post_send(w).find("max_rd_atomic") != std::string::npos);
+  CHECK(r.qp.post_send(w).message().find("max_rd_atomic") != std::string::npos);
 }
 
 TEST_CASE("responder resources: a new READ while max_dest_rd_atomic READs still have responses to send -> NAK "
@@ -752,12 +752,12 @@ TEST_CASE("READ credits are validated: 0..255, the verbs and CM field width", "[
   // The responder's queue is sized from it: it may change until the QP receives, not after.
   rc::MrTable m;
   rc::RcQp qp(attr(1, 2, 0, 0), m);
-  REQUIRE(qp.modify(rc::QpState::kInit).empty());
+  REQUIRE(qp.modify(rc::QpState::kInit).ok());
   auto b = qp.attr();
   b.max_dest_rd_atomic = 4;
-  CHECK(qp.modify(rc::QpState::kRtr, &b).empty());
+  CHECK(qp.modify(rc::QpState::kRtr, &b).ok());
   b.max_dest_rd_atomic = 8;
-  CHECK(qp.modify(rc::QpState::kRts, &b).rfind("max_dest_rd_atomic", 0) == 0);
+  CHECK(qp.modify(rc::QpState::kRts, &b).message().rfind("max_dest_rd_atomic", 0) == 0);
 }
 
 TEST_CASE("duplicate READ whose responses are still queued -> that run resumes from the PSN asked for, no second "
@@ -894,19 +894,19 @@ TEST_CASE("§9.4 message length: SEND, WRITE and READ longer than 2^31 bytes are
   // A 4 GiB registration that is never touched: post_send only checks bounds.
   auto big = *m.register_region(&byte, std::uint64_t{1} << 32, rc::kAccessLocalWrite);
   rc::RcQp qp(attr(0x11, 0x12, 10, 1), m);
-  REQUIRE(qp.modify(rc::QpState::kInit).empty());
-  REQUIRE(qp.modify(rc::QpState::kRtr).empty());
-  REQUIRE(qp.modify(rc::QpState::kRts).empty());
+  REQUIRE(qp.modify(rc::QpState::kInit).ok());
+  REQUIRE(qp.modify(rc::QpState::kRtr).ok());
+  REQUIRE(qp.modify(rc::QpState::kRts).ok());
   for (auto op : {rc::WrOpcode::kSend, rc::WrOpcode::kSendWithImm, rc::WrOpcode::kWrite, rc::WrOpcode::kWriteWithImm,
                   rc::WrOpcode::kRead}) {
     rc::SendWr w;
     w.opcode = op;
     w.sge = {reinterpret_cast<std::uint64_t>(&byte), (1u << 31) + 1, big.lkey};
-    CHECK(qp.post_send(w).find("2^31") != std::string::npos);
+    CHECK(qp.post_send(w).message().find("2^31") != std::string::npos);
   }
   rc::SendWr w;
   w.sge = {reinterpret_cast<std::uint64_t>(&byte), 1u << 31, big.lkey};
-  CHECK(qp.post_send(w).empty());  // exactly 2^31 is allowed
+  CHECK(qp.post_send(w).ok());  // exactly 2^31 is allowed
 }
 
 TEST_CASE("large READ under loss: the local ACK timer restarts while the READ's responses keep arriving, and the "

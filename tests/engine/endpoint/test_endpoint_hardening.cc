@@ -67,7 +67,7 @@ TEST_CASE("forged frames with the right QPN and PSN: another source IP, another 
     rc::MemoryRegion rmr, smr;
     REQUIRE(lab.mem_b.register_memory(rbuf.data(), rbuf.size(), rc::kAccessLocalWrite, rmr).ok());
     REQUIRE(lab.mem_a.register_memory(sbuf.data(), sbuf.size(), rc::kAccessLocalWrite, smr).ok());
-    REQUIRE(lab.qb->post_recv({1, {reinterpret_cast<std::uint64_t>(rbuf.data()), 64, rmr.lkey}}).empty());
+    REQUIRE(lab.qb->post_recv({1, {reinterpret_cast<std::uint64_t>(rbuf.data()), 64, rmr.lkey}}).ok());
 
     const wire::L2L3Address peer = addr(1, ipv6), us = addr(2, ipv6);
     wire::L2L3Address stranger = peer;  // 10.9.9.9 (fd00::909): not B's peer
@@ -118,7 +118,7 @@ TEST_CASE("forged frames with the right QPN and PSN: another source IP, another 
     rc::SendWr w;
     w.wr_id = 5;
     w.sge = {reinterpret_cast<std::uint64_t>(sbuf.data()), 16, smr.lkey};
-    REQUIRE(lab.qa->post_send(w).empty());
+    REQUIRE(lab.qa->post_send(w).ok());
     REQUIRE(lab.run([&] { return lab.qb->poll_cq(c); }));
     CHECK(c.status == rc::WcStatus::kSuccess);
     CHECK(c.byte_len == 16);
@@ -137,7 +137,7 @@ TEST_CASE("check_pkey off -> a frame of another partition from the real peer is 
   std::vector<std::uint8_t> rbuf(64, 0);
   rc::MemoryRegion rmr;
   REQUIRE(lab.mem_b.register_memory(rbuf.data(), rbuf.size(), rc::kAccessLocalWrite, rmr).ok());
-  REQUIRE(lab.qb->post_recv({1, {reinterpret_cast<std::uint64_t>(rbuf.data()), 64, rmr.lkey}}).empty());
+  REQUIRE(lab.qb->post_recv({1, {reinterpret_cast<std::uint64_t>(rbuf.data()), 64, rmr.lkey}}).ok());
   // P_Key checks off: a frame of partition 0x1234 from the real peer is taken.
   std::uint8_t frame[256];
   const std::uint32_t n = forged_send(lab, addr(1), addr(2), false, 0x1234, frame, sizeof(frame));

@@ -50,13 +50,13 @@ TEST_CASE("RC SEND over net_ring with 0 %, 1 % and 5 % frame loss: exactly once,
         rc::SendWr w;
         w.wr_id = static_cast<std::uint64_t>(posted);
         w.sge = {reinterpret_cast<std::uint64_t>(src.data() + slot * kMax), size_of(posted), smr.lkey};
-        if (!lab.qa->post_send(w).empty()) break;
+        if (!lab.qa->post_send(w).ok()) break;
         ++posted;
       }
       while (recvs < kMsgs && recvs - delivered < 64) {
         rc::RecvWr r{static_cast<std::uint64_t>(recvs),
                      {reinterpret_cast<std::uint64_t>(dst.data() + (recvs % 64) * kMax), kMax, dmr.lkey}};
-        if (!lab.qb->post_recv(r).empty()) break;
+        if (!lab.qb->post_recv(r).ok()) break;
         ++recvs;
       }
       rc::Completion c;
@@ -111,7 +111,7 @@ TEST_CASE("RC WRITE and READ over net_ring with 2 % loss: remote memory equals t
     w.sge = {reinterpret_cast<std::uint64_t>(local.data() + i * 4096), 4096, lmr.lkey};
     w.remote_addr = reinterpret_cast<std::uint64_t>(remote.data() + i * 4096);
     w.rkey = rmr.rkey;
-    REQUIRE(lab.qa->post_send(w).empty());
+    REQUIRE(lab.qa->post_send(w).ok());
   }
   int ok = 0, bad = 0;
   auto drain = [&] {
@@ -129,7 +129,7 @@ TEST_CASE("RC WRITE and READ over net_ring with 2 % loss: remote memory equals t
     w.sge = {reinterpret_cast<std::uint64_t>(back.data() + i * 16384), 16384, bmr.lkey};
     w.remote_addr = reinterpret_cast<std::uint64_t>(remote.data() + i * 16384);
     w.rkey = rmr.rkey;
-    REQUIRE(lab.qa->post_send(w).empty());
+    REQUIRE(lab.qa->post_send(w).ok());
   }
   REQUIRE(lab.run([&] { return drain() == 40; }));
   CHECK(bad == 0);
@@ -197,7 +197,7 @@ TEST_CASE("pcapng capture of a lossy run: every frame sent and received, as on t
     w.sge = {reinterpret_cast<std::uint64_t>(src.data() + i * 4096), 4096, smr.lkey};
     w.remote_addr = reinterpret_cast<std::uint64_t>(dst.data() + i * 4096);
     w.rkey = dmr.rkey;
-    REQUIRE(lab.qa->post_send(w).empty());
+    REQUIRE(lab.qa->post_send(w).ok());
   }
   int done = 0;
   REQUIRE(lab.run([&] {
@@ -460,4 +460,190 @@ TEST_CASE("an application thread receives message views through the channel and 
   CHECK(received == kMsgs);
   CHECK(lab.b->views_held() == 0);
   CHECK(lab.b->rx_copies_per_byte() == 0.0);
+}
+
+namespace {
+
+LabOptions clocked_lab() {
+  LabOptions o;
+  o.clock_step_ns = 10'000;  // timers on the test's clock: no timeout on a busy machine
+  return o;
+}
+
+// The lab's QP pair plus `extra` more, each A-side QP with its B-side peer.
+struct CqLab {
+  Lab lab;
+  std::vector<std::uint32_t> a_qpns, b_qpns;
+  CqLab(const std::string& name, std::uint32_t extra) : lab(name, clocked_lab()) {
+    a_qpns.push_back(lab.qpn_a);
+    b_qpns.push_back(lab.qpn_b);
+    for (std::uint32_t i = 1; i <= extra; ++i) {
+      rc::QpAttr at;
+      at.sq_psn = 0x1000 * i;
+      at.timeout = 14;
+      at.access = rc::kAccessRemoteWrite | rc::kAccessRemoteRead;
+      rc::QpAttr bt = at;
+      bt.sq_psn = 0x800 * i;
+      std::uint32_t qa = 0, qb = 0;
+      REQUIRE(lab.a->create_qp(at, qa).ok());
+      REQUIRE(lab.b->create_qp(bt, qb).ok());
+      REQUIRE(lab.a->connect(qa, RemoteQp{addr(2), qb, bt.sq_psn}).ok());
+      REQUIRE(lab.b->connect(qb, RemoteQp{addr(1), qa, at.sq_psn}).ok());
+      a_qpns.push_back(qa);
+      b_qpns.push_back(qb);
+    }
+  }
+  [[nodiscard]] std::size_t index_of_a(std::uint32_t qpn) const {
+    for (std::size_t i = 0; i < a_qpns.size(); ++i)
+      if (a_qpns[i] == qpn) return i;
+    return a_qpns.size();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("one completion queue per endpoint: poll_cq(out, max) drains every QP's completions, each naming its QP, "
+          "each QP's in order",
+          "[engine][transport][cq]") {
+  CqLab t("tcq", 3);
+  constexpr std::uint32_t kMsgs = 5;
+  std::vector<std::uint8_t> src(4096), dst(4096 * 4);
+  rc::MemoryRegion smr, dmr;
+  REQUIRE(t.lab.mem_a.register_memory(src.data(), src.size(), rc::kAccessLocalWrite, smr).ok());
+  REQUIRE(t.lab.mem_b.register_memory(dst.data(), dst.size(), rc::kAccessLocalWrite | rc::kAccessRemoteWrite, dmr).ok());
+  for (std::uint32_t q = 0; q < t.a_qpns.size(); ++q)
+    for (std::uint32_t m = 0; m < kMsgs; ++m) {
+      rc::SendWr w;
+      w.wr_id = q * 100 + m;
+      w.opcode = rc::WrOpcode::kWrite;
+      w.sge = {reinterpret_cast<std::uint64_t>(src.data()), 64, smr.lkey};
+      w.remote_addr = reinterpret_cast<std::uint64_t>(dst.data() + q * 4096);
+      w.rkey = dmr.rkey;
+      REQUIRE(t.lab.a->post_send(t.a_qpns[q], w).ok());
+    }
+  // Three at a time, so a QP's completions span calls: the next call goes on where one stopped.
+  std::vector<std::vector<std::uint64_t>> got(t.a_qpns.size());
+  std::uint32_t total = 0, foreign = 0, failed = 0;
+  REQUIRE(t.lab.run([&] {
+    rc::Completion c[3];
+    for (unsigned n = t.lab.a->poll_cq(c, 3), k = 0; k < n; ++k) {
+      ++total;
+      failed += c[k].status != rc::WcStatus::kSuccess;
+      const std::size_t i = t.index_of_a(c[k].qp_num);
+      if (i == t.a_qpns.size()) {
+        ++foreign;
+        continue;
+      }
+      got[i].push_back(c[k].wr_id);
+    }
+    return total >= t.a_qpns.size() * kMsgs;
+  }));
+  CHECK(foreign == 0);
+  CHECK(failed == 0);
+  CHECK(total == t.a_qpns.size() * kMsgs);
+  for (std::uint32_t q = 0; q < t.a_qpns.size(); ++q) {
+    std::vector<std::uint64_t> want;
+    for (std::uint32_t m = 0; m < kMsgs; ++m) want.push_back(q * 100 + m);
+    CHECK(got[q] == want);
+  }
+  // Nothing is returned twice: neither form has anything left.
+  rc::Completion c[8];
+  CHECK(t.lab.a->poll_cq(c, 8) == 0);
+  for (const std::uint32_t qpn : t.a_qpns) CHECK(t.lab.a->poll_cq(qpn, c, 8) == 0);
+}
+
+TEST_CASE("endpoint CQ and per-QP polling mixed: a completion is returned once, by whichever polls first",
+          "[engine][transport][cq]") {
+  CqLab t("tcqmix", 1);
+  std::vector<std::uint8_t> src(256), dst(256);
+  rc::MemoryRegion smr, dmr;
+  REQUIRE(t.lab.mem_a.register_memory(src.data(), src.size(), rc::kAccessLocalWrite, smr).ok());
+  REQUIRE(t.lab.mem_b.register_memory(dst.data(), dst.size(), rc::kAccessLocalWrite | rc::kAccessRemoteWrite, dmr).ok());
+  auto write = [&](std::uint32_t qpn, std::uint64_t id) {
+    rc::SendWr w;
+    w.wr_id = id;
+    w.opcode = rc::WrOpcode::kWrite;
+    w.sge = {reinterpret_cast<std::uint64_t>(src.data()), 16, smr.lkey};
+    w.remote_addr = reinterpret_cast<std::uint64_t>(dst.data());
+    w.rkey = dmr.rkey;
+    REQUIRE(t.lab.a->post_send(qpn, w).ok());
+  };
+  rc::Completion c[4];
+  // QP 0's completion taken through its own CQ: the endpoint's then has nothing for it.
+  write(t.a_qpns[0], 7);
+  REQUIRE(t.lab.run([&] { return t.lab.a->qp(t.a_qpns[0])->has_completions(); }));
+  REQUIRE(t.lab.a->poll_cq(t.a_qpns[0], c, 4) == 1);
+  CHECK(c[0].wr_id == 7);
+  CHECK(c[0].qp_num == t.a_qpns[0]);
+  CHECK(t.lab.a->poll_cq(c, 4) == 0);
+  // Then QP 1's, through the endpoint's.
+  write(t.a_qpns[1], 8);
+  unsigned n = 0;
+  REQUIRE(t.lab.run([&] { return (n = t.lab.a->poll_cq(c, 4)) > 0; }));
+  REQUIRE(n == 1);
+  CHECK(c[0].wr_id == 8);
+  CHECK(c[0].qp_num == t.a_qpns[1]);
+  CHECK(t.lab.a->poll_cq(t.a_qpns[1], c, 4) == 0);
+}
+
+TEST_CASE("endpoint CQ: receive completions name the receiving QP; work flushed by ERROR reaches it at once",
+          "[engine][transport][cq]") {
+  CqLab t("tcqrx", 1);
+  std::vector<std::uint8_t> src(256), dst(1024);
+  rc::MemoryRegion smr, dmr;
+  REQUIRE(t.lab.mem_a.register_memory(src.data(), src.size(), rc::kAccessLocalWrite, smr).ok());
+  REQUIRE(t.lab.mem_b.register_memory(dst.data(), dst.size(), rc::kAccessLocalWrite, dmr).ok());
+  // B's second QP receives one SEND.
+  REQUIRE(t.lab.b->post_recv(t.b_qpns[1], rc::RecvWr{41, {reinterpret_cast<std::uint64_t>(dst.data()), 256, dmr.lkey}}).ok());
+  rc::SendWr w;
+  w.wr_id = 42;
+  w.opcode = rc::WrOpcode::kSend;
+  w.sge = {reinterpret_cast<std::uint64_t>(src.data()), 32, smr.lkey};
+  REQUIRE(t.lab.a->post_send(t.a_qpns[1], w).ok());
+  rc::Completion c[4];
+  unsigned n = 0;
+  REQUIRE(t.lab.run([&] { return (n = t.lab.b->poll_cq(c, 4)) > 0; }));
+  REQUIRE(n == 1);
+  CHECK(c[0].is_recv);
+  CHECK(c[0].wr_id == 41);
+  CHECK(c[0].byte_len == 32);
+  CHECK(c[0].qp_num == t.b_qpns[1]);
+  // Receives posted on B's first QP, then ERROR: both flush to the endpoint's CQ without a poll().
+  for (std::uint64_t id = 50; id < 52; ++id)
+    REQUIRE(t.lab.b->post_recv(t.b_qpns[0], rc::RecvWr{id, {reinterpret_cast<std::uint64_t>(dst.data()), 256, dmr.lkey}}).ok());
+  REQUIRE(t.lab.b->set_error(t.b_qpns[0]).ok());
+  n = t.lab.b->poll_cq(c, 4);
+  REQUIRE(n == 2);
+  for (unsigned k = 0; k < n; ++k) {
+    CHECK(c[k].status == rc::WcStatus::kWrFlushErr);
+    CHECK(c[k].qp_num == t.b_qpns[0]);
+    CHECK(c[k].wr_id == 50 + k);
+  }
+}
+
+TEST_CASE("post_send and post_recv answer with a code a program can act on: queue full, bad state, bad key, not found",
+          "[engine][transport][status]") {
+  LabOptions o = clocked_lab();
+  o.b_recv_mode = rc::RecvMode::kMessageViews;
+  Lab lab("tstatus", o);
+  std::vector<std::uint8_t> src(64), unregistered(64);
+  rc::MemoryRegion smr;
+  REQUIRE(lab.mem_a.register_memory(src.data(), src.size(), rc::kAccessLocalWrite, smr).ok());
+  rc::SendWr w;
+  w.opcode = rc::WrOpcode::kSend;
+  w.sge = {reinterpret_cast<std::uint64_t>(src.data()), 16, smr.lkey};
+  // The send queue (sq_depth 256) fills without a poll: the 257th is back-pressure, with static text.
+  for (std::uint32_t i = 0; i < lab.qa->attr().sq_depth; ++i) REQUIRE(lab.a->post_send(lab.qpn_a, w).ok());
+  const Status full = lab.a->post_send(lab.qpn_a, w);
+  CHECK(full.code() == StatusCode::kQueueFull);
+  CHECK(full.message() == "post_send: send queue full");
+  CHECK(lab.a->post_send(lab.qpn_a + 100, w).code() == StatusCode::kNotFound);
+  rc::SendWr bad = w;
+  bad.sge = {reinterpret_cast<std::uint64_t>(unregistered.data()), 16, smr.lkey};
+  CHECK(lab.b->post_send(lab.qpn_b, bad).code() == StatusCode::kBadKey);
+  CHECK(lab.a->send_message(lab.qpn_a, unregistered.data(), 16, 1).code() == StatusCode::kBadKey);
+  CHECK(lab.b->post_recv(lab.qpn_b, rc::RecvWr{1, {}}).code() == StatusCode::kInvalidArgument);  // a view QP
+  REQUIRE(lab.b->set_error(lab.qpn_b).ok());
+  CHECK(lab.b->post_send(lab.qpn_b, w).code() == StatusCode::kBadState);
+  CHECK(std::string(to_string(StatusCode::kQueueFull)) == "queue full");
 }
