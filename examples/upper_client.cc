@@ -46,10 +46,12 @@ int main(int argc, char** argv) {
   int seconds = 30;
   for (std::size_t i = 0; i + 1 < args.app.size(); i += 2) {
     if (args.app[i] == "--socket") socket = args.app[i + 1];
-    else if (args.app[i] == "--count") count = std::strtoull(args.app[i + 1].c_str(), nullptr, 10);
+    else if (args.app[i] == "--count") count = std::strtoull(args.app[i + 1].c_str(), nullptr, 10);  // 0: BYE only
     else if (args.app[i] == "--seconds") seconds = std::atoi(args.app[i + 1].c_str());
     else return fail("unknown option " + args.app[i]);
   }
+  if (seconds < 1 || seconds > 3600) return fail("--seconds: give 1..3600");
+  if (count > 1'000'000'000) return fail("--count: give at most 1e9");
 
   upper::Link link;
   if (std::string e = upper::open_link(false, args.eal, socket, seconds * 1000u, link); !e.empty()) return fail(e);

@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
     else if (args.app[i] == "--seconds") seconds = std::atoi(args.app[i + 1].c_str());
     else return fail("unknown option " + args.app[i]);
   }
+  if (seconds < 1 || seconds > 3600) return fail("--seconds: give 1..3600");
   std::printf("upper-service on droce %s, socket %s\n", DROCE_VERSION_STRING, socket.c_str());
 
   upper::Link link;
