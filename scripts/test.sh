@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds droce three times (gcc release-with-asserts, clang ASan+UBSan with the fuzz targets,
 # clang TSan with the threaded tests only) and runs every test suite in the first two, the threaded
-# tests in the third, and the demo (scripts/demo.sh --short) on the gcc build; ends with one
+# tests in the third, the demo (scripts/demo.sh --short) and examples/ (examples/run.sh, against
+# the gcc build's installed package) on the gcc build; ends with one
 # "N passed, N failed" line. Exit status 0 only if all pass.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -43,7 +44,8 @@ run_build() {
 }
 
 # The Soft-RoCE interop suite (a QEMU guest, several minutes) runs once, in the gcc build.
-run_build "gcc build" build "" -Dbuildtype=debugoptimized -Dwerror=true -Dfuzz=false
+# pkgconfig.relocatable: a default, given here too so that a reused build tree has it (examples/run.sh).
+run_build "gcc build" build "" -Dbuildtype=debugoptimized -Dwerror=true -Dfuzz=false -Dpkgconfig.relocatable=true
 
 # The README's first command, in its short mode, on the gcc build: it must run to its end.
 demo_failures=0
@@ -57,6 +59,22 @@ if [ -f build/build.ninja ]; then
     echo "demo: FAILED, last lines of build/demo.log:"
     tail -n 30 build/demo.log | sed 's/^/  /'
     demo_failures=1
+    status=1
+  fi
+fi
+# The package as a service sees it: the gcc build installed into a scratch --destdir, examples/
+# built there with make and pkg-config, and its service and client run against each other.
+examples_failures=0
+examples_passed=0
+if [ -f build/build.ninja ]; then
+  echo "== examples/run.sh (examples/ built from the installed package) =="
+  if timeout 300 bash examples/run.sh build > build/examples.log 2>&1; then
+    tail -n 1 build/examples.log
+    examples_passed=1
+  else
+    echo "examples: FAILED, last lines of build/examples.log:"
+    tail -n 30 build/examples.log | sed 's/^/  /'
+    examples_failures=1
     status=1
   fi
 fi
@@ -84,11 +102,11 @@ else
 fi
 
 # One summary over all builds, from meson's machine-readable logs.
-BUILD_FAILURES=$((build_failures + demo_failures)) DEMO_PASSED=$demo_passed python3 - "${builds[@]}" <<'PY'
+BUILD_FAILURES=$((build_failures + demo_failures + examples_failures)) DEMO_PASSED=$((demo_passed + examples_passed)) python3 - "${builds[@]}" <<'PY'
 import json, os, sys
 skipped = 0
 failed = int(os.environ.get("BUILD_FAILURES", "0"))  # a failed build or demo counts as a failed test
-passed = int(os.environ.get("DEMO_PASSED", "0"))  # the demo ran to its end
+passed = int(os.environ.get("DEMO_PASSED", "0"))  # the demo ran to its end, examples/ passed
 for d in sys.argv[1:]:
     try:
         lines = open(f"{d}/meson-logs/testlog.json").read().splitlines()

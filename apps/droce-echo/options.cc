@@ -6,6 +6,7 @@
 #include "apps/common/address_text.h"
 #include "apps/common/cli_number.h"
 #include "apps/common/output_file.h"
+#include "apps/common/version_line.h"
 
 namespace droce::echo {
 
@@ -53,7 +54,8 @@ void usage(const Options& d) {
       "                           is served by worker i %% N. Client: N queue pairs, all polled by its one lcore\n"
       "                           (give the server's N: net_memif pairs the two sides' queues). 1..16 (default %u)\n"
       "  --qps N                  client: N QPs, each with one round trip in flight, --warmup + --count round\n"
-      "                           trips each (default %u; --peer droce, --thread worker)\n",
+      "                           trips each (default %u; --peer droce, --thread worker)\n"
+      "  --version                droce's and DPDK's versions\n",
       d.mode.c_str(), d.peer.c_str(), d.thread.c_str(), d.size, static_cast<unsigned long long>(d.count),
       static_cast<unsigned long long>(d.warmup), d.mtu, d.qp_timeout, d.oob_port, d.oob_host.c_str(), d.loss,
       static_cast<unsigned long long>(d.seed), d.timeout_s, d.workers, d.qps);
@@ -69,6 +71,10 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     const std::string& a = args[i];
     if (a == "--help" || a == "-h") {
       usage(d);
+      return 1;
+    }
+    if (a == "--version") {
+      apps::print_version("droce-echo");
       return 1;
     }
     if (i + 1 >= args.size()) return fail(apps::printable(a) + " needs a value (or is unknown; see --help)");

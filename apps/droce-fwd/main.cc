@@ -16,6 +16,7 @@
 
 #include "apps/common/cli_number.h"
 #include "apps/common/output_file.h"
+#include "apps/common/version_line.h"
 #include "engine/core/counters.h"
 #include "engine/core/eal.h"
 #include "engine/core/forwarder.h"
@@ -54,7 +55,8 @@ void usage(const Options& d) {
       "  --mbufs N           mbufs in the pool (default %u)\n"
       "  --stats-period S    print rates every S seconds, 0 = off (default %g)\n"
       "  --json FILE         write the final counters and rates as JSON\n"
-      "  --help              this text\n",
+      "  --help              this text\n"
+      "  --version           droce's and DPDK's versions\n",
       d.rx_port, d.duration_s, d.tx_first, d.pkt_size, d.mbufs, d.stats_period_s);
 }
 
@@ -80,6 +82,7 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
                                     {"stats-period", required_argument, nullptr, 'p'},
                                     {"json", required_argument, nullptr, 'j'},
                                     {"help", no_argument, nullptr, 'h'},
+                                    {"version", no_argument, nullptr, 'V'},
                                     {nullptr, 0, nullptr, 0}};
   optind = 1;
   opterr = 0;
@@ -107,6 +110,9 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
         break;
       case 'h':
         usage(defaults);
+        return -1;
+      case 'V':
+        droce::apps::print_version("droce-fwd");
         return -1;
       default:
         return bad("unknown or incomplete option " + droce::apps::quoted(argv[optind - 1]) + " (see --help)");

@@ -6,6 +6,7 @@
 
 #include "apps/common/cli_number.h"
 #include "apps/common/output_file.h"
+#include "apps/common/version_line.h"
 #include "protocols/dcqcn/param_options.h"
 
 namespace droce::gen {
@@ -106,7 +107,8 @@ void usage(const Options& d) {
       "  --csv FILE               one row per second: time, goodput, message rate, retransmissions, NAKs\n"
       "  --pcap FILE              capture our port's frames (pcapng, Wireshark decodes RoCEv2)\n"
       "  --quiet                  no live line\n"
-      "  --help                   this text\n",
+      "  --help                   this text\n"
+      "  --version                droce's and DPDK's versions\n",
       mode_name(d.mode), d.oob_port, d.oob_host.c_str(), d.local_qpn, d.psn, d.remote_psn, d.connect_timeout_s,
       static_cast<unsigned>(d.qp_timeout), static_cast<unsigned>(d.retry_cnt),
       op_name(d.op), sizes_text(d.sizes).c_str(), d.mtu, kMaxQps, d.qps, d.inflight, d.duration_s, d.warmup_s,
@@ -157,6 +159,9 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     bool ok = true;
     if (a == "--help" || a == "-h") {
       usage(defaults);
+      return 1;
+    } else if (a == "--version") {
+      apps::print_version("droce-gen");
       return 1;
     } else if (a == "--quiet") {
       o.quiet = true;

@@ -7,6 +7,7 @@
 #include "apps/common/address_text.h"
 #include "apps/common/cli_number.h"
 #include "apps/common/output_file.h"
+#include "apps/common/version_line.h"
 
 namespace droce::perf {
 
@@ -49,7 +50,8 @@ void usage() {
       "  -x, --gid-index N        accepted (0..64): droce has one GID, ::ffff:<--local-ip>\n"
       "  -d, --ib-dev DEV         accepted, no effect (the port comes from the EAL options)\n"
       "  -F, --CPU-freq           accepted, no effect (droce reads the TSC frequency from DPDK)\n"
-      "  -h, --help               this text\n\n"
+      "  -h, --help               this text\n"
+      "  --version                droce's and DPDK's versions\n\n"
       "droce options:\n"
       "  --local-ip IP            our IPv4 address, in our GID (default 10.0.0.1 client, 10.0.0.2 server)\n"
       "  --local-mac MAC          source MAC of our frames (default: the port's MAC)\n"
@@ -87,11 +89,16 @@ int bad(const std::string& msg) {
 }  // namespace
 
 int parse_options(const std::vector<std::string>& args, Options& o) {
-  for (const auto& a : args)
+  for (const auto& a : args) {
     if (a == "-h" || a == "--help") {
       usage();
       return 1;
     }
+    if (a == "--version") {
+      apps::print_version("droce-perf");
+      return 1;
+    }
+  }
   if (args.empty()) return bad("no test given: droce-perf -- TEST [options] [server-host] (TEST: send_bw, write_bw, read_bw, send_lat, write_lat, read_lat; --help)");
   if (!parse_test(args[0], o.test))
     return bad(apps::quoted(args[0]) + " is not a test (send_bw, write_bw, read_bw, send_lat, write_lat, read_lat)");

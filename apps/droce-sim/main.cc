@@ -14,6 +14,7 @@
 
 #include "apps/common/cli_number.h"
 #include "apps/common/output_file.h"
+#include "apps/common/version_line.h"
 #include "apps/droce-sim/dumbbell.h"
 #include "apps/droce-sim/fabric.h"
 #include "protocols/dcqcn/param_options.h"
@@ -55,7 +56,8 @@ void usage(const SimConfig& d) {
       "  (paper: g=%g alpha-period=%g us T=%g us B=%llu F=%u R_AI=%g Mb/s R_HAI=%g Mb/s)\n"
       "Output:\n"
       "  --json FILE             results (jain_index, utilization, queue_bytes, drops, cnps, flows, series)\n"
-      "  --plot FILE.png         also draw rates and queue over time (needs python3-matplotlib)\n",
+      "  --plot FILE.png         also draw rates and queue over time (needs python3-matplotlib)\n"
+      "  --version               droce's and DPDK's versions\n",
       d.flows, d.link_gbps, d.duration_ms, d.start_stagger_ms, static_cast<unsigned long long>(d.seed),
       static_cast<unsigned long long>(d.kmin_bytes), static_cast<unsigned long long>(d.kmax_bytes), d.pmax,
       static_cast<unsigned long long>(d.buffer_bytes), d.packet_bytes, d.link_delay_us, d.loss, d.sample_us, p.g,
@@ -92,7 +94,7 @@ std::string check_sample_count(const SimConfig& c) {
   return b;
 }
 
-// 0: run; 1: --help printed; 2: an error printed (one line naming the option as typed).
+// 0: run; 1: --help or --version printed; 2: an error printed (one line naming the option as typed).
 int parse_args(int argc, char** argv, SimOptions& so) {
   SimConfig& cfg = so.cfg;
   auto& fabric = so.fabric;
@@ -101,7 +103,7 @@ int parse_args(int argc, char** argv, SimOptions& so) {
   auto fail = [](const std::string& message) { return std::fprintf(stderr, "droce-sim: %s\n", message.c_str()), 2; };
   enum : int {
     kFlows = 256, kLink, kDur, kCc, kPreset, kStagger, kIncast, kSeed, kKmin, kKmax, kPmax, kBuf, kPkt, kDelay,
-    kLoss, kSample, kTopo, kPfc, kXoff, kXon, kG, kAlphaP, kRateP, kBytes, kF, kAi, kHai, kMinRate, kCnpInt, kJson, kPlot, kHelp
+    kLoss, kSample, kTopo, kPfc, kXoff, kXon, kG, kAlphaP, kRateP, kBytes, kF, kAi, kHai, kMinRate, kCnpInt, kJson, kPlot, kHelp, kVersion
   };
   static const option longopts[] = {
       {"flows", 1, nullptr, kFlows}, {"link-gbps", 1, nullptr, kLink}, {"duration-ms", 1, nullptr, kDur},
@@ -114,7 +116,7 @@ int parse_args(int argc, char** argv, SimOptions& so) {
       {"rate-increase-period-us", 1, nullptr, kRateP}, {"byte-counter-bytes", 1, nullptr, kBytes},
       {"fast-recovery-steps", 1, nullptr, kF}, {"ai-mbps", 1, nullptr, kAi}, {"hai-mbps", 1, nullptr, kHai},
       {"min-rate-mbps", 1, nullptr, kMinRate}, {"cnp-interval-us", 1, nullptr, kCnpInt},
-      {"json", 1, nullptr, kJson}, {"plot", 1, nullptr, kPlot}, {"help", 0, nullptr, kHelp},
+      {"json", 1, nullptr, kJson}, {"plot", 1, nullptr, kPlot}, {"help", 0, nullptr, kHelp}, {"version", 0, nullptr, kVersion},
       {nullptr, 0, nullptr, 0}};
   constexpr std::uint64_t kMaxBytes = 1'000'000'000'000;  // 1 TB: any queue or threshold a run can mean
   // DCQCN overrides apply after the preset, whatever their order: (set_param name, value).
@@ -124,7 +126,7 @@ int parse_args(int argc, char** argv, SimOptions& so) {
   int c;
   int index = 0;
   while ((c = getopt_long(argc, argv, "", longopts, &index)) != -1) {
-    if (c < kFlows || c > kHelp)
+    if (c < kFlows || c > kVersion)
       return fail("unknown or incomplete option " + droce::apps::quoted(argv[optind - 1]) + " (see --help)");
     const std::string name = std::string("--") + longopts[index].name;
     const std::string v = optarg != nullptr ? optarg : "";
@@ -185,6 +187,7 @@ int parse_args(int argc, char** argv, SimOptions& so) {
         so.plot_path = v;
         break;
       case kHelp: usage(cfg); return 1;
+      case kVersion: droce::apps::print_version("droce-sim"); return 1;
     }
     if (!e.empty()) return fail(e);
   }

@@ -7,6 +7,7 @@
 
 #include "apps/common/cli_number.h"
 #include "apps/common/output_file.h"
+#include "apps/common/version_line.h"
 #include "protocols/dcqcn/param_options.h"
 
 namespace droce::sw {
@@ -60,7 +61,8 @@ void usage(const Options& d) {
       "  --line-gbps G            senders' DCQCN line rate (default %g)\n"
       "  --dcqcn-NAME VALUE       one DCQCN parameter (names as in droce-gen --help)\n"
       "  --plot FILE.png          draw the lab's rates, goodput and queue (python3-matplotlib)\n"
-      "  --help                   this text\n",
+      "  --help                   this text\n"
+      "  --version                droce's and DPDK's versions\n",
       static_cast<unsigned long long>(s.kmin_bytes), static_cast<unsigned long long>(s.kmax_bytes), s.pmax,
       static_cast<unsigned long long>(s.buffer_bytes), s.delay_us, static_cast<unsigned long long>(s.seed),
       s.pfc_priority, static_cast<unsigned long long>(s.pfc_xoff_bytes),
@@ -124,6 +126,9 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     bool ok = true;
     if (a == "--help" || a == "-h") {
       usage(defaults);
+      return 1;
+    } else if (a == "--version") {
+      apps::print_version("droce-switch");
       return 1;
     } else if (a == "--quiet") {
       o.quiet = true;

@@ -236,6 +236,25 @@ good help-sim "$sim" --flows 3 --seed 7 --help
 good sim-run "$sim" --flows 2 --duration-ms 1 --sample-us 1e2 --seed 0x10 --preset=mlx5 --json "$tmp/ok.json"
 [ -s "$tmp/ok.json" ] || { echo "FAILED: droce-sim wrote no JSON"; fail=1; }
 
+# --- --version, every app, alone or after "--" (droce-sim has no EAL part): one line
+# "<app> X.Y.Z (DPDK A.B.C)" on stdout, exit 0, before EAL starts (nothing else printed)
+for bin in "$gen" "$echo_" "$perf" "$fwd" "$switch" "$sim"; do
+  app=$(basename "$bin")
+  forms=("--version" "-- --version")
+  [ "$bin" = "$sim" ] && forms=("--version")
+  for args in "${forms[@]}"; do
+    cases=$((cases + 1))
+    # shellcheck disable=SC2086
+    timeout 60 "$bin" $args > "$tmp/out" 2> "$tmp/err"
+    rc=$?
+    if [ $rc -ne 0 ] || [ -s "$tmp/err" ] || [ "$(wc -l < "$tmp/out")" -ne 1 ] ||
+       ! grep -Eq "^$app [0-9]+\.[0-9]+\.[0-9]+ \(DPDK [0-9]+\.[0-9]+(\.[0-9]+)?\)\$" "$tmp/out"; then
+      echo "FAILED: $app $args: exit $rc, stdout '$(head -c 200 "$tmp/out")', stderr '$(head -c 200 "$tmp/err")'"
+      fail=1
+    fi
+  done
+done
+
 # --- the final write can still fail (disk full): reported, exit non-zero
 if [ -w /dev/full ]; then
   cases=$((cases + 1))
