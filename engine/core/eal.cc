@@ -15,6 +15,8 @@
 #include <rte_errno.h>
 #include <rte_kvargs.h>
 
+#include "engine/core/port.h"
+
 namespace droce::engine {
 namespace {
 
@@ -325,7 +327,15 @@ std::unique_ptr<Eal> Eal::init(const std::string& app_name, const std::vector<st
 }
 
 Eal::~Eal() {
-  if (initialised_) rte_eal_cleanup();
+  if (!initialised_) return;
+  // EAL's interrupt thread outlives rte_eal_cleanup and may still rebuild its wait list from
+  // handles in the memory the cleanup unmaps (InterruptThreadHold::park_until_exit): parked first.
+  // Not parked within 10 s: the process's exit releases what the cleanup would have.
+  if (!InterruptThreadHold::park_until_exit(10000)) {
+    std::fprintf(stderr, "warning: EAL's interrupt thread did not park within 10 s; exiting without rte_eal_cleanup\n");
+    return;
+  }
+  rte_eal_cleanup();
 }
 
 }  // namespace droce::engine

@@ -316,6 +316,13 @@ Status InterruptThreadHold::engage(std::uint32_t timeout_ms) {
   return {};
 }
 
+bool InterruptThreadHold::park_until_exit(std::uint32_t timeout_ms) {
+  // Reachable through this pointer to the end (not a leak), never released.
+  static InterruptThreadHold* const hold = new InterruptThreadHold();
+  (void)hold->engage(timeout_ms);  // a timeout is read from parked_ below
+  return hold->parked_.load(std::memory_order_acquire);
+}
+
 bool InterruptThreadHold::release() {
   if (handle_ == nullptr) return true;
   let_go_.store(true, std::memory_order_release);

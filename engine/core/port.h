@@ -69,6 +69,15 @@ class InterruptThreadHold {
   // when the thread did not leave the callback within 10 s: the object must then stay allocated.
   bool release();
   [[nodiscard]] bool engaged() const { return handle_ != nullptr; }
+  // Parks the thread in a hold that is never released (nor freed: the thread reads it until the
+  // process ends), for rte_eal_cleanup: DPDK 22.11's cleanup unmaps DPDK's memory but leaves the
+  // interrupt thread running, and net_memif never unregisters its listener socket's source, whose
+  // handle EAL copied into that memory (memif_socket.c registers it RTE_INTR_INSTANCE_F_SHARED).
+  // Any rebuild of the thread's wait list still to come then reads unmapped memory — e.g. the
+  // one that a port's released hold or the PMD's own teardown queued, run late by a descheduled
+  // thread on a busy machine: SIGSEGV in rte_intr_fd_get at exit. A parked thread rebuilds nothing.
+  // True once parked (within `timeout_ms`); false: it may still rebuild, so no cleanup is safe.
+  [[nodiscard]] static bool park_until_exit(std::uint32_t timeout_ms);
 
  private:
   static void on_event(void* arg);
