@@ -66,33 +66,42 @@ RcEndpoint::QpSlot* RcEndpoint::slot(std::uint32_t qpn) {
   return i < qps_.size() ? qps_[i].get() : nullptr;
 }
 
+void RcEndpoint::append(SlotList& list, QpSlot& s) {
+  s.*list.next = kNoSlot;
+  if (list.tail == kNoSlot)
+    list.head = s.index;
+  else
+    qps_[list.tail].get()->*list.next = s.index;
+  list.tail = s.index;
+}
+
+RcEndpoint::QpSlot& RcEndpoint::pop_front(SlotList& list) {
+  QpSlot& s = *qps_[list.head];
+  list.head = s.*list.next;
+  if (list.head == kNoSlot) list.tail = kNoSlot;
+  s.*list.next = kNoSlot;
+  return s;
+}
+
 void RcEndpoint::make_ready(QpSlot& s) {
   if (s.on_ready) return;
   s.on_ready = true;
-  s.ready_next = kNoSlot;
-  if (ready_tail_ == kNoSlot)
-    ready_head_ = s.index;
-  else
-    qps_[ready_tail_]->ready_next = s.index;
-  ready_tail_ = s.index;
+  append(ready_, s);
   ++ready_len_;
 }
 
 void RcEndpoint::make_ready_first(QpSlot& s) {
   if (s.on_ready) return;
   s.on_ready = true;
-  s.ready_next = ready_head_;
-  ready_head_ = s.index;
-  if (ready_tail_ == kNoSlot) ready_tail_ = s.index;
+  s.ready_next = ready_.head;
+  ready_.head = s.index;
+  if (ready_.tail == kNoSlot) ready_.tail = s.index;
   ++ready_len_;
 }
 
 // Only called with ready_len_ != 0.
 RcEndpoint::QpSlot& RcEndpoint::take_ready() {
-  QpSlot& s = *qps_[ready_head_];
-  ready_head_ = s.ready_next;
-  if (ready_head_ == kNoSlot) ready_tail_ = kNoSlot;
-  s.ready_next = kNoSlot;
+  QpSlot& s = pop_front(ready_);
   s.on_ready = false;
   --ready_len_;
   return s;
@@ -101,12 +110,7 @@ RcEndpoint::QpSlot& RcEndpoint::take_ready() {
 void RcEndpoint::note_completions(QpSlot& s) {
   if (s.on_cq || !s.qp->has_completions()) return;
   s.on_cq = true;
-  s.cq_next = kNoSlot;
-  if (cq_tail_ == kNoSlot)
-    cq_head_ = s.index;
-  else
-    qps_[cq_tail_]->cq_next = s.index;
-  cq_tail_ = s.index;
+  append(cq_, s);
 }
 
 void RcEndpoint::on_doorbell(void* ctx, std::uint32_t slot) {
@@ -265,39 +269,6 @@ Status RcEndpoint::post_recv(std::uint32_t qpn, const rc::RecvWr& wr) {
 const dcqcn::DcqcnReactionPoint* RcEndpoint::dcqcn_state(std::uint32_t qpn) {
   QpSlot* s = slot(qpn);
   return s == nullptr ? nullptr : &s->rp;
-}
-
-unsigned RcEndpoint::drain_completions(QpSlot& s, rc::Completion* out, unsigned max) {
-  const bool views = s.qp->attr().recv_mode == rc::RecvMode::kMessageViews;
-  unsigned n = 0;
-  rc::Completion c;
-  while (n < max && s.qp->poll_cq(c)) {
-    if (views && c.is_recv) continue;  // a receive credit flushed by ERROR: internal, not the application's
-    out[n++] = c;
-  }
-  return n;
-}
-
-unsigned RcEndpoint::poll_cq(std::uint32_t qpn, rc::Completion* out, unsigned max) {
-  QpSlot* s = slot(qpn);
-  return s == nullptr ? 0 : drain_completions(*s, out, max);
-}
-
-// The list may hold QPs whose completions were already taken through the per-QP form (or the
-// RcQp itself): they leave it here. A QP that still has completions when `max` is reached stays
-// first, so its completions keep their order and the next call goes on from it.
-unsigned RcEndpoint::poll_cq(rc::Completion* out, unsigned max) {
-  unsigned n = 0;
-  while (n < max && cq_head_ != kNoSlot) {
-    QpSlot& s = *qps_[cq_head_];
-    n += drain_completions(s, out + n, max - n);
-    if (s.qp->has_completions()) break;  // max reached
-    cq_head_ = s.cq_next;
-    if (cq_head_ == kNoSlot) cq_tail_ = kNoSlot;
-    s.cq_next = kNoSlot;
-    s.on_cq = false;
-  }
-  return n;
 }
 
 Status RcEndpoint::send_message(std::uint32_t qpn, const void* buf, std::uint32_t len, std::uint64_t wr_id,

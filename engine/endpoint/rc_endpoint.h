@@ -231,6 +231,14 @@ class RcEndpoint {
   // A QP whose turn the full TX backlog cut: first in the next poll.
   void make_ready_first(QpSlot& s);
   [[nodiscard]] QpSlot& take_ready();
+  // A FIFO of slots linked through one of QpSlot's link fields (the ready list, the CQ list).
+  struct SlotList {
+    std::uint32_t QpSlot::*next;
+    std::uint32_t head = kNoSlot, tail = kNoSlot;
+  };
+  void append(SlotList& list, QpSlot& s);
+  // Only called on a non-empty list.
+  [[nodiscard]] QpSlot& pop_front(SlotList& list);
   // The QP has completions the application has not polled: it goes on the completion list (once).
   void note_completions(QpSlot& s);
   // Up to `max` completions of one QP, skipping the receive credits of a message-view QP.
@@ -278,9 +286,10 @@ class RcEndpoint {
   // QPs that may have something to send, FIFO, each at most once. Transmit gives each a turn in
   // order; a QP whose turn the full TX backlog cut goes first in the next poll, so every QP gets
   // its turn however busy the others are (with 64 busy QPs the later ones never sent).
-  std::uint32_t ready_head_ = kNoSlot, ready_tail_ = kNoSlot, ready_len_ = 0;
+  SlotList ready_{&QpSlot::ready_next};
+  std::uint32_t ready_len_ = 0;
   // QPs that may have completions, FIFO, each at most once (the endpoint's CQ).
-  std::uint32_t cq_head_ = kNoSlot, cq_tail_ = kNoSlot;
+  SlotList cq_{&QpSlot::cq_next};
   bool rx_promiscuous_ = false;  // this poll's view of the port's mode (cfg or PMD)
   // The clock the QPs see (max_poll_gap_ns), and the poll time it last advanced from.
   std::uint64_t qp_now_ns_ = 0;
