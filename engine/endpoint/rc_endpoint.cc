@@ -15,6 +15,27 @@
 
 namespace droce::engine {
 
+namespace {
+
+bool same_ipv4(const std::uint8_t* a, const std::uint8_t* b) {
+  std::uint32_t x, y;
+  std::memcpy(&x, a, 4);
+  std::memcpy(&y, b, 4);
+  return x == y;
+}
+
+// The parser checks everything but the ICRC, which receive() checks in place right after (the
+// parser's own check would copy the frame); the drop reasons and their order stay the parser's.
+constexpr wire::ParseOptions kParseNoIcrc{.verify_icrc = false};
+
+bool icrc_ok(std::uint8_t* frame, const wire::PacketInfo& pi) {
+  const std::uint32_t covered = pi.frame_len - wire::kIcrcBytes - pi.l3_offset;
+  return wire::icrc_compute_in_place(frame + pi.l3_offset, covered, pi.ipv6) ==
+         wire::icrc_load(frame + pi.frame_len - wire::kIcrcBytes);
+}
+
+}  // namespace
+
 RcEndpoint::RcEndpoint(const EndpointConfig& cfg)
     : cfg_(cfg), qps_(cfg.max_qps), scratch_(16384),
       wheel_(cfg.max_qps, 1024, rte_get_tsc_hz() / 1'000'000 != 0 ? rte_get_tsc_hz() / 1'000'000 : 1),
@@ -339,9 +360,12 @@ void RcEndpoint::drop(wire::DropReason r) {
 //  - VLAN: not checked. The tag belongs to the link (a router re-tags between VLANs); where a
 //    tag must be enforced, that is the port's VLAN filter.
 wire::DropReason RcEndpoint::check_addresses(const QpSlot& s, const wire::PacketInfo& pi) const {
-  const std::size_t ip_bytes = cfg_.ipv6 ? 16 : 4;
-  if (pi.ipv6 != cfg_.ipv6 || std::memcmp(pi.dst_ip, cfg_.local.ip, ip_bytes) != 0) return wire::DropReason::kWrongDestIp;
-  if (std::memcmp(pi.src_ip, s.peer.ip, ip_bytes) != 0) return wire::DropReason::kWrongSourceIp;
+  if (pi.ipv6 != cfg_.ipv6) return wire::DropReason::kWrongDestIp;
+  // Fixed-size compares (inlined loads), not a memcmp call with a run-time length.
+  const bool same_dst = cfg_.ipv6 ? std::memcmp(pi.dst_ip, cfg_.local.ip, 16) == 0 : same_ipv4(pi.dst_ip, cfg_.local.ip);
+  if (!same_dst) return wire::DropReason::kWrongDestIp;
+  const bool same_src = cfg_.ipv6 ? std::memcmp(pi.src_ip, s.peer.ip, 16) == 0 : same_ipv4(pi.src_ip, s.peer.ip);
+  if (!same_src) return wire::DropReason::kWrongSourceIp;
   if (!rx_promiscuous_ && std::memcmp(pi.dst_mac, cfg_.local.mac, 6) != 0) return wire::DropReason::kWrongDestMac;
   return wire::DropReason::kNone;
 }
@@ -503,7 +527,8 @@ void RcEndpoint::end_message(QpSlot& s, const wire::PacketInfo& pi) {
 
 bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
   ++c_.rx_frames;
-  const std::uint8_t* data = rte_pktmbuf_mtod(m, const std::uint8_t*);
+  // Writable: the ICRC check masks the frame's variant fields in place (and restores them).
+  std::uint8_t* data = rte_pktmbuf_mtod(m, std::uint8_t*);
   std::uint32_t len = m->data_len;
   const bool linear = m->nb_segs == 1;
   if (!linear) {
@@ -513,7 +538,8 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
       drop(wire::DropReason::kFrameTooLong);
       return false;
     }
-    data = static_cast<const std::uint8_t*>(rte_pktmbuf_read(m, 0, m->pkt_len, scratch_.data()));
+    // A copy in scratch_, or the first segment itself when it holds every byte: ours either way.
+    data = const_cast<std::uint8_t*>(static_cast<const std::uint8_t*>(rte_pktmbuf_read(m, 0, m->pkt_len, scratch_.data())));
     len = m->pkt_len;
     ++c_.rx_linearized;
   }
@@ -522,9 +548,13 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
     return false;
   }
   wire::PacketInfo pi;
-  const wire::DropReason r = wire::parse_frame(data, len, pi);
+  const wire::DropReason r = wire::parse_frame(data, len, pi, kParseNoIcrc);
   if (r != wire::DropReason::kNone) {
     drop(r);
+    return false;
+  }
+  if (!icrc_ok(data, pi)) {
+    drop(wire::DropReason::kBadIcrc);
     return false;
   }
   if (pi.opcode == static_cast<std::uint8_t>(wire::Opcode::kCnp)) {
@@ -596,7 +626,7 @@ std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::ui
   const std::uint32_t hlen = wire::write_headers(s.tmpl, f, hdr);
   rte_pktmbuf_trim(m, static_cast<std::uint16_t>(wire::kMaxHeaderBytes - hlen));
   const std::uint32_t pad = wire::opcode_info(d.opcode).has_payload ? wire::pad_for(d.payload_len) : 0;
-  const std::uint8_t* l3 = hdr + s.tmpl.l3_offset;
+  std::uint8_t* l3 = hdr + s.tmpl.l3_offset;
   const std::uint32_t l3_hdr_len = hlen - s.tmpl.l3_offset;
   const bool inlined = d.payload_len != 0 && d.payload_len <= cfg_.tx_inline_bytes;
   bool zero_copy = cfg_.zero_copy_tx && multi_seg_ok_ && d.payload_len != 0 && !inlined;
@@ -633,7 +663,7 @@ std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::ui
     } else {
       c_.tx_payload_bytes_copied += d.payload_len;
     }
-    wire::icrc_store(p + d.payload_len + pad, wire::icrc_compute(l3, l3_hdr_len + d.payload_len + pad, s.tmpl.ipv6));
+    wire::icrc_store(p + d.payload_len + pad, wire::icrc_compute_in_place(l3, l3_hdr_len + d.payload_len + pad, s.tmpl.ipv6));
   }
   c_.tx_payload_bytes += d.payload_len;
   const std::uint32_t frame_bytes = m->pkt_len;

@@ -1,4 +1,5 @@
-// ICRC: DPDK's CRC32 over a masked copy of IP/UDP/BTH and over the bulk; zlib joins the parts.
+// ICRC: DPDK's CRC32 over the masked headers and the bulk, in place or over a masked copy; zlib
+// joins the parts of a split frame.
 #include "protocols/wire/icrc.h"
 
 #include <zlib.h>
@@ -78,6 +79,15 @@ std::uint32_t masked_header_crc(const std::uint8_t* l3, bool ipv6) {
   return rte_net_crc_calc(buf, masked_header(l3, ipv6, buf), RTE_NET_CRC32_ETH);
 }
 
+// The bytes icrc_compute_in_place overwrites, saved for the restore.
+struct Saved {
+  std::uint64_t lrh;    // the 8 bytes before l3 (the end of the Ethernet header)
+  std::uint32_t ip_a;   // IPv4: bytes 8..11 (TTL, protocol, checksum); IPv6: bytes 0..3
+  std::uint8_t ip_b;    // IPv4: byte 1 (TOS); IPv6: byte 7 (hop limit)
+  std::uint16_t udp;    // UDP checksum
+  std::uint8_t bth4;    // BTH byte 4
+};
+
 }  // namespace
 
 void icrc_init() {
@@ -95,6 +105,41 @@ std::uint32_t icrc_compute(const std::uint8_t* l3, std::uint32_t len, bool ipv6)
     return rte_net_crc_calc(buf, h + len - fixed, RTE_NET_CRC32_ETH);
   }
   return crc_continue(masked_header_crc(l3, ipv6), l3 + fixed, len - fixed);
+}
+
+std::uint32_t icrc_compute_in_place(std::uint8_t* l3, std::uint32_t len, bool ipv6) {
+  const std::uint32_t ip_len = ipv6 ? sizeof(Ipv6Hdr) : sizeof(Ipv4Hdr);
+  if (len < ip_len + sizeof(UdpHdr) + sizeof(Bth)) return 0;
+  std::uint8_t* lrh = l3 - 8;
+  std::uint8_t* ip_a = ipv6 ? l3 : l3 + 8;
+  std::uint8_t* ip_b = ipv6 ? l3 + 7 : l3 + 1;
+  std::uint8_t* udp_csum = l3 + ip_len + 6;
+  std::uint8_t* bth4 = l3 + ip_len + sizeof(UdpHdr) + 4;
+  Saved saved;
+  std::memcpy(&saved.lrh, lrh, 8);
+  std::memcpy(&saved.ip_a, ip_a, 4);
+  saved.ip_b = *ip_b;
+  std::memcpy(&saved.udp, udp_csum, 2);
+  saved.bth4 = *bth4;
+  // A17.4.1: 8 bytes of ones stand in for the LRH; §7.8.1's variant fields count as ones.
+  std::memset(lrh, 0xFF, 8);
+  if (ipv6) {
+    ip_a[0] |= 0x0F;  // traffic class (high nibble) ...
+    ip_a[1] = ip_a[2] = ip_a[3] = 0xFF;  // ... traffic class (low nibble) + flow label
+  } else {
+    ip_a[0] = 0xFF;   // TTL
+    ip_a[2] = ip_a[3] = 0xFF;  // header checksum
+  }
+  *ip_b = 0xFF;  // IPv4 TOS (DSCP + ECN); IPv6 hop limit
+  udp_csum[0] = udp_csum[1] = 0xFF;
+  *bth4 = 0xFF;  // FECN, BECN, resv6
+  const std::uint32_t crc = rte_net_crc_calc(lrh, len + 8, RTE_NET_CRC32_ETH);
+  std::memcpy(lrh, &saved.lrh, 8);
+  std::memcpy(ip_a, &saved.ip_a, 4);
+  *ip_b = saved.ip_b;
+  std::memcpy(udp_csum, &saved.udp, 2);
+  *bth4 = saved.bth4;
+  return crc;
 }
 
 std::uint32_t icrc_compute_split(const std::uint8_t* l3, std::uint32_t hdr_len, bool ipv6,

@@ -18,6 +18,14 @@ void icrc_init();
 // BTH byte 4 (FECN, BECN, resv6). `l3` itself is never written.
 [[nodiscard]] std::uint32_t icrc_compute(const std::uint8_t* l3, std::uint32_t len, bool ipv6);
 
+// The same ICRC without a copy, for a frame this thread owns (one it received or is building):
+// the 8 bytes before `l3` (the end of the Ethernet header) and the variant fields are set to
+// ones in place while one CRC pass runs over [l3 - 8, l3 + len), then restored, so the buffer
+// is unchanged on return. `l3` must have 8 writable bytes before it, and nothing else may read
+// the buffer meanwhile. Saves icrc_compute's copy of the frame (or, above its copy threshold,
+// a second CRC pass and a zlib join).
+[[nodiscard]] std::uint32_t icrc_compute_in_place(std::uint8_t* l3, std::uint32_t len, bool ipv6);
+
 // Split form for zero-copy TX: the headers (IP through the last ext header) in one buffer and
 // the payload + pad in another (the application's memory). CRCs of both parts are joined with
 // zlib's crc32_combine, since DPDK's CRC has no seed argument.

@@ -1,6 +1,7 @@
 // ICRC: the ROCEV2.md known-answer vector, masking of variant fields, split == contiguous.
 #include <catch2/catch.hpp>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -81,4 +82,38 @@ TEST_CASE("split ICRC (headers + separate payload + pad) equals the contiguous I
     INFO("payload " << len);
     CHECK(whole == split);
   }
+}
+
+TEST_CASE("in-place ICRC equals the copying form and leaves every byte as it was", "[wire][icrc]") {
+  icrc_init();
+  for (const bool ipv6 : {false, true}) {
+    const std::uint32_t ip = ipv6 ? 40 : 20;
+    for (std::uint32_t len : {0u, 1u, 4u, 64u, 255u, 460u, 461u, 600u, 1024u, 4096u}) {
+      // 14 bytes of Ethernet header, then IP + UDP + BTH + payload; every variant field nonzero
+      // and unlike 0xFF, so a missed mask or a missed restore shows.
+      std::vector<std::uint8_t> frame(14 + ip + 8 + 12 + len);
+      for (std::size_t i = 0; i < frame.size(); ++i) frame[i] = static_cast<std::uint8_t>(i * 53 + 7);
+      frame[14] = ipv6 ? 0x6A : 0x45;
+      const std::vector<std::uint8_t> before = frame;
+      std::uint8_t* l3 = frame.data() + 14;
+      const auto n = static_cast<std::uint32_t>(frame.size() - 14);
+      const std::uint32_t copied = icrc_compute(l3, n, ipv6);
+      INFO((ipv6 ? "IPv6" : "IPv4") << ", payload " << len);
+      CHECK(icrc_compute_in_place(l3, n, ipv6) == copied);
+      CHECK(frame == before);
+    }
+  }
+}
+
+TEST_CASE("in-place ICRC: the known answer, and the variant fields still ignored", "[wire][icrc]") {
+  icrc_init();
+  auto pkt = from_hex(kKnownAnswer);
+  std::vector<std::uint8_t> frame(14 + pkt.size(), 0xA5);
+  std::memcpy(frame.data() + 14, pkt.data(), pkt.size());
+  CHECK(icrc_compute_in_place(frame.data() + 14, 44, false) == 0x2b5da37bu);
+  frame[14 + 1] = 0x03;  // CE
+  frame[14 + 8] = 3;     // TTL
+  frame[14 + 32] = 0x80; // FECN
+  CHECK(icrc_compute_in_place(frame.data() + 14, 44, false) == 0x2b5da37bu);
+  CHECK(icrc_compute_in_place(frame.data() + 14, 20 + 8 + 11, false) == 0);  // shorter than IP+UDP+BTH
 }
