@@ -79,14 +79,55 @@ std::uint32_t masked_header_crc(const std::uint8_t* l3, bool ipv6) {
   return rte_net_crc_calc(buf, masked_header(l3, ipv6, buf), RTE_NET_CRC32_ETH);
 }
 
-// The bytes icrc_compute_in_place overwrites, saved for the restore.
-struct Saved {
-  std::uint64_t lrh;    // the 8 bytes before l3 (the end of the Ethernet header)
-  std::uint32_t ip_a;   // IPv4: bytes 8..11 (TTL, protocol, checksum); IPv6: bytes 0..3
-  std::uint8_t ip_b;    // IPv4: byte 1 (TOS); IPv6: byte 7 (hop limit)
-  std::uint16_t udp;    // UDP checksum
-  std::uint8_t bth4;    // BTH byte 4
-};
+// In-place ICRC (icrc.h): the masked bytes are saved in a few words, set to ones, CRC'd with
+// the frame and restored. A17.4.1: 8 bytes of ones stand in for the LRH; §7.8.1's variant
+// fields count as ones. Little-endian word masks (x86, like the rest of the datapath).
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
+
+std::uint64_t load64(const std::uint8_t* p) {
+  std::uint64_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+void store64(std::uint8_t* p, std::uint64_t v) { std::memcpy(p, &v, sizeof(v)); }
+
+// IPv4: [l3-8, l3+8) holds the LRH stand-in and TOS (l3+1); [l3+8, l3+16) TTL and the header
+// checksum (l3+8, l3+10..11); [l3+24, l3+32) the UDP checksum (l3+26..27); l3+32 is BTH byte 4.
+std::uint32_t icrc_in_place_ipv4(std::uint8_t* l3, std::uint32_t len) {
+  if (len < sizeof(Ipv4Hdr) + sizeof(UdpHdr) + sizeof(Bth)) return 0;
+  const std::uint64_t lrh = load64(l3 - 8), a = load64(l3), b = load64(l3 + 8), c = load64(l3 + 24);
+  const std::uint8_t bth4 = l3[32];
+  store64(l3 - 8, ~std::uint64_t{0});
+  store64(l3, a | 0x000000000000FF00u);   // TOS: DSCP + ECN
+  store64(l3 + 8, b | 0x00000000FFFF00FFu);  // TTL, header checksum (not the protocol)
+  store64(l3 + 24, c | 0x00000000FFFF0000u); // UDP checksum
+  l3[32] = 0xFF;                             // FECN, BECN, resv6
+  const std::uint32_t crc = rte_net_crc_calc(l3 - 8, len + 8, RTE_NET_CRC32_ETH);
+  store64(l3 - 8, lrh);
+  store64(l3, a);
+  store64(l3 + 8, b);
+  store64(l3 + 24, c);
+  l3[32] = bth4;
+  return crc;
+}
+
+// IPv6: traffic class and flow label (l3+0 low nibble .. l3+3), hop limit (l3+7); UDP checksum
+// at l3+46..47; BTH byte 4 at l3+52.
+std::uint32_t icrc_in_place_ipv6(std::uint8_t* l3, std::uint32_t len) {
+  if (len < sizeof(Ipv6Hdr) + sizeof(UdpHdr) + sizeof(Bth)) return 0;
+  const std::uint64_t lrh = load64(l3 - 8), a = load64(l3), c = load64(l3 + 40);
+  const std::uint8_t bth4 = l3[52];
+  store64(l3 - 8, ~std::uint64_t{0});
+  store64(l3, a | 0xFF000000FFFFFF0Fu);
+  store64(l3 + 40, c | 0xFFFF000000000000u);
+  l3[52] = 0xFF;
+  const std::uint32_t crc = rte_net_crc_calc(l3 - 8, len + 8, RTE_NET_CRC32_ETH);
+  store64(l3 - 8, lrh);
+  store64(l3, a);
+  store64(l3 + 40, c);
+  l3[52] = bth4;
+  return crc;
+}
 
 }  // namespace
 
@@ -108,38 +149,7 @@ std::uint32_t icrc_compute(const std::uint8_t* l3, std::uint32_t len, bool ipv6)
 }
 
 std::uint32_t icrc_compute_in_place(std::uint8_t* l3, std::uint32_t len, bool ipv6) {
-  const std::uint32_t ip_len = ipv6 ? sizeof(Ipv6Hdr) : sizeof(Ipv4Hdr);
-  if (len < ip_len + sizeof(UdpHdr) + sizeof(Bth)) return 0;
-  std::uint8_t* lrh = l3 - 8;
-  std::uint8_t* ip_a = ipv6 ? l3 : l3 + 8;
-  std::uint8_t* ip_b = ipv6 ? l3 + 7 : l3 + 1;
-  std::uint8_t* udp_csum = l3 + ip_len + 6;
-  std::uint8_t* bth4 = l3 + ip_len + sizeof(UdpHdr) + 4;
-  Saved saved;
-  std::memcpy(&saved.lrh, lrh, 8);
-  std::memcpy(&saved.ip_a, ip_a, 4);
-  saved.ip_b = *ip_b;
-  std::memcpy(&saved.udp, udp_csum, 2);
-  saved.bth4 = *bth4;
-  // A17.4.1: 8 bytes of ones stand in for the LRH; §7.8.1's variant fields count as ones.
-  std::memset(lrh, 0xFF, 8);
-  if (ipv6) {
-    ip_a[0] |= 0x0F;  // traffic class (high nibble) ...
-    ip_a[1] = ip_a[2] = ip_a[3] = 0xFF;  // ... traffic class (low nibble) + flow label
-  } else {
-    ip_a[0] = 0xFF;   // TTL
-    ip_a[2] = ip_a[3] = 0xFF;  // header checksum
-  }
-  *ip_b = 0xFF;  // IPv4 TOS (DSCP + ECN); IPv6 hop limit
-  udp_csum[0] = udp_csum[1] = 0xFF;
-  *bth4 = 0xFF;  // FECN, BECN, resv6
-  const std::uint32_t crc = rte_net_crc_calc(lrh, len + 8, RTE_NET_CRC32_ETH);
-  std::memcpy(lrh, &saved.lrh, 8);
-  std::memcpy(ip_a, &saved.ip_a, 4);
-  *ip_b = saved.ip_b;
-  std::memcpy(udp_csum, &saved.udp, 2);
-  *bth4 = saved.bth4;
-  return crc;
+  return ipv6 ? icrc_in_place_ipv6(l3, len) : icrc_in_place_ipv4(l3, len);
 }
 
 std::uint32_t icrc_compute_split(const std::uint8_t* l3, std::uint32_t hdr_len, bool ipv6,
