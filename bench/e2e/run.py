@@ -310,7 +310,7 @@ def message_frames(op, size, pmtu):
 
 def send_target_frame():
     """The headline SEND target's stream frame: the 64 B SEND's own (only) frame, 126 B."""
-    return droce_frame("send", TARGET_SEND_SIZE, TARGET_WRITE_PMTU, "only")
+    return droce_frame("send", TARGET_SEND_SIZE, PMTU, "only")
 
 
 def write_target_frame():
