@@ -3,25 +3,41 @@
 all in one run, for 64 B, 1 KiB, 4 KiB and 64 KiB messages.
 
 Measured (every item REPEATS times, rounds interleaved so that noise spreads evenly; medians):
-  droce       droce-gen RC SEND and WRITE goodput/message rate: loopback (one process, net_ring,
-              one lcore) and client/server over net_memif (two processes, one CPU each);
+  droce       droce-gen RC SEND and WRITE goodput/message rate at PMTU 4096: loopback (one process,
+              net_ring, one lcore) and client/server over net_memif (two processes, one CPU each);
+              with 4 KiB in --sizes also 4 KiB WRITE at PMTU 1024 over memif (every byte verified);
               droce-echo RTT (loopback and memif).
-  testpmd     io forwarding with frames bouncing (--tx-first) on memif (two processes) and on two
-              net_ring loopback ports (one forwarding lcore); txonly -> rxonly streaming on memif.
-              Frames have droce's wire size for the message (payload + 74 B of Ethernet, IPv4,
-              UDP, BTH, RETH, ICRC), capped at a PMTU-4096 frame (4170 B, multi-segment on memif):
-              64 KiB messages are sixteen such frames for droce, so their per-byte goodput is
-              compared with testpmd's 4170-byte frames.
+  testpmd     txonly -> rxonly streaming on memif (two processes, one CPU each): the headline
+              ceiling, at droce's own frame sizes (droce_frame(): 126 B for a 64 B SEND, 1082 B for
+              a PMTU-1024 WRITE middle frame) and at each size's secondary frame below.
+              Secondary: io forwarding with frames bouncing (--tx-first) on memif (two processes)
+              and on two net_ring loopback ports (one forwarding lcore), at a WRITE first frame
+              (Ethernet, IPv4, UDP, BTH, RETH, ICRC: payload + 74 B) carrying min(size, 4096) B:
+              4170 B, multi-segment on memif, for 4 KiB and 64 KiB (64 KiB messages are sixteen
+              PMTU-4096 frames for droce, so their per-byte goodput is compared with those).
   pmd         bench/e2e/pmd_pingpong: the same frames bounced with bare rx/tx bursts (ring, memif).
   kernel      bench/e2e/udp_blaster and udp_pingpong (blocking and busy-poll) over a veth pair
               between two network namespaces created here and deleted on exit (needs root).
               64 KiB becomes 65507 B, the largest IPv4 UDP datagram.
 
-Targets (printed as ratios with PASS/MISS):
-  RC WRITE 4 KiB goodput          >= 0.8 x testpmd io-forward bytes/s on memif (4170-B frames)
-  RC SEND 64 B message rate       >= 0.5 x testpmd io-forward packet rate on memif (138-B frames)
-  64 B RTT p50 (droce-echo memif) <= 1.5 x the bare PMD ping-pong on memif
-  64 B RTT p50 (droce-echo memif) 10 x lower than kernel UDP ping-pong (blocking and busy-poll)
+droce's frames (droce_frame()): droce-gen posts SEND and WRITE with immediate data, so a message is
+SEND_ONLY_IMM or SEND_FIRST, SEND_MIDDLE..., SEND_LAST_IMM (ImmDt 4 B on only/last), and
+WRITE_ONLY_IMM or WRITE_FIRST, WRITE_MIDDLE..., WRITE_LAST_IMM (RETH 16 B on first/only, ImmDt on
+only/last); every frame is untagged Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + those + payload + pad to
+4 + ICRC 4 (no FCS).
+
+Targets (issue 14; printed as ratios with PASS/MISS, the headline first):
+  headline, against the one-way stream (testpmd txonly -> rxonly over memif):
+  RC SEND 64 B message rate          >= 0.5 x the stream's packet rate at 126-B frames
+  RC WRITE 4 KiB goodput, PMTU 1024  >= 0.4 x the payload the stream carries at 1082-B frames
+                                        (stream pps x 1024 B x 8)
+  64 B RTT p50 (droce-echo memif)    <= 1.5 x the bare PMD ping-pong on memif
+  secondary (printed, not the goal):
+  RC WRITE 4 KiB goodput, PMTU 4096  >= 0.8 x testpmd io-bounce bytes/s on memif (4170-B frames)
+  RC SEND 64 B message rate          >= 0.5 x testpmd io-bounce packet rate on memif (138-B frames)
+  64 B RTT p50 (droce-echo memif)    10 x lower than kernel UDP ping-pong (blocking and busy-poll)
+The headline items run when --sizes has 64 (SEND, 126-B stream, RTT) and 4096 (WRITE PMTU 1024,
+1082-B stream); the default sizes and --quick have both.
 
 Writes RESULTS_DIR/e2e.json and RESULTS_DIR/e2e.png.
 """
@@ -40,8 +56,12 @@ import tempfile
 import time
 
 TESTPMD = "dpdk-testpmd"
-WIRE_OVERHEAD = 74          # Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + RETH 16 + ICRC 4
-PMTU = 4096
+# droce's headers (untagged Ethernet, IPv4; /work/shared/ROCEV2.md "Frame"); no FCS on the wire count.
+ETH, IPV4, UDP, BTH, RETH, IMMDT, ICRC = 14, 20, 8, 12, 16, 4, 4
+PMTU = 4096                 # droce-gen --mtu of the per-size items
+# Issue 14's headline targets: their messages and the PMTU of the WRITE goodput target.
+TARGET_SEND_SIZE, TARGET_WRITE_SIZE, TARGET_WRITE_PMTU = 64, 4096, 1024
+TARGET_SEND_RATIO, TARGET_WRITE_RATIO, TARGET_RTT_RATIO = 0.5, 0.4, 1.5
 UDP_MAX = 65507
 # Two-process runs: one CPU each; one-process runs use SERVER_CPU (testpmd's main lcore on CLIENT_CPU).
 SERVER_CPU, CLIENT_CPU = 1, 0   # --cpus CLIENT,SERVER
@@ -168,8 +188,8 @@ def droce_eal(lcore, vdev=None):
     return a + (["--vdev", vdev] if vdev else [])
 
 
-def gen_args(op, size, cfg):
-    return ["--op", op, "--size", str(size), "--mtu", str(PMTU), "--inflight", str(cfg.inflight), "--quiet"]
+def gen_args(op, size, cfg, mtu=PMTU):
+    return ["--op", op, "--size", str(size), "--mtu", str(mtu), "--inflight", str(cfg.inflight), "--quiet"]
 
 
 def gen_result(j):
@@ -219,9 +239,9 @@ def droce_gen_loopback(cfg, op, size):
                               gen_args(op, size, cfg), cfg.duration + cfg.warmup + 30))
 
 
-def droce_gen_memif(cfg, op, size):
-    common = gen_args(op, size, cfg) + ["--oob-port", oob_port(19000), "--connect-timeout", "10"]
-    return gen_result(run_memif_pair(f"droce-gen memif {op} {size}", cfg.gen, ["--mode", "server"] + common,
+def droce_gen_memif(cfg, op, size, mtu=PMTU):
+    common = gen_args(op, size, cfg, mtu) + ["--oob-port", oob_port(19000), "--connect-timeout", "10"]
+    return gen_result(run_memif_pair(f"droce-gen memif {op} {size} mtu {mtu}", cfg.gen, ["--mode", "server"] + common,
                                      ["--mode", "client", "--duration", str(cfg.duration), "--warmup", str(cfg.warmup)] +
                                      common, cfg.duration + cfg.warmup + 40, sigint_after=5))
 
@@ -258,8 +278,52 @@ def pmd_pingpong_memif(cfg, size):
 
 # ---------------------------------------------------------------- testpmd
 
+FRAME_POSITIONS = ("only", "first", "middle", "last")
+
+
+def droce_frame(op, payload, pmtu, position):
+    """Bytes on the wire (Ethernet header to ICRC) of one frame of a droce-gen `op` message
+    ('send' or 'write') carrying `payload` bytes at `position` (only/first/middle/last).
+    droce-gen posts both with immediate data (apps/droce-gen/job.cc), so droce's requester sends
+    SEND_ONLY_IMM / SEND_FIRST / SEND_MIDDLE / SEND_LAST_IMM and WRITE_ONLY_IMM / WRITE_FIRST /
+    WRITE_MIDDLE / WRITE_LAST_IMM: ImmDt on only and last, RETH on a WRITE's first and only frame.
+    FIRST and MIDDLE carry exactly one PMTU, ONLY and LAST 1..PMTU; the payload is padded to a
+    multiple of 4 (BTH PadCnt)."""
+    if op not in ("send", "write") or position not in FRAME_POSITIONS:
+        raise ValueError(f"droce_frame: op send|write and position {'|'.join(FRAME_POSITIONS)}")
+    full = position in ("first", "middle")
+    if not 1 <= payload <= pmtu or (full and payload != pmtu):
+        raise ValueError(f"droce_frame: {payload} B cannot be a {position} frame at PMTU {pmtu}")
+    ext = (IMMDT if position in ("only", "last") else 0) + \
+        (RETH if op == "write" and position in ("only", "first") else 0)
+    return ETH + IPV4 + UDP + BTH + ext + payload + (-payload) % 4 + ICRC
+
+
+def message_frames(op, size, pmtu):
+    """droce's frames for one `op` message of `size` bytes at `pmtu`, in order."""
+    if size <= pmtu:
+        return [droce_frame(op, size, pmtu, "only")]
+    n = -(-size // pmtu)
+    return ([droce_frame(op, pmtu, pmtu, "first")] + [droce_frame(op, pmtu, pmtu, "middle")] * (n - 2) +
+            [droce_frame(op, size - (n - 1) * pmtu, pmtu, "last")])
+
+
+def send_target_frame():
+    """The headline SEND target's stream frame: the 64 B SEND's own (only) frame, 126 B."""
+    return droce_frame("send", TARGET_SEND_SIZE, PMTU, "only")
+
+
+def write_target_frame():
+    """The headline WRITE target's stream frame: a PMTU-1024 WRITE middle frame, 1082 B, carrying
+    TARGET_WRITE_PMTU bytes of payload (most of a long WRITE's frames are middle frames)."""
+    return droce_frame("write", TARGET_WRITE_PMTU, TARGET_WRITE_PMTU, "middle")
+
+
 def frame_bytes(size):
-    return min(size, PMTU) + WIRE_OVERHEAD
+    """The secondary baselines' frame for a message size: a WRITE first frame (RETH, no ImmDt:
+    payload + 74 B) carrying min(size, PMTU), the frame the io-bounce and ring rows have always
+    used (138 B for 64 B, 4170 B for 4 KiB and above), so that earlier results files stay comparable."""
+    return droce_frame("write", PMTU, PMTU, "first") - PMTU + min(size, PMTU)
 
 
 def txpkts(frame):
@@ -300,11 +364,10 @@ def parse_testpmd(out, ports=None):
     return statistics.median(rates) / 1e6 if rates else 0.0
 
 
-def testpmd_memif(cfg, size, mode):
-    """mode 'io': frames bounce (both forward; the client injects --tx-first once its link is up,
-    the server already forwarding), rate at the server's RX.
+def testpmd_memif(cfg, frame, mode):
+    """`frame`-byte frames. mode 'io': frames bounce (both forward; the client injects --tx-first
+    once its link is up, the server already forwarding), rate at the server's RX.
     mode 'stream': server txonly -> client rxonly, rate at the client's RX."""
-    frame = frame_bytes(size)
     n = serial()
     sock = os.path.join(TMP, f"tp{n}.sock")
     srv_mode, cli_mode = ("io", "io") if mode == "io" else ("txonly", "rxonly")
@@ -324,10 +387,9 @@ def testpmd_memif(cfg, size, mode):
     return {"frame_bytes": frame, "mpps": mpps, "gbps": mpps * frame * 8 / 1e3}
 
 
-def testpmd_ring(cfg, size):
+def testpmd_ring(cfg, frame):
     """Two net_ring loopback ports (each port's TX ring is its RX ring), io forwarding between them
     on one lcore with --tx-first: every frame moved is one rx and one tx, as droce's loopback."""
-    frame = frame_bytes(size)
     n = serial()
     cmd = testpmd_cmd(testpmd_eal(f"{CLIENT_CPU},{SERVER_CPU}", CLIENT_CPU, f"e2e_tr{os.getpid()}_{n}"),
                       ["net_ring0", "net_ring1"], "io", frame, True)
@@ -408,22 +470,41 @@ def kernel_pingpong(cfg, size, busy):
 
 # ---------------------------------------------------------------- plan, targets, output
 
+def write_target_key():
+    return f"droce.memif.write.{TARGET_WRITE_SIZE}.pmtu{TARGET_WRITE_PMTU}"
+
+
 def plan(cfg):
     items = []
-    frames_done = set()
+    streams_done, frames_done = set(), set()
+
+    def stream(frame):
+        if frame not in streams_done:
+            streams_done.add(frame)
+            items.append((f"testpmd.memif.stream.{frame}", lambda: testpmd_memif(cfg, frame, "stream")))
+
     for s in cfg.sizes:
         if "droce" in cfg.parts:
             for op in ("send", "write"):
                 items.append((f"droce.loopback.{op}.{s}", lambda s=s, op=op: droce_gen_loopback(cfg, op, s)))
                 items.append((f"droce.memif.{op}.{s}", lambda s=s, op=op: droce_gen_memif(cfg, op, s)))
+            if s == TARGET_WRITE_SIZE:
+                items.append((write_target_key(),
+                              lambda: droce_gen_memif(cfg, "write", TARGET_WRITE_SIZE, TARGET_WRITE_PMTU)))
             items.append((f"droce.rtt.loopback.{s}", lambda s=s: droce_echo_loopback(cfg, s)))
             items.append((f"droce.rtt.memif.{s}", lambda s=s: droce_echo_memif(cfg, s)))
-        if "testpmd" in cfg.parts and frame_bytes(s) not in frames_done:
-            frames_done.add(frame_bytes(s))
+        if "testpmd" in cfg.parts:
+            # The headline ceilings first: the one-way stream at droce's own frames.
+            if s == TARGET_SEND_SIZE:
+                stream(send_target_frame())
+            if s == TARGET_WRITE_SIZE:
+                stream(write_target_frame())
             f = frame_bytes(s)
-            items.append((f"testpmd.memif.io.{f}", lambda s=s: testpmd_memif(cfg, s, "io")))
-            items.append((f"testpmd.memif.stream.{f}", lambda s=s: testpmd_memif(cfg, s, "stream")))
-            items.append((f"testpmd.ring.io.{f}", lambda s=s: testpmd_ring(cfg, s)))
+            if f not in frames_done:
+                frames_done.add(f)
+                items.append((f"testpmd.memif.io.{f}", lambda f=f: testpmd_memif(cfg, f, "io")))
+                stream(f)
+                items.append((f"testpmd.ring.io.{f}", lambda f=f: testpmd_ring(cfg, f)))
         if "pmd" in cfg.parts:
             items.append((f"pmd.rtt.ring.{s}", lambda s=s: pmd_pingpong_ring(cfg, s)))
             items.append((f"pmd.rtt.memif.{s}", lambda s=s: pmd_pingpong_memif(cfg, s)))
@@ -453,25 +534,62 @@ def get(res, key, field):
 
 
 def targets(res):
+    """Issue 14's targets, the headline (against the one-way stream and the bare PMD) first; the
+    io-bounce and kernel-UDP comparisons follow as secondary."""
     t = []
 
-    def add(name, value, ref, op, limit, note):
+    def add(tier, name, value, ref, op, limit, note):
         ratio = None if value is None or ref in (None, 0) or value == 0 else value / ref
         ok = None if ratio is None else (ratio >= limit if op == ">=" else ratio <= limit)
-        t.append({"target": name, "droce": value, "baseline": ref, "ratio": ratio, "limit": f"{op} {limit}",
-                  "verdict": "n/a" if ok is None else ("PASS" if ok else "MISS"), "note": note})
+        t.append({"tier": tier, "target": name, "droce": value, "baseline": ref, "ratio": ratio,
+                  "limit": f"{op} {limit}", "verdict": "n/a" if ok is None else ("PASS" if ok else "MISS"),
+                  "note": note})
 
+    fs, fw = send_target_frame(), write_target_frame()
+    stream_w = get(res, f"testpmd.memif.stream.{fw}", "mpps")
+    add("headline", f"RC SEND {TARGET_SEND_SIZE} B message rate vs stream packet rate (memif)",
+        get(res, f"droce.memif.send.{TARGET_SEND_SIZE}", "msg_rate_mps"),
+        get(res, f"testpmd.memif.stream.{fs}", "mpps"), ">=", TARGET_SEND_RATIO,
+        f"M/s; testpmd txonly -> rxonly at {fs}-B frames (droce's)")
+    add("headline", f"RC WRITE {TARGET_WRITE_SIZE // 1024} KiB PMTU {TARGET_WRITE_PMTU} goodput vs stream payload",
+        get(res, write_target_key(), "goodput_gbps"),
+        None if stream_w is None else stream_w * TARGET_WRITE_PMTU * 8 / 1e3, ">=", TARGET_WRITE_RATIO,
+        f"Gb/s; stream pps at {fw}-B frames x {TARGET_WRITE_PMTU} B")
+    rtt = get(res, f"droce.rtt.memif.{TARGET_SEND_SIZE}", "rtt_p50_ns")
+    add("headline", f"{TARGET_SEND_SIZE} B RTT p50 vs bare PMD ping-pong (memif)", rtt,
+        get(res, f"pmd.rtt.memif.{TARGET_SEND_SIZE}", "rtt_p50_ns"), "<=", TARGET_RTT_RATIO, "ns")
     f4k, f64 = frame_bytes(4096), frame_bytes(64)
-    add("RC WRITE 4 KiB goodput vs testpmd io bytes/s (memif)", get(res, "droce.memif.write.4096", "goodput_gbps"),
-        get(res, f"testpmd.memif.io.{f4k}", "gbps"), ">=", 0.8, f"Gb/s; testpmd at {f4k}-B frames, all frame bytes")
-    add("RC SEND 64 B message rate vs testpmd io packet rate (memif)", get(res, "droce.memif.send.64", "msg_rate_mps"),
-        get(res, f"testpmd.memif.io.{f64}", "mpps"), ">=", 0.5, f"M/s; testpmd at {f64}-B frames")
-    rtt = get(res, "droce.rtt.memif.64", "rtt_p50_ns")
-    add("64 B RTT p50 vs bare PMD ping-pong (memif)", rtt, get(res, "pmd.rtt.memif.64", "rtt_p50_ns"), "<=", 1.5, "ns")
+    add("secondary", "RC WRITE 4 KiB goodput vs testpmd io bytes/s (memif)",
+        get(res, "droce.memif.write.4096", "goodput_gbps"), get(res, f"testpmd.memif.io.{f4k}", "gbps"), ">=", 0.8,
+        f"Gb/s; PMTU {PMTU}; testpmd bounce at {f4k}-B frames, all frame bytes")
+    add("secondary", "RC SEND 64 B message rate vs testpmd io packet rate (memif)",
+        get(res, "droce.memif.send.64", "msg_rate_mps"), get(res, f"testpmd.memif.io.{f64}", "mpps"), ">=", 0.5,
+        f"M/s; testpmd bounce at {f64}-B frames")
     for mode in ("blocking", "busy"):
-        add(f"64 B RTT p50 vs kernel UDP ping-pong, {mode} (veth)", rtt,
+        add("secondary", f"64 B RTT p50 vs kernel UDP ping-pong, {mode} (veth)", rtt,
             get(res, f"kernel.rtt.{mode}.64", "rtt_p50_ns"), "<=", 0.1, "ns; 10x lower is a ratio <= 0.1")
     return t
+
+
+def print_targets(tg):
+    def fmt(v, spec="{:.3g}"):
+        return "-" if v is None else spec.format(v)
+
+    def line(t):
+        print(f"  {t['verdict']:4s}  {t['target']:60s} ratio {fmt(t['ratio'], '{:.3f}'):>7} (want {t['limit']})"
+              f"  droce {fmt(t['droce'])} vs {fmt(t['baseline'])} {t['note']}")
+
+    head = [t for t in tg if t.get("tier") == "headline"]
+    rest = [t for t in tg if t.get("tier") != "headline"]
+    if head:
+        print("\ntargets (issue 14: the one-way stream txonly -> rxonly is the ceiling)")
+        for t in head:
+            line(t)
+        print("secondary baselines (testpmd io bounce, kernel UDP)")
+    else:
+        print("\ntargets (as recorded: this results file predates issue 14's stream targets)")
+    for t in rest:
+        line(t)
 
 
 def print_tables(res, tg, sizes):
@@ -494,6 +612,8 @@ def print_tables(res, tg, sizes):
             ("kernel UDP Mmsg/s", "kernel.blast.{s}", "msg_rate_mps")]
     for label, key, field in rows:
         print(f"{label:28s}" + "".join(f"{fmt(get(res, key.format(s=s, f=frame_bytes(s)), field)):>14}" for s in sizes))
+    print("(testpmd rows: frames of " + ", ".join(f"{frame_bytes(s)} B" for s in sizes) +
+          ": payload + 74 B, a WRITE first frame, at most one PMTU-4096 frame)")
     print("\nRTT p50 / p99 us            " + "".join(f"{s:>14}" for s in sizes))
     for label, key in (("droce-echo loopback", "droce.rtt.loopback.{s}"), ("droce-echo memif", "droce.rtt.memif.{s}"),
                        ("pmd ping-pong ring", "pmd.rtt.ring.{s}"), ("pmd ping-pong memif", "pmd.rtt.memif.{s}"),
@@ -503,14 +623,32 @@ def print_tables(res, tg, sizes):
             a, b = get(res, key.format(s=s), "rtt_p50_ns"), get(res, key.format(s=s), "rtt_p99_ns")
             cells.append("-" if a is None else f"{a / 1e3:.1f}/{b / 1e3:.1f}")
         print(f"{label:28s}" + "".join(f"{c:>14}" for c in cells))
-    print("\ntargets")
-    for t in tg:
-        print(f"  {t['verdict']:4s}  {t['target']:58s} ratio {fmt(t['ratio'], '{:.3f}'):>7} (want {t['limit']})"
-              f"  droce {fmt(t['droce'])} vs {fmt(t['baseline'])} {t['note']}")
+    fw = write_target_frame()
+    stream_w = get(res, f"testpmd.memif.stream.{fw}", "mpps")
+    print("\nstream ceiling at droce's frames (issue 14)")
+    for label, v in ((f"droce memif SEND {TARGET_SEND_SIZE} B Mmsg/s", get(res, f"droce.memif.send.{TARGET_SEND_SIZE}",
+                                                                           "msg_rate_mps")),
+                     (f"testpmd memif stream {send_target_frame()} B Mpps",
+                      get(res, f"testpmd.memif.stream.{send_target_frame()}", "mpps")),
+                     (f"droce memif WRITE {TARGET_WRITE_SIZE} B PMTU {TARGET_WRITE_PMTU} Gb/s",
+                      get(res, write_target_key(), "goodput_gbps")),
+                     (f"droce memif WRITE {TARGET_WRITE_SIZE} B PMTU {TARGET_WRITE_PMTU} Mmsg/s",
+                      get(res, write_target_key(), "msg_rate_mps")),
+                     (f"testpmd memif stream {fw} B Mpps", stream_w),
+                     (f"  = payload Gb/s at {TARGET_WRITE_PMTU} B per frame",
+                      None if stream_w is None else stream_w * TARGET_WRITE_PMTU * 8 / 1e3)):
+        print(f"  {label:44s}{fmt(v):>10}")
+    print_targets(tg)
 
 
 def plot(res, tg, sizes, path):
-    import matplotlib
+    """Draws e2e.png when matplotlib is installed (Debian: python3-matplotlib); the tables and the
+    JSON never need it."""
+    try:
+        import matplotlib
+    except ImportError:
+        log(f"no matplotlib: {path} not drawn (the JSON has everything; --replot draws it later)")
+        return False
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(1, 3, figsize=(17, 5))
@@ -552,17 +690,21 @@ def plot(res, tg, sizes, path):
             ax[2].plot(list(x), p99, linestyle=":", color=line.get_color())
     ax[2].set(title="RTT (us), p50 solid, p99 dotted", yscale="log", xticks=list(x), xticklabels=labels)
     ax[2].legend(fontsize=7)
-    verdicts = "   ".join(f"{t['verdict']} {t['target'].split(' vs ')[0]} ({t['ratio']:.2f})" for t in tg if t["ratio"])
+    # The headline targets only (all of them for a file recorded before issue 14's tiers).
+    shown = [t for t in tg if t.get("tier") == "headline"] or tg
+    verdicts = "   ".join(f"{t['verdict']} {t['target'].split(' vs ')[0]} ({t['ratio']:.2f})" for t in shown if t["ratio"])
     verdicts = verdicts.replace(" p50", "")
     fig.suptitle(f"droce end to end vs testpmd, bare PMD and kernel UDP — {verdicts}", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+    return True
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build", help="meson build directory (default build)")
-    ap.add_argument("--sizes", default="64,1024,4096,65536", help="message sizes (default 64,1024,4096,65536)")
+    ap.add_argument("--sizes", default="64,1024,4096,65536",
+                    help="message sizes (default 64,1024,4096,65536); 64 and 4096 bring the headline targets' items")
     ap.add_argument("--duration", type=float, default=2, help="seconds per throughput run (default 2)")
     ap.add_argument("--warmup", type=float, default=0.5, help="seconds excluded at the start (default 0.5)")
     ap.add_argument("--repeats", type=int, default=3, help="runs of each measurement, medians reported (default 3)")
@@ -571,7 +713,7 @@ def main():
     ap.add_argument("--parts", default="droce,testpmd,pmd,kernel", help="what to measure (default all)")
     ap.add_argument("--cpus", default="0,1", help="CLIENT,SERVER CPUs, two different ones (default 0,1)")
     ap.add_argument("--quick", action="store_true",
-                    help="smoke check: sizes 64,4096, 1 s runs, 1 repeat, 3000 round trips")
+                    help="smoke check: sizes 64,4096 (every target's items), 1 s runs, 1 repeat, 3000 round trips")
     ap.add_argument("--out", default="bench/e2e/results", help="directory for e2e.json and e2e.png")
     ap.add_argument("--replot", metavar="JSON", help="measure nothing: print the tables and redraw the plot of a results file")
     cfg = ap.parse_args()
@@ -662,13 +804,16 @@ def main():
     doc = {"machine": info, "command": " ".join(sys.argv),
            "config": {"sizes": cfg.sizes, "duration_s": cfg.duration, "warmup_s": cfg.warmup, "repeats": cfg.repeats,
                       "rtt_count": cfg.rtt_count, "inflight": cfg.inflight, "pmtu": PMTU, "parts": sorted(cfg.parts),
+                      "target_frames": {"send_stream": send_target_frame(), "write_stream": write_target_frame(),
+                                        "write_pmtu": TARGET_WRITE_PMTU,
+                                        "write_message": message_frames("write", TARGET_WRITE_SIZE, TARGET_WRITE_PMTU)},
                       "cpus": {"server_or_single": SERVER_CPU, "client": CLIENT_CPU}},
            "elapsed_s": round(time.time() - t0, 1), "results": res, "samples": samples, "errors": errors,
            "targets": tg}
     with open(os.path.join(cfg.out, "e2e.json"), "w") as f:
         json.dump(doc, f, indent=2)
-    plot(res, tg, cfg.sizes, os.path.join(cfg.out, "e2e.png"))
-    log(f"wrote {cfg.out}/e2e.json and {cfg.out}/e2e.png in {doc['elapsed_s']} s; load {info['load_before']} -> "
+    drawn = plot(res, tg, cfg.sizes, os.path.join(cfg.out, "e2e.png"))
+    log(f"wrote {cfg.out}/e2e.json{' and e2e.png' if drawn else ''} in {doc['elapsed_s']} s; load {info['load_before']} -> "
         f"{info['load_after']}; {sum(len(v) for v in errors.values())} failed runs")
     # Non-zero only when a measurement has no sample at all; retried failures are in the JSON.
     return 1 if any(not v for v in samples.values()) else 0
