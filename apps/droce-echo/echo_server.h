@@ -55,17 +55,24 @@ class EchoServer {
 // only echoed() and idle() while it runs, relaxed atomics published here.
 class EchoWorker {
  public:
+  // The services run as the endpoint's application stage (RcEndpoint::set_app_stage): a reply
+  // leaves in the same TX burst as the ACK of the request it answers.
   EchoWorker(engine::RcEndpoint& ep, engine::MemoryRegistry& mem, bool rc_pingpong, engine::Worker* worker = nullptr)
-      : ep_(ep), mem_(mem), rc_pingpong_(rc_pingpong), worker_(worker) {}
+      : ep_(ep), mem_(mem), rc_pingpong_(rc_pingpong), worker_(worker) {
+    ep_.set_app_stage([](void* self) { static_cast<EchoWorker*>(self)->serve(); }, this);
+  }
+  ~EchoWorker() { ep_.set_app_stage(nullptr, nullptr); }
+  EchoWorker(const EchoWorker&) = delete;
+  EchoWorker& operator=(const EchoWorker&) = delete;
   // Serves `qpn` (a QP of this worker's endpoint) from now on.
   void add_qp(std::uint32_t qpn) { services_.push_back(std::make_unique<EchoServer>(ep_, mem_, qpn, rc_pingpong_)); }
-  // One iteration: the worker (its queue, steering, the endpoint), then every QP's service.
+  // One iteration: the worker (its queue, steering, the endpoint, whose application stage runs
+  // every QP's service).
   void poll(std::uint64_t now_tsc) {
     if (worker_ != nullptr) worker_->poll(now_tsc);
     else ep_.poll(now_tsc);
-    serve();
   }
-  // The services alone (a loopback lab polls the endpoint itself).
+  // The services alone (the endpoint's application stage).
   void serve();
   [[nodiscard]] engine::RcEndpoint& endpoint() { return ep_; }
   [[nodiscard]] const engine::Worker* worker() const { return worker_; }

@@ -318,7 +318,7 @@ int main(int argc, char** argv) {
     } else {
       for (std::uint16_t w = 0; w < group->size(); ++w) group->worker(w).poll(now);
     }
-    if (echo) echo->serve();
+    // The loopback lab's server side serves as its endpoint's application stage (EchoWorker).
   };
   // After the last message: keep polling a little so that our final ACKs leave and a peer's
   // retransmission (its ACK from us lost or late) is still answered, instead of leaving the peer

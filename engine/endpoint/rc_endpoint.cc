@@ -703,6 +703,7 @@ void RcEndpoint::poll_received(std::uint64_t now_tsc, rte_mbuf* const* rx, std::
     }
   }
   if (n_done != 0) rte_pktmbuf_free_bulk(done, n_done);
+  if (app_stage_ != nullptr) app_stage_(app_stage_ctx_);
   if (cfg_.counters != nullptr) cfg_.counters->rx_packets += n;
   if (pfc_paused_ && now >= pfc_pause_until_ns_) account_pause(now);
   release_paced(now_tsc);

@@ -167,7 +167,8 @@ class RcEndpoint {
   // Views handed out and not yet released (all QPs).
   [[nodiscard]] std::uint64_t views_held() const { return views_held_; }
 
-  // One iteration: RX burst, timers, TX (as many packets as the backlog takes), flush.
+  // One iteration, in stages: RX burst, the application's stage (below), timers, TX (as many
+  // packets as the backlog takes), flush.
   void poll() { poll(rte_rdtsc()); }
   // The same at a given TSC reading: labs and the simulator run the endpoint on their own clock.
   void poll(std::uint64_t now_tsc);
@@ -176,6 +177,17 @@ class RcEndpoint {
   // already captured them. `n` may be 0: timers and TX still run.
   void poll_received(std::uint64_t now_tsc, rte_mbuf* const* rx, std::uint16_t n);
   static constexpr std::uint16_t kRxBurst = 32;
+  // The application's stage of the iteration (rx -> app -> timers -> tx -> flush): every poll
+  // calls fn(ctx) once the received burst is processed, before timers and transmit. Work the
+  // application posts there in answer to what just arrived (the reply to a request) leaves in
+  // this iteration's TX burst, beside the request's ACK, instead of one iteration later. fn may
+  // call everything on this endpoint except poll/poll_received/finish. nullptr removes it; the
+  // owner of ctx removes it before ctx goes away.
+  using AppStage = void (*)(void* ctx);
+  void set_app_stage(AppStage fn, void* ctx) {
+    app_stage_ = fn;
+    app_stage_ctx_ = ctx;
+  }
   // Frees everything pending (shutdown). Views the application still holds stay valid until it
   // releases them (they are plain mbuf chains from the RX pool).
   void finish();
@@ -306,6 +318,8 @@ class RcEndpoint {
   dcqcn::TimingWheel timer_wheel_;
   // QPs whose DCQCN rate timers have work (rate below line rate), by slot index, poll time (ns).
   dcqcn::TimingWheel rate_wheel_;
+  AppStage app_stage_ = nullptr;
+  void* app_stage_ctx_ = nullptr;
   std::uint64_t rx_now_tsc_ = 0;  // the poll's TSC reading, for CNPs built on the RX path
   double pfc_link_bps_ = 10e9;
   bool pfc_paused_ = false;
