@@ -10,7 +10,7 @@ namespace {
 
 // The last two rules, on a fully parsed header set: the P_Key (§10.9.3), then the ICRC over
 // the IP packet (A17.4.1), checked last because it is the only rule that reads the payload.
-inline DropReason check_pkey_and_icrc(const std::uint8_t* frame, const PacketInfo& pi, const ParseOptions& opt) {
+DropReason check_pkey_and_icrc(const std::uint8_t* frame, const PacketInfo& pi, const ParseOptions& opt) {
   if (opt.check_pkey && !pkey_matches(pi.pkey, opt.pkey)) return DropReason::kWrongPkey;
   if (opt.verify_icrc) {
     const std::uint8_t* l3 = frame + pi.l3_offset;
@@ -26,10 +26,10 @@ inline DropReason check_pkey_and_icrc(const std::uint8_t* frame, const PacketInf
 DropReason parse_frame(const std::uint8_t* frame, std::uint32_t len, PacketInfo& out, const ParseOptions& opt) {
   // The fast path either parses the whole header set exactly as the general parser would, or
   // declines without judging the frame; the general parser then names the rule it broke.
-  if (!parse_headers_fast(frame, len, out, opt)) {
-    const DropReason r = parse_headers_general(frame, len, out, opt);
-    if (r != DropReason::kNone) return r;
-  }
+  // Every call here is a tail call, so the fast path runs without a stack frame.
+  if (!parse_headers_fast(frame, len, out, opt)) [[unlikely]]
+    return parse_frame_general(frame, len, out, opt);
+  if (!opt.check_pkey && !opt.verify_icrc) return DropReason::kNone;
   return check_pkey_and_icrc(frame, out, opt);
 }
 

@@ -8,6 +8,10 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__x86_64__) && defined(__SSE4_1__) && defined(__SSSE3__)
+#include <immintrin.h>
+#endif
+
 #include "protocols/wire/ib_headers.h"
 #include "protocols/wire/l2l3_headers.h"
 #include "protocols/wire/opcode.h"
@@ -24,79 +28,122 @@ inline constexpr std::uint32_t kBthAt = kL4 + sizeof(UdpHdr);
 inline constexpr std::uint32_t kExtAt = kBthAt + sizeof(Bth);
 // IPv4 total length without ext headers and payload: IP + UDP + BTH + ICRC.
 inline constexpr std::uint32_t kMinIpTotal = sizeof(Ipv4Hdr) + sizeof(UdpHdr) + sizeof(Bth) + kIcrcBytes;
+// The shortest frame of the shape; the fast path reads (16 bytes at a time) only below it
+// until the opcode says how long the ext headers are.
+inline constexpr std::uint32_t kMinFrame = kExtAt + kIcrcBytes;
 
-// Wire bytes as they lie in memory, compared with raw64() constants.
-inline std::uint64_t load_raw64(const std::uint8_t* p) {
-  std::uint64_t v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
-}
-inline std::uint32_t load_raw32(const std::uint8_t* p) {
-  std::uint32_t v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
-}
-// What load_raw64 returns for eight wire bytes on a little-endian host (the only kind the fast
-// path runs on: the field extraction below assumes it).
-constexpr std::uint64_t raw64(std::array<std::uint8_t, 8> b) {
-  std::uint64_t v = 0;
-  for (std::size_t i = 0; i < 8; ++i) v |= std::uint64_t{b[i]} << (8 * i);
-  return v;
-}
-constexpr std::uint16_t be16(std::uint64_t raw) { return __builtin_bswap16(static_cast<std::uint16_t>(raw)); }
-constexpr std::uint32_t be32(std::uint64_t raw) { return __builtin_bswap32(static_cast<std::uint32_t>(raw)); }
-constexpr std::uint64_t be64(std::uint64_t raw) { return __builtin_bswap64(raw); }
+// Where an opcode's AETH or ImmDt fields come from: the four bytes after the BTH, which are in
+// the BTH view (bytes 42..57) at 12..15, or the RETH and the ImmDt after it (§9.2.1 table 38).
+enum class ExtLayout : std::uint8_t { kNone, kAeth, kImmDt, kReth, kRethImmDt };
 
-// The fixed parts of the shape, as masked compares on three words (bytes 12..27, 34..41) and
-// the BTH's first word (42..49):
-//   12-13 EtherType IPv4 right after the MACs (no 802.1Q tag); 14 version 4, IHL 5;
-//   17 total length a multiple of 4 (BTH + ext headers + payload + pad + ICRC always is, §9.2);
-//   20-21 MF and fragment offset zero (DF and the reserved bit are not judged); 23 protocol UDP;
-//   36-37 UDP destination port 4791; 43 BTH TVer 0.
-inline constexpr std::uint16_t kFragmentBits = 0x2000 | 0x1FFF;
-inline constexpr std::uint64_t kMask12 = raw64({0xFF, 0xFF, 0xFF, 0, 0, 0x03, 0, 0});
-inline constexpr std::uint64_t kWant12 = raw64({kEtherTypeIpv4 >> 8, kEtherTypeIpv4 & 0xFF, 0x45, 0, 0, 0, 0, 0});
-inline constexpr std::uint64_t kMask20 = raw64({kFragmentBits >> 8, kFragmentBits & 0xFF, 0, 0xFF, 0, 0, 0, 0});
-inline constexpr std::uint64_t kWant20 = raw64({0, 0, 0, kIpProtoUdp, 0, 0, 0, 0});
-inline constexpr std::uint64_t kMask34 = raw64({0, 0, 0xFF, 0xFF, 0, 0, 0, 0});
-inline constexpr std::uint64_t kWant34 = raw64({0, 0, kRoceV2UdpPort >> 8, kRoceV2UdpPort & 0xFF, 0, 0, 0, 0});
-inline constexpr std::uint64_t kMaskTver = raw64({0, 0x0F, 0, 0, 0, 0, 0, 0});
-
-// What the fast path needs of an opcode whose ext headers are only RETH, AETH, ImmDt (in that
-// wire order, §9.2.1 table 38) or the CNP body. Atomics, IETH and invalid opcodes are not taken.
-struct FastOpcode {
-  bool taken = false;
-  std::uint8_t headers = 0;
-  std::uint8_t aeth_at = 0;  // offsets from the end of the BTH
-  std::uint8_t imm_at = 0;
-  std::uint16_t ext_bytes = 0;
-  std::uint16_t max_payload = 0;  // 0 for opcodes without payload
+// What the fast path needs of an opcode whose ext headers are one of those layouts, or the CNP
+// body. Atomics, IETH and invalid opcodes are not taken: their min_total is beyond any IPv4
+// total length, so the payload length check fails for them.
+struct alignas(16) FastOpcode {
+  std::uint32_t min_total = 0x10000;  // IPv4 total length with no payload: kMinIpTotal + ext headers
+  std::uint16_t max_payload = 0;      // 0 for opcodes without payload
+  std::uint16_t payload_offset = 0;
+  ExtLayout ext = ExtLayout::kNone;
 };
-inline constexpr std::uint8_t kFastHeaders = kHdrReth | kHdrAeth | kHdrImmDt | kHdrCnp;
+
+constexpr bool ext_layout_of(std::uint8_t headers, ExtLayout& out) {
+  switch (headers) {
+    case 0:
+    case kHdrCnp: out = ExtLayout::kNone; return true;
+    case kHdrAeth: out = ExtLayout::kAeth; return true;
+    case kHdrImmDt: out = ExtLayout::kImmDt; return true;
+    case kHdrReth: out = ExtLayout::kReth; return true;
+    case kHdrReth | kHdrImmDt: out = ExtLayout::kRethImmDt; return true;
+    default: return false;
+  }
+}
 
 constexpr std::array<FastOpcode, 256> make_fast_opcodes() {
   std::array<FastOpcode, 256> t{};
   for (std::size_t i = 0; i < t.size(); ++i) {
     const OpcodeInfo& op = kOpcodeTable[i];
-    if (!op.valid() || (op.headers & ~kFastHeaders) != 0) continue;
-    const std::uint8_t reth = (op.headers & kHdrReth) ? sizeof(Reth) : 0;
-    const std::uint8_t aeth = (op.headers & kHdrAeth) ? sizeof(Aeth) : 0;
-    t[i] = FastOpcode{true, op.headers, reth, static_cast<std::uint8_t>(reth + aeth), op.ext_bytes,
-                      static_cast<std::uint16_t>(op.has_payload ? 0xFFFF : 0)};
+    ExtLayout ext{};
+    if (!op.valid() || !ext_layout_of(op.headers, ext)) continue;
+    t[i] = FastOpcode{kMinIpTotal + op.ext_bytes, static_cast<std::uint16_t>(op.has_payload ? 0xFFFF : 0),
+                      static_cast<std::uint16_t>(kExtAt + op.ext_bytes), ext};
   }
   return t;
 }
-inline constexpr std::array<FastOpcode, 256> kFastOpcodes = make_fast_opcodes();
+static constexpr std::array<FastOpcode, 256> kFastOpcodes = make_fast_opcodes();
 
-// RFC 1071 over the 20 IPv4 header bytes 14..33, given as the words loaded at 12, 20 and 26.
-// 2^16 = 1 (mod 0xFFFF), so the ones' complement sum of the ten 16-bit words is congruent to a
-// plain sum of any 16-bit-aligned pieces; it folds to all ones (what rte_raw_cksum returns for a
-// correct header) iff that is 0 mod 0xFFFF and the header is not all zero bytes, which a header
-// starting 0x45 is not.
-inline bool ipv4_header_sums_to_ones(std::uint64_t w12, std::uint64_t w20, std::uint64_t w26) {
-  const std::uint64_t sum = (w12 >> 16) + (w20 & 0xFFFFFFFF) + (w20 >> 32) + (w26 >> 16);  // < 2^50
-  return sum % 0xFFFF == 0;
+// Byte shuffles (-1: a zero byte) into PacketInfo bytes 104..119 (aeth_syndrome, aeth_msn,
+// imm_data, ieth_rkey) from the BTH view, by ExtLayout; and into 88..103 (reth_va, reth_rkey,
+// reth_dma_len) from the 16 RETH bytes. Big-endian fields are reversed.
+alignas(16) static constexpr std::int8_t kExtShuffles[5][16] = {
+    {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1},
+    {12, -1, -1, -1, 15, 14, 13, -1, -1, -1, -1, -1, -1, -1, -1, -1},
+    {-1, -1, -1, -1, -1, -1, -1, -1, 15, 14, 13, 12, -1, -1, -1, -1},
+    {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1},
+    {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1},
+};
+alignas(16) static constexpr std::int8_t kRethShuffle[16] = {7, 6, 5, 4, 3, 2, 1, 0, 11, 10, 9, 8, 15, 14, 13, 12};
+
+// The PadCnt shortcut in parse_headers_fast needs payload + pad to be a multiple of 4 whenever
+// the IPv4 total length is: true while every taken opcode's ext headers are whole words.
+constexpr bool taken_ext_headers_are_words() {
+  for (const FastOpcode& op : kFastOpcodes)
+    if (op.min_total <= 0xFFFF && op.min_total % 4 != 0) return false;
+  return true;
 }
+static_assert(taken_ext_headers_are_words());
+
+// parse_headers_fast writes PacketInfo as 16- and 8-byte words: the layout it relies on.
+constexpr bool packet_info_layout_is_known() {
+  using P = PacketInfo;
+  return offsetof(P, dst_mac) == 0 && offsetof(P, src_mac) == 6 && offsetof(P, has_vlan) == 12 &&
+         offsetof(P, vlan_pcp) == 13 && offsetof(P, vlan_id) == 14 && offsetof(P, ipv6) == 16 &&
+         offsetof(P, ecn) == 17 && offsetof(P, dscp) == 18 && offsetof(P, src_ip) == 19 &&
+         offsetof(P, dst_ip) == 35 && offsetof(P, udp_src_port) == 52 && offsetof(P, l3_offset) == 54 &&
+         offsetof(P, bth_offset) == 56 && offsetof(P, payload_offset) == 58 && offsetof(P, payload_len) == 60 &&
+         offsetof(P, frame_len) == 64 && offsetof(P, opcode) == 68 && offsetof(P, se) == 69 &&
+         offsetof(P, mig_req) == 70 && offsetof(P, pad_count) == 71 && offsetof(P, pkey) == 72 &&
+         offsetof(P, fecn) == 74 && offsetof(P, becn) == 75 && offsetof(P, dest_qpn) == 76 &&
+         offsetof(P, ack_req) == 80 && offsetof(P, psn) == 84 && offsetof(P, reth_va) == 88 &&
+         offsetof(P, reth_rkey) == 96 && offsetof(P, reth_dma_len) == 100 && offsetof(P, aeth_syndrome) == 104 &&
+         offsetof(P, aeth_msn) == 108 && offsetof(P, imm_data) == 112 && offsetof(P, ieth_rkey) == 116 &&
+         offsetof(P, atomic_va) == 120 && offsetof(P, atomic_rkey) == 128 && offsetof(P, atomic_swap_add) == 136 &&
+         offsetof(P, atomic_compare) == 144 && offsetof(P, atomic_ack_orig) == 152 && sizeof(P) == 160;
+}
+static_assert(packet_info_layout_is_known(), "PacketInfo changed: update parse_headers_fast's word stores");
+
+inline unsigned char* bytes_of(PacketInfo& out) { return reinterpret_cast<unsigned char*>(&out); }
+inline void put64(PacketInfo& out, std::size_t offset, std::uint64_t w) { std::memcpy(bytes_of(out) + offset, &w, 8); }
+
+template <typename T>
+T load(const std::uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+// Big-endian wire fields on a little-endian host.
+inline std::uint16_t be16(const std::uint8_t* p) { return __builtin_bswap16(load<std::uint16_t>(p)); }
+inline std::uint32_t be32(const std::uint8_t* p) { return __builtin_bswap32(load<std::uint32_t>(p)); }
+inline std::uint64_t be64(const std::uint8_t* p) { return __builtin_bswap64(load<std::uint64_t>(p)); }
+
+#if defined(__x86_64__) && defined(__SSE4_1__) && defined(__SSSE3__)
+#define DROCE_PARSE_FAST 1
+// RFC 1071 over exactly the 20 header bytes. 2^16 = 1 (mod 0xFFFF), and 0xFFFF divides
+// 2^64 - 1, so the ones' complement sum of the ten 16-bit words is congruent to an end-around-
+// carry sum of 64-bit words; it folds to all ones (what rte_raw_cksum returns for a correct
+// header) iff that is 0 mod 0xFFFF and the header is not all zero bytes, which a header
+// starting 0x45 is not. The second carry can only come with a small sum, so the last add
+// (the end-around carry) cannot carry again.
+inline bool ipv4_header_sums_to_ones(const std::uint8_t* h) {
+  unsigned long long sum;
+  unsigned char carry = _addcarry_u64(0, load<std::uint64_t>(h), load<std::uint64_t>(h + 8), &sum);
+  carry = _addcarry_u64(carry, sum, load<std::uint32_t>(h + 16), &sum);
+  // x % 0xFFFF == 0 as one multiply: x * 0xFFFF^-1 (mod 2^64) stays below 2^64 / 0xFFFF exactly
+  // for the multiples of 0xFFFF (Granlund & Montgomery, "Division by invariant integers", §9).
+  constexpr std::uint64_t kInverse = 0xFFFEFFFEFFFEFFFF, kMaxQuotient = ~std::uint64_t{0} / 0xFFFF;
+  static_assert(kInverse * 0xFFFF == 1);
+  return (sum + carry) * kInverse <= kMaxQuotient;
+}
+#endif
 
 }  // namespace fast_detail
 
@@ -107,92 +154,110 @@ inline bool ipv4_header_sums_to_ones(std::uint64_t w12, std::uint64_t w20, std::
 // parse_headers_general (parse_general.h) would and returns true; P_Key and ICRC are still
 // unchecked. Otherwise returns false without judging the frame (`out` may be partly written):
 // the caller runs the general parser, which names the rule the frame broke, if any.
+// Built on SSE4.1 byte shuffles (every x86-64 DPDK target has them); elsewhere it always
+// declines and the general parser does all the work.
 [[gnu::always_inline]] inline bool parse_headers_fast(const std::uint8_t* f, std::uint32_t len, PacketInfo& out,
                                                      const ParseOptions& opt) {
+#if defined(DROCE_PARSE_FAST)
   using namespace fast_detail;
-  if constexpr (std::endian::native != std::endian::little) return false;
-  if (len < kExtAt + kIcrcBytes) return false;
-  // All header words are loaded before the first store: `out` could alias the frame as far as
-  // the compiler knows, and would otherwise force reloads.
-  const std::uint64_t w12 = load_raw64(f + 12), w20 = load_raw64(f + 20), w26 = load_raw64(f + 26);
-  const std::uint64_t w34 = load_raw64(f + 34), bth = load_raw64(f + kBthAt);
-  const std::uint32_t bth8 = load_raw32(f + kBthAt + 8);
-  if ((((w12 & kMask12) ^ kWant12) | ((w20 & kMask20) ^ kWant20) | ((w34 & kMask34) ^ kWant34) |
-       (bth & kMaskTver)) != 0)
+  if (len < kMinFrame) return false;
+  // Four 16-byte views of the headers: Ethernet, IPv4 from its total length, addresses + UDP, BTH.
+  const __m128i eth = _mm_loadu_si128(reinterpret_cast<const __m128i*>(f));
+  const __m128i ip = _mm_loadu_si128(reinterpret_cast<const __m128i*>(f + 16));
+  const __m128i addr_udp = _mm_loadu_si128(reinterpret_cast<const __m128i*>(f + 26));
+  const __m128i bth = _mm_loadu_si128(reinterpret_cast<const __m128i*>(f + kBthAt));
+
+  // The fixed parts of the shape, one masked compare over the four views (the masks of each
+  // view pick distinct bytes, or bytes that must all be zero):
+  //   12-13 EtherType IPv4 right after the MACs (no 802.1Q tag); 14 version 4, IHL 5;
+  //   17 total length a multiple of 4 (BTH + ext headers + payload + pad + ICRC always is, §9.2);
+  //   20-21 MF and fragment offset zero (DF and the reserved bit are not judged); 23 protocol UDP;
+  //   36-37 UDP destination port 4791; 43 BTH TVer 0.
+  const __m128i fixed = _mm_or_si128(
+      _mm_or_si128(_mm_and_si128(eth, _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, -1, 0)),
+                   _mm_and_si128(ip, _mm_setr_epi8(0, 0x03, 0, 0, 0x3F, -1, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0))),
+      _mm_or_si128(_mm_and_si128(addr_udp, _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, 0, 0, 0, 0)),
+                   _mm_and_si128(bth, _mm_setr_epi8(0, 0x0F, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))));
+  const __m128i want = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, kIpProtoUdp, 0, 0, kRoceV2UdpPort >> 8,
+                                     static_cast<char>(kRoceV2UdpPort & 0xFF), kEtherTypeIpv4 >> 8,
+                                     kEtherTypeIpv4 & 0xFF, 0x45, 0);
+  const __m128i differs = _mm_xor_si128(fixed, want);
+  if (!_mm_testz_si128(differs, differs)) return false;
+
+  // The IP packet lies within the frame, and the UDP datagram is all of its payload.
+  const std::uint32_t total = be16(f + kL3 + 2);
+  if (total + kL3 > len) return false;
+  if (load<std::uint16_t>(f + kL4 + 4) != __builtin_bswap16(static_cast<std::uint16_t>(total - sizeof(Ipv4Hdr))))
     return false;
-  // The IP packet lies within the frame and holds BTH + ICRC (unsigned: a shorter one wraps),
-  // and the UDP datagram is all of its payload.
-  const std::uint32_t total = be16(w12 >> 32);
-  const std::uint32_t after_bth = total - kMinIpTotal;
-  if (after_bth > len - (kExtAt + kIcrcBytes)) return false;
-  if (be16(w34 >> 32) != total - sizeof(Ipv4Hdr)) return false;
-  const std::uint8_t opcode = static_cast<std::uint8_t>(bth);
-  const FastOpcode& op = kFastOpcodes[opcode];
-  if (!op.taken) return false;
-  // PadCnt (§9.2): payload + pad fills what the ext headers leave, a multiple of 4 as total is;
-  // no pad and no payload where the opcode has none. Too few bytes for the ext headers, or a pad
-  // larger than payload + pad, wraps payload_len.
-  const std::uint8_t flags = static_cast<std::uint8_t>(bth >> 8);
-  const std::uint32_t pad = (flags >> 4) & 0x03;
-  const std::uint32_t payload_len = after_bth - op.ext_bytes - pad;
+  // Room for BTH, the opcode's ext headers and ICRC, and PadCnt (§9.2): payload + pad fills the
+  // rest (a multiple of 4, as total is), with no pad and no payload where the opcode has none.
+  // Too short a packet, a pad larger than payload + pad, or an opcode not taken wraps payload_len.
+  const FastOpcode& op = kFastOpcodes[f[kBthAt]];
+  const std::uint32_t pad = (f[kBthAt + 1] >> 4) & 0x03;
+  const std::uint32_t payload_len = total - op.min_total - pad;
   if (payload_len > op.max_payload) return false;
-  if (opt.verify_ip_checksum && !ipv4_header_sums_to_ones(w12, w20, w26)) return false;
+  if (opt.verify_ip_checksum && !ipv4_header_sums_to_ones(f + kL3)) return false;
 
-  // Every field, as parse_headers_general leaves it for this shape: VLAN, IPv6 and the ext
-  // headers the opcode lacks are zero.
-  std::memcpy(out.dst_mac, f, sizeof(out.dst_mac));
-  std::memcpy(out.src_mac, f + sizeof(out.dst_mac), sizeof(out.src_mac));
-  out.has_vlan = false;
-  out.vlan_pcp = 0;
-  out.vlan_id = 0;
-  out.ipv6 = false;
-  const std::uint8_t tos = static_cast<std::uint8_t>(w12 >> 24);
-  out.ecn = tos & 0x03;
-  out.dscp = tos >> 2;
-  const std::uint32_t src_ip = static_cast<std::uint32_t>(w26), dst_ip = static_cast<std::uint32_t>(w26 >> 32);
-  std::memcpy(out.src_ip, &src_ip, 4);
-  std::memset(out.src_ip + 4, 0, sizeof(out.src_ip) - 4);
-  std::memcpy(out.dst_ip, &dst_ip, 4);
-  std::memset(out.dst_ip + 4, 0, sizeof(out.dst_ip) - 4);
-  out.udp_src_port = be16(w34);
-  out.l3_offset = kL3;
-  out.bth_offset = kBthAt;
-  out.payload_offset = static_cast<std::uint16_t>(kExtAt + op.ext_bytes);
-  out.payload_len = payload_len;
-  out.frame_len = kL3 + total;
+  // Every field, as parse_headers_general leaves it for this shape: VLAN, IPv6, the ext headers
+  // the opcode lacks and the padding bytes are zero. Bytes 0..87 are the views shuffled into
+  // PacketInfo's layout (-1: a zero byte), big-endian fields reversed on the way.
+  auto* o = reinterpret_cast<__m128i*>(bytes_of(out));
+  // dst_mac, src_mac; no VLAN.
+  _mm_storeu_si128(o, _mm_and_si128(eth, _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0)));
+  // Not IPv6; src_ip (ECN and DSCP below); dst_ip at 35.
+  _mm_storeu_si128(o + 1, _mm_shuffle_epi8(addr_udp, _mm_setr_epi8(-1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, -1, -1, -1,
+                                                                   -1, -1)));
+  _mm_storeu_si128(o + 2, _mm_shuffle_epi8(addr_udp, _mm_setr_epi8(-1, -1, -1, 4, 5, 6, 7, -1, -1, -1, -1, -1, -1, -1,
+                                                                   -1, -1)));
+  // udp_src_port, l3_offset 14, bth_offset 42, payload_offset, payload_len.
+  __m128i w = _mm_or_si128(_mm_shuffle_epi8(addr_udp, _mm_setr_epi8(-1, -1, -1, -1, 9, 8, -1, -1, -1, -1, -1, -1, -1,
+                                                                    -1, -1, -1)),
+                           _mm_setr_epi8(0, 0, 0, 0, 0, 0, kL3, 0, kBthAt, 0, 0, 0, 0, 0, 0, 0));
+  w = _mm_insert_epi16(w, op.payload_offset, 5);
+  _mm_storeu_si128(o + 3, _mm_insert_epi32(w, static_cast<int>(payload_len), 3));
+  // frame_len; opcode, se, mig_req, pad_count; pkey, fecn, becn; dest_qpn. The flag bits are
+  // gathered under a mask and clamped to 1 (min with 1), PadCnt shifted down from its nibble.
+  const __m128i flag_bytes = _mm_shuffle_epi8(bth, _mm_setr_epi8(-1, -1, -1, -1, -1, 1, 1, 1, -1, -1, 4, 4, -1, -1, -1,
+                                                                 -1));
+  const __m128i bools = _mm_min_epu8(
+      _mm_and_si128(flag_bytes, _mm_setr_epi8(0, 0, 0, 0, 0, -0x80, 0x40, 0, 0, 0, -0x80, 0x40, 0, 0, 0, 0)),
+      _mm_set1_epi8(1));
+  const __m128i pad_count =
+      _mm_and_si128(_mm_srli_epi16(flag_bytes, 4), _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0x03, 0, 0, 0, 0, 0, 0, 0, 0));
+  w = _mm_or_si128(_mm_shuffle_epi8(bth, _mm_setr_epi8(-1, -1, -1, -1, 0, -1, -1, -1, 3, 2, -1, -1, 7, 6, 5, -1)),
+                   _mm_or_si128(bools, pad_count));
+  _mm_storeu_si128(o + 4, _mm_insert_epi32(w, static_cast<int>(kL3 + total), 0));
+  // ack_req (below), psn.
+  _mm_storel_epi64(o + 5, _mm_shuffle_epi8(bth, _mm_setr_epi8(-1, -1, -1, -1, 11, 10, 9, -1, -1, -1, -1, -1, -1, -1,
+                                                              -1, -1)));
+  const std::uint8_t tos = f[kL3 + 1];
+  const std::uint16_t ecn_dscp = static_cast<std::uint16_t>((tos | tos << 6) & 0x3F03);  // ECN, then DSCP
+  std::memcpy(bytes_of(out) + offsetof(PacketInfo, ecn), &ecn_dscp, 2);
+  out.ack_req = (f[kBthAt + 8] & 0x80) != 0;
 
-  out.opcode = opcode;
-  out.se = (flags & 0x80) != 0;
-  out.mig_req = (flags & 0x40) != 0;
-  out.pad_count = static_cast<std::uint8_t>(pad);
-  out.pkey = be16(bth >> 16);
-  out.fecn = ((bth >> 32) & 0x80) != 0;
-  out.becn = ((bth >> 32) & 0x40) != 0;
-  out.dest_qpn = be32(bth >> 32) & 0xFFFFFF;
-  out.ack_req = (bth8 & 0x80) != 0;
-  out.psn = be32(bth8) & 0xFFFFFF;
-
-  const std::uint8_t* ext = f + kExtAt;
-  if (op.headers & kHdrReth) {
-    out.reth_va = be64(load_raw64(ext));
-    out.reth_rkey = be32(load_raw32(ext + 8));
-    out.reth_dma_len = be32(load_raw32(ext + 12));
-  } else {
-    out.reth_va = 0;
-    out.reth_rkey = 0;
-    out.reth_dma_len = 0;
+  const auto* ext_shuffle = reinterpret_cast<const __m128i*>(kExtShuffles[static_cast<std::size_t>(op.ext)]);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(bytes_of(out) + offsetof(PacketInfo, aeth_syndrome)),
+                   _mm_shuffle_epi8(bth, _mm_load_si128(ext_shuffle)));
+  __m128i reth = _mm_setzero_si128();
+  if (op.ext >= ExtLayout::kReth) {
+    reth = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(f + kExtAt)),
+                            _mm_load_si128(reinterpret_cast<const __m128i*>(kRethShuffle)));
+    if (op.ext == ExtLayout::kRethImmDt) out.imm_data = be32(f + kExtAt + sizeof(Reth));
   }
-  const std::uint32_t aeth = (op.headers & kHdrAeth) ? be32(load_raw32(ext + op.aeth_at)) : 0;  // syndrome msn
-  out.aeth_syndrome = static_cast<std::uint8_t>(aeth >> 24);
-  out.aeth_msn = aeth & 0xFFFFFF;
-  out.imm_data = (op.headers & kHdrImmDt) ? be32(load_raw32(ext + op.imm_at)) : 0;
-  out.ieth_rkey = 0;
-  out.atomic_va = 0;
-  out.atomic_rkey = 0;
-  out.atomic_swap_add = 0;
-  out.atomic_compare = 0;
-  out.atomic_ack_orig = 0;
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(bytes_of(out) + offsetof(PacketInfo, reth_va)), reth);
+  // No atomic headers.
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(bytes_of(out) + offsetof(PacketInfo, atomic_va)), _mm_setzero_si128());
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(bytes_of(out) + offsetof(PacketInfo, atomic_swap_add)),
+                   _mm_setzero_si128());
+  put64(out, offsetof(PacketInfo, atomic_ack_orig), 0);
   return true;
+#else
+  (void)f;
+  (void)len;
+  (void)out;
+  (void)opt;
+  return false;
+#endif
 }
 
 }  // namespace droce::wire
