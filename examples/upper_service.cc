@@ -34,10 +34,11 @@ class Replies {
     ++outstanding_;
     return {};
   }
-  // Collects completions; empty unless a reply failed (the client is gone or broken).
+  // Collects completions from the endpoint's CQ (every QP's; this service has one); empty unless
+  // a reply failed (the client is gone or broken).
   [[nodiscard]] std::string reap() {
     droce::rc::Completion c[16];
-    for (unsigned n = link_.endpoint->poll_cq(link_.qpn, c, 16), i = 0; i < n; ++i) {
+    for (unsigned n = link_.endpoint->poll_cq(c, 16), i = 0; i < n; ++i) {
       --outstanding_;
       if (c[i].status != droce::rc::WcStatus::kSuccess)
         return "reply " + std::to_string(c[i].wr_id) + ": " + droce::rc::wc_status_name(c[i].status);
@@ -53,6 +54,31 @@ class Replies {
   droce::rc::MemoryRegion mr_;
   std::uint64_t next_ = 0;
   std::uint32_t outstanding_ = 0;
+};
+
+// The service proper, run as the endpoint's application stage: every poll calls it between the
+// received burst and transmit, so a reply leaves in the same burst as its request's ACK.
+struct Service {
+  Service(upper::Link& l, Replies& r) : link(l), replies(r) {}
+  upper::Link& link;
+  Replies& replies;
+  std::uint64_t served = 0;
+  bool bye = false;
+  std::string error;  // the first failure; the main loop gives up on it
+
+  void serve() {
+    if (!error.empty()) return;
+    if (error = replies.reap(); !error.empty()) return;
+    droce::engine::MessageView request;
+    while (replies.slot_free() && link.endpoint->receive_message(link.qpn, request)) {
+      std::uint8_t text[upper::kMaxMessage];
+      const std::uint32_t len = request.copy_to(text, sizeof text);
+      link.endpoint->release(request);  // the frames go back; the client may send again
+      bye = len == std::strlen(upper::kBye) && std::memcmp(text, upper::kBye, len) == 0;
+      if (error = replies.send_upper(text, len); !error.empty()) return;
+      ++served;
+    }
+  }
 };
 
 int fail(const std::string& why) {
@@ -79,24 +105,18 @@ int main(int argc, char** argv) {
   Replies replies(link);
   if (std::string e = replies.register_memory(); !e.empty()) return fail(e);
 
+  Service service(link, replies);
+  link.endpoint->set_app_stage([](void* s) { static_cast<Service*>(s)->serve(); }, &service);
+
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  std::uint64_t served = 0;
-  bool bye = false;
   // Serve until BYE has been answered and every reply acknowledged.
-  while (!(bye && replies.all_acknowledged())) {
+  while (!(service.bye && replies.all_acknowledged())) {
     if (std::chrono::steady_clock::now() > deadline) return fail("no BYE within " + std::to_string(seconds) + " s");
-    link.poll();
-    if (std::string e = replies.reap(); !e.empty()) return fail(e);
-    droce::engine::MessageView request;
-    while (replies.slot_free() && link.endpoint->receive_message(link.qpn, request)) {
-      std::uint8_t text[upper::kMaxMessage];
-      const std::uint32_t len = request.copy_to(text, sizeof text);
-      link.endpoint->release(request);  // the frames go back; the client may send again
-      bye = len == std::strlen(upper::kBye) && std::memcmp(text, upper::kBye, len) == 0;
-      if (std::string e = replies.send_upper(text, len); !e.empty()) return fail(e);
-      ++served;
-    }
+    link.poll();  // RX, the service, timers, TX
+    if (!service.error.empty()) return fail(service.error);
   }
+  link.endpoint->set_app_stage(nullptr, nullptr);
+  const std::uint64_t served = service.served;
   upper::linger(link, 200);
   link.close();
   std::printf("upper-service: served %llu requests\n", static_cast<unsigned long long>(served));
