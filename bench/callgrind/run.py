@@ -4,7 +4,8 @@
 Runs `droce-gen --mode loopback` (both endpoints of one QP in one process over net_ring, one lcore)
 under `valgrind --tool=callgrind` at two message counts and takes differences, so start-up (EAL,
 pools, QP set-up) cancels and only the per-message work remains. Instruction counts are
-deterministic: the same binary gives the same numbers run after run, on any machine load.
+deterministic: the same binary gives the same numbers run after run, on any machine load (each run
+gets the same argv and environment, see guest_env).
 
 Four runs per count:
   whole    no toggle: the whole program
@@ -14,10 +15,12 @@ Four runs per count:
   poll     --toggle-collect=droce::engine::RcEndpoint::poll(unsigned long) (RX burst, receive,
            timers, transmit_ready, TX flush; inclusive)
 The self cost of every (object, file, function) in each run is read from the callgrind.out file and
-put into a stage by name (see STAGES). Regions that no single toggle isolates come from exact
-differences of these deterministic runs: "rest of the poll" = poll - receive - send (RX burst, the
-free of received frames, timers, the TX flush), "outside the poll" = whole - poll (droce-gen's
-requester and verification, the lab relay between the two rings).
+put into a stage (stage_of: the inlined header, the shared object, the function's name, the
+source file; HEADER_STAGES, OBJECT_STAGES, FUNCTION_STAGES, FILE_STAGES). Regions that no single
+toggle isolates are differences of these runs: "rest of the poll" = poll - receive - send (RX burst,
+the free of received frames, timers, the TX flush; exact), "outside the poll" = whole - poll
+(droce-gen's requester and verification, the lab relay between the two rings; it carries the
+whole program's wall-clock noise, well under one instruction per message).
 
 Frames are counted by callgrind itself (calls of RcEndpoint::receive and RcEndpoint::transmit in the
 whole-program run): droce-gen's JSON has messages but no per-endpoint frame counters, and the
