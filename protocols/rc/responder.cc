@@ -190,10 +190,12 @@ RxDelivery RcQp::on_request(const wire::PacketInfo& pi, const wire::OpcodeInfo& 
   }
 
   // In sequence. Opcode sequence check (§9.7.5.1.2 / C9-???): a message in progress only
-  // continues with MIDDLE/LAST of its own kind; nothing else may start with MIDDLE/LAST.
+  // continues with MIDDLE/LAST of its own kind; nothing else may start with MIDDLE/LAST. Kinds
+  // are never 0 (kInvalid), so both rules are one compare: in_progress must be the packet's kind
+  // if it continues, and 0 (none) if it does not.
   const bool continues = op.position == OpPosition::kMiddle || op.position == OpPosition::kLast;
   const auto kind = static_cast<std::uint8_t>(op.kind);
-  if ((rq_.in_progress != 0) != continues || (continues && rq_.in_progress != kind)) {
+  if (rq_.in_progress != (continues ? kind : 0)) {
     ++c_.resp_invalid_request;
     responder_nak(pi.psn, wire::nak_syndrome(NakCode::kInvalidRequest));
     return kNone;
