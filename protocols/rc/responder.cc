@@ -41,8 +41,9 @@ bool payload_length_valid(const wire::OpcodeInfo& op, std::uint32_t payload_len,
 // instead of queuing a second, so a burst of small messages received in one poll costs the peer
 // one ACK frame, and the queue never holds two ACK/NAK items side by side (its bound, RecvQueue).
 // The one exception keeps the stronger item: a NAK still queued already acknowledges the PSN
-// before it, which is all a re-ACK of a duplicate (ePSN - 1) would say.
-bool RcQp::queue_ack(std::uint32_t psn, std::uint8_t syndrome) {
+// before it, which is all a re-ACK of a duplicate (ePSN - 1) would say. Inline: every message
+// asking for an ACK comes here, and only this file does.
+inline bool RcQp::queue_ack(std::uint32_t psn, std::uint8_t syndrome) {
   if (rq_.resp_tail != rq_.resp_head) {
     RespItem& last = resp_at(rq_.resp_tail - 1);
     if (!last.is_read) {
