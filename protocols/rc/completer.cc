@@ -27,18 +27,13 @@ WcOpcode wc_opcode(WrOpcode o) {
 
 void RcQp::complete_send(const SendWqe& w, WcStatus st) {
   if (!w.wr.signaled && st == WcStatus::kSuccess) return;  // unsignaled successes retire silently
-  Completion c;
-  c.wr_id = w.wr.wr_id;
-  c.status = st;
-  c.opcode = wc_opcode(w.wr.opcode);
-  c.byte_len = w.wr.sge.length;
-  push_completion(c);
+  push_completion(w.wr.wr_id, st, wc_opcode(w.wr.opcode), w.wr.sge.length, /*is_recv=*/false);
 }
 
 // The WQE at the head fails with `st`; the QP goes to Error and the rest flush (§10.3.1).
 void RcQp::fail_send(WcStatus st) {
   if (sq_.head != sq_.tail) {
-    complete_send(sq_.ring[sq_.head % sq_.ring.size()], st);
+    complete_send(sq_at(sq_.head), st);
     ++sq_.head;
   }
   enter_error();
@@ -81,7 +76,7 @@ void RcQp::on_progress(std::uint64_t now_ns) {
   sq_.seq_nak_acted = false;
   sq_.retry_left = attr_.retry_cnt;
   sq_.rnr_left = attr_.rnr_retry;
-  sq_.timer_deadline = psn_lt(sq_.una, sq_.high) && attr_.ack_timeout_ns() != 0 ? now_ns + attr_.ack_timeout_ns() : 0;
+  sq_.timer_deadline = psn_lt(sq_.una, sq_.high) && ack_timeout_ns_ != 0 ? now_ns + ack_timeout_ns_ : kNever;
 }
 
 // Everything up to and including `psn` is acknowledged: retire WQEs in order. A READ whose
@@ -90,7 +85,7 @@ void RcQp::on_progress(std::uint64_t now_ns) {
 void RcQp::retire_through(std::uint32_t psn, std::uint64_t now_ns) {
   bool progressed = false;
   while (sq_.head != sq_.tail) {
-    SendWqe& w = sq_.ring[sq_.head % sq_.ring.size()];
+    SendWqe& w = sq_at(sq_.head);
     const std::uint32_t last = psn_add(w.first_psn, w.npkts - 1);
     if (!psn_le(w.first_psn, psn)) break;
     if (!psn_lt(w.first_psn, sq_.nxt) && sq_.cur <= sq_.head) break;  // never sent
@@ -151,7 +146,7 @@ void RcQp::on_sequence_nak(std::uint32_t psn) {
   sq_.seq_nak_acted = true;
   sq_.seq_nak_psn = psn;
   rewind_to(psn);
-  sq_.timer_deadline = 0;  // re-armed by the retransmission
+  sq_.timer_deadline = kNever;  // re-armed by the retransmission
 }
 
 void RcQp::on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns) {
@@ -169,7 +164,7 @@ void RcQp::on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns) {
       rewind_to(pi.psn);
       // The responder is alive and answering: the local ACK timer restarts when the request
       // is resent, so a long RNR episode never turns into RETRY_EXC_ERR (§9.7.5.2.8).
-      sq_.timer_deadline = 0;
+      sq_.timer_deadline = kNever;
       return;
     case wire::kAethTypeNak:
       ++c_.naks_received;
@@ -202,7 +197,7 @@ void RcQp::on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns) {
 // every response it handles. Otherwise a long response stream outlasts the timeout, the READ
 // is re-issued again while its answer is still arriving, and each replay lengthens the backlog.
 void RcQp::restart_ack_timer(std::uint64_t now_ns) {
-  if (attr_.ack_timeout_ns() != 0) sq_.timer_deadline = now_ns + attr_.ack_timeout_ns();
+  if (ack_timeout_ns_ != 0) sq_.timer_deadline = now_ns + ack_timeout_ns_;
 }
 
 void RcQp::on_read_response(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns) {
@@ -212,7 +207,7 @@ void RcQp::on_read_response(const wire::PacketInfo& pi, const std::uint8_t* payl
   // PSN order, so one also acknowledges every earlier request.
   std::uint64_t target = sq_.tail;
   for (std::uint64_t i = sq_.head; i != sq_.tail && i <= sq_.cur; ++i) {
-    const SendWqe& w = sq_.ring[i % sq_.ring.size()];
+    const SendWqe& w = sq_at(i);
     const std::int32_t off = psn_diff(pi.psn, w.first_psn);
     if (off >= 0 && static_cast<std::uint32_t>(off) < w.npkts) {
       target = i;
@@ -223,13 +218,13 @@ void RcQp::on_read_response(const wire::PacketInfo& pi, const std::uint8_t* payl
     ++c_.duplicate_responses;
     return;
   }
-  SendWqe& w = sq_.ring[target % sq_.ring.size()];
+  SendWqe& w = sq_at(target);
   if (w.wr.opcode != WrOpcode::kRead) {
     ++c_.duplicate_responses;  // a READ response for a SEND/WRITE PSN: not ours to take
     return;
   }
   for (std::uint64_t i = sq_.head; i != target; ++i) {
-    const SendWqe& e = sq_.ring[i % sq_.ring.size()];
+    const SendWqe& e = sq_at(i);
     if (e.wr.opcode == WrOpcode::kRead && e.read_pkts_done < e.npkts) {
       // An earlier READ is still missing responses: this one skipped ahead of them.
       implied_nak(psn_add(e.first_psn, e.read_pkts_done));

@@ -36,13 +36,14 @@ class MrTable {
   static constexpr std::uint32_t kIndexBits = 16;
   static constexpr std::uint32_t kMaxRegions = 1u << kIndexBits;
 
-  explicit MrTable(std::uint32_t capacity = 1024) : slots_(capacity > kMaxRegions ? kMaxRegions : capacity) {}
+  explicit MrTable(std::uint32_t capacity = 1024)
+      : slots_(capacity > kMaxRegions ? kMaxRegions : capacity), capacity_(static_cast<std::uint32_t>(slots_.size())) {}
 
   // Registers [addr, addr+length). Returns nullopt if the table is full, addr is null or length is 0.
   [[nodiscard]] std::optional<MemoryRegion> register_region(void* addr, std::uint64_t length, std::uint32_t access) {
     if (addr == nullptr || length == 0) return std::nullopt;
-    for (std::uint32_t n = 0; n < slots_.size(); ++n) {
-      const std::uint32_t i = (next_free_hint_ + n) % static_cast<std::uint32_t>(slots_.size());
+    for (std::uint32_t n = 0; n < capacity_; ++n) {
+      const std::uint32_t i = (next_free_hint_ + n) % capacity_;
       Slot& s = slots_[i];
       if (s.in_use) continue;
       s.in_use = true;
@@ -92,13 +93,15 @@ class MrTable {
     std::uint8_t generation = 0;
   };
 
+  // Every work request and every WRITE/READ looks a key up: the bound is a stored count, not
+  // the vector's size (a division by sizeof(Slot)).
   [[nodiscard]] Slot* slot_for(std::uint32_t key) {
     const std::uint32_t i = key & (kMaxRegions - 1);
-    return (i < slots_.size() && slots_[i].in_use) ? &slots_[i] : nullptr;
+    return (i < capacity_ && slots_[i].in_use) ? &slots_[i] : nullptr;
   }
   [[nodiscard]] const Slot* slot_for(std::uint32_t key) const {
     const std::uint32_t i = key & (kMaxRegions - 1);
-    return (i < slots_.size() && slots_[i].in_use) ? &slots_[i] : nullptr;
+    return (i < capacity_ && slots_[i].in_use) ? &slots_[i] : nullptr;
   }
 
   static MrCheck check(const MemoryRegion& mr, std::uint64_t va, std::uint64_t len, std::uint32_t need,
@@ -114,6 +117,7 @@ class MrTable {
   }
 
   std::vector<Slot> slots_;
+  std::uint32_t capacity_ = 0;  // slots_.size()
   std::uint32_t next_free_hint_ = 0;
 };
 

@@ -8,14 +8,43 @@ namespace droce::rc {
 
 using wire::psn_add;
 
+namespace {
+
+// The smallest power of two >= n (n <= 2^31): rings of that size are indexed with a mask.
+std::uint64_t ring_size_for(std::uint64_t n) {
+  std::uint64_t size = 1;
+  while (size < n) size <<= 1;
+  return size;
+}
+
+// A queue depth as created: 0 means one entry; an unvalidated depth beyond validate()'s 65536 is
+// clamped here so it cannot size the allocation (such a QP never reaches RTR anyway).
+std::uint32_t queue_capacity(std::uint32_t depth) { return depth == 0 ? 1 : depth > 65536 ? 65536 : depth; }
+
+}  // namespace
+
 RcQp::RcQp(const QpAttr& attr, const MrTable& mrs) : attr_(attr), mrs_(mrs) {
-  sq_.ring.resize(attr.sq_depth == 0 ? 1 : attr.sq_depth);
-  rq_.ring.resize(attr.rq_depth == 0 ? 1 : attr.rq_depth);
+  sq_cap_ = queue_capacity(attr.sq_depth);
+  rq_cap_ = queue_capacity(attr.rq_depth);
+  sq_.ring.resize(ring_size_for(sq_cap_));
+  rq_.ring.resize(ring_size_for(rq_cap_));
+  sq_mask_ = sq_.ring.size() - 1;
+  rq_mask_ = rq_.ring.size() - 1;
   // Every WQE produces at most one completion, so the CQ can never overflow.
-  cq_.resize(sq_.ring.size() + rq_.ring.size());
+  cq_.resize(ring_size_for(static_cast<std::uint64_t>(sq_cap_) + rq_cap_));
+  cq_mask_ = cq_.size() - 1;
   // Sized from the responder resources (see RecvQueue::resp); an invalid count is refused by
   // modify() before the QP can receive, and clamped here so it cannot size the allocation.
-  rq_.resp.resize(resp_ring_size(attr.max_dest_rd_atomic < kMaxRdAtomic ? attr.max_dest_rd_atomic : kMaxRdAtomic));
+  size_resp_ring(attr.max_dest_rd_atomic < kMaxRdAtomic ? attr.max_dest_rd_atomic : kMaxRdAtomic);
+  set_ack_timeout_from_attr();
+}
+
+// Control path: the response ring holds resp_ring_size() items (its bound, RecvQueue::resp) in
+// a power-of-two ring.
+void RcQp::size_resp_ring(std::uint32_t max_dest_rd_atomic) {
+  resp_cap_ = static_cast<std::uint32_t>(resp_ring_size(max_dest_rd_atomic));
+  rq_.resp.assign(ring_size_for(resp_cap_), RespItem{});
+  resp_mask_ = rq_.resp.size() - 1;
 }
 
 Status RcQp::modify(QpState to, const QpAttr* attr) {
@@ -28,10 +57,11 @@ Status RcQp::modify(QpState to, const QpAttr* attr) {
       // The response queue is sized from it: it may change only while nothing can be queued.
       if (state_ != QpState::kReset && state_ != QpState::kInit)
         return Status::fail(StatusCode::kBadState, "max_dest_rd_atomic: fixed once the QP is past INIT");
-      rq_.resp.assign(resp_ring_size(attr->max_dest_rd_atomic), RespItem{});  // control path
+      size_resp_ring(attr->max_dest_rd_atomic);
       drop_responses();
     }
     attr_ = *attr;
+    set_ack_timeout_from_attr();
   } else if (to == QpState::kRtr || to == QpState::kRts) {
     if (std::string e = attr_.validate(); !e.empty()) return Status::error(StatusCode::kInvalidArgument, std::move(e));
   }
@@ -57,8 +87,8 @@ Status RcQp::modify(QpState to, const QpAttr* attr) {
     sq_.una = sq_.nxt = sq_.high = sq_.post_psn = attr_.sq_psn;
     sq_.retry_left = attr_.retry_cnt;
     sq_.rnr_left = attr_.rnr_retry;
-    sq_.timer_deadline = 0;
-    sq_.rnr_until = 0;
+    sq_.timer_deadline = kNever;
+    sq_.rnr_until = kNever;
     sq_.since_ack_req = 0;
     sq_.rd_outstanding = 0;
     sq_.seq_nak_acted = false;
@@ -70,25 +100,31 @@ Status RcQp::modify(QpState to, const QpAttr* attr) {
 
 Status RcQp::post_send(const SendWr& wr) {
   if (state_ != QpState::kRts) return Status::fail(StatusCode::kBadState, "post_send: QP is not in RTS");
-  if (sq_.tail - sq_.head >= sq_.ring.size()) return Status::fail(StatusCode::kQueueFull, "post_send: send queue full");
+  if (sq_.tail - sq_.head >= sq_cap_) return Status::fail(StatusCode::kQueueFull, "post_send: send queue full");
   // The largest message of any operation (IBTA §9.4: DMA length, 2^31 bytes): a longer SEND or
   // WRITE could not be described to the responder, which rejects it (rxe: check_length).
   if (wr.sge.length > kMaxMessageBytes)
     return Status::fail(StatusCode::kInvalidArgument, "post_send: message longer than 2^31 bytes");
   if (wr.opcode == WrOpcode::kRead && attr_.max_rd_atomic == 0)
     return Status::fail(StatusCode::kInvalidArgument, "post_send: READ on a QP with max_rd_atomic 0 (no READ credits)");
-  SendWqe w;
-  w.wr = wr;
   const std::uint32_t need = wr.opcode == WrOpcode::kRead ? static_cast<std::uint32_t>(kAccessLocalWrite) : 0u;
+  std::uint8_t* local = nullptr;
   if (wr.sge.length != 0) {
-    if (mrs_.check_local(wr.sge.lkey, wr.sge.addr, wr.sge.length, need, &w.local) != MrCheck::kOk)
+    if (mrs_.check_local(wr.sge.lkey, wr.sge.addr, wr.sge.length, need, &local) != MrCheck::kOk)
       return Status::fail(StatusCode::kBadKey, "post_send: local buffer not in a registered region (lkey, bounds or access)");
   }
+  // Filled in place, every field (the slot is reused).
+  SendWqe& w = sq_at(sq_.tail);
+  w.wr = wr;
+  w.local = local;
   const std::uint32_t len = wr.sge.length;
-  w.npkts = len == 0 ? 1 : (len + attr_.pmtu - 1) / attr_.pmtu;
+  w.npkts = len <= attr_.pmtu ? 1 : (len + attr_.pmtu - 1) / attr_.pmtu;
   w.first_psn = sq_.post_psn;
+  w.read_pkts_done = 0;
+  w.read_req_start = 0;
+  w.read_reissued = false;
+  w.holds_rd_credit = false;
   sq_.post_psn = psn_add(sq_.post_psn, w.npkts);
-  sq_.ring[sq_.tail % sq_.ring.size()] = w;
   ++sq_.tail;
   ring_doorbell();
   return {};
@@ -97,38 +133,37 @@ Status RcQp::post_send(const SendWr& wr) {
 Status RcQp::post_recv(const RecvWr& wr) {
   if (state_ == QpState::kReset || state_ == QpState::kError)
     return Status::fail(StatusCode::kBadState, "post_recv: QP is not initialised");
-  if (rq_.tail - rq_.head >= rq_.ring.size()) return Status::fail(StatusCode::kQueueFull, "post_recv: receive queue full");
-  RecvWqe r;
-  r.wr = wr;
+  if (rq_.tail - rq_.head >= rq_cap_) return Status::fail(StatusCode::kQueueFull, "post_recv: receive queue full");
+  std::uint8_t* local = nullptr;
   // A credit for a message view carries no buffer (see RecvMode::kMessageViews).
   if (wr.sge.length != 0 && attr_.recv_mode == RecvMode::kPostedBuffers &&
-      mrs_.check_local(wr.sge.lkey, wr.sge.addr, wr.sge.length, kAccessLocalWrite, &r.local) != MrCheck::kOk)
+      mrs_.check_local(wr.sge.lkey, wr.sge.addr, wr.sge.length, kAccessLocalWrite, &local) != MrCheck::kOk)
     return Status::fail(StatusCode::kBadKey, "post_recv: buffer not in a registered, locally writable region");
-  rq_.ring[rq_.tail % rq_.ring.size()] = r;
+  RecvWqe& r = rq_at(rq_.tail);
+  r.wr = wr;
+  r.local = local;
   ++rq_.tail;
   ring_doorbell();
   return {};
 }
 
-bool RcQp::next_packet(std::uint64_t now_ns, TxDescriptor& out) {
-  // Responses queued before an error (the NAK that caused it) still leave.
-  if (state_ != QpState::kReset && next_response(out)) return true;
-  if (state_ != QpState::kRts) return false;
-  return next_request(now_ns, out);
-}
+bool RcQp::next_packet(std::uint64_t now_ns, TxDescriptor& out) { return next_packet(now_ns, out, true); }
 
 bool RcQp::next_packet(std::uint64_t now_ns, TxDescriptor& out, bool data_allowed) {
-  if (data_allowed) return next_packet(now_ns, out);
-  if (state_ == QpState::kReset || rq_.resp_head == rq_.resp_tail) return false;
-  if (rq_.resp[rq_.resp_head % rq_.resp.size()].is_read) return false;  // READ responses are data
-  return next_response(out);
+  // Responses queued before an error (the NAK that caused it) still leave.
+  if (rq_.resp_head != rq_.resp_tail && state_ != QpState::kReset) {
+    if (data_allowed || !resp_at(rq_.resp_head).is_read) return next_response(out);  // READ responses are data
+    return false;
+  }
+  if (!data_allowed || state_ != QpState::kRts) return false;
+  return next_request(now_ns, out);
 }
 
 RxDelivery RcQp::on_packet(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns) {
   if (state_ != QpState::kRtr && state_ != QpState::kRts) return RxDelivery::kNone;  // counted by the caller
   const auto& op = wire::opcode_info(pi.opcode);
   if (op.is_request) {
-    return on_request(pi, payload);
+    return on_request(pi, op, payload);
   } else if (state_ == QpState::kRts &&
              (op.kind == wire::OpKind::kAck || op.kind == wire::OpKind::kReadResponse)) {
     on_response(pi, payload, now_ns);
@@ -136,44 +171,16 @@ RxDelivery RcQp::on_packet(const wire::PacketInfo& pi, const std::uint8_t* paylo
   return RxDelivery::kNone;
 }
 
-std::uint64_t RcQp::next_timer_ns() const {
-  std::uint64_t t = UINT64_MAX;
-  if (sq_.timer_deadline != 0) t = sq_.timer_deadline;
-  if (sq_.rnr_until != 0 && sq_.rnr_until < t) t = sq_.rnr_until;
-  return t;
-}
-
-void RcQp::push_completion(const Completion& c) {
-  if (cq_tail_ - cq_head_ >= cq_.size()) return;  // cannot happen: one entry per WQE at most
-  Completion& slot = cq_[cq_tail_ % cq_.size()];
-  slot = c;
-  slot.qp_num = attr_.qpn;
-  ++cq_tail_;
-}
-
-bool RcQp::poll_cq(Completion& out) {
-  if (cq_head_ == cq_tail_) return false;
-  out = cq_[cq_head_ % cq_.size()];
-  ++cq_head_;
-  return true;
-}
-
 void RcQp::enter_error(bool keep_responses) {
   if (state_ == QpState::kError) return;
   state_ = QpState::kError;
   // §10.3.1: outstanding and new work completes with "flushed in error".
-  for (; sq_.head != sq_.tail; ++sq_.head) complete_send(sq_.ring[sq_.head % sq_.ring.size()], WcStatus::kWrFlushErr);
+  for (; sq_.head != sq_.tail; ++sq_.head) complete_send(sq_at(sq_.head), WcStatus::kWrFlushErr);
   sq_.cur = sq_.head;
   sq_.rd_outstanding = 0;
-  sq_.timer_deadline = 0;
-  for (; rq_.head != rq_.tail; ++rq_.head) {
-    Completion c;
-    c.wr_id = rq_.ring[rq_.head % rq_.ring.size()].wr.wr_id;
-    c.status = WcStatus::kWrFlushErr;
-    c.opcode = WcOpcode::kRecv;
-    c.is_recv = true;
-    push_completion(c);
-  }
+  sq_.timer_deadline = kNever;
+  for (; rq_.head != rq_.tail; ++rq_.head)
+    push_completion(rq_at(rq_.head).wr.wr_id, WcStatus::kWrFlushErr, WcOpcode::kRecv, 0, /*is_recv=*/true);
   if (!keep_responses) drop_responses();
 }
 

@@ -10,6 +10,7 @@
 #include "protocols/rc/mr_table.h"
 #include "protocols/rc/qp_attr.h"
 #include "protocols/rc/types.h"
+#include "protocols/wire/opcode.h"
 #include "protocols/wire/packet_info.h"
 
 namespace droce::rc {
@@ -48,9 +49,17 @@ class RcQp {
   // Fires the local ACK timer if it expired.
   void on_timer(std::uint64_t now_ns);
   // Earliest time on_timer() or next_packet() could do something new (UINT64_MAX: nothing).
-  [[nodiscard]] std::uint64_t next_timer_ns() const;
+  // Owners ask after every packet: a disarmed timer holds kNever, so this is one comparison.
+  [[nodiscard]] std::uint64_t next_timer_ns() const {
+    return sq_.timer_deadline < sq_.rnr_until ? sq_.timer_deadline : sq_.rnr_until;
+  }
 
-  [[nodiscard]] bool poll_cq(Completion& out);
+  [[nodiscard]] bool poll_cq(Completion& out) {
+    if (cq_head_ == cq_tail_) return false;
+    out = cq_[cq_head_ & cq_mask_];
+    ++cq_head_;
+    return true;
+  }
   [[nodiscard]] bool has_completions() const { return cq_head_ != cq_tail_; }
 
   // The owner's doorbell, rung after post_send, post_recv and modify succeed (as ibv_post_send
@@ -72,6 +81,9 @@ class RcQp {
   [[nodiscard]] std::uint32_t outstanding_wrs() const { return static_cast<std::uint32_t>(sq_.tail - sq_.head); }
 
  private:
+  // A disarmed timer: later than any deadline, so next_timer_ns() is a plain minimum.
+  static constexpr std::uint64_t kNever = UINT64_MAX;
+
   struct SendWqe {
     SendWr wr;
     std::uint8_t* local = nullptr;  // resolved SGE address
@@ -82,6 +94,8 @@ class RcQp {
     bool read_reissued = false;        // that request was a retransmission (implied NAK or timeout)
     bool holds_rd_credit = false;      // a READ issued and not yet complete: one of max_rd_atomic
   };
+  // Rings are sized to a power of two at creation and indexed with a mask; the queue's capacity
+  // is still the depth asked for (sq_cap_, rq_cap_).
   struct SendQueue {
     std::vector<SendWqe> ring;
     std::uint64_t head = 0;  // oldest WQE not retired
@@ -94,8 +108,8 @@ class RcQp {
     std::uint32_t since_ack_req = 0;
     std::uint8_t retry_left = 0;
     std::uint8_t rnr_left = 0;
-    std::uint64_t timer_deadline = 0;  // 0 = disarmed
-    std::uint64_t rnr_until = 0;
+    std::uint64_t timer_deadline = kNever;  // local ACK timer; kNever = disarmed
+    std::uint64_t rnr_until = kNever;       // RNR NAK wait; kNever = none
     bool implied_nak_pending = false;  // a READ gap was re-requested; stale responses drop silently
     std::uint32_t rd_outstanding = 0;  // READs holding a credit (max_rd_atomic)
     std::uint32_t seq_nak_psn = 0;     // PSN of the sequence NAK last acted on ...
@@ -139,8 +153,23 @@ class RcQp {
 
   // requester.cc
   bool next_request(std::uint64_t now_ns, TxDescriptor& out);
-  bool rd_credit_available(const SendWqe& w) const;
-  void release_rd_credit(SendWqe& w);
+  // Initiator depth (IBTA §9.4.4, max_rd_atomic): a READ not yet issued waits for a credit, and
+  // so does everything posted behind it — the send queue is processed in order, as hardware
+  // does. A READ re-issued after a loss already holds its credit.
+  bool rd_credit_available(const SendWqe& w) const {
+    return w.wr.opcode != WrOpcode::kRead || w.holds_rd_credit || sq_.rd_outstanding < attr_.max_rd_atomic;
+  }
+  // A READ's credit returns when it completes (all its responses placed) or the QP flushes.
+  void release_rd_credit(SendWqe& w) {
+    if (!w.holds_rd_credit) return;
+    w.holds_rd_credit = false;
+    --sq_.rd_outstanding;
+  }
+  SendWqe& sq_at(std::uint64_t i) { return sq_.ring[i & sq_mask_]; }
+  RecvWqe& rq_at(std::uint64_t i) { return rq_.ring[i & rq_mask_]; }
+  RespItem& resp_at(std::uint64_t i) { return rq_.resp[i & resp_mask_]; }
+  void size_resp_ring(std::uint32_t max_dest_rd_atomic);
+  void set_ack_timeout_from_attr() { ack_timeout_ns_ = attr_.ack_timeout_ns(); }
   void rewind_to(std::uint32_t psn);
   // completer.cc
   void on_response(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns);
@@ -159,7 +188,7 @@ class RcQp {
   // stays queued when `keep_responses`.
   void enter_error(bool keep_responses = false);
   // responder.cc
-  RxDelivery on_request(const wire::PacketInfo& pi, const std::uint8_t* payload);
+  RxDelivery on_request(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, const std::uint8_t* payload);
   void on_out_of_sequence();
   void on_duplicate_request(const wire::PacketInfo& pi, const wire::OpcodeInfo& op);
   void execute_read(const wire::PacketInfo& pi);
@@ -175,7 +204,22 @@ class RcQp {
   void pop_response();
   void drop_responses();
   void responder_nak(std::uint32_t psn, std::uint8_t syndrome);
-  void push_completion(const Completion& c);
+  // Writes the next CQ entry in place (every field: slots are reused). The CQ holds one entry
+  // per WQE at most, so it cannot be full.
+  void push_completion(std::uint64_t wr_id, WcStatus status, WcOpcode opcode, std::uint32_t byte_len, bool is_recv,
+                       bool has_imm = false, std::uint32_t imm = 0) {
+    if (cq_tail_ - cq_head_ > cq_mask_) return;  // cannot happen: one entry per WQE at most
+    Completion& c = cq_[cq_tail_ & cq_mask_];
+    c.wr_id = wr_id;
+    c.qp_num = attr_.qpn;
+    c.status = status;
+    c.opcode = opcode;
+    c.byte_len = byte_len;
+    c.imm = imm;
+    c.has_imm = has_imm;
+    c.is_recv = is_recv;
+    ++cq_tail_;
+  }
 
   QpAttr attr_;
   const MrTable& mrs_;
@@ -184,6 +228,11 @@ class RcQp {
   RecvQueue rq_;
   std::vector<Completion> cq_;
   std::uint64_t cq_head_ = 0, cq_tail_ = 0;
+  // Ring masks (ring size - 1) and queue capacities, fixed at creation (the response ring's at
+  // modify() too); attr_.ack_timeout_ns() cached for every packet sent.
+  std::uint64_t sq_mask_ = 0, rq_mask_ = 0, cq_mask_ = 0, resp_mask_ = 0;
+  std::uint32_t sq_cap_ = 1, rq_cap_ = 1, resp_cap_ = 1;
+  std::uint64_t ack_timeout_ns_ = 0;
   RcCounters c_;
   Doorbell doorbell_ = nullptr;
   void* doorbell_ctx_ = nullptr;

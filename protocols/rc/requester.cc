@@ -38,29 +38,15 @@ std::uint8_t request_opcode(WrOpcode wr, std::uint32_t idx, std::uint32_t n) {
 
 }  // namespace
 
-// Initiator depth (IBTA §9.4.4, max_rd_atomic): a READ not yet issued waits for a credit, and so
-// does everything posted behind it — the send queue is processed in order, as hardware does.
-// A READ re-issued after a loss already holds its credit.
-bool RcQp::rd_credit_available(const SendWqe& w) const {
-  return w.wr.opcode != WrOpcode::kRead || w.holds_rd_credit || sq_.rd_outstanding < attr_.max_rd_atomic;
-}
-
-// A READ's credit returns when it completes (all its responses placed) or the QP flushes.
-void RcQp::release_rd_credit(SendWqe& w) {
-  if (!w.holds_rd_credit) return;
-  w.holds_rd_credit = false;
-  --sq_.rd_outstanding;
-}
-
 bool RcQp::next_request(std::uint64_t now_ns, TxDescriptor& d) {
-  if (sq_.rnr_until != 0) {
+  if (sq_.rnr_until != kNever) {
     if (now_ns < sq_.rnr_until) return false;  // §9.7.5.2.8: wait out the RNR NAK timer
-    sq_.rnr_until = 0;
+    sq_.rnr_until = kNever;
   }
   if (sq_.cur == sq_.tail) return false;
   const std::int32_t in_flight = psn_diff(sq_.nxt, sq_.una);
   if (in_flight > 0 && static_cast<std::uint32_t>(in_flight) >= attr_.window_psns) return false;
-  SendWqe& w = sq_.ring[sq_.cur % sq_.ring.size()];
+  SendWqe& w = sq_at(sq_.cur);
   if (!rd_credit_available(w)) return false;
   const std::int32_t pos = psn_diff(sq_.nxt, w.first_psn);
   if (pos < 0 || static_cast<std::uint32_t>(pos) >= w.npkts) {
@@ -112,14 +98,14 @@ bool RcQp::next_request(std::uint64_t now_ns, TxDescriptor& d) {
   if (psn_lt(sq_.high, sq_.nxt)) sq_.high = sq_.nxt;
   ++c_.packets_sent;
   if (d.retransmission) ++c_.retransmitted_packets;
-  if (sq_.timer_deadline == 0 && attr_.ack_timeout_ns() != 0) sq_.timer_deadline = now_ns + attr_.ack_timeout_ns();
+  if (sq_.timer_deadline == kNever && ack_timeout_ns_ != 0) sq_.timer_deadline = now_ns + ack_timeout_ns_;
   return true;
 }
 
 void RcQp::rewind_to(std::uint32_t psn) {
   // Go-back-N (§9.7.4.1.2): resend from `psn`, which may be mid-message.
   for (std::uint64_t i = sq_.head; i != sq_.tail; ++i) {
-    const SendWqe& w = sq_.ring[i % sq_.ring.size()];
+    const SendWqe& w = sq_at(i);
     const std::int32_t off = psn_diff(psn, w.first_psn);
     if (off >= 0 && static_cast<std::uint32_t>(off) < w.npkts) {
       sq_.cur = i;
@@ -134,16 +120,16 @@ void RcQp::rewind_to(std::uint32_t psn) {
 }
 
 void RcQp::on_timer(std::uint64_t now_ns) {
-  if (state_ != QpState::kRts || sq_.timer_deadline == 0 || now_ns < sq_.timer_deadline) return;
+  if (state_ != QpState::kRts || sq_.timer_deadline == kNever || now_ns < sq_.timer_deadline) return;
   if (!psn_lt(sq_.una, sq_.high)) {  // nothing unacknowledged: disarm
-    sq_.timer_deadline = 0;
+    sq_.timer_deadline = kNever;
     return;
   }
   ++c_.local_ack_timeout_err;
   if (!retry_or_fail(false)) return;
   sq_.implied_nak_pending = false;
   rewind_to(sq_.una);
-  sq_.timer_deadline = now_ns + attr_.ack_timeout_ns();
+  sq_.timer_deadline = now_ns + ack_timeout_ns_;
 }
 
 }  // namespace droce::rc

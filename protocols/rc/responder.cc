@@ -41,10 +41,11 @@ bool payload_length_valid(const wire::OpcodeInfo& op, std::uint32_t payload_len,
 // instead of queuing a second, so a burst of small messages received in one poll costs the peer
 // one ACK frame, and the queue never holds two ACK/NAK items side by side (its bound, RecvQueue).
 // The one exception keeps the stronger item: a NAK still queued already acknowledges the PSN
-// before it, which is all a re-ACK of a duplicate (ePSN - 1) would say.
-bool RcQp::queue_ack(std::uint32_t psn, std::uint8_t syndrome) {
+// before it, which is all a re-ACK of a duplicate (ePSN - 1) would say. Inline: every message
+// asking for an ACK comes here, and only this file does.
+inline bool RcQp::queue_ack(std::uint32_t psn, std::uint8_t syndrome) {
   if (rq_.resp_tail != rq_.resp_head) {
-    RespItem& last = rq_.resp[(rq_.resp_tail - 1) % rq_.resp.size()];
+    RespItem& last = resp_at(rq_.resp_tail - 1);
     if (!last.is_read) {
       ++c_.acks_coalesced;
       const bool last_is_nak = (last.syndrome & wire::kAethTypeMask) != wire::kAethTypeAck;
@@ -56,12 +57,12 @@ bool RcQp::queue_ack(std::uint32_t psn, std::uint8_t syndrome) {
       return true;
     }
   }
-  if (rq_.resp_tail - rq_.resp_head >= rq_.resp.size()) return false;  // cannot happen (RecvQueue::resp)
-  RespItem it;
+  if (rq_.resp_tail - rq_.resp_head >= resp_cap_) return false;  // cannot happen (RecvQueue::resp)
+  RespItem& it = resp_at(rq_.resp_tail);
+  it = RespItem{};
   it.psn = psn;
   it.syndrome = syndrome;
   it.msn = rq_.msn;
-  rq_.resp[rq_.resp_tail % rq_.resp.size()] = it;
   ++rq_.resp_tail;
   return true;
 }
@@ -74,8 +75,9 @@ bool RcQp::queue_ack(std::uint32_t psn, std::uint8_t syndrome) {
 bool RcQp::rd_resource_available() const { return rq_.reads_queued < attr_.max_dest_rd_atomic; }
 
 void RcQp::queue_read(const wire::PacketInfo& pi, const std::uint8_t* src, bool replay) {
-  if (rq_.resp_tail - rq_.resp_head >= rq_.resp.size()) return;  // cannot happen (RecvQueue::resp)
-  RespItem it;
+  if (rq_.resp_tail - rq_.resp_head >= resp_cap_) return;  // cannot happen (RecvQueue::resp)
+  RespItem& it = resp_at(rq_.resp_tail);
+  it = RespItem{};
   it.is_read = true;
   it.replay = replay;
   it.psn = pi.psn;
@@ -84,7 +86,6 @@ void RcQp::queue_read(const wire::PacketInfo& pi, const std::uint8_t* src, bool 
   it.npkts = it.len == 0 ? 1 : (it.len + attr_.pmtu - 1) / attr_.pmtu;
   if (!replay) ++rq_.msn;  // C9-148: a READ counts as a message when it executes
   it.msn = rq_.msn;
-  rq_.resp[rq_.resp_tail % rq_.resp.size()] = it;
   ++rq_.resp_tail;
   ++(replay ? rq_.replays_queued : rq_.reads_queued);
 }
@@ -92,7 +93,7 @@ void RcQp::queue_read(const wire::PacketInfo& pi, const std::uint8_t* src, bool 
 // The queued READ response run holding `psn`, if one has not all left yet.
 RcQp::RespItem* RcQp::queued_read(std::uint32_t psn) {
   for (std::uint64_t i = rq_.resp_head; i != rq_.resp_tail; ++i) {
-    RespItem& it = rq_.resp[i % rq_.resp.size()];
+    RespItem& it = resp_at(i);
     const std::int32_t off = psn_diff(psn, it.psn);
     if (it.is_read && off >= 0 && static_cast<std::uint32_t>(off) < it.npkts) return &it;
   }
@@ -117,7 +118,7 @@ void RcQp::replay_read(const wire::PacketInfo& pi) {
 }
 
 void RcQp::pop_response() {
-  const RespItem& it = rq_.resp[rq_.resp_head % rq_.resp.size()];
+  const RespItem& it = resp_at(rq_.resp_head);
   if (it.is_read) --(it.replay ? rq_.replays_queued : rq_.reads_queued);
   ++rq_.resp_head;
 }
@@ -177,9 +178,8 @@ void RcQp::execute_read(const wire::PacketInfo& pi) {
   rq_.epsn = psn_add(rq_.epsn, npkts);
 }
 
-RxDelivery RcQp::on_request(const wire::PacketInfo& pi, const std::uint8_t* payload) {
+RxDelivery RcQp::on_request(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, const std::uint8_t* payload) {
   constexpr RxDelivery kNone = RxDelivery::kNone;
-  const auto& op = wire::opcode_info(pi.opcode);
   const std::int32_t d = psn_diff(pi.psn, rq_.epsn);
   if (d > 0) {
     on_out_of_sequence();
@@ -191,10 +191,12 @@ RxDelivery RcQp::on_request(const wire::PacketInfo& pi, const std::uint8_t* payl
   }
 
   // In sequence. Opcode sequence check (§9.7.5.1.2 / C9-???): a message in progress only
-  // continues with MIDDLE/LAST of its own kind; nothing else may start with MIDDLE/LAST.
+  // continues with MIDDLE/LAST of its own kind; nothing else may start with MIDDLE/LAST. Kinds
+  // are never 0 (kInvalid), so both rules are one compare: in_progress must be the packet's kind
+  // if it continues, and 0 (none) if it does not.
   const bool continues = op.position == OpPosition::kMiddle || op.position == OpPosition::kLast;
   const auto kind = static_cast<std::uint8_t>(op.kind);
-  if ((rq_.in_progress != 0) != continues || (continues && rq_.in_progress != kind)) {
+  if (rq_.in_progress != (continues ? kind : 0)) {
     ++c_.resp_invalid_request;
     responder_nak(pi.psn, wire::nak_syndrome(NakCode::kInvalidRequest));
     return kNone;
@@ -238,7 +240,7 @@ RxDelivery RcQp::on_request(const wire::PacketInfo& pi, const std::uint8_t* payl
       }
       const bool views = attr_.recv_mode == RecvMode::kMessageViews;
       if (op.kind == OpKind::kSend) {
-        RecvWqe& r = rq_.ring[rq_.head % rq_.ring.size()];
+        RecvWqe& r = rq_at(rq_.head);
         if (starts) rq_.offset = 0;
         if (rq_.offset + plen > r.wr.sge.length) {
           // The message does not fit the posted buffer (or the credit's limit): invalid request
@@ -278,15 +280,11 @@ RxDelivery RcQp::on_request(const wire::PacketInfo& pi, const std::uint8_t* payl
           if (!kept) delivery = RxDelivery::kEnd;
           ++rq_.head;
         } else if (needs_recv) {
-          const RecvWqe& r = rq_.ring[rq_.head % rq_.ring.size()];
-          Completion c;
-          c.wr_id = r.wr.wr_id;
-          c.is_recv = true;
-          c.has_imm = (op.headers & wire::kHdrImmDt) != 0;
-          c.imm = pi.imm_data;
-          c.opcode = c.has_imm ? WcOpcode::kRecvWithImm : WcOpcode::kRecv;
-          c.byte_len = op.kind == OpKind::kSend ? rq_.offset : 0;
-          push_completion(c);
+          const bool has_imm = (op.headers & wire::kHdrImmDt) != 0;
+          push_completion(rq_at(rq_.head).wr.wr_id, WcStatus::kSuccess,
+                          has_imm ? WcOpcode::kRecvWithImm : WcOpcode::kRecv,
+                          op.kind == OpKind::kSend ? rq_.offset : 0, /*is_recv=*/true, has_imm,
+                          pi.imm_data);
           ++rq_.head;
         }
       }
@@ -307,7 +305,7 @@ RxDelivery RcQp::on_request(const wire::PacketInfo& pi, const std::uint8_t* payl
 
 bool RcQp::next_response(TxDescriptor& d) {
   if (rq_.resp_head == rq_.resp_tail) return false;
-  RespItem& it = rq_.resp[rq_.resp_head % rq_.resp.size()];
+  RespItem& it = resp_at(rq_.resp_head);
   d = TxDescriptor{};
   if (!it.is_read) {
     d.opcode = static_cast<std::uint8_t>(wire::Opcode::kAck);
