@@ -344,14 +344,15 @@ def analyse(o, counts, res):
 
     rx_burst = (self_cost(lambda k: k[2] == POLL_FN and (k[1] or "").endswith("/rte_ethdev.h"))
                 + edge_cost(lambda k: k[0] == POLL_FN and pmd(k[2])))
-    rx_free = edge_cost(lambda k: k[0] == POLL_RECEIVED_FN and k[3] == "rte_pktmbuf_free")
+    # One rte_pktmbuf_free per frame, or (since the bulk free) one rte_pktmbuf_free_bulk per burst.
+    rx_free = edge_cost(lambda k: k[0] == POLL_RECEIVED_FN and k[3] in ("rte_pktmbuf_free", "rte_pktmbuf_free_bulk"))
     tx_flush = (self_cost(lambda k: k[2] == POLL_RECEIVED_FN and re.search(r"/(tx_batch|rte_ethdev)\.h$", k[1] or ""))
                 + edge_cost(lambda k: k[0] == POLL_RECEIVED_FN and re.search(r"/(tx_batch|rte_ethdev)\.h$", k[1] or "")
                             and pmd(k[2])))
     paths = {
         "receive": {"RcEndpoint::receive (inclusive)": region_totals["receive"],
                     "RX burst (rte_eth_rx_burst, net_ring PMD)": rx_burst,
-                    "free of the received frame (rte_pktmbuf_free)": rx_free},
+                    "free of the received frames (rte_pktmbuf_free[_bulk])": rx_free},
         "send": {"RcEndpoint::transmit_ready (inclusive)": region_totals["send"],
                  "TX flush (TxBatch::flush, rte_eth_tx_burst, net_ring PMD)": tx_flush},
     }
