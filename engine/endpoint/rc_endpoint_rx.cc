@@ -1,0 +1,312 @@
+// RcEndpoint's receive path: one received frame from parse to the QP and on to a message view,
+// with the address, P_Key and length checks, CNPs and PFC frames on the way (rc_endpoint.cc has
+// the API, the poll loop and transmit).
+#include "engine/endpoint/rc_endpoint.h"
+
+#include <cstring>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+
+#include "protocols/wire/icrc.h"
+#include "protocols/wire/opcode.h"
+#include "protocols/wire/parse.h"
+#include "protocols/wire/pfc.h"
+
+namespace droce::engine {
+
+namespace {
+
+bool same_ipv4(const std::uint8_t* a, const std::uint8_t* b) {
+  std::uint32_t x, y;
+  std::memcpy(&x, a, 4);
+  std::memcpy(&y, b, 4);
+  return x == y;
+}
+
+// The parser checks everything but the ICRC, which receive() checks in place right after (the
+// parser's own check would copy the frame); the drop reasons and their order stay the parser's.
+constexpr wire::ParseOptions kParseNoIcrc{.verify_icrc = false};
+
+bool icrc_ok(std::uint8_t* frame, const wire::PacketInfo& pi) {
+  const std::uint32_t covered = pi.frame_len - wire::kIcrcBytes - pi.l3_offset;
+  return wire::icrc_compute_in_place(frame + pi.l3_offset, covered, pi.ipv6) ==
+         wire::icrc_load(frame + pi.frame_len - wire::kIcrcBytes);
+}
+
+}  // namespace
+
+// A connected QP takes packets only from the path it was connected on (IBTA §9.6: the
+// responder validates the packet's addresses against the QP context). RoCEv2's path is the GID
+// pair, i.e. the IP addresses: without this a frame with the right QPN and PSN from anywhere is
+// executed, ACKed to the real peer, and delivered.
+//  - Source IP: the connected peer's. Destination IP: ours. A frame of the other IP family than
+//    this endpoint's cannot be addressed to us (wrong_dest_ip).
+//  - Destination MAC: ours, unless the port runs promiscuous (the apps do, because their peers
+//    may address us by the lab rule's MAC rather than the port's; there the IP checks carry it).
+//  - Source MAC: not checked. RoCEv2 is routed: an L3 hop rewrites the source MAC to its own,
+//    so a frame from the right peer may carry any router's MAC. droce-switch (engine/lab/
+//    lab_switch) picks the egress port by IPv4 route but forwards the frame unchanged, so
+//    through it the source MAC happens to be the peer's; a real router's would not be, and the
+//    peer's identity is its IP either way (rxe and RoCE NICs identify the peer by GID too).
+//  - VLAN: not checked. The tag belongs to the link (a router re-tags between VLANs); where a
+//    tag must be enforced, that is the port's VLAN filter.
+wire::DropReason RcEndpoint::check_addresses(const QpSlot& s, const wire::PacketInfo& pi) const {
+  if (pi.ipv6 != cfg_.ipv6) return wire::DropReason::kWrongDestIp;
+  // Fixed-size compares (inlined loads), not a memcmp call with a run-time length.
+  const bool same_dst = cfg_.ipv6 ? std::memcmp(pi.dst_ip, cfg_.local.ip, 16) == 0 : same_ipv4(pi.dst_ip, cfg_.local.ip);
+  if (!same_dst) return wire::DropReason::kWrongDestIp;
+  const bool same_src = cfg_.ipv6 ? std::memcmp(pi.src_ip, s.peer.ip, 16) == 0 : same_ipv4(pi.src_ip, s.peer.ip);
+  if (!same_src) return wire::DropReason::kWrongSourceIp;
+  if (!rx_promiscuous_ && std::memcmp(pi.dst_mac, cfg_.local.mac, 6) != 0) return wire::DropReason::kWrongDestMac;
+  return wire::DropReason::kNone;
+}
+
+// Requests of any length go to the QP: the responder's length rules (§9.7.5.1.6) answer an
+// over-PMTU request with a NAK invalid request at once, so a peer configured with a larger PMTU
+// fails at once instead of retrying into a timeout. A response larger than our PMTU answers
+// nothing we asked (the completer would discard it too) and is dropped here, counted.
+wire::DropReason RcEndpoint::check_response_length(const QpSlot& s, const wire::PacketInfo& pi) const {
+  if (!pi.op().is_request && pi.payload_len > s.qp->attr().pmtu) return wire::DropReason::kPayloadOverPmtu;
+  return wire::DropReason::kNone;
+}
+
+// A CNP addresses the QP that sent the marked data: ours (Annex A17.9.3). Its rate law decides
+// whether it cuts (rp_cnp_handled) or falls inside the cut-monitor period (rp_cnp_ignored).
+void RcEndpoint::on_cnp(const wire::PacketInfo& pi, std::uint64_t now_ns) {
+  QpSlot* s = slot(pi.dest_qpn);
+  if (s == nullptr) {
+    ++c_.cnp_unknown_qp;
+    drop(wire::DropReason::kUnknownQpn);
+    return;
+  }
+  if (!cfg_.dcqcn_reaction_point || !s->connected) {
+    ++c_.rp_cnp_ignored;
+    return;
+  }
+  // A CNP cuts the QP's rate: only its peer may send one. (Its P_Key is not checked: a CNP
+  // executes nothing on the QP's data.)
+  if (const wire::DropReason r = check_addresses(*s, pi); r != wire::DropReason::kNone) {
+    drop(r);
+    return;
+  }
+  const std::uint64_t handled = s->rp.state().rp_cnp_handled;
+  s->rp.on_cnp(now_ns);
+  reschedule(*s);  // a cut starts the rate timers
+  if (s->rp.state().rp_cnp_handled != handled)
+    ++c_.rp_cnp_handled;
+  else
+    ++c_.rp_cnp_ignored;
+}
+
+void RcEndpoint::send_cnp(QpSlot& s, std::uint64_t now_tsc) {
+  rte_mbuf* m = rte_pktmbuf_alloc(cfg_.pool);
+  if (m == nullptr) {
+    ++c_.cnp_tx_failures;
+    return;
+  }
+  constexpr std::uint16_t kRoom = wire::kMaxHeaderBytes + sizeof(wire::CnpBody) + wire::kIcrcBytes;
+  auto* p = reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(m, kRoom));
+  const std::uint32_t n = p == nullptr ? 0 : wire::build_cnp(s.tmpl, s.qp->attr().dest_qpn, cfg_.dcqcn.cnp_dscp, p, kRoom);
+  if (n == 0) {
+    rte_pktmbuf_free(m);
+    ++c_.cnp_tx_failures;
+    return;
+  }
+  rte_pktmbuf_trim(m, static_cast<std::uint16_t>(kRoom - n));
+  if (cfg_.capture != nullptr) cfg_.capture->capture(cfg_.port_id, cfg_.queue, &m, 1, CaptureDirection::kTx, now_tsc);
+  if (!tx_.push(m)) {
+    rte_pktmbuf_free(m);
+    ++c_.cnp_tx_failures;
+    return;
+  }
+  ++c_.np_cnp_sent;
+  ++c_.tx_frames;
+}
+
+// IEEE 802.1Qbb: a PFC frame naming our priority holds transmit for quanta x 512 bit times
+// (a new frame reloads the timer); zero quanta resume at once. Other MAC Control is counted.
+void RcEndpoint::on_mac_control(const std::uint8_t* frame, std::uint32_t len, std::uint64_t now_ns) {
+  wire::PfcFrame f;
+  const unsigned prio = cfg_.pfc_priority & 7u;
+  if (!cfg_.honour_pfc || !wire::parse_pfc(frame, len, f) || (f.class_enable & (1u << prio)) == 0) {
+    ++c_.pfc_other_frames;
+    return;
+  }
+  if (f.quanta[prio] == 0) {
+    ++c_.pfc_resume_frames;
+    if (pfc_paused_) account_pause(now_ns);
+    return;
+  }
+  ++c_.pfc_pause_frames;
+  if (!pfc_paused_) {
+    pfc_paused_ = true;
+    pfc_paused_since_ns_ = now_ns;
+  }
+  pfc_pause_until_ns_ = now_ns + wire::pfc_quanta_to_ns(f.quanta[prio], pfc_link_bps_);
+}
+
+void RcEndpoint::account_pause(std::uint64_t now_ns) {
+  const std::uint64_t end = now_ns < pfc_pause_until_ns_ ? now_ns : pfc_pause_until_ns_;
+  if (end > pfc_paused_since_ns_) c_.pfc_paused_ns += end - pfc_paused_since_ns_;
+  pfc_paused_ = false;
+}
+
+// Trims the frame to its payload and appends it to the message being assembled. A frame that
+// arrived in several segments (small RX mbufs) is copied into fresh mbufs instead, and counted.
+bool RcEndpoint::keep_payload(QpSlot& s, rte_mbuf* m, const wire::PacketInfo& pi, const std::uint8_t* payload,
+                              bool linear) {
+  rte_mbuf* piece = nullptr;
+  if (linear) {
+    rte_pktmbuf_adj(m, pi.payload_offset);  // cannot fail: the parser saw the whole frame in this segment
+    rte_pktmbuf_trim(m, static_cast<std::uint16_t>(m->data_len - pi.payload_len));
+    piece = m;
+  } else {
+    // Copy into mbufs of the endpoint's pool (at most PMTU bytes).
+    std::uint32_t done = 0;
+    while (done < pi.payload_len) {
+      rte_mbuf* c = rte_pktmbuf_alloc(cfg_.pool);
+      if (c == nullptr) {
+        if (piece != nullptr) rte_pktmbuf_free(piece);
+        return false;
+      }
+      const std::uint32_t room = rte_pktmbuf_tailroom(c);
+      const std::uint32_t k = pi.payload_len - done < room ? pi.payload_len - done : room;
+      std::memcpy(rte_pktmbuf_append(c, static_cast<std::uint16_t>(k)), payload + done, k);
+      done += k;
+      if (piece == nullptr) {
+        piece = c;
+      } else if (rte_pktmbuf_chain(piece, c) != 0) {
+        rte_pktmbuf_free(c);
+        rte_pktmbuf_free(piece);
+        return false;
+      }
+    }
+    c_.rx_view_bytes_copied += pi.payload_len;
+  }
+  if (s.asm_head == nullptr) {
+    s.asm_head = piece;
+  } else {
+    if (s.asm_head->nb_segs + piece->nb_segs > RTE_MBUF_MAX_NB_SEGS) {
+      if (piece != m) rte_pktmbuf_free(piece);
+      return false;
+    }
+    // Appended by hand at the remembered tail: rte_pktmbuf_chain() walks the whole chain.
+    s.asm_tail->next = piece;
+    s.asm_head->nb_segs = static_cast<std::uint16_t>(s.asm_head->nb_segs + piece->nb_segs);
+    s.asm_head->pkt_len += piece->pkt_len;
+  }
+  s.asm_tail = rte_pktmbuf_lastseg(piece);
+  return true;
+}
+
+void RcEndpoint::end_message(QpSlot& s, const wire::PacketInfo& pi) {
+  const auto& op = wire::opcode_info(pi.opcode);
+  MessageView v;
+  v.qpn = s.qp->attr().qpn;
+  v.segments = s.asm_head;
+  v.length = s.asm_head != nullptr ? s.asm_head->pkt_len : 0;
+  v.has_imm = (op.headers & wire::kHdrImmDt) != 0;
+  v.imm = pi.imm_data;
+  v.write_with_imm = op.kind == wire::OpKind::kWrite;
+  s.asm_head = s.asm_tail = nullptr;
+  // Credits bound finished-but-unclaimed views to rq_depth, so the ring cannot overflow.
+  s.ready[s.ready_tail % s.ready.size()] = v;
+  ++s.ready_tail;
+  ++c_.rx_view_messages;
+  c_.rx_view_bytes += v.length;
+}
+
+bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
+  ++c_.rx_frames;
+  // Writable: the ICRC check masks the frame's variant fields in place (and restores them).
+  std::uint8_t* data = rte_pktmbuf_mtod(m, std::uint8_t*);
+  std::uint32_t len = m->data_len;
+  const bool linear = m->nb_segs == 1;
+  if (!linear) {
+    // PMTU 4096 over small mbufs arrives chained: parse a linear copy (counted).
+    if (m->pkt_len > scratch_.size()) {
+      // More than any PMTU (4096) plus headers: larger than the buffer we linearise into.
+      drop(wire::DropReason::kFrameTooLong);
+      return false;
+    }
+    // A copy in scratch_, or the first segment itself when it holds every byte: ours either way.
+    data = const_cast<std::uint8_t*>(static_cast<const std::uint8_t*>(rte_pktmbuf_read(m, 0, m->pkt_len, scratch_.data())));
+    len = m->pkt_len;
+    ++c_.rx_linearized;
+  }
+  if (wire::is_mac_control(data, len)) {
+    on_mac_control(data, len, now_ns);
+    return false;
+  }
+  wire::PacketInfo pi;
+  const wire::DropReason r = wire::parse_frame(data, len, pi, kParseNoIcrc);
+  if (r != wire::DropReason::kNone) {
+    drop(r);
+    return false;
+  }
+  if (!icrc_ok(data, pi)) {
+    drop(wire::DropReason::kBadIcrc);
+    return false;
+  }
+  if (pi.opcode == static_cast<std::uint8_t>(wire::Opcode::kCnp)) {
+    on_cnp(pi, now_ns);
+    return false;
+  }
+  QpSlot* s = slot(pi.dest_qpn);
+  if (s == nullptr) {
+    drop(wire::DropReason::kUnknownQpn);
+    return false;
+  }
+  rc::RcQp* q = s->qp.get();
+  if (q->state() != rc::QpState::kRts && q->state() != rc::QpState::kRtr) {
+    drop(wire::DropReason::kQpNotReady);
+    return false;
+  }
+  if (const wire::DropReason r = check_addresses(*s, pi); r != wire::DropReason::kNone) {
+    drop(r);
+    return false;
+  }
+  // §10.9.3: the BTH P_Key must match the QP's partition (0xFFFF, the default full member,
+  // matches only 0x7FFF/0xFFFF); a packet of another partition is silently dropped (counted).
+  if (cfg_.check_pkey && !wire::pkey_matches(pi.pkey, q->attr().pkey)) {
+    drop(wire::DropReason::kWrongPkey);
+    return false;
+  }
+  if (const wire::DropReason r = check_response_length(*s, pi); r != wire::DropReason::kNone) {
+    drop(r);
+    return false;
+  }
+  // Notification point: a CE mark means a queue built up on the way here; tell the sender's QP,
+  // at most once per interval (Annex A17.9.2).
+  if (pi.ecn == wire::kEcnCe) {
+    ++c_.np_ecn_marked_roce_packets;
+    if (cfg_.dcqcn_notification_point && s->connected && s->np.on_packet(true, now_ns)) send_cnp(*s, rx_now_tsc_);
+  }
+  const rc::RxDelivery d = q->on_packet(pi, data + pi.payload_offset, qp_now_ns_);
+  // An ACK, NAK, response or request: something may be due to send, a timer may have moved.
+  note_activity(*s);
+  if (d == rc::RxDelivery::kNone) {
+    // A message in progress dies with the QP (the responder NAKed it into ERROR).
+    if (q->state() == rc::QpState::kError && s->asm_head != nullptr) drop_views(*s);
+    return false;
+  }
+  bool kept = false;
+  if (d == rc::RxDelivery::kKeep || d == rc::RxDelivery::kKeepEnd) {
+    kept = keep_payload(*s, m, pi, data + pi.payload_offset, linear);
+    if (!kept) {
+      // The QP has accepted (and will acknowledge) bytes we could not keep: the message cannot
+      // be completed truthfully, so the connection fails instead of delivering a hole.
+      ++c_.rx_view_drops;
+      drop_views(*s);
+      (void)q->modify(rc::QpState::kError);
+      reschedule(*s);
+      return false;
+    }
+    kept = linear;  // a copied payload leaves the frame to the caller
+  }
+  if (d == rc::RxDelivery::kKeepEnd || d == rc::RxDelivery::kEnd) end_message(*s, pi);
+  return kept;
+}
+
+}  // namespace droce::engine
