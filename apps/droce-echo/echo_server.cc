@@ -12,6 +12,7 @@
 
 #include "apps/common/oob_waits.h"
 #include "apps/common/output_file.h"
+#include "apps/droce-echo/setup.h"
 #include "engine/core/stop_signal.h"
 
 namespace droce::echo {
@@ -269,6 +270,20 @@ int run_server(const Options& o, EchoWorkers& workers, engine::OobConnection& oo
   }
   if (!problem.empty()) std::fprintf(stderr, "droce-echo: %s\n", problem.c_str());
   return workers.errors() == 0 && workers.echoed() > 0 && problem.empty() ? 0 : 1;
+}
+
+int run_server_workers(const Options& o, Setup& st) {
+  std::vector<std::unique_ptr<EchoWorker>> ws;
+  for (std::uint16_t w = 0; w < o.workers; ++w)
+    ws.push_back(std::make_unique<EchoWorker>(st.group->worker(w).endpoint(), *st.memories[w], o.rc_pingpong(), &st.group->worker(w)));
+  for (const QpPlace& q : st.own_qps) ws[q.worker]->add_qp(q.qpn);
+  EchoWorkers workers(std::move(ws));
+  int rc = 1;
+  if (Status s = workers.launch(); !s.ok()) std::fprintf(stderr, "droce-echo: %s\n", s.message().c_str());
+  else rc = run_server(o, workers, st.oob, st.port.get(), st.impairments);
+  workers.stop();
+  st.group->finish();
+  return rc;
 }
 
 }  // namespace droce::echo

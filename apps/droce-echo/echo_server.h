@@ -19,6 +19,8 @@
 
 namespace droce::echo {
 
+struct Setup;
+
 // The service: every received message goes back — with the same immediate data to a droce-echo
 // client, as a plain SEND to ibv_rc_pingpong (whose client sends back each reply it receives, so
 // every request after its first must equal our previous reply: a check of both directions). The
@@ -133,5 +135,10 @@ class EchoWorkers {
 // end-of-run lines, the port stopped, the report. Returns the exit status.
 [[nodiscard]] int run_server(const Options& o, EchoWorkers& workers, engine::OobConnection& oob, engine::Port* port,
                              const std::vector<std::unique_ptr<engine::LinkImpairment>>& impairments);
+
+// The server once its QPs are connected (connect.h): an echo stage on each worker of st.group
+// serving its QPs, workers 1..N-1 launched, run_server, then every worker stopped and the group
+// finished. Returns the exit status.
+[[nodiscard]] int run_server_workers(const Options& o, Setup& st);
 
 }  // namespace droce::echo

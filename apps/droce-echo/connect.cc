@@ -1,0 +1,85 @@
+// droce-echo's connection (see connect.h).
+#include "apps/droce-echo/connect.h"
+
+#include <string>
+#include <string_view>
+
+#include "apps/common/address_text.h"
+#include "apps/common/oob_waits.h"
+
+namespace droce::echo {
+
+using engine::ConnInfo;
+using engine::OobConnection;
+using engine::Status;
+
+namespace {
+
+// After the first QP's exchange between droce-echo peers: the client says how many QPs it opens
+// and over how many queue pairs ("QPS <qps> <queue pairs>"); the server reads it. net_memif pairs
+// the two sides' queues ring by ring, so a server whose queue pairs differ from the client's would
+// send some replies where the client never reads: it refuses, naming both. A hostile count is
+// refused with a line naming it.
+Status exchange_qp_count(OobConnection& oob, bool server, std::uint32_t workers, std::uint32_t& qps,
+                         std::uint32_t timeout_ms) {
+  if (!server) return oob.send_line("QPS " + std::to_string(qps) + " " + std::to_string(workers), timeout_ms);
+  std::string line;
+  if (Status s = engine::recv_line_stoppable(oob, line, timeout_ms, "the client's QP count"); !s.ok()) return s;
+  const std::string_view v(line);
+  const std::size_t space = v.find(' ', 4);
+  std::uint64_t n = 0, w = 0;
+  if (v.substr(0, 4) != "QPS " || space == std::string_view::npos ||
+      !engine::parse_line_decimal(v.substr(4, space - 4), kMaxQps, n) || n == 0 ||
+      !engine::parse_line_decimal(v.substr(space + 1), 16, w) || w == 0)
+    return Status::error("the client's QP count is not 'QPS <1.." + std::to_string(kMaxQps) + "> <1..16>': '" +
+                         line.substr(0, 80) + "'");
+  if (w != workers)
+    return Status::error("the client has " + std::to_string(w) + " queue pair(s) and this server " + std::to_string(workers) +
+                         ": give both the same --workers");
+  qps = static_cast<std::uint32_t>(n);
+  return {};
+}
+
+}  // namespace
+
+Status connect_qps(const Options& o, Setup& st) {
+  const bool server = o.mode == "server";
+  const auto timeout_ms = static_cast<std::uint32_t>(o.timeout_s * 1000);
+  OobConnection& oob = st.oob;
+  // The rc_pingpong exchange, once per QP (QP i on worker i % N); between droce-echo peers the
+  // client says after the first how many QPs follow ("QPS n"). The peer's MAC is not in the
+  // exchange, and the memif peer needs none.
+  std::uint16_t bound = 0;
+  Status s = server ? st.listener.listen(o.oob_port, bound) : engine::connect_stoppable(o.oob_host, o.oob_port, timeout_ms, oob);
+  if (s.ok() && server) s = engine::accept_stoppable(st.listener, timeout_ms, oob);
+  std::uint32_t qps = server ? 1 : o.qps;
+  for (std::uint32_t i = 0; s.ok() && i < qps; ++i) {
+    engine::RcEndpoint& ep = st.group->worker(static_cast<std::uint16_t>(i % o.workers)).endpoint();
+    const std::uint32_t psn = (server ? 0x200 : 0x100) + i;
+    std::uint32_t qpn = 0;
+    s = ep.create_qp(echo_qp_attr(o, psn), qpn);
+    ConnInfo local, peer;
+    local.qpn = qpn;
+    local.psn = psn;
+    engine::gid_from_ipv4(st.ip, local.gid);
+    if (s.ok()) s = server ? oob.server_read_peer(peer, timeout_ms) : oob.exchange_as_client(local, peer, timeout_ms);
+    // The peer's IP comes from its GID; its MAC from --peer-mac (a real peer needs it), else the
+    // lab convention 02:00:<IPv4>.
+    std::uint8_t peer_ip[4] = {}, peer_mac[6];
+    if (s.ok()) s = engine::ipv4_from_gid(peer.gid, peer_ip);
+    const wire::L2L3Address remote =
+        engine::lab_address(peer_ip, !o.peer_mac.empty() && engine::parse_mac(o.peer_mac, peer_mac) ? peer_mac : nullptr);
+    if (s.ok()) s = ep.connect(qpn, engine::RemoteQp{remote, peer.qpn, peer.psn});
+    if (s.ok() && server) s = oob.server_answer(local, timeout_ms);
+    if (s.ok()) st.own_qps.push_back({i % o.workers, qpn});
+    if (s.ok() && i == 0 && !o.rc_pingpong()) s = exchange_qp_count(oob, server, o.workers, qps, timeout_ms);
+  }
+  if (!s.ok()) return s;
+  engine::RcEndpoint& ep0 = st.group->worker(0).endpoint();
+  (server ? st.server_ep : st.client_ep) = &ep0;
+  (server ? st.server_mem : st.client_mem) = st.memories[0].get();
+  (server ? st.server_qpn : st.client_qpn) = st.own_qps[0].qpn;
+  return {};
+}
+
+}  // namespace droce::echo

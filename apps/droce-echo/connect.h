@@ -1,0 +1,17 @@
+// droce-echo's connection (server/client): the rc_pingpong exchange once per QP over the control
+// connection, and between droce-echo peers the count of QPs that follow the first.
+#pragma once
+
+#include "apps/droce-echo/options.h"
+#include "apps/droce-echo/setup.h"
+#include "engine/core/status.h"
+
+namespace droce::echo {
+
+// Opens the control connection (the server listens on --oob-port, the client connects) and
+// connects our QPs to the peer's, QP i on worker i % N; on success st.own_qps holds them and
+// worker 0's endpoint, memory and first QP are the server's or the client's. The caller decides
+// whether a stop ends the exchange's TCP waits.
+[[nodiscard]] engine::Status connect_qps(const Options& o, Setup& st);
+
+}  // namespace droce::echo

@@ -1,0 +1,70 @@
+// droce-echo's client report (see report.h).
+#include "apps/droce-echo/report.h"
+
+#include <cstdio>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/common/output_file.h"
+
+namespace droce::echo {
+
+int report(const Options& o, Setup& st, const Client& c) {
+  const auto& h = c.hist;
+  const std::uint64_t bad = c.bad();
+  std::printf("droce-echo %s (%s thread): %llu round trips of %u bytes after %llu warm-up\n", o.mode.c_str(),
+              o.thread.c_str(), static_cast<unsigned long long>(h.count()), o.size,
+              static_cast<unsigned long long>(o.warmup));
+  std::printf("  RTT ns: min %llu  p50 %llu  p90 %llu  p99 %llu  p99.9 %llu  max %llu\n",
+              static_cast<unsigned long long>(h.min()), static_cast<unsigned long long>(h.percentile(0.5)),
+              static_cast<unsigned long long>(h.percentile(0.9)), static_cast<unsigned long long>(h.percentile(0.99)),
+              static_cast<unsigned long long>(h.percentile(0.999)), static_cast<unsigned long long>(h.max()));
+  std::printf("  bad replies %llu, send errors %llu%s%s\n", static_cast<unsigned long long>(bad),
+              static_cast<unsigned long long>(c.send_errors),
+              c.first_send_error.empty() ? "" : (" (first: " + c.first_send_error + ")").c_str(),
+              c.stalled ? ", STALLED (no reply within --timeout)" : "");
+  if (!st.impairments.empty()) {
+    std::uint64_t dropped = 0, frames = 0;
+    for (const auto& i : st.impairments) {
+      dropped += i->counters().dropped;
+      frames += i->counters().frames;
+    }
+    std::printf("  impairment dropped %llu of %llu received frames\n", static_cast<unsigned long long>(dropped),
+                static_cast<unsigned long long>(frames));
+  }
+  // The endpoint's own view of the run: what it dropped and why, so a stall can be read.
+  const engine::EndpointCounters ec = st.lab ? st.client_ep->counters() : st.group->endpoint_totals();
+  nlohmann::json drops = nlohmann::json::object();
+  for (std::size_t r = 0; r < wire::kDropReasonCount; ++r)
+    if (ec.rx_drops[r] != 0) drops[std::string(wire::drop_reason_name(static_cast<wire::DropReason>(r)))] = ec.rx_drops[r];
+  if (c.stalled || c.send_errors != 0)
+    std::printf("  endpoint: rx frames %llu, linearised %llu, view drops %llu, tx alloc failures %llu, rx drops %s\n",
+                static_cast<unsigned long long>(ec.rx_frames), static_cast<unsigned long long>(ec.rx_linearized),
+                static_cast<unsigned long long>(ec.rx_view_drops), static_cast<unsigned long long>(ec.tx_alloc_failures),
+                drops.dump().c_str());
+  if (!o.json.empty()) {
+    nlohmann::json j;
+    j["endpoint"] = {{"rx_frames", ec.rx_frames}, {"rx_linearized", ec.rx_linearized}, {"rx_view_drops", ec.rx_view_drops},
+                     {"tx_alloc_failures", ec.tx_alloc_failures}, {"rx_drops", drops}};
+    j["mode"] = o.mode;
+    j["thread"] = o.thread;
+    j["size"] = o.size;
+    j["round_trips"] = h.count();
+    j["rtt_ns"] = {{"min", h.min()}, {"p50", h.percentile(0.5)}, {"p90", h.percentile(0.9)}, {"p99", h.percentile(0.99)},
+                   {"p999", h.percentile(0.999)}, {"max", h.max()}};
+    j["qps"] = c.qps.size();
+    j["bad_replies"] = bad;
+    j["send_errors"] = c.send_errors;
+    j["stalled"] = c.stalled;
+    j["problem"] = c.problem;
+    if (std::string e = droce::apps::write_text_file(o.json, j.dump(2) + "\n"); !e.empty()) {
+      std::fprintf(stderr, "droce-echo: %s\n", e.c_str());
+      return 1;
+    }
+  }
+  if (!c.problem.empty()) std::fprintf(stderr, "droce-echo: %s\n", c.problem.c_str());
+  return bad == 0 && c.send_errors == 0 && !c.stalled && h.count() == o.count * c.qps.size() && c.problem.empty() ? 0 : 1;
+}
+
+}  // namespace droce::echo

@@ -1,0 +1,69 @@
+// droce-echo's set-up: the loopback lab with its two connected QPs, or our port, one pool and one
+// memory registry per worker, the engine's worker group and the lab loss at our receive side.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "apps/droce-echo/echo_server.h"
+#include "apps/droce-echo/options.h"
+#include "engine/core/memory_region.h"
+#include "engine/core/mempool.h"
+#include "engine/core/port.h"
+#include "engine/core/status.h"
+#include "engine/endpoint/rc_endpoint.h"
+#include "engine/exchange/oob_exchange.h"
+#include "engine/lab/link_impairment.h"
+#include "engine/lab/loopback_lab.h"
+#include "engine/workers/worker_group.h"
+
+namespace droce::echo {
+
+constexpr std::uint32_t kMaxQps = 64;  // --qps's limit: what a server takes from a client
+
+// Where one of our QPs lives.
+struct QpPlace {
+  std::uint32_t worker = 0;
+  std::uint32_t qpn = 0;
+};
+
+// Everything one run owns besides EAL. The members are destroyed in reverse order: the control
+// connection before the workers, the workers before their memories and pools, the lab last.
+struct Setup {
+  engine::MbufPool pool;  // loopback's
+  std::unique_ptr<engine::LoopbackLab> lab;
+  std::unique_ptr<engine::Port> port;
+  std::vector<std::unique_ptr<engine::LinkImpairment>> impairments;
+  std::vector<engine::MbufPool> pools;                            // server/client: one per worker
+  std::vector<std::unique_ptr<engine::MemoryRegistry>> memories;  // one per worker
+  std::unique_ptr<engine::WorkerGroup> group;
+  std::vector<QpPlace> own_qps;                                   // QP i: its worker and QPN
+  engine::RcEndpoint* client_ep = nullptr;
+  engine::RcEndpoint* server_ep = nullptr;
+  engine::MemoryRegistry* client_mem = nullptr;
+  engine::MemoryRegistry* server_mem = nullptr;
+  std::uint32_t client_qpn = 0, server_qpn = 0;
+  std::uint8_t ip[4] = {};  // server/client: our IPv4 address (the GID of the exchange)
+  // The control connection stays open to a droce-echo peer for the end of the run (ibv_rc_pingpong
+  // closes it after the exchange).
+  engine::OobConnection oob;
+  engine::RcPingpongServer listener;
+  std::unique_ptr<EchoWorker> lab_echo;  // loopback: the server's half of the lab
+};
+
+// An error for the user (exit 2: a limit of the lcores or the port) or of the run (exit 1).
+struct SetupError {
+  engine::Status status;
+  bool usage = false;
+};
+
+// Our QPs' attributes; `psn` is the QP's first send PSN.
+[[nodiscard]] rc::QpAttr echo_qp_attr(const Options& o, std::uint32_t psn);
+
+// Loopback: the lab, its QPs connected to each other and the echo service on its server side.
+// Server/client: the pools, the port (link up), the worker group and the lab loss; the QPs come
+// with the connection (connect.h). `defaults`: no EAL options were given.
+[[nodiscard]] SetupError set_up(const Options& o, bool defaults, Setup& st);
+
+}  // namespace droce::echo
