@@ -15,6 +15,7 @@
 #include <rte_errno.h>
 #include <rte_kvargs.h>
 
+#include "engine/core/log.h"
 #include "engine/core/port.h"
 
 namespace droce::engine {
@@ -257,7 +258,7 @@ Status build_eal_args(const std::vector<std::string>& eal, std::vector<std::stri
   if (!user_memory_mode && !Eal::hugepages_available()) {
     report.hugepages = false;
     if (!quiet)
-      std::fprintf(stderr, "droce: warning: no usable hugepages (see scripts/setup.sh); running with --no-huge\n");
+      DROCE_LOG(WARNING, "no usable hugepages (see scripts/setup.sh); running with --no-huge");
     out.emplace_back("--no-huge");
     if (!has_arg(eal, "-m") && !has_arg(eal, "--socket-mem")) {
       out.emplace_back("-m");
@@ -332,7 +333,7 @@ Eal::~Eal() {
   // handles in the memory the cleanup unmaps (InterruptThreadHold::park_until_exit): parked first.
   // Not parked within 10 s: the process's exit releases what the cleanup would have.
   if (!InterruptThreadHold::park_until_exit(10000)) {
-    std::fprintf(stderr, "warning: EAL's interrupt thread did not park within 10 s; exiting without rte_eal_cleanup\n");
+    DROCE_LOG(WARNING, "EAL's interrupt thread did not park within 10 s; exiting without rte_eal_cleanup");
     return;
   }
   rte_eal_cleanup();
