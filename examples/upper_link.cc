@@ -62,14 +62,15 @@ std::string open_link(bool service, const std::vector<std::string>& eal_args, co
   if (!out.port) return err.message();
 
   droce::engine::EndpointConfig ec;
-  ec.port_id = out.port->id();
-  ec.pool = out.pool.get();
-  ec.memory = &out.memory;
-  ec.qpn_base = kQpnBase;
-  ec.max_qps = 1;
-  ec.local = address(service);
-  ec.promiscuous = true;
-  out.endpoint = std::make_unique<droce::engine::RcEndpoint>(ec);
+  ec.queues.port_id = out.port->id();
+  ec.queues.pool = out.pool.get();
+  ec.queues.memory = &out.memory;
+  ec.transport.qpn_base = kQpnBase;
+  ec.transport.max_qps = 1;
+  ec.addresses.local = address(service);
+  ec.addresses.promiscuous = true;
+  out.endpoint = droce::engine::RcEndpoint::create(ec, err);
+  if (!out.endpoint) return err.message();
   if (Status s = out.endpoint->create_qp(qp_attr(service), out.qpn); !s.ok()) return s.message();
   const droce::engine::RemoteQp peer{address(!service), kQpnBase, service ? kClientPsn : kServicePsn};
   if (Status s = out.endpoint->connect(out.qpn, peer); !s.ok()) return s.message();

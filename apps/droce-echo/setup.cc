@@ -85,11 +85,11 @@ SetupError set_up_port(const Options& o, bool defaults, Setup& st) {
   wc.qps_per_worker = (kMaxQps + o.workers - 1) / o.workers;  // the server learns the client's count later
   for (auto& p : st.pools) wc.pools.push_back(p.get());
   for (auto& m : st.memories) wc.memories.push_back(m.get());
-  wc.endpoint.port_id = st.port->id();
-  wc.endpoint.pool = st.pools[0].get();
-  wc.endpoint.memory = st.memories[0].get();
-  wc.endpoint.promiscuous = pc.promiscuous;  // peers may address us by the lab rule's MAC
-  wc.endpoint.local = engine::lab_address(st.ip, mac);
+  wc.endpoint.queues.port_id = st.port->id();
+  wc.endpoint.queues.pool = st.pools[0].get();
+  wc.endpoint.queues.memory = st.memories[0].get();
+  wc.endpoint.addresses.promiscuous = pc.promiscuous;  // peers may address us by the lab rule's MAC
+  wc.endpoint.addresses.local = engine::lab_address(st.ip, mac);
   st.group = engine::WorkerGroup::create(wc, err);
   if (!st.group) return run_error(err);
   // Lab loss at our receive side, every queue (a seed each): the transport sees only the gaps.

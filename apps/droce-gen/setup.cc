@@ -74,9 +74,9 @@ SetupError open_labs(const Options& o, Setup& st) {
     lc.max_qps = ceil_div(o.qps, o.workers);
     // One file for every worker's lab (the capture serialises its writers).
     lc.capture = o.pcap.empty() ? nullptr : &st.capture;
-    lc.dcqcn_reaction_point = o.cc == "dcqcn";
-    lc.dcqcn = o.dcqcn;
-    lc.pfc_priority = o.pfc_priority;
+    lc.dcqcn.reaction_point = o.cc == "dcqcn";
+    lc.dcqcn.params = o.dcqcn;
+    lc.pfc.priority = o.pfc_priority;
     Status err;
     auto lab = engine::LoopbackLab::create(lc, err);
     if (!lab) return run_error(err);
@@ -156,20 +156,21 @@ SetupError open_port(const Options& o, bool default_port, Setup& st) {
     std::fprintf(stderr, "droce-gen: warning: %s\n", s.message().c_str());
   st.memory = std::make_unique<engine::MemoryRegistry>();
   engine::EndpointConfig ec;
-  ec.port_id = st.port->id();
-  ec.pool = st.pools[0].get();
-  ec.memory = st.memory.get();
-  ec.qpn_base = o.local_qpn;
-  ec.max_qps = ceil_div(o.qps, o.workers);
-  ec.promiscuous = pc.promiscuous;  // peers may address us by the lab rule's MAC
-  ec.capture = o.pcap.empty() ? nullptr : &st.capture;
-  ec.dcqcn_reaction_point = o.cc == "dcqcn";
-  ec.dcqcn = o.dcqcn;
-  ec.pfc_priority = o.pfc_priority;
+  ec.queues.port_id = st.port->id();
+  ec.queues.pool = st.pools[0].get();
+  ec.queues.memory = st.memory.get();
+  ec.transport.qpn_base = o.local_qpn;
+  ec.transport.max_qps = ceil_div(o.qps, o.workers);
+  ec.addresses.promiscuous = pc.promiscuous;  // peers may address us by the lab rule's MAC
+  ec.recording.capture = o.pcap.empty() ? nullptr : &st.capture;
+  ec.dcqcn.reaction_point = o.cc == "dcqcn";
+  ec.dcqcn.params = o.dcqcn;
+  ec.pfc.priority = o.pfc_priority;
   const rte_ether_addr mac = st.port->mac();
-  ec.local = make_address(st.local_ip, mac.addr_bytes);
+  ec.addresses.local = make_address(st.local_ip, mac.addr_bytes);
   if (o.workers == 1) {
-    st.endpoint = std::make_unique<engine::RcEndpoint>(ec);
+    st.endpoint = engine::RcEndpoint::create(ec, err);
+    if (!st.endpoint) return run_error(err);
     Shard sh;
     (st.server ? sh.rsp_ep : sh.req_ep) = st.endpoint.get();
     (st.server ? sh.rsp_mem : sh.req_mem) = st.memory.get();

@@ -123,12 +123,12 @@ int main(int argc, char** argv) {
   wc.workers = static_cast<std::uint16_t>(opt.workers);
   wc.qps_per_worker = (opt.qps + opt.workers - 1) / opt.workers;
   for (auto& p : pools) wc.pools.push_back(p.get());
-  wc.endpoint.port_id = port->id();
-  wc.endpoint.pool = pools[0].get();
-  wc.endpoint.memory = memories[0].get();
+  wc.endpoint.queues.port_id = port->id();
+  wc.endpoint.queues.pool = pools[0].get();
+  wc.endpoint.queues.memory = memories[0].get();
   for (auto& m : memories) wc.memories.push_back(m.get());
-  wc.endpoint.promiscuous = pc.promiscuous;  // peers may address us by the lab rule's MAC
-  wc.endpoint.local = lab_address(local_ip, mac_buf);
+  wc.endpoint.addresses.promiscuous = pc.promiscuous;  // peers may address us by the lab rule's MAC
+  wc.endpoint.addresses.local = lab_address(local_ip, mac_buf);
   auto group = WorkerGroup::create(wc, err);
   if (!group) return fail(err.message());
   // Lab loss at our receive side, on every queue (a seed each: the queues' losses differ).

@@ -64,12 +64,13 @@ struct IdleEndpoint {
     port = Port::open(pc, err);
     if (!err.ok() || !port->wait_link_up(1000).ok()) return;
     EndpointConfig c;
-    c.port_id = port->id();
-    c.pool = g_pool.get();
-    c.memory = &mem;
-    c.local = addr(1);
-    c.max_qps = qps;
-    ep = std::make_unique<RcEndpoint>(c);
+    c.queues.port_id = port->id();
+    c.queues.pool = g_pool.get();
+    c.queues.memory = &mem;
+    c.addresses.local = addr(1);
+    c.transport.max_qps = qps;
+    ep = RcEndpoint::create(c, err);
+    if (!ep) return;
     rc::MemoryRegion mr;
     if (!mem.register_memory(buf.data(), buf.size(), rc::kAccessLocalWrite, mr).ok()) return;
     for (std::uint32_t i = 0; i < qps; ++i) {

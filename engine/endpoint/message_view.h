@@ -1,21 +1,75 @@
 // MessageView: a received message handed to the application without a copy — the payload bytes
 // stay in the frames they arrived in, chained as one mbuf chain whose segments hold payload only.
+// A view owns its message: it is move-only, and when it goes out of scope (or reset()) the frames
+// go back to where it came from — the endpoint, which also returns the QP's receive credit, or
+// the QpChannel that carries it back to the worker. Like a verbs object it must not outlive that
+// home: release views before the endpoint or channel goes away.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include <rte_mbuf.h>
 
 namespace droce::engine {
 
-struct MessageView {
+// The message itself, as plain data (what crosses a lock-free queue between threads).
+struct MessageParts {
   std::uint32_t qpn = 0;
   std::uint32_t length = 0;        // payload bytes in `segments`
   std::uint32_t imm = 0;           // immediate data, valid when has_imm
   bool has_imm = false;
   bool write_with_imm = false;     // RDMA WRITE with immediate: the data went to the region; no payload here
-  rte_mbuf* segments = nullptr;    // nullptr for an empty message; released with RcEndpoint::release()
+  rte_mbuf* segments = nullptr;    // nullptr for an empty message
+};
+
+// Where a view's message goes back (RcEndpoint, QpChannel).
+class ViewHome {
+ public:
+  // Takes the message back: frames, and for an endpoint the QP's receive credit.
+  virtual void give_back(MessageParts& parts) = 0;
+
+ protected:
+  ~ViewHome() = default;
+};
+
+class MessageView : public MessageParts {
+ public:
+  MessageView() = default;
+  // A message of `home`'s, held from now on by this view.
+  MessageView(const MessageParts& parts, ViewHome* home) : MessageParts(parts), home_(home) {}
+  ~MessageView() { reset(); }
+  MessageView(MessageView&& o) noexcept : MessageParts(o), home_(std::exchange(o.home_, nullptr)) { o.clear(); }
+  MessageView& operator=(MessageView&& o) noexcept {
+    if (this != &o) {
+      reset();
+      MessageParts::operator=(o);
+      home_ = std::exchange(o.home_, nullptr);
+      o.clear();
+    }
+    return *this;
+  }
+  MessageView(const MessageView&) = delete;
+  MessageView& operator=(const MessageView&) = delete;
+
+  // True while the view holds a message (an empty one included: it still holds a credit).
+  [[nodiscard]] bool held() const { return home_ != nullptr; }
+  // Gives the message back now — what going out of scope does.
+  void reset() {
+    if (ViewHome* h = std::exchange(home_, nullptr); h != nullptr) h->give_back(*this);
+    else if (segments != nullptr) rte_pktmbuf_free(segments);
+    clear();
+  }
+  // Hands the message to the caller as plain data, without giving it back: the caller must give
+  // it to `home()` later (a channel carrying it across threads does this).
+  [[nodiscard]] MessageParts detach() {
+    const MessageParts p = *this;
+    home_ = nullptr;
+    clear();
+    return p;
+  }
+  [[nodiscard]] ViewHome* home() const { return home_; }
 
   // Calls f(const std::uint8_t* data, std::uint32_t len) for each contiguous piece, in order.
   template <typename F>
@@ -34,6 +88,10 @@ struct MessageView {
     });
     return done;
   }
+
+ private:
+  void clear() { MessageParts::operator=(MessageParts{}); }
+  ViewHome* home_ = nullptr;
 };
 
 }  // namespace droce::engine

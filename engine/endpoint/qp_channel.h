@@ -1,7 +1,9 @@
 // QpChannel: hands work requests from an application thread to the worker lcore that owns a QP,
-// and completions back, through two Boost.Lockfree single-producer/single-consumer queues.
+// and completions and message views back, through Boost.Lockfree single-producer/single-consumer
+// queues.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include <boost/lockfree/spsc_queue.hpp>
@@ -15,7 +17,7 @@ namespace droce::engine {
 // One application thread on one side, the QP's worker on the other: no locks, no allocation
 // after construction, and the worker never blocks — when the QP's own queue is full the request
 // waits in the channel; when the application is slow to poll, completions wait in the QP.
-class QpChannel {
+class QpChannel : public ViewHome {
  public:
   explicit QpChannel(std::size_t capacity = 1024)
       : in_(capacity), out_(capacity), views_(capacity), released_(capacity) {}
@@ -25,10 +27,30 @@ class QpChannel {
   [[nodiscard]] bool post_send(const rc::SendWr& wr) { return in_.push(Request{true, wr, {}}); }
   [[nodiscard]] bool post_recv(const rc::RecvWr& wr) { return in_.push(Request{false, {}, wr}); }
   [[nodiscard]] bool poll(rc::Completion& out) { return out_.pop(out); }
-  // Message-view QPs: the next received message, and giving it back. release() cannot fail
-  // when the channel's capacity is at least the QP's rq_depth (credits bound the views out).
-  [[nodiscard]] bool poll_message(MessageView& out) { return views_.pop(out); }
-  [[nodiscard]] bool release(const MessageView& v) { return released_.push(v); }
+  // Message-view QPs: the next received message (a view held in `out` before is given back
+  // first). The view owns it; when it goes out of scope (or reset()) the message goes back to the
+  // worker through this channel, which must outlive it. Giving back cannot fail when the
+  // channel's capacity is at least the QP's rq_depth (credits bound the views out); else the
+  // frames are freed, the QP's credit is lost and lost_releases() counts it.
+  [[nodiscard]] bool poll_message(MessageView& out) {
+    MessageParts p;
+    if (!views_.pop(p)) return false;
+    out = MessageView(p, this);
+    return true;
+  }
+  // Gives a view back now (the same as v.reset()); false if the channel could not take it.
+  bool release(MessageView& v) {
+    const std::uint64_t lost = lost_releases_.load(std::memory_order_relaxed);
+    v.reset();
+    return lost_releases_.load(std::memory_order_relaxed) == lost;
+  }
+  // ViewHome, application thread: the message goes back to the worker.
+  void give_back(MessageParts& parts) override {
+    if (released_.push(parts)) return;
+    if (parts.segments != nullptr) rte_pktmbuf_free(parts.segments);
+    lost_releases_.fetch_add(1, std::memory_order_relaxed);
+  }
+  [[nodiscard]] std::uint64_t lost_releases() const { return lost_releases_.load(std::memory_order_relaxed); }
 
   // ---- worker lcore, once per loop iteration ----
   // Moves posted requests into the QP (as many as it takes) and its completions out (as many as
@@ -38,13 +60,14 @@ class QpChannel {
     rc::RcQp* q = ep.qp(qpn);
     if (q == nullptr) return;
     rc::RcQp& qp = *q;
-    MessageView v;
-    while (released_.pop(v)) ep.release(v);
+    MessageParts back;
+    while (released_.pop(back)) ep.give_back(back);
     for (int n = 0; n < kBatch; ++n) {
-      if (!has_view_ && !ep.receive_message(qpn, view_)) break;
-      has_view_ = true;
-      if (!views_.push(view_)) break;
-      has_view_ = false;
+      if (!view_.held() && !ep.receive_message(qpn, view_)) break;
+      // Across the queue as plain data; it comes back through released_ to ep.give_back.
+      const MessageParts p = view_;
+      if (!views_.push(p)) break;
+      (void)view_.detach();
     }
     for (int n = 0; n < kBatch; ++n) {
       if (!has_pending_ && !in_.pop(pending_)) break;
@@ -71,14 +94,19 @@ class QpChannel {
       has_completion_ = false;
     }
   }
-  // Frames of views still in the channel go back to their pool (call before EAL shuts down).
+  // Frames of views still in the channel go back to their pool (call before EAL shuts down,
+  // after the application thread has given its views back). The endpoint's credits for them
+  // are not returned: a channel goes away with its QP.
   ~QpChannel() {
-    MessageView v;
-    while (views_.pop(v))
-      if (v.segments != nullptr) rte_pktmbuf_free(v.segments);
-    while (released_.pop(v))
-      if (v.segments != nullptr) rte_pktmbuf_free(v.segments);
-    if (has_view_ && view_.segments != nullptr) rte_pktmbuf_free(view_.segments);
+    MessageParts p;
+    while (views_.pop(p))
+      if (p.segments != nullptr) rte_pktmbuf_free(p.segments);
+    while (released_.pop(p))
+      if (p.segments != nullptr) rte_pktmbuf_free(p.segments);
+    if (view_.held()) {
+      MessageParts mine = view_.detach();
+      if (mine.segments != nullptr) rte_pktmbuf_free(mine.segments);
+    }
   }
   QpChannel(const QpChannel&) = delete;
   QpChannel& operator=(const QpChannel&) = delete;
@@ -94,10 +122,10 @@ class QpChannel {
   };
   boost::lockfree::spsc_queue<Request> in_;
   boost::lockfree::spsc_queue<rc::Completion> out_;
-  boost::lockfree::spsc_queue<MessageView> views_;     // worker -> application
-  boost::lockfree::spsc_queue<MessageView> released_;  // application -> worker
-  MessageView view_;
-  bool has_view_ = false;
+  boost::lockfree::spsc_queue<MessageParts> views_;     // worker -> application
+  boost::lockfree::spsc_queue<MessageParts> released_;  // application -> worker
+  MessageView view_;  // taken from the endpoint, waiting for room in views_
+  std::atomic<std::uint64_t> lost_releases_{0};  // application-side
   Request pending_;
   bool has_pending_ = false;
   rc::Completion completion_;

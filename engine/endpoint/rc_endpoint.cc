@@ -13,16 +13,22 @@
 
 namespace droce::engine {
 
+std::unique_ptr<RcEndpoint> RcEndpoint::create(const EndpointConfig& cfg, Status& err) {
+  err = validate(cfg);
+  if (!err.ok()) return nullptr;
+  return std::unique_ptr<RcEndpoint>(new RcEndpoint(cfg));
+}
+
 RcEndpoint::RcEndpoint(const EndpointConfig& cfg)
-    : cfg_(cfg), qps_(cfg.max_qps), scratch_(16384),
-      wheel_(cfg.max_qps, 1024, rte_get_tsc_hz() / 1'000'000 != 0 ? rte_get_tsc_hz() / 1'000'000 : 1),
+    : cfg_(cfg), qps_(cfg.transport.max_qps), scratch_(16384),
+      wheel_(cfg.transport.max_qps, 1024, rte_get_tsc_hz() / 1'000'000 != 0 ? rte_get_tsc_hz() / 1'000'000 : 1),
       // ~1 µs buckets: 4096 cover 4 ms (ACK timeouts beyond wait in their bucket for their turn);
       // 1024 cover DCQCN's periods (tens of µs).
-      timer_wheel_(cfg.max_qps, 4096, 1024), rate_wheel_(cfg.max_qps, 1024, 1024) {
+      timer_wheel_(cfg.transport.max_qps, 4096, 1024), rate_wheel_(cfg.transport.max_qps, 1024, 1024) {
   // Zero-copy TX sends chained mbufs, so the port must take them. net_ring advertises no
   // offloads but only moves mbuf pointers, so a chain crosses it untouched.
   rte_eth_dev_info info{};
-  if (rte_eth_dev_info_get(cfg.port_id, &info) == 0) {
+  if (rte_eth_dev_info_get(cfg.queues.port_id, &info) == 0) {
     multi_seg_ok_ = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0 ||
                     (info.driver_name != nullptr && std::strcmp(info.driver_name, "net_ring") == 0);
     // virtio_user's vhost-user peer reads our frames through the memory table we sent it (file
@@ -33,10 +39,10 @@ RcEndpoint::RcEndpoint(const EndpointConfig& cfg)
   tsc_hz_ = rte_get_tsc_hz();
   ns_per_tsc_ = 1e9 / static_cast<double>(tsc_hz_);
   // Pause quanta are bit times of the link the PFC frame came over.
-  pfc_link_bps_ = cfg.pfc_link_bps;
+  pfc_link_bps_ = cfg.pfc.link_bps;
   if (pfc_link_bps_ <= 0) {
     rte_eth_link link{};
-    pfc_link_bps_ = rte_eth_link_get_nowait(cfg.port_id, &link) == 0 && link.link_speed != 0 &&
+    pfc_link_bps_ = rte_eth_link_get_nowait(cfg.queues.port_id, &link) == 0 && link.link_speed != 0 &&
                             link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN
                         ? static_cast<double>(link.link_speed) * 1e6
                         : 10e9;
@@ -60,7 +66,7 @@ double RcEndpoint::rx_copies_per_byte() const {
 }
 
 RcEndpoint::QpSlot* RcEndpoint::slot(std::uint32_t qpn) {
-  const std::uint32_t i = qpn - cfg_.qpn_base;  // wraps to a huge index below the base
+  const std::uint32_t i = qpn - cfg_.transport.qpn_base;  // wraps to a huge index below the base
   return i < qps_.size() ? qps_[i].get() : nullptr;
 }
 
@@ -135,7 +141,7 @@ std::uint64_t RcEndpoint::qp_deadline_ns(const QpSlot& s) const {
 // in closed form (α decay, the stage count): on_cnp and on_bytes_sent advance first. Only a
 // QP recovering from a cut needs its timers on time, so only those are on the wheel.
 std::uint64_t RcEndpoint::rate_deadline_ns(const QpSlot& s) const {
-  if (!cfg_.dcqcn_reaction_point || !s.connected) return kNever;
+  if (!cfg_.dcqcn.reaction_point || !s.connected) return kNever;
   const double line = s.rp.params().line_rate_bps;
   if (s.rp.rate_bps() >= line && s.rp.state().target_rate_bps >= line) return kNever;
   return s.rp.next_event_ns();
@@ -164,15 +170,15 @@ rc::RcQp* RcEndpoint::qp(std::uint32_t qpn) {
 }
 
 Status RcEndpoint::create_qp(rc::QpAttr attr, std::uint32_t& qpn) {
-  if (cfg_.memory == nullptr || cfg_.pool == nullptr) return Status::error(StatusCode::kInvalidArgument, "endpoint has no memory registry or pool");
+  if (cfg_.queues.memory == nullptr || cfg_.queues.pool == nullptr) return Status::error(StatusCode::kInvalidArgument, "endpoint has no memory registry or pool");
   for (std::uint32_t i = first_free_slot_; i < qps_.size(); ++i) {
     if (qps_[i]) continue;
-    attr.qpn = cfg_.qpn_base + i;
+    attr.qpn = cfg_.transport.qpn_base + i;
     if (std::string e = attr.validate(); !e.empty()) return Status::error(StatusCode::kInvalidArgument, "QP attributes: " + e);
-    if (cfg_.dcqcn_reaction_point || cfg_.dcqcn_notification_point)
-      if (std::string e = cfg_.dcqcn.validate(); !e.empty())
+    if (cfg_.dcqcn.reaction_point || cfg_.dcqcn.notification_point)
+      if (std::string e = cfg_.dcqcn.params.validate(); !e.empty())
         return Status::error(StatusCode::kInvalidArgument, "DCQCN parameter " + e);
-    auto q = std::make_unique<rc::RcQp>(attr, cfg_.memory->table());
+    auto q = std::make_unique<rc::RcQp>(attr, cfg_.queues.memory->table());
     if (Status st = q->modify(rc::QpState::kInit); !st.ok()) return st.context("QP " + std::to_string(attr.qpn) + ": ");
     qps_[i] = std::make_unique<QpSlot>();
     first_free_slot_ = i + 1;
@@ -181,8 +187,8 @@ Status RcEndpoint::create_qp(rc::QpAttr attr, std::uint32_t& qpn) {
     s.index = i;
     // Work posted on the QP itself (QpChannel, rc::RcQp users) puts it on the ready list too.
     s.qp->set_doorbell(&RcEndpoint::on_doorbell, this, i);
-    s.np = dcqcn::DcqcnNotificationPoint(cfg_.dcqcn.np_min_time_between_cnps_ns);
-    s.pacer = dcqcn::Pacer(static_cast<std::uint64_t>(static_cast<double>(cfg_.pacer_burst_ns) / ns_per_tsc_),
+    s.np = dcqcn::DcqcnNotificationPoint(cfg_.dcqcn.params.np_min_time_between_cnps_ns);
+    s.pacer = dcqcn::Pacer(static_cast<std::uint64_t>(static_cast<double>(cfg_.dcqcn.pacer_burst_ns) / ns_per_tsc_),
                            static_cast<double>(tsc_hz_));
     if (attr.recv_mode == rc::RecvMode::kMessageViews) s.ready.resize(attr.rq_depth);
     qpn = attr.qpn;
@@ -202,13 +208,13 @@ Status RcEndpoint::connect(std::uint32_t qpn, const RemoteQp& remote) {
   if (Status st = s->qp->modify(rc::QpState::kRtr, &attr); !st.ok()) return st.context("connect: QP " + std::to_string(qpn) + ": ");
   if (Status st = s->qp->modify(rc::QpState::kRts); !st.ok()) return st.context("connect: QP " + std::to_string(qpn) + ": ");
   wire::TemplateConfig tc;
-  tc.local = cfg_.local;
+  tc.local = cfg_.addresses.local;
   tc.remote = remote.address;
-  tc.ipv6 = cfg_.ipv6;
-  tc.vlan = cfg_.vlan_id != 0;
-  tc.vlan_id = cfg_.vlan_id;
-  tc.vlan_pcp = cfg_.vlan_pcp;
-  tc.dscp = cfg_.dscp;
+  tc.ipv6 = cfg_.addresses.ipv6;
+  tc.vlan = cfg_.addresses.vlan_id != 0;
+  tc.vlan_id = cfg_.addresses.vlan_id;
+  tc.vlan_pcp = cfg_.addresses.vlan_pcp;
+  tc.dscp = cfg_.addresses.dscp;
   tc.dest_qpn = remote.qpn;
   tc.pkey = attr.pkey;
   tc.udp_src_port = wire::roce_udp_src_port(attr.qpn, remote.qpn);
@@ -216,7 +222,7 @@ Status RcEndpoint::connect(std::uint32_t qpn, const RemoteQp& remote) {
   s->peer = remote.address;
   s->connected = true;
   // A new flow starts at line rate (DCQCN has no slow start).
-  s->rp.reset(cfg_.dcqcn, now_ns(rte_rdtsc()));
+  s->rp.reset(cfg_.dcqcn.params, now_ns(rte_rdtsc()));
   if (attr.recv_mode == rc::RecvMode::kMessageViews) {
     // Credits: one per view the application may hold; each carries the largest message size.
     s->credit_bytes = attr.max_message_bytes;
@@ -277,7 +283,7 @@ Status RcEndpoint::send_message(std::uint32_t qpn, const void* buf, std::uint32_
   if (imm != nullptr) wr.imm = *imm;
   if (len != 0) {
     std::uint32_t lkey = 0;
-    if (buf == nullptr || !cfg_.memory->find_lkey(buf, len, lkey, &mr_hint_))
+    if (buf == nullptr || !cfg_.queues.memory->find_lkey(buf, len, lkey, &mr_hint_))
       return Status::fail(StatusCode::kBadKey, "send_message: buffer is not inside registered memory");
     wr.sge = {reinterpret_cast<std::uint64_t>(buf), len, lkey};
   }
@@ -287,13 +293,13 @@ Status RcEndpoint::send_message(std::uint32_t qpn, const void* buf, std::uint32_
 bool RcEndpoint::receive_message(std::uint32_t qpn, MessageView& out) {
   QpSlot* s = slot(qpn);
   if (s == nullptr || s->ready_head == s->ready_tail) return false;
-  out = s->ready[s->ready_head % s->ready.size()];
+  out = MessageView(s->ready[s->ready_head % s->ready.size()], this);
   ++s->ready_head;
   ++views_held_;
   return true;
 }
 
-void RcEndpoint::release(MessageView& v) {
+void RcEndpoint::give_back(MessageParts& v) {
   if (v.segments != nullptr) rte_pktmbuf_free(v.segments);
   v.segments = nullptr;
   if (views_held_ != 0) --views_held_;
@@ -310,7 +316,7 @@ void RcEndpoint::drop_views(QpSlot& s) {
   if (s.asm_head != nullptr) rte_pktmbuf_free(s.asm_head);
   s.asm_head = s.asm_tail = nullptr;
   for (; s.ready_head != s.ready_tail; ++s.ready_head) {
-    MessageView& v = s.ready[s.ready_head % s.ready.size()];
+    MessageParts& v = s.ready[s.ready_head % s.ready.size()];
     if (v.segments != nullptr) rte_pktmbuf_free(v.segments);
     v.segments = nullptr;
   }
@@ -318,11 +324,11 @@ void RcEndpoint::drop_views(QpSlot& s) {
 
 void RcEndpoint::drop(wire::DropReason r) {
   ++c_.rx_drops[static_cast<std::size_t>(r)];
-  if (cfg_.counters != nullptr) ++cfg_.counters->rx_drops[static_cast<std::size_t>(r)];
+  if (cfg_.recording.counters != nullptr) ++cfg_.recording.counters->rx_drops[static_cast<std::size_t>(r)];
 }
 
 std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::uint64_t now_tsc) {
-  rte_mbuf* m = rte_pktmbuf_alloc(cfg_.pool);
+  rte_mbuf* m = rte_pktmbuf_alloc(cfg_.queues.pool);
   if (m == nullptr) return 0;
   wire::PacketFields f = rc::packet_fields(d);
   f.ip_id = s.ip_id++;
@@ -332,12 +338,12 @@ std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::ui
   const std::uint32_t pad = wire::opcode_info(d.opcode).has_payload ? wire::pad_for(d.payload_len) : 0;
   std::uint8_t* l3 = hdr + s.tmpl.l3_offset;
   const std::uint32_t l3_hdr_len = hlen - s.tmpl.l3_offset;
-  const bool inlined = d.payload_len != 0 && d.payload_len <= cfg_.tx_inline_bytes;
-  bool zero_copy = cfg_.zero_copy_tx && multi_seg_ok_ && d.payload_len != 0 && !inlined;
+  const bool inlined = d.payload_len != 0 && d.payload_len <= cfg_.transport.tx_inline_bytes;
+  bool zero_copy = cfg_.transport.zero_copy_tx && multi_seg_ok_ && d.payload_len != 0 && !inlined;
   if (zero_copy) {
-    rte_mbuf* pm = rte_pktmbuf_alloc(cfg_.pool);
-    rte_mbuf* tm = pm != nullptr ? rte_pktmbuf_alloc(cfg_.pool) : nullptr;
-    if (tm == nullptr || !cfg_.memory->attach_payload_ptr(pm, d.payload, d.payload_len, dpdk_memory_tx_only_, &mr_hint_)) {
+    rte_mbuf* pm = rte_pktmbuf_alloc(cfg_.queues.pool);
+    rte_mbuf* tm = pm != nullptr ? rte_pktmbuf_alloc(cfg_.queues.pool) : nullptr;
+    if (tm == nullptr || !cfg_.queues.memory->attach_payload_ptr(pm, d.payload, d.payload_len, dpdk_memory_tx_only_, &mr_hint_)) {
       if (pm != nullptr) rte_pktmbuf_free(pm);
       if (tm != nullptr) rte_pktmbuf_free(tm);
       zero_copy = false;  // fall back to a copy (counted) rather than fail the packet
@@ -371,7 +377,7 @@ std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::ui
   }
   c_.tx_payload_bytes += d.payload_len;
   const std::uint32_t frame_bytes = m->pkt_len;
-  if (cfg_.capture != nullptr) cfg_.capture->capture(cfg_.port_id, cfg_.queue, &m, 1, CaptureDirection::kTx, now_tsc);
+  if (cfg_.recording.capture != nullptr) cfg_.recording.capture->capture(cfg_.queues.port_id, cfg_.queues.queue, &m, 1, CaptureDirection::kTx, now_tsc);
   if (!tx_.push(m)) {
     rte_pktmbuf_free(m);
     ++c_.tx_backlog_drops;  // the QP's go-back-N recovers it
@@ -382,8 +388,8 @@ std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::ui
 
 void RcEndpoint::poll(std::uint64_t now_tsc) {
   rte_mbuf* rx[kRxBurst];
-  const std::uint16_t n = rte_eth_rx_burst(cfg_.port_id, cfg_.queue, rx, kRxBurst);
-  if (cfg_.capture != nullptr && n != 0) cfg_.capture->capture(cfg_.port_id, cfg_.queue, rx, n, CaptureDirection::kRx, now_tsc);
+  const std::uint16_t n = rte_eth_rx_burst(cfg_.queues.port_id, cfg_.queues.queue, rx, kRxBurst);
+  if (cfg_.recording.capture != nullptr && n != 0) cfg_.recording.capture->capture(cfg_.queues.port_id, cfg_.queues.queue, rx, n, CaptureDirection::kRx, now_tsc);
   poll_received(now_tsc, rx, n);
 }
 
@@ -391,7 +397,7 @@ void RcEndpoint::poll_received(std::uint64_t now_tsc, rte_mbuf* const* rx, std::
   const std::uint64_t now = now_ns(now_tsc);
   rx_now_tsc_ = now_tsc;
   const std::uint64_t qp_now = advance_qp_clock(now);
-  if (n != 0) rx_promiscuous_ = cfg_.promiscuous || rte_eth_promiscuous_get(cfg_.port_id) == 1;
+  if (n != 0) rx_promiscuous_ = cfg_.addresses.promiscuous || rte_eth_promiscuous_get(cfg_.queues.port_id) == 1;
   // Frames a message view took stay alive; every other one is done with (the RC layer placed
   // what it needed, as a NIC's DMA would) and goes back to its pool in one bulk free per
   // kRxBurst frames (a per-frame rte_pktmbuf_free costs about twice as much).
@@ -408,17 +414,17 @@ void RcEndpoint::poll_received(std::uint64_t now_tsc, rte_mbuf* const* rx, std::
   }
   if (n_done != 0) rte_pktmbuf_free_bulk(done, n_done);
   if (app_stage_ != nullptr) app_stage_(app_stage_ctx_);
-  if (cfg_.counters != nullptr) cfg_.counters->rx_packets += n;
+  if (cfg_.recording.counters != nullptr) cfg_.recording.counters->rx_packets += n;
   if (pfc_paused_ && now >= pfc_pause_until_ns_) account_pause(now);
   release_paced(now_tsc);
   run_timers(now, qp_now);
   if (!pfc_paused_) transmit_ready(now, now_tsc);
   if (pfc_paused_) return;  // frames already batched wait for the pause to end
   std::uint64_t bytes = 0;
-  const std::uint16_t sent = tx_.flush(cfg_.port_id, cfg_.queue, bytes);
-  if (cfg_.counters != nullptr) {
-    cfg_.counters->tx_packets += sent;
-    cfg_.counters->tx_bytes += bytes;
+  const std::uint16_t sent = tx_.flush(cfg_.queues.port_id, cfg_.queues.queue, bytes);
+  if (cfg_.recording.counters != nullptr) {
+    cfg_.recording.counters->tx_packets += sent;
+    cfg_.recording.counters->tx_bytes += bytes;
   }
 }
 
@@ -428,12 +434,12 @@ void RcEndpoint::poll_received(std::uint64_t now_tsc, rte_mbuf* const* rx, std::
 // before the timers run. The network's silence is what an ACK timeout measures (§9.7.6.1.3),
 // not ours. DCQCN, pacing and PFC keep the poll's own time.
 std::uint64_t RcEndpoint::advance_qp_clock(std::uint64_t now) {
-  if (!qp_clock_started_ || cfg_.max_poll_gap_ns == 0) {
+  if (!qp_clock_started_ || cfg_.transport.max_poll_gap_ns == 0) {
     qp_clock_started_ = true;
     qp_now_ns_ = now;
   } else if (now > last_poll_ns_) {
     const std::uint64_t gap = now - last_poll_ns_;
-    qp_now_ns_ += gap < cfg_.max_poll_gap_ns ? gap : cfg_.max_poll_gap_ns;
+    qp_now_ns_ += gap < cfg_.transport.max_poll_gap_ns ? gap : cfg_.transport.max_poll_gap_ns;
   }
   last_poll_ns_ = now;
   return qp_now_ns_;
@@ -472,7 +478,7 @@ void RcEndpoint::run_timers(std::uint64_t now, std::uint64_t qp_now) {
       note_activity(s);
     }
   }
-  if (cfg_.dcqcn_reaction_point && !pfc_paused_ && rate_wheel_.size() != 0) {
+  if (cfg_.dcqcn.reaction_point && !pfc_paused_ && rate_wheel_.size() != 0) {
     const std::uint32_t k = rate_wheel_.poll(now, due, kTimerBurst);
     c_.timer_fires += k;
     for (std::uint32_t i = 0; i < k; ++i) {
@@ -505,7 +511,7 @@ void RcEndpoint::transmit_ready(std::uint64_t now, std::uint64_t now_tsc) {
 
 RcEndpoint::Turn RcEndpoint::transmit_turn(QpSlot& s, std::uint64_t now, std::uint64_t now_tsc) {
   if (!s.connected) return Turn::kDone;
-  const bool paced = cfg_.dcqcn_reaction_point;
+  const bool paced = cfg_.dcqcn.reaction_point;
   rc::TxDescriptor d;
   // Bounded per QP per poll so one QP cannot starve the others or RX.
   for (int k = 0; k < 32; ++k) {

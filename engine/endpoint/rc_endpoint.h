@@ -12,6 +12,7 @@
 #include "engine/core/capture.h"
 #include "engine/core/counters.h"
 #include "engine/core/memory_region.h"
+#include "engine/endpoint/endpoint_config.h"
 #include "engine/endpoint/message_view.h"
 #include "engine/core/status.h"
 #include "engine/core/tx_batch.h"
@@ -24,55 +25,6 @@
 #include "protocols/wire/build.h"
 
 namespace droce::engine {
-
-struct EndpointConfig {
-  std::uint16_t port_id = 0;
-  std::uint16_t queue = 0;
-  rte_mempool* pool = nullptr;        // header and trailer mbufs (and copies when not zero-copy)
-  MemoryRegistry* memory = nullptr;   // application memory: keys, bounds, extbuf attach
-  bool zero_copy_tx = true;           // attach payloads as external buffers (needs multi-seg TX)
-  // Payloads up to this many bytes are copied into the header mbuf instead (what verbs calls
-  // max_inline_data): for a small payload one copy and a one-pass ICRC cost less than the extbuf
-  // attach, two more mbufs and the split ICRC's combine step (callgrind: the combine alone was the
-  // largest single cost of a 64-byte SEND). 0: attach every payload.
-  std::uint32_t tx_inline_bytes = 256;
-  std::uint32_t qpn_base = 0x11;      // QPNs are base + index: the lookup is an array index
-  std::uint32_t max_qps = 64;
-  wire::L2L3Address local;
-  bool ipv6 = false;                  // RoCEv2 over IPv6 (addresses are 16 bytes) instead of IPv4
-  std::uint16_t vlan_id = 0;          // 0: untagged; else an 802.1Q tag with vlan_pcp
-  std::uint8_t vlan_pcp = 0;
-  std::uint8_t dscp = 0;
-  // Congestion control (DCQCN). The reaction point paces each QP's data at its DCQCN rate and
-  // cuts it on CNPs; the notification point answers CE-marked packets with CNPs. Data always
-  // leaves ECT(0) so that switches can mark it.
-  bool dcqcn_reaction_point = false;   // --cc dcqcn
-  bool dcqcn_notification_point = true;  // answer CE marks with CNPs (what RoCE NICs do by default)
-  dcqcn::DcqcnParams dcqcn = dcqcn::DcqcnParams::paper();  // line_rate_bps is the pacer's ceiling
-  // Idle credit a paced QP may bank, so a poll loop that runs late does not lose rate.
-  std::uint64_t pacer_burst_ns = 2'000;
-  // PFC (IEEE 802.1Qbb): the priority this endpoint's traffic uses (the VLAN PCP when tagged) and
-  // the link rate that converts pause quanta to time (0: the port's reported speed, else 10 Gb/s).
-  bool honour_pfc = true;
-  std::uint8_t pfc_priority = 3;
-  double pfc_link_bps = 0;
-  // Receive checks on every frame routed to a QP (each failure is its own counted drop reason):
-  // the BTH P_Key must match the QP's (IBTA §10.9.3, full-member rules), the source IP must be
-  // the connected peer's and the destination IP ours, and the destination MAC must be ours
-  // unless the port runs promiscuous. Set `promiscuous` when the port takes frames for any MAC
-  // on purpose (the apps: their peers may address us by a MAC other than local.mac); a port
-  // the PMD reports promiscuous is treated the same.
-  bool check_pkey = true;
-  bool promiscuous = false;
-  // The QPs' timers (ACK timeout, RNR wait) run on a clock that advances by at most this much
-  // between two polls. A longer gap means this process was not running (descheduled on a busy
-  // machine): the ACKs and responses that arrived meanwhile wait unread in the RX ring, and on a
-  // plain clock every QP whose frames are not in the first burst would time out at once. 0: the
-  // QPs see the poll's time unchanged.
-  std::uint64_t max_poll_gap_ns = 1'000'000;
-  QueueCounters* counters = nullptr;  // optional: RX drops by reason, TX packets/bytes
-  PcapngCapture* capture = nullptr;   // optional: every frame sent and received, as on the wire
-};
 
 // Per-endpoint transport counters beyond the per-QP RC counters.
 struct EndpointCounters {
@@ -124,9 +76,10 @@ struct RemoteQp {
 // QPs created with rc::RecvMode::kMessageViews).
 // Single-threaded: everything runs on the thread that calls poll() (the worker lcore); other
 // threads go through QpChannel.
-class RcEndpoint {
+class RcEndpoint : public ViewHome {
  public:
-  explicit RcEndpoint(const EndpointConfig& cfg);
+  // The endpoint on cfg's port queue, or nullptr and `err` naming the field out of range.
+  [[nodiscard]] static std::unique_ptr<RcEndpoint> create(const EndpointConfig& cfg, Status& err);
   ~RcEndpoint();
   RcEndpoint(const RcEndpoint&) = delete;
   RcEndpoint& operator=(const RcEndpoint&) = delete;
@@ -160,10 +113,14 @@ class RcEndpoint {
   // stay untouched until the completion with `wr_id` arrives from poll_cq.
   [[nodiscard]] Status send_message(std::uint32_t qpn, const void* buf, std::uint32_t len, std::uint64_t wr_id,
                                     const std::uint32_t* imm = nullptr);
-  // The next complete message of a message-view QP, in order; false when none is ready.
+  // The next complete message of a message-view QP, in order; false when none is ready. The view
+  // owns it: when the view goes out of scope the frames go back and the QP gets its receive
+  // credit again (so the peer may send again). A view held in `out` before is given back first.
   [[nodiscard]] bool receive_message(std::uint32_t qpn, MessageView& out);
-  // Gives the frames back and returns a receive credit to the QP (so the peer may send again).
-  void release(MessageView& view);
+  // Gives a view's message back now (the same as view.reset()).
+  void release(MessageView& view) { view.reset(); }
+  // ViewHome: a message handed out by receive_message comes back (frames freed, credit returned).
+  void give_back(MessageParts& parts) override;
   // Views handed out and not yet released (all QPs).
   [[nodiscard]] std::uint64_t views_held() const { return views_held_; }
 
@@ -194,7 +151,7 @@ class RcEndpoint {
 
   [[nodiscard]] const EndpointCounters& counters() const { return c_; }
   // A QP's DCQCN reaction point (rate, target, α, stages; nullptr for an unknown QPN). Its rate
-  // is what the pacer enforces when dcqcn_reaction_point is on.
+  // is what the pacer enforces when dcqcn.reaction_point is on.
   [[nodiscard]] const dcqcn::DcqcnReactionPoint* dcqcn_state(std::uint32_t qpn);
   // True while PFC holds our priority.
   [[nodiscard]] bool pfc_paused() const { return pfc_paused_; }
@@ -204,6 +161,7 @@ class RcEndpoint {
   [[nodiscard]] double rx_copies_per_byte() const;
 
  private:
+  explicit RcEndpoint(const EndpointConfig& cfg);
   static constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
   static constexpr std::uint64_t kNever = UINT64_MAX;
   // A QP's transport state, allocated when the QP is created: a slot without a QP is one null
@@ -228,7 +186,7 @@ class RcEndpoint {
     // Message views: the message being assembled (payload-only chain) and finished ones, FIFO.
     rte_mbuf* asm_head = nullptr;
     rte_mbuf* asm_tail = nullptr;
-    std::vector<MessageView> ready;  // ring of rq_depth entries (credits bound it)
+    std::vector<MessageParts> ready;  // ring of rq_depth entries (credits bound it)
     std::uint64_t ready_head = 0, ready_tail = 0;
     std::uint32_t credit_bytes = 0;
     // DCQCN: the sender's rate law and pacer, the receiver's CNP generator.

@@ -52,13 +52,13 @@ bool icrc_ok(std::uint8_t* frame, const wire::PacketInfo& pi) {
 //  - VLAN: not checked. The tag belongs to the link (a router re-tags between VLANs); where a
 //    tag must be enforced, that is the port's VLAN filter.
 wire::DropReason RcEndpoint::check_addresses(const QpSlot& s, const wire::PacketInfo& pi) const {
-  if (pi.ipv6 != cfg_.ipv6) return wire::DropReason::kWrongDestIp;
+  if (pi.ipv6 != cfg_.addresses.ipv6) return wire::DropReason::kWrongDestIp;
   // Fixed-size compares (inlined loads), not a memcmp call with a run-time length.
-  const bool same_dst = cfg_.ipv6 ? std::memcmp(pi.dst_ip, cfg_.local.ip, 16) == 0 : same_ipv4(pi.dst_ip, cfg_.local.ip);
+  const bool same_dst = cfg_.addresses.ipv6 ? std::memcmp(pi.dst_ip, cfg_.addresses.local.ip, 16) == 0 : same_ipv4(pi.dst_ip, cfg_.addresses.local.ip);
   if (!same_dst) return wire::DropReason::kWrongDestIp;
-  const bool same_src = cfg_.ipv6 ? std::memcmp(pi.src_ip, s.peer.ip, 16) == 0 : same_ipv4(pi.src_ip, s.peer.ip);
+  const bool same_src = cfg_.addresses.ipv6 ? std::memcmp(pi.src_ip, s.peer.ip, 16) == 0 : same_ipv4(pi.src_ip, s.peer.ip);
   if (!same_src) return wire::DropReason::kWrongSourceIp;
-  if (!rx_promiscuous_ && std::memcmp(pi.dst_mac, cfg_.local.mac, 6) != 0) return wire::DropReason::kWrongDestMac;
+  if (!rx_promiscuous_ && std::memcmp(pi.dst_mac, cfg_.addresses.local.mac, 6) != 0) return wire::DropReason::kWrongDestMac;
   return wire::DropReason::kNone;
 }
 
@@ -80,7 +80,7 @@ void RcEndpoint::on_cnp(const wire::PacketInfo& pi, std::uint64_t now_ns) {
     drop(wire::DropReason::kUnknownQpn);
     return;
   }
-  if (!cfg_.dcqcn_reaction_point || !s->connected) {
+  if (!cfg_.dcqcn.reaction_point || !s->connected) {
     ++c_.rp_cnp_ignored;
     return;
   }
@@ -100,21 +100,21 @@ void RcEndpoint::on_cnp(const wire::PacketInfo& pi, std::uint64_t now_ns) {
 }
 
 void RcEndpoint::send_cnp(QpSlot& s, std::uint64_t now_tsc) {
-  rte_mbuf* m = rte_pktmbuf_alloc(cfg_.pool);
+  rte_mbuf* m = rte_pktmbuf_alloc(cfg_.queues.pool);
   if (m == nullptr) {
     ++c_.cnp_tx_failures;
     return;
   }
   constexpr std::uint16_t kRoom = wire::kMaxHeaderBytes + sizeof(wire::CnpBody) + wire::kIcrcBytes;
   auto* p = reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(m, kRoom));
-  const std::uint32_t n = p == nullptr ? 0 : wire::build_cnp(s.tmpl, s.qp->attr().dest_qpn, cfg_.dcqcn.cnp_dscp, p, kRoom);
+  const std::uint32_t n = p == nullptr ? 0 : wire::build_cnp(s.tmpl, s.qp->attr().dest_qpn, cfg_.dcqcn.params.cnp_dscp, p, kRoom);
   if (n == 0) {
     rte_pktmbuf_free(m);
     ++c_.cnp_tx_failures;
     return;
   }
   rte_pktmbuf_trim(m, static_cast<std::uint16_t>(kRoom - n));
-  if (cfg_.capture != nullptr) cfg_.capture->capture(cfg_.port_id, cfg_.queue, &m, 1, CaptureDirection::kTx, now_tsc);
+  if (cfg_.recording.capture != nullptr) cfg_.recording.capture->capture(cfg_.queues.port_id, cfg_.queues.queue, &m, 1, CaptureDirection::kTx, now_tsc);
   if (!tx_.push(m)) {
     rte_pktmbuf_free(m);
     ++c_.cnp_tx_failures;
@@ -128,8 +128,8 @@ void RcEndpoint::send_cnp(QpSlot& s, std::uint64_t now_tsc) {
 // (a new frame reloads the timer); zero quanta resume at once. Other MAC Control is counted.
 void RcEndpoint::on_mac_control(const std::uint8_t* frame, std::uint32_t len, std::uint64_t now_ns) {
   wire::PfcFrame f;
-  const unsigned prio = cfg_.pfc_priority & 7u;
-  if (!cfg_.honour_pfc || !wire::parse_pfc(frame, len, f) || (f.class_enable & (1u << prio)) == 0) {
+  const unsigned prio = cfg_.pfc.priority & 7u;
+  if (!cfg_.pfc.honour || !wire::parse_pfc(frame, len, f) || (f.class_enable & (1u << prio)) == 0) {
     ++c_.pfc_other_frames;
     return;
   }
@@ -165,7 +165,7 @@ bool RcEndpoint::keep_payload(QpSlot& s, rte_mbuf* m, const wire::PacketInfo& pi
     // Copy into mbufs of the endpoint's pool (at most PMTU bytes).
     std::uint32_t done = 0;
     while (done < pi.payload_len) {
-      rte_mbuf* c = rte_pktmbuf_alloc(cfg_.pool);
+      rte_mbuf* c = rte_pktmbuf_alloc(cfg_.queues.pool);
       if (c == nullptr) {
         if (piece != nullptr) rte_pktmbuf_free(piece);
         return false;
@@ -202,7 +202,7 @@ bool RcEndpoint::keep_payload(QpSlot& s, rte_mbuf* m, const wire::PacketInfo& pi
 
 void RcEndpoint::end_message(QpSlot& s, const wire::PacketInfo& pi) {
   const auto& op = wire::opcode_info(pi.opcode);
-  MessageView v;
+  MessageParts v;
   v.qpn = s.qp->attr().qpn;
   v.segments = s.asm_head;
   v.length = s.asm_head != nullptr ? s.asm_head->pkt_len : 0;
@@ -269,7 +269,7 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
   }
   // §10.9.3: the BTH P_Key must match the QP's partition (0xFFFF, the default full member,
   // matches only 0x7FFF/0xFFFF); a packet of another partition is silently dropped (counted).
-  if (cfg_.check_pkey && !wire::pkey_matches(pi.pkey, q->attr().pkey)) {
+  if (cfg_.addresses.check_pkey && !wire::pkey_matches(pi.pkey, q->attr().pkey)) {
     drop(wire::DropReason::kWrongPkey);
     return false;
   }
@@ -281,7 +281,7 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
   // at most once per interval (Annex A17.9.2).
   if (pi.ecn == wire::kEcnCe) {
     ++c_.np_ecn_marked_roce_packets;
-    if (cfg_.dcqcn_notification_point && s->connected && s->np.on_packet(true, now_ns)) send_cnp(*s, rx_now_tsc_);
+    if (cfg_.dcqcn.notification_point && s->connected && s->np.on_packet(true, now_ns)) send_cnp(*s, rx_now_tsc_);
   }
   const rc::RxDelivery d = q->on_packet(pi, data + pi.payload_offset, qp_now_ns_);
   // An ACK, NAK, response or request: something may be due to send, a timer may have moved.

@@ -31,22 +31,23 @@ std::unique_ptr<LoopbackLab> LoopbackLab::create(const LoopbackLabConfig& cfg, S
     if (!lab->links_[i]) return nullptr;
   }
   EndpointConfig ea;
-  ea.port_id = lab->links_[0]->id(0);
-  ea.pool = cfg.pool;
-  ea.memory = &lab->mem_a_;
-  ea.local = address(0);
-  ea.max_qps = cfg.max_qps;
-  ea.capture = cfg.capture;
-  ea.dcqcn_reaction_point = cfg.dcqcn_reaction_point;
+  ea.queues.port_id = lab->links_[0]->id(0);
+  ea.queues.pool = cfg.pool;
+  ea.queues.memory = &lab->mem_a_;
+  ea.addresses.local = address(0);
+  ea.transport.max_qps = cfg.max_qps;
+  ea.recording.capture = cfg.capture;
   ea.dcqcn = cfg.dcqcn;
-  ea.pfc_priority = cfg.pfc_priority;
+  ea.pfc = cfg.pfc;
   EndpointConfig eb = ea;
-  eb.port_id = lab->links_[1]->id(1);
-  eb.memory = &lab->mem_b_;
-  eb.local = address(1);
-  eb.capture = nullptr;
-  lab->a_ = std::make_unique<RcEndpoint>(ea);
-  lab->b_ = std::make_unique<RcEndpoint>(eb);
+  eb.queues.port_id = lab->links_[1]->id(1);
+  eb.queues.memory = &lab->mem_b_;
+  eb.addresses.local = address(1);
+  eb.recording.capture = nullptr;
+  lab->a_ = RcEndpoint::create(ea, err);
+  if (!lab->a_) return nullptr;
+  lab->b_ = RcEndpoint::create(eb, err);
+  if (!lab->b_) return nullptr;
   err = Status();
   return lab;
 }

@@ -23,10 +23,9 @@ struct LoopbackLabConfig {
   std::uint64_t seed = 1;
   std::uint32_t max_qps = 64;
   PcapngCapture* capture = nullptr;  // on endpoint A's port: what A sends and what reaches it
-  // Congestion and flow control of both endpoints (EndpointConfig's fields of the same names).
-  bool dcqcn_reaction_point = false;
-  dcqcn::DcqcnParams dcqcn = dcqcn::DcqcnParams::paper();
-  std::uint8_t pfc_priority = 3;
+  // Congestion and flow control of both endpoints (as in EndpointConfig).
+  EndpointDcqcn dcqcn;
+  EndpointPfc pfc;
 };
 
 class LoopbackLab {

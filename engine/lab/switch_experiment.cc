@@ -70,17 +70,18 @@ std::unique_ptr<SwitchExperiment> SwitchExperiment::create(const SwitchExperimen
   for (std::uint32_t i = 0; i <= n; ++i) {
     lab->mem_.push_back(std::make_unique<MemoryRegistry>());
     EndpointConfig ec;
-    ec.port_id = lab->links_[i]->id(0);
-    ec.pool = cfg.pool;
-    ec.memory = lab->mem_.back().get();
-    ec.local = i < n ? host(1, static_cast<std::uint8_t>(i + 1)) : rx_addr;
-    ec.max_qps = i < n ? 1 : n;
-    ec.dscp = cfg.dscp;
-    ec.pfc_priority = static_cast<std::uint8_t>(cfg.dscp >> 3);
-    ec.pfc_link_bps = cfg.sw.link_gbps_for_pfc * 1e9;
-    ec.dcqcn_reaction_point = i < n && cfg.dcqcn;
-    ec.dcqcn = cfg.params;
-    lab->eps_.push_back(std::make_unique<RcEndpoint>(ec));
+    ec.queues.port_id = lab->links_[i]->id(0);
+    ec.queues.pool = cfg.pool;
+    ec.queues.memory = lab->mem_.back().get();
+    ec.addresses.local = i < n ? host(1, static_cast<std::uint8_t>(i + 1)) : rx_addr;
+    ec.transport.max_qps = i < n ? 1 : n;
+    ec.addresses.dscp = cfg.dscp;
+    ec.pfc.priority = static_cast<std::uint8_t>(cfg.dscp >> 3);
+    ec.pfc.link_bps = cfg.sw.link_gbps_for_pfc * 1e9;
+    ec.dcqcn.reaction_point = i < n && cfg.dcqcn;
+    ec.dcqcn.params = cfg.params;
+    lab->eps_.push_back(RcEndpoint::create(ec, err));
+    if (!lab->eps_.back()) return nullptr;
   }
   const std::size_t slice = std::size_t{cfg.inflight} * cfg.message_bytes;
   lab->dst_.assign(slice * n, 0);

@@ -59,14 +59,14 @@ Status check_config(const WorkerGroupConfig& cfg) {
     return Status::error("workers: per-worker memory registries given for " + std::to_string(cfg.memories.size()) +
                          " of " + std::to_string(cfg.workers) + " workers");
   if (cfg.qps_per_worker == 0) return Status::error("workers: qps_per_worker must be at least 1");
-  const std::uint64_t last = std::uint64_t{cfg.endpoint.qpn_base} + std::uint64_t{cfg.workers} * cfg.qps_per_worker;
+  const std::uint64_t last = std::uint64_t{cfg.endpoint.transport.qpn_base} + std::uint64_t{cfg.workers} * cfg.qps_per_worker;
   if (last - 1 > kMaxQpn)
-    return Status::error("workers: QPNs " + std::to_string(cfg.endpoint.qpn_base) + ".." + std::to_string(last - 1) +
+    return Status::error("workers: QPNs " + std::to_string(cfg.endpoint.transport.qpn_base) + ".." + std::to_string(last - 1) +
                          " exceed the 24-bit QPN space");
   if (cfg.steer_ring_size < 2u * kBurst || cfg.steer_ring_size > RTE_RING_SZ_MASK)
     return Status::error("workers: steer_ring_size must be between " + std::to_string(2 * kBurst) + " and " +
                          std::to_string(RTE_RING_SZ_MASK));
-  const std::uint16_t port = cfg.endpoint.port_id;
+  const std::uint16_t port = cfg.endpoint.queues.port_id;
   if (!rte_eth_dev_is_valid_port(port))
     return Status::error("workers: port " + std::to_string(port) + " does not exist");
   rte_eth_dev_info info{};
@@ -117,10 +117,10 @@ void Worker::poll(std::uint64_t now_tsc) {
   if (held_.size() + held_room_per_burst() <= held_cap_) {
     const EndpointConfig& ec = group_->cfg_.endpoint;
     rte_mbuf* rx[kBurst];
-    const std::uint16_t n = rte_eth_rx_burst(ec.port_id, index_, rx, kBurst);
+    const std::uint16_t n = rte_eth_rx_burst(ec.queues.port_id, index_, rx, kBurst);
     if (n != 0) {
       // Captured once, here, as the port delivered them: the endpoint that gets a frame does not.
-      if (ec.capture != nullptr) ec.capture->capture(ec.port_id, index_, rx, n, CaptureDirection::kRx, now_tsc);
+      if (ec.recording.capture != nullptr) ec.recording.capture->capture(ec.queues.port_id, index_, rx, n, CaptureDirection::kRx, now_tsc);
       n_local = steer(rx, n, local);
       hand_over();
     }
@@ -244,12 +244,12 @@ std::unique_ptr<WorkerGroup> WorkerGroup::create(const WorkerGroupConfig& cfg, S
     wk->index_ = w;
     wk->group_ = g.get();
     EndpointConfig ec = cfg.endpoint;
-    ec.queue = w;
-    ec.pool = cfg.pools[w];
-    ec.max_qps = cfg.qps_per_worker;
-    ec.qpn_base = cfg.endpoint.qpn_base + w * cfg.qps_per_worker;
-    if (cfg.endpoint.counters != nullptr) ec.counters = cfg.endpoint.counters + w;
-    if (!cfg.memories.empty()) ec.memory = cfg.memories[w];
+    ec.queues.queue = w;
+    ec.queues.pool = cfg.pools[w];
+    ec.transport.max_qps = cfg.qps_per_worker;
+    ec.transport.qpn_base = cfg.endpoint.transport.qpn_base + w * cfg.qps_per_worker;
+    if (cfg.endpoint.recording.counters != nullptr) ec.recording.counters = cfg.endpoint.recording.counters + w;
+    if (!cfg.memories.empty()) ec.queues.memory = cfg.memories[w];
     // Multi-producer (every other worker hands frames in), single consumer (the owner).
     wk->inbound_ =
         rte_ring_create(ring_name(w).c_str(), cfg.steer_ring_size, rte_socket_id(), RING_F_SC_DEQ | RING_F_EXACT_SZ);
@@ -258,7 +258,11 @@ std::unique_ptr<WorkerGroup> WorkerGroup::create(const WorkerGroupConfig& cfg, S
                           std::to_string(cfg.steer_ring_size) + " frames: " + rte_strerror(rte_errno));
       return nullptr;
     }
-    wk->endpoint_ = std::make_unique<RcEndpoint>(ec);
+    wk->endpoint_ = RcEndpoint::create(ec, err);
+    if (!wk->endpoint_) {
+      err = err.context("workers: worker " + std::to_string(w) + ": ");
+      return nullptr;
+    }
     wk->out_.assign(std::size_t{cfg.workers} * kBurst, nullptr);
     wk->out_n_.assign(cfg.workers, 0);
     wk->blocked_.assign(cfg.workers, 0);
@@ -291,8 +295,8 @@ std::uint16_t WorkerGroup::size() const { return static_cast<std::uint16_t>(work
 Worker& WorkerGroup::worker(std::uint16_t w) { return *workers_[w]; }
 
 std::uint16_t WorkerGroup::range_owner(std::uint32_t qpn) const {
-  if (qpn < cfg_.endpoint.qpn_base) return cfg_.workers;
-  const std::uint32_t w = (qpn - cfg_.endpoint.qpn_base) / cfg_.qps_per_worker;
+  if (qpn < cfg_.endpoint.transport.qpn_base) return cfg_.workers;
+  const std::uint32_t w = (qpn - cfg_.endpoint.transport.qpn_base) / cfg_.qps_per_worker;
   return w < cfg_.workers ? static_cast<std::uint16_t>(w) : cfg_.workers;
 }
 

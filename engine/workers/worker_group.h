@@ -29,15 +29,15 @@ struct SteeringCounters {
 struct WorkerGroupConfig {
   std::uint16_t workers = 1;
   // Every worker's endpoint is made from this template; per worker w the group sets queue = w,
-  // pool = pools[w], max_qps = qps_per_worker, qpn_base = endpoint.qpn_base + w * qps_per_worker
-  // and counters = the port's queue w counters (when endpoint.counters is not null, it must point
-  // at queue 0 of an array of `workers` QueueCounters). The port (endpoint.port_id) must have
+  // pool = pools[w], max_qps = qps_per_worker, qpn_base = endpoint.transport.qpn_base + w * qps_per_worker
+  // and counters = the port's queue w counters (when endpoint.recording.counters is not null, it must point
+  // at queue 0 of an array of `workers` QueueCounters). The port (endpoint.queues.port_id) must have
   // been opened with at least `workers` RX and TX queues.
   EndpointConfig endpoint;
   std::uint32_t qps_per_worker = 64;
   std::vector<rte_mempool*> pools;       // one per worker (its RX queue's pool and its TX mbufs)
   std::uint32_t steer_ring_size = 4096;  // frames each worker's inbound steering ring holds
-  // Optional, one per worker: worker w's endpoint uses memories[w] instead of endpoint.memory.
+  // Optional, one per worker: worker w's endpoint uses memories[w] instead of endpoint.queues.memory.
   // MemoryRegistry's pointer lookup (find_lkey) writes a last-hit cache, so a registry shared by
   // workers on several lcores is written by all of them; per-worker registries avoid that.
   std::vector<MemoryRegistry*> memories;

@@ -136,21 +136,26 @@ struct Lab {
       : left(name + "l", pool().get()), right(name + "r", pool().get()),
         relay{left.b->id(), right.a->id(), o.loss, o.serialise} {
     EndpointConfig ca;
-    ca.port_id = left.a->id();
-    ca.pool = pool().get();
-    ca.memory = &mem_a;
-    ca.local = addr(1, o.ipv6);
-    ca.ipv6 = o.ipv6;
+    ca.queues.port_id = left.a->id();
+    ca.queues.pool = pool().get();
+    ca.queues.memory = &mem_a;
+    ca.addresses.local = addr(1, o.ipv6);
+    ca.addresses.ipv6 = o.ipv6;
     EndpointConfig cb = ca;
-    cb.port_id = right.b->id();
-    cb.memory = &mem_b;
-    cb.local = addr(2, o.ipv6);
+    cb.queues.port_id = right.b->id();
+    cb.queues.memory = &mem_b;
+    cb.addresses.local = addr(2, o.ipv6);
     if (o.tune_a) o.tune_a(ca);
     if (o.tune_b) o.tune_b(cb);
     relay.ce_every = o.ce_every;
     relay.ce_from_p2 = o.ce_b_to_a;
-    a = std::make_unique<RcEndpoint>(ca);
-    b = std::make_unique<RcEndpoint>(cb);
+    Status made;
+    a = RcEndpoint::create(ca, made);
+    INFO(made.message());
+    REQUIRE(a);
+    b = RcEndpoint::create(cb, made);
+    INFO(made.message());
+    REQUIRE(b);
     // The verbs-style sequence: create (INIT), then connect with the peer's address, QPN and PSN.
     rc::QpAttr qa_attr;
     qa_attr.sq_psn = 0xFFFF00;  // the first PSNs wrap through 2^24

@@ -68,8 +68,8 @@ std::uint32_t pfc_frame(std::uint16_t enable, std::uint8_t prio, std::uint16_t q
 }
 
 void enable_rp(EndpointConfig& c) {
-  c.dcqcn_reaction_point = true;
-  c.dcqcn = dcqcn::DcqcnParams::paper(10e9);
+  c.dcqcn.reaction_point = true;
+  c.dcqcn.params = dcqcn::DcqcnParams::paper(10e9);
 }
 
 constexpr std::uint64_t kPollNs = 1'000;  // the test clock's step per lab poll
@@ -169,8 +169,8 @@ TEST_CASE("DCQCN governs READ traffic: CE-marked READ responses draw CNPs that s
 TEST_CASE("the pacer holds a QP to its DCQCN rate", "[engine][dcqcn]") {
   LabOptions o;
   o.tune_a = [](EndpointConfig& c) {
-    c.dcqcn_reaction_point = true;
-    c.dcqcn = dcqcn::DcqcnParams::paper(200e6);  // a 200 Mb/s ceiling: 256 KiB takes >= 10.5 ms
+    c.dcqcn.reaction_point = true;
+    c.dcqcn.params = dcqcn::DcqcnParams::paper(200e6);  // a 200 Mb/s ceiling: 256 KiB takes >= 10.5 ms
   };
   o.clock_step_ns = kPollNs;
   Lab lab("tpace", o);
@@ -194,10 +194,10 @@ TEST_CASE("hostile CNPs: unknown QPs counted and dropped; a flood cannot push th
           "[engine][dcqcn]") {
   LabOptions o;
   o.tune_a = [](EndpointConfig& c) {
-    c.dcqcn_reaction_point = true;
-    c.dcqcn = dcqcn::DcqcnParams::paper(10e9);
-    c.dcqcn.min_rate_bps = 50e6;
-    c.dcqcn.min_time_between_cuts_ns = 2'000;  // mlx5's cut-monitor period: CNPs inside it are ignored
+    c.dcqcn.reaction_point = true;
+    c.dcqcn.params = dcqcn::DcqcnParams::paper(10e9);
+    c.dcqcn.params.min_rate_bps = 50e6;
+    c.dcqcn.params.min_time_between_cuts_ns = 2'000;  // mlx5's cut-monitor period: CNPs inside it are ignored
   };
   o.clock_step_ns = kPollNs;
   Lab lab("tflood", o);
@@ -240,8 +240,8 @@ TEST_CASE("PFC: a pause for our priority holds transmit for its quanta, XON resu
           "[engine][pfc]") {
   LabOptions o;
   o.tune_a = [](EndpointConfig& c) {
-    c.pfc_priority = 3;
-    c.pfc_link_bps = 10e9;  // 65535 quanta = 3.36 ms; 1000 quanta = 51.2 µs
+    c.pfc.priority = 3;
+    c.pfc.link_bps = 10e9;  // 65535 quanta = 3.36 ms; 1000 quanta = 51.2 µs
   };
   o.clock_step_ns = kPollNs;
   Lab lab("tpfc", o);

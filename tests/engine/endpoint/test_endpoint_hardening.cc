@@ -132,7 +132,7 @@ TEST_CASE("forged frames with the right QPN and PSN: another source IP, another 
 TEST_CASE("check_pkey off -> a frame of another partition from the real peer is taken", "[engine][transport][security]") {
   LabOptions o;
   o.clock_step_ns = 1'000;
-  o.tune_b = [](EndpointConfig& c) { c.check_pkey = false; };
+  o.tune_b = [](EndpointConfig& c) { c.addresses.check_pkey = false; };
   Lab lab("tpkoff", o);
   std::vector<std::uint8_t> rbuf(64, 0);
   rc::MemoryRegion rmr;

@@ -45,7 +45,7 @@ LabOptions scale_options(double loss) {
   LabOptions o;
   o.loss = loss;
   o.clock_step_ns = 10'000;  // the test's clock: an ACK timeout is ~6,700 polls at any speed
-  o.tune_a = [](EndpointConfig& c) { c.max_qps = kQps; };
+  o.tune_a = [](EndpointConfig& c) { c.transport.max_qps = kQps; };
   o.tune_b = o.tune_a;
   return o;
 }
@@ -124,8 +124,8 @@ TEST_CASE("10,000 connected idle QPs -> a poll gives no QP a transmit turn and f
   LabOptions o = scale_options(0);
   // DCQCN on both sides: a QP at line rate has no rate timer to run either.
   o.tune_a = [](EndpointConfig& c) {
-    c.max_qps = kQps;
-    c.dcqcn_reaction_point = true;
+    c.transport.max_qps = kQps;
+    c.dcqcn.reaction_point = true;
   };
   o.tune_b = o.tune_a;
   Lab lab("tidle", o);

@@ -175,13 +175,16 @@ TEST_CASE("pcapng capture of a lossy run: every frame sent and received, as on t
   REQUIRE(cap.open(path).empty());
   // Capture on A's port: A's requests as sent, B's ACKs/NAKs as received after the lossy relay.
   EndpointConfig ca;
-  ca.port_id = lab.left.a->id();
-  ca.pool = pool().get();
-  ca.memory = &lab.mem_a;
-  ca.local = addr(1);
-  ca.capture = &cap;
+  ca.queues.port_id = lab.left.a->id();
+  ca.queues.pool = pool().get();
+  ca.queues.memory = &lab.mem_a;
+  ca.addresses.local = addr(1);
+  ca.recording.capture = &cap;
   const rc::QpAttr qa_attr = lab.qa->attr();  // before the old endpoint (and its QP) goes away
-  lab.a = std::make_unique<RcEndpoint>(ca);
+  Status made;
+  lab.a = RcEndpoint::create(ca, made);
+  INFO(made.message());
+  REQUIRE(lab.a);
   const Status st = lab.a->create_qp(qa_attr, addr(2), lab.qa);
   INFO(st.message());
   REQUIRE(st.ok());
@@ -344,7 +347,7 @@ TEST_CASE("messaging API: zero-copy views over received frames, IPv4 and IPv6, 0
             });
             corrupt += !(ok && off == v.length);
             ++delivered;
-            held.push_back(v);
+            held.push_back(std::move(v));
           }
           // The application holds up to 16 views (all its credits) before giving them back in
           // one go: the peer meets RNR NAKs meanwhile and must recover.

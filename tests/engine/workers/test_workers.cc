@@ -135,10 +135,10 @@ struct WorkersLab {
     Status err;
     WorkerGroupConfig wc;
     wc.workers = n;
-    wc.endpoint.port_id = s.port->id();
-    wc.endpoint.local = addr(host);
-    wc.endpoint.qpn_base = 0x100;
-    wc.endpoint.capture = host == 1 ? capture_a : nullptr;
+    wc.endpoint.queues.port_id = s.port->id();
+    wc.endpoint.addresses.local = addr(host);
+    wc.endpoint.transport.qpn_base = 0x100;
+    wc.endpoint.recording.capture = host == 1 ? capture_a : nullptr;
     wc.qps_per_worker = kQps;
     wc.steer_ring_size = steer_ring;
     for (std::uint16_t w = 0; w < n; ++w) {
@@ -490,7 +490,7 @@ TEST_CASE("frames for QPNs no worker owns, and non-RoCE frames, stay on the work
 TEST_CASE("WorkerGroup::create refuses what the port or the config cannot give, naming the limit", "[workers]") {
   WorkersLab lab("wc", 2, 0.0);
   WorkerGroupConfig wc;
-  wc.endpoint.port_id = lab.a.port->id();
+  wc.endpoint.queues.port_id = lab.a.port->id();
   wc.workers = 3;  // the port has 2 queues
   for (int i = 0; i < 3; ++i) wc.pools.push_back(lab.a.pools[0].get());
   Status err;
@@ -505,7 +505,7 @@ TEST_CASE("WorkerGroup::create refuses what the port or the config cannot give, 
   CHECK(err.message().find("at least 1") != std::string::npos);
   wc.workers = 2;
   wc.pools.resize(2);
-  wc.endpoint.qpn_base = 0xFFFF00;
+  wc.endpoint.transport.qpn_base = 0xFFFF00;
   wc.qps_per_worker = 1024;
   CHECK(WorkerGroup::create(wc, err) == nullptr);
   CHECK(err.message().find("24-bit") != std::string::npos);
