@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "protocols/wire/build.h"
+#include <droce/protocols/wire/build.h>
 
 namespace droce::engine {
 

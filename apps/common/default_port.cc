@@ -3,7 +3,7 @@
 
 #include <rte_ethdev.h>
 
-#include "engine/core/eal.h"
+#include <droce/engine/core/eal.h>
 
 namespace droce::engine {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/status.h"
+#include <droce/engine/core/status.h>
 
 namespace droce::engine {
 

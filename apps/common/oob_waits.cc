@@ -5,7 +5,7 @@
 #include <chrono>
 #include <thread>
 
-#include "engine/core/stop_signal.h"
+#include <droce/engine/core/stop_signal.h>
 
 namespace droce::engine {
 namespace {

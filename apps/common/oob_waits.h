@@ -7,8 +7,8 @@
 #include <functional>
 #include <string>
 
-#include "engine/core/status.h"
-#include "engine/exchange/oob_exchange.h"
+#include <droce/engine/core/status.h>
+#include <droce/engine/exchange/oob_exchange.h>
 
 namespace droce::engine {
 

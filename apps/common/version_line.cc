@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-#include "engine/core/version.h"
+#include <droce/engine/core/version.h>
 
 namespace droce::apps {
 

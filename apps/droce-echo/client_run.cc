@@ -9,8 +9,8 @@
 #include <rte_lcore.h>
 
 #include "apps/common/oob_waits.h"
-#include "engine/core/stop_signal.h"
-#include "engine/endpoint/qp_channel.h"
+#include <droce/engine/core/stop_signal.h>
+#include <droce/engine/endpoint/qp_channel.h>
 
 namespace droce::echo {
 

@@ -14,9 +14,9 @@
 #include "apps/droce-echo/echo_client.h"
 #include "apps/droce-echo/options.h"
 #include "apps/droce-echo/setup.h"
-#include "engine/core/memory_region.h"
-#include "engine/core/status.h"
-#include "engine/endpoint/rc_endpoint.h"
+#include <droce/engine/core/memory_region.h>
+#include <droce/engine/core/status.h>
+#include <droce/engine/endpoint/rc_endpoint.h>
 
 namespace droce::echo {
 

@@ -4,7 +4,7 @@
 
 #include "apps/droce-echo/options.h"
 #include "apps/droce-echo/setup.h"
-#include "engine/core/status.h"
+#include <droce/engine/core/status.h>
 
 namespace droce::echo {
 

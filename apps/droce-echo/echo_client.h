@@ -8,7 +8,7 @@
 
 #include "apps/common/latency_histogram.h"
 #include "apps/droce-echo/options.h"
-#include "engine/endpoint/rc_endpoint.h"
+#include <droce/engine/endpoint/rc_endpoint.h>
 
 namespace droce::echo {
 

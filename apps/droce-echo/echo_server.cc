@@ -13,7 +13,7 @@
 #include "apps/common/oob_waits.h"
 #include "apps/common/output_file.h"
 #include "apps/droce-echo/setup.h"
-#include "engine/core/stop_signal.h"
+#include <droce/engine/core/stop_signal.h>
 
 namespace droce::echo {
 

@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "apps/droce-echo/options.h"
-#include "engine/core/memory_region.h"
-#include "engine/core/port.h"
-#include "engine/endpoint/rc_endpoint.h"
-#include "engine/exchange/oob_exchange.h"
-#include "engine/lab/link_impairment.h"
-#include "engine/workers/worker_group.h"
+#include <droce/engine/core/memory_region.h>
+#include <droce/engine/core/port.h>
+#include <droce/engine/endpoint/rc_endpoint.h>
+#include <droce/engine/exchange/oob_exchange.h>
+#include <droce/engine/lab/link_impairment.h>
+#include <droce/engine/workers/worker_group.h>
 
 namespace droce::echo {
 

@@ -18,9 +18,9 @@
 #include "apps/droce-echo/options.h"
 #include "apps/droce-echo/report.h"
 #include "apps/droce-echo/setup.h"
-#include "engine/core/eal.h"
-#include "engine/core/stop_signal.h"
-#include "protocols/wire/icrc.h"
+#include <droce/engine/core/eal.h>
+#include <droce/engine/core/stop_signal.h>
+#include <droce/protocols/wire/icrc.h>
 
 using namespace droce;
 using namespace droce::engine;

@@ -8,15 +8,15 @@
 
 #include "apps/droce-echo/echo_server.h"
 #include "apps/droce-echo/options.h"
-#include "engine/core/memory_region.h"
-#include "engine/core/mempool.h"
-#include "engine/core/port.h"
-#include "engine/core/status.h"
-#include "engine/endpoint/rc_endpoint.h"
-#include "engine/exchange/oob_exchange.h"
-#include "engine/lab/link_impairment.h"
-#include "engine/lab/loopback_lab.h"
-#include "engine/workers/worker_group.h"
+#include <droce/engine/core/memory_region.h>
+#include <droce/engine/core/mempool.h>
+#include <droce/engine/core/port.h>
+#include <droce/engine/core/status.h>
+#include <droce/engine/endpoint/rc_endpoint.h>
+#include <droce/engine/exchange/oob_exchange.h>
+#include <droce/engine/lab/link_impairment.h>
+#include <droce/engine/lab/loopback_lab.h>
+#include <droce/engine/workers/worker_group.h>
 
 namespace droce::echo {
 

@@ -17,14 +17,14 @@
 #include "apps/common/cli_number.h"
 #include "apps/common/output_file.h"
 #include "apps/common/version_line.h"
-#include "engine/core/counters.h"
-#include "engine/core/eal.h"
-#include "engine/core/forwarder.h"
-#include "engine/core/mempool.h"
-#include "engine/core/port.h"
-#include "engine/core/stop_signal.h"
-#include "engine/core/telemetry.h"
-#include "engine/core/worker.h"
+#include <droce/engine/core/counters.h>
+#include <droce/engine/core/eal.h>
+#include <droce/engine/core/forwarder.h>
+#include <droce/engine/core/mempool.h>
+#include <droce/engine/core/port.h>
+#include <droce/engine/core/stop_signal.h>
+#include <droce/engine/core/telemetry.h>
+#include <droce/engine/core/worker.h>
 
 using namespace droce::engine;
 

@@ -7,7 +7,7 @@
 
 #include "apps/common/address_text.h"
 #include "apps/common/oob_waits.h"
-#include "engine/core/stop_signal.h"
+#include <droce/engine/core/stop_signal.h>
 
 namespace droce::gen {
 

@@ -7,8 +7,8 @@
 
 #include "apps/droce-gen/options.h"
 #include "apps/droce-gen/setup.h"
-#include "engine/core/status.h"
-#include "engine/exchange/oob_exchange.h"
+#include <droce/engine/core/status.h>
+#include <droce/engine/exchange/oob_exchange.h>
 
 namespace droce::gen {
 

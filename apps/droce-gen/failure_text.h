@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "protocols/rc/qp_attr.h"
-#include "protocols/rc/types.h"
+#include <droce/protocols/rc/qp_attr.h>
+#include <droce/protocols/rc/types.h>
 
 namespace droce::gen {
 

@@ -8,9 +8,9 @@
 #include <rte_pause.h>
 
 #include "apps/droce-gen/failure_text.h"
-#include "engine/core/stop_signal.h"
-#include "engine/lab/loopback_lab.h"
-#include "engine/workers/worker_group.h"
+#include <droce/engine/core/stop_signal.h>
+#include <droce/engine/lab/loopback_lab.h>
+#include <droce/engine/workers/worker_group.h>
 
 namespace droce::gen {
 

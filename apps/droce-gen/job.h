@@ -11,7 +11,7 @@
 #include "apps/common/latency_histogram.h"
 #include "apps/droce-gen/options.h"
 #include "apps/droce-gen/workload.h"
-#include "engine/endpoint/rc_endpoint.h"
+#include <droce/engine/endpoint/rc_endpoint.h>
 
 namespace droce::engine {
 class LoopbackLab;

@@ -14,9 +14,9 @@
 #include "apps/droce-gen/report.h"
 #include "apps/droce-gen/run.h"
 #include "apps/droce-gen/setup.h"
-#include "engine/core/eal.h"
-#include "engine/core/stop_signal.h"
-#include "protocols/wire/icrc.h"
+#include <droce/engine/core/eal.h>
+#include <droce/engine/core/stop_signal.h>
+#include <droce/protocols/wire/icrc.h>
 
 using namespace droce;
 using namespace droce::engine;

@@ -7,7 +7,7 @@
 #include "apps/common/cli_number.h"
 #include "apps/common/output_file.h"
 #include "apps/common/version_line.h"
-#include "protocols/dcqcn/param_options.h"
+#include <droce/protocols/dcqcn/param_options.h>
 
 namespace droce::gen {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "apps/common/address_text.h"
-#include "protocols/dcqcn/params.h"
+#include <droce/protocols/dcqcn/params.h>
 
 namespace droce::gen {
 

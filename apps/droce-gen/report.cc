@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/common/output_file.h"
-#include "engine/workers/worker_group.h"
+#include <droce/engine/workers/worker_group.h>
 
 namespace droce::gen {
 

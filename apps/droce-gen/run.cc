@@ -11,7 +11,7 @@
 #include <rte_launch.h>
 
 #include "apps/common/oob_waits.h"
-#include "engine/core/stop_signal.h"
+#include <droce/engine/core/stop_signal.h>
 
 namespace droce::gen {
 

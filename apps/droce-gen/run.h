@@ -11,7 +11,7 @@
 #include "apps/droce-gen/options.h"
 #include "apps/droce-gen/setup.h"
 #include "apps/droce-gen/workload.h"
-#include "engine/core/status.h"
+#include <droce/engine/core/status.h>
 
 namespace droce::gen {
 

@@ -9,8 +9,8 @@
 
 #include "apps/common/address_text.h"
 #include "apps/common/default_port.h"
-#include "engine/workers/worker_group.h"
-#include "engine/workers/worker_group.h"
+#include <droce/engine/workers/worker_group.h>
+#include <droce/engine/workers/worker_group.h>
 
 namespace droce::gen {
 

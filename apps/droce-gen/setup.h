@@ -10,14 +10,14 @@
 #include "apps/droce-gen/job.h"
 #include "apps/droce-gen/options.h"
 #include "apps/droce-gen/workload.h"
-#include "engine/core/capture.h"
-#include "engine/core/memory_region.h"
-#include "engine/core/mempool.h"
-#include "engine/core/port.h"
-#include "engine/core/status.h"
-#include "engine/endpoint/rc_endpoint.h"
-#include "engine/lab/link_impairment.h"
-#include "engine/lab/loopback_lab.h"
+#include <droce/engine/core/capture.h>
+#include <droce/engine/core/memory_region.h>
+#include <droce/engine/core/mempool.h>
+#include <droce/engine/core/port.h>
+#include <droce/engine/core/status.h>
+#include <droce/engine/endpoint/rc_endpoint.h>
+#include <droce/engine/lab/link_impairment.h>
+#include <droce/engine/lab/loopback_lab.h>
 
 namespace droce::engine {
 class WorkerGroup;

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <vector>
 
-#include "engine/endpoint/rc_endpoint.h"
-#include "protocols/rc/mr_table.h"
+#include <droce/engine/endpoint/rc_endpoint.h>
+#include <droce/protocols/rc/mr_table.h>
 
 namespace droce::gen {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "apps/droce-perf/options.h"
-#include "engine/exchange/perftest_exchange.h"
+#include <droce/engine/exchange/perftest_exchange.h>
 
 namespace droce::perf {
 

@@ -27,16 +27,16 @@
 #include "apps/common/default_port.h"
 #include "apps/common/oob_waits.h"
 #include "apps/common/worker_limits.h"
-#include "engine/core/eal.h"
-#include "engine/lab/link_impairment.h"
-#include "engine/core/mempool.h"
-#include "engine/exchange/oob_exchange.h"
-#include "engine/exchange/perftest_exchange.h"
-#include "engine/core/port.h"
-#include "engine/endpoint/rc_endpoint.h"
-#include "engine/workers/worker_group.h"
-#include "engine/core/stop_signal.h"
-#include "protocols/wire/icrc.h"
+#include <droce/engine/core/eal.h>
+#include <droce/engine/lab/link_impairment.h>
+#include <droce/engine/core/mempool.h>
+#include <droce/engine/exchange/oob_exchange.h>
+#include <droce/engine/exchange/perftest_exchange.h>
+#include <droce/engine/core/port.h>
+#include <droce/engine/endpoint/rc_endpoint.h>
+#include <droce/engine/workers/worker_group.h>
+#include <droce/engine/core/stop_signal.h>
+#include <droce/protocols/wire/icrc.h>
 
 using namespace droce;
 using namespace droce::engine;

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/exchange/perftest_exchange.h"
+#include <droce/engine/exchange/perftest_exchange.h>
 
 namespace droce::perf {
 

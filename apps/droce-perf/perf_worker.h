@@ -9,9 +9,9 @@
 #include "apps/droce-perf/options.h"
 #include "apps/droce-perf/report.h"
 #include "apps/droce-perf/traffic.h"
-#include "engine/core/memory_region.h"
-#include "engine/exchange/perftest_exchange.h"
-#include "engine/workers/worker_group.h"
+#include <droce/engine/core/memory_region.h>
+#include <droce/engine/exchange/perftest_exchange.h>
+#include <droce/engine/workers/worker_group.h>
 
 namespace droce::perf {
 

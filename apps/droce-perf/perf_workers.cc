@@ -8,7 +8,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 
-#include "engine/core/stop_signal.h"
+#include <droce/engine/core/stop_signal.h>
 
 namespace droce::perf {
 

@@ -16,8 +16,8 @@
 #include "apps/droce-perf/perf_worker.h"
 #include "apps/droce-perf/report.h"
 #include "apps/droce-perf/traffic.h"
-#include "engine/exchange/perftest_exchange.h"
-#include "engine/workers/worker_group.h"
+#include <droce/engine/exchange/perftest_exchange.h>
+#include <droce/engine/workers/worker_group.h>
 
 namespace droce::perf {
 

@@ -6,7 +6,7 @@
 
 #include <rte_cycles.h>
 
-#include "engine/core/stop_signal.h"
+#include <droce/engine/core/stop_signal.h>
 
 namespace droce::perf {
 

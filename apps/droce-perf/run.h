@@ -9,7 +9,7 @@
 #include "apps/droce-perf/options.h"
 #include "apps/droce-perf/perf_workers.h"
 #include "apps/droce-perf/report.h"
-#include "engine/exchange/perftest_exchange.h"
+#include <droce/engine/exchange/perftest_exchange.h>
 
 namespace droce::perf {
 

@@ -8,8 +8,8 @@
 
 #include <rte_cycles.h>
 
-#include "engine/exchange/oob_exchange.h"
-#include "engine/core/stop_signal.h"
+#include <droce/engine/exchange/oob_exchange.h>
+#include <droce/engine/core/stop_signal.h>
 
 namespace droce::perf {
 

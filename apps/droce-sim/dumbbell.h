@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "protocols/dcqcn/params.h"
+#include <droce/protocols/dcqcn/params.h>
 
 namespace droce::sim {
 

@@ -7,10 +7,10 @@
 #include <deque>
 #include <random>
 
-#include "protocols/dcqcn/notification_point.h"
-#include "protocols/dcqcn/pacer.h"
-#include "protocols/dcqcn/reaction_point.h"
-#include "protocols/dcqcn/red_marking.h"
+#include <droce/protocols/dcqcn/notification_point.h>
+#include <droce/protocols/dcqcn/pacer.h>
+#include <droce/protocols/dcqcn/reaction_point.h>
+#include <droce/protocols/dcqcn/red_marking.h>
 #include "apps/droce-sim/event_queue.h"
 
 namespace droce::sim {

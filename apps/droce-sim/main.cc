@@ -17,7 +17,7 @@
 #include "apps/common/version_line.h"
 #include "apps/droce-sim/dumbbell.h"
 #include "apps/droce-sim/fabric.h"
-#include "protocols/dcqcn/param_options.h"
+#include <droce/protocols/dcqcn/param_options.h>
 
 using droce::sim::SimConfig;
 

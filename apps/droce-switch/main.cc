@@ -14,14 +14,14 @@
 
 #include "apps/droce-switch/options.h"
 #include "apps/common/output_file.h"
-#include "engine/core/eal.h"
-#include "engine/lab/lab_switch.h"
-#include "engine/lab/link_impairment.h"
-#include "engine/core/mempool.h"
-#include "engine/core/port.h"
-#include "engine/core/stop_signal.h"
-#include "engine/lab/switch_experiment.h"
-#include "protocols/wire/icrc.h"
+#include <droce/engine/core/eal.h>
+#include <droce/engine/lab/lab_switch.h>
+#include <droce/engine/lab/link_impairment.h>
+#include <droce/engine/core/mempool.h>
+#include <droce/engine/core/port.h>
+#include <droce/engine/core/stop_signal.h>
+#include <droce/engine/lab/switch_experiment.h>
+#include <droce/protocols/wire/icrc.h>
 
 using namespace droce;
 using namespace droce::engine;

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/lab/lab_switch.h"
-#include "engine/lab/link_impairment.h"
-#include "engine/lab/switch_experiment.h"
+#include <droce/engine/lab/lab_switch.h>
+#include <droce/engine/lab/link_impairment.h>
+#include <droce/engine/lab/switch_experiment.h>
 
 namespace droce::sw {
 
