@@ -187,10 +187,22 @@ class RcQp {
   // Moves to Error and flushes both work queues (§10.3.1); a responder NAK that caused it
   // stays queued when `keep_responses`.
   void enter_error(bool keep_responses = false);
-  // responder.cc
+  // responder.cc. on_request runs the request checks in order (PSN, opcode sequence, length,
+  // then for SEND/WRITE R_Key and receive resources), then executes and completes; each check
+  // either lets the packet go on (true) or has answered it (NAK, RNR NAK, re-ACK, drop).
   RxDelivery on_request(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, const std::uint8_t* payload);
+  bool check_psn(const wire::PacketInfo& pi, const wire::OpcodeInfo& op);
   void on_out_of_sequence();
   void on_duplicate_request(const wire::PacketInfo& pi, const wire::OpcodeInfo& op);
+  bool check_op_sequence(const wire::PacketInfo& pi, const wire::OpcodeInfo& op);
+  bool check_length(const wire::PacketInfo& pi, const wire::OpcodeInfo& op);
+  RxDelivery on_send_write(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, const std::uint8_t* payload);
+  bool check_rkey(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, bool starts);
+  bool check_recv_resources(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, bool starts, bool needs_recv);
+  bool execute_send(const wire::PacketInfo& pi, const std::uint8_t* payload, bool starts, bool views);
+  bool execute_write(const wire::PacketInfo& pi, const std::uint8_t* payload, bool ends);
+  RxDelivery complete_send_write(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, bool ends, bool needs_recv,
+                                 bool views);
   void execute_read(const wire::PacketInfo& pi);
   bool next_response(TxDescriptor& out);
   bool queue_ack(std::uint32_t psn, std::uint8_t syndrome);
@@ -204,6 +216,8 @@ class RcQp {
   void pop_response();
   void drop_responses();
   void responder_nak(std::uint32_t psn, std::uint8_t syndrome);
+  void nak_invalid_request(std::uint32_t psn);      // counted in resp_invalid_request
+  void nak_remote_access_error(std::uint32_t psn);  // counted in resp_remote_access_errors
   // Writes the next CQ entry in place (every field: slots are reused). The CQ holds one entry
   // per WQE at most, so it cannot be full.
   void push_completion(std::uint64_t wr_id, WcStatus status, WcOpcode opcode, std::uint32_t byte_len, bool is_recv,

@@ -137,6 +137,18 @@ void RcQp::responder_nak(std::uint32_t psn, std::uint8_t syndrome) {
   enter_error(/*keep_responses=*/true);
 }
 
+// The two fatal NAKs, each with its own counter. Out of line like responder_nak (error paths:
+// a call, not a copy of the NAK code at every check).
+void RcQp::nak_invalid_request(std::uint32_t psn) {
+  ++c_.resp_invalid_request;
+  responder_nak(psn, wire::nak_syndrome(NakCode::kInvalidRequest));
+}
+
+void RcQp::nak_remote_access_error(std::uint32_t psn) {
+  ++c_.resp_remote_access_errors;
+  responder_nak(psn, wire::nak_syndrome(NakCode::kRemoteAccessError));
+}
+
 // C9-118 style: one NAK per gap, then silent drops until ePSN shows up (go-back-N).
 void RcQp::on_out_of_sequence() {
   ++c_.out_of_sequence;
@@ -163,14 +175,12 @@ void RcQp::on_duplicate_request(const wire::PacketInfo& pi, const wire::OpcodeIn
 // consumes one PSN per response packet (§9.7.4.1.4).
 void RcQp::execute_read(const wire::PacketInfo& pi) {
   if (!rd_resource_available() || pi.reth_dma_len > kMaxMessageBytes) {
-    ++c_.resp_invalid_request;
-    responder_nak(pi.psn, wire::nak_syndrome(NakCode::kInvalidRequest));
+    nak_invalid_request(pi.psn);
     return;
   }
   std::uint8_t* src = nullptr;
   if (mrs_.check_remote(pi.reth_rkey, pi.reth_va, pi.reth_dma_len, kAccessRemoteRead, &src) != MrCheck::kOk) {
-    ++c_.resp_remote_access_errors;
-    responder_nak(pi.psn, wire::nak_syndrome(NakCode::kRemoteAccessError));
+    nak_remote_access_error(pi.psn);
     return;
   }
   queue_read(pi, src, /*replay=*/false);
@@ -178,128 +188,174 @@ void RcQp::execute_read(const wire::PacketInfo& pi) {
   rq_.epsn = psn_add(rq_.epsn, npkts);
 }
 
-RxDelivery RcQp::on_request(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, const std::uint8_t* payload) {
-  constexpr RxDelivery kNone = RxDelivery::kNone;
+// The request checks below run in on_request's order, each named after its clause, and each
+// answers "go on" (true) or has already dealt with the packet (false). Forced inline (as
+// parse_headers_fast is): every received request runs through them, and left to itself the
+// compiler keeps the SEND/WRITE steps out of line, a call and a second register save per packet.
+
+// PSN check (§9.7.5.1.1): only the expected PSN executes. A later one opens (or widens) a gap,
+// an earlier one is a duplicate.
+[[gnu::always_inline]] inline bool RcQp::check_psn(const wire::PacketInfo& pi, const wire::OpcodeInfo& op) {
   const std::int32_t d = psn_diff(pi.psn, rq_.epsn);
   if (d > 0) {
     on_out_of_sequence();
-    return kNone;
+    return false;
   }
   if (d < 0) {
     on_duplicate_request(pi, op);
-    return kNone;
+    return false;
   }
+  return true;
+}
 
-  // In sequence. Opcode sequence check (§9.7.5.1.2 / C9-???): a message in progress only
-  // continues with MIDDLE/LAST of its own kind; nothing else may start with MIDDLE/LAST. Kinds
-  // are never 0 (kInvalid), so both rules are one compare: in_progress must be the packet's kind
-  // if it continues, and 0 (none) if it does not.
+// Opcode sequence check (§9.7.5.1.2): a message in progress only continues with MIDDLE/LAST of
+// its own kind; nothing else may start with MIDDLE/LAST. Kinds are never 0 (kInvalid), so both
+// rules are one compare: in_progress must be the packet's kind if it continues, and 0 (none) if
+// it does not.
+[[gnu::always_inline]] inline bool RcQp::check_op_sequence(const wire::PacketInfo& pi, const wire::OpcodeInfo& op) {
   const bool continues = op.position == OpPosition::kMiddle || op.position == OpPosition::kLast;
-  const auto kind = static_cast<std::uint8_t>(op.kind);
-  if (rq_.in_progress != (continues ? kind : 0)) {
-    ++c_.resp_invalid_request;
-    responder_nak(pi.psn, wire::nak_syndrome(NakCode::kInvalidRequest));
-    return kNone;
-  }
-  const std::uint32_t plen = pi.payload_len;
-  if (!payload_length_valid(op, plen, attr_.pmtu)) {
-    ++c_.resp_invalid_request;
-    responder_nak(pi.psn, wire::nak_syndrome(NakCode::kInvalidRequest));
-    return kNone;
-  }
-  rq_.nak_sent = false;
+  if (rq_.in_progress == (continues ? static_cast<std::uint8_t>(op.kind) : 0)) return true;
+  nak_invalid_request(pi.psn);
+  return false;
+}
 
+// Length check (§9.7.5.1.6): the PMTU rules of payload_length_valid.
+[[gnu::always_inline]] inline bool RcQp::check_length(const wire::PacketInfo& pi, const wire::OpcodeInfo& op) {
+  if (payload_length_valid(op, pi.payload_len, attr_.pmtu)) return true;
+  nak_invalid_request(pi.psn);
+  return false;
+}
+
+// R_Key check (§9.7.5.1.3): a WRITE's RETH, on its FIRST or ONLY packet, must name memory this
+// QP may write, for its whole DMA length, and the packet may not carry more than that length;
+// otherwise remote access error. The RETH's target then holds for the rest of the message.
+[[gnu::always_inline]] inline bool RcQp::check_rkey(const wire::PacketInfo& pi, const wire::OpcodeInfo& op,
+                                                    bool starts) {
+  if (op.kind != OpKind::kWrite || !starts) return true;
+  std::uint8_t* dst = nullptr;
+  const auto chk = mrs_.check_remote(pi.reth_rkey, pi.reth_va, pi.reth_dma_len, kAccessRemoteWrite, &dst);
+  if (chk != MrCheck::kOk || pi.payload_len > pi.reth_dma_len) {
+    nak_remote_access_error(pi.psn);
+    return false;
+  }
+  rq_.write_ptr = dst;
+  rq_.write_left = pi.reth_dma_len;
+  return true;
+}
+
+// Receive resources check (§9.7.5.1.5): a SEND at its first packet, and a WRITE with immediate
+// at its last, need a posted receive (a SEND's later packets use the one its first found).
+// Without one: RNR NAK with our timer; nothing executes, ePSN stays. The RNR NAK is this gap's
+// one NAK: the packets already behind it in flight are dropped silently. A sequence-error NAK for
+// each would cost the requester a retry (retry_cnt) per RNR episode and end a connection whose
+// only problem is a slow receiver.
+[[gnu::always_inline]] inline bool RcQp::check_recv_resources(const wire::PacketInfo& pi, const wire::OpcodeInfo& op,
+                                                              bool starts, bool needs_recv) {
+  if (!(needs_recv && rq_.head == rq_.tail && (starts || op.kind == OpKind::kWrite))) return true;
+  if (queue_ack(pi.psn, wire::rnr_nak_syndrome(attr_.min_rnr_timer))) {
+    ++c_.rnr_naks_sent;
+    rq_.nak_sent = true;
+  }
+  return false;
+}
+
+// Execute a SEND packet: its payload goes to the head receive WQE at the message's offset. A
+// message that does not fit the posted buffer (or the credit's limit) is an invalid request
+// (§9.7.5.1.6). Views: the payload stays in the received frame, which the owner keeps (no copy).
+[[gnu::always_inline]] inline bool RcQp::execute_send(const wire::PacketInfo& pi, const std::uint8_t* payload,
+                                                      bool starts, bool views) {
+  const std::uint32_t plen = pi.payload_len;
+  RecvWqe& r = rq_at(rq_.head);
+  if (starts) rq_.offset = 0;
+  if (rq_.offset + plen > r.wr.sge.length) {
+    nak_invalid_request(pi.psn);
+    return false;
+  }
+  if (plen != 0 && !views) std::memcpy(r.local + rq_.offset, payload, plen);
+  rq_.offset += plen;
+  return true;
+}
+
+// Execute a WRITE packet: its payload goes to the RETH's target (check_rkey). More bytes than the
+// RETH announced, or fewer by the last packet, is a length error: invalid request (§9.7.5.1.6).
+[[gnu::always_inline]] inline bool RcQp::execute_write(const wire::PacketInfo& pi, const std::uint8_t* payload,
+                                                       bool ends) {
+  const std::uint32_t plen = pi.payload_len;
+  if (plen > rq_.write_left) {
+    nak_invalid_request(pi.psn);
+    return false;
+  }
+  if (plen != 0) std::memcpy(rq_.write_ptr, payload, plen);
+  rq_.write_ptr += plen;
+  rq_.write_left -= plen;
+  if (ends && rq_.write_left != 0) {
+    nak_invalid_request(pi.psn);
+    return false;
+  }
+  return true;
+}
+
+// Complete an executed SEND/WRITE packet: byte counters and the message in progress; at the
+// message's end the MSN (the AETH's, §9.3.5) and the receive completion — a message view in
+// kMessageViews mode, which uses the credit up, else a CQ entry; then ePSN moves on and an
+// AckReq is answered (coalesced, queue_ack).
+[[gnu::always_inline]] inline RxDelivery RcQp::complete_send_write(const wire::PacketInfo& pi,
+                                                                   const wire::OpcodeInfo& op, bool ends,
+                                                                   bool needs_recv, bool views) {
+  const std::uint32_t plen = pi.payload_len;
+  const bool kept = views && op.kind == OpKind::kSend && plen != 0;
+  if (!kept) c_.bytes_copied += plen;
+  c_.bytes_delivered += plen;
+  rq_.in_progress = ends ? 0 : static_cast<std::uint8_t>(op.kind);
+  RxDelivery delivery = kept ? (ends ? RxDelivery::kKeepEnd : RxDelivery::kKeep) : RxDelivery::kNone;
+  if (ends) {
+    ++rq_.msn;
+    if (needs_recv && views) {
+      if (!kept) delivery = RxDelivery::kEnd;
+      ++rq_.head;
+    } else if (needs_recv) {
+      const bool has_imm = (op.headers & wire::kHdrImmDt) != 0;
+      push_completion(rq_at(rq_.head).wr.wr_id, WcStatus::kSuccess, has_imm ? WcOpcode::kRecvWithImm : WcOpcode::kRecv,
+                      op.kind == OpKind::kSend ? rq_.offset : 0, /*is_recv=*/true, has_imm, pi.imm_data);
+      ++rq_.head;
+    }
+  }
+  rq_.epsn = psn_add(rq_.epsn, 1);
+  if (pi.ack_req && queue_ack(pi.psn, wire::kAethAckUnlimited)) ++c_.acks_sent;
+  return delivery;
+}
+
+// A SEND or WRITE packet in sequence: the R_Key and receive resources checks, then execute and
+// complete. A SEND consumes a receive WQE, and so does a WRITE with immediate at its last packet.
+[[gnu::always_inline]] inline RxDelivery RcQp::on_send_write(const wire::PacketInfo& pi, const wire::OpcodeInfo& op,
+                                                             const std::uint8_t* payload) {
   const bool starts = op.position == OpPosition::kFirst || op.position == OpPosition::kOnly;
   const bool ends = op.position == OpPosition::kLast || op.position == OpPosition::kOnly;
-  const bool needs_recv = op.kind == OpKind::kSend || (ends && (op.headers & wire::kHdrImmDt) &&
-                                                       op.kind == OpKind::kWrite);
+  const bool needs_recv = op.kind == OpKind::kSend || (ends && (op.headers & wire::kHdrImmDt));
+  if (!check_rkey(pi, op, starts) || !check_recv_resources(pi, op, starts, needs_recv)) return RxDelivery::kNone;
+  const bool views = attr_.recv_mode == RecvMode::kMessageViews;
+  const bool done =
+      op.kind == OpKind::kSend ? execute_send(pi, payload, starts, views) : execute_write(pi, payload, ends);
+  if (!done) return RxDelivery::kNone;
+  return complete_send_write(pi, op, ends, needs_recv, views);
+}
+
+// The responder's receive path (§9.7.5.1): PSN, opcode sequence and length checks, then by kind
+// the remaining checks, execution and completion.
+RxDelivery RcQp::on_request(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, const std::uint8_t* payload) {
+  if (!check_psn(pi, op) || !check_op_sequence(pi, op) || !check_length(pi, op)) return RxDelivery::kNone;
+  rq_.nak_sent = false;  // ePSN arrived and is well formed: the gap, if any, is closed
   switch (op.kind) {
     case OpKind::kSend:
-    case OpKind::kWrite: {
-      if (op.kind == OpKind::kWrite && starts) {
-        std::uint8_t* dst = nullptr;
-        const auto chk = mrs_.check_remote(pi.reth_rkey, pi.reth_va, pi.reth_dma_len, kAccessRemoteWrite, &dst);
-        if (chk != MrCheck::kOk || plen > pi.reth_dma_len) {
-          ++c_.resp_remote_access_errors;
-          responder_nak(pi.psn, wire::nak_syndrome(NakCode::kRemoteAccessError));
-          return kNone;
-        }
-        rq_.write_ptr = dst;
-        rq_.write_left = pi.reth_dma_len;
-      }
-      if (needs_recv && rq_.head == rq_.tail && (starts || op.kind == OpKind::kWrite)) {
-        // No receive posted: RNR NAK with our timer; nothing executes, ePSN stays (§9.7.5.1.5).
-        // The RNR NAK is this gap's one NAK: the packets already behind it in flight are dropped
-        // silently. A sequence-error NAK for each would cost the requester a retry (retry_cnt)
-        // per RNR episode and end a connection whose only problem is a slow receiver.
-        if (queue_ack(pi.psn, wire::rnr_nak_syndrome(attr_.min_rnr_timer))) {
-          ++c_.rnr_naks_sent;
-          rq_.nak_sent = true;
-        }
-        return kNone;
-      }
-      const bool views = attr_.recv_mode == RecvMode::kMessageViews;
-      if (op.kind == OpKind::kSend) {
-        RecvWqe& r = rq_at(rq_.head);
-        if (starts) rq_.offset = 0;
-        if (rq_.offset + plen > r.wr.sge.length) {
-          // The message does not fit the posted buffer (or the credit's limit): invalid request
-          // (§9.7.5.1.6).
-          ++c_.resp_invalid_request;
-          responder_nak(pi.psn, wire::nak_syndrome(NakCode::kInvalidRequest));
-          return kNone;
-        }
-        // Views: the payload stays in the received frame, which the owner keeps (no copy).
-        if (plen != 0 && !views) std::memcpy(r.local + rq_.offset, payload, plen);
-        rq_.offset += plen;
-      } else {
-        if (plen > rq_.write_left) {
-          ++c_.resp_invalid_request;
-          responder_nak(pi.psn, wire::nak_syndrome(NakCode::kInvalidRequest));
-          return kNone;
-        }
-        if (plen != 0) std::memcpy(rq_.write_ptr, payload, plen);
-        rq_.write_ptr += plen;
-        rq_.write_left -= plen;
-        if (ends && rq_.write_left != 0) {
-          // Fewer bytes than the RETH announced: a length error.
-          ++c_.resp_invalid_request;
-          responder_nak(pi.psn, wire::nak_syndrome(NakCode::kInvalidRequest));
-          return kNone;
-        }
-      }
-      const bool kept = views && op.kind == OpKind::kSend && plen != 0;
-      if (!kept) c_.bytes_copied += plen;
-      c_.bytes_delivered += plen;
-      rq_.in_progress = ends ? 0 : kind;
-      RxDelivery delivery = kept ? (ends ? RxDelivery::kKeepEnd : RxDelivery::kKeep) : kNone;
-      if (ends) {
-        ++rq_.msn;
-        if (needs_recv && views) {
-          // The message view is the completion; the credit is used up.
-          if (!kept) delivery = RxDelivery::kEnd;
-          ++rq_.head;
-        } else if (needs_recv) {
-          const bool has_imm = (op.headers & wire::kHdrImmDt) != 0;
-          push_completion(rq_at(rq_.head).wr.wr_id, WcStatus::kSuccess,
-                          has_imm ? WcOpcode::kRecvWithImm : WcOpcode::kRecv,
-                          op.kind == OpKind::kSend ? rq_.offset : 0, /*is_recv=*/true, has_imm,
-                          pi.imm_data);
-          ++rq_.head;
-        }
-      }
-      rq_.epsn = psn_add(rq_.epsn, 1);
-      if (pi.ack_req && queue_ack(pi.psn, wire::kAethAckUnlimited)) ++c_.acks_sent;
-      return delivery;
-    }
+    case OpKind::kWrite:
+      return on_send_write(pi, op, payload);
     case OpKind::kReadRequest:
       execute_read(pi);
-      return kNone;
+      return RxDelivery::kNone;
     default:
       // Atomics are not supported by this responder: invalid request (§9.7.5.1.4 allows it).
-      ++c_.resp_invalid_request;
-      responder_nak(pi.psn, wire::nak_syndrome(NakCode::kInvalidRequest));
-      return kNone;
+      nak_invalid_request(pi.psn);
+      return RxDelivery::kNone;
   }
 }
 
