@@ -7,6 +7,7 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
+#include "engine/endpoint/endpoint_telemetry.h"
 #include "protocols/rc/descriptor_fields.h"
 #include "protocols/wire/icrc.h"
 #include "protocols/wire/opcode.h"
@@ -16,7 +17,9 @@ namespace droce::engine {
 std::unique_ptr<RcEndpoint> RcEndpoint::create(const EndpointConfig& cfg, Status& err) {
   err = validate(cfg);
   if (!err.ok()) return nullptr;
-  return std::unique_ptr<RcEndpoint>(new RcEndpoint(cfg));
+  std::unique_ptr<RcEndpoint> ep(new RcEndpoint(cfg));
+  ep->telemetry_id_ = EndpointDirectory::instance().add(ep.get());
+  return ep;
 }
 
 RcEndpoint::RcEndpoint(const EndpointConfig& cfg)
@@ -49,7 +52,10 @@ RcEndpoint::RcEndpoint(const EndpointConfig& cfg)
   }
 }
 
-RcEndpoint::~RcEndpoint() { finish(); }
+RcEndpoint::~RcEndpoint() {
+  EndpointDirectory::instance().remove(telemetry_id_);
+  finish();
+}
 
 std::uint64_t RcEndpoint::now_ns(std::uint64_t tsc) const {
   return static_cast<std::uint64_t>(static_cast<double>(tsc) * ns_per_tsc_);

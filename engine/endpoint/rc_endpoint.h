@@ -150,6 +150,13 @@ class RcEndpoint : public ViewHome {
   void finish();
 
   [[nodiscard]] const EndpointCounters& counters() const { return c_; }
+  [[nodiscard]] const EndpointConfig& config() const { return cfg_; }
+  // QPs created so far.
+  [[nodiscard]] std::uint32_t qp_count() const { return first_free_slot_; }
+  // Its number in EndpointDirectory (DPDK telemetry: /droce/endpoint_stats,<id>).
+  [[nodiscard]] std::uint32_t telemetry_id() const { return telemetry_id_; }
+  // The views-held counter itself, for a reader on another thread (telemetry).
+  [[nodiscard]] const std::uint64_t& views_held_word() const { return views_held_; }
   // A QP's DCQCN reaction point (rate, target, α, stages; nullptr for an unknown QPN). Its rate
   // is what the pacer enforces when dcqcn.reaction_point is on.
   [[nodiscard]] const dcqcn::DcqcnReactionPoint* dcqcn_state(std::uint32_t qpn);
@@ -284,6 +291,7 @@ class RcEndpoint : public ViewHome {
   std::uint64_t pfc_paused_since_ns_ = 0;
   std::uint64_t pfc_pause_until_ns_ = 0;
   std::uint64_t views_held_ = 0;
+  std::uint32_t telemetry_id_ = 0;
   // This endpoint's own last-hit region: the registry may be shared with other threads'
   // endpoints, and its lookups write nothing.
   MemoryRegistry::LookupHint mr_hint_;

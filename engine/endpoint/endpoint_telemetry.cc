@@ -1,0 +1,147 @@
+// The endpoint telemetry commands. They run on DPDK's telemetry thread while the workers write
+// the counters: each value is read as one aligned 64-bit load (what DPDK's own ethdev statistics
+// do), so a reader sees a recent value, never a torn one.
+#include "engine/endpoint/endpoint_telemetry.h"
+
+#include <cstdlib>
+#include <string>
+
+#include <rte_telemetry.h>
+
+#include "engine/endpoint/rc_endpoint.h"
+
+namespace droce::engine {
+namespace {
+
+struct Field {
+  const char* name;
+  std::uint64_t EndpointCounters::*member;
+};
+constexpr Field kFields[] = {
+    {"rx_frames", &EndpointCounters::rx_frames},
+    {"tx_frames", &EndpointCounters::tx_frames},
+    {"tx_zero_copy_frames", &EndpointCounters::tx_zero_copy_frames},
+    {"tx_inline_frames", &EndpointCounters::tx_inline_frames},
+    {"tx_payload_bytes", &EndpointCounters::tx_payload_bytes},
+    {"tx_payload_bytes_copied", &EndpointCounters::tx_payload_bytes_copied},
+    {"tx_alloc_failures", &EndpointCounters::tx_alloc_failures},
+    {"tx_backlog_drops", &EndpointCounters::tx_backlog_drops},
+    {"rx_view_messages", &EndpointCounters::rx_view_messages},
+    {"rx_view_bytes", &EndpointCounters::rx_view_bytes},
+    {"rx_view_drops", &EndpointCounters::rx_view_drops},
+    {"rx_linearized", &EndpointCounters::rx_linearized},
+    {"np_ecn_marked_roce_packets", &EndpointCounters::np_ecn_marked_roce_packets},
+    {"np_cnp_sent", &EndpointCounters::np_cnp_sent},
+    {"rp_cnp_handled", &EndpointCounters::rp_cnp_handled},
+    {"rp_cnp_ignored", &EndpointCounters::rp_cnp_ignored},
+    {"pacer_waits", &EndpointCounters::pacer_waits},
+    {"pfc_pause_frames", &EndpointCounters::pfc_pause_frames},
+    {"pfc_resume_frames", &EndpointCounters::pfc_resume_frames},
+    {"pfc_paused_ns", &EndpointCounters::pfc_paused_ns},
+    {"tx_qp_turns", &EndpointCounters::tx_qp_turns},
+    {"timer_fires", &EndpointCounters::timer_fires},
+};
+
+std::uint64_t load(const std::uint64_t& v) { return __atomic_load_n(&v, __ATOMIC_RELAXED); }
+
+// Adds ep's counters into `sum` (and its QPs and views into qps/views).
+void accumulate(const RcEndpoint& ep, EndpointCounters& sum, std::uint64_t& qps, std::uint64_t& views) {
+  const EndpointCounters& c = ep.counters();
+  for (const Field& f : kFields) sum.*f.member += load(c.*f.member);
+  for (std::size_t r = 0; r < wire::kDropReasonCount; ++r) sum.rx_drops[r] += load(c.rx_drops[r]);
+  qps += ep.qp_count();
+  views += load(ep.views_held_word());
+}
+
+void add_counters(rte_tel_data* d, const EndpointCounters& c) {
+  for (const Field& f : kFields) rte_tel_data_add_dict_u64(d, f.name, c.*f.member);
+  for (std::size_t r = 1; r < wire::kDropReasonCount; ++r) {
+    const std::string key = "drop_" + std::string(wire::drop_reason_name(static_cast<wire::DropReason>(r)));
+    rte_tel_data_add_dict_u64(d, key.c_str(), c.rx_drops[r]);
+  }
+}
+
+int cmd_endpoints(const char*, const char*, rte_tel_data* d) {
+  rte_tel_data_start_array(d, RTE_TEL_INT_VAL);
+  for (std::uint32_t id : EndpointDirectory::instance().ids()) rte_tel_data_add_array_int(d, static_cast<int>(id));
+  return 0;
+}
+
+int cmd_endpoint_stats(const char*, const char* params, rte_tel_data* d) {
+  if (params == nullptr || *params == '\0') return -1;
+  char* end = nullptr;
+  const unsigned long id = std::strtoul(params, &end, 10);
+  if (*end != '\0' || id > UINT32_MAX) return -1;
+  EndpointCounters c;
+  std::uint64_t qps = 0, views = 0;
+  std::uint16_t port = 0, queue = 0;
+  std::uint32_t qpn_base = 0;
+  if (!EndpointDirectory::instance().with(static_cast<std::uint32_t>(id), [&](const RcEndpoint& ep) {
+        accumulate(ep, c, qps, views);
+        port = ep.config().queues.port_id;
+        queue = ep.config().queues.queue;
+        qpn_base = ep.config().transport.qpn_base;
+      }))
+    return -1;
+  rte_tel_data_start_dict(d);
+  rte_tel_data_add_dict_u64(d, "port", port);
+  rte_tel_data_add_dict_u64(d, "queue", queue);
+  rte_tel_data_add_dict_u64(d, "qpn_base", qpn_base);
+  rte_tel_data_add_dict_u64(d, "qps", qps);
+  rte_tel_data_add_dict_u64(d, "views_held", views);
+  add_counters(d, c);
+  return 0;
+}
+
+int cmd_endpoint_totals(const char*, const char*, rte_tel_data* d) {
+  EndpointCounters c;
+  std::uint64_t qps = 0, views = 0, n = 0;
+  EndpointDirectory::instance().for_each([&](const RcEndpoint& ep) {
+    accumulate(ep, c, qps, views);
+    ++n;
+  });
+  rte_tel_data_start_dict(d);
+  rte_tel_data_add_dict_u64(d, "endpoints", n);
+  rte_tel_data_add_dict_u64(d, "qps", qps);
+  rte_tel_data_add_dict_u64(d, "views_held", views);
+  add_counters(d, c);
+  return 0;
+}
+
+}  // namespace
+
+EndpointDirectory& EndpointDirectory::instance() {
+  // Never destroyed: endpoints that outlive main()'s locals still remove themselves safely.
+  static EndpointDirectory* d = new EndpointDirectory();
+  return *d;
+}
+
+std::uint32_t EndpointDirectory::add(const RcEndpoint* ep) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    rte_telemetry_register_cmd("/droce/endpoints", cmd_endpoints, "droce's RC endpoints (one per worker). No parameters");
+    rte_telemetry_register_cmd("/droce/endpoint_stats", cmd_endpoint_stats,
+                               "One endpoint's counters and drop reasons. Parameters: int endpoint id");
+    rte_telemetry_register_cmd("/droce/endpoint_totals", cmd_endpoint_totals,
+                               "Every endpoint's counters summed. No parameters");
+  });
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::uint32_t id = next_id_++;
+  eps_[id] = ep;
+  return id;
+}
+
+void EndpointDirectory::remove(std::uint32_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  eps_.erase(id);
+}
+
+std::vector<std::uint32_t> EndpointDirectory::ids() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::uint32_t> out;
+  out.reserve(eps_.size());
+  for (const auto& [id, ep] : eps_) out.push_back(id);
+  return out;
+}
+
+}  // namespace droce::engine
