@@ -39,15 +39,19 @@ enum class Wait { kReady, kTimedOut, kStopped, kError };
 
 // Waits for `events` on fd until the deadline, in slices so that a stop request ends it at once.
 // Called only when the operation would block: what can complete without waiting always does.
+// A deadline that passed while this thread was not running (a busy machine deschedules it for
+// tens of ms) still gets one look at the socket: what arrived meanwhile is not a timeout. A
+// connect whose handshake completed unseen was once closed here as timed out, and the server,
+// which had accepted it, failed with "peer closed the connection".
 Wait wait_fd(int fd, short events, Clock::time_point deadline, const StopCheck& stop) {
   for (;;) {
     if (stop_asked(stop)) return Wait::kStopped;
     const int left = ms_left(deadline);
-    if (left == 0) return Wait::kTimedOut;
     pollfd p{fd, events, 0};
     const int r = ::poll(&p, 1, std::min(left, kStopSliceMs));
     if (r > 0) return Wait::kReady;
     if (r < 0 && errno != EINTR) return Wait::kError;
+    if (left == 0) return Wait::kTimedOut;
   }
 }
 

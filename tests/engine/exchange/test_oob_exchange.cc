@@ -114,6 +114,23 @@ TEST_CASE("a GID of the wrong type (link-local IPv6) is refused for IPv4 RoCEv2"
   CHECK(s.message().find("GID") != std::string::npos);
 }
 
+TEST_CASE("a connect whose deadline passed while the client was not running still sees its connection", "[oob]") {
+  RcPingpongServer server;
+  std::uint16_t port = 0;
+  REQUIRE(server.listen(0, port).ok());
+  // The stop check runs before each look at the socket; sleeping there stands for a thread that
+  // the scheduler left off its CPU past the whole deadline.
+  OobConnection c;
+  const Status s = OobConnection::connect("127.0.0.1", port, 20, c, [] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    return false;
+  });
+  INFO(s.message());
+  CHECK(s.ok());
+  OobConnection accepted;
+  CHECK(server.accept(1000, accepted).ok());
+}
+
 TEST_CASE("client and server exchange connection info over loopback TCP", "[oob]") {
   RcPingpongServer server;
   std::uint16_t port = 0;
