@@ -17,7 +17,7 @@ namespace droce::engine {
 // One application thread on one side, the QP's worker on the other: no locks, no allocation
 // after construction, and the worker never blocks — when the QP's own queue is full the request
 // waits in the channel; when the application is slow to poll, completions wait in the QP.
-class QpChannel : public ViewHome {
+class QpChannel final : public ViewHome {
  public:
   explicit QpChannel(std::size_t capacity = 1024)
       : in_(capacity), out_(capacity), views_(capacity), released_(capacity) {}

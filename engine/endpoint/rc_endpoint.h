@@ -76,7 +76,7 @@ struct RemoteQp {
 // QPs created with rc::RecvMode::kMessageViews).
 // Single-threaded: everything runs on the thread that calls poll() (the worker lcore); other
 // threads go through QpChannel.
-class RcEndpoint : public ViewHome {
+class RcEndpoint final : public ViewHome {
  public:
   // The endpoint on cfg's port queue, or nullptr and `err` naming the field out of range.
   [[nodiscard]] static std::unique_ptr<RcEndpoint> create(const EndpointConfig& cfg, Status& err);

@@ -6,7 +6,17 @@ perf=$1
 out=$(mktemp -d)
 trap '[ -n "${KEEP_OUT:-}" ] || rm -rf "$out"' EXIT
 fail=0
-check() { if eval "$2"; then echo "ok: $1"; else echo "FAILED: $1"; fail=1; fi; }
+last_pair=""  # the last client/server pair: its outputs are shown when a check fails
+check() {
+  if eval "$2"; then echo "ok: $1"; return; fi
+  echo "FAILED: $1"
+  fail=1
+  if [ -n "$last_pair" ]; then
+    for f in "$out/$last_pair.c.txt" "$out/$last_pair.s.txt" "$out/$last_pair.c.json" "$out/$last_pair.s.json"; do
+      [ -f "$f" ] && { echo "  --- $(basename "$f") (last lines)"; tail -n 12 "$f" | sed 's/^/  /'; }
+    done
+  fi
+}
 
 last_cpu=$(( $(nproc) - 1 ))
 # A TCP port nobody uses now (other runs of this script, or perftest, may be on 18515 and near it).
@@ -14,6 +24,7 @@ free_port() { /usr/bin/python3 -c "import socket; s = socket.socket(); s.bind(('
 # run_pair NAME TEST SERVER_ARGS -- CLIENT_ARGS: server in the background, then the client; sets srv_rc, cli_rc.
 run_pair() {
   local name=$1 test=$2; shift 2
+  last_pair=$name
   local sargs=() cargs=() side=s
   for a in "$@"; do
     if [ "$a" = "--" ] && [ $side = s ]; then side=c; continue; fi
