@@ -300,14 +300,19 @@ void RcQp::execute_read(const wire::PacketInfo& pi) {
 // after the payload is placed, so a message refused for its length invalidates nothing, and only
 // for a new message: a duplicate is never executed again (C9-105), so a retransmission cannot
 // fail on the key its first copy invalidated. A key this QP may not invalidate (unknown, stale,
-// already invalidated, or of a region without kAccessRemoteInvalidate) is answered NAK invalid
-// request, fatal as this responder's other invalid-request NAKs are, and counted. The clause
-// naming the NAK code for this case could not be checked here; invalid request matches the
-// receive status rxe reports for it (remote invalid request error).
+// already invalidated, or of a region without kAccessRemoteInvalidate) is fatal: the receive the
+// message consumed completes with remote invalid request error, the QP goes to Error (the rest
+// flush), and the requester is answered NAK invalid request, counted. rxe files this error as
+// responder class J and completes the receive the same way; the spec clause naming the NAK code
+// for it could not be checked here, so invalid request is chosen to match that receive status.
 [[gnu::always_inline]] inline bool RcQp::execute_invalidate(const wire::PacketInfo& pi, const wire::OpcodeInfo& op) {
   if ((op.headers & wire::kHdrIeth) == 0) return true;
   if (mrs_.invalidate_remote(pi.ieth_rkey) == MrCheck::kOk) return true;
   ++c_.resp_invalidate_errors;
+  if (attr_.recv_mode != RecvMode::kMessageViews) {  // a view QP's credits complete nothing
+    push_completion(rq_at(rq_.head).wr.wr_id, WcStatus::kRemInvReqErr, WcOpcode::kRecv, 0, /*is_recv=*/true);
+    ++rq_.head;
+  }
   nak_invalid_request(pi.psn);
   return false;
 }

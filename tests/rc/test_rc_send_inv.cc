@@ -198,10 +198,14 @@ TEST_CASE("responder: a key it may not invalidate -> NAK invalid request, counte
     // The key was not invalidated.
     CHECK(r.mrs.check_remote(r.mr.rkey, reinterpret_cast<std::uint64_t>(r.mem.data()), 8, rc::kAccessRemoteWrite,
                              nullptr) == rc::MrCheck::kOk);
-    // The receive it would have completed is flushed, not completed with success.
+    // The receive the message consumed completes with the error, not with success.
     rc::Completion c;
     REQUIRE(r.qp->poll_cq(c));
-    CHECK(c.status == rc::WcStatus::kWrFlushErr);
+    CHECK(c.wr_id == 7);
+    CHECK(c.is_recv);
+    CHECK(c.status == rc::WcStatus::kRemInvReqErr);
+    CHECK_FALSE(c.has_invalidate);
+    CHECK_FALSE(r.qp->poll_cq(c));
   }
   SECTION("unknown key") {
     Responder r;
@@ -229,6 +233,13 @@ TEST_CASE("responder: a key it may not invalidate -> NAK invalid request, counte
     CHECK(o[0].aeth_syndrome == wire::nak_syndrome(wire::NakCode::kInvalidRequest));
     CHECK(o[0].psn == 101);
     CHECK(r.qp->counters().resp_invalidate_errors == 1);
+    // The first receive completed; the second, consumed by the refused message, has the error.
+    rc::Completion c;
+    REQUIRE(r.qp->poll_cq(c));
+    CHECK(c.status == rc::WcStatus::kSuccess);
+    REQUIRE(r.qp->poll_cq(c));
+    CHECK(c.wr_id == 8);
+    CHECK(c.status == rc::WcStatus::kRemInvReqErr);
   }
 }
 
@@ -329,6 +340,10 @@ TEST_CASE("loopback: SEND with Invalidate of a key not allowed -> sender complet
   CHECK(sc.status == rc::WcStatus::kRemInvReqErr);
   CHECK(lb.qp(1).counters().resp_invalidate_errors == 1);
   CHECK(lb.qp(1).state() == rc::QpState::kError);
+  rc::Completion rcv{};
+  REQUIRE(lb.qp(1).poll_cq(rcv));
+  CHECK(rcv.wr_id == 9);
+  CHECK(rcv.status == rc::WcStatus::kRemInvReqErr);
   CHECK(lb.ep(1).mrs.check_remote(tmr.rkey, reinterpret_cast<std::uint64_t>(target.data()), 8,
                                   rc::kAccessRemoteWrite, nullptr) == rc::MrCheck::kOk);
 }
