@@ -203,6 +203,7 @@ class RcQp {
   bool execute_send(const wire::PacketInfo& pi, const std::uint8_t* payload, bool starts, bool views);
   bool execute_write(const wire::PacketInfo& pi, const std::uint8_t* payload, bool ends);
   bool execute_invalidate(const wire::PacketInfo& pi, const wire::OpcodeInfo& op);
+  void refuse_invalidate(std::uint32_t psn);  // counted in resp_invalidate_errors
   RxDelivery complete_send_write(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, bool ends, bool needs_recv,
                                  bool views);
   void execute_read(const wire::PacketInfo& pi);

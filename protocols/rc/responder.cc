@@ -306,15 +306,19 @@ void RcQp::execute_read(const wire::PacketInfo& pi) {
 // responder class J and completes the receive the same way; the spec clause naming the NAK code
 // for it could not be checked here, so invalid request is chosen to match that receive status.
 [[gnu::always_inline]] inline bool RcQp::execute_invalidate(const wire::PacketInfo& pi, const wire::OpcodeInfo& op) {
-  if ((op.headers & wire::kHdrIeth) == 0) return true;
-  if (mrs_.invalidate_remote(pi.ieth_rkey) == MrCheck::kOk) return true;
+  if ((op.headers & wire::kHdrIeth) == 0 || mrs_.invalidate_remote(pi.ieth_rkey) == MrCheck::kOk) return true;
+  refuse_invalidate(pi.psn);
+  return false;
+}
+
+// Out of line, as the other fatal NAKs: an error path is a call, not a copy on every SEND.
+void RcQp::refuse_invalidate(std::uint32_t psn) {
   ++c_.resp_invalidate_errors;
   if (attr_.recv_mode != RecvMode::kMessageViews) {  // a view QP's credits complete nothing
     push_completion(rq_at(rq_.head).wr.wr_id, WcStatus::kRemInvReqErr, WcOpcode::kRecv, 0, /*is_recv=*/true);
     ++rq_.head;
   }
-  nak_invalid_request(pi.psn);
-  return false;
+  nak_invalid_request(psn);
 }
 
 // Complete an executed SEND/WRITE packet: byte counters and the message in progress; at the
