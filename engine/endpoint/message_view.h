@@ -19,7 +19,9 @@ struct MessageParts {
   std::uint32_t qpn = 0;
   std::uint32_t length = 0;        // payload bytes in `segments`
   std::uint32_t imm = 0;           // immediate data, valid when has_imm
+  std::uint32_t invalidated_rkey = 0;  // valid when has_invalidate
   bool has_imm = false;
+  bool has_invalidate = false;     // a SEND with Invalidate: invalidated_rkey is no longer usable remotely
   bool write_with_imm = false;     // RDMA WRITE with immediate: the data went to the region; no payload here
   rte_mbuf* segments = nullptr;    // nullptr for an empty message
 };

@@ -208,6 +208,8 @@ void RcEndpoint::end_message(QpSlot& s, const wire::PacketInfo& pi) {
   v.length = s.asm_head != nullptr ? s.asm_head->pkt_len : 0;
   v.has_imm = (op.headers & wire::kHdrImmDt) != 0;
   v.imm = pi.imm_data;
+  v.has_invalidate = (op.headers & wire::kHdrIeth) != 0;
+  v.invalidated_rkey = v.has_invalidate ? pi.ieth_rkey : 0;
   v.write_with_imm = op.kind == wire::OpKind::kWrite;
   s.asm_head = s.asm_tail = nullptr;
   // Credits bound finished-but-unclaimed views to rq_depth, so the ring cannot overflow.

@@ -19,6 +19,7 @@ namespace droce::rc {
   f.aeth_syndrome = d.aeth_syndrome;
   f.aeth_msn = d.aeth_msn;
   f.imm = d.imm;
+  f.ieth_rkey = d.ieth_rkey;
   // Data leaves ECT(0), READ response data included: it is the bulk of a READ flow, so a switch
   // must be able to mark it and the responder's reaction point must slow it (DCQCN governs the QP
   // that sends the data, Annex A17.9). ACKs, NAKs and atomic acknowledgements carry no payload

@@ -1,6 +1,7 @@
 // Memory regions: registered application memory with L_Key/R_Key and bounds/access checks (IBTA §10.6).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -13,6 +14,11 @@ enum Access : std::uint32_t {
   kAccessRemoteWrite = 1u << 1,
   kAccessRemoteRead = 1u << 2,
   kAccessRemoteAtomic = 1u << 3,
+  // The region's R_Key may be invalidated by a peer's SEND with Invalidate (IBTA §9.3.7;
+  // verbs allows it for fast-registered regions and memory windows). Without it the responder
+  // refuses the invalidation. An invalidated R_Key stays invalid until the region is deregistered
+  // (re-registering gives new keys); the L_Key and local use are unaffected.
+  kAccessRemoteInvalidate = 1u << 4,
 };
 
 struct MemoryRegion {
@@ -47,6 +53,7 @@ class MrTable {
       Slot& s = slots_[i];
       if (s.in_use) continue;
       s.in_use = true;
+      s.rkey_invalidated.store(false, std::memory_order_relaxed);
       s.generation = static_cast<std::uint8_t>(s.generation + 1);
       const std::uint32_t key_hi = static_cast<std::uint32_t>(s.generation) << 24;
       // lkey and rkey differ in bit 23 so that one can never be passed for the other.
@@ -65,12 +72,28 @@ class MrTable {
     return true;
   }
 
-  // Remote access through an R_Key (RETH / AtomicETH), §9.7.5.1.3 / §10.6.3.
+  // Remote access through an R_Key (RETH / AtomicETH), §9.7.5.1.3 / §10.6.3. An invalidated
+  // R_Key is a bad key, as an unknown one is.
   [[nodiscard]] MrCheck check_remote(std::uint32_t rkey, std::uint64_t va, std::uint64_t len, std::uint32_t need,
                                      std::uint8_t** out) const {
     const Slot* s = slot_for(rkey);
-    if (s == nullptr || s->mr.rkey != rkey) return MrCheck::kBadKey;
+    if (s == nullptr || s->mr.rkey != rkey || s->rkey_invalidated.load(std::memory_order_relaxed))
+      return MrCheck::kBadKey;
     return check(s->mr, va, len, need, out);
+  }
+
+  // A peer's SEND with Invalidate (§9.3.7): makes `rkey` unusable for remote access. kBadKey for
+  // an unknown, stale or already invalidated key; kAccessDenied when the region was not
+  // registered with kAccessRemoteInvalidate. The flag is atomic: QPs on other threads check keys
+  // of the same table while one invalidates (their order against it is undefined, as for any two
+  // QPs, but never torn).
+  MrCheck invalidate_remote(std::uint32_t rkey) {
+    Slot* s = slot_for(rkey);
+    if (s == nullptr || s->mr.rkey != rkey || s->rkey_invalidated.load(std::memory_order_relaxed))
+      return MrCheck::kBadKey;
+    if ((s->mr.access & kAccessRemoteInvalidate) == 0) return MrCheck::kAccessDenied;
+    // Exchange, not store: of two QPs invalidating the same key at once, one succeeds.
+    return s->rkey_invalidated.exchange(true, std::memory_order_relaxed) ? MrCheck::kBadKey : MrCheck::kOk;
   }
 
   // Local access through an L_Key (scatter/gather entries of work requests).
@@ -91,6 +114,7 @@ class MrTable {
     MemoryRegion mr;
     bool in_use = false;
     std::uint8_t generation = 0;
+    std::atomic<bool> rkey_invalidated{false};  // by a SEND with Invalidate (invalidate_remote)
   };
 
   // Every work request and every WRITE/READ looks a key up: the bound is a stored count, not

@@ -23,7 +23,7 @@ std::uint32_t queue_capacity(std::uint32_t depth) { return depth == 0 ? 1 : dept
 
 }  // namespace
 
-RcQp::RcQp(const QpAttr& attr, const MrTable& mrs) : attr_(attr), mrs_(mrs) {
+RcQp::RcQp(const QpAttr& attr, MrTable& mrs) : attr_(attr), mrs_(mrs) {
   sq_cap_ = queue_capacity(attr.sq_depth);
   rq_cap_ = queue_capacity(attr.rq_depth);
   sq_.ring.resize(ring_size_for(sq_cap_));

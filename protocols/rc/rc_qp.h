@@ -25,7 +25,8 @@ namespace droce::rc {
 // rq.epsn, rq.msn). Storage is preallocated at creation; nothing allocates per packet.
 class RcQp {
  public:
-  RcQp(const QpAttr& attr, const MrTable& mrs);
+  // `mrs` is not const: a received SEND with Invalidate invalidates one of its R_Keys.
+  RcQp(const QpAttr& attr, MrTable& mrs);
 
   // Lifecycle (§10.3). Returns an error naming the bad attribute or transition; empty if done.
   [[nodiscard]] Status modify(QpState to, const QpAttr* attr = nullptr);
@@ -201,6 +202,8 @@ class RcQp {
   bool check_recv_resources(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, bool starts, bool needs_recv);
   bool execute_send(const wire::PacketInfo& pi, const std::uint8_t* payload, bool starts, bool views);
   bool execute_write(const wire::PacketInfo& pi, const std::uint8_t* payload, bool ends);
+  bool execute_invalidate(const wire::PacketInfo& pi, const wire::OpcodeInfo& op);
+  void refuse_invalidate(std::uint32_t psn);  // counted in resp_invalidate_errors
   RxDelivery complete_send_write(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, bool ends, bool needs_recv,
                                  bool views);
   void execute_read(const wire::PacketInfo& pi);
@@ -221,7 +224,8 @@ class RcQp {
   // Writes the next CQ entry in place (every field: slots are reused). The CQ holds one entry
   // per WQE at most, so it cannot be full.
   void push_completion(std::uint64_t wr_id, WcStatus status, WcOpcode opcode, std::uint32_t byte_len, bool is_recv,
-                       bool has_imm = false, std::uint32_t imm = 0) {
+                       bool has_imm = false, std::uint32_t imm = 0, bool has_invalidate = false,
+                       std::uint32_t invalidated_rkey = 0) {
     if (cq_tail_ - cq_head_ > cq_mask_) return;  // cannot happen: one entry per WQE at most
     Completion& c = cq_[cq_tail_ & cq_mask_];
     c.wr_id = wr_id;
@@ -231,12 +235,14 @@ class RcQp {
     c.byte_len = byte_len;
     c.imm = imm;
     c.has_imm = has_imm;
+    c.invalidated_rkey = invalidated_rkey;
+    c.has_invalidate = has_invalidate;
     c.is_recv = is_recv;
     ++cq_tail_;
   }
 
   QpAttr attr_;
-  const MrTable& mrs_;
+  MrTable& mrs_;
   QpState state_ = QpState::kReset;
   SendQueue sq_;
   RecvQueue rq_;

@@ -24,6 +24,10 @@ std::uint8_t request_opcode(WrOpcode wr, std::uint32_t idx, std::uint32_t n) {
     case WrOpcode::kSendWithImm:
       return op(first && last ? Opcode::kSendOnlyImm : first ? Opcode::kSendFirst : last ? Opcode::kSendLastImm
                                                                                          : Opcode::kSendMiddle);
+    case WrOpcode::kSendWithInv:
+      // The IETH rides on the message's last packet only (§9.3.7; opcodes 0x16/0x17, §9.2.1).
+      return op(first && last ? Opcode::kSendOnlyInv : first ? Opcode::kSendFirst : last ? Opcode::kSendLastInv
+                                                                                         : Opcode::kSendMiddle);
     case WrOpcode::kWrite:
       return op(first && last ? Opcode::kWriteOnly : first ? Opcode::kWriteFirst : last ? Opcode::kWriteLast
                                                                                         : Opcode::kWriteMiddle);
@@ -86,6 +90,7 @@ bool RcQp::next_request(std::uint64_t now_ns, TxDescriptor& d) {
       d.reth_len = len;
     }
     d.imm = w.wr.imm;
+    if (info.headers & wire::kHdrIeth) d.ieth_rkey = w.wr.invalidate_rkey;
     const bool last = idx + 1 == w.npkts;
     d.se = last && w.wr.solicited;
     // AckReq on the last packet of every message and at least every ack_req_every packets,

@@ -295,6 +295,32 @@ void RcQp::execute_read(const wire::PacketInfo& pi) {
   return true;
 }
 
+// Execute the invalidation of a SEND LAST/ONLY with Invalidate (§9.3.7): the IETH's R_Key, of a
+// region registered with kAccessRemoteInvalidate, becomes unusable for remote access. It runs
+// after the payload is placed, so a message refused for its length invalidates nothing, and only
+// for a new message: a duplicate is never executed again (C9-105), so a retransmission cannot
+// fail on the key its first copy invalidated. A key this QP may not invalidate (unknown, stale,
+// already invalidated, or of a region without kAccessRemoteInvalidate) is fatal: the receive the
+// message consumed completes with remote invalid request error, the QP goes to Error (the rest
+// flush), and the requester is answered NAK invalid request, counted. rxe files this error as
+// responder class J and completes the receive the same way; the spec clause naming the NAK code
+// for it could not be checked here, so invalid request is chosen to match that receive status.
+[[gnu::always_inline]] inline bool RcQp::execute_invalidate(const wire::PacketInfo& pi, const wire::OpcodeInfo& op) {
+  if ((op.headers & wire::kHdrIeth) == 0 || mrs_.invalidate_remote(pi.ieth_rkey) == MrCheck::kOk) return true;
+  refuse_invalidate(pi.psn);
+  return false;
+}
+
+// Out of line, as the other fatal NAKs: an error path is a call, not a copy on every SEND.
+void RcQp::refuse_invalidate(std::uint32_t psn) {
+  ++c_.resp_invalidate_errors;
+  if (attr_.recv_mode != RecvMode::kMessageViews) {  // a view QP's credits complete nothing
+    push_completion(rq_at(rq_.head).wr.wr_id, WcStatus::kRemInvReqErr, WcOpcode::kRecv, 0, /*is_recv=*/true);
+    ++rq_.head;
+  }
+  nak_invalid_request(psn);
+}
+
 // Complete an executed SEND/WRITE packet: byte counters and the message in progress; at the
 // message's end the MSN (the AETH's, §9.3.5) and the receive completion — a message view in
 // kMessageViews mode, which uses the credit up, else a CQ entry; then ePSN moves on and an
@@ -315,8 +341,10 @@ void RcQp::execute_read(const wire::PacketInfo& pi) {
       ++rq_.head;
     } else if (needs_recv) {
       const bool has_imm = (op.headers & wire::kHdrImmDt) != 0;
-      push_completion(rq_at(rq_.head).wr.wr_id, WcStatus::kSuccess, has_imm ? WcOpcode::kRecvWithImm : WcOpcode::kRecv,
-                      op.kind == OpKind::kSend ? rq_.offset : 0, /*is_recv=*/true, has_imm, pi.imm_data);
+      const bool has_inv = (op.headers & wire::kHdrIeth) != 0;
+      const WcOpcode wc = has_imm ? WcOpcode::kRecvWithImm : has_inv ? WcOpcode::kRecvWithInv : WcOpcode::kRecv;
+      push_completion(rq_at(rq_.head).wr.wr_id, WcStatus::kSuccess, wc, op.kind == OpKind::kSend ? rq_.offset : 0,
+                      /*is_recv=*/true, has_imm, pi.imm_data, has_inv, has_inv ? pi.ieth_rkey : 0);
       ++rq_.head;
     }
   }
@@ -336,7 +364,7 @@ void RcQp::execute_read(const wire::PacketInfo& pi) {
   const bool views = attr_.recv_mode == RecvMode::kMessageViews;
   const bool done =
       op.kind == OpKind::kSend ? execute_send(pi, payload, starts, views) : execute_write(pi, payload, ends);
-  if (!done) return RxDelivery::kNone;
+  if (!done || !execute_invalidate(pi, op)) return RxDelivery::kNone;
   return complete_send_write(pi, op, ends, needs_recv, views);
 }
 

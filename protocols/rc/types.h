@@ -9,7 +9,9 @@ namespace droce::rc {
 // bytes as verbs devices and rxe's check_length cap it.
 inline constexpr std::uint32_t kMaxMessageBytes = 1u << 31;
 
-enum class WrOpcode : std::uint8_t { kSend, kSendWithImm, kWrite, kWriteWithImm, kRead };
+// kSendWithInv: a SEND whose last packet carries an IETH naming an R_Key of the responder's for
+// it to invalidate (verbs' IBV_WR_SEND_WITH_INV, IBTA §9.3.7).
+enum class WrOpcode : std::uint8_t { kSend, kSendWithImm, kWrite, kWriteWithImm, kRead, kSendWithInv };
 
 // One scatter/gather entry: application memory registered in the MrTable.
 struct Sge {
@@ -25,6 +27,7 @@ struct SendWr {
   std::uint64_t remote_addr = 0;  // WRITE / READ
   std::uint32_t rkey = 0;
   std::uint32_t imm = 0;
+  std::uint32_t invalidate_rkey = 0;  // kSendWithInv: the responder's R_Key to invalidate
   bool signaled = true;
   bool solicited = false;
 };
@@ -65,7 +68,9 @@ enum class WcStatus : std::uint8_t {
   return "unknown";
 }
 
-enum class WcOpcode : std::uint8_t { kSend, kWrite, kRead, kRecv, kRecvWithImm };
+// kRecvWithInv: a SEND with Invalidate was received and its R_Key invalidated (verbs: IBV_WC_RECV
+// with IBV_WC_WITH_INV); the key is in Completion::invalidated_rkey.
+enum class WcOpcode : std::uint8_t { kSend, kWrite, kRead, kRecv, kRecvWithImm, kRecvWithInv };
 
 struct Completion {
   std::uint64_t wr_id = 0;
@@ -74,7 +79,9 @@ struct Completion {
   WcOpcode opcode = WcOpcode::kSend;
   std::uint32_t byte_len = 0;
   std::uint32_t imm = 0;
+  std::uint32_t invalidated_rkey = 0;  // valid when has_invalidate (verbs: wc.invalidated_rkey)
   bool has_imm = false;
+  bool has_invalidate = false;  // the message was a SEND with Invalidate (opcode kRecvWithInv)
   bool is_recv = false;  // receive-queue completion (else send-queue)
 };
 
@@ -93,6 +100,7 @@ struct TxDescriptor {
   std::uint8_t aeth_syndrome = 0;
   std::uint32_t aeth_msn = 0;
   std::uint32_t imm = 0;
+  std::uint32_t ieth_rkey = 0;  // SEND LAST/ONLY with Invalidate
   bool retransmission = false;
 };
 
@@ -117,6 +125,7 @@ struct RcCounters {
   std::uint64_t req_remote_invalid_request = 0;
   std::uint64_t resp_remote_access_errors = 0;
   std::uint64_t resp_invalid_request = 0;
+  std::uint64_t resp_invalidate_errors = 0;  // responder: SEND with Invalidate naming a key it may not invalidate
   std::uint64_t rnr_naks_sent = 0;
   std::uint64_t rnr_naks_received = 0;
   std::uint64_t naks_sent = 0;
