@@ -41,50 +41,36 @@ TEST_CASE("endpoint config: each field out of range is named, a good config make
   CHECK(err.ok());
   ep.reset();
 
-  EndpointConfig c = good;
-  c.queues.pool = nullptr;
-  expect_refused(c, "queues.pool");
-  c = good;
-  c.queues.memory = nullptr;
-  expect_refused(c, "queues.memory");
-  c = good;
-  c.queues.port_id = RTE_MAX_ETHPORTS - 1;
-  expect_refused(c, "queues.port_id");
-  c = good;
-  c.queues.queue = 1;  // the ring port has one queue pair
-  expect_refused(c, "queues.queue");
-  c = good;
-  c.addresses.vlan_id = 4095;
-  expect_refused(c, "addresses.vlan_id");
-  c = good;
-  c.addresses.vlan_pcp = 8;
-  expect_refused(c, "addresses.vlan_pcp");
-  c = good;
-  c.addresses.dscp = 64;
-  expect_refused(c, "addresses.dscp");
-  c = good;
-  c.transport.qpn_base = 1;
-  expect_refused(c, "transport.qpn_base");
-  c = good;
-  c.transport.max_qps = 0;
-  expect_refused(c, "transport.max_qps");
-  c = good;
-  c.transport.max_qps = kMaxEndpointQps + 1;
-  expect_refused(c, "transport.max_qps");
-  c = good;
-  c.transport.qpn_base = (1u << 24) - 10;
-  c.transport.max_qps = 11;
-  expect_refused(c, "transport.qpn_base + max_qps");
-  c = good;
-  c.transport.tx_inline_bytes = 4096;  // the test pool's mbufs hold 2048 bytes
-  expect_refused(c, "transport.tx_inline_bytes");
-  c = good;
-  c.dcqcn.params.min_rate_bps = -1;
-  expect_refused(c, "dcqcn.params");
-  c = good;
-  c.pfc.priority = 8;
-  expect_refused(c, "pfc.priority");
-  c = good;
-  c.pfc.link_bps = std::numeric_limits<double>::quiet_NaN();
-  expect_refused(c, "pfc.link_bps");
+  // Each case spoils one field of a good config.
+  struct Spoiled {
+    const char* field;
+    void (*spoil)(EndpointConfig&);
+  };
+  const Spoiled cases[] = {
+      {"queues.pool", [](EndpointConfig& c) { c.queues.pool = nullptr; }},
+      {"queues.memory", [](EndpointConfig& c) { c.queues.memory = nullptr; }},
+      {"queues.port_id", [](EndpointConfig& c) { c.queues.port_id = RTE_MAX_ETHPORTS - 1; }},
+      {"queues.queue", [](EndpointConfig& c) { c.queues.queue = 1; }},  // the ring port has one queue pair
+      {"addresses.vlan_id", [](EndpointConfig& c) { c.addresses.vlan_id = 4095; }},
+      {"addresses.vlan_pcp", [](EndpointConfig& c) { c.addresses.vlan_pcp = 8; }},
+      {"addresses.dscp", [](EndpointConfig& c) { c.addresses.dscp = 64; }},
+      {"transport.qpn_base", [](EndpointConfig& c) { c.transport.qpn_base = 1; }},
+      {"transport.max_qps", [](EndpointConfig& c) { c.transport.max_qps = 0; }},
+      {"transport.max_qps", [](EndpointConfig& c) { c.transport.max_qps = kMaxEndpointQps + 1; }},
+      {"transport.qpn_base + max_qps",
+       [](EndpointConfig& c) {
+         c.transport.qpn_base = (1u << 24) - 10;
+         c.transport.max_qps = 11;
+       }},
+      // The test pool's mbufs hold 2048 bytes.
+      {"transport.tx_inline_bytes", [](EndpointConfig& c) { c.transport.tx_inline_bytes = 4096; }},
+      {"dcqcn.params", [](EndpointConfig& c) { c.dcqcn.params.min_rate_bps = -1; }},
+      {"pfc.priority", [](EndpointConfig& c) { c.pfc.priority = 8; }},
+      {"pfc.link_bps", [](EndpointConfig& c) { c.pfc.link_bps = std::numeric_limits<double>::quiet_NaN(); }},
+  };
+  for (const Spoiled& k : cases) {
+    EndpointConfig c = good;
+    k.spoil(c);
+    expect_refused(c, k.field);
+  }
 }
