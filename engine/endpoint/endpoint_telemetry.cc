@@ -50,7 +50,7 @@ void accumulate(const RcEndpoint& ep, EndpointCounters& sum, std::uint64_t& qps,
   for (const Field& f : kFields) sum.*f.member += load(c.*f.member);
   for (std::size_t r = 0; r < wire::kDropReasonCount; ++r) sum.rx_drops[r] += load(c.rx_drops[r]);
   qps += ep.qp_count();
-  views += load(ep.views_held_word());
+  views += ep.views_held();
 }
 
 void add_counters(rte_tel_data* d, const EndpointCounters& c) {

@@ -40,16 +40,15 @@ class QpChannel final : public ViewHome {
   }
   // Gives a view back now (the same as v.reset()); false if the channel could not take it.
   bool release(MessageView& v) {
-    const std::uint64_t lost = lost_releases_.load(std::memory_order_relaxed);
-    v.reset();
-    return lost_releases_.load(std::memory_order_relaxed) == lost;
+    if (v.home() != this) {  // not one of ours (or empty): its own home takes it
+      v.reset();
+      return true;
+    }
+    MessageParts p = v.detach();
+    return hand_back(p);
   }
   // ViewHome, application thread: the message goes back to the worker.
-  void give_back(MessageParts& parts) override {
-    if (released_.push(parts)) return;
-    if (parts.segments != nullptr) rte_pktmbuf_free(parts.segments);
-    lost_releases_.fetch_add(1, std::memory_order_relaxed);
-  }
+  void give_back(MessageParts& parts) override { (void)hand_back(parts); }
   [[nodiscard]] std::uint64_t lost_releases() const { return lost_releases_.load(std::memory_order_relaxed); }
 
   // ---- worker lcore, once per loop iteration ----
@@ -115,6 +114,13 @@ class QpChannel final : public ViewHome {
 
  private:
   static constexpr int kBatch = 64;
+  // Into released_ for the worker; when it is full the frames are freed and the loss counted.
+  bool hand_back(MessageParts& parts) {
+    if (released_.push(parts)) return true;
+    if (parts.segments != nullptr) rte_pktmbuf_free(parts.segments);
+    lost_releases_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
   struct Request {
     bool is_send = true;
     rc::SendWr send;

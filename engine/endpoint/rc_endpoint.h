@@ -155,8 +155,6 @@ class RcEndpoint final : public ViewHome {
   [[nodiscard]] std::uint32_t qp_count() const { return first_free_slot_; }
   // Its number in EndpointDirectory (DPDK telemetry: /droce/endpoint_stats,<id>).
   [[nodiscard]] std::uint32_t telemetry_id() const { return telemetry_id_; }
-  // The views-held counter itself, for a reader on another thread (telemetry).
-  [[nodiscard]] const std::uint64_t& views_held_word() const { return views_held_; }
   // A QP's DCQCN reaction point (rate, target, α, stages; nullptr for an unknown QPN). Its rate
   // is what the pacer enforces when dcqcn.reaction_point is on.
   [[nodiscard]] const dcqcn::DcqcnReactionPoint* dcqcn_state(std::uint32_t qpn);
