@@ -1,4 +1,5 @@
-// Completer (IBTA §9.7.5.2, §9.9): ACK/NAK handling, READ response placement, completions.
+// Completer (IBTA §9.7.5.2, §9.9): ACK/NAK handling, READ response placement, atomic results,
+// completions.
 #include <cstring>
 
 #include "protocols/rc/rc_qp.h"
@@ -18,6 +19,8 @@ namespace {
 WcOpcode wc_opcode(WrOpcode o) {
   switch (o) {
     case WrOpcode::kRead: return WcOpcode::kRead;
+    case WrOpcode::kCmpSwap: return WcOpcode::kCompSwap;
+    case WrOpcode::kFetchAdd: return WcOpcode::kFetchAdd;
     case WrOpcode::kWrite:
     case WrOpcode::kWriteWithImm: return WcOpcode::kWrite;
     default: return WcOpcode::kSend;
@@ -80,8 +83,9 @@ void RcQp::on_progress(std::uint64_t now_ns) {
 }
 
 // Everything up to and including `psn` is acknowledged: retire WQEs in order. A READ whose
-// responses have not all arrived cannot be covered by an ACK: that is an implied NAK
-// (§9.7.5.2.3), and we resend the READ from its first missing response.
+// responses have not all arrived, or an atomic whose acknowledgement has not, cannot be covered
+// by an ACK: that is an implied NAK (§9.7.5.2.3), and we resend the READ from its first missing
+// response (the atomic whole: the responder answers it from its saved result).
 void RcQp::retire_through(std::uint32_t psn, std::uint64_t now_ns) {
   bool progressed = false;
   while (sq_.head != sq_.tail) {
@@ -89,7 +93,7 @@ void RcQp::retire_through(std::uint32_t psn, std::uint64_t now_ns) {
     const std::uint32_t last = psn_add(w.first_psn, w.npkts - 1);
     if (!psn_le(w.first_psn, psn)) break;
     if (!psn_lt(w.first_psn, sq_.nxt) && sq_.cur <= sq_.head) break;  // never sent
-    if (w.wr.opcode == WrOpcode::kRead && w.read_pkts_done < w.npkts) {
+    if (awaits_response(w)) {
       if (progressed) on_progress(now_ns);
       implied_nak(psn_add(w.first_psn, w.read_pkts_done));
       return;
@@ -130,10 +134,16 @@ bool RcQp::response_is_stale(const wire::PacketInfo& pi) {
 
 void RcQp::on_response(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns) {
   if (response_is_stale(pi)) return;
-  if (wire::opcode_info(pi.opcode).kind == wire::OpKind::kAck)
-    on_ack_or_nak(pi, now_ns);
-  else
-    on_read_response(pi, payload, now_ns);
+  switch (wire::opcode_info(pi.opcode).kind) {
+    case wire::OpKind::kAck:
+      on_ack_or_nak(pi, now_ns);
+      return;
+    case wire::OpKind::kAtomicAck:
+      on_atomic_ack(pi, now_ns);
+      return;
+    default:
+      on_read_response(pi, payload, now_ns);
+  }
 }
 
 // A NAK PSN sequence error asks for a resend from `psn` (§9.7.5.2.4). The responder sends one per
@@ -200,37 +210,63 @@ void RcQp::restart_ack_timer(std::uint64_t now_ns) {
   if (ack_timeout_ns_ != 0) sq_.timer_deadline = now_ns + ack_timeout_ns_;
 }
 
+// The sent WQE whose PSNs hold `psn` (sq_.tail if none): the request a READ response or an
+// atomic acknowledgement answers.
+std::uint64_t RcQp::response_target(std::uint32_t psn) const {
+  for (std::uint64_t i = sq_.head; i != sq_.tail && i <= sq_.cur; ++i) {
+    const SendWqe& w = sq_.ring[i & sq_mask_];
+    const std::int32_t off = psn_diff(psn, w.first_psn);
+    if (off >= 0 && static_cast<std::uint32_t>(off) < w.npkts) return i;
+  }
+  return sq_.tail;
+}
+
+// Responses arrive in PSN order (§9.7.5.2.3): one for `target` while an earlier READ or atomic
+// still misses (part of) its own skipped ahead of it, an implied NAK for the earlier one.
+bool RcQp::earlier_response_missing(std::uint64_t target) {
+  for (std::uint64_t i = sq_.head; i != target; ++i) {
+    const SendWqe& e = sq_at(i);
+    if (awaits_response(e)) {
+      implied_nak(psn_add(e.first_psn, e.read_pkts_done));
+      return true;
+    }
+  }
+  return false;
+}
+
+// ATOMIC ACKNOWLEDGE (§9.4.5, §9.5.3): the original value of the target, for the atomic at its
+// PSN. It also acknowledges every earlier request; the original value goes to the local buffer
+// in host byte order (verbs' layout) and the atomic completes. Anything else with opcode 0x12 —
+// for a PSN that is not an atomic's, a second copy, or a NAK syndrome on it — answers nothing
+// this requester asked and is dropped, counted (a NAK comes as an ACK packet, §9.3.5).
+void RcQp::on_atomic_ack(const wire::PacketInfo& pi, std::uint64_t now_ns) {
+  const std::uint64_t target = response_target(pi.psn);
+  if (target == sq_.tail || !is_atomic(sq_at(target).wr.opcode) || sq_at(target).read_pkts_done != 0 ||
+      (pi.aeth_syndrome & wire::kAethTypeMask) != wire::kAethTypeAck) {
+    ++c_.duplicate_responses;
+    return;
+  }
+  if (earlier_response_missing(target)) return;
+  SendWqe& w = sq_at(target);
+  retire_through(psn_add(w.first_psn, -1), now_ns);
+  std::memcpy(w.local, &pi.atomic_ack_orig, kAtomicBytes);
+  c_.bytes_copied += kAtomicBytes;
+  w.read_pkts_done = 1;
+  retire_through(pi.psn, now_ns);
+}
+
 void RcQp::on_read_response(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns) {
   restart_ack_timer(now_ns);
   const auto& op = wire::opcode_info(pi.opcode);
   // READ response: it must belong to the oldest READ still missing data. Responses arrive in
   // PSN order, so one also acknowledges every earlier request.
-  std::uint64_t target = sq_.tail;
-  for (std::uint64_t i = sq_.head; i != sq_.tail && i <= sq_.cur; ++i) {
-    const SendWqe& w = sq_at(i);
-    const std::int32_t off = psn_diff(pi.psn, w.first_psn);
-    if (off >= 0 && static_cast<std::uint32_t>(off) < w.npkts) {
-      target = i;
-      break;
-    }
-  }
-  if (target == sq_.tail) {
-    ++c_.duplicate_responses;
+  const std::uint64_t target = response_target(pi.psn);
+  if (target == sq_.tail || sq_at(target).wr.opcode != WrOpcode::kRead) {
+    ++c_.duplicate_responses;  // none of ours, or a READ response for a SEND/WRITE/atomic PSN
     return;
   }
   SendWqe& w = sq_at(target);
-  if (w.wr.opcode != WrOpcode::kRead) {
-    ++c_.duplicate_responses;  // a READ response for a SEND/WRITE PSN: not ours to take
-    return;
-  }
-  for (std::uint64_t i = sq_.head; i != target; ++i) {
-    const SendWqe& e = sq_at(i);
-    if (e.wr.opcode == WrOpcode::kRead && e.read_pkts_done < e.npkts) {
-      // An earlier READ is still missing responses: this one skipped ahead of them.
-      implied_nak(psn_add(e.first_psn, e.read_pkts_done));
-      return;
-    }
-  }
+  if (earlier_response_missing(target)) return;
   const auto off = static_cast<std::uint32_t>(psn_diff(pi.psn, w.first_psn));
   const std::uint32_t expected = w.read_pkts_done;
   if (off < expected) {

@@ -20,11 +20,18 @@ namespace droce::rc {
   f.aeth_msn = d.aeth_msn;
   f.imm = d.imm;
   f.ieth_rkey = d.ieth_rkey;
+  const auto& op = wire::opcode_info(d.opcode);
+  if (op.headers & (wire::kHdrAtomicEth | wire::kHdrAtomicAckEth)) {  // rare: not copied for every frame
+    f.atomic_va = d.atomic_va;
+    f.atomic_rkey = d.atomic_rkey;
+    f.atomic_swap_add = d.atomic_swap_add;
+    f.atomic_compare = d.atomic_compare;
+    f.atomic_ack_orig = d.atomic_ack_orig;
+  }
   // Data leaves ECT(0), READ response data included: it is the bulk of a READ flow, so a switch
   // must be able to mark it and the responder's reaction point must slow it (DCQCN governs the QP
   // that sends the data, Annex A17.9). ACKs, NAKs and atomic acknowledgements carry no payload
   // and stay Not-ECT, as RoCE NICs send them.
-  const auto& op = wire::opcode_info(d.opcode);
   if (!op.is_request && op.kind != wire::OpKind::kReadResponse) f.ecn_override = wire::kEcnNotEct;
   return f;
 }

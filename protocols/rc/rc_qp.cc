@@ -45,6 +45,8 @@ void RcQp::size_resp_ring(std::uint32_t max_dest_rd_atomic) {
   resp_cap_ = static_cast<std::uint32_t>(resp_ring_size(max_dest_rd_atomic));
   rq_.resp.assign(ring_size_for(resp_cap_), RespItem{});
   resp_mask_ = rq_.resp.size() - 1;
+  rq_.atomic_results.assign(max_dest_rd_atomic == 0 ? 1 : max_dest_rd_atomic, AtomicResult{});
+  rq_.atomic_next = 0;
 }
 
 Status RcQp::modify(QpState to, const QpAttr* attr) {
@@ -74,10 +76,12 @@ Status RcQp::modify(QpState to, const QpAttr* attr) {
     sq_.head = sq_.cur = sq_.tail = 0;
     rq_.head = rq_.tail = 0;
     drop_responses();
+    clear_atomic_results();
     sq_.rd_outstanding = 0;
     cq_head_ = cq_tail_ = 0;
   }
   if (to == QpState::kRtr) {
+    clear_atomic_results();  // results are of this connection's PSNs only
     rq_.epsn = attr_.rq_psn;
     rq_.msn = 0;
     rq_.nak_sent = false;
@@ -105,9 +109,19 @@ Status RcQp::post_send(const SendWr& wr) {
   // WRITE could not be described to the responder, which rejects it (rxe: check_length).
   if (wr.sge.length > kMaxMessageBytes)
     return Status::fail(StatusCode::kInvalidArgument, "post_send: message longer than 2^31 bytes");
-  if (wr.opcode == WrOpcode::kRead && attr_.max_rd_atomic == 0)
-    return Status::fail(StatusCode::kInvalidArgument, "post_send: READ on a QP with max_rd_atomic 0 (no READ credits)");
-  const std::uint32_t need = wr.opcode == WrOpcode::kRead ? static_cast<std::uint32_t>(kAccessLocalWrite) : 0u;
+  if (is_read_or_atomic(wr.opcode) && attr_.max_rd_atomic == 0)
+    return Status::fail(StatusCode::kInvalidArgument,
+                        "post_send: READ or atomic on a QP with max_rd_atomic 0 (no READ/atomic credits)");
+  if (is_atomic(wr.opcode)) {
+    // §9.4.5: an atomic operates on 8 bytes at an 8-byte aligned address; verbs asks for an
+    // 8-byte local buffer for the original value. Refused here, at once, rather than by the
+    // responder's NAK, which would end the connection.
+    if (wr.sge.length != kAtomicBytes)
+      return Status::fail(StatusCode::kInvalidArgument, "post_send: atomic local buffer must be exactly 8 bytes");
+    if ((wr.remote_addr & (kAtomicBytes - 1)) != 0)
+      return Status::fail(StatusCode::kInvalidArgument, "post_send: atomic remote_addr must be 8-byte aligned");
+  }
+  const std::uint32_t need = is_read_or_atomic(wr.opcode) ? static_cast<std::uint32_t>(kAccessLocalWrite) : 0u;
   std::uint8_t* local = nullptr;
   if (wr.sge.length != 0) {
     if (mrs_.check_local(wr.sge.lkey, wr.sge.addr, wr.sge.length, need, &local) != MrCheck::kOk)
@@ -152,7 +166,8 @@ bool RcQp::next_packet(std::uint64_t now_ns, TxDescriptor& out) { return next_pa
 bool RcQp::next_packet(std::uint64_t now_ns, TxDescriptor& out, bool data_allowed) {
   // Responses queued before an error (the NAK that caused it) still leave.
   if (rq_.resp_head != rq_.resp_tail && state_ != QpState::kReset) {
-    if (data_allowed || !resp_at(rq_.resp_head).is_read) return next_response(out);  // READ responses are data
+    // READ responses are data; ACKs, NAKs and atomic acknowledgements are not.
+    if (data_allowed || !resp_at(rq_.resp_head).is_read) return next_response(out);
     return false;
   }
   if (!data_allowed || state_ != QpState::kRts) return false;
@@ -165,7 +180,8 @@ RxDelivery RcQp::on_packet(const wire::PacketInfo& pi, const std::uint8_t* paylo
   if (op.is_request) {
     return on_request(pi, op, payload);
   } else if (state_ == QpState::kRts &&
-             (op.kind == wire::OpKind::kAck || op.kind == wire::OpKind::kReadResponse)) {
+             (op.kind == wire::OpKind::kAck || op.kind == wire::OpKind::kReadResponse ||
+              op.kind == wire::OpKind::kAtomicAck)) {
     on_response(pi, payload, now_ns);
   }
   return RxDelivery::kNone;

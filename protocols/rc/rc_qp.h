@@ -90,10 +90,10 @@ class RcQp {
     std::uint8_t* local = nullptr;  // resolved SGE address
     std::uint32_t first_psn = 0;
     std::uint32_t npkts = 1;        // PSNs the request consumes
-    std::uint32_t read_pkts_done = 0;
+    std::uint32_t read_pkts_done = 0;  // READ responses placed (an atomic's: its one acknowledgement)
     std::uint32_t read_req_start = 0;  // packet index the last READ request for it asked from
     bool read_reissued = false;        // that request was a retransmission (implied NAK or timeout)
-    bool holds_rd_credit = false;      // a READ issued and not yet complete: one of max_rd_atomic
+    bool holds_rd_credit = false;      // a READ or atomic issued and not yet complete: one of max_rd_atomic
   };
   // Rings are sized to a power of two at creation and indexed with a mask; the queue's capacity
   // is still the depth asked for (sq_cap_, rq_cap_).
@@ -112,7 +112,7 @@ class RcQp {
     std::uint64_t timer_deadline = kNever;  // local ACK timer; kNever = disarmed
     std::uint64_t rnr_until = kNever;       // RNR NAK wait; kNever = none
     bool implied_nak_pending = false;  // a READ gap was re-requested; stale responses drop silently
-    std::uint32_t rd_outstanding = 0;  // READs holding a credit (max_rd_atomic)
+    std::uint32_t rd_outstanding = 0;  // READs and atomics holding a credit (max_rd_atomic)
     std::uint32_t seq_nak_psn = 0;     // PSN of the sequence NAK last acted on ...
     bool seq_nak_acted = false;        // ... valid until the next forward progress
   };
@@ -120,17 +120,32 @@ class RcQp {
     RecvWr wr;
     std::uint8_t* local = nullptr;
   };
-  // What the responder owes the requester, in PSN order: one ACK/NAK, or a READ response run.
+  // What the responder owes the requester, in PSN order: one ACK/NAK, a READ response run, or an
+  // ATOMIC ACKNOWLEDGE.
   struct RespItem {
     const std::uint8_t* data = nullptr;  // READ: responder memory (zero copy)
+    std::uint64_t atomic_orig = 0;       // atomic: the target's value before the operation
     std::uint32_t psn = 0;
     std::uint32_t msn = 0;
     std::uint32_t len = 0;
     std::uint32_t npkts = 0;
     std::uint32_t sent = 0;
     bool is_read = false;
-    bool replay = false;  // READ: answers a duplicate request (holds no responder resource)
+    bool is_atomic = false;
+    bool replay = false;  // READ/atomic: answers a duplicate request (holds no responder resource)
     std::uint8_t syndrome = 0;
+    // A READ response run or atomic acknowledgement: never merged with an ACK/NAK (queue_ack).
+    [[nodiscard]] bool holds_resource_kind() const { return is_read || is_atomic; }
+  };
+  // The result of an executed atomic, kept for its duplicates (§9.7.5.1.1: a duplicate atomic is
+  // answered with the saved original value and never executed again). The target's key and
+  // address are kept too: a duplicate naming another target is not the same request.
+  struct AtomicResult {
+    std::uint64_t va = 0;
+    std::uint64_t orig = 0;
+    std::uint32_t rkey = 0;
+    std::uint32_t psn = 0;
+    bool valid = false;
   };
   struct RecvQueue {
     std::vector<RecvWqe> ring;
@@ -148,19 +163,29 @@ class RcQp {
     // 4 * max_dest_rd_atomic + 1 items (resp_ring_size), so nothing owed is ever dropped for room.
     std::vector<RespItem> resp;
     std::uint64_t resp_head = 0, resp_tail = 0;
-    std::uint32_t reads_queued = 0;    // new READs whose responses are not all sent (resources in use)
-    std::uint32_t replays_queued = 0;  // replays of duplicate READs not all sent
+    std::uint32_t reads_queued = 0;    // new READs/atomics whose responses are not all sent (resources in use)
+    std::uint32_t replays_queued = 0;  // replays of duplicate READs/atomics not all sent
+    // The last max_dest_rd_atomic atomics' results (at least one), oldest overwritten first.
+    std::vector<AtomicResult> atomic_results;
+    std::uint32_t atomic_next = 0;
   };
 
   // requester.cc
   bool next_request(std::uint64_t now_ns, TxDescriptor& out);
-  // Initiator depth (IBTA §9.4.4, max_rd_atomic): a READ not yet issued waits for a credit, and
-  // so does everything posted behind it — the send queue is processed in order, as hardware
-  // does. A READ re-issued after a loss already holds its credit.
+  // Initiator depth (IBTA §9.4.4, max_rd_atomic): a READ or atomic not yet issued waits for a
+  // credit, and so does everything posted behind it — the send queue is processed in order, as
+  // hardware does. One re-issued after a loss already holds its credit.
   bool rd_credit_available(const SendWqe& w) const {
-    return w.wr.opcode != WrOpcode::kRead || w.holds_rd_credit || sq_.rd_outstanding < attr_.max_rd_atomic;
+    return !is_read_or_atomic(w.wr.opcode) || w.holds_rd_credit || sq_.rd_outstanding < attr_.max_rd_atomic;
   }
-  // A READ's credit returns when it completes (all its responses placed) or the QP flushes.
+  // A READ or atomic still waiting for (part of) its response: an ACK cannot retire it.
+  static bool awaits_response(const SendWqe& w) { return is_read_or_atomic(w.wr.opcode) && w.read_pkts_done < w.npkts; }
+  void take_rd_credit(SendWqe& w) {
+    if (w.holds_rd_credit) return;
+    w.holds_rd_credit = true;
+    ++sq_.rd_outstanding;
+  }
+  // A READ's or atomic's credit returns when it completes (its responses placed) or the QP flushes.
   void release_rd_credit(SendWqe& w) {
     if (!w.holds_rd_credit) return;
     w.holds_rd_credit = false;
@@ -169,7 +194,7 @@ class RcQp {
   SendWqe& sq_at(std::uint64_t i) { return sq_.ring[i & sq_mask_]; }
   RecvWqe& rq_at(std::uint64_t i) { return rq_.ring[i & rq_mask_]; }
   RespItem& resp_at(std::uint64_t i) { return rq_.resp[i & resp_mask_]; }
-  void size_resp_ring(std::uint32_t max_dest_rd_atomic);
+  void size_resp_ring(std::uint32_t max_dest_rd_atomic);  // and the saved atomic results
   void set_ack_timeout_from_attr() { ack_timeout_ns_ = attr_.ack_timeout_ns(); }
   void rewind_to(std::uint32_t psn);
   // completer.cc
@@ -184,6 +209,9 @@ class RcQp {
   void on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns);
   void on_sequence_nak(std::uint32_t psn);
   void on_read_response(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns);
+  void on_atomic_ack(const wire::PacketInfo& pi, std::uint64_t now_ns);
+  std::uint64_t response_target(std::uint32_t psn) const;
+  bool earlier_response_missing(std::uint64_t target);
   void restart_ack_timer(std::uint64_t now_ns);
   // Moves to Error and flushes both work queues (§10.3.1); a responder NAK that caused it
   // stays queued when `keep_responses`.
@@ -207,6 +235,18 @@ class RcQp {
   RxDelivery complete_send_write(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, bool ends, bool needs_recv,
                                  bool views);
   void execute_read(const wire::PacketInfo& pi);
+  // responder_atomic.cc: the atomic request's checks (resources, alignment, R_Key), execution
+  // with the result saved, and duplicates answered from the saved results.
+  void on_atomic(const wire::PacketInfo& pi);
+  bool check_atomic_resources(const wire::PacketInfo& pi);
+  bool check_atomic_alignment(const wire::PacketInfo& pi);
+  std::uint8_t* check_atomic_rkey(const wire::PacketInfo& pi);
+  std::uint64_t execute_atomic(const wire::PacketInfo& pi, std::uint8_t* target);
+  void save_atomic_result(const wire::PacketInfo& pi, std::uint64_t orig);
+  const AtomicResult* saved_atomic_result(const wire::PacketInfo& pi) const;
+  void queue_atomic_ack(std::uint32_t psn, std::uint64_t orig, bool replay);
+  void replay_atomic(const wire::PacketInfo& pi);
+  void clear_atomic_results();
   bool next_response(TxDescriptor& out);
   bool queue_ack(std::uint32_t psn, std::uint8_t syndrome);
   [[nodiscard]] static std::size_t resp_ring_size(std::uint32_t max_dest_rd_atomic) {

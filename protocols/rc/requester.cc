@@ -36,6 +36,10 @@ std::uint8_t request_opcode(WrOpcode wr, std::uint32_t idx, std::uint32_t n) {
                                                         : last ? Opcode::kWriteLastImm : Opcode::kWriteMiddle);
     case WrOpcode::kRead:
       return op(Opcode::kReadRequest);
+    case WrOpcode::kCmpSwap:
+      return op(Opcode::kCmpSwap);
+    case WrOpcode::kFetchAdd:
+      return op(Opcode::kFetchAdd);
   }
   return 0;
 }
@@ -72,12 +76,22 @@ bool RcQp::next_request(std::uint64_t now_ns, TxDescriptor& d) {
     d.reth_len = len - offset;
     d.ack_req = true;
     w.read_req_start = idx;
-    if (!w.holds_rd_credit) {
-      w.holds_rd_credit = true;
-      ++sq_.rd_outstanding;
-    }
+    take_rd_credit(w);
     w.read_reissued = psn_lt(sq_.nxt, sq_.high);
     sq_.nxt = psn_add(sq_.nxt, w.npkts - idx);
+    sq_.since_ack_req = 0;
+    ++sq_.cur;
+  } else if (is_atomic(w.wr.opcode)) {
+    // One packet, one PSN, answered by one ATOMIC ACKNOWLEDGE (§9.4.5); AtomicETH names the
+    // target and the operands. A re-issue sends the same request: the responder answers a
+    // duplicate from its saved result (§9.7.5.1.1), so the operation runs once.
+    d.atomic_va = w.wr.remote_addr;
+    d.atomic_rkey = w.wr.rkey;
+    d.atomic_swap_add = w.wr.opcode == WrOpcode::kCmpSwap ? w.wr.swap : w.wr.compare_add;
+    d.atomic_compare = w.wr.opcode == WrOpcode::kCmpSwap ? w.wr.compare_add : 0;
+    d.ack_req = true;
+    take_rd_credit(w);
+    sq_.nxt = psn_add(sq_.nxt, 1);
     sq_.since_ack_req = 0;
     ++sq_.cur;
   } else {

@@ -10,8 +10,21 @@ namespace droce::rc {
 inline constexpr std::uint32_t kMaxMessageBytes = 1u << 31;
 
 // kSendWithInv: a SEND whose last packet carries an IETH naming an R_Key of the responder's for
-// it to invalidate (verbs' IBV_WR_SEND_WITH_INV, IBTA §9.3.7).
-enum class WrOpcode : std::uint8_t { kSend, kSendWithImm, kWrite, kWriteWithImm, kRead, kSendWithInv };
+// it to invalidate (verbs' IBV_WR_SEND_WITH_INV, IBTA §9.3.7). kCmpSwap / kFetchAdd: the 64-bit
+// atomics of §9.4.5 (verbs' IBV_WR_ATOMIC_CMP_AND_SWP / IBV_WR_ATOMIC_FETCH_AND_ADD).
+enum class WrOpcode : std::uint8_t { kSend, kSendWithImm, kWrite, kWriteWithImm, kRead, kSendWithInv, kCmpSwap, kFetchAdd };
+
+// Operations that take one of the requester's READ/atomic credits (max_rd_atomic, §9.4.4) and
+// complete only when their response arrives.
+[[nodiscard]] constexpr bool is_read_or_atomic(WrOpcode o) {
+  return o == WrOpcode::kRead || o == WrOpcode::kCmpSwap || o == WrOpcode::kFetchAdd;
+}
+[[nodiscard]] constexpr bool is_atomic(WrOpcode o) { return o == WrOpcode::kCmpSwap || o == WrOpcode::kFetchAdd; }
+
+// An atomic's operand and result are 8 bytes, at an 8-byte aligned remote address (§9.4.5); the
+// original value lands in the local buffer (sge, exactly 8 bytes) in host byte order, as verbs
+// devices write it.
+inline constexpr std::uint32_t kAtomicBytes = 8;
 
 // One scatter/gather entry: application memory registered in the MrTable.
 struct Sge {
@@ -28,6 +41,10 @@ struct SendWr {
   std::uint32_t rkey = 0;
   std::uint32_t imm = 0;
   std::uint32_t invalidate_rkey = 0;  // kSendWithInv: the responder's R_Key to invalidate
+  // Atomics (verbs' wr.atomic): kFetchAdd adds compare_add; kCmpSwap stores swap where the
+  // target equals compare_add. remote_addr and rkey name the 8-byte target.
+  std::uint64_t compare_add = 0;
+  std::uint64_t swap = 0;
   bool signaled = true;
   bool solicited = false;
 };
@@ -70,7 +87,7 @@ enum class WcStatus : std::uint8_t {
 
 // kRecvWithInv: a SEND with Invalidate was received and its R_Key invalidated (verbs: IBV_WC_RECV
 // with IBV_WC_WITH_INV); the key is in Completion::invalidated_rkey.
-enum class WcOpcode : std::uint8_t { kSend, kWrite, kRead, kRecv, kRecvWithImm, kRecvWithInv };
+enum class WcOpcode : std::uint8_t { kSend, kWrite, kRead, kRecv, kRecvWithImm, kRecvWithInv, kCompSwap, kFetchAdd };
 
 struct Completion {
   std::uint64_t wr_id = 0;
@@ -101,6 +118,11 @@ struct TxDescriptor {
   std::uint32_t aeth_msn = 0;
   std::uint32_t imm = 0;
   std::uint32_t ieth_rkey = 0;  // SEND LAST/ONLY with Invalidate
+  std::uint64_t atomic_va = 0;  // CmpSwap / FetchAdd request (AtomicETH, §9.3.4)
+  std::uint32_t atomic_rkey = 0;
+  std::uint64_t atomic_swap_add = 0;
+  std::uint64_t atomic_compare = 0;
+  std::uint64_t atomic_ack_orig = 0;  // ATOMIC ACKNOWLEDGE (AtomicAckETH, §9.3.5.3)
   bool retransmission = false;
 };
 
@@ -126,6 +148,8 @@ struct RcCounters {
   std::uint64_t resp_remote_access_errors = 0;
   std::uint64_t resp_invalid_request = 0;
   std::uint64_t resp_invalidate_errors = 0;  // responder: SEND with Invalidate naming a key it may not invalidate
+  std::uint64_t atomics_executed = 0;        // responder: atomics performed on its memory (once each)
+  std::uint64_t atomic_replays = 0;          // responder: duplicate atomics answered from the saved result
   std::uint64_t rnr_naks_sent = 0;
   std::uint64_t rnr_naks_received = 0;
   std::uint64_t naks_sent = 0;

@@ -347,7 +347,7 @@ void check_steering_all_local(WorkerGroup& g) {
 
 }  // namespace
 
-TEST_CASE("N workers per side, 64 QPs round-robin, 5 % loss with reordering and duplication: every message verified",
+TEST_CASE("every message verified with N workers per side, 64 QPs round-robin, 5 % loss, reordering, duplication",
           "[workers]") {
   for (std::uint16_t n : {std::uint16_t{2}, std::uint16_t{4}}) {
     INFO(n << " workers");
