@@ -146,12 +146,19 @@ void RcQp::on_response(const wire::PacketInfo& pi, const std::uint8_t* payload, 
   }
 }
 
+// A NAK acknowledges everything before its PSN (§9.7.5.2.4), but a READ or atomic before it whose
+// response was lost cannot be retired by that: retire_through() stopped there and its implied NAK
+// already rewound to it. Resending from the NAK's PSN as well would skip that request again, and
+// each such NAK would spend a retry with no progress until the QP fails (RETRY_EXC_ERR) — what a
+// lossy link with pipelined atomics did. The rewind stands; the NAK's own resend comes with it.
+bool RcQp::nak_overtaken_by_implied_nak(std::uint32_t psn) const { return psn_lt(sq_.una, psn); }
+
 // A NAK PSN sequence error asks for a resend from `psn` (§9.7.5.2.4). The responder sends one per
 // gap (C9-118 style, until ePSN arrives), so a second one for the PSN we already resent from is a
 // duplicate (the network's, or a delayed copy): it costs no retry and rewinds nothing.
 void RcQp::on_sequence_nak(std::uint32_t psn) {
   ++c_.packet_seq_err;
-  if (sq_.seq_nak_acted && sq_.seq_nak_psn == psn) return;
+  if (nak_overtaken_by_implied_nak(psn) || (sq_.seq_nak_acted && sq_.seq_nak_psn == psn)) return;
   if (!retry_or_fail(false)) return;
   sq_.seq_nak_acted = true;
   sq_.seq_nak_psn = psn;
@@ -169,7 +176,7 @@ void RcQp::on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns) {
     case wire::kAethTypeRnrNak:
       ++c_.rnr_naks_received;
       retire_through(psn_add(pi.psn, -1), now_ns);
-      if (state_ != QpState::kRts || !retry_or_fail(true)) return;
+      if (state_ != QpState::kRts || nak_overtaken_by_implied_nak(pi.psn) || !retry_or_fail(true)) return;
       sq_.rnr_until = now_ns + wire::kRnrTimerNs[syn & 0x1F];
       rewind_to(pi.psn);
       // The responder is alive and answering: the local ACK timer restarts when the request

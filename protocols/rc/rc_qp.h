@@ -208,6 +208,7 @@ class RcQp {
   bool response_is_stale(const wire::PacketInfo& pi);
   void on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns);
   void on_sequence_nak(std::uint32_t psn);
+  [[nodiscard]] bool nak_overtaken_by_implied_nak(std::uint32_t psn) const;
   void on_read_response(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns);
   void on_atomic_ack(const wire::PacketInfo& pi, std::uint64_t now_ns);
   std::uint64_t response_target(std::uint32_t psn) const;
