@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 #include <rte_cycles.h>
 #include <rte_pause.h>
@@ -83,6 +84,13 @@ bool Job::post_one(Requester& q) {
   w.rkey = q.rkey;
   if (o.op == Op::kRead) {
     w.opcode = rc::WrOpcode::kRead;
+  } else if (is_atomic_op(o.op)) {
+    // One counter per QP, the first word of the responder's slice: FetchAdd 1, or CmpSwap from the
+    // value the previous operations left (RC executes in order) to the next.
+    w.remote_addr = q.remote_va;
+    w.opcode = o.op == Op::kFetchAdd ? rc::WrOpcode::kFetchAdd : rc::WrOpcode::kCmpSwap;
+    w.compare_add = o.op == Op::kFetchAdd ? 1 : seq;
+    w.swap = seq + 1;
   } else {
     w.opcode = o.op == Op::kSend ? rc::WrOpcode::kSendWithImm : rc::WrOpcode::kWriteWithImm;
     plan_.pattern->fill(s, size, q.index, seq);
@@ -96,7 +104,7 @@ bool Job::post_one(Requester& q) {
 
 void Job::keep_receives_posted(Responder& r) {
   const Options& o = *plan_.opt;
-  if (o.op == Op::kRead) return;
+  if (o.op == Op::kRead || is_atomic_op(o.op)) return;
   while (r.recv_posted - r.received < plan_.slots) {
     const std::size_t slot = r.recv_posted % plan_.slots;
     rc::RecvWr w{r.recv_posted,
@@ -144,6 +152,14 @@ void Job::verify_message(Responder& r, const rc::Completion& c, std::uint64_t no
   }
 }
 
+// An atomic's original value (its 8-byte result) is its sequence number: the operations before it
+// each added one (FetchAdd 1, or CmpSwap seq -> seq + 1 on the QP's own counter).
+bool Job::atomic_result_ok(const Requester& q, const rc::Completion& c) const {
+  std::uint64_t orig = 0;
+  std::memcpy(&orig, q.buf + (c.wr_id % plan_.slots) * plan_.slot_bytes, sizeof(orig));
+  return c.byte_len == sizeof(orig) && orig == c.wr_id;
+}
+
 // Requester: completions in order; READ data checked here; latency from post to completion.
 void Job::complete_request(Requester& q, const rc::Completion& c, std::uint64_t now) {
   const Options& o = *plan_.opt;
@@ -159,6 +175,9 @@ void Job::complete_request(Requester& q, const rc::Completion& c, std::uint64_t 
   if (o.op == Op::kRead &&
       !plan_.pattern->check(q.buf + slot * plan_.slot_bytes, size, q.index, c.wr_id % q.remote_slots))
     ++t_.corrupted;
+  // An atomic's original value is the count of operations before it: anything else means one
+  // was lost or ran twice (a CmpSwap that found another value also failed to swap).
+  if (is_atomic_op(o.op) && !atomic_result_ok(q, c)) ++t_.corrupted;
   hist_.record(static_cast<std::uint64_t>(static_cast<double>(now - q.post_tsc[slot]) * 1e9 / plan_.hz));
   ++q.completed_ok;
   ++t_.messages;

@@ -119,6 +119,7 @@ class Job {
   void dispatch(engine::RcEndpoint& ep, const rc::Completion& c, std::uint64_t now);
   void verify_message(Responder& r, const rc::Completion& c, std::uint64_t now);
   void complete_request(Requester& q, const rc::Completion& c, std::uint64_t now);
+  [[nodiscard]] bool atomic_result_ok(const Requester& q, const rc::Completion& c) const;
   void note_failure(std::uint32_t index, engine::RcEndpoint& ep, std::uint32_t qpn, const rc::Completion& c);
   [[nodiscard]] bool share_completed() const;
 

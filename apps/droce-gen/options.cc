@@ -11,7 +11,16 @@
 
 namespace droce::gen {
 
-const char* op_name(Op op) { return op == Op::kSend ? "send" : op == Op::kWrite ? "write" : "read"; }
+const char* op_name(Op op) {
+  switch (op) {
+    case Op::kSend: return "send";
+    case Op::kWrite: return "write";
+    case Op::kRead: return "read";
+    case Op::kFetchAdd: return "fetch_add";
+    case Op::kCmpSwap: return "cmp_swap";
+  }
+  return "?";
+}
 const char* mode_name(Mode m) { return m == Mode::kLoopback ? "loopback" : m == Mode::kClient ? "client" : "server"; }
 
 std::uint32_t Options::max_size() const {
@@ -69,8 +78,11 @@ void usage(const Options& d) {
       "  --qp-timeout N           local ACK timeout 4.096 us * 2^N, 1..31 (default %u: 67 ms, perftest's)\n"
       "  --retry-cnt N            retries after ACK timeouts and NAKs before the QP fails, 0..7 (default %u)\n"
       "workload\n"
-      "  --op send|write|read     RC operation (default %s; send/write carry immediate data = sequence)\n"
-      "  --size BYTES[,BYTES..]   message size 1..1048576, or a list cycled through (default %s)\n"
+      "  --op OP                  send, write, read, fetch_add or cmp_swap (default %s; send/write carry\n"
+      "                           immediate data = sequence; the atomics work on one 8-byte counter per QP:\n"
+      "                           fetch_add adds 1, cmp_swap swaps seq for seq + 1, and the counter must end\n"
+      "                           equal to the operations completed)\n"
+      "  --size BYTES[,BYTES..]   message size 1..1048576, or a list cycled through (default %s; atomics: 8)\n"
       "  --mtu BYTES              path MTU: 256, 512, 1024, 2048 or 4096 (default %u)\n"
       "  --qps N                  queue pairs, 1..%u (default %u)\n"
       "  --active-qps M           only the first M QPs carry traffic; the others are connected and idle\n"
@@ -131,6 +143,7 @@ int fail(const std::string& message) {
 int parse_options(const std::vector<std::string>& args, Options& o) {
   const Options defaults;
   bool remote_qpn_given = false;
+  bool size_given = false;
   std::vector<std::pair<std::string, std::string>> overrides;  // applied after the preset, in order
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -176,9 +189,12 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
       if (v == "send") o.op = Op::kSend;
       else if (v == "write") o.op = Op::kWrite;
       else if (v == "read") o.op = Op::kRead;
-      else return fail("--op: " + apps::quoted(v) + " is not send, write or read");
+      else if (v == "fetch_add") o.op = Op::kFetchAdd;
+      else if (v == "cmp_swap") o.op = Op::kCmpSwap;
+      else return fail("--op: " + apps::quoted(v) + " is not send, write, read, fetch_add or cmp_swap");
     } else if (a == "--size") {
       if (!value()) return fail(e);
+      size_given = true;
       o.sizes.clear();
       for (std::size_t start = 0;;) {
         const std::size_t comma = v.find(',', start);
@@ -288,6 +304,12 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   if (o.mode != Mode::kLoopback && o.oob_port == 0 && o.op != Op::kSend)
     return std::fprintf(stderr, "droce-gen: --op %s needs the peer's buffer address and rkey, which only the "
                                 "out-of-band exchange carries: use --oob-port, or --op send\n", op_name(o.op)), -1;
+  if (is_atomic_op(o.op)) {
+    // An atomic works on 8 bytes (IBTA §9.4.5): that is its size, given or not.
+    if (size_given && (o.sizes.size() != 1 || o.sizes[0] != 8))
+      return std::fprintf(stderr, "droce-gen: --op %s works on 8 bytes: leave --size out or give 8\n", op_name(o.op)), -1;
+    o.sizes = {8};
+  }
   if (o.active_qps > o.qps)
     return std::fprintf(stderr, "droce-gen: --active-qps %u is more than --qps %u\n", o.active_qps, o.qps), -1;
   if (o.workers > o.qps)

@@ -10,7 +10,10 @@
 
 namespace droce::gen {
 
-enum class Op { kSend, kWrite, kRead };
+// kFetchAdd / kCmpSwap: 8-byte atomics on one counter word per QP at the responder (FetchAdd 1;
+// CmpSwap seq -> seq + 1), each result checked and the counter compared at the end.
+enum class Op { kSend, kWrite, kRead, kFetchAdd, kCmpSwap };
+[[nodiscard]] constexpr bool is_atomic_op(Op op) { return op == Op::kFetchAdd || op == Op::kCmpSwap; }
 enum class Mode { kLoopback, kClient, kServer };
 
 struct Options {

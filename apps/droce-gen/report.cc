@@ -21,6 +21,7 @@ struct Counters {
   std::uint64_t retx = 0, naks_sent = 0, naks_rcvd = 0, rnr = 0, timeouts = 0, dup_req = 0, oos = 0;
   std::uint64_t cnps_sent = 0, cnps_rcvd = 0, ecn_marked = 0, cnp_handled = 0, cnp_ignored = 0;
   std::uint64_t pfc_frames = 0, pfc_paused_ns = 0, zc = 0, copied_tx = 0, inlined = 0;
+  std::uint64_t atomics_executed = 0, atomic_replays = 0;
 };
 
 void add_qp(Counters& s, engine::RcEndpoint* ep, std::uint32_t qpn) {
@@ -32,6 +33,8 @@ void add_qp(Counters& s, engine::RcEndpoint* ep, std::uint32_t qpn) {
   s.timeouts += c.local_ack_timeout_err;
   s.dup_req += c.duplicate_request;
   s.oos += c.out_of_sequence;
+  s.atomics_executed += c.atomics_executed;
+  s.atomic_replays += c.atomic_replays;
 }
 
 Counters counters_of(Setup& st) {
@@ -110,6 +113,9 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
   std::printf(" verification%s: lost %llu  duplicated %llu  out of order %llu  corrupted %llu  errors %llu\n",
               o.mode == Mode::kClient ? " (both ends)" : "", static_cast<ull>(t.lost), static_cast<ull>(t.duplicated),
               static_cast<ull>(t.out_of_order), static_cast<ull>(t.corrupted), static_cast<ull>(t.errors));
+  if (r.atomic_checked)
+    std::printf(" atomic counters at the responder: %llu for %llu operations completed (each executed once: equal)\n",
+                static_cast<ull>(r.atomic_counter), static_cast<ull>(r.atomic_completed));
   std::printf(" zero-copy TX frames %llu, inline TX frames (payload <= 256 B) %llu, payload bytes copied on TX %llu\n",
               static_cast<ull>(c.zc), static_cast<ull>(c.inlined), static_cast<ull>(c.copied_tx));
   // Several workers: each one's share (the verification above covers them all; a client's
@@ -178,6 +184,12 @@ int report(const Options& o, Setup& st, const RunOutcome& r) {
     j["out_of_sequence"] = c.oos;
     j["impairment"] = {{"dropped", lab.dropped}, {"duplicated", lab.duplicated}, {"reordered", lab.reordered}};
     j["peer_received"] = r.peer_received;
+    if (r.atomic_checked) {
+      j["atomic_counter"] = r.atomic_counter;
+      j["atomic_completed"] = r.atomic_completed;
+      j["atomics_executed"] = c.atomics_executed;
+      j["atomic_replays"] = c.atomic_replays;
+    }
     j["problem"] = r.problem;
     j["workers"] = workers_json(o, st, secs);
     j["config"] = {{"mode", mode_name(o.mode)}, {"op", op_name(o.op)}, {"size", o.sizes},

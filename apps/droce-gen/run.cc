@@ -2,6 +2,7 @@
 #include "apps/droce-gen/run.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -156,6 +157,22 @@ Status read_end_counts(engine::OobConnection& oob, const std::string& first, std
   return {};
 }
 
+// Atomic runs: QP i's counter at the responder against the operations its requester saw complete
+// (`completed`). Each operation adds exactly one, so they are equal, except that operations still
+// in flight when the run ended (up to `unresolved`: a --duration run's last window) may have run
+// or not. Fewer is a lost operation, more one executed twice.
+void check_atomic_counter(const Responder& r, std::uint64_t completed, std::uint64_t unresolved, RunOutcome& out) {
+  // The responder's worker may still poll (retransmissions answered from saved results change
+  // nothing): read the word whole.
+  const std::uint64_t counter =
+      std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(r.buf)).load(std::memory_order_acquire);
+  out.atomic_checked = true;
+  out.atomic_counter += counter;
+  out.atomic_completed += completed;
+  if (counter < completed) out.t.lost += completed - counter;
+  if (counter > completed + unresolved) out.t.duplicated += counter - completed - unresolved;
+}
+
 }  // namespace
 
 Status run(const Options& o, Setup& st, Connection& c, RunOutcome& out) {
@@ -282,6 +299,11 @@ Status run(const Options& o, Setup& st, Connection& c, RunOutcome& out) {
   if (server && s.first_rx != 0) out.secs = static_cast<double>(s.last_rx - std::max(s.first_rx, measured_start)) / hz;
   out.unfinished = pending && out.t.errors == 0;
   if (csv != nullptr) std::fclose(csv);
+  if (is_atomic_op(o.op) && o.mode == Mode::kLoopback)
+    for (std::uint32_t i = 0; i < o.active(); ++i) {
+      const Requester& q = st.requester(i);
+      check_atomic_counter(st.responder(i), q.completed_ok, q.posted - q.completed_ok, out);
+    }
 
   // ---- end of run: the client tells the server what it sent; the server answers what arrived.
   // Then the goodbye, so that no port is torn down while its peer still polls: the client stops
@@ -354,10 +376,13 @@ Status run(const Options& o, Setup& st, Connection& c, RunOutcome& out) {
       std::uint64_t sent_ok = 0;
       for (std::size_t i = 0; i < counts.size(); ++i) {
         const std::uint64_t expected = st.responder(static_cast<std::uint32_t>(i)).expected;
-        if (o.op != Op::kRead && counts[i] > expected) t.lost += counts[i] - expected;
+        if (o.op != Op::kRead && !is_atomic_op(o.op) && counts[i] > expected) t.lost += counts[i] - expected;
+        // The client's window (the same --inflight: the workloads matched) bounds what was in flight.
+        if (is_atomic_op(o.op) && i < o.active()) check_atomic_counter(st.responder(static_cast<std::uint32_t>(i)), counts[i], o.inflight, out);
         sent_ok += counts[i];
       }
-      if (o.op == Op::kRead) t.messages = sent_ok;  // READs complete at the client; the server only served
+      // READs and atomics complete at the client; the server only served.
+      if (o.op == Op::kRead || is_atomic_op(o.op)) t.messages = sent_ok;
       const std::string res =
           engine::format_result_line(engine::ResultLine{t.messages, t.lost, t.duplicated, t.out_of_order, t.corrupted, t.errors});
       // Keep serving until the client has stopped polling (its BYE): it may still be retransmitting.

@@ -23,6 +23,11 @@ struct RunOutcome {
   bool interrupted = false;
   std::string problem;           // empty when the run and the end-of-run exchange went right
   std::uint64_t peer_received = 0;
+  // Atomic runs (loopback or server): the responders' counters summed, against the operations the
+  // requesters saw complete (the client's END counts on a server).
+  bool atomic_checked = false;
+  std::uint64_t atomic_counter = 0;
+  std::uint64_t atomic_completed = 0;
 };
 
 // The run. An error is what kept it from starting (a CSV file, a busy lcore); after it starts,

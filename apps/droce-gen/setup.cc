@@ -35,7 +35,7 @@ rc::QpAttr qp_attr(const Options& o, std::uint32_t i, bool requester_side) {
   a.retry_cnt = o.retry_cnt;
   a.rnr_retry = 7;
   a.min_rnr_timer = 1;  // 0.01 ms: a busy receiver is back quickly in a lab
-  a.access = rc::kAccessRemoteWrite | rc::kAccessRemoteRead;
+  a.access = rc::kAccessRemoteWrite | rc::kAccessRemoteRead | (is_atomic_op(o.op) ? rc::kAccessRemoteAtomic : 0u);
   a.sq_depth = 256;
   a.rq_depth = 256;
   return a;
@@ -279,7 +279,10 @@ Status create_qps(const Options& o, Setup& st) {
   st.pattern = std::make_unique<Pattern>(max_size);
   const std::uint32_t slots = o.inflight;
   const std::size_t slot_bytes = max_size;
-  constexpr std::uint32_t kRemoteAccess = rc::kAccessLocalWrite | rc::kAccessRemoteWrite | rc::kAccessRemoteRead;
+  // The responder's buffers; an atomic run's counters (the first word of each QP's slice) also
+  // take remote atomics.
+  const std::uint32_t kRemoteAccess = rc::kAccessLocalWrite | rc::kAccessRemoteWrite | rc::kAccessRemoteRead |
+                                      (is_atomic_op(o.op) ? rc::kAccessRemoteAtomic : 0u);
   for (std::uint16_t w = 0; w < o.workers; ++w) {
     Job& job = *st.jobs[w];
     const Shard& sh = st.shards[w];

@@ -25,6 +25,18 @@ check "lossy WRITE run exits 0" "[ $? -eq 0 ]"
 check "lossy READ run exits 0" "[ $? -eq 0 ]"
 "$gen" -- --op send --size 100 --qps 3 --loss 0.05 --count 3000 --quiet --json "$out/s.json" > "$out/s.txt" 2>&1
 check "lossy SEND run over 3 QPs exits 0" "[ $? -eq 0 ]"
+# Atomics: each QP's counter at the responder must end equal to the operations completed, each
+# result must be the count before it (a CmpSwap chain never fails), through loss, duplication and
+# reordering that make the responder answer duplicates from its saved results.
+for op in fetch_add cmp_swap; do
+  "$gen" -- --op "$op" --qps 2 --loss 0.05 --duplicate 0.02 --reorder 0.02 --count 3000 --quiet --json "$out/$op.json" \
+    > "$out/$op.txt" 2>&1
+  check "lossy $op run over 2 QPs exits 0" "[ $? -eq 0 ] || { tail -n 4 '$out/$op.txt'; false; }"
+  check "$op: the counters equal the 3000 operations completed, duplicates answered from saved results" \
+    "/usr/bin/python3 -c \"import json; d=json.load(open('$out/$op.json')); assert d['atomic_counter'] == d['atomic_completed'] == d['messages'] == 3000 and d['atomic_replays'] > 0 and d['corrupted'] == 0 and d['lost'] == 0 and d['duplicated'] == 0, d\""
+done
+"$gen" -- --op fetch_add --size 16 > "$out/e7.txt" 2>&1
+check "--op fetch_add with --size 16 refused (atomics are 8 bytes)" "[ $? -eq 2 ] && grep -q '8 bytes' '$out/e7.txt'"
 for j in w r s; do
   check "JSON $j has every key, no loss, no duplicates, retransmissions seen" "/usr/bin/python3 - '$out/$j.json' <<'PY'
 import json, sys
@@ -168,6 +180,9 @@ run_pair write2 --op write --size 4096 --mtu 4096 --qps 2 --loss 0.02 -- --op wr
 check "memif WRITE over 2 QPs with 2 % loss both ways: verified" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/write2.c.json'"
 run_pair read --op read --size 10000 --burst-start 0.002 --burst-frames 10 -- --op read --size 10000 --count 2000 --loss 0.01 --burst-start 0.002 --burst-frames 10
 check "memif READ with 1 % loss and loss bursts of 10 frames: verified at the client" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/read.c.json'"
+run_pair cas --op cmp_swap --qps 2 --loss 0.02 --duplicate 0.01 -- --op cmp_swap --qps 2 --count 3000 --loss 0.02 --duplicate 0.01
+check "memif CmpSwap over 2 QPs, 2 % loss both ways: both verified, the server's counters equal the client's 3000 completions" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/cas.c.json' && verified '$out/cas.s.json' && /usr/bin/python3 -c \"import json; d=json.load(open('$out/cas.s.json')); assert d['atomic_counter'] == d['atomic_completed'] == 3000, d\""
 run_pair static --oob-port 0 --remote-qpn 0x11 --op send --size 512 --count 3000 -- \
   --oob-port 0 --remote-qpn 0x11 --op send --size 512 --count 3000
 check "memif SEND with a static connection (no exchange): both exit 0" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ]"
