@@ -230,7 +230,9 @@ class RcEndpoint final : public ViewHome {
   void release_paced(std::uint64_t now_tsc);
   // True when the frame was kept (a view took it); false: the caller frees it.
   bool receive(rte_mbuf* m, std::uint64_t now_ns);
-  bool keep_payload(QpSlot& s, rte_mbuf* m, const wire::PacketInfo& pi, const std::uint8_t* payload, bool linear);
+  static bool may_keep(const QpSlot& s, const wire::PacketInfo& pi);
+  rte_mbuf* copy_payload(const wire::PacketInfo& pi, const std::uint8_t* payload);
+  bool append_payload(QpSlot& s, rte_mbuf* piece);
   void end_message(QpSlot& s, const wire::PacketInfo& pi);
   void drop_views(QpSlot& s);
   // Frame bytes handed to the TX batch; 0 when the frame could not be built.

@@ -152,45 +152,48 @@ void RcEndpoint::account_pause(std::uint64_t now_ns) {
   pfc_paused_ = false;
 }
 
-// Trims the frame to its payload and appends it to the message being assembled. A frame that
-// arrived in several segments (small RX mbufs) is copied into fresh mbufs instead, and counted.
-bool RcEndpoint::keep_payload(QpSlot& s, rte_mbuf* m, const wire::PacketInfo& pi, const std::uint8_t* payload,
-                              bool linear) {
+// Whether the QP may keep this packet's payload in a message view (what on_packet() decides is a
+// subset: a duplicate SEND is never kept).
+bool RcEndpoint::may_keep(const QpSlot& s, const wire::PacketInfo& pi) {
+  return s.qp->attr().recv_mode == rc::RecvMode::kMessageViews && pi.payload_len != 0 &&
+         wire::opcode_info(pi.opcode).kind == wire::OpKind::kSend;
+}
+
+// A frame that arrived in several segments (small RX mbufs, or a peer's zero-copy chain over an
+// in-process PMD) cannot become a view piece in place: its payload is copied into fresh mbufs of
+// the endpoint's pool (at most PMTU bytes), counted. Done before the QP sees the packet, so that
+// a pool with nothing to give drops the frame (counted, no_rx_buffer) with the QP's state
+// untouched — the requester resends it (go-back-N), and the message completes once the
+// application has released views — instead of accepting bytes it cannot keep.
+rte_mbuf* RcEndpoint::copy_payload(const wire::PacketInfo& pi, const std::uint8_t* payload) {
   rte_mbuf* piece = nullptr;
-  if (linear) {
-    rte_pktmbuf_adj(m, pi.payload_offset);  // cannot fail: the parser saw the whole frame in this segment
-    rte_pktmbuf_trim(m, static_cast<std::uint16_t>(m->data_len - pi.payload_len));
-    piece = m;
-  } else {
-    // Copy into mbufs of the endpoint's pool (at most PMTU bytes).
-    std::uint32_t done = 0;
-    while (done < pi.payload_len) {
-      rte_mbuf* c = rte_pktmbuf_alloc(cfg_.queues.pool);
-      if (c == nullptr) {
-        if (piece != nullptr) rte_pktmbuf_free(piece);
-        return false;
-      }
-      const std::uint32_t room = rte_pktmbuf_tailroom(c);
-      const std::uint32_t k = pi.payload_len - done < room ? pi.payload_len - done : room;
-      std::memcpy(rte_pktmbuf_append(c, static_cast<std::uint16_t>(k)), payload + done, k);
-      done += k;
-      if (piece == nullptr) {
-        piece = c;
-      } else if (rte_pktmbuf_chain(piece, c) != 0) {
-        rte_pktmbuf_free(c);
-        rte_pktmbuf_free(piece);
-        return false;
-      }
+  std::uint32_t done = 0;
+  while (done < pi.payload_len) {
+    rte_mbuf* c = rte_pktmbuf_alloc(cfg_.queues.pool);
+    if (c == nullptr || (piece != nullptr && rte_pktmbuf_chain(piece, c) != 0)) {
+      if (c != nullptr) rte_pktmbuf_free(c);
+      if (piece != nullptr) rte_pktmbuf_free(piece);
+      return nullptr;
     }
-    c_.rx_view_bytes_copied += pi.payload_len;
+    if (piece == nullptr) piece = c;
+    const std::uint32_t room = rte_pktmbuf_tailroom(c);
+    const std::uint32_t k = pi.payload_len - done < room ? pi.payload_len - done : room;
+    std::memcpy(rte_pktmbuf_append(c, static_cast<std::uint16_t>(k)), payload + done, k);
+    // rte_pktmbuf_chain() counted c's length when it was still empty: the head's total grows here.
+    if (piece != c) piece->pkt_len += k;
+    done += k;
   }
+  return piece;
+}
+
+// Appends a payload piece (the frame itself, trimmed to its payload, or copy_payload()'s chain) to
+// the message being assembled. False when the chain would exceed the segments an mbuf chain can
+// count: the piece is not appended.
+bool RcEndpoint::append_payload(QpSlot& s, rte_mbuf* piece) {
   if (s.asm_head == nullptr) {
     s.asm_head = piece;
   } else {
-    if (s.asm_head->nb_segs + piece->nb_segs > RTE_MBUF_MAX_NB_SEGS) {
-      if (piece != m) rte_pktmbuf_free(piece);
-      return false;
-    }
+    if (s.asm_head->nb_segs + piece->nb_segs > RTE_MBUF_MAX_NB_SEGS) return false;
     // Appended by hand at the remembered tail: rte_pktmbuf_chain() walks the whole chain.
     s.asm_tail->next = piece;
     s.asm_head->nb_segs = static_cast<std::uint16_t>(s.asm_head->nb_segs + piece->nb_segs);
@@ -285,28 +288,45 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
     ++c_.np_ecn_marked_roce_packets;
     if (cfg_.dcqcn.notification_point && s->connected && s->np.on_packet(true, now_ns)) send_cnp(*s, rx_now_tsc_);
   }
+  rte_mbuf* copy = nullptr;
+  if (!linear && may_keep(*s, pi)) {
+    copy = copy_payload(pi, data + pi.payload_offset);
+    if (copy == nullptr) {
+      drop(wire::DropReason::kNoRxBuffer);
+      return false;
+    }
+  }
   const rc::RxDelivery d = q->on_packet(pi, data + pi.payload_offset, qp_now_ns_);
   // An ACK, NAK, response or request: something may be due to send, a timer may have moved.
   note_activity(*s);
+  const bool keep = d == rc::RxDelivery::kKeep || d == rc::RxDelivery::kKeepEnd;
+  if (copy != nullptr && !keep) rte_pktmbuf_free(copy);  // a duplicate, or refused: nothing kept
   if (d == rc::RxDelivery::kNone) {
     // A message in progress dies with the QP (the responder NAKed it into ERROR).
     if (q->state() == rc::QpState::kError && s->asm_head != nullptr) drop_views(*s);
     return false;
   }
-  bool kept = false;
-  if (d == rc::RxDelivery::kKeep || d == rc::RxDelivery::kKeepEnd) {
-    kept = keep_payload(*s, m, pi, data + pi.payload_offset, linear);
-    if (!kept) {
-      // The QP has accepted (and will acknowledge) bytes we could not keep: the message cannot
-      // be completed truthfully, so the connection fails instead of delivering a hole.
+  if (keep) {
+    rte_mbuf* piece = copy;
+    if (copy != nullptr) c_.rx_view_bytes_copied += pi.payload_len;  // delivered copies only
+    if (linear) {
+      rte_pktmbuf_adj(m, pi.payload_offset);  // cannot fail: the parser saw the whole frame in this segment
+      rte_pktmbuf_trim(m, static_cast<std::uint16_t>(m->data_len - pi.payload_len));
+      piece = m;
+    }
+    if (!append_payload(*s, piece)) {
+      // The QP has accepted bytes the message cannot hold (more segments than a chain counts):
+      // it cannot be completed truthfully. The requester is told (NAK remote operational error)
+      // and the connection ends, instead of delivering a hole or timing out.
+      if (copy != nullptr) rte_pktmbuf_free(copy);
       ++c_.rx_view_drops;
       drop_views(*s);
-      (void)q->modify(rc::QpState::kError);
+      q->fail_accepted_message(pi.psn);
       reschedule(*s);
       return false;
     }
-    kept = linear;  // a copied payload leaves the frame to the caller
   }
+  const bool kept = keep && linear;  // a copied payload leaves the frame to the caller
   if (d == rc::RxDelivery::kKeepEnd || d == rc::RxDelivery::kEnd) end_message(*s, pi);
   return kept;
 }

@@ -72,6 +72,12 @@ class RcQp {
     doorbell_ctx_ = ctx;
     doorbell_tag_ = tag;
   }
+  // The owner could not keep a message the responder accepted (a kMessageViews owner whose store
+  // for the payload failed for good): the message cannot be completed truthfully, so the
+  // requester is told with NAK remote operational error — its work request fails with a remote
+  // operation error at once, instead of retrying into a timeout — and the QP goes to Error
+  // (the AETH's NAK code 3, §9.3.5: an error at the responder that is not the request's fault).
+  void fail_accepted_message(std::uint32_t psn);
   [[nodiscard]] const RcCounters& counters() const { return c_; }
 
   // Telemetry: spec-named sequence state.

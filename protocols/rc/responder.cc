@@ -150,6 +150,12 @@ void RcQp::nak_remote_access_error(std::uint32_t psn) {
   responder_nak(psn, wire::nak_syndrome(NakCode::kRemoteAccessError));
 }
 
+void RcQp::fail_accepted_message(std::uint32_t psn) {
+  if (state_ == QpState::kError || state_ == QpState::kReset) return;
+  ++c_.resp_remote_operational_errors;
+  responder_nak(psn, wire::nak_syndrome(NakCode::kRemoteOperationalError));
+}
+
 // C9-118 style: one NAK per gap, then silent drops until ePSN shows up (go-back-N).
 void RcQp::on_out_of_sequence() {
   ++c_.out_of_sequence;

@@ -148,6 +148,7 @@ struct RcCounters {
   std::uint64_t resp_remote_access_errors = 0;
   std::uint64_t resp_invalid_request = 0;
   std::uint64_t resp_invalidate_errors = 0;  // responder: SEND with Invalidate naming a key it may not invalidate
+  std::uint64_t resp_remote_operational_errors = 0;  // responder: a message accepted that its owner could not keep
   std::uint64_t atomics_executed = 0;        // responder: atomics performed on its memory (once each)
   std::uint64_t atomic_replays = 0;          // responder: duplicate atomics answered from the saved result
   std::uint64_t rnr_naks_sent = 0;

@@ -37,7 +37,8 @@ namespace droce::wire {
   X(kPayloadOverPmtu, "payload_over_pmtu")                                     \
   X(kFrameTooLong, "frame_too_long")                                           \
   X(kUnexpectedOpcode, "unexpected_opcode")                                    \
-  X(kInjectedLoss, "injected_loss")
+  X(kInjectedLoss, "injected_loss")                                            \
+  X(kNoRxBuffer, "no_rx_buffer")
 
 enum class DropReason : std::uint8_t {
 #define DROCE_DROP_ENUM(name, str) name,

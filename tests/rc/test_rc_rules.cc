@@ -462,3 +462,40 @@ TEST_CASE("after an RNR NAK the packets already in flight behind it are dropped 
   CHECK(o[0].aeth_syndrome == wire::nak_syndrome(wire::NakCode::kPsnSequenceError));
   CHECK(o[0].psn == 101);
 }
+
+TEST_CASE("a message its owner could not keep: NAK remote operational error instead of the accepted ACK, QP to "
+          "Error, and the requester's work request fails with a remote operation error",
+          "[rc][responder][views]") {
+  Responder r;
+  auto p = payload(64);
+  r.qp->on_packet(r.req(wire::Opcode::kSendOnly, 100, 64), p.data(), 0);  // accepted, its ACK queued
+  r.qp->fail_accepted_message(100);
+  auto o = r.out();
+  REQUIRE(o.size() == 1);  // the NAK supersedes the ACK still queued
+  CHECK(o[0].psn == 100);
+  CHECK(o[0].aeth_syndrome == wire::nak_syndrome(wire::NakCode::kRemoteOperationalError));
+  CHECK(r.qp->state() == rc::QpState::kError);
+  CHECK(r.qp->counters().resp_remote_operational_errors == 1);
+  r.qp->fail_accepted_message(101);  // already in Error: nothing more
+  CHECK(r.out().empty());
+
+  Loopback lb(attr(0x11, 0x12, 100, 1), attr(0x12, 0x11, 1, 100));
+  connect(lb);
+  std::vector<std::uint8_t> src(64);
+  auto smr = *lb.ep(0).mrs.register_region(src.data(), src.size(), rc::kAccessLocalWrite);
+  rc::SendWr w;
+  w.wr_id = 9;
+  w.sge = {reinterpret_cast<std::uint64_t>(src.data()), 64, smr.lkey};
+  REQUIRE(lb.qp(0).post_send(w).ok());
+  rc::TxDescriptor d;
+  REQUIRE(lb.qp(0).next_packet(0, d));
+  wire::PacketInfo nak{};
+  nak.opcode = static_cast<std::uint8_t>(wire::Opcode::kAck);
+  nak.psn = 100;
+  nak.aeth_syndrome = wire::nak_syndrome(wire::NakCode::kRemoteOperationalError);
+  lb.qp(0).on_packet(nak, nullptr, 0);
+  rc::Completion c;
+  REQUIRE(lb.qp(0).poll_cq(c));
+  CHECK(c.wr_id == 9);
+  CHECK(c.status == rc::WcStatus::kRemOpErr);
+}
