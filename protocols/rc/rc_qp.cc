@@ -144,7 +144,20 @@ Status RcQp::post_send(const SendWr& wr) {
   return {};
 }
 
+Status RcQp::attach_srq(SharedRecvQueue* srq) {
+  if (state_ != QpState::kReset && state_ != QpState::kInit)
+    return Status::fail(StatusCode::kBadState, "attach_srq: only before the QP can receive (RESET or INIT)");
+  if (srq != nullptr && attr_.recv_mode != RecvMode::kPostedBuffers)
+    return Status::fail(StatusCode::kInvalidArgument, "attach_srq: a message-view QP takes no shared receive queue");
+  if (srq != nullptr && rq_.head != rq_.tail)
+    return Status::fail(StatusCode::kBadState, "attach_srq: the QP already has receives posted");
+  srq_ = srq;
+  return {};
+}
+
 Status RcQp::post_recv(const RecvWr& wr) {
+  if (srq_ != nullptr)
+    return Status::fail(StatusCode::kInvalidArgument, "post_recv: the QP takes its receives from a shared receive queue");
   if (state_ == QpState::kReset || state_ == QpState::kError)
     return Status::fail(StatusCode::kBadState, "post_recv: QP is not initialised");
   if (rq_.tail - rq_.head >= rq_cap_) return Status::fail(StatusCode::kQueueFull, "post_recv: receive queue full");

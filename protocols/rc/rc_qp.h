@@ -9,6 +9,7 @@
 
 #include "protocols/rc/mr_table.h"
 #include "protocols/rc/qp_attr.h"
+#include "protocols/rc/srq.h"
 #include "protocols/rc/types.h"
 #include "protocols/wire/opcode.h"
 #include "protocols/wire/packet_info.h"
@@ -36,6 +37,11 @@ class RcQp {
   // Work requests. Errors (bad lkey/bounds, queue full, wrong state) are returned at once.
   [[nodiscard]] Status post_send(const SendWr& wr);
   [[nodiscard]] Status post_recv(const RecvWr& wr);
+  // Receives come from `srq` instead of this QP's own queue (verbs' ibv_qp_init_attr.srq): only
+  // before the QP can receive (RESET or INIT) and only for kPostedBuffers QPs; post_recv is then
+  // refused. The SRQ must outlive the QP and belong to the same thread.
+  [[nodiscard]] Status attach_srq(SharedRecvQueue* srq);
+  [[nodiscard]] const SharedRecvQueue* srq() const { return srq_; }
 
   // Next packet to transmit, if any may leave now (window, RNR wait, state). Responder output
   // (ACK/NAK/READ responses) goes first so that acknowledgements are never held behind data.
@@ -122,10 +128,7 @@ class RcQp {
     std::uint32_t seq_nak_psn = 0;     // PSN of the sequence NAK last acted on ...
     bool seq_nak_acted = false;        // ... valid until the next forward progress
   };
-  struct RecvWqe {
-    RecvWr wr;
-    std::uint8_t* local = nullptr;
-  };
+  using RecvWqe = PostedRecv;
   // What the responder owes the requester, in PSN order: one ACK/NAK, a READ response run, or an
   // ATOMIC ACKNOWLEDGE.
   struct RespItem {
@@ -235,6 +238,7 @@ class RcQp {
   RxDelivery on_send_write(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, const std::uint8_t* payload);
   bool check_rkey(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, bool starts);
   bool check_recv_resources(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, bool starts, bool needs_recv);
+  bool take_from_srq();
   bool execute_send(const wire::PacketInfo& pi, const std::uint8_t* payload, bool starts, bool views);
   bool execute_write(const wire::PacketInfo& pi, const std::uint8_t* payload, bool ends);
   bool execute_invalidate(const wire::PacketInfo& pi, const wire::OpcodeInfo& op);
@@ -290,6 +294,7 @@ class RcQp {
 
   QpAttr attr_;
   MrTable& mrs_;
+  SharedRecvQueue* srq_ = nullptr;  // receives come from here when set (attach_srq)
   QpState state_ = QpState::kReset;
   SendQueue sq_;
   RecvQueue rq_;

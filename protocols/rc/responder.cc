@@ -260,14 +260,23 @@ void RcQp::execute_read(const wire::PacketInfo& pi) {
 // one NAK: the packets already behind it in flight are dropped silently. A sequence-error NAK for
 // each would cost the requester a retry (retry_cnt) per RNR episode and end a connection whose
 // only problem is a slow receiver.
+// With a shared receive queue the QP takes its WQE from it here, into its own (otherwise unused)
+// queue, where it stays the QP's until the message completes or the QP flushes it.
 [[gnu::always_inline]] inline bool RcQp::check_recv_resources(const wire::PacketInfo& pi, const wire::OpcodeInfo& op,
                                                               bool starts, bool needs_recv) {
-  if (!(needs_recv && rq_.head == rq_.tail && (starts || op.kind == OpKind::kWrite))) return true;
+  if (!(needs_recv && rq_.head == rq_.tail && (starts || op.kind == OpKind::kWrite)) || take_from_srq()) return true;
   if (queue_ack(pi.psn, wire::rnr_nak_syndrome(attr_.min_rnr_timer))) {
     ++c_.rnr_naks_sent;
     rq_.nak_sent = true;
   }
   return false;
+}
+
+// Out of line: only a QP with an empty own queue comes here (an SRQ's, or an RNR NAK's).
+bool RcQp::take_from_srq() {
+  if (srq_ == nullptr || !srq_->take(rq_at(rq_.tail))) return false;
+  ++rq_.tail;
+  return true;
 }
 
 // Execute a SEND packet: its payload goes to the head receive WQE at the message's offset. A
