@@ -108,6 +108,21 @@ class RcEndpoint final : public ViewHome {
   // forms may be mixed; a completion is returned once, by whichever polls first.
   [[nodiscard]] unsigned poll_cq(rc::Completion* out, unsigned max);
 
+  // ---- shared receive queues (rc_endpoint_srq.cc) ----
+  // An SRQ of `depth` WQEs (1..65536), id returned in `srq_id` (1, 2, ...; at most kMaxSrqs per
+  // endpoint, alive as long as the endpoint). QPs of this endpoint attach to it after create_qp
+  // and before connect; their SENDs then take receives from it, and their receive completions
+  // come through poll_cq as usual. Posted-buffer QPs only.
+  static constexpr std::uint32_t kMaxSrqs = 64;
+  [[nodiscard]] Status create_srq(std::uint32_t depth, std::uint32_t& srq_id);
+  [[nodiscard]] Status attach_srq(std::uint32_t qpn, std::uint32_t srq_id);
+  [[nodiscard]] Status post_srq_recv(std::uint32_t srq_id, const rc::RecvWr& wr);
+  // The limit event (verbs' IBV_EVENT_SRQ_LIMIT_REACHED): armed with a limit, it fires once when
+  // fewer WQEs than that are left; srq_limit_reached() says so once (and clears it).
+  [[nodiscard]] Status arm_srq_limit(std::uint32_t srq_id, std::uint32_t limit);
+  [[nodiscard]] bool srq_limit_reached(std::uint32_t srq_id);
+  [[nodiscard]] const rc::SharedRecvQueue* srq(std::uint32_t srq_id) const;
+
   // ---- messaging ----
   // Sends [buf, buf+len) — which must lie inside registered memory; it is not copied and must
   // stay untouched until the completion with `wr_id` arrives from poll_cq.
@@ -259,6 +274,8 @@ class RcEndpoint final : public ViewHome {
   bool multi_seg_ok_ = false;
   bool dpdk_memory_tx_only_ = false;  // zero-copy only from DPDK memory (virtio_user)
   std::vector<std::unique_ptr<QpSlot>> qps_;
+  std::vector<std::unique_ptr<rc::SharedRecvQueue>> srqs_;  // id i + 1 at index i
+  rc::SharedRecvQueue* srq_by_id(std::uint32_t srq_id);
   std::uint32_t first_free_slot_ = 0;  // slots are never freed: create_qp fills them in order
   // QPs that may have something to send, FIFO, each at most once. Transmit gives each a turn in
   // order; a QP whose turn the full TX backlog cut goes first in the next poll, so every QP gets
