@@ -92,6 +92,7 @@ unsigned NeighbourTable::due_requests(std::uint64_t now_ns, std::uint32_t* ips, 
         continue;
       }
       if (k < max) {
+        if (n.requests_sent == 0) n.started_ns = now_ns;  // the failure's words count from here
         ips[k++] = n.ip;
         ++n.requests_sent;
         n.deadline_ns = now_ns + cfg_.retry_interval_ns;

@@ -43,7 +43,7 @@ struct Neighbour {
   std::uint8_t mac[6] = {};
   NeighbourState state = NeighbourState::kNone;
   std::uint32_t requests_sent = 0;  // by the current (or the last) resolution
-  std::uint64_t started_ns = 0;     // when that resolution started
+  std::uint64_t started_ns = 0;     // when that resolution sent its first request
   // kIncomplete: the next request (or the failure) is due; kReachable: the MAC expires;
   // kFailed: when it failed.
   std::uint64_t deadline_ns = 0;
