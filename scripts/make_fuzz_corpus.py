@@ -5,6 +5,8 @@
   perftest     per perftest capture, one side's whole TCP byte stream behind fuzz_perftest's mode
                byte (the test, the role droce plays), and each message alone (mode bit 7)
   droce_lines  droce-gen's control lines as droce-gen writes them (no capture has them)
+  arp          ARP frames as Linux sends them: request, reply, announcement, probe, 802.1Q-tagged
+               (no capture has them)
 
 usage: scripts/make_fuzz_corpus.py   (run from the repository root)
 """
@@ -95,8 +97,33 @@ def exchange_seeds():
     print(f"{n} exchange seeds -> {CORPUS}/{{rc_pingpong,perftest,droce_lines}}")
 
 
+def arp_seeds():
+    """Ethernet ARP for IPv4 (RFC 826), padded to the 60-byte minimum frame."""
+    bcast, zero = b"\xff" * 6, b"\x00" * 6
+    a_mac, b_mac = bytes.fromhex("020000000001"), bytes.fromhex("020000000002")
+    a_ip, b_ip = bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])
+
+    def frame(dst, src, op, sha, spa, tha, tpa, tag=None):
+        eth = dst + src + (b"\x81\x00" + struct.pack(">H", tag) if tag is not None else b"") + b"\x08\x06"
+        arp = struct.pack(">HHBBH", 1, 0x0800, 6, 4, op) + sha + spa + tha + tpa
+        return (eth + arp).ljust(60, b"\x00")
+
+    seeds = [
+        frame(bcast, a_mac, 1, a_mac, a_ip, zero, b_ip),                  # request
+        frame(a_mac, b_mac, 2, b_mac, b_ip, a_mac, a_ip),                 # reply
+        frame(bcast, a_mac, 1, a_mac, a_ip, zero, a_ip),                  # announcement (RFC 5227)
+        frame(bcast, a_mac, 1, a_mac, b"\x00" * 4, zero, b_ip),           # probe (RFC 5227)
+        frame(bcast, a_mac, 1, a_mac, a_ip, zero, b_ip, tag=(3 << 13) | 100),  # 802.1Q
+        frame(bcast, a_mac, 1, a_mac, a_ip, zero, b_ip)[:42],             # unpadded
+    ]
+    for s in seeds:
+        write_seed("arp", s)
+    print(f"{len(seeds)} ARP seeds -> {CORPUS}/arp")
+
+
 def main():
     exchange_seeds()
+    arp_seeds()
     os.makedirs(OUT, exist_ok=True)
     n = 0
     for path in sorted(glob.glob("tests/data/pcaps/*.pcap")):

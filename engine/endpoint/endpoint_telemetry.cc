@@ -40,6 +40,15 @@ constexpr Field kFields[] = {
     {"pfc_paused_ns", &EndpointCounters::pfc_paused_ns},
     {"tx_qp_turns", &EndpointCounters::tx_qp_turns},
     {"timer_fires", &EndpointCounters::timer_fires},
+    {"arp_requests_answered", &EndpointCounters::arp_requests_answered},
+    {"arp_requests_learned", &EndpointCounters::arp_requests_learned},
+    {"arp_replies_learned", &EndpointCounters::arp_replies_learned},
+    {"arp_malformed", &EndpointCounters::arp_malformed},
+    {"arp_ignored", &EndpointCounters::arp_ignored},
+    {"arp_requests_sent", &EndpointCounters::arp_requests_sent},
+    {"arp_announcements_sent", &EndpointCounters::arp_announcements_sent},
+    {"arp_resolve_failures", &EndpointCounters::arp_resolve_failures},
+    {"arp_tx_failures", &EndpointCounters::arp_tx_failures},
 };
 
 std::uint64_t load(const std::uint64_t& v) { return __atomic_load_n(&v, __ATOMIC_RELAXED); }

@@ -424,6 +424,7 @@ void RcEndpoint::poll_received(std::uint64_t now_tsc, rte_mbuf* const* rx, std::
   if (pfc_paused_ && now >= pfc_pause_until_ns_) account_pause(now);
   release_paced(now_tsc);
   run_timers(now, qp_now);
+  arp_.poll(now, now_tsc);
   if (!pfc_paused_) transmit_ready(now, now_tsc);
   if (pfc_paused_) return;  // frames already batched wait for the pause to end
   std::uint64_t bytes = 0;

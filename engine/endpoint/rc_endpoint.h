@@ -12,6 +12,7 @@
 #include "engine/core/capture.h"
 #include "engine/core/counters.h"
 #include "engine/core/memory_region.h"
+#include "engine/endpoint/endpoint_arp.h"
 #include "engine/endpoint/endpoint_config.h"
 #include "engine/endpoint/message_view.h"
 #include "engine/core/status.h"
@@ -60,6 +61,16 @@ struct EndpointCounters {
   // ready list, and timers are kept on wheels. An idle connected QP adds to neither.
   std::uint64_t tx_qp_turns = 0;       // transmit turns given to QPs (one per ready QP visited)
   std::uint64_t timer_fires = 0;       // QP timers (ACK timeout, RNR wait) and DCQCN rate timers that came due
+  // ARP (IPv4 endpoints; engine/endpoint/endpoint_arp.h). ARP frames are not counted in rx_drops.
+  std::uint64_t arp_requests_answered = 0;   // requests for our IP that got a reply
+  std::uint64_t arp_requests_learned = 0;    // requests for our IP that taught (or refreshed) the sender's MAC
+  std::uint64_t arp_replies_learned = 0;     // replies that resolved (or refreshed) a neighbour
+  std::uint64_t arp_malformed = 0;           // ARP ether type, but a packet parse_arp refuses
+  std::uint64_t arp_ignored = 0;             // well-formed but not for us (other IPs, bad senders, unasked replies)
+  std::uint64_t arp_requests_sent = 0;       // requests of our resolutions
+  std::uint64_t arp_announcements_sent = 0;  // gratuitous ARPs
+  std::uint64_t arp_resolve_failures = 0;    // resolutions that got no reply
+  std::uint64_t arp_tx_failures = 0;         // an ARP frame could not be sent (pool empty, backlog full)
 };
 
 // The peer of a QP, given statically (labs, hardware peers) or learned out of band.
@@ -96,6 +107,19 @@ class RcEndpoint final : public ViewHome {
   [[nodiscard]] rc::RcQp* qp(std::uint32_t qpn);
   // Moves the QP to ERROR: outstanding work completes flushed; held views stay valid.
   [[nodiscard]] Status set_error(std::uint32_t qpn);
+
+  // ---- neighbours (ARP, IPv4 endpoints) ----
+  // The endpoint answers ARP requests for its address by itself. These resolve a peer's MAC
+  // (`ipv4`: 4 bytes, network order, e.g. RemoteQp::address.ip): start_resolve, then poll until
+  // resolution(ipv4).state is kResolved (the MAC) or kFailed (status says why).
+  [[nodiscard]] Status start_resolve(const std::uint8_t* ipv4) { return start_resolve(ipv4, rte_rdtsc()); }
+  [[nodiscard]] Status start_resolve(const std::uint8_t* ipv4, std::uint64_t now_tsc) {
+    return arp_.start_resolve(ipv4, now_ns(now_tsc));
+  }
+  [[nodiscard]] ArpResolution resolution(const std::uint8_t* ipv4) const { return arp_.resolution(ipv4); }
+  // Queues a gratuitous ARP for our address (at start, so that neighbours' caches learn us).
+  [[nodiscard]] Status announce() { return arp_.announce(rte_rdtsc()); }
+  [[nodiscard]] const arp::NeighbourTable& neighbours() const { return arp_.neighbours(); }
 
   // ---- verbs-like data path ----
   [[nodiscard]] Status post_send(std::uint32_t qpn, const rc::SendWr& wr);
@@ -291,6 +315,7 @@ class RcEndpoint final : public ViewHome {
   bool qp_clock_started_ = false;
   TxBatch<1024> tx_;
   EndpointCounters c_;
+  EndpointArp arp_{cfg_, tx_, c_};  // after cfg_, tx_ and c_, which it refers to
   std::vector<std::uint8_t> scratch_;  // linearised multi-segment RX frames
   double ns_per_tsc_ = 1.0;
   std::uint64_t tsc_hz_ = 1;

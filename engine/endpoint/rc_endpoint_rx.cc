@@ -1,5 +1,5 @@
 // RcEndpoint's receive path: one received frame from parse to the QP and on to a message view,
-// with the address, P_Key and length checks, CNPs and PFC frames on the way (rc_endpoint.cc has
+// with the address, P_Key and length checks, CNPs, PFC and ARP frames on the way (rc_endpoint.cc has
 // the API, the poll loop and transmit).
 #include "engine/endpoint/rc_endpoint.h"
 
@@ -247,6 +247,8 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
   wire::PacketInfo pi;
   const wire::DropReason r = wire::parse_frame(data, len, pi, kParseNoIcrc);
   if (r != wire::DropReason::kNone) {
+    // ARP is looked at only here, among the frames already refused: RoCE frames pay nothing.
+    if (r == wire::DropReason::kNotIp && arp_.on_frame(data, len, rx_promiscuous_, now_ns, rx_now_tsc_)) return false;
     drop(r);
     return false;
   }
