@@ -224,7 +224,7 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(impairment_dropped()));
   workers->print_worker_lines();
   if (t0.atomic_mismatches() != 0)
-    std::printf(" droce: %llu of %llu atomics returned an original value other than a zeroed target gives\n",
+    std::printf(" droce: %llu of %llu atomics returned an original value out of the sequence the first implies\n",
                 static_cast<unsigned long long>(t0.atomic_mismatches()),
                 static_cast<unsigned long long>(t0.atomic_checked()));
   if (stop_requested()) problem = "interrupted";

@@ -444,11 +444,13 @@ Status Traffic::lat_read(std::uint32_t size, LatRow& row) {
   posted.reserve(duration ? 0 : n);
   std::uint64_t scnt = 0, done = 0, sampled = 0;
   std::uint64_t last_progress = rte_rdtsc();
-  // atomic_lat hits one word of the peer's zeroed region, one atomic at a time: FETCH_AND_ADD's
-  // k-th returns k (k adds of 1 before it), CMP_AND_SWAP's (0 for 0) always 0. Counted, not fatal:
-  // perftest checks no returned value, and a peer's region may start otherwise.
+  // atomic_lat hits one word of the peer's region, one atomic at a time, and nothing else touches
+  // it: whatever the word first held (droce zeroes its region, perftest fills its own with random
+  // bytes), FETCH_AND_ADD's k-th returns that plus k, and CMP_AND_SWAP (0 for 0: a swap that
+  // changes nothing, or no swap) returns it every time. Counted, not fatal: perftest checks none.
   const bool atomic = o_.atomic_test();
   const std::uint64_t step = o_.atomic == AtomicType::kFetchAndAdd ? kAtomicAddValue : 0;
+  std::uint64_t first_original = 0;
   DurationClock dc;
   if (duration) dc.start(last_progress, hz_, o_.duration_s);
   while (duration ? !dc.ended(rte_rdtsc()) : scnt < n) {
@@ -461,8 +463,9 @@ Status Traffic::lat_read(std::uint32_t size, LatRow& row) {
         if (atomic) {
           std::uint64_t original = 0;
           std::memcpy(&original, send_region(0), sizeof(original));
+          if (done == 0) first_original = original;
           ++atomic_checked_;
-          if (original != done * step) ++atomic_mismatches_;
+          if (original != first_original + done * step) ++atomic_mismatches_;
         }
         ++done;
         last_progress = rte_rdtsc();

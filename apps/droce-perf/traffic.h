@@ -76,8 +76,8 @@ class Traffic {
   [[nodiscard]] std::uint32_t tx_depth() const { return tx_depth_; }
   [[nodiscard]] std::uint32_t rx_depth() const { return rx_depth_; }
   [[nodiscard]] std::uint32_t cq_mod() const { return cq_mod_; }
-  // atomic_lat: the original values the atomics returned, checked against what a zeroed target
-  // gives (see lat_read); mismatches counted.
+  // atomic_lat: the original values the atomics returned, checked against the sequence the
+  // first one implies (see lat_read); mismatches counted.
   [[nodiscard]] std::uint64_t atomic_checked() const { return atomic_checked_; }
   [[nodiscard]] std::uint64_t atomic_mismatches() const { return atomic_mismatches_; }
 

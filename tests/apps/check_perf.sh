@@ -105,7 +105,8 @@ check "read_lat: both exit 0, the client's row has 200 iterations" \
 # Atomics (8 bytes, -A FETCH_AND_ADD by default): the server only answers; atomic_bw's prints the
 # client's figures. The address lines carry no OUT/RKey (perftest prints neither for ATOMIC).
 # atomic_json FILE TYPE CHECKED: the client's JSON names the atomic type, and atomic_lat's returned
-# values (CHECKED of them) match a zeroed target's.
+# values (CHECKED of them) follow the sequence the first implies (+1 each for FETCH_AND_ADD, the
+# same for CMP_AND_SWAP's 0-for-0).
 atomic_json() { /usr/bin/python3 -c "
 import json; d = json.load(open('$1'))
 assert d['test'].startswith('atomic_') and d['atomic_type'] == '$2' and d['problem'] == '', d
@@ -118,10 +119,10 @@ run_pair abwc atomic_bw -A CMP_AND_SWAP -s 8 -n 200 -q 2 -t 16 -o 4 -- -A CMP_AN
 check "atomic_bw -A CMP_AND_SWAP over 2 QPs, the server answering 4 at once (-o 4), the client 16 deep: both exit 0, 400 iterations" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && has_banner '$out/abwc.c.txt' 'Atomic CMP_AND_SWAP BW Test' && table '$out/abwc.c.txt' 1 400 bw && table '$out/abwc.s.txt' 1 400 bw && atomic_json '$out/abwc.c.json' CMP_AND_SWAP 0"
 run_pair alatf atomic_lat -n 200 -- -n 200
-check "atomic_lat (FETCH_AND_ADD): both exit 0, 200 iterations, the k-th fetch returned k" \
+check "atomic_lat (FETCH_AND_ADD): both exit 0, 200 iterations, each fetch returned one more than the last" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && has_banner '$out/alatf.c.txt' 'Atomic FETCH_AND_ADD Latency Test' && table '$out/alatf.c.txt' 1 200 lat && atomic_json '$out/alatf.c.json' FETCH_AND_ADD 200"
 run_pair alatc atomic_lat -A CMP_AND_SWAP -n 200 -- -A CMP_AND_SWAP -n 200
-check "atomic_lat -A CMP_AND_SWAP: both exit 0, 200 iterations, every swap returned the target's 0" \
+check "atomic_lat -A CMP_AND_SWAP: both exit 0, 200 iterations, every swap returned the same original" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && has_banner '$out/alatc.c.txt' 'Atomic CMP_AND_SWAP Latency Test' && table '$out/alatc.c.txt' 1 200 lat && atomic_json '$out/alatc.c.json' CMP_AND_SWAP 200"
 check "JSON: the client's figures match its table" "/usr/bin/python3 -c \"
 import json; d = json.load(open('$out/sbw.c.json'))
