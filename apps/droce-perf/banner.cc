@@ -2,6 +2,7 @@
 #include "apps/droce-perf/banner.h"
 
 #include <cstdio>
+#include <string>
 
 #include "apps/droce-perf/report.h"
 
@@ -12,25 +13,29 @@ using engine::PerftestTest;
 
 namespace {
 
-// perftest's banner titles (the "test" line of ctx_print_test_info).
-const char* title(PerftestTest t) {
-  switch (t) {
+// perftest's banner titles (the "test" line of ctx_print_test_info: the verb, for atomics the
+// atomic type, then "BW" or "Latency").
+std::string title(const Options& o) {
+  switch (o.test) {
     case PerftestTest::kSendBw: return "Send BW Test";
     case PerftestTest::kWriteBw: return "RDMA_Write BW Test";
     case PerftestTest::kReadBw: return "RDMA_Read BW Test";
     case PerftestTest::kSendLat: return "Send Latency Test";
     case PerftestTest::kWriteLat: return "RDMA_Write Latency Test";
     case PerftestTest::kReadLat: return "RDMA_Read Latency Test";
+    case PerftestTest::kAtomicBw: return std::string("Atomic ") + atomic_type_name(o.atomic) + " BW Test";
+    case PerftestTest::kAtomicLat: return std::string("Atomic ") + atomic_type_name(o.atomic) + " Latency Test";
   }
   return "?";
 }
 
 // " local address: LID 0000 QPN 0x0011 PSN 0x6e9084[ OUT 0x80][ RKey 0x0009be VAddr 0x...]" and the
-// GID in decimal, as perftest's ctx_print_pingpong_data prints them.
+// GID in decimal, as perftest's ctx_print_pingpong_data prints them: OUT for READ, RKey and VAddr
+// for WRITE and READ; SEND and ATOMIC print neither (its switch on the verb has no case for them).
 void print_address(const char* side, const PerftestKeys& k, PerftestTest t) {
   std::printf(" %s address: LID %#04x QPN %#06x PSN %#06x", side, k.lid, k.qpn, k.psn);
   if (t == PerftestTest::kReadBw || t == PerftestTest::kReadLat) std::printf(" OUT %#04x", k.out_reads);
-  if (t != PerftestTest::kSendBw && t != PerftestTest::kSendLat)
+  if (t != PerftestTest::kSendBw && t != PerftestTest::kSendLat && !engine::perftest_is_atomic(t))
     std::printf(" RKey %#08x VAddr %#016llx", k.rkey, static_cast<unsigned long long>(k.vaddr));
   std::printf("\n GID: ");
   for (int i = 0; i < 16; ++i) std::printf("%02d%s", k.gid[i], i == 15 ? "\n" : ":");
@@ -42,7 +47,7 @@ void print_banner(const Options& o, const BannerFacts& f, const std::vector<Perf
                   const std::vector<PerftestKeys>& peer) {
   const bool server = o.server();
   std::printf("%s", kLine);
-  std::printf("                    %s\n", title(o.test));
+  std::printf("                    %s\n", title(o).c_str());
   std::printf(" Dual-port       : OFF\t\tDevice         : droce (%s)\n", f.device.c_str());
   std::printf(" Number of qps   : %u\t\tTransport type : IB\n", o.qps);
   std::printf(" Connection type : RC\t\tUsing SRQ      : OFF\n");
@@ -52,7 +57,11 @@ void print_banner(const Options& o, const BannerFacts& f, const std::vector<Perf
   std::printf(" Mtu             : %u[B]\n", f.mtu);
   std::printf(" Link type       : Ethernet\n");
   std::printf(" GID index       : %d\n", o.gid_index < 0 ? 0 : o.gid_index);
-  std::printf(" Max inline data : 0[B]\n");
+  // READ and ATOMIC: the outstanding reads (ours, as advertised) in place of the inline size.
+  if (engine::perftest_uses_out_reads(o.test))
+    std::printf(" Outstand reads  : %u\n", o.out_reads);
+  else
+    std::printf(" Max inline data : 0[B]\n");
   std::printf(" rdma_cm QPs\t : OFF\n");
   std::printf(" Data ex. method : Ethernet\n");
   std::printf("%s", kLine);

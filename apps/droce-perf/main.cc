@@ -1,4 +1,4 @@
-// droce-perf: perftest's six RC tests (ib_send_bw ... ib_read_lat) on droce's transport, speaking
+// droce-perf: perftest's eight RC tests (ib_send_bw ... ib_atomic_lat) on droce's transport, speaking
 // perftest 6.06's TCP exchange byte for byte so that either side may be perftest itself.
 #include <algorithm>
 #include <cstdio>
@@ -223,6 +223,10 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(tt.rnr_naks),
                 static_cast<unsigned long long>(impairment_dropped()));
   workers->print_worker_lines();
+  if (t0.atomic_mismatches() != 0)
+    std::printf(" droce: %llu of %llu atomics returned an original value out of the sequence the first implies\n",
+                static_cast<unsigned long long>(t0.atomic_mismatches()),
+                static_cast<unsigned long long>(t0.atomic_checked()));
   if (stop_requested()) problem = "interrupted";
   if (!problem.empty()) std::fprintf(stderr, "droce-perf: %s\n", problem.c_str());
   group->finish();
@@ -253,6 +257,11 @@ int main(int argc, char** argv) {
     j["rnr_naks"] = tt.rnr_naks;
     j["impairment_dropped"] = impairment_dropped();
     j["workers"] = workers->workers_json();
+    if (opt.atomic_test()) {
+      j["atomic_type"] = perf::atomic_type_name(opt.atomic);
+      j["atomic_checked"] = t0.atomic_checked();
+      j["atomic_mismatches"] = t0.atomic_mismatches();
+    }
     j["problem"] = problem;
     if (std::string e = droce::apps::write_text_file(opt.json, j.dump(2) + "\n"); !e.empty()) return fail(e);
   }

@@ -13,6 +13,10 @@ namespace droce::perf {
 
 using engine::PerftestTest;
 
+const char* atomic_type_name(AtomicType a) {
+  return a == AtomicType::kCmpAndSwap ? "CMP_AND_SWAP" : "FETCH_AND_ADD";
+}
+
 std::vector<std::uint32_t> Options::sizes() const {
   if (!all_sizes) return {size};
   std::vector<std::uint32_t> s;
@@ -23,29 +27,32 @@ std::vector<std::uint32_t> Options::sizes() const {
 namespace {
 
 constexpr std::uint32_t kMaxSize = 1u << 23;  // perftest's MAX_SIZE, the top of -a; droce's cap for -s
+constexpr std::uint32_t kAtomicSize = 8;      // perftest's DEF_SIZE_ATOMIC: IBTA §9.4.5 atomics are 64-bit
+constexpr char kTestList[] = "send_bw, write_bw, read_bw, send_lat, write_lat, read_lat, atomic_bw, atomic_lat";
 
 void usage() {
   std::printf(
       "Usage: droce-perf [EAL options] -- TEST [options] [server-host]\n"
-      "  TEST: send_bw write_bw read_bw send_lat write_lat read_lat (perftest's ib_TEST)\n"
+      "  TEST: send_bw write_bw read_bw send_lat write_lat read_lat atomic_bw atomic_lat (perftest's ib_TEST)\n"
       "  No server-host: server, waiting for one client. A server-host: client, connecting to it.\n"
       "  perftest 6.06's TCP exchange is spoken byte for byte: either side may be perftest itself.\n"
       "  Without EAL options the port is net_memif on /tmp/droce-perf.sock (server or client role, the\n"
       "  server on the last CPU); else the first port of the EAL options.\n\n"
       "perftest options (perftest's defaults):\n"
       "  -s, --size SIZE          message size (default 65536 for bw tests, 2 for latency tests; K/M suffixes;\n"
-      "                           at most 8388608)\n"
+      "                           at most 8388608; atomic tests: 8 only)\n"
       "  -n, --iters N            iterations (default 5000 for write_bw, 1000 for the others; at least 5)\n"
       "  -D, --duration S         run for S seconds instead of -n, which it overrides, as in perftest (a quarter\n"
       "                           of the time at each end is not measured)\n"
       "  -q, --qp N               QPs (bw tests only; default 1, at most 64)\n"
       "  -m, --mtu MTU            256, 512, 1024, 2048 or 4096 (default 1024; both sides use the smaller)\n"
-      "  -a, --all                every size 2 .. 2^23 (see --max-size)\n"
+      "  -a, --all                every size 2 .. 2^23 (see --max-size; not for atomic tests)\n"
+      "  -A, --atomic_type TYPE   FETCH_AND_ADD (default) or CMP_AND_SWAP (atomic tests only)\n"
       "  --report_gbits           bandwidth in Gb/sec instead of MB/sec\n"
       "  -p, --port PORT          TCP port of the exchange (default 18515)\n"
       "  -t, --tx-depth N         outstanding requests (default 128 for bw, 1 for latency; at most -n)\n"
-      "  -o, --outs N             outstanding RDMA READs, 1..255 (read tests; default 128): the READs we\n"
-      "                           answer at once; we issue at most as many as the peer advertises\n"
+      "  -o, --outs N             outstanding RDMA READs / atomics, 1..255 (read and atomic tests; default 128):\n"
+      "                           those we answer at once; we issue at most as many as the peer advertises\n"
       "  -c, --connection TYPE    RC (the only one)\n"
       "  -x, --gid-index N        accepted (0..64): droce has one GID, ::ffff:<--local-ip>\n"
       "  -d, --ib-dev DEV         accepted, no effect (the port comes from the EAL options)\n"
@@ -71,8 +78,10 @@ void usage() {
 
 bool parse_test(const std::string& s, PerftestTest& t) {
   static const std::pair<const char*, PerftestTest> kTests[] = {
-      {"send_bw", PerftestTest::kSendBw},   {"write_bw", PerftestTest::kWriteBw}, {"read_bw", PerftestTest::kReadBw},
-      {"send_lat", PerftestTest::kSendLat}, {"write_lat", PerftestTest::kWriteLat}, {"read_lat", PerftestTest::kReadLat}};
+      {"send_bw", PerftestTest::kSendBw},     {"write_bw", PerftestTest::kWriteBw},
+      {"read_bw", PerftestTest::kReadBw},     {"send_lat", PerftestTest::kSendLat},
+      {"write_lat", PerftestTest::kWriteLat}, {"read_lat", PerftestTest::kReadLat},
+      {"atomic_bw", PerftestTest::kAtomicBw}, {"atomic_lat", PerftestTest::kAtomicLat}};
   for (const auto& [name, test] : kTests)
     if (s == name) {
       t = test;
@@ -99,10 +108,11 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
       return 1;
     }
   }
-  if (args.empty()) return bad("no test given: droce-perf -- TEST [options] [server-host] (TEST: send_bw, write_bw, read_bw, send_lat, write_lat, read_lat; --help)");
-  if (!parse_test(args[0], o.test))
-    return bad(apps::quoted(args[0]) + " is not a test (send_bw, write_bw, read_bw, send_lat, write_lat, read_lat)");
-  bool size_given = false, iters_given = false, tx_given = false;
+  if (args.empty())
+    return bad(std::string("no test given: droce-perf -- TEST [options] [server-host] (TEST: ") + kTestList +
+               "; --help)");
+  if (!parse_test(args[0], o.test)) return bad(apps::quoted(args[0]) + " is not a test (" + kTestList + ")");
+  bool size_given = false, iters_given = false, tx_given = false, atomic_given = false;
   for (std::size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
     std::string v;
@@ -141,6 +151,15 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
       o.mtu = static_cast<std::uint32_t>(n);
     } else if (a == "-a" || a == "--all") {
       o.all_sizes = true;
+    } else if (a == "-A" || a == "--atomic_type") {
+      if (!value()) return -1;
+      if (v == "FETCH_AND_ADD")
+        o.atomic = AtomicType::kFetchAndAdd;
+      else if (v == "CMP_AND_SWAP")
+        o.atomic = AtomicType::kCmpAndSwap;
+      else
+        return bad(a + ": " + apps::quoted(v) + " is not an atomic type (FETCH_AND_ADD or CMP_AND_SWAP)");
+      atomic_given = true;
     } else if (a == "--max-size") {
       if (!value() || !number(2, kMaxSize, n, true)) return -1;
       o.max_size = static_cast<std::uint32_t>(n);
@@ -212,7 +231,13 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
                "); each worker needs one" + (o.bw() ? "" : " (latency tests run one QP)"));
   if (o.duration_s != 0 && o.all_sizes) return bad("-D: duration mode does not run all sizes (-a)");
   if (o.all_sizes && size_given) return bad("-a and -s: -a runs every size");
-  if (!size_given) o.size = o.bw() ? 65536 : 2;
+  // Atomics: one size, 8 bytes (perftest: "Message size cannot be changed for Atomic tests"; its
+  // -a asks for every size and is refused the same way). -A belongs to them alone.
+  if (atomic_given && !o.atomic_test()) return bad("-A: only atomic_bw and atomic_lat take an atomic type");
+  if (o.atomic_test() && o.all_sizes) return bad("-a: atomic tests run one size, 8 bytes");
+  if (o.atomic_test() && size_given && o.size != kAtomicSize)
+    return bad("-s: atomic tests use 8-byte messages only, not " + std::to_string(o.size));
+  if (!size_given) o.size = o.atomic_test() ? kAtomicSize : o.bw() ? 65536 : 2;
   if (!iters_given) o.iters = o.test == PerftestTest::kWriteBw ? 5000 : 1000;
   if (!tx_given) o.tx_depth = o.bw() ? 128 : 1;
   if (o.duration_s == 0 && o.tx_depth > o.iters) o.tx_depth = static_cast<std::uint32_t>(o.iters);

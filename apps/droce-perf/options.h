@@ -9,10 +9,14 @@
 
 namespace droce::perf {
 
+// -A: the atomic of atomic_bw / atomic_lat (perftest's atomicType).
+enum class AtomicType { kFetchAndAdd, kCmpAndSwap };
+[[nodiscard]] const char* atomic_type_name(AtomicType a);  // "FETCH_AND_ADD", "CMP_AND_SWAP"
+
 struct Options {
   engine::PerftestTest test = engine::PerftestTest::kSendBw;
   std::string host;                 // empty: server (perftest: no server name given)
-  std::uint32_t size = 0;           // -s; 0 until parsed: 65536 for bw, 2 for lat (DEF_SIZE_BW/LAT)
+  std::uint32_t size = 0;           // -s; 0 until parsed: 65536 for bw, 2 for lat, 8 for atomics (DEF_SIZE_*)
   std::uint64_t iters = 0;          // -n; 5000 for write_bw, 1000 otherwise (DEF_ITERS_WB/DEF_ITERS)
   std::uint32_t duration_s = 0;     // -D; 0 = iterations mode
   std::uint32_t qps = 1;            // -q (bw tests only, as perftest)
@@ -25,9 +29,11 @@ struct Options {
   std::string device;               // -d (accepted, no effect)
   bool cpu_freq_f = false;          // -F (accepted, no effect: droce reads the TSC frequency from DPDK)
   std::uint32_t tx_depth = 0;       // -t; 128 for bw, 1 for lat (DEF_TX_BW/DEF_TX_LAT), at most iters
-  // -o: outstanding READs (read tests; others advertise 1). perftest's default is the device's
-  // max_qp_rd_atom; droce's is rxe's, 128. Advertised in the exchange: our responder resources;
-  // the peer's value is our initiator depth (perftest's ctx_modify_qp_to_rtr / _rts).
+  AtomicType atomic = AtomicType::kFetchAndAdd;  // -A (atomic tests only; perftest's default)
+  // -o: outstanding READs and atomics (read and atomic tests; others advertise 1). perftest's
+  // default is the device's max_qp_rd_atom; droce's is rxe's, 128. Advertised in the exchange:
+  // our responder resources; the peer's value is our initiator depth (perftest's
+  // ctx_modify_qp_to_rtr / _rts).
   std::uint32_t out_reads = engine::kPerftestOutReadsRead;
   // droce's own.
   std::string local_ip, local_mac, peer_mac;
@@ -38,6 +44,7 @@ struct Options {
   std::uint32_t workers = 1;        // --workers: QP i runs on worker i % workers, each on its own lcore
 
   [[nodiscard]] bool bw() const { return engine::perftest_is_bw(test); }
+  [[nodiscard]] bool atomic_test() const { return engine::perftest_is_atomic(test); }
   [[nodiscard]] bool server() const { return host.empty(); }
   [[nodiscard]] std::vector<std::uint32_t> sizes() const;  // the sizes to run, in order
 };

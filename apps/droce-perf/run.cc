@@ -35,9 +35,12 @@ void StallWatch::arm(std::uint64_t now_tsc) {
 
 namespace {
 
+// The servers that only answer (atomic_bw and atomic_lat as read_bw and read_lat: perftest's
+// servers of them wait at the end barrier while the client runs).
 bool passive_server(const Options& o) {
   return o.server() && (o.test == PerftestTest::kWriteBw || o.test == PerftestTest::kReadBw ||
-                        o.test == PerftestTest::kReadLat);
+                        o.test == PerftestTest::kReadLat || o.test == PerftestTest::kAtomicBw ||
+                        o.test == PerftestTest::kAtomicLat);
 }
 
 // One size between its barriers; the row is printed as soon as it is known.
@@ -88,7 +91,7 @@ RunOutcome run_test(const Options& o, engine::PerftestSession& session, PerfWork
                                         " s while it should be running its test (is it running the same test?)"
                                   : s.message();
   } else if (passive && o.bw()) {
-    // The server of write_bw/read_bw prints the client's figures, as perftest does.
+    // The server of write_bw/read_bw/atomic_bw prints the client's figures, as perftest does.
     BwRow r{peer_report.size, peer_report.iters, peer_report.bw_peak, peer_report.bw_avg, peer_report.msg_rate};
     out.bw_rows.push_back(r);
     std::printf("%s\n", bw_line(r).c_str());

@@ -37,7 +37,8 @@ struct RunOutcome {
 };
 
 // Every size of the test (printing each row as perftest does), then the end of the exchange; a
-// passive server (write_bw, read_bw, read_lat) only waits in the end step while the client runs.
+// passive server (write_bw, read_bw, read_lat, atomic_bw, atomic_lat) only waits in the end step
+// while the client runs.
 [[nodiscard]] RunOutcome run_test(const Options& o, engine::PerftestSession& session, PerfWorkers& workers,
                                   const engine::PerftestKeys& mine, StallWatch& watch);
 

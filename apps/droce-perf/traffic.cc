@@ -31,6 +31,12 @@ std::uint32_t pow2_at_least(std::uint32_t v) {
   return p;
 }
 
+// perftest's atomic operands (ATOMIC_ADD_VALUE, ATOMIC_SWAP_VALUE; a compare of 0, the buffers'
+// initial value): FETCH_AND_ADD adds 1, CMP_AND_SWAP swaps 0 for 0.
+constexpr std::uint64_t kAtomicAddValue = 1;
+constexpr std::uint64_t kAtomicSwapValue = 0;
+constexpr std::uint32_t kAtomicBytes = 8;  // IBTA §9.4.5: the target is 64 bits, naturally aligned
+
 bool is_send(PerftestTest t) { return t == PerftestTest::kSendBw || t == PerftestTest::kSendLat; }
 bool is_read(PerftestTest t) { return t == PerftestTest::kReadBw || t == PerftestTest::kReadLat; }
 
@@ -66,9 +72,11 @@ Status Traffic::create() {
   buf_.reset(static_cast<std::uint8_t*>(std::aligned_alloc(cycle, total)));
   if (!buf_) return Status::error("cannot allocate " + std::to_string(total) + " bytes of buffers");
   std::memset(buf_.get(), 0, total);  // write_lat polls bytes the peer has not written yet: they start at 0
-  if (Status s = memory_.register_memory(buf_.get(), total,
-                                         rc::kAccessLocalWrite | rc::kAccessRemoteWrite | rc::kAccessRemoteRead, mr_);
-      !s.ok())
+  // Atomic tests: the peer's atomics target this region (perftest registers it with
+  // IBV_ACCESS_REMOTE_ATOMIC for its ATOMIC verb); a responder checks that access (§9.7.5.1.3).
+  const std::uint32_t remote_access = rc::kAccessRemoteWrite | rc::kAccessRemoteRead |
+                                      (o_.atomic_test() ? rc::kAccessRemoteAtomic : 0u);
+  if (Status s = memory_.register_memory(buf_.get(), total, rc::kAccessLocalWrite | remote_access, mr_); !s.ok())
     return s;
   std::random_device rd;
   qps_.resize(qp_count_);
@@ -81,7 +89,7 @@ Status Traffic::create() {
     a.retry_cnt = 7;
     a.rnr_retry = 7;
     a.min_rnr_timer = kMinRnrTimer;
-    a.access = rc::kAccessRemoteWrite | rc::kAccessRemoteRead;
+    a.access = remote_access;
     a.sq_depth = pow2_at_least(std::max<std::uint32_t>(tx_depth_, 16));
     a.rq_depth = pow2_at_least(std::max<std::uint32_t>(rx_depth_, 16));
     a.recv_mode = rc::RecvMode::kPostedBuffers;
@@ -108,16 +116,23 @@ std::vector<engine::PerftestKeys> Traffic::keys(const std::uint8_t local_ip[4]) 
   return out;
 }
 
-std::uint32_t Traffic::out_reads() const { return is_read(o_.test) ? o_.out_reads : 1; }
+std::uint32_t Traffic::out_reads() const { return engine::perftest_uses_out_reads(o_.test) ? o_.out_reads : 1; }
 
-// The peer's out_reads are its responder resources: we keep at most that many READs outstanding
-// (perftest's max_rd_atomic = dest->out_reads). Fewer than it allows is always safe, so a value
-// over what a QP takes is capped; a read test against a peer that answers none cannot run.
+// The peer's out_reads are its responder resources: we keep at most that many READs or atomics
+// outstanding (perftest's max_rd_atomic = dest->out_reads; §9.4.4: they share the credits). Fewer
+// than it allows is always safe, so a value over what a QP takes is capped; a read or atomic test
+// against a peer that answers none cannot run.
 Status Traffic::set_initiator_depth(std::uint32_t i, const engine::PerftestKeys& keys) {
   rc::RcQp* qp = ep_.qp(qps_[i].qpn);
   if (qp == nullptr) return Status::error("connect: QP " + std::to_string(qps_[i].qpn) + " is gone");
-  if (is_read(o_.test) && keys.out_reads == 0)
-    return Status::error("the peer advertises out_reads 0: it answers no RDMA READ");
+  if (engine::perftest_uses_out_reads(o_.test) && keys.out_reads == 0)
+    return Status::error(std::string("the peer advertises out_reads 0: it answers no ") +
+                         (o_.atomic_test() ? "atomic" : "RDMA READ"));
+  // Only the client issues atomics, at the peer's address and cache-line steps from it: a
+  // misaligned one would be NAKed (§9.4.5), so say so before the run.
+  if (o_.atomic_test() && !o_.server() && keys.vaddr % kAtomicBytes != 0)
+    return Status::error("the peer's buffer address " + std::to_string(keys.vaddr) +
+                         " is not 8-byte aligned: atomics need a naturally aligned target (IBTA 9.4.5)");
   rc::QpAttr a = qp->attr();
   a.max_rd_atomic = std::min<std::uint32_t>(keys.out_reads, rc::kMaxRdAtomic);
   if (Status st = qp->modify(rc::QpState::kInit, &a); !st.ok()) return st.context("connect: ");
@@ -130,15 +145,27 @@ Status Traffic::connect(std::uint32_t i, const wire::L2L3Address& peer, const en
   return ep_.connect(qps_[i].qpn, engine::RemoteQp{peer, keys.qpn, keys.psn});
 }
 
+rc::WcOpcode Traffic::atomic_wc_opcode() const {
+  return o_.atomic == AtomicType::kCmpAndSwap ? rc::WcOpcode::kCompSwap : rc::WcOpcode::kFetchAdd;
+}
+
+rc::WrOpcode Traffic::request_opcode() const {
+  if (is_send(o_.test)) return rc::WrOpcode::kSend;
+  if (is_read(o_.test)) return rc::WrOpcode::kRead;
+  if (o_.atomic_test()) return o_.atomic == AtomicType::kCmpAndSwap ? rc::WrOpcode::kCmpSwap : rc::WrOpcode::kFetchAdd;
+  return rc::WrOpcode::kWrite;
+}
+
 Status Traffic::post_request(std::uint32_t i, std::uint32_t size, std::uint64_t remote_addr) {
   rc::SendWr w;
   w.wr_id = qps_[i].posted;
-  w.opcode = o_.test == PerftestTest::kSendBw || o_.test == PerftestTest::kSendLat ? rc::WrOpcode::kSend
-             : is_read(o_.test)                                                    ? rc::WrOpcode::kRead
-                                                                                   : rc::WrOpcode::kWrite;
+  w.opcode = request_opcode();
+  // An atomic's local buffer takes the target's original value: 8 bytes (size is 8 for them).
   w.sge = {reinterpret_cast<std::uint64_t>(send_region(i)), size, mr_.lkey};
   w.remote_addr = remote_addr;
   w.rkey = qps_[i].peer.rkey;
+  if (w.opcode == rc::WrOpcode::kFetchAdd) w.compare_add = kAtomicAddValue;
+  if (w.opcode == rc::WrOpcode::kCmpSwap) w.swap = kAtomicSwapValue;  // compare_add stays 0
   return ep_.post_send(qps_[i].qpn, w);
 }
 
@@ -173,6 +200,14 @@ Status Traffic::poll(F&& on) {
           char b[160];
           std::snprintf(b, sizeof(b), "QP %#06x: %s completion failed: %s", qps_[i].qpn, cs[k].is_recv ? "receive" : "send",
                         rc::wc_status_name(cs[k].status));
+          return Status::error(b);
+        }
+        // An atomic test's requests complete as the atomic posted (verbs' IBV_WC_COMP_SWAP /
+        // IBV_WC_FETCH_ADD): anything else is not the operation the run measures.
+        if (!cs[k].is_recv && o_.atomic_test() && cs[k].opcode != atomic_wc_opcode()) {
+          char b[160];
+          std::snprintf(b, sizeof(b), "QP %#06x: a request completed as opcode %u, not as the %s posted", qps_[i].qpn,
+                        static_cast<unsigned>(cs[k].opcode), atomic_type_name(o_.atomic));
           return Status::error(b);
         }
         if (Status s = on(i, cs[k]); !s.ok()) return s;
@@ -211,7 +246,7 @@ Status Traffic::run_lat(std::uint32_t size, LatRow& row) {
   switch (o_.test) {
     case PerftestTest::kSendLat: return lat_send(size, row);
     case PerftestTest::kWriteLat: return lat_write(size, row);
-    default: return lat_read(size, row);
+    default: return lat_read(size, row);  // read_lat, atomic_lat: perftest's run_iter_lat
   }
 }
 
@@ -400,7 +435,8 @@ Status Traffic::lat_write(std::uint32_t size, LatRow& row) {
   return {};
 }
 
-// run_iter_lat: one READ at a time from the peer's region.
+// run_iter_lat: one READ (read_lat) or atomic (atomic_lat) at a time on the start of the peer's
+// region; the latency is the whole round trip (perftest's rtt factor 1 for READ and ATOMIC).
 Status Traffic::lat_read(std::uint32_t size, LatRow& row) {
   const bool duration = o_.duration_s != 0;
   const std::uint64_t n = o_.iters;
@@ -408,6 +444,13 @@ Status Traffic::lat_read(std::uint32_t size, LatRow& row) {
   posted.reserve(duration ? 0 : n);
   std::uint64_t scnt = 0, done = 0, sampled = 0;
   std::uint64_t last_progress = rte_rdtsc();
+  // atomic_lat hits one word of the peer's region, one atomic at a time, and nothing else touches
+  // it: whatever the word first held (droce zeroes its region, perftest fills its own with random
+  // bytes), FETCH_AND_ADD's k-th returns that plus k, and CMP_AND_SWAP (0 for 0: a swap that
+  // changes nothing, or no swap) returns it every time. Counted, not fatal: perftest checks none.
+  const bool atomic = o_.atomic_test();
+  const std::uint64_t step = o_.atomic == AtomicType::kFetchAndAdd ? kAtomicAddValue : 0;
+  std::uint64_t first_original = 0;
   DurationClock dc;
   if (duration) dc.start(last_progress, hz_, o_.duration_s);
   while (duration ? !dc.ended(rte_rdtsc()) : scnt < n) {
@@ -417,6 +460,13 @@ Status Traffic::lat_read(std::uint32_t size, LatRow& row) {
     while (done < scnt) {
       Status s = poll([&](std::uint32_t, const rc::Completion& c) -> Status {
         if (c.is_recv) return {};
+        if (atomic) {
+          std::uint64_t original = 0;
+          std::memcpy(&original, send_region(0), sizeof(original));
+          if (done == 0) first_original = original;
+          ++atomic_checked_;
+          if (original != first_original + done * step) ++atomic_mismatches_;
+        }
         ++done;
         last_progress = rte_rdtsc();
         if (dc.sampling(last_progress)) ++sampled;

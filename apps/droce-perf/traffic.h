@@ -1,4 +1,4 @@
-// The traffic of perftest's six RC tests on one RcEndpoint: QPs with perftest's settings, the
+// The traffic of perftest's eight RC tests on one RcEndpoint: QPs with perftest's settings, the
 // buffer layout perftest advertises, and the loops of run_iter_bw / run_iter_bw_server /
 // run_iter_lat_send / run_iter_lat_write / run_iter_lat (perftest_resources.c), bounded in time.
 #pragma once
@@ -76,6 +76,10 @@ class Traffic {
   [[nodiscard]] std::uint32_t tx_depth() const { return tx_depth_; }
   [[nodiscard]] std::uint32_t rx_depth() const { return rx_depth_; }
   [[nodiscard]] std::uint32_t cq_mod() const { return cq_mod_; }
+  // atomic_lat: the original values the atomics returned, checked against the sequence the
+  // first one implies (see lat_read); mismatches counted.
+  [[nodiscard]] std::uint64_t atomic_checked() const { return atomic_checked_; }
+  [[nodiscard]] std::uint64_t atomic_mismatches() const { return atomic_mismatches_; }
 
  private:
   struct Qp {
@@ -89,9 +93,11 @@ class Traffic {
   [[nodiscard]] std::uint8_t* recv_region(std::uint32_t i) const {
     return buf_.get() + (std::size_t{qps_.size()} + i) * region_;
   }
-  // The out_reads we advertise: -o for read tests, 1 for the others (as perftest).
+  // The out_reads we advertise: -o for read and atomic tests, 1 for the others (as perftest).
   [[nodiscard]] std::uint32_t out_reads() const;
   [[nodiscard]] engine::Status set_initiator_depth(std::uint32_t i, const engine::PerftestKeys& keys);
+  [[nodiscard]] rc::WrOpcode request_opcode() const;  // what the test's requester posts
+  [[nodiscard]] rc::WcOpcode atomic_wc_opcode() const;  // how an atomic test's requests complete
   [[nodiscard]] engine::Status post_request(std::uint32_t i, std::uint32_t size, std::uint64_t remote_addr);
   [[nodiscard]] engine::Status post_receive(std::uint32_t i, std::uint32_t size);
   // Polls the endpoint once and hands every completion of every QP to `on` (QP index, completion);
@@ -124,6 +130,7 @@ class Traffic {
   std::uint64_t stall_checks_ = 0;
   std::uint32_t qp_count_ = 1;
   BwRaw raw_;
+  std::uint64_t atomic_checked_ = 0, atomic_mismatches_ = 0;
 };
 
 }  // namespace droce::perf

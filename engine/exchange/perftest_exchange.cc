@@ -156,12 +156,21 @@ const char* perftest_test_name(PerftestTest t) {
     case PerftestTest::kSendLat: return "send_lat";
     case PerftestTest::kWriteLat: return "write_lat";
     case PerftestTest::kReadLat: return "read_lat";
+    case PerftestTest::kAtomicBw: return "atomic_bw";
+    case PerftestTest::kAtomicLat: return "atomic_lat";
   }
   return "?";
 }
 
 bool perftest_is_bw(PerftestTest t) {
-  return t == PerftestTest::kSendBw || t == PerftestTest::kWriteBw || t == PerftestTest::kReadBw;
+  return t == PerftestTest::kSendBw || t == PerftestTest::kWriteBw || t == PerftestTest::kReadBw ||
+         t == PerftestTest::kAtomicBw;
+}
+
+bool perftest_is_atomic(PerftestTest t) { return t == PerftestTest::kAtomicBw || t == PerftestTest::kAtomicLat; }
+
+bool perftest_uses_out_reads(PerftestTest t) {
+  return t == PerftestTest::kReadBw || t == PerftestTest::kReadLat || perftest_is_atomic(t);
 }
 
 Status PerftestSession::exchange(const void* mine, void* theirs, std::size_t n, const char* what) {
@@ -256,9 +265,9 @@ Status PerftestSession::connect(PerftestTest t, const std::vector<PerftestKeys>&
       if (Status s = handshake(mine[i], theirs[i]); !s.ok()) return s;
     return {};
   };
-  const bool lat_rdma = t == PerftestTest::kWriteLat || t == PerftestTest::kReadLat;
+  const bool lat_rdma = t == PerftestTest::kWriteLat || t == PerftestTest::kReadLat || t == PerftestTest::kAtomicLat;
   const bool send = t == PerftestTest::kSendBw || t == PerftestTest::kSendLat;
-  // write_lat/read_lat start with a barrier on QP 0 (main(): ctx_hand_shake(my_dest, rem_dest)).
+  // write_lat/read_lat/atomic_lat start with a barrier on QP 0 (main(): ctx_hand_shake(my_dest, rem_dest)).
   if (lat_rdma)
     if (Status s = handshake(mine[0], scratch); !s.ok()) return s;
   if (Status s = per_qp(); !s.ok()) return s;
@@ -303,7 +312,8 @@ Status PerftestSession::finish(PerftestTest t, const PerftestKeys& mine, const P
       return {};
     }
     case PerftestTest::kWriteBw:
-    case PerftestTest::kReadBw: {
+    case PerftestTest::kReadBw:
+    case PerftestTest::kAtomicBw: {
       PerftestKeys ignored;
       if (Status s = handshake(mine, ignored); !s.ok()) return s;
       if (Status s = exchange_bw_report(report, theirs); !s.ok()) return s;

@@ -22,12 +22,12 @@ inline constexpr double kPerftestOldestCompatible = 5.70;     // perftest refuse
 inline constexpr std::size_t kPerftestKeyBytes = 108;         // KEY_MSG_SIZE_GID, NUL included
 inline constexpr std::uint32_t kPerftestCycleBuffer = 4096;   // what perftest sends: the page size
 inline constexpr std::uint32_t kPerftestCacheLine = 64;       // DEF_CACHE_LINE_SIZE
-inline constexpr std::uint16_t kPerftestOutReadsRead = 0x80;  // max_qp_rd_atom on rxe, sent by read tests
+inline constexpr std::uint16_t kPerftestOutReadsRead = 0x80;  // max_qp_rd_atom on rxe, sent by read and atomic tests
 
 // One QP's "pingpong_dest": what a key message carries.
 struct PerftestKeys {
   std::uint16_t lid = 0;        // 0 on RoCE
-  std::uint16_t out_reads = 1;  // outstanding RDMA READs (1 unless the test reads)
+  std::uint16_t out_reads = 1;  // outstanding RDMA READs and atomics (1 unless the test reads or runs atomics)
   std::uint32_t qpn = 0;        // 24 bits
   std::uint32_t psn = 0;        // 24 bits
   std::uint32_t rkey = 0;       // the buffer the peer may WRITE / READ (0 is legal for SEND)
@@ -36,7 +36,7 @@ struct PerftestKeys {
   std::uint32_t srqn = 0;       // XRC only; 0 here
 };
 
-// The BW report the two sides of write_bw/read_bw swap after the run (struct bw_report_data,
+// The BW report the two sides of write_bw/read_bw/atomic_bw swap after the run (struct bw_report_data,
 // first five fields, each big-endian; doubles as their IEEE-754 bits).
 struct PerftestBwReport {
   std::uint64_t size = 0;
@@ -70,7 +70,7 @@ struct PerftestPreamble {
 [[nodiscard]] Status parse_perftest_keys(const std::uint8_t* msg, std::size_t len, PerftestKeys& out);
 [[nodiscard]] std::string format_be64(std::uint64_t v);
 [[nodiscard]] std::uint64_t parse_be64(const std::uint8_t* p);
-// The client's report as the server of write_bw/read_bw prints it: sizes within an RDMA
+// The client's report as the server of write_bw/read_bw/atomic_bw prints it: sizes within an RDMA
 // message, figures finite and non-negative and below what no link reaches; the error names the
 // field. (The report perftest's server sends back is uninitialised stack memory, see
 // tests/data/pcaps/write_bw.pcap: only the server's copy of the client's is checked.)
@@ -82,11 +82,15 @@ inline constexpr double kPerftestMaxReportMsgRate = 1e6;                        
 [[nodiscard]] double bits_double(std::uint64_t bits);
 
 // ---- the sequence ----
-enum class PerftestTest { kSendBw, kWriteBw, kReadBw, kSendLat, kWriteLat, kReadLat };
+enum class PerftestTest { kSendBw, kWriteBw, kReadBw, kSendLat, kWriteLat, kReadLat, kAtomicBw, kAtomicLat };
 enum class PerftestRole { kClient, kServer };
 
 [[nodiscard]] const char* perftest_test_name(PerftestTest t);  // "send_bw", ...
 [[nodiscard]] bool perftest_is_bw(PerftestTest t);
+// READ and atomic tests: perftest advertises its out_reads (responder resources) in the key
+// message and takes the peer's as its initiator depth; the others advertise 1.
+[[nodiscard]] bool perftest_uses_out_reads(PerftestTest t);
+[[nodiscard]] bool perftest_is_atomic(PerftestTest t);
 
 // One side of perftest's exchange on an open TCP connection. Every step has a deadline
 // (set_timeout); while a step waits for the peer it calls the idle function, so the caller's
@@ -97,6 +101,8 @@ enum class PerftestRole { kClient, kServer };
 //   write_bw, read_bw   q k, [connect], q k, k  | client's traffic | k, 5 x 8-byte report, k, "done"
 //   write_lat           k, q k, [connect], q k, k | traffic | nothing (the sockets just close)
 //   read_lat            k, q k, [connect], q k, k | client's traffic | k, "done"
+// atomic_bw runs read_bw's sequence and atomic_lat read_lat's, step for step (perftest's
+// atomic_bw.c / atomic_lat.c mains against read_bw.c / read_lat.c).
 // The duration mode (-D) sends the same messages: only the traffic phase changes.
 class PerftestSession {
  public:
@@ -125,7 +131,7 @@ class PerftestSession {
   // Around each message size's traffic (-a runs every size; otherwise there is one).
   [[nodiscard]] Status before_size(PerftestTest t, const PerftestKeys& mine);
   [[nodiscard]] Status after_size(PerftestTest t, bool all_sizes, const PerftestKeys& mine);
-  // After the traffic: the end barrier, the BW reports (write_bw/read_bw: `theirs` gets the peer's),
+  // After the traffic: the end barrier, the BW reports (write_bw/read_bw/atomic_bw: `theirs` gets the peer's),
   // and the close.
   [[nodiscard]] Status finish(PerftestTest t, const PerftestKeys& mine, const PerftestBwReport& report,
                               PerftestBwReport& theirs);

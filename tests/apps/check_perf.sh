@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# droce-perf end to end: the six perftest tests, client and server in two processes over
+# droce-perf end to end: the eight perftest tests, client and server in two processes over
 # net_memif, the numbers read back from perftest's table; -a, -D, lab loss; bad input.
 set -uo pipefail
 perf=$1
@@ -78,7 +78,7 @@ PY
 }
 has_banner() { grep -q "$2" "$1" && grep -q ' local address: LID 0000 QPN 0x' "$1" && grep -q ' remote address: LID 0000 QPN 0x' "$1"; }
 
-# ---- the six tests ----
+# ---- the eight tests ----
 run_pair sbw send_bw -s 4096 -n 300 -- -s 4096 -n 300
 check "send_bw: both exit 0, banner, one row of 300 iterations on each side" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && has_banner '$out/sbw.c.txt' 'Send BW Test' && table '$out/sbw.c.txt' 1 300 bw && table '$out/sbw.s.txt' 1 300 bw"
@@ -102,6 +102,28 @@ check "write_lat: both exit 0 (ping-pong by polling the last byte)" \
 run_pair rlat read_lat -s 64 -n 200 -- -s 64 -n 200
 check "read_lat: both exit 0, the client's row has 200 iterations" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && has_banner '$out/rlat.c.txt' 'RDMA_Read Latency Test' && table '$out/rlat.c.txt' 1 200 lat"
+# Atomics (8 bytes, -A FETCH_AND_ADD by default): the server only answers; atomic_bw's prints the
+# client's figures. The address lines carry no OUT/RKey (perftest prints neither for ATOMIC).
+# atomic_json FILE TYPE CHECKED: the client's JSON names the atomic type, and atomic_lat's returned
+# values (CHECKED of them) follow the sequence the first implies (+1 each for FETCH_AND_ADD, the
+# same for CMP_AND_SWAP's 0-for-0).
+atomic_json() { /usr/bin/python3 -c "
+import json; d = json.load(open('$1'))
+assert d['test'].startswith('atomic_') and d['atomic_type'] == '$2' and d['problem'] == '', d
+assert d['atomic_checked'] == $3 and d['atomic_mismatches'] == 0, d
+assert all(r['bytes'] == 8 for r in d['results']), d['results']"; }
+run_pair abwf atomic_bw -n 300 -- -n 300
+check "atomic_bw (FETCH_AND_ADD): both exit 0, banner, one 8-byte row of 300 on each side, out_reads advertised" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && has_banner '$out/abwf.c.txt' 'Atomic FETCH_AND_ADD BW Test' && table '$out/abwf.c.txt' 1 300 bw && table '$out/abwf.s.txt' 1 300 bw && grep -q ' Outstand reads  : 128' '$out/abwf.c.txt' && ! grep -q 'RKey' '$out/abwf.c.txt' && atomic_json '$out/abwf.c.json' FETCH_AND_ADD 0"
+run_pair abwc atomic_bw -A CMP_AND_SWAP -s 8 -n 200 -q 2 -t 16 -o 4 -- -A CMP_AND_SWAP -s 8 -n 200 -q 2 -t 16 -o 16
+check "atomic_bw -A CMP_AND_SWAP over 2 QPs, the server answering 4 at once (-o 4), the client 16 deep: both exit 0, 400 iterations" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && has_banner '$out/abwc.c.txt' 'Atomic CMP_AND_SWAP BW Test' && table '$out/abwc.c.txt' 1 400 bw && table '$out/abwc.s.txt' 1 400 bw && atomic_json '$out/abwc.c.json' CMP_AND_SWAP 0"
+run_pair alatf atomic_lat -n 200 -- -n 200
+check "atomic_lat (FETCH_AND_ADD): both exit 0, 200 iterations, each fetch returned one more than the last" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && has_banner '$out/alatf.c.txt' 'Atomic FETCH_AND_ADD Latency Test' && table '$out/alatf.c.txt' 1 200 lat && atomic_json '$out/alatf.c.json' FETCH_AND_ADD 200"
+run_pair alatc atomic_lat -A CMP_AND_SWAP -n 200 -- -A CMP_AND_SWAP -n 200
+check "atomic_lat -A CMP_AND_SWAP: both exit 0, 200 iterations, every swap returned the same original" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && has_banner '$out/alatc.c.txt' 'Atomic CMP_AND_SWAP Latency Test' && table '$out/alatc.c.txt' 1 200 lat && atomic_json '$out/alatc.c.json' CMP_AND_SWAP 200"
 check "JSON: the client's figures match its table" "/usr/bin/python3 -c \"
 import json; d = json.load(open('$out/sbw.c.json'))
 assert d['test'] == 'send_bw' and d['role'] == 'client' and d['peer_version'] == '6.06' and d['problem'] == ''
@@ -182,8 +204,12 @@ bad "-D with -a" "does not run all sizes" send_bw -D 2 -a
 bad "--workers 3 for 2 QPs" "--workers 3: more workers than QPs (-q 2)" write_bw -q 2 --workers 3
 bad "--workers 2 on a latency test" "latency tests run one QP" send_lat --workers 2
 bad "--workers 0" "--workers: '0'" write_bw --workers 0
+bad "atomic_bw -s 16" "-s: atomic tests use 8-byte messages only, not 16" atomic_bw -s 16
+bad "atomic_lat -a" "-a: atomic tests run one size" atomic_lat -a
+bad "-A BOGUS" "-A: 'BOGUS' is not an atomic type (FETCH_AND_ADD or CMP_AND_SWAP)" atomic_bw -A BOGUS
+bad "-A on a non-atomic test" "-A: only atomic_bw and atomic_lat" read_bw -A FETCH_AND_ADD
 "$perf" -- send_bw --help > "$out/help.txt" 2>&1
-check "--help exits 0 and lists every flag" "[ \$? -eq 0 ] && grep -q -- '--report_gbits' '$out/help.txt' && grep -q -- '--peer-mac' '$out/help.txt' && grep -q -- '-x, --gid-index' '$out/help.txt' && grep -q -- '--workers N' '$out/help.txt'"
+check "--help exits 0 and lists every flag" "[ \$? -eq 0 ] && grep -q -- '--report_gbits' '$out/help.txt' && grep -q -- '--peer-mac' '$out/help.txt' && grep -q -- '-x, --gid-index' '$out/help.txt' && grep -q -- '--workers N' '$out/help.txt' && grep -q -- '-A, --atomic_type' '$out/help.txt' && grep -q 'atomic_bw atomic_lat' '$out/help.txt'"
 
 # ---- nobody there: a clear error within --timeout ----
 start=$(date +%s)

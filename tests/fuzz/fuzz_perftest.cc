@@ -62,9 +62,10 @@ void parse_one(const std::vector<std::uint8_t>& m) {
 }
 
 Status run_session(std::uint8_t mode, OobConnection& conn) {
-  static constexpr PerftestTest kTests[] = {PerftestTest::kSendBw,  PerftestTest::kWriteBw, PerftestTest::kReadBw,
-                                            PerftestTest::kSendLat, PerftestTest::kWriteLat, PerftestTest::kReadLat};
-  const PerftestTest t = kTests[(mode >> 2) % 6];
+  static constexpr PerftestTest kTests[] = {PerftestTest::kSendBw,   PerftestTest::kWriteBw,  PerftestTest::kReadBw,
+                                            PerftestTest::kSendLat,  PerftestTest::kWriteLat, PerftestTest::kReadLat,
+                                            PerftestTest::kAtomicBw, PerftestTest::kAtomicLat};
+  const PerftestTest t = kTests[(mode >> 2) % 8];
   PerftestSession s(conn, (mode & 1) != 0 ? PerftestRole::kClient : PerftestRole::kServer, 1000);
   if ((mode & 2) != 0) s.set_idle([] {});
   PerftestPreamble pre;
@@ -80,8 +81,8 @@ Status run_session(std::uint8_t mode, OobConnection& conn) {
   PerftestBwReport report{4096, 8, 0.5, 0.5, 0.0001}, peer;
   Status st = s.finish(t, mine, report, peer);
   // What a server takes from a client is a report it can print.
-  if (st.ok() && s.role() == PerftestRole::kServer && (t == PerftestTest::kWriteBw || t == PerftestTest::kReadBw) &&
-      !validate_perftest_bw_report(peer).ok())
+  const bool reports = t == PerftestTest::kWriteBw || t == PerftestTest::kReadBw || t == PerftestTest::kAtomicBw;
+  if (st.ok() && s.role() == PerftestRole::kServer && reports && !validate_perftest_bw_report(peer).ok())
     __builtin_trap();
   return st;
 }

@@ -109,7 +109,8 @@ else
 fi
 
 # ---- perftest 6.06 against droce-perf: SEND, WRITE and READ bandwidth (each role once), the
-# latency tests, and loss both ways (-t 2: short go-back-N rounds; TCG makes each round slow) ----
+# latency tests, the atomics (both tests in both roles, each -A once per test), and loss both ways
+# (-t 2: short go-back-N rounds; TCG makes each round slow) ----
 DP=("$PERF" $(lab_droce_eal) --)
 perf_client() { echo "${DP[@]} $1 -p $LAB_OOB_HOSTFWD ${DROCE_ADDR[*]} --timeout 60 ${*:2} 127.0.0.1"; }
 perf_server() { echo "${DP[@]} $1 -p $LAB_OOB_HOST ${DROCE_ADDR[*]} --timeout 60 ${*:2}"; }
@@ -120,6 +121,11 @@ guest_serves write_bw_guest_server "ib_write_bw $X -s 4096 -n 20" $(perf_client 
 droce_serves read_bw_droce_server "ib_read_bw $X -s 4096 -n 20 $GUEST_OOB_ADDR" $(perf_server read_bw -s 4096 -n 20)
 guest_serves read_lat_guest_server "ib_read_lat $X -s 64 -n 20" $(perf_client read_lat -s 64 -n 20)
 droce_serves send_lat_droce_server "ib_send_lat $X -s 64 -n 20 $GUEST_OOB_ADDR" $(perf_server send_lat -s 64 -n 20)
+# Atomics (8 bytes): droce as requester against rxe's responder, and rxe's requester against droce's.
+guest_serves atomic_bw_guest_server "ib_atomic_bw $X -A FETCH_AND_ADD -n 20" $(perf_client atomic_bw -A FETCH_AND_ADD -n 20)
+droce_serves atomic_bw_droce_server "ib_atomic_bw $X -A CMP_AND_SWAP -n 20 $GUEST_OOB_ADDR" $(perf_server atomic_bw -A CMP_AND_SWAP -n 20)
+guest_serves atomic_lat_guest_server "ib_atomic_lat $X -A CMP_AND_SWAP -n 20" $(perf_client atomic_lat -A CMP_AND_SWAP -n 20)
+droce_serves atomic_lat_droce_server "ib_atomic_lat $X -A FETCH_AND_ADD -n 20 $GUEST_OOB_ADDR" $(perf_server atomic_lat -A FETCH_AND_ADD -n 20)
 # Loss here: every 11th guest packet, 2 % at droce. A drop period that divides the packets of a
 # go-back-N round drops the same PSN every round for ever (tc's "determ" is a counter).
 if "$LAB/loss.sh" 11 > /dev/null; then

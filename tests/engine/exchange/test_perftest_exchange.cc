@@ -118,10 +118,19 @@ Status run_side(PerftestTest t, PerftestRole role, OobConnection& conn, const Pe
   return s.finish(t, mine, report, peer_report);
 }
 
+// atomic_bw / atomic_lat have no capture of their own: perftest's atomic_bw.c and atomic_lat.c
+// run read_bw.c's and read_lat.c's exchange step for step (both advertise out_reads), so the read
+// captures are theirs too.
 const std::vector<std::pair<PerftestTest, std::string>> kCaptures = {
-    {PerftestTest::kSendBw, "send_bw.pcap"},   {PerftestTest::kWriteBw, "write_bw.pcap"},
-    {PerftestTest::kReadBw, "read_bw.pcap"},   {PerftestTest::kSendLat, "send_lat.pcap"},
-    {PerftestTest::kWriteLat, "write_lat.pcap"}, {PerftestTest::kReadLat, "read_lat.pcap"}};
+    {PerftestTest::kSendBw, "send_bw.pcap"},     {PerftestTest::kWriteBw, "write_bw.pcap"},
+    {PerftestTest::kReadBw, "read_bw.pcap"},     {PerftestTest::kSendLat, "send_lat.pcap"},
+    {PerftestTest::kWriteLat, "write_lat.pcap"}, {PerftestTest::kReadLat, "read_lat.pcap"},
+    {PerftestTest::kAtomicBw, "read_bw.pcap"},   {PerftestTest::kAtomicLat, "read_lat.pcap"}};
+
+// The tests whose server prints the client's figures from the BW-report exchange.
+bool swaps_reports(PerftestTest t) {
+  return t == PerftestTest::kWriteBw || t == PerftestTest::kReadBw || t == PerftestTest::kAtomicBw;
+}
 
 }  // namespace
 
@@ -296,7 +305,7 @@ TEST_CASE("droce's server reproduces each capture's server bytes against the rep
     CHECK(s.message() == "");
     CHECK(mismatch == "");
     CHECK(peer_keys.qpn == cv.client.qpn);
-    if (test == PerftestTest::kWriteBw || test == PerftestTest::kReadBw) {
+    if (swaps_reports(test)) {
       CHECK(peer_report.size == cv.client_report.size);
       CHECK(peer_report.iters == cv.client_report.iters);
       CHECK(peer_report.bw_avg == cv.client_report.bw_avg);
@@ -331,12 +340,27 @@ TEST_CASE("droce client and server run every test's exchange against each other"
     CHECK(got_c.vaddr == 0x7f0000001000ull);
     CHECK(got_s.qpn == 0x11);
     CHECK(got_s.psn == 0x123456);
-    if (test == PerftestTest::kWriteBw || test == PerftestTest::kReadBw) {
+    if (swaps_reports(test)) {
       CHECK(rep_s.iters == 5000);
       CHECK(rep_s.bw_avg == 1100.25);
       CHECK(rep_s.msg_rate == 0.0176);
     }
   }
+}
+
+TEST_CASE("perftest tests: names, bw or latency, and which advertise out_reads (READ and ATOMIC verbs)", "[perftest]") {
+  CHECK(std::string(perftest_test_name(PerftestTest::kAtomicBw)) == "atomic_bw");
+  CHECK(std::string(perftest_test_name(PerftestTest::kAtomicLat)) == "atomic_lat");
+  CHECK(perftest_is_bw(PerftestTest::kAtomicBw));
+  CHECK_FALSE(perftest_is_bw(PerftestTest::kAtomicLat));
+  using T = PerftestTest;
+  for (T t : {T::kReadBw, T::kReadLat, T::kAtomicBw, T::kAtomicLat}) CHECK(perftest_uses_out_reads(t));
+  for (T t : {T::kSendBw, T::kWriteBw, T::kSendLat, T::kWriteLat}) {
+    CHECK_FALSE(perftest_uses_out_reads(t));
+    CHECK_FALSE(perftest_is_atomic(t));
+  }
+  CHECK(perftest_is_atomic(PerftestTest::kAtomicBw));
+  CHECK(perftest_is_atomic(PerftestTest::kAtomicLat));
 }
 
 TEST_CASE("perftest exchange: a silent or vanishing peer ends every step within its deadline", "[perftest]") {
