@@ -63,30 +63,57 @@ bool RcQp::retry_or_fail(bool rnr) {
   return true;
 }
 
-// A response or ACK showed that READ responses from `missing` on were lost: re-request them.
-// Only once per gap — the rest of the stale responses still in flight are dropped silently,
-// as the responder does for requests (otherwise one loss would burn the whole retry budget).
-void RcQp::implied_nak(std::uint32_t missing) {
-  if (sq_.implied_nak_pending) return;
-  sq_.implied_nak_pending = true;
-  ++c_.implied_nak_seq_err;
-  if (retry_or_fail(false)) rewind_to(missing);
+// Whether `w` still needs asking again: a READ or atomic missing (part of) its response whose
+// latest request does not already ask from the first missing response. Once per gap: the
+// responses of the original request still in flight past the gap must not each re-ask.
+bool RcQp::reissue_needed(const SendWqe& w) const {
+  return awaits_response(w) && !w.reissue_wanted && !(w.read_reissued && w.read_req_start == w.read_pkts_done);
+}
+
+void RcQp::want_reissue(SendWqe& w) {
+  w.reissue_wanted = true;
+  ++sq_.reissues_wanted;
+}
+
+// Implied NAK (§9.7.5.2.3): responses arrive in PSN order, so a response or ACK for a later PSN
+// shows that the READ responses (or atomic acknowledgement) still missing before it were lost.
+// Go-back-N would re-send every request from the first of them, and the responder would replay
+// every READ behind it in full: with a few long READs outstanding and a lossy path, each loss
+// re-sends megabytes and the backlog only grows (1 MiB READs against rxe at 1 % loss never
+// finished). Only the requests that miss responses are asked again, each from its first missing
+// response (an atomic whole: the responder answers it from its saved result); the responses
+// already on their way for the READs behind them are placed as they arrive, and completions stay
+// in order. One retry per event (the first READ or atomic in [head, psn] newly found missing).
+void RcQp::implied_nak_through(std::uint32_t psn) {
+  bool any = false;
+  for (std::uint64_t i = sq_.head; i != sq_.cur && i != sq_.tail; ++i) {
+    SendWqe& w = sq_at(i);
+    if (!psn_le(w.first_psn, psn)) break;
+    if (!reissue_needed(w)) continue;
+    if (!any) {
+      any = true;
+      ++c_.implied_nak_seq_err;
+      if (!retry_or_fail(false)) return;
+    }
+    want_reissue(w);
+  }
 }
 
 // Forward progress: the retry budget refills and the ACK timer restarts (§9.7.6.1.3).
 void RcQp::on_progress(std::uint64_t now_ns) {
-  sq_.implied_nak_pending = false;
   sq_.seq_nak_acted = false;
   sq_.retry_left = attr_.retry_cnt;
   sq_.rnr_left = attr_.rnr_retry;
   sq_.timer_deadline = psn_lt(sq_.una, sq_.high) && ack_timeout_ns_ != 0 ? now_ns + ack_timeout_ns_ : kNever;
 }
 
-// Everything up to and including `psn` is acknowledged: retire WQEs in order. A READ whose
-// responses have not all arrived, or an atomic whose acknowledgement has not, cannot be covered
-// by an ACK: that is an implied NAK (§9.7.5.2.3), and we resend the READ from its first missing
-// response (the atomic whole: the responder answers it from its saved result).
+// Everything up to and including `psn` is acknowledged (executed by the responder): retire WQEs
+// in order. A READ whose responses have not all arrived, or an atomic whose acknowledgement has
+// not, cannot be retired by that: retirement stops there, and the implied NAK asks it again. What
+// the responder executed beyond it is remembered (acked_psn) and retired once it completes.
 void RcQp::retire_through(std::uint32_t psn, std::uint64_t now_ns) {
+  if (psn_lt(sq_.acked_psn, psn) && psn_lt(psn, sq_.high)) sq_.acked_psn = psn;
+  psn = sq_.acked_psn;
   bool progressed = false;
   while (sq_.head != sq_.tail) {
     SendWqe& w = sq_at(sq_.head);
@@ -95,7 +122,7 @@ void RcQp::retire_through(std::uint32_t psn, std::uint64_t now_ns) {
     if (!psn_lt(w.first_psn, sq_.nxt) && sq_.cur <= sq_.head) break;  // never sent
     if (awaits_response(w)) {
       if (progressed) on_progress(now_ns);
-      implied_nak(psn_add(w.first_psn, w.read_pkts_done));
+      implied_nak_through(psn);
       return;
     }
     if (!psn_le(last, psn)) {
@@ -147,18 +174,17 @@ void RcQp::on_response(const wire::PacketInfo& pi, const std::uint8_t* payload, 
 }
 
 // A NAK acknowledges everything before its PSN (§9.7.5.2.4), but a READ or atomic before it whose
-// response was lost cannot be retired by that: retire_through() stopped there and its implied NAK
-// already rewound to it. Resending from the NAK's PSN as well would skip that request again, and
-// each such NAK would spend a retry with no progress until the QP fails (RETRY_EXC_ERR) — what a
-// lossy link with pipelined atomics did. The rewind stands; the NAK's own resend comes with it.
-bool RcQp::nak_overtaken_by_implied_nak(std::uint32_t psn) const { return psn_lt(sq_.una, psn); }
+// response was lost cannot be retired by that: retire_through() stops there and its implied NAK
+// asks that request again on its own. The NAK's rewind still resends from the NAK's PSN: the two
+// are separate losses, and neither may undo the other (an earlier version let the NAK rewind past
+// the unanswered request, and each such NAK spent a retry until the QP failed).
 
 // A NAK PSN sequence error asks for a resend from `psn` (§9.7.5.2.4). The responder sends one per
 // gap (C9-118 style, until ePSN arrives), so a second one for the PSN we already resent from is a
 // duplicate (the network's, or a delayed copy): it costs no retry and rewinds nothing.
 void RcQp::on_sequence_nak(std::uint32_t psn) {
   ++c_.packet_seq_err;
-  if (nak_overtaken_by_implied_nak(psn) || (sq_.seq_nak_acted && sq_.seq_nak_psn == psn)) return;
+  if (sq_.seq_nak_acted && sq_.seq_nak_psn == psn) return;
   if (!retry_or_fail(false)) return;
   sq_.seq_nak_acted = true;
   sq_.seq_nak_psn = psn;
@@ -176,7 +202,7 @@ void RcQp::on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns) {
     case wire::kAethTypeRnrNak:
       ++c_.rnr_naks_received;
       retire_through(psn_add(pi.psn, -1), now_ns);
-      if (state_ != QpState::kRts || nak_overtaken_by_implied_nak(pi.psn) || !retry_or_fail(true)) return;
+      if (state_ != QpState::kRts || !retry_or_fail(true)) return;
       sq_.rnr_until = now_ns + wire::kRnrTimerNs[syn & 0x1F];
       rewind_to(pi.psn);
       // The responder is alive and answering: the local ACK timer restarts when the request
@@ -228,22 +254,10 @@ std::uint64_t RcQp::response_target(std::uint32_t psn) const {
   return sq_.tail;
 }
 
-// Responses arrive in PSN order (§9.7.5.2.3): one for `target` while an earlier READ or atomic
-// still misses (part of) its own skipped ahead of it, an implied NAK for the earlier one.
-bool RcQp::earlier_response_missing(std::uint64_t target) {
-  for (std::uint64_t i = sq_.head; i != target; ++i) {
-    const SendWqe& e = sq_at(i);
-    if (awaits_response(e)) {
-      implied_nak(psn_add(e.first_psn, e.read_pkts_done));
-      return true;
-    }
-  }
-  return false;
-}
-
 // ATOMIC ACKNOWLEDGE (§9.4.5, §9.5.3): the original value of the target, for the atomic at its
-// PSN. It also acknowledges every earlier request; the original value goes to the local buffer
-// in host byte order (verbs' layout) and the atomic completes. Anything else with opcode 0x12 —
+// PSN. It also acknowledges every earlier request (an earlier READ or atomic still missing its
+// response is asked again: implied NAK); the original value goes to the local buffer in host byte
+// order (verbs' layout) and the atomic completes, in order. Anything else with opcode 0x12 —
 // for a PSN that is not an atomic's, a second copy, or a NAK syndrome on it — answers nothing
 // this requester asked and is dropped, counted (a NAK comes as an ACK packet, §9.3.5).
 void RcQp::on_atomic_ack(const wire::PacketInfo& pi, std::uint64_t now_ns) {
@@ -253,35 +267,43 @@ void RcQp::on_atomic_ack(const wire::PacketInfo& pi, std::uint64_t now_ns) {
     ++c_.duplicate_responses;
     return;
   }
-  if (earlier_response_missing(target)) return;
   SendWqe& w = sq_at(target);
   retire_through(psn_add(w.first_psn, -1), now_ns);
+  if (state_ != QpState::kRts) return;  // the implied NAK found the retries spent
   std::memcpy(w.local, &pi.atomic_ack_orig, kAtomicBytes);
   c_.bytes_copied += kAtomicBytes;
   w.read_pkts_done = 1;
   retire_through(pi.psn, now_ns);
+  on_progress(now_ns);
 }
 
 void RcQp::on_read_response(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns) {
   restart_ack_timer(now_ns);
   const auto& op = wire::opcode_info(pi.opcode);
-  // READ response: it must belong to the oldest READ still missing data. Responses arrive in
-  // PSN order, so one also acknowledges every earlier request.
+  // READ response: it belongs to the READ whose PSNs hold it, and goes to that READ's buffer at
+  // its offset even while an earlier READ still misses responses (they were lost: implied NAK,
+  // asked again alone). Responses arrive in PSN order, so one also acknowledges every earlier
+  // request; completions stay in order (retire_through).
   const std::uint64_t target = response_target(pi.psn);
   if (target == sq_.tail || sq_at(target).wr.opcode != WrOpcode::kRead) {
     ++c_.duplicate_responses;  // none of ours, or a READ response for a SEND/WRITE/atomic PSN
     return;
   }
   SendWqe& w = sq_at(target);
-  if (earlier_response_missing(target)) return;
   const auto off = static_cast<std::uint32_t>(psn_diff(pi.psn, w.first_psn));
   const std::uint32_t expected = w.read_pkts_done;
   if (off < expected) {
     ++c_.duplicate_responses;
     return;
   }
+  retire_through(psn_add(w.first_psn, -1), now_ns);
+  if (state_ != QpState::kRts) return;  // the implied NAK found the retries spent
   if (off > expected) {
-    implied_nak(psn_add(w.first_psn, expected));
+    // A gap inside this READ: its responses from `expected` on are asked again (once per gap).
+    if (reissue_needed(w)) {
+      ++c_.implied_nak_seq_err;
+      if (retry_or_fail(false)) want_reissue(w);
+    }
     return;
   }
   // Position and length must match what this READ asked for (§9.7.5.2.2).
@@ -309,15 +331,12 @@ void RcQp::on_read_response(const wire::PacketInfo& pi, const std::uint8_t* payl
     ++c_.duplicate_responses;  // not the response this READ expects: dropped, the timer retries
     return;
   }
-  retire_through(psn_add(w.first_psn, -1), now_ns);
   if (want != 0) std::memcpy(w.local + off_bytes, payload, want);
   c_.bytes_copied += want;
   ++w.read_pkts_done;
-  sq_.una = psn_add(pi.psn, 1);
-  if (last)
-    retire_through(pi.psn, now_ns);
-  else
-    on_progress(now_ns);
+  if (target == sq_.head) sq_.una = psn_add(pi.psn, 1);  // else the head's missing PSN stays the oldest
+  if (last) retire_through(pi.psn, now_ns);
+  on_progress(now_ns);
 }
 
 }  // namespace droce::rc

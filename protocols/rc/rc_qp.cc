@@ -96,6 +96,8 @@ Status RcQp::modify(QpState to, const QpAttr* attr) {
     sq_.since_ack_req = 0;
     sq_.rd_outstanding = 0;
     sq_.seq_nak_acted = false;
+    sq_.reissues_wanted = 0;
+    sq_.acked_psn = psn_add(attr_.sq_psn, -1);
   }
   state_ = to;
   ring_doorbell();
@@ -137,6 +139,7 @@ Status RcQp::post_send(const SendWr& wr) {
   w.read_pkts_done = 0;
   w.read_req_start = 0;
   w.read_reissued = false;
+  w.reissue_wanted = false;
   w.holds_rd_credit = false;
   sq_.post_psn = psn_add(sq_.post_psn, w.npkts);
   ++sq_.tail;
@@ -207,6 +210,7 @@ void RcQp::enter_error(bool keep_responses) {
   for (; sq_.head != sq_.tail; ++sq_.head) complete_send(sq_at(sq_.head), WcStatus::kWrFlushErr);
   sq_.cur = sq_.head;
   sq_.rd_outstanding = 0;
+  sq_.reissues_wanted = 0;
   sq_.timer_deadline = kNever;
   for (; rq_.head != rq_.tail; ++rq_.head)
     push_completion(rq_at(rq_.head).wr.wr_id, WcStatus::kWrFlushErr, WcOpcode::kRecv, 0, /*is_recv=*/true);

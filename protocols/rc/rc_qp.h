@@ -106,6 +106,7 @@ class RcQp {
     std::uint32_t read_req_start = 0;  // packet index the last READ request for it asked from
     bool read_reissued = false;        // that request was a retransmission (implied NAK or timeout)
     bool holds_rd_credit = false;      // a READ or atomic issued and not yet complete: one of max_rd_atomic
+    bool reissue_wanted = false;       // implied NAK: ask it again from read_pkts_done (requester.cc)
   };
   // Rings are sized to a power of two at creation and indexed with a mask; the queue's capacity
   // is still the depth asked for (sq_cap_, rq_cap_).
@@ -123,7 +124,8 @@ class RcQp {
     std::uint8_t rnr_left = 0;
     std::uint64_t timer_deadline = kNever;  // local ACK timer; kNever = disarmed
     std::uint64_t rnr_until = kNever;       // RNR NAK wait; kNever = none
-    bool implied_nak_pending = false;  // a READ gap was re-requested; stale responses drop silently
+    std::uint32_t reissues_wanted = 0;  // WQEs with reissue_wanted set
+    std::uint32_t acked_psn = 0;       // the responder executed everything through this PSN
     std::uint32_t rd_outstanding = 0;  // READs and atomics holding a credit (max_rd_atomic)
     std::uint32_t seq_nak_psn = 0;     // PSN of the sequence NAK last acted on ...
     bool seq_nak_acted = false;        // ... valid until the next forward progress
@@ -181,6 +183,9 @@ class RcQp {
 
   // requester.cc
   bool next_request(std::uint64_t now_ns, TxDescriptor& out);
+  bool next_reissue(std::uint64_t now_ns, TxDescriptor& out);
+  void fill_read_or_atomic(SendWqe& w, std::uint32_t idx, TxDescriptor& d);
+  void sent_request(const TxDescriptor& d, std::uint64_t now_ns);
   // Initiator depth (IBTA §9.4.4, max_rd_atomic): a READ or atomic not yet issued waits for a
   // credit, and so does everything posted behind it — the send queue is processed in order, as
   // hardware does. One re-issued after a loss already holds its credit.
@@ -213,15 +218,15 @@ class RcQp {
   void complete_send(const SendWqe& w, WcStatus st);
   void fail_send(WcStatus st);
   bool retry_or_fail(bool rnr);
-  void implied_nak(std::uint32_t missing);
+  [[nodiscard]] bool reissue_needed(const SendWqe& w) const;
+  void want_reissue(SendWqe& w);
+  void implied_nak_through(std::uint32_t psn);
   bool response_is_stale(const wire::PacketInfo& pi);
   void on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns);
   void on_sequence_nak(std::uint32_t psn);
-  [[nodiscard]] bool nak_overtaken_by_implied_nak(std::uint32_t psn) const;
   void on_read_response(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns);
   void on_atomic_ack(const wire::PacketInfo& pi, std::uint64_t now_ns);
   std::uint64_t response_target(std::uint32_t psn) const;
-  bool earlier_response_missing(std::uint64_t target);
   void restart_ack_timer(std::uint64_t now_ns);
   // Moves to Error and flushes both work queues (§10.3.1); a responder NAK that caused it
   // stays queued when `keep_responses`.

@@ -46,11 +46,69 @@ std::uint8_t request_opcode(WrOpcode wr, std::uint32_t idx, std::uint32_t n) {
 
 }  // namespace
 
+// A READ request for the rest of the READ from response `idx`, or the atomic's request. A READ
+// consumes one PSN per expected response (§9.7.4.1.4); an atomic one (§9.4.5). A request sent
+// again carries the same operands: the responder answers a duplicate atomic from its saved result
+// (§9.7.5.1.1), so it runs once.
+void RcQp::fill_read_or_atomic(SendWqe& w, std::uint32_t idx, TxDescriptor& d) {
+  d.psn = psn_add(w.first_psn, idx);
+  d.opcode = request_opcode(w.wr.opcode, idx, w.npkts);
+  d.ack_req = true;
+  if (w.wr.opcode == WrOpcode::kRead) {
+    const std::uint32_t offset = idx * attr_.pmtu;
+    d.reth_va = w.wr.remote_addr + offset;
+    d.reth_rkey = w.wr.rkey;
+    d.reth_len = w.wr.sge.length - offset;
+  } else {
+    d.atomic_va = w.wr.remote_addr;
+    d.atomic_rkey = w.wr.rkey;
+    d.atomic_swap_add = w.wr.opcode == WrOpcode::kCmpSwap ? w.wr.swap : w.wr.compare_add;
+    d.atomic_compare = w.wr.opcode == WrOpcode::kCmpSwap ? w.wr.compare_add : 0;
+  }
+  w.read_req_start = idx;
+  w.read_reissued = psn_lt(d.psn, sq_.high);
+  take_rd_credit(w);
+  if (w.reissue_wanted) {  // sent again anyway (a rewind reached it): no separate re-issue
+    w.reissue_wanted = false;
+    --sq_.reissues_wanted;
+  }
+}
+
+void RcQp::sent_request(const TxDescriptor& d, std::uint64_t now_ns) {
+  ++c_.packets_sent;
+  if (d.retransmission) ++c_.retransmitted_packets;
+  if (sq_.timer_deadline == kNever && ack_timeout_ns_ != 0) sq_.timer_deadline = now_ns + ack_timeout_ns_;
+}
+
+// The READs and atomics the implied NAK asks again (completer.cc, implied_nak_through), each on
+// its own, from its first missing response; sq.nxt and sq.cur stay where they are, since the
+// requests behind them were received and are being answered.
+bool RcQp::next_reissue(std::uint64_t now_ns, TxDescriptor& d) {
+  for (std::uint64_t i = sq_.head; i != sq_.cur && i != sq_.tail; ++i) {
+    SendWqe& w = sq_at(i);
+    if (!w.reissue_wanted) continue;
+    if (!awaits_response(w)) {  // its response came after all (a late one): nothing to ask
+      w.reissue_wanted = false;
+      --sq_.reissues_wanted;
+      continue;
+    }
+    d = TxDescriptor{};
+    fill_read_or_atomic(w, w.read_pkts_done, d);
+    d.retransmission = true;
+    w.read_reissued = true;
+    sent_request(d, now_ns);
+    return true;
+  }
+  sq_.reissues_wanted = 0;  // the rest were sent again by a rewind (or retired): nothing left
+  return false;
+}
+
 bool RcQp::next_request(std::uint64_t now_ns, TxDescriptor& d) {
   if (sq_.rnr_until != kNever) {
     if (now_ns < sq_.rnr_until) return false;  // §9.7.5.2.8: wait out the RNR NAK timer
     sq_.rnr_until = kNever;
   }
+  if (sq_.reissues_wanted != 0 && next_reissue(now_ns, d)) return true;
   if (sq_.cur == sq_.tail) return false;
   const std::int32_t in_flight = psn_diff(sq_.nxt, sq_.una);
   if (in_flight > 0 && static_cast<std::uint32_t>(in_flight) >= attr_.window_psns) return false;
@@ -63,38 +121,18 @@ bool RcQp::next_request(std::uint64_t now_ns, TxDescriptor& d) {
     return false;
   }
   const auto idx = static_cast<std::uint32_t>(pos);
-  const std::uint32_t len = w.wr.sge.length;
-  const std::uint32_t offset = idx * attr_.pmtu;
   d = TxDescriptor{};
-  d.psn = sq_.nxt;
   d.retransmission = psn_lt(sq_.nxt, sq_.high);
-  d.opcode = request_opcode(w.wr.opcode, idx, w.npkts);
-  if (w.wr.opcode == WrOpcode::kRead) {
-    // One request for the rest of the READ; it consumes one PSN per expected response (§9.7.4.1.4).
-    d.reth_va = w.wr.remote_addr + offset;
-    d.reth_rkey = w.wr.rkey;
-    d.reth_len = len - offset;
-    d.ack_req = true;
-    w.read_req_start = idx;
-    take_rd_credit(w);
-    w.read_reissued = psn_lt(sq_.nxt, sq_.high);
+  if (is_read_or_atomic(w.wr.opcode)) {
+    fill_read_or_atomic(w, idx, d);
     sq_.nxt = psn_add(sq_.nxt, w.npkts - idx);
     sq_.since_ack_req = 0;
     ++sq_.cur;
-  } else if (is_atomic(w.wr.opcode)) {
-    // One packet, one PSN, answered by one ATOMIC ACKNOWLEDGE (§9.4.5); AtomicETH names the
-    // target and the operands. A re-issue sends the same request: the responder answers a
-    // duplicate from its saved result (§9.7.5.1.1), so the operation runs once.
-    d.atomic_va = w.wr.remote_addr;
-    d.atomic_rkey = w.wr.rkey;
-    d.atomic_swap_add = w.wr.opcode == WrOpcode::kCmpSwap ? w.wr.swap : w.wr.compare_add;
-    d.atomic_compare = w.wr.opcode == WrOpcode::kCmpSwap ? w.wr.compare_add : 0;
-    d.ack_req = true;
-    take_rd_credit(w);
-    sq_.nxt = psn_add(sq_.nxt, 1);
-    sq_.since_ack_req = 0;
-    ++sq_.cur;
   } else {
+    const std::uint32_t len = w.wr.sge.length;
+    const std::uint32_t offset = idx * attr_.pmtu;
+    d.psn = sq_.nxt;
+    d.opcode = request_opcode(w.wr.opcode, idx, w.npkts);
     d.payload = w.local + offset;
     d.payload_len = len == 0 ? 0 : (len - offset < attr_.pmtu ? len - offset : attr_.pmtu);
     const auto& info = wire::opcode_info(d.opcode);
@@ -115,9 +153,7 @@ bool RcQp::next_request(std::uint64_t now_ns, TxDescriptor& d) {
     if (last) ++sq_.cur;
   }
   if (psn_lt(sq_.high, sq_.nxt)) sq_.high = sq_.nxt;
-  ++c_.packets_sent;
-  if (d.retransmission) ++c_.retransmitted_packets;
-  if (sq_.timer_deadline == kNever && ack_timeout_ns_ != 0) sq_.timer_deadline = now_ns + ack_timeout_ns_;
+  sent_request(d, now_ns);
   return true;
 }
 
@@ -146,8 +182,16 @@ void RcQp::on_timer(std::uint64_t now_ns) {
   }
   ++c_.local_ack_timeout_err;
   if (!retry_or_fail(false)) return;
-  sq_.implied_nak_pending = false;
-  rewind_to(sq_.una);
+  // The oldest request is an issued READ or atomic whose response stopped coming: it alone is
+  // asked again (again even if a re-issue is already out: that one or its answer was lost too),
+  // as the implied NAK does; what follows it was received and is answered after it. Otherwise
+  // go-back-N from the oldest unacknowledged PSN (§9.7.6.1.3).
+  SendWqe& h = sq_at(sq_.head);
+  if (sq_.head != sq_.cur && awaits_response(h)) {
+    if (!h.reissue_wanted) want_reissue(h);
+  } else {
+    rewind_to(sq_.una);
+  }
   sq_.timer_deadline = now_ns + ack_timeout_ns_;
 }
 

@@ -428,3 +428,45 @@ TEST_CASE("large READ under loss: the local ACK timer restarts while the READ's 
   CHECK(r.buf[1024] == 11);
   CHECK(r.buf[8191] == 17);
 }
+
+TEST_CASE("§9.7.5.2.3 implied NAK with READs behind the gap: only the READ missing a response is asked again, the "
+          "later READs' responses are placed as they come, completions stay in order",
+          "[rc][completer][reissue]") {
+  ReadRequester r;
+  r.read(1, 0, 2048);     // PSNs 10, 11
+  r.read(2, 4096, 2048);  // PSNs 12, 13
+  CHECK(r.pull(0).size() == 2);
+  r.response(wire::Opcode::kReadRespFirst, 10, std::vector<std::uint8_t>(1024, 1), 1);
+  // 11 lost; READ 2's responses arrive (the responder answered it after READ 1).
+  r.response(wire::Opcode::kReadRespFirst, 12, std::vector<std::uint8_t>(1024, 3), 2);
+  r.response(wire::Opcode::kReadRespLast, 13, std::vector<std::uint8_t>(1024, 4), 3);
+  CHECK(r.completed().empty());  // READ 2 is complete, but READ 1 comes first
+  auto o = r.pull(4);
+  REQUIRE(o.size() == 1);  // READ 1 from its missing response, not READ 2 again
+  CHECK(o[0].psn == 11);
+  CHECK(o[0].opcode == static_cast<std::uint8_t>(wire::Opcode::kReadRequest));
+  CHECK(o[0].reth_len == 1024);
+  CHECK(o[0].retransmission);
+  CHECK(r.qp.counters().implied_nak_seq_err == 1);
+  r.response(wire::Opcode::kReadRespOnly, 11, std::vector<std::uint8_t>(1024, 2), 5);
+  CHECK(r.completed() == std::vector<std::uint64_t>{1, 2});
+  CHECK(r.buf[1024] == 2);
+  CHECK(r.buf[4096] == 3);
+  CHECK(r.buf[4096 + 1024] == 4);
+  CHECK(r.pull(6).empty());
+}
+
+TEST_CASE("§9.7.6.1.3 the ACK timer with an issued READ at the head asks that READ again alone, from its first "
+          "missing response",
+          "[rc][completer][reissue][timer]") {
+  ReadRequester r;
+  r.read(1, 0, 3000);  // PSNs 10..12
+  r.send(2, 10);       // PSN 13
+  CHECK(r.pull(0).size() == 2);
+  r.response(wire::Opcode::kReadRespFirst, 10, std::vector<std::uint8_t>(1024, 1), 1);
+  r.qp.on_timer(1 + r.qp.attr().ack_timeout_ns());  // nothing more came
+  auto o = r.pull(2 + r.qp.attr().ack_timeout_ns());
+  REQUIRE(o.size() == 1);  // the READ from PSN 11, not the SEND again
+  CHECK(o[0].psn == 11);
+  CHECK(r.qp.counters().local_ack_timeout_err == 1);
+}
