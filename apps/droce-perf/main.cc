@@ -217,11 +217,12 @@ int main(int argc, char** argv) {
   std::printf("%s", perf::kLine);
   const perf::TransportTotals tt = workers->totals();
   if (tt.retransmitted != 0 || tt.naks_received != 0 || tt.naks_sent != 0 || tt.ack_timeouts != 0 || !impairments.empty())
-    std::printf(" droce: retransmitted %llu  naks sent %llu / received %llu  ack timeouts %llu  rnr naks %llu  lab loss dropped %llu\n",
+    std::printf(" droce: retransmitted %llu  naks sent %llu / received %llu  ack timeouts %llu  rnr naks %llu  lab loss dropped %llu"
+                "  implied naks %llu  duplicate responses %llu\n",
                 static_cast<unsigned long long>(tt.retransmitted), static_cast<unsigned long long>(tt.naks_sent),
                 static_cast<unsigned long long>(tt.naks_received), static_cast<unsigned long long>(tt.ack_timeouts),
-                static_cast<unsigned long long>(tt.rnr_naks),
-                static_cast<unsigned long long>(impairment_dropped()));
+                static_cast<unsigned long long>(tt.rnr_naks), static_cast<unsigned long long>(impairment_dropped()),
+                static_cast<unsigned long long>(tt.implied_naks), static_cast<unsigned long long>(tt.duplicate_responses));
   workers->print_worker_lines();
   if (t0.atomic_mismatches() != 0)
     std::printf(" droce: %llu of %llu atomics returned an original value out of the sequence the first implies\n",

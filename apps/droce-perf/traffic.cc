@@ -491,6 +491,8 @@ TransportTotals Traffic::totals() {
     t.naks_received += c.naks_received;
     t.ack_timeouts += c.local_ack_timeout_err;
     t.rnr_naks += c.rnr_naks_received;
+    t.implied_naks += c.implied_nak_seq_err;
+    t.duplicate_responses += c.duplicate_responses;
   }
   return t;
 }

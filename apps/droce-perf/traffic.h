@@ -21,6 +21,7 @@ namespace droce::perf {
 
 struct TransportTotals {
   std::uint64_t retransmitted = 0, naks_sent = 0, naks_received = 0, ack_timeouts = 0, rnr_naks = 0;
+  std::uint64_t implied_naks = 0, duplicate_responses = 0;  // requester: responses lost / not ours to take
 };
 
 // Duration mode (-D) as perftest runs it: a quarter of the time (whole seconds, rounded down) at

@@ -142,15 +142,6 @@ if "$LAB/loss.sh" 11 > /dev/null; then
 else
   result perf_loss_setup 1 0
 fi
-# Long READs under loss: ten 1 MiB READs outstanding, every 100th guest packet dropped. Only the
-# READ missing a response is asked again; go-back-N re-asked all ten and never finished.
-if "$LAB/loss.sh" 100 > /dev/null; then
-  guest_serves read_bw_guest_server_1MiB_lossy "ib_read_bw $X -s 1048576 -n 10" $(perf_client read_bw -s 1048576 -n 10)
-  echo "guest tc counters:"; "$LAB/loss.sh" off | sed 's/^/  /'
-else
-  result read_1mib_loss_setup 1 0
-fi
-
 # ---- path MTU 4096: the guest's eth0 at 4200 (rxe active_mtu 4096), 8 KiB = 2 packets ----
 if "$LAB/mtu.sh" 4200 | grep -q 'active_mtu:.*4096'; then
   guest_serves rc_pingpong_guest_server_pmtu4096 "$PP -m 4096 -s 8192 -n 10" $(echo_client) --mtu 4096 --size 8192 --count 10
