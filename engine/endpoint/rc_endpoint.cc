@@ -225,6 +225,7 @@ Status RcEndpoint::connect(std::uint32_t qpn, const RemoteQp& remote) {
   tc.pkey = attr.pkey;
   tc.udp_src_port = wire::roce_udp_src_port(attr.qpn, remote.qpn);
   s->tmpl = wire::HeaderTemplate::make(tc);
+  s->tx_tmpl = wire::TxTemplate::make(s->tmpl);
   s->peer = remote.address;
   s->connected = true;
   // A new flow starts at line rate (DCQCN has no slow start).
@@ -333,15 +334,39 @@ void RcEndpoint::drop(wire::DropReason r) {
   if (cfg_.recording.counters != nullptr) ++cfg_.recording.counters->rx_drops[static_cast<std::size_t>(r)];
 }
 
+namespace {
+
+// The opcodes TxTemplate does not cover (atomics) take the general builder; out of line, so
+// that its PacketFields stays off the common path.
+[[gnu::noinline]] std::uint32_t write_general_headers(const wire::HeaderTemplate& t, const rc::TxDescriptor& d,
+                                                      std::uint16_t ip_id, std::uint8_t* out) {
+  wire::PacketFields f = rc::packet_fields(d);
+  f.ip_id = ip_id;
+  return wire::write_headers(t, f, out);
+}
+
+}  // namespace
+
 std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::uint64_t now_tsc) {
   rte_mbuf* m = rte_pktmbuf_alloc(cfg_.queues.pool);
   if (m == nullptr) return 0;
-  wire::PacketFields f = rc::packet_fields(d);
-  f.ip_id = s.ip_id++;
-  auto* hdr = reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(m, wire::kMaxHeaderBytes));
-  const std::uint32_t hlen = wire::write_headers(s.tmpl, f, hdr);
-  rte_pktmbuf_trim(m, static_cast<std::uint16_t>(wire::kMaxHeaderBytes - hlen));
-  const std::uint32_t pad = wire::opcode_info(d.opcode).has_payload ? wire::pad_for(d.payload_len) : 0;
+  const wire::OpcodeInfo& op = wire::opcode_info(d.opcode);
+  const std::uint32_t pad = op.has_payload ? wire::pad_for(d.payload_len) : 0;
+  const std::uint32_t tail = d.payload_len + pad + wire::kIcrcBytes;
+  // A fresh mbuf: the header writers need kMaxHeaderBytes of room, a copied frame all of it.
+  const std::uint32_t room = static_cast<std::uint32_t>(m->buf_len - m->data_off);
+  if (room < wire::kMaxHeaderBytes) {
+    rte_pktmbuf_free(m);
+    return 0;
+  }
+  auto* hdr = rte_pktmbuf_mtod(m, std::uint8_t*);
+  // Data leaves ECT(0), acknowledgements Not-ECT: descriptor_fields.h decides (only this field
+  // of its result is read, so the rest compiles away).
+  const bool not_ect = rc::packet_fields(d).ecn_override == wire::kEcnNotEct;
+  // The QP's precomputed headers (TxTemplate) for every opcode but the atomics.
+  const bool from_template = wire::tx_template_covers(op);
+  const std::uint32_t hlen = from_template ? wire::write_tx_headers(s.tx_tmpl, op, d, s.ip_id++, hdr)
+                                            : write_general_headers(s.tmpl, d, s.ip_id++, hdr);
   std::uint8_t* l3 = hdr + s.tmpl.l3_offset;
   const std::uint32_t l3_hdr_len = hlen - s.tmpl.l3_offset;
   const bool inlined = d.payload_len != 0 && d.payload_len <= cfg_.transport.tx_inline_bytes;
@@ -354,6 +379,9 @@ std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::ui
       if (tm != nullptr) rte_pktmbuf_free(tm);
       zero_copy = false;  // fall back to a copy (counted) rather than fail the packet
     } else {
+      if (from_template) wire::unmask_tx_headers(s.tx_tmpl, hdr, not_ect);
+      m->data_len = static_cast<std::uint16_t>(hlen);
+      m->pkt_len = hlen;
       auto* trailer = reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(tm, static_cast<std::uint16_t>(pad + 4)));
       std::memset(trailer, 0, pad);
       wire::icrc_store(trailer + pad, wire::icrc_compute_split(l3, l3_hdr_len, s.tmpl.ipv6, d.payload, d.payload_len, pad));
@@ -365,12 +393,11 @@ std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::ui
     }
   }
   if (!zero_copy) {
-    const std::uint32_t extra = d.payload_len + pad + wire::kIcrcBytes;
-    auto* p = reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(m, static_cast<std::uint16_t>(extra)));
-    if (p == nullptr) {
+    if (hlen + tail > room) {
       rte_pktmbuf_free(m);
       return 0;
     }
+    std::uint8_t* p = hdr + hlen;
     if (d.payload_len != 0) std::memcpy(p, d.payload, d.payload_len);
     std::memset(p + d.payload_len, 0, pad);
     if (inlined) {
@@ -379,7 +406,15 @@ std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::ui
     } else {
       c_.tx_payload_bytes_copied += d.payload_len;
     }
-    wire::icrc_store(p + d.payload_len + pad, wire::icrc_compute_in_place(l3, l3_hdr_len + d.payload_len + pad, s.tmpl.ipv6));
+    std::uint32_t len = hlen + d.payload_len + pad;
+    if (from_template) {
+      len = wire::seal_tx_frame(s.tx_tmpl, hdr, len, not_ect);
+    } else {
+      wire::icrc_store(hdr + len, wire::icrc_compute_in_place(l3, len - s.tmpl.l3_offset, s.tmpl.ipv6));
+      len += wire::kIcrcBytes;
+    }
+    m->data_len = static_cast<std::uint16_t>(len);
+    m->pkt_len = len;
   }
   c_.tx_payload_bytes += d.payload_len;
   const std::uint32_t frame_bytes = m->pkt_len;

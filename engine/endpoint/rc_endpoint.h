@@ -185,6 +185,7 @@ class RcEndpoint final : public ViewHome {
     std::uint64_t timer_at_ns = kNever;  // RcQp::next_timer_ns(), on the QPs' clock
     std::uint64_t rate_at_ns = kNever;   // DcqcnReactionPoint::next_event_ns(), on the poll's clock
     wire::HeaderTemplate tmpl;
+    wire::TxTemplate tx_tmpl;  // tmpl prepared for the transmit path (build.h)
     std::uint16_t ip_id = 0;
     bool connected = false;
     wire::L2L3Address peer;  // the connected peer's address: frames for this QP must come from it
