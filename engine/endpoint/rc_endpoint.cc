@@ -347,8 +347,35 @@ namespace {
 
 }  // namespace
 
+inline rte_mbuf* RcEndpoint::tx_alloc() {
+  ++tx_pass_frames_;
+  return tx_mbufs_n_ != 0 ? tx_mbufs_[--tx_mbufs_n_] : refill_tx_mbufs();
+}
+
+// The cache is empty: one bulk get of tx_refill_ mbufs (the first refill of a pass: what the
+// previous pass sent; later ones in the same pass: the whole cache). A pool too low for the bulk
+// get still gives what it has, one at a time, as rte_pktmbuf_alloc did.
+rte_mbuf* RcEndpoint::refill_tx_mbufs() {
+  const std::uint32_t n = tx_refill_;
+  tx_refill_ = kTxMbufCache;
+  if (n > 1 && rte_pktmbuf_alloc_bulk(cfg_.queues.pool, tx_mbufs_, n) == 0) {
+    tx_mbufs_n_ = n - 1;
+    return tx_mbufs_[n - 1];
+  }
+  return rte_pktmbuf_alloc(cfg_.queues.pool);
+}
+
+// End of a transmit pass: the unused fresh mbufs go back untouched (refcount 1, one segment, as
+// rte_pktmbuf_alloc_bulk left them: what a raw put into the pool expects).
+void RcEndpoint::give_back_tx_mbufs() {
+  if (tx_mbufs_n_ != 0) rte_mempool_put_bulk(cfg_.queues.pool, reinterpret_cast<void**>(tx_mbufs_), tx_mbufs_n_);
+  tx_mbufs_n_ = 0;
+  tx_refill_ = tx_pass_frames_ < 1 ? 1 : tx_pass_frames_ > kTxMbufCache ? kTxMbufCache : tx_pass_frames_;
+  tx_pass_frames_ = 0;
+}
+
 std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::uint64_t now_tsc) {
-  rte_mbuf* m = rte_pktmbuf_alloc(cfg_.queues.pool);
+  rte_mbuf* m = tx_alloc();
   if (m == nullptr) return 0;
   const wire::OpcodeInfo& op = wire::opcode_info(d.opcode);
   const std::uint32_t pad = op.has_payload ? wire::pad_for(d.payload_len) : 0;
@@ -372,8 +399,8 @@ std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::ui
   const bool inlined = d.payload_len != 0 && d.payload_len <= cfg_.transport.tx_inline_bytes;
   bool zero_copy = cfg_.transport.zero_copy_tx && multi_seg_ok_ && d.payload_len != 0 && !inlined;
   if (zero_copy) {
-    rte_mbuf* pm = rte_pktmbuf_alloc(cfg_.queues.pool);
-    rte_mbuf* tm = pm != nullptr ? rte_pktmbuf_alloc(cfg_.queues.pool) : nullptr;
+    rte_mbuf* pm = tx_alloc();
+    rte_mbuf* tm = pm != nullptr ? tx_alloc() : nullptr;
     if (tm == nullptr || !cfg_.queues.memory->attach_payload_ptr(pm, d.payload, d.payload_len, dpdk_memory_tx_only_, &mr_hint_)) {
       if (pm != nullptr) rte_pktmbuf_free(pm);
       if (tm != nullptr) rte_pktmbuf_free(tm);
@@ -537,17 +564,18 @@ void RcEndpoint::run_timers(std::uint64_t now, std::uint64_t qp_now) {
 // (a post, a packet, a timer, the pacer) brings it back.
 void RcEndpoint::transmit_ready(std::uint64_t now, std::uint64_t now_tsc) {
   for (std::uint32_t turns = ready_len_; turns != 0; --turns) {
-    if (tx_.room() == 0) return;  // the QP at the front keeps its place
+    if (tx_.room() == 0) break;  // the QP at the front keeps its place
     QpSlot& s = take_ready();
     ++c_.tx_qp_turns;
     const Turn t = transmit_turn(s, now, now_tsc);
     reschedule(s);  // a request sent arms the ACK timer; bytes sent move DCQCN's byte counter
     if (t == Turn::kBacklogFull) {
       make_ready_first(s);
-      return;
+      break;
     }
     if (t == Turn::kMore) make_ready(s);
   }
+  give_back_tx_mbufs();
 }
 
 RcEndpoint::Turn RcEndpoint::transmit_turn(QpSlot& s, std::uint64_t now, std::uint64_t now_tsc) {

@@ -236,6 +236,11 @@ class RcEndpoint final : public ViewHome {
   void drop_views(QpSlot& s);
   // Frame bytes handed to the TX batch; 0 when the frame could not be built.
   std::uint32_t transmit(QpSlot& s, const rc::TxDescriptor& d, std::uint64_t now_tsc);
+  // One fresh mbuf of the pool for a frame being sent (nullptr: the pool is empty), from the
+  // bulk-allocated TX cache; give_back_tx_mbufs() returns what a transmit pass did not use.
+  [[nodiscard]] rte_mbuf* tx_alloc();
+  [[nodiscard]] rte_mbuf* refill_tx_mbufs();
+  void give_back_tx_mbufs();
   void drop(wire::DropReason r);
   [[nodiscard]] wire::DropReason check_addresses(const QpSlot& s, const wire::PacketInfo& pi) const;
   [[nodiscard]] wire::DropReason check_response_length(const QpSlot& s, const wire::PacketInfo& pi) const;
@@ -272,6 +277,14 @@ class RcEndpoint final : public ViewHome {
   std::uint64_t last_poll_ns_ = 0;
   bool qp_clock_started_ = false;
   TxBatch<1024> tx_;
+  // Fresh TX mbufs taken in one rte_pktmbuf_alloc_bulk, handed out from the top. Refilled with
+  // as many as the previous transmit pass sent (one bulk get instead of one get per frame), and
+  // emptied back into the pool at the end of every pass: no mbuf stays held between polls.
+  static constexpr std::uint32_t kTxMbufCache = 32;
+  rte_mbuf* tx_mbufs_[kTxMbufCache] = {};
+  std::uint32_t tx_mbufs_n_ = 0;
+  std::uint32_t tx_refill_ = 1;       // the next refill's size
+  std::uint32_t tx_pass_frames_ = 0;  // mbufs handed out in this transmit pass
   EndpointCounters c_;
   std::vector<std::uint8_t> scratch_;  // linearised multi-segment RX frames
   double ns_per_tsc_ = 1.0;
