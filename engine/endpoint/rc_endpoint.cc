@@ -39,6 +39,13 @@ RcEndpoint::RcEndpoint(const EndpointConfig& cfg)
     // the whole frame, so such payloads are copied into the pool instead (still counted).
     dpdk_memory_tx_only_ = info.driver_name != nullptr && std::strcmp(info.driver_name, "net_virtio_user") == 0;
   }
+  for (std::uint32_t op = 0; op < tx_opcode_class_.size(); ++op) {
+    rc::TxDescriptor d;
+    d.opcode = static_cast<std::uint8_t>(op);
+    tx_opcode_class_[op] = static_cast<std::uint8_t>(
+        (wire::tx_template_covers(wire::opcode_info(d.opcode)) ? kTxFromTemplate : 0) |
+        (rc::packet_fields(d).ecn_override == wire::kEcnNotEct ? kTxNotEct : 0));
+  }
   tsc_hz_ = rte_get_tsc_hz();
   ns_per_tsc_ = 1e9 / static_cast<double>(tsc_hz_);
   // Pause quanta are bit times of the link the PFC frame came over.
@@ -387,11 +394,11 @@ std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::ui
     return 0;
   }
   auto* hdr = rte_pktmbuf_mtod(m, std::uint8_t*);
-  // Data leaves ECT(0), acknowledgements Not-ECT: descriptor_fields.h decides (only this field
-  // of its result is read, so the rest compiles away).
-  const bool not_ect = rc::packet_fields(d).ecn_override == wire::kEcnNotEct;
-  // The QP's precomputed headers (TxTemplate) for every opcode but the atomics.
-  const bool from_template = wire::tx_template_covers(op);
+  // The QP's precomputed headers (TxTemplate) for every opcode but the atomics; data leaves
+  // ECT(0), acknowledgements Not-ECT (descriptor_fields.h's rule, tabled per opcode).
+  const std::uint8_t op_class = tx_opcode_class_[d.opcode];
+  const bool from_template = (op_class & kTxFromTemplate) != 0;
+  const bool not_ect = (op_class & kTxNotEct) != 0;
   const std::uint32_t hlen = from_template ? wire::write_tx_headers(s.tx_tmpl, op, d, s.ip_id++, hdr)
                                             : write_general_headers(s.tmpl, d, s.ip_id++, hdr);
   std::uint8_t* l3 = hdr + s.tmpl.l3_offset;

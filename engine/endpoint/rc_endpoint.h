@@ -2,6 +2,7 @@
 // with zero-copy payloads -> TxBatch, ACK timers; the engine side of protocols/rc.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -280,6 +281,11 @@ class RcEndpoint final : public ViewHome {
   // Fresh TX mbufs taken in one rte_pktmbuf_alloc_bulk, handed out from the top. Refilled with
   // as many as the previous transmit pass sent (one bulk get instead of one get per frame), and
   // emptied back into the pool at the end of every pass: no mbuf stays held between polls.
+  // Per opcode, what transmit decides beyond OpcodeInfo, worked out once in the constructor:
+  // whether the QP's TxTemplate builds its headers (wire::tx_template_covers) and whether it
+  // leaves Not-ECT (rc::packet_fields' ECN rule, which depends on the opcode alone).
+  static constexpr std::uint8_t kTxFromTemplate = 1, kTxNotEct = 2;
+  std::array<std::uint8_t, 256> tx_opcode_class_{};
   static constexpr std::uint32_t kTxMbufCache = 32;
   rte_mbuf* tx_mbufs_[kTxMbufCache] = {};
   std::uint32_t tx_mbufs_n_ = 0;
