@@ -433,7 +433,9 @@ std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::ui
     }
     std::uint8_t* p = hdr + hlen;
     if (d.payload_len != 0) std::memcpy(p, d.payload, d.payload_len);
-    std::memset(p + d.payload_len, 0, pad);
+    // The pad (0..3 zero bytes) as one 4-byte store: the ICRC after it overwrites the rest.
+    static constexpr std::uint32_t kZero = 0;
+    std::memcpy(p + d.payload_len, &kZero, sizeof(kZero));
     if (inlined) {
       ++c_.tx_inline_frames;
       c_.tx_payload_bytes_inlined += d.payload_len;
