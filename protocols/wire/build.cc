@@ -3,10 +3,6 @@
 
 #include <cstring>
 
-extern "C" {
-#include <rte_net_crc.h>
-}
-
 #include "protocols/wire/icrc.h"
 
 namespace droce::wire {
@@ -221,13 +217,6 @@ TxTemplate TxTemplate::make(const HeaderTemplate& h) {
   bth[-2] = bth[-1] = 0xFF;  // UDP checksum
   bth[4] = 0xFF;             // FECN, BECN, resv6
   return t;
-}
-
-std::uint32_t tx_masked_icrc(const TxTemplate& t, const std::uint8_t* out, std::uint32_t len) {
-  // The masked image from 8 bytes before L3 is exactly the ICRC's input (A17.4.1, icrc.h);
-  // DPDK's CRC-32 from a zero seed is zlib's crc32, the ICRC's CRC.
-  const std::uint8_t* from = out + t.l3_offset - 8;
-  return rte_net_crc_calc(from, static_cast<std::uint32_t>(out + len - from), RTE_NET_CRC32_ETH);
 }
 
 std::uint32_t build_frame(const HeaderTemplate& t, const PacketFields& f, const std::uint8_t* payload,
