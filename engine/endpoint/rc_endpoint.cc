@@ -39,6 +39,13 @@ RcEndpoint::RcEndpoint(const EndpointConfig& cfg)
     // the whole frame, so such payloads are copied into the pool instead (still counted).
     dpdk_memory_tx_only_ = info.driver_name != nullptr && std::strcmp(info.driver_name, "net_virtio_user") == 0;
   }
+  for (std::uint32_t op = 0; op < tx_opcode_class_.size(); ++op) {
+    rc::TxDescriptor d;
+    d.opcode = static_cast<std::uint8_t>(op);
+    tx_opcode_class_[op] = static_cast<std::uint8_t>(
+        (wire::tx_template_covers(wire::opcode_info(d.opcode)) ? kTxFromTemplate : 0) |
+        (rc::packet_fields(d).ecn_override == wire::kEcnNotEct ? kTxNotEct : 0));
+  }
   tsc_hz_ = rte_get_tsc_hz();
   ns_per_tsc_ = 1e9 / static_cast<double>(tsc_hz_);
   // Pause quanta are bit times of the link the PFC frame came over.
@@ -225,6 +232,7 @@ Status RcEndpoint::connect(std::uint32_t qpn, const RemoteQp& remote) {
   tc.pkey = attr.pkey;
   tc.udp_src_port = wire::roce_udp_src_port(attr.qpn, remote.qpn);
   s->tmpl = wire::HeaderTemplate::make(tc);
+  s->tx_tmpl = wire::TxTemplate::make(s->tmpl);
   s->peer = remote.address;
   s->connected = true;
   // A new flow starts at line rate (DCQCN has no slow start).
@@ -333,27 +341,81 @@ void RcEndpoint::drop(wire::DropReason r) {
   if (cfg_.recording.counters != nullptr) ++cfg_.recording.counters->rx_drops[static_cast<std::size_t>(r)];
 }
 
-std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::uint64_t now_tsc) {
-  rte_mbuf* m = rte_pktmbuf_alloc(cfg_.queues.pool);
-  if (m == nullptr) return 0;
+namespace {
+
+// The opcodes TxTemplate does not cover (atomics) take the general builder; out of line, so
+// that its PacketFields stays off the common path.
+[[gnu::noinline]] std::uint32_t write_general_headers(const wire::HeaderTemplate& t, const rc::TxDescriptor& d,
+                                                      std::uint16_t ip_id, std::uint8_t* out) {
   wire::PacketFields f = rc::packet_fields(d);
-  f.ip_id = s.ip_id++;
-  auto* hdr = reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(m, wire::kMaxHeaderBytes));
-  const std::uint32_t hlen = wire::write_headers(s.tmpl, f, hdr);
-  rte_pktmbuf_trim(m, static_cast<std::uint16_t>(wire::kMaxHeaderBytes - hlen));
-  const std::uint32_t pad = wire::opcode_info(d.opcode).has_payload ? wire::pad_for(d.payload_len) : 0;
+  f.ip_id = ip_id;
+  return wire::write_headers(t, f, out);
+}
+
+}  // namespace
+
+inline rte_mbuf* RcEndpoint::tx_alloc() {
+  ++tx_pass_frames_;
+  return tx_mbufs_n_ != 0 ? tx_mbufs_[--tx_mbufs_n_] : refill_tx_mbufs();
+}
+
+// The cache is empty: one bulk get of tx_refill_ mbufs (the first refill of a pass: what the
+// previous pass sent; later ones in the same pass: the whole cache). A pool too low for the bulk
+// get still gives what it has, one at a time, as rte_pktmbuf_alloc did.
+rte_mbuf* RcEndpoint::refill_tx_mbufs() {
+  const std::uint32_t n = tx_refill_;
+  tx_refill_ = kTxMbufCache;
+  if (n > 1 && rte_pktmbuf_alloc_bulk(cfg_.queues.pool, tx_mbufs_, n) == 0) {
+    tx_mbufs_n_ = n - 1;
+    return tx_mbufs_[n - 1];
+  }
+  return rte_pktmbuf_alloc(cfg_.queues.pool);
+}
+
+// End of a transmit pass: the unused fresh mbufs go back untouched (refcount 1, one segment, as
+// rte_pktmbuf_alloc_bulk left them: what a raw put into the pool expects).
+void RcEndpoint::give_back_tx_mbufs() {
+  if (tx_mbufs_n_ != 0) rte_mempool_put_bulk(cfg_.queues.pool, reinterpret_cast<void**>(tx_mbufs_), tx_mbufs_n_);
+  tx_mbufs_n_ = 0;
+  tx_refill_ = tx_pass_frames_ < 1 ? 1 : tx_pass_frames_ > kTxMbufCache ? kTxMbufCache : tx_pass_frames_;
+  tx_pass_frames_ = 0;
+}
+
+std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::uint64_t now_tsc) {
+  rte_mbuf* m = tx_alloc();
+  if (m == nullptr) return 0;
+  const wire::OpcodeInfo& op = wire::opcode_info(d.opcode);
+  const std::uint32_t pad = op.has_payload ? wire::pad_for(d.payload_len) : 0;
+  const std::uint32_t tail = d.payload_len + pad + wire::kIcrcBytes;
+  // A fresh mbuf: the header writers need kMaxHeaderBytes of room, a copied frame all of it.
+  const std::uint32_t room = static_cast<std::uint32_t>(m->buf_len - m->data_off);
+  if (room < wire::kMaxHeaderBytes) {
+    rte_pktmbuf_free(m);
+    return 0;
+  }
+  auto* hdr = rte_pktmbuf_mtod(m, std::uint8_t*);
+  // The QP's precomputed headers (TxTemplate) for every opcode but the atomics; data leaves
+  // ECT(0), acknowledgements Not-ECT (descriptor_fields.h's rule, tabled per opcode).
+  const std::uint8_t op_class = tx_opcode_class_[d.opcode];
+  const bool from_template = (op_class & kTxFromTemplate) != 0;
+  const bool not_ect = (op_class & kTxNotEct) != 0;
+  const std::uint32_t hlen = from_template ? wire::write_tx_headers(s.tx_tmpl, op, d, s.ip_id++, hdr)
+                                            : write_general_headers(s.tmpl, d, s.ip_id++, hdr);
   std::uint8_t* l3 = hdr + s.tmpl.l3_offset;
   const std::uint32_t l3_hdr_len = hlen - s.tmpl.l3_offset;
   const bool inlined = d.payload_len != 0 && d.payload_len <= cfg_.transport.tx_inline_bytes;
   bool zero_copy = cfg_.transport.zero_copy_tx && multi_seg_ok_ && d.payload_len != 0 && !inlined;
   if (zero_copy) {
-    rte_mbuf* pm = rte_pktmbuf_alloc(cfg_.queues.pool);
-    rte_mbuf* tm = pm != nullptr ? rte_pktmbuf_alloc(cfg_.queues.pool) : nullptr;
+    rte_mbuf* pm = tx_alloc();
+    rte_mbuf* tm = pm != nullptr ? tx_alloc() : nullptr;
     if (tm == nullptr || !cfg_.queues.memory->attach_payload_ptr(pm, d.payload, d.payload_len, dpdk_memory_tx_only_, &mr_hint_)) {
       if (pm != nullptr) rte_pktmbuf_free(pm);
       if (tm != nullptr) rte_pktmbuf_free(tm);
       zero_copy = false;  // fall back to a copy (counted) rather than fail the packet
     } else {
+      if (from_template) wire::unmask_tx_headers(s.tx_tmpl, hdr, not_ect);
+      m->data_len = static_cast<std::uint16_t>(hlen);
+      m->pkt_len = hlen;
       auto* trailer = reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(tm, static_cast<std::uint16_t>(pad + 4)));
       std::memset(trailer, 0, pad);
       wire::icrc_store(trailer + pad, wire::icrc_compute_split(l3, l3_hdr_len, s.tmpl.ipv6, d.payload, d.payload_len, pad));
@@ -365,21 +427,30 @@ std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::ui
     }
   }
   if (!zero_copy) {
-    const std::uint32_t extra = d.payload_len + pad + wire::kIcrcBytes;
-    auto* p = reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(m, static_cast<std::uint16_t>(extra)));
-    if (p == nullptr) {
+    if (hlen + tail > room) {
       rte_pktmbuf_free(m);
       return 0;
     }
+    std::uint8_t* p = hdr + hlen;
     if (d.payload_len != 0) std::memcpy(p, d.payload, d.payload_len);
-    std::memset(p + d.payload_len, 0, pad);
+    // The pad (0..3 zero bytes) as one 4-byte store: the ICRC after it overwrites the rest.
+    static constexpr std::uint32_t kZero = 0;
+    std::memcpy(p + d.payload_len, &kZero, sizeof(kZero));
     if (inlined) {
       ++c_.tx_inline_frames;
       c_.tx_payload_bytes_inlined += d.payload_len;
     } else {
       c_.tx_payload_bytes_copied += d.payload_len;
     }
-    wire::icrc_store(p + d.payload_len + pad, wire::icrc_compute_in_place(l3, l3_hdr_len + d.payload_len + pad, s.tmpl.ipv6));
+    std::uint32_t len = hlen + d.payload_len + pad;
+    if (from_template) {
+      len = wire::seal_tx_frame(s.tx_tmpl, hdr, len, not_ect);
+    } else {
+      wire::icrc_store(hdr + len, wire::icrc_compute_in_place(l3, len - s.tmpl.l3_offset, s.tmpl.ipv6));
+      len += wire::kIcrcBytes;
+    }
+    m->data_len = static_cast<std::uint16_t>(len);
+    m->pkt_len = len;
   }
   c_.tx_payload_bytes += d.payload_len;
   const std::uint32_t frame_bytes = m->pkt_len;
@@ -503,17 +574,18 @@ void RcEndpoint::run_timers(std::uint64_t now, std::uint64_t qp_now) {
 // (a post, a packet, a timer, the pacer) brings it back.
 void RcEndpoint::transmit_ready(std::uint64_t now, std::uint64_t now_tsc) {
   for (std::uint32_t turns = ready_len_; turns != 0; --turns) {
-    if (tx_.room() == 0) return;  // the QP at the front keeps its place
+    if (tx_.room() == 0) break;  // the QP at the front keeps its place
     QpSlot& s = take_ready();
     ++c_.tx_qp_turns;
     const Turn t = transmit_turn(s, now, now_tsc);
     reschedule(s);  // a request sent arms the ACK timer; bytes sent move DCQCN's byte counter
     if (t == Turn::kBacklogFull) {
       make_ready_first(s);
-      return;
+      break;
     }
     if (t == Turn::kMore) make_ready(s);
   }
+  give_back_tx_mbufs();
 }
 
 RcEndpoint::Turn RcEndpoint::transmit_turn(QpSlot& s, std::uint64_t now, std::uint64_t now_tsc) {

@@ -2,6 +2,7 @@
 // with zero-copy payloads -> TxBatch, ACK timers; the engine side of protocols/rc.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -224,6 +225,7 @@ class RcEndpoint final : public ViewHome {
     std::uint64_t timer_at_ns = kNever;  // RcQp::next_timer_ns(), on the QPs' clock
     std::uint64_t rate_at_ns = kNever;   // DcqcnReactionPoint::next_event_ns(), on the poll's clock
     wire::HeaderTemplate tmpl;
+    wire::TxTemplate tx_tmpl;  // tmpl prepared for the transmit path (build.h)
     std::uint16_t ip_id = 0;
     bool connected = false;
     wire::L2L3Address peer;  // the connected peer's address: frames for this QP must come from it
@@ -276,6 +278,11 @@ class RcEndpoint final : public ViewHome {
   void drop_views(QpSlot& s);
   // Frame bytes handed to the TX batch; 0 when the frame could not be built.
   std::uint32_t transmit(QpSlot& s, const rc::TxDescriptor& d, std::uint64_t now_tsc);
+  // One fresh mbuf of the pool for a frame being sent (nullptr: the pool is empty), from the
+  // bulk-allocated TX cache; give_back_tx_mbufs() returns what a transmit pass did not use.
+  [[nodiscard]] rte_mbuf* tx_alloc();
+  [[nodiscard]] rte_mbuf* refill_tx_mbufs();
+  void give_back_tx_mbufs();
   void drop(wire::DropReason r);
   [[nodiscard]] wire::DropReason check_addresses(const QpSlot& s, const wire::PacketInfo& pi) const;
   [[nodiscard]] wire::DropReason check_response_length(const QpSlot& s, const wire::PacketInfo& pi) const;
@@ -314,6 +321,19 @@ class RcEndpoint final : public ViewHome {
   std::uint64_t last_poll_ns_ = 0;
   bool qp_clock_started_ = false;
   TxBatch<1024> tx_;
+  // Fresh TX mbufs taken in one rte_pktmbuf_alloc_bulk, handed out from the top. Refilled with
+  // as many as the previous transmit pass sent (one bulk get instead of one get per frame), and
+  // emptied back into the pool at the end of every pass: no mbuf stays held between polls.
+  // Per opcode, what transmit decides beyond OpcodeInfo, worked out once in the constructor:
+  // whether the QP's TxTemplate builds its headers (wire::tx_template_covers) and whether it
+  // leaves Not-ECT (rc::packet_fields' ECN rule, which depends on the opcode alone).
+  static constexpr std::uint8_t kTxFromTemplate = 1, kTxNotEct = 2;
+  std::array<std::uint8_t, 256> tx_opcode_class_{};
+  static constexpr std::uint32_t kTxMbufCache = 32;
+  rte_mbuf* tx_mbufs_[kTxMbufCache] = {};
+  std::uint32_t tx_mbufs_n_ = 0;
+  std::uint32_t tx_refill_ = 1;       // the next refill's size
+  std::uint32_t tx_pass_frames_ = 0;  // mbufs handed out in this transmit pass
   EndpointCounters c_;
   EndpointArp arp_{cfg_, tx_, c_};  // after cfg_, tx_ and c_, which it refers to
   std::vector<std::uint8_t> scratch_;  // linearised multi-segment RX frames

@@ -2,8 +2,14 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+
+extern "C" {
+#include <rte_net_crc.h>
+}
 
 #include "protocols/wire/ib_headers.h"
+#include "protocols/wire/icrc.h"
 #include "protocols/wire/l2l3_headers.h"
 #include "protocols/wire/opcode.h"
 
@@ -87,6 +93,144 @@ inline constexpr std::uint32_t kMaxHeaderBytes = HeaderTemplate::kMaxBytes + 28;
 // the zero-copy datapath attaches the payload instead.
 [[nodiscard]] std::uint32_t build_frame(const HeaderTemplate& t, const PacketFields& f, const std::uint8_t* payload,
                                         std::uint8_t* out, std::uint32_t room);
+
+// --- Transmit fast path: a QP's headers from precomputed words, the ICRC over a masked image ---
+//
+// TxTemplate is a HeaderTemplate prepared once per QP for the datapath. write_tx_headers copies
+// its image with the ICRC's variant fields already set to ones (IBTA A17.4.1: 8 bytes of ones
+// stand in for the LRH; §7.8.1: IPv4 TOS, TTL, header checksum / IPv6 traffic class, flow label,
+// hop limit; UDP checksum; BTH byte 4), so seal_tx_frame runs one CRC pass over the frame as it
+// lies and then writes those fields' real values: no save and restore around the CRC. The IPv4
+// header checksum is the template's partial sum plus the two words a frame changes (total
+// length, ID), the incremental form of RFC 1624 eqn. 3 (HC' = ~(C + m'), C the sum over the
+// words that stay), instead of a sum over the whole header per frame.
+//
+// Only the opcodes whose extended headers are among RETH, AETH, ImmDt and IETH take this path
+// (every opcode the RC datapath sends but the atomics); the others go through write_headers.
+inline constexpr std::uint8_t kTxTemplateHeaders = kHdrReth | kHdrAeth | kHdrImmDt | kHdrIeth;
+[[nodiscard]] inline bool tx_template_covers(const OpcodeInfo& op) {
+  return op.valid() && (op.headers & ~kTxTemplateHeaders) == 0;
+}
+
+struct TxTemplate {
+  std::uint8_t masked[HeaderTemplate::kMaxBytes] = {};  // the template, ICRC-variant fields as ones
+  std::uint16_t l3_offset = 0;
+  std::uint16_t bth_offset = 0;
+  bool ipv6 = false;
+  // The real values of the masked fields, [0] with the template's ECN (data), [1] Not-ECT
+  // (acknowledgements; as write_headers' ecn_override = kEcnNotEct).
+  std::uint64_t l2_tail = 0;        // the 8 bytes before L3 (end of Ethernet / the VLAN tag)
+  std::uint32_t l3_word0[2] = {};   // IPv4: version/IHL, TOS, total length 0; IPv6: version, TC, flow label
+  std::uint64_t l3_word8 = 0;       // IPv4 bytes 8..15: TTL, protocol, checksum 0, source address
+  std::uint8_t hop_limit = 0;       // IPv6
+  std::uint32_t ip_sum[2] = {};     // IPv4: ones' complement sum of the words a frame keeps
+
+  [[nodiscard]] static TxTemplate make(const HeaderTemplate& t);
+};
+
+// The IPv4 header checksum of a TxTemplate frame whose total length and ID lie in the frame (as
+// stored, network order): the partial sum plus those two words, folded (RFC 1071 §2, RFC 1624).
+// Returned in the byte order it is stored in, like the rest of the sum (native order).
+[[nodiscard]] inline std::uint16_t tx_ipv4_checksum(const TxTemplate& t, const std::uint8_t* l3, bool not_ect) {
+  std::uint16_t len, id;
+  std::memcpy(&len, l3 + 2, sizeof(len));
+  std::memcpy(&id, l3 + 4, sizeof(id));
+  std::uint32_t sum = t.ip_sum[not_ect] + len + id;
+  sum = (sum & 0xFFFFu) + (sum >> 16);
+  sum = (sum & 0xFFFFu) + (sum >> 16);
+  return static_cast<std::uint16_t>(~sum);
+}
+
+// Writes the masked headers of one packet at `out` (room: kMaxHeaderBytes) and returns their
+// length; the caller appends payload and pad, then seal_tx_frame. `F` is any struct with
+// PacketFields' names for the BTH and RETH/AETH/ImmDt/IETH fields (rc::TxDescriptor has them);
+// `op` must be opcode_info(f.opcode) and tx_template_covers(op). Byte-identical to
+// write_headers once sealed (tests/wire/test_build_tx.cc).
+template <class F>
+[[nodiscard, gnu::always_inline]] inline std::uint32_t write_tx_headers(const TxTemplate& t, const OpcodeInfo& op, const F& f,
+                                                    std::uint16_t ip_id, std::uint8_t* out) {
+  const std::uint32_t pad = op.has_payload ? pad_for(f.payload_len) : 0;
+  static_assert(sizeof(t.masked) <= kMaxHeaderBytes);
+  std::memcpy(out, t.masked, sizeof(t.masked));  // fixed size: inline moves, not a call
+  const std::uint32_t udp_len = static_cast<std::uint32_t>(sizeof(UdpHdr) + sizeof(Bth)) + op.ext_bytes +
+                                f.payload_len + pad + kIcrcBytes;
+  std::uint8_t* l3 = out + t.l3_offset;
+  const std::uint16_t udp_len_be = __builtin_bswap16(static_cast<std::uint16_t>(udp_len));
+  if (t.ipv6) {
+    std::memcpy(l3 + 4, &udp_len_be, 2);  // payload length
+  } else {
+    const std::uint16_t total_be = __builtin_bswap16(static_cast<std::uint16_t>(udp_len + sizeof(Ipv4Hdr)));
+    const std::uint16_t id_be = __builtin_bswap16(ip_id);
+    std::memcpy(l3 + 2, &total_be, 2);
+    std::memcpy(l3 + 4, &id_be, 2);
+  }
+  std::uint8_t* bth = out + t.bth_offset;
+  std::memcpy(bth - 4, &udp_len_be, 2);  // UDP length
+  bth[0] = f.opcode;
+  bth[1] = static_cast<std::uint8_t>((f.se ? 0x80 : 0) | pad << 4);  // SE, MigReq 0, PadCnt, TVer 0
+  const std::uint32_t ack_psn = __builtin_bswap32((f.ack_req ? 0x80000000u : 0u) | (f.psn & 0x00FFFFFFu));
+  std::memcpy(bth + 8, &ack_psn, 4);
+  std::uint8_t* ext = bth + sizeof(Bth);
+  if (op.headers & kHdrReth) {
+    auto* h = reinterpret_cast<Reth*>(ext);
+    h->va = Be64(f.reth_va);
+    h->rkey = Be32(f.reth_rkey);
+    h->dma_len = Be32(f.reth_len);
+    ext += sizeof(Reth);
+  }
+  if (op.headers & kHdrAeth) {
+    const std::uint32_t w = __builtin_bswap32(static_cast<std::uint32_t>(f.aeth_syndrome) << 24 |
+                                              (f.aeth_msn & 0x00FFFFFFu));
+    std::memcpy(ext, &w, 4);
+    ext += sizeof(Aeth);
+  }
+  if (op.headers & kHdrImmDt) {
+    reinterpret_cast<ImmDt*>(ext)->imm = Be32(f.imm);
+    ext += sizeof(ImmDt);
+  }
+  if (op.headers & kHdrIeth) {
+    reinterpret_cast<Ieth*>(ext)->rkey = Be32(f.ieth_rkey);
+    ext += sizeof(Ieth);
+  }
+  return static_cast<std::uint32_t>(ext - out);
+}
+
+// Writes the real values of the masked fields of the headers write_tx_headers wrote at `out`
+// (the IPv4 checksum included): the headers become what write_headers writes.
+inline void unmask_tx_headers(const TxTemplate& t, std::uint8_t* out, bool not_ect) {
+  std::uint8_t* l3 = out + t.l3_offset;
+  std::memcpy(l3 - 8, &t.l2_tail, 8);
+  if (t.ipv6) {
+    std::uint32_t w0 = t.l3_word0[not_ect];
+    std::memcpy(l3, &w0, 4);
+    l3[7] = t.hop_limit;
+  } else {
+    l3[1] = static_cast<std::uint8_t>(t.l3_word0[not_ect] >> 8);  // TOS
+    const std::uint64_t w8 = t.l3_word8 | std::uint64_t{tx_ipv4_checksum(t, l3, not_ect)} << 16;
+    std::memcpy(l3 + 8, &w8, 8);
+  }
+  std::uint8_t* bth = out + t.bth_offset;
+  bth[-2] = 0;  // UDP checksum: A17.4.2, RoCEv2 senders send 0
+  bth[-1] = 0;
+  bth[4] = 0;   // FECN, BECN, resv6
+}
+
+// The ICRC of a frame whose `len` bytes at `out` are masked headers (write_tx_headers), payload
+// and pad: one CRC pass over the image from 8 bytes before L3, as it lies (A17.4.1, icrc.h).
+// DPDK's CRC-32 from a zero seed is zlib's crc32, the ICRC's CRC.
+[[nodiscard]] inline std::uint32_t tx_masked_icrc(const TxTemplate& t, const std::uint8_t* out, std::uint32_t len) {
+  const std::uint8_t* from = out + t.l3_offset - 8;
+  return rte_net_crc_calc(from, static_cast<std::uint32_t>(out + len - from), RTE_NET_CRC32_ETH);
+}
+
+// Finishes such a frame: stores its ICRC after the `len` bytes, unmasks the headers and returns
+// the frame length.
+[[nodiscard]] inline std::uint32_t seal_tx_frame(const TxTemplate& t, std::uint8_t* out, std::uint32_t len,
+                                                 bool not_ect) {
+  icrc_store(out + len, tx_masked_icrc(t, out, len));
+  unmask_tx_headers(t, out, not_ect);
+  return len + kIcrcBytes;
+}
 
 // ACKNOWLEDGE (opcode 0x11) with an AETH: ACK, NAK or RNR NAK per `syndrome`, §9.3.5.
 [[nodiscard]] std::uint32_t build_ack(const HeaderTemplate& t, std::uint32_t psn, std::uint8_t syndrome,
