@@ -182,16 +182,12 @@ void RcQp::on_timer(std::uint64_t now_ns) {
   }
   ++c_.local_ack_timeout_err;
   if (!retry_or_fail(false)) return;
-  // The oldest request is an issued READ or atomic whose response stopped coming: it alone is
-  // asked again (again even if a re-issue is already out: that one or its answer was lost too),
-  // as the implied NAK does; what follows it was received and is answered after it. Otherwise
-  // go-back-N from the oldest unacknowledged PSN (§9.7.6.1.3).
-  SendWqe& h = sq_at(sq_.head);
-  if (sq_.head != sq_.cur && awaits_response(h)) {
-    if (!h.reissue_wanted) want_reissue(h);
-  } else {
-    rewind_to(sq_.una);
-  }
+  // Go-back-N from the oldest unacknowledged PSN (§9.7.6.1.3). Nothing came for a whole timeout,
+  // so nothing in flight can be trusted to arrive: everything is asked again (the READs behind an
+  // unanswered one too; their responses already placed are dropped as duplicates). Asking the
+  // oldest request alone, as the implied NAK does, sends one frame per timeout: a loss burst
+  // counted in frames (the lab's --burst-frames) then outlasts the retry count.
+  rewind_to(sq_.una);
   sq_.timer_deadline = now_ns + ack_timeout_ns_;
 }
 

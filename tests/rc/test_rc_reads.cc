@@ -456,8 +456,8 @@ TEST_CASE("§9.7.5.2.3 implied NAK with READs behind the gap: only the READ miss
   CHECK(r.pull(6).empty());
 }
 
-TEST_CASE("§9.7.6.1.3 the ACK timer with an issued READ at the head asks that READ again alone, from its first "
-          "missing response",
+TEST_CASE("§9.7.6.1.3 the ACK timer goes back N even with a READ at the head: nothing came for a whole timeout, "
+          "so everything from the oldest unacknowledged PSN is asked again",
           "[rc][completer][reissue][timer]") {
   ReadRequester r;
   r.read(1, 0, 3000);  // PSNs 10..12
@@ -466,7 +466,8 @@ TEST_CASE("§9.7.6.1.3 the ACK timer with an issued READ at the head asks that R
   r.response(wire::Opcode::kReadRespFirst, 10, std::vector<std::uint8_t>(1024, 1), 1);
   r.qp.on_timer(1 + r.qp.attr().ack_timeout_ns());  // nothing more came
   auto o = r.pull(2 + r.qp.attr().ack_timeout_ns());
-  REQUIRE(o.size() == 1);  // the READ from PSN 11, not the SEND again
+  REQUIRE(o.size() == 2);  // the READ from PSN 11, then the SEND again
   CHECK(o[0].psn == 11);
+  CHECK(o[1].psn == 13);
   CHECK(r.qp.counters().local_ack_timeout_err == 1);
 }
