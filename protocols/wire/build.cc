@@ -128,40 +128,7 @@ std::uint32_t write_headers(const HeaderTemplate& t, const PacketFields& f, std:
   bth->set_ack_req(f.ack_req);
   bth->psn = Be24(f.psn);
 
-  std::uint8_t* ext = out + t.bth_offset + sizeof(Bth);
-  if (op.headers & kHdrReth) {
-    auto* h = reinterpret_cast<Reth*>(ext);
-    h->va = Be64(f.reth_va);
-    h->rkey = Be32(f.reth_rkey);
-    h->dma_len = Be32(f.reth_len);
-    ext += sizeof(Reth);
-  }
-  if (op.headers & kHdrAtomicEth) {
-    auto* h = reinterpret_cast<AtomicEth*>(ext);
-    h->va = Be64(f.atomic_va);
-    h->rkey = Be32(f.atomic_rkey);
-    h->swap_add = Be64(f.atomic_swap_add);
-    h->compare = Be64(f.atomic_compare);
-    ext += sizeof(AtomicEth);
-  }
-  if (op.headers & kHdrAeth) {
-    auto* h = reinterpret_cast<Aeth*>(ext);
-    h->syndrome = f.aeth_syndrome;
-    h->msn = Be24(f.aeth_msn);
-    ext += sizeof(Aeth);
-  }
-  if (op.headers & kHdrAtomicAckEth) {
-    reinterpret_cast<AtomicAckEth*>(ext)->orig_data = Be64(f.atomic_ack_orig);
-    ext += sizeof(AtomicAckEth);
-  }
-  if (op.headers & kHdrImmDt) {
-    reinterpret_cast<ImmDt*>(ext)->imm = Be32(f.imm);
-    ext += sizeof(ImmDt);
-  }
-  if (op.headers & kHdrIeth) {
-    reinterpret_cast<Ieth*>(ext)->rkey = Be32(f.ieth_rkey);
-    ext += sizeof(Ieth);
-  }
+  std::uint8_t* ext = write_ext_headers<0xFF>(op, f, out + t.bth_offset + sizeof(Bth));
   if (op.headers & kHdrCnp) {
     std::memset(ext, 0, sizeof(CnpBody));
     ext += sizeof(CnpBody);

@@ -105,6 +105,50 @@ inline constexpr std::uint32_t kMaxHeaderBytes = HeaderTemplate::kMaxBytes + 28;
 // length, ID), the incremental form of RFC 1624 eqn. 3 (HC' = ~(C + m'), C the sum over the
 // words that stay), instead of a sum over the whole header per frame.
 //
+// The extension headers after the BTH, in wire order (RETH or AtomicETH, AETH, AtomicAckETH, ImmDt,
+// IETH; §9.3), from any fields type that names them as PacketFields does (rc::TxDescriptor too);
+// returns the byte after them. The one writer of both header builders. `kHeaders` says which
+// headers the caller can meet at all, so a builder that never sends atomics tests nothing for
+// them per frame. A CNP's body is the caller's.
+template <std::uint8_t kHeaders, class F>
+[[gnu::always_inline]] inline std::uint8_t* write_ext_headers(const OpcodeInfo& op, const F& f, std::uint8_t* ext) {
+  const std::uint8_t h = op.headers & kHeaders;
+  if (h & kHdrReth) {
+    auto* r = reinterpret_cast<Reth*>(ext);
+    r->va = Be64(f.reth_va);
+    r->rkey = Be32(f.reth_rkey);
+    r->dma_len = Be32(f.reth_len);
+    ext += sizeof(Reth);
+  }
+  if (h & kHdrAtomicEth) {
+    auto* a = reinterpret_cast<AtomicEth*>(ext);
+    a->va = Be64(f.atomic_va);
+    a->rkey = Be32(f.atomic_rkey);
+    a->swap_add = Be64(f.atomic_swap_add);
+    a->compare = Be64(f.atomic_compare);
+    ext += sizeof(AtomicEth);
+  }
+  if (h & kHdrAeth) {  // syndrome, then the 24-bit MSN: one big-endian word
+    const std::uint32_t w = __builtin_bswap32(static_cast<std::uint32_t>(f.aeth_syndrome) << 24 |
+                                              (f.aeth_msn & 0x00FFFFFFu));
+    std::memcpy(ext, &w, 4);
+    ext += sizeof(Aeth);
+  }
+  if (h & kHdrAtomicAckEth) {
+    reinterpret_cast<AtomicAckEth*>(ext)->orig_data = Be64(f.atomic_ack_orig);
+    ext += sizeof(AtomicAckEth);
+  }
+  if (h & kHdrImmDt) {
+    reinterpret_cast<ImmDt*>(ext)->imm = Be32(f.imm);
+    ext += sizeof(ImmDt);
+  }
+  if (h & kHdrIeth) {
+    reinterpret_cast<Ieth*>(ext)->rkey = Be32(f.ieth_rkey);
+    ext += sizeof(Ieth);
+  }
+  return ext;
+}
+
 // Only the opcodes whose extended headers are among RETH, AETH, ImmDt and IETH take this path
 // (every opcode the RC datapath sends but the atomics); the others go through write_headers.
 inline constexpr std::uint8_t kTxTemplateHeaders = kHdrReth | kHdrAeth | kHdrImmDt | kHdrIeth;
@@ -170,28 +214,7 @@ template <class F>
   bth[1] = static_cast<std::uint8_t>((f.se ? 0x80 : 0) | pad << 4);  // SE, MigReq 0, PadCnt, TVer 0
   const std::uint32_t ack_psn = __builtin_bswap32((f.ack_req ? 0x80000000u : 0u) | (f.psn & 0x00FFFFFFu));
   std::memcpy(bth + 8, &ack_psn, 4);
-  std::uint8_t* ext = bth + sizeof(Bth);
-  if (op.headers & kHdrReth) {
-    auto* h = reinterpret_cast<Reth*>(ext);
-    h->va = Be64(f.reth_va);
-    h->rkey = Be32(f.reth_rkey);
-    h->dma_len = Be32(f.reth_len);
-    ext += sizeof(Reth);
-  }
-  if (op.headers & kHdrAeth) {
-    const std::uint32_t w = __builtin_bswap32(static_cast<std::uint32_t>(f.aeth_syndrome) << 24 |
-                                              (f.aeth_msn & 0x00FFFFFFu));
-    std::memcpy(ext, &w, 4);
-    ext += sizeof(Aeth);
-  }
-  if (op.headers & kHdrImmDt) {
-    reinterpret_cast<ImmDt*>(ext)->imm = Be32(f.imm);
-    ext += sizeof(ImmDt);
-  }
-  if (op.headers & kHdrIeth) {
-    reinterpret_cast<Ieth*>(ext)->rkey = Be32(f.ieth_rkey);
-    ext += sizeof(Ieth);
-  }
+  std::uint8_t* ext = write_ext_headers<kTxTemplateHeaders>(op, f, bth + sizeof(Bth));
   return static_cast<std::uint32_t>(ext - out);
 }
 
