@@ -184,6 +184,7 @@ class RcQp {
   // requester.cc
   bool next_request(std::uint64_t now_ns, TxDescriptor& out);
   bool next_reissue(std::uint64_t now_ns, TxDescriptor& out);
+  void skip_answered_requests();
   void fill_read_or_atomic(SendWqe& w, std::uint32_t idx, TxDescriptor& d);
   void sent_request(const TxDescriptor& d, std::uint64_t now_ns);
   // Initiator depth (IBTA §9.4.4, max_rd_atomic): a READ or atomic not yet issued waits for a

@@ -109,6 +109,7 @@ bool RcQp::next_request(std::uint64_t now_ns, TxDescriptor& d) {
     sq_.rnr_until = kNever;
   }
   if (sq_.reissues_wanted != 0 && next_reissue(now_ns, d)) return true;
+  if (psn_lt(sq_.nxt, sq_.high)) skip_answered_requests();  // only a rewind meets answered requests
   if (sq_.cur == sq_.tail) return false;
   const std::int32_t in_flight = psn_diff(sq_.nxt, sq_.una);
   if (in_flight > 0 && static_cast<std::uint32_t>(in_flight) >= attr_.window_psns) return false;
@@ -124,8 +125,12 @@ bool RcQp::next_request(std::uint64_t now_ns, TxDescriptor& d) {
   d = TxDescriptor{};
   d.retransmission = psn_lt(sq_.nxt, sq_.high);
   if (is_read_or_atomic(w.wr.opcode)) {
-    fill_read_or_atomic(w, idx, d);
-    sq_.nxt = psn_add(sq_.nxt, w.npkts - idx);
+    // A READ sent again asks only for the responses it still misses: those before read_pkts_done
+    // are placed, and Linux rxe silently drops a duplicate READ that starts before the point its
+    // last replay of that READ started (rxe_resp.c, duplicate_request: iova < va_org), so asking
+    // from 0 after an implied NAK re-asked from the middle would be lost on every retry.
+    fill_read_or_atomic(w, idx > w.read_pkts_done ? idx : w.read_pkts_done, d);
+    sq_.nxt = psn_add(w.first_psn, w.npkts);
     sq_.since_ack_req = 0;
     ++sq_.cur;
   } else {
@@ -155,6 +160,18 @@ bool RcQp::next_request(std::uint64_t now_ns, TxDescriptor& d) {
   if (psn_lt(sq_.high, sq_.nxt)) sq_.high = sq_.nxt;
   sent_request(d, now_ns);
   return true;
+}
+
+// A rewind passes READs and atomics whose responses have all arrived (they wait only for an earlier
+// request to complete, in order): the responder executed them, so asking again would only replay
+// them. Bounded by the send queue.
+void RcQp::skip_answered_requests() {
+  while (sq_.cur != sq_.tail) {
+    const SendWqe& w = sq_at(sq_.cur);
+    if (!is_read_or_atomic(w.wr.opcode) || awaits_response(w)) return;
+    sq_.nxt = psn_add(w.first_psn, w.npkts);
+    ++sq_.cur;
+  }
 }
 
 void RcQp::rewind_to(std::uint32_t psn) {

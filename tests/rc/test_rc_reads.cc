@@ -471,3 +471,43 @@ TEST_CASE("§9.7.6.1.3 the ACK timer goes back N even with a READ at the head: n
   CHECK(o[1].psn == 13);
   CHECK(r.qp.counters().local_ack_timeout_err == 1);
 }
+
+TEST_CASE("§9.7.6.1.3 go-back-N over READs: each READ is asked again from its first missing response, and a READ "
+          "with every response placed is not asked again (rxe drops a READ that starts before its last replay)",
+          "[rc][completer][reissue][timer]") {
+  ReadRequester r;
+  r.read(1, 0, 3072);     // PSNs 10..12
+  r.read(2, 4096, 3072);  // PSNs 13..15
+  r.read(3, 7168, 1024);  // PSN 16
+  CHECK(r.pull(0).size() == 3);
+  r.response(wire::Opcode::kReadRespFirst, 10, std::vector<std::uint8_t>(1024, 1), 1);
+  // 11 lost; 12 arrives: implied NAK, READ 1 asked again from 11 (rxe then replays from there).
+  r.response(wire::Opcode::kReadRespLast, 12, std::vector<std::uint8_t>(1024, 3), 2);
+  auto o = r.pull(3);
+  REQUIRE(o.size() == 1);
+  CHECK(o[0].psn == 11);
+  // READ 2 gets its first two responses, READ 3 its only one; then nothing for a whole timeout.
+  r.response(wire::Opcode::kReadRespFirst, 13, std::vector<std::uint8_t>(1024, 4), 4);
+  r.response(wire::Opcode::kReadRespMiddle, 14, std::vector<std::uint8_t>(1024, 5), 5);
+  r.response(wire::Opcode::kReadRespOnly, 16, std::vector<std::uint8_t>(1024, 7), 6);
+  const std::uint64_t t = 7 + r.qp.attr().ack_timeout_ns();
+  r.qp.on_timer(t);
+  o = r.pull(t);
+  REQUIRE(o.size() == 2);  // READ 1 from 11 and READ 2 from 15; READ 3 is answered
+  CHECK(o[0].psn == 11);
+  CHECK(o[0].reth_va == 0x10000 + 1024);
+  CHECK(o[0].reth_len == 2048);
+  CHECK(o[1].psn == 15);
+  CHECK(o[1].reth_va == 0x10000 + 2048);
+  CHECK(o[1].reth_len == 1024);
+  CHECK(r.qp.counters().local_ack_timeout_err == 1);
+  // The answers, as rxe gives them (continuations), complete all three in order.
+  r.response(wire::Opcode::kReadRespMiddle, 11, std::vector<std::uint8_t>(1024, 2), t + 1);
+  r.response(wire::Opcode::kReadRespLast, 12, std::vector<std::uint8_t>(1024, 3), t + 2);
+  r.response(wire::Opcode::kReadRespLast, 15, std::vector<std::uint8_t>(1024, 6), t + 3);
+  CHECK(r.completed() == std::vector<std::uint64_t>{1, 2, 3});
+  CHECK(r.buf[1024] == 2);
+  CHECK(r.buf[4096 + 2048] == 6);
+  CHECK(r.buf[7168] == 7);
+  CHECK(r.pull(t + 4).empty());
+}
