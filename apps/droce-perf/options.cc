@@ -53,6 +53,7 @@ void usage() {
       "  -t, --tx-depth N         outstanding requests (default 128 for bw, 1 for latency; at most -n)\n"
       "  -o, --outs N             outstanding RDMA READs / atomics, 1..255 (read and atomic tests; default 128):\n"
       "                           those we answer at once; we issue at most as many as the peer advertises\n"
+      "  -u, --qp-timeout N       local ACK timeout 4.096 us * 2^N, 1..31 (default 14: 67 ms)\n"
       "  -c, --connection TYPE    RC (the only one)\n"
       "  -x, --gid-index N        accepted (0..64): droce has one GID, ::ffff:<--local-ip>\n"
       "  -d, --ib-dev DEV         accepted, no effect (the port comes from the EAL options)\n"
@@ -175,6 +176,9 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     } else if (a == "-o" || a == "--outs") {
       if (!value() || !number(1, 255, n)) return -1;  // rc::kMaxRdAtomic, the verbs field width
       o.out_reads = static_cast<std::uint32_t>(n);
+    } else if (a == "-u" || a == "--qp-timeout") {
+      if (!value() || !number(1, 31, n)) return -1;  // the 5-bit Local ACK Timeout (IBTA §9.7.6.1.3); 0, never, is not offered
+      o.qp_timeout = static_cast<std::uint32_t>(n);
     } else if (a == "-c" || a == "--connection") {
       if (!value()) return -1;
       if (v != "RC") return bad("-c: droce speaks RC only, not " + apps::quoted(v));

@@ -35,6 +35,9 @@ struct Options {
   // our responder resources; the peer's value is our initiator depth (perftest's
   // ctx_modify_qp_to_rtr / _rts).
   std::uint32_t out_reads = engine::kPerftestOutReadsRead;
+  // -u: the local ACK timeout exponent, 4.096 us * 2^u (perftest's DEF_QP_TIME, 14: 67 ms). A lab
+  // peer on an emulated CPU answers slower than that under load; a longer one is a realistic choice.
+  std::uint32_t qp_timeout = 14;
   // droce's own.
   std::string local_ip, local_mac, peer_mac;
   double loss = 0;                  // lab loss at our port's receive side

@@ -22,7 +22,6 @@ constexpr std::uint32_t kRxDepthSend = 512;     // perftest DEF_RX_SEND
 constexpr std::uint32_t kCqModDefault = 100;    // DEF_CQ_MOD
 constexpr std::uint32_t kCqModSizeLimit = 8192; // MSG_SIZE_CQ_MOD_LIMIT: larger messages, every one signalled
 constexpr std::uint64_t kPeakMaxIters = 20000;  // perftest stops computing the peak above this
-constexpr std::uint8_t kPerftestQpTimeout = 14; // DEF_QP_TIME: 4.096 us * 2^14 = 67 ms
 constexpr std::uint8_t kMinRnrTimer = 12;       // MIN_RNR_TIMER
 
 std::uint32_t pow2_at_least(std::uint32_t v) {
@@ -85,7 +84,7 @@ Status Traffic::create() {
     a.pmtu = pre_.mtu;
     q.psn = rd() & 0xFFFFFF;  // perftest: lrand48() & 0xffffff
     a.sq_psn = q.psn;
-    a.timeout = kPerftestQpTimeout;
+    a.timeout = static_cast<std::uint8_t>(o_.qp_timeout);  // -u (perftest's DEF_QP_TIME 14 by default)
     a.retry_cnt = 7;
     a.rnr_retry = 7;
     a.min_rnr_timer = kMinRnrTimer;
