@@ -33,8 +33,14 @@ void Job::plan(const RunPlan& plan, std::uint32_t active, std::uint64_t count, d
   index_qpns(reqs_, active_reqs_, req_index_);
   index_qpns(rsps_, active_rsps_, rsp_index_);
   count_ = count;
-  tsc_per_msg_ = msg_rate > 0 ? plan.hz / msg_rate : 0;
-  last_refill_ = plan.start_tsc;
+  const Options& o = *plan.opt;
+  schedule_ = msg_rate > 0 && active_reqs_ > 0 && !plan.server
+                  ? ArrivalSchedule(o.arrivals, plan.hz / msg_rate, o.burst, o.seed, index_, plan.start_tsc)
+                  : ArrivalSchedule{};
+  late_after_tsc_ = static_cast<std::uint64_t>(plan.hz * static_cast<double>(kLateAfterNs) / 1e9);
+  shed_after_tsc_ = static_cast<std::uint64_t>(plan.hz * static_cast<double>(kShedAfterNs) / 1e9);
+  for (auto& q : reqs_) q.due_tsc.assign(q.post_tsc.size(), 0);
+  last_run_ = plan.start_tsc;
   measuring_ = plan.opt->warmup_s == 0;
   next_publish_ = plan.start_tsc;
 }
@@ -70,7 +76,8 @@ void Job::poll_transport(std::uint64_t now) {
 
 void Job::poll_only(std::uint64_t now) { poll_transport(now); }
 
-bool Job::post_one(Requester& q) {
+// Posts the next message on `q`; open loop: the schedule's next, which it takes (due no later than now).
+bool Job::post_one(Requester& q, bool open) {
   const Options& o = *plan_.opt;
   const std::uint64_t seq = q.posted;
   const std::uint32_t size = o.size_of(seq);
@@ -96,10 +103,40 @@ bool Job::post_one(Requester& q) {
     plan_.pattern->fill(s, size, q.index, seq);
   }
   if (!q.ep->post_send(q.qpn, w).ok()) return false;
-  q.post_tsc[slot] = rte_rdtsc();
+  const std::uint64_t posted_at = rte_rdtsc();
+  q.post_tsc[slot] = posted_at;
+  q.due_tsc[slot] = posted_at;
+  if (open) {
+    const std::uint64_t due = schedule_.due();
+    q.due_tsc[slot] = due;
+    if (posted_at - due > late_after_tsc_) ++load_.late;  // due <= the iteration's start <= posted_at
+    schedule_.advance();
+    ++load_.scheduled;
+  }
+  ++load_.posted;
   ++q.posted;
   ++total_posted_;
   return true;
+}
+
+// Open loop: the backlog waits its turn until kShedAfterNs after its due time; older messages are
+// shed, each counted (the schedule jumps past them without drawing them one by one).
+void Job::shed_stale(std::uint64_t now) {
+  if (schedule_.due() > now || now - schedule_.due() <= shed_after_tsc_) return;
+  const std::uint64_t n = schedule_.skip_before(now - shed_after_tsc_);
+  load_.shed += n;
+  load_.scheduled += n;
+}
+
+LoadCounters Job::load() const {
+  LoadCounters l = load_;
+  if (!schedule_.enabled()) return l;
+  std::uint64_t backlog = schedule_.due_by(last_run_);
+  // A --count run offers its share and no more.
+  if (plan_.opt->count != 0) backlog = std::min(backlog, count_ - std::min(count_, total_posted_));
+  l.backlog = backlog;
+  l.scheduled += backlog;
+  return l;
 }
 
 void Job::keep_receives_posted(Responder& r) {
@@ -160,7 +197,8 @@ bool Job::atomic_result_ok(const Requester& q, const rc::Completion& c) const {
   return c.byte_len == sizeof(orig) && orig == c.wr_id;
 }
 
-// Requester: completions in order; READ data checked here; latency from post to completion.
+// Requester: completions in order; READ data checked here; latency from the due time (closed
+// loop: the posting) and service time from the posting, each to the completion.
 void Job::complete_request(Requester& q, const rc::Completion& c, std::uint64_t now) {
   const Options& o = *plan_.opt;
   ++q.completed;
@@ -178,7 +216,8 @@ void Job::complete_request(Requester& q, const rc::Completion& c, std::uint64_t 
   // An atomic's original value is the count of operations before it: anything else means one
   // was lost or ran twice (a CmpSwap that found another value also failed to swap).
   if (is_atomic_op(o.op) && !atomic_result_ok(q, c)) ++t_.corrupted;
-  hist_.record(static_cast<std::uint64_t>(static_cast<double>(now - q.post_tsc[slot]) * 1e9 / plan_.hz));
+  hist_.record(static_cast<std::uint64_t>(static_cast<double>(now - q.due_tsc[slot]) * 1e9 / plan_.hz));
+  service_.record(static_cast<std::uint64_t>(static_cast<double>(now - q.post_tsc[slot]) * 1e9 / plan_.hz));
   ++q.completed_ok;
   ++t_.messages;
   t_.bytes += size;
@@ -249,17 +288,18 @@ void Job::run_once(std::uint64_t now) {
     measuring_ = true;
     t_ = Totals{};
     hist_ = engine::LatencyHistogram{};
+    service_ = engine::LatencyHistogram{};
+    load_ = LoadCounters{};
   }
-  // Offered load: a token per message, refilled at this job's share of the rate, at most `inflight` saved.
-  if (tsc_per_msg_ > 0) {
-    tokens_ = std::min<double>(tokens_ + static_cast<double>(now - last_refill_) / tsc_per_msg_, o.inflight);
-    last_refill_ = now;
-  }
+  last_run_ = now;
+  // Offered load: every message due by now is posted as soon as a QP's window has room, oldest
+  // first; what waits is the backlog (its wait counts in its latency), shed only past kShedAfterNs.
+  const bool open = schedule_.enabled();
+  if (open && (o.count == 0 || total_posted_ < count_)) shed_stale(now);
   for (std::uint32_t i = 0; i < active_reqs_; ++i) {
     Requester& q = reqs_[i];
     while (q.posted - q.completed < plan_.slots && (o.count == 0 || total_posted_ < count_) &&
-           (tsc_per_msg_ == 0 || tokens_ >= 1) && q.ep->qp(q.qpn)->state() == rc::QpState::kRts && post_one(q)) {
-      if (tsc_per_msg_ > 0) tokens_ -= 1;
+           (!open || schedule_.due() <= now) && q.ep->qp(q.qpn)->state() == rc::QpState::kRts && post_one(q, open)) {
     }
   }
   for (std::uint32_t i = 0; i < active_rsps_; ++i) keep_receives_posted(rsps_[i]);

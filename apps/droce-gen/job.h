@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "apps/common/latency_histogram.h"
+#include "apps/droce-gen/arrivals.h"
 #include "apps/droce-gen/options.h"
 #include "apps/droce-gen/workload.h"
 #include <droce/engine/endpoint/rc_endpoint.h>
@@ -71,7 +72,8 @@ class Job {
   [[nodiscard]] std::vector<std::uint8_t>& requester_buffer() { return req_buf_; }
   [[nodiscard]] std::vector<std::uint8_t>& responder_buffer() { return rsp_buf_; }
   // Its share of the workload: the first `active` QPs of each side carry traffic, at most `count`
-  // messages (0: by duration), at `msg_rate` messages/s (0: closed loop).
+  // messages (0: by duration), at `msg_rate` messages/s (0: closed loop) due as --arrivals and
+  // --burst say (its own stream of --seed).
   void plan(const RunPlan& plan, std::uint32_t active, std::uint64_t count, double msg_rate);
 
   // ---- the run ----
@@ -91,7 +93,12 @@ class Job {
 
   // ---- after kDrain (figures().draining) or kStop (figures().finished) ----
   [[nodiscard]] const Totals& totals() const { return t_; }
+  // Latency from when each message was due (open loop; closed loop: from its posting) and, the
+  // service time, from its posting, both to its completion.
   [[nodiscard]] const engine::LatencyHistogram& latency() const { return hist_; }
+  [[nodiscard]] const engine::LatencyHistogram& service_latency() const { return service_; }
+  // The schedule's account, the backlog taken at the job's last iteration.
+  [[nodiscard]] LoadCounters load() const;
   [[nodiscard]] const std::string& first_failure() const { return first_failure_; }
   // A --count run: some active QP's postings have not all completed.
   [[nodiscard]] bool unfinished() const;
@@ -103,7 +110,8 @@ class Job {
 
  private:
   void poll_transport(std::uint64_t now);
-  bool post_one(Requester& q);
+  bool post_one(Requester& q, bool open);
+  void shed_stale(std::uint64_t now);
   void keep_receives_posted(Responder& r);
   // Completions: each endpoint's CQ drained once per iteration, each completion to its QP's entry.
   struct QpnIndex {
@@ -138,16 +146,17 @@ class Job {
   std::uint32_t active_reqs_ = 0, active_rsps_ = 0;
   QpnIndex req_index_, rsp_index_;
   std::uint64_t count_ = 0;        // this job's share of --count (0: by duration)
-  double tsc_per_msg_ = 0;         // this job's share of the offered load (0: closed loop)
-  double tokens_ = 1;
-  std::uint64_t last_refill_ = 0;
+  ArrivalSchedule schedule_;       // this job's share of the offered load (closed loop: disabled)
+  std::uint64_t late_after_tsc_ = 0, shed_after_tsc_ = 0;  // kLateAfterNs, kShedAfterNs in ticks
+  LoadCounters load_;
+  std::uint64_t last_run_ = 0;     // the last iteration's time: the backlog is counted there
   std::uint64_t total_posted_ = 0;
   bool measuring_ = false;
   std::uint64_t all_messages_ = 0, all_bytes_ = 0;
   std::uint64_t first_rx_ = 0, last_rx_ = 0;
   std::uint64_t next_publish_ = 0;
   Totals t_;
-  engine::LatencyHistogram hist_;
+  engine::LatencyHistogram hist_, service_;
   std::string first_failure_;
 };
 

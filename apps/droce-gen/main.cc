@@ -4,6 +4,7 @@
 //   options.cc  the command line            setup.cc    pools, labs or port, jobs, QPs
 //   connect.cc  joining the QPs to the peer  run.cc      the run from the main lcore, end of run
 //   job.cc      one worker's workload         report.cc   text, JSON, exit status
+//   arrivals.cc when each message of an offered load is due (the open-loop schedule)
 #include <cstdio>
 #include <string>
 #include <vector>

@@ -29,6 +29,16 @@ std::uint32_t Options::max_size() const {
   return m;
 }
 
+double Options::mean_size() const {
+  double sum = 0;
+  for (auto s : sizes) sum += s;
+  return sum / static_cast<double>(sizes.size());
+}
+
+double Options::offered_msg_rate() const {
+  return msg_rate > 0 ? msg_rate : rate_gbps > 0 ? rate_gbps * 1e9 / 8 / mean_size() : 0;
+}
+
 std::uint64_t buffer_bytes(const Options& o) {
   const std::uint64_t slots = static_cast<std::uint64_t>(o.inflight) * o.active() + (o.qps - o.active());
   return slots * o.max_size();
@@ -89,7 +99,12 @@ void usage(const Options& d) {
       "                           (default: all)\n"
       "  --inflight N             outstanding messages per QP, 1..128 (default %u)\n"
       "  --rate-gbps G            offered load in Gb/s of payload (default: closed loop)\n"
-      "  --msg-rate M             offered load in messages/s (default: closed loop)\n"
+      "  --msg-rate M             offered load in messages/s (default: closed loop); with either, each\n"
+      "                           message is due on a schedule and its latency counts from then\n"
+      "  --arrivals constant|poisson  the schedule: evenly spaced, or exponential gaps seeded by --seed\n"
+      "                           (default constant)\n"
+      "  --burst N                N messages due at once, bursts spaced to keep the rate, 1..1000000\n"
+      "                           (default 1)\n"
       "  --duration S             seconds to run after warm-up (default %g)\n"
       "  --count N                stop after N messages in total instead (default: by duration)\n"
       "  --warmup S               seconds excluded from the statistics (default %g)\n"
@@ -113,7 +128,7 @@ void usage(const Options& d) {
       "  --reorder P              hold this fraction back behind later frames, [0, 0.5] (default %g)\n"
       "  --burst-start P          start a loss burst at this fraction of frames, [0, 0.1] (default %g)\n"
       "  --burst-frames N         frames each loss burst drops, 1..1000 (default %u)\n"
-      "  --seed S                 seed of the impairment (default %llu)\n"
+      "  --seed S                 seed of the impairment and of --arrivals poisson (default %llu)\n"
       "output\n"
       "  --json FILE              the final report as JSON\n"
       "  --csv FILE               one row per second: time, goodput, message rate, retransmissions, NAKs\n"
@@ -224,6 +239,13 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
       ok = real(o.rate_gbps, 0.001, 400);
     } else if (a == "--msg-rate") {
       ok = real(o.msg_rate, 1, 1e9);
+    } else if (a == "--arrivals") {
+      if (!value()) return fail(e);
+      if (v == "constant") o.arrivals = Arrivals::kConstant;
+      else if (v == "poisson") o.arrivals = Arrivals::kPoisson;
+      else return fail("--arrivals: " + apps::quoted(v) + " is not constant or poisson");
+    } else if (a == "--burst") {
+      ok = integer(o.burst, 1, 1'000'000);
     } else if (a == "--duration") {
       ok = real(o.duration_s, 0.01, 86400);
     } else if (a == "--count") {
@@ -299,6 +321,9 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   if (std::string e = dcqcn::validate_options(o.dcqcn, dcqcn_option, "--line-gbps"); !e.empty()) return fail(e);
   if (o.rate_gbps > 0 && o.msg_rate > 0)
     return std::fprintf(stderr, "droce-gen: --rate-gbps and --msg-rate both set: give one offered load\n"), -1;
+  if ((o.arrivals != Arrivals::kConstant || o.burst != 1) && o.rate_gbps == 0 && o.msg_rate == 0)
+    return std::fprintf(stderr, "droce-gen: --arrivals and --burst shape an offered load: give --rate-gbps or "
+                                "--msg-rate\n"), -1;
   if (o.mode != Mode::kLoopback && o.oob_port == 0 && !remote_qpn_given)
     return std::fprintf(stderr, "droce-gen: a static connection (--oob-port 0) needs --remote-qpn\n"), -1;
   if (o.mode != Mode::kLoopback && o.oob_port == 0 && o.op != Op::kSend)

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "apps/common/address_text.h"
+#include "apps/droce-gen/arrivals.h"
 #include <droce/protocols/dcqcn/params.h>
 
 namespace droce::gen {
@@ -30,6 +31,8 @@ struct Options {
   double warmup_s = 0;
   double rate_gbps = 0;            // offered load (0 = closed loop)
   double msg_rate = 0;             // messages per second (0 = closed loop)
+  Arrivals arrivals = Arrivals::kConstant;  // open loop: how the due times are spaced
+  std::uint32_t burst = 1;         // open loop: messages due at the same instant
   // Addressing and connection (client/server).
   std::string local_ip, peer_ip, peer_mac;  // empty: mode defaults
   std::string oob_host = "127.0.0.1";
@@ -59,6 +62,9 @@ struct Options {
   [[nodiscard]] std::uint32_t max_size() const;
   [[nodiscard]] std::uint32_t active() const { return active_qps == 0 ? qps : active_qps; }
   [[nodiscard]] std::uint32_t size_of(std::uint64_t seq) const { return sizes[seq % sizes.size()]; }
+  // The offered load in messages/s (--msg-rate, or --rate-gbps over the mean size); 0: closed loop.
+  [[nodiscard]] double offered_msg_rate() const;
+  [[nodiscard]] double mean_size() const;
 };
 
 [[nodiscard]] const char* op_name(Op op);

@@ -87,6 +87,39 @@ nlohmann::json workers_json(const Options& o, Setup& st, double secs) {
   return a;
 }
 
+std::string percentiles_text(const engine::LatencyHistogram& h) {
+  char b[200];
+  std::snprintf(b, sizeof(b), "min %llu  p50 %llu  p90 %llu  p99 %llu  p99.9 %llu  max %llu", static_cast<ull>(h.min()),
+                static_cast<ull>(h.percentile(0.5)), static_cast<ull>(h.percentile(0.9)),
+                static_cast<ull>(h.percentile(0.99)), static_cast<ull>(h.percentile(0.999)), static_cast<ull>(h.max()));
+  return b;
+}
+
+nlohmann::json percentiles_json(const engine::LatencyHistogram& h) {
+  return {{"min", h.min()}, {"p50", h.percentile(0.5)}, {"p90", h.percentile(0.9)},
+          {"p99", h.percentile(0.99)}, {"p999", h.percentile(0.999)}, {"max", h.max()}};
+}
+
+// The offered load against what was achieved: the schedule's messages (due in the measured time)
+// and the mean size give the offered rates; the verified messages the achieved ones.
+struct LoadFigures {
+  bool open = false;
+  double configured = 0, offered = 0, offered_gbps = 0, achieved = 0, achieved_gbps = 0;  // msg/s, Gb/s
+};
+
+LoadFigures load_figures(const Options& o, const Setup& st, const RunOutcome& r) {
+  LoadFigures f;
+  f.open = o.offered_msg_rate() > 0 && !st.server;
+  f.configured = f.open ? o.offered_msg_rate() : 0;
+  if (r.secs > 0) {
+    f.offered = static_cast<double>(r.load.scheduled) / r.secs;
+    f.offered_gbps = f.offered * o.mean_size() * 8 / 1e9;
+    f.achieved = static_cast<double>(r.t.messages) / r.secs;
+    f.achieved_gbps = static_cast<double>(r.t.bytes) * 8 / r.secs / 1e9;
+  }
+  return f;
+}
+
 void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters& c, double gbps, double mmps) {
   const Totals& t = r.t;
   const engine::LatencyHistogram& hist = r.hist;
@@ -100,11 +133,23 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
               mode_name(o.mode), op_name(o.op), qps.c_str(), o.mtu, o.inflight, o.loss, o.duplicate, o.reorder);
   std::printf(" #bytes     #iterations    BW average[Gb/sec]   MsgRate[Mpps]\n");
   std::printf(" %-10s %-14llu %-20.3f %.6f\n", sizes_text(o.sizes).c_str(), static_cast<ull>(t.messages), gbps, mmps);
-  if (!st.server)
-    std::printf(" latency ns (post to completion): min %llu  p50 %llu  p90 %llu  p99 %llu  p99.9 %llu  max %llu\n",
-                static_cast<ull>(hist.min()), static_cast<ull>(hist.percentile(0.5)),
-                static_cast<ull>(hist.percentile(0.9)), static_cast<ull>(hist.percentile(0.99)),
-                static_cast<ull>(hist.percentile(0.999)), static_cast<ull>(hist.max()));
+  if (const LoadFigures f = load_figures(o, st, r); f.open) {
+    // Open loop: latency counts from when a message was due, so a backlog shows in it.
+    const LoadCounters& l = r.load;
+    std::printf(" offered load: %s arrivals, bursts of %u, %.0f msg/s configured\n", arrivals_name(o.arrivals), o.burst,
+                f.configured);
+    std::printf("   offered %.0f msg/s (%.3f Gb/s), achieved %.0f msg/s (%.3f Gb/s)\n", f.offered, f.offered_gbps,
+                f.achieved, f.achieved_gbps);
+    std::printf("   due %llu: posted %llu (late %llu: over %llu us after due), shed %llu (unposted %llu ms after due), "
+                "left at the end %llu\n",
+                static_cast<ull>(l.scheduled), static_cast<ull>(l.posted), static_cast<ull>(l.late),
+                static_cast<ull>(kLateAfterNs / 1000), static_cast<ull>(l.shed),
+                static_cast<ull>(kShedAfterNs / 1'000'000), static_cast<ull>(l.backlog));
+    std::printf(" latency ns (due to completion): %s\n", percentiles_text(hist).c_str());
+    std::printf(" service ns (post to completion): %s\n", percentiles_text(r.service).c_str());
+  } else if (!st.server) {
+    std::printf(" latency ns (post to completion): %s\n", percentiles_text(hist).c_str());
+  }
   std::printf(" retransmitted %llu  naks sent %llu / received %llu  rnr naks %llu  ack timeouts %llu\n",
               static_cast<ull>(c.retx), static_cast<ull>(c.naks_sent), static_cast<ull>(c.naks_rcvd),
               static_cast<ull>(c.rnr), static_cast<ull>(c.timeouts));
@@ -152,8 +197,16 @@ int report(const Options& o, Setup& st, const RunOutcome& r) {
     j["duration_s"] = secs;
     j["goodput_gbps"] = gbps;
     j["msg_rate_mps"] = mmps;
-    j["latency_ns"] = {{"min", hist.min()}, {"p50", hist.percentile(0.5)}, {"p90", hist.percentile(0.9)},
-                       {"p99", hist.percentile(0.99)}, {"p999", hist.percentile(0.999)}, {"max", hist.max()}};
+    j["latency_ns"] = percentiles_json(hist);  // from the due time (closed loop: the posting)
+    j["service_ns"] = percentiles_json(r.service);
+    const LoadFigures f = load_figures(o, st, r);
+    j["load"] = {{"open_loop", f.open}, {"arrivals", f.open ? arrivals_name(o.arrivals) : "closed"},
+                 {"burst", o.burst}, {"configured_msg_rate", f.configured}, {"offered_msg_rate", f.offered},
+                 {"offered_gbps", f.offered_gbps}, {"achieved_msg_rate", f.achieved},
+                 {"achieved_gbps", f.achieved_gbps},
+                 {"scheduled", r.load.scheduled}, {"posted", r.load.posted}, {"late", r.load.late},
+                 {"late_after_ns", kLateAfterNs}, {"shed", r.load.shed}, {"shed_after_ns", kShedAfterNs},
+                 {"backlog_at_end", r.load.backlog}};
     j["retransmitted_packets"] = c.retx;
     j["naks_sent"] = c.naks_sent;
     j["naks_received"] = c.naks_rcvd;
@@ -196,7 +249,8 @@ int report(const Options& o, Setup& st, const RunOutcome& r) {
                    {"mtu", o.mtu}, {"qps", o.qps}, {"active_qps", o.active()}, {"workers", o.workers},
                    {"inflight", o.inflight}, {"duration_s", o.duration_s},
                    {"count", o.count}, {"warmup_s", o.warmup_s}, {"qp_timeout", o.qp_timeout}, {"retry_cnt", o.retry_cnt},
-                   {"rate_gbps", o.rate_gbps}, {"msg_rate", o.msg_rate}, {"loss", o.loss}, {"duplicate", o.duplicate},
+                   {"rate_gbps", o.rate_gbps}, {"msg_rate", o.msg_rate}, {"arrivals", arrivals_name(o.arrivals)},
+                   {"burst", o.burst}, {"loss", o.loss}, {"duplicate", o.duplicate},
                    {"reorder", o.reorder}, {"burst_start", o.burst_start}, {"burst_frames", o.burst_frames},
                    {"seed", o.seed}, {"cc", o.cc}, {"preset", o.preset}, {"line_gbps", o.line_gbps},
                    {"local_ip", st.local_ip}, {"peer_ip", st.peer_ip}, {"oob_port", o.oob_port}};

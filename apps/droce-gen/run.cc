@@ -77,12 +77,7 @@ std::string rate_text(const Options& o, const Sums& s) {
 // Each job's share of --count and of the offered load, following its active QPs: the run's
 // active QP k carries count / active messages, the first count % active one more.
 void plan_jobs(const Options& o, Setup& st, const RunPlan& plan) {
-  const double avg_size = [&] {
-    double s = 0;
-    for (auto v : o.sizes) s += v;
-    return s / static_cast<double>(o.sizes.size());
-  }();
-  const double msg_rate = o.msg_rate > 0 ? o.msg_rate : o.rate_gbps > 0 ? o.rate_gbps * 1e9 / 8 / avg_size : 0;
+  const double msg_rate = o.offered_msg_rate();
   const std::uint32_t active = o.active();
   for (auto& j : st.jobs) {
     const std::uint16_t w = j->index();
@@ -291,6 +286,8 @@ Status run(const Options& o, Setup& st, Connection& c, RunOutcome& out) {
   for (auto& j : st.jobs) {
     out.t += j->totals();
     out.hist.merge(j->latency());
+    out.service.merge(j->service_latency());
+    out.load += j->load();
     pending = pending || j->unfinished();
     if (first_failure.empty()) first_failure = j->first_failure();
   }

@@ -17,7 +17,9 @@ namespace droce::gen {
 
 struct RunOutcome {
   Totals t;                      // both ends' verification (the client adds the server's report)
-  engine::LatencyHistogram hist;
+  engine::LatencyHistogram hist;     // from the due time (closed loop: from the posting) to completion
+  engine::LatencyHistogram service;  // from the posting to completion
+  LoadCounters load;                 // the requesters' schedule (open loop), summed over the jobs
   double secs = 0;               // measured time (the server: first to last message verified)
   bool unfinished = false;       // a --count run that did not complete its postings
   bool interrupted = false;

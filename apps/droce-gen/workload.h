@@ -63,7 +63,8 @@ struct Requester {
   std::uint64_t remote_va = 0;  // the responder's slot 0 (WRITE target, READ source)
   std::uint32_t rkey = 0;
   std::uint32_t remote_slots = 1;
-  std::vector<std::uint64_t> post_tsc;
+  std::vector<std::uint64_t> post_tsc;  // per slot: when its message was posted
+  std::vector<std::uint64_t> due_tsc;   // per slot: when it was due (open loop; else = post_tsc)
   std::uint64_t posted = 0, completed = 0, completed_ok = 0;
 };
 
@@ -90,6 +91,21 @@ struct Totals {
     out_of_order += o.out_of_order;
     corrupted += o.corrupted;
     errors += o.errors;
+    return *this;
+  }
+};
+
+// The open loop's account of one job's schedule (see arrivals.h), from the end of the warm-up:
+// every message that fell due was posted, shed, or is the backlog at the end, so
+// scheduled = posted + shed + backlog. Closed loop: only `posted`.
+struct LoadCounters {
+  std::uint64_t scheduled = 0, posted = 0, late = 0, shed = 0, backlog = 0;
+  LoadCounters& operator+=(const LoadCounters& o) {
+    scheduled += o.scheduled;
+    posted += o.posted;
+    late += o.late;
+    shed += o.shed;
+    backlog += o.backlog;
     return *this;
   }
 };

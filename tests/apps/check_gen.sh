@@ -43,11 +43,12 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 keys = ['messages', 'bytes', 'duration_s', 'goodput_gbps', 'msg_rate_mps', 'latency_ns', 'retransmitted_packets',
         'naks_sent', 'naks_received', 'rnr_naks', 'cnps_sent', 'cnps_received', 'lost', 'duplicated',
-        'out_of_order', 'corrupted', 'errors', 'config']
+        'out_of_order', 'corrupted', 'errors', 'config', 'service_ns', 'load']
 assert all(k in d for k in keys), [k for k in keys if k not in d]
 assert all(k in d['latency_ns'] for k in ['p50', 'p90', 'p99', 'p999', 'max'])
 assert d['messages'] > 0 and d['lost'] == 0 and d['duplicated'] == 0 and d['corrupted'] == 0 and d['errors'] == 0
 assert d['retransmitted_packets'] > 0
+assert not d['load']['open_loop'] and d['load']['arrivals'] == 'closed' and d['load']['posted'] >= d['messages'], d['load']
 PY"
 done
 "$gen" -- --bogus > "$out/e1.txt" 2>&1
@@ -68,6 +69,65 @@ assert 0 < d['goodput_gbps'] <= 2.0 and d['lost'] == 0 and d['errors'] == 0
 check "an out-of-range DCQCN parameter is refused by name" "[ $? -eq 2 ] && grep -q -- '--dcqcn-g:' '$out/e4.txt'"
 "$gen" -- --mode client --oob-port 0 > "$out/e5.txt" 2>&1
 check "static connection without --remote-qpn refused" "[ $? -eq 2 ] && grep -q -- '--remote-qpn' '$out/e5.txt'"
+
+# ---- open loop: each message has a due time from the offered load; latency counts from it ----
+# load_ok JSON: the schedule's account adds up (every message due was posted, shed or left at the
+# end), and latency from the due time is never below the service time from the posting.
+load_ok() {
+  /usr/bin/python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); L = d['load']
+assert L['open_loop'] and L['scheduled'] == L['posted'] + L['shed'] + L['backlog_at_end'], L
+assert L['late_after_ns'] == 100000 and L['shed_after_ns'] == 1000000000, L
+assert all(d['latency_ns'][p] >= d['service_ns'][p] for p in ['p50', 'p90', 'p99', 'p999', 'max']), d
+assert d['messages'] > 0 and d['lost'] == 0 and d['corrupted'] == 0 and d['errors'] == 0 and d['problem'] == '', d
+PY
+}
+# Past capacity: 10^9 messages/s, far beyond what loopback does. The backlog grows for the whole
+# run and the latency with it (a message posted at time t was due near the start), nearly every
+# message is late, and what still waits 1 s after its due time is shed and counted.
+"$gen" -- --op write --size 1024 --msg-rate 1e9 --duration 1.5 --quiet --json "$out/over.json" > "$out/over.txt" 2>&1
+check "open loop past capacity (10^9 msg/s): exits 0, verified, the schedule adds up" \
+  "[ $? -eq 0 ] && load_ok '$out/over.json' || { tail -n 4 '$out/over.txt'; false; }"
+# A modest rate keeps up: nothing shed, little left at the end, achieved close to offered. The
+# process may be descheduled on a busy machine (messages due meanwhile are late by that long), so
+# "late" is compared with the overloaded run's, not with zero.
+"$gen" -- --op write --size 1024 --msg-rate 2000 --duration 1 --quiet --json "$out/modest.json" > "$out/modest.txt" 2>&1
+check "open loop at 2000 msg/s: exits 0, verified, the schedule adds up" \
+  "[ $? -eq 0 ] && load_ok '$out/modest.json' || { tail -n 4 '$out/modest.txt'; false; }"
+check "open loop: past capacity the latency grows with the backlog (late, shed); at 2000 msg/s it does not" \
+  "/usr/bin/python3 - '$out/over.json' '$out/modest.json' <<'PY'
+import json, sys
+o, m = (json.load(open(f)) for f in sys.argv[1:3])
+lo, lm = o['load'], m['load']
+assert lo['configured_msg_rate'] == 1e9 and lo['offered_msg_rate'] > 20 * lo['achieved_msg_rate'], lo
+assert lo['late'] >= 0.95 * lo['posted'] and lo['shed'] > 0, lo
+assert o['latency_ns']['p50'] >= 100e6, o['latency_ns']   # 0.1 s: the backlog's age, not the transport's
+assert o['service_ns']['p50'] < o['latency_ns']['p50'] / 100, (o['service_ns'], o['latency_ns'])
+assert lm['shed'] == 0 and lm['backlog_at_end'] <= max(50, 0.05 * lm['scheduled']), lm
+assert abs(lm['offered_msg_rate'] - 2000) <= 0.15 * 2000, lm
+assert lm['achieved_msg_rate'] >= 0.75 * lm['offered_msg_rate'], lm
+assert lm['late'] < 0.95 * lm['posted'], lm
+assert m['latency_ns']['p99'] < o['latency_ns']['p50'] / 2, (m['latency_ns'], o['latency_ns'])
+PY"
+# Poisson arrivals (seeded) and bursts keep the configured mean rate.
+"$gen" -- --op send --size 256 --msg-rate 20000 --arrivals poisson --seed 7 --duration 1 --quiet --json "$out/poisson.json" \
+  > "$out/poisson.txt" 2>&1
+check "open loop, Poisson arrivals at 20000 msg/s: verified, offered within 15 % of the rate" \
+  "[ $? -eq 0 ] && load_ok '$out/poisson.json' && /usr/bin/python3 -c \"
+import json; L = json.load(open('$out/poisson.json'))['load']
+assert L['arrivals'] == 'poisson' and abs(L['offered_msg_rate'] - 20000) <= 0.15 * 20000, L
+assert L['shed'] == 0 and L['achieved_msg_rate'] >= 0.7 * L['offered_msg_rate'], L
+\" || { tail -n 4 '$out/poisson.txt'; false; }"
+"$gen" -- --op write --size 512 --msg-rate 20000 --burst 50 --duration 1 --quiet --json "$out/burst.json" > "$out/burst.txt" 2>&1
+check "open loop, bursts of 50 at 20000 msg/s: verified, offered within 15 % of the rate" \
+  "[ $? -eq 0 ] && load_ok '$out/burst.json' && /usr/bin/python3 -c \"
+import json; L = json.load(open('$out/burst.json'))['load']
+assert L['arrivals'] == 'constant' and L['burst'] == 50 and abs(L['offered_msg_rate'] - 20000) <= 0.15 * 20000, L
+assert L['shed'] == 0 and L['achieved_msg_rate'] >= 0.7 * L['offered_msg_rate'], L
+\" || { tail -n 4 '$out/burst.txt'; false; }"
+"$gen" -- --arrivals poisson --count 10 > "$out/e8.txt" 2>&1
+check "--arrivals without an offered load refused" "[ $? -eq 2 ] && grep -q -- '--msg-rate' '$out/e8.txt'"
 
 # ---- several workers in one process: QP i on worker i % N, each worker its own loopback lab ----
 last_cpu=$(( $(nproc) - 1 ))

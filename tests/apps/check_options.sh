@@ -65,6 +65,10 @@ bad --qps "$gen" -- --qps 1e30
 bad --inflight "$gen" -- --inflight -1
 bad --rate-gbps "$gen" -- --rate-gbps nan
 bad --msg-rate "$gen" -- --msg-rate inf
+bad --arrivals "$gen" -- --arrivals uniform
+bad --arrivals "$gen" -- --arrivals poisson
+bad --burst "$gen" -- --burst 0
+bad --burst "$gen" -- --burst 2.5
 bad --duration "$gen" -- --duration 1e400
 bad --count "$gen" -- --count 1.5
 bad --warmup "$gen" -- --warmup -nan
@@ -228,6 +232,7 @@ bad --size "$gen" -- --json "$tmp/new.json" --size nan
 # --- good lines still parse (options before --help are parsed, then the help is printed)
 good help-gen "$gen" -- --size 1e3,64,0x40 --mtu 4096 --qps 2 --count 1e6 --seed 0 --loss 0.01 --json "$tmp/g.json" --help
 good help-gen-workers "$gen" -- --qps 16384 --active-qps 100 --workers 4 --inflight 4 --size 4096 --help
+good help-gen-open "$gen" -- --msg-rate 1e5 --arrivals poisson --burst 8 --seed 3 --help
 good help-echo "$echo_" -- --size 64 --count 1e5 --timeout 0.5 --json "$tmp/e.json" --help
 good help-perf "$perf" -- write_bw -s 64K -n 1000 --help
 good help-fwd "$fwd" -- --mbufs 4095 --duration 0.5 --json "$tmp/f.json" --help
