@@ -70,7 +70,7 @@ one() {
   local name="$app-$victim-$sig-$n"
   port=$(free_port)
   start "$app" server "$name" "$port"; spid=$pid
-  for _ in $(seq 50); do [ -S "$out/$name.sock" ] && break; sleep 0.1; done
+  for _ in $(seq 150); do grep -q -F "@$out/$name.sock" /proc/net/unix && break; sleep 0.1; done  # memif: abstract socket
   start "$app" client "$name" "$port"; cpid=$pid
   local cfile="$out/$name.client.txt" sfile="$out/$name.server.txt" up=0
   for _ in $(seq 600); do running "$app" "$cfile" && { up=1; break; }; sleep 0.1; done

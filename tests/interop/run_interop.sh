@@ -134,6 +134,12 @@ if "$LAB/loss.sh" 11 > /dev/null; then
   droce_serves read_bw_droce_server_lossy "ib_read_bw $X -s 4096 -n 20 -t 2 $GUEST_OOB_ADDR" $(perf_server read_bw -s 4096 -n 20 --loss 0.02 --seed 7)
   # droce as READ requester: rxe answers a re-issued READ as the continuation of its first answer.
   guest_serves read_bw_guest_server_lossy "ib_read_bw $X -s 4096 -n 20 -t 2" $(perf_client read_bw -s 4096 -n 20 -t 2 --loss 0.02 --seed 8)
+  # READ credits live: rxe's responder resources at 16 and at 4 (its -o), which droce's initiator
+  # depth honours; beyond them rxe would discard READs. A go-back-N round asks each READ only from
+  # its first missing response: rxe drops a re-issued READ that starts before its last replay.
+  # -u 17 (537 ms): a realistic ACK timeout for a guest on an emulated CPU beside a busy host.
+  guest_serves read_bw_guest_server_o16_lossy "ib_read_bw $X -s 4096 -n 40 -o 16" $(perf_client read_bw -s 4096 -n 40 -u 17 --loss 0.01 --seed 9)
+  guest_serves read_bw_guest_server_o4_lossy "ib_read_bw $X -s 4096 -n 40 -o 4" $(perf_client read_bw -s 4096 -n 40 -u 17 --loss 0.01 --seed 10)
   echo "guest tc counters:"; "$LAB/loss.sh" off | sed 's/^/  /'
 else
   result perf_loss_setup 1 0
