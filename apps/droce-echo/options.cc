@@ -161,7 +161,7 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     return fail("--peer rc_pingpong runs one QP on one worker (--workers and --qps need --peer droce)");
   if (o.thread == "app" && (o.workers > 1 || o.qps > 1))
     return fail("--thread app drives one QP on one worker (--workers and --qps need --thread worker)");
-  if (o.srq_pingpong() && o.workers > 1) return fail("--peer srq_pingpong runs its QPs and their shared receive queue on one worker");
+  if (o.srq_pingpong() && o.workers > 1) return fail("--peer srq_pingpong runs its QPs and their shared receive queue on one worker (no --workers)");
   if (rx_depth_given && !o.srq_pingpong()) return fail("--rx-depth is the shared receive queue's (--peer srq_pingpong)");
   if (o.srq_pingpong() && !qps_given && o.mode == "client") o.qps = 16;
   if (o.srq_pingpong() && o.mode == "client" && o.rx_depth < o.qps)
