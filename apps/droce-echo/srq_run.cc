@@ -18,7 +18,10 @@
 // got lost is never repeated: a request of ours whose reply has arrived evidently got through,
 // and a server's newest reply on a QP after all of them were sent may be the client's last; a
 // retry-exhausted completion of either is counted apart (the peer's exit status is the verdict
-// on those replies), not as an error.
+// on those replies), not as an error. A QP that ends in error flushes its outstanding work
+// (IBTA §10.3.1), the receive it took from the SRQ for a request that never completed included
+// (the tool's client exits with requests in flight): flushes are counted apart too, since each
+// follows its QP's first error, which is counted (or is the tail above).
 // Data: the tool sends and receives in one buffer, so its server answers with whatever request
 // landed there last. The client therefore sends one pattern on every QP and checks every reply
 // against it; the server checks every request against the first one.
@@ -109,6 +112,7 @@ class SrqPingpong {
     }
     std::printf(", %llu errors, %llu SRQ limit events%s\n", ull(errors_), ull(limit_events_),
                 stalled ? ", STALLED (no completion within --timeout)" : "");
+    if (flushed_ != 0) std::printf("  %llu work requests flushed (their QP had ended in error)\n", ull(flushed_));
     if (unacked_tail_ != 0)
       std::printf(server_ ? "  %llu last replies never acknowledged: the client had finished (its ACK lost); its exit status "
                             "says whether they arrived\n"
@@ -131,7 +135,7 @@ class SrqPingpong {
       for (const QpState& q : qps_) per_qp.push_back(q.received);
       nlohmann::json j = {{"mode", o_.mode}, {"peer", o_.peer}, {"qps", qps_.size()}, {"rx_depth", o_.rx_depth},
                           {"size", o_.size}, {"requests", requests_}, {"replies", replies_}, {"sends_completed", sends_done_},
-                          {"unanswered", unanswered}, {"unacked_tail", unacked_tail_}, {"bad", bad_}, {"errors", errors_}, {"limit_events", limit_events_},
+                          {"unanswered", unanswered}, {"unacked_tail", unacked_tail_}, {"flushed", flushed_}, {"bad", bad_}, {"errors", errors_}, {"limit_events", limit_events_},
                           {"stalled", stalled}, {"interrupted", interrupted}, {"per_qp_received", per_qp}};
       if (!server_)
         j["rtt_ns"] = {{"min", hist_.min()}, {"p50", hist_.percentile(0.5)}, {"p99", hist_.percentile(0.99)}, {"max", hist_.max()}};
@@ -175,6 +179,11 @@ class SrqPingpong {
   void on_completion(const rc::Completion& c) {
     QpState* q = find(c.qp_num);
     if (q == nullptr) return error("a completion of unknown QP " + std::to_string(c.qp_num));
+    if (c.status == rc::WcStatus::kWrFlushErr) {
+      ++flushed_;
+      if (c.is_recv || server_) (void)repost(c.wr_id & ~kSendTag);  // its buffer is free again
+      return;
+    }
     if (!c.is_recv && c.status == rc::WcStatus::kRetryExcErr &&
         (server_ ? replies_posted_ == total_ && c.wr_id == q->last_reply : !q->reply_pending)) {
       ++unacked_tail_;  // see the top of this file
@@ -237,7 +246,7 @@ class SrqPingpong {
   std::vector<QpState> qps_;
   engine::LatencyHistogram hist_;
   std::uint64_t requests_ = 0, replies_ = 0, replies_posted_ = 0, requests_sent_ = 0, sends_done_ = 0;
-  std::uint64_t bad_ = 0, errors_ = 0, limit_events_ = 0, unacked_tail_ = 0;
+  std::uint64_t bad_ = 0, errors_ = 0, limit_events_ = 0, unacked_tail_ = 0, flushed_ = 0;
   std::string first_error_;
 };
 
