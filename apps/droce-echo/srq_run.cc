@@ -24,7 +24,8 @@
 // follows its QP's first error, which is counted (or is the tail above).
 // Data: the tool sends and receives in one buffer, so its server answers with whatever request
 // landed there last. The client therefore sends one pattern on every QP and checks every reply
-// against it; the server checks every request against the first one.
+// against it; the server checks every request against the first one. Both check the length
+// (--size, the tool's -s).
 #include "apps/droce-echo/srq_run.h"
 
 #include <cstdio>
@@ -103,7 +104,7 @@ class SrqPingpong {
     const std::uint64_t unanswered = requests_ > replies_posted_ ? requests_ - replies_posted_ : 0;
     if (server_) {
       std::printf("droce-echo server (srq_pingpong): %zu QPs on one SRQ of %u receives: %llu requests, %llu answered and "
-                  "acknowledged (%llu past the count, unanswered), %llu differing from the first",
+                  "acknowledged (%llu past the count, unanswered), %llu not --size bytes or differing from the first",
                   qps_.size(), o_.rx_depth, ull(requests_), ull(sends_done_), ull(unanswered), ull(bad_));
     } else {
       std::printf("droce-echo client (srq_pingpong): %zu QPs on one SRQ of %u receives: %llu round trips of %u bytes "
@@ -210,7 +211,7 @@ class SrqPingpong {
     if (server_) {
       ++requests_;
       if (requests_ == 1) ref_.assign(data, data + c.byte_len);
-      bad_ += c.byte_len != ref_.size() || std::memcmp(data, ref_.data(), ref_.size()) != 0;
+      bad_ += c.byte_len != o_.size || c.byte_len != ref_.size() || std::memcmp(data, ref_.data(), ref_.size()) != 0;
       if (replies_posted_ < total_) {
         // The reply goes out of the buffer the request landed in; that receive returns to the
         // SRQ once the reply is acknowledged.
