@@ -6,6 +6,7 @@
 
 #include "apps/common/address_text.h"
 #include "apps/common/oob_waits.h"
+#include "apps/droce-echo/srq_exchange.h"
 
 namespace droce::echo {
 
@@ -52,7 +53,9 @@ Status connect_qps(const Options& o, Setup& st) {
   std::uint16_t bound = 0;
   Status s = server ? st.listener.listen(o.oob_port, bound) : engine::connect_stoppable(o.oob_host, o.oob_port, timeout_ms, oob);
   if (s.ok() && server) s = engine::accept_stoppable(st.listener, timeout_ms, oob);
-  std::uint32_t qps = server ? 1 : o.qps;
+  // ibv_srq_pingpong's exchange is one table of QPs each way (srq_exchange.h).
+  if (s.ok() && o.srq_pingpong()) s = connect_srq_qps(o, st);
+  std::uint32_t qps = o.srq_pingpong() ? 0 : server ? 1 : o.qps;
   for (std::uint32_t i = 0; s.ok() && i < qps; ++i) {
     engine::RcEndpoint& ep = st.group->worker(static_cast<std::uint16_t>(i % o.workers)).endpoint();
     const std::uint32_t psn = (server ? 0x200 : 0x100) + i;
@@ -72,7 +75,7 @@ Status connect_qps(const Options& o, Setup& st) {
     if (s.ok()) s = ep.connect(qpn, engine::RemoteQp{remote, peer.qpn, peer.psn});
     if (s.ok() && server) s = oob.server_answer(local, timeout_ms);
     if (s.ok()) st.own_qps.push_back({i % o.workers, qpn});
-    if (s.ok() && i == 0 && !o.rc_pingpong()) s = exchange_qp_count(oob, server, o.workers, qps, timeout_ms);
+    if (s.ok() && i == 0 && !o.pingpong_tool()) s = exchange_qp_count(oob, server, o.workers, qps, timeout_ms);
   }
   if (!s.ok()) return s;
   engine::RcEndpoint& ep0 = st.group->worker(0).endpoint();

@@ -1,5 +1,6 @@
 // droce-echo's connection (server/client): the rc_pingpong exchange once per QP over the control
-// connection, and between droce-echo peers the count of QPs that follow the first.
+// connection, and between droce-echo peers the count of QPs that follow the first; with --peer
+// srq_pingpong that tool's exchange (srq_exchange.h).
 #pragma once
 
 #include "apps/droce-echo/options.h"

@@ -6,6 +6,7 @@
 //   options.cc  the command line                 setup.cc        the loopback lab, or port and workers
 //   connect.cc  the exchange per QP, QP count     echo_server.cc  the server's run
 //   client_run.cc  the client's run, end of run   report.cc       text, JSON, exit status
+//   srq_exchange.cc, srq_run.cc  --peer srq_pingpong: one shared receive queue a side, either end
 #include <sched.h>
 
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include "apps/droce-echo/options.h"
 #include "apps/droce-echo/report.h"
 #include "apps/droce-echo/setup.h"
+#include "apps/droce-echo/srq_run.h"
 #include <droce/engine/core/eal.h>
 #include <droce/engine/core/stop_signal.h>
 #include <droce/protocols/wire/icrc.h>
@@ -71,7 +73,9 @@ int main(int argc, char** argv) {
     if (!s.ok()) return fail(s.message());
   }
 
-  // ---- run: the server alone, or the client on the worker or an application thread ----
+  // ---- run: ibv_srq_pingpong's exchanges (either end), the server alone, or the client on the
+  // worker or an application thread ----
+  if (o.srq_pingpong()) return echo::run_srq(o, st);
   if (st.client_ep == nullptr) return echo::run_server_workers(o, st);
   echo::Client client;
   if (Status s = echo::prepare_client(o, st, client); !s.ok()) return fail(s.message());

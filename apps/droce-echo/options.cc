@@ -20,20 +20,27 @@ void usage(const Options& d) {
       "both in this process over net_ring; server/client use net_memif on /tmp/droce-echo.sock.\n"
       "With --peer rc_pingpong either end talks to rdma-core's ibv_rc_pingpong on a RoCE NIC or\n"
       "Linux Soft-RoCE (run it with -g <GID index of the IPv4 GID>, the same -s and -m, and -n equal\n"
-      "to --warmup + --count).\n\n"
+      "to --warmup + --count). With --peer srq_pingpong it talks to ibv_srq_pingpong the same way (its -q\n"
+      "equal to --qps, -n to --warmup + --count).\n\n"
       "  --mode loopback|server|client  (default %s)\n"
-      "  --peer droce|rc_pingpong   the other end: droce-echo (the sequence rides in immediate data) or\n"
+      "  --peer droce|rc_pingpong|srq_pingpong\n"
+      "                           the other end: droce-echo (the sequence rides in immediate data),\n"
       "                           ibv_rc_pingpong (plain SENDs; both sides send --warmup + --count messages;\n"
       "                           the client checks each reply against its request, the server checks each\n"
-      "                           request after the first against its previous reply) (default %s)\n"
+      "                           request after the first against its previous reply) or ibv_srq_pingpong\n"
+      "                           (--qps QPs a side whose receives all come from one shared receive queue;\n"
+      "                           --warmup + --count exchanges in all, over every QP; the server answers each\n"
+      "                           request on the QP it came on; the client checks every reply, the server\n"
+      "                           every request, against the first) (default %s)\n"
       "  --thread worker|app      client logic on the worker lcore, polling inline, or on an application\n"
       "                           thread handing work over through QpChannel (default %s; worker only with\n"
-      "                           --peer rc_pingpong)\n"
+      "                           --peer rc_pingpong or srq_pingpong)\n"
       "  --size BYTES             message size, 1..65536 (default %u)\n"
       "  --count N                measured round trips (default %llu)\n"
-      "  --warmup N               round trips before measuring (default %llu; 0 with --peer rc_pingpong)\n"
+      "  --warmup N               round trips before measuring (default %llu; 0 with --peer rc_pingpong or\n"
+      "                           srq_pingpong)\n"
       "  --mtu BYTES              path MTU: 256, 512, 1024, 2048 or 4096 (default %u; 1024 with --peer\n"
-      "                           rc_pingpong, as its -m)\n"
+      "                           rc_pingpong or srq_pingpong, as their -m)\n"
       "  --qp-timeout N           local ACK timeout 4.096 us * 2^N, 1..31 (default %u: 67 ms, as perftest\n"
       "                           and ibv_rc_pingpong set)\n"
       "  --oob-port N             TCP port of the connection exchange (default %u; the server may give 0:\n"
@@ -54,18 +61,22 @@ void usage(const Options& d) {
       "                           is served by worker i %% N. Client: N queue pairs, all polled by its one lcore\n"
       "                           (give the server's N: net_memif pairs the two sides' queues). 1..16 (default %u)\n"
       "  --qps N                  client: N QPs, each with one round trip in flight, --warmup + --count round\n"
-      "                           trips each (default %u; --peer droce, --thread worker)\n"
+      "                           trips each (default %u; --peer droce, --thread worker). With --peer\n"
+      "                           srq_pingpong: its -q, 1..64 (default 16, as its own); the server takes\n"
+      "                           the client's count\n"
+      "  --rx-depth N             --peer srq_pingpong: receives the shared receive queue holds, at least\n"
+      "                           --qps (its -r; default %u); --rx-depth x --size at most 64 MiB\n"
       "  --version                droce's and DPDK's versions\n",
       d.mode.c_str(), d.peer.c_str(), d.thread.c_str(), d.size, static_cast<unsigned long long>(d.count),
       static_cast<unsigned long long>(d.warmup), d.mtu, d.qp_timeout, d.oob_port, d.oob_host.c_str(), d.loss,
-      static_cast<unsigned long long>(d.seed), d.timeout_s, d.workers, d.qps);
+      static_cast<unsigned long long>(d.seed), d.timeout_s, d.workers, d.qps, d.rx_depth);
 }
 
 }  // namespace
 
 int parse_options(const std::vector<std::string>& args, Options& o) {
   const Options d;
-  bool warmup_given = false, mtu_given = false, timeout_given = false;
+  bool warmup_given = false, mtu_given = false, timeout_given = false, qps_given = false, rx_depth_given = false;
   auto fail = [](const std::string& message) { return std::fprintf(stderr, "droce-echo: %s\n", message.c_str()), -1; };
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -89,7 +100,7 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
       if (v != "worker" && v != "app") return bad("is not worker or app");
       o.thread = v;
     } else if (a == "--peer") {
-      if (v != "droce" && v != "rc_pingpong") return bad("is not droce or rc_pingpong");
+      if (v != "droce" && v != "rc_pingpong" && v != "srq_pingpong") return bad("is not droce, rc_pingpong or srq_pingpong");
       o.peer = v;
     } else if (a == "--size") {
       e = apps::parse_uint(a, v, 1, 65536, o.size);
@@ -125,6 +136,10 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
       e = apps::parse_uint(a, v, 1, 16, o.workers);
     } else if (a == "--qps") {
       e = apps::parse_uint(a, v, 1, 64, o.qps);
+      qps_given = true;
+    } else if (a == "--rx-depth") {
+      e = apps::parse_uint(a, v, 1, 65536, o.rx_depth);
+      rx_depth_given = true;
     } else if (a == "--json") {
       e = apps::check_output_path(a, v);
       o.json = v;
@@ -135,10 +150,10 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   }
   if (o.mode == "server" && o.thread == "app")
     return fail("--thread app is the client's; the server always echoes on its worker");
-  if (o.mode == "loopback" && (o.rc_pingpong() || o.loss > 0 || !o.local_ip.empty() || !o.local_mac.empty() || !o.peer_mac.empty()))
-    return std::fprintf(stderr, "droce-echo: --peer rc_pingpong, --loss and the addressing options need --mode server or client\n"), -1;
-  if (o.rc_pingpong() && o.thread == "app")
-    return std::fprintf(stderr, "droce-echo: --peer rc_pingpong runs the client on the worker (--thread worker)\n"), -1;
+  if (o.mode == "loopback" && (o.pingpong_tool() || o.loss > 0 || !o.local_ip.empty() || !o.local_mac.empty() || !o.peer_mac.empty()))
+    return std::fprintf(stderr, "droce-echo: --peer rc_pingpong or srq_pingpong, --loss and the addressing options need --mode server or client\n"), -1;
+  if (o.pingpong_tool() && o.thread == "app")
+    return std::fprintf(stderr, "droce-echo: --peer %s runs the client on the worker (--thread worker)\n", o.peer.c_str()), -1;
   if (o.mode == "loopback" && (o.workers > 1 || o.qps > 1))
     return fail("--workers and --qps need --mode server or client (loopback runs one QP)");
   if (o.mode == "server" && o.qps > 1) return fail("--qps is the client's: the server serves as many QPs as the client opens");
@@ -146,9 +161,17 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     return fail("--peer rc_pingpong runs one QP on one worker (--workers and --qps need --peer droce)");
   if (o.thread == "app" && (o.workers > 1 || o.qps > 1))
     return fail("--thread app drives one QP on one worker (--workers and --qps need --thread worker)");
+  if (o.srq_pingpong() && o.workers > 1) return fail("--peer srq_pingpong runs its QPs and their shared receive queue on one worker (no --workers)");
+  if (rx_depth_given && !o.srq_pingpong()) return fail("--rx-depth is the shared receive queue's (--peer srq_pingpong)");
+  if (o.srq_pingpong() && !qps_given && o.mode == "client") o.qps = 16;
+  if (o.srq_pingpong() && o.mode == "client" && o.rx_depth < o.qps)
+    return fail("--rx-depth " + std::to_string(o.rx_depth) + " is less than --qps " + std::to_string(o.qps) +
+                ": the shared receive queue needs a receive for each QP");
+  if (o.srq_pingpong() && std::uint64_t{o.rx_depth} * o.size > (64ull << 20))
+    return fail("--rx-depth x --size is over 64 MiB (the shared receive queue's buffers)");
   if (o.mode == "client" && o.oob_port == 0)
     return std::fprintf(stderr, "droce-echo: --oob-port 0 (any port) is only for the server\n"), -1;
-  if (o.rc_pingpong()) {
+  if (o.pingpong_tool()) {
     if (!warmup_given) o.warmup = 0;
     if (!mtu_given) o.mtu = 1024;
     if (!timeout_given) o.qp_timeout = 14;

@@ -10,9 +10,11 @@ namespace droce::echo {
 struct Options {
   std::string mode = "loopback";  // loopback | server | client
   std::string thread = "worker";  // worker | app
-  // Who is at the other end: another droce-echo (immediate data carries the sequence number), or
-  // rdma-core's ibv_rc_pingpong (plain SENDs; each side sends --count messages; the server echoes).
-  std::string peer = "droce";     // droce | rc_pingpong
+  // Who is at the other end: another droce-echo (immediate data carries the sequence number),
+  // rdma-core's ibv_rc_pingpong (plain SENDs; each side sends --count messages; the server echoes),
+  // or its ibv_srq_pingpong (--qps QPs whose receives come from one shared receive queue a side;
+  // --count exchanges in all, over every QP).
+  std::string peer = "droce";     // droce | rc_pingpong | srq_pingpong
   std::uint32_t size = 64;
   std::uint64_t count = 100000;
   std::uint64_t warmup = 1000;    // 0 with --peer rc_pingpong unless given
@@ -30,8 +32,14 @@ struct Options {
   // i % N). Client: as many queue pairs (engine workers), all polled by its one lcore.
   std::uint32_t workers = 1;
   std::uint32_t qps = 1;          // client: QPs, each with one round trip in flight; the server takes the client's
+                                  // (16 with --peer srq_pingpong unless given, as its -q)
+  std::uint32_t rx_depth = 500;   // --peer srq_pingpong: receives the shared receive queue holds (its -r)
 
   [[nodiscard]] bool rc_pingpong() const { return peer == "rc_pingpong"; }
+  [[nodiscard]] bool srq_pingpong() const { return peer == "srq_pingpong"; }
+  // Either rdma-core example: plain SENDs, counted runs, the control connection closed after the
+  // exchange.
+  [[nodiscard]] bool pingpong_tool() const { return rc_pingpong() || srq_pingpong(); }
 };
 
 // 0: run; 1: --help was printed; -1: an error was printed.

@@ -39,6 +39,7 @@ struct Setup {
   std::vector<std::unique_ptr<engine::MemoryRegistry>> memories;  // one per worker
   std::unique_ptr<engine::WorkerGroup> group;
   std::vector<QpPlace> own_qps;                                   // QP i: its worker and QPN
+  std::uint32_t srq_id = 0;  // --peer srq_pingpong: worker 0's shared receive queue, every QP's
   engine::RcEndpoint* client_ep = nullptr;
   engine::RcEndpoint* server_ep = nullptr;
   engine::MemoryRegistry* client_mem = nullptr;

@@ -91,6 +91,31 @@ assert c['round_trips'] == 2000 and c['bad_replies'] == 0 and s['echoed'] == 200
 workers_pair wm --workers 2 -- --qps 2 --count 100
 check "a client with 1 queue pair against a server with 2: both fail, the server naming both counts" \
   "[ $cli_rc -ne 0 ] && [ $srv_rc -eq 1 ] && grep -q 'the client has 1 queue pair(s) and this server 2: give both the same --workers' '$out/wm.s.txt'"
+
+# ---- --peer srq_pingpong between two droce-echo processes: each side's QPs take their receives
+# from one shared receive queue; --count exchanges over all QPs; the client checks every reply,
+# the server every request (both against the first), and each QP carries its share.
+srq_ok() {  # NAME QPS COUNT: prints the check that both exited 0, every exchange intact, on every QP
+  echo "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && /usr/bin/python3 -c \"
+import json; c = json.load(open('$out/$1.c.json')); s = json.load(open('$out/$1.s.json'))
+assert c['qps'] == $2 and c['replies'] == $3 and c['sends_completed'] == $3 and c['bad'] == 0 and c['errors'] == 0, c
+assert s['qps'] == $2 and s['requests'] == $3 and s['sends_completed'] == $3 and s['bad'] == 0 and s['errors'] == 0, s
+assert all(n > 0 for n in c['per_qp_received'] + s['per_qp_received']) and sum(s['per_qp_received']) == $3, (c, s)
+\" || { tail -n 4 '$out/$1.c.txt' '$out/$1.s.txt'; false; }"
+}
+SRQ=(--peer srq_pingpong)
+workers_pair sq4 "${SRQ[@]}" --count 2000 --size 300 -- "${SRQ[@]}" --qps 4 --count 2000 --size 300
+check "srq_pingpong, 4 QPs on one SRQ a side: 2000 exchanges, every reply and request intact" "$(srq_ok sq4 4 2000)"
+workers_pair sq16 "${SRQ[@]}" --count 3000 --size 1000 -- "${SRQ[@]}" --count 3000 --size 1000
+check "srq_pingpong, its default 16 QPs: 3000 exchanges of 1000 bytes intact" "$(srq_ok sq16 16 3000)"
+workers_pair sql "${SRQ[@]}" --count 1000 --loss 0.02 --seed 3 -- "${SRQ[@]}" --qps 16 --count 1000 --loss 0.02 --seed 4
+check "srq_pingpong, 16 QPs at 2 % lab loss both sides: 1000 exchanges intact" "$(srq_ok sql 16 1000)"
+workers_pair sqr "${SRQ[@]}" --count 1000 --rx-depth 4 -- "${SRQ[@]}" --qps 4 --count 1000 --rx-depth 4
+check "srq_pingpong, 4 QPs on an SRQ of 4 receives (RNR when it runs dry, the limit event fires): 1000 exchanges intact" \
+  "$(srq_ok sqr 4 1000) && grep -q '\"limit_events\": [1-9]' '$out/sqr.s.json'"
+workers_pair sqd "${SRQ[@]}" --count 100 --rx-depth 2 -- "${SRQ[@]}" --qps 4 --count 100
+check "srq_pingpong, a server SRQ smaller than the client's QP count: both fail, the server naming both" \
+  "[ $cli_rc -ne 0 ] && [ $srv_rc -eq 1 ] && grep -q 'the client has 4 QPs and --rx-depth is 2' '$out/sqd.s.txt'"
 # Ctrl-C to a two-worker server mid-run: it stops its workers and ends the run with the client.
 wport=$(free_port)
 # shellcheck disable=SC2086

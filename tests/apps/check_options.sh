@@ -219,8 +219,19 @@ bad --workers "$echo_" -- --mode client --thread app --workers 2
 bad --qps "$echo_" -- --mode client --qps 65
 bad --qps "$echo_" -- --mode client --qps 1.5
 bad --qps "$echo_" -- --mode server --qps 2
+bad --peer "$echo_" -- --peer srq
+bad --peer "$echo_" -- --peer srq_pingpong
+bad --workers "$echo_" -- --mode server --peer srq_pingpong --workers 2
+bad --rx-depth "$echo_" -- --mode client --peer srq_pingpong --rx-depth 0
+bad --rx-depth "$echo_" -- --mode client --peer srq_pingpong --rx-depth 65537
+bad --rx-depth "$echo_" -- --mode client --peer srq_pingpong --qps 8 --rx-depth 4
+bad --rx-depth "$echo_" -- --mode client --peer srq_pingpong --rx-depth 10
+bad --rx-depth "$echo_" -- --mode client --rx-depth 8
+bad --rx-depth "$echo_" -- --mode server --peer srq_pingpong --size 65536 --rx-depth 2000
+bad --thread "$echo_" -- --mode client --peer srq_pingpong --thread app
 good workers-perf "$perf" -- write_bw -q 4 --workers 2 --help
 good workers-echo "$echo_" -- --mode client --workers 2 --qps 4 --help
+good srq-echo "$echo_" -- --mode client --peer srq_pingpong --qps 4 --rx-depth 8 --help
 
 # --- output paths: the parse-time check leaves an earlier run's file whole and creates none
 echo '{"previous": true}' > "$tmp/prev.json"

@@ -99,6 +99,26 @@ guest_serves rc_pingpong_guest_server_4KiB "$PP -s 4096 -n 20" $(echo_client) --
 droce_serves rc_pingpong_droce_server_64B "$PP -s 64 -n 20 $GUEST_OOB_ADDR" $(echo_server) --size 64 --count 20
 droce_serves rc_pingpong_droce_server_4KiB "$PP -s 4096 -n 20 $GUEST_OOB_ADDR" $(echo_server) --size 4096 --count 20
 
+# ---- ibv_srq_pingpong, both roles: -q QPs a side, each side's receives from one SRQ; -n counts
+# exchanges over all QPs (4 QPs at 64 B; its default 16 at 4 KiB; a small SRQ, -r 8, at 4 QPs;
+# loss both ways) ----
+SP="ibv_srq_pingpong -d rxe0 -g 1"
+srq_client() { echo "${EC[@]} --mode client --peer srq_pingpong --oob-port $LAB_OOB_HOSTFWD ${DROCE_ADDR[*]} --timeout 60"; }
+srq_server() { echo "${EC[@]} --mode server --peer srq_pingpong --oob-port $LAB_OOB_HOST ${DROCE_ADDR[*]} --timeout 60"; }
+guest_serves srq_pingpong_guest_server_q4_64B "$SP -q 4 -s 64 -n 20" $(srq_client) --qps 4 --size 64 --count 20
+guest_serves srq_pingpong_guest_server_q16_4KiB "$SP -s 4096 -n 64" $(srq_client) --size 4096 --count 64
+droce_serves srq_pingpong_droce_server_q4_64B "$SP -q 4 -s 64 -n 20 $GUEST_OOB_ADDR" $(srq_server) --size 64 --count 20
+droce_serves srq_pingpong_droce_server_q16_4KiB "$SP -s 4096 -n 64 $GUEST_OOB_ADDR" $(srq_server) --size 4096 --count 64
+droce_serves srq_pingpong_droce_server_q4_rx8 "$SP -q 4 -r 8 -s 1024 -n 40 $GUEST_OOB_ADDR" $(srq_server) --rx-depth 8 --size 1024 --count 40
+# Loss both ways (the guest drops every 7th RoCEv2 packet it sends, droce 5 % of what it receives).
+if "$LAB/loss.sh" 7 > /dev/null; then
+  guest_serves srq_pingpong_guest_server_lossy "$SP -q 4 -s 4096 -n 30" $(srq_client) --qps 4 --size 4096 --count 30 --loss 0.05 --seed 3
+  droce_serves srq_pingpong_droce_server_lossy "$SP -q 4 -s 4096 -n 30 $GUEST_OOB_ADDR" $(srq_server) --size 4096 --count 30 --loss 0.05 --seed 4
+  echo "guest tc counters:"; "$LAB/loss.sh" off | sed 's/^/  /'
+else
+  result srq_loss_setup 1 0
+fi
+
 # ---- loss both ways: the guest drops every 7th RoCEv2 packet it sends, droce 5 % of what it receives ----
 if "$LAB/loss.sh" 7 > /dev/null; then
   guest_serves rc_pingpong_guest_server_lossy "$PP -s 4096 -n 30" $(echo_client) --size 4096 --count 30 --loss 0.05 --seed 3
