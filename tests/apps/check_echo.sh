@@ -66,7 +66,7 @@ workers_pair() {
   timeout 120 "$echo_bin" $two_lcores --no-pci --vdev "net_memif0,role=server,socket=$out/$name.sock" -- \
     --mode server --oob-port "$port" --timeout 20 --json "$out/$name.s.json" "${sargs[@]}" > "$out/$name.s.txt" 2>&1 &
   local spid=$!
-  for _ in $(seq 50); do [ -S "$out/$name.sock" ] && break; sleep 0.1; done
+  for _ in $(seq 150); do grep -q -F "@$out/$name.sock" /proc/net/unix && break; sleep 0.1; done  # memif: abstract socket
   timeout 120 "$echo_bin" -l 0 --no-pci --vdev "net_memif0,role=client,socket=$out/$name.sock" -- \
     --mode client --oob-port "$port" --timeout 20 --json "$out/$name.c.json" "${cargs[@]}" > "$out/$name.c.txt" 2>&1
   cli_rc=$?
@@ -123,7 +123,7 @@ wport=$(free_port)
   --mode server --workers 2 --oob-port "$wport" --timeout 20 > "$out/wi.s.txt" 2>&1 &
 spid=$!
 ( timeout 120 tail --pid=$spid -f /dev/null || { grep -q -F "wi.sock" /proc/$spid/cmdline && kill -KILL $spid; } ) > /dev/null 2>&1 &
-for _ in $(seq 50); do [ -S "$out/wi.sock" ] && break; sleep 0.1; done
+for _ in $(seq 150); do grep -q -F "@$out/wi.sock" /proc/net/unix && break; sleep 0.1; done  # memif: abstract socket
 timeout 120 "$echo_bin" -l 0 --no-pci --vdev "net_memif0,role=client,socket=$out/wi.sock" -- \
   --mode client --workers 2 --qps 2 --oob-port "$wport" --count 100000000 --timeout 20 > "$out/wi.c.txt" 2>&1 &
 cpid=$!

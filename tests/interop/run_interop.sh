@@ -164,6 +164,16 @@ if "$LAB/loss.sh" 11 > /dev/null; then
 else
   result perf_loss_setup 1 0
 fi
+# ---- 1 MiB READs, droce the requester, one guest packet in 100 lost at random: each loss costs a
+# re-issue from the first missing response, and rxe replays the rest of the READ. Random, not every
+# 100th: rxe's replays have lengths that are multiples of 100, and a counter would drop the same
+# PSN in each of them for ever. ----
+if "$LAB/loss.sh" 100 random > /dev/null; then
+  guest_serves read_bw_guest_server_1MiB_lossy "ib_read_bw $X -s 1048576 -n 10" $(perf_client read_bw -s 1048576 -n 10 -u 17)
+  echo "guest tc counters:"; "$LAB/loss.sh" off | sed 's/^/  /'
+else
+  result read_1MiB_loss_setup 1 0
+fi
 # ---- path MTU 4096: the guest's eth0 at 4200 (rxe active_mtu 4096), 8 KiB = 2 packets ----
 if "$LAB/mtu.sh" 4200 | grep -q 'active_mtu:.*4096'; then
   guest_serves rc_pingpong_guest_server_pmtu4096 "$PP -m 4096 -s 8192 -n 10" $(echo_client) --mtu 4096 --size 8192 --count 10
