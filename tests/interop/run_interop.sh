@@ -160,6 +160,9 @@ if "$LAB/loss.sh" 11 > /dev/null; then
   # -u 17 (537 ms): a realistic ACK timeout for a guest on an emulated CPU beside a busy host.
   guest_serves read_bw_guest_server_o16_lossy "ib_read_bw $X -s 4096 -n 40 -o 16" $(perf_client read_bw -s 4096 -n 40 -u 17 --loss 0.01 --seed 9)
   guest_serves read_bw_guest_server_o4_lossy "ib_read_bw $X -s 4096 -n 40 -o 4" $(perf_client read_bw -s 4096 -n 40 -u 17 --loss 0.01 --seed 10)
+  # ... and droce's: it answers 4 READs at once (-o 4), which rxe's initiator depth honours (a fifth
+  # outstanding READ would be NAKed invalid request and fail the run).
+  droce_serves read_bw_droce_server_o4_lossy "ib_read_bw $X -s 4096 -n 40 $GUEST_OOB_ADDR" $(perf_server read_bw -s 4096 -n 40 -o 4 --loss 0.01 --seed 11)
   echo "guest tc counters:"; "$LAB/loss.sh" off | sed 's/^/  /'
 else
   result perf_loss_setup 1 0
