@@ -270,7 +270,9 @@ class RcEndpoint final : public ViewHome {
   [[nodiscard]] std::uint64_t rate_deadline_ns(const QpSlot& s) const;
   void release_paced(std::uint64_t now_tsc);
   // True when the frame was kept (a view took it); false: the caller frees it.
-  bool receive(rte_mbuf* m, std::uint64_t now_ns);
+  void receive_burst(rte_mbuf* const* rx, std::uint16_t n, std::uint64_t now_ns);
+  // Out of line on purpose: bench/callgrind/run.py counts received frames by its calls.
+  [[gnu::noinline]] bool receive(rte_mbuf* m, std::uint64_t now_ns);
   static bool may_keep(const QpSlot& s, const wire::PacketInfo& pi);
   rte_mbuf* copy_payload(const wire::PacketInfo& pi, const std::uint8_t* payload);
   bool append_payload(QpSlot& s, rte_mbuf* piece);
