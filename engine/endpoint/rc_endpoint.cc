@@ -78,11 +78,6 @@ double RcEndpoint::rx_copies_per_byte() const {
   return delivered == 0 ? 0.0 : static_cast<double>(copied) / static_cast<double>(delivered);
 }
 
-RcEndpoint::QpSlot* RcEndpoint::slot(std::uint32_t qpn) {
-  const std::uint32_t i = qpn - cfg_.transport.qpn_base;  // wraps to a huge index below the base
-  return i < qps_.size() ? qps_[i].get() : nullptr;
-}
-
 void RcEndpoint::append(SlotList& list, QpSlot& s) {
   s.*list.next = kNoSlot;
   if (list.tail == kNoSlot)
