@@ -272,7 +272,7 @@ void RcEndpoint::receive_burst(rte_mbuf* const* rx, std::uint16_t n, std::uint64
 // send, moved a timer or completed work. Noted once per burst (the order of first packets is the
 // order the per-packet notes gave the ready and CQ lists): the lists and timers are read only
 // after the burst (timers, transmit, the application's poll_cq).
-void RcEndpoint::touch_received(QpSlot& s) {
+inline void RcEndpoint::touch_received(QpSlot& s) {
   if (s.rx_touched) return;
   s.rx_touched = true;
   rx_touched_[rx_touched_n_++] = s.index;
