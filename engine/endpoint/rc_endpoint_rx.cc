@@ -13,6 +13,7 @@
 #include "protocols/wire/icrc.h"
 #include "protocols/wire/opcode.h"
 #include "protocols/wire/parse.h"
+#include "protocols/wire/parse_fast.h"
 #include "protocols/wire/pfc.h"
 
 namespace droce::engine {
@@ -26,8 +27,9 @@ bool same_ipv4(const std::uint8_t* a, const std::uint8_t* b) {
   return x == y;
 }
 
-// The parser checks everything but the ICRC, which receive() checks in place right after (the
-// parser's own check would copy the frame); the drop reasons and their order stay the parser's.
+// The parser checks every header rule, inline on the fast path (parse_headers); receive() checks
+// the ICRC in place right after (the parser's own check would copy the frame) and the P_Key
+// against the QP's. The drop reasons and their order stay parse_frame's.
 constexpr wire::ParseOptions kParseNoIcrc{.verify_icrc = false};
 
 bool icrc_ok(std::uint8_t* frame, const wire::PacketInfo& pi) {
@@ -309,7 +311,7 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
     return false;
   }
   wire::PacketInfo pi;
-  const wire::DropReason r = wire::parse_frame(data, len, pi, kParseNoIcrc);
+  const wire::DropReason r = wire::parse_headers(data, len, pi, kParseNoIcrc);
   if (r != wire::DropReason::kNone) {
     // ARP is looked at only here, among the frames already refused: RoCE frames pay nothing.
     if (r == wire::DropReason::kNotIp && arp_.on_frame(data, len, rx_promiscuous_, now_ns, rx_now_tsc_)) return false;
