@@ -225,6 +225,7 @@ class RcQp {
   void retire_through(std::uint32_t psn, std::uint64_t now_ns);
   void on_progress(std::uint64_t now_ns);
   void complete_send(const SendWqe& w, WcStatus st);
+  void complete_send_ok(const SendWqe& w);  // completer.cc only
   void fail_send(WcStatus st);
   bool retry_or_fail(bool rnr);
   [[nodiscard]] bool reissue_needed(const SendWqe& w) const;
