@@ -9,7 +9,9 @@ gets the same argv and environment, see guest_env).
 
 Four runs per count:
   whole    no toggle: the whole program
-  receive  --toggle-collect=droce::engine::RcEndpoint::receive(*          (inclusive)
+  receive  --toggle-collect=droce::engine::RcEndpoint::receive_burst(*    (every frame of an RX
+           burst through receive(), the free of the frames no view kept, the per-burst QP
+           bookkeeping; inclusive)
   send     --toggle-collect=droce::engine::RcEndpoint::transmit_ready(*   (next_packet, headers,
            ICRC, mbufs, push into the TX batch; inclusive)
   poll     --toggle-collect=droce::engine::RcEndpoint::poll(unsigned long) (RX burst, receive,
@@ -18,7 +20,7 @@ The self cost of every (object, file, function) in each run is read from the cal
 put into a stage (stage_of: the inlined header, the shared object, the function's name, the
 source file; HEADER_STAGES, OBJECT_STAGES, FUNCTION_STAGES, FILE_STAGES). Regions that no single
 toggle isolates are differences of these runs: "rest of the poll" = poll - receive - send (RX burst,
-the free of received frames, timers, the TX flush; exact), "outside the poll" = whole - poll
+timers, the TX flush; exact), "outside the poll" = whole - poll
 (droce-gen's requester and verification, the lab relay between the two rings; it carries the
 whole program's wall-clock noise, well under one instruction per message).
 
@@ -55,12 +57,12 @@ RECEIVE_FN = "droce::engine::RcEndpoint::receive(rte_mbuf*, unsigned long)"
 TRANSMIT_FN = "droce::engine::RcEndpoint::transmit(droce::engine::RcEndpoint::QpSlot&, droce::rc::TxDescriptor const&, unsigned long)"
 POLL_FN = "droce::engine::RcEndpoint::poll(unsigned long)"
 POLL_RECEIVED_FN = "droce::engine::RcEndpoint::poll_received(unsigned long, rte_mbuf* const*, unsigned short)"
-ON_REQUEST_FN = "droce::rc::RcQp::on_request(droce::wire::PacketInfo const&, unsigned char const*)"
+ON_REQUEST_FN = "droce::rc::RcQp::on_request(droce::wire::PacketInfo const&, droce::wire::OpcodeInfo const&, unsigned char const*)"
 
 # Toggle runs: name -> valgrind --toggle-collect pattern (valgrind matches demangled names, * and ?).
 TOGGLES = {
     "whole": None,
-    "receive": "droce::engine::RcEndpoint::receive(*",
+    "receive": "droce::engine::RcEndpoint::receive_burst(*",
     "send": "droce::engine::RcEndpoint::transmit_ready(*",
     "poll": POLL_FN,
 }
@@ -80,7 +82,7 @@ HEADER_STAGES = [
     (re.compile(r"/engine/core/tx_batch\.h$"), "mbuf + PMD burst"),
     (re.compile(r"/protocols/wire/icrc\.h$"), "ICRC"),
     (re.compile(r"/protocols/wire/build\.h$|/protocols/rc/descriptor_fields\.h$"), "header build"),
-    (re.compile(r"/protocols/wire/parse\.h$|/protocols/wire/pfc\.h$"), "parse"),
+    (re.compile(r"/protocols/wire/parse(_fast|_general)?\.h$|/protocols/wire/pfc\.h$"), "parse"),
     (re.compile(r"/protocols/dcqcn/"), "DCQCN / pacing / timer wheels"),
 ]
 
@@ -116,10 +118,19 @@ STAGE_ORDER = ["parse", "ICRC", "QP state machine", "DCQCN / pacing / timer whee
                "droce-gen application (not the engine)", "lab relay (not the engine)", "other"]
 
 
+# The receive function inlines the parser's fast path (parse_fast.h), whose SSE intrinsics
+# callgrind names by the compiler's headers: in that function they are the parser's (the only
+# other SIMD on the receive path, DPDK's CRC, is a call into librte_net).
+INTRINSICS_HEADER = re.compile(r"/[a-z0-9]*intrin\.h$")
+PARSER_INLINED_INTO = re.compile(r"^droce::engine::RcEndpoint::receive\(")
+
+
 def stage_of(obj, file, fn):
     """The stage of one (object, file, function) self cost: a known header first (inlined code),
     then a whole shared object, then the function's name, then the engine's source file."""
     obj, file, fn = obj or "", file or "", fn or ""
+    if INTRINSICS_HEADER.search(file) and PARSER_INLINED_INTO.search(fn):
+        return "parse"
     for pat, st in HEADER_STAGES:
         if pat.search(file):
             return st
@@ -344,15 +355,12 @@ def analyse(o, counts, res):
 
     rx_burst = (self_cost(lambda k: k[2] == POLL_FN and (k[1] or "").endswith("/rte_ethdev.h"))
                 + edge_cost(lambda k: k[0] == POLL_FN and pmd(k[2])))
-    # One rte_pktmbuf_free per frame, or (since the bulk free) one rte_pktmbuf_free_bulk per burst.
-    rx_free = edge_cost(lambda k: k[0] == POLL_RECEIVED_FN and k[3] in ("rte_pktmbuf_free", "rte_pktmbuf_free_bulk"))
     tx_flush = (self_cost(lambda k: k[2] == POLL_RECEIVED_FN and re.search(r"/(tx_batch|rte_ethdev)\.h$", k[1] or ""))
                 + edge_cost(lambda k: k[0] == POLL_RECEIVED_FN and re.search(r"/(tx_batch|rte_ethdev)\.h$", k[1] or "")
                             and pmd(k[2])))
     paths = {
-        "receive": {"RcEndpoint::receive (inclusive)": region_totals["receive"],
-                    "RX burst (rte_eth_rx_burst, net_ring PMD)": rx_burst,
-                    "free of the received frames (rte_pktmbuf_free[_bulk])": rx_free},
+        "receive": {"RcEndpoint::receive_burst (inclusive: receive, free, per-burst QP work)": region_totals["receive"],
+                    "RX burst (rte_eth_rx_burst, net_ring PMD)": rx_burst},
         "send": {"RcEndpoint::transmit_ready (inclusive)": region_totals["send"],
                  "TX flush (TxBatch::flush, rte_eth_tx_burst, net_ring PMD)": tx_flush},
     }
@@ -432,9 +440,9 @@ def markdown(o, a, meta):
                  + ("" if b["met"] else f" ({b['per_frame'] / b['budget']:.1f}x)"))
     L.append("")
     titles = {
-        "receive": ("Receive: RcEndpoint::receive, inclusive", "rx_frames"),
+        "receive": ("Receive: RcEndpoint::receive_burst, inclusive (receive per frame, the free of the frames, per-burst QP work)", "rx_frames"),
         "send": ("Send: RcEndpoint::transmit_ready, inclusive (next_packet, headers, ICRC, mbufs; TX flush is in the poll's rest)", "tx_frames"),
-        "poll_rest": ("Rest of RcEndpoint::poll (RX burst, frees, timers, TX flush) = poll - receive - send", "rx_frames"),
+        "poll_rest": ("Rest of RcEndpoint::poll (RX burst, timers, TX flush) = poll - receive - send", "rx_frames"),
         "outside_poll": ("Outside the endpoint's poll (droce-gen, lab relay) = whole - poll", "rx_frames"),
     }
     for r, (title, fkey) in titles.items():

@@ -78,11 +78,6 @@ double RcEndpoint::rx_copies_per_byte() const {
   return delivered == 0 ? 0.0 : static_cast<double>(copied) / static_cast<double>(delivered);
 }
 
-RcEndpoint::QpSlot* RcEndpoint::slot(std::uint32_t qpn) {
-  const std::uint32_t i = qpn - cfg_.transport.qpn_base;  // wraps to a huge index below the base
-  return i < qps_.size() ? qps_[i].get() : nullptr;
-}
-
 void RcEndpoint::append(SlotList& list, QpSlot& s) {
   s.*list.next = kNoSlot;
   if (list.tail == kNoSlot)
@@ -475,21 +470,7 @@ void RcEndpoint::poll_received(std::uint64_t now_tsc, rte_mbuf* const* rx, std::
   rx_now_tsc_ = now_tsc;
   const std::uint64_t qp_now = advance_qp_clock(now);
   if (n != 0) rx_promiscuous_ = cfg_.addresses.promiscuous || rte_eth_promiscuous_get(cfg_.queues.port_id) == 1;
-  // Frames a message view took stay alive; every other one is done with (the RC layer placed
-  // what it needed, as a NIC's DMA would) and goes back to its pool in one bulk free per
-  // kRxBurst frames (a per-frame rte_pktmbuf_free costs about twice as much).
-  rte_mbuf* done[kRxBurst];
-  std::uint32_t n_done = 0;
-  for (std::uint16_t i = 0; i < n; ++i) {
-    if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(rx[i + 1], void*));
-    if (receive(rx[i], now)) continue;
-    done[n_done++] = rx[i];
-    if (n_done == kRxBurst) {
-      rte_pktmbuf_free_bulk(done, n_done);
-      n_done = 0;
-    }
-  }
-  if (n_done != 0) rte_pktmbuf_free_bulk(done, n_done);
+  if (n != 0) receive_burst(rx, n, now);
   if (app_stage_ != nullptr) app_stage_(app_stage_ctx_);
   if (cfg_.recording.counters != nullptr) cfg_.recording.counters->rx_packets += n;
   if (pfc_paused_ && now >= pfc_pause_until_ns_) account_pause(now);

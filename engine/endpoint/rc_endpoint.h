@@ -240,8 +240,12 @@ class RcEndpoint final : public ViewHome {
     dcqcn::DcqcnNotificationPoint np{};
     dcqcn::Pacer pacer{};
     bool paced_wait = false;  // on the timing wheel until its next send time
+    bool rx_touched = false;  // in rx_touched_: its note_activity() is due at the burst's end
   };
-  QpSlot* slot(std::uint32_t qpn);
+  QpSlot* slot(std::uint32_t qpn) {
+    const std::uint32_t i = qpn - cfg_.transport.qpn_base;  // wraps to a huge index below the base
+    return i < qps_.size() ? qps_[i].get() : nullptr;
+  }
   // The QP may have something to send: it goes on the ready list (at the back; once).
   void make_ready(QpSlot& s);
   // A QP whose turn the full TX backlog cut: first in the next poll.
@@ -270,7 +274,11 @@ class RcEndpoint final : public ViewHome {
   [[nodiscard]] std::uint64_t rate_deadline_ns(const QpSlot& s) const;
   void release_paced(std::uint64_t now_tsc);
   // True when the frame was kept (a view took it); false: the caller frees it.
-  bool receive(rte_mbuf* m, std::uint64_t now_ns);
+  void receive_burst(rte_mbuf* const* rx, std::uint16_t n, std::uint64_t now_ns);
+  void touch_received(QpSlot& s);
+  void settle_received();
+  // Out of line on purpose: bench/callgrind/run.py counts received frames by its calls.
+  [[gnu::noinline]] bool receive(rte_mbuf* m, std::uint64_t now_ns);
   static bool may_keep(const QpSlot& s, const wire::PacketInfo& pi);
   rte_mbuf* copy_payload(const wire::PacketInfo& pi, const std::uint8_t* payload);
   bool append_payload(QpSlot& s, rte_mbuf* piece);
@@ -316,6 +324,10 @@ class RcEndpoint final : public ViewHome {
   // QPs that may have completions, FIFO, each at most once (the endpoint's CQ).
   SlotList cq_{&QpSlot::cq_next};
   bool rx_promiscuous_ = false;  // this poll's view of the port's mode (cfg or PMD)
+  // QPs that received packets in this burst, in the order of their first packet: each gets one
+  // note_activity() when the burst is done (settle_received) instead of one per packet.
+  std::uint32_t rx_touched_[kRxBurst] = {};
+  std::uint32_t rx_touched_n_ = 0;
   // The clock the QPs see (max_poll_gap_ns), and the poll time it last advanced from.
   std::uint64_t qp_now_ns_ = 0;
   std::uint64_t last_poll_ns_ = 0;

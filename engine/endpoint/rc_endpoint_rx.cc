@@ -7,10 +7,13 @@
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
 
 #include "protocols/wire/icrc.h"
 #include "protocols/wire/opcode.h"
 #include "protocols/wire/parse.h"
+#include "protocols/wire/parse_fast.h"
 #include "protocols/wire/pfc.h"
 
 namespace droce::engine {
@@ -24,14 +27,33 @@ bool same_ipv4(const std::uint8_t* a, const std::uint8_t* b) {
   return x == y;
 }
 
-// The parser checks everything but the ICRC, which receive() checks in place right after (the
-// parser's own check would copy the frame); the drop reasons and their order stay the parser's.
+// The parser checks every header rule, inline on the fast path (parse_headers); receive() checks
+// the ICRC in place right after (the parser's own check would copy the frame) and the P_Key
+// against the QP's. The drop reasons and their order stay parse_frame's.
 constexpr wire::ParseOptions kParseNoIcrc{.verify_icrc = false};
 
 bool icrc_ok(std::uint8_t* frame, const wire::PacketInfo& pi) {
   const std::uint32_t covered = pi.frame_len - wire::kIcrcBytes - pi.l3_offset;
   return wire::icrc_compute_in_place(frame + pi.l3_offset, covered, pi.ipv6) ==
          wire::icrc_load(frame + pi.frame_len - wire::kIcrcBytes);
+}
+
+// Received frames that nothing kept, back to their pool. Frames as an RX burst hands them out
+// (direct: no attached or external buffer; one segment; one reference; one pool) need none of
+// rte_pktmbuf_free_bulk's per-segment work: rte_pktmbuf_prefree_seg would return each of them
+// unchanged. They go back to the pool (its per-lcore cache) as they are, in one put. A burst with
+// any other frame (a chain, one a capture or a worker still references, another pool's) takes
+// rte_pktmbuf_free_bulk, which handles every case.
+void free_received(rte_mbuf** m, std::uint32_t n) {
+  rte_mempool* const pool = m[0]->pool;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const rte_mbuf* x = m[i];
+    if (x->pool != pool || x->next != nullptr || rte_mbuf_refcnt_read(x) != 1 || !RTE_MBUF_DIRECT(x)) [[unlikely]] {
+      rte_pktmbuf_free_bulk(m, n);
+      return;
+    }
+  }
+  rte_mempool_put_bulk(pool, reinterpret_cast<void* const*>(m), n);
 }
 
 }  // namespace
@@ -51,7 +73,8 @@ bool icrc_ok(std::uint8_t* frame, const wire::PacketInfo& pi) {
 //    peer's identity is its IP either way (rxe and RoCE NICs identify the peer by GID too).
 //  - VLAN: not checked. The tag belongs to the link (a router re-tags between VLANs); where a
 //    tag must be enforced, that is the port's VLAN filter.
-wire::DropReason RcEndpoint::check_addresses(const QpSlot& s, const wire::PacketInfo& pi) const {
+// Inline (as check_response_length): every received packet runs both, and this file alone calls them.
+[[gnu::always_inline]] inline wire::DropReason RcEndpoint::check_addresses(const QpSlot& s, const wire::PacketInfo& pi) const {
   if (pi.ipv6 != cfg_.addresses.ipv6) return wire::DropReason::kWrongDestIp;
   // Fixed-size compares (inlined loads), not a memcmp call with a run-time length.
   const bool same_dst = cfg_.addresses.ipv6 ? std::memcmp(pi.dst_ip, cfg_.addresses.local.ip, 16) == 0 : same_ipv4(pi.dst_ip, cfg_.addresses.local.ip);
@@ -66,7 +89,8 @@ wire::DropReason RcEndpoint::check_addresses(const QpSlot& s, const wire::Packet
 // over-PMTU request with a NAK invalid request at once, so a peer configured with a larger PMTU
 // fails at once instead of retrying into a timeout. A response larger than our PMTU answers
 // nothing we asked (the completer would discard it too) and is dropped here, counted.
-wire::DropReason RcEndpoint::check_response_length(const QpSlot& s, const wire::PacketInfo& pi) const {
+[[gnu::always_inline]] inline wire::DropReason RcEndpoint::check_response_length(const QpSlot& s,
+                                                                                 const wire::PacketInfo& pi) const {
   if (!pi.op().is_request && pi.payload_len > s.qp->attr().pmtu) return wire::DropReason::kPayloadOverPmtu;
   return wire::DropReason::kNone;
 }
@@ -222,8 +246,50 @@ void RcEndpoint::end_message(QpSlot& s, const wire::PacketInfo& pi) {
   c_.rx_view_bytes += v.length;
 }
 
+// One RX burst (the port's, or a worker's steered share): every frame through receive(), then
+// the frames that no message view took go back to their pool. Everything the receive path costs
+// per frame is in here (bench/callgrind measures this function).
+void RcEndpoint::receive_burst(rte_mbuf* const* rx, std::uint16_t n, std::uint64_t now_ns) {
+  // Frames a message view took stay alive; every other one is done with (the RC layer placed
+  // what it needed, as a NIC's DMA would) and goes back to its pool in one bulk free per
+  // kRxBurst frames (free_received).
+  rte_mbuf* done[kRxBurst];
+  std::uint32_t n_done = 0;
+  c_.rx_frames += n;
+  for (std::uint16_t i = 0; i < n; ++i) {
+    if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(rx[i + 1], void*));
+    if (rx_touched_n_ == kRxBurst) settle_received();  // a burst longer than kRxBurst (a worker's)
+    if (receive(rx[i], now_ns)) continue;
+    done[n_done++] = rx[i];
+    if (n_done == kRxBurst) {
+      free_received(done, n_done);
+      n_done = 0;
+    }
+  }
+  if (n_done != 0) free_received(done, n_done);
+  settle_received();
+}
+
+// A QP that received a packet: an ACK, NAK, response or request may have made something due to
+// send, moved a timer or completed work. Noted once per burst (the order of first packets is the
+// order the per-packet notes gave the ready and CQ lists): the lists and timers are read only
+// after the burst (timers, transmit, the application's poll_cq).
+inline void RcEndpoint::touch_received(QpSlot& s) {
+  if (s.rx_touched) return;
+  s.rx_touched = true;
+  rx_touched_[rx_touched_n_++] = s.index;
+}
+
+void RcEndpoint::settle_received() {
+  for (std::uint32_t i = 0; i < rx_touched_n_; ++i) {
+    QpSlot& s = *qps_[rx_touched_[i]];
+    s.rx_touched = false;
+    note_activity(s);
+  }
+  rx_touched_n_ = 0;
+}
+
 bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
-  ++c_.rx_frames;
   // Writable: the ICRC check masks the frame's variant fields in place (and restores them).
   std::uint8_t* data = rte_pktmbuf_mtod(m, std::uint8_t*);
   std::uint32_t len = m->data_len;
@@ -245,7 +311,7 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
     return false;
   }
   wire::PacketInfo pi;
-  const wire::DropReason r = wire::parse_frame(data, len, pi, kParseNoIcrc);
+  const wire::DropReason r = wire::parse_headers(data, len, pi, kParseNoIcrc);
   if (r != wire::DropReason::kNone) {
     // ARP is looked at only here, among the frames already refused: RoCE frames pay nothing.
     if (r == wire::DropReason::kNotIp && arp_.on_frame(data, len, rx_promiscuous_, now_ns, rx_now_tsc_)) return false;
@@ -300,7 +366,7 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
   }
   const rc::RxDelivery d = q->on_packet(pi, data + pi.payload_offset, qp_now_ns_);
   // An ACK, NAK, response or request: something may be due to send, a timer may have moved.
-  note_activity(*s);
+  touch_received(*s);
   const bool keep = d == rc::RxDelivery::kKeep || d == rc::RxDelivery::kKeepEnd;
   if (copy != nullptr && !keep) rte_pktmbuf_free(copy);  // a duplicate, or refused: nothing kept
   if (d == rc::RxDelivery::kNone) {

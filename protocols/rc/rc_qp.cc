@@ -190,19 +190,6 @@ bool RcQp::next_packet(std::uint64_t now_ns, TxDescriptor& out, bool data_allowe
   return next_request(now_ns, out);
 }
 
-RxDelivery RcQp::on_packet(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns) {
-  if (state_ != QpState::kRtr && state_ != QpState::kRts) return RxDelivery::kNone;  // counted by the caller
-  const auto& op = wire::opcode_info(pi.opcode);
-  if (op.is_request) {
-    return on_request(pi, op, payload);
-  } else if (state_ == QpState::kRts &&
-             (op.kind == wire::OpKind::kAck || op.kind == wire::OpKind::kReadResponse ||
-              op.kind == wire::OpKind::kAtomicAck)) {
-    on_response(pi, payload, now_ns);
-  }
-  return RxDelivery::kNone;
-}
-
 void RcQp::enter_error(bool keep_responses) {
   if (state_ == QpState::kError) return;
   state_ = QpState::kError;

@@ -52,7 +52,16 @@ class RcQp {
   [[nodiscard]] bool next_packet(std::uint64_t now_ns, TxDescriptor& out, bool data_allowed);
   // A parsed packet addressed to this QP; `payload` points at pi.payload_len bytes. The result
   // says whether a kMessageViews owner must keep the payload (see RecvMode).
-  RxDelivery on_packet(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns);
+  // Inline: every received packet comes through it, on its way to the responder or completer.
+  RxDelivery on_packet(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns) {
+    if (state_ != QpState::kRtr && state_ != QpState::kRts) return RxDelivery::kNone;  // counted by the caller
+    const auto& op = wire::opcode_info(pi.opcode);
+    if (op.is_request) return on_request(pi, op, payload);
+    if (state_ == QpState::kRts && (op.kind == wire::OpKind::kAck || op.kind == wire::OpKind::kReadResponse ||
+                                    op.kind == wire::OpKind::kAtomicAck))
+      on_response(pi, payload, now_ns);
+    return RxDelivery::kNone;
+  }
   // Fires the local ACK timer if it expired.
   void on_timer(std::uint64_t now_ns);
   // Earliest time on_timer() or next_packet() could do something new (UINT64_MAX: nothing).
@@ -217,6 +226,7 @@ class RcQp {
   void retire_through(std::uint32_t psn, std::uint64_t now_ns);
   void on_progress(std::uint64_t now_ns);
   void complete_send(const SendWqe& w, WcStatus st);
+  void complete_send_ok(const SendWqe& w);  // completer.cc only
   void fail_send(WcStatus st);
   bool retry_or_fail(bool rnr);
   [[nodiscard]] bool reissue_needed(const SendWqe& w) const;

@@ -79,56 +79,6 @@ std::uint32_t masked_header_crc(const std::uint8_t* l3, bool ipv6) {
   return rte_net_crc_calc(buf, masked_header(l3, ipv6, buf), RTE_NET_CRC32_ETH);
 }
 
-// In-place ICRC (icrc.h): the masked bytes are saved in a few words, set to ones, CRC'd with
-// the frame and restored. A17.4.1: 8 bytes of ones stand in for the LRH; §7.8.1's variant
-// fields count as ones. Little-endian word masks (x86, like the rest of the datapath).
-static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
-
-std::uint64_t load64(const std::uint8_t* p) {
-  std::uint64_t v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
-}
-void store64(std::uint8_t* p, std::uint64_t v) { std::memcpy(p, &v, sizeof(v)); }
-
-// IPv4: [l3-8, l3+8) holds the LRH stand-in and TOS (l3+1); [l3+8, l3+16) TTL and the header
-// checksum (l3+8, l3+10..11); [l3+24, l3+32) the UDP checksum (l3+26..27); l3+32 is BTH byte 4.
-std::uint32_t icrc_in_place_ipv4(std::uint8_t* l3, std::uint32_t len) {
-  if (len < sizeof(Ipv4Hdr) + sizeof(UdpHdr) + sizeof(Bth)) return 0;
-  const std::uint64_t lrh = load64(l3 - 8), a = load64(l3), b = load64(l3 + 8), c = load64(l3 + 24);
-  const std::uint8_t bth4 = l3[32];
-  store64(l3 - 8, ~std::uint64_t{0});
-  store64(l3, a | 0x000000000000FF00u);   // TOS: DSCP + ECN
-  store64(l3 + 8, b | 0x00000000FFFF00FFu);  // TTL, header checksum (not the protocol)
-  store64(l3 + 24, c | 0x00000000FFFF0000u); // UDP checksum
-  l3[32] = 0xFF;                             // FECN, BECN, resv6
-  const std::uint32_t crc = rte_net_crc_calc(l3 - 8, len + 8, RTE_NET_CRC32_ETH);
-  store64(l3 - 8, lrh);
-  store64(l3, a);
-  store64(l3 + 8, b);
-  store64(l3 + 24, c);
-  l3[32] = bth4;
-  return crc;
-}
-
-// IPv6: traffic class and flow label (l3+0 low nibble .. l3+3), hop limit (l3+7); UDP checksum
-// at l3+46..47; BTH byte 4 at l3+52.
-std::uint32_t icrc_in_place_ipv6(std::uint8_t* l3, std::uint32_t len) {
-  if (len < sizeof(Ipv6Hdr) + sizeof(UdpHdr) + sizeof(Bth)) return 0;
-  const std::uint64_t lrh = load64(l3 - 8), a = load64(l3), c = load64(l3 + 40);
-  const std::uint8_t bth4 = l3[52];
-  store64(l3 - 8, ~std::uint64_t{0});
-  store64(l3, a | 0xFF000000FFFFFF0Fu);
-  store64(l3 + 40, c | 0xFFFF000000000000u);
-  l3[52] = 0xFF;
-  const std::uint32_t crc = rte_net_crc_calc(l3 - 8, len + 8, RTE_NET_CRC32_ETH);
-  store64(l3 - 8, lrh);
-  store64(l3, a);
-  store64(l3 + 40, c);
-  l3[52] = bth4;
-  return crc;
-}
-
 }  // namespace
 
 void icrc_init() {
@@ -148,8 +98,22 @@ std::uint32_t icrc_compute(const std::uint8_t* l3, std::uint32_t len, bool ipv6)
   return crc_continue(masked_header_crc(l3, ipv6), l3 + fixed, len - fixed);
 }
 
-std::uint32_t icrc_compute_in_place(std::uint8_t* l3, std::uint32_t len, bool ipv6) {
-  return ipv6 ? icrc_in_place_ipv6(l3, len) : icrc_in_place_ipv4(l3, len);
+// IPv6: traffic class and flow label (l3+0 low nibble .. l3+3), hop limit (l3+7); UDP checksum
+// at l3+46..47; BTH byte 4 at l3+52.
+std::uint32_t detail::icrc_in_place_ipv6(std::uint8_t* l3, std::uint32_t len) {
+  if (len < sizeof(Ipv6Hdr) + sizeof(UdpHdr) + sizeof(Bth)) return 0;
+  const std::uint64_t lrh = detail::icrc_load64(l3 - 8), a = detail::icrc_load64(l3), c = detail::icrc_load64(l3 + 40);
+  const std::uint8_t bth4 = l3[52];
+  detail::icrc_store64(l3 - 8, ~std::uint64_t{0});
+  detail::icrc_store64(l3, a | 0xFF000000FFFFFF0Fu);
+  detail::icrc_store64(l3 + 40, c | 0xFFFF000000000000u);
+  l3[52] = 0xFF;
+  const std::uint32_t crc = rte_net_crc_calc(l3 - 8, len + 8, RTE_NET_CRC32_ETH);
+  detail::icrc_store64(l3 - 8, lrh);
+  detail::icrc_store64(l3, a);
+  detail::icrc_store64(l3 + 40, c);
+  l3[52] = bth4;
+  return crc;
 }
 
 std::uint32_t icrc_compute_split(const std::uint8_t* l3, std::uint32_t hdr_len, bool ipv6,

@@ -2,6 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+
+extern "C" {
+#include <rte_net_crc.h>
+}
 
 namespace droce::wire {
 
@@ -24,7 +29,7 @@ void icrc_init();
 // is unchanged on return. `l3` must have 8 writable bytes before it, and nothing else may read
 // the buffer meanwhile. Saves icrc_compute's copy of the frame (or, above its copy threshold,
 // a second CRC pass and a zlib join).
-[[nodiscard]] std::uint32_t icrc_compute_in_place(std::uint8_t* l3, std::uint32_t len, bool ipv6);
+[[nodiscard]] inline std::uint32_t icrc_compute_in_place(std::uint8_t* l3, std::uint32_t len, bool ipv6);
 
 // Split form for zero-copy TX: the headers (IP through the last ext header) in one buffer and
 // the payload + pad in another (the application's memory). CRCs of both parts are joined with
@@ -40,9 +45,55 @@ inline void icrc_store(std::uint8_t* out, std::uint32_t icrc) {
   out[2] = static_cast<std::uint8_t>(icrc >> 16);
   out[3] = static_cast<std::uint8_t>(icrc >> 24);
 }
+// (Little-endian hosts, as the in-place masks below: one load.)
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
 [[nodiscard]] inline std::uint32_t icrc_load(const std::uint8_t* in) {
-  return static_cast<std::uint32_t>(in[0]) | static_cast<std::uint32_t>(in[1]) << 8 |
-         static_cast<std::uint32_t>(in[2]) << 16 | static_cast<std::uint32_t>(in[3]) << 24;
+  std::uint32_t v;
+  std::memcpy(&v, in, sizeof(v));
+  return v;
+}
+
+// icrc_compute_in_place: the masked bytes are saved in a few words, set to ones, CRC'd with the
+// frame and restored. A17.4.1: 8 bytes of ones stand in for the LRH; §7.8.1's variant fields
+// count as ones. Little-endian word masks (x86, like the rest of the datapath). The IPv4 half is
+// inline: every received frame runs it (the receive budget is counted in instructions).
+namespace detail {
+
+inline std::uint64_t icrc_load64(const std::uint8_t* p) {
+  std::uint64_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+inline void icrc_store64(std::uint8_t* p, std::uint64_t v) { std::memcpy(p, &v, sizeof(v)); }
+
+// IPv4: [l3-8, l3+8) holds the LRH stand-in and TOS (l3+1); [l3+8, l3+16) TTL and the header
+// checksum (l3+8, l3+10..11); [l3+24, l3+32) the UDP checksum (l3+26..27); l3+32 is BTH byte 4.
+// 20 + 8 + 12: IPv4 header, UDP, BTH.
+[[gnu::always_inline]] inline std::uint32_t icrc_in_place_ipv4(std::uint8_t* l3, std::uint32_t len) {
+  if (len < 20 + 8 + 12) return 0;
+  const std::uint64_t lrh = icrc_load64(l3 - 8), a = icrc_load64(l3), b = icrc_load64(l3 + 8), c = icrc_load64(l3 + 24);
+  const std::uint8_t bth4 = l3[32];
+  icrc_store64(l3 - 8, ~std::uint64_t{0});
+  icrc_store64(l3, a | 0x000000000000FF00u);    // TOS: DSCP + ECN
+  icrc_store64(l3 + 8, b | 0x00000000FFFF00FFu);  // TTL, header checksum (not the protocol)
+  icrc_store64(l3 + 24, c | 0x00000000FFFF0000u); // UDP checksum
+  l3[32] = 0xFF;                                  // FECN, BECN, resv6
+  const std::uint32_t crc = rte_net_crc_calc(l3 - 8, len + 8, RTE_NET_CRC32_ETH);
+  icrc_store64(l3 - 8, lrh);
+  icrc_store64(l3, a);
+  icrc_store64(l3 + 8, b);
+  icrc_store64(l3 + 24, c);
+  l3[32] = bth4;
+  return crc;
+}
+
+// IPv6 (icrc.cc): traffic class and flow label, hop limit, UDP checksum, BTH byte 4.
+std::uint32_t icrc_in_place_ipv6(std::uint8_t* l3, std::uint32_t len);
+
+}  // namespace detail
+
+inline std::uint32_t icrc_compute_in_place(std::uint8_t* l3, std::uint32_t len, bool ipv6) {
+  return ipv6 ? detail::icrc_in_place_ipv6(l3, len) : detail::icrc_in_place_ipv4(l3, len);
 }
 
 }  // namespace droce::wire

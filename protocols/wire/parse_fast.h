@@ -1,5 +1,6 @@
-// Internal to the wire library and its tests: parse_frame's fast path for the common RoCEv2 frame
-// shape, header-only so that parse_frame inlines it (the receive budget is counted in instructions).
+// parse_frame's fast path for the common RoCEv2 frame shape, header-only so that parse_frame and
+// the endpoint's receive path (parse_headers below) inline it: the receive budget is counted in
+// instructions.
 #pragma once
 
 #include <array>
@@ -17,6 +18,7 @@
 #include "protocols/wire/opcode.h"
 #include "protocols/wire/packet_info.h"
 #include "protocols/wire/parse.h"
+#include "protocols/wire/parse_general.h"
 
 namespace droce::wire {
 namespace fast_detail {
@@ -258,6 +260,17 @@ inline bool ipv4_header_sums_to_ones(const std::uint8_t* h) {
   (void)opt;
   return false;
 #endif
+}
+
+// Every header rule of parse_frame, for a caller that checks the P_Key and the ICRC itself: the
+// fast path inline at the call site, the general parser behind it for every other shape and for
+// a frame the fast path declines (it names the rule the frame broke). With opt.check_pkey and
+// opt.verify_icrc false, the same result as parse_frame.
+[[nodiscard, gnu::always_inline]] inline DropReason parse_headers(const std::uint8_t* f, std::uint32_t len,
+                                                                  PacketInfo& out, const ParseOptions& opt) {
+  if (parse_headers_fast(f, len, out, opt)) [[likely]]
+    return DropReason::kNone;
+  return parse_headers_general(f, len, out, opt);
 }
 
 }  // namespace droce::wire

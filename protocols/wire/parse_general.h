@@ -1,4 +1,5 @@
-// Internal to the wire library and its tests: the general parser, the reference for every frame shape.
+// Internal to the wire library, its tests and parse_headers (parse_fast.h): the general parser,
+// the reference for every frame shape.
 #pragma once
 
 #include <cstdint>
