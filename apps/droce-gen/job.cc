@@ -43,6 +43,10 @@ void Job::plan(const RunPlan& plan, std::uint32_t active, std::uint64_t count, d
   last_run_ = plan.start_tsc;
   measuring_ = plan.opt->warmup_s == 0;
   next_publish_ = plan.start_tsc;
+  // Per-QP figures for the live feed: the requesters' (a server: the responders').
+  figures_.qp_entries = static_cast<std::uint32_t>(plan.server ? rsps_.size() : reqs_.size());
+  figures_.qp_messages = std::make_unique<std::atomic<std::uint64_t>[]>(figures_.qp_entries);
+  figures_.qp_bytes = std::make_unique<std::atomic<std::uint64_t>[]>(figures_.qp_entries);
 }
 
 int Job::lcore_main(void* arg) {
@@ -179,6 +183,7 @@ void Job::verify_message(Responder& r, const rc::Completion& c, std::uint64_t no
                                             : r.buf + (seq % plan_.slots) * plan_.slot_bytes;
   if ((o.op == Op::kSend && c.byte_len != size) || !plan_.pattern->check(p, size, r.index, seq)) ++t_.corrupted;
   r.expected = seq + 1;
+  r.bytes_received += size;
   if (plan_.server) {
     ++t_.messages;
     t_.bytes += size;
@@ -219,6 +224,7 @@ void Job::complete_request(Requester& q, const rc::Completion& c, std::uint64_t 
   hist_.record(static_cast<std::uint64_t>(static_cast<double>(now - q.due_tsc[slot]) * 1e9 / plan_.hz));
   service_.record(static_cast<std::uint64_t>(static_cast<double>(now - q.post_tsc[slot]) * 1e9 / plan_.hz));
   ++q.completed_ok;
+  q.bytes_ok += size;
   ++t_.messages;
   t_.bytes += size;
   ++all_messages_;
@@ -313,13 +319,14 @@ void Job::run_once(std::uint64_t now) {
 
 void Job::publish(std::uint64_t now) {
   next_publish_ = now + static_cast<std::uint64_t>(plan_.hz / 20);
-  std::uint64_t retx = 0, naks_s = 0, naks_r = 0, rnr = 0;
+  std::uint64_t retx = 0, naks_s = 0, naks_r = 0, rnr = 0, timeouts = 0;
   auto add = [&](RcEndpoint* ep, std::uint32_t qpn) {
     const rc::RcCounters& c = ep->qp(qpn)->counters();
     retx += c.retransmitted_packets;
     naks_s += c.naks_sent;
     naks_r += c.naks_received;
     rnr += c.rnr_naks_received;
+    timeouts += c.local_ack_timeout_err;
   };
   double lo = 0, hi = 0;
   for (auto& q : reqs_) {
@@ -348,6 +355,16 @@ void Job::publish(std::uint64_t now) {
   figures_.rnr_naks.store(rnr, kRelaxed);
   figures_.cnps_sent.store(cnp_s, kRelaxed);
   figures_.cnps_received.store(cnp_r, kRelaxed);
+  figures_.ack_timeouts.store(timeouts, kRelaxed);
+  figures_.scheduled.store(load_.scheduled, kRelaxed);
+  figures_.posted.store(load_.posted, kRelaxed);
+  figures_.late.store(load_.late, kRelaxed);
+  figures_.shed.store(load_.shed, kRelaxed);
+  for (std::uint32_t i = 0; i < figures_.qp_entries; ++i) {
+    const bool rsp = plan_.server;
+    figures_.qp_messages[i].store(rsp ? rsps_[i].received : reqs_[i].completed_ok, kRelaxed);
+    figures_.qp_bytes[i].store(rsp ? rsps_[i].bytes_received : reqs_[i].bytes_ok, kRelaxed);
+  }
   figures_.rate_lo_bps.store(static_cast<std::uint64_t>(lo), kRelaxed);
   figures_.rate_hi_bps.store(static_cast<std::uint64_t>(hi), kRelaxed);
   figures_.first_rx_tsc.store(first_rx_, kRelaxed);

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,12 @@ struct JobFigures {
   std::atomic<std::uint64_t> errors{0};
   std::atomic<std::uint64_t> retransmitted{0}, naks_sent{0}, naks_received{0}, rnr_naks{0};
   std::atomic<std::uint64_t> cnps_sent{0}, cnps_received{0};
+  std::atomic<std::uint64_t> ack_timeouts{0};
+  std::atomic<std::uint64_t> scheduled{0}, posted{0}, late{0}, shed{0};  // the schedule (measured, see LoadCounters)
+  // Per QP entry of the job (its requesters' completions; a server: its responders' messages),
+  // since the start: the live feed's per-QP figures. Sized in plan(), before the run.
+  std::unique_ptr<std::atomic<std::uint64_t>[]> qp_messages, qp_bytes;
+  std::uint32_t qp_entries = 0;
   std::atomic<std::uint64_t> rate_lo_bps{0}, rate_hi_bps{0};  // its requesters' DCQCN rates
   std::atomic<std::uint64_t> first_rx_tsc{0}, last_rx_tsc{0};   // server: first and last message verified
   std::atomic<std::uint64_t> steered_in_software{0}, steered_in{0};

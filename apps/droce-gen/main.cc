@@ -5,6 +5,7 @@
 //   connect.cc  joining the QPs to the peer  run.cc      the run from the main lcore, end of run
 //   job.cc      one worker's workload         report.cc   text, JSON, exit status
 //   arrivals.cc when each message of an offered load is due (the open-loop schedule)
+//   feed.cc     the live feed (--stats-json), a JSON line per interval
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -36,6 +37,9 @@ int main(int argc, char** argv) {
   SplitArgs split = split_args(argc, argv);
   gen::Options opt;
   if (int rc = gen::parse_options(split.app, opt); rc != 0) return rc > 0 ? 0 : 2;
+  // The live feed opens first: with "--stats-json -" nothing else may print to stdout.
+  gen::Feed feed;
+  if (Status s = feed.open(opt); !s.ok()) return fail(s.message());
   const bool default_port = split.eal.empty();
   if (default_port) split.eal = default_pair_eal_args(opt.mode == gen::Mode::kServer);
   install_stop_signals();
@@ -63,8 +67,8 @@ int main(int argc, char** argv) {
 
   // ---- run, end-of-run exchange ----
   gen::RunOutcome outcome;
-  if (Status s = gen::run(opt, st, conn, outcome); !s.ok()) return fail(s.message());
+  if (Status s = gen::run(opt, st, conn, feed, outcome); !s.ok()) return fail(s.message());
 
   // ---- report ----
-  return gen::report(opt, st, outcome);
+  return gen::report(opt, st, outcome, feed);
 }

@@ -131,7 +131,10 @@ void usage(const Options& d) {
       "  --seed S                 seed of the impairment and of --arrivals poisson (default %llu)\n"
       "output\n"
       "  --json FILE              the final report as JSON\n"
-      "  --csv FILE               one row per second: time, goodput, message rate, retransmissions, NAKs\n"
+      "  --csv FILE               one row per interval: time, goodput, message rate, retransmissions, NAKs\n"
+      "  --stats-json FILE|-      the live feed: one JSON object per line and interval, then a final line\n"
+      "                           (docs/droce-gen.md); with -, on stdout, and all other output on stderr\n"
+      "  --interval S             seconds between live lines, CSV rows and feed lines, 0.1..3600 (default 1)\n"
       "  --pcap FILE              capture our port's frames (pcapng, Wireshark decodes RoCEv2)\n"
       "  --quiet                  no live line\n"
       "  --help                   this text\n"
@@ -306,6 +309,10 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
       ok = output(o.json);
     } else if (a == "--csv") {
       ok = output(o.csv);
+    } else if (a == "--stats-json") {  // the live feed: "-" is stdout
+      ok = (i + 1 < args.size() && args[i + 1] == "-") ? (o.stats_json = args[++i], true) : output(o.stats_json);
+    } else if (a == "--interval") {
+      ok = real(o.interval_s, 0.1, 3600);
     } else if (a == "--pcap") {
       ok = output(o.pcap);
     } else {

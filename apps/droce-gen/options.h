@@ -57,6 +57,8 @@ struct Options {
   std::uint32_t burst_frames = 8;  // frames each burst drops
   std::uint64_t seed = 1;
   std::string json, csv, pcap;
+  std::string stats_json;          // the live feed (JSON Lines); "-": stdout, the console line then on stderr
+  double interval_s = 1;           // the live line's, --csv's and --stats-json's period
   bool quiet = false;
 
   [[nodiscard]] std::uint32_t max_size() const;

@@ -179,7 +179,7 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
 
 }  // namespace
 
-int report(const Options& o, Setup& st, const RunOutcome& r) {
+int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
   const Totals& t = r.t;
   const double secs = r.secs;
   const Counters c = counters_of(st);
@@ -188,7 +188,8 @@ int report(const Options& o, Setup& st, const RunOutcome& r) {
   print_text(o, st, r, c, gbps, mmps);
   if (!r.problem.empty()) std::fprintf(stderr, "droce-gen: %s\n", r.problem.c_str());
 
-  if (!o.json.empty()) {
+  // The --json document; the feed's final line takes its figures from it.
+  if (!o.json.empty() || feed.on()) {
     const engine::LatencyHistogram& hist = r.hist;
     const engine::ImpairmentCounters lab = st.impaired();
     nlohmann::json j;
@@ -254,7 +255,8 @@ int report(const Options& o, Setup& st, const RunOutcome& r) {
                    {"reorder", o.reorder}, {"burst_start", o.burst_start}, {"burst_frames", o.burst_frames},
                    {"seed", o.seed}, {"cc", o.cc}, {"preset", o.preset}, {"line_gbps", o.line_gbps},
                    {"local_ip", st.local_ip}, {"peer_ip", st.peer_ip}, {"oob_port", o.oob_port}};
-    if (std::string e = droce::apps::write_text_file(o.json, j.dump(2) + "\n"); !e.empty()) {
+    feed.final_line(o, st, j);
+    if (std::string e = o.json.empty() ? "" : droce::apps::write_text_file(o.json, j.dump(2) + "\n"); !e.empty()) {
       std::fprintf(stderr, "droce-gen: %s\n", e.c_str());
       return 1;
     }

@@ -170,7 +170,7 @@ void check_atomic_counter(const Responder& r, std::uint64_t completed, std::uint
 
 }  // namespace
 
-Status run(const Options& o, Setup& st, Connection& c, RunOutcome& out) {
+Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& out) {
   const bool server = st.server;
   engine::OobConnection& oob = c.oob;
   std::FILE* csv = nullptr;
@@ -201,7 +201,9 @@ Status run(const Options& o, Setup& st, Connection& c, RunOutcome& out) {
                                 : o.warmup_s + c.run_limit_s;
   const auto deadline = start + static_cast<std::uint64_t>(limit_s * hz);
   const std::uint64_t measured_start = plan.warm_end_tsc;
-  std::uint64_t next_line = start + static_cast<std::uint64_t>(hz);
+  const auto interval_tsc = static_cast<std::uint64_t>(o.interval_s * hz);
+  std::uint64_t next_line = start + interval_tsc, last_line = start;
+  feed.start();
   std::uint64_t line_msgs_seen = 0, line_bytes_seen = 0;
   std::vector<std::uint64_t> worker_bytes_seen(st.jobs.size(), 0);
   std::string end_line, server_stop;
@@ -245,7 +247,10 @@ Status run(const Options& o, Setup& st, Connection& c, RunOutcome& out) {
     }
     if (now >= next_line) {
       const std::uint64_t line_bytes = s.all_bytes - line_bytes_seen, line_msgs = s.all_messages - line_msgs_seen;
-      const double gbps = static_cast<double>(line_bytes) * 8.0 / 1e9, mmps = static_cast<double>(line_msgs) / 1e6;
+      // Per second over the interval as it ran (the loop may pass the due time).
+      const double secs = static_cast<double>(now - last_line) / hz;
+      const double gbps = static_cast<double>(line_bytes) * 8.0 / secs / 1e9, mmps = static_cast<double>(line_msgs) / secs / 1e6;
+      feed.interval(o, st);
       if (!o.quiet) {
         std::string per_worker;
         if (st.jobs.size() > 1) {
@@ -253,7 +258,7 @@ Status run(const Options& o, Setup& st, Connection& c, RunOutcome& out) {
           for (std::size_t w = 0; w < st.jobs.size(); ++w) {
             const std::uint64_t b = st.jobs[w]->figures().all_bytes.load(std::memory_order_relaxed);
             char v[32];
-            std::snprintf(v, sizeof(v), " %.3f", static_cast<double>(b - worker_bytes_seen[w]) * 8.0 / 1e9);
+            std::snprintf(v, sizeof(v), " %.3f", static_cast<double>(b - worker_bytes_seen[w]) * 8.0 / secs / 1e9);
             per_worker += v;
             worker_bytes_seen[w] = b;
           }
@@ -270,7 +275,8 @@ Status run(const Options& o, Setup& st, Connection& c, RunOutcome& out) {
                      static_cast<unsigned long long>(s.naks_received), static_cast<unsigned long long>(s.rnr));
       line_msgs_seen = s.all_messages;
       line_bytes_seen = s.all_bytes;
-      next_line = now + static_cast<std::uint64_t>(hz);
+      last_line = now;
+      next_line = now + interval_tsc;
     }
   }
   out.interrupted = engine::stop_requested();

@@ -8,6 +8,7 @@
 
 #include "apps/common/latency_histogram.h"
 #include "apps/droce-gen/connect.h"
+#include "apps/droce-gen/feed.h"
 #include "apps/droce-gen/options.h"
 #include "apps/droce-gen/setup.h"
 #include "apps/droce-gen/workload.h"
@@ -34,7 +35,7 @@ struct RunOutcome {
 
 // The run. An error is what kept it from starting (a CSV file, a busy lcore); after it starts,
 // everything that goes wrong is in the outcome's problem. The jobs have stopped and the port is
-// stopped when it returns.
-[[nodiscard]] engine::Status run(const Options& o, Setup& st, Connection& c, RunOutcome& out);
+// stopped when it returns. Every --interval: the live line, a --csv row and a feed line.
+[[nodiscard]] engine::Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& out);
 
 }  // namespace droce::gen

@@ -66,6 +66,7 @@ struct Requester {
   std::vector<std::uint64_t> post_tsc;  // per slot: when its message was posted
   std::vector<std::uint64_t> due_tsc;   // per slot: when it was due (open loop; else = post_tsc)
   std::uint64_t posted = 0, completed = 0, completed_ok = 0;
+  std::uint64_t bytes_ok = 0;  // of the completed_ok messages (the live feed)
 };
 
 // The responding end: keeps receives posted (SEND data lands in them; WRITE with immediate
@@ -79,6 +80,7 @@ struct Responder {
   std::uint64_t recv_posted = 0;
   std::uint64_t expected = 0;  // next sequence number
   std::uint64_t received = 0;
+  std::uint64_t bytes_received = 0;  // of the received messages (the live feed)
 };
 
 struct Totals {

@@ -169,6 +169,25 @@ check "1000 QPs with 10 active: every message verified, 500 QPs and 5 active on 
 import json; d = json.load(open('$out/many.json'))
 assert d['messages'] == 3000 and all(w['qps'] == 500 and w['active_qps'] == 5 for w in d['workers']), d
 \""
+# The live feed on stdout (--stats-json -): only JSON lines there, the console line and the report
+# on stderr; 2 workers, 100 QPs (over the per-QP list's 64: the summary alone), an offered load.
+# shellcheck disable=SC2086
+timeout 120 "$gen" $two_lcores -- --workers 2 --op write --size 1024 --qps 100 --msg-rate 20000 --duration 1.5 \
+  --interval 0.5 --stats-json - --json "$out/feed.json" > "$out/feed.jsonl" 2> "$out/feed.txt"
+check "--stats-json -, 2 workers, 100 QPs, offered load: exits 0" "[ $? -eq 0 ] || { tail -n 3 '$out/feed.txt'; false; }"
+check "--stats-json -: JSON lines only on stdout, per-worker and load figures, a final line equal to the report" \
+  "/usr/bin/python3 - '$out/feed.jsonl' '$out/feed.json' <<'PY'
+import json, sys
+lines = [json.loads(t) for t in open(sys.argv[1])]
+d = json.load(open(sys.argv[2]))
+assert len(lines) >= 3 and [l['seq'] for l in lines] == list(range(len(lines))), lines
+assert [l['final'] for l in lines].count(True) == 1 and lines[-1]['final'], lines
+for l in lines[:-1]:
+    assert len(l['workers']) == 2 and 'load' in l and 'qps' not in l and l['qp_summary']['active_qps'] == 100, l
+f = lines[-1]
+assert f['total']['messages'] == d['messages'] > 0 and f['total']['bytes'] == d['bytes'], (f, d)
+assert f['load'] == d['load'] and f['workers'] == d['workers'], (f, d)
+PY"
 
 # Ctrl-C ends a run on every worker: once the live line shows traffic, SIGINT -> exit 1 within
 # 5 s saying interrupted, with every worker's verified figures in the report. (--duration 60

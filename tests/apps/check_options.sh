@@ -96,6 +96,12 @@ bad --json "$gen" -- --json "$nope"
 bad --json "$gen" -- --json "$tmp"
 bad --csv "$gen" -- --csv "$nope"
 bad --pcap "$gen" -- --pcap "$nope"
+bad --stats-json "$gen" -- --stats-json "$nope"
+bad --stats-json "$gen" -- --stats-json
+bad --interval "$gen" -- --interval 0
+bad --interval "$gen" -- --interval x
+bad --interval "$gen" -- --interval 0.05
+bad --interval "$gen" -- --interval 3601
 bad --bogus "$gen" -- --bogus
 bad --qps "$gen" -- --qps
 # --- droce-gen: workers and QP counts
@@ -244,6 +250,7 @@ bad --size "$gen" -- --json "$tmp/new.json" --size nan
 good help-gen "$gen" -- --size 1e3,64,0x40 --mtu 4096 --qps 2 --count 1e6 --seed 0 --loss 0.01 --json "$tmp/g.json" --help
 good help-gen-workers "$gen" -- --qps 16384 --active-qps 100 --workers 4 --inflight 4 --size 4096 --help
 good help-gen-open "$gen" -- --msg-rate 1e5 --arrivals poisson --burst 8 --seed 3 --help
+good help-gen-feed "$gen" -- --stats-json - --interval 0.1 --help
 good help-echo "$echo_" -- --size 64 --count 1e5 --timeout 0.5 --json "$tmp/e.json" --help
 good help-perf "$perf" -- write_bw -s 64K -n 1000 --help
 good help-fwd "$fwd" -- --mbufs 4095 --duration 0.5 --json "$tmp/f.json" --help

@@ -1,0 +1,190 @@
+// droce-gen's live feed (see feed.h).
+#include "apps/droce-gen/feed.h"
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <string>
+
+#include <unistd.h>
+
+#include "apps/droce-gen/job.h"
+
+namespace droce::gen {
+
+namespace {
+
+constexpr auto kRelaxed = std::memory_order_relaxed;
+
+double gbps(std::uint64_t bytes, double secs) { return secs > 0 ? static_cast<double>(bytes) * 8.0 / secs / 1e9 : 0.0; }
+double per_s(std::uint64_t n, double secs) { return secs > 0 ? static_cast<double>(n) / secs : 0.0; }
+
+}  // namespace
+
+Feed::~Feed() {
+  if (out_ != nullptr && own_) std::fclose(out_);
+}
+
+engine::Status Feed::open(const Options& o) {
+  if (o.stats_json.empty()) return {};
+  if (o.stats_json == "-") {
+    // The feed keeps the real stdout; everything printed to descriptor 1 from here goes to stderr.
+    std::fflush(stdout);
+    const int fd = ::dup(STDOUT_FILENO);
+    if (fd < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) return engine::Status::error("--stats-json -: cannot set stdout aside");
+    out_ = ::fdopen(fd, "w");
+    if (out_ == nullptr) {
+      ::close(fd);
+      return engine::Status::error("--stats-json -: cannot set stdout aside");
+    }
+  } else {
+    out_ = std::fopen(o.stats_json.c_str(), "w");
+    if (out_ == nullptr) return engine::Status::error("cannot write " + o.stats_json);
+  }
+  own_ = true;
+  // A reader that goes away makes writes fail (EPIPE), not the process die mid-run.
+  std::signal(SIGPIPE, SIG_IGN);
+  return {};
+}
+
+void Feed::start() {
+  start_ = last_ = std::chrono::steady_clock::now();
+  prev_ = Totals{};
+}
+
+double Feed::elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+
+Feed::Totals Feed::sum(const Setup& st) {
+  Totals s;
+  for (const auto& j : st.jobs) {
+    const JobFigures& f = j->figures();
+    s.all_messages += f.all_messages.load(kRelaxed);
+    s.all_bytes += f.all_bytes.load(kRelaxed);
+    s.messages += f.messages.load(kRelaxed);
+    s.bytes += f.bytes.load(kRelaxed);
+    s.retx += f.retransmitted.load(kRelaxed);
+    s.naks_sent += f.naks_sent.load(kRelaxed);
+    s.naks_received += f.naks_received.load(kRelaxed);
+    s.rnr += f.rnr_naks.load(kRelaxed);
+    s.cnps_sent += f.cnps_sent.load(kRelaxed);
+    s.cnps_received += f.cnps_received.load(kRelaxed);
+    s.ack_timeouts += f.ack_timeouts.load(kRelaxed);
+    s.scheduled += f.scheduled.load(kRelaxed);
+    s.posted += f.posted.load(kRelaxed);
+    s.late += f.late.load(kRelaxed);
+    s.shed += f.shed.load(kRelaxed);
+  }
+  return s;
+}
+
+// Each QP's messages and bytes since the start (requesters' completions; a server: its
+// responders' verified messages). Up to kFeedQpList QPs, one [messages, bytes] pair each in QP
+// order; always a summary over the active QPs (the least and most loaded, the mean).
+nlohmann::json Feed::per_qp(const Options& o, const Setup& st) const {
+  nlohmann::json f;
+  const std::uint32_t active = o.active();
+  std::uint64_t min_m = UINT64_MAX, max_m = 0, sum_m = 0, sum_b = 0;
+  std::uint32_t min_qp = 0, max_qp = 0;
+  nlohmann::json list = nlohmann::json::array();
+  for (std::uint32_t i = 0; i < o.qps; ++i) {
+    const JobFigures& jf = st.jobs[job_of(i, o.workers)]->figures();
+    const std::uint32_t k = slot_in_job(i, o.workers);
+    const std::uint64_t m = k < jf.qp_entries ? jf.qp_messages[k].load(kRelaxed) : 0;
+    const std::uint64_t b = k < jf.qp_entries ? jf.qp_bytes[k].load(kRelaxed) : 0;
+    if (o.qps <= kFeedQpList) list.push_back({m, b});
+    if (i >= active) continue;
+    if (m < min_m) min_m = m, min_qp = i;
+    if (m > max_m || i == 0) max_m = m, max_qp = i;
+    sum_m += m;
+    sum_b += b;
+  }
+  f["qp_summary"] = {{"active_qps", active},     {"messages_min", min_m}, {"min_qp", min_qp},
+                     {"messages_max", max_m},    {"max_qp", max_qp},
+                     {"messages_mean", per_s(sum_m, active)}, {"bytes_total", sum_b}};
+  if (o.qps <= kFeedQpList) f["qps"] = list;
+  return f;
+}
+
+void Feed::interval(const Options& o, const Setup& st) {
+  if (out_ == nullptr) return;
+  const auto now = std::chrono::steady_clock::now();
+  const double dt = std::chrono::duration<double>(now - last_).count();
+  const double el = std::chrono::duration<double>(now - start_).count();
+  last_ = now;
+  const Totals s = sum(st);
+  const Totals& p = prev_;
+  const std::uint64_t im = s.all_messages - p.all_messages, ib = s.all_bytes - p.all_bytes;
+  nlohmann::json line;
+  line["seq"] = seq_++;
+  line["final"] = false;
+  line["elapsed_s"] = el;
+  line["interval_s"] = dt;
+  line["interval"] = {{"messages", im}, {"bytes", ib}, {"goodput_gbps", gbps(ib, dt)},
+                      {"msg_rate_mps", per_s(im, dt) / 1e6}, {"retransmitted_packets", s.retx - p.retx},
+                      {"naks_sent", s.naks_sent - p.naks_sent}, {"naks_received", s.naks_received - p.naks_received},
+                      {"rnr_naks", s.rnr - p.rnr}, {"cnps_sent", s.cnps_sent - p.cnps_sent},
+                      {"cnps_received", s.cnps_received - p.cnps_received}, {"ack_timeouts", s.ack_timeouts - p.ack_timeouts}};
+  // Totals count from the end of --warmup, as the --json report does.
+  const double measured = std::max(0.0, el - o.warmup_s);
+  line["total"] = {{"messages", s.messages}, {"bytes", s.bytes}, {"goodput_gbps", gbps(s.bytes, measured)},
+                   {"msg_rate_mps", per_s(s.messages, measured) / 1e6}, {"retransmitted_packets", s.retx},
+                   {"naks_sent", s.naks_sent}, {"naks_received", s.naks_received}, {"rnr_naks", s.rnr},
+                   {"cnps_sent", s.cnps_sent}, {"cnps_received", s.cnps_received}, {"ack_timeouts", s.ack_timeouts}};
+  if (o.offered_msg_rate() > 0 && !st.server) {
+    const double offered = per_s(s.scheduled - p.scheduled, dt);
+    line["load"] = {{"configured_msg_rate", o.offered_msg_rate()}, {"offered_msg_rate", offered},
+                    {"offered_gbps", offered * o.mean_size() * 8 / 1e9}, {"achieved_msg_rate", per_s(im, dt)},
+                    {"achieved_gbps", gbps(ib, dt)}, {"scheduled", s.scheduled}, {"posted", s.posted},
+                    {"late", s.late}, {"shed", s.shed}};
+  }
+  line.update(per_qp(o, st));
+  if (st.jobs.size() > 1) {
+    worker_msgs_.resize(st.jobs.size(), 0);
+    worker_bytes_.resize(st.jobs.size(), 0);
+    nlohmann::json ws = nlohmann::json::array();
+    for (std::size_t w = 0; w < st.jobs.size(); ++w) {
+      const JobFigures& f = st.jobs[w]->figures();
+      const std::uint64_t m = f.all_messages.load(kRelaxed), b = f.all_bytes.load(kRelaxed);
+      ws.push_back({{"index", w}, {"messages", m - worker_msgs_[w]}, {"bytes", b - worker_bytes_[w]},
+                    {"goodput_gbps", gbps(b - worker_bytes_[w], dt)}, {"total_messages", m}, {"total_bytes", b},
+                    {"retransmitted_packets", f.retransmitted.load(kRelaxed)}});
+      worker_msgs_[w] = m;
+      worker_bytes_[w] = b;
+    }
+    line["workers"] = ws;
+  }
+  prev_ = s;
+  write(line);
+}
+
+void Feed::final_line(const Options& o, const Setup& st, const nlohmann::json& report) {
+  if (out_ == nullptr) return;
+  nlohmann::json line;
+  line["seq"] = seq_++;
+  line["final"] = true;
+  line["elapsed_s"] = elapsed();
+  nlohmann::json total;
+  for (const char* k : {"messages", "bytes", "duration_s", "goodput_gbps", "msg_rate_mps", "retransmitted_packets",
+                        "naks_sent", "naks_received", "rnr_naks", "cnps_sent", "cnps_received", "ack_timeouts", "lost",
+                        "duplicated", "out_of_order", "corrupted", "errors"})
+    total[k] = report.at(k);
+  line["total"] = total;
+  if (o.offered_msg_rate() > 0 && !st.server) line["load"] = report.at("load");
+  line["latency_ns"] = report.at("latency_ns");
+  line["problem"] = report.at("problem");
+  line.update(per_qp(o, st));
+  if (st.jobs.size() > 1) line["workers"] = report.at("workers");
+  write(line);
+}
+
+void Feed::write(const nlohmann::json& line) {
+  const std::string text = line.dump() + "\n";
+  // A reader sees each line as it is written. One that went away ends the feed, not the run.
+  if (std::fwrite(text.data(), 1, text.size(), out_) != text.size() || std::fflush(out_) != 0) {
+    std::fprintf(stderr, "droce-gen: --stats-json: cannot write the feed any more; the run goes on without it\n");
+    std::fclose(out_);
+    out_ = nullptr;
+  }
+}
+
+}  // namespace droce::gen

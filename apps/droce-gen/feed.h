@@ -1,0 +1,60 @@
+// droce-gen's live feed (--stats-json): one JSON object per line and --interval, from the figures
+// the jobs publish, then a final line with the end-of-run report's figures. Written and flushed
+// on the main lcore, where the console line is printed: the other workers never wait for it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/droce-gen/options.h"
+#include "apps/droce-gen/setup.h"
+#include <droce/engine/core/status.h>
+
+namespace droce::gen {
+
+// Runs of more QPs than this carry only the per-QP summary, not one entry per QP.
+inline constexpr std::uint32_t kFeedQpList = 64;
+
+class Feed {
+ public:
+  Feed() = default;
+  Feed(const Feed&) = delete;
+  Feed& operator=(const Feed&) = delete;
+  ~Feed();
+
+  // Opens --stats-json (nothing when it is not given). "-" keeps stdout's descriptor for the feed
+  // and points descriptor 1 at stderr, so that the console line, the text report and the EAL's
+  // lines never mix into it. Call before anything else prints.
+  [[nodiscard]] engine::Status open(const Options& o);
+  [[nodiscard]] bool on() const { return out_ != nullptr; }
+  // The run starts now: elapsed times count from here.
+  void start();
+  // One interval line: what the jobs published since the previous line, and the totals.
+  void interval(const Options& o, const Setup& st);
+  // The final line: `report` is the end-of-run report's JSON (the --json document's keys).
+  void final_line(const Options& o, const Setup& st, const nlohmann::json& report);
+
+ private:
+  struct Totals {
+    std::uint64_t all_messages = 0, all_bytes = 0, messages = 0, bytes = 0, retx = 0, naks_sent = 0,
+                  naks_received = 0, rnr = 0, cnps_sent = 0, cnps_received = 0, ack_timeouts = 0, scheduled = 0,
+                  posted = 0, late = 0, shed = 0;
+  };
+  static Totals sum(const Setup& st);
+  [[nodiscard]] double elapsed() const;
+  [[nodiscard]] nlohmann::json per_qp(const Options& o, const Setup& st) const;
+  void write(const nlohmann::json& line);
+
+  std::FILE* out_ = nullptr;
+  bool own_ = false;
+  std::uint64_t seq_ = 0;
+  std::chrono::steady_clock::time_point start_{}, last_{};
+  Totals prev_;
+  std::vector<std::uint64_t> worker_msgs_, worker_bytes_;
+};
+
+}  // namespace droce::gen
