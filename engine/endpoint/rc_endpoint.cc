@@ -602,4 +602,19 @@ void RcEndpoint::finish() {
     if (s) drop_views(*s);
 }
 
+void RcEndpoint::connected_qps(std::vector<ConnectedQp>& out) const {
+  for (std::uint32_t i = 0; i < first_free_slot_; ++i) {
+    const QpSlot* s = qps_[i].get();
+    if (s == nullptr || !s->connected) continue;
+    ConnectedQp c;
+    c.qpn = s->qp->attr().qpn;
+    c.remote_qpn = s->qp->attr().dest_qpn;
+    c.ipv6 = cfg_.addresses.ipv6;
+    c.local = cfg_.addresses.local;
+    c.remote = s->peer;
+    c.udp_src_port = wire::roce_udp_src_port(c.qpn, c.remote_qpn);
+    out.push_back(c);
+  }
+}
+
 }  // namespace droce::engine

@@ -193,6 +193,17 @@ class RcEndpoint final : public ViewHome {
   [[nodiscard]] const EndpointConfig& config() const { return cfg_; }
   // QPs created so far.
   [[nodiscard]] std::uint32_t qp_count() const { return first_free_slot_; }
+  // A connected QP's addressing as its peer's frames carry it (the peer's UDP source port for the
+  // pair is the one this end sends from: wire::roce_udp_src_port is symmetric in the QPNs). For
+  // placing inbound frames on a port's RSS table (engine/workers/rss_placement.h); not for the
+  // datapath: it appends to `out`.
+  struct ConnectedQp {
+    std::uint32_t qpn = 0, remote_qpn = 0;
+    bool ipv6 = false;
+    wire::L2L3Address local, remote;
+    std::uint16_t udp_src_port = 0;
+  };
+  void connected_qps(std::vector<ConnectedQp>& out) const;
   // Its number in EndpointDirectory (DPDK telemetry: /droce/endpoint_stats,<id>).
   [[nodiscard]] std::uint32_t telemetry_id() const { return telemetry_id_; }
   // A QP's DCQCN reaction point (rate, target, α, stages; nullptr for an unknown QPN). Its rate

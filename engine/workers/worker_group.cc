@@ -344,4 +344,23 @@ void WorkerGroup::finish() {
   for (auto& w : workers_) w->endpoint_->finish();
 }
 
+Status WorkerGroup::place_flows_by_rss(RssPlacement& out) const {
+  std::vector<RcEndpoint::ConnectedQp> qps;
+  std::vector<InboundFlow> flows;
+  for (const auto& w : workers_) {
+    qps.clear();
+    w->endpoint().connected_qps(qps);
+    for (const auto& q : qps) {
+      InboundFlow f;
+      f.ipv6 = q.ipv6;
+      std::memcpy(f.src_ip, q.remote.ip, sizeof(f.src_ip));
+      std::memcpy(f.dst_ip, q.local.ip, sizeof(f.dst_ip));
+      f.src_port = q.udp_src_port;
+      f.owner = w->index();
+      flows.push_back(f);
+    }
+  }
+  return place_flows_on_reta(cfg_.endpoint.queues.port_id, flows, out);
+}
+
 }  // namespace droce::engine

@@ -13,6 +13,7 @@
 #include "engine/core/memory_region.h"
 #include "engine/core/status.h"
 #include "engine/endpoint/rc_endpoint.h"
+#include "engine/workers/rss_placement.h"
 
 struct rte_ring;
 
@@ -99,6 +100,11 @@ class WorkerGroup {
   // Sums over the workers (call when they are stopped, or accept a slightly stale view).
   [[nodiscard]] SteeringCounters steering_totals() const;
   [[nodiscard]] EndpointCounters endpoint_totals() const;
+  // Sets the port's RSS redirection table so that every connected QP's inbound frames land on its
+  // owner's RX queue (rss_placement.h): call once the QPs are connected, before the workers run. A
+  // PMD without a settable table is not an error (`out.applied` false, `out.why` says why); flows
+  // that share a table entry with another owner's flow still arrive, through the software path.
+  [[nodiscard]] Status place_flows_by_rss(RssPlacement& out) const;
   // Frees every frame still held or queued between workers, then finishes each endpoint.
   void finish();
 
