@@ -6,6 +6,7 @@
 
 #include "apps/common/address_text.h"
 #include "apps/common/oob_waits.h"
+#include "apps/common/rss_line.h"
 #include "apps/droce-echo/srq_exchange.h"
 
 namespace droce::echo {
@@ -78,6 +79,7 @@ Status connect_qps(const Options& o, Setup& st) {
     if (s.ok() && i == 0 && !o.pingpong_tool()) s = exchange_qp_count(oob, server, o.workers, qps, timeout_ms);
   }
   if (!s.ok()) return s;
+  apps::place_flows_and_say("droce-echo", *st.group);  // N > 1 workers: the port's RSS table, where it has one
   engine::RcEndpoint& ep0 = st.group->worker(0).endpoint();
   (server ? st.server_ep : st.client_ep) = &ep0;
   (server ? st.server_mem : st.client_mem) = st.memories[0].get();
