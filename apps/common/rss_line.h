@@ -2,7 +2,7 @@
 // connected on N > 1 workers.
 #pragma once
 
-#include "engine/workers/worker_group.h"
+#include <droce/engine/workers/worker_group.h>
 
 namespace droce::apps {
 
