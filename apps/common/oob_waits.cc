@@ -61,9 +61,10 @@ LineWait wait_line(OobConnection& c, std::string& line, std::uint32_t timeout_ms
   }
 }
 
-Status recv_line_stoppable(OobConnection& c, std::string& line, std::uint32_t timeout_ms, const char* what) {
+Status recv_line_stoppable(OobConnection& c, std::string& line, std::uint32_t timeout_ms, const char* what,
+                           const std::function<void()>& idle) {
   Status why;
-  switch (wait_line(c, line, timeout_ms, {}, true, &why)) {
+  switch (wait_line(c, line, timeout_ms, idle, true, &why)) {
     case LineWait::kLine: return {};
     case LineWait::kClosed:
       if (!why.ok()) return Status::error(why.message() + " (while we waited for " + what + ")");

@@ -26,7 +26,8 @@ enum class LineWait { kLine, kClosed, kTimedOut, kInterrupted };
 // On kClosed, `why` (when given) says whether the peer hung up or sent what is not a line.
 [[nodiscard]] LineWait wait_line(OobConnection& c, std::string& line, std::uint32_t timeout_ms,
                                  const std::function<void()>& idle, bool stop_aware, Status* why = nullptr);
-// wait_line without idle work, as a Status naming `what` was awaited.
-[[nodiscard]] Status recv_line_stoppable(OobConnection& c, std::string& line, std::uint32_t timeout_ms, const char* what);
+// wait_line as a Status naming `what` was awaited; `idle` as there (none: it sleeps).
+[[nodiscard]] Status recv_line_stoppable(OobConnection& c, std::string& line, std::uint32_t timeout_ms, const char* what,
+                                         const std::function<void()>& idle = {});
 
 }  // namespace droce::engine

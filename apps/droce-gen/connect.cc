@@ -4,9 +4,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+
+#include <rte_cycles.h>
 
 #include "apps/common/address_text.h"
 #include "apps/common/oob_waits.h"
+#include "apps/common/peer_mac.h"
 #include <droce/engine/core/stop_signal.h>
 
 namespace droce::gen {
@@ -15,10 +19,14 @@ using engine::Status;
 
 namespace {
 
-wire::L2L3Address make_address(const std::string& ip, const std::uint8_t* mac) {
-  std::uint8_t a[4] = {};
-  (void)parse_ipv4(ip, a);
-  return engine::lab_address(a, mac);
+// The peer's MAC is --peer-mac's, or found by ARP through worker 0's endpoint: the queue the
+// peer's ARP frames reach (its worker 0 sends them on queue 0, which is our queue 0; docs/arp.md).
+// Worker 0's transport is polled whenever we wait for the peer: the peer may be resolving our
+// MAC meanwhile, and only a polled endpoint answers ARP.
+engine::RcEndpoint& arp_endpoint(Setup& st) { return st.server ? *st.shards[0].rsp_ep : *st.shards[0].req_ep; }
+std::function<void()> poll_worker0(Setup& st) {
+  Job* j = st.jobs[0].get();
+  return [j] { j->poll_only(rte_rdtsc()); };
 }
 
 // The client's run length: the server waits for the client's end-of-run line as long as the
@@ -64,7 +72,8 @@ Status connect_loopback(const Options& o, Setup& st) {
 // The first QP's exchange is followed by droce's own lines: the client's workload, which the
 // server must be running too, then how long it will run, so that the server waits for it as long
 // as it may take.
-Status announce_or_check_workload(const Options& o, Connection& c, std::uint32_t timeout_ms) {
+Status announce_or_check_workload(const Options& o, Connection& c, std::uint32_t timeout_ms,
+                                  const std::function<void()>& poll) {
   if (o.mode == Mode::kClient) {
     if (Status s = c.oob.send_line(config_line(o), timeout_ms); !s.ok()) return exchange_error(s.message());
     if (Status s = c.oob.send_line(run_line(c.run_limit_s, c.run_warmup_s), timeout_ms); !s.ok())
@@ -72,12 +81,12 @@ Status announce_or_check_workload(const Options& o, Connection& c, std::uint32_t
     return {};
   }
   std::string line;
-  if (Status s = engine::recv_line_stoppable(c.oob, line, timeout_ms, "the client's workload line"); !s.ok())
+  if (Status s = engine::recv_line_stoppable(c.oob, line, timeout_ms, "the client's workload line", poll); !s.ok())
     return exchange_error(s.message());
   if (line != config_line(o))
     return Status::error("the client runs '" + line.substr(std::min<std::size_t>(7, line.size())) + "' but this server '" +
                          config_line(o).substr(7) + "': start both with the same workload options");
-  if (Status s = engine::recv_line_stoppable(c.oob, line, timeout_ms, "the client's run length"); !s.ok())
+  if (Status s = engine::recv_line_stoppable(c.oob, line, timeout_ms, "the client's run length", poll); !s.ok())
     return exchange_error(s.message());
   if (!parse_run_line(line, c.run_limit_s, c.run_warmup_s))
     return Status::error("the client sent '" + line.substr(0, 80) + "' where its run length was expected (is it this droce-gen?)");
@@ -87,7 +96,9 @@ Status announce_or_check_workload(const Options& o, Connection& c, std::uint32_t
 
 Status exchange_qps(const Options& o, Setup& st, Connection& c, std::uint32_t timeout_ms) {
   const bool server = st.server;
-  const wire::L2L3Address peer_static = make_address(st.peer_ip, st.have_peer_mac ? st.peer_mac : nullptr);
+  const std::function<void()> poll = poll_worker0(st);
+  apps::PeerMac peer_mac(o.peer_mac, arp_endpoint(st), poll);
+  peer_mac.announce();  // ARP only; it leaves with the first poll
   if (server) {
     std::uint16_t bound = 0;
     if (Status s = c.listener.listen(o.oob_port, bound); !s.ok()) return s;
@@ -106,22 +117,21 @@ Status exchange_qps(const Options& o, Setup& st, Connection& c, std::uint32_t ti
     local.qpn = qpn;
     local.psn = ep.qp(qpn)->attr().sq_psn;
     engine::gid_from_ipv4(our_ip, local.gid);
-    Status s = server ? c.oob.server_read_peer(peer, timeout_ms) : c.oob.exchange_as_client(local, peer, timeout_ms);
+    Status s = server ? c.oob.server_read_peer(peer, timeout_ms, poll) : c.oob.exchange_as_client(local, peer, timeout_ms, poll);
     if (!s.ok()) return exchange_error("exchange for QP " + std::to_string(i) + ": " + s.message());
-    wire::L2L3Address remote = peer_static;
+    // The peer's IP is its GID's. Its MAC: --peer-mac, or ARP (once: later QPs find it known).
+    // The peer polls while it waits for us; resolutions go on until the connect timeout, so that
+    // lab loss (which drops ARP frames too) cannot end the run.
+    std::uint8_t mac[6];
+    if (Status m = peer_mac.of_gid(peer.gid, timeout_ms, mac); !m.ok()) return exchange_error(m.message());
     std::uint8_t pip[4];
     if (Status g = engine::ipv4_from_gid(peer.gid, pip); !g.ok()) return g;
-    if (!st.have_peer_mac)
-      remote = make_address(std::to_string(pip[0]) + "." + std::to_string(pip[1]) + "." + std::to_string(pip[2]) + "." +
-                                std::to_string(pip[3]),
-                            nullptr);
-    std::memcpy(remote.ip, pip, 4);
-    if (Status cs = ep.connect(qpn, engine::RemoteQp{remote, peer.qpn, peer.psn}); !cs.ok()) return cs;
+    if (Status cs = ep.connect(qpn, engine::RemoteQp{engine::lab_address(pip, mac), peer.qpn, peer.psn}); !cs.ok()) return cs;
     // As rc_pingpong: connect first, then answer and wait for "done".
     if (server)
-      if (Status a = c.oob.server_answer(local, timeout_ms); !a.ok()) return exchange_error(a.message());
+      if (Status a = c.oob.server_answer(local, timeout_ms, poll); !a.ok()) return exchange_error(a.message());
     if (i == 0)
-      if (Status w = announce_or_check_workload(o, c, timeout_ms); !w.ok()) return w;
+      if (Status w = announce_or_check_workload(o, c, timeout_ms, poll); !w.ok()) return w;
   }
   // Then the responder's buffers (WRITE target, READ source) for each QP.
   for (std::uint32_t i = 0; i < o.qps; ++i) {
@@ -133,7 +143,7 @@ Status exchange_qps(const Options& o, Setup& st, Connection& c, std::uint32_t ti
       continue;
     }
     std::string line;
-    if (Status s = engine::recv_line_stoppable(c.oob, line, timeout_ms, "the server's buffer keys"); !s.ok())
+    if (Status s = engine::recv_line_stoppable(c.oob, line, timeout_ms, "the server's buffer keys", poll); !s.ok())
       return exchange_error(s.message());
     engine::MrLine mr;
     if (Status s = engine::parse_mr_line(line, mr); !s.ok())
@@ -156,7 +166,14 @@ std::uint32_t static_remote_qpn(const Options& o, std::uint32_t i) {
 }
 
 Status connect_static(const Options& o, Setup& st) {
-  const wire::L2L3Address peer_static = make_address(st.peer_ip, st.have_peer_mac ? st.peer_mac : nullptr);
+  // --peer-ip's MAC: --peer-mac, or ARP. Without an exchange the peer may still be starting:
+  // resolutions go on until --connect-timeout.
+  apps::PeerMac peer_mac(o.peer_mac, arp_endpoint(st), poll_worker0(st));
+  peer_mac.announce();
+  std::uint8_t ip[4] = {}, mac[6];
+  (void)parse_ipv4(st.peer_ip, ip);
+  if (Status m = peer_mac.of_ipv4(ip, static_cast<std::uint32_t>(o.connect_timeout_s * 1000), mac); !m.ok()) return m;
+  const wire::L2L3Address peer_static = engine::lab_address(ip, mac);
   for (std::uint32_t i = 0; i < o.qps; ++i) {
     engine::RcEndpoint& ep = st.server ? *st.responder(i).ep : *st.requester(i).ep;
     const std::uint32_t qpn = st.server ? st.responder(i).qpn : st.requester(i).qpn;

@@ -78,7 +78,7 @@ void usage(const Options& d) {
       "  --mode loopback|client|server  both ends here, or one end each (default %s)\n"
       "  --local-ip A.B.C.D       our RoCE address (default 10.0.0.1 client/loopback, 10.0.0.2 server)\n"
       "  --peer-ip A.B.C.D        the peer's RoCE address (default: the other of the two)\n"
-      "  --peer-mac XX:..:XX      the peer's MAC (default 02:00 + the peer IP; ports run promiscuous)\n"
+      "  --peer-mac XX:..:XX      the peer's MAC (default: resolved by ARP at start, IPv4 peers only)\n"
       "  --oob-port N             TCP port of the ibv_rc_pingpong-format exchange (default %u; 0 = static)\n"
       "  --oob-host HOST          where the server's exchange listens, for the client (default %s)\n"
       "  --local-qpn N            static: our first QPN (default 0x%x)\n"

@@ -245,7 +245,6 @@ SetupError open_transport(const Options& o, bool default_port, const std::vector
   // Addresses: the client (and loopback A) is 10.0.0.1, the server 10.0.0.2, unless given.
   st.local_ip = !o.local_ip.empty() ? o.local_ip : st.server ? "10.0.0.2" : "10.0.0.1";
   st.peer_ip = !o.peer_ip.empty() ? o.peer_ip : st.server ? "10.0.0.1" : "10.0.0.2";
-  st.have_peer_mac = !o.peer_mac.empty() && parse_mac(o.peer_mac, st.peer_mac);
   if (o.mode != Mode::kLoopback) {
     std::string devargs;
     if (Status s = engine::pair_port_devargs(default_port, st.server, kDefaultSocket, devargs); !s.ok()) return run_error(s);

@@ -37,8 +37,6 @@ struct Shard {
 struct Setup {
   bool server = false;
   std::string local_ip, peer_ip;
-  std::uint8_t peer_mac[6] = {};
-  bool have_peer_mac = false;
   std::vector<engine::MbufPool> pools;  // one per worker
   engine::PcapngCapture capture;
   std::vector<std::unique_ptr<engine::LoopbackLab>> labs;  // loopback: one per worker

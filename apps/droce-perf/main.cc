@@ -26,6 +26,7 @@
 #include "apps/common/address_text.h"
 #include "apps/common/default_port.h"
 #include "apps/common/oob_waits.h"
+#include "apps/common/peer_mac.h"
 #include "apps/common/worker_limits.h"
 #include <droce/engine/core/eal.h>
 #include <droce/engine/lab/link_impairment.h>
@@ -102,13 +103,12 @@ int main(int argc, char** argv) {
   if (Status s = port->hold_peer_events(5000); !s.ok()) std::fprintf(stderr, "droce-perf: warning: %s\n", s.message().c_str());
 
   // Addresses: our GID is ::ffff:<local IP>; the peer's IP comes from its GID, its MAC from
-  // --peer-mac or the lab rule.
-  std::uint8_t local_ip[4], mac_buf[6], peer_mac[6];
+  // --peer-mac or ARP.
+  std::uint8_t local_ip[4], mac_buf[6];
   (void)parse_ipv4(!opt.local_ip.empty() ? opt.local_ip : server ? "10.0.0.2" : "10.0.0.1", local_ip);
   const rte_ether_addr port_mac = port->mac();
   std::memcpy(mac_buf, port_mac.addr_bytes, 6);
   if (!opt.local_mac.empty()) (void)parse_mac(opt.local_mac, mac_buf);
-  const bool have_peer_mac = !opt.peer_mac.empty() && parse_mac(opt.peer_mac, peer_mac);
 
   // Per worker a buffer, which outlives `memory` (it registers them); then the engine's workers.
   // Per worker a buffer and the registry it is in (the buffer outlives it), so that no two
@@ -131,6 +131,13 @@ int main(int argc, char** argv) {
   wc.endpoint.addresses.local = lab_address(local_ip, mac_buf);
   auto group = WorkerGroup::create(wc, err);
   if (!group) return fail(err.message());
+  // The peer's MAC: --peer-mac, or ARP through worker 0's endpoint, the one the peer's ARP frames
+  // reach (queue 0: its worker 0 sends them; RSS puts non-IP frames there, docs/arp.md), and the
+  // MAC goes to every worker. Worker 0 is polled whenever we wait for the peer (the session's
+  // idle below, then the resolution's own loop), so we answer its ARP too.
+  apps::PeerMac peer_mac(opt.peer_mac, group->worker(0).endpoint(), [&group] { group->worker(0).poll(rte_rdtsc()); });
+  peer_mac.announce();  // ARP only; it leaves with the first poll
+  std::uint8_t peer_mac0[6] = {};  // the first QP's peer MAC, for the JSON report
   // Lab loss at our receive side, on every queue (a seed each: the queues' losses differ).
   std::vector<std::unique_ptr<LinkImpairment>> impairments;
   for (std::uint32_t q = 0; opt.loss > 0 && q < opt.workers; ++q) {
@@ -188,9 +195,13 @@ int main(int argc, char** argv) {
   std::vector<PerftestKeys> mine = workers->keys(local_ip), peer;
   const Status connected = session.connect(opt.test, mine, peer, [&]() -> Status {
     for (std::uint32_t i = 0; i < opt.qps; ++i) {
-      std::uint8_t pip[4];
+      // The peer polls as it waits for the exchange's next step. Only the first QP asks (the
+      // others find the MAC known); resolutions go on until --timeout (lab loss drops ARP too).
+      std::uint8_t pip[4], mac[6];
+      if (Status m = peer_mac.of_gid(peer[i].gid, timeout_ms, mac); !m.ok()) return m;
       if (Status g = ipv4_from_gid(peer[i].gid, pip); !g.ok()) return g;
-      if (Status c = workers->connect(i, lab_address(pip, have_peer_mac ? peer_mac : nullptr), peer[i]); !c.ok()) return c;
+      if (Status c = workers->connect(i, lab_address(pip, mac), peer[i]); !c.ok()) return c;
+      if (i == 0) std::memcpy(peer_mac0, mac, 6);
     }
     return {};
   });
@@ -251,6 +262,11 @@ int main(int argc, char** argv) {
     if (!peer.empty()) (void)ipv4_from_gid(peer[0].gid, pip);
     j["local"] = keys_json(mine[0], local_ip);
     if (!peer.empty()) j["remote"] = keys_json(peer[0], pip);
+    char mac_text[18];
+    std::snprintf(mac_text, sizeof(mac_text), "%02x:%02x:%02x:%02x:%02x:%02x", peer_mac0[0], peer_mac0[1], peer_mac0[2],
+                  peer_mac0[3], peer_mac0[4], peer_mac0[5]);
+    j["remote"]["mac"] = mac_text;
+    j["remote"]["mac_from"] = peer_mac.by_arp() ? "arp" : "--peer-mac";
     j["retransmitted_packets"] = tt.retransmitted;
     j["naks_sent"] = tt.naks_sent;
     j["naks_received"] = tt.naks_received;

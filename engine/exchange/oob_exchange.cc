@@ -346,6 +346,13 @@ Status OobConnection::read_exact(std::uint8_t* buf, std::size_t n, Clock::time_p
   return have == n ? Status() : io_exact(fd_, buf + have, n - have, false, deadline, what, stop_);
 }
 
+Status OobConnection::read_exact(std::uint8_t* buf, std::size_t n, Clock::time_point deadline, const char* what,
+                                 const std::function<void()>& idle) {
+  if (!idle) return read_exact(buf, n, deadline, what);
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return recv_bytes(buf, n, left <= 0 ? 0u : static_cast<std::uint32_t>(left), what, idle);
+}
+
 bool OobConnection::wait_first_byte(Clock::time_point deadline, Status& s) {
   s = {};
   if (!buffered_.empty()) return true;
@@ -371,14 +378,15 @@ namespace {
 constexpr char kDone[] = "done";  // sizeof == 5: rc_pingpong sends the NUL too
 }
 
-Status OobConnection::exchange_as_client(const ConnInfo& local, ConnInfo& peer, std::uint32_t timeout_ms) {
+Status OobConnection::exchange_as_client(const ConnInfo& local, ConnInfo& peer, std::uint32_t timeout_ms,
+                                         const std::function<void()>& idle) {
   if (fd_ < 0) return Status::error("exchange on a closed connection");
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   const std::string msg = format_rc_pingpong(local);
   std::uint8_t in[kRcPingpongMsgBytes];
   Status s = io_exact(fd_, reinterpret_cast<std::uint8_t*>(const_cast<char*>(msg.data())), msg.size(), true, deadline,
                       "sending our connection info", stop_);
-  if (s.ok()) s = read_exact(in, sizeof(in), deadline, "the peer's connection info");
+  if (s.ok()) s = read_exact(in, sizeof(in), deadline, "the peer's connection info", idle);
   if (s.ok()) s = parse_rc_pingpong(in, sizeof(in), peer);
   if (s.ok())
     s = io_exact(fd_, reinterpret_cast<std::uint8_t*>(const_cast<char*>(kDone)), sizeof(kDone), true, deadline,
@@ -386,23 +394,23 @@ Status OobConnection::exchange_as_client(const ConnInfo& local, ConnInfo& peer, 
   return s;
 }
 
-Status OobConnection::server_read_peer(ConnInfo& peer, std::uint32_t timeout_ms) {
+Status OobConnection::server_read_peer(ConnInfo& peer, std::uint32_t timeout_ms, const std::function<void()>& idle) {
   if (fd_ < 0) return Status::error("exchange on a closed connection");
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   std::uint8_t in[kRcPingpongMsgBytes];
-  Status s = read_exact(in, sizeof(in), deadline, "the client's connection info");
+  Status s = read_exact(in, sizeof(in), deadline, "the client's connection info", idle);
   if (s.ok()) s = parse_rc_pingpong(in, sizeof(in), peer);
   return s;
 }
 
-Status OobConnection::server_answer(const ConnInfo& local, std::uint32_t timeout_ms) {
+Status OobConnection::server_answer(const ConnInfo& local, std::uint32_t timeout_ms, const std::function<void()>& idle) {
   if (fd_ < 0) return Status::error("exchange on a closed connection");
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   const std::string msg = format_rc_pingpong(local);
   Status s = io_exact(fd_, reinterpret_cast<std::uint8_t*>(const_cast<char*>(msg.data())), msg.size(), true, deadline,
                       "sending our connection info", stop_);
   std::uint8_t done[sizeof(kDone)];
-  if (s.ok()) s = read_exact(done, sizeof(done), deadline, "the client's \"done\"");
+  if (s.ok()) s = read_exact(done, sizeof(done), deadline, "the client's \"done\"", idle);
   if (s.ok() && std::memcmp(done, kDone, sizeof(kDone)) != 0)
     return Status::error("the client sent something other than \"done\" after the exchange");
   return s;

@@ -96,11 +96,15 @@ class OobConnection {
   // ibv_rc_pingpong's exchange, byte for byte (rdma-core pp_client_exch_dest/pp_server_exch_dest):
   // the client sends its 52-byte info and reads the server's; then it writes "done" (5 bytes,
   // NUL included), which the server waits for — the server has moved its QP to RTR/RTS by then.
-  [[nodiscard]] Status exchange_as_client(const ConnInfo& local, ConnInfo& peer, std::uint32_t timeout_ms);
+  // With `idle`, the waits for the peer's bytes call it (as recv_bytes does): the caller's
+  // endpoint keeps answering ARP while the peer resolves our MAC before it connects its QP.
+  [[nodiscard]] Status exchange_as_client(const ConnInfo& local, ConnInfo& peer, std::uint32_t timeout_ms,
+                                          const std::function<void()>& idle = {});
   // Server side in two steps so the QP can be connected between them, as rc_pingpong does:
   // read the client's info, then (after connecting) answer and wait for "done".
-  [[nodiscard]] Status server_read_peer(ConnInfo& peer, std::uint32_t timeout_ms);
-  [[nodiscard]] Status server_answer(const ConnInfo& local, std::uint32_t timeout_ms);
+  [[nodiscard]] Status server_read_peer(ConnInfo& peer, std::uint32_t timeout_ms, const std::function<void()>& idle = {});
+  [[nodiscard]] Status server_answer(const ConnInfo& local, std::uint32_t timeout_ms,
+                                     const std::function<void()>& idle = {});
 
   // A line of printable ASCII (at most kMaxLineBytes, no '\n'); the receiver gets it without
   // the '\n'. A peer's longer line, or one with other bytes, is an error naming that (never
@@ -131,6 +135,9 @@ class OobConnection {
   // Reads exactly n bytes: first what poll_line() already took off the socket, then the socket.
   [[nodiscard]] Status read_exact(std::uint8_t* buf, std::size_t n, std::chrono::steady_clock::time_point deadline,
                                   const char* what);
+  // The same calling `idle` while it waits (recv_bytes), when there is one.
+  [[nodiscard]] Status read_exact(std::uint8_t* buf, std::size_t n, std::chrono::steady_clock::time_point deadline,
+                                  const char* what, const std::function<void()>& idle);
   // Waits until the peer has sent a byte (true) or closed without one (false, `s` ok); `s` is an
   // error on a timeout, a stop or a socket error.
   [[nodiscard]] bool wait_first_byte(std::chrono::steady_clock::time_point deadline, Status& s);

@@ -391,6 +391,79 @@ kill $tcp_pid 2>/dev/null; wait $tcp_pid 2>/dev/null
 check "Ctrl-C to a client whose server never answers the exchange: exits 1 within 5 s saying interrupted (took ${took} s)" \
   "[ $cli_rc -eq 1 ] && [ $took -le 5 ] && grep -q 'droce-gen: interrupted' '$out/int.c.txt' || { tail -n 3 '$out/int.c.txt'; false; }"
 
+# ---- the peer's MAC: by ARP when --peer-mac is not given (every pair above), else as given ----
+# arp_frames PCAP: the ARP frames of a capture, one line each (tshark's summary).
+arp_frames() { tshark -r "$1" -Y arp 2>/dev/null; }
+run_pair arp --op send --size 512 -- --op send --size 512 --count 2000 --pcap "$out/arp.pcapng"
+check "memif pair without --peer-mac: both announce themselves, one resolves the other by ARP, both verified" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/arp.c.json' && verified '$out/arp.s.json' &&
+   arp_frames '$out/arp.pcapng' > '$out/arp.frames' && grep -q 'Announcement for 10.0.0.1' '$out/arp.frames' &&
+   grep -q 'Announcement for 10.0.0.2' '$out/arp.frames' && grep -q 'Who has 10.0.0.[12]' '$out/arp.frames' &&
+   grep -q '10.0.0.[12] is at' '$out/arp.frames' || { cat '$out/arp.frames'; false; }"
+run_pair given --op send --size 512 --peer-mac 02:00:0a:00:00:01 -- --op send --size 512 --count 2000 \
+  --peer-mac 02:00:0a:00:00:02 --pcap "$out/given.pcapng"
+check "memif pair with --peer-mac on both sides: verified, and not one ARP frame on the wire" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/given.c.json' && verified '$out/given.s.json' &&
+   [ -s '$out/given.pcapng' ] && [ -z \"\$(arp_frames '$out/given.pcapng')\" ]"
+# Two workers a side: worker 0 resolves (its queue 0 meets the peer's queue 0, where the peer's
+# ARP frames arrive) and both workers' QPs use the MAC.
+srv_eal() { echo "--lcores 0@0,1@$last_cpu --no-pci --vdev net_memif0,role=server,socket=$out/$1.sock"; }
+cli_eal() { echo "--lcores 0@0,1@$last_cpu --no-pci --vdev net_memif0,role=client,socket=$out/$1.sock"; }
+run_pair arpw --workers 2 --qps 4 --op write --size 2048 -- --workers 2 --qps 4 --op write --size 2048 --count 4000 \
+  --pcap "$out/arpw.pcapng"
+check "memif, 2 workers each side, no --peer-mac: resolved by ARP, every worker's QPs verified" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && every_worker '$out/arpw.c.json' 2 4 4 && every_worker '$out/arpw.s.json' 2 4 4 &&
+   arp_frames '$out/arpw.pcapng' | grep -q '10.0.0.[12] is at'"
+srv_eal() { echo "-l $last_cpu --no-pci --vdev net_memif0,role=server,socket=$out/$1.sock"; }
+cli_eal() { echo "-l 0 --no-pci --vdev net_memif0,role=client,socket=$out/$1.sock"; }
+# Nobody answers ARP (net_null: a link that is up and takes every frame away). Static connection:
+# one resolution of 3 requests (--connect-timeout 1 asks for no second one), then the engine's words.
+last_pair=""
+t0=$SECONDS
+# shellcheck disable=SC2086
+timeout 60 "$gen" $null_eal -- --mode client --oob-port 0 --remote-qpn 0x11 --op send --peer-ip 10.0.0.99 \
+  --connect-timeout 1 > "$out/noarp.txt" 2>&1
+rc=$?
+took=$(( SECONDS - t0 ))
+check "static client whose --peer-ip nobody answers: exit 1 with the ARP failure, within 30 s (took ${took} s)" \
+  "[ $rc -eq 1 ] && [ $took -le 30 ] && grep -q 'no ARP reply from 10.0.0.99 after 3 requests in' '$out/noarp.txt' &&
+   grep -q -- '--peer-mac' '$out/noarp.txt' || { tail -n 3 '$out/noarp.txt'; false; }"
+# The same after an exchange: both sides on net_null, the TCP exchange between them works, ARP does not.
+port=$(free_port)
+t0=$SECONDS
+# shellcheck disable=SC2086
+timeout 60 "$gen" $null_eal -- --mode server --oob-port "$port" --connect-timeout 3 --quiet > "$out/noarp.s.txt" 2>&1 &
+spid=$!
+sleep 0.5
+# shellcheck disable=SC2086
+timeout 60 "$gen" -l 0 --no-pci --no-huge -m 512 --vdev net_null0 -- --mode client --oob-port "$port" \
+  --connect-timeout 3 --quiet --count 100 > "$out/noarp.c.txt" 2>&1
+cli_rc=$?
+wait $spid
+srv_rc=$?
+took=$(( SECONDS - t0 ))
+check "client and server whose ARP nobody carries: both exit non-zero, the ARP failure named, within 30 s (took ${took} s)" \
+  "[ $cli_rc -ne 0 ] && [ $srv_rc -ne 0 ] && [ $took -le 30 ] && cat '$out/noarp.s.txt' '$out/noarp.c.txt' | grep -q 'no ARP reply from 10.0.0.[12] after 3 requests' ||
+   { tail -n 2 '$out/noarp.s.txt' '$out/noarp.c.txt'; false; }"
+# An IPv6 peer (its GID not IPv4-mapped): ARP cannot find its MAC; the server says --peer-mac is
+# required instead of failing obscurely. The peer here is a socket speaking rc_pingpong's format.
+port=$(free_port)
+# shellcheck disable=SC2086
+timeout 60 "$gen" $null_eal -- --mode server --oob-port "$port" --connect-timeout 5 --quiet > "$out/v6.s.txt" 2>&1 &
+spid=$!
+/usr/bin/python3 -c "
+import socket, time
+for _ in range(100):
+    try:
+        s = socket.create_connection(('127.0.0.1', $port)); break
+    except OSError: time.sleep(0.1)
+s.sendall(b'0000:000011:000100:fe800000000000000000000000000002\0'); time.sleep(2)" > /dev/null 2>&1
+wait $spid
+srv_rc=$?
+check "a peer whose GID is IPv6, without --peer-mac: exit 1 saying --peer-mac is required (no IPv6 Neighbor Discovery)" \
+  "[ $srv_rc -eq 1 ] && grep -q 'fe80::2 is an IPv6 address' '$out/v6.s.txt' && grep -q -- '--peer-mac is required' '$out/v6.s.txt' ||
+   { tail -n 2 '$out/v6.s.txt'; false; }"
+
 # Nobody to talk to: a clear error within the connect timeout.
 timeout 30 "$gen" $(cli_eal nobody) -- --mode client --oob-port "$(free_port)" --connect-timeout 1 > "$out/nobody.txt" 2>&1
 check "no server: the client gives up within --connect-timeout with a message" \

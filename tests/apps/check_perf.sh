@@ -173,6 +173,39 @@ SRV_L=$two_lcores CLI_L=$two_lcores run_pair l2 read_bw -q 4 --workers 2 -s 4096
 check "read_bw -q 4 --workers 2 with 2 % lab loss on every queue: completes, retransmissions counted" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/l2.c.txt' 1 800 bw && workers_json '$out/l2.c.json' 2 400 && /usr/bin/python3 -c \"
 import json; d = json.load(open('$out/l2.c.json')); assert d['impairment_dropped'] > 0 and d['retransmitted_packets'] > 0, d\""
+
+# ---- the peer's MAC: every pair above gave no --peer-mac, so each side found the other's by ARP
+# (2 workers: through worker 0, whose queue 0 meets the peer's queue 0; every worker used it) ----
+# mac_from FILE FROM [MAC]: the JSON's peer MAC came from FROM (and is MAC when given).
+mac_from() { /usr/bin/python3 -c "
+import json, re; r = json.load(open('$1'))['remote']
+assert r['mac_from'] == '$2' and re.fullmatch('([0-9a-f]{2}:){5}[0-9a-f]{2}', r['mac']) and r['mac'] != '00:00:00:00:00:00', r
+assert '${3:-}' in ('', r['mac']), r"; }
+check "without --peer-mac the peer's MAC came from ARP, one worker and two (write_bw, write_bw --workers 2, both sides)" \
+  "mac_from '$out/wbw.c.json' arp && mac_from '$out/wbw.s.json' arp && mac_from '$out/w2.c.json' arp && mac_from '$out/w2.s.json' arp"
+run_pair given write_bw -s 4096 -n 200 --peer-mac 02:00:0a:00:00:01 -- -s 4096 -n 200 --peer-mac 02:00:0a:00:00:02
+check "with --peer-mac on both sides: completes with the given MACs (no ARP needed)" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/given.c.txt' 1 200 bw && mac_from '$out/given.c.json' --peer-mac 02:00:0a:00:00:02 &&
+   mac_from '$out/given.s.json' --peer-mac 02:00:0a:00:00:01"
+# Nobody answers ARP: both on net_null (a link that is up and takes every frame away), the TCP
+# exchange between them works. Each side fails within its --timeout (3 s) with the engine's words.
+last_pair=noarp
+port=$(free_port)
+t0=$SECONDS
+timeout 60 "$perf" -l "$last_cpu" --no-pci --no-huge -m 512 --vdev net_null0 -- write_bw -p "$port" --timeout 3 \
+  > "$out/noarp.s.txt" 2>&1 &
+spid=$!
+sleep 0.5
+timeout 60 "$perf" -l 0 --no-pci --no-huge -m 512 --vdev net_null0 -- write_bw -p "$port" --timeout 3 127.0.0.1 \
+  > "$out/noarp.c.txt" 2>&1
+cli_rc=$?
+wait $spid
+srv_rc=$?
+took=$(( SECONDS - t0 ))
+check "a pair whose ARP nobody carries: both exit 1, the ARP failure named, within 30 s (took ${took} s)" \
+  "[ $cli_rc -eq 1 ] && [ $srv_rc -eq 1 ] && [ $took -le 30 ] &&
+   cat '$out/noarp.s.txt' '$out/noarp.c.txt' | grep -q 'droce-perf: no ARP reply from 10.0.0.[12] after 3 requests in' ||
+   { tail -n 2 '$out/noarp.s.txt' '$out/noarp.c.txt'; false; }"
 # More workers than EAL lcores or than the port's queue pairs: one line naming the limit, exit 2.
 limit() {  # NAME EXPECTED_TEXT EAL_AND_APP_ARGS...
   local name=$1 text=$2; shift 2

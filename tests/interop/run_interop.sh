@@ -186,6 +186,17 @@ else
   result pmtu4096_setup 1 0
 fi
 
+# ---- ARP: droce-perf without --peer-mac finds the guest's MAC by ARP (the guest kernel answers
+# for its eth0 address; the guest's permanent entry for droce means it asks nothing itself) ----
+guest_serves write_bw_guest_server_arp "ib_write_bw $X -s 4096 -n 20" "${DP[@]}" write_bw -p "$LAB_OOB_HOSTFWD" \
+  --local-ip "$DROCE_IP" --local-mac "$DROCE_MAC" --timeout 60 -s 4096 -n 20 --json "$LAB_RUN/arp.json" 127.0.0.1
+if /usr/bin/python3 -c "import json, sys; r = json.load(open(sys.argv[1]))['remote']; assert r['mac_from'] == 'arp' and r['mac'] == sys.argv[2], r" \
+     "$LAB_RUN/arp.json" "$GUEST_MAC"; then
+  result write_bw_arp_resolved_guest_mac 0 0
+else
+  result write_bw_arp_resolved_guest_mac 1 0
+fi
+
 echo "rxe counters: $(lab_gexec 'cd /sys/class/infiniband/rxe0/ports/1/hw_counters && for f in sent_pkts rcvd_pkts duplicate_request out_of_seq_request rcvd_seq_err completer_retry_err retry_exceeded_err; do printf "%s=%s " $f $(cat $f); done' 30)"
 echo "interop: ${#passed[@]} passed, ${#failed[@]} failed in $(( $(date +%s) - T0 )) s${failed[*]:+ (failed: ${failed[*]})}"
 [ ${#failed[@]} -eq 0 ] && [ ${#passed[@]} -gt 0 ]

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -230,6 +231,49 @@ TEST_CASE("the client's bytes are rc_pingpong's: 52-byte info, then \"done\" wit
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   CHECK(closed);  // the server's connection went away with its thread
+}
+
+TEST_CASE("rc_pingpong's exchange with an idle function calls it while it waits for the peer", "[oob]") {
+  // The apps poll their endpoint there, so that a peer resolving our MAC by ARP is answered.
+  RcPingpongServer server;
+  std::uint16_t port = 0;
+  REQUIRE(server.listen(0, port).ok());
+  ConnInfo local, peer, srv;
+  local.qpn = 0x22;
+  srv.qpn = 0x33;
+  std::uint64_t srv_idle = 0;
+  Status srv_status;
+  ConnInfo seen;
+  std::thread t([&] {
+    OobConnection c;
+    srv_status = server.accept(3000, c);
+    if (!srv_status.ok()) return;
+    const std::function<void()> idle = [&] { ++srv_idle; };
+    srv_status = c.server_read_peer(seen, 3000, idle);
+    // The client is slow to send "done": the answer's wait runs the idle function too.
+    if (srv_status.ok()) srv_status = c.server_answer(srv, 3000, idle);
+  });
+  OobConnection c;
+  REQUIRE(OobConnection::connect("127.0.0.1", port, 3000, c).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the server waits for our info meanwhile
+  std::uint64_t cli_idle = 0;
+  REQUIRE(c.exchange_as_client(local, peer, 3000, [&] {
+    if (++cli_idle == 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }).ok());
+  t.join();
+  REQUIRE(srv_status.ok());
+  CHECK(seen.qpn == 0x22);
+  CHECK(peer.qpn == 0x33);
+  CHECK(srv_idle > 0);
+  // A server that never answers: the client's wait ends at its deadline, idle called all along.
+  RcPingpongServer mute;
+  REQUIRE(mute.listen(0, port).ok());
+  OobConnection m;
+  REQUIRE(OobConnection::connect("127.0.0.1", port, 3000, m).ok());
+  std::uint64_t mute_idle = 0;
+  const Status s = m.exchange_as_client(local, peer, 200, [&] { ++mute_idle; });
+  CHECK(s.message().find("timed out waiting for the peer's connection info") != std::string::npos);
+  CHECK(mute_idle > 0);
 }
 
 TEST_CASE("a server given an info message without its NUL refuses it", "[oob]") {

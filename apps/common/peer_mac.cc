@@ -1,0 +1,102 @@
+// The peer's MAC: given, or resolved by ARP through a polled endpoint (see peer_mac.h).
+#include "apps/common/peer_mac.h"
+
+#include <arpa/inet.h>
+
+#include <chrono>
+#include <cstring>
+#include <utility>
+
+#include "apps/common/address_text.h"
+#include <droce/engine/core/stop_signal.h>
+#include <droce/protocols/arp/neighbour_table.h>
+
+namespace droce::apps {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using engine::Status;
+using engine::StatusCode;
+
+// The engine fails a resolution after its last request's interval, on its own clock, as long as
+// the endpoint is polled; a round that has not ended by then plus this margin ends here. Only a
+// bug ends a round this way: the margin is wide, since a loaded machine stalls a process for
+// seconds now and then, and the engine's own words are the ones the user should see.
+constexpr std::chrono::milliseconds kRoundMargin{10000};
+// Rounds at most, whatever wait_ms says (each lasts about 3 s: hours in all).
+constexpr unsigned kMaxRounds = 10000;
+
+std::string ipv4_text(const std::uint8_t ip[4]) {
+  char b[INET_ADDRSTRLEN] = {};
+  (void)inet_ntop(AF_INET, ip, b, sizeof(b));
+  return b;
+}
+
+std::string gid_text(const std::uint8_t gid[16]) {
+  char b[INET6_ADDRSTRLEN] = {};
+  (void)inet_ntop(AF_INET6, gid, b, sizeof(b));
+  return b;
+}
+
+const char* const kNeedMac = "--peer-mac is required for it (IPv6 Neighbor Discovery is not implemented)";
+
+}  // namespace
+
+PeerMac::PeerMac(const std::string& given, engine::RcEndpoint& ep, Poll poll) : ep_(ep), poll_(std::move(poll)) {
+  given_ = !given.empty() && engine::parse_mac(given, given_mac_);
+}
+
+void PeerMac::announce() {
+  // Best effort: a neighbour that missed it still learns us from our requests or asks itself.
+  if (!given_ && !ep_.config().addresses.ipv6) (void)ep_.announce();
+}
+
+Status PeerMac::of_ipv4(const std::uint8_t ipv4[4], std::uint32_t wait_ms, std::uint8_t mac[6]) {
+  if (given_) {
+    std::memcpy(mac, given_mac_, 6);
+    return {};
+  }
+  if (ep_.config().addresses.ipv6)
+    return Status::error(StatusCode::kUnsupported,
+                         "this endpoint speaks IPv6 and ARP is IPv4's: " + std::string(kNeedMac));
+  const std::string who = ipv4_text(ipv4);
+  const auto until = Clock::now() + std::chrono::milliseconds(wait_ms);
+  const auto round_len = std::chrono::nanoseconds(arp::kArpMaxRequests * arp::kArpRetryIntervalNs) + kRoundMargin;
+  Status last;
+  for (unsigned round = 0; round < kMaxRounds; ++round) {
+    // A failed or expired address starts over; a known one is resolved at once.
+    if (Status s = ep_.start_resolve(ipv4); !s.ok()) return s;
+    const auto round_end = Clock::now() + round_len;
+    engine::ArpResolution r;
+    // Bounded by round_end: the endpoint's own clock ends the resolution well before it.
+    for (;;) {
+      poll_();
+      r = ep_.resolution(ipv4);
+      if (r.state != engine::ArpResolution::State::kResolving) break;
+      if (engine::stop_requested()) return Status::error("interrupted while resolving " + who + " by ARP");
+      if (Clock::now() >= round_end) {
+        r.status = Status::error(StatusCode::kTimeout, "no end to the ARP resolution of " + who + " within " +
+                                                           std::to_string(round_len.count() / 1'000'000) +
+                                                           " ms (was the endpoint polled?)");
+        break;
+      }
+    }
+    if (r.state == engine::ArpResolution::State::kResolved) {
+      std::memcpy(mac, r.mac, 6);
+      return {};
+    }
+    last = r.status;
+    if (Clock::now() >= until) break;
+  }
+  return Status::error(last.code(), last.message() + "; a peer that does not answer ARP needs --peer-mac");
+}
+
+Status PeerMac::of_gid(const std::uint8_t gid[16], std::uint32_t wait_ms, std::uint8_t mac[6]) {
+  static constexpr std::uint8_t kV4Mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF};
+  if (!given_ && std::memcmp(gid, kV4Mapped, sizeof(kV4Mapped)) != 0)
+    return Status::error(StatusCode::kUnsupported, "the peer's GID " + gid_text(gid) +
+                                                       " is an IPv6 address, whose MAC ARP cannot find: " + kNeedMac);
+  return of_ipv4(gid + 12, wait_ms, mac);
+}
+
+}  // namespace droce::apps
