@@ -11,6 +11,7 @@
 #include "apps/common/address_text.h"
 #include "apps/common/oob_waits.h"
 #include "apps/common/peer_mac.h"
+#include "apps/common/rss_line.h"
 #include <droce/engine/core/stop_signal.h>
 
 namespace droce::gen {
@@ -199,8 +200,9 @@ Status connect_qps(const Options& o, Setup& st, Connection& c) {
   c.run_limit_s = o.count != 0 ? std::max(60.0, o.duration_s) : o.duration_s;
   c.run_warmup_s = o.warmup_s;
   if (o.mode == Mode::kLoopback) return connect_loopback(o, st);
-  if (o.oob_port == 0) return connect_static(o, st);
-  return exchange_qps(o, st, c, static_cast<std::uint32_t>(o.connect_timeout_s * 1000));
+  Status s = o.oob_port == 0 ? connect_static(o, st) : exchange_qps(o, st, c, static_cast<std::uint32_t>(o.connect_timeout_s * 1000));
+  if (s.ok() && st.group) apps::place_flows_and_say("droce-gen", *st.group);  // the port's RSS table, where it has one
+  return s;
 }
 
 }  // namespace droce::gen

@@ -27,6 +27,7 @@
 #include "apps/common/default_port.h"
 #include "apps/common/oob_waits.h"
 #include "apps/common/peer_mac.h"
+#include "apps/common/rss_line.h"
 #include "apps/common/worker_limits.h"
 #include <droce/engine/core/eal.h>
 #include <droce/engine/lab/link_impairment.h>
@@ -206,6 +207,7 @@ int main(int argc, char** argv) {
     return {};
   });
   if (!connected.ok()) return fail(connected.message());
+  apps::place_flows_and_say("droce-perf", *group);  // N > 1 workers: the port's RSS table, where it has one
   if (Status s = workers->launch(); !s.ok()) return fail(s.message());
   const perf::Traffic& t0 = workers->traffic0();
   perf::print_banner(opt, {port->name(), pre.mtu, t0.tx_depth(), t0.rx_depth(), t0.cq_mod()}, mine, peer);
