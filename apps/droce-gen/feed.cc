@@ -56,24 +56,7 @@ double Feed::elapsed() const { return std::chrono::duration<double>(std::chrono:
 
 Feed::Totals Feed::sum(const Setup& st) {
   Totals s;
-  for (const auto& j : st.jobs) {
-    const JobFigures& f = j->figures();
-    s.all_messages += f.all_messages.load(kRelaxed);
-    s.all_bytes += f.all_bytes.load(kRelaxed);
-    s.messages += f.messages.load(kRelaxed);
-    s.bytes += f.bytes.load(kRelaxed);
-    s.retx += f.retransmitted.load(kRelaxed);
-    s.naks_sent += f.naks_sent.load(kRelaxed);
-    s.naks_received += f.naks_received.load(kRelaxed);
-    s.rnr += f.rnr_naks.load(kRelaxed);
-    s.cnps_sent += f.cnps_sent.load(kRelaxed);
-    s.cnps_received += f.cnps_received.load(kRelaxed);
-    s.ack_timeouts += f.ack_timeouts.load(kRelaxed);
-    s.scheduled += f.scheduled.load(kRelaxed);
-    s.posted += f.posted.load(kRelaxed);
-    s.late += f.late.load(kRelaxed);
-    s.shed += f.shed.load(kRelaxed);
-  }
+  for (const auto& j : st.jobs) s.add(j->figures());
   return s;
 }
 

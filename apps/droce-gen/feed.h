@@ -39,11 +39,7 @@ class Feed {
   void final_line(const Options& o, const Setup& st, const nlohmann::json& report);
 
  private:
-  struct Totals {
-    std::uint64_t all_messages = 0, all_bytes = 0, messages = 0, bytes = 0, retx = 0, naks_sent = 0,
-                  naks_received = 0, rnr = 0, cnps_sent = 0, cnps_received = 0, ack_timeouts = 0, scheduled = 0,
-                  posted = 0, late = 0, shed = 0;
-  };
+  using Totals = FigureTotals;
   static Totals sum(const Setup& st);
   [[nodiscard]] double elapsed() const;
   [[nodiscard]] nlohmann::json per_qp(const Options& o, const Setup& st) const;

@@ -15,6 +15,26 @@
 
 namespace droce::gen {
 
+void FigureTotals::add(const JobFigures& f) {
+  constexpr auto kRelaxed = std::memory_order_relaxed;
+  messages += f.messages.load(kRelaxed);
+  bytes += f.bytes.load(kRelaxed);
+  all_messages += f.all_messages.load(kRelaxed);
+  all_bytes += f.all_bytes.load(kRelaxed);
+  errors += f.errors.load(kRelaxed);
+  retx += f.retransmitted.load(kRelaxed);
+  naks_sent += f.naks_sent.load(kRelaxed);
+  naks_received += f.naks_received.load(kRelaxed);
+  rnr += f.rnr_naks.load(kRelaxed);
+  cnps_sent += f.cnps_sent.load(kRelaxed);
+  cnps_received += f.cnps_received.load(kRelaxed);
+  ack_timeouts += f.ack_timeouts.load(kRelaxed);
+  scheduled += f.scheduled.load(kRelaxed);
+  posted += f.posted.load(kRelaxed);
+  late += f.late.load(kRelaxed);
+  shed += f.shed.load(kRelaxed);
+}
+
 using engine::RcEndpoint;
 
 void Job::poll_through(engine::LoopbackLab* lab, RcEndpoint* ep, engine::Worker* worker) {

@@ -52,6 +52,15 @@ struct JobFigures {
   std::atomic<bool> finished{false};  // it left its loop (kStop): everything is the main lcore's
 };
 
+// JobFigures' counters as plain numbers, summed over the jobs that add() theirs (relaxed loads:
+// each is a consistent count, not a snapshot of all at one instant). The live line and the feed.
+struct FigureTotals {
+  std::uint64_t messages = 0, bytes = 0, all_messages = 0, all_bytes = 0, errors = 0;
+  std::uint64_t retx = 0, naks_sent = 0, naks_received = 0, rnr = 0, cnps_sent = 0, cnps_received = 0;
+  std::uint64_t ack_timeouts = 0, scheduled = 0, posted = 0, late = 0, shed = 0;
+  void add(const JobFigures& f);
+};
+
 // What every job shares (read-only during the run).
 struct RunPlan {
   const Options* opt = nullptr;

@@ -79,6 +79,11 @@ void usage(const Options& d) {
       "  --local-ip A.B.C.D       our RoCE address (default 10.0.0.1 client/loopback, 10.0.0.2 server)\n"
       "  --peer-ip A.B.C.D        the peer's RoCE address (default: the other of the two)\n"
       "  --peer-mac XX:..:XX      the peer's MAC (default: resolved by ARP at start, IPv4 peers only)\n"
+      "  --dscp N                 DSCP of our frames, 0..63 (default 0; ECN stays ECT(0) for DCQCN)\n"
+      "  --vlan ID                an 802.1Q tag on our frames, 1..4094 (default: untagged); a tagged\n"
+      "                           peer's frames are taken either way (the tag belongs to the link)\n"
+      "  --pcp N                  the tag's priority, 0..7 (default 0; needs --vlan): match it to the\n"
+      "                           fabric's lossless class and --pfc-priority\n"
       "  --oob-port N             TCP port of the ibv_rc_pingpong-format exchange (default %u; 0 = static)\n"
       "  --oob-host HOST          where the server's exchange listens, for the client (default %s)\n"
       "  --local-qpn N            static: our first QPN (default 0x%x)\n"
@@ -160,7 +165,7 @@ int fail(const std::string& message) {
 
 int parse_options(const std::vector<std::string>& args, Options& o) {
   const Options defaults;
-  bool remote_qpn_given = false;
+  bool remote_qpn_given = false, pcp_given = false;
   bool size_given = false;
   std::vector<std::pair<std::string, std::string>> overrides;  // applied after the preset, in order
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -259,6 +264,13 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
       if (!value()) return fail(e);
       if (!parse_ipv4(v, scratch)) return fail(a + ": " + apps::quoted(v) + " is not an IPv4 address");
       (a == "--local-ip" ? o.local_ip : o.peer_ip) = v;
+    } else if (a == "--dscp") {
+      ok = integer(o.dscp, 0, 63);
+    } else if (a == "--vlan") {
+      ok = integer(o.vlan_id, 1, 4094);
+    } else if (a == "--pcp") {
+      ok = integer(o.vlan_pcp, 0, 7);
+      pcp_given = true;
     } else if (a == "--peer-mac") {
       if (!value()) return fail(e);
       if (!parse_mac(v, scratch)) return fail("--peer-mac: " + apps::quoted(v) + " is not a MAC (xx:xx:xx:xx:xx:xx)");
@@ -342,6 +354,10 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
       return std::fprintf(stderr, "droce-gen: --op %s works on 8 bytes: leave --size out or give 8\n", op_name(o.op)), -1;
     o.sizes = {8};
   }
+  if (pcp_given && o.vlan_id == 0)
+    return std::fprintf(stderr, "droce-gen: --pcp is the priority of the 802.1Q tag: give --vlan too\n"), -1;
+  if (o.mode == Mode::kLoopback && (o.dscp != 0 || o.vlan_id != 0))
+    return std::fprintf(stderr, "droce-gen: --dscp and --vlan mark the frames on a port: client and server modes\n"), -1;
   if (o.active_qps > o.qps)
     return std::fprintf(stderr, "droce-gen: --active-qps %u is more than --qps %u\n", o.active_qps, o.qps), -1;
   if (o.workers > o.qps)

@@ -35,6 +35,10 @@ struct Options {
   std::uint32_t burst = 1;         // open loop: messages due at the same instant
   // Addressing and connection (client/server).
   std::string local_ip, peer_ip, peer_mac;  // empty: mode defaults
+  // Our frames' IP DSCP and 802.1Q tag (client/server; the engine builds them, ECN stays ECT(0)).
+  std::uint8_t dscp = 0;      // --dscp 0..63
+  std::uint16_t vlan_id = 0;  // --vlan 1..4094; 0 = untagged
+  std::uint8_t vlan_pcp = 0;  // --pcp 0..7, with --vlan
   std::string oob_host = "127.0.0.1";
   std::uint16_t oob_port = 18515;  // ibv_rc_pingpong's default; 0 = static connection
   std::uint32_t local_qpn = 0x11;  // first local QPN (static connection)

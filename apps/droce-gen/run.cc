@@ -28,9 +28,7 @@ constexpr std::uint32_t kEndWaitMs = 10000;  // each end-of-run step (the peer m
 constexpr std::size_t kEndCountsPerLine = 14;
 
 // The figures the main lcore sums over the jobs.
-struct Sums {
-  std::uint64_t messages = 0, bytes = 0, all_messages = 0, all_bytes = 0, errors = 0;
-  std::uint64_t retx = 0, naks_sent = 0, naks_received = 0, rnr = 0, cnps_sent = 0, cnps_received = 0;
+struct Sums : FigureTotals {
   std::uint64_t first_rx = 0, last_rx = 0;
   double rate_lo = 0, rate_hi = 0;
   bool all_ended = true;
@@ -41,17 +39,7 @@ Sums sum_figures(const Setup& st) {
   constexpr auto kRelaxed = std::memory_order_relaxed;
   for (const auto& j : st.jobs) {
     const JobFigures& f = j->figures();
-    s.messages += f.messages.load(kRelaxed);
-    s.bytes += f.bytes.load(kRelaxed);
-    s.all_messages += f.all_messages.load(kRelaxed);
-    s.all_bytes += f.all_bytes.load(kRelaxed);
-    s.errors += f.errors.load(kRelaxed);
-    s.retx += f.retransmitted.load(kRelaxed);
-    s.naks_sent += f.naks_sent.load(kRelaxed);
-    s.naks_received += f.naks_received.load(kRelaxed);
-    s.rnr += f.rnr_naks.load(kRelaxed);
-    s.cnps_sent += f.cnps_sent.load(kRelaxed);
-    s.cnps_received += f.cnps_received.load(kRelaxed);
+    s.add(f);
     const std::uint64_t first = f.first_rx_tsc.load(kRelaxed);
     if (first != 0) s.first_rx = s.first_rx == 0 ? first : std::min(s.first_rx, first);
     s.last_rx = std::max(s.last_rx, f.last_rx_tsc.load(kRelaxed));

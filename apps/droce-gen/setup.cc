@@ -168,6 +168,9 @@ SetupError open_port(const Options& o, bool default_port, Setup& st) {
   ec.pfc.priority = o.pfc_priority;
   const rte_ether_addr mac = st.port->mac();
   ec.addresses.local = make_address(st.local_ip, mac.addr_bytes);
+  ec.addresses.dscp = o.dscp;
+  ec.addresses.vlan_id = o.vlan_id;
+  ec.addresses.vlan_pcp = o.vlan_pcp;
   if (o.workers == 1) {
     st.endpoint = engine::RcEndpoint::create(ec, err);
     if (!st.endpoint) return run_error(err);

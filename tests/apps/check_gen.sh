@@ -405,6 +405,15 @@ run_pair given --op send --size 512 --peer-mac 02:00:0a:00:00:01 -- --op send --
 check "memif pair with --peer-mac on both sides: verified, and not one ARP frame on the wire" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/given.c.json' && verified '$out/given.s.json' &&
    [ -s '$out/given.pcapng' ] && [ -z \"\$(arp_frames '$out/given.pcapng')\" ]"
+# DSCP and an 802.1Q tag on both sides: every RoCEv2 frame of the run carries them, and so does
+# ARP (the resolution happens on the VLAN).
+run_pair vlan --op write --size 1024 --dscp 26 --vlan 100 --pcp 3 -- --op write --size 1024 --count 2000 \
+  --dscp 26 --vlan 100 --pcp 3 --pcap "$out/vlan.pcapng"
+check "memif pair with --dscp 26 --vlan 100 --pcp 3: verified; every RoCEv2 and ARP frame tagged VLAN 100 priority 3, RoCEv2 with DSCP 26" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/vlan.c.json' && verified '$out/vlan.s.json' &&
+   [ \"\$(tshark -r '$out/vlan.pcapng' -Y 'udp.port == 4791' 2>/dev/null | wc -l)\" -gt 0 ] &&
+   [ -z \"\$(tshark -r '$out/vlan.pcapng' -Y '(udp.port == 4791 && !(vlan.id == 100 && vlan.priority == 3 && ip.dsfield.dscp == 26)) || (arp && !(vlan.id == 100))' 2>/dev/null)\" ] &&
+   [ -n \"\$(arp_frames '$out/vlan.pcapng')\" ]"
 # Two workers a side: worker 0 resolves (its queue 0 meets the peer's queue 0, where the peer's
 # ARP frames arrive) and both workers' QPs use the MAC.
 srv_eal() { echo "--lcores 0@0,1@$last_cpu --no-pci --vdev net_memif0,role=server,socket=$out/$1.sock"; }

@@ -250,6 +250,13 @@ bad --size "$gen" -- --json "$tmp/new.json" --size nan
 good help-gen "$gen" -- --size 1e3,64,0x40 --mtu 4096 --qps 2 --count 1e6 --seed 0 --loss 0.01 --json "$tmp/g.json" --help
 good help-gen-workers "$gen" -- --qps 16384 --active-qps 100 --workers 4 --inflight 4 --size 4096 --help
 good help-gen-open "$gen" -- --msg-rate 1e5 --arrivals poisson --burst 8 --seed 3 --help
+good help-gen-marks "$gen" -- --mode client --dscp 26 --vlan 100 --pcp 3 --help
+bad --dscp "$gen" -- --mode client --dscp 64
+bad --vlan "$gen" -- --mode client --vlan 0
+bad --vlan "$gen" -- --mode client --vlan 4095
+bad --pcp "$gen" -- --mode client --pcp 8
+bad "give --vlan too" "$gen" -- --mode client --pcp 3
+bad "client and server modes" "$gen" -- --dscp 26
 good help-gen-feed "$gen" -- --stats-json - --interval 0.1 --help
 good help-echo "$echo_" -- --size 64 --count 1e5 --timeout 0.5 --json "$tmp/e.json" --help
 good help-perf "$perf" -- write_bw -s 64K -n 1000 --help
