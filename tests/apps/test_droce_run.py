@@ -31,8 +31,10 @@ class FeedTest(unittest.TestCase):
     def test_interval_lines_arrive_during_the_run(self):
         intervals = [l for l in self.lines if not l["final"]]
         self.assertGreaterEqual(len(intervals), 2, self.lines)
-        # The run lasts 2 s after the first line (at 0.5 s) was due: it came well before the end.
-        self.assertGreater(self.arrivals[-1] - self.arrivals[0], 0.5)
+        # The run lasts 2 s after the first line (at 0.5 s) was due, and every line is flushed as it
+        # is written: the first came long before the last, not all at the end. (A reader starved for
+        # a second on a loaded host narrows the gap; 0.25 s still tells live from batched.)
+        self.assertGreater(self.arrivals[-1] - self.arrivals[0], 0.25)
         for l in intervals:
             self.assertGreater(l["interval_s"], 0)
             self.assertEqual(len(l["qps"]), 2)
