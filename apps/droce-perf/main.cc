@@ -130,6 +130,9 @@ int main(int argc, char** argv) {
   for (auto& m : memories) wc.memories.push_back(m.get());
   wc.endpoint.addresses.promiscuous = pc.promiscuous;  // peers may address us by the lab rule's MAC
   wc.endpoint.addresses.local = lab_address(local_ip, mac_buf);
+  wc.endpoint.addresses.dscp = opt.dscp;
+  wc.endpoint.addresses.vlan_id = opt.vlan_id;
+  wc.endpoint.addresses.vlan_pcp = opt.vlan_pcp;
   auto group = WorkerGroup::create(wc, err);
   if (!group) return fail(err.message());
   // The peer's MAC: --peer-mac, or ARP through worker 0's endpoint, the one the peer's ARP frames

@@ -65,6 +65,9 @@ void usage() {
       "  --local-mac MAC          source MAC of our frames (default: the port's MAC)\n"
       "  --peer-mac MAC           the peer's MAC (default: found by ARP for the IPv4 address in the peer's\n"
       "                           GID, after a gratuitous ARP of ours; a peer that does not answer ARP needs it)\n"
+      "  --dscp N                 DSCP of our frames, 0..63 (default 0; ECN stays ECT(0) for DCQCN)\n"
+      "  --vlan ID [--pcp N]      an 802.1Q tag on our frames (ARP included), 1..4094, priority 0..7\n"
+      "                           (default: untagged)\n"
       "  --loss P                 lab loss: drop this fraction of frames arriving at our port (default 0)\n"
       "  --seed N                 seed of the lab loss (default 1)\n"
       "  --max-size SIZE          with -a, stop after this size (default 8388608; a perftest peer runs them all)\n"
@@ -113,7 +116,7 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     return bad(std::string("no test given: droce-perf -- TEST [options] [server-host] (TEST: ") + kTestList +
                "; --help)");
   if (!parse_test(args[0], o.test)) return bad(apps::quoted(args[0]) + " is not a test (" + kTestList + ")");
-  bool size_given = false, iters_given = false, tx_given = false, atomic_given = false;
+  bool size_given = false, iters_given = false, tx_given = false, atomic_given = false, pcp_given = false;
   for (std::size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
     std::string v;
@@ -194,6 +197,16 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
       if (!value()) return -1;
       if (!engine::parse_ipv4(v, scratch)) return bad("--local-ip: " + apps::quoted(v) + " is not an IPv4 address");
       o.local_ip = v;
+    } else if (a == "--dscp") {
+      if (!value() || !number(0, 63, n)) return -1;
+      o.dscp = static_cast<std::uint8_t>(n);
+    } else if (a == "--vlan") {
+      if (!value() || !number(1, 4094, n)) return -1;
+      o.vlan_id = static_cast<std::uint16_t>(n);
+    } else if (a == "--pcp") {
+      if (!value() || !number(0, 7, n)) return -1;
+      o.vlan_pcp = static_cast<std::uint8_t>(n);
+      pcp_given = true;
     } else if (a == "--local-mac" || a == "--peer-mac") {
       if (!value()) return -1;
       if (!engine::parse_mac(v, scratch)) return bad(a + ": " + apps::quoted(v) + " is not a MAC (xx:xx:xx:xx:xx:xx)");
@@ -241,6 +254,7 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   if (o.atomic_test() && o.all_sizes) return bad("-a: atomic tests run one size, 8 bytes");
   if (o.atomic_test() && size_given && o.size != kAtomicSize)
     return bad("-s: atomic tests use 8-byte messages only, not " + std::to_string(o.size));
+  if (pcp_given && o.vlan_id == 0) return bad("--pcp is the priority of the 802.1Q tag: give --vlan too");
   if (!size_given) o.size = o.atomic_test() ? kAtomicSize : o.bw() ? 65536 : 2;
   if (!iters_given) o.iters = o.test == PerftestTest::kWriteBw ? 5000 : 1000;
   if (!tx_given) o.tx_depth = o.bw() ? 128 : 1;

@@ -40,6 +40,9 @@ struct Options {
   std::uint32_t qp_timeout = 14;
   // droce's own.
   std::string local_ip, local_mac, peer_mac;
+  std::uint8_t dscp = 0;      // --dscp 0..63 (ECN stays ECT(0))
+  std::uint16_t vlan_id = 0;  // --vlan 1..4094; 0 = untagged
+  std::uint8_t vlan_pcp = 0;  // --pcp 0..7, with --vlan
   double loss = 0;                  // lab loss at our port's receive side
   std::uint64_t seed = 1;
   double timeout_s = 30;            // connect, and every exchange step

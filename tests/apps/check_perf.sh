@@ -152,6 +152,9 @@ run_pair loss write_bw -s 4096 -n 400 --loss 0.03 --seed 5 -- -s 4096 -n 400 --l
 check "write_bw with 3 % lab loss at both ports: completes, retransmissions counted" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/loss.c.txt' 1 400 bw && /usr/bin/python3 -c \"
 import json; d = json.load(open('$out/loss.c.json')); assert d['retransmitted_packets'] > 0 and d['impairment_dropped'] > 0, d\""
+run_pair vlan write_bw -s 4096 -n 200 --dscp 26 --vlan 100 --pcp 3 -- -s 4096 -n 200 --dscp 26 --vlan 100 --pcp 3
+check "write_bw with --dscp 26 --vlan 100 --pcp 3 on both sides (tagged frames, ARP on the VLAN): both exit 0" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/vlan.c.txt' 1 200 bw"
 
 # ---- --workers: QP i on worker i % N, each worker on its own lcore with its own queue pair ----
 # Two lcores per process (4 pollers on a 2-CPU machine: slow, judged on results only); the
@@ -233,6 +236,9 @@ bad "-n 3" "at least 5 iterations" send_bw -n 3
 bad "-q 0" "-q: '0'" write_bw -q 0
 bad "-o 0" "-o: '0'" read_bw -o 0
 bad "-o 256" "-o: '256'" read_bw -o 256
+bad "--pcp without --vlan" "give --vlan too" write_bw --pcp 3
+bad "--vlan 4095" "--vlan: '4095'" write_bw --vlan 4095
+bad "--dscp 64" "--dscp: '64'" write_bw --dscp 64
 bad "-u 0" "-u: '0'" write_bw -u 0
 bad "-u 32" "-u: '32'" write_bw -u 32
 bad "a missing value" "-s needs a value" send_bw -s
