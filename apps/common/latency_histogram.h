@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace droce::engine {
 
@@ -37,6 +39,26 @@ class LatencyHistogram {
       if (seen >= rank) return std::min(upper(i), max_);
     }
     return max_;
+  }
+  // The distribution as (value ns, fraction of values <= it) steps, one per non-empty bucket, at
+  // most max_points of them (neighbouring buckets merged evenly when there are more); the last
+  // step is the exact max at 1.0. For plots and reports, not the datapath: it allocates.
+  [[nodiscard]] std::vector<std::pair<std::uint64_t, double>> cdf(std::size_t max_points = 200) const {
+    std::vector<std::pair<std::uint64_t, double>> steps;
+    if (total_ == 0 || max_points == 0) return steps;
+    std::size_t used = 0;
+    for (auto c : counts_) used += c != 0;
+    const std::size_t stride = (used + max_points - 1) / max_points;
+    std::uint64_t seen = 0;
+    std::size_t in_stride = 0;
+    for (std::size_t i = 0; i < counts_.size(); ++i) {
+      if (counts_[i] == 0) continue;
+      seen += counts_[i];
+      if (++in_stride < stride && seen < total_) continue;
+      in_stride = 0;
+      steps.emplace_back(std::min(upper(i), max_), static_cast<double>(seen) / static_cast<double>(total_));
+    }
+    return steps;
   }
 
  private:

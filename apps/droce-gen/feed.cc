@@ -154,6 +154,7 @@ void Feed::final_line(const Options& o, const Setup& st, const nlohmann::json& r
   line["total"] = total;
   if (o.offered_msg_rate() > 0 && !st.server) line["load"] = report.at("load");
   line["latency_ns"] = report.at("latency_ns");
+  line["latency_cdf_ns"] = report.at("latency_cdf_ns");
   line["problem"] = report.at("problem");
   line.update(per_qp(o, st));
   if (st.jobs.size() > 1) line["workers"] = report.at("workers");

@@ -200,6 +200,7 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
     j["msg_rate_mps"] = mmps;
     j["latency_ns"] = percentiles_json(hist);  // from the due time (closed loop: the posting)
     j["service_ns"] = percentiles_json(r.service);
+    j["latency_cdf_ns"] = hist.cdf();  // [[ns, fraction <= ns], ...]: --plot draws it
     const LoadFigures f = load_figures(o, st, r);
     j["load"] = {{"open_loop", f.open}, {"arrivals", f.open ? arrivals_name(o.arrivals) : "closed"},
                  {"burst", o.burst}, {"configured_msg_rate", f.configured}, {"offered_msg_rate", f.offered},
