@@ -1,11 +1,16 @@
 // droce-echo's connection (see connect.h).
 #include "apps/droce-echo/connect.h"
 
+#include <cstring>
+#include <functional>
 #include <string>
 #include <string_view>
 
+#include <rte_cycles.h>
+
 #include "apps/common/address_text.h"
 #include "apps/common/oob_waits.h"
+#include "apps/common/peer_mac.h"
 #include "apps/common/rss_line.h"
 #include "apps/droce-echo/srq_exchange.h"
 
@@ -23,10 +28,10 @@ namespace {
 // send some replies where the client never reads: it refuses, naming both. A hostile count is
 // refused with a line naming it.
 Status exchange_qp_count(OobConnection& oob, bool server, std::uint32_t workers, std::uint32_t& qps,
-                         std::uint32_t timeout_ms) {
+                         std::uint32_t timeout_ms, const std::function<void()>& poll) {
   if (!server) return oob.send_line("QPS " + std::to_string(qps) + " " + std::to_string(workers), timeout_ms);
   std::string line;
-  if (Status s = engine::recv_line_stoppable(oob, line, timeout_ms, "the client's QP count"); !s.ok()) return s;
+  if (Status s = engine::recv_line_stoppable(oob, line, timeout_ms, "the client's QP count", poll); !s.ok()) return s;
   const std::string_view v(line);
   const std::size_t space = v.find(' ', 4);
   std::uint64_t n = 0, w = 0;
@@ -50,12 +55,17 @@ Status connect_qps(const Options& o, Setup& st) {
   OobConnection& oob = st.oob;
   // The rc_pingpong exchange, once per QP (QP i on worker i % N); between droce-echo peers the
   // client says after the first how many QPs follow ("QPS n"). The peer's MAC is not in the
-  // exchange, and the memif peer needs none.
+  // exchange: --peer-mac, or ARP through worker 0's endpoint (the queue ARP frames reach,
+  // docs/arp.md), which is polled whenever we wait for the peer so that we answer its ARP too.
+  // The workers run on their lcores only after this, so polling worker 0 here races nothing.
+  const std::function<void()> poll = [&st] { st.group->worker(0).poll(rte_rdtsc()); };
+  apps::PeerMac peer_mac(o.peer_mac, st.group->worker(0).endpoint(), poll);
+  peer_mac.announce();  // ARP only; it leaves with the first poll
   std::uint16_t bound = 0;
   Status s = server ? st.listener.listen(o.oob_port, bound) : engine::connect_stoppable(o.oob_host, o.oob_port, timeout_ms, oob);
   if (s.ok() && server) s = engine::accept_stoppable(st.listener, timeout_ms, oob);
   // ibv_srq_pingpong's exchange is one table of QPs each way (srq_exchange.h).
-  if (s.ok() && o.srq_pingpong()) s = connect_srq_qps(o, st);
+  if (s.ok() && o.srq_pingpong()) s = connect_srq_qps(o, st, peer_mac, poll);
   std::uint32_t qps = o.srq_pingpong() ? 0 : server ? 1 : o.qps;
   for (std::uint32_t i = 0; s.ok() && i < qps; ++i) {
     engine::RcEndpoint& ep = st.group->worker(static_cast<std::uint16_t>(i % o.workers)).endpoint();
@@ -66,17 +76,17 @@ Status connect_qps(const Options& o, Setup& st) {
     local.qpn = qpn;
     local.psn = psn;
     engine::gid_from_ipv4(st.ip, local.gid);
-    if (s.ok()) s = server ? oob.server_read_peer(peer, timeout_ms) : oob.exchange_as_client(local, peer, timeout_ms);
-    // The peer's IP comes from its GID; its MAC from --peer-mac (a real peer needs it), else the
-    // lab convention 02:00:<IPv4>.
-    std::uint8_t peer_ip[4] = {}, peer_mac[6];
+    if (s.ok()) s = server ? oob.server_read_peer(peer, timeout_ms, poll) : oob.exchange_as_client(local, peer, timeout_ms, poll);
+    // The peer's IP comes from its GID; its MAC from --peer-mac or ARP (once: later QPs find it
+    // known). Resolutions go on until --timeout: lab loss drops ARP frames too.
+    std::uint8_t peer_ip[4] = {}, mac[6] = {};
     if (s.ok()) s = engine::ipv4_from_gid(peer.gid, peer_ip);
-    const wire::L2L3Address remote =
-        engine::lab_address(peer_ip, !o.peer_mac.empty() && engine::parse_mac(o.peer_mac, peer_mac) ? peer_mac : nullptr);
-    if (s.ok()) s = ep.connect(qpn, engine::RemoteQp{remote, peer.qpn, peer.psn});
-    if (s.ok() && server) s = oob.server_answer(local, timeout_ms);
+    if (s.ok()) s = peer_mac.of_gid(peer.gid, timeout_ms, mac);
+    if (s.ok()) s = ep.connect(qpn, engine::RemoteQp{engine::lab_address(peer_ip, mac), peer.qpn, peer.psn});
+    if (s.ok() && server) s = oob.server_answer(local, timeout_ms, poll);
     if (s.ok()) st.own_qps.push_back({i % o.workers, qpn});
-    if (s.ok() && i == 0 && !o.pingpong_tool()) s = exchange_qp_count(oob, server, o.workers, qps, timeout_ms);
+    if (s.ok() && i == 0 && !o.pingpong_tool()) s = exchange_qp_count(oob, server, o.workers, qps, timeout_ms, poll);
+    if (s.ok() && i == 0) st.mac_by_arp = peer_mac.by_arp(), std::memcpy(st.peer_mac, mac, 6);
   }
   if (!s.ok()) return s;
   apps::place_flows_and_say("droce-echo", *st.group);  // N > 1 workers: the port's RSS table, where it has one

@@ -49,7 +49,7 @@ void usage(const Options& d) {
       "  --local-ip A.B.C.D       our RoCE address, sent as GID ::ffff:A.B.C.D (default 10.0.0.1 client,\n"
       "                           10.0.0.2 server)\n"
       "  --local-mac XX:..:XX     source MAC of our frames (default: the port's MAC)\n"
-      "  --peer-mac XX:..:XX      the peer's MAC (default 02:00 + the IPv4 address in the peer's GID)\n"
+      "  --peer-mac XX:..:XX      the peer's MAC (default: found by ARP; a peer that does not answer ARP needs it)\n"
       "  --loss P                 lab impairment: drop this fraction of received frames, [0, 0.5]\n"
       "                           (default %g; server/client only)\n"
       "  --seed S                 seed of the impairment (default %llu)\n"

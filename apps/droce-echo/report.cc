@@ -46,7 +46,8 @@ int report(const Options& o, Setup& st, const Client& c) {
   if (!o.json.empty()) {
     nlohmann::json j;
     j["endpoint"] = {{"rx_frames", ec.rx_frames}, {"rx_linearized", ec.rx_linearized}, {"rx_view_drops", ec.rx_view_drops},
-                     {"tx_alloc_failures", ec.tx_alloc_failures}, {"rx_drops", drops}};
+                     {"tx_alloc_failures", ec.tx_alloc_failures}, {"rx_drops", drops},
+                     {"arp_requests_answered", ec.arp_requests_answered}};
     j["mode"] = o.mode;
     j["thread"] = o.thread;
     j["size"] = o.size;
@@ -58,6 +59,12 @@ int report(const Options& o, Setup& st, const Client& c) {
     j["send_errors"] = c.send_errors;
     j["stalled"] = c.stalled;
     j["problem"] = c.problem;
+    if (!st.lab) {
+      char mac[18];
+      std::snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", st.peer_mac[0], st.peer_mac[1], st.peer_mac[2],
+                    st.peer_mac[3], st.peer_mac[4], st.peer_mac[5]);
+      j["remote"] = {{"mac", mac}, {"mac_from", st.mac_by_arp ? "arp" : "--peer-mac"}};
+    }
     if (std::string e = droce::apps::write_text_file(o.json, j.dump(2) + "\n"); !e.empty()) {
       std::fprintf(stderr, "droce-echo: %s\n", e.c_str());
       return 1;

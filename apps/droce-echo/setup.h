@@ -46,6 +46,8 @@ struct Setup {
   engine::MemoryRegistry* server_mem = nullptr;
   std::uint32_t client_qpn = 0, server_qpn = 0;
   std::uint8_t ip[4] = {};  // server/client: our IPv4 address (the GID of the exchange)
+  std::uint8_t peer_mac[6] = {};  // server/client: the first QP's peer MAC, and where it came from
+  bool mac_by_arp = false;
   // The control connection stays open to a droce-echo peer for the end of the run (ibv_rc_pingpong
   // closes it after the exchange).
   engine::OobConnection oob;

@@ -44,7 +44,7 @@ Status parse_srq_table(const std::vector<std::uint8_t>& table, std::uint32_t max
   return {};
 }
 
-Status connect_srq_qps(const Options& o, Setup& st) {
+Status connect_srq_qps(const Options& o, Setup& st, apps::PeerMac& peer_mac, const std::function<void()>& poll) {
   const bool server = o.mode == "server";
   const auto timeout_ms = static_cast<std::uint32_t>(o.timeout_s * 1000);
   engine::RcEndpoint& ep = st.group->worker(0).endpoint();
@@ -53,7 +53,7 @@ Status connect_srq_qps(const Options& o, Setup& st) {
   std::vector<std::uint8_t> in(kSrqPingpongEntries * kRcPingpongMsgBytes);
   std::vector<ConnInfo> peer;
   if (server) {
-    if (Status s = oob.recv_bytes(in.data(), in.size(), timeout_ms, "the client's QP table"); !s.ok()) return s;
+    if (Status s = oob.recv_bytes(in.data(), in.size(), timeout_ms, "the client's QP table", poll); !s.ok()) return s;
     if (Status s = parse_srq_table(in, kMaxQps, peer); !s.ok()) return s;
     if (o.rx_depth < peer.size())
       return Status::error("the client has " + std::to_string(peer.size()) + " QPs and --rx-depth is " + std::to_string(o.rx_depth) +
@@ -73,29 +73,30 @@ Status connect_srq_qps(const Options& o, Setup& st) {
   if (!server) {
     const std::vector<std::uint8_t> out = format_srq_table(local);
     if (Status s = oob.send_bytes(out.data(), out.size(), timeout_ms, "our QP table"); !s.ok()) return s;
-    if (Status s = oob.recv_bytes(in.data(), in.size(), timeout_ms, "the server's QP table"); !s.ok()) return s;
+    if (Status s = oob.recv_bytes(in.data(), in.size(), timeout_ms, "the server's QP table", poll); !s.ok()) return s;
     if (Status s = parse_srq_table(in, kMaxQps, peer); !s.ok()) return s;
     // The tool connects its first -q QPs to ours: a different count leaves QPs unconnected.
     if (peer.size() != qps)
       return Status::error("the server has " + std::to_string(peer.size()) + " QPs and this client " + std::to_string(qps) +
                            ": give --qps equal to its -q");
   }
-  // QP i to the peer's QP i. The peer's IP comes from its GID; its MAC from --peer-mac, else the
-  // lab convention 02:00:<IPv4>.
+  // QP i to the peer's QP i. The peer's IP comes from its GID; its MAC from --peer-mac or ARP
+  // (once; later QPs find it known).
   for (std::uint32_t i = 0; i < qps; ++i) {
-    std::uint8_t peer_ip[4] = {}, peer_mac[6];
+    std::uint8_t peer_ip[4] = {}, mac[6] = {};
     if (Status s = engine::ipv4_from_gid(peer[i].gid, peer_ip); !s.ok()) return s;
-    const wire::L2L3Address remote =
-        engine::lab_address(peer_ip, !o.peer_mac.empty() && engine::parse_mac(o.peer_mac, peer_mac) ? peer_mac : nullptr);
-    if (Status s = ep.connect(local[i].qpn, engine::RemoteQp{remote, peer[i].qpn, peer[i].psn}); !s.ok()) return s;
+    if (Status s = peer_mac.of_gid(peer[i].gid, timeout_ms, mac); !s.ok()) return s;
+    if (Status s = ep.connect(local[i].qpn, engine::RemoteQp{engine::lab_address(peer_ip, mac), peer[i].qpn, peer[i].psn}); !s.ok())
+      return s;
     st.own_qps.push_back({0, local[i].qpn});
+    if (i == 0) st.mac_by_arp = peer_mac.by_arp(), std::memcpy(st.peer_mac, mac, 6);
   }
   static constexpr char kDone[] = "done";  // 5 bytes with its NUL, as the tool writes and reads it
   if (!server) return oob.send_bytes(kDone, sizeof(kDone), timeout_ms, "\"done\"");
   const std::vector<std::uint8_t> out = format_srq_table(local);
   if (Status s = oob.send_bytes(out.data(), out.size(), timeout_ms, "our QP table"); !s.ok()) return s;
   char done[sizeof(kDone)] = {};
-  if (Status s = oob.recv_bytes(done, sizeof(done), timeout_ms, "the client's \"done\""); !s.ok()) return s;
+  if (Status s = oob.recv_bytes(done, sizeof(done), timeout_ms, "the client's \"done\"", poll); !s.ok()) return s;
   if (std::memcmp(done, kDone, sizeof(kDone)) != 0) return Status::error("the client sent something other than \"done\" after the exchange");
   return {};
 }

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
+#include "apps/common/peer_mac.h"
 #include "apps/droce-echo/options.h"
 #include "apps/droce-echo/setup.h"
 #include <droce/engine/core/status.h>
@@ -29,6 +31,9 @@ inline constexpr std::size_t kSrqPingpongEntries = 256;
 // accepted): one SRQ (--rx-depth receives) on worker 0's endpoint, the QPs attached to it (the
 // client's --qps; the server as many as the client's table names) and connected to the peer's,
 // in table order. On success st.own_qps holds them and st.srq_id the SRQ.
-[[nodiscard]] engine::Status connect_srq_qps(const Options& o, Setup& st);
+// Both tables, our SRQ and QPs, each QP connected to the peer's of the same index; the peer's MAC
+// through `peer_mac` (given or ARP), `poll` run while we wait for the peer's bytes.
+[[nodiscard]] engine::Status connect_srq_qps(const Options& o, Setup& st, apps::PeerMac& peer_mac,
+                                             const std::function<void()>& poll);
 
 }  // namespace droce::echo

@@ -80,6 +80,7 @@ check "server --workers 2, client --qps 4 over two-queue memif: every reply inta
 import json
 c = json.load(open('$out/w2.c.json')); s = json.load(open('$out/w2.s.json'))
 assert c['qps'] == 4 and c['round_trips'] == 8000 and c['bad_replies'] == 0 and c['problem'] == '', c
+assert c['remote']['mac_from'] == 'arp', c['remote']
 assert s['echoed'] == 8400 and s['errors'] == 0 and s['problem'] == '', s
 w = s['workers']; assert [x['worker'] for x in w] == [0, 1] and all(x['qps'] == 2 and x['echoed'] == 4200 for x in w), w
 \""
@@ -88,6 +89,14 @@ check "the same at 2 % lab loss on every queue, both sides: every reply intact" 
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && /usr/bin/python3 -c \"
 import json; c = json.load(open('$out/wl.c.json')); s = json.load(open('$out/wl.s.json'))
 assert c['round_trips'] == 2000 and c['bad_replies'] == 0 and s['echoed'] == 2000, (c, s)\""
+# --peer-mac given both ways: no ARP, the client uses the server's MAC as given.
+workers_pair wmac --local-mac 02:00:00:00:00:22 --peer-mac 02:00:00:00:00:11 -- \
+  --local-mac 02:00:00:00:00:11 --peer-mac 02:00:00:00:00:22 --count 500
+check "--peer-mac both ways: the client's JSON names the given MAC, every reply intact" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && /usr/bin/python3 -c \"
+import json; c = json.load(open('$out/wmac.c.json'))
+assert c['round_trips'] == 500 and c['bad_replies'] == 0, c
+assert c['remote'] == {'mac': '02:00:00:00:00:22', 'mac_from': '--peer-mac'}, c['remote']\""
 workers_pair wm --workers 2 -- --qps 2 --count 100
 check "a client with 1 queue pair against a server with 2: both fail, the server naming both counts" \
   "[ $cli_rc -ne 0 ] && [ $srv_rc -eq 1 ] && grep -q 'the client has 1 queue pair(s) and this server 2: give both the same --workers' '$out/wm.s.txt'"

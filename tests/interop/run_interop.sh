@@ -197,6 +197,30 @@ else
   result write_bw_arp_resolved_guest_mac 1 0
 fi
 
+# ---- ARP both ways: the guest forgets droce (its permanent neighbour entry removed) and droce-echo
+# has no --peer-mac. droce resolves the guest by ARP; the guest, which must know droce's MAC to
+# move its QP to RTR, learns it from droce's ARP traffic (Linux enters the sender of a request for
+# its address) or asks, and droce answers (it polls while it waits in the exchange). The entry is
+# not checked after the run: the guest's carrier drops when droce ends, and Linux then flushes
+# every non-permanent entry. ----
+if lab_gexec "ip neigh del $DROCE_IP dev eth0" 30 > /dev/null && [ -z "$(lab_gexec "ip neigh show $DROCE_IP dev eth0" 30)" ]; then
+  guest_serves rc_pingpong_arp_both_ways "$PP -s 4096 -n 20" "${EC[@]}" --mode client --peer rc_pingpong \
+    --oob-port "$LAB_OOB_HOSTFWD" --local-ip "$DROCE_IP" --local-mac "$DROCE_MAC" --timeout 60 --size 4096 --count 20 \
+    --json "$LAB_RUN/echo_arp.json"
+  if /usr/bin/python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1])); r = j['remote']
+assert r['mac_from'] == 'arp' and r['mac'] == sys.argv[2], r
+print('droce answered', j['endpoint']['arp_requests_answered'], 'ARP request(s) from the guest')" "$LAB_RUN/echo_arp.json" "$GUEST_MAC"; then
+    result rc_pingpong_arp_resolved_guest_mac 0 0
+  else
+    result rc_pingpong_arp_resolved_guest_mac 1 0
+  fi
+  lab_gexec "ip neigh replace $DROCE_IP lladdr $DROCE_MAC dev eth0 nud permanent" 30 > /dev/null
+else
+  result rc_pingpong_arp_guest_entry_removed 1 0
+fi
+
 echo "rxe counters: $(lab_gexec 'cd /sys/class/infiniband/rxe0/ports/1/hw_counters && for f in sent_pkts rcvd_pkts duplicate_request out_of_seq_request rcvd_seq_err completer_retry_err retry_exceeded_err; do printf "%s=%s " $f $(cat $f); done' 30)"
 echo "interop: ${#passed[@]} passed, ${#failed[@]} failed in $(( $(date +%s) - T0 )) s${failed[*]:+ (failed: ${failed[*]})}"
 [ ${#failed[@]} -eq 0 ] && [ ${#passed[@]} -gt 0 ]
