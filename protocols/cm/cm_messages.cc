@@ -34,7 +34,9 @@ struct Out {
 struct In {
   const std::uint8_t* d;
   [[nodiscard]] std::uint8_t u8(std::uint32_t off) const { return d[off]; }
-  [[nodiscard]] std::uint16_t u16(std::uint32_t off) const { return static_cast<std::uint16_t>(d[off] << 8 | d[off + 1]); }
+  [[nodiscard]] std::uint16_t u16(std::uint32_t off) const {
+    return static_cast<std::uint16_t>(d[off] << 8 | d[off + 1]);
+  }
   [[nodiscard]] std::uint32_t u24(std::uint32_t off) const {
     return std::uint32_t{d[off]} << 16 | std::uint32_t{d[off + 1]} << 8 | d[off + 2];
   }
@@ -166,8 +168,8 @@ void put(const Out& o, const CmRep& m) {
   o.u24(20, m.starting_psn);
   o.u8(24, m.responder_resources);
   o.u8(25, m.initiator_depth);
-  o.u8(26, (m.target_ack_delay & 0x1Fu) << 3 | (m.failover_accepted & 0x3u) << 1 |
-               (m.end_to_end_flow_control ? 1u : 0u));
+  o.u8(26,
+       (m.target_ack_delay & 0x1Fu) << 3 | (m.failover_accepted & 0x3u) << 1 | (m.end_to_end_flow_control ? 1u : 0u));
   o.u8(27, (m.rnr_retry_count & 0x7u) << 5 | (m.srq ? 0x10u : 0u));
   o.u64(28, m.local_ca_guid);
   o.bytes(36, m.private_data, kRepPrivateBytes);
@@ -243,9 +245,8 @@ CmAttr cm_attr_of(const CmBody& body) {
 }
 
 std::uint32_t cm_receiver_comm_id(const CmBody& body) {
-  return std::visit(Overload{[](const CmReq&) { return std::uint32_t{0}; },
-                             [](const auto& m) { return m.remote_comm_id; }},
-                    body);
+  return std::visit(
+      Overload{[](const CmReq&) { return std::uint32_t{0}; }, [](const auto& m) { return m.remote_comm_id; }}, body);
 }
 
 std::uint32_t cm_sender_comm_id(const CmBody& body) {
@@ -267,14 +268,29 @@ MadRefusal decode_cm(const std::uint8_t* mad, std::uint32_t len, CmMessage& out)
   if (r != MadRefusal::kNone) return r;
   const In in{mad + kMadHeaderBytes};
   switch (static_cast<CmAttr>(out.header.attr_id)) {
-    case CmAttr::kReq: get(in, out.body.emplace<CmReq>()); break;
-    case CmAttr::kMra: get(in, out.body.emplace<CmMra>()); break;
-    case CmAttr::kRej: get(in, out.body.emplace<CmRej>()); break;
-    case CmAttr::kRep: get(in, out.body.emplace<CmRep>()); break;
-    case CmAttr::kRtu: get(in, out.body.emplace<CmRtu>()); break;
-    case CmAttr::kDreq: get(in, out.body.emplace<CmDreq>()); break;
-    case CmAttr::kDrep: get(in, out.body.emplace<CmDrep>()); break;
-    default: return MadRefusal::kUnknownAttribute;  // parse_mad let through only the seven above
+    case CmAttr::kReq:
+      get(in, out.body.emplace<CmReq>());
+      break;
+    case CmAttr::kMra:
+      get(in, out.body.emplace<CmMra>());
+      break;
+    case CmAttr::kRej:
+      get(in, out.body.emplace<CmRej>());
+      break;
+    case CmAttr::kRep:
+      get(in, out.body.emplace<CmRep>());
+      break;
+    case CmAttr::kRtu:
+      get(in, out.body.emplace<CmRtu>());
+      break;
+    case CmAttr::kDreq:
+      get(in, out.body.emplace<CmDreq>());
+      break;
+    case CmAttr::kDrep:
+      get(in, out.body.emplace<CmDrep>());
+      break;
+    default:
+      return MadRefusal::kUnknownAttribute;  // parse_mad let through only the seven above
   }
   return MadRefusal::kNone;
 }

@@ -27,9 +27,7 @@ inline constexpr std::uint8_t kTransportUc = 1;
 inline constexpr std::uint8_t kTransportRd = 2;
 
 // The IB path MTU code as REQ and path records carry it: 1 = 256 bytes ... 5 = 4096.
-[[nodiscard]] constexpr std::uint32_t mtu_bytes(std::uint8_t code) {
-  return code >= 1 && code <= 5 ? 128u << code : 0;
-}
+[[nodiscard]] constexpr std::uint32_t mtu_bytes(std::uint8_t code) { return code >= 1 && code <= 5 ? 128u << code : 0; }
 
 // A path as REQ carries it (primary at data byte 52, alternate at 96; 44 bytes each).
 // For RoCE the LIDs are the permissive LID 0xFFFF and the GIDs are the IP addresses
@@ -39,43 +37,43 @@ struct CmPath {
   std::uint16_t remote_lid = 0xFFFF;
   std::uint8_t local_gid[16] = {};
   std::uint8_t remote_gid[16] = {};
-  std::uint32_t flow_label = 0;   // 20 bits
-  std::uint8_t packet_rate = 0;   // 6 bits
+  std::uint32_t flow_label = 0;  // 20 bits
+  std::uint8_t packet_rate = 0;  // 6 bits
   std::uint8_t traffic_class = 0;
   std::uint8_t hop_limit = 0;
-  std::uint8_t sl = 0;            // 4 bits
+  std::uint8_t sl = 0;  // 4 bits
   bool subnet_local = false;
   std::uint8_t local_ack_timeout = 0;  // 5 bits: 4.096 us * 2^n
 };
 
 // REQ, §12.6.5.
 struct CmReq {
-  std::uint32_t local_comm_id = 0;        // 0
-  std::uint32_t vendor_id = 0;            // 5..7 (24 bits)
-  std::uint64_t service_id = 0;           // 8
-  std::uint64_t local_ca_guid = 0;        // 16
-  std::uint32_t local_qkey = 0;           // 28
-  std::uint32_t local_qpn = 0;            // 32..34
-  std::uint8_t responder_resources = 0;   // 35
-  std::uint32_t local_eecn = 0;           // 36..38
-  std::uint8_t initiator_depth = 0;       // 39
-  std::uint32_t remote_eecn = 0;          // 40..42
-  std::uint8_t remote_cm_response_timeout = 0;  // 43 b7..b3
+  std::uint32_t local_comm_id = 0;                     // 0
+  std::uint32_t vendor_id = 0;                         // 5..7 (24 bits)
+  std::uint64_t service_id = 0;                        // 8
+  std::uint64_t local_ca_guid = 0;                     // 16
+  std::uint32_t local_qkey = 0;                        // 28
+  std::uint32_t local_qpn = 0;                         // 32..34
+  std::uint8_t responder_resources = 0;                // 35
+  std::uint32_t local_eecn = 0;                        // 36..38
+  std::uint8_t initiator_depth = 0;                    // 39
+  std::uint32_t remote_eecn = 0;                       // 40..42
+  std::uint8_t remote_cm_response_timeout = 0;         // 43 b7..b3
   std::uint8_t transport_service_type = kTransportRc;  // 43 b2..b1
-  bool end_to_end_flow_control = false;   // 43 b0
-  std::uint32_t starting_psn = 0;         // 44..46
-  std::uint8_t local_cm_response_timeout = 0;  // 47 b7..b3
-  std::uint8_t retry_count = 0;           // 47 b2..b0
-  std::uint16_t pkey = 0xFFFF;            // 48
-  std::uint8_t path_mtu = 0;              // 50 b7..b4
-  bool rdc_exists = false;                // 50 b3
-  std::uint8_t rnr_retry_count = 0;       // 50 b2..b0
-  std::uint8_t max_cm_retries = 0;        // 51 b7..b4
-  bool srq = false;                       // 51 b3
-  std::uint8_t extended_transport_type = 0;  // 51 b2..b0
-  CmPath primary;                         // 52..95
-  CmPath alternate;                       // 96..139
-  std::uint8_t private_data[kReqPrivateBytes] = {};  // 140..231
+  bool end_to_end_flow_control = false;                // 43 b0
+  std::uint32_t starting_psn = 0;                      // 44..46
+  std::uint8_t local_cm_response_timeout = 0;          // 47 b7..b3
+  std::uint8_t retry_count = 0;                        // 47 b2..b0
+  std::uint16_t pkey = 0xFFFF;                         // 48
+  std::uint8_t path_mtu = 0;                           // 50 b7..b4
+  bool rdc_exists = false;                             // 50 b3
+  std::uint8_t rnr_retry_count = 0;                    // 50 b2..b0
+  std::uint8_t max_cm_retries = 0;                     // 51 b7..b4
+  bool srq = false;                                    // 51 b3
+  std::uint8_t extended_transport_type = 0;            // 51 b2..b0
+  CmPath primary;                                      // 52..95
+  CmPath alternate;                                    // 96..139
+  std::uint8_t private_data[kReqPrivateBytes] = {};    // 140..231
 };
 
 // What an MRA acknowledges (§12.6.6, byte 8 b7..b6).
@@ -83,10 +81,10 @@ enum class MraTarget : std::uint8_t { kReq = 0, kRep = 1, kLap = 2 };
 
 // MRA, §12.6.6.
 struct CmMra {
-  std::uint32_t local_comm_id = 0;   // 0
-  std::uint32_t remote_comm_id = 0;  // 4
-  MraTarget message = MraTarget::kReq;  // 8 b7..b6
-  std::uint8_t service_timeout = 0;  // 9 b7..b3
+  std::uint32_t local_comm_id = 0;                   // 0
+  std::uint32_t remote_comm_id = 0;                  // 4
+  MraTarget message = MraTarget::kReq;               // 8 b7..b6
+  std::uint8_t service_timeout = 0;                  // 9 b7..b3
   std::uint8_t private_data[kMraPrivateBytes] = {};  // 10..231
 };
 
@@ -114,53 +112,53 @@ enum class RejReason : std::uint16_t {
 
 // REJ, §12.6.7.
 struct CmRej {
-  std::uint32_t local_comm_id = 0;   // 0
-  std::uint32_t remote_comm_id = 0;  // 4
-  RejTarget message = RejTarget::kReq;  // 8 b7..b6
-  std::uint8_t ari_length = 0;       // 9 b7..b1
-  std::uint16_t reason = 0;          // 10
-  std::uint8_t ari[kRejAriBytes] = {};  // 12..83
+  std::uint32_t local_comm_id = 0;                   // 0
+  std::uint32_t remote_comm_id = 0;                  // 4
+  RejTarget message = RejTarget::kReq;               // 8 b7..b6
+  std::uint8_t ari_length = 0;                       // 9 b7..b1
+  std::uint16_t reason = 0;                          // 10
+  std::uint8_t ari[kRejAriBytes] = {};               // 12..83
   std::uint8_t private_data[kRejPrivateBytes] = {};  // 84..231
 };
 
 // REP, §12.6.8.
 struct CmRep {
-  std::uint32_t local_comm_id = 0;   // 0
-  std::uint32_t remote_comm_id = 0;  // 4
-  std::uint32_t local_qkey = 0;      // 8
-  std::uint32_t local_qpn = 0;       // 12..14
-  std::uint32_t local_eecn = 0;      // 16..18
-  std::uint32_t starting_psn = 0;    // 20..22
-  std::uint8_t responder_resources = 0;  // 24
-  std::uint8_t initiator_depth = 0;  // 25
-  std::uint8_t target_ack_delay = 0; // 26 b7..b3
-  std::uint8_t failover_accepted = 0;  // 26 b2..b1
-  bool end_to_end_flow_control = false;  // 26 b0
-  std::uint8_t rnr_retry_count = 0;  // 27 b7..b5
-  bool srq = false;                  // 27 b4
-  std::uint64_t local_ca_guid = 0;   // 28
+  std::uint32_t local_comm_id = 0;                   // 0
+  std::uint32_t remote_comm_id = 0;                  // 4
+  std::uint32_t local_qkey = 0;                      // 8
+  std::uint32_t local_qpn = 0;                       // 12..14
+  std::uint32_t local_eecn = 0;                      // 16..18
+  std::uint32_t starting_psn = 0;                    // 20..22
+  std::uint8_t responder_resources = 0;              // 24
+  std::uint8_t initiator_depth = 0;                  // 25
+  std::uint8_t target_ack_delay = 0;                 // 26 b7..b3
+  std::uint8_t failover_accepted = 0;                // 26 b2..b1
+  bool end_to_end_flow_control = false;              // 26 b0
+  std::uint8_t rnr_retry_count = 0;                  // 27 b7..b5
+  bool srq = false;                                  // 27 b4
+  std::uint64_t local_ca_guid = 0;                   // 28
   std::uint8_t private_data[kRepPrivateBytes] = {};  // 36..231
 };
 
 // RTU, §12.6.9.
 struct CmRtu {
-  std::uint32_t local_comm_id = 0;   // 0
-  std::uint32_t remote_comm_id = 0;  // 4
+  std::uint32_t local_comm_id = 0;                   // 0
+  std::uint32_t remote_comm_id = 0;                  // 4
   std::uint8_t private_data[kRtuPrivateBytes] = {};  // 8..231
 };
 
 // DREQ, §12.6.10.
 struct CmDreq {
-  std::uint32_t local_comm_id = 0;   // 0
-  std::uint32_t remote_comm_id = 0;  // 4
-  std::uint32_t remote_qpn = 0;      // 8..10: the receiver's QPN
+  std::uint32_t local_comm_id = 0;                    // 0
+  std::uint32_t remote_comm_id = 0;                   // 4
+  std::uint32_t remote_qpn = 0;                       // 8..10: the receiver's QPN
   std::uint8_t private_data[kDreqPrivateBytes] = {};  // 12..231
 };
 
 // DREP, §12.6.11.
 struct CmDrep {
-  std::uint32_t local_comm_id = 0;   // 0
-  std::uint32_t remote_comm_id = 0;  // 4
+  std::uint32_t local_comm_id = 0;                    // 0
+  std::uint32_t remote_comm_id = 0;                   // 4
   std::uint8_t private_data[kDrepPrivateBytes] = {};  // 8..231
 };
 

@@ -72,15 +72,16 @@ struct MadHeader {
 };
 
 // Why a MAD was refused: code, counter name, and the sentence a log gets.
-#define DROCE_MAD_REFUSALS(X)                                                                       \
-  X(kNone, "none", "accepted")                                                                      \
-  X(kTooShort, "too_short", "shorter than a MAD (256 bytes)")                                       \
-  X(kTooLong, "too_long", "longer than a MAD (256 bytes)")                                          \
-  X(kBadBaseVersion, "bad_base_version", "MAD base version is not 1")                               \
-  X(kNotCm, "not_cm", "management class is not CommMgt (0x07)")                                     \
-  X(kBadClassVersion, "bad_class_version", "CM class version is not 2")                             \
-  X(kBadMethod, "bad_method", "method is not ComMgtSend, or is a response")                         \
-  X(kUnsupportedAttribute, "unsupported_attribute", "CM attribute droce does not serve (ClassPortInfo, SIDR, LAP, APR)") \
+#define DROCE_MAD_REFUSALS(X)                                               \
+  X(kNone, "none", "accepted")                                              \
+  X(kTooShort, "too_short", "shorter than a MAD (256 bytes)")               \
+  X(kTooLong, "too_long", "longer than a MAD (256 bytes)")                  \
+  X(kBadBaseVersion, "bad_base_version", "MAD base version is not 1")       \
+  X(kNotCm, "not_cm", "management class is not CommMgt (0x07)")             \
+  X(kBadClassVersion, "bad_class_version", "CM class version is not 2")     \
+  X(kBadMethod, "bad_method", "method is not ComMgtSend, or is a response") \
+  X(kUnsupportedAttribute, "unsupported_attribute",                         \
+    "CM attribute droce does not serve (ClassPortInfo, SIDR, LAP, APR)")    \
   X(kUnknownAttribute, "unknown_attribute", "attribute ID is not a CM attribute")
 
 enum class MadRefusal : std::uint8_t {

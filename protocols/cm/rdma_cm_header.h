@@ -36,18 +36,22 @@ inline constexpr std::uint8_t kRdmaCmHeaderVersion = 0;
 
 struct RdmaCmHeader {
   bool ipv6 = false;
-  std::uint16_t src_port = 0;     // the active side's port (its sockaddr's)
-  std::uint8_t src_ip[16] = {};   // IPv4 in the first 4 bytes, as everywhere in droce
+  std::uint16_t src_port = 0;    // the active side's port (its sockaddr's)
+  std::uint8_t src_ip[16] = {};  // IPv4 in the first 4 bytes, as everywhere in droce
   std::uint8_t dst_ip[16] = {};
 };
 
 enum class RdmaCmHeaderRefusal : std::uint8_t { kNone, kTooShort, kBadVersion, kBadIpVersion };
 [[nodiscard]] constexpr std::string_view rdma_cm_header_refusal_text(RdmaCmHeaderRefusal r) {
   switch (r) {
-    case RdmaCmHeaderRefusal::kNone: return "accepted";
-    case RdmaCmHeaderRefusal::kTooShort: return "private data shorter than the rdma_cm header (36 bytes)";
-    case RdmaCmHeaderRefusal::kBadVersion: return "rdma_cm header version is not 0";
-    case RdmaCmHeaderRefusal::kBadIpVersion: return "rdma_cm header IP version is neither 4 nor 6";
+    case RdmaCmHeaderRefusal::kNone:
+      return "accepted";
+    case RdmaCmHeaderRefusal::kTooShort:
+      return "private data shorter than the rdma_cm header (36 bytes)";
+    case RdmaCmHeaderRefusal::kBadVersion:
+      return "rdma_cm header version is not 0";
+    case RdmaCmHeaderRefusal::kBadIpVersion:
+      return "rdma_cm header IP version is neither 4 nor 6";
   }
   return "invalid refusal";
 }

@@ -66,15 +66,15 @@ struct UdPacket {
 };
 
 // Why a frame was not taken as a UD packet: one value per rule, named for counters.
-#define DROCE_UD_REFUSALS(X)                         \
-  X(kNone, "none")                                   \
-  X(kFrame, "frame")           /* an L2-L4 or BTH rule: see the DropReason */ \
-  X(kNotUd, "not_ud")                                \
-  X(kTruncatedDeth, "truncated_deth")                \
-  X(kBadPadCount, "bad_pad_count")                   \
-  X(kBadIcrc, "bad_icrc")                            \
-  X(kBadPkey, "bad_pkey")                            \
-  X(kBadQkey, "bad_qkey")                            \
+#define DROCE_UD_REFUSALS(X)                                        \
+  X(kNone, "none")                                                  \
+  X(kFrame, "frame") /* an L2-L4 or BTH rule: see the DropReason */ \
+  X(kNotUd, "not_ud")                                               \
+  X(kTruncatedDeth, "truncated_deth")                               \
+  X(kBadPadCount, "bad_pad_count")                                  \
+  X(kBadIcrc, "bad_icrc")                                           \
+  X(kBadPkey, "bad_pkey")                                           \
+  X(kBadQkey, "bad_qkey")                                           \
   X(kWrongQp, "wrong_qp")
 
 enum class UdRefusal : std::uint8_t {

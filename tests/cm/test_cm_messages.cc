@@ -1,7 +1,6 @@
 // CM messages: every field lands at the byte and bit of §12.6's tables (checked against bytes
 // written out by hand from those tables), and every message decodes back to what was encoded.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 
 #include "tests/cm/cm_test_util.h"
@@ -76,8 +75,8 @@ bool same_path(const CmPath& a, const CmPath& b) {
 
 TEST_CASE("cm: the MAD header of an encoded message is ComMgtSend, class 0x07 version 2", "[cm][msg]") {
   const Mad m = encode(CmRtu{}, 0x1122334455667788ull);
-  const std::uint8_t want[24] = {1, 0x07, 2, 0x03, 0, 0, 0, 0, 0x11, 0x22, 0x33, 0x44,
-                                 0x55, 0x66, 0x77, 0x88, 0x00, 0x14, 0, 0, 0, 0, 0, 0};
+  const std::uint8_t want[24] = {1,    0x07, 2,    0x03, 0,    0,    0, 0, 0x11, 0x22, 0x33, 0x44,
+                                 0x55, 0x66, 0x77, 0x88, 0x00, 0x14, 0, 0, 0,    0,    0,    0};
   CHECK(std::memcmp(m.data(), want, 24) == 0);
 }
 
@@ -85,19 +84,58 @@ TEST_CASE("cm: REQ fields sit at the offsets of the REQ table", "[cm][msg][req]"
   const Mad m = encode(sample_req());
   CHECK(m[17] == 0x10);  // attribute ID
   const std::uint8_t want[52] = {
-      0x11, 0x22, 0x33, 0x44,                          // 0 local communication ID
-      0x00, 0xA1, 0xB2, 0xC3,                          // 4 reserved, 5 vendor ID
-      0x00, 0x00, 0x00, 0x00, 0x01, 0x06, 0x4E, 0x20,  // 8 service ID: TCP port 20000
-      0x00, 0x02, 0xC9, 0xFF, 0xFE, 0x12, 0x34, 0x56,  // 16 local CA GUID
-      0x00, 0x00, 0x00, 0x00,                          // 24 reserved
-      0xCA, 0xFE, 0xF0, 0x0D,                          // 28 local Q_Key
-      0x00, 0x01, 0x23, 0x04,                          // 32 local QPN, responder resources
-      0x45, 0x67, 0x89, 0x05,                          // 36 local EECN, initiator depth
-      0x98, 0x76, 0x5A, (20 << 3) | (0 << 1) | 1,      // 40 remote EECN; remote CM timeout, RC, E2E
-      0xAB, 0xCD, 0xEF, (18 << 3) | 7,                 // 44 starting PSN; local CM timeout, retry count
-      0xFF, 0xFF,                                      // 48 P_Key
-      (3 << 4) | (0 << 3) | 6,                         // 50 path MTU, RDC exists, RNR retry count
-      (15 << 4) | (1 << 3) | 0,                        // 51 max CM retries, SRQ, extended transport
+      0x11,
+      0x22,
+      0x33,
+      0x44,  // 0 local communication ID
+      0x00,
+      0xA1,
+      0xB2,
+      0xC3,  // 4 reserved, 5 vendor ID
+      0x00,
+      0x00,
+      0x00,
+      0x00,
+      0x01,
+      0x06,
+      0x4E,
+      0x20,  // 8 service ID: TCP port 20000
+      0x00,
+      0x02,
+      0xC9,
+      0xFF,
+      0xFE,
+      0x12,
+      0x34,
+      0x56,  // 16 local CA GUID
+      0x00,
+      0x00,
+      0x00,
+      0x00,  // 24 reserved
+      0xCA,
+      0xFE,
+      0xF0,
+      0x0D,  // 28 local Q_Key
+      0x00,
+      0x01,
+      0x23,
+      0x04,  // 32 local QPN, responder resources
+      0x45,
+      0x67,
+      0x89,
+      0x05,  // 36 local EECN, initiator depth
+      0x98,
+      0x76,
+      0x5A,
+      (20 << 3) | (0 << 1) | 1,  // 40 remote EECN; remote CM timeout, RC, E2E
+      0xAB,
+      0xCD,
+      0xEF,
+      (18 << 3) | 7,  // 44 starting PSN; local CM timeout, retry count
+      0xFF,
+      0xFF,                      // 48 P_Key
+      (3 << 4) | (0 << 3) | 6,   // 50 path MTU, RDC exists, RNR retry count
+      (15 << 4) | (1 << 3) | 0,  // 51 max CM retries, SRQ, extended transport
   };
   for (std::uint32_t i = 0; i < sizeof(want); ++i) {
     INFO("REQ data byte " << i);
@@ -245,15 +283,42 @@ TEST_CASE("cm: REP layout and round trip", "[cm][msg][rep]") {
   fill(a.private_data, kRepPrivateBytes, 5);
   const Mad m = encode(a);
   CHECK(m[17] == 0x13);
-  const std::uint8_t want[36] = {0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80,  // comm IDs
-                                 0x11, 0x11, 0x11, 0x11,                          // 8 local Q_Key
-                                 0x00, 0xAB, 0xCD, 0x00,                          // 12 local QPN, reserved
-                                 0x12, 0x34, 0x56, 0x00,                          // 16 local EECN
-                                 0x65, 0x43, 0x21, 0x00,                          // 20 starting PSN
-                                 16, 8,                                           // 24, 25
-                                 (0x1F << 3) | (1 << 1) | 1,                      // 26 ACK delay, failover, E2E
-                                 (7 << 5) | (1 << 4),                             // 27 RNR retry, SRQ
-                                 1, 2, 3, 4, 5, 6, 7, 8};                         // 28 local CA GUID
+  const std::uint8_t want[36] = {0x10,
+                                 0x20,
+                                 0x30,
+                                 0x40,
+                                 0x50,
+                                 0x60,
+                                 0x70,
+                                 0x80,  // comm IDs
+                                 0x11,
+                                 0x11,
+                                 0x11,
+                                 0x11,  // 8 local Q_Key
+                                 0x00,
+                                 0xAB,
+                                 0xCD,
+                                 0x00,  // 12 local QPN, reserved
+                                 0x12,
+                                 0x34,
+                                 0x56,
+                                 0x00,  // 16 local EECN
+                                 0x65,
+                                 0x43,
+                                 0x21,
+                                 0x00,  // 20 starting PSN
+                                 16,
+                                 8,                           // 24, 25
+                                 (0x1F << 3) | (1 << 1) | 1,  // 26 ACK delay, failover, E2E
+                                 (7 << 5) | (1 << 4),         // 27 RNR retry, SRQ
+                                 1,
+                                 2,
+                                 3,
+                                 4,
+                                 5,
+                                 6,
+                                 7,
+                                 8};  // 28 local CA GUID
   for (std::uint32_t i = 0; i < sizeof(want); ++i) {
     INFO("REP data byte " << i);
     CHECK(data_byte(m, i) == want[i]);

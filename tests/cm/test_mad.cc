@@ -1,6 +1,5 @@
 // parse_mad: one refusal per rule, each with its code and sentence, and what it accepts.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <string>
 #include <vector>
@@ -48,8 +47,8 @@ TEST_CASE("mad: the header writer puts each field at its offset", "[cm][mad]") {
   std::uint8_t out[kMadHeaderBytes];
   std::memset(out, 0xEE, sizeof(out));
   write_mad_header(h, out);
-  const std::uint8_t want[24] = {1, 7, 2, 0x81, 0x12, 0x34, 0x56, 0x78, 1, 2, 3, 4,
-                                 5, 6, 7, 8, 0x00, 0x15, 0, 0, 0xA1, 0xB2, 0xC3, 0xD4};
+  const std::uint8_t want[24] = {1, 7, 2, 0x81, 0x12, 0x34, 0x56, 0x78, 1,    2,    3,    4,
+                                 5, 6, 7, 8,    0x00, 0x15, 0,    0,    0xA1, 0xB2, 0xC3, 0xD4};
   CHECK(std::memcmp(out, want, 24) == 0);
 }
 

@@ -1,6 +1,5 @@
 // The rdma_cm service IDs and the addressing header at the front of REQ private data.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 
 #include "protocols/cm/rdma_cm_header.h"
@@ -12,9 +11,9 @@ TEST_CASE("rdma_cm: TCP port space service IDs", "[cm][rdma_cm]") {
   CHECK(rdma_cm_tcp_service_id(18515) == 0x0000000001064853ull);  // perftest's default port
   std::uint16_t port = 0;
   CHECK(rdma_cm_tcp_port(0x0000000001061C06ull, port));
-  CHECK(port == 7174);  // rping's default port
-  CHECK_FALSE(rdma_cm_tcp_port(0x0000000001110001ull, port));   // the UDP port space
-  CHECK_FALSE(rdma_cm_tcp_port(0x1000000001060001ull, port));   // not an IP CM service ID
+  CHECK(port == 7174);                                         // rping's default port
+  CHECK_FALSE(rdma_cm_tcp_port(0x0000000001110001ull, port));  // the UDP port space
+  CHECK_FALSE(rdma_cm_tcp_port(0x1000000001060001ull, port));  // not an IP CM service ID
 }
 
 TEST_CASE("rdma_cm: IPv4 header bytes and round trip", "[cm][rdma_cm]") {
@@ -26,8 +25,8 @@ TEST_CASE("rdma_cm: IPv4 header bytes and round trip", "[cm][rdma_cm]") {
   std::uint8_t b[kRdmaCmHeaderBytes];
   std::memset(b, 0xEE, sizeof(b));
   write_rdma_cm_header(h, b);
-  const std::uint8_t want[36] = {0, 0x40, 0xC1, 0x23, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 1,
-                                 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 2};
+  const std::uint8_t want[36] = {0, 0x40, 0xC1, 0x23, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  0, 10, 0,
+                                 0, 1,    0,    0,    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0,  2};
   CHECK(std::memcmp(b, want, sizeof(want)) == 0);
   RdmaCmHeader g;
   REQUIRE(parse_rdma_cm_header(b, sizeof(b), g) == RdmaCmHeaderRefusal::kNone);

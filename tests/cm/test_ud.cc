@@ -1,7 +1,6 @@
 // UD framing: the SEND ONLY [with immediate] layout with its DETH, the parse back, the UD ICRC
 // (variant fields masked, P_Key and DETH covered) and the receiving QP's P_Key and Q_Key rules.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <vector>
 
@@ -43,8 +42,10 @@ std::vector<std::uint8_t> mad_payload() {
   return p;
 }
 
-std::vector<std::uint8_t> build(const HeaderTemplate& t, const UdSendFields& f, const std::vector<std::uint8_t>& payload) {
-  std::vector<std::uint8_t> out(ud_frame_bytes(t, f.with_imm, static_cast<std::uint32_t>(payload.size())) + kMaxHeaderBytes);
+std::vector<std::uint8_t> build(const HeaderTemplate& t, const UdSendFields& f,
+                                const std::vector<std::uint8_t>& payload) {
+  std::vector<std::uint8_t> out(ud_frame_bytes(t, f.with_imm, static_cast<std::uint32_t>(payload.size())) +
+                                kMaxHeaderBytes);
   const std::uint32_t n = build_ud_send(t, f, payload.data(), static_cast<std::uint32_t>(payload.size()), out.data(),
                                         static_cast<std::uint32_t>(out.size()));
   REQUIRE(n == ud_frame_bytes(t, f.with_imm, static_cast<std::uint32_t>(payload.size())));
@@ -69,14 +70,14 @@ TEST_CASE("ud: a GMP to QP1 is a SEND ONLY 0x64 with a DETH after the BTH", "[cm
   CHECK(frame.size() == 14u + 20 + 8 + 12 + 8 + 256 + 4);
   const std::uint8_t* bth = frame.data() + t.bth_offset;
   CHECK(bth[0] == 0x64);
-  CHECK(bth[1] == 0x00);                 // SE 0, M 0, pad 0, TVer 0
-  CHECK(bth[2] == 0xFF);                 // P_Key
+  CHECK(bth[1] == 0x00);  // SE 0, M 0, pad 0, TVer 0
+  CHECK(bth[2] == 0xFF);  // P_Key
   CHECK(bth[3] == 0xFF);
-  CHECK(bth[5] == 0x00);                 // destination QP 1
+  CHECK(bth[5] == 0x00);  // destination QP 1
   CHECK(bth[6] == 0x00);
   CHECK(bth[7] == 0x01);
-  CHECK(bth[8] == 0x00);                 // AckReq clear
-  CHECK(bth[9] == 0x12);                 // PSN
+  CHECK(bth[8] == 0x00);  // AckReq clear
+  CHECK(bth[9] == 0x12);  // PSN
   CHECK(bth[11] == 0x56);
   const std::uint8_t deth[8] = {0x80, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01};  // Q_Key, resv, source QP
   CHECK(std::memcmp(bth + 12, deth, 8) == 0);
