@@ -3,7 +3,12 @@
 
 #include <cstring>
 
+#include "protocols/cm/cm_messages.h"
+
 namespace droce::cm {
+
+static_assert(kRdmaCmHeaderBytes + kRdmaCmReqUserBytes == kReqPrivateBytes);
+
 namespace {
 
 // An address's 16 bytes on the wire: IPv6 as is; IPv4 right-aligned after 12 zero bytes.
@@ -32,6 +37,25 @@ void write_rdma_cm_header(const RdmaCmHeader& h, std::uint8_t* out) {
   out[3] = static_cast<std::uint8_t>(h.src_port);
   put_addr(h.src_ip, h.ipv6, out + 4);
   put_addr(h.dst_ip, h.ipv6, out + 20);
+}
+
+std::uint32_t write_rdma_cm_req_private(const RdmaCmHeader& h, const std::uint8_t* user, std::uint32_t user_len,
+                                        std::uint8_t* out) {
+  if (user_len > kRdmaCmReqUserBytes || (user_len != 0 && user == nullptr)) return 0;
+  write_rdma_cm_header(h, out);
+  if (user_len != 0) std::memcpy(out + kRdmaCmHeaderBytes, user, user_len);
+  return kRdmaCmHeaderBytes + user_len;
+}
+
+void roce_gid_from_ip(const std::uint8_t* ip, bool ipv6, std::uint8_t* gid) {
+  if (ipv6) {
+    std::memcpy(gid, ip, 16);
+    return;
+  }
+  std::memset(gid, 0, 10);
+  gid[10] = 0xFF;
+  gid[11] = 0xFF;
+  std::memcpy(gid + 12, ip, 4);
 }
 
 RdmaCmHeaderRefusal parse_rdma_cm_header(const std::uint8_t* data, std::uint32_t len, RdmaCmHeader& out) {

@@ -58,6 +58,19 @@ enum class RdmaCmHeaderRefusal : std::uint8_t { kNone, kTooShort, kBadVersion, k
 
 // Writes the 36 bytes at `out`.
 void write_rdma_cm_header(const RdmaCmHeader& h, std::uint8_t* out);
+
+// What is left of REQ private data (92 bytes) for the consumer after the header.
+inline constexpr std::uint32_t kRdmaCmReqUserBytes = 92 - kRdmaCmHeaderBytes;
+
+// REQ private data as rdma_cm builds it: the header, then `user_len` bytes of the consumer's,
+// into `out` (room for 92 bytes). Returns the bytes written, 0 when user_len exceeds
+// kRdmaCmReqUserBytes.
+[[nodiscard]] std::uint32_t write_rdma_cm_req_private(const RdmaCmHeader& h, const std::uint8_t* user,
+                                                      std::uint32_t user_len, std::uint8_t* out);
+
+// The RoCEv2 GID of an IP address, as REQ paths carry it (Annex A17): an IPv6 address as is, an
+// IPv4 address as ::ffff:a.b.c.d. `ip` holds IPv4 in its first 4 bytes.
+void roce_gid_from_ip(const std::uint8_t* ip, bool ipv6, std::uint8_t* gid);
 // Reads the header from the first `len` bytes of private data.
 [[nodiscard]] RdmaCmHeaderRefusal parse_rdma_cm_header(const std::uint8_t* data, std::uint32_t len, RdmaCmHeader& out);
 

@@ -97,6 +97,15 @@ UdRefusal ud_accept(const UdPacket& p, const UdQpRules& qp) {
   return UdRefusal::kNone;
 }
 
+UdSendFields gsi_reply_fields(const UdPacket& request) {
+  UdSendFields f;
+  f.dest_qpn = request.src_qpn;
+  f.qkey = kGsiQkey;
+  f.src_qpn = kGsiQpn;
+  f.pkey = request.pkey;
+  return f;
+}
+
 std::uint32_t ud_frame_bytes(const HeaderTemplate& t, bool with_imm, std::uint32_t payload_len) {
   return t.bth_offset + static_cast<std::uint32_t>(sizeof(Bth)) + ud_ext_bytes(with_imm) + payload_len +
          pad_for(payload_len) + kIcrcBytes;
@@ -120,6 +129,7 @@ std::uint32_t build_ud_send(const HeaderTemplate& t, const UdSendFields& f, cons
   auto* bth = reinterpret_cast<Bth*>(out + t.bth_offset);
   bth->opcode = f.with_imm ? kOpUdSendOnlyImm : kOpUdSendOnly;
   bth->dest_qp = Be24(f.dest_qpn);
+  if (f.pkey != 0) bth->pkey = Be16(f.pkey);
   bth->set_ack_req(false);
   std::uint8_t* p = out + hdr;
   auto* deth = reinterpret_cast<Deth*>(p);

@@ -124,7 +124,12 @@ struct UdSendFields {
   bool with_imm = false;
   std::uint32_t imm = 0;
   std::uint16_t ip_id = 0;
+  std::uint16_t pkey = 0;  // 0: the template's; a GMP reply carries its request's P_Key
 };
+
+// The fields of the reply to a GMP that arrived as `request`: to its source QP, from QP1, with
+// the GSI Q_Key and the request's P_Key.
+[[nodiscard]] UdSendFields gsi_reply_fields(const UdPacket& request);
 
 // Bytes a UD SEND of `payload_len` bytes takes: headers, DETH, [ImmDt], payload, pad, ICRC.
 [[nodiscard]] std::uint32_t ud_frame_bytes(const HeaderTemplate& t, bool with_imm, std::uint32_t payload_len);

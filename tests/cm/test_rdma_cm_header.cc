@@ -72,3 +72,29 @@ TEST_CASE("rdma_cm: malformed headers are refused with words", "[cm][rdma_cm]") 
   CHECK(parse_rdma_cm_header(b, sizeof(b), g) == RdmaCmHeaderRefusal::kNone);
   CHECK(rdma_cm_header_refusal_text(RdmaCmHeaderRefusal::kBadIpVersion).find("IP version") != std::string_view::npos);
 }
+
+TEST_CASE("rdma_cm: REQ private data is the header then at most 56 bytes of the consumer's", "[cm][rdma_cm]") {
+  RdmaCmHeader h;
+  h.src_port = 5;
+  std::uint8_t user[kRdmaCmReqUserBytes + 1];
+  for (std::uint32_t i = 0; i < sizeof(user); ++i) user[i] = static_cast<std::uint8_t>(i + 1);
+  std::uint8_t out[92] = {};
+  CHECK(write_rdma_cm_req_private(h, user, kRdmaCmReqUserBytes + 1, out) == 0);
+  REQUIRE(write_rdma_cm_req_private(h, user, kRdmaCmReqUserBytes, out) == 92);
+  CHECK(out[3] == 5);
+  CHECK(out[36] == 1);
+  CHECK(out[91] == kRdmaCmReqUserBytes);
+  CHECK(write_rdma_cm_req_private(h, nullptr, 0, out) == kRdmaCmHeaderBytes);
+}
+
+TEST_CASE("rdma_cm: RoCEv2 GIDs of IP addresses", "[cm][rdma_cm]") {
+  const std::uint8_t v4[16] = {192, 168, 1, 7};
+  std::uint8_t gid[16];
+  roce_gid_from_ip(v4, false, gid);
+  const std::uint8_t want[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 192, 168, 1, 7};
+  CHECK(std::memcmp(gid, want, 16) == 0);
+  std::uint8_t v6[16];
+  for (int i = 0; i < 16; ++i) v6[i] = static_cast<std::uint8_t>(0xFE - i);
+  roce_gid_from_ip(v6, true, gid);
+  CHECK(std::memcmp(gid, v6, 16) == 0);
+}

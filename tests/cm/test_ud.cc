@@ -243,6 +243,28 @@ TEST_CASE("ud: the receiving QP's destination, P_Key and Q_Key rules", "[cm][ud]
   }
 }
 
+TEST_CASE("ud: a GMP reply goes to the request's source QP with its P_Key", "[cm][ud]") {
+  const HeaderTemplate t = make_template(false, false, 0xFFFF);
+  UdSendFields req;
+  req.src_qpn = 1;
+  req.psn = 9;
+  auto frame = build(t, req, mad_payload());
+  frame[t.bth_offset + 2] = 0x80;  // the request came on partition 0x8001 (ICRC not checked below)
+  frame[t.bth_offset + 3] = 0x01;
+  UdPacket p;
+  REQUIRE(parse(frame, p, false) == UdRefusal::kNone);
+  const UdSendFields r = gsi_reply_fields(p);
+  CHECK(r.dest_qpn == 1);
+  CHECK(r.src_qpn == kGsiQpn);
+  CHECK(r.qkey == kGsiQkey);
+  CHECK(r.pkey == 0x8001);
+  const auto reply = build(t, r, mad_payload());
+  UdPacket q;
+  REQUIRE(parse(reply, q) == UdRefusal::kNone);  // the P_Key is set before the ICRC
+  CHECK(q.pkey == 0x8001);
+  CHECK(q.dest_qpn == 1);
+}
+
 TEST_CASE("ud: the builder refuses a buffer too small", "[cm][ud]") {
   const HeaderTemplate t = make_template(false);
   std::vector<std::uint8_t> out(200);
