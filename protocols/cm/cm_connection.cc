@@ -88,8 +88,9 @@ CmOutput CmConnection::disconnect(std::uint64_t now) {
   dreq.local_comm_id = local_comm_id_;
   dreq.remote_comm_id = remote_comm_id_;
   dreq.remote_qpn = qp_.remote_qpn;
-  // A fresh transaction: the DREQ is a new request, not part of the REQ's exchange.
-  dreq_tid_ = tid_ + 1;
+  // A fresh transaction: the DREQ is a new request, not part of the REQ's exchange. Our own
+  // communication ID in the high half keeps it unique among this side's requests.
+  dreq_tid_ = (std::uint64_t{local_comm_id_} << 32) | 1;
   send(o, dreq, dreq_tid_, retransmit_);
   state_ = CmState::kDreqSent;
   retries_ = 0;

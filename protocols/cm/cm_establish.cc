@@ -80,7 +80,8 @@ CmOutput CmConnection::on_req(const CmMessage& m, std::uint64_t now) {
       o.note = "REQ repeated: answer sent again";
       return o;
     }
-    o.note = "REQ repeated: nothing to send again yet";
+    o.note = state_ == CmState::kReqRcvd ? "REQ repeated: the consumer has not answered yet"
+                                         : "REQ repeated after the REP was answered: ignored";
     return o;
   }
   req_ = req;

@@ -314,3 +314,11 @@ TEST_CASE("cm active: calls out of turn change nothing and say why", "[cm][activ
   CHECK(a.c.on_message(msg(req), 2).note != nullptr);  // an active side takes no REQ
   CHECK(cm_state_name(CmState::kMraReqRcvd) == "mra_req_rcvd");
 }
+
+TEST_CASE("cm active: the DREQ is a transaction of its own", "[cm][active][dreq]") {
+  Active a;
+  establish(a);
+  const CmMessage dreq = out_msg(a.c.disconnect(10'000));
+  CHECK(dreq.header.tid == ((std::uint64_t{kCommA} << 32) | 1));
+  CHECK(dreq.header.tid != out_msg(a.c.on_message(rep_for(a.c), 10'001)).header.tid);  // the RTU's
+}
