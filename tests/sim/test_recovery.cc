@@ -121,6 +121,22 @@ TEST_CASE("sr requester: resends only what SACK evidence shows missing, never pa
   CHECK(tx.stats().retransmitted == 4);
 }
 
+TEST_CASE("sr requester: a timeout resends what is outstanding except what was selectively acknowledged",
+          "[sim][recovery]") {
+  RcSender tx;
+  tx.reset(Recovery::kSelectiveRepeat, 4, 0, 1000);
+  for (std::uint64_t p = 0; p < 3; ++p) CHECK(tx.next_psn(0) == p);
+  tx.on_ack(Ack{AckKind::kSack, 0, 1}, 5);  // 1 arrived: 0 lost; 2 still in flight
+  CHECK(tx.next_psn(5) == 0);
+  CHECK(tx.next_psn(5) == 3);
+  CHECK_FALSE(tx.next_psn(5));
+  tx.on_timeout(tx.deadline());
+  CHECK(tx.next_psn(1000) == 0);
+  CHECK(tx.next_psn(1000) == 2);
+  CHECK(tx.next_psn(1000) == 3);  // not 1: the SACK said it arrived
+  CHECK_FALSE(tx.next_psn(1000));
+}
+
 TEST_CASE("no loss: gbn and sr give the same goodput and resend nothing", "[sim][recovery]") {
   for (double delay : {2.5, 25.0}) {
     const auto g = run_dumbbell(lossy(Recovery::kGoBackN, 0, delay));
