@@ -97,12 +97,12 @@ std::uint64_t RcSender::deadline() const { return una_ < high_ ? timer_from_ + r
 
 void RcSender::on_ack(const Ack& a, std::uint64_t now) {
   if (mode_ == Recovery::kSelectiveRepeat) return on_sr_ack(a, now);
-  // Go-back-N. An ACK acknowledges every PSN before its own (§9.7.5.2.1 coalescing); a NAK
+  // Go-back-N. An ACK acknowledges every PSN before its own (§9.7.5.1.2 coalescing); a NAK
   // sequence error does as well and asks for a resend from its PSN (§9.7.5.2.4).
   if (a.kind == AckKind::kNakSequence) ++st_.naks;
   if (a.psn > una_) {
     una_ = std::min(a.psn, high_);
-    timer_from_ = now;  // progress restarts the transport timer (§9.7.6.1.1)
+    timer_from_ = now;  // progress restarts the transport timer (§9.7.6.1.3)
   }
   if (a.kind == AckKind::kNakSequence && a.psn >= una_) next_ = a.psn;
   next_ = std::max(next_, una_);

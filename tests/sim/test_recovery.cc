@@ -16,7 +16,7 @@ SimConfig lossy(Recovery mode, double loss, double delay_us = 2.5) {
   c.link_gbps = 100;
   c.cc = false;
   c.link_delay_us = delay_us;  // RTT about 4 x delay
-  c.duration_ms = 10;
+  c.duration_ms = 5;  // hundreds of losses at 1 %; short enough for the sanitizer builds
   c.loss = loss;
   c.seed = 7;
   c.recovery.mode = mode;
@@ -205,7 +205,7 @@ TEST_CASE("two-hop incast: no PFC with sr spares the innocent flow that PFC with
   f.base.flows = 8;
   f.base.incast = true;
   f.base.link_gbps = 100;
-  f.base.duration_ms = 20;
+  f.base.duration_ms = 10;
   f.base.cc = false;
   f.topology = Topology::kTwoHop;
   f.pfc = true;
