@@ -12,6 +12,7 @@
 #include <droce/protocols/dcqcn/reaction_point.h>
 #include <droce/protocols/dcqcn/red_marking.h>
 #include "apps/droce-sim/event_queue.h"
+#include "apps/droce-sim/rc_flow.h"
 
 namespace droce::sim {
 
@@ -29,7 +30,9 @@ std::string SimConfig::validate() const {
   if (!(loss >= 0 && loss < 1)) return "--loss: must be in [0, 1)";
   if (!(sample_us > 0)) return "--sample-us: must be > 0";
   if (std::string e = dcqcn.validate(); !e.empty()) return "--" + e;
-  return {};
+  if (packet_bytes <= kRoceOverheadBytes && recovery.mode != Recovery::kNone)
+    return "--packet-bytes: must exceed the 62 header bytes to carry payload";
+  return recovery.validate();
 }
 
 double jain_index(const std::vector<double>& x) {
@@ -47,6 +50,7 @@ struct Flow {
   dcqcn::DcqcnReactionPoint rp;
   dcqcn::DcqcnNotificationPoint np;
   dcqcn::Pacer pacer;
+  RcFlow rc;
   FlowResult r;
   std::uint64_t last_half_bytes = 0;
 };
@@ -55,9 +59,25 @@ struct Queued {
   std::uint32_t flow;
   std::uint32_t bytes;
   bool ce;
+  std::uint64_t psn;
 };
 
 }  // namespace
+
+void fill_recovery(FlowResult& r, const RcFlow& rc, double half_ns) {
+  r.goodput_gbps = static_cast<double>(rc.last_half_payload) * 8 / half_ns;
+  r.delivered_bytes = rc.delivered_payload;
+  const auto& t = rc.tx.stats();
+  const auto& x = rc.rx.stats();
+  r.retransmitted = t.retransmitted;
+  r.timeouts = t.timeouts;
+  r.naks = t.naks;
+  r.sacks = t.sacks;
+  r.duplicates = x.duplicates;
+  r.out_of_sequence = x.out_of_sequence;
+  r.order_errors = x.order_errors;
+  r.completion_us = rc.completed_ns != 0 ? static_cast<double>(rc.completed_ns) / 1e3 : -1;
+}
 
 std::uint64_t percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
@@ -82,7 +102,17 @@ SimResult run_dumbbell(const SimConfig& cfg) {
   const dcqcn::RedProfile red{cfg.kmin_bytes, cfg.kmax_bytes, cfg.pmax};
   std::vector<Flow> flows(cfg.flows);
   EventQueue q;
+  // Base RTT: two data hops (serialisation and propagation each) and the ACK's way back, which
+  // like the CNP's travels at high priority, unqueued: two link delays and a 64-byte frame.
+  const double rtt_ns = 2.0 * static_cast<double>(ser_ns(cfg.packet_bytes) + delay_ns) + 2.0 * static_cast<double>(delay_ns) +
+                        static_cast<double>(ser_ns(64));
+  const std::uint64_t ack_delay_ns = 2 * delay_ns + ser_ns(64);
+  const bool rc = cfg.recovery.mode != Recovery::kNone;
+  const std::uint32_t payload = cfg.packet_bytes > kRoceOverheadBytes ? cfg.packet_bytes - kRoceOverheadBytes : 0;
+  res.base_rtt_us = rtt_ns / 1e3;
+  res.bdp_packets = cfg.recovery.bdp_packets != 0 ? cfg.recovery.bdp_packets : bdp_packets(rtt_ns, bps, cfg.packet_bytes);
   for (std::uint32_t i = 0; i < cfg.flows; ++i) {
+    if (rc) flows[i].rc.reset(cfg.recovery, res.bdp_packets, cfg.packet_bytes);
     const std::uint64_t start =
         cfg.incast ? 0 : static_cast<std::uint64_t>(cfg.start_stagger_ms * 1e6 * static_cast<double>(i));
     flows[i].rp.reset(dcq, start);
@@ -111,11 +141,21 @@ SimResult run_dumbbell(const SimConfig& cfg) {
     switch (e.type) {
       case EventType::kSenderSend: {
         Flow& f = flows[e.a];
+        std::uint64_t psn = 0;
+        if (rc) {
+          const auto p = f.rc.tx.next_psn(now);
+          if (!p) {
+            f.rc.waiting = true;  // window full or all sent: an ACK or the timer wakes it
+            break;
+          }
+          psn = *p;
+          f.rc.arm_timer(q, e.a);
+        }
         const double rate = cfg.cc ? f.rp.rate_bps() : bps;
         f.pacer.on_send(cfg.packet_bytes, rate, now);
         if (cfg.cc) f.rp.on_bytes_sent(cfg.packet_bytes, now);
         ++f.r.packets_sent;
-        q.push(now + ser_ns(cfg.packet_bytes) + delay_ns, EventType::kSwitchArrive, e.a, cfg.packet_bytes);
+        q.push(now + ser_ns(cfg.packet_bytes) + delay_ns, EventType::kSwitchArrive, e.a, cfg.packet_bytes, psn);
         q.push(std::max(f.pacer.next_send_ticks(), now + ser_ns(cfg.packet_bytes)), EventType::kSenderSend, e.a);
         break;
       }
@@ -126,7 +166,7 @@ SimResult run_dumbbell(const SimConfig& cfg) {
         }
         const bool ce = red.mark(queue_bytes, rng);
         res.ecn_marked += ce;
-        egress.push_back(Queued{e.a, e.b, ce});
+        egress.push_back(Queued{e.a, e.b, ce, e.c});
         queue_bytes += e.b;
         res.queue_max_bytes = std::max(res.queue_max_bytes, queue_bytes);
         start_tx(now);
@@ -140,7 +180,7 @@ SimResult run_dumbbell(const SimConfig& cfg) {
         if (cfg.loss > 0 && uni(rng) < cfg.loss)
           ++res.drops;
         else
-          q.push(now + delay_ns, EventType::kReceiverArrive, p.flow, p.ce ? 1u : 0u);
+          q.push(now + delay_ns, EventType::kReceiverArrive, p.flow, p.ce ? 1u : 0u, p.psn);
         start_tx(now);
         break;
       }
@@ -148,6 +188,12 @@ SimResult run_dumbbell(const SimConfig& cfg) {
         Flow& f = flows[e.a];
         f.r.bytes_received += cfg.packet_bytes;
         if (now >= half_ns) f.last_half_bytes += cfg.packet_bytes;
+        if (rc) {
+          f.rc.on_packet(q, e.a, e.c, now, ack_delay_ns, now >= half_ns, payload);
+        } else {
+          f.rc.delivered_payload += payload;
+          if (now >= half_ns) f.rc.last_half_payload += payload;
+        }
         if (f.np.on_packet(e.b != 0, now) && cfg.cc) {
           ++res.cnps;
           // CNPs travel back at high priority (DSCP 48): two link delays, no queueing.
@@ -174,6 +220,13 @@ SimResult run_dumbbell(const SimConfig& cfg) {
         q.push(now + sample_ns, EventType::kSample);
         break;
       }
+      case EventType::kAckArrive:
+      case EventType::kAckTimer: {
+        Flow& f = flows[e.a];
+        const bool wake = e.type == EventType::kAckArrive ? f.rc.on_ack(q, e.a, e, now) : f.rc.on_timer(q, e.a, now);
+        if (wake) q.push(std::max(f.pacer.next_send_ticks(), now), EventType::kSenderSend, e.a);
+        break;
+      }
       case EventType::kHostPause:
       case EventType::kPortPause:
         break;  // the lossy dumbbell has no PFC (run_fabric models it)
@@ -186,8 +239,10 @@ SimResult run_dumbbell(const SimConfig& cfg) {
   for (auto& f : flows) {
     f.r.throughput_gbps = static_cast<double>(f.last_half_bytes) * 8 / (static_cast<double>(end_ns - half_ns)) ;
     f.r.rate_cuts = f.rp.state().rate_cuts;
+    fill_recovery(f.r, f.rc, static_cast<double>(end_ns - half_ns));
     tput.push_back(f.r.throughput_gbps);
     total += f.r.throughput_gbps;
+    res.goodput_gbps += f.r.goodput_gbps;
     res.flows.push_back(f.r);
   }
   res.jain_index = jain_index(tput);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <droce/protocols/dcqcn/params.h>
+#include "apps/droce-sim/reliability.h"
 
 namespace droce::sim {
 
@@ -26,6 +27,7 @@ struct SimConfig {
   double loss = 0;                   // random loss on the bottleneck link, [0, 1)
   std::uint64_t seed = 1;
   double sample_us = 100;            // series sampling period
+  RecoveryConfig recovery;           // PSNs, ACKs and loss recovery (none: the open-loop model)
 
   // Empty when valid; otherwise a message naming the bad option.
   [[nodiscard]] std::string validate() const;
@@ -37,6 +39,13 @@ struct FlowResult {
   std::uint64_t packets_sent = 0;
   std::uint64_t cnps_received = 0;
   std::uint64_t rate_cuts = 0;
+  // Payload handed on in order by the receiver (every arriving packet's payload with --recovery
+  // none, which has no order): over the last half, and in all.
+  double goodput_gbps = 0;
+  std::uint64_t delivered_bytes = 0;
+  std::uint64_t retransmitted = 0, timeouts = 0, naks = 0, sacks = 0;
+  std::uint64_t duplicates = 0, out_of_sequence = 0, order_errors = 0;
+  double completion_us = -1;  // --flow-bytes: when the last byte was handed on; -1: not (yet)
 };
 
 struct SimResult {
@@ -49,6 +58,9 @@ struct SimResult {
   std::uint64_t cnps = 0;
   std::uint64_t ecn_marked = 0;
   std::uint64_t events = 0;
+  double base_rtt_us = 0;          // data path plus ACK path with empty queues
+  std::uint32_t bdp_packets = 0;   // sr's cap on packets in flight (as given, or link rate x base RTT)
+  double goodput_gbps = 0;         // sum over the flows (the innocent two-hop flow excluded)
   std::vector<FlowResult> flows;
   std::vector<double> series_time_us;
   std::vector<std::vector<double>> series_rate_gbps;  // [sample][flow]: the senders' DCQCN rate

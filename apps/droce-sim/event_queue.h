@@ -12,6 +12,8 @@ enum class EventType : std::uint8_t {
   kSenderSend, kSwitchArrive, kPortTxDone, kReceiverArrive, kCnpArrive, kSample,
   kHostPause,  // PFC XOFF (b=1) / XON (b=0) reaching a sender's NIC
   kPortPause,  // ... reaching a switch egress port
+  kAckArrive,  // an ACK, NAK or SACK reaching its sender (b: kind, c: PSN, d: the PSN that arrived)
+  kAckTimer,   // a sender's ACK timer may have expired
 };
 
 struct Event {
@@ -20,12 +22,15 @@ struct Event {
   EventType type;
   std::uint32_t a;    // flow or port index
   std::uint32_t b;    // packet bytes or flags
+  std::uint64_t c;    // a data packet's PSN, or an acknowledgement's
+  std::uint64_t d;
 };
 
 class EventQueue {
  public:
-  void push(std::uint64_t t, EventType type, std::uint32_t a = 0, std::uint32_t b = 0) {
-    heap_.push(Event{t, seq_++, type, a, b});
+  void push(std::uint64_t t, EventType type, std::uint32_t a = 0, std::uint32_t b = 0, std::uint64_t c = 0,
+            std::uint64_t d = 0) {
+    heap_.push(Event{t, seq_++, type, a, b, c, d});
   }
   [[nodiscard]] bool empty() const { return heap_.empty(); }
   Event pop() {

@@ -12,6 +12,7 @@
 #include <droce/protocols/dcqcn/reaction_point.h>
 #include <droce/protocols/dcqcn/red_marking.h>
 #include "apps/droce-sim/event_queue.h"
+#include "apps/droce-sim/rc_flow.h"
 
 namespace droce::sim {
 
@@ -30,7 +31,10 @@ struct Pkt {
   std::uint32_t flow;
   bool ce;
   std::uint16_t in;  // ingress port at the switch holding it
+  std::uint64_t psn;
 };
+
+std::uint32_t hops_of(Topology t) { return t == Topology::kTwoHop ? 3 : 2; }
 
 struct SwPort {
   std::deque<Pkt> q;
@@ -45,6 +49,7 @@ struct Host {
   dcqcn::DcqcnReactionPoint rp;
   dcqcn::DcqcnNotificationPoint np;
   dcqcn::Pacer pacer;
+  RcFlow rc;
   bool paused = false, blocked = false;
   std::uint64_t paused_since = 0, paused_ns = 0;
   FlowResult r;
@@ -85,9 +90,21 @@ FabricResult run_fabric(const FabricConfig& fc) {
   // The bottleneck the incast shares: S1's uplink (dumbbell) or S2's port to R (two-hop).
   SwPort& bottleneck = two_hop ? sw[1][1] : sw[0][up];
 
+  FabricResult fr;
+  SimResult& res = fr.sim;
   std::vector<Host> hosts(nflows);
   EventQueue q;
+  // Base RTT: every data hop's serialisation and propagation, and the ACK's way back at high
+  // priority, unqueued (as the CNP's): one link delay per hop and a 64-byte frame.
+  const std::uint64_t ack_delay_ns = hops_of(fc.topology) * delay_ns + static_cast<std::uint64_t>(std::llround(64 * 8e9 / bps));
+  const double rtt_ns = static_cast<double>(ser(bps) + delay_ns) * 2 + (two_hop ? static_cast<double>(ser(2 * bps) + delay_ns) : 0) +
+                        static_cast<double>(ack_delay_ns);
+  const bool rc = cfg.recovery.mode != Recovery::kNone;
+  const std::uint32_t payload = pkt > kRoceOverheadBytes ? pkt - kRoceOverheadBytes : 0;
+  res.base_rtt_us = rtt_ns / 1e3;
+  res.bdp_packets = cfg.recovery.bdp_packets != 0 ? cfg.recovery.bdp_packets : bdp_packets(rtt_ns, bps, pkt);
   for (std::uint32_t i = 0; i < nflows; ++i) {
+    if (rc) hosts[i].rc.reset(cfg.recovery, res.bdp_packets, pkt);
     const std::uint64_t start =
         cfg.incast || i == innocent ? 0 : static_cast<std::uint64_t>(cfg.start_stagger_ms * 1e6 * static_cast<double>(i));
     hosts[i].rp.reset(dcq, start);
@@ -96,8 +113,6 @@ FabricResult run_fabric(const FabricConfig& fc) {
   }
   q.push(0, EventType::kSample);
 
-  FabricResult fr;
-  SimResult& res = fr.sim;
   std::vector<double> queue_samples;
 
   auto start_tx = [&](std::uint32_t s, std::uint32_t p, std::uint64_t now) {
@@ -146,7 +161,7 @@ FabricResult run_fabric(const FabricConfig& fc) {
     start_tx(s, out, now);
   };
 
-  const std::uint32_t hops = two_hop ? 3 : 2;
+  const std::uint32_t hops = hops_of(fc.topology);
   while (!q.empty()) {
     const Event ev = q.pop();
     const std::uint64_t now = ev.time_ns;
@@ -158,18 +173,28 @@ FabricResult run_fabric(const FabricConfig& fc) {
           h.blocked = true;  // XON reschedules
           break;
         }
+        std::uint64_t psn = 0;
+        if (rc) {
+          const auto next = h.rc.tx.next_psn(now);
+          if (!next) {
+            h.rc.waiting = true;  // window full or all sent: an ACK or the timer wakes it
+            break;
+          }
+          psn = *next;
+          h.rc.arm_timer(q, ev.a);
+        }
         const double rate = cfg.cc ? h.rp.rate_bps() : bps;
         h.pacer.on_send(pkt, rate, now);
         if (cfg.cc) h.rp.on_bytes_sent(pkt, now);
         ++h.r.packets_sent;
-        q.push(now + ser(bps) + delay_ns, EventType::kSwitchArrive, ev.a, 0);
+        q.push(now + ser(bps) + delay_ns, EventType::kSwitchArrive, ev.a, 0, psn);
         q.push(std::max(h.pacer.next_send_ticks(), now + ser(bps)), EventType::kSenderSend, ev.a);
         break;
       }
       case EventType::kSwitchArrive: {
         // b: 0 = at S1 from the sender's port; 1 = at S2 from S1 (flow in a), ce in bit 1.
         const bool at_s2 = (ev.b & 1) != 0;
-        const Pkt p{ev.a, (ev.b & 2) != 0, 0};
+        const Pkt p{ev.a, (ev.b & 2) != 0, 0, ev.c};
         if (!at_s2)
           enqueue(0, ev.a, up, p, now);
         else
@@ -185,9 +210,9 @@ FabricResult run_fabric(const FabricConfig& fc) {
         sw[ev.a][p.in].ingress_bytes -= pkt;
         pfc_check(ev.a, p.in, now);
         if (ev.a == 0 && two_hop)
-          q.push(now + delay_ns, EventType::kSwitchArrive, p.flow, 1u | (p.ce ? 2u : 0u));
+          q.push(now + delay_ns, EventType::kSwitchArrive, p.flow, 1u | (p.ce ? 2u : 0u), p.psn);
         else
-          q.push(now + delay_ns, EventType::kReceiverArrive, p.flow, p.ce ? 1u : 0u);
+          q.push(now + delay_ns, EventType::kReceiverArrive, p.flow, p.ce ? 1u : 0u, p.psn);
         start_tx(ev.a, ev.b, now);
         break;
       }
@@ -196,6 +221,12 @@ FabricResult run_fabric(const FabricConfig& fc) {
         h.r.bytes_received += pkt;
         h.sample_bytes += pkt;
         if (now >= half_ns) h.last_half_bytes += pkt;
+        if (rc) {
+          h.rc.on_packet(q, ev.a, ev.c, now, ack_delay_ns, now >= half_ns, payload);
+        } else {
+          h.rc.delivered_payload += payload;
+          if (now >= half_ns) h.rc.last_half_payload += payload;
+        }
         if (h.np.on_packet(ev.b != 0, now) && cfg.cc) {
           ++res.cnps;
           q.push(now + hops * delay_ns + ser(bps), EventType::kCnpArrive, ev.a);  // high priority, unqueued
@@ -205,6 +236,13 @@ FabricResult run_fabric(const FabricConfig& fc) {
       case EventType::kCnpArrive: {
         hosts[ev.a].rp.on_cnp(now);
         ++hosts[ev.a].r.cnps_received;
+        break;
+      }
+      case EventType::kAckArrive:
+      case EventType::kAckTimer: {
+        Host& h = hosts[ev.a];
+        const bool wake = ev.type == EventType::kAckArrive ? h.rc.on_ack(q, ev.a, ev, now) : h.rc.on_timer(q, ev.a, now);
+        if (wake) q.push(std::max(h.pacer.next_send_ticks(), now), EventType::kSenderSend, ev.a);
         break;
       }
       case EventType::kHostPause: {
@@ -258,6 +296,7 @@ FabricResult run_fabric(const FabricConfig& fc) {
     if (h.paused) h.paused_ns += end_ns - h.paused_since;
     h.r.throughput_gbps = static_cast<double>(h.last_half_bytes) * 8 / static_cast<double>(end_ns - half_ns);
     h.r.rate_cuts = h.rp.state().rate_cuts;
+    fill_recovery(h.r, h.rc, static_cast<double>(end_ns - half_ns));
     res.flows.push_back(h.r);
     fr.host_paused_fraction.push_back(static_cast<double>(h.paused_ns) / static_cast<double>(end_ns));
     if (i == innocent) {
@@ -266,6 +305,7 @@ FabricResult run_fabric(const FabricConfig& fc) {
     }
     tput.push_back(h.r.throughput_gbps);
     total += h.r.throughput_gbps;
+    res.goodput_gbps += h.r.goodput_gbps;
   }
   res.jain_index = jain_index(tput);
   res.utilization = total / cfg.link_gbps;

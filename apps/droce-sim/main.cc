@@ -50,17 +50,26 @@ void usage(const SimConfig& d) {
       "  --pfc                   lossless: switch ingress above XOFF pauses its upstream (802.1Qbb)\n"
       "  --pfc-xoff-bytes B      pause threshold per ingress port (default 300000)\n"
       "  --pfc-xon-bytes B       resume threshold (default 250000)\n"
+      "Reliability (each flow an RC sender with PSNs and a receiver that hands bytes on in order):\n"
+      "  --recovery none|gbn|sr  none: losses stay lost (default); gbn: IBTA go-back-N (out-of-sequence\n"
+      "                          dropped, one NAK per gap, resend from it); sr: selective repeat (receiver\n"
+      "                          keeps out-of-order packets and SACKs, sender resends only what is missing)\n"
+      "  --bdp-packets N         sr: most packets past the cumulative ACK (default 0 = link rate x base RTT)\n"
+      "  --rto-us U              ACK timeout, both modes (default %g)\n"
+      "  --flow-bytes B          payload per flow, then it stops (default 0 = infinite backlog)\n"
       "DCQCN parameters (override the preset; applied after --preset):\n"
       "  --g G  --alpha-period-us U  --rate-increase-period-us U  --byte-counter-bytes B\n"
       "  --fast-recovery-steps F  --ai-mbps R  --hai-mbps R  --min-rate-mbps R  --cnp-interval-us U\n"
       "  (paper: g=%g alpha-period=%g us T=%g us B=%llu F=%u R_AI=%g Mb/s R_HAI=%g Mb/s)\n"
       "Output:\n"
-      "  --json FILE             results (jain_index, utilization, queue_bytes, drops, cnps, flows, series)\n"
+      "  --json FILE             results (jain_index, utilization, queue_bytes, drops, cnps, goodput_gbps,\n"
+      "                          retransmitted, recovery, flows, series)\n"
       "  --plot FILE.png         also draw rates and queue over time (needs python3-matplotlib)\n"
       "  --version               droce's and DPDK's versions\n",
       d.flows, d.link_gbps, d.duration_ms, d.start_stagger_ms, static_cast<unsigned long long>(d.seed),
       static_cast<unsigned long long>(d.kmin_bytes), static_cast<unsigned long long>(d.kmax_bytes), d.pmax,
-      static_cast<unsigned long long>(d.buffer_bytes), d.packet_bytes, d.link_delay_us, d.loss, d.sample_us, p.g,
+      static_cast<unsigned long long>(d.buffer_bytes), d.packet_bytes, d.link_delay_us, d.loss, d.sample_us,
+      d.recovery.rto_us, p.g,
       p.alpha_update_period_ns / 1e3, p.rate_increase_period_ns / 1e3,
       static_cast<unsigned long long>(p.byte_counter_bytes), p.fast_recovery_steps, p.ai_rate_bps / 1e6,
       p.hai_rate_bps / 1e6);
@@ -103,7 +112,7 @@ int parse_args(int argc, char** argv, SimOptions& so) {
   auto fail = [](const std::string& message) { return std::fprintf(stderr, "droce-sim: %s\n", message.c_str()), 2; };
   enum : int {
     kFlows = 256, kLink, kDur, kCc, kPreset, kStagger, kIncast, kSeed, kKmin, kKmax, kPmax, kBuf, kPkt, kDelay,
-    kLoss, kSample, kTopo, kPfc, kXoff, kXon, kG, kAlphaP, kRateP, kBytes, kF, kAi, kHai, kMinRate, kCnpInt, kJson, kPlot, kHelp, kVersion
+    kLoss, kSample, kTopo, kPfc, kXoff, kXon, kRecovery, kBdp, kRto, kFlowBytes, kG, kAlphaP, kRateP, kBytes, kF, kAi, kHai, kMinRate, kCnpInt, kJson, kPlot, kHelp, kVersion
   };
   static const option longopts[] = {
       {"flows", 1, nullptr, kFlows}, {"link-gbps", 1, nullptr, kLink}, {"duration-ms", 1, nullptr, kDur},
@@ -112,7 +121,9 @@ int parse_args(int argc, char** argv, SimOptions& so) {
       {"kmax-bytes", 1, nullptr, kKmax}, {"pmax", 1, nullptr, kPmax}, {"buffer-bytes", 1, nullptr, kBuf},
       {"packet-bytes", 1, nullptr, kPkt}, {"delay-us", 1, nullptr, kDelay}, {"loss", 1, nullptr, kLoss},
       {"sample-us", 1, nullptr, kSample}, {"topology", 1, nullptr, kTopo}, {"pfc", 0, nullptr, kPfc},
-      {"pfc-xoff-bytes", 1, nullptr, kXoff}, {"pfc-xon-bytes", 1, nullptr, kXon}, {"g", 1, nullptr, kG}, {"alpha-period-us", 1, nullptr, kAlphaP},
+      {"pfc-xoff-bytes", 1, nullptr, kXoff}, {"pfc-xon-bytes", 1, nullptr, kXon},
+      {"recovery", 1, nullptr, kRecovery}, {"bdp-packets", 1, nullptr, kBdp}, {"rto-us", 1, nullptr, kRto},
+      {"flow-bytes", 1, nullptr, kFlowBytes}, {"g", 1, nullptr, kG}, {"alpha-period-us", 1, nullptr, kAlphaP},
       {"rate-increase-period-us", 1, nullptr, kRateP}, {"byte-counter-bytes", 1, nullptr, kBytes},
       {"fast-recovery-steps", 1, nullptr, kF}, {"ai-mbps", 1, nullptr, kAi}, {"hai-mbps", 1, nullptr, kHai},
       {"min-rate-mbps", 1, nullptr, kMinRate}, {"cnp-interval-us", 1, nullptr, kCnpInt},
@@ -169,6 +180,15 @@ int parse_args(int argc, char** argv, SimOptions& so) {
       case kPfc: fabric.pfc = so.use_fabric = true; break;
       case kXoff: e = droce::apps::parse_uint(name, v, 0, kMaxBytes, fabric.xoff_bytes); break;
       case kXon: e = droce::apps::parse_uint(name, v, 0, kMaxBytes, fabric.xon_bytes); break;
+      case kRecovery:
+        if (v == "none") cfg.recovery.mode = droce::sim::Recovery::kNone;
+        else if (v == "gbn") cfg.recovery.mode = droce::sim::Recovery::kGoBackN;
+        else if (v == "sr") cfg.recovery.mode = droce::sim::Recovery::kSelectiveRepeat;
+        else e = name + ": " + droce::apps::quoted(v) + " is not none, gbn or sr";
+        break;
+      case kBdp: e = droce::apps::parse_uint(name, v, 0, 1U << 20, cfg.recovery.bdp_packets); break;
+      case kRto: e = droce::apps::parse_real(name, v, 1, 1e7, cfg.recovery.rto_us); break;
+      case kFlowBytes: e = droce::apps::parse_uint(name, v, 0, kMaxBytes, cfg.recovery.flow_bytes); break;
       case kG: dcqcn("g"); break;
       case kAlphaP: dcqcn("alpha-period-us"); break;
       case kRateP: dcqcn("rate-increase-us"); break;
@@ -232,17 +252,34 @@ int main(int argc, char** argv) {
   j["cnps"] = r.cnps;
   j["ecn_marked"] = r.ecn_marked;
   j["events"] = r.events;
+  j["goodput_gbps"] = r.goodput_gbps;
+  std::uint64_t retransmitted = 0, order_errors = 0;
   j["flows"] = nlohmann::json::array();
-  for (const auto& f : r.flows)
+  for (const auto& f : r.flows) {
+    retransmitted += f.retransmitted;
+    order_errors += f.order_errors;
     j["flows"].push_back({{"throughput_gbps", f.throughput_gbps}, {"bytes_received", f.bytes_received},
                           {"packets_sent", f.packets_sent}, {"cnps_received", f.cnps_received},
-                          {"rate_cuts", f.rate_cuts}});
+                          {"rate_cuts", f.rate_cuts}, {"goodput_gbps", f.goodput_gbps},
+                          {"delivered_bytes", f.delivered_bytes}, {"retransmitted", f.retransmitted},
+                          {"timeouts", f.timeouts}, {"naks", f.naks}, {"sacks", f.sacks},
+                          {"duplicates", f.duplicates}, {"out_of_sequence", f.out_of_sequence},
+                          {"order_errors", f.order_errors}, {"completion_us", f.completion_us}});
+  }
+  j["retransmitted"] = retransmitted;
+  j["order_errors"] = order_errors;
+  j["recovery"] = {{"mode", droce::sim::recovery_name(cfg.recovery.mode)}, {"bdp_packets", r.bdp_packets},
+                   {"base_rtt_us", r.base_rtt_us}, {"rto_us", cfg.recovery.rto_us},
+                   {"flow_bytes", cfg.recovery.flow_bytes}};
   j["series"] = {{"time_us", r.series_time_us}, {"flow_rate_gbps", r.series_rate_gbps},
                  {"queue_bytes", r.series_queue_bytes}};
   if (use_fabric) {
     j["pfc"] = {{"enabled", fabric.pfc}, {"pauses_sent", fr.pauses_sent}, {"pauses_s1", fr.pauses_s1},
                 {"pauses_s2", fr.pauses_s2}, {"host_paused_fraction", fr.host_paused_fraction}};
-    if (fabric.topology == droce::sim::Topology::kTwoHop) j["innocent_gbps"] = fr.innocent_gbps;
+    if (fabric.topology == droce::sim::Topology::kTwoHop) {
+      j["innocent_gbps"] = fr.innocent_gbps;
+      j["innocent_goodput_gbps"] = r.flows.back().goodput_gbps;
+    }
     j["series"]["pauses"] = fr.series_pauses;
     j["series"]["innocent_gbps"] = fr.series_innocent_gbps;
     j["series"]["uplink_queue_bytes"] = fr.series_uplink_queue_bytes;
@@ -259,7 +296,8 @@ int main(int argc, char** argv) {
                  {"hai_rate_bps", p.hai_rate_bps}, {"min_rate_bps", p.min_rate_bps},
                  {"np_min_time_between_cnps_ns", p.np_min_time_between_cnps_ns},
                  {"topology", fabric.topology == droce::sim::Topology::kTwoHop ? "two-hop" : "dumbbell"},
-                 {"pfc", fabric.pfc}, {"pfc_xoff_bytes", fabric.xoff_bytes}, {"pfc_xon_bytes", fabric.xon_bytes}};
+                 {"pfc", fabric.pfc}, {"pfc_xoff_bytes", fabric.xoff_bytes}, {"pfc_xon_bytes", fabric.xon_bytes},
+                 {"recovery", droce::sim::recovery_name(cfg.recovery.mode)}};
   if (std::string e = droce::apps::write_text_file(json_path, j.dump() + "\n"); !e.empty())
     return std::fprintf(stderr, "droce-sim: %s\n", e.c_str()), 1;
   std::printf("droce-sim: %u flows, %.1f ms simulated in %.2f s: jain %.3f, utilization %.3f, queue p50/p99/max "
@@ -268,6 +306,10 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(r.queue_p50_bytes), static_cast<unsigned long long>(r.queue_p99_bytes),
               static_cast<unsigned long long>(r.queue_max_bytes), static_cast<unsigned long long>(r.drops),
               static_cast<unsigned long long>(r.cnps));
+  if (cfg.recovery.mode != droce::sim::Recovery::kNone)
+    std::printf("droce-sim: recovery %s: goodput %.3f Gb/s, %llu packets resent, base RTT %.2f us, BDP %u packets\n",
+                droce::sim::recovery_name(cfg.recovery.mode), r.goodput_gbps, static_cast<unsigned long long>(retransmitted),
+                r.base_rtt_us, r.bdp_packets);
   if (!plot_path.empty()) {
     const std::string cmd = "/usr/bin/python3 \"" + std::string(DROCE_SOURCE_ROOT) + "/scripts/plot_sim.py\" \"" +
                             json_path + "\" \"" + plot_path + "\"";

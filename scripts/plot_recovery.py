@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Go-back-N against selective repeat in droce-sim: runs the sweeps, draws the figures, writes the table.
+
+usage: plot_recovery.py [--sim PATH] [--out DIR] [--seeds N] [--duration-ms T] [--jobs N]
+
+1. Goodput of one 100 Gb/s flow against random loss (0, 0.001 %, 0.01 %, 0.1 %, 1 %, 5 %) at
+   about 10 us and 100 us base RTT, --recovery gbn and sr (sr's cap at the BDP, its default, and
+   at twice the BDP as a sensitivity check), mean over seeds 1..N: DIR/recovery_loss.png.
+2. The two-hop 8 -> 1 incast with an innocent flow, 100 Gb/s, with and without PFC, gbn and sr,
+   without congestion control and with DCQCN: DIR/recovery_two_hop.png.
+Both tables, with the commands that produce every row, go to DIR/recovery_summary.md.
+Needs a built droce-sim and Debian's python3-matplotlib (run with /usr/bin/python3).
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import subprocess
+import tempfile
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+LOSSES = [0, 1e-5, 1e-4, 1e-3, 1e-2, 5e-2]
+# One-way delay per link: the dumbbell's base RTT is 4 delays plus two 1000-byte serialisations.
+RTTS = [("10 us", 2.5), ("100 us", 25.0)]
+LINK_GBPS = 100
+
+
+def run(sim, args, tmp):
+    fd, path = tempfile.mkstemp(suffix=".json", dir=tmp)
+    os.close(fd)
+    subprocess.run([sim, *args, "--json", path], check=True, stdout=subprocess.DEVNULL)
+    with open(path) as f:
+        return json.load(f)
+
+
+def loss_args(delay, loss, mode, seed, duration, bdp=None):
+    a = ["--flows", "1", "--cc", "none", "--link-gbps", str(LINK_GBPS), "--delay-us", str(delay),
+         "--duration-ms", str(duration), "--loss", f"{loss:g}", "--seed", str(seed), "--recovery", mode]
+    return a + (["--bdp-packets", str(bdp)] if bdp else [])
+
+
+def two_hop_args(cc, pfc, mode, duration):
+    return (["--topology", "two-hop", "--flows", "8", "--incast", "--link-gbps", str(LINK_GBPS),
+             "--duration-ms", str(duration), "--cc", cc, "--recovery", mode] + (["--pfc"] if pfc else []))
+
+
+def jain(r):
+    """Jain's index over the incast flows' goodput (the innocent flow, last, left out)."""
+    g = [f["goodput_gbps"] for f in r["flows"][:-1]]
+    return sum(g) ** 2 / (len(g) * sum(x * x for x in g)) if any(g) else 0.0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sim", default="build/apps/droce-sim/droce-sim")
+    ap.add_argument("--out", default="docs/plots")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--duration-ms", type=float, default=100)
+    ap.add_argument("--jobs", type=int, default=2)
+    o = ap.parse_args()
+    if not os.access(o.sim, os.X_OK):
+        raise SystemExit(f"plot_recovery: {o.sim} is not built (ninja -C build apps/droce-sim/droce-sim)")
+    dur = f"{o.duration_ms:g}"
+    with tempfile.TemporaryDirectory() as tmp, concurrent.futures.ThreadPoolExecutor(o.jobs) as pool:
+        # The default cap (link rate x base RTT) as droce-sim computes it, from a lossless sr run.
+        bdp = {d: run(o.sim, loss_args(d, 0, "sr", 1, 1), tmp)["recovery"]["bdp_packets"] for _, d in RTTS}
+        variants = [("gbn", "gbn", None), ("sr", "sr", None), ("sr, cap 2 x BDP", "sr", 2)]
+        jobs = {}
+        for _, d in RTTS:
+            for label, mode, mult in variants:
+                for loss in LOSSES:
+                    for seed in range(1, o.seeds + 1):
+                        args = loss_args(d, loss, mode, seed, dur, bdp[d] * mult if mult else None)
+                        jobs[(d, label, loss, seed)] = pool.submit(run, o.sim, args, tmp)
+        hop = {}
+        for cc in ("none", "dcqcn"):
+            for pfc, mode in ((True, "gbn"), (False, "sr"), (False, "gbn"), (True, "sr")):
+                hop[(cc, pfc, mode)] = pool.submit(run, o.sim, two_hop_args(cc, pfc, mode, 50), tmp)
+        res = {k: v.result() for k, v in jobs.items()}
+        hop = {k: v.result() for k, v in hop.items()}
+
+    def mean(d, label, loss, key="goodput_gbps"):
+        return sum(res[(d, label, loss, s)][key] for s in range(1, o.seeds + 1)) / o.seeds
+
+    for r in list(res.values()) + list(hop.values()):
+        assert r["order_errors"] == 0, "a receiver handed a packet on out of order"
+
+    # ---- figure 1: goodput against loss ----
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    styles = {"gbn": ("tab:red", "-", "o"), "sr": ("tab:blue", "-", "s"), "sr, cap 2 x BDP": ("tab:blue", ":", "^")}
+    xs = [max(loss, 1e-6) * 100 for loss in LOSSES]  # 0 % drawn at 0.0001 % on the log axis
+    for ax, (name, d) in zip(axes, RTTS):
+        for label, _, _ in variants:
+            c, ls, m = styles[label]
+            ax.plot(xs, [mean(d, label, loss) for loss in LOSSES], color=c, ls=ls, marker=m, label=label)
+        ax.set_xscale("log")
+        ax.set_xticks(xs)
+        ax.set_xticklabels(["0"] + [f"{loss * 100:g}" for loss in LOSSES[1:]])
+        ax.set_xlabel("random loss (%)")
+        ax.set_title(f"base RTT {name} (BDP {bdp[d]} packets)", fontsize=10)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("goodput (Gb/s, payload in order)")
+    axes[0].legend(fontsize=8)
+    fig.suptitle(f"one flow, {LINK_GBPS} Gb/s, 1000-byte packets, RTO 320 us, mean of {o.seeds} seeds", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(os.path.join(o.out, "recovery_loss.png"), dpi=110)
+
+    # ---- figure 2: the two-hop incast ----
+    order = [(True, "gbn"), (False, "sr"), (False, "gbn"), (True, "sr")]
+    names = ["PFC + gbn", "no PFC + sr", "no PFC + gbn", "PFC + sr"]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    for ax, cc in zip(axes, ("none", "dcqcn")):
+        inc = [hop[(cc, p, m)]["goodput_gbps"] for p, m in order]
+        inn = [hop[(cc, p, m)]["innocent_goodput_gbps"] for p, m in order]
+        x = range(len(order))
+        ax.bar([i - 0.2 for i in x], inc, 0.4, label="8 incast flows (sum)", color="tab:gray")
+        ax.bar([i + 0.2 for i in x], inn, 0.4, label="innocent flow", color="tab:green")
+        ax.set_xticks(list(x))
+        ax.set_xticklabels(names, fontsize=8)
+        ax.set_title(f"congestion control: {cc}", fontsize=10)
+        ax.grid(alpha=0.3, axis="y")
+    axes[0].set_ylabel("goodput (Gb/s, last half)")
+    axes[0].set_ylim(0, LINK_GBPS * 1.2)
+    axes[0].legend(fontsize=8, loc="upper center", ncol=2)
+    fig.suptitle(f"two-hop 8 -> 1 incast + innocent flow, {LINK_GBPS} Gb/s, 50 ms", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(os.path.join(o.out, "recovery_two_hop.png"), dpi=110)
+
+    # ---- the tables ----
+    lines = [f"Goodput (Gb/s of payload handed on in order, last half of {dur} ms, mean of seeds 1..{o.seeds}); "
+             f"one flow, {LINK_GBPS} Gb/s, `--cc none`, 1000-byte packets, RTO 320 us.", "",
+             "| base RTT | BDP (packets) | loss | gbn | sr | sr / gbn | sr, cap 2 x BDP | gbn resent | sr resent |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for name, d in RTTS:
+        for loss in LOSSES:
+            g, s, s2 = (mean(d, v, loss) for v in ("gbn", "sr", "sr, cap 2 x BDP"))
+            gr, sr_ = (mean(d, v, loss, "retransmitted") for v in ("gbn", "sr"))
+            lines.append(f"| {name} | {bdp[d]} | {loss * 100:g} % | {g:.2f} | {s:.2f} | {s / g:.2f} | {s2:.2f} | "
+                         f"{gr:.0f} | {sr_:.0f} |")
+    lines += ["", "Commands (one row, one seed; `--loss` and `--seed` vary, 2 x BDP adds `--bdp-packets`):", "```"]
+    for _, d in RTTS:
+        lines.append("droce-sim " + " ".join(loss_args(d, 0.01, "gbn", 1, dur)) + " --json out.json")
+    lines += ["```", "",
+              "| two-hop incast, 50 ms | cc | incast goodput | Jain (incast goodput) | innocent goodput | drops | resent | PFC pauses | "
+              "innocent paused |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for cc in ("none", "dcqcn"):
+        for (p, m), n in zip(order, names):
+            r = hop[(cc, p, m)]
+            lines.append(f"| {n} | {cc} | {r['goodput_gbps']:.2f} | {jain(r):.3f} | "
+                         f"{r['innocent_goodput_gbps']:.2f} | {r['drops']} | "
+                         f"{r['retransmitted']} | {r['pfc']['pauses_sent']} | "
+                         f"{100 * r['pfc']['host_paused_fraction'][-1]:.1f} % |")
+    lines += ["", "Commands:", "```"]
+    for cc in ("none", "dcqcn"):
+        for p, m in order[:2]:
+            lines.append("droce-sim " + " ".join(two_hop_args(cc, p, m, 50)) + " --json out.json")
+    lines += ["```"]
+    with open(os.path.join(o.out, "recovery_summary.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
