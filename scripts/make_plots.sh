@@ -22,6 +22,10 @@ for cc in none dcqcn; do
 done
 /usr/bin/python3 scripts/plot_pfc_hol.py "$tmp/hol_none.json" "$tmp/hol_dcqcn.json" $out/pfc_two_hop_hol.png
 
+# Go-back-N against selective repeat: the loss sweep and the two-hop incast (recovery_*.png and
+# recovery_summary.md, every row with its command).
+/usr/bin/python3 scripts/plot_recovery.py --sim "$sim" --out "$out"
+
 # The live lab: two droce senders through droce-switch's core (real frames, real time).
 switch=build/apps/droce-switch/droce-switch
 if [ -x "$switch" ]; then
