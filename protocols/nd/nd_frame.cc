@@ -81,6 +81,13 @@ void multicast_mac(const std::uint8_t ip[16], std::uint8_t mac[6]) {
   std::memcpy(mac + 2, ip + 12, 4);
 }
 
+void nd_group_macs(const std::uint8_t ip[16], std::uint8_t macs[kNdGroupCount][6]) {
+  std::uint8_t group[16];
+  solicited_node(ip, group);
+  multicast_mac(group, macs[0]);
+  multicast_mac(kAllNodes, macs[1]);
+}
+
 NdRefusal parse_nd(const std::uint8_t* frame, std::uint32_t len, NdFrame& out) {
   out = NdFrame{};
   const auto* eth = header_at<wire::EthHdr>(frame, len, 0);

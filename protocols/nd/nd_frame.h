@@ -108,6 +108,11 @@ void solicited_node(const std::uint8_t ip[16], std::uint8_t out[16]);
 // The Ethernet address of an IPv6 multicast address: 33:33 and its last four bytes (RFC 2464 §7).
 void multicast_mac(const std::uint8_t ip[16], std::uint8_t mac[6]);
 
+// The Ethernet groups an endpoint at `ip` must receive for ND: its solicited-node group's MAC
+// (solicitations for it) and all nodes' (unsolicited advertisements, answers to DAD probes).
+inline constexpr std::size_t kNdGroupCount = 2;
+void nd_group_macs(const std::uint8_t ip[16], std::uint8_t macs[kNdGroupCount][6]);
+
 enum class NdType : std::uint8_t { kSolicitation, kAdvertisement };
 
 // A parsed NS or NA: the Ethernet and IPv6 addresses it travelled with and the message's fields.

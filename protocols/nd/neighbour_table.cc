@@ -112,11 +112,9 @@ NdVerdict NeighbourTable::on_nd(const NdFrame& f, bool any_dst_mac, std::uint64_
   if (!any_dst_mac && std::memcmp(f.eth_dst, cfg_.local_mac, 6) != 0) {
     // Multicast ND reaches us at our solicited-node group's MAC (solicitations for us) or all
     // nodes' (unsolicited advertisements, answers to DAD probes).
-    std::uint8_t group[16], group_mac[6], all_mac[6];
-    solicited_node(cfg_.local_ip.data(), group);
-    multicast_mac(group, group_mac);
-    multicast_mac(kAllNodes, all_mac);
-    if (std::memcmp(f.eth_dst, group_mac, 6) != 0 && std::memcmp(f.eth_dst, all_mac, 6) != 0) {
+    std::uint8_t groups[kNdGroupCount][6];
+    nd_group_macs(cfg_.local_ip.data(), groups);
+    if (std::memcmp(f.eth_dst, groups[0], 6) != 0 && std::memcmp(f.eth_dst, groups[1], 6) != 0) {
       NdVerdict v;
       v.ignored = NdIgnore::kNotOurMac;
       return v;

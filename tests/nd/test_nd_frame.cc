@@ -159,6 +159,10 @@ TEST_CASE("nd: solicited-node group and multicast MACs (RFC 4291 §2.7.1, RFC 24
   multicast_mac(kAllNodes, mac);
   const std::uint8_t all_mac[6] = {0x33, 0x33, 0, 0, 0, 1};
   CHECK(std::memcmp(mac, all_mac, 6) == 0);
+  std::uint8_t groups[kNdGroupCount][6];
+  nd_group_macs(ip, groups);
+  CHECK(std::memcmp(groups[0], want_mac, 6) == 0);
+  CHECK(std::memcmp(groups[1], all_mac, 6) == 0);
   CHECK(is_multicast(group));
   CHECK_FALSE(is_multicast(ip));
   const std::uint8_t zero[16] = {};
