@@ -4,6 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <vector>
 
 #include <rte_ip.h>
@@ -302,4 +305,16 @@ TEST_CASE("nd: refusal names are the counter names", "[nd][frame]") {
   CHECK(nd_refusal_name(NdRefusal::kBadChecksum) == "bad_checksum");
   CHECK(nd_refusal_name(NdRefusal::kSolicitedToMulticast) == "solicited_to_multicast");
   CHECK(nd_refusal_name(NdRefusal::kCount) == "invalid");
+}
+
+TEST_CASE("nd: every seed of the fuzz corpus (scapy's frames) parses", "[nd][frame]") {
+  int seeds = 0;
+  for (const auto& e : std::filesystem::directory_iterator(DROCE_ND_CORPUS)) {
+    std::ifstream in(e.path(), std::ios::binary);
+    const std::vector<std::uint8_t> f((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    INFO(e.path().string());
+    CHECK(parse(f) == NdRefusal::kNone);
+    ++seeds;
+  }
+  CHECK(seeds >= 7);
 }
