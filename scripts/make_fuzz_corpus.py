@@ -7,6 +7,9 @@
   droce_lines  droce-gen's control lines as droce-gen writes them (no capture has them)
   arp          ARP frames as Linux sends them: request, reply, announcement, probe, 802.1Q-tagged
                (no capture has them)
+  nd           IPv6 Neighbor Solicitations and Advertisements (RFC 4861), made by scapy (which
+               computes their ICMPv6 checksums): solicitation, solicited and unsolicited
+               advertisement, DAD probe, 802.1Q-tagged, with an unknown option, padded
 
 usage: scripts/make_fuzz_corpus.py   (run from the repository root)
 """
@@ -121,9 +124,44 @@ def arp_seeds():
     print(f"{len(seeds)} ARP seeds -> {CORPUS}/arp")
 
 
+def nd_seeds():
+    """IPv6 NS/NA frames; scapy computes the checksums (imported here: only this corpus needs it)."""
+    from scapy.all import (Dot1Q, Ether, ICMPv6NDOptDstLLAddr, ICMPv6NDOptSrcLLAddr, ICMPv6ND_NA,
+                           ICMPv6ND_NS, ICMPv6NDOptUnknown, IPv6, raw)
+    a_mac, b_mac = "02:00:00:00:00:01", "02:00:00:00:00:02"
+    a_ip, b_ip = "fd00::1", "fd00::2"
+
+    def ns(src_ip=a_ip, opts=True, tag=None):
+        eth = Ether(src=a_mac, dst="33:33:ff:00:00:02")
+        if tag is not None:
+            eth = eth / Dot1Q(vlan=tag, prio=3)
+        p = eth / IPv6(src=src_ip, dst="ff02::1:ff00:2", hlim=255) / ICMPv6ND_NS(tgt=b_ip)
+        return raw(p / ICMPv6NDOptSrcLLAddr(lladdr=a_mac) if opts else p)
+
+    def na(dst_mac=a_mac, dst_ip=a_ip, solicited=1):
+        return raw(Ether(src=b_mac, dst=dst_mac) / IPv6(src=b_ip, dst=dst_ip, hlim=255) /
+                   ICMPv6ND_NA(tgt=b_ip, R=0, S=solicited, O=1) / ICMPv6NDOptDstLLAddr(lladdr=b_mac))
+
+    seeds = [
+        ns(),                                                      # solicitation
+        na(),                                                      # solicited advertisement
+        na("33:33:00:00:00:01", "ff02::1", 0),                     # unsolicited (RFC 4861 §7.2.6)
+        ns("::", opts=False),                                      # DAD probe (RFC 4862 §5.4.2)
+        ns(tag=100),                                               # 802.1Q
+        raw(Ether(src=a_mac, dst="33:33:ff:00:00:02") / IPv6(src=a_ip, dst="ff02::1:ff00:2", hlim=255) /
+            ICMPv6ND_NS(tgt=b_ip) / ICMPv6NDOptUnknown(type=14, len=1, data=b"\x01" * 6) /
+            ICMPv6NDOptSrcLLAddr(lladdr=a_mac)),                   # with a Nonce option
+        ns() + b"\x00" * 10,                                       # Ethernet padding
+    ]
+    for s in seeds:
+        write_seed("nd", s)
+    print(f"{len(seeds)} ND seeds -> {CORPUS}/nd")
+
+
 def main():
     exchange_seeds()
     arp_seeds()
+    nd_seeds()
     os.makedirs(OUT, exist_ok=True)
     n = 0
     for path in sorted(glob.glob("tests/data/pcaps/*.pcap")):

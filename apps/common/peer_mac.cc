@@ -1,4 +1,5 @@
-// The peer's MAC: given, or resolved by ARP through a polled endpoint (see peer_mac.h).
+// The peer's MAC: given, or resolved by ARP or IPv6 Neighbor Discovery through a polled endpoint
+// (see peer_mac.h).
 #include "apps/common/peer_mac.h"
 
 #include <arpa/inet.h>
@@ -10,6 +11,7 @@
 #include "apps/common/address_text.h"
 #include <droce/engine/core/stop_signal.h>
 #include <droce/protocols/arp/neighbour_table.h>
+#include <droce/protocols/nd/neighbour_table.h>
 
 namespace droce::apps {
 namespace {
@@ -38,7 +40,45 @@ std::string gid_text(const std::uint8_t gid[16]) {
   return b;
 }
 
-const char* const kNeedMac = "--peer-mac is required for it (IPv6 Neighbor Discovery is not implemented)";
+const char* const kNeedMac = "--peer-mac is required for it";
+
+// One resolution after another until one succeeds or `until` has passed, the endpoint polled all
+// along; `start` asks, `get` reads the engine's answer (ArpResolution or NdResolution). `how`
+// names the protocol in the words of a failure ("ARP", "Neighbor Discovery").
+template <typename Resolution, typename Start, typename Get, typename Poll>
+Status resolve_rounds(Start start, Get get, const Poll& poll, const std::string& who, const char* how,
+                      std::uint64_t round_ns, std::uint32_t wait_ms, std::uint8_t mac[6]) {
+  const auto until = Clock::now() + std::chrono::milliseconds(wait_ms);
+  const auto round_len = std::chrono::nanoseconds(round_ns) + kRoundMargin;
+  Status last;
+  for (unsigned round = 0; round < kMaxRounds; ++round) {
+    // A failed or expired address starts over; a known one is resolved at once.
+    if (Status s = start(); !s.ok()) return s;
+    const auto round_end = Clock::now() + round_len;
+    Resolution r;
+    // Bounded by round_end: the endpoint's own clock ends the resolution well before it.
+    for (;;) {
+      poll();
+      r = get();
+      if (r.state != Resolution::State::kResolving) break;
+      if (engine::stop_requested()) return Status::error("interrupted while resolving " + who + " by " + how);
+      if (Clock::now() >= round_end) {
+        r.status = Status::error(StatusCode::kTimeout, "no end to the " + std::string(how) + " resolution of " + who +
+                                                           " within " +
+                                                           std::to_string(round_len.count() / 1'000'000) +
+                                                           " ms (was the endpoint polled?)");
+        break;
+      }
+    }
+    if (r.state == Resolution::State::kResolved) {
+      std::memcpy(mac, r.mac, 6);
+      return {};
+    }
+    last = r.status;
+    if (Clock::now() >= until) break;
+  }
+  return Status::error(last.code(), last.message() + "; a peer that does not answer " + how + " needs --peer-mac");
+}
 
 }  // namespace
 
@@ -48,7 +88,11 @@ PeerMac::PeerMac(const std::string& given, engine::RcEndpoint& ep, Poll poll) : 
 
 void PeerMac::announce() {
   // Best effort: a neighbour that missed it still learns us from our requests or asks itself.
-  if (!given_ && !ep_.config().addresses.ipv6) (void)ep_.announce();
+  if (given_) return;
+  if (ep_.config().addresses.ipv6)
+    (void)ep_.announce_nd();  // an unsolicited Neighbor Advertisement (RFC 4861 §7.2.6)
+  else
+    (void)ep_.announce();  // a gratuitous ARP
 }
 
 Status PeerMac::of_ipv4(const std::uint8_t ipv4[4], std::uint32_t wait_ms, std::uint8_t mac[6]) {
@@ -57,46 +101,33 @@ Status PeerMac::of_ipv4(const std::uint8_t ipv4[4], std::uint32_t wait_ms, std::
     return {};
   }
   if (ep_.config().addresses.ipv6)
-    return Status::error(StatusCode::kUnsupported,
-                         "this endpoint speaks IPv6 and ARP is IPv4's: " + std::string(kNeedMac));
-  const std::string who = ipv4_text(ipv4);
-  const auto until = Clock::now() + std::chrono::milliseconds(wait_ms);
-  const auto round_len = std::chrono::nanoseconds(arp::kArpMaxRequests * arp::kArpRetryIntervalNs) + kRoundMargin;
-  Status last;
-  for (unsigned round = 0; round < kMaxRounds; ++round) {
-    // A failed or expired address starts over; a known one is resolved at once.
-    if (Status s = ep_.start_resolve(ipv4); !s.ok()) return s;
-    const auto round_end = Clock::now() + round_len;
-    engine::ArpResolution r;
-    // Bounded by round_end: the endpoint's own clock ends the resolution well before it.
-    for (;;) {
-      poll_();
-      r = ep_.resolution(ipv4);
-      if (r.state != engine::ArpResolution::State::kResolving) break;
-      if (engine::stop_requested()) return Status::error("interrupted while resolving " + who + " by ARP");
-      if (Clock::now() >= round_end) {
-        r.status = Status::error(StatusCode::kTimeout, "no end to the ARP resolution of " + who + " within " +
-                                                           std::to_string(round_len.count() / 1'000'000) +
-                                                           " ms (was the endpoint polled?)");
-        break;
-      }
-    }
-    if (r.state == engine::ArpResolution::State::kResolved) {
-      std::memcpy(mac, r.mac, 6);
-      return {};
-    }
-    last = r.status;
-    if (Clock::now() >= until) break;
+    return Status::error(StatusCode::kUnsupported, "the peer's address " + ipv4_text(ipv4) +
+                                                       " is IPv4 and this endpoint speaks IPv6: " + kNeedMac);
+  return resolve_rounds<engine::ArpResolution>([&] { return ep_.start_resolve(ipv4); },
+                                               [&] { return ep_.resolution(ipv4); }, poll_, ipv4_text(ipv4), "ARP",
+                                               arp::kArpMaxRequests * arp::kArpRetryIntervalNs, wait_ms, mac);
+}
+
+Status PeerMac::of_ipv6(const std::uint8_t ipv6[16], std::uint32_t wait_ms, std::uint8_t mac[6]) {
+  if (given_) {
+    std::memcpy(mac, given_mac_, 6);
+    return {};
   }
-  return Status::error(last.code(), last.message() + "; a peer that does not answer ARP needs --peer-mac");
+  if (!ep_.config().addresses.ipv6)
+    return Status::error(StatusCode::kUnsupported,
+                         "the peer's GID " + gid_text(ipv6) +
+                             " is an IPv6 address and this endpoint speaks IPv4, so neither ARP nor Neighbor "
+                             "Discovery finds its MAC: " + kNeedMac);
+  return resolve_rounds<engine::NdResolution>([&] { return ep_.start_nd_resolve(ipv6); },
+                                              [&] { return ep_.nd_resolution(ipv6); }, poll_, gid_text(ipv6),
+                                              "Neighbor Discovery", nd::kNdMaxSolicitations * nd::kNdRetryIntervalNs,
+                                              wait_ms, mac);
 }
 
 Status PeerMac::of_gid(const std::uint8_t gid[16], std::uint32_t wait_ms, std::uint8_t mac[6]) {
   static constexpr std::uint8_t kV4Mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF};
-  if (!given_ && std::memcmp(gid, kV4Mapped, sizeof(kV4Mapped)) != 0)
-    return Status::error(StatusCode::kUnsupported, "the peer's GID " + gid_text(gid) +
-                                                       " is an IPv6 address, whose MAC ARP cannot find: " + kNeedMac);
-  return of_ipv4(gid + 12, wait_ms, mac);
+  if (std::memcmp(gid, kV4Mapped, sizeof(kV4Mapped)) == 0) return of_ipv4(gid + 12, wait_ms, mac);
+  return of_ipv6(gid, wait_ms, mac);
 }
 
 }  // namespace droce::apps

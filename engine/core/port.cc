@@ -207,6 +207,17 @@ std::unique_ptr<Port> Port::open(const PortConfig& cfg, Status& err) {
       return nullptr;
     }
   }
+  if (!cfg.promiscuous && !cfg.multicast_macs.empty()) {
+    std::vector<rte_ether_addr> list(cfg.multicast_macs.size());
+    for (std::size_t i = 0; i < list.size(); ++i) std::memcpy(list[i].addr_bytes, cfg.multicast_macs[i].data(), 6);
+    int rc = rte_eth_dev_set_mc_addr_list(pid, list.data(), static_cast<std::uint32_t>(list.size()));
+    if (rc == -ENOTSUP) rc = rte_eth_allmulticast_enable(pid);  // no list: every multicast frame
+    // Virtual PMDs without a MAC filter take every frame anyway.
+    if (rc != 0 && rc != -ENOTSUP) {
+      err = Status::error("port " + port->name_ + ": cannot take the multicast MACs asked for: " + err_text(rc));
+      return nullptr;
+    }
+  }
   err = Status();
   return port;
 }

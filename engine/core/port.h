@@ -1,6 +1,7 @@
 // Port: one DPDK ethdev from any devargs string (vdev or PCI), configured with probed offloads.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -24,6 +25,11 @@ struct PortConfig {
   std::uint16_t tx_desc = 1024;
   std::uint16_t mtu = 0;            // 0: leave the PMD's default
   bool promiscuous = false;
+  // Multicast MACs the port must take besides its own (a port that is promiscuous takes them
+  // anyway): an IPv6 endpoint's Neighbor Discovery groups, nd::nd_group_macs (its solicited-node
+  // group and all nodes, RFC 4861 §7.2.1). Set as the PMD's multicast list, or all-multicast
+  // where the PMD keeps no list; a PMD with no filter at all takes them already.
+  std::vector<std::array<std::uint8_t, 6>> multicast_macs;
   bool want_multi_seg = true;       // chained mbufs on TX (zero-copy payload segments)
   bool want_ipv4_cksum = true;      // IPv4 header checksum offload
   bool want_fast_free = false;      // only valid when every mbuf is direct, refcnt 1, one pool

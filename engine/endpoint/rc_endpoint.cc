@@ -477,6 +477,7 @@ void RcEndpoint::poll_received(std::uint64_t now_tsc, rte_mbuf* const* rx, std::
   release_paced(now_tsc);
   run_timers(now, qp_now);
   arp_.poll(now, now_tsc);
+  nd_.poll(now, now_tsc);
   if (!pfc_paused_) transmit_ready(now, now_tsc);
   if (pfc_paused_) return;  // frames already batched wait for the pause to end
   std::uint64_t bytes = 0;

@@ -15,6 +15,7 @@
 #include "engine/core/memory_region.h"
 #include "engine/endpoint/endpoint_arp.h"
 #include "engine/endpoint/endpoint_config.h"
+#include "engine/endpoint/endpoint_nd.h"
 #include "engine/endpoint/message_view.h"
 #include "engine/core/status.h"
 #include "engine/core/tx_batch.h"
@@ -72,6 +73,17 @@ struct EndpointCounters {
   std::uint64_t arp_announcements_sent = 0;  // gratuitous ARPs
   std::uint64_t arp_resolve_failures = 0;    // resolutions that got no reply
   std::uint64_t arp_tx_failures = 0;         // an ARP frame could not be sent (pool empty, backlog full)
+  // IPv6 Neighbor Discovery (IPv6 endpoints; engine/endpoint/endpoint_nd.h). NS and NA frames are
+  // not counted in rx_drops; other ICMPv6 still is (not_udp).
+  std::uint64_t nd_solicitations_answered = 0;  // NS for our address that got an NA
+  std::uint64_t nd_solicitations_learned = 0;   // NS for our address that taught (or refreshed) the sender's MAC
+  std::uint64_t nd_advertisements_learned = 0;  // NA that resolved (or refreshed) a neighbour
+  std::uint64_t nd_malformed = 0;               // NS or NA that parse_nd refuses (RFC 4861 §7.1)
+  std::uint64_t nd_ignored = 0;                 // valid but not for us (other targets, unasked NA, conflicts)
+  std::uint64_t nd_solicitations_sent = 0;      // NS of our resolutions
+  std::uint64_t nd_announcements_sent = 0;      // unsolicited NA
+  std::uint64_t nd_resolve_failures = 0;        // resolutions that got no NA
+  std::uint64_t nd_tx_failures = 0;             // an ND frame could not be sent (pool empty, backlog full)
 };
 
 // The peer of a QP, given statically (labs, hardware peers) or learned out of band.
@@ -121,6 +133,19 @@ class RcEndpoint final : public ViewHome {
   // Queues a gratuitous ARP for our address (at start, so that neighbours' caches learn us).
   [[nodiscard]] Status announce() { return arp_.announce(rte_rdtsc()); }
   [[nodiscard]] const arp::NeighbourTable& neighbours() const { return arp_.neighbours(); }
+
+  // ---- neighbours (IPv6 Neighbor Discovery, IPv6 endpoints) ----
+  // The same for an IPv6 endpoint: it answers Neighbor Solicitations for its address by itself;
+  // these resolve a peer's MAC (`ipv6`: 16 bytes, network order) by solicitations, then
+  // nd_resolution(ipv6).state is kResolved (the MAC) or kFailed (status says why).
+  [[nodiscard]] Status start_nd_resolve(const std::uint8_t* ipv6) { return start_nd_resolve(ipv6, rte_rdtsc()); }
+  [[nodiscard]] Status start_nd_resolve(const std::uint8_t* ipv6, std::uint64_t now_tsc) {
+    return nd_.start_resolve(ipv6, now_ns(now_tsc));
+  }
+  [[nodiscard]] NdResolution nd_resolution(const std::uint8_t* ipv6) const { return nd_.resolution(ipv6); }
+  // Queues an unsolicited Neighbor Advertisement for our address (at start, RFC 4861 §7.2.6).
+  [[nodiscard]] Status announce_nd() { return nd_.announce(rte_rdtsc()); }
+  [[nodiscard]] const nd::NeighbourTable& nd_neighbours() const { return nd_.neighbours(); }
 
   // ---- verbs-like data path ----
   [[nodiscard]] Status post_send(std::uint32_t qpn, const rc::SendWr& wr);
@@ -359,6 +384,7 @@ class RcEndpoint final : public ViewHome {
   std::uint32_t tx_pass_frames_ = 0;  // mbufs handed out in this transmit pass
   EndpointCounters c_;
   EndpointArp arp_{cfg_, tx_, c_};  // after cfg_, tx_ and c_, which it refers to
+  EndpointNd nd_{cfg_, tx_, c_};    // likewise
   std::vector<std::uint8_t> scratch_;  // linearised multi-segment RX frames
   double ns_per_tsc_ = 1.0;
   std::uint64_t tsc_hz_ = 1;

@@ -313,8 +313,10 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
   wire::PacketInfo pi;
   const wire::DropReason r = wire::parse_headers(data, len, pi, kParseNoIcrc);
   if (r != wire::DropReason::kNone) {
-    // ARP is looked at only here, among the frames already refused: RoCE frames pay nothing.
+    // ARP and ND are looked at only here, among the frames already refused: RoCE frames pay nothing.
     if (r == wire::DropReason::kNotIp && arp_.on_frame(data, len, rx_promiscuous_, now_ns, rx_now_tsc_)) return false;
+    // ICMPv6 is IP but not UDP: Neighbor Discovery's frames (RFC 4861) are refused as not_udp.
+    if (r == wire::DropReason::kNotUdp && nd_.on_frame(data, len, rx_promiscuous_, now_ns, rx_now_tsc_)) return false;
     drop(r);
     return false;
   }

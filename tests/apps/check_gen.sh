@@ -454,8 +454,8 @@ took=$(( SECONDS - t0 ))
 check "client and server whose ARP nobody carries: both exit non-zero, the ARP failure named, within 30 s (took ${took} s)" \
   "[ $cli_rc -ne 0 ] && [ $srv_rc -ne 0 ] && [ $took -le 30 ] && cat '$out/noarp.s.txt' '$out/noarp.c.txt' | grep -q 'no ARP reply from 10.0.0.[12] after 3 requests' ||
    { tail -n 2 '$out/noarp.s.txt' '$out/noarp.c.txt'; false; }"
-# An IPv6 peer (its GID not IPv4-mapped): ARP cannot find its MAC; the server says --peer-mac is
-# required instead of failing obscurely. The peer here is a socket speaking rc_pingpong's format.
+# An IPv6 peer (its GID not IPv4-mapped) of an IPv4 endpoint: neither ARP nor Neighbor Discovery
+# can find its MAC; the server says --peer-mac is required instead of failing obscurely. The peer here is a socket speaking rc_pingpong's format.
 port=$(free_port)
 # shellcheck disable=SC2086
 timeout 60 "$gen" $null_eal -- --mode server --oob-port "$port" --connect-timeout 5 --quiet > "$out/v6.s.txt" 2>&1 &
@@ -469,7 +469,7 @@ for _ in range(100):
 s.sendall(b'0000:000011:000100:fe800000000000000000000000000002\0'); time.sleep(2)" > /dev/null 2>&1
 wait $spid
 srv_rc=$?
-check "a peer whose GID is IPv6, without --peer-mac: exit 1 saying --peer-mac is required (no IPv6 Neighbor Discovery)" \
+check "a peer whose GID is IPv6, without --peer-mac, to an IPv4 endpoint: exit 1 saying --peer-mac is required" \
   "[ $srv_rc -eq 1 ] && grep -q 'fe80::2 is an IPv6 address' '$out/v6.s.txt' && grep -q -- '--peer-mac is required' '$out/v6.s.txt' ||
    { tail -n 2 '$out/v6.s.txt'; false; }"
 

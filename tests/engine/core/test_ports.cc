@@ -69,6 +69,19 @@ TEST_CASE("net_ring loopback port from devargs returns what it sends", "[engine]
   free_all(got);
 }
 
+TEST_CASE("a port asked for multicast MACs opens on a PMD without a multicast list", "[engine][ring]") {
+  // net_ring keeps no multicast list nor all-multicast switch: it takes every frame, and the
+  // port opens all the same (an IPv6 endpoint's ND groups, docs/nd.md).
+  Status err;
+  PortConfig cfg;
+  cfg.rx_pool = pool().get();
+  cfg.devargs = "net_ring8";
+  cfg.multicast_macs = {{0x33, 0x33, 0xff, 0, 0, 1}, {0x33, 0x33, 0, 0, 0, 1}};
+  auto p = Port::open(cfg, err);
+  REQUIRE(err.ok());
+  CHECK(p != nullptr);
+}
+
 TEST_CASE("net_null: sink takes every frame, mbufs go back to the pool, RX generates sized frames",
           "[engine][null]") {
   Status err;
