@@ -266,6 +266,25 @@ good help-sim "$sim" --flows 3 --seed 7 --help
 good sim-run "$sim" --flows 2 --duration-ms 1 --sample-us 1e2 --seed 0x10 --preset=mlx5 --json "$tmp/ok.json"
 [ -s "$tmp/ok.json" ] || { echo "FAILED: droce-sim wrote no JSON"; fail=1; }
 
+# --- CLI11 forms (issue 18): --opt=value, K/M/G suffixes (sizes binary, rates and counts decimal),
+# --config FILE (name = value; the command line wins), one line naming the option on a bad one
+good gen-equals "$gen" -- --qps=2 --size=1K,64 --msg-rate=1M --count=1K --mode=client --help
+good gen-suffix "$gen" -- --size 1M --inflight 4 --help
+bad --size "$gen" -- --size 2M
+bad --size "$gen" -- --size=1.5K
+bad --msg-rate "$gen" -- --msg-rate 2G
+bad --qps "$gen" -- --qps=nan
+bad --qps "$gen" -- --qps=
+printf 'qps = 2\nsize = 64K\nmsg-rate = "1M"\n' > "$tmp/gen.ini"
+good gen-config "$gen" -- --config "$tmp/gen.ini" --help
+good gen-config-cli-wins "$gen" -- --config "$tmp/gen.ini" --qps 4 --workers 3 --help
+bad "--workers 3 is more than --qps 2" "$gen" -- --config "$tmp/gen.ini" --workers 3
+printf 'qps = 0\n' > "$tmp/bad.ini"
+bad --qps "$gen" -- --config "$tmp/bad.ini"
+printf 'nope = 1\n' > "$tmp/extra.ini"
+bad --config "$gen" -- --config "$tmp/extra.ini"
+bad --config "$gen" -- --config "$nope"
+
 # --- --version, every app, alone or after "--" (droce-sim has no EAL part): one line
 # "<app> X.Y.Z (DPDK A.B.C)" on stdout, exit 0, before EAL starts (nothing else printed)
 for bin in "$gen" "$echo_" "$perf" "$fwd" "$switch" "$sim"; do
