@@ -30,7 +30,7 @@ void add_connection(CLI::App& app, const ConnectionFields& f) {
                  ": match it to the\nfabric's lossless class and --pfc-priority");
   if (f.oob_port != nullptr)
     add_uint(app, g, "--oob-port", "N", *f.oob_port, 0, 65535,
-             "TCP port of the ibv_rc_pingpong-format exchange" + dflt(std::to_string(*f.oob_port) + "; 0 = static"));
+             "TCP port of the ibv_rc_pingpong-format exchange" + dflt(std::to_string(*f.oob_port) + "; " + f.oob_port_zero));
   if (f.oob_host != nullptr)
     add_host(app, g, "--oob-host", *f.oob_host,
              "where the server's exchange listens, for the client" + dflt(*f.oob_host));
@@ -49,7 +49,7 @@ void add_workload(CLI::App& app, const WorkloadFields& f) {
   const char* g = kWorkload;
   if (f.mtu != nullptr) {
     std::uint32_t* mtu = f.mtu;
-    add_value(app, g, "--mtu", "BYTES", "path MTU: 256, 512, 1024, 2048 or 4096" + dflt(std::to_string(*mtu)),
+    add_value(app, g, "--mtu", "BYTES", "path MTU: 256, 512, 1024, 2048 or 4096" + dflt(std::to_string(*mtu) + f.mtu_note),
               [mtu](const std::string& v) {
                 std::uint32_t m = 0;
                 if (std::string e = parse_uint("--mtu", v, 256, 4096, m); !e.empty()) return e;
@@ -70,9 +70,9 @@ void add_workload(CLI::App& app, const WorkloadFields& f) {
 }
 
 void add_impairment(CLI::App& app, const ImpairmentFields& f) {
-  const char* g = kImpairment;
+  const std::string& g = f.group;
   if (f.loss != nullptr)
-    add_real(app, g, "--loss", "P", *f.loss, 0, 0.5, "drop this fraction of frames, [0, 0.5]" + dflt(num(*f.loss)));
+    add_real(app, g, "--loss", "P", *f.loss, 0, 0.5, "drop this fraction of frames, [0, 0.5]" + dflt(num(*f.loss) + f.loss_note));
   if (f.duplicate != nullptr)
     add_real(app, g, "--duplicate", "P", *f.duplicate, 0, 0.5,
              "deliver this fraction twice, [0, 0.5]" + dflt(num(*f.duplicate)));

@@ -23,7 +23,8 @@ inline constexpr const char* kOutput = "output";
 
 // The queue pair's connection (client/server): the peer's address and the out-of-band exchange.
 struct ConnectionFields {
-  std::uint16_t* oob_port = nullptr;  // the ibv_rc_pingpong-format exchange; 0 = static (where allowed)
+  std::uint16_t* oob_port = nullptr;  // the ibv_rc_pingpong-format exchange
+  std::string oob_port_zero = "0 = static";  // what port 0 means to this app
   std::string* oob_host = nullptr;
   double* connect_timeout_s = nullptr;
   std::uint8_t* qp_timeout = nullptr;  // local ACK timeout exponent
@@ -37,6 +38,7 @@ void add_connection(CLI::App& app, const ConnectionFields& f);
 // The shape of the load every client app offers.
 struct WorkloadFields {
   std::uint32_t* mtu = nullptr;  // an IB MTU: 256 .. 4096
+  std::string mtu_note;          // after the default, when the app changes it
   double* duration_s = nullptr;
   std::uint64_t* count = nullptr;
 };
@@ -50,6 +52,8 @@ struct ImpairmentFields {
   double* burst_start = nullptr;
   std::uint32_t* burst_frames = nullptr;
   std::uint64_t* seed = nullptr;
+  std::string loss_note;  // after the default, where the app limits it
+  std::string group = kImpairment;
   std::string seed_help = "seed of the impairment";
 };
 void add_impairment(CLI::App& app, const ImpairmentFields& f);

@@ -21,6 +21,23 @@ CLI::Option* add_value(CLI::App& app, const std::string& group, const std::strin
       ->group(group);
 }
 
+CLI::Option* add_repeatable(CLI::App& app, const std::string& group, const std::string& name, const std::string& type,
+                            const std::string& help, ValueParser parse) {
+  return app
+      .add_option(
+          name,
+          [parse = std::move(parse)](const CLI::results_t& values) {
+            for (const std::string& text : values)
+              if (std::string e = parse(text); !e.empty()) throw CLI::ValidationError(e);
+            return true;
+          },
+          help)
+      ->type_name(type)
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->group(group);
+}
+
 CLI::Option* add_real(CLI::App& app, const std::string& group, const std::string& name, const std::string& type,
                       double& field, double lo, double hi, const std::string& help, Suffixes suffixes) {
   return add_value(app, group, name, type, help, [&field, name, lo, hi, suffixes](const std::string& v) {

@@ -20,6 +20,10 @@ using ValueParser = std::function<std::string(const std::string& text)>;
 CLI::Option* add_value(CLI::App& app, const std::string& group, const std::string& name, const std::string& type,
                        const std::string& help, ValueParser parse);
 
+// The same for an option that may be given again: `parse` runs on each value, in order.
+CLI::Option* add_repeatable(CLI::App& app, const std::string& group, const std::string& name, const std::string& type,
+                            const std::string& help, ValueParser parse);
+
 template <typename T>
 CLI::Option* add_uint(CLI::App& app, const std::string& group, const std::string& name, const std::string& type,
                       T& field, std::uint64_t lo, std::uint64_t hi, const std::string& help,
