@@ -275,6 +275,12 @@ bad --size "$gen" -- --size=1.5K
 bad --msg-rate "$gen" -- --msg-rate 2G
 bad --qps "$gen" -- --qps=nan
 bad --qps "$gen" -- --qps=
+good echo-equals "$echo_" -- --mode=client --size=4K --count=1M --warmup=1K --help
+bad --size "$echo_" -- --size 65K
+good switch-repeat "$switch" -- --route=10.0.0.1/32=0 --route 10.0.0.2/32=1 --egress-gbps 1=5 --egress-gbps 2 \
+  --kmax-bytes 1M --help
+bad "--route port" "$switch" -- --route 10.0.0.1/32=0 --route 10.0.0.2/32=70 --route 10.0.0.3/32=1
+bad --kmin-bytes "$switch" -- --kmin-bytes 2M --kmax-bytes 1M
 printf 'qps = 2\nsize = 64K\nmsg-rate = "1M"\n' > "$tmp/gen.ini"
 good gen-config "$gen" -- --config "$tmp/gen.ini" --help
 good gen-config-cli-wins "$gen" -- --config "$tmp/gen.ini" --qps 4 --workers 3 --help
