@@ -281,6 +281,8 @@ good switch-repeat "$switch" -- --route=10.0.0.1/32=0 --route 10.0.0.2/32=1 --eg
   --kmax-bytes 1M --help
 bad "--route port" "$switch" -- --route 10.0.0.1/32=0 --route 10.0.0.2/32=70 --route 10.0.0.3/32=1
 bad --kmin-bytes "$switch" -- --kmin-bytes 2M --kmax-bytes 1M
+good fwd-equals "$fwd" -- --rx-port=0 --mbufs 4K --duration=0.5 --help
+bad --mbufs "$fwd" -- --mbufs 8M
 printf 'qps = 2\nsize = 64K\nmsg-rate = "1M"\n' > "$tmp/gen.ini"
 good gen-config "$gen" -- --config "$tmp/gen.ini" --help
 good gen-config-cli-wins "$gen" -- --config "$tmp/gen.ini" --qps 4 --workers 3 --help
