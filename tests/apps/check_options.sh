@@ -275,6 +275,7 @@ bad --size "$gen" -- --size=1.5K
 bad --msg-rate "$gen" -- --msg-rate 2G
 bad --qps "$gen" -- --qps=nan
 bad --qps "$gen" -- --qps=
+bad --qps "$gen" -- --qps nan --qps 2          # given twice: the last wins, but every value is checked
 good echo-equals "$echo_" -- --mode=client --size=4K --count=1M --warmup=1K --help
 bad --size "$echo_" -- --size 65K
 good switch-repeat "$switch" -- --route=10.0.0.1/32=0 --route 10.0.0.2/32=1 --egress-gbps 1=5 --egress-gbps 2 \

@@ -10,15 +10,9 @@ namespace droce::apps::cli {
 
 CLI::Option* add_value(CLI::App& app, const std::string& group, const std::string& name, const std::string& type,
                        const std::string& help, ValueParser parse) {
-  return app
-      .add_option_function<std::string>(
-          name,
-          [parse = std::move(parse)](const std::string& text) {
-            if (std::string e = parse(text); !e.empty()) throw CLI::ValidationError(e);
-          },
-          help)
-      ->type_name(type)
-      ->group(group);
+  // Given twice, the last value wins, as it always did; every value is still checked in order
+  // (CLI11's TakeLast would drop a bad first one unseen).
+  return add_repeatable(app, group, name, type, help, std::move(parse));
 }
 
 CLI::Option* add_repeatable(CLI::App& app, const std::string& group, const std::string& name, const std::string& type,

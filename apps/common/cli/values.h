@@ -16,11 +16,12 @@ namespace droce::apps::cli {
 // `parse` turns the text into the field: empty on success, else the message naming the option.
 using ValueParser = std::function<std::string(const std::string& text)>;
 
-// An option with one value, shown in --help as "NAME TYPE  help", in `group`.
+// An option with one value, shown in --help as "NAME TYPE  help", in `group`. Given again, each
+// value is parsed in order (so the last one wins and a bad earlier one is still refused).
 CLI::Option* add_value(CLI::App& app, const std::string& group, const std::string& name, const std::string& type,
                        const std::string& help, ValueParser parse);
 
-// The same for an option that may be given again: `parse` runs on each value, in order.
+// The same for an option meant to be given again (--route): `parse` runs on each value, in order.
 CLI::Option* add_repeatable(CLI::App& app, const std::string& group, const std::string& name, const std::string& type,
                             const std::string& help, ValueParser parse);
 
