@@ -60,6 +60,17 @@ bool whole_number_as_real(std::string_view text, std::uint64_t& out) {
   return true;
 }
 
+// The multiplier of a trailing suffix `suffixes` allows (1 and nothing removed for none).
+std::uint64_t strip_suffix(std::string_view& digits, Suffixes suffixes) {
+  if (digits.empty() || suffixes == Suffixes::kNone) return 1;
+  const char s = digits.back();
+  const bool giga = suffixes != Suffixes::kKiloMega;
+  const std::uint64_t k = suffixes == Suffixes::kDecimal ? 1000 : 1024;
+  const std::uint64_t factor = s == 'K' ? k : s == 'M' ? k * k : s == 'G' && giga ? k * k * k : 1;
+  if (factor != 1) digits.remove_suffix(1);
+  return factor;
+}
+
 }  // namespace
 
 std::string printable(std::string_view text) {
@@ -74,9 +85,14 @@ std::string printable(std::string_view text) {
 
 std::string quoted(std::string_view text) { return "'" + printable(text) + "'"; }
 
-std::string parse_real(std::string_view option, std::string_view text, double lo, double hi, double& out) {
+std::string parse_real(std::string_view option, std::string_view text, double lo, double hi, double& out,
+                       Suffixes suffixes) {
+  std::string_view digits = text;
+  const double factor = static_cast<double>(strip_suffix(digits, suffixes));
   double v = 0;
-  if (!whole_real(text, v) || !(v >= lo && v <= hi))
+  const bool parsed = whole_real(digits, v);
+  v *= factor;
+  if (!parsed || !std::isfinite(v) || !(v >= lo && v <= hi))
     return std::string(option) + ": " + quoted(text) + " is not a number in [" + real_text(lo) + ", " +
            real_text(hi) + "]";
   out = v;
@@ -86,11 +102,7 @@ std::string parse_real(std::string_view option, std::string_view text, double lo
 std::string parse_uint(std::string_view option, std::string_view text, std::uint64_t lo, std::uint64_t hi,
                        std::uint64_t& out, Suffixes suffixes) {
   std::string_view digits = text;
-  std::uint64_t factor = 1;
-  if (suffixes == Suffixes::kKiloMega && !digits.empty() && (digits.back() == 'K' || digits.back() == 'M')) {
-    factor = digits.back() == 'K' ? 1024 : 1024 * 1024;
-    digits.remove_suffix(1);
-  }
+  const std::uint64_t factor = strip_suffix(digits, suffixes);
   std::uint64_t v = 0;
   const bool parsed = whole_integer(digits, v) || whole_number_as_real(digits, v);
   if (!parsed || v > hi / factor || v * factor < lo)

@@ -14,13 +14,14 @@ namespace droce::apps {
 // The same in single quotes, as messages show values.
 [[nodiscard]] std::string quoted(std::string_view text);
 
-// A real number in [lo, hi]: the whole text, finite (nan, inf and overflow are refused, since NaN
-// passes any `v < lo || v > hi` test). Empty on success, else one message naming `option`.
-[[nodiscard]] std::string parse_real(std::string_view option, std::string_view text, double lo, double hi,
-                                     double& out);
+// Suffixes a number may take. kKiloMega: perftest's -s 64K (K, M binary). kBinary: sizes, K/M/G =
+// 2^10/2^20/2^30 (KiB, MiB, GiB). kDecimal: rates and counts, K/M/G = 10^3/10^6/10^9.
+enum class Suffixes : std::uint8_t { kNone, kKiloMega, kBinary, kDecimal };
 
-// Binary suffixes an integer option may take (perftest's -s 64K).
-enum class Suffixes : std::uint8_t { kNone, kKiloMega };
+// A real number in [lo, hi]: the whole text, finite (nan, inf and overflow are refused, since NaN
+// passes any `v < lo || v > hi` test), after any suffix's factor. Empty on success, else one message naming `option`.
+[[nodiscard]] std::string parse_real(std::string_view option, std::string_view text, double lo, double hi,
+                                     double& out, Suffixes suffixes = Suffixes::kNone);
 
 // An integer in [lo, hi]: decimal, 0x hex, or an exact integer in decimal notation such as 1e6;
 // no sign, no fraction, no wrap. Empty on success, else one message naming `option`.

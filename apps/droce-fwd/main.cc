@@ -1,6 +1,4 @@
 // droce-fwd: the engine's raw rx -> tx forwarding loop on any ports (datapath baseline vs testpmd io).
-#include <getopt.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -14,9 +12,8 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
-#include "apps/common/cli_number.h"
 #include "apps/common/output_file.h"
-#include "apps/common/version_line.h"
+#include "apps/droce-fwd/options.h"
 #include <droce/engine/core/counters.h>
 #include <droce/engine/core/eal.h>
 #include <droce/engine/core/forwarder.h>
@@ -29,101 +26,6 @@
 using namespace droce::engine;
 
 namespace {
-
-struct Options {
-  int rx_port = 0;
-  int tx_port = -1;          // -1: same as rx port
-  double duration_s = 10;    // 0: until SIGINT
-  unsigned tx_first = 0;     // frames injected before forwarding (for loop topologies)
-  unsigned pkt_size = 64;
-  double stats_period_s = 1;
-  unsigned mbufs = 16383;
-  std::string json;
-};
-
-void usage(const Options& d) {
-  std::printf(
-      "usage: droce-fwd [EAL options] -- [options]\n"
-      "Forwards every frame received on one port to another with droce's own poll loop.\n"
-      "Ports are the ethdevs created by the EAL options (--vdev ..., PCI addresses), numbered from 0.\n"
-      "Without EAL options it runs on a net_ring loopback port with --tx-first 256.\n\n"
-      "  --rx-port N         port to receive from (default %d)\n"
-      "  --tx-port N         port to send to (default: the rx port)\n"
-      "  --duration S        seconds to run, 0 = until Ctrl-C (default %g)\n"
-      "  --tx-first N        inject N frames before forwarding (default %u)\n"
-      "  --pkt-size B        size of injected frames, 60..1514 (default %u)\n"
-      "  --mbufs N           mbufs in the pool (default %u)\n"
-      "  --stats-period S    print rates every S seconds, 0 = off (default %g)\n"
-      "  --json FILE         write the final counters and rates as JSON\n"
-      "  --help              this text\n"
-      "  --version           droce's and DPDK's versions\n",
-      d.rx_port, d.duration_s, d.tx_first, d.pkt_size, d.mbufs, d.stats_period_s);
-}
-
-// Every bad value: one line naming the option, and the caller exits 2 before EAL starts.
-int bad(const std::string& message) {
-  std::fprintf(stderr, "droce-fwd: %s\n", message.c_str());
-  return 1;
-}
-
-int parse_options(const std::vector<std::string>& args, Options& o) {
-  std::vector<char*> argv;
-  std::string prog = "droce-fwd";
-  argv.push_back(prog.data());
-  std::vector<std::string> copy = args;
-  for (auto& a : copy) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  static const option longopts[] = {{"rx-port", required_argument, nullptr, 'r'},
-                                    {"tx-port", required_argument, nullptr, 't'},
-                                    {"duration", required_argument, nullptr, 'd'},
-                                    {"tx-first", required_argument, nullptr, 'f'},
-                                    {"pkt-size", required_argument, nullptr, 's'},
-                                    {"mbufs", required_argument, nullptr, 'm'},
-                                    {"stats-period", required_argument, nullptr, 'p'},
-                                    {"json", required_argument, nullptr, 'j'},
-                                    {"help", no_argument, nullptr, 'h'},
-                                    {"version", no_argument, nullptr, 'V'},
-                                    {nullptr, 0, nullptr, 0}};
-  optind = 1;
-  opterr = 0;
-  int c;
-  int index = 0;
-  const Options defaults;
-  while ((c = getopt_long(static_cast<int>(argv.size() - 1), argv.data(), "", longopts, &index)) != -1) {
-    const std::string name = c == '?' || c == ':' ? std::string() : std::string("--") + longopts[index].name;
-    std::string e;
-    unsigned port = 0;
-    switch (c) {
-      case 'r':
-      case 't':
-        e = droce::apps::parse_uint(name, optarg, 0, RTE_MAX_ETHPORTS - 1, port);
-        (c == 'r' ? o.rx_port : o.tx_port) = static_cast<int>(port);
-        break;
-      case 'd': e = droce::apps::parse_real(name, optarg, 0, 86400, o.duration_s); break;
-      case 'f': e = droce::apps::parse_uint(name, optarg, 0, 8192, o.tx_first); break;
-      case 's': e = droce::apps::parse_uint(name, optarg, 60, 1514, o.pkt_size); break;
-      case 'm': e = droce::apps::parse_uint(name, optarg, 1023, 1u << 22, o.mbufs); break;
-      case 'p': e = droce::apps::parse_real(name, optarg, 0, 3600, o.stats_period_s); break;
-      case 'j':
-        e = droce::apps::check_output_path(name, optarg);
-        o.json = optarg;
-        break;
-      case 'h':
-        usage(defaults);
-        return -1;
-      case 'V':
-        droce::apps::print_version("droce-fwd");
-        return -1;
-      default:
-        return bad("unknown or incomplete option " + droce::apps::quoted(argv[optind - 1]) + " (see --help)");
-    }
-    if (!e.empty()) return bad(e);
-  }
-  if (optind < static_cast<int>(argv.size() - 1)) {
-    return bad("unexpected argument " + droce::apps::quoted(argv[optind]) + " (see --help)");
-  }
-  return 0;
-}
 
 // Bytes come from the PMD's counters: the forwarder itself never touches a frame.
 std::uint64_t ethdev_rx_bytes(std::uint16_t port) {
@@ -183,8 +85,8 @@ class FwdLoop {
 
 int main(int argc, char** argv) {
   SplitArgs split = split_args(argc, argv);
-  Options opt;
-  if (int rc = parse_options(split.app, opt); rc != 0) return rc < 0 ? 0 : 2;
+  droce::fwd::Options opt;
+  if (int rc = droce::fwd::parse_options(split.app, opt); rc != 0) return rc > 0 ? 0 : 2;
   if (split.eal.empty()) {
     split.eal = {"--vdev", "net_ring0", "--no-pci"};
     if (opt.tx_first == 0) opt.tx_first = 256;

@@ -22,6 +22,8 @@
 
 #include "engine/core/eal.h"
 #include "apps/common/latency_histogram.h"
+#include "apps/common/cli/app.h"
+#include "apps/common/cli/values.h"
 #include "engine/core/mempool.h"
 #include "engine/core/port.h"
 #include "engine/lab/ring_link.h"
@@ -45,60 +47,34 @@ struct Options {
   std::string json;
 };
 
-void usage(const Options& d) {
-  std::printf(
-      "usage: pmd_pingpong [EAL options] -- [options]\n"
-      "Bare-PMD round trips: a message of --size bytes goes out as frames, the reflector sends each\n"
-      "frame straight back, the client times first frame out to last frame back. With no EAL options,\n"
-      "server/client use net_memif on /tmp/droce-pmd-pingpong.sock; ring needs none.\n\n"
-      "  --mode ring|server|client  both ends here over net_ring, or one end each (default %s)\n"
-      "  --size BYTES             message size, 1..1048576 (default %u)\n"
-      "  --frame-payload BYTES    payload bytes per frame, 46..9000 (default %u, droce's PMTU)\n"
-      "  --count N                measured round trips (default %llu)\n"
-      "  --warmup N               round trips before measuring (default %llu)\n"
-      "  --timeout S              give up after this long without a reply (default %g)\n"
-      "  --json FILE              results as JSON (rtt_ns p50/p90/p99/p999/max)\n",
-      d.mode.c_str(), d.size, d.frame_payload, static_cast<unsigned long long>(d.count),
-      static_cast<unsigned long long>(d.warmup), d.timeout_s);
-}
+constexpr const char* kUsage =
+    "usage: pmd_pingpong [EAL options] -- [options]\n"
+    "Bare-PMD round trips: a message of --size bytes goes out as frames, the reflector sends each\n"
+    "frame straight back, the client times first frame out to last frame back. With no EAL options,\n"
+    "server/client use net_memif on /tmp/droce-pmd-pingpong.sock; ring needs none.";
 
 int parse(const std::vector<std::string>& args, Options& o) {
-  const Options d;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--help" || a == "-h") {
-      usage(d);
-      return 1;
-    }
-    if (i + 1 >= args.size()) return std::fprintf(stderr, "pmd_pingpong: %s needs a value (or is unknown; see --help)\n", a.c_str()), -1;
-    const std::string v = args[++i];
-    char* end = nullptr;
-    const double n = std::strtod(v.c_str(), &end);
-    const bool num = !v.empty() && *end == '\0';
-    auto bad = [&](const char* what) { return std::fprintf(stderr, "pmd_pingpong: %s: '%s' %s\n", a.c_str(), v.c_str(), what), -1; };
-    if (a == "--mode") {
-      if (v != "ring" && v != "server" && v != "client") return bad("is not ring, server or client");
-      o.mode = v;
-    } else if (a == "--size") {
-      if (!num || n < 1 || n > 1048576) return bad("is not a size in 1..1048576");
-      o.size = static_cast<std::uint32_t>(n);
-    } else if (a == "--frame-payload") {
-      if (!num || n < 46 || n > 9000) return bad("is not a payload size in 46..9000");
-      o.frame_payload = static_cast<std::uint32_t>(n);
-    } else if (a == "--count" || a == "--warmup") {
-      if (!num || n < (a == "--count" ? 1 : 0) || n > 1e10) return bad("is not a count");
-      (a == "--count" ? o.count : o.warmup) = static_cast<std::uint64_t>(n);
-    } else if (a == "--timeout") {
-      if (!num || n < 0.1 || n > 3600) return bad("is not a number of seconds in [0.1, 3600]");
-      o.timeout_s = n;
-    } else if (a == "--json") {
-      o.json = v;
-    } else {
-      return std::fprintf(stderr, "pmd_pingpong: unknown option '%s' (see --help)\n", a.c_str()), -1;
-    }
-  }
+  namespace cli = droce::apps::cli;
+  using droce::apps::Suffixes;
+  const auto app = cli::make_app("pmd_pingpong", kUsage);
+  const std::string d = " (default ";
+  const char* g = "round trips";
+  cli::add_choice(*app, g, "--mode", {"ring", "server", "client"}, o.mode,
+                  "both ends here over net_ring, or one end each" + d + o.mode + ")");
+  cli::add_uint(*app, g, "--size", "BYTES", o.size, 1, 1u << 20,
+                "message size, 1..1048576 (1M)" + d + std::to_string(o.size) + ")", Suffixes::kBinary);
+  cli::add_uint(*app, g, "--frame-payload", "BYTES", o.frame_payload, 46, 9000,
+                "payload bytes per frame, 46..9000" + d + std::to_string(o.frame_payload) + ", droce's PMTU)");
+  cli::add_uint(*app, g, "--count", "N", o.count, 1, 10'000'000'000ull,
+                "measured round trips" + d + std::to_string(o.count) + ")", Suffixes::kDecimal);
+  cli::add_uint(*app, g, "--warmup", "N", o.warmup, 0, 10'000'000'000ull,
+                "round trips before measuring" + d + std::to_string(o.warmup) + ")", Suffixes::kDecimal);
+  cli::add_real(*app, g, "--timeout", "S", o.timeout_s, 0.1, 3600,
+                "give up after this long without a reply" + d + cli::num(o.timeout_s) + ")");
+  cli::add_output(*app, g, "--json", o.json, "results as JSON (rtt_ns p50/p90/p99/p999/max)");
+  if (int rc = cli::parse(*app, args); rc != 0) return rc;
   if ((o.size + o.frame_payload - 1) / o.frame_payload > kMaxFrames)
-    return std::fprintf(stderr, "pmd_pingpong: --size / --frame-payload needs more than %u frames\n", kMaxFrames), -1;
+    return cli::fail(*app, "--size / --frame-payload needs more than " + std::to_string(kMaxFrames) + " frames");
   return 0;
 }
 

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "bench/e2e/udp_socket.h"
+#include "apps/common/cli/app.h"
+#include "apps/common/cli/values.h"
 
 using namespace droce::bench;
 
@@ -28,63 +30,38 @@ struct Options {
   std::string json;
 };
 
-void usage(const Options& d) {
-  std::printf(
-      "usage: udp_blaster --role send|recv [options]\n"
-      "Kernel UDP throughput: the sender sends --size-byte datagrams in sendmmsg batches for\n"
-      "--duration (or --count datagrams); the receiver counts what recvmmsg delivers and reports the\n"
-      "rate between its first and last datagram.\n\n"
-      "  --role send|recv         required\n"
-      "  --addr A.B.C.D           receiver's address: bound by recv, sent to by send (default %s)\n"
-      "  --port N                 UDP port (default %u)\n"
-      "  --size BYTES             datagram payload, 1..%u (default %u)\n"
-      "  --batch N                datagrams per sendmmsg/recvmmsg call, 1..1024 (default %u)\n"
-      "  --duration S             sender: seconds to send (default %g)\n"
-      "  --count N                sender: datagrams to send; receiver: stop after this many (default: none)\n"
-      "  --idle S                 receiver: stop this long after the last datagram (default %g)\n"
-      "  --timeout S              receiver: give up if nothing arrives in this long (default %g)\n"
-      "  --json FILE              results as JSON\n",
-      d.addr.c_str(), d.port, kMaxUdpPayload, d.size, d.batch, d.duration_s, d.idle_s, d.timeout_s);
-}
+constexpr const char* kUsage =
+    "usage: udp_blaster --role send|recv [options]\n"
+    "Kernel UDP throughput: the sender sends --size-byte datagrams in sendmmsg batches for\n"
+    "--duration (or --count datagrams); the receiver counts what recvmmsg delivers and reports the\n"
+    "rate between its first and last datagram.";
 
 int parse(int argc, char** argv, Options& o) {
-  const Options d;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") return usage(d), 1;
-    if (i + 1 >= argc) return std::fprintf(stderr, "%s: %s needs a value (or is unknown; see --help)\n", kTool, a.c_str()), -1;
-    const std::string v = argv[++i];
-    double n = 0;
-    if (a == "--role") {
-      if (v != "send" && v != "recv") return std::fprintf(stderr, "%s: --role: '%s' is not send or recv\n", kTool, v.c_str()), -1;
-      o.role = v;
-    } else if (a == "--addr") {
-      o.addr = v;
-    } else if (a == "--port") {
-      if (!parse_number(kTool, a, v, 1, 65535, n)) return -1;
-      o.port = static_cast<std::uint16_t>(n);
-    } else if (a == "--size") {
-      if (!parse_number(kTool, a, v, 1, kMaxUdpPayload, n)) return -1;
-      o.size = static_cast<std::uint32_t>(n);
-    } else if (a == "--batch") {
-      if (!parse_number(kTool, a, v, 1, 1024, n)) return -1;
-      o.batch = static_cast<std::uint32_t>(n);
-    } else if (a == "--duration" || a == "--idle" || a == "--timeout") {
-      if (!parse_number(kTool, a, v, 0.01, 3600, n)) return -1;
-      (a == "--duration" ? o.duration_s : a == "--idle" ? o.idle_s : o.timeout_s) = n;
-    } else if (a == "--count") {
-      if (!parse_number(kTool, a, v, 1, 1e12, n)) return -1;
-      o.count = static_cast<std::uint64_t>(n);
-    } else if (a == "--json") {
-      o.json = v;
-    } else {
-      return std::fprintf(stderr, "%s: unknown option '%s' (see --help)\n", kTool, a.c_str()), -1;
-    }
-  }
-  if (o.role.empty()) return std::fprintf(stderr, "%s: --role send|recv is required\n", kTool), -1;
-  return 0;
+  namespace cli = droce::apps::cli;
+  using droce::apps::Suffixes;
+  const auto app = cli::make_app(kTool, kUsage);
+  const std::string d = " (default ";
+  const char* g = "udp";
+  cli::add_choice(*app, g, "--role", {"send", "recv"}, o.role, "required")->required();
+  cli::add_value(*app, g, "--addr", "A.B.C.D", "receiver's address: bound by recv, sent to by send" + d + o.addr + ")",
+                 [&o](const std::string& v) { return o.addr = v, std::string(); });
+  cli::add_uint(*app, g, "--port", "N", o.port, 1, 65535, "UDP port" + d + std::to_string(o.port) + ")");
+  cli::add_uint(*app, g, "--size", "BYTES", o.size, 1, kMaxUdpPayload,
+                "datagram payload, 1.." + std::to_string(kMaxUdpPayload) + d + std::to_string(o.size) + ")",
+                Suffixes::kBinary);
+  cli::add_uint(*app, g, "--batch", "N", o.batch, 1, 1024,
+                "datagrams per sendmmsg/recvmmsg call, 1..1024" + d + std::to_string(o.batch) + ")");
+  cli::add_real(*app, g, "--duration", "S", o.duration_s, 0.01, 3600,
+                "sender: seconds to send" + d + cli::num(o.duration_s) + ")");
+  cli::add_uint(*app, g, "--count", "N", o.count, 1, 1'000'000'000'000ull,
+                "sender: datagrams to send; receiver: stop after this many (default: none)", Suffixes::kDecimal);
+  cli::add_real(*app, g, "--idle", "S", o.idle_s, 0.01, 3600,
+                "receiver: stop this long after the last datagram" + d + cli::num(o.idle_s) + ")");
+  cli::add_real(*app, g, "--timeout", "S", o.timeout_s, 0.01, 3600,
+                "receiver: give up if nothing arrives in this long" + d + cli::num(o.timeout_s) + ")");
+  cli::add_output(*app, g, "--json", o.json, "results as JSON");
+  return cli::parse(*app, std::vector<std::string>(argv + 1, argv + argc));
 }
-
 struct Result {
   std::uint64_t datagrams = 0, bytes = 0, errors = 0;
   std::uint64_t window_datagrams = 0;  // those the rate is computed from

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "bench/e2e/udp_socket.h"
+#include "apps/common/cli/app.h"
+#include "apps/common/cli/values.h"
 #include "apps/common/latency_histogram.h"
 
 using namespace droce::bench;
@@ -29,62 +31,34 @@ struct Options {
   std::string json;
 };
 
-void usage(const Options& d) {
-  std::printf(
-      "usage: udp_pingpong --role server|client [options]\n"
-      "Kernel UDP round trips: the client sends one --size-byte datagram and waits for it to come\n"
-      "back. The server echoes until an empty datagram (the client's goodbye), a signal, or\n"
-      "--timeout without traffic.\n\n"
-      "  --role server|client     required\n"
-      "  --addr A.B.C.D           server's address: bound by server, sent to by client (default %s)\n"
-      "  --port N                 UDP port (default %u)\n"
-      "  --size BYTES             datagram payload, 8..%u (default %u)\n"
-      "  --count N                measured round trips (default %llu)\n"
-      "  --warmup N               round trips before measuring (default %llu)\n"
-      "  --busy-poll              spin on non-blocking receives instead of sleeping in recv\n"
-      "  --timeout S              a round trip lost after this long; server: idle limit (default %g)\n"
-      "  --json FILE              results as JSON (rtt_ns p50/p90/p99/p999/max)\n",
-      d.addr.c_str(), d.port, kMaxUdpPayload, d.size, static_cast<unsigned long long>(d.count),
-      static_cast<unsigned long long>(d.warmup), d.timeout_s);
-}
+constexpr const char* kUsage =
+    "usage: udp_pingpong --role server|client [options]\n"
+    "Kernel UDP round trips: the client sends one --size-byte datagram and waits for it to come\n"
+    "back. The server echoes until an empty datagram (the client's goodbye), a signal, or\n"
+    "--timeout without traffic.";
 
 int parse(int argc, char** argv, Options& o) {
-  const Options d;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") return usage(d), 1;
-    if (a == "--busy-poll") {
-      o.busy_poll = true;
-      continue;
-    }
-    if (i + 1 >= argc) return std::fprintf(stderr, "%s: %s needs a value (or is unknown; see --help)\n", kTool, a.c_str()), -1;
-    const std::string v = argv[++i];
-    double n = 0;
-    if (a == "--role") {
-      if (v != "server" && v != "client") return std::fprintf(stderr, "%s: --role: '%s' is not server or client\n", kTool, v.c_str()), -1;
-      o.role = v;
-    } else if (a == "--addr") {
-      o.addr = v;
-    } else if (a == "--port") {
-      if (!parse_number(kTool, a, v, 1, 65535, n)) return -1;
-      o.port = static_cast<std::uint16_t>(n);
-    } else if (a == "--size") {
-      if (!parse_number(kTool, a, v, 8, kMaxUdpPayload, n)) return -1;
-      o.size = static_cast<std::uint32_t>(n);
-    } else if (a == "--count" || a == "--warmup") {
-      if (!parse_number(kTool, a, v, a == "--count" ? 1 : 0, 1e10, n)) return -1;
-      (a == "--count" ? o.count : o.warmup) = static_cast<std::uint64_t>(n);
-    } else if (a == "--timeout") {
-      if (!parse_number(kTool, a, v, 0.01, 3600, n)) return -1;
-      o.timeout_s = n;
-    } else if (a == "--json") {
-      o.json = v;
-    } else {
-      return std::fprintf(stderr, "%s: unknown option '%s' (see --help)\n", kTool, a.c_str()), -1;
-    }
-  }
-  if (o.role.empty()) return std::fprintf(stderr, "%s: --role server|client is required\n", kTool), -1;
-  return 0;
+  namespace cli = droce::apps::cli;
+  using droce::apps::Suffixes;
+  const auto app = cli::make_app(kTool, kUsage);
+  const std::string d = " (default ";
+  const char* g = "udp";
+  cli::add_choice(*app, g, "--role", {"server", "client"}, o.role, "required")->required();
+  cli::add_value(*app, g, "--addr", "A.B.C.D", "server's address: bound by server, sent to by client" + d + o.addr + ")",
+                 [&o](const std::string& v) { return o.addr = v, std::string(); });
+  cli::add_uint(*app, g, "--port", "N", o.port, 1, 65535, "UDP port" + d + std::to_string(o.port) + ")");
+  cli::add_uint(*app, g, "--size", "BYTES", o.size, 8, kMaxUdpPayload,
+                "datagram payload, 8.." + std::to_string(kMaxUdpPayload) + d + std::to_string(o.size) + ")",
+                Suffixes::kBinary);
+  cli::add_uint(*app, g, "--count", "N", o.count, 1, 10'000'000'000ull,
+                "measured round trips" + d + std::to_string(o.count) + ")", Suffixes::kDecimal);
+  cli::add_uint(*app, g, "--warmup", "N", o.warmup, 0, 10'000'000'000ull,
+                "round trips before measuring" + d + std::to_string(o.warmup) + ")", Suffixes::kDecimal);
+  cli::add_flag(*app, g, "--busy-poll", o.busy_poll, "spin on non-blocking receives instead of sleeping in recv");
+  cli::add_real(*app, g, "--timeout", "S", o.timeout_s, 0.01, 3600,
+                "a round trip lost after this long; server: idle limit" + d + cli::num(o.timeout_s) + ")");
+  cli::add_output(*app, g, "--json", o.json, "results as JSON (rtt_ns p50/p90/p99/p999/max)");
+  return cli::parse(*app, std::vector<std::string>(argv + 1, argv + argc));
 }
 
 // One receive that gives up at `deadline`: blocking recv wakes every SO_RCVTIMEO (100 ms) to

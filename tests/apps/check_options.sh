@@ -266,6 +266,34 @@ good help-sim "$sim" --flows 3 --seed 7 --help
 good sim-run "$sim" --flows 2 --duration-ms 1 --sample-us 1e2 --seed 0x10 --preset=mlx5 --json "$tmp/ok.json"
 [ -s "$tmp/ok.json" ] || { echo "FAILED: droce-sim wrote no JSON"; fail=1; }
 
+# --- CLI11 forms (issue 18): --opt=value, K/M/G suffixes (sizes binary, rates and counts decimal),
+# --config FILE (name = value; the command line wins), one line naming the option on a bad one
+good gen-equals "$gen" -- --qps=2 --size=1K,64 --msg-rate=1M --count=1K --mode=client --help
+good gen-suffix "$gen" -- --size 1M --inflight 4 --help
+bad --size "$gen" -- --size 2M
+bad --size "$gen" -- --size=1.5K
+bad --msg-rate "$gen" -- --msg-rate 2G
+bad --qps "$gen" -- --qps=nan
+bad --qps "$gen" -- --qps=
+bad --qps "$gen" -- --qps nan --qps 2          # given twice: the last wins, but every value is checked
+good echo-equals "$echo_" -- --mode=client --size=4K --count=1M --warmup=1K --help
+bad --size "$echo_" -- --size 65K
+good switch-repeat "$switch" -- --route=10.0.0.1/32=0 --route 10.0.0.2/32=1 --egress-gbps 1=5 --egress-gbps 2 \
+  --kmax-bytes 1M --help
+bad "--route port" "$switch" -- --route 10.0.0.1/32=0 --route 10.0.0.2/32=70 --route 10.0.0.3/32=1
+bad --kmin-bytes "$switch" -- --kmin-bytes 2M --kmax-bytes 1M
+good fwd-equals "$fwd" -- --rx-port=0 --mbufs 4K --duration=0.5 --help
+bad --mbufs "$fwd" -- --mbufs 8M
+printf 'qps = 2\nsize = 64K\nmsg-rate = "1M"\n' > "$tmp/gen.ini"
+good gen-config "$gen" -- --config "$tmp/gen.ini" --help
+good gen-config-cli-wins "$gen" -- --config "$tmp/gen.ini" --qps 4 --workers 3 --help
+bad "--workers 3 is more than --qps 2" "$gen" -- --config "$tmp/gen.ini" --workers 3
+printf 'qps = 0\n' > "$tmp/bad.ini"
+bad --qps "$gen" -- --config "$tmp/bad.ini"
+printf 'nope = 1\n' > "$tmp/extra.ini"
+bad --config "$gen" -- --config "$tmp/extra.ini"
+bad --config "$gen" -- --config "$nope"
+
 # --- --version, every app, alone or after "--" (droce-sim has no EAL part): one line
 # "<app> X.Y.Z (DPDK A.B.C)" on stdout, exit 0, before EAL starts (nothing else printed)
 for bin in "$gen" "$echo_" "$perf" "$fwd" "$switch" "$sim"; do

@@ -69,6 +69,28 @@ TEST_CASE("size suffixes: K and M multiply without overflow", "[cli]") {
   CHECK_FALSE(parse_uint("-s", "64K", 1, UINT64_MAX, v).empty());  // no suffixes unless allowed
 }
 
+TEST_CASE("sizes take binary K/M/G, rates and counts decimal ones", "[cli]") {
+  std::uint64_t v = 0;
+  CHECK(parse_uint("--size", "1G", 1, UINT64_MAX, v, Suffixes::kBinary).empty());
+  CHECK(v == 1ull << 30);
+  CHECK(parse_uint("--size", "2K", 1, UINT64_MAX, v, Suffixes::kBinary).empty());
+  CHECK(v == 2048);
+  CHECK(parse_uint("--count", "3M", 1, UINT64_MAX, v, Suffixes::kDecimal).empty());
+  CHECK(v == 3'000'000);
+  CHECK_FALSE(parse_uint("-s", "1G", 1, UINT64_MAX, v, Suffixes::kKiloMega).empty());  // perftest's: K and M only
+  CHECK_FALSE(parse_uint("--size", "1k", 1, UINT64_MAX, v, Suffixes::kBinary).empty());  // upper case only
+  CHECK_FALSE(parse_uint("--size", "K", 1, UINT64_MAX, v, Suffixes::kBinary).empty());
+  CHECK_FALSE(parse_uint("--size", "20000000000G", 1, UINT64_MAX, v, Suffixes::kBinary).empty());  // no wrap
+  double r = 0;
+  CHECK(parse_real("--msg-rate", "2.5M", 1, 1e9, r, Suffixes::kDecimal).empty());
+  CHECK(r == 2.5e6);
+  CHECK(parse_real("--msg-rate", "1G", 1, 1e9, r, Suffixes::kDecimal).empty());
+  CHECK(r == 1e9);
+  CHECK_FALSE(parse_real("--msg-rate", "1.5G", 1, 1e9, r, Suffixes::kDecimal).empty());  // range after the factor
+  CHECK_FALSE(parse_real("--msg-rate", "nanK", 1, 1e9, r, Suffixes::kDecimal).empty());
+  CHECK_FALSE(parse_real("--msg-rate", "1M", 1, 1e9, r).empty());  // no suffixes unless allowed
+}
+
 TEST_CASE("messages stay one line: control bytes in a value are shown as '?', long values are cut", "[cli]") {
   std::uint64_t v = 0;
   const std::string e = parse_uint("--size", "64\nEAL: injected", 1, 100, v);

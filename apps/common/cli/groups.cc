@@ -1,0 +1,155 @@
+// The shared option groups: each option's name, range and help written once for every app.
+#include "apps/common/cli/groups.h"
+
+#include <cstddef>
+#include <cstdio>
+
+#include "apps/common/cli/values.h"
+#include <droce/protocols/dcqcn/param_options.h>
+
+namespace droce::apps::cli {
+
+namespace {
+
+std::string dflt(const std::string& what) { return " (default " + what + ")"; }
+
+}  // namespace
+
+void add_connection(CLI::App& app, const ConnectionFields& f) {
+  const char* g = kConnection;
+  if (f.dscp != nullptr)
+    add_uint(app, g, "--dscp", "N", *f.dscp, 0, 63,
+             "DSCP of our frames, 0..63" + dflt(std::to_string(*f.dscp) + "; ECN stays ECT(0) for DCQCN"));
+  if (f.vlan_id != nullptr)
+    add_uint(app, g, "--vlan", "ID", *f.vlan_id, 1, 4094,
+             "an 802.1Q tag on our frames, 1..4094 (default: untagged); a tagged\n"
+             "peer's frames are taken either way (the tag belongs to the link)");
+  if (f.vlan_pcp != nullptr)
+    add_uint(app, g, "--pcp", "N", *f.vlan_pcp, 0, 7,
+             "the tag's priority, 0..7" + dflt(std::to_string(*f.vlan_pcp) + "; needs --vlan") +
+                 ": match it to the\nfabric's lossless class and --pfc-priority");
+  if (f.oob_port != nullptr)
+    add_uint(app, g, "--oob-port", "N", *f.oob_port, 0, 65535,
+             "TCP port of the ibv_rc_pingpong-format exchange" + dflt(std::to_string(*f.oob_port) + "; " + f.oob_port_zero));
+  if (f.oob_host != nullptr)
+    add_host(app, g, "--oob-host", *f.oob_host,
+             "where the server's exchange listens, for the client" + dflt(*f.oob_host));
+  if (f.connect_timeout_s != nullptr)
+    add_real(app, g, "--connect-timeout", "S", *f.connect_timeout_s, 0.1, 3600,
+             "how long to wait for the peer, 0.1..3600 s" + dflt(num(*f.connect_timeout_s)));
+  if (f.qp_timeout != nullptr)
+    add_uint(app, g, "--qp-timeout", "N", *f.qp_timeout, 1, 31,
+             "local ACK timeout 4.096 us * 2^N, 1..31" + dflt(std::to_string(*f.qp_timeout) + ": 67 ms, perftest's"));
+  if (f.retry_cnt != nullptr)
+    add_uint(app, g, "--retry-cnt", "N", *f.retry_cnt, 0, 7,
+             "retries after ACK timeouts and NAKs before the QP fails, 0..7" + dflt(std::to_string(*f.retry_cnt)));
+}
+
+void add_workload(CLI::App& app, const WorkloadFields& f) {
+  const char* g = kWorkload;
+  if (f.mtu != nullptr) {
+    std::uint32_t* mtu = f.mtu;
+    add_value(app, g, "--mtu", "BYTES", "path MTU: 256, 512, 1024, 2048 or 4096" + dflt(std::to_string(*mtu) + f.mtu_note),
+              [mtu](const std::string& v) {
+                std::uint32_t m = 0;
+                if (std::string e = parse_uint("--mtu", v, 256, 4096, m); !e.empty()) return e;
+                if (m != 256 && m != 512 && m != 1024 && m != 2048 && m != 4096)
+                  return "--mtu: " + std::to_string(m) + " is not an IB MTU (256, 512, 1024, 2048, 4096)";
+                *mtu = m;
+                return std::string();
+              });
+  }
+  if (f.duration_s != nullptr)
+    add_real(app, g, "--duration", "S", *f.duration_s, 0.01, 86400,
+             "seconds to run after warm-up, 0.01..86400" + dflt(num(*f.duration_s)));
+  if (f.count != nullptr)
+    add_uint(app, g, "--count", "N", *f.count, 1, 1'000'000'000'000ull,
+             "stop after N messages in total instead" +
+                 dflt(*f.count == 0 ? std::string("none: by duration") : std::to_string(*f.count)),
+             Suffixes::kDecimal);
+}
+
+void add_impairment(CLI::App& app, const ImpairmentFields& f) {
+  const std::string& g = f.group;
+  if (f.loss != nullptr)
+    add_real(app, g, "--loss", "P", *f.loss, 0, 0.5, "drop this fraction of frames, [0, 0.5]" + dflt(num(*f.loss) + f.loss_note));
+  if (f.duplicate != nullptr)
+    add_real(app, g, "--duplicate", "P", *f.duplicate, 0, 0.5,
+             "deliver this fraction twice, [0, 0.5]" + dflt(num(*f.duplicate)));
+  if (f.reorder != nullptr)
+    add_real(app, g, "--reorder", "P", *f.reorder, 0, 0.5,
+             "hold this fraction back behind later frames, [0, 0.5]" + dflt(num(*f.reorder)));
+  if (f.burst_start != nullptr)
+    add_real(app, g, "--burst-start", "P", *f.burst_start, 0, 0.1,
+             "start a loss burst at this fraction of frames, [0, 0.1]" + dflt(num(*f.burst_start)));
+  if (f.burst_frames != nullptr)
+    add_uint(app, g, "--burst-frames", "N", *f.burst_frames, 1, 1000,
+             "frames each loss burst drops, 1..1000" + dflt(std::to_string(*f.burst_frames)));
+  if (f.seed != nullptr)
+    add_uint(app, g, "--seed", "S", *f.seed, 0, 1'000'000'000'000'000'000ull, f.seed_help + dflt(std::to_string(*f.seed)));
+}
+
+void add_dcqcn(CLI::App& app, const DcqcnFields& f) {
+  const char* g = kDcqcn;
+  if (f.cc != nullptr) add_choice(app, g, "--cc", {"none", "dcqcn"}, *f.cc, f.cc_help + dflt(*f.cc));
+  if (f.preset != nullptr)
+    add_choice(app, g, "--preset", {"paper", "mlx5"}, *f.preset, "DCQCN parameter set" + dflt(*f.preset) +
+                   "; each --dcqcn-NAME below overrides one\nof its parameters");
+  if (f.line_gbps != nullptr)
+    add_real(app, g, "--line-gbps", "G", *f.line_gbps, 0.001, 400,
+             "DCQCN line rate: a QP's starting and highest rate" + dflt(num(*f.line_gbps)));
+  if (f.overrides != nullptr) {
+    // One option per parameter, from the parameter table's help lines ("NAME VALUE  what it is").
+    auto* overrides = f.overrides;
+    const std::string table = dcqcn::param_options_help();
+    for (std::size_t start = 0; start < table.size();) {
+      std::size_t end = table.find('\n', start);
+      if (end == std::string::npos) end = table.size();
+      const std::string line = table.substr(start, end - start);
+      start = end + 1;
+      const std::size_t sp = line.find(' '), text = line.find_first_not_of(' ', line.find(' ', sp + 1));
+      if (sp == std::string::npos || text == std::string::npos) continue;
+      const std::string name = line.substr(0, sp), option = "--dcqcn-" + name;
+      add_value(app, g, option, line.substr(sp + 1, line.find(' ', sp + 1) - sp - 1),
+                line.substr(text), [overrides, name, option](const std::string& v) {
+                  dcqcn::DcqcnParams probe;
+                  if (std::string e = dcqcn::set_param(probe, name, v); !e.empty()) return option + ": " + e;
+                  overrides->emplace_back(name, v);
+                  return std::string();
+                });
+    }
+  }
+  if (f.pfc_priority != nullptr)
+    add_uint(app, g, "--pfc-priority", "N", *f.pfc_priority, 0, 7,
+             "honour PFC pauses for this priority, 0..7" + dflt(std::to_string(*f.pfc_priority)));
+}
+
+std::string apply_dcqcn(const std::string& preset, double line_gbps,
+                        const std::vector<std::pair<std::string, std::string>>& overrides, dcqcn::DcqcnParams& out) {
+  (void)dcqcn::preset_by_name(preset, line_gbps * 1e9, out);
+  for (const auto& [name, value] : overrides)
+    if (std::string e = dcqcn::set_param(out, name, value); !e.empty()) return "--dcqcn-" + name + ": " + e;
+  return dcqcn::validate_options(
+      out, [](std::string_view name) { return "--dcqcn-" + std::string(name); }, "--line-gbps");
+}
+
+void add_output(CLI::App& app, const OutputFields& f) {
+  const char* g = kOutput;
+  if (f.json != nullptr) cli::add_output(app, g, "--json", *f.json, f.json_help);
+  if (f.csv != nullptr)
+    cli::add_output(app, g, "--csv", *f.csv, "one row per interval: time, goodput, message rate, retransmissions, NAKs");
+  if (f.stats_json != nullptr)
+    cli::add_output(app, g, "--stats-json", *f.stats_json,
+                    "the live feed: one JSON object per line and interval, then a final line\n"
+                    "(docs/droce-gen.md); with -, on stdout, and all other output on stderr",
+                    true);
+  if (f.interval_s != nullptr)
+    add_real(app, g, "--interval", "S", *f.interval_s, 0.1, 3600,
+             "seconds between live lines, CSV rows and feed lines, 0.1..3600" + dflt(num(*f.interval_s)));
+  if (f.pcap != nullptr)
+    cli::add_output(app, g, "--pcap", *f.pcap, "capture our port's frames (pcapng, Wireshark decodes RoCEv2)");
+  if (f.plot != nullptr) cli::add_output(app, g, "--plot", *f.plot, "a PNG of the run (matplotlib)");
+  if (f.quiet != nullptr) add_flag(app, g, "--quiet", *f.quiet, "no live line");
+}
+
+}  // namespace droce::apps::cli

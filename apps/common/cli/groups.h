@@ -1,0 +1,91 @@
+// The option groups the apps share, each option declared once with its range and help: an app
+// points the options it takes at its own fields (a null pointer leaves that option out) and adds
+// its own options to the same groups.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <droce/protocols/dcqcn/params.h>
+
+namespace droce::apps::cli {
+
+// Group titles, in the order --help shows them.
+inline constexpr const char* kConnection = "roles and connection";
+inline constexpr const char* kWorkload = "workload";
+inline constexpr const char* kDcqcn = "congestion and flow control";
+inline constexpr const char* kImpairment = "lab impairment (at this process's receive side; the transport never sees it)";
+inline constexpr const char* kOutput = "output";
+
+// The queue pair's connection (client/server): the peer's address and the out-of-band exchange.
+struct ConnectionFields {
+  std::uint16_t* oob_port = nullptr;  // the ibv_rc_pingpong-format exchange
+  std::string oob_port_zero = "0 = static";  // what port 0 means to this app
+  std::string* oob_host = nullptr;
+  double* connect_timeout_s = nullptr;
+  std::uint8_t* qp_timeout = nullptr;  // local ACK timeout exponent
+  std::uint8_t* retry_cnt = nullptr;
+  std::uint8_t* dscp = nullptr;
+  std::uint16_t* vlan_id = nullptr;
+  std::uint8_t* vlan_pcp = nullptr;
+};
+void add_connection(CLI::App& app, const ConnectionFields& f);
+
+// The shape of the load every client app offers.
+struct WorkloadFields {
+  std::uint32_t* mtu = nullptr;  // an IB MTU: 256 .. 4096
+  std::string mtu_note;          // after the default, when the app changes it
+  double* duration_s = nullptr;
+  std::uint64_t* count = nullptr;
+};
+void add_workload(CLI::App& app, const WorkloadFields& f);
+
+// Lab impairment at the receive side: fractions of frames lost, duplicated, reordered, in bursts.
+struct ImpairmentFields {
+  double* loss = nullptr;
+  double* duplicate = nullptr;
+  double* reorder = nullptr;
+  double* burst_start = nullptr;
+  std::uint32_t* burst_frames = nullptr;
+  std::uint64_t* seed = nullptr;
+  std::string loss_note;  // after the default, where the app limits it
+  std::string group = kImpairment;
+  std::string seed_help = "seed of the impairment";
+};
+void add_impairment(CLI::App& app, const ImpairmentFields& f);
+
+// DCQCN: the algorithm, its parameter set and one option per parameter (--dcqcn-NAME), applied
+// after the preset by apply_dcqcn().
+struct DcqcnFields {
+  std::string* cc = nullptr;       // none|dcqcn
+  std::string* preset = nullptr;   // paper|mlx5
+  double* line_gbps = nullptr;
+  std::uint8_t* pfc_priority = nullptr;
+  std::vector<std::pair<std::string, std::string>>* overrides = nullptr;  // (NAME, value) as given
+  std::string cc_help = "DCQCN paces each QP and cuts its rate on CNPs; CE-marked\n"
+                        "packets are always answered with CNPs";
+};
+void add_dcqcn(CLI::App& app, const DcqcnFields& f);
+// The preset at `line_gbps`, then each override; empty, or one message naming the option.
+[[nodiscard]] std::string apply_dcqcn(const std::string& preset, double line_gbps,
+                                      const std::vector<std::pair<std::string, std::string>>& overrides,
+                                      dcqcn::DcqcnParams& out);
+
+// Where the results go.
+struct OutputFields {
+  std::string* json = nullptr;
+  std::string json_help = "the final report as JSON";
+  std::string* csv = nullptr;
+  std::string* stats_json = nullptr;  // "-": stdout
+  double* interval_s = nullptr;
+  std::string* pcap = nullptr;
+  std::string* plot = nullptr;
+  bool* quiet = nullptr;
+};
+void add_output(CLI::App& app, const OutputFields& f);
+
+}  // namespace droce::apps::cli
