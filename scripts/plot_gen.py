@@ -56,6 +56,8 @@ def draw_recovery(ax, intervals):
         ax.stairs([ln["interval"].get(key, 0) for ln in intervals], t, color=colour, label=key.replace("_", " "))
     ax.set_ylabel("per interval")
     ax.set_xlabel("time (s)")
+    # Symmetric log: a few ACK timeouts stay visible beside tens of thousands of resent packets.
+    ax.set_yscale("symlog", linthresh=1)
     ax.set_ylim(bottom=0)
     ax.legend(loc="upper right", fontsize=8)
     ax.grid(alpha=0.3)

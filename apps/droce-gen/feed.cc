@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include "apps/common/run_python.h"
 #include "apps/droce-gen/job.h"
 
 namespace droce::gen {
@@ -23,9 +24,17 @@ double per_s(std::uint64_t n, double secs) { return secs > 0 ? static_cast<doubl
 
 Feed::~Feed() {
   if (out_ != nullptr && own_) std::fclose(out_);
+  if (plot_out_ != nullptr) std::fclose(plot_out_);
 }
 
 engine::Status Feed::open(const Options& o) {
+  if (!o.plot.empty()) {
+    plot_data_ = o.plot + ".jsonl";
+    plot_out_ = std::fopen(plot_data_.c_str(), "w");
+    if (plot_out_ == nullptr) return engine::Status::error("--plot: cannot write " + plot_data_);
+    // A reader of the feed that goes away must not end the run (below); neither may this file.
+    std::signal(SIGPIPE, SIG_IGN);
+  }
   if (o.stats_json.empty()) return {};
   if (o.stats_json == "-") {
     // The feed keeps the real stdout; everything printed to descriptor 1 from here goes to stderr.
@@ -89,7 +98,7 @@ nlohmann::json Feed::per_qp(const Options& o, const Setup& st) const {
 }
 
 void Feed::interval(const Options& o, const Setup& st) {
-  if (out_ == nullptr) return;
+  if (!on()) return;
   const auto now = std::chrono::steady_clock::now();
   const double dt = std::chrono::duration<double>(now - last_).count();
   const double el = std::chrono::duration<double>(now - start_).count();
@@ -141,7 +150,7 @@ void Feed::interval(const Options& o, const Setup& st) {
 }
 
 void Feed::final_line(const Options& o, const Setup& st, const nlohmann::json& report) {
-  if (out_ == nullptr) return;
+  if (!on()) return;
   nlohmann::json line;
   line["seq"] = seq_++;
   line["final"] = true;
@@ -163,12 +172,34 @@ void Feed::final_line(const Options& o, const Setup& st, const nlohmann::json& r
 
 void Feed::write(const nlohmann::json& line) {
   const std::string text = line.dump() + "\n";
+  if (plot_out_ != nullptr && std::fwrite(text.data(), 1, text.size(), plot_out_) != text.size()) {
+    std::fprintf(stderr, "droce-gen: --plot: cannot write %s any more; there will be no picture\n", plot_data_.c_str());
+    std::fclose(plot_out_);
+    plot_out_ = nullptr;
+    plot_data_.clear();
+  }
+  if (out_ == nullptr) return;
   // A reader sees each line as it is written. One that went away ends the feed, not the run.
   if (std::fwrite(text.data(), 1, text.size(), out_) != text.size() || std::fflush(out_) != 0) {
     std::fprintf(stderr, "droce-gen: --stats-json: cannot write the feed any more; the run goes on without it\n");
     std::fclose(out_);
     out_ = nullptr;
   }
+}
+
+engine::Status Feed::plot(const Options& o) {
+  if (o.plot.empty()) return {};
+  if (plot_out_ == nullptr) return engine::Status::error("--plot: no data for the picture (" + o.plot + ")");
+  const bool flushed = std::fclose(plot_out_) == 0;
+  plot_out_ = nullptr;
+  if (!flushed) return engine::Status::error("--plot: cannot write " + plot_data_);
+  // The drawing is Python's (matplotlib, as droce-sim's); its script sits in droce's source tree.
+  const std::string script = std::string(DROCE_SOURCE_ROOT) + "/scripts/plot_gen.py";
+  if (::access(script.c_str(), R_OK) != 0) return engine::Status::error("--plot: " + script + " is not there to draw with");
+  if (std::string e = apps::run_python(script, {plot_data_, o.plot}); !e.empty())
+    return engine::Status::error("--plot: drawing " + o.plot + " failed: " + e + " (it needs python3-matplotlib; the data is in " +
+                                 plot_data_ + ")");
+  return {};
 }
 
 }  // namespace droce::gen

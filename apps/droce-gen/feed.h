@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -29,8 +30,11 @@ class Feed {
   // Opens --stats-json (nothing when it is not given). "-" keeps stdout's descriptor for the feed
   // and points descriptor 1 at stderr, so that the console line, the text report and the EAL's
   // lines never mix into it. Call before anything else prints.
+  // With --plot, every line also goes to the picture's data file, FILE.png.jsonl beside it.
   [[nodiscard]] engine::Status open(const Options& o);
-  [[nodiscard]] bool on() const { return out_ != nullptr; }
+  [[nodiscard]] bool on() const { return out_ != nullptr || plot_out_ != nullptr; }
+  // --plot, after the final line: closes the data file and draws it (scripts/plot_gen.py).
+  [[nodiscard]] engine::Status plot(const Options& o);
   // The run starts now: elapsed times count from here.
   void start();
   // One interval line: what the jobs published since the previous line, and the totals.
@@ -47,6 +51,8 @@ class Feed {
 
   std::FILE* out_ = nullptr;
   bool own_ = false;
+  std::FILE* plot_out_ = nullptr;  // --plot's copy of the feed
+  std::string plot_data_;
   std::uint64_t seq_ = 0;
   std::chrono::steady_clock::time_point start_{}, last_{};
   Totals prev_;

@@ -69,6 +69,8 @@ int main(int argc, char** argv) {
   gen::RunOutcome outcome;
   if (Status s = gen::run(opt, st, conn, feed, outcome); !s.ok()) return fail(s.message());
 
-  // ---- report ----
-  return gen::report(opt, st, outcome, feed);
+  // ---- report, and the picture of the run (--plot) ----
+  const int rc = gen::report(opt, st, outcome, feed);
+  if (Status s = feed.plot(opt); !s.ok()) return fail(s.message());
+  return rc;
 }

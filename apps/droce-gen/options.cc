@@ -175,6 +175,10 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   out.stats_json = &o.stats_json;
   out.interval_s = &o.interval_s;
   out.pcap = &o.pcap;
+  out.plot = &o.plot;
+  out.plot_help = "a PNG of the run: goodput and message rate over time, retransmissions,\n"
+                  "NAKs and ACK timeouts per interval, the latency CDF (matplotlib; the\n"
+                  "feed behind it is kept as FILE.jsonl; --interval sets its resolution)";
   out.quiet = &o.quiet;
   cli::add_output(app, out);
 }
@@ -218,6 +222,8 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     return std::fprintf(stderr, "droce-gen: --pcp is the priority of the 802.1Q tag: give --vlan too\n"), -1;
   if (o.mode == Mode::kLoopback && (o.dscp != 0 || o.vlan_id != 0))
     return std::fprintf(stderr, "droce-gen: --dscp and --vlan mark the frames on a port: client and server modes\n"), -1;
+  if (!o.plot.empty() && o.plot == o.stats_json)
+    return std::fprintf(stderr, "droce-gen: --plot and --stats-json name the same file\n"), -1;
   if (o.active_qps > o.qps)
     return std::fprintf(stderr, "droce-gen: --active-qps %u is more than --qps %u\n", o.active_qps, o.qps), -1;
   if (o.workers > o.qps)

@@ -14,6 +14,7 @@
 
 #include "apps/common/cli_number.h"
 #include "apps/common/output_file.h"
+#include "apps/common/run_python.h"
 #include "apps/common/version_line.h"
 #include "apps/droce-sim/dumbbell.h"
 #include "apps/droce-sim/fabric.h"
@@ -311,9 +312,9 @@ int main(int argc, char** argv) {
                 droce::sim::recovery_name(cfg.recovery.mode), r.goodput_gbps, static_cast<unsigned long long>(retransmitted),
                 r.base_rtt_us, r.bdp_packets);
   if (!plot_path.empty()) {
-    const std::string cmd = "/usr/bin/python3 \"" + std::string(DROCE_SOURCE_ROOT) + "/scripts/plot_sim.py\" \"" +
-                            json_path + "\" \"" + plot_path + "\"";
-    if (std::system(cmd.c_str()) != 0) return std::fprintf(stderr, "droce-sim: plotting failed\n"), 1;
+    if (std::string e = droce::apps::run_python(std::string(DROCE_SOURCE_ROOT) + "/scripts/plot_sim.py", {json_path, plot_path});
+        !e.empty())
+      return std::fprintf(stderr, "droce-sim: plotting failed: %s\n", e.c_str()), 1;
   }
   return 0;
 }

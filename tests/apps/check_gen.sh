@@ -171,9 +171,10 @@ assert d['messages'] == 3000 and all(w['qps'] == 500 and w['active_qps'] == 5 fo
 \""
 # The live feed on stdout (--stats-json -): only JSON lines there, the console line and the report
 # on stderr; 2 workers, 100 QPs (over the per-QP list's 64: the summary alone), an offered load.
+# --plot draws the same run (its data file holds the same lines).
 # shellcheck disable=SC2086
 timeout 120 "$gen" $two_lcores -- --workers 2 --op write --size 1024 --qps 100 --msg-rate 20000 --duration 1.5 \
-  --interval 0.5 --stats-json - --json "$out/feed.json" > "$out/feed.jsonl" 2> "$out/feed.txt"
+  --interval 0.5 --stats-json - --json "$out/feed.json" --plot "$out/feed.png" > "$out/feed.jsonl" 2> "$out/feed.txt"
 check "--stats-json -, 2 workers, 100 QPs, offered load: exits 0" "[ $? -eq 0 ] || { tail -n 3 '$out/feed.txt'; false; }"
 check "--stats-json -: JSON lines only on stdout, per-worker and load figures, a final line equal to the report" \
   "/usr/bin/python3 - '$out/feed.jsonl' '$out/feed.json' <<'PY'
@@ -187,6 +188,18 @@ for l in lines[:-1]:
 f = lines[-1]
 assert f['total']['messages'] == d['messages'] > 0 and f['total']['bytes'] == d['bytes'], (f, d)
 assert f['load'] == d['load'] and f['workers'] == d['workers'], (f, d)
+PY"
+check "--plot: a PNG of the run, drawn from a copy of the feed (FILE.png.jsonl) whose final line carries the latency CDF" \
+  "/usr/bin/python3 - '$out/feed.jsonl' '$out/feed.png.jsonl' '$out/feed.png' '$out/feed.json' <<'PY'
+import json, sys
+feed = [json.loads(t) for t in open(sys.argv[1])]
+copy = [json.loads(t) for t in open(sys.argv[2])]
+assert [l['seq'] for l in copy] == [l['seq'] for l in feed] and copy[-1] == feed[-1], (len(copy), len(feed))
+assert open(sys.argv[3], 'rb').read(8) == b'\\x89PNG\\r\\n\\x1a\\n'
+cdf = copy[-1]['latency_cdf_ns']
+d = json.load(open(sys.argv[4]))
+assert cdf == d['latency_cdf_ns'] and cdf[-1][1] == 1.0 and cdf[-1][0] == d['latency_ns']['max'], cdf[-3:]
+assert all(a[0] < b[0] and a[1] < b[1] for a, b in zip(cdf, cdf[1:])), cdf
 PY"
 
 # Ctrl-C ends a run on every worker: once the live line shows traffic, SIGINT -> exit 1 within

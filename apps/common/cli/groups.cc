@@ -148,7 +148,7 @@ void add_output(CLI::App& app, const OutputFields& f) {
              "seconds between live lines, CSV rows and feed lines, 0.1..3600" + dflt(num(*f.interval_s)));
   if (f.pcap != nullptr)
     cli::add_output(app, g, "--pcap", *f.pcap, "capture our port's frames (pcapng, Wireshark decodes RoCEv2)");
-  if (f.plot != nullptr) cli::add_output(app, g, "--plot", *f.plot, "a PNG of the run (matplotlib)");
+  if (f.plot != nullptr) cli::add_output(app, g, "--plot", *f.plot, f.plot_help);
   if (f.quiet != nullptr) add_flag(app, g, "--quiet", *f.quiet, "no live line");
 }
 

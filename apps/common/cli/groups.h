@@ -84,6 +84,7 @@ struct OutputFields {
   double* interval_s = nullptr;
   std::string* pcap = nullptr;
   std::string* plot = nullptr;
+  std::string plot_help = "a PNG of the run (matplotlib)";
   bool* quiet = nullptr;
 };
 void add_output(CLI::App& app, const OutputFields& f);
