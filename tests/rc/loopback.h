@@ -110,7 +110,11 @@ class Loopback {
     now.swap(wire_);
     for (auto& fr : now) {
       wire::PacketInfo pi;
-      if (wire::parse_frame(fr.bytes.data(), static_cast<std::uint32_t>(fr.bytes.size()), pi) != wire::DropReason::kNone)
+      // Selective-repeat QPs' frames parse too (a go-back-N QP never sends one, and drops one).
+      wire::ParseOptions opt;
+      opt.accept_droce_sr = true;
+      if (wire::parse_frame(fr.bytes.data(), static_cast<std::uint32_t>(fr.bytes.size()), pi, opt) !=
+          wire::DropReason::kNone)
         continue;
       qp(fr.to).on_packet(pi, fr.bytes.data() + pi.payload_offset, now_);
     }
