@@ -109,7 +109,11 @@ Status RcQp::modify(QpState to, const QpAttr* attr) {
     sq_.acked_psn = psn_add(attr_.sq_psn, -1);
     sq_.next_rsn = 0;
     sq_.sr_lost = false;
-    if (sr_) sr_tx_.assign(wire::kSrWindow, 0);
+    sq_.sr_sends = 0;
+    if (sr_) {
+      sr_tx_.assign(wire::kSrWindow, 0);
+      sr_tx_seq_.assign(wire::kSrWindow, 0);
+    }
   }
   state_ = to;
   ring_doorbell();

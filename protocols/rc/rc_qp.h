@@ -145,6 +145,7 @@ class RcQp {
     bool seq_nak_acted = false;        // ... valid until the next forward progress
     std::uint32_t next_rsn = 0;  // selective repeat: receive-consuming messages posted (the next RSN)
     bool sr_lost = false;        // selective repeat: a PSN may be marked for resending (sr_tx_)
+    std::uint32_t sr_sends = 0;  // selective repeat: SR packets sent (new and resent), numbering sr_tx_seq_
   };
   using RecvWqe = PostedRecv;
   // What the responder owes the requester, in PSN order: one ACK/NAK, a READ response run, or an
@@ -218,7 +219,7 @@ class RcQp {
   // Selective repeat, requester: flags per PSN in flight (sq.una .. sq.high, at most kSrWindow).
   static constexpr std::uint8_t kSrSacked = 1;  // the responder holds it (SACK bitmap)
   static constexpr std::uint8_t kSrLost = 2;    // to be resent
-  static constexpr std::uint8_t kSrResent = 4;  // resent since the last timeout: a SACK does not ask again
+  static constexpr std::uint8_t kSrResent = 4;  // resent: asked again only if a later send overtakes it
 
   // requester.cc
   bool next_request(std::uint64_t now_ns, TxDescriptor& out);
@@ -259,6 +260,7 @@ class RcQp {
   void sr_mark_lost(std::uint32_t psn);
   void sr_mark_unsacked_lost();
   std::uint8_t& sr_tx_at(std::uint32_t psn) { return sr_tx_[psn & (wire::kSrWindow - 1)]; }
+  std::uint32_t& sr_tx_seq_at(std::uint32_t psn) { return sr_tx_seq_[psn & (wire::kSrWindow - 1)]; }
   // responder_sr.cc: the selective-repeat receive side and the dispatch of both.
   RxDelivery on_packet_sr(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, const std::uint8_t* payload,
                           std::uint64_t now_ns);
@@ -376,6 +378,7 @@ class RcQp {
   bool sr_ = false;
   std::vector<SrRxSlot> sr_rx_;
   std::vector<std::uint8_t> sr_tx_;
+  std::vector<std::uint32_t> sr_tx_seq_;  // per PSN in flight: the sq.sr_sends number of its last send
   static constexpr std::uint32_t kSackBuffers = 8;
   std::uint8_t sack_buf_[kSackBuffers][wire::kSackBytes] = {};
   std::uint32_t sack_next_ = 0;

@@ -49,6 +49,7 @@ bool RcQp::next_request_sr(std::uint64_t now_ns, TxDescriptor& d) {
   d.ack_req = last || ++sq_.since_ack_req >= attr_.ack_req_every;
   if (d.ack_req) sq_.since_ack_req = 0;
   sr_tx_at(d.psn) = 0;  // a new PSN in the slot: nothing held, nothing lost
+  sr_tx_seq_at(d.psn) = ++sq_.sr_sends;
   sq_.nxt = psn_add(sq_.nxt, 1);
   if (last) ++sq_.cur;
   if (psn_lt(sq_.high, sq_.nxt)) sq_.high = sq_.nxt;
@@ -71,6 +72,7 @@ bool RcQp::sr_resend_lost(std::uint64_t now_ns, TxDescriptor& d) {
     d.ack_req = true;
     d.retransmission = true;
     f = static_cast<std::uint8_t>(f | kSrResent);
+    sr_tx_seq_at(p) = ++sq_.sr_sends;
     sent_request(d, now_ns);
     return true;
   }
@@ -98,8 +100,10 @@ void RcQp::sr_mark_lost(std::uint32_t psn) {
 // A SACK (docs/selective-repeat.md). Its PSN acknowledges cumulatively: WQEs retire through it,
 // completing in order, and the ACK timer restarts on progress, as an ACK's (§9.7.5.2.1). Its
 // bitmap marks what the responder holds beyond; a PSN below the highest held one and not held is
-// lost, and is resent once (IRN's loss recovery: no retry is spent, and the timer catches a lost
-// resend). A SACK older than what is known, or for PSNs never sent, acknowledges nothing.
+// lost, and is resent (IRN's loss recovery: no retry is spent). A resent PSN is asked again only
+// when a packet sent after its resend is newly held while it is still missing: the resend was
+// lost too (a later send overtook it), which the SACKs show well before the ACK timer would. A
+// SACK older than what is known, or for PSNs never sent, acknowledges nothing.
 void RcQp::on_sack(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns) {
   if (pi.payload_len != wire::kSackBytes || (pi.aeth_syndrome & wire::kAethTypeMask) != wire::kAethTypeAck) {
     ++c_.duplicate_responses;  // not a SACK this responder sends: nothing to learn from it
@@ -120,12 +124,16 @@ void RcQp::on_sack(const wire::PacketInfo& pi, const std::uint8_t* payload, std:
   const std::uint64_t words[2] = {load_be64(payload), load_be64(payload + 8)};
   bool held_any = false, held_new = false;
   std::uint32_t highest = 0;
+  std::uint32_t newest_send = 0;  // the latest send (sq.sr_sends number) among the newly held PSNs
   for (std::uint32_t i = 1; i < wire::kSrWindow; ++i) {
     const std::uint32_t p = psn_add(cum, 1 + static_cast<std::int64_t>(i));
     if (!psn_lt(p, sq_.high)) break;
     if ((words[i / 64] >> (i % 64) & 1) == 0) continue;
     std::uint8_t& f = sr_tx_at(p);
-    if ((f & kSrSacked) == 0) held_new = true;
+    if ((f & kSrSacked) == 0) {
+      if (!held_new || static_cast<std::int32_t>(sr_tx_seq_at(p) - newest_send) > 0) newest_send = sr_tx_seq_at(p);
+      held_new = true;
+    }
     f = static_cast<std::uint8_t>(f | kSrSacked);
     held_any = true;
     highest = p;
@@ -133,7 +141,8 @@ void RcQp::on_sack(const wire::PacketInfo& pi, const std::uint8_t* payload, std:
   if (!held_any) return;
   for (std::uint32_t p = sq_.una; psn_lt(p, highest); p = psn_add(p, 1)) {
     std::uint8_t& f = sr_tx_at(p);
-    if ((f & (kSrSacked | kSrLost | kSrResent)) != 0) continue;
+    if ((f & (kSrSacked | kSrLost)) != 0) continue;
+    if ((f & kSrResent) != 0 && !(held_new && static_cast<std::int32_t>(newest_send - sr_tx_seq_at(p)) > 0)) continue;
     f = kSrLost;
     sq_.sr_lost = true;
     ++c_.sr_resent_on_sack;

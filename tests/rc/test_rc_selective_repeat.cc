@@ -343,10 +343,10 @@ struct SrRequester {
     w.rkey = 0x77;
     REQUIRE(qp->post_send(w).ok());
   }
-  std::vector<rc::TxDescriptor> out(std::uint64_t now = 0) {
+  std::vector<rc::TxDescriptor> out(std::uint64_t now = 0, std::size_t max = 256) {
     std::vector<rc::TxDescriptor> v;
     rc::TxDescriptor d;
-    while (v.size() < 256 && qp->next_packet(now, d)) v.push_back(d);
+    while (v.size() < max && qp->next_packet(now, d)) v.push_back(d);
     return v;
   }
   // A SACK acknowledging through `cum` and holding ePSN + each of `bits`.
@@ -412,6 +412,32 @@ TEST_CASE("SR requester: a SACK's gaps below its highest held PSN are resent, on
   REQUIRE(q.qp->poll_cq(c));
   CHECK(c.status == rc::WcStatus::kSuccess);
   CHECK(q.qp->sq_una() == 506);
+}
+
+TEST_CASE("SR requester: a resend overtaken by a later send while still missing is resent again",
+          "[rc][sr][requester]") {
+  SrRequester q(8);
+  REQUIRE(q.out(0, 4).size() == 4);  // 500..503
+  q.sack(499, {2, 3});               // 502, 503 held: 500, 501 lost
+  auto o = q.out(0, 2);
+  REQUIRE(o.size() == 2);
+  CHECK(o[0].psn == 500);
+  CHECK(o[1].psn == 501);
+  o = q.out(0, 1);  // a new packet, sent after both resends
+  REQUIRE(o.size() == 1);
+  CHECK(o[0].psn == 504);
+  // 504 arrived and 500, 501 still did not: their resends were lost too.
+  q.sack(499, {2, 3, 4});
+  o = q.out(0, 2);
+  REQUIRE(o.size() == 2);
+  CHECK(o[0].psn == 500);
+  CHECK(o[1].psn == 501);
+  CHECK(o[0].retransmission);
+  CHECK(q.qp->counters().sr_resent_on_sack == 4);
+  CHECK(q.qp->counters().local_ack_timeout_err == 0);
+  // Nothing newer held: no third resend.
+  q.sack(499, {2, 3, 4});
+  CHECK(q.out(0, 1)[0].psn == 505);
 }
 
 TEST_CASE("SR requester: at most sr_bdp_pkts PSNs in flight; acknowledgement opens room", "[rc][sr][window]") {
