@@ -56,6 +56,10 @@ Status RcQp::modify(QpState to, const QpAttr* attr) {
     if (std::string e = attr->validate(); !e.empty()) return Status::error(StatusCode::kInvalidArgument, std::move(e));
     if (attr->sq_depth != attr_.sq_depth || attr->rq_depth != attr_.rq_depth)
       return Status::fail(StatusCode::kInvalidArgument, "sq_depth/rq_depth: fixed at creation");
+    if (attr->recovery != attr_.recovery && state_ != QpState::kReset && state_ != QpState::kInit)
+      return Status::fail(StatusCode::kBadState, "recovery: fixed once the QP is past INIT");
+    if (attr->recovery == Recovery::kSelectiveRepeat && srq_ != nullptr)
+      return Status::fail(StatusCode::kInvalidArgument, "recovery: selective repeat takes no shared receive queue");
     if (attr->max_dest_rd_atomic != attr_.max_dest_rd_atomic) {
       // The response queue is sized from it: it may change only while nothing can be queued.
       if (state_ != QpState::kReset && state_ != QpState::kInit)
@@ -63,10 +67,6 @@ Status RcQp::modify(QpState to, const QpAttr* attr) {
       size_resp_ring(attr->max_dest_rd_atomic);
       drop_responses();
     }
-    if (attr->recovery != attr_.recovery && state_ != QpState::kReset && state_ != QpState::kInit)
-      return Status::fail(StatusCode::kBadState, "recovery: fixed once the QP is past INIT");
-    if (attr->recovery == Recovery::kSelectiveRepeat && srq_ != nullptr)
-      return Status::fail(StatusCode::kInvalidArgument, "recovery: selective repeat takes no shared receive queue");
     attr_ = *attr;
     set_ack_timeout_from_attr();
     sr_ = attr_.recovery == Recovery::kSelectiveRepeat;

@@ -317,6 +317,10 @@ TEST_CASE("SR QPs refuse what SR does not carry: READ, atomics, an SRQ, message 
   a.sr_bdp_pkts = 129;
   CHECK(a.validate().rfind("sr_bdp_pkts", 0) == 0);
   CHECK(attr(1, 2, 0, 0).recovery == rc::Recovery::kGoBackN);  // the default
+  // Fixed once the QP is past INIT: both ends agreed on it before the first packet.
+  auto back = qp.attr();
+  back.recovery = rc::Recovery::kGoBackN;
+  CHECK(qp.modify(rc::QpState::kRts, &back).message().rfind("recovery", 0) == 0);
 }
 
 namespace {
