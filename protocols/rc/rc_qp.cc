@@ -37,7 +37,7 @@ RcQp::RcQp(const QpAttr& attr, MrTable& mrs) : attr_(attr), mrs_(mrs) {
   // modify() before the QP can receive, and clamped here so it cannot size the allocation.
   size_resp_ring(attr.max_dest_rd_atomic < kMaxRdAtomic ? attr.max_dest_rd_atomic : kMaxRdAtomic);
   set_ack_timeout_from_attr();
-  sr_ = attr_.recovery == Recovery::kSelectiveRepeat;
+  set_recovery_from_attr();
 }
 
 // Control path: the response ring holds resp_ring_size() items (its bound, RecvQueue::resp) in
@@ -69,7 +69,7 @@ Status RcQp::modify(QpState to, const QpAttr* attr) {
     }
     attr_ = *attr;
     set_ack_timeout_from_attr();
-    sr_ = attr_.recovery == Recovery::kSelectiveRepeat;
+    set_recovery_from_attr();
   } else if (to == QpState::kRtr || to == QpState::kRts) {
     if (std::string e = attr_.validate(); !e.empty()) return Status::error(StatusCode::kInvalidArgument, std::move(e));
   }

@@ -57,8 +57,9 @@ class RcQp {
     if (state_ != QpState::kRtr && state_ != QpState::kRts) return RxDelivery::kNone;  // counted by the caller
     const auto& op = wire::opcode_info(pi.opcode);
     // Selective repeat (docs/selective-repeat.md) has its own receive path; a go-back-N QP meets
-    // it only for a manufacturer-specific opcode, which it drops there, counted.
-    if (sr_ || wire::is_manufacturer_opcode(pi.opcode)) [[unlikely]]
+    // it only for a manufacturer-specific opcode (0xC0..0xFF), which it drops there, counted. One
+    // test for both: an SR QP's mask makes every opcode look manufacturer-specific.
+    if (static_cast<std::uint8_t>(pi.opcode | sr_opcode_mask_) >= 0xC0) [[unlikely]]
       return on_packet_sr(pi, op, payload, now_ns);
     if (op.is_request) return on_request(pi, op, payload);
     if (state_ == QpState::kRts && (op.kind == wire::OpKind::kAck || op.kind == wire::OpKind::kReadResponse ||
@@ -251,6 +252,10 @@ class RcQp {
   RespItem& resp_at(std::uint64_t i) { return rq_.resp[i & resp_mask_]; }
   void size_resp_ring(std::uint32_t max_dest_rd_atomic);  // and the saved atomic results
   void set_ack_timeout_from_attr() { ack_timeout_ns_ = attr_.ack_timeout_ns(); }
+  void set_recovery_from_attr() {
+    sr_ = attr_.recovery == Recovery::kSelectiveRepeat;
+    sr_opcode_mask_ = sr_ ? 0xC0 : 0;
+  }
   void rewind_to(std::uint32_t psn);
   // requester_sr.cc: the selective-repeat send side (docs/selective-repeat.md).
   bool next_request_sr(std::uint64_t now_ns, TxDescriptor& out);
@@ -376,6 +381,7 @@ class RcQp {
   // (control path), and the SACK bitmaps handed out by next_packet (a descriptor's payload stays
   // valid until kSackBuffers more SACKs have been generated).
   bool sr_ = false;
+  std::uint8_t sr_opcode_mask_ = 0;  // 0xC0 when sr_ (on_packet's one test), else 0
   std::vector<SrRxSlot> sr_rx_;
   std::vector<std::uint8_t> sr_tx_;
   std::vector<std::uint32_t> sr_tx_seq_;  // per PSN in flight: the sq.sr_sends number of its last send
