@@ -262,7 +262,7 @@ class RcQp {
   void fill_sr_packet(const SendWqe& w, std::uint32_t idx, TxDescriptor& d);  // requester.cc
   bool sr_resend_lost(std::uint64_t now_ns, TxDescriptor& out);
   void on_sack(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns);
-  void sr_mark_lost(std::uint32_t psn);
+  void sr_mark_lost(std::uint32_t psn);  // and every unheld PSN after it
   void sr_mark_unsacked_lost();
   std::uint8_t& sr_tx_at(std::uint32_t psn) { return sr_tx_[psn & (wire::kSrWindow - 1)]; }
   std::uint32_t& sr_tx_seq_at(std::uint32_t psn) { return sr_tx_seq_[psn & (wire::kSrWindow - 1)]; }

@@ -90,10 +90,17 @@ void RcQp::sr_mark_unsacked_lost() {
   sq_.sr_lost = true;
 }
 
-// One PSN to resend (an RNR NAK's, or a sequence NAK's from a peer that sends one).
+// An RNR NAK's PSN (or a sequence NAK's, from a peer that sends one) and every PSN after it that
+// the responder does not hold are resent: a responder without a receive for a SEND drops the
+// SEND packets behind it unheld too (docs/selective-repeat.md), and nothing later would show them
+// missing but the ACK timer, a retry per RNR episode.
 void RcQp::sr_mark_lost(std::uint32_t psn) {
   if (psn_lt(psn, sq_.una) || !psn_lt(psn, sq_.high)) return;
-  sr_tx_at(psn) = kSrLost;
+  sr_tx_at(psn) = kSrLost;  // the NAK's PSN is not held, whatever an earlier SACK said
+  for (std::uint32_t p = psn_add(psn, 1); psn_lt(p, sq_.high); p = psn_add(p, 1)) {
+    std::uint8_t& f = sr_tx_at(p);
+    if ((f & kSrSacked) == 0) f = kSrLost;
+  }
   sq_.sr_lost = true;
 }
 
@@ -103,7 +110,10 @@ void RcQp::sr_mark_lost(std::uint32_t psn) {
 // lost, and is resent (IRN's loss recovery: no retry is spent). A resent PSN is asked again only
 // when a packet sent after its resend is newly held while it is still missing: the resend was
 // lost too (a later send overtook it), which the SACKs show well before the ACK timer would. A
-// SACK older than what is known, or for PSNs never sent, acknowledges nothing.
+// SACK is a snapshot of what the responder holds, so a PSN it no longer shows is no longer held:
+// the responder released it (a WRITE with immediate that found no receive at delivery), and it
+// is resent like any other missing PSN. A SACK older than what is known, or for PSNs never sent,
+// acknowledges nothing.
 void RcQp::on_sack(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns) {
   if (pi.payload_len != wire::kSackBytes || (pi.aeth_syndrome & wire::kAethTypeMask) != wire::kAethTypeAck) {
     ++c_.duplicate_responses;  // not a SACK this responder sends: nothing to learn from it
@@ -125,11 +135,14 @@ void RcQp::on_sack(const wire::PacketInfo& pi, const std::uint8_t* payload, std:
   bool held_any = false, held_new = false;
   std::uint32_t highest = 0;
   std::uint32_t newest_send = 0;  // the latest send (sq.sr_sends number) among the newly held PSNs
-  for (std::uint32_t i = 1; i < wire::kSrWindow; ++i) {
+  for (std::uint32_t i = 0; i < wire::kSrWindow; ++i) {
     const std::uint32_t p = psn_add(cum, 1 + static_cast<std::int64_t>(i));
     if (!psn_lt(p, sq_.high)) break;
-    if ((words[i / 64] >> (i % 64) & 1) == 0) continue;
     std::uint8_t& f = sr_tx_at(p);
+    if (i == 0 || (words[i / 64] >> (i % 64) & 1) == 0) {  // bit 0 is ePSN: missing by definition
+      f = static_cast<std::uint8_t>(f & ~kSrSacked);
+      continue;
+    }
     if ((f & kSrSacked) == 0) {
       if (!held_new || static_cast<std::int32_t>(sr_tx_seq_at(p) - newest_send) > 0) newest_send = sr_tx_seq_at(p);
       held_new = true;

@@ -478,9 +478,13 @@ TEST_CASE("SR requester: the ACK timeout resends every PSN the responder does no
   CHECK(q.qp->state() == rc::QpState::kRts);
 }
 
-TEST_CASE("SR requester: an RNR NAK resends its PSN alone after the RNR wait", "[rc][sr][rnr]") {
-  SrRequester q(4);
-  REQUIRE(q.out(0).size() == 4);
+TEST_CASE("SR requester: an RNR NAK resends, after the RNR wait, its PSN and what the responder does not hold "
+          "behind it",
+          "[rc][sr][rnr]") {
+  SrRequester q(5);
+  REQUIRE(q.out(0).size() == 5);  // 500..504
+  q.sack(500, {2});               // 503 held; 501, 502 resent
+  REQUIRE(q.out(0).size() == 2);
   wire::PacketInfo nak{};
   nak.opcode = op(Opcode::kAck);
   nak.psn = 501;
@@ -488,9 +492,35 @@ TEST_CASE("SR requester: an RNR NAK resends its PSN alone after the RNR wait", "
   (void)q.qp->on_packet(nak, nullptr, 1000);
   CHECK(q.out(2000).empty());
   auto o = q.out(1000 + 10000);
-  REQUIRE(o.size() == 1);
+  REQUIRE(o.size() == 3);
   CHECK(o[0].psn == 501);
+  CHECK(o[1].psn == 502);
+  CHECK(o[2].psn == 504);  // 503 is held: not resent
   CHECK(q.qp->counters().rnr_naks_received == 1);
+}
+
+TEST_CASE("SR requester: a PSN a SACK showed held and a later SACK (or an RNR NAK) does not is resent",
+          "[rc][sr][requester]") {
+  SrRequester q(6);
+  REQUIRE(q.out(0).size() == 6);  // 500..505
+  q.sack(499, {2, 3});            // 502, 503 held: 500, 501 resent
+  REQUIRE(q.out(0).size() == 2);
+  q.sack(499, {3});  // 502 released by the responder (a WRITE with immediate without a receive)
+  auto o = q.out(0);
+  REQUIRE(o.size() == 1);
+  CHECK(o[0].psn == 502);
+  // An RNR NAK for a PSN a SACK showed held: resent after the wait, with what is not held behind it.
+  q.sack(502, {1});  // 500..502 delivered, 504 held
+  wire::PacketInfo nak{};
+  nak.opcode = op(Opcode::kAck);
+  nak.psn = 504;
+  nak.aeth_syndrome = wire::rnr_nak_syndrome(1);
+  (void)q.qp->on_packet(nak, nullptr, 0);
+  o = q.out(20000);
+  REQUIRE(o.size() == 2);  // the NAK acknowledges 503 (everything before its PSN, §9.7.5.2.4)
+  CHECK(o[0].psn == 504);
+  CHECK(o[1].psn == 505);
+  CHECK(q.qp->sq_una() == 504);
 }
 
 TEST_CASE("SR requester: SACKs for PSNs never sent, or older than known, change nothing", "[rc][sr]") {

@@ -44,7 +44,8 @@ rc::QpAttr pair_attr(bool sr, std::uint32_t qpn, std::uint32_t dest, std::uint32
 // `count` messages A -> B of 0..kMax bytes: SENDs (some with immediate), WRITEs, WRITEs with
 // immediate. Each is checked where it lands: a receive's buffer, length and immediate; a WRITE's
 // target once the requester's completion says it is done.
-Run run_mixed(Loopback& lb, int count, int max_steps = 400000) {
+// `recv_ahead` receives are kept posted beyond those completed (a slow receiver: RNR NAKs).
+Run run_mixed(Loopback& lb, int count, int max_steps = 400000, int recv_ahead = 64) {
   std::vector<std::uint8_t> src(64 * kMax), dst(256 * kMax), wdst(64 * kMax);
   const rc::MemoryRegion smr = *lb.ep(0).mrs.register_region(src.data(), src.size(), rc::kAccessLocalWrite);
   const rc::MemoryRegion dmr = *lb.ep(1).mrs.register_region(dst.data(), dst.size(), rc::kAccessLocalWrite);
@@ -83,7 +84,7 @@ Run run_mixed(Loopback& lb, int count, int max_steps = 400000) {
       if (!lb.qp(0).post_send(wr).ok()) break;
       ++posted;
     }
-    while (recv_posted < r.recvs_expected && recv_posted - r.delivered < 64) {
+    while (recv_posted < r.recvs_expected && recv_posted - r.delivered < recv_ahead) {
       const int slot = recv_posted % 256;
       rc::RecvWr rw{static_cast<std::uint64_t>(recv_posted),
                     {reinterpret_cast<std::uint64_t>(dst.data() + slot * kMax), kMax, dmr.lkey}};
@@ -203,6 +204,24 @@ TEST_CASE("SR: a loss burst and heavy ACK loss are recovered", "[rc][sr][e2e][lo
   CHECK(r.in_order == r.recvs_expected);
   CHECK(r.corrupted == 0);
   CHECK(r.errors == 0);
+}
+
+TEST_CASE("SR: a slow receiver (one receive posted ahead) under 2 % loss: RNR NAKs pace the requester, every "
+          "message arrives once, in order",
+          "[rc][sr][e2e][rnr]") {
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    Loopback lb(pair_attr(true, 0x11, 0x12, 1, 1), pair_attr(true, 0x12, 0x11, 1, 1), seed);
+    connect(lb);
+    impair_both(lb, 0.02, 0.01, 0.01);
+    const auto r = run_mixed(lb, 200, 400000, 1);
+    INFO("seed " << seed);
+    CHECK(r.send_ok == 200);
+    CHECK(r.delivered == r.recvs_expected);
+    CHECK(r.in_order == r.recvs_expected);
+    CHECK(r.corrupted == 0);
+    CHECK(r.errors == 0);
+    CHECK(lb.qp(1).counters().rnr_naks_sent > 0);
+  }
 }
 
 namespace {
