@@ -81,12 +81,16 @@ bool RcQp::sr_resend_lost(std::uint64_t now_ns, TxDescriptor& d) {
 }
 
 // Every PSN in flight the responder does not hold is resent (the local ACK timer fired: a resend
-// may itself have been lost, so the once-per-SACK rule starts over).
+// may itself have been lost, so the once-per-SACK rule starts over). The oldest is resent even if
+// a SACK showed it held: it is not acknowledged, so the responder released it (or the SACKs saying
+// so were lost), and its answer brings a fresh SACK — without it a requester whose every PSN in
+// flight looked held would send nothing and time out until its retries ran out.
 void RcQp::sr_mark_unsacked_lost() {
   for (std::uint32_t p = sq_.una; psn_lt(p, sq_.high); p = psn_add(p, 1)) {
     std::uint8_t& f = sr_tx_at(p);
     if ((f & kSrSacked) == 0) f = kSrLost;
   }
+  if (psn_lt(sq_.una, sq_.high)) sr_tx_at(sq_.una) = kSrLost;
   sq_.sr_lost = true;
 }
 

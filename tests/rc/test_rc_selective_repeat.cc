@@ -478,6 +478,27 @@ TEST_CASE("SR requester: the ACK timeout resends every PSN the responder does no
   CHECK(q.qp->state() == rc::QpState::kRts);
 }
 
+TEST_CASE("SR requester: a timeout with every PSN in flight shown held resends the oldest, for a fresh SACK",
+          "[rc][sr][timeout]") {
+  SrRequester q(3);
+  REQUIRE(q.out(0).size() == 3);   // 500..502
+  q.sack(499, {1, 2});             // 501, 502 held; 500 resent
+  REQUIRE(q.out(0).size() == 1);
+  // A plain ACK through 500 (no snapshot): 501 and 502 still look held, and are all in flight.
+  wire::PacketInfo ack{};
+  ack.opcode = op(Opcode::kAck);
+  ack.psn = 500;
+  ack.aeth_syndrome = wire::kAethAckUnlimited;
+  (void)q.qp->on_packet(ack, nullptr, 0);
+  REQUIRE(q.qp->sq_una() == 501);
+  CHECK(q.out(0).empty());
+  const std::uint64_t t = q.qp->next_timer_ns();
+  q.qp->on_timer(t);
+  auto o = q.out(t);
+  REQUIRE_FALSE(o.empty());
+  CHECK(o[0].psn == 501);  // the oldest unacknowledged
+}
+
 TEST_CASE("SR requester: an RNR NAK resends, after the RNR wait, its PSN and what the responder does not hold "
           "behind it",
           "[rc][sr][rnr]") {
