@@ -10,6 +10,8 @@
   nd           IPv6 Neighbor Solicitations and Advertisements (RFC 4861), made by scapy (which
                computes their ICMPv6 checksums): solicitation, solicited and unsolicited
                advertisement, DAD probe, 802.1Q-tagged, with an unknown option, padded
+  parser       also droce's selective-repeat frames (docs/selective-repeat.md; no rxe capture has
+               them), built here with their ICRC
 
 usage: scripts/make_fuzz_corpus.py   (run from the repository root)
 """
@@ -158,10 +160,58 @@ def nd_seeds():
     print(f"{len(seeds)} ND seeds -> {CORPUS}/nd")
 
 
+def sr_seeds():
+    """RoCEv2 frames of droce's selective-repeat extension: SR data opcodes (a RETH on every
+    packet) and the SR acknowledgement (AETH + 16-byte SACK bitmap), with a valid ICRC."""
+    import zlib
+
+    def frame(opcode, psn, ext, payload, ack_req=True):
+        pad = (4 - len(payload) % 4) % 4
+        bth = struct.pack(">BBHB", opcode, pad << 4, 0xFFFF, 0) + (0x11).to_bytes(3, "big")
+        bth += bytes([0x80 if ack_req else 0]) + psn.to_bytes(3, "big")
+        ib = bth + ext + payload + b"\x00" * pad
+        udp = struct.pack(">HHHH", 0xC000, 4791, 8 + len(ib) + 4, 0)
+        ip = bytearray(struct.pack(">BBHHHBBH4s4s", 0x45, 0x02, 20 + len(udp) + len(ib) + 4, 0, 0x4000, 64, 17, 0,
+                                   bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])))
+        csum = sum(struct.unpack(">10H", ip))
+        csum = (csum & 0xFFFF) + (csum >> 16)
+        csum = (csum & 0xFFFF) + (csum >> 16)
+        ip[10:12] = struct.pack(">H", ~csum & 0xFFFF)
+        # ICRC (A17.4.1): CRC-32 over 8 bytes of ones and the IP packet with its variant fields
+        # (TOS, TTL, header checksum, UDP checksum, BTH byte 4) as ones; stored least significant first.
+        masked = bytearray(bytes(ip) + udp + ib)
+        masked[1] = masked[8] = masked[10] = masked[11] = 0xFF
+        masked[26] = masked[27] = 0xFF
+        masked[32] = 0xFF
+        icrc = struct.pack("<I", zlib.crc32(b"\xff" * 8 + bytes(masked)))
+        eth = bytes.fromhex("020000000002020000000001") + b"\x08\x00"
+        return eth + bytes(ip) + udp + ib + icrc
+
+    def reth(va, rkey, length):
+        return struct.pack(">QII", va, rkey, length)
+
+    data = bytes(range(256)) * 4
+    seeds = [
+        frame(0xC6, 100, reth(0x7F0000001000, 0x1234, 3072), data[:1024], False),   # SR WRITE First
+        frame(0xC7, 101, reth(0x7F0000001400, 0x1234, 3072), data[:1024], False),   # SR WRITE Middle
+        frame(0xC9, 102, reth(0x7F0000001800, 0x1234, 3072) + struct.pack(">I", 7), data[:1024]),  # Last Imm
+        frame(0xC0, 200, reth(0, 3, 1500), data[:1024], False),                     # SR SEND First, RSN 3
+        frame(0xC2, 201, reth(1024, 3, 1500), data[:476]),                          # SR SEND Last
+        frame(0xC5, 202, reth(0, 4, 13) + struct.pack(">I", 0xBEEF), data[:13]),    # SR SEND Only Imm
+        frame(0xD7, 203, reth(0, 5, 8) + struct.pack(">I", 0x4242), data[:8]),      # SR SEND Only Inv
+        frame(0xD1, 99, struct.pack(">I", 0x1F << 24 | 1), struct.pack(">QQ", 0x1C, 0)),   # SACK
+        frame(0xD1, 0xFFFFFF, struct.pack(">I", 0x1F << 24), struct.pack(">QQ", 0, 1 << 63)),  # SACK, wrap
+    ]
+    for s in seeds:
+        write_seed("parser", s)
+    print(f"{len(seeds)} selective-repeat frames -> {OUT}")
+
+
 def main():
     exchange_seeds()
     arp_seeds()
     nd_seeds()
+    sr_seeds()
     os.makedirs(OUT, exist_ok=True)
     n = 0
     for path in sorted(glob.glob("tests/data/pcaps/*.pcap")):

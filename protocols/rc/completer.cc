@@ -193,6 +193,10 @@ void RcQp::on_response(const wire::PacketInfo& pi, const std::uint8_t* payload, 
 // duplicate (the network's, or a delayed copy): it costs no retry and rewinds nothing.
 void RcQp::on_sequence_nak(std::uint32_t psn) {
   ++c_.packet_seq_err;
+  if (sr_) {  // a selective-repeat responder sends none; resend from it only what is not held
+    sr_mark_lost(psn);
+    return;
+  }
   if (sq_.seq_nak_acted && sq_.seq_nak_psn == psn) return;
   if (!retry_or_fail(false)) return;
   sq_.seq_nak_acted = true;
@@ -213,7 +217,8 @@ void RcQp::on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns) {
       retire_through(psn_add(pi.psn, -1), now_ns);
       if (state_ != QpState::kRts || !retry_or_fail(true)) return;
       sq_.rnr_until = now_ns + wire::kRnrTimerNs[syn & 0x1F];
-      rewind_to(pi.psn);
+      if (sr_) sr_mark_lost(pi.psn);  // selective repeat: from that PSN, only what is not held
+      else rewind_to(pi.psn);
       // The responder is alive and answering: the local ACK timer restarts when the request
       // is resent, so a long RNR episode never turns into RETRY_EXC_ERR (§9.7.5.2.8).
       sq_.timer_deadline = kNever;

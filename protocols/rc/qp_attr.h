@@ -17,6 +17,19 @@ enum class QpState : std::uint8_t { kReset, kInit, kRtr, kRts, kError };
 //    the largest message it accepts), so RNR NAKs still pace a receiver that holds views too long.
 enum class RecvMode : std::uint8_t { kPostedBuffers, kMessageViews };
 
+// Loss recovery of the send side and acceptance of the receive side.
+//  - kGoBackN: IBTA's (§9.7.4.1.2, §9.7.5.1.1): the responder executes in PSN order only, and a
+//    loss resends everything after it. What every standard peer speaks; the default.
+//  - kSelectiveRepeat: droce's extension between droce peers (docs/selective-repeat.md): SEND and
+//    WRITE packets carry their own placement (manufacturer-specific opcodes), the responder
+//    accepts them out of order within kSrWindow PSNs and acknowledges with a SACK bitmap, and the
+//    requester resends only what is missing, with at most sr_bdp_pkts PSNs in flight. Both ends
+//    must agree (the owner negotiates it); READs and atomics are not carried yet.
+enum class Recovery : std::uint8_t { kGoBackN, kSelectiveRepeat };
+
+// The SR window (wire::kSrWindow): the most PSNs a selective-repeat requester keeps in flight.
+inline constexpr std::uint32_t kSrMaxBdpPkts = 128;
+
 // The largest READ credit count either way: the width of the verbs attributes (uint8_t) and of
 // the CM's initiator depth / responder resources fields. rxe allows 128, ConnectX parts 16.
 inline constexpr std::uint32_t kMaxRdAtomic = 255;
@@ -45,6 +58,8 @@ struct QpAttr {
   std::uint32_t ack_req_every = 64;   // AckReq at least every N packets
   RecvMode recv_mode = RecvMode::kPostedBuffers;
   std::uint32_t max_message_bytes = 1u << 20;  // kMessageViews: the largest SEND accepted
+  Recovery recovery = Recovery::kGoBackN;
+  std::uint32_t sr_bdp_pkts = kSrMaxBdpPkts;  // kSelectiveRepeat: PSNs in flight, 1..kSrMaxBdpPkts
 
   // Empty if valid; else the name of the bad attribute and why.
   [[nodiscard]] std::string validate() const {
@@ -67,6 +82,14 @@ struct QpAttr {
     if (max_rd_atomic > kMaxRdAtomic) return "max_rd_atomic: must be 0..255";
     if (max_dest_rd_atomic > kMaxRdAtomic) return "max_dest_rd_atomic: must be 0..255";
     if (max_message_bytes > (1u << 30)) return "max_message_bytes: must be at most 1 GiB";
+    if (recovery != Recovery::kGoBackN && recovery != Recovery::kSelectiveRepeat)
+      return "recovery: must be go-back-N or selective repeat";
+    if (recovery == Recovery::kSelectiveRepeat) {
+      if (sr_bdp_pkts == 0 || sr_bdp_pkts > kSrMaxBdpPkts) return "sr_bdp_pkts: must be 1..128";
+      // Out-of-order SEND packets are placed in the receive they name; a message view is handed
+      // to its owner frame by frame in order, which SR cannot promise.
+      if (recv_mode != RecvMode::kPostedBuffers) return "recovery: selective repeat needs posted receive buffers";
+    }
     return {};
   }
   // Local ACK timeout in ns (§9.7.6.1.3), 0 = never.

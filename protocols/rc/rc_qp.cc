@@ -37,6 +37,7 @@ RcQp::RcQp(const QpAttr& attr, MrTable& mrs) : attr_(attr), mrs_(mrs) {
   // modify() before the QP can receive, and clamped here so it cannot size the allocation.
   size_resp_ring(attr.max_dest_rd_atomic < kMaxRdAtomic ? attr.max_dest_rd_atomic : kMaxRdAtomic);
   set_ack_timeout_from_attr();
+  set_recovery_from_attr();
 }
 
 // Control path: the response ring holds resp_ring_size() items (its bound, RecvQueue::resp) in
@@ -55,6 +56,10 @@ Status RcQp::modify(QpState to, const QpAttr* attr) {
     if (std::string e = attr->validate(); !e.empty()) return Status::error(StatusCode::kInvalidArgument, std::move(e));
     if (attr->sq_depth != attr_.sq_depth || attr->rq_depth != attr_.rq_depth)
       return Status::fail(StatusCode::kInvalidArgument, "sq_depth/rq_depth: fixed at creation");
+    if (attr->recovery != attr_.recovery && state_ != QpState::kReset && state_ != QpState::kInit)
+      return Status::fail(StatusCode::kBadState, "recovery: fixed once the QP is past INIT");
+    if (attr->recovery == Recovery::kSelectiveRepeat && srq_ != nullptr)
+      return Status::fail(StatusCode::kInvalidArgument, "recovery: selective repeat takes no shared receive queue");
     if (attr->max_dest_rd_atomic != attr_.max_dest_rd_atomic) {
       // The response queue is sized from it: it may change only while nothing can be queued.
       if (state_ != QpState::kReset && state_ != QpState::kInit)
@@ -64,6 +69,7 @@ Status RcQp::modify(QpState to, const QpAttr* attr) {
     }
     attr_ = *attr;
     set_ack_timeout_from_attr();
+    set_recovery_from_attr();
   } else if (to == QpState::kRtr || to == QpState::kRts) {
     if (std::string e = attr_.validate(); !e.empty()) return Status::error(StatusCode::kInvalidArgument, std::move(e));
   }
@@ -86,6 +92,9 @@ Status RcQp::modify(QpState to, const QpAttr* attr) {
     rq_.msn = 0;
     rq_.nak_sent = false;
     rq_.in_progress = 0;
+    rq_.rsn_base = rq_.head;
+    rq_.sr_held = 0;
+    if (sr_) sr_rx_.assign(wire::kSrWindow, SrRxSlot{});
   }
   if (to == QpState::kRts && state_ == QpState::kRtr) {
     sq_.una = sq_.nxt = sq_.high = sq_.post_psn = attr_.sq_psn;
@@ -98,6 +107,13 @@ Status RcQp::modify(QpState to, const QpAttr* attr) {
     sq_.seq_nak_acted = false;
     sq_.reissues_wanted = 0;
     sq_.acked_psn = psn_add(attr_.sq_psn, -1);
+    sq_.next_rsn = 0;
+    sq_.sr_lost = false;
+    sq_.sr_sends = 0;
+    if (sr_) {
+      sr_tx_.assign(wire::kSrWindow, 0);
+      sr_tx_seq_.assign(wire::kSrWindow, 0);
+    }
   }
   state_ = to;
   ring_doorbell();
@@ -111,6 +127,9 @@ Status RcQp::post_send(const SendWr& wr) {
   // WRITE could not be described to the responder, which rejects it (rxe: check_length).
   if (wr.sge.length > kMaxMessageBytes)
     return Status::fail(StatusCode::kInvalidArgument, "post_send: message longer than 2^31 bytes");
+  if (is_read_or_atomic(wr.opcode) && sr_)
+    return Status::fail(StatusCode::kInvalidArgument,
+                        "post_send: READ and atomics are not carried by selective repeat (recovery sr)");
   if (is_read_or_atomic(wr.opcode) && attr_.max_rd_atomic == 0)
     return Status::fail(StatusCode::kInvalidArgument,
                         "post_send: READ or atomic on a QP with max_rd_atomic 0 (no READ/atomic credits)");
@@ -141,6 +160,11 @@ Status RcQp::post_send(const SendWr& wr) {
   w.read_reissued = false;
   w.reissue_wanted = false;
   w.holds_rd_credit = false;
+  // Selective repeat names the receive a message consumes (docs/selective-repeat.md: RSN).
+  w.rsn = sq_.next_rsn;
+  if (wr.opcode == WrOpcode::kSend || wr.opcode == WrOpcode::kSendWithImm || wr.opcode == WrOpcode::kSendWithInv ||
+      wr.opcode == WrOpcode::kWriteWithImm)
+    ++sq_.next_rsn;
   sq_.post_psn = psn_add(sq_.post_psn, w.npkts);
   ++sq_.tail;
   ring_doorbell();
@@ -150,6 +174,8 @@ Status RcQp::post_send(const SendWr& wr) {
 Status RcQp::attach_srq(SharedRecvQueue* srq) {
   if (state_ != QpState::kReset && state_ != QpState::kInit)
     return Status::fail(StatusCode::kBadState, "attach_srq: only before the QP can receive (RESET or INIT)");
+  if (srq != nullptr && sr_)
+    return Status::fail(StatusCode::kInvalidArgument, "attach_srq: a selective-repeat QP takes no shared receive queue");
   if (srq != nullptr && attr_.recv_mode != RecvMode::kPostedBuffers)
     return Status::fail(StatusCode::kInvalidArgument, "attach_srq: a message-view QP takes no shared receive queue");
   if (srq != nullptr && rq_.head != rq_.tail)
@@ -187,7 +213,7 @@ bool RcQp::next_packet(std::uint64_t now_ns, TxDescriptor& out, bool data_allowe
     return false;
   }
   if (!data_allowed || state_ != QpState::kRts) return false;
-  return next_request(now_ns, out);
+  return sr_ ? next_request_sr(now_ns, out) : next_request(now_ns, out);
 }
 
 void RcQp::enter_error(bool keep_responses) {

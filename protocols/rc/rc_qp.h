@@ -56,6 +56,11 @@ class RcQp {
   RxDelivery on_packet(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns) {
     if (state_ != QpState::kRtr && state_ != QpState::kRts) return RxDelivery::kNone;  // counted by the caller
     const auto& op = wire::opcode_info(pi.opcode);
+    // Selective repeat (docs/selective-repeat.md) has its own receive path; a go-back-N QP meets
+    // it only for a manufacturer-specific opcode (0xC0..0xFF), which it drops there, counted. One
+    // test for both: an SR QP's mask makes every opcode look manufacturer-specific.
+    if (static_cast<std::uint8_t>(pi.opcode | sr_opcode_mask_) >= 0xC0) [[unlikely]]
+      return on_packet_sr(pi, op, payload, now_ns);
     if (op.is_request) return on_request(pi, op, payload);
     if (state_ == QpState::kRts && (op.kind == wire::OpKind::kAck || op.kind == wire::OpKind::kReadResponse ||
                                     op.kind == wire::OpKind::kAtomicAck))
@@ -116,6 +121,7 @@ class RcQp {
     bool read_reissued = false;        // that request was a retransmission (implied NAK or timeout)
     bool holds_rd_credit = false;      // a READ or atomic issued and not yet complete: one of max_rd_atomic
     bool reissue_wanted = false;       // implied NAK: ask it again from read_pkts_done (requester.cc)
+    std::uint32_t rsn = 0;  // selective repeat: receive sequence number of a receive-consuming message
   };
   // Rings are sized to a power of two at creation and indexed with a mask; the queue's capacity
   // is still the depth asked for (sq_cap_, rq_cap_).
@@ -138,6 +144,9 @@ class RcQp {
     std::uint32_t rd_outstanding = 0;  // READs and atomics holding a credit (max_rd_atomic)
     std::uint32_t seq_nak_psn = 0;     // PSN of the sequence NAK last acted on ...
     bool seq_nak_acted = false;        // ... valid until the next forward progress
+    std::uint32_t next_rsn = 0;  // selective repeat: receive-consuming messages posted (the next RSN)
+    bool sr_lost = false;        // selective repeat: a PSN may be marked for resending (sr_tx_)
+    std::uint32_t sr_sends = 0;  // selective repeat: SR packets sent (new and resent), numbering sr_tx_seq_
   };
   using RecvWqe = PostedRecv;
   // What the responder owes the requester, in PSN order: one ACK/NAK, a READ response run, or an
@@ -188,7 +197,30 @@ class RcQp {
     // The last max_dest_rd_atomic atomics' results (at least one), oldest overwritten first.
     std::vector<AtomicResult> atomic_results;
     std::uint32_t atomic_next = 0;
+    // Selective repeat: the receive WQE index of RSN 0 (rq.head at RTR), and the PSNs held
+    // beyond ePSN (sr_rx_).
+    std::uint64_t rsn_base = 0;
+    std::uint32_t sr_held = 0;
   };
+  // Selective repeat, responder: one slot per PSN of the window (ePSN .. ePSN + kSrWindow - 1,
+  // indexed by PSN modulo kSrWindow). A held PSN's payload is placed; what its message's
+  // completion needs is kept on the message's last packet, for delivery in order.
+  struct SrRxSlot {
+    bool held = false;
+    bool last = false;
+    bool is_send = false;
+    bool needs_recv = false;
+    bool has_imm = false;
+    bool has_inv = false;
+    std::uint32_t imm = 0;
+    std::uint32_t ieth_rkey = 0;
+    std::uint32_t len = 0;  // the message's length
+    std::uint32_t rsn = 0;  // a SEND's receive sequence number
+  };
+  // Selective repeat, requester: flags per PSN in flight (sq.una .. sq.high, at most kSrWindow).
+  static constexpr std::uint8_t kSrSacked = 1;  // the responder holds it (SACK bitmap)
+  static constexpr std::uint8_t kSrLost = 2;    // to be resent
+  static constexpr std::uint8_t kSrResent = 4;  // resent: asked again only if a later send overtakes it
 
   // requester.cc
   bool next_request(std::uint64_t now_ns, TxDescriptor& out);
@@ -220,7 +252,30 @@ class RcQp {
   RespItem& resp_at(std::uint64_t i) { return rq_.resp[i & resp_mask_]; }
   void size_resp_ring(std::uint32_t max_dest_rd_atomic);  // and the saved atomic results
   void set_ack_timeout_from_attr() { ack_timeout_ns_ = attr_.ack_timeout_ns(); }
+  void set_recovery_from_attr() {
+    sr_ = attr_.recovery == Recovery::kSelectiveRepeat;
+    sr_opcode_mask_ = sr_ ? 0xC0 : 0;
+  }
   void rewind_to(std::uint32_t psn);
+  // requester_sr.cc: the selective-repeat send side (docs/selective-repeat.md).
+  bool next_request_sr(std::uint64_t now_ns, TxDescriptor& out);
+  void fill_sr_packet(const SendWqe& w, std::uint32_t idx, TxDescriptor& d);  // requester.cc
+  bool sr_resend_lost(std::uint64_t now_ns, TxDescriptor& out);
+  void on_sack(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns);
+  void sr_mark_lost(std::uint32_t psn);  // and every unheld PSN after it
+  void sr_mark_unsacked_lost();
+  std::uint8_t& sr_tx_at(std::uint32_t psn) { return sr_tx_[psn & (wire::kSrWindow - 1)]; }
+  std::uint32_t& sr_tx_seq_at(std::uint32_t psn) { return sr_tx_seq_[psn & (wire::kSrWindow - 1)]; }
+  // responder_sr.cc: the selective-repeat receive side and the dispatch of both.
+  RxDelivery on_packet_sr(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, const std::uint8_t* payload,
+                          std::uint64_t now_ns);
+  void on_sr_request(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, const std::uint8_t* payload);
+  bool sr_place(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, const std::uint8_t* payload, bool at_epsn);
+  void sr_deliver_in_order();
+  void queue_sr_ack();
+  void fill_sack(TxDescriptor& d);
+  SrRxSlot& sr_rx_at(std::uint32_t psn) { return sr_rx_[psn & (wire::kSrWindow - 1)]; }
+  bool queue_ack_out_of_line(std::uint32_t psn, std::uint8_t syndrome);  // queue_ack, for responder_sr.cc
   // completer.cc
   void on_response(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns);
   void retire_through(std::uint32_t psn, std::uint64_t now_ns);
@@ -322,6 +377,17 @@ class RcQp {
   std::uint32_t sq_cap_ = 1, rq_cap_ = 1, resp_cap_ = 1;
   std::uint64_t ack_timeout_ns_ = 0;
   RcCounters c_;
+  // Selective repeat (attr_.recovery, cached): per-PSN state of both sides, sized at RTR/RTS
+  // (control path), and the SACK bitmaps handed out by next_packet (a descriptor's payload stays
+  // valid until kSackBuffers more SACKs have been generated).
+  bool sr_ = false;
+  std::uint8_t sr_opcode_mask_ = 0;  // 0xC0 when sr_ (on_packet's one test), else 0
+  std::vector<SrRxSlot> sr_rx_;
+  std::vector<std::uint8_t> sr_tx_;
+  std::vector<std::uint32_t> sr_tx_seq_;  // per PSN in flight: the sq.sr_sends number of its last send
+  static constexpr std::uint32_t kSackBuffers = 8;
+  std::uint8_t sack_buf_[kSackBuffers][wire::kSackBytes] = {};
+  std::uint32_t sack_next_ = 0;
   Doorbell doorbell_ = nullptr;
   void* doorbell_ctx_ = nullptr;
   std::uint32_t doorbell_tag_ = 0;

@@ -74,6 +74,32 @@ void RcQp::fill_read_or_atomic(SendWqe& w, std::uint32_t idx, TxDescriptor& d) {
   }
 }
 
+// Packet `idx` of a SEND or WRITE as selective repeat sends it (docs/selective-repeat.md): the SR
+// opcode of its RC counterpart, and a RETH on every packet that places it — a WRITE packet's own
+// target address, a SEND packet's offset in its message and the message's receive sequence
+// number — with the message's length. First send and resend alike.
+void RcQp::fill_sr_packet(const SendWqe& w, std::uint32_t idx, TxDescriptor& d) {
+  const std::uint32_t len = w.wr.sge.length;
+  const std::uint32_t offset = idx * attr_.pmtu;
+  d = TxDescriptor{};
+  d.psn = psn_add(w.first_psn, idx);
+  d.opcode = wire::sr_opcode_of(request_opcode(w.wr.opcode, idx, w.npkts));
+  d.payload = w.local + offset;
+  d.payload_len = len == 0 ? 0 : (len - offset < attr_.pmtu ? len - offset : attr_.pmtu);
+  const auto& info = wire::opcode_info(d.opcode);
+  if (info.kind == wire::OpKind::kWrite) {
+    d.reth_va = w.wr.remote_addr + offset;
+    d.reth_rkey = w.wr.rkey;
+  } else {
+    d.reth_va = offset;
+    d.reth_rkey = w.rsn;
+  }
+  d.reth_len = len;
+  d.imm = w.wr.imm;
+  if (info.headers & wire::kHdrIeth) d.ieth_rkey = w.wr.invalidate_rkey;
+  d.se = idx + 1 == w.npkts && w.wr.solicited;
+}
+
 void RcQp::sent_request(const TxDescriptor& d, std::uint64_t now_ns) {
   ++c_.packets_sent;
   if (d.retransmission) ++c_.retransmitted_packets;
@@ -199,6 +225,11 @@ void RcQp::on_timer(std::uint64_t now_ns) {
   }
   ++c_.local_ack_timeout_err;
   if (!retry_or_fail(false)) return;
+  if (sr_) {  // selective repeat: everything the responder does not hold, nothing it does
+    sr_mark_unsacked_lost();
+    sq_.timer_deadline = now_ns + ack_timeout_ns_;
+    return;
+  }
   // Go-back-N from the oldest unacknowledged PSN (§9.7.6.1.3). Nothing came for a whole timeout,
   // so nothing in flight can be trusted to arrive: everything is asked again (the READs behind an
   // unanswered one too; their responses already placed are dropped as duplicates). Asking the

@@ -68,6 +68,8 @@ inline bool RcQp::queue_ack(std::uint32_t psn, std::uint8_t syndrome) {
   return true;
 }
 
+bool RcQp::queue_ack_out_of_line(std::uint32_t psn, std::uint8_t syndrome) { return queue_ack(psn, syndrome); }
+
 // Responder resources (IBTA §9.4.4, max_dest_rd_atomic): a READ's resource is in use until its
 // last response has left. A requester within its initiator depth cannot have completed a READ
 // whose responses were not all sent, so a new READ beyond the resources breaks the contract:
@@ -423,6 +425,11 @@ bool RcQp::next_response(TxDescriptor& d) {
     return true;
   }
   if (!it.is_read) {
+    if (sr_ && (it.syndrome & wire::kAethTypeMask) == wire::kAethTypeAck) {
+      fill_sack(d);  // selective repeat acknowledges with the SACK as it stands now
+      pop_response();
+      return true;
+    }
     d.opcode = static_cast<std::uint8_t>(wire::Opcode::kAck);
     d.psn = it.psn;
     d.aeth_syndrome = it.syndrome;

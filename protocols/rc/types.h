@@ -164,6 +164,10 @@ struct RcCounters {
   std::uint64_t packets_sent = 0;
   std::uint64_t bytes_copied = 0;            // receive/WRITE/READ placement (a NIC's DMA)
   std::uint64_t bytes_delivered = 0;
+  // Selective repeat (docs/selective-repeat.md).
+  std::uint64_t recovery_mismatch = 0;   // a packet of the other recovery (SR opcode to a go-back-N QP, or back): dropped
+  std::uint64_t sr_beyond_window = 0;    // SR responder: PSN at or past ePSN + kSrWindow: dropped
+  std::uint64_t sr_resent_on_sack = 0;   // SR requester: PSNs a SACK showed missing (each resent once)
 };
 
 }  // namespace droce::rc

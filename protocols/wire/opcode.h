@@ -34,7 +34,41 @@ enum class Opcode : std::uint8_t {
   kSendLastInv = 0x16,
   kSendOnlyInv = 0x17,
   kCnp = 0x81,  // RoCEv2 CNP, Annex A17.9.3
+  // droce's selective-repeat extension (docs/selective-repeat.md), in the manufacturer-specific
+  // opcode space (§9.2.1 table 38: transport bits 110 and 111, 0xC0..0xFF). An SR data opcode is
+  // its RC counterpart with the two top bits set, and carries a RETH on every packet; the SR
+  // acknowledgement is the RC ACKNOWLEDGE's counterpart with a 16-byte SACK bitmap as payload.
+  kSrSendFirst = 0xC0,
+  kSrSendMiddle = 0xC1,
+  kSrSendLast = 0xC2,
+  kSrSendLastImm = 0xC3,
+  kSrSendOnly = 0xC4,
+  kSrSendOnlyImm = 0xC5,
+  kSrWriteFirst = 0xC6,
+  kSrWriteMiddle = 0xC7,
+  kSrWriteLast = 0xC8,
+  kSrWriteLastImm = 0xC9,
+  kSrWriteOnly = 0xCA,
+  kSrWriteOnlyImm = 0xCB,
+  kSrAck = 0xD1,
+  kSrSendLastInv = 0xD6,
+  kSrSendOnlyInv = 0xD7,
 };
+
+// The manufacturer-specific opcode space (§9.2.1): droce's SR extension lives there, and only a
+// QP whose recovery is selective repeat accepts it (a parser only with accept_droce_sr).
+[[nodiscard]] constexpr bool is_manufacturer_opcode(std::uint8_t opcode) { return opcode >= 0xC0; }
+// The SR opcode of an RC SEND/WRITE opcode, and back.
+[[nodiscard]] constexpr std::uint8_t sr_opcode_of(std::uint8_t rc_opcode) {
+  return static_cast<std::uint8_t>(rc_opcode | 0xC0);
+}
+[[nodiscard]] constexpr std::uint8_t rc_opcode_of(std::uint8_t sr_opcode) {
+  return static_cast<std::uint8_t>(sr_opcode & 0x3F);
+}
+// The SR window: PSNs a selective-repeat responder accepts from its ePSN on, and the bits of the
+// SACK bitmap (bit i: PSN ePSN + i, i.e. the acknowledged PSN + 1 + i).
+inline constexpr std::uint32_t kSrWindow = 128;
+inline constexpr std::uint32_t kSackBytes = kSrWindow / 8;
 
 // What a packet is, for dispatch: requests go to the responder, responses to the completer.
 enum class OpKind : std::uint8_t { kInvalid, kSend, kWrite, kReadRequest, kReadResponse, kAck, kAtomic, kAtomicAck, kCnp };
@@ -73,6 +107,15 @@ constexpr std::uint8_t ext_bytes_of(std::uint8_t h) {
 constexpr OpcodeInfo op(std::string_view name, OpKind k, OpPosition p, std::uint8_t h, bool payload, bool req) {
   return OpcodeInfo{name, k, p, h, ext_bytes_of(h), payload, req};
 }
+// Names of the SR opcodes, indexed by their RC counterpart (SEND: 0x00..0x05 and 0x16/0x17;
+// WRITE: 0x06..0x0B, from 0x06).
+inline constexpr std::string_view kSrSendNames[0x18] = {
+    "DROCE SR SEND First", "DROCE SR SEND Middle", "DROCE SR SEND Last", "DROCE SR SEND Last with Immediate",
+    "DROCE SR SEND Only", "DROCE SR SEND Only with Immediate", {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {},
+    {}, "DROCE SR SEND Last with Invalidate", "DROCE SR SEND Only with Invalidate"};
+inline constexpr std::string_view kSrWriteNames[6] = {
+    "DROCE SR WRITE First", "DROCE SR WRITE Middle", "DROCE SR WRITE Last", "DROCE SR WRITE Last with Immediate",
+    "DROCE SR WRITE Only", "DROCE SR WRITE Only with Immediate"};
 constexpr std::array<OpcodeInfo, 256> make_opcode_table() {
   using K = OpKind;
   using P = OpPosition;
@@ -101,6 +144,13 @@ constexpr std::array<OpcodeInfo, 256> make_opcode_table() {
   t[0x16] = op("SEND Last with Invalidate", K::kSend, P::kLast, kHdrIeth, true, true);
   t[0x17] = op("SEND Only with Invalidate", K::kSend, P::kOnly, kHdrIeth, true, true);
   t[0x81] = op("CNP", K::kCnp, P::kOnly, kHdrCnp, false, false);
+  // droce SR (docs/selective-repeat.md): each SEND/WRITE opcode again, a RETH on every packet.
+  for (std::uint8_t rc : {0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x16, 0x17}) {
+    const OpcodeInfo& base = t[rc];
+    t[rc | 0xC0] = op(base.kind == K::kSend ? kSrSendNames[rc] : kSrWriteNames[rc - 0x06], base.kind, base.position,
+                      static_cast<std::uint8_t>(base.headers | kHdrReth), true, true);
+  }
+  t[0xD1] = op("DROCE SR Acknowledge", K::kAck, P::kOnly, kHdrAeth, true, false);
   return t;
 }
 }  // namespace detail
@@ -116,5 +166,8 @@ static_assert(opcode_info(Opcode::kWriteOnlyImm).ext_bytes == 20);
 static_assert(opcode_info(Opcode::kAtomicAck).ext_bytes == 12);
 static_assert(opcode_info(Opcode::kCnp).ext_bytes == 16);
 static_assert(!opcode_info(0x15).valid());
+static_assert(opcode_info(Opcode::kSrWriteMiddle).ext_bytes == 16 && opcode_info(Opcode::kSrWriteOnlyImm).ext_bytes == 20);
+static_assert(opcode_info(Opcode::kSrSendLastInv).ext_bytes == 20 && opcode_info(Opcode::kSrSendMiddle).is_request);
+static_assert(!opcode_info(0xFF).valid() && !opcode_info(0xCC).valid() && !opcode_info(Opcode::kSrAck).is_request);
 
 }  // namespace droce::wire

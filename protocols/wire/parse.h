@@ -15,6 +15,10 @@ struct ParseOptions {
   // one side must be a full member). 0xFFFF, the default partition, matches itself.
   bool check_pkey = false;
   std::uint16_t pkey = kDefaultPkey;
+  // droce's selective-repeat opcodes (manufacturer-specific, 0xC0..0xFF; docs/selective-repeat.md)
+  // are parsed only when set; otherwise they are unknown opcodes, as every other manufacturer's
+  // are. Only an owner with a selective-repeat QP sets it; those frames always take the general parser.
+  bool accept_droce_sr = false;
 };
 
 // Parses one frame of `len` bytes, filling `out` on success (DropReason::kNone). Never reads

@@ -65,7 +65,9 @@ constexpr std::array<FastOpcode, 256> make_fast_opcodes() {
   for (std::size_t i = 0; i < t.size(); ++i) {
     const OpcodeInfo& op = kOpcodeTable[i];
     ExtLayout ext{};
-    if (!op.valid() || !ext_layout_of(op.headers, ext)) continue;
+    // The SR extension's opcodes (manufacturer-specific) are judged by the general parser, which
+    // knows whether the owner accepts them (ParseOptions::accept_droce_sr).
+    if (!op.valid() || is_manufacturer_opcode(static_cast<std::uint8_t>(i)) || !ext_layout_of(op.headers, ext)) continue;
     t[i] = FastOpcode{kMinIpTotal + op.ext_bytes, static_cast<std::uint16_t>(op.has_payload ? 0xFFFF : 0),
                       static_cast<std::uint16_t>(kExtAt + op.ext_bytes), ext};
   }

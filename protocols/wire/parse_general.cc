@@ -94,7 +94,7 @@ DropReason parse_headers_general(const std::uint8_t* frame, std::uint32_t len, P
   if (bth->tver() != 0) return DropReason::kBadTver;
   out.opcode = bth->opcode;
   const OpcodeInfo& op = opcode_info(bth->opcode);
-  if (!op.valid()) return DropReason::kUnknownOpcode;
+  if (!op.valid() || (is_manufacturer_opcode(bth->opcode) && !opt.accept_droce_sr)) return DropReason::kUnknownOpcode;
   out.se = bth->se();
   out.mig_req = bth->mig_req();  // accepted either way: some hardware sets M on ACKs
   out.pad_count = bth->pad_count();

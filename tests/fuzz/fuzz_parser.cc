@@ -21,11 +21,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   lax.verify_ip_checksum = false;
   lax.check_pkey = true;
   lax.pkey = 0x8001;
+  ParseOptions open;
+  open.verify_icrc = false;
+  open.verify_ip_checksum = false;
+  // droce's selective-repeat opcodes (manufacturer-specific): unknown unless accepted.
+  ParseOptions sr = open;
+  sr.accept_droce_sr = true;
   (void)parse_frame(frame.data(), static_cast<std::uint32_t>(frame.size()), pi, strict);
   if (parse_frame(frame.data(), static_cast<std::uint32_t>(frame.size()), pi, lax) != DropReason::kNone &&
-      parse_frame(frame.data(), static_cast<std::uint32_t>(frame.size()), pi, ParseOptions{false, false, false, 0}) !=
-          DropReason::kNone)
+      parse_frame(frame.data(), static_cast<std::uint32_t>(frame.size()), pi, open) != DropReason::kNone &&
+      parse_frame(frame.data(), static_cast<std::uint32_t>(frame.size()), pi, sr) != DropReason::kNone)
     return 0;
+  // Accepted only with the SR opcodes allowed: a parser without them must still refuse it as an
+  // unknown opcode (never take it for anything else).
+  const bool sr_only = is_manufacturer_opcode(pi.opcode);
+  if (sr_only) {
+    PacketInfo refused;
+    if (parse_frame(frame.data(), static_cast<std::uint32_t>(frame.size()), refused, open) !=
+        DropReason::kUnknownOpcode)
+      __builtin_trap();
+  }
   // Round trip: what was accepted, rebuilt by our builder, must parse with the same fields.
   TemplateConfig c;
   c.ipv6 = pi.ipv6;
@@ -46,7 +61,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto n = build_frame(t, f, frame.data() + pi.payload_offset, out.data(), static_cast<std::uint32_t>(out.size()));
   if (n == 0) __builtin_trap();
   PacketInfo again;
-  if (parse_frame(out.data(), n, again) != DropReason::kNone) __builtin_trap();
+  ParseOptions reparse;
+  reparse.accept_droce_sr = sr_only;
+  if (parse_frame(out.data(), n, again, reparse) != DropReason::kNone) __builtin_trap();
   if (again.opcode != pi.opcode || again.psn != pi.psn || again.payload_len != pi.payload_len ||
       again.dest_qpn != pi.dest_qpn)
     __builtin_trap();

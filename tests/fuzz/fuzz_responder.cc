@@ -27,9 +27,10 @@ struct Reader {
   }
 };
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+// The same input drives a go-back-N QP, then a selective-repeat one (docs/selective-repeat.md).
+// For the SR QP, packets whose flags ask it (bit 6) turn their RC SEND/WRITE/ACK opcode into the
+// SR counterpart; the rest reach it as RC opcodes, which it must drop (recovery mismatch).
+void run(const std::uint8_t* data, std::size_t size, bool sr) {
   // Exact-size buffers so ASan flags any placement outside them.
   std::vector<std::uint8_t> mem(8192), local(8192), recv(3000);
   rc::MrTable mrs(8);
@@ -47,6 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   a.rnr_retry = 3;
   a.sq_depth = 16;
   a.rq_depth = 16;
+  if (sr) a.recovery = rc::Recovery::kSelectiveRepeat;
   rc::RcQp qp(a, mrs);
   if (!qp.modify(rc::QpState::kInit).ok() || !qp.modify(rc::QpState::kRtr).ok() ||
       !qp.modify(rc::QpState::kRts).ok())
@@ -74,6 +76,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     pi.opcode = r.get<std::uint8_t>();
     if (!wire::opcode_info(pi.opcode).valid()) pi.opcode = static_cast<std::uint8_t>(pi.opcode % 0x13);
     const std::uint8_t flags = r.get<std::uint8_t>();
+    if (sr && (flags & 64) && wire::opcode_info(wire::sr_opcode_of(pi.opcode)).valid())
+      pi.opcode = wire::sr_opcode_of(pi.opcode);
     pi.ack_req = flags & 1;
     pi.dest_qpn = 0x11;
     // PSNs near the interesting places (sq/rq start, wrap) more often than anywhere.
@@ -93,7 +97,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     qp.on_timer(now);
     for (int i = 0; i < 256 && qp.next_packet(now, d); ++i) {
       // Descriptors must point into registered memory (or nowhere).
-      if (d.payload_len != 0) {
+      // A SACK's bitmap lives in the QP (its rotating SACK buffers): 16 bytes, nothing else.
+      if (d.opcode == static_cast<std::uint8_t>(wire::Opcode::kSrAck)) {
+        if (d.payload_len != wire::kSackBytes || !sr) __builtin_trap();
+      } else if (d.payload_len != 0) {
         const auto* p = d.payload;
         const bool in_local = p >= local.data() && p + d.payload_len <= local.data() + local.size();
         const bool in_mem = p >= mem.data() && p + d.payload_len <= mem.data() + mem.size();
@@ -104,5 +111,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (int i = 0; i < 64 && qp.poll_cq(c); ++i) {
     }
   }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  run(data, size, false);
+  run(data, size, true);
   return 0;
 }

@@ -24,6 +24,7 @@ struct Impairment {
   std::uint32_t burst_every = 0;  // every N frames, drop a burst of burst_len
   std::uint32_t burst_len = 0;
   bool drop_all = false;
+  std::uint32_t delay_steps = 0;  // extra steps a frame spends on the link (0: it arrives in the step it left)
 };
 
 struct Endpoint {
@@ -58,6 +59,7 @@ class Loopback {
   // timers fire. `step_ns` is the link delay as well.
   void step(std::uint64_t step_ns = 1000, int max_per_side = 64) {
     now_ += step_ns;
+    ++steps_;
     for (int side = 0; side < 2; ++side) {
       rc::TxDescriptor d;
       for (int n = 0; n < max_per_side && qp(side).next_packet(now_, d); ++n) transmit(side, d);
@@ -80,11 +82,12 @@ class Loopback {
   struct Frame {
     int to;
     std::vector<std::uint8_t> bytes;
+    std::uint64_t due = 0;  // the step it arrives in
   };
 
   void transmit(int side, const rc::TxDescriptor& d) {
     const wire::PacketFields f = rc::packet_fields(d);
-    Frame fr{1 - side, std::vector<std::uint8_t>(d.payload_len + wire::kMaxHeaderBytes + 8)};
+    Frame fr{1 - side, std::vector<std::uint8_t>(d.payload_len + wire::kMaxHeaderBytes + 8), steps_ + imp_[side].delay_steps};
     const auto n = wire::build_frame(ep_[side].tmpl, f, d.payload, fr.bytes.data(),
                                      static_cast<std::uint32_t>(fr.bytes.size()));
     fr.bytes.resize(n);
@@ -109,8 +112,16 @@ class Loopback {
     std::deque<Frame> now;
     now.swap(wire_);
     for (auto& fr : now) {
+      if (fr.due > steps_) {  // still on the link (delay_steps): stays, in order
+        wire_.push_back(std::move(fr));
+        continue;
+      }
       wire::PacketInfo pi;
-      if (wire::parse_frame(fr.bytes.data(), static_cast<std::uint32_t>(fr.bytes.size()), pi) != wire::DropReason::kNone)
+      // Selective-repeat QPs' frames parse too (a go-back-N QP never sends one, and drops one).
+      wire::ParseOptions opt;
+      opt.accept_droce_sr = true;
+      if (wire::parse_frame(fr.bytes.data(), static_cast<std::uint32_t>(fr.bytes.size()), pi, opt) !=
+          wire::DropReason::kNone)
         continue;
       qp(fr.to).on_packet(pi, fr.bytes.data() + pi.payload_offset, now_);
     }
@@ -120,6 +131,7 @@ class Loopback {
   Impairment imp_[2];
   std::deque<Frame> wire_;
   std::uint64_t now_ = 0;
+  std::uint64_t steps_ = 0;
   std::uint32_t burst_pos_[2] = {0, 0};
   std::mt19937_64 rng_;
   std::uniform_real_distribution<double> uni_{0.0, 1.0};
