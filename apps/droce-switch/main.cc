@@ -14,6 +14,8 @@
 
 #include "apps/droce-switch/options.h"
 #include "apps/common/output_file.h"
+#include "apps/common/telemetry_setup.h"
+#include "apps/droce-switch/switch_telemetry.h"
 #include <droce/engine/core/eal.h>
 #include <droce/engine/lab/lab_switch.h>
 #include <droce/engine/lab/link_impairment.h>
@@ -51,6 +53,7 @@ int run_lab(sw::Options& o, rte_mempool* pool) {
   Status err;
   auto lab = SwitchExperiment::create(lc, err);
   if (!lab) return fail(err.message());
+  droce::apps::start_telemetry("droce-switch");
   std::printf("droce-switch lab: %u sender(s) -> %.3g Gb/s bottleneck -> receiver, cc %s (%s), %s, %.0f ms\n",
               lc.senders, lc.bottleneck_gbps, o.cc.c_str(), o.preset.c_str(), lc.sw.pfc ? "PFC lossless" : "lossy",
               lc.duration_ms);
@@ -152,6 +155,8 @@ int run_switch(sw::Options& o, rte_mempool* pool) {
   o.sw.pool = pool;
   auto sw = LabSwitch::create(o.sw, err);
   if (!sw) return fail(err.message());
+  const droce::sw::SwitchTelemetry telemetry(*sw);
+  droce::apps::start_telemetry("droce-switch");
   if (o.impairment.any())
     for (auto& p : ports) {
       auto li = LinkImpairment::attach(p->id(), 0, o.impairment, pool, err);
