@@ -10,7 +10,7 @@
 
 namespace droce::apps {
 
-engine::CounterSums counter_sums(std::span<engine::RcEndpoint* const> eps) {
+engine::CounterSums counter_sums(std::span<const engine::RcEndpoint* const> eps) {
   engine::CounterSums s;
   for (const engine::RcEndpoint* ep : eps)
     if (ep != nullptr) engine::add_endpoint_and_qps(s, *ep);

@@ -17,7 +17,7 @@ namespace droce::apps {
 
 // The sums over `eps` (each endpoint once) and every QP they created. Safe while their workers
 // run (engine::add_endpoint_and_qps).
-[[nodiscard]] engine::CounterSums counter_sums(std::span<engine::RcEndpoint* const> eps);
+[[nodiscard]] engine::CounterSums counter_sums(std::span<const engine::RcEndpoint* const> eps);
 // {"out_of_sequence": n, ...}: every Linux name droce has (engine::linux_counters()).
 [[nodiscard]] nlohmann::json hw_counters_json(const engine::CounterSums& s);
 // {"bad_icrc": n, ...}: every drop reason by name (wire::drop_reason_name), zeros included.

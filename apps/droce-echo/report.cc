@@ -67,7 +67,7 @@ int report(const Options& o, Setup& st, const Client& c) {
       j["remote"] = {{"mac", mac}, {"mac_from", st.mac_by_arp ? "arp" : "--peer-mac"}};
     }
     // Counters by their Linux names and the drop reasons of every endpoint here (loopback: both ends).
-    std::vector<engine::RcEndpoint*> eps;
+    std::vector<const engine::RcEndpoint*> eps;
     if (st.lab) {
       eps = {st.client_ep, st.server_ep};
     } else {

@@ -210,8 +210,8 @@ engine::ImpairmentCounters Setup::impaired() const {
   return t;
 }
 
-std::vector<engine::RcEndpoint*> Setup::endpoints() const {
-  std::vector<engine::RcEndpoint*> eps;
+std::vector<const engine::RcEndpoint*> Setup::endpoints() const {
+  std::vector<const engine::RcEndpoint*> eps;
   for (const auto& j : jobs) eps.insert(eps.end(), j->endpoints().begin(), j->endpoints().end());
   return eps;
 }

@@ -57,7 +57,7 @@ struct Setup {
 
   [[nodiscard]] engine::ImpairmentCounters impaired() const;
   // Every endpoint of every job, each once (the Linux-named counters and drop reasons sum them).
-  [[nodiscard]] std::vector<engine::RcEndpoint*> endpoints() const;
+  [[nodiscard]] std::vector<const engine::RcEndpoint*> endpoints() const;
   // The run's QP i (its requester or responder, whichever lives here).
   [[nodiscard]] Requester& requester(std::uint32_t i);
   [[nodiscard]] Responder& responder(std::uint32_t i);

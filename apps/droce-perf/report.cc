@@ -11,7 +11,7 @@
 namespace droce::perf {
 
 void add_counter_names(nlohmann::json& j, engine::WorkerGroup& group) {
-  std::vector<engine::RcEndpoint*> eps;
+  std::vector<const engine::RcEndpoint*> eps;
   for (std::uint16_t w = 0; w < group.size(); ++w) eps.push_back(&group.worker(w).endpoint());
   const engine::CounterSums sums = apps::counter_sums(eps);
   j["hw_counters"] = apps::hw_counters_json(sums);
