@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/droce-switch/options.h"
+#include "apps/common/counters_json.h"
 #include "apps/common/output_file.h"
 #include "apps/common/telemetry_setup.h"
 #include "apps/droce-switch/switch_telemetry.h"
@@ -97,6 +98,11 @@ int run_lab(sw::Options& o, rte_mempool* pool) {
     j["ingress"] = ing;
     j["receiver"] = {{"np_ecn_marked_roce_packets", r.receiver_ecn_marked}, {"np_cnp_sent", r.receiver_cnps_sent}};
     j["data_ok"] = r.data_ok;
+    // Every endpoint of the lab (senders and receiver): counters by their Linux names, drops by reason.
+    const engine::CounterSums sums = droce::apps::counter_sums(lab->endpoints());
+    j["hw_counters"] = droce::apps::hw_counters_json(sums);
+    j["drop_reasons"] = droce::apps::drop_reasons_json(sums);
+    droce::apps::stamp_report(j);
     nlohmann::json t = nlohmann::json::array(), rate = nlohmann::json::array(), good = nlohmann::json::array(),
                    q = nlohmann::json::array(), marks = nlohmann::json::array(), cnps = nlohmann::json::array();
     for (const auto& s : r.samples) {

@@ -5,10 +5,11 @@
 #  - droce-gen's --json (a lossy loopback run) carries "hw_counters" with exactly those names,
 #    equal to the report's own keys for the same events, "drop_reasons", "version", "timestamp";
 #    every --stats-json line carries them too, growing, and the final line's equal the report's
-#  - droce-echo's --json carries them
-#   usage: check_counter_names.sh DROCE_GEN DROCE_ECHO SOURCE_ROOT
+#  - droce-echo's --json carries them, and droce-switch's lab --json (equal to its receiver's own
+#    DCQCN counts)
+#   usage: check_counter_names.sh DROCE_GEN DROCE_ECHO DROCE_SWITCH SOURCE_ROOT
 set -uo pipefail
-gen=$1 echo_bin=$2 root=$3
+gen=$1 echo_bin=$2 switch=$3 root=$4
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 passed=0 failed=0
@@ -94,6 +95,21 @@ assert sorted(j["hw_counters"]) == sorted(names) and j["hw_counters"]["sent_pkts
 assert "drop_reasons" in j and "timestamp" in j and "droce" in j["version"], j.keys()
 PY
 result "droce-echo --json: Linux names, drop reasons, version, timestamp" $? "$out/echo.txt"
+
+timeout 120 "$switch" -- --lab-senders 2 --lab-duration-ms 100 --json "$out/sw.json" > "$out/sw.txt" 2>&1
+rc=$?
+[ $rc -eq 0 ] && /usr/bin/python3 - "$out/sw.json" "$out/names.txt" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+names = open(sys.argv[2]).read().split()
+hw = j["hw_counters"]
+assert sorted(hw) == sorted(names) and hw["sent_pkts"] > 0, hw
+# Only the receiver marks CNPs and counts CE: the lab's sums equal its own figures.
+assert hw["np_cnp_sent"] == j["receiver"]["np_cnp_sent"], (hw["np_cnp_sent"], j["receiver"])
+assert hw["np_ecn_marked_roce_packets"] == j["receiver"]["np_ecn_marked_roce_packets"], (hw, j["receiver"])
+assert "drop_reasons" in j and "timestamp" in j and "droce" in j["version"], j.keys()
+PY
+result "droce-switch lab --json: Linux names, equal to the receiver's DCQCN counts" $? "$out/sw.txt"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
