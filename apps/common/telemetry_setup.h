@@ -7,7 +7,8 @@ namespace droce::apps {
 // with the first endpoint), initialises rte_pdump so that dpdk-dumpcap can capture the ports, and
 // prints one line on stderr naming the EAL file prefix the tools attach with:
 //   <app>: EAL file prefix P: dpdk-telemetry.py -f P; dpdk-dumpcap --file-prefix=P -i PORT
-// or, where the process cannot be attached to (no shared runtime files), what is missing.
+// or, where dpdk-dumpcap cannot attach (no multi-process channel with --no-shconf or
+// --in-memory; hugepage files unlinked with the prefix droce picks itself), what is missing.
 void start_telemetry(const char* app);
 
 }  // namespace droce::apps

@@ -185,8 +185,13 @@ wait_until(path, f"/droce/qp,{ids[0]},{next(iter(qps))}", lambda q: q["packets_s
 wait_until(path, "/droce/hw_counters", lambda h: h["sent_pkts"] > 0)
 PY
 result "droce-perf: endpoints, QPs and Linux-named counters over telemetry" $? "$out/perf.c.txt" "$out/perf.s.txt"
-grep -q "^droce-perf: EAL file prefix $prefix: " "$out/perf.c.txt"
-result "droce-perf: the prefix line" $? "$out/perf.c.txt"
+grep -q "^droce-perf: EAL file prefix $prefix: dpdk-telemetry.py -f $prefix; dpdk-dumpcap --file-prefix=$prefix -i PORT" \
+  "$out/perf.c.txt" &&
+  # The server's prefix is droce's own pick: its hugepage files are unlinked (or, without
+  # hugepages, it has no multi-process channel), so the line says why capture cannot attach.
+  grep -Eq "^droce-perf: EAL file prefix [^: ]+: dpdk-telemetry.py -f [^ ]+ \(dpdk-dumpcap cannot attach: " \
+    "$out/perf.s.txt"
+result "droce-perf: the prefix line, naming dpdk-dumpcap only where it can attach" $? "$out/perf.c.txt" "$out/perf.s.txt"
 stop "$pid"
 stop "$spid"
 
