@@ -10,6 +10,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 
+#include "apps/common/counters_json.h"
 #include "apps/common/oob_waits.h"
 #include "apps/common/output_file.h"
 #include "apps/droce-echo/setup.h"
@@ -142,6 +143,7 @@ namespace {
 std::string write_server_json(const Options& o, const EchoWorkers& workers, const std::vector<unsigned>& lcores,
                               bool stalled, const std::string& problem) {
   nlohmann::json ws = nlohmann::json::array();
+  std::vector<const engine::RcEndpoint*> eps;
   for (std::size_t w = 0; w < workers.size(); ++w) {
     const EchoWorker& x = workers.worker(w);
     nlohmann::json j = {{"worker", w}, {"lcore", lcores[w]}, {"qps", x.services().size()}, {"echoed", x.echoed()},
@@ -150,11 +152,16 @@ std::string write_server_json(const Options& o, const EchoWorkers& workers, cons
       j["rx_frames"] = ew->endpoint().counters().rx_frames;
       j["rx_steered_in_software"] = ew->steering().rx_steered_in_software;
       j["rx_steered_in"] = ew->steering().rx_steered_in;
+      eps.push_back(&ew->endpoint());
     }
     ws.push_back(j);
   }
   nlohmann::json j = {{"mode", "server"}, {"peer", o.peer}, {"echoed", workers.echoed()}, {"errors", workers.errors()},
                       {"stalled", stalled}, {"problem", problem}, {"workers", ws}};
+  const engine::CounterSums sums = apps::counter_sums(eps);
+  j["hw_counters"] = apps::hw_counters_json(sums);
+  j["drop_reasons"] = apps::drop_reasons_json(sums);
+  apps::stamp_report(j);
   return apps::write_text_file(o.json, j.dump(2) + "\n");
 }
 

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apps/common/counters_json.h"
 #include "apps/common/output_file.h"
 
 namespace droce::echo {
@@ -65,6 +66,17 @@ int report(const Options& o, Setup& st, const Client& c) {
                     st.peer_mac[3], st.peer_mac[4], st.peer_mac[5]);
       j["remote"] = {{"mac", mac}, {"mac_from", st.mac_by_arp ? "arp" : "--peer-mac"}};
     }
+    // Counters by their Linux names and the drop reasons of every endpoint here (loopback: both ends).
+    std::vector<const engine::RcEndpoint*> eps;
+    if (st.lab) {
+      eps = {st.client_ep, st.server_ep};
+    } else {
+      for (std::uint16_t w = 0; w < st.group->size(); ++w) eps.push_back(&st.group->worker(w).endpoint());
+    }
+    const engine::CounterSums sums = apps::counter_sums(eps);
+    j["hw_counters"] = apps::hw_counters_json(sums);
+    j["drop_reasons"] = apps::drop_reasons_json(sums);
+    apps::stamp_report(j);
     if (std::string e = droce::apps::write_text_file(o.json, j.dump(2) + "\n"); !e.empty()) {
       std::fprintf(stderr, "droce-echo: %s\n", e.c_str());
       return 1;

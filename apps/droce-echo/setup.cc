@@ -10,6 +10,7 @@
 
 #include "apps/common/address_text.h"
 #include "apps/common/default_port.h"
+#include "apps/common/telemetry_setup.h"
 #include "apps/common/worker_limits.h"
 
 namespace droce::echo {
@@ -120,7 +121,10 @@ rc::QpAttr echo_qp_attr(const Options& o, std::uint32_t psn) {
 }
 
 SetupError set_up(const Options& o, bool defaults, Setup& st) {
-  return o.mode == "loopback" ? set_up_loopback(o, st) : set_up_port(o, defaults, st);
+  SetupError e = o.mode == "loopback" ? set_up_loopback(o, st) : set_up_port(o, defaults, st);
+  // Set up (the usage checks passed): DPDK's tools may attach from here.
+  if (e.status.ok()) apps::start_telemetry("droce-echo");
+  return e;
 }
 
 }  // namespace droce::echo

@@ -36,6 +36,7 @@
 #include <nlohmann/json.hpp>
 #include <rte_cycles.h>
 
+#include "apps/common/counters_json.h"
 #include "apps/common/latency_histogram.h"
 #include "apps/common/output_file.h"
 #include <droce/engine/core/stop_signal.h>
@@ -140,6 +141,11 @@ class SrqPingpong {
                           {"stalled", stalled}, {"interrupted", interrupted}, {"per_qp_received", per_qp}};
       if (!server_)
         j["rtt_ns"] = {{"min", hist_.min()}, {"p50", hist_.percentile(0.5)}, {"p99", hist_.percentile(0.99)}, {"max", hist_.max()}};
+      const engine::RcEndpoint* eps[] = {&ep_};
+      const engine::CounterSums sums = apps::counter_sums(eps);
+      j["hw_counters"] = apps::hw_counters_json(sums);
+      j["drop_reasons"] = apps::drop_reasons_json(sums);
+      apps::stamp_report(j);
       if (std::string e = apps::write_text_file(o_.json, j.dump(2) + "\n"); !e.empty()) {
         std::fprintf(stderr, "droce-echo: %s\n", e.c_str());
         return 1;

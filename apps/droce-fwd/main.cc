@@ -13,6 +13,7 @@
 #include <rte_ethdev.h>
 
 #include "apps/common/output_file.h"
+#include "apps/common/telemetry_setup.h"
 #include "apps/droce-fwd/options.h"
 #include <droce/engine/core/counters.h>
 #include <droce/engine/core/eal.h>
@@ -20,7 +21,6 @@
 #include <droce/engine/core/mempool.h>
 #include <droce/engine/core/port.h>
 #include <droce/engine/core/stop_signal.h>
-#include <droce/engine/core/telemetry.h>
 #include <droce/engine/core/worker.h>
 
 using namespace droce::engine;
@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
   Status err;
   auto eal = Eal::init("droce-fwd", split.eal, err);
   if (!eal) return std::fprintf(stderr, "droce-fwd: %s\n", err.message().c_str()), 1;
-  register_telemetry();
+  droce::apps::start_telemetry("droce-fwd");
 
   const int nports = rte_eth_dev_count_avail();
   if (nports == 0) return std::fprintf(stderr, "droce-fwd: no ports: give one with --vdev or a PCI address\n"), 1;

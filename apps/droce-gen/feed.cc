@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include "apps/common/counters_json.h"
 #include "apps/common/run_python.h"
 #include "apps/droce-gen/job.h"
 
@@ -129,6 +130,12 @@ void Feed::interval(const Options& o, const Setup& st) {
                     {"achieved_gbps", gbps(ib, dt)}, {"scheduled", s.scheduled}, {"posted", s.posted},
                     {"late", s.late}, {"shed", s.shed}};
   }
+  // Counters by their Linux names and the drop reasons, since the start (read while the workers
+  // count: recent values).
+  const engine::CounterSums sums = apps::counter_sums(st.endpoints());
+  line["hw_counters"] = apps::hw_counters_json(sums);
+  line["drop_reasons"] = apps::drop_reasons_json(sums);
+  line["timestamp"] = apps::utc_timestamp();
   line.update(per_qp(o, st));
   if (st.jobs.size() > 1) {
     worker_msgs_.resize(st.jobs.size(), 0);
@@ -164,6 +171,10 @@ void Feed::final_line(const Options& o, const Setup& st, const nlohmann::json& r
   if (o.offered_msg_rate() > 0 && !st.server) line["load"] = report.at("load");
   line["latency_ns"] = report.at("latency_ns");
   line["latency_cdf_ns"] = report.at("latency_cdf_ns");
+  line["hw_counters"] = report.at("hw_counters");
+  line["drop_reasons"] = report.at("drop_reasons");
+  line["timestamp"] = report.at("timestamp");
+  line["version"] = report.at("version");
   line["problem"] = report.at("problem");
   line.update(per_qp(o, st));
   if (st.jobs.size() > 1) line["workers"] = report.at("workers");

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apps/common/counters_json.h"
 #include "apps/common/output_file.h"
 #include <droce/engine/workers/worker_group.h>
 
@@ -246,6 +247,12 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
       j["atomic_replays"] = c.atomic_replays;
     }
     j["problem"] = r.problem;
+    // The same counters under the Linux RDMA drivers' names (docs/counters.md), what the endpoints
+    // dropped and why, and which droce wrote the report when.
+    const engine::CounterSums sums = apps::counter_sums(st.endpoints());
+    j["hw_counters"] = apps::hw_counters_json(sums);
+    j["drop_reasons"] = apps::drop_reasons_json(sums);
+    apps::stamp_report(j);
     j["workers"] = workers_json(o, st, secs);
     j["config"] = {{"mode", mode_name(o.mode)}, {"op", op_name(o.op)}, {"size", o.sizes},
                    {"mtu", o.mtu}, {"qps", o.qps}, {"active_qps", o.active()}, {"workers", o.workers},

@@ -9,6 +9,7 @@
 
 #include "apps/common/address_text.h"
 #include "apps/common/default_port.h"
+#include "apps/common/telemetry_setup.h"
 #include <droce/engine/workers/worker_group.h>
 #include <droce/engine/workers/worker_group.h>
 
@@ -209,6 +210,12 @@ engine::ImpairmentCounters Setup::impaired() const {
   return t;
 }
 
+std::vector<const engine::RcEndpoint*> Setup::endpoints() const {
+  std::vector<const engine::RcEndpoint*> eps;
+  for (const auto& j : jobs) eps.insert(eps.end(), j->endpoints().begin(), j->endpoints().end());
+  return eps;
+}
+
 Requester& Setup::requester(std::uint32_t i) {
   const auto n = static_cast<std::uint16_t>(jobs.size());
   return jobs[job_of(i, n)]->requesters()[slot_in_job(i, n)];
@@ -277,6 +284,8 @@ SetupError open_transport(const Options& o, bool default_port, const std::vector
 }
 
 Status create_qps(const Options& o, Setup& st) {
+  // The transport is up (the usage checks passed): DPDK's tools may attach from here.
+  apps::start_telemetry("droce-gen");
   const std::uint32_t max_size = o.max_size();
   st.pattern = std::make_unique<Pattern>(max_size);
   const std::uint32_t slots = o.inflight;

@@ -56,6 +56,8 @@ struct Setup {
   Setup& operator=(const Setup&) = delete;
 
   [[nodiscard]] engine::ImpairmentCounters impaired() const;
+  // Every endpoint of every job, each once (the Linux-named counters and drop reasons sum them).
+  [[nodiscard]] std::vector<const engine::RcEndpoint*> endpoints() const;
   // The run's QP i (its requester or responder, whichever lives here).
   [[nodiscard]] Requester& requester(std::uint32_t i);
   [[nodiscard]] Responder& responder(std::uint32_t i);

@@ -285,6 +285,7 @@ int main(int argc, char** argv) {
       j["atomic_mismatches"] = t0.atomic_mismatches();
     }
     j["problem"] = problem;
+    perf::add_counter_names(j, *group);
     if (std::string e = droce::apps::write_text_file(opt.json, j.dump(2) + "\n"); !e.empty()) return fail(e);
   }
   return problem.empty() ? 0 : 1;

@@ -8,6 +8,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 
+#include "apps/common/telemetry_setup.h"
 #include <droce/engine/core/stop_signal.h>
 
 namespace droce::perf {
@@ -39,6 +40,7 @@ void PerfWorkers::set_peer_probe(std::function<bool()> probe) {
 }
 
 Status PerfWorkers::create() {
+  apps::start_telemetry("droce-perf");
   for (auto& w : w_)
     if (Status s = w->traffic().create(); !s.ok()) return s;
   return {};

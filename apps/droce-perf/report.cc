@@ -5,7 +5,19 @@
 #include <cmath>
 #include <cstdio>
 
+#include "apps/common/counters_json.h"
+#include <droce/engine/workers/worker_group.h>
+
 namespace droce::perf {
+
+void add_counter_names(nlohmann::json& j, engine::WorkerGroup& group) {
+  std::vector<const engine::RcEndpoint*> eps;
+  for (std::uint16_t w = 0; w < group.size(); ++w) eps.push_back(&group.worker(w).endpoint());
+  const engine::CounterSums sums = apps::counter_sums(eps);
+  j["hw_counters"] = apps::hw_counters_json(sums);
+  j["drop_reasons"] = apps::drop_reasons_json(sums);
+  apps::stamp_report(j);
+}
 
 BwRow bw_row(std::uint64_t size, std::uint64_t iters, std::uint64_t first_post, std::uint64_t last_completion,
              const std::vector<std::uint64_t>& posted, const std::vector<std::uint64_t>& completed, std::uint32_t cq_mod,

@@ -8,6 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
+namespace droce::engine {
+class WorkerGroup;
+}
+
 namespace droce::perf {
 
 struct BwRow {
@@ -39,5 +43,8 @@ struct LatRow {
 [[nodiscard]] std::string lat_line(const LatRow& r);
 [[nodiscard]] nlohmann::json to_json(const BwRow& r);
 [[nodiscard]] nlohmann::json to_json(const LatRow& r);
+// Adds droce's counters by their Linux names ("hw_counters"), the drop reasons, the version and
+// the time to the --json report, summed over the group's endpoints.
+void add_counter_names(nlohmann::json& j, engine::WorkerGroup& group);
 
 }  // namespace droce::perf

@@ -13,7 +13,10 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/droce-switch/options.h"
+#include "apps/common/counters_json.h"
 #include "apps/common/output_file.h"
+#include "apps/common/telemetry_setup.h"
+#include "apps/droce-switch/switch_telemetry.h"
 #include <droce/engine/core/eal.h>
 #include <droce/engine/lab/lab_switch.h>
 #include <droce/engine/lab/link_impairment.h>
@@ -51,6 +54,7 @@ int run_lab(sw::Options& o, rte_mempool* pool) {
   Status err;
   auto lab = SwitchExperiment::create(lc, err);
   if (!lab) return fail(err.message());
+  droce::apps::start_telemetry("droce-switch");
   std::printf("droce-switch lab: %u sender(s) -> %.3g Gb/s bottleneck -> receiver, cc %s (%s), %s, %.0f ms\n",
               lc.senders, lc.bottleneck_gbps, o.cc.c_str(), o.preset.c_str(), lc.sw.pfc ? "PFC lossless" : "lossy",
               lc.duration_ms);
@@ -94,6 +98,11 @@ int run_lab(sw::Options& o, rte_mempool* pool) {
     j["ingress"] = ing;
     j["receiver"] = {{"np_ecn_marked_roce_packets", r.receiver_ecn_marked}, {"np_cnp_sent", r.receiver_cnps_sent}};
     j["data_ok"] = r.data_ok;
+    // Every endpoint of the lab (senders and receiver): counters by their Linux names, drops by reason.
+    const engine::CounterSums sums = droce::apps::counter_sums(lab->endpoints());
+    j["hw_counters"] = droce::apps::hw_counters_json(sums);
+    j["drop_reasons"] = droce::apps::drop_reasons_json(sums);
+    droce::apps::stamp_report(j);
     nlohmann::json t = nlohmann::json::array(), rate = nlohmann::json::array(), good = nlohmann::json::array(),
                    q = nlohmann::json::array(), marks = nlohmann::json::array(), cnps = nlohmann::json::array();
     for (const auto& s : r.samples) {
@@ -152,6 +161,8 @@ int run_switch(sw::Options& o, rte_mempool* pool) {
   o.sw.pool = pool;
   auto sw = LabSwitch::create(o.sw, err);
   if (!sw) return fail(err.message());
+  const droce::sw::SwitchTelemetry telemetry(*sw);
+  droce::apps::start_telemetry("droce-switch");
   if (o.impairment.any())
     for (auto& p : ports) {
       auto li = LinkImpairment::attach(p->id(), 0, o.impairment, pool, err);

@@ -22,6 +22,7 @@ namespace droce::engine {
 namespace {
 
 std::atomic<bool> g_eal_initialised{false};
+EalReport g_current_report;  // Eal::current()
 
 bool has_arg(const std::vector<std::string>& args, const std::string& name) {
   for (const auto& a : args)
@@ -323,9 +324,12 @@ std::unique_ptr<Eal> Eal::init(const std::string& app_name, const std::vector<st
     return nullptr;
   }
   eal->initialised_ = true;
+  g_current_report = eal->report_;
   err = Status();
   return eal;
 }
+
+const EalReport& Eal::current() { return g_current_report; }
 
 Eal::~Eal() {
   if (!initialised_) return;

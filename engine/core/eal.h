@@ -44,6 +44,9 @@ class Eal {
   Eal& operator=(const Eal&) = delete;
 
   [[nodiscard]] const EalReport& report() const { return report_; }
+  // The report of the EAL this process initialised (empty before Eal::init succeeds), for code
+  // that has no Eal at hand (the apps' telemetry set-up). Written once, before any reader.
+  [[nodiscard]] static const EalReport& current();
 
   // Hugepages usable now: a mounted hugetlbfs and free pages of some size.
   [[nodiscard]] static bool hugepages_available();

@@ -8,6 +8,7 @@
 
 #include <rte_telemetry.h>
 
+#include "engine/endpoint/qp_telemetry.h"
 #include "engine/endpoint/rc_endpoint.h"
 
 namespace droce::engine {
@@ -133,6 +134,7 @@ std::uint32_t EndpointDirectory::add(const RcEndpoint* ep) {
                                "One endpoint's counters and drop reasons. Parameters: int endpoint id");
     rte_telemetry_register_cmd("/droce/endpoint_totals", cmd_endpoint_totals,
                                "Every endpoint's counters summed. No parameters");
+    register_qp_telemetry();
   });
   std::lock_guard<std::mutex> lock(mu_);
   const std::uint32_t id = next_id_++;

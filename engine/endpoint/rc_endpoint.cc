@@ -199,6 +199,8 @@ Status RcEndpoint::create_qp(rc::QpAttr attr, std::uint32_t& qpn) {
     s.pacer = dcqcn::Pacer(static_cast<std::uint64_t>(static_cast<double>(cfg_.dcqcn.pacer_burst_ns) / ns_per_tsc_),
                            static_cast<double>(tsc_hz_));
     if (attr.recv_mode == rc::RecvMode::kMessageViews) s.ready.resize(attr.rq_depth);
+    // Readers on other threads (qp_at) see the slot once it is whole.
+    __atomic_store_n(&published_qps_, first_free_slot_, __ATOMIC_RELEASE);
     qpn = attr.qpn;
     return {};
   }
@@ -277,6 +279,17 @@ Status RcEndpoint::post_recv(std::uint32_t qpn, const rc::RecvWr& wr) {
   if (Status st = s->qp->post_recv(wr); !st.ok()) return st;
   note_activity(*s);
   return {};
+}
+
+const rc::RcQp* RcEndpoint::qp_at(std::uint32_t index) const {
+  if (index >= __atomic_load_n(&published_qps_, __ATOMIC_ACQUIRE)) return nullptr;
+  const QpSlot* s = qps_[index].get();
+  return s == nullptr ? nullptr : s->qp.get();
+}
+
+const dcqcn::DcqcnReactionPoint* RcEndpoint::dcqcn_at(std::uint32_t index) const {
+  if (qp_at(index) == nullptr) return nullptr;
+  return &qps_[index]->rp;
 }
 
 const dcqcn::DcqcnReactionPoint* RcEndpoint::dcqcn_state(std::uint32_t qpn) {

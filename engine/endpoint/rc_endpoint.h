@@ -218,6 +218,11 @@ class RcEndpoint final : public ViewHome {
   [[nodiscard]] const EndpointConfig& config() const { return cfg_; }
   // QPs created so far.
   [[nodiscard]] std::uint32_t qp_count() const { return first_free_slot_; }
+  // The QP in slot `index` (QPN qpn_base + index; nullptr past qp_count()) and its DCQCN reaction
+  // point, for readers of their state and counters (telemetry, reports), which may run on
+  // another thread once the QP exists.
+  [[nodiscard]] const rc::RcQp* qp_at(std::uint32_t index) const;
+  [[nodiscard]] const dcqcn::DcqcnReactionPoint* dcqcn_at(std::uint32_t index) const;
   // A connected QP's addressing as its peer's frames carry it (the peer's UDP source port for the
   // pair is the one this end sends from: wire::roce_udp_src_port is symmetric in the QPNs). For
   // placing inbound frames on a port's RSS table (engine/workers/rss_placement.h); not for the
@@ -403,6 +408,7 @@ class RcEndpoint final : public ViewHome {
   std::uint64_t pfc_pause_until_ns_ = 0;
   std::uint64_t views_held_ = 0;
   std::uint32_t telemetry_id_ = 0;
+  std::uint32_t published_qps_ = 0;  // slots below it are whole (qp_at); first_free_slot_ once create_qp is done
   // This endpoint's own last-hit region: the registry may be shared with other threads'
   // endpoints, and its lookups write nothing.
   MemoryRegistry::LookupHint mr_hint_;

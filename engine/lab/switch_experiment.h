@@ -70,6 +70,12 @@ class SwitchExperiment {
   ~SwitchExperiment();
   // Runs the schedule (bounded by duration plus a drain of at most 5 s) and reports.
   [[nodiscard]] SwitchExperimentResult run();
+  // The senders' endpoints, then the receiver's (their counters, for reports).
+  [[nodiscard]] std::vector<const RcEndpoint*> endpoints() const {
+    std::vector<const RcEndpoint*> v;
+    for (const auto& e : eps_) v.push_back(e.get());
+    return v;
+  }
 
  private:
   SwitchExperiment() = default;

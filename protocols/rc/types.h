@@ -135,7 +135,10 @@ enum class RxDelivery : std::uint8_t {
   kEnd,          // a message ended with nothing (more) to keep: zero-length SEND, WRITE with immediate
 };
 
-// Counters named as the Linux RDMA / mlx5 hw_counters users already graph.
+// Counters named as the Linux RDMA / mlx5 hw_counters users already graph. Not every name means
+// what the driver's does: rnr_nak_retry_err here counts exhausted RNR retries (rxe's
+// retry_rnr_exceeded_err), mlx5's counts RNR NAKs received. engine/endpoint/linux_counter_names.h
+// maps these fields to the drivers' names, and docs/counters.md says what each counts.
 struct RcCounters {
   std::uint64_t out_of_sequence = 0;         // responder: request PSN ahead of ePSN
   std::uint64_t duplicate_request = 0;       // responder: request PSN behind ePSN

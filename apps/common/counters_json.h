@@ -1,0 +1,29 @@
+// The apps' JSON outputs share these: counters by their Linux names, the drop reasons, and the
+// version and time of the report.
+#pragma once
+
+#include <span>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include <droce/engine/endpoint/linux_counter_names.h>
+
+namespace droce::engine {
+class RcEndpoint;
+}
+
+namespace droce::apps {
+
+// The sums over `eps` (each endpoint once) and every QP they created. Safe while their workers
+// run (engine::add_endpoint_and_qps).
+[[nodiscard]] engine::CounterSums counter_sums(std::span<const engine::RcEndpoint* const> eps);
+// {"out_of_sequence": n, ...}: every Linux name droce has (engine::linux_counters()).
+[[nodiscard]] nlohmann::json hw_counters_json(const engine::CounterSums& s);
+// {"bad_icrc": n, ...}: every drop reason by name (wire::drop_reason_name), zeros included.
+[[nodiscard]] nlohmann::json drop_reasons_json(const engine::CounterSums& s);
+// Sets j["version"] (droce's and DPDK's) and j["timestamp"] (now, UTC, ISO 8601).
+void stamp_report(nlohmann::json& j);
+[[nodiscard]] std::string utc_timestamp();
+
+}  // namespace droce::apps

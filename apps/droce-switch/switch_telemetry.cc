@@ -1,0 +1,71 @@
+// The lab switch's telemetry commands (see switch_telemetry.h). They run on DPDK's telemetry
+// thread under a lock that keeps the switch from going away meanwhile, and read what the polling
+// thread counts as aligned 64-bit loads: recent values, never torn ones.
+#include "apps/droce-switch/switch_telemetry.h"
+
+#include <cstdlib>
+#include <mutex>
+
+#include <rte_telemetry.h>
+
+#include <droce/engine/lab/lab_switch.h>
+
+namespace droce::sw {
+namespace {
+
+std::mutex g_mu;
+const engine::LabSwitch* g_sw = nullptr;
+
+std::uint64_t load(const std::uint64_t& v) { return __atomic_load_n(&v, __ATOMIC_RELAXED); }
+
+int cmd_switch(const char*, const char*, rte_tel_data* d) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_sw == nullptr) return -1;
+  rte_tel_data_start_dict(d);
+  rte_tel_data_add_dict_u64(d, "ports", g_sw->ports());
+  return 0;
+}
+
+int cmd_switch_port(const char*, const char* params, rte_tel_data* d) {
+  if (params == nullptr || *params == '\0') return -1;
+  char* end = nullptr;
+  const unsigned long i = std::strtoul(params, &end, 10);
+  if (*end != '\0') return -1;
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_sw == nullptr || i >= g_sw->ports()) return -1;
+  const engine::SwitchPortCounters& c = g_sw->counters(i);
+  rte_tel_data_start_dict(d);
+  const struct {
+    const char* name;
+    const std::uint64_t& v;
+  } fields[] = {{"rx_frames", c.rx_frames},       {"rx_bytes", c.rx_bytes},
+                {"tx_frames", c.tx_frames},       {"tx_bytes", c.tx_bytes},
+                {"flooded", c.flooded},           {"tail_drops", c.tail_drops},
+                {"tx_drops", c.tx_drops},         {"ecn_marked", c.ecn_marked},
+                {"queue_bytes", c.queue_bytes},   {"queue_frames", c.queue_frames},
+                {"queue_max_bytes", c.queue_max_bytes}, {"ingress_bytes", c.ingress_bytes},
+                {"pfc_pause_sent", c.pfc_pause_sent}, {"pfc_resume_sent", c.pfc_resume_sent},
+                {"pfc_pause_received", c.pfc_pause_received}, {"pfc_paused_ns", c.pfc_paused_ns}};
+  for (const auto& f : fields) rte_tel_data_add_dict_u64(d, f.name, load(f.v));
+  return 0;
+}
+
+}  // namespace
+
+SwitchTelemetry::SwitchTelemetry(const engine::LabSwitch& sw) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    rte_telemetry_register_cmd("/droce/switch", cmd_switch, "The lab switch: its number of ports. No parameters");
+    rte_telemetry_register_cmd("/droce/switch_port", cmd_switch_port,
+                               "One switch port's counters and egress queue. Parameters: int port index");
+  });
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_sw = &sw;
+}
+
+SwitchTelemetry::~SwitchTelemetry() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_sw = nullptr;
+}
+
+}  // namespace droce::sw

@@ -1,0 +1,134 @@
+// The QP and Linux-counter telemetry commands (see qp_telemetry.h). They run on DPDK's telemetry
+// thread under the directory's lock (an endpoint cannot go away meanwhile) and read what the
+// worker writes as aligned 64-bit loads: recent values, never torn ones.
+#include "engine/endpoint/qp_telemetry.h"
+
+#include <cstdlib>
+#include <string>
+
+#include <rte_telemetry.h>
+
+#include "engine/endpoint/endpoint_telemetry.h"
+#include "engine/endpoint/linux_counter_names.h"
+#include "engine/endpoint/rc_endpoint.h"
+
+namespace droce::engine {
+namespace {
+
+const char* state_name(rc::QpState s) {
+  switch (s) {
+    case rc::QpState::kReset: return "RESET";
+    case rc::QpState::kInit: return "INIT";
+    case rc::QpState::kRtr: return "RTR";
+    case rc::QpState::kRts: return "RTS";
+    case rc::QpState::kError: return "ERROR";
+  }
+  return "unknown";
+}
+
+// Parses "<a>" or "<a>,<b>" (decimal, 32-bit); false on anything else.
+bool parse_ids(const char* params, std::uint32_t& a, std::uint32_t* b) {
+  if (params == nullptr || *params == '\0') return false;
+  char* end = nullptr;
+  const unsigned long x = std::strtoul(params, &end, 10);
+  if (end == params || x > UINT32_MAX) return false;
+  a = static_cast<std::uint32_t>(x);
+  if (b == nullptr) return *end == '\0';
+  if (*end != ',') return false;
+  const char* p = end + 1;
+  const unsigned long y = std::strtoul(p, &end, 10);
+  if (end == p || *end != '\0' || y > UINT32_MAX) return false;
+  *b = static_cast<std::uint32_t>(y);
+  return true;
+}
+
+void add_linux_names(rte_tel_data* d, const CounterSums& s, bool qp_only) {
+  for (const LinuxCounter& c : linux_counters())
+    if (c.per_qp || !qp_only) rte_tel_data_add_dict_u64(d, c.name, c.value(s));
+}
+
+int cmd_qps(const char*, const char* params, rte_tel_data* d) {
+  std::uint32_t id = 0;
+  if (!parse_ids(params, id, nullptr)) return -1;
+  bool found = EndpointDirectory::instance().with(id, [&](const RcEndpoint& ep) {
+    rte_tel_data_start_dict(d);
+    const std::uint32_t base = ep.config().transport.qpn_base;
+    for (std::uint32_t i = 0; i < RTE_TEL_MAX_DICT_ENTRIES && i < ep.config().transport.max_qps; ++i) {
+      const rc::RcQp* q = ep.qp_at(i);
+      if (q == nullptr) break;
+      rte_tel_data_add_dict_string(d, std::to_string(base + i).c_str(), state_name(q->state()));
+    }
+  });
+  return found ? 0 : -1;
+}
+
+int cmd_qp(const char*, const char* params, rte_tel_data* d) {
+  std::uint32_t id = 0, qpn = 0;
+  if (!parse_ids(params, id, &qpn)) return -1;
+  bool known = false;
+  const bool found = EndpointDirectory::instance().with(id, [&](const RcEndpoint& ep) {
+    const std::uint32_t index = qpn - ep.config().transport.qpn_base;  // wraps to a huge index below the base
+    const rc::RcQp* q = ep.qp_at(index);
+    if (q == nullptr) return;
+    known = true;
+    rte_tel_data_start_dict(d);
+    rte_tel_data_add_dict_u64(d, "qpn", qpn);
+    rte_tel_data_add_dict_string(d, "state", state_name(q->state()));
+    rte_tel_data_add_dict_u64(d, "dest_qpn", q->attr().dest_qpn);
+    // The send queue's PSNs (sq.una: oldest unacknowledged, sq.nxt: next to send) and the
+    // receive queue's (rq.epsn: next expected, rq.msn), as IBTA 9.7 names them.
+    rte_tel_data_add_dict_u64(d, "sq_una", q->sq_una());
+    rte_tel_data_add_dict_u64(d, "sq_nxt", q->sq_nxt());
+    rte_tel_data_add_dict_u64(d, "rq_epsn", q->rq_epsn());
+    rte_tel_data_add_dict_u64(d, "rq_msn", q->rq_msn());
+    rte_tel_data_add_dict_u64(d, "outstanding_wrs", q->outstanding_wrs());
+    const dcqcn::DcqcnReactionPoint* rp = ep.dcqcn_at(index);
+    const bool dcqcn = ep.config().dcqcn.reaction_point && rp != nullptr;
+    rte_tel_data_add_dict_string(d, "dcqcn", dcqcn ? "on" : "off");
+    if (dcqcn) {
+      rte_tel_data_add_dict_u64(d, "dcqcn_rate_mbps", static_cast<std::uint64_t>(rp->rate_bps() / 1e6));
+      rte_tel_data_add_dict_u64(d, "dcqcn_target_rate_mbps", static_cast<std::uint64_t>(rp->state().target_rate_bps / 1e6));
+      rte_tel_data_add_dict_u64(d, "dcqcn_rate_cuts", rp->state().rate_cuts);
+    }
+    rc::RcCounters c;
+    add_rc_counters(c, q->counters());
+    for (const RcCounterField& f : rc_counter_fields()) rte_tel_data_add_dict_u64(d, f.name, c.*f.member);
+    // The Linux names of the same counters, prefixed: some differ in meaning from the field of
+    // the same name (rnr_nak_retry_err, see docs/counters.md).
+    CounterSums s;
+    s.qps = c;
+    for (const LinuxCounter& lc : linux_counters())
+      if (lc.per_qp) rte_tel_data_add_dict_u64(d, (std::string("hw_") + lc.name).c_str(), lc.value(s));
+  });
+  return found && known ? 0 : -1;
+}
+
+int cmd_hw_counters(const char*, const char* params, rte_tel_data* d) {
+  CounterSums s;
+  if (params != nullptr && *params != '\0') {
+    std::uint32_t id = 0;
+    if (!parse_ids(params, id, nullptr)) return -1;
+    if (!EndpointDirectory::instance().with(id, [&](const RcEndpoint& ep) { add_endpoint_and_qps(s, ep); })) return -1;
+  } else {
+    EndpointDirectory::instance().for_each([&](const RcEndpoint& ep) { add_endpoint_and_qps(s, ep); });
+  }
+  rte_tel_data_start_dict(d);
+  add_linux_names(d, s, false);
+  return 0;
+}
+
+}  // namespace
+
+void register_qp_telemetry() {
+  // Called once, with the endpoint commands (EndpointDirectory::add).
+  rte_telemetry_register_cmd("/droce/qps", cmd_qps, "An endpoint's QPs: QPN -> state (the first 256). Parameters: int endpoint id");
+  // DPDK refuses a help text of 128 characters or more (RTE_TEL_MAX_STRING_LEN).
+  rte_telemetry_register_cmd("/droce/qp", cmd_qp,
+                             "One QP: state, PSNs, outstanding WRs, DCQCN rate, counters. Parameters: int endpoint id, "
+                             "int QPN");
+  rte_telemetry_register_cmd("/droce/hw_counters", cmd_hw_counters,
+                             "Counters by their Linux hw_counters names (mlx5, rxe), of one endpoint or of all. "
+                             "Parameters: [int endpoint id]");
+}
+
+}  // namespace droce::engine
