@@ -293,6 +293,36 @@ bad --qps "$gen" -- --config "$tmp/bad.ini"
 printf 'nope = 1\n' > "$tmp/extra.ini"
 bad --config "$gen" -- --config "$tmp/extra.ini"
 bad --config "$gen" -- --config "$nope"
+good sim-equals "$sim" --flows=2 --duration-ms=1 --recovery=sr --rto-us=100 --json="$tmp/eq.json"
+[ -s "$tmp/eq.json" ] || { echo "FAILED: droce-sim --json=FILE wrote no JSON"; fail=1; }
+good sim-suffix "$sim" --flows 2 --duration-ms 1 --kmax-bytes 200K --buffer-bytes 1M --recovery sr --flow-bytes 64K --json "$tmp/k.json"
+grep -q '"kmax_bytes":204800' "$tmp/k.json" && grep -q '"flow_bytes":65536' "$tmp/k.json" ||
+  { echo "FAILED: droce-sim --kmax-bytes 200K / --flow-bytes 64K not 204800 / 65536 in the JSON"; fail=1; }
+bad --buffer-bytes "$sim" --buffer-bytes 2T --json "$tmp/sim.json"
+bad --flows "$sim" --flows 5K --json "$tmp/sim.json"
+good sim-dcqcn-names "$sim" --dcqcn-g 0.5 --ai-mbps 20 --preset mlx5 --flows 2 --duration-ms 1 --json "$tmp/d.json"
+grep -q '"g":0.5,' "$tmp/d.json" && grep -q '"ai_rate_bps":20000000' "$tmp/d.json" ||
+  { echo "FAILED: droce-sim DCQCN overrides given before --preset were not applied after it"; fail=1; }
+# one parameter under both names: the later on the command line wins, the command line over --config
+for pair in "--g 0.5 --dcqcn-g 0.25:0.25" "--dcqcn-g 0.25 --g 0.5:0.5"; do
+  # shellcheck disable=SC2086
+  good sim-both-names "$sim" ${pair%:*} --flows 2 --duration-ms 1 --json "$tmp/g.json"
+  grep -q "\"g\":${pair#*:}," "$tmp/g.json" || { echo "FAILED: droce-sim ${pair%:*}: g is not ${pair#*:}"; fail=1; }
+done
+printf 'g = 0.5\n' > "$tmp/g.ini"
+good sim-both-names-config "$sim" --config "$tmp/g.ini" --dcqcn-g 0.25 --flows 2 --duration-ms 1 --json "$tmp/g.json"
+grep -q '"g":0.25,' "$tmp/g.json" || { echo "FAILED: droce-sim --dcqcn-g did not win over g in --config"; fail=1; }
+printf 'g = 0.5\ndcqcn-g = 0.25\n' > "$tmp/g2.ini"
+bad "give one" "$sim" --config "$tmp/g2.ini" --json "$tmp/sim.json"
+bad --dcqcn-g "$sim" --dcqcn-g 2 --json "$tmp/sim.json"
+printf 'flows = 3\nduration-ms = 1\nbuffer-bytes = 2M\nrecovery = gbn\n' > "$tmp/sim.ini"
+good sim-config "$sim" --config "$tmp/sim.ini" --flows 4 --json "$tmp/c.json"
+grep -q '"flows":4,' "$tmp/c.json" && grep -q '"buffer_bytes":2097152' "$tmp/c.json" && grep -q '"recovery":"gbn"' "$tmp/c.json" ||
+  { echo "FAILED: droce-sim --config: file values or the command line's win not in the JSON"; fail=1; }
+printf 'flows = 0\n' > "$tmp/sim-bad.ini"
+bad --flows "$sim" --config "$tmp/sim-bad.ini" --json "$tmp/sim.json"
+bad --config "$sim" --config "$tmp/extra.ini" --json "$tmp/sim.json"
+[ ! -e "$tmp/sim.json" ] || { echo "FAILED: a refused droce-sim run left $tmp/sim.json behind"; fail=1; }
 
 # --- --version, every app, alone or after "--" (droce-sim has no EAL part): one line
 # "<app> X.Y.Z (DPDK A.B.C)" on stdout, exit 0, before EAL starts (nothing else printed)

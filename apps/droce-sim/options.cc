@@ -1,0 +1,243 @@
+// droce-sim option parsing on the shared CLI11 setup: every bad value is one line naming the option.
+#include "apps/droce-sim/options.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <string_view>
+#include <utility>
+
+#include "apps/common/cli/app.h"
+#include "apps/common/cli/groups.h"
+#include "apps/common/cli/values.h"
+#include "apps/common/cli_number.h"
+#include <droce/protocols/dcqcn/param_options.h>
+
+namespace droce::sim {
+
+namespace {
+
+using Overrides = std::vector<std::pair<std::string, std::string>>;  // (set_param name, value) as given
+
+constexpr std::uint64_t kMaxBytes = 1'000'000'000'000;  // 1 TB: any queue or threshold a run can mean
+
+// The series hold one value per flow per sample and live in memory until the JSON is written:
+// bound them so that a tiny --sample-us is a clear refusal, not a bad_alloc gigabytes later.
+constexpr double kMaxSamples = 1'000'000;
+constexpr double kMaxSeriesValues = 10'000'000;  // samples x flows
+
+// droce-sim's own names for the DCQCN parameters, older than the shared --dcqcn-NAME: still taken
+// (hidden from --help, which names them once in the description), by the set_param name they set.
+// Their values are kept apart from --dcqcn-NAME's until the two are merged (merge_spellings).
+constexpr std::pair<const char*, const char*> kEarlierDcqcnNames[] = {
+    {"--g", "g"},
+    {"--alpha-period-us", "alpha-period-us"},
+    {"--rate-increase-period-us", "rate-increase-us"},
+    {"--byte-counter-bytes", "byte-counter-bytes"},
+    {"--fast-recovery-steps", "fast-recovery-steps"},
+    {"--ai-mbps", "ai-mbps"},
+    {"--hai-mbps", "hai-mbps"},
+    {"--min-rate-mbps", "min-rate-mbps"},
+    {"--cnp-interval-us", "cnp-interval-us"},
+};
+
+std::string usage_text() {
+  const auto p = dcqcn::DcqcnParams::paper();
+  char paper[200];
+  std::snprintf(paper, sizeof paper,
+                "The paper preset: g=%g, alpha period %g us, T=%g us, B=%llu, F=%u, R_AI=%g Mb/s, R_HAI=%g Mb/s.\n",
+                p.g, static_cast<double>(p.alpha_update_period_ns) / 1e3,
+                static_cast<double>(p.rate_increase_period_ns) / 1e3,
+                static_cast<unsigned long long>(p.byte_counter_bytes), p.fast_recovery_steps, p.ai_rate_bps / 1e6,
+                p.hai_rate_bps / 1e6);
+  return std::string(
+             "usage: droce-sim [options] --json FILE [--plot FILE.png]\n"
+             "Simulates N DCQCN senders sharing one switch egress (RED/ECN marking, tail drop) in virtual\n"
+             "time, running droce's own DCQCN reaction/notification point and pacer. Deterministic per seed.\n") +
+         paper +
+         "droce-sim's earlier DCQCN names are still taken: --g, --alpha-period-us, --rate-increase-period-us,\n"
+         "--byte-counter-bytes, --fast-recovery-steps, --ai-mbps, --hai-mbps, --min-rate-mbps and\n"
+         "--cnp-interval-us, each the same as its --dcqcn-NAME (given both ways, the later one wins).";
+}
+
+std::string check_sample_count(const SimConfig& c) {
+  const double samples = c.duration_ms * 1e3 / c.sample_us;
+  const double most = std::min(kMaxSamples, kMaxSeriesValues / c.flows);
+  if (samples <= most) return {};
+  char b[200];
+  std::snprintf(b, sizeof b,
+                "--sample-us: %g us over --duration-ms %g is %.3g samples, more than %.0f with %u flow(s); "
+                "sample less often",
+                c.sample_us, c.duration_ms, samples, most, c.flows);
+  return b;
+}
+
+// Every option, by group; --cc, --preset, --dcqcn-NAME and the outputs from apps/common/cli/groups.h.
+void declare(CLI::App& app, Options& o, std::string& cc, Overrides& overrides, Overrides& earlier) {
+  namespace cli = apps::cli;
+  using apps::Suffixes;
+  SimConfig& c = o.cfg;
+  FabricConfig& f = o.fabric;
+  const std::string d = " (default ";
+  std::string g = "senders and links";
+  cli::add_uint(app, g, "--flows", "N", c.flows, 1, 4096, "senders, 1..4096" + d + std::to_string(c.flows) + ")",
+                Suffixes::kDecimal);
+  cli::add_real(app, g, "--link-gbps", "G", c.link_gbps, 0.001, 1e4,
+                "rate of every link and of the bottleneck" + d + cli::num(c.link_gbps) + ")");
+  cli::add_real(app, g, "--duration-ms", "T", c.duration_ms, 0.001, 60'000,
+                "simulated time, up to 60000" + d + cli::num(c.duration_ms) + ")");
+  cli::add_real(app, g, "--start-stagger-ms", "S", c.start_stagger_ms, 0, 60'000,
+                "flow i starts at i*S" + d + cli::num(c.start_stagger_ms) + ")");
+  cli::add_flag(app, g, "--incast", c.incast, "all flows start at once (N->1 incast)");
+  cli::add_uint(app, g, "--packet-bytes", "B", c.packet_bytes, 64, 9000,
+                "data packet size on the wire, 64..9000" + d + std::to_string(c.packet_bytes) + ")",
+                Suffixes::kBinary);
+  cli::add_real(app, g, "--delay-us", "D", c.link_delay_us, 0, 1e6,
+                "one-way delay per link" + d + cli::num(c.link_delay_us) + ")");
+  cli::add_uint(app, g, "--seed", "S", c.seed, 0, UINT64_MAX,
+                "random seed for ECN marking and loss" + d + std::to_string(c.seed) + ")");
+  cli::add_real(app, g, "--sample-us", "U", c.sample_us, 0, 6e10,
+                "series sampling period" + d + cli::num(c.sample_us) + ")");
+
+  g = "switch";
+  cli::add_uint(app, g, "--kmin-bytes", "B", c.kmin_bytes, 0, kMaxBytes,
+                "RED/ECN Kmin" + d + std::to_string(c.kmin_bytes) + ")", Suffixes::kBinary);
+  cli::add_uint(app, g, "--kmax-bytes", "B", c.kmax_bytes, 0, kMaxBytes,
+                "RED/ECN Kmax" + d + std::to_string(c.kmax_bytes) + ")", Suffixes::kBinary);
+  cli::add_real(app, g, "--pmax", "P", c.pmax, 0, 1, "marking probability at Kmax" + d + cli::num(c.pmax) + ")");
+  cli::add_uint(app, g, "--buffer-bytes", "B", c.buffer_bytes, 0, kMaxBytes,
+                "egress buffer, tail drop beyond" + d + std::to_string(c.buffer_bytes) + ")", Suffixes::kBinary);
+  cli::add_real(app, g, "--loss", "P", c.loss, 0, 1,
+                "random loss on the bottleneck, [0, 1)" + d + cli::num(c.loss) + ")");
+  cli::add_choice(app, g, "--topology", {"dumbbell", "two-hop"},
+                  "N senders -> switch -> receiver, or N senders -> S1 -> S2 -> receiver\n"
+                  "plus an innocent flow S1 -> S2 -> another receiver (default dumbbell)",
+                  [&f](std::size_t i) { f.topology = i == 0 ? Topology::kDumbbell : Topology::kTwoHop; });
+
+  g = "lossless (PFC)";
+  cli::add_flag(app, g, "--pfc", f.pfc, "lossless: switch ingress above XOFF pauses its upstream (802.1Qbb)");
+  cli::add_uint(app, g, "--pfc-xoff-bytes", "B", f.xoff_bytes, 0, kMaxBytes,
+                "pause threshold per ingress port" + d + std::to_string(f.xoff_bytes) + ")", Suffixes::kBinary);
+  cli::add_uint(app, g, "--pfc-xon-bytes", "B", f.xon_bytes, 0, kMaxBytes,
+                "resume threshold" + d + std::to_string(f.xon_bytes) + ")", Suffixes::kBinary);
+
+  g = "reliability (each flow an RC sender with PSNs and a receiver that hands bytes on in order)";
+  RecoveryConfig& r = c.recovery;
+  cli::add_choice(app, g, "--recovery", {"none", "gbn", "sr"},
+                  "none: losses stay lost (default); gbn: IBTA go-back-N (out-of-sequence\n"
+                  "dropped, one NAK per gap, resend from it); sr: selective repeat (receiver\n"
+                  "keeps out-of-order packets and SACKs, sender resends only what is missing)",
+                  [&r](std::size_t i) {
+                    r.mode = i == 0 ? Recovery::kNone : i == 1 ? Recovery::kGoBackN : Recovery::kSelectiveRepeat;
+                  });
+  cli::add_uint(app, g, "--bdp-packets", "N", r.bdp_packets, 0, 1U << 20,
+                "sr: most packets past the cumulative ACK (default 0 = link rate x base RTT)", Suffixes::kDecimal);
+  cli::add_real(app, g, "--rto-us", "U", r.rto_us, 1, 1e7, "ACK timeout, both modes" + d + cli::num(r.rto_us) + ")");
+  cli::add_uint(app, g, "--flow-bytes", "B", r.flow_bytes, 0, kMaxBytes,
+                "payload per flow, then it stops (default 0 = infinite backlog)", Suffixes::kBinary);
+
+  cli::DcqcnFields dc;
+  dc.cc = &cc;
+  dc.cc_help = "congestion control of the senders; none: they send at line rate";
+  dc.preset = &o.preset;
+  dc.overrides = &overrides;
+  cli::add_dcqcn(app, dc);
+  for (const auto& [option, param] : kEarlierDcqcnNames) {
+    const std::string name = option, set = param;
+    cli::add_value(app, "", name, "V", "", [&earlier, name, set](const std::string& v) {
+      dcqcn::DcqcnParams probe;
+      if (std::string e = dcqcn::set_param(probe, set, v); !e.empty()) return name + ": " + e;
+      earlier.emplace_back(set, v);
+      return std::string();
+    });
+  }
+
+  cli::OutputFields out;
+  out.json = &o.json_path;
+  out.json_help = "results (jain_index, utilization, queue_bytes, drops, cnps, goodput_gbps,\n"
+                  "retransmitted, recovery, flows, series); required";
+  out.plot = &o.plot_path;
+  out.plot_help = "also draw rates and queue over time (needs python3-matplotlib)";
+  cli::add_output(app, out);
+  app.get_option("--plot")->type_name("FILE.png");
+}
+
+// Where the user's last position of option `name` on the command line is; -1: not there (absent,
+// or only in --config, whose values CLI11 does not put in the parse order).
+long last_position(const CLI::App& app, const std::string& name) {
+  const CLI::Option* op = app.get_option_no_throw(name);
+  const std::vector<CLI::Option*>& order = app.parse_order();
+  long at = -1;
+  for (std::size_t i = 0; i < order.size(); ++i)
+    if (order[i] == op) at = static_cast<long>(i);
+  return at;
+}
+
+// One list of overrides from both spellings: a parameter given under both keeps the spelling given
+// last on the command line (the command line over --config), as a repeated option keeps its last
+// value; both only in --config cannot be ordered and are refused. `spelled_earlier` gets the
+// parameters whose earlier name is in force, for the messages.
+std::string merge_spellings(const CLI::App& app, Overrides& shared, Overrides earlier,
+                            std::vector<std::string>& spelled_earlier) {
+  auto drop = [](Overrides& list, const std::string& param) {
+    list.erase(std::remove_if(list.begin(), list.end(), [&param](const auto& kv) { return kv.first == param; }),
+               list.end());
+  };
+  for (const auto& [option, param] : kEarlierDcqcnNames) {
+    const std::string shared_option = std::string("--dcqcn-") + param;
+    if (!apps::cli::given(app, option)) continue;
+    if (apps::cli::given(app, shared_option)) {
+      const long old_at = last_position(app, option), shared_at = last_position(app, shared_option);
+      if (old_at < 0 && shared_at < 0)
+        return "--config: " + std::string(option + 2) + " and " + shared_option.substr(2) +
+               " set the same DCQCN parameter: give one";
+      if (old_at < shared_at) {
+        drop(earlier, param);
+        continue;
+      }
+      drop(shared, param);
+    }
+    spelled_earlier.emplace_back(param);
+  }
+  shared.insert(shared.end(), earlier.begin(), earlier.end());
+  return {};
+}
+
+}  // namespace
+
+int parse_options(const std::vector<std::string>& args, Options& o) {
+  std::string cc = o.cfg.cc ? "dcqcn" : "none";
+  Overrides overrides, earlier;  // applied after the preset, whatever their order on the command line
+  const auto app = apps::cli::make_app("droce-sim", usage_text());
+  declare(*app, o, cc, overrides, earlier);
+  if (int rc = apps::cli::parse(*app, args); rc != 0) return rc;
+  auto fail = [&app](const std::string& message) { return apps::cli::fail(*app, message); };
+  SimConfig& cfg = o.cfg;
+  cfg.cc = cc == "dcqcn";
+  o.use_fabric = o.fabric.pfc || o.fabric.topology == Topology::kTwoHop;
+
+  std::vector<std::string> spelled_earlier;
+  if (std::string e = merge_spellings(*app, overrides, std::move(earlier), spelled_earlier); !e.empty()) return fail(e);
+  // Each parameter named as the user typed it.
+  auto option_of = [&spelled_earlier](std::string_view param) {
+    for (const auto& [option, name] : kEarlierDcqcnNames)
+      if (param == name && std::find(spelled_earlier.begin(), spelled_earlier.end(), param) != spelled_earlier.end())
+        return std::string(option);
+    return "--dcqcn-" + std::string(param);
+  };
+  // The preset at the default line rate (as always), then the overrides; the run's line rate is the
+  // link's (run_dumbbell and run_fabric set it): the parameters are checked against it.
+  (void)dcqcn::preset_by_name(o.preset, cfg.dcqcn.line_rate_bps, cfg.dcqcn);
+  for (const auto& [param, value] : overrides)
+    if (std::string e = dcqcn::set_param(cfg.dcqcn, param, value); !e.empty()) return fail(option_of(param) + ": " + e);
+  cfg.dcqcn.line_rate_bps = cfg.link_gbps * 1e9;
+  if (std::string e = dcqcn::validate_options(cfg.dcqcn, option_of, "--link-gbps"); !e.empty()) return fail(e);
+
+  o.fabric.base = cfg;
+  if (std::string e = o.use_fabric ? o.fabric.validate() : cfg.validate(); !e.empty()) return fail(e);
+  if (std::string e = check_sample_count(cfg); !e.empty()) return fail(e);
+  if (o.json_path.empty()) return fail("--json FILE is required (see --help)");
+  return 0;
+}
+
+}  // namespace droce::sim
