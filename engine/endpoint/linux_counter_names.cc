@@ -133,6 +133,9 @@ constexpr RcCounterField kRcFields[] = {
     {"packets_sent", &rc::RcCounters::packets_sent},
     {"bytes_copied", &rc::RcCounters::bytes_copied},
     {"bytes_delivered", &rc::RcCounters::bytes_delivered},
+    {"recovery_mismatch", &rc::RcCounters::recovery_mismatch},
+    {"sr_beyond_window", &rc::RcCounters::sr_beyond_window},
+    {"sr_resent_on_sack", &rc::RcCounters::sr_resent_on_sack},
 };
 // RcCounters is only 64-bit counters: a field added there must be added here too.
 static_assert(sizeof(rc::RcCounters) == std::size(kRcFields) * sizeof(std::uint64_t),
