@@ -245,6 +245,11 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(tt.rnr_naks_sent), static_cast<unsigned long long>(tt.rnr_naks),
                 static_cast<unsigned long long>(impairment_dropped()),
                 static_cast<unsigned long long>(tt.implied_naks), static_cast<unsigned long long>(tt.duplicate_responses));
+  // A SEND of the peer's met no receive of ours: a peer running -b against a side without it
+  // (perftest's duplex mode is not in its exchange, so only this shows it).
+  if (!opt.duplex && tt.rnr_naks_sent != 0)
+    std::printf(" droce: we answered the peer's SENDs with %llu RNR NAKs (no receive posted): a peer running -b needs -b here too\n",
+                static_cast<unsigned long long>(tt.rnr_naks_sent));
   workers->print_worker_lines();
   if (t0.atomic_mismatches() != 0)
     std::printf(" droce: %llu of %llu atomics returned an original value out of the sequence the first implies\n",
