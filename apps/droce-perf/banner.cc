@@ -16,10 +16,11 @@ namespace {
 // perftest's banner titles (the "test" line of ctx_print_test_info: the verb, for atomics the
 // atomic type, then "BW" or "Latency").
 std::string title(const Options& o) {
+  const std::string bw = o.duplex ? "Bidirectional BW Test" : "BW Test";
   switch (o.test) {
-    case PerftestTest::kSendBw: return "Send BW Test";
-    case PerftestTest::kWriteBw: return "RDMA_Write BW Test";
-    case PerftestTest::kReadBw: return "RDMA_Read BW Test";
+    case PerftestTest::kSendBw: return "Send " + bw;
+    case PerftestTest::kWriteBw: return "RDMA_Write " + bw;
+    case PerftestTest::kReadBw: return "RDMA_Read " + bw;
     case PerftestTest::kSendLat: return "Send Latency Test";
     case PerftestTest::kWriteLat: return "RDMA_Write Latency Test";
     case PerftestTest::kReadLat: return "RDMA_Read Latency Test";
@@ -51,8 +52,8 @@ void print_banner(const Options& o, const BannerFacts& f, const std::vector<Perf
   std::printf(" Dual-port       : OFF\t\tDevice         : droce (%s)\n", f.device.c_str());
   std::printf(" Number of qps   : %u\t\tTransport type : IB\n", o.qps);
   std::printf(" Connection type : RC\t\tUsing SRQ      : OFF\n");
-  if (!server || !o.bw()) std::printf(" TX depth        : %u\n", f.tx_depth);
-  if (server && (o.test == PerftestTest::kSendBw)) std::printf(" RX depth        : %u\n", f.rx_depth);
+  if (!server || !o.bw() || o.duplex) std::printf(" TX depth        : %u\n", f.tx_depth);
+  if ((server || o.duplex) && o.test == PerftestTest::kSendBw) std::printf(" RX depth        : %u\n", f.rx_depth);
   if (o.bw()) std::printf(" CQ Moderation   : %u\n", f.cq_mod);
   std::printf(" Mtu             : %u[B]\n", f.mtu);
   std::printf(" Link type       : Ethernet\n");
@@ -61,7 +62,7 @@ void print_banner(const Options& o, const BannerFacts& f, const std::vector<Perf
   if (engine::perftest_uses_out_reads(o.test))
     std::printf(" Outstand reads  : %u\n", o.out_reads);
   else
-    std::printf(" Max inline data : 0[B]\n");
+    std::printf(" Max inline data : %u[B]\n", o.inline_size);  // -I, shown only: droce has no inline distinction
   std::printf(" rdma_cm QPs\t : OFF\n");
   std::printf(" Data ex. method : Ethernet\n");
   std::printf("%s", kLine);

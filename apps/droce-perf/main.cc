@@ -20,6 +20,7 @@
 #include "apps/common/output_file.h"
 #include "apps/droce-perf/banner.h"
 #include "apps/droce-perf/perf_workers.h"
+#include "apps/droce-perf/perftest_json.h"
 #include "apps/droce-perf/report.h"
 #include "apps/droce-perf/run.h"
 #include "apps/droce-perf/traffic.h"
@@ -213,7 +214,8 @@ int main(int argc, char** argv) {
   apps::place_flows_and_say("droce-perf", *group);  // N > 1 workers: the port's RSS table, where it has one
   if (Status s = workers->launch(); !s.ok()) return fail(s.message());
   const perf::Traffic& t0 = workers->traffic0();
-  perf::print_banner(opt, {port->name(), pre.mtu, t0.tx_depth(), t0.rx_depth(), t0.cq_mod()}, mine, peer);
+  const perf::BannerFacts facts{port->name(), pre.mtu, t0.tx_depth(), t0.rx_depth(), t0.cq_mod()};
+  perf::print_banner(opt, facts, mine, peer);
 
   // ---- traffic, size by size, with perftest's barriers around each; then the end ----
   perf::RunOutcome run = perf::run_test(opt, session, *workers, mine[0], watch);
@@ -232,13 +234,22 @@ int main(int argc, char** argv) {
   }
   std::printf("%s", perf::kLine);
   const perf::TransportTotals tt = workers->totals();
-  if (tt.retransmitted != 0 || tt.naks_received != 0 || tt.naks_sent != 0 || tt.ack_timeouts != 0 || !impairments.empty())
-    std::printf(" droce: retransmitted %llu  naks sent %llu / received %llu  ack timeouts %llu  rnr naks %llu  lab loss dropped %llu"
-                "  implied naks %llu  duplicate responses %llu\n",
+  // RNR NAKs both ways: one we sent means a peer's SEND found no receive of ours (a -b peer
+  // against a side without -b), one we received the same of the peer.
+  if (tt.retransmitted != 0 || tt.naks_received != 0 || tt.naks_sent != 0 || tt.ack_timeouts != 0 || tt.rnr_naks != 0 ||
+      tt.rnr_naks_sent != 0 || !impairments.empty())
+    std::printf(" droce: retransmitted %llu  naks sent %llu / received %llu  ack timeouts %llu  rnr naks sent %llu / received %llu"
+                "  lab loss dropped %llu  implied naks %llu  duplicate responses %llu\n",
                 static_cast<unsigned long long>(tt.retransmitted), static_cast<unsigned long long>(tt.naks_sent),
                 static_cast<unsigned long long>(tt.naks_received), static_cast<unsigned long long>(tt.ack_timeouts),
-                static_cast<unsigned long long>(tt.rnr_naks), static_cast<unsigned long long>(impairment_dropped()),
+                static_cast<unsigned long long>(tt.rnr_naks_sent), static_cast<unsigned long long>(tt.rnr_naks),
+                static_cast<unsigned long long>(impairment_dropped()),
                 static_cast<unsigned long long>(tt.implied_naks), static_cast<unsigned long long>(tt.duplicate_responses));
+  // A SEND of the peer's met no receive of ours: a peer running -b against a side without it
+  // (perftest's duplex mode is not in its exchange, so only this shows it).
+  if (!opt.duplex && tt.rnr_naks_sent != 0)
+    std::printf(" droce: we answered the peer's SENDs with %llu RNR NAKs (no receive posted): a peer running -b needs -b here too\n",
+                static_cast<unsigned long long>(tt.rnr_naks_sent));
   workers->print_worker_lines();
   if (t0.atomic_mismatches() != 0)
     std::printf(" droce: %llu of %llu atomics returned an original value out of the sequence the first implies\n",
@@ -247,6 +258,12 @@ int main(int argc, char** argv) {
   if (stop_requested()) problem = "interrupted";
   if (!problem.empty()) std::fprintf(stderr, "droce-perf: %s\n", problem.c_str());
   group->finish();
+  // --out_json: perftest's own report of the last row printed.
+  if (opt.out_json && (!run.bw_rows.empty() || !run.lat_rows.empty())) {
+    const std::string text = perf::perftest_json(opt, facts, run.bw_rows.empty() ? nullptr : &run.bw_rows.back(),
+                                                 run.lat_rows.empty() ? nullptr : &run.lat_rows.back());
+    if (std::string e = droce::apps::write_text_file(opt.out_json_file, text); !e.empty()) return fail(e);
+  }
 
   if (!opt.json.empty()) {
     nlohmann::json j;
@@ -276,7 +293,17 @@ int main(int argc, char** argv) {
     j["naks_sent"] = tt.naks_sent;
     j["naks_received"] = tt.naks_received;
     j["ack_timeouts"] = tt.ack_timeouts;
-    j["rnr_naks"] = tt.rnr_naks;
+    j["rnr_naks"] = tt.rnr_naks;  // received, as before
+    j["rnr_naks_received"] = tt.rnr_naks;
+    j["rnr_naks_sent"] = tt.rnr_naks_sent;
+    j["bidirectional"] = opt.duplex;
+    if (opt.duplex) {
+      nlohmann::json local = nlohmann::json::array(), remote = nlohmann::json::array();
+      for (const auto& r : run.local_rows) local.push_back(perf::to_json(r));
+      for (const auto& r : run.remote_rows) remote.push_back(perf::to_json(r));
+      j["results_local"] = local;
+      j["results_remote"] = remote;
+    }
     j["impairment_dropped"] = impairment_dropped();
     j["workers"] = workers->workers_json();
     if (opt.atomic_test()) {

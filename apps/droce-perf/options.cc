@@ -8,6 +8,7 @@
 #include "apps/common/cli_number.h"
 #include "apps/common/output_file.h"
 #include "apps/common/version_line.h"
+#include "apps/droce-perf/perftest_flags.h"
 
 namespace droce::perf {
 
@@ -15,6 +16,15 @@ using engine::PerftestTest;
 
 const char* atomic_type_name(AtomicType a) {
   return a == AtomicType::kCmpAndSwap ? "CMP_AND_SWAP" : "FETCH_AND_ADD";
+}
+
+double RateLimit::pps(std::uint32_t size) const {
+  switch (units) {
+    case RateUnits::kMiBps: return value * 1048576.0 / size;
+    case RateUnits::kGbps: return value * 1e9 / (static_cast<double>(size) * 8);
+    case RateUnits::kPps: break;
+  }
+  return value;
 }
 
 std::vector<std::uint32_t> Options::sizes() const {
@@ -54,6 +64,24 @@ void usage() {
       "  -o, --outs N             outstanding RDMA READs / atomics, 1..255 (read and atomic tests; default 128):\n"
       "                           those we answer at once; we issue at most as many as the peer advertises\n"
       "  -u, --qp-timeout N       local ACK timeout 4.096 us * 2^N, 1..31 (default 14: 67 ms)\n"
+      "  -b, --bidirectional      both sides send at once (send_bw, write_bw, read_bw); each prints both directions'\n"
+      "                           sum, as perftest\n"
+      "  --report-both            with -b, each direction's row too (Local results, Remote results)\n"
+      "  -Q, --cq-mod N           a completion every N requests, 1..1024 (default 100; 1 above 8 KiB unless given)\n"
+      "  -N, --noPeak             no peak bandwidth (reported as 0)\n"
+      "  -r, --rx-depth N         SEND receives kept posted, 1..4096 (default 512, at most -n)\n"
+      "  -I, --inline_size N      accepted and shown (0..1024, not for read/atomic tests): droce has no inline\n"
+      "                           distinction, every payload is copied into its frames\n"
+      "  -f, --margin S           -D's unmeasured seconds at each end (default a quarter of -D)\n"
+      "  -T, --tos N, --tclass N  the IP TOS / traffic class byte, 0..255: droce takes its DSCP (N >> 2); ECN stays ECT(0)\n"
+      "  --rate_limit=R           pace the requests at R (bw tests; --rate_units M MiB/s, g Gb/s (default), p msgs/s);\n"
+      "  --rate_limit_type=SW|HW  droce paces in software for both (HW is told so; PP, raw_ethernet's, is refused):\n"
+      "  --burst_size=N           one burst of N requests (default -t) every N / rate seconds\n"
+      "  --out_json               perftest's JSON report (test_info, results) in --out_json_file=FILE\n"
+      "                           (default perftest_out.json)\n"
+      "  -V                       as --version\n"
+      "  Other perftest flags are ignored with one warning line where that changes nothing measured,\n"
+      "  and refused (exit 2) where ignoring them would mislead (rdma_cm, UD, GPU memory, --output, ...)\n"
       "  -c, --connection TYPE    RC (the only one)\n"
       "  -x, --gid-index N        accepted (0..64): droce has one GID, ::ffff:<--local-ip>\n"
       "  -d, --ib-dev DEV         accepted, no effect (the port comes from the EAL options)\n"
@@ -107,7 +135,7 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
       usage();
       return 1;
     }
-    if (a == "--version") {
+    if (a == "--version" || a == "-V") {
       apps::print_version("droce-perf");
       return 1;
     }
@@ -117,10 +145,25 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
                "; --help)");
   if (!parse_test(args[0], o.test)) return bad(apps::quoted(args[0]) + " is not a test (" + kTestList + ")");
   bool size_given = false, iters_given = false, tx_given = false, atomic_given = false, pcp_given = false;
+  bool inline_given = false, rate_type_given = false, rate_units_given = false, burst_given = false;
   for (std::size_t i = 1; i < args.size(); ++i) {
-    const std::string& a = args[i];
+    // perftest's getopt takes "--name=value" as well as "--name value".
+    std::string a = args[i];
+    std::string inline_value;
+    bool has_inline = false;
+    if (a.size() > 2 && a[0] == '-' && a[1] == '-')
+      if (const auto eq = a.find('='); eq != std::string::npos) {
+        inline_value = a.substr(eq + 1);
+        a.resize(eq);
+        has_inline = true;
+      }
     std::string v;
     auto value = [&]() {
+      if (has_inline) {
+        v = inline_value;
+        has_inline = false;
+        return true;
+      }
       if (i + 1 >= args.size()) return bad(apps::printable(a) + " needs a value") == 0;
       v = args[++i];
       return true;
@@ -230,6 +273,63 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
       if (!value()) return -1;
       if (std::string e = apps::check_output_path(a, v); !e.empty()) return bad(e);
       o.json = v;
+    } else if (a == "-b" || a == "--bidirectional") {
+      o.duplex = true;
+    } else if (a == "--report-both") {
+      o.report_both = true;
+    } else if (a == "-N" || a == "--noPeak") {
+      o.no_peak = true;
+    } else if (a == "-Q" || a == "--cq-mod") {
+      if (!value() || !number(1, 1024, n)) return -1;  // MIN_CQ_MOD .. MAX_CQ_MOD
+      o.cq_mod = static_cast<std::uint32_t>(n);
+    } else if (a == "-I" || a == "--inline_size") {
+      if (!value() || !number(0, 1024, n)) return -1;  // MAX_INLINE
+      o.inline_size = static_cast<std::uint32_t>(n);
+      inline_given = true;
+    } else if (a == "-r" || a == "--rx-depth") {
+      if (!value() || !number(1, 4096, n)) return -1;
+      o.rx_depth = static_cast<std::uint32_t>(n);
+    } else if (a == "-f" || a == "--margin") {
+      if (!value() || !number(0, 86400, n)) return -1;
+      o.margin_s = static_cast<int>(n);
+    } else if (a == "-T" || a == "--tos" || a == "--tclass") {
+      if (!value() || !number(0, 255, n)) return -1;
+      o.dscp = static_cast<std::uint8_t>(n >> 2);  // the TOS byte's top six bits; its ECN bits are droce's
+    } else if (a == "--rate_limit") {
+      if (!value()) return -1;
+      double r = 0;
+      if (!apps::parse_real(a, v, 0, 1e12, r).empty() || r <= 0)
+        return bad("--rate_limit: " + apps::quoted(v) + " is not a rate above 0");
+      o.rate.value = r;
+    } else if (a == "--rate_units") {
+      if (!value()) return -1;
+      if (v == "M") o.rate.units = RateUnits::kMiBps;
+      else if (v == "g") o.rate.units = RateUnits::kGbps;
+      else if (v == "p") o.rate.units = RateUnits::kPps;
+      else return bad("--rate_units: " + apps::quoted(v) + " is not M (MiB/s), g (Gb/s) or p (messages/s)");
+      rate_units_given = true;
+    } else if (a == "--rate_limit_type") {
+      if (!value()) return -1;
+      if (v == "SW") o.rate.type = RateLimitType::kSw;
+      else if (v == "HW") o.rate.type = RateLimitType::kHw;
+      else if (v == "PP") return bad("--rate_limit_type PP: packet pacing is raw_ethernet's (perftest refuses it for RC)");
+      else return bad("--rate_limit_type: " + apps::quoted(v) + " is not SW or HW");
+      rate_type_given = true;
+    } else if (a == "--burst_size") {
+      if (!value() || !number(1, 65536, n)) return -1;
+      o.rate.burst = static_cast<std::uint32_t>(n);
+      burst_given = true;
+    } else if (a == "--out_json") {
+      o.out_json = true;
+    } else if (a == "--out_json_file") {
+      if (!value()) return -1;
+      if (std::string e = apps::check_output_path(a, v); !e.empty()) return bad(e);
+      o.out_json_file = v;
+    } else if (const PerftestFlag* f = find_perftest_flag(a); f != nullptr) {
+      if (f->fate == FlagFate::kRefused) return bad(a + ": perftest's, not implemented by droce-perf: " + std::string(f->why));
+      if (f->has_arg && !value()) return -1;
+      if (!f->has_arg && has_inline) return bad(a + " takes no value");
+      std::fprintf(stderr, "droce-perf: warning: %s ignored: %.*s\n", a.c_str(), static_cast<int>(f->why.size()), f->why.data());
     } else if (!a.empty() && a[0] == '-') {
       return bad("unknown option " + apps::quoted(a) + " (--help lists them)");
     } else if (a.empty()) {
@@ -240,6 +340,7 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     } else {
       return bad("two server names given: " + apps::quoted(o.host) + " and " + apps::quoted(a));
     }
+    if (has_inline) return bad(a + " takes no value");  // "--flag=value" for a flag without one
   }
   // perftest's dependencies between flags (perftest_parameters.c force_dependecies and parser).
   if (o.qps > 1 && !o.bw()) return bad("-q: multiple QPs are only available in bw tests");
@@ -247,6 +348,8 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     return bad("--workers " + std::to_string(o.workers) + ": more workers than QPs (-q " + std::to_string(o.qps) +
                "); each worker needs one" + (o.bw() ? "" : " (latency tests run one QP)"));
   if (o.duration_s != 0 && o.all_sizes) return bad("-D: duration mode does not run all sizes (-a)");
+  if (o.margin_s >= 0 && (o.duration_s == 0 || 2u * static_cast<std::uint32_t>(o.margin_s) >= o.duration_s))
+    return bad("-f: the margins at both ends must leave part of -D to measure");
   if (o.all_sizes && size_given) return bad("-a and -s: -a runs every size");
   // Atomics: one size, 8 bytes (perftest: "Message size cannot be changed for Atomic tests"; its
   // -a asks for every size and is refused the same way). -A belongs to them alone.
@@ -255,6 +358,27 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   if (o.atomic_test() && size_given && o.size != kAtomicSize)
     return bad("-s: atomic tests use 8-byte messages only, not " + std::to_string(o.size));
   if (pcp_given && o.vlan_id == 0) return bad("--pcp is the priority of the 802.1Q tag: give --vlan too");
+  if (o.duplex && !o.bw()) return bad("-b: bidirectional is only available in bw tests");
+  if (o.duplex && o.atomic_test()) return bad("-b: droce-perf runs send_bw, write_bw and read_bw bidirectionally, not atomic_bw");
+  if (o.duplex && o.workers > 1) return bad("-b: one worker only (--workers 1)");
+  if (inline_given && engine::perftest_uses_out_reads(o.test))
+    return bad("-I: inline data is not available on READ/atomic tests");
+  if (o.report_both && !o.duplex)
+    std::fprintf(stderr, "droce-perf: warning: --report-both ignored: it reports each direction of a -b run\n");
+  // The rate limiter: perftest's HW type is its default once a rate is given; droce paces in
+  // software for both (its SW limiter's rules apply: bw tests, no atomics, no bidirectional SEND).
+  if (o.rate.value == 0 && (rate_type_given || rate_units_given || burst_given))
+    return bad("--rate_limit_type, --rate_units and --burst_size need --rate_limit");
+  if (o.rate.value != 0) {
+    if (!rate_type_given) o.rate.type = RateLimitType::kHw;
+    if (!o.bw() || o.atomic_test()) return bad("--rate_limit: the rate limiter runs in bw tests other than atomic_bw");
+    if (o.duplex && o.test == PerftestTest::kSendBw)
+      return bad("--rate_limit: not with a bidirectional send_bw (perftest's SW limiter refuses it)");
+    if (o.rate.type == RateLimitType::kHw && o.rate.units == RateUnits::kPps)
+      return bad("--rate_units p: pps is not supported with the HW rate limit (perftest's rule)");
+    if (o.rate.type == RateLimitType::kHw)
+      std::fprintf(stderr, "droce-perf: warning: --rate_limit_type HW: droce paces in software, as the SW limiter does\n");
+  }
   if (!size_given) o.size = o.atomic_test() ? kAtomicSize : o.bw() ? 65536 : 2;
   if (!iters_given) o.iters = o.test == PerftestTest::kWriteBw ? 5000 : 1000;
   if (!tx_given) o.tx_depth = o.bw() ? 128 : 1;

@@ -13,6 +13,20 @@ namespace droce::perf {
 enum class AtomicType { kFetchAndAdd, kCmpAndSwap };
 [[nodiscard]] const char* atomic_type_name(AtomicType a);  // "FETCH_AND_ADD", "CMP_AND_SWAP"
 
+// --rate_limit, --rate_units, --rate_limit_type, --burst_size (perftest's rate limiter). droce
+// paces in software either way: bursts of `burst` requests, one burst every burst / rate seconds
+// (perftest's SW limiter in run_iter_bw); HW asks for the same and is told so.
+enum class RateUnits { kMiBps, kGbps, kPps };  // perftest's M, g, p
+enum class RateLimitType { kNone, kSw, kHw };
+struct RateLimit {
+  double value = 0;  // 0: none
+  RateUnits units = RateUnits::kGbps;
+  RateLimitType type = RateLimitType::kNone;
+  std::uint32_t burst = 0;  // 0: the TX depth (perftest's default)
+  // Messages a second for `size`-byte messages (perftest's rate_limit_pps).
+  [[nodiscard]] double pps(std::uint32_t size) const;
+};
+
 struct Options {
   engine::PerftestTest test = engine::PerftestTest::kSendBw;
   std::string host;                 // empty: server (perftest: no server name given)
@@ -38,6 +52,20 @@ struct Options {
   // -u: the local ACK timeout exponent, 4.096 us * 2^u (perftest's DEF_QP_TIME, 14: 67 ms). A lab
   // peer on an emulated CPU answers slower than that under load; a longer one is a realistic choice.
   std::uint32_t qp_timeout = 14;
+  // -b: both sides send at once (send_bw, write_bw, read_bw; perftest's duplex), each side printing
+  // the sum of both directions after swapping BW reports; --report-both adds each direction's row.
+  bool duplex = false;
+  bool report_both = false;
+  bool no_peak = false;             // -N: no peak bandwidth (0.00)
+  std::uint32_t cq_mod = 0;         // -Q: a completion every N requests; 0 = perftest's (100, 1 above 8 KiB)
+  // -I: accepted and shown in the banner as perftest shows it; droce has no inline distinction (every
+  // payload is copied into its frames), so nothing else changes.
+  std::uint32_t inline_size = 0;
+  std::uint32_t rx_depth = 0;       // -r: SEND receives kept posted; 0 = perftest's 512 (at most -n)
+  int margin_s = -1;                // -f: -D's unmeasured seconds at each end; -1 = a quarter of -D
+  RateLimit rate;
+  bool out_json = false;            // --out_json: perftest's JSON report, in --out_json_file
+  std::string out_json_file = "perftest_out.json";
   // droce's own.
   std::string local_ip, local_mac, peer_mac;
   std::uint8_t dscp = 0;      // --dscp 0..63 (ECN stays ECT(0))

@@ -171,6 +171,7 @@ TransportTotals PerfWorkers::totals() {
     t.naks_received += x.naks_received;
     t.ack_timeouts += x.ack_timeouts;
     t.rnr_naks += x.rnr_naks;
+    t.rnr_naks_sent += x.rnr_naks_sent;
     t.implied_naks += x.implied_naks;
     t.duplicate_responses += x.duplicate_responses;
   }

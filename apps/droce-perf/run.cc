@@ -6,6 +6,8 @@
 
 #include <rte_cycles.h>
 
+#include "apps/droce-perf/banner.h"
+
 #include <droce/engine/core/stop_signal.h>
 
 namespace droce::perf {
@@ -38,21 +40,77 @@ namespace {
 // The servers that only answer (atomic_bw and atomic_lat as read_bw and read_lat: perftest's
 // servers of them wait at the end barrier while the client runs).
 bool passive_server(const Options& o) {
-  return o.server() && (o.test == PerftestTest::kWriteBw || o.test == PerftestTest::kReadBw ||
+  return o.server() && !o.duplex && (o.test == PerftestTest::kWriteBw || o.test == PerftestTest::kReadBw ||
                         o.test == PerftestTest::kReadLat || o.test == PerftestTest::kAtomicBw ||
                         o.test == PerftestTest::kAtomicLat);
+}
+
+engine::PerftestBwReport as_report(const BwRow& r) { return {r.size, r.iters, r.peak, r.avg, r.msg_rate}; }
+BwRow as_row(const engine::PerftestBwReport& r) { return {r.size, r.iters, r.bw_peak, r.bw_avg, r.msg_rate}; }
+
+// -b, after a size's traffic (perftest 6.06's write_bw.c / read_bw.c / send_bw.c with duplex):
+// WRITE and READ meet at one more barrier under -a (perftest >= 4.6), then both swap BW reports
+// and print the sum of both directions: peak, average and message rate added, the size and
+// iterations their own. send_bw -D swaps nothing: its figures already count both directions.
+std::string duplex_report(const Options& o, engine::PerftestSession& session, const engine::PerftestKeys& mine,
+                          const BwRow& own, RunOutcome& out) {
+  const bool send = o.test == PerftestTest::kSendBw;
+  if (send && o.duration_s != 0) {
+    out.bw_rows.push_back(own);
+    std::printf("%s\n", bw_line(own).c_str());
+    return {};
+  }
+  engine::PerftestKeys ignored;
+  if (!send && o.all_sizes)
+    if (Status s = session.handshake(mine, ignored); !s.ok()) return s.message();
+  engine::PerftestBwReport theirs;
+  if (Status s = session.exchange_bw_report(as_report(own), theirs); !s.ok()) return s.message();
+  // The session checks a client's report only where it prints it (a passive server); here both
+  // sides print the peer's figures.
+  if (Status s = engine::validate_perftest_bw_report(theirs); !s.ok()) return s.message();
+  const BwRow remote = as_row(theirs);
+  BwRow sum = own;
+  sum.peak += remote.peak;
+  sum.avg += remote.avg;
+  sum.msg_rate += remote.msg_rate;
+  out.local_rows.push_back(own);
+  out.remote_rows.push_back(remote);
+  out.bw_rows.push_back(sum);
+  std::printf("%s\n", bw_line(sum).c_str());
+  return {};
+}
+
+// --report-both with -b: each direction's table after the sums (perftest prints them for a
+// single size only, as here).
+void print_both(const Options& o, const RunOutcome& out) {
+  if (!o.report_both || out.local_rows.empty() || o.all_sizes) return;
+  const char* titles[2] = {"Local results", "Remote results"};
+  const BwRow* rows[2] = {&out.local_rows.back(), &out.remote_rows.back()};
+  for (int k = 0; k < 2; ++k)
+    std::printf("%s\n %s: \n%s%s\n%s\n", kLine, titles[k], kLine, bw_header(o.report_gbits).c_str(), bw_line(*rows[k]).c_str());
+  std::fflush(stdout);
 }
 
 // One size between its barriers; the row is printed as soon as it is known.
 std::string run_size(const Options& o, engine::PerftestSession& session, PerfWorkers& workers,
                      const engine::PerftestKeys& mine, std::uint32_t size, RunOutcome& out) {
   if (Status s = workers.prepare(size); !s.ok()) return s.message();
-  if (Status s = session.before_size(o.test, mine); !s.ok()) return s.message();
+  // -b: WRITE and READ meet at a barrier before each size too (SEND always does).
+  engine::PerftestKeys ignored;
+  if (o.duplex && o.test != PerftestTest::kSendBw) {
+    if (Status s = session.handshake(mine, ignored); !s.ok()) return s.message();
+  } else if (Status s = session.before_size(o.test, mine); !s.ok()) {
+    return s.message();
+  }
   if (o.bw()) {
     BwRow row;
     if (Status s = workers.run_bw(size, row); !s.ok()) return s.message();
-    out.bw_rows.push_back(row);
-    std::printf("%s\n", bw_line(row).c_str());
+    if (o.duplex) {
+      if (std::string e = duplex_report(o, session, mine, row, out); !e.empty()) return e;
+    } else {
+      out.bw_rows.push_back(row);
+      std::printf("%s\n", bw_line(row).c_str());
+    }
   } else {
     LatRow row;
     if (Status s = workers.run_lat(size, row); !s.ok()) return s.message();
@@ -73,6 +131,12 @@ RunOutcome run_test(const Options& o, engine::PerftestSession& session, PerfWork
   if (!passive)
     for (std::uint32_t size : o.sizes())
       if (out.problem = run_size(o, session, workers, mine, size, out); !out.problem.empty()) return out;
+  if (o.duplex) {
+    // -b ends with the close alone (perftest's duplex sides swapped their reports size by size).
+    print_both(o, out);
+    if (Status s = session.close(mine); !s.ok()) out.problem = s.message();
+    return out;
+  }
   // The end: barrier, BW reports, "done" (a passive server waits here while the client runs).
   engine::PerftestBwReport mine_report, peer_report;
   if (!out.bw_rows.empty()) {

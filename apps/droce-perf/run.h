@@ -31,7 +31,8 @@ class StallWatch {
 };
 
 struct RunOutcome {
-  std::vector<BwRow> bw_rows;
+  std::vector<BwRow> bw_rows;  // the rows printed (with -b: both directions summed, as perftest prints them)
+  std::vector<BwRow> local_rows, remote_rows;  // -b: each direction's own figures, size by size
   std::vector<LatRow> lat_rows;
   std::string problem;  // empty: the run completed
 };

@@ -39,10 +39,45 @@ constexpr std::uint32_t kAtomicBytes = 8;  // IBTA §9.4.5: the target is 64 bit
 bool is_send(PerftestTest t) { return t == PerftestTest::kSendBw || t == PerftestTest::kSendLat; }
 bool is_read(PerftestTest t) { return t == PerftestTest::kReadBw || t == PerftestTest::kReadLat; }
 
+// perftest's SW rate limiter (run_iter_bw): a burst of `burst` requests may start every `gap`
+// cycles, so the rate is burst / gap. A posting loop asks before each request. Bursts keep to a
+// schedule rather than to the last one's start: a poller descheduled for a while (a loaded host)
+// catches up by at most a quarter second of bursts (8 at least), so it neither loses its rate
+// nor floods the link after.
+class BurstPacer {
+ public:
+  BurstPacer(const RateLimit& r, std::uint32_t size, std::uint32_t burst, double share, double hz) {
+    if (r.value <= 0) return;
+    const double pps = r.pps(size) * share;
+    burst_ = burst;
+    if (pps > 0) gap_ = static_cast<std::uint64_t>(hz * burst / pps);
+    catch_up_ = std::max(8 * gap_, static_cast<std::uint64_t>(hz / 4));
+  }
+  [[nodiscard]] bool may_post(std::uint64_t now) {
+    if (gap_ == 0) return true;
+    if (!in_burst_) {
+      if (next_ == 0) next_ = now;
+      if (now < next_) return false;
+      next_ = std::max(next_ + gap_, now > catch_up_ ? now - catch_up_ : 0);
+      in_burst_ = true;
+      sent_ = 0;
+    }
+    return true;
+  }
+  void posted() {
+    if (gap_ != 0 && ++sent_ >= burst_) in_burst_ = false;
+  }
+
+ private:
+  std::uint64_t gap_ = 0, next_ = 0, catch_up_ = 0;
+  std::uint32_t burst_ = 1, sent_ = 0;
+  bool in_burst_ = false;
+};
+
 }  // namespace
 
-void DurationClock::start(std::uint64_t now, double hz, std::uint32_t seconds) {
-  const std::uint64_t margin = static_cast<std::uint64_t>(seconds / 4 * hz);
+void DurationClock::start(std::uint64_t now, double hz, std::uint32_t seconds, int margin_s) {
+  const std::uint64_t margin = static_cast<std::uint64_t>((margin_s >= 0 ? static_cast<std::uint32_t>(margin_s) : seconds / 4) * hz);
   begin = now;
   sample_begin = now + margin;
   end = now + static_cast<std::uint64_t>(seconds * hz);
@@ -57,9 +92,13 @@ Traffic::Traffic(const Options& o, engine::Worker& worker, engine::MemoryRegistr
   stall_tsc_ = static_cast<std::uint64_t>(o.timeout_s * hz_);
   tx_depth_ = o.tx_depth;
   // perftest: SEND receivers keep min(512, iterations) receives posted; RDMA tests post none.
-  rx_depth_ = is_send(o.test) ? (o.duration_s != 0 ? kRxDepthSend : static_cast<std::uint32_t>(std::min<std::uint64_t>(kRxDepthSend, o.iters))) : 1;
-  cq_mod_ = o.bw() ? std::min(kCqModDefault, tx_depth_) : 1;
-  if (o.bw() && o.size > kCqModSizeLimit && !o.all_sizes) cq_mod_ = 1;
+  // -r sets it; -b's SEND sides both receive.
+  const std::uint32_t rx = o.rx_depth != 0 ? o.rx_depth : kRxDepthSend;
+  rx_depth_ = is_send(o.test) ? (o.duration_s != 0 ? rx : static_cast<std::uint32_t>(std::min<std::uint64_t>(rx, o.iters))) : 1;
+  // perftest: -Q, else DEF_CQ_MOD (every request signalled above MSG_SIZE_CQ_MOD_LIMIT); never
+  // more than the TX depth, or the window would close before a completion came.
+  cq_mod_ = o.bw() ? std::min(o.cq_mod != 0 ? o.cq_mod : kCqModDefault, tx_depth_) : 1;
+  if (o.bw() && o.cq_mod == 0 && o.size > kCqModSizeLimit && !o.all_sizes) cq_mod_ = 1;
 }
 
 Status Traffic::create() {
@@ -155,9 +194,10 @@ rc::WrOpcode Traffic::request_opcode() const {
   return rc::WrOpcode::kWrite;
 }
 
-Status Traffic::post_request(std::uint32_t i, std::uint32_t size, std::uint64_t remote_addr) {
+Status Traffic::post_request(std::uint32_t i, std::uint32_t size, std::uint64_t remote_addr, bool signaled) {
   rc::SendWr w;
   w.wr_id = qps_[i].posted;
+  w.signaled = signaled;
   w.opcode = request_opcode();
   // An atomic's local buffer takes the target's original value: 8 bytes (size is 8 for them).
   w.sge = {reinterpret_cast<std::uint64_t>(send_region(i)), size, mr_.lkey};
@@ -176,7 +216,8 @@ Status Traffic::post_receive(std::uint32_t i, std::uint32_t size) {
 }
 
 void Traffic::prepare_receives(std::uint32_t size) {
-  const bool receiver = o_.test == PerftestTest::kSendLat || (o_.test == PerftestTest::kSendBw && o_.server());
+  const bool receiver =
+      o_.test == PerftestTest::kSendLat || (o_.test == PerftestTest::kSendBw && (o_.server() || o_.duplex));
   for (std::uint32_t i = 0; i < qps_.size(); ++i) {
     auto& q = qps_[i];
     q.recv_posted = q.received = 0;
@@ -238,7 +279,26 @@ std::uint64_t Traffic::remote_offset(std::uint64_t n, std::uint32_t size) const 
 }
 
 Status Traffic::run_bw(std::uint32_t size, BwRow& row) {
-  return o_.server() ? bw_receiver(size, row) : bw_requester(size, row);
+  return o_.server() && !o_.duplex ? bw_receiver(size, row) : bw_requester(size, row);
+}
+
+bool Traffic::signaled(std::uint64_t n) const {
+  if (cq_mod_ <= 1) return true;
+  return n % cq_mod_ == cq_mod_ - 1 || (o_.duration_s == 0 && n + 1 == o_.iters);
+}
+
+bool Traffic::requests_drained() {
+  for (const auto& q : qps_) {
+    const rc::RcQp* qp = ep_.qp(q.qpn);
+    if (qp != nullptr && qp->outstanding_wrs() != 0) return false;
+  }
+  return true;
+}
+
+Status Traffic::received_one(std::uint32_t i, std::uint32_t size, bool duration) {
+  ++qps_[i].received;
+  if (duration || qps_[i].recv_posted < o_.iters) return post_receive(i, size);
+  return {};
 }
 
 Status Traffic::run_lat(std::uint32_t size, LatRow& row) {
@@ -249,44 +309,68 @@ Status Traffic::run_lat(std::uint32_t size, LatRow& row) {
   }
 }
 
-// run_iter_bw: up to tx_depth requests outstanding per QP, completions counted.
+// run_iter_bw: up to tx_depth requests outstanding per QP, a completion every cq_mod of them;
+// -b on send_bw is run_iter_bi: this side also receives the peer's SENDs (its receives were posted
+// before the size's barrier and are reposted as they complete, so the peer meets no RNR NAK), the
+// server sending from the peer's first arrival on, and the run ends once both directions are done.
 Status Traffic::bw_requester(std::uint32_t size, BwRow& row) {
   const bool duration = o_.duration_s != 0;
+  const bool receives = o_.duplex && is_send(o_.test);
+  bool may_post = !(receives && o_.server());
   const std::uint64_t total = o_.iters * qps_.size();
-  const bool peak = !duration && total <= kPeakMaxIters;
+  const bool peak = !duration && !o_.no_peak && total <= kPeakMaxIters;
   std::vector<std::uint64_t> posted_ts(peak ? total : 0), completed_ts(peak ? total : 0);
-  std::uint64_t tot_posted = 0, tot_done = 0, first_post = 0, last_done = 0, sampled = 0;
+  std::uint64_t tot_posted = 0, tot_done = 0, first_post = 0, last_done = 0, sampled = 0, received = 0;
   std::uint64_t now = rte_rdtsc(), last_progress = now;
+  // This worker's share of the rate (its QPs of -q), in bursts spread over all its QPs.
+  BurstPacer pacer(o_.rate, size, o_.rate.burst != 0 ? o_.rate.burst : tx_depth_,
+                   static_cast<double>(qps_.size()) / static_cast<double>(o_.qps), hz_);
   DurationClock dc;
-  if (duration) dc.start(now, hz_, o_.duration_s);
+  if (duration && may_post) dc.start(now, hz_, o_.duration_s, o_.margin_s);
   for (;;) {
     now = rte_rdtsc();
-    const bool posting = !duration || !dc.ended(now);
+    const bool posting = may_post && (!duration || !dc.ended(now));
     for (std::uint32_t i = 0; posting && i < qps_.size(); ++i) {
       auto& q = qps_[i];
       while ((duration || q.posted < o_.iters) && q.posted - q.completed < tx_depth_) {
         const std::uint64_t t = rte_rdtsc();
+        if (!pacer.may_post(t)) break;
         if (first_post == 0) first_post = t;
         if (peak) posted_ts[tot_posted] = t;
         const std::uint64_t remote = is_send(o_.test) ? 0 : q.peer.vaddr + remote_offset(q.posted, size);
-        if (Status s = post_request(i, size, remote); !s.ok()) return s;
+        if (Status s = post_request(i, size, remote, signaled(q.posted)); !s.ok()) return s;
+        pacer.posted();
         ++q.posted;
         ++tot_posted;
       }
     }
     Status s = poll([&](std::uint32_t i, const rc::Completion& c) -> Status {
-      if (c.is_recv) return {};
       const std::uint64_t t = rte_rdtsc();
-      ++qps_[i].completed;
-      if (peak && tot_done < total) completed_ts[tot_done] = t;
-      ++tot_done;
+      if (c.is_recv) {
+        if (!receives) return {};
+        last_progress = t;
+        ++received;
+        if (!may_post) {  // the server's first arrival: its sends (and -D's clock) start now
+          may_post = true;
+          if (duration) dc.start(t, hz_, o_.duration_s, o_.margin_s);
+        }
+        if (duration && dc.sampling(t)) ++sampled;  // run_iter_bi counts both directions under -D
+        return received_one(i, size, duration);
+      }
+      // One completion for every request of its QP up to it (-Q): wr_id is the request's number.
+      auto& q = qps_[i];
+      const std::uint64_t upto = c.wr_id + 1;
+      const std::uint64_t n = upto > q.completed ? upto - q.completed : 0;
+      q.completed += n;
+      for (std::uint64_t k = 0; k < n; ++k, ++tot_done)
+        if (peak && tot_done < total) completed_ts[tot_done] = t;
       last_done = last_progress = t;
-      if (duration && dc.sampling(t)) ++sampled;
+      if (duration && dc.sampling(t)) sampled += n;
       return {};
     });
     if (!s.ok()) return s;
-    if (!duration && tot_done >= total) break;
-    if (duration && dc.ended(now) && tot_done == tot_posted) break;
+    if (!duration && tot_done >= total && (!receives || received >= total)) break;
+    if (duration && dc.ended(now) && requests_drained()) break;
     if (Status st = stalled(rte_rdtsc(), last_progress); !st.ok()) return st;
   }
   if (duration)
@@ -311,14 +395,12 @@ Status Traffic::bw_receiver(std::uint32_t size, BwRow& row) {
       const std::uint64_t t = rte_rdtsc();
       if (first_rx == 0) {
         first_rx = t;
-        if (duration) dc.start(t, hz_, o_.duration_s);
+        if (duration) dc.start(t, hz_, o_.duration_s, o_.margin_s);
       }
-      ++qps_[i].received;
       ++received;
       last_progress = t;
       if (dc.sampling(t)) ++sampled;
-      if (duration || qps_[i].recv_posted < o_.iters) return post_receive(i, size);
-      return {};
+      return received_one(i, size, duration);
     });
     if (!s.ok()) return s;
     now = rte_rdtsc();
@@ -343,7 +425,7 @@ Status Traffic::lat_send(std::uint32_t size, LatRow& row) {
   std::uint64_t scnt = 0, rcnt = 0, arrived = 0, sent_done = 0, sampled = 0;
   std::uint64_t now = rte_rdtsc(), last_progress = now;
   DurationClock dc;
-  if (duration && client) dc.start(now, hz_, o_.duration_s);
+  if (duration && client) dc.start(now, hz_, o_.duration_s, o_.margin_s);
   auto pump = [&]() -> Status {
     return poll([&](std::uint32_t, const rc::Completion& c) -> Status {
       last_progress = rte_rdtsc();
@@ -351,7 +433,7 @@ Status Traffic::lat_send(std::uint32_t size, LatRow& row) {
         ++sent_done;
         return {};
       }
-      if (duration && !dc.running) dc.start(last_progress, hz_, o_.duration_s);  // the server's clock
+      if (duration && !dc.running) dc.start(last_progress, hz_, o_.duration_s, o_.margin_s);  // the server's clock
       if (dc.sampling(last_progress)) ++sampled;
       ++arrived;
       if (duration || arrived + rx_depth_ <= n) return post_receive(0, size);
@@ -397,7 +479,7 @@ Status Traffic::lat_write(std::uint32_t size, LatRow& row) {
   std::uint64_t scnt = 0, ccnt = 0, rcnt = 0, sent_done = 0, sampled = 0;
   std::uint64_t now = rte_rdtsc(), last_progress = now;
   DurationClock dc;
-  if (duration) dc.start(now, hz_, o_.duration_s);
+  if (duration) dc.start(now, hz_, o_.duration_s, o_.margin_s);
   auto pump = [&]() -> Status {
     return poll([&](std::uint32_t, const rc::Completion& c) -> Status {
       if (!c.is_recv) ++sent_done;
@@ -451,7 +533,7 @@ Status Traffic::lat_read(std::uint32_t size, LatRow& row) {
   const std::uint64_t step = o_.atomic == AtomicType::kFetchAndAdd ? kAtomicAddValue : 0;
   std::uint64_t first_original = 0;
   DurationClock dc;
-  if (duration) dc.start(last_progress, hz_, o_.duration_s);
+  if (duration) dc.start(last_progress, hz_, o_.duration_s, o_.margin_s);
   while (duration ? !dc.ended(rte_rdtsc()) : scnt < n) {
     if (!duration) posted.push_back(rte_rdtsc());
     qps_[0].posted = scnt++;
@@ -490,6 +572,7 @@ TransportTotals Traffic::totals() {
     t.naks_received += c.naks_received;
     t.ack_timeouts += c.local_ack_timeout_err;
     t.rnr_naks += c.rnr_naks_received;
+    t.rnr_naks_sent += c.rnr_naks_sent;
     t.implied_naks += c.implied_nak_seq_err;
     t.duplicate_responses += c.duplicate_responses;
   }

@@ -20,16 +20,18 @@
 namespace droce::perf {
 
 struct TransportTotals {
-  std::uint64_t retransmitted = 0, naks_sent = 0, naks_received = 0, ack_timeouts = 0, rnr_naks = 0;
+  std::uint64_t retransmitted = 0, naks_sent = 0, naks_received = 0, ack_timeouts = 0;
+  std::uint64_t rnr_naks = 0;       // RNR NAKs received: the peer had no receive posted for our SEND
+  std::uint64_t rnr_naks_sent = 0;  // RNR NAKs we sent: a SEND of the peer's found no receive of ours
   std::uint64_t implied_naks = 0, duplicate_responses = 0;  // requester: responses lost / not ours to take
 };
 
-// Duration mode (-D) as perftest runs it: a quarter of the time (whole seconds, rounded down) at
-// each end is not measured; iterations are those completed inside the window.
+// Duration mode (-D) as perftest runs it: a quarter of the time (whole seconds, rounded down), or
+// -f's margin, at each end is not measured; iterations are those completed inside the window.
 struct DurationClock {
   std::uint64_t begin = 0, sample_begin = 0, sample_end = 0, end = 0;
   bool running = false;
-  void start(std::uint64_t now, double hz, std::uint32_t seconds);
+  void start(std::uint64_t now, double hz, std::uint32_t seconds, int margin_s = -1);
   [[nodiscard]] bool sampling(std::uint64_t now) const { return running && now >= sample_begin && now < sample_end; }
   [[nodiscard]] bool ended(std::uint64_t now) const { return running && now >= end; }
   [[nodiscard]] double sample_seconds(double hz) const { return static_cast<double>(sample_end - sample_begin) / hz; }
@@ -99,7 +101,8 @@ class Traffic {
   [[nodiscard]] engine::Status set_initiator_depth(std::uint32_t i, const engine::PerftestKeys& keys);
   [[nodiscard]] rc::WrOpcode request_opcode() const;  // what the test's requester posts
   [[nodiscard]] rc::WcOpcode atomic_wc_opcode() const;  // how an atomic test's requests complete
-  [[nodiscard]] engine::Status post_request(std::uint32_t i, std::uint32_t size, std::uint64_t remote_addr);
+  [[nodiscard]] engine::Status post_request(std::uint32_t i, std::uint32_t size, std::uint64_t remote_addr,
+                                           bool signaled = true);
   [[nodiscard]] engine::Status post_receive(std::uint32_t i, std::uint32_t size);
   // Polls the endpoint once and hands every completion of every QP to `on` (QP index, completion);
   // a failed completion is the run's end, reported with the QP and status.
@@ -108,6 +111,14 @@ class Traffic {
   // No progress for --timeout seconds, or a stop signal: the run cannot finish.
   [[nodiscard]] engine::Status stalled(std::uint64_t now, std::uint64_t last_progress);
   [[nodiscard]] std::uint64_t remote_offset(std::uint64_t n, std::uint32_t size) const;
+  // -Q: whether request n of a QP asks for a completion (perftest signals every cq_mod-th and the
+  // last of an iterations run); a completion stands for every request of its QP up to it.
+  [[nodiscard]] bool signaled(std::uint64_t n) const;
+  // Every QP's requests acknowledged (the unsignaled ones too): what -D's end waits for.
+  [[nodiscard]] bool requests_drained();
+  // A SEND receiver's receive completed: counted, and a receive posted in its place while the run
+  // needs more.
+  [[nodiscard]] engine::Status received_one(std::uint32_t i, std::uint32_t size, bool duration);
 
   [[nodiscard]] engine::Status bw_requester(std::uint32_t size, BwRow& row);
   [[nodiscard]] engine::Status bw_receiver(std::uint32_t size, BwRow& row);

@@ -156,6 +156,81 @@ run_pair vlan write_bw -s 4096 -n 200 --dscp 26 --vlan 100 --pcp 3 -- -s 4096 -n
 check "write_bw with --dscp 26 --vlan 100 --pcp 3 on both sides (tagged frames, ARP on the VLAN): both exit 0" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/vlan.c.txt' 1 200 bw"
 
+# ---- perftest's habits: -b, --report-both, -Q, -I, -N, --rate_limit, --out_json, flags droce leaves out ----
+# duplex_json FILE ITERS: a -b side's JSON: no RNR NAK either way (each side posted receives for
+# the peer's SENDs), each direction's row of ITERS iterations, and the printed row their sum.
+duplex_json() { /usr/bin/python3 -c "
+import json; d = json.load(open('$1'))
+assert d['bidirectional'] and d['problem'] == '', d
+assert d['rnr_naks_sent'] == 0 and d['rnr_naks_received'] == 0, (d['rnr_naks_sent'], d['rnr_naks_received'])
+l, r, s = d['results_local'][-1], d['results_remote'][-1], d['results'][-1]
+assert l['iterations'] == r['iterations'] == s['iterations'] == $2, (l, r, s)
+assert abs(s['bw_average'] - l['bw_average'] - r['bw_average']) <= 1e-6 * max(1, s['bw_average']), (l, r, s)
+assert l['msg_rate_mpps'] > 0 and r['msg_rate_mpps'] > 0, (l, r)"; }
+run_pair sbb send_bw -b -s 4096 -n 300 -- -b -s 4096 -n 300
+check "send_bw -b: both exit 0, both send and receive (no RNR NAK), each prints both directions' sum" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && has_banner '$out/sbb.c.txt' 'Send Bidirectional BW Test' && grep -q 'RX depth' '$out/sbb.c.txt' && table '$out/sbb.c.txt' 1 300 bw && table '$out/sbb.s.txt' 1 300 bw && duplex_json '$out/sbb.c.json' 300 && duplex_json '$out/sbb.s.json' 300"
+# --report-both: after the sums, each side's "Local results" and "Remote results" tables; one
+# side's local row is the other's remote row (the swapped BW reports).
+both_tables() { /usr/bin/python3 - "$@" <<'PY'
+import sys
+def tables(path):
+    lines = open(path).read().splitlines()
+    out = {}
+    for title in ('Local results', 'Remote results'):
+        i = [k for k, l in enumerate(lines) if l.strip() == title + ':']
+        assert len(i) == 1, (title, path)
+        row = lines[i[0] + 3].split()
+        assert lines[i[0] + 2].startswith(' #bytes'), lines[i[0] + 2]
+        out[title] = (int(row[0]), int(row[1]), float(row[3]))
+    return out
+c, s = tables(sys.argv[1]), tables(sys.argv[2])
+assert c['Local results'] == s['Remote results'] and c['Remote results'] == s['Local results'], (c, s)
+assert c['Local results'][1] == int(sys.argv[3]) and c['Local results'][2] > 0, c
+print('both tables', c)
+PY
+}
+run_pair wbb write_bw -b -s 8192 -n 300 --report-both -- -b -s 8192 -n 300 --report-both
+check "write_bw -b --report-both: both exit 0, the sums, then each direction's table (one side's local is the other's remote)" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && has_banner '$out/wbb.s.txt' 'RDMA_Write Bidirectional BW Test' && both_tables '$out/wbb.c.txt' '$out/wbb.s.txt' 300 && duplex_json '$out/wbb.c.json' 300 && duplex_json '$out/wbb.s.json' 300"
+run_pair rbba read_bw -b -a --max-size 1024 -n 20 -- -b -a --max-size 1024 -n 20
+check "read_bw -b -a (2..1024): both exit 0, 10 summed rows on each side (a barrier and a report swap per size)" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/rbba.c.txt' 10 20 bw && table '$out/rbba.s.txt' 10 20 bw && duplex_json '$out/rbba.c.json' 20"
+# --out_json: perftest's own JSON (test_info and results, perftest's keys); -Q, -I and -N shown as
+# perftest shows them; flags droce leaves out but may ignore: one warning line each, and the run goes on.
+perftest_json() { /usr/bin/python3 -c "
+import json; d = json.load(open('$1'))
+assert list(d) == ['test_info', 'results'], list(d)
+i, r = d['test_info'], d['results']
+for k in ['test', 'Dual_port', 'Device', 'Number_of_qps', 'Transport_type', 'Connection_type', 'Using_SRQ', 'ibv_wr_API',
+          'CQ_Moderation', 'Mtu', 'Link_type', 'Max_inline_data', 'rdma_cm_QPs', 'Data_ex_method']:
+    assert k in i, (k, i)
+assert i['test'] == 'Send_BW_Test' and i['CQ_Moderation'] == 10 and i['Max_inline_data'] == 64 and i['Connection_type'] == 'RC', i
+assert $2 == 0 or (i['TX_depth'] == 128 and 'RX_depth' not in i), i
+assert $2 == 1 or (i['RX_depth'] == 512 and 'TX_depth' not in i), i
+assert set(r) == {'MsgSize', 'n_iterations', 'BW_peak', 'BW_average', 'MsgRate'}, r
+assert r['MsgSize'] == 4096 and r['n_iterations'] == 1000 and r['BW_peak'] == 0 and r['BW_average'] > 0 and r['MsgRate'] > 0, r"; }
+run_pair pj send_bw -s 4096 -Q 10 -I 64 -N --out_json --out_json_file="$out/pj.s.perftest.json" -- \
+  -s 4096 -Q 10 -I 64 -N --out_json --out_json_file "$out/pj.c.perftest.json" -e --use-srq -S 3 --cpu_util
+check "--out_json: perftest's JSON keys on both sides; -Q 10, -I 64 and -N (peak 0) shown" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && grep -q 'CQ Moderation   : 10' '$out/pj.c.txt' && grep -q 'Max inline data : 64\[B\]' '$out/pj.c.txt' && perftest_json '$out/pj.c.perftest.json' 1 && perftest_json '$out/pj.s.perftest.json' 0"
+check "perftest flags droce ignores (-e, --use-srq, -S, --cpu_util): one warning line each, and the run goes on" \
+  "[ \$(grep -c '^droce-perf: warning: .* ignored: ' '$out/pj.c.txt') -eq 4 ] && grep -q '^droce-perf: warning: -e ignored: droce polls' '$out/pj.c.txt' && grep -q '^droce-perf: warning: --use-srq ignored' '$out/pj.c.txt'"
+# --rate_limit 0.2 Gb/s (23.84 MiB/s) for 4 KiB WRITEs in bursts of 16: unpaced the pair runs at
+# hundreds of MiB/s; paced, the average stays near the rate (loosely: a loaded host's poller
+# catches up on at most a quarter second of bursts, and the first-post-to-last-completion clock
+# adds one gap in 125).
+rate_avg() { /usr/bin/python3 -c "
+import json; d = json.load(open('$1')); avg = d['results'][0]['bw_average']
+assert $2 * 0.5 <= avg <= $2 * 1.25, (avg, $2)
+print('paced average', avg, 'MiB/s for', $2)"; }
+run_pair rl write_bw -s 4096 -n 2000 -- -s 4096 -n 2000 --rate_limit=0.2 --rate_limit_type=SW --burst_size 16
+check "write_bw --rate_limit 0.2 (Gb/s, SW, bursts of 16): both exit 0, the average near 23.84 MiB/s" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && rate_avg '$out/rl.c.json' 23.84"
+run_pair rlm send_bw -s 4096 -n 1000 -- -s 4096 -n 1000 --rate_limit 20 --rate_units M
+check "send_bw --rate_limit 20 --rate_units M (HW: paced in software, one warning line): the average near 20 MiB/s" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && grep -q 'warning: --rate_limit_type HW: droce paces in software' '$out/rlm.c.txt' && rate_avg '$out/rlm.c.json' 20"
+
 # ---- --workers: QP i on worker i % N, each worker on its own lcore with its own queue pair ----
 # Two lcores per process (4 pollers on a 2-CPU machine: slow, judged on results only); the
 # memif ports get two queue pairs each.
@@ -254,8 +329,20 @@ bad "atomic_bw -s 16" "-s: atomic tests use 8-byte messages only, not 16" atomic
 bad "atomic_lat -a" "-a: atomic tests run one size" atomic_lat -a
 bad "-A BOGUS" "-A: 'BOGUS' is not an atomic type (FETCH_AND_ADD or CMP_AND_SWAP)" atomic_bw -A BOGUS
 bad "-A on a non-atomic test" "-A: only atomic_bw and atomic_lat" read_bw -A FETCH_AND_ADD
+bad "-b on a latency test" "-b: bidirectional is only available in bw tests" send_lat -b
+bad "-b on atomic_bw" "not atomic_bw" atomic_bw -b
+bad "-I on a READ test" "-I: inline data is not available on READ/atomic tests" read_bw -I 64
+bad "-Q 0" "-Q: '0'" send_bw -Q 0
+bad "--rate_limit_type PP" "packet pacing is raw_ethernet's" write_bw --rate_limit=1 --rate_limit_type=PP
+bad "--rate_units p with the HW limit" "pps is not supported with the HW rate limit" write_bw --rate_limit 5 --rate_units p
+bad "--rate_limit on send_bw -b" "not with a bidirectional send_bw" send_bw -b --rate_limit 1
+bad "--burst_size alone" "need --rate_limit" write_bw --burst_size 4
+bad "perftest's -R (rdma_cm)" "-R: perftest's, not implemented by droce-perf: droce speaks perftest's TCP exchange, not rdma_cm" send_bw -R
+bad "perftest's --use_cuda=0" "--use_cuda: perftest's, not implemented by droce-perf: droce's buffers are host memory" write_bw --use_cuda=0
+bad "perftest's --output" "--output: perftest's, not implemented" write_bw --output bandwidth
+bad "a value for a flag without one" "--report-both takes no value" write_bw --report-both=yes
 "$perf" -- send_bw --help > "$out/help.txt" 2>&1
-check "--help exits 0 and lists every flag" "[ \$? -eq 0 ] && grep -q -- '--report_gbits' '$out/help.txt' && grep -q -- '--peer-mac' '$out/help.txt' && grep -q -- '-x, --gid-index' '$out/help.txt' && grep -q -- '--workers N' '$out/help.txt' && grep -q -- '-A, --atomic_type' '$out/help.txt' && grep -q 'atomic_bw atomic_lat' '$out/help.txt'"
+check "--help exits 0 and lists every flag" "[ \$? -eq 0 ] && grep -q -- '--report_gbits' '$out/help.txt' && grep -q -- '--peer-mac' '$out/help.txt' && grep -q -- '-x, --gid-index' '$out/help.txt' && grep -q -- '--workers N' '$out/help.txt' && grep -q -- '-A, --atomic_type' '$out/help.txt' && grep -q 'atomic_bw atomic_lat' '$out/help.txt' && grep -q -- '-b, --bidirectional' '$out/help.txt' && grep -q -- '--out_json' '$out/help.txt' && grep -q -- '--rate_limit=R' '$out/help.txt'"
 
 # ---- nobody there: a clear error within --timeout ----
 start=$(date +%s)

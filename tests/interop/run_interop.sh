@@ -5,6 +5,8 @@
 # completions) and both sides' exit status. No QEMU, no image, a guest that does not boot: the
 # suite FAILS and says why — it never passes without having run.
 # usage: run_interop.sh DROCE_ECHO DROCE_PERF
+# INTEROP_ONLY=REGEX runs only the cases whose names match it (grep -E), e.g.
+# INTEROP_ONLY='bidir' for the perftest -b cases; the guest boots all the same.
 set -uo pipefail
 ECHO=$1 PERF=$2
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -42,6 +44,8 @@ echo "guest booted in $(( $(date +%s) - T0 )) s (image included)"
 # Addressing of every droce run on the lab link.
 DROCE_ADDR=(--local-ip "$DROCE_IP" --local-mac "$DROCE_MAC" --peer-mac "$GUEST_MAC")
 passed=() failed=()
+# wanted NAME: the case runs (INTEROP_ONLY unset, or its name matches).
+wanted() { [ -z "${INTEROP_ONLY:-}" ] || grep -q -E -- "$INTEROP_ONLY" <<< "$1"; }
 result() {  # result NAME RC SECONDS
   if [ "$2" -eq 0 ]; then passed+=("$1"); echo "PASS $1 (${3} s)"; else failed+=("$1"); echo "FAIL $1 (${3} s)"; fi
 }
@@ -50,6 +54,7 @@ result() {  # result NAME RC SECONDS
 # guest_serves NAME 'guest command' droce-app-args...
 guest_serves() {
   local name=$1 gcmd=$2 t0 id rc=0 grc=0; shift 2
+  wanted "$name" || return 0
   t0=$(date +%s)
   echo "--- $name: guest: $gcmd | droce: $*"
   # The link up while the tool starts (perftest refuses a port that is down), then droce's turn.
@@ -73,6 +78,7 @@ guest_serves() {
 # client. droce_serves NAME 'guest command' droce-app-args...
 droce_serves() {
   local name=$1 gcmd=$2 t0 rc=0 grc=0; shift 2
+  wanted "$name" || return 0
   t0=$(date +%s)
   echo "--- $name: droce: $* | guest: $gcmd"
   lab_droce_start "$LAB_RUN/droce.log" timeout 180 "$@"
@@ -186,11 +192,34 @@ else
   result pmtu4096_setup 1 0
 fi
 
+# ---- perftest's -b (bidirectional): both sides send at once; each side posts receives for the
+# other's SENDs before the barrier, so nobody meets an RNR NAK (droce counts those it sends and
+# receives in its JSON), and both swap BW reports and print the sum of both directions ----
+# no_rnr NAME FILE: droce's JSON says the run completed without an RNR NAK either way.
+no_rnr() {
+  wanted "$1" || return 0
+  if /usr/bin/python3 -c "import json, sys; d = json.load(open(sys.argv[1])); assert d['problem'] == '' and d['bidirectional'], d; \
+assert d['rnr_naks_sent'] == 0 and d['rnr_naks_received'] == 0, (d['rnr_naks_sent'], d['rnr_naks_received'])" "$2"; then
+    result "$1" 0 0
+  else
+    result "$1" 1 0
+  fi
+}
+droce_serves send_bw_bidir_droce_server "ib_send_bw $X -b -s 4096 -n 20 $GUEST_OOB_ADDR" \
+  $(perf_server send_bw -b -s 4096 -n 20 --json "$LAB_RUN/sbb_droce_server.json")
+no_rnr send_bw_bidir_droce_server_no_rnr "$LAB_RUN/sbb_droce_server.json"
+guest_serves send_bw_bidir_guest_server "ib_send_bw $X -b -s 4096 -n 20" \
+  $(perf_client send_bw -b -s 4096 -n 20 --json "$LAB_RUN/sbb_guest_server.json")
+no_rnr send_bw_bidir_guest_server_no_rnr "$LAB_RUN/sbb_guest_server.json"
+guest_serves write_bw_bidir_guest_server "ib_write_bw $X -b -s 4096 -n 20" $(perf_client write_bw -b -s 4096 -n 20)
+
 # ---- ARP: droce-perf without --peer-mac finds the guest's MAC by ARP (the guest kernel answers
 # for its eth0 address; the guest's permanent entry for droce means it asks nothing itself) ----
 guest_serves write_bw_guest_server_arp "ib_write_bw $X -s 4096 -n 20" "${DP[@]}" write_bw -p "$LAB_OOB_HOSTFWD" \
   --local-ip "$DROCE_IP" --local-mac "$DROCE_MAC" --timeout 60 -s 4096 -n 20 --json "$LAB_RUN/arp.json" 127.0.0.1
-if /usr/bin/python3 -c "import json, sys; r = json.load(open(sys.argv[1]))['remote']; assert r['mac_from'] == 'arp' and r['mac'] == sys.argv[2], r" \
+if ! wanted write_bw_arp_resolved_guest_mac; then
+  :
+elif /usr/bin/python3 -c "import json, sys; r = json.load(open(sys.argv[1]))['remote']; assert r['mac_from'] == 'arp' and r['mac'] == sys.argv[2], r" \
      "$LAB_RUN/arp.json" "$GUEST_MAC"; then
   result write_bw_arp_resolved_guest_mac 0 0
 else
