@@ -199,6 +199,10 @@ Status RcEndpoint::create_qp(rc::QpAttr attr, std::uint32_t& qpn) {
     s.pacer = dcqcn::Pacer(static_cast<std::uint64_t>(static_cast<double>(cfg_.dcqcn.pacer_burst_ns) / ns_per_tsc_),
                            static_cast<double>(tsc_hz_));
     if (attr.recv_mode == rc::RecvMode::kMessageViews) s.ready.resize(attr.rq_depth);
+    // From the first selective-repeat QP on, the parser takes the SR opcodes (docs/selective-repeat.md);
+    // the fast path never takes them, so go-back-N traffic parses as before. A go-back-N QP handed
+    // one drops it (RcCounters::recovery_mismatch).
+    if (attr.recovery == rc::Recovery::kSelectiveRepeat) parse_opt_.accept_droce_sr = true;
     // Readers on other threads (qp_at) see the slot once it is whole.
     __atomic_store_n(&published_qps_, first_free_slot_, __ATOMIC_RELEASE);
     qpn = attr.qpn;

@@ -26,6 +26,7 @@
 #include "protocols/dcqcn/timing_wheel.h"
 #include "protocols/rc/rc_qp.h"
 #include "protocols/wire/build.h"
+#include "protocols/wire/parse.h"
 
 namespace droce::engine {
 
@@ -365,6 +366,11 @@ class RcEndpoint final : public ViewHome {
   // QPs that may have completions, FIFO, each at most once (the endpoint's CQ).
   SlotList cq_{&QpSlot::cq_next};
   bool rx_promiscuous_ = false;  // this poll's view of the port's mode (cfg or PMD)
+  // The parser checks every header rule, inline on the fast path (parse_headers); receive() checks
+  // the ICRC in place right after (the parser's own check would copy the frame) and the P_Key
+  // against the QP's. The drop reasons and their order stay parse_frame's. accept_droce_sr turns
+  // on with the first selective-repeat QP (create_qp).
+  wire::ParseOptions parse_opt_{.verify_icrc = false};
   // QPs that received packets in this burst, in the order of their first packet: each gets one
   // note_activity() when the burst is done (settle_received) instead of one per packet.
   std::uint32_t rx_touched_[kRxBurst] = {};
