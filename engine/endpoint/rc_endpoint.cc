@@ -251,6 +251,18 @@ Status RcEndpoint::connect(std::uint32_t qpn, const RemoteQp& remote) {
   return {};
 }
 
+Status RcEndpoint::set_recovery(std::uint32_t qpn, rc::Recovery recovery) {
+  QpSlot* s = slot(qpn);
+  if (s == nullptr) return Status::error(StatusCode::kNotFound, "set_recovery: unknown QPN " + std::to_string(qpn));
+  if (s->connected || s->qp->state() != rc::QpState::kInit)
+    return Status::error(StatusCode::kBadState, "set_recovery: QP " + std::to_string(qpn) + " is not in INIT");
+  rc::QpAttr attr = s->qp->attr();
+  attr.recovery = recovery;
+  if (Status st = s->qp->modify(rc::QpState::kInit, &attr); !st.ok()) return st.context("set_recovery: QP " + std::to_string(qpn) + ": ");
+  if (recovery == rc::Recovery::kSelectiveRepeat) parse_opt_.accept_droce_sr = true;  // as create_qp
+  return {};
+}
+
 Status RcEndpoint::create_qp(rc::QpAttr attr, const wire::L2L3Address& remote, rc::RcQp*& out) {
   std::uint32_t qpn = 0;
   if (Status st = create_qp(attr, qpn); !st.ok()) return st;

@@ -115,6 +115,9 @@ class RcEndpoint final : public ViewHome {
   [[nodiscard]] Status create_qp(rc::QpAttr attr, std::uint32_t& qpn);
   // Connects it (INIT -> RTR -> RTS) to `remote`. Message-view QPs get their receive credits here.
   [[nodiscard]] Status connect(std::uint32_t qpn, const RemoteQp& remote);
+  // The QP's loss recovery (docs/selective-repeat.md), while it is still in INIT (not connected):
+  // for an owner that learns it from the peer after create_qp (droce-gen's exchange).
+  [[nodiscard]] Status set_recovery(std::uint32_t qpn, rc::Recovery recovery);
   // Both at once, with the peer's QPN and first PSN taken from attr.dest_qpn and attr.rq_psn.
   [[nodiscard]] Status create_qp(rc::QpAttr attr, const wire::L2L3Address& remote, rc::RcQp*& out);
   // The QP's state and counters (nullptr for an unknown QPN).
