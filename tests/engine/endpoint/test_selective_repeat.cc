@@ -137,3 +137,47 @@ TEST_CASE("an endpoint without a selective-repeat QP refuses SR opcodes as unkno
   rc::Completion c;
   CHECK_FALSE(lab.qb->poll_cq(c));
 }
+
+TEST_CASE("set_recovery: a QP created go-back-N turns selective repeat while in INIT, never once connected",
+          "[engine][transport][sr]") {
+  // Both endpoints start with go-back-N QPs only; the second pair is made SR after create_qp, as
+  // droce-gen does once its peer agreed, and carries a message through the SR parsers it turned on.
+  Lab lab("tsrs", 0.0);
+  rc::QpAttr qa_attr = lab.qa->attr();
+  rc::QpAttr qb_attr = lab.qb->attr();
+  std::uint32_t qpn_a = 0, qpn_b = 0;
+  REQUIRE(lab.a->create_qp(qa_attr, qpn_a).ok());
+  REQUIRE(lab.b->create_qp(qb_attr, qpn_b).ok());
+  REQUIRE(lab.a->set_recovery(qpn_a, rc::Recovery::kSelectiveRepeat).ok());
+  REQUIRE(lab.b->set_recovery(qpn_b, rc::Recovery::kSelectiveRepeat).ok());
+  CHECK(lab.a->qp(qpn_a)->attr().recovery == rc::Recovery::kSelectiveRepeat);
+  CHECK_FALSE(lab.a->set_recovery(lab.qpn_a, rc::Recovery::kSelectiveRepeat).ok());  // connected: fixed
+  CHECK_FALSE(lab.a->set_recovery(0xABCDEF, rc::Recovery::kSelectiveRepeat).ok());   // no such QP
+  REQUIRE(lab.a->connect(qpn_a, RemoteQp{droce::test::addr(2), qpn_b, qb_attr.sq_psn}).ok());
+  REQUIRE(lab.b->connect(qpn_b, RemoteQp{droce::test::addr(1), qpn_a, qa_attr.sq_psn}).ok());
+  rc::RcQp* qa = lab.a->qp(qpn_a);
+  rc::RcQp* qb = lab.b->qp(qpn_b);
+  std::vector<std::uint8_t> src(5000), dst(5000);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = pat(9, static_cast<std::uint32_t>(i));
+  rc::MemoryRegion smr, dmr;
+  REQUIRE(lab.mem_a.register_memory(src.data(), src.size(), rc::kAccessLocalWrite, smr).ok());
+  REQUIRE(lab.mem_b.register_memory(dst.data(), dst.size(), rc::kAccessLocalWrite, dmr).ok());
+  REQUIRE(qb->post_recv(rc::RecvWr{1, {reinterpret_cast<std::uint64_t>(dst.data()), 5000, dmr.lkey}}).ok());
+  rc::SendWr w;
+  w.sge = {reinterpret_cast<std::uint64_t>(src.data()), 5000, smr.lkey};
+  REQUIRE(qa->post_send(w).ok());
+  rc::Completion ca, cb;
+  bool got_a = false, got_b = false;
+  CHECK(lab.run([&] {
+    got_a = got_a || qa->poll_cq(ca);
+    got_b = got_b || qb->poll_cq(cb);
+    return got_a && got_b;
+  }, 5));
+  CHECK(ca.status == rc::WcStatus::kSuccess);
+  CHECK(cb.status == rc::WcStatus::kSuccess);
+  CHECK(cb.byte_len == 5000);
+  CHECK(dst == src);
+  CHECK(qa->counters().recovery_mismatch == 0);
+  CHECK(qb->counters().recovery_mismatch == 0);
+  CHECK(lab.b->counters().rx_drops[static_cast<std::size_t>(wire::DropReason::kUnknownOpcode)] == 0);
+}
