@@ -70,20 +70,45 @@ Status connect_loopback(const Options& o, Setup& st) {
   return {};
 }
 
-// The first QP's exchange is followed by droce's own lines: the client's workload, which the
-// server must be running too, then how long it will run, so that the server waits for it as long
-// as it may take.
+// The client's proposal of selective repeat: a suffix of its workload line, absent for go-back-N
+// (so a go-back-N run speaks the line as before).
+constexpr const char* kProposeSr = " recovery=sr";
+
+std::string recovery_line(rc::Recovery r) { return std::string("RECOVERY ") + recovery_name(r); }
+
+// The first QP's exchange is followed by droce's own lines, before that QP connects (a QP's
+// recovery is fixed once it leaves INIT): the client's workload, which the server must be running
+// too, then how long it will run, so that the server waits for it as long as it may take. A client
+// asking for selective repeat says so at the end of its workload line; the server answers with the
+// recovery both use, sr only when it runs --recovery sr too, else gbn (issue 19: only droce peers
+// that both want it use it), once its first QP is connected (send_recovery): the client connects
+// its own only then, so its first packets find the server's QP ready, as rc_pingpong's order
+// (connect, then answer) ensures for the others.
 Status announce_or_check_workload(const Options& o, Connection& c, std::uint32_t timeout_ms,
-                                  const std::function<void()>& poll) {
+                                  const std::function<void()>& poll, rc::Recovery& agreed) {
+  const bool propose_sr = o.recovery == rc::Recovery::kSelectiveRepeat;
+  std::string line;
   if (o.mode == Mode::kClient) {
-    if (Status s = c.oob.send_line(config_line(o), timeout_ms); !s.ok()) return exchange_error(s.message());
+    if (Status s = c.oob.send_line(config_line(o) + (propose_sr ? kProposeSr : ""), timeout_ms); !s.ok())
+      return exchange_error(s.message());
     if (Status s = c.oob.send_line(run_line(c.run_limit_s, c.run_warmup_s), timeout_ms); !s.ok())
       return exchange_error(s.message());
+    if (Status s = engine::recv_line_stoppable(c.oob, line, timeout_ms, "the server's recovery line", poll); !s.ok())
+      return exchange_error(s.message());
+    if (line == recovery_line(rc::Recovery::kSelectiveRepeat) && propose_sr)
+      agreed = rc::Recovery::kSelectiveRepeat;
+    else if (line == recovery_line(rc::Recovery::kGoBackN))
+      agreed = rc::Recovery::kGoBackN;
+    else
+      return Status::error("the server sent '" + line.substr(0, 80) + "' where its recovery was expected (is it this droce-gen?)");
     return {};
   }
-  std::string line;
   if (Status s = engine::recv_line_stoppable(c.oob, line, timeout_ms, "the client's workload line", poll); !s.ok())
     return exchange_error(s.message());
+  const std::size_t suffix = std::char_traits<char>::length(kProposeSr);
+  const bool client_sr = line.size() > suffix && line.compare(line.size() - suffix, suffix, kProposeSr) == 0;
+  if (client_sr) line.resize(line.size() - suffix);
+  agreed = client_sr && propose_sr ? rc::Recovery::kSelectiveRepeat : rc::Recovery::kGoBackN;
   if (line != config_line(o))
     return Status::error("the client runs '" + line.substr(std::min<std::size_t>(7, line.size())) + "' but this server '" +
                          config_line(o).substr(7) + "': start both with the same workload options");
@@ -92,6 +117,15 @@ Status announce_or_check_workload(const Options& o, Connection& c, std::uint32_t
   if (!parse_run_line(line, c.run_limit_s, c.run_warmup_s))
     return Status::error("the client sent '" + line.substr(0, 80) + "' where its run length was expected (is it this droce-gen?)");
   c.run_from_client = true;
+  return {};
+}
+
+// Every local QP of the run to the agreed recovery (all still in INIT).
+Status apply_recovery(const Options& o, Setup& st) {
+  for (std::uint32_t i = 0; st.recovery != o.recovery && i < o.qps; ++i) {
+    engine::RcEndpoint& ep = st.server ? *st.responder(i).ep : *st.requester(i).ep;
+    if (Status s = ep.set_recovery(st.server ? st.responder(i).qpn : st.requester(i).qpn, st.recovery); !s.ok()) return s;
+  }
   return {};
 }
 
@@ -127,12 +161,20 @@ Status exchange_qps(const Options& o, Setup& st, Connection& c, std::uint32_t ti
     if (Status m = peer_mac.of_gid(peer.gid, timeout_ms, mac); !m.ok()) return exchange_error(m.message());
     std::uint8_t pip[4];
     if (Status g = engine::ipv4_from_gid(peer.gid, pip); !g.ok()) return g;
+    if (i == 0) {
+      // The first QP's answer goes before the workload lines; the client connects only after the
+      // server's recovery line, which follows the server's connect (announce_or_check_workload).
+      if (server)
+        if (Status a = c.oob.server_answer(local, timeout_ms, poll); !a.ok()) return exchange_error(a.message());
+      if (Status w = announce_or_check_workload(o, c, timeout_ms, poll, st.recovery); !w.ok()) return w;
+      if (Status r = apply_recovery(o, st); !r.ok()) return r;
+    }
     if (Status cs = ep.connect(qpn, engine::RemoteQp{engine::lab_address(pip, mac), peer.qpn, peer.psn}); !cs.ok()) return cs;
+    if (server && i == 0)
+      if (Status s = c.oob.send_line(recovery_line(st.recovery), timeout_ms); !s.ok()) return exchange_error(s.message());
     // As rc_pingpong: connect first, then answer and wait for "done".
-    if (server)
+    if (server && i != 0)
       if (Status a = c.oob.server_answer(local, timeout_ms, poll); !a.ok()) return exchange_error(a.message());
-    if (i == 0)
-      if (Status w = announce_or_check_workload(o, c, timeout_ms, poll); !w.ok()) return w;
   }
   // Then the responder's buffers (WRITE target, READ source) for each QP.
   for (std::uint32_t i = 0; i < o.qps; ++i) {
@@ -199,6 +241,9 @@ std::string config_line(const Options& o) {
 Status connect_qps(const Options& o, Setup& st, Connection& c) {
   c.run_limit_s = o.count != 0 ? std::max(60.0, o.duration_s) : o.duration_s;
   c.run_warmup_s = o.warmup_s;
+  // Loopback: both ends are ours and run as asked. A static connection has no exchange to agree
+  // in: it keeps go-back-N (parse_options refuses --recovery sr with --oob-port 0).
+  st.recovery = o.mode == Mode::kLoopback ? o.recovery : rc::Recovery::kGoBackN;
   if (o.mode == Mode::kLoopback) return connect_loopback(o, st);
   Status s = o.oob_port == 0 ? connect_static(o, st) : exchange_qps(o, st, c, static_cast<std::uint32_t>(o.connect_timeout_s * 1000));
   if (s.ok() && st.group) apps::place_flows_and_say("droce-gen", *st.group);  // the port's RSS table, where it has one

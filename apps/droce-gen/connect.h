@@ -1,6 +1,6 @@
 // droce-gen's connection: loopback QPs joined directly; client and server over ibv_rc_pingpong's
-// TCP exchange (one per QP, then droce's own lines: the workload, the run length, the responders'
-// buffers) or statically.
+// TCP exchange (one per QP; after the first, droce's own lines: the workload with the recovery
+// proposal, the run length, the server's recovery answer; then the responders' buffers) or statically.
 #pragma once
 
 #include <string>

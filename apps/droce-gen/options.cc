@@ -22,6 +22,7 @@ const char* op_name(Op op) {
   }
   return "?";
 }
+const char* recovery_name(rc::Recovery r) { return r == rc::Recovery::kSelectiveRepeat ? "sr" : "gbn"; }
 const char* mode_name(Mode m) { return m == Mode::kLoopback ? "loopback" : m == Mode::kClient ? "client" : "server"; }
 
 std::uint32_t Options::max_size() const {
@@ -124,6 +125,15 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
                 "only the first M QPs carry traffic; the others are connected and idle\n(default: all)");
   cli::add_uint(app, g, "--inflight", "N", o.inflight, 1, 128,
                 "outstanding messages per QP, 1..128" + d + std::to_string(o.inflight) + ")");
+  cli::add_choice(app, g, "--recovery", {"gbn", "sr"},
+                  "loss recovery: gbn (go-back-N, IBTA) or sr (selective repeat between\n"
+                  "droce-gen peers: SENDs and WRITEs only; client/server: used only when the\n"
+                  "server runs --recovery sr too, else both fall back to gbn)" + d +
+                      recovery_name(o.recovery) + ")",
+                  [&o](std::size_t i) { o.recovery = i == 0 ? rc::Recovery::kGoBackN : rc::Recovery::kSelectiveRepeat; });
+  cli::add_uint(app, g, "--sr-bdp-packets", "N", o.sr_bdp_pkts, 1, rc::kSrMaxBdpPkts,
+                "selective repeat: packets in flight per QP, 1.." + std::to_string(rc::kSrMaxBdpPkts) + d +
+                    std::to_string(o.sr_bdp_pkts) + ")");
   cli::add_real(app, g, "--rate-gbps", "G", o.rate_gbps, 0.001, 400,
                 "offered load in Gb/s of payload (default: closed loop)");
   cli::add_real(app, g, "--msg-rate", "M", o.msg_rate, 1, 1e9,
@@ -185,7 +195,8 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
 
 constexpr const char* kUsage =
     "usage: droce-gen [EAL options] -- [options]\n"
-    "RoCEv2 RC traffic generator: real queue pairs with go-back-N reliability, every message\n"
+    "RoCEv2 RC traffic generator: real queue pairs with go-back-N (or, between droce-gen peers,\n"
+    "selective-repeat) reliability, every message\n"
     "verified on arrival. With no EAL options, loopback mode builds an in-process lab (two endpoints\n"
     "on net_ring ports) and client/server modes use net_memif on /tmp/droce-gen.sock.";
 
@@ -212,6 +223,12 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   if (o.mode != Mode::kLoopback && o.oob_port == 0 && o.op != Op::kSend)
     return std::fprintf(stderr, "droce-gen: --op %s needs the peer's buffer address and rkey, which only the "
                                 "out-of-band exchange carries: use --oob-port, or --op send\n", op_name(o.op)), -1;
+  if (o.recovery == rc::Recovery::kSelectiveRepeat && o.mode != Mode::kLoopback && o.oob_port == 0)
+    return std::fprintf(stderr, "droce-gen: --recovery sr is agreed in the out-of-band exchange: use --oob-port\n"), -1;
+  // READ and atomics are not carried by selective repeat (rc::RcQp::post_send refuses them).
+  if (o.recovery == rc::Recovery::kSelectiveRepeat && (o.op == Op::kRead || is_atomic_op(o.op)))
+    return std::fprintf(stderr, "droce-gen: --recovery sr carries SENDs and WRITEs only: --op %s needs --recovery gbn\n",
+                        op_name(o.op)), -1;
   if (is_atomic_op(o.op)) {
     // An atomic works on 8 bytes (IBTA §9.4.5): that is its size, given or not.
     if (size_given && (o.sizes.size() != 1 || o.sizes[0] != 8))

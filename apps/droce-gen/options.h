@@ -8,6 +8,7 @@
 #include "apps/common/address_text.h"
 #include "apps/droce-gen/arrivals.h"
 #include <droce/protocols/dcqcn/params.h>
+#include <droce/protocols/rc/qp_attr.h>
 
 namespace droce::gen {
 
@@ -26,6 +27,10 @@ struct Options {
   std::uint32_t active_qps = 0;    // the first N QPs carry traffic, the rest stay connected and idle; 0 = all
   std::uint16_t workers = 1;       // poll-mode workers (EAL lcores from -l); QP i runs on worker i % workers
   std::uint32_t inflight = 16;     // outstanding messages per QP
+  // Loss recovery (docs/selective-repeat.md): go-back-N, or selective repeat between droce-gen
+  // peers (a client proposes it; the server agrees only when started with it too).
+  rc::Recovery recovery = rc::Recovery::kGoBackN;
+  std::uint32_t sr_bdp_pkts = rc::kSrMaxBdpPkts;  // selective repeat: PSNs in flight per QP, 1..128
   double duration_s = 2;
   std::uint64_t count = 0;         // total messages; 0 = run for --duration
   double warmup_s = 0;
@@ -76,6 +81,7 @@ struct Options {
 
 [[nodiscard]] const char* op_name(Op op);
 [[nodiscard]] const char* mode_name(Mode m);
+[[nodiscard]] const char* recovery_name(rc::Recovery r);  // "gbn" or "sr"
 [[nodiscard]] std::string sizes_text(const std::vector<std::uint32_t>& s);
 inline constexpr std::uint32_t kMaxQps = 16384;
 inline constexpr std::uint16_t kMaxWorkers = 128;

@@ -130,6 +130,8 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
   std::string qps = std::to_string(o.qps) + " QP(s)";
   if (o.active() != o.qps) qps += " (" + std::to_string(o.active()) + " active)";
   if (o.workers > 1) qps += " on " + std::to_string(o.workers) + " workers";
+  // Selective repeat named when in use (a go-back-N run reads as before).
+  if (st.recovery == rc::Recovery::kSelectiveRepeat) qps += ", selective repeat (" + std::to_string(o.sr_bdp_pkts) + " pkts in flight)";
   std::printf(" droce-gen %s: RC %s, %s, MTU %u, inflight %u, impairment loss %g dup %g reorder %g\n",
               mode_name(o.mode), op_name(o.op), qps.c_str(), o.mtu, o.inflight, o.loss, o.duplicate, o.reorder);
   std::printf(" #bytes     #iterations    BW average[Gb/sec]   MsgRate[Mpps]\n");
@@ -247,6 +249,7 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
       j["atomic_replays"] = c.atomic_replays;
     }
     j["problem"] = r.problem;
+    j["recovery"] = recovery_name(st.recovery);  // in use (client/server: as the two agreed)
     // The same counters under the Linux RDMA drivers' names (docs/counters.md), what the endpoints
     // dropped and why, and which droce wrote the report when.
     const engine::CounterSums sums = apps::counter_sums(st.endpoints());
@@ -258,6 +261,7 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
                    {"mtu", o.mtu}, {"qps", o.qps}, {"active_qps", o.active()}, {"workers", o.workers},
                    {"inflight", o.inflight}, {"duration_s", o.duration_s},
                    {"count", o.count}, {"warmup_s", o.warmup_s}, {"qp_timeout", o.qp_timeout}, {"retry_cnt", o.retry_cnt},
+                   {"recovery_asked", recovery_name(o.recovery)}, {"sr_bdp_packets", o.sr_bdp_pkts},
                    {"rate_gbps", o.rate_gbps}, {"msg_rate", o.msg_rate}, {"arrivals", arrivals_name(o.arrivals)},
                    {"burst", o.burst}, {"loss", o.loss}, {"duplicate", o.duplicate},
                    {"reorder", o.reorder}, {"burst_start", o.burst_start}, {"burst_frames", o.burst_frames},

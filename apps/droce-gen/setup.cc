@@ -39,6 +39,10 @@ rc::QpAttr qp_attr(const Options& o, std::uint32_t i, bool requester_side) {
   a.access = rc::kAccessRemoteWrite | rc::kAccessRemoteRead | (is_atomic_op(o.op) ? rc::kAccessRemoteAtomic : 0u);
   a.sq_depth = 256;
   a.rq_depth = 256;
+  // Loopback: both ends as asked. Client/server: as proposed; connect_qps sets what the two
+  // sides agreed before any QP connects.
+  a.recovery = o.recovery;
+  a.sr_bdp_pkts = o.sr_bdp_pkts;
   return a;
 }
 

@@ -49,6 +49,7 @@ struct Setup {
   std::vector<Shard> shards;                  // per worker
   std::vector<std::unique_ptr<Job>> jobs;     // per worker
   std::unique_ptr<Pattern> pattern;
+  rc::Recovery recovery = rc::Recovery::kGoBackN;  // in use on every QP (client/server: as agreed)
 
   Setup();
   ~Setup();

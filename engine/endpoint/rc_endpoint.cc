@@ -199,6 +199,10 @@ Status RcEndpoint::create_qp(rc::QpAttr attr, std::uint32_t& qpn) {
     s.pacer = dcqcn::Pacer(static_cast<std::uint64_t>(static_cast<double>(cfg_.dcqcn.pacer_burst_ns) / ns_per_tsc_),
                            static_cast<double>(tsc_hz_));
     if (attr.recv_mode == rc::RecvMode::kMessageViews) s.ready.resize(attr.rq_depth);
+    // From the first selective-repeat QP on, the parser takes the SR opcodes (docs/selective-repeat.md);
+    // the fast path never takes them, so go-back-N traffic parses as before. A go-back-N QP handed
+    // one drops it (RcCounters::recovery_mismatch).
+    if (attr.recovery == rc::Recovery::kSelectiveRepeat) parse_opt_.accept_droce_sr = true;
     // Readers on other threads (qp_at) see the slot once it is whole.
     __atomic_store_n(&published_qps_, first_free_slot_, __ATOMIC_RELEASE);
     qpn = attr.qpn;
@@ -244,6 +248,18 @@ Status RcEndpoint::connect(std::uint32_t qpn, const RemoteQp& remote) {
     }
   }
   note_activity(*s);
+  return {};
+}
+
+Status RcEndpoint::set_recovery(std::uint32_t qpn, rc::Recovery recovery) {
+  QpSlot* s = slot(qpn);
+  if (s == nullptr) return Status::error(StatusCode::kNotFound, "set_recovery: unknown QPN " + std::to_string(qpn));
+  if (s->connected || s->qp->state() != rc::QpState::kInit)
+    return Status::error(StatusCode::kBadState, "set_recovery: QP " + std::to_string(qpn) + " is not in INIT");
+  rc::QpAttr attr = s->qp->attr();
+  attr.recovery = recovery;
+  if (Status st = s->qp->modify(rc::QpState::kInit, &attr); !st.ok()) return st.context("set_recovery: QP " + std::to_string(qpn) + ": ");
+  if (recovery == rc::Recovery::kSelectiveRepeat) parse_opt_.accept_droce_sr = true;  // as create_qp
   return {};
 }
 

@@ -26,6 +26,7 @@
 #include "protocols/dcqcn/timing_wheel.h"
 #include "protocols/rc/rc_qp.h"
 #include "protocols/wire/build.h"
+#include "protocols/wire/parse.h"
 
 namespace droce::engine {
 
@@ -114,6 +115,9 @@ class RcEndpoint final : public ViewHome {
   [[nodiscard]] Status create_qp(rc::QpAttr attr, std::uint32_t& qpn);
   // Connects it (INIT -> RTR -> RTS) to `remote`. Message-view QPs get their receive credits here.
   [[nodiscard]] Status connect(std::uint32_t qpn, const RemoteQp& remote);
+  // The QP's loss recovery (docs/selective-repeat.md), while it is still in INIT (not connected):
+  // for an owner that learns it from the peer after create_qp (droce-gen's exchange).
+  [[nodiscard]] Status set_recovery(std::uint32_t qpn, rc::Recovery recovery);
   // Both at once, with the peer's QPN and first PSN taken from attr.dest_qpn and attr.rq_psn.
   [[nodiscard]] Status create_qp(rc::QpAttr attr, const wire::L2L3Address& remote, rc::RcQp*& out);
   // The QP's state and counters (nullptr for an unknown QPN).
@@ -365,6 +369,11 @@ class RcEndpoint final : public ViewHome {
   // QPs that may have completions, FIFO, each at most once (the endpoint's CQ).
   SlotList cq_{&QpSlot::cq_next};
   bool rx_promiscuous_ = false;  // this poll's view of the port's mode (cfg or PMD)
+  // The parser checks every header rule, inline on the fast path (parse_headers); receive() checks
+  // the ICRC in place right after (the parser's own check would copy the frame) and the P_Key
+  // against the QP's. The drop reasons and their order stay parse_frame's. accept_droce_sr turns
+  // on with the first selective-repeat QP (create_qp).
+  wire::ParseOptions parse_opt_{.verify_icrc = false};
   // QPs that received packets in this burst, in the order of their first packet: each gets one
   // note_activity() when the burst is done (settle_received) instead of one per packet.
   std::uint32_t rx_touched_[kRxBurst] = {};

@@ -27,11 +27,6 @@ bool same_ipv4(const std::uint8_t* a, const std::uint8_t* b) {
   return x == y;
 }
 
-// The parser checks every header rule, inline on the fast path (parse_headers); receive() checks
-// the ICRC in place right after (the parser's own check would copy the frame) and the P_Key
-// against the QP's. The drop reasons and their order stay parse_frame's.
-constexpr wire::ParseOptions kParseNoIcrc{.verify_icrc = false};
-
 bool icrc_ok(std::uint8_t* frame, const wire::PacketInfo& pi) {
   const std::uint32_t covered = pi.frame_len - wire::kIcrcBytes - pi.l3_offset;
   return wire::icrc_compute_in_place(frame + pi.l3_offset, covered, pi.ipv6) ==
@@ -311,7 +306,7 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
     return false;
   }
   wire::PacketInfo pi;
-  const wire::DropReason r = wire::parse_headers(data, len, pi, kParseNoIcrc);
+  const wire::DropReason r = wire::parse_headers(data, len, pi, parse_opt_);
   if (r != wire::DropReason::kNone) {
     // ARP and ND are looked at only here, among the frames already refused: RoCE frames pay nothing.
     if (r == wire::DropReason::kNotIp && arp_.on_frame(data, len, rx_promiscuous_, now_ns, rx_now_tsc_)) return false;

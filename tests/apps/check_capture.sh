@@ -22,6 +22,13 @@ timeout 120 "$gen" -- --op send --size 1500 --qps 2 --loss 0.02 --count 300 --qu
   > "$out/loop.txt" 2>&1
 check "loopback run with --pcap exits 0" "[ $? -eq 0 ]" "$out/loop.txt"
 check "loopback capture: tshark decodes it, Scapy verifies every ICRC" "verified '$out/loop.pcapng'" "$out/loop.pcapng.verify.txt"
+# Selective repeat (docs/selective-repeat.md): its manufacturer-specific opcodes (SR WRITE
+# packets 0xC6..0xCB, SACKs 0xD1) are RoCEv2 frames as any: the same decode and ICRC check holds.
+timeout 120 "$gen" -- --op write --size 3000 --loss 0.02 --count 300 --recovery sr --quiet --pcap "$out/sr.pcapng" \
+  > "$out/sr.txt" 2>&1
+check "loopback --recovery sr run with --pcap exits 0" "[ $? -eq 0 ]" "$out/sr.txt"
+check "selective-repeat capture: tshark decodes it, Scapy verifies every ICRC, SACKs (0xd1) in it" \
+  "verified '$out/sr.pcapng' && grep -Eq '^ *[0-9]+ 209$' '$out/sr.pcapng.verify.txt'" "$out/sr.pcapng.verify.txt"
 
 # Client and server over net_memif, each capturing its own port. Realistic ACK timeout for a busy host.
 last_cpu=$(( $(nproc) - 1 ))

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -119,6 +120,10 @@ struct LabOptions {
   // starting at the TSC reading after set-up and moving this many ns per poll() (and by
   // advance_ns()), so timers, pacing and DCQCN recovery do not depend on the machine's speed.
   std::uint64_t clock_step_ns = 0;
+  // Both QPs' loss recovery (docs/selective-repeat.md) and, for selective repeat, the cap on PSNs in flight.
+  rc::Recovery recovery = rc::Recovery::kGoBackN;
+  std::uint32_t sr_bdp_pkts = rc::kSrMaxBdpPkts;
+  std::optional<rc::Recovery> b_recovery = {};  // B's, where it differs from A's
 };
 
 struct Lab {
@@ -161,10 +166,13 @@ struct Lab {
     qa_attr.sq_psn = 0xFFFF00;  // the first PSNs wrap through 2^24
     qa_attr.timeout = 14;       // ~67 ms, as rxe and perftest use
     qa_attr.access = rc::kAccessRemoteWrite | rc::kAccessRemoteRead;
+    qa_attr.recovery = o.recovery;
+    qa_attr.sr_bdp_pkts = o.sr_bdp_pkts;
     rc::QpAttr qb_attr = qa_attr;
     qb_attr.sq_psn = 0x000100;
     qb_attr.recv_mode = o.b_recv_mode;
     qb_attr.rq_depth = o.b_rq_depth;
+    qb_attr.recovery = o.b_recovery.value_or(o.recovery);
     REQUIRE(a->create_qp(qa_attr, qpn_a).ok());
     REQUIRE(b->create_qp(qb_attr, qpn_b).ok());
     REQUIRE(a->connect(qpn_a, RemoteQp{addr(2, o.ipv6), qpn_b, qb_attr.sq_psn}).ok());
