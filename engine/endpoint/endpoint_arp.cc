@@ -131,13 +131,13 @@ ArpResolution EndpointArp::resolution(const std::uint8_t* ipv4) const {
     case arp::NeighbourState::kIncomplete:
       out.state = ArpResolution::State::kResolving;
       out.status = Status::error(StatusCode::kBadState, "still resolving " + ipv4_text(ip) + " (ARP requests sent so far: " +
-                                                            std::to_string(n->requests_sent) + ")");
+                                                            std::to_string(n->queries_sent) + ")");
       break;
     case arp::NeighbourState::kFailed:
     case arp::NeighbourState::kNone:
       out.state = ArpResolution::State::kFailed;
       out.status = Status::error(StatusCode::kTimeout,
-                                 "no ARP reply from " + ipv4_text(ip) + " after " + std::to_string(n->requests_sent) +
+                                 "no ARP reply from " + ipv4_text(ip) + " after " + std::to_string(n->queries_sent) +
                                      " requests in " + std::to_string((n->deadline_ns - n->started_ns) / 1'000'000) + " ms");
       break;
   }

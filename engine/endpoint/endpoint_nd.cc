@@ -138,14 +138,14 @@ NdResolution EndpointNd::resolution(const std::uint8_t* ipv6) const {
       out.state = NdResolution::State::kResolving;
       out.status = Status::error(StatusCode::kBadState, "still resolving " + ipv6_text(ipv6) +
                                                             " (Neighbor Solicitations sent so far: " +
-                                                            std::to_string(n->solicitations_sent) + ")");
+                                                            std::to_string(n->queries_sent) + ")");
       break;
     case nd::NeighbourState::kFailed:
     case nd::NeighbourState::kNone:
       out.state = NdResolution::State::kFailed;
       out.status = Status::error(StatusCode::kTimeout,
                                  "no Neighbor Advertisement from " + ipv6_text(ipv6) + " after " +
-                                     std::to_string(n->solicitations_sent) + " solicitations in " +
+                                     std::to_string(n->queries_sent) + " solicitations in " +
                                      std::to_string((n->deadline_ns - n->started_ns) / 1'000'000) + " ms");
       break;
   }

@@ -1,13 +1,15 @@
 // The IPv4 neighbour table: IPv4 address -> MAC, learned by ARP (RFC 826) with a lifetime, and
 // the resolution of a peer's MAC (requests at an interval, a bounded count, then failure).
+// The entries and the resolution's clock are protocols/common/neighbour_cache.h's, shared with
+// ND's table; this file keeps ARP's own rules (which addresses resolve, what a frame teaches).
 // Pure protocol code: no clock reads (every call takes now_ns), fixed capacity, nothing allocated
 // after construction.
 #pragma once
 
-#include <array>
 #include <cstdint>
 
 #include "protocols/arp/arp_frame.h"
+#include "protocols/common/neighbour_cache.h"
 
 namespace droce::arp {
 
@@ -31,31 +33,10 @@ struct NeighbourConfig {
   std::uint32_t max_requests = kArpMaxRequests;  // at least 1
 };
 
-enum class NeighbourState : std::uint8_t {
-  kNone,        // a free slot
-  kIncomplete,  // requests going out, no reply yet
-  kReachable,   // MAC known until deadline_ns
-  kFailed,      // max_requests requests went unanswered
-};
-
-struct Neighbour {
-  std::uint32_t ip = 0;
-  std::uint8_t mac[6] = {};
-  NeighbourState state = NeighbourState::kNone;
-  std::uint32_t requests_sent = 0;  // by the current (or the last) resolution
-  std::uint64_t started_ns = 0;     // when that resolution sent its first request
-  // kIncomplete: the next request (or the failure) is due; kReachable: the MAC expires;
-  // kFailed: when it failed.
-  std::uint64_t deadline_ns = 0;
-};
-
-enum class StartResult : std::uint8_t {
-  kStarted,     // a new resolution: its first request is due now
-  kResolving,   // one was already in progress
-  kResolved,    // the MAC is known (and within its lifetime)
-  kBadAddress,  // 0.0.0.0, our own, broadcast, multicast or loopback: nothing to resolve
-  kTableFull,
-};
+using NeighbourState = neighbour::NeighbourState;
+using Neighbour = neighbour::NeighbourEntry<std::uint32_t>;  // ip in host order
+// kBadAddress: 0.0.0.0, our own, broadcast, multicast or loopback.
+using StartResult = neighbour::StartResult;
 
 // What on_arp did not do, and why (each a counter for the caller).
 enum class ArpIgnore : std::uint8_t {
@@ -77,25 +58,30 @@ struct ArpVerdict {
 
 class NeighbourTable {
  public:
-  static constexpr std::uint64_t kNever = UINT64_MAX;
-  explicit NeighbourTable(const NeighbourConfig& cfg) : cfg_(cfg) {
+  static constexpr std::uint64_t kNever = neighbour::kNever;
+  explicit NeighbourTable(const NeighbourConfig& cfg)
+      : cfg_(cfg), cache_({cfg.lifetime_ns, cfg.retry_interval_ns, cfg.max_requests}) {
     if (cfg_.max_requests == 0) cfg_.max_requests = 1;
   }
 
   // Starts resolving `ip` (host order) unless it is known or under way. A failed or expired
   // entry starts over.
-  [[nodiscard]] StartResult start_resolve(std::uint32_t ip, std::uint64_t now_ns);
+  [[nodiscard]] StartResult start_resolve(std::uint32_t ip, std::uint64_t now_ns) {
+    return resolvable(ip) ? cache_.start_resolve(ip, now_ns) : StartResult::kBadAddress;
+  }
   // The entry for `ip`, or nullptr when there is none (a reachable entry past its lifetime
   // counts as none).
-  [[nodiscard]] const Neighbour* find(std::uint32_t ip, std::uint64_t now_ns) const;
+  [[nodiscard]] const Neighbour* find(std::uint32_t ip, std::uint64_t now_ns) const { return cache_.find(ip, now_ns); }
 
   // Resolution's clock: writes up to `max` addresses whose request is due now into `ips` and
   // returns how many (each is counted as sent); entries that have had all their requests
   // unanswered for a whole interval become kFailed (`failed` says how many did now). Costs one
   // compare while nothing is due.
-  unsigned due_requests(std::uint64_t now_ns, std::uint32_t* ips, unsigned max, unsigned& failed);
+  unsigned due_requests(std::uint64_t now_ns, std::uint32_t* ips, unsigned max, unsigned& failed) {
+    return cache_.due_queries(now_ns, ips, max, failed);
+  }
   // When due_requests next has work (kNever: no resolution in progress).
-  [[nodiscard]] std::uint64_t next_due_ns() const { return next_due_ns_; }
+  [[nodiscard]] std::uint64_t next_due_ns() const { return cache_.next_due_ns(); }
 
   // A received ARP frame (parse_arp accepted it). Learning follows Linux: a request for our IP
   // teaches (or refreshes) the requester's MAC; a reply for our IP updates an address we hold an
@@ -106,21 +92,14 @@ class NeighbourTable {
 
   [[nodiscard]] const NeighbourConfig& config() const { return cfg_; }
   // Entries in use (any state but kNone).
-  [[nodiscard]] std::uint32_t size() const;
+  [[nodiscard]] std::uint32_t size() const { return cache_.size(); }
   // True for an IPv4 address one can resolve (and learn): not 0.0.0.0, ours, loopback,
   // multicast or broadcast.
   [[nodiscard]] bool resolvable(std::uint32_t ip) const;
 
  private:
-  Neighbour* lookup(std::uint32_t ip);
-  // A slot for a new address: a free one, else the oldest failed or expired entry; nullptr when
-  // every entry is resolving or within its lifetime.
-  Neighbour* claim(std::uint64_t now_ns);
-  void learn(Neighbour& n, const std::uint8_t* mac, std::uint64_t now_ns);
-
   NeighbourConfig cfg_;
-  std::array<Neighbour, kNeighbourCapacity> entries_{};
-  std::uint64_t next_due_ns_ = kNever;
+  neighbour::NeighbourCache<std::uint32_t, kNeighbourCapacity> cache_;
 };
 
 }  // namespace droce::arp

@@ -4,13 +4,15 @@
 // addresses: learn only what we asked (an advertisement for an address we are resolving or hold)
 // or who asks us (a solicitation for our address with the asker's link-layer address).
 // No Neighbor Unreachability Detection (§7.3): an entry is trusted for its lifetime, then
-// resolved again. Pure protocol code: no clock reads, fixed capacity, nothing allocated after
-// construction.
+// resolved again. The entries and the resolution's clock are protocols/common/neighbour_cache.h's,
+// shared with ARP's table; this file keeps ND's own rules. Pure protocol code: no clock reads,
+// fixed capacity, nothing allocated after construction.
 #pragma once
 
 #include <array>
 #include <cstdint>
 
+#include "protocols/common/neighbour_cache.h"
 #include "protocols/nd/nd_frame.h"
 
 namespace droce::nd {
@@ -42,31 +44,11 @@ struct NeighbourConfig {
   std::uint32_t max_solicitations = kNdMaxSolicitations;  // at least 1
 };
 
-enum class NeighbourState : std::uint8_t {
-  kNone,        // a free slot
-  kIncomplete,  // solicitations going out, no advertisement yet (§7.3.2 INCOMPLETE)
-  kReachable,   // MAC known until deadline_ns
-  kFailed,      // max_solicitations went unanswered
-};
-
-struct Neighbour {
-  Ipv6Address ip{};
-  std::uint8_t mac[6] = {};
-  NeighbourState state = NeighbourState::kNone;
-  std::uint32_t solicitations_sent = 0;  // by the current (or the last) resolution
-  std::uint64_t started_ns = 0;          // when that resolution sent its first solicitation
-  // kIncomplete: the next solicitation (or the failure) is due; kReachable: the MAC expires;
-  // kFailed: when it failed.
-  std::uint64_t deadline_ns = 0;
-};
-
-enum class StartResult : std::uint8_t {
-  kStarted,     // a new resolution: its first solicitation is due now
-  kResolving,   // one was already in progress
-  kResolved,    // the MAC is known (and within its lifetime)
-  kBadAddress,  // ::, ::1, multicast, IPv4-mapped or our own: nothing to resolve
-  kTableFull,
-};
+// kIncomplete is §7.3.2's INCOMPLETE; kFailed: max_solicitations went unanswered.
+using NeighbourState = neighbour::NeighbourState;
+using Neighbour = neighbour::NeighbourEntry<Ipv6Address>;
+// kBadAddress: ::, ::1, multicast, IPv4-mapped or our own.
+using StartResult = neighbour::StartResult;
 
 // What on_nd did not do, and why (each a counter for the caller).
 enum class NdIgnore : std::uint8_t {
@@ -94,24 +76,31 @@ struct NdVerdict {
 
 class NeighbourTable {
  public:
-  static constexpr std::uint64_t kNever = UINT64_MAX;
-  explicit NeighbourTable(const NeighbourConfig& cfg) : cfg_(cfg) {
+  static constexpr std::uint64_t kNever = neighbour::kNever;
+  explicit NeighbourTable(const NeighbourConfig& cfg)
+      : cfg_(cfg), cache_({cfg.lifetime_ns, cfg.retry_interval_ns, cfg.max_solicitations}) {
     if (cfg_.max_solicitations == 0) cfg_.max_solicitations = 1;
   }
 
   // Starts resolving `ip` unless it is known or under way. A failed or expired entry starts over.
-  [[nodiscard]] StartResult start_resolve(const Ipv6Address& ip, std::uint64_t now_ns);
+  [[nodiscard]] StartResult start_resolve(const Ipv6Address& ip, std::uint64_t now_ns) {
+    return resolvable(ip) ? cache_.start_resolve(ip, now_ns) : StartResult::kBadAddress;
+  }
   // The entry for `ip`, or nullptr when there is none (a reachable entry past its lifetime
   // counts as none).
-  [[nodiscard]] const Neighbour* find(const Ipv6Address& ip, std::uint64_t now_ns) const;
+  [[nodiscard]] const Neighbour* find(const Ipv6Address& ip, std::uint64_t now_ns) const {
+    return cache_.find(ip, now_ns);
+  }
 
   // Resolution's clock: writes up to `max` addresses whose solicitation is due now into `ips`
   // and returns how many (each counted as sent); entries whose solicitations all went
-  // unanswered for a whole interval become kFailed (`failed` says how many did now). One
-  // compare while nothing is due.
-  unsigned due_solicitations(std::uint64_t now_ns, Ipv6Address* ips, unsigned max, unsigned& failed);
+  // unanswered for a whole interval become kFailed (`failed` says how many did now, §7.2.2).
+  // One compare while nothing is due.
+  unsigned due_solicitations(std::uint64_t now_ns, Ipv6Address* ips, unsigned max, unsigned& failed) {
+    return cache_.due_queries(now_ns, ips, max, failed);
+  }
   // When due_solicitations next has work (kNever: no resolution in progress).
-  [[nodiscard]] std::uint64_t next_due_ns() const { return next_due_ns_; }
+  [[nodiscard]] std::uint64_t next_due_ns() const { return cache_.next_due_ns(); }
 
   // A received NS or NA (parse_nd accepted it). `any_dst_mac`: the port takes frames for any
   // MAC, so the Ethernet destination is not checked (else it must be ours, our solicited-node
@@ -119,21 +108,17 @@ class NeighbourTable {
   [[nodiscard]] NdVerdict on_nd(const NdFrame& f, bool any_dst_mac, std::uint64_t now_ns);
 
   [[nodiscard]] const NeighbourConfig& config() const { return cfg_; }
-  [[nodiscard]] std::uint32_t size() const;
+  [[nodiscard]] std::uint32_t size() const { return cache_.size(); }
   // True for an address one can resolve (and learn): not ::, ::1, multicast, IPv4-mapped
   // (::ffff:0:0/96, never on the wire, RFC 4291 §2.5.5.2) or ours.
   [[nodiscard]] bool resolvable(const Ipv6Address& ip) const;
 
  private:
-  Neighbour* lookup(const Ipv6Address& ip);
-  Neighbour* claim(std::uint64_t now_ns);
-  void learn(Neighbour& n, const std::uint8_t* mac, std::uint64_t now_ns);
   [[nodiscard]] NdVerdict on_solicitation(const NdFrame& f, std::uint64_t now_ns);
   [[nodiscard]] NdVerdict on_advertisement(const NdFrame& f, std::uint64_t now_ns);
 
   NeighbourConfig cfg_;
-  std::array<Neighbour, kNeighbourCapacity> entries_{};
-  std::uint64_t next_due_ns_ = kNever;
+  neighbour::NeighbourCache<Ipv6Address, kNeighbourCapacity> cache_;
 };
 
 }  // namespace droce::nd

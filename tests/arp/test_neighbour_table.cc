@@ -54,7 +54,7 @@ TEST_CASE("neighbours: a resolution sends its requests an interval apart, then f
     CHECK(due(t, at, ips, failed) == 1);
     CHECK(ips[0] == kPeer);
     CHECK(failed == 0);
-    CHECK(t.find(kPeer, at)->requests_sent == i + 1);
+    CHECK(t.find(kPeer, at)->queries_sent == i + 1);
     CHECK(t.next_due_ns() == at + kArpRetryIntervalNs);
   }
   const std::uint64_t end = kT0 + kArpMaxRequests * kArpRetryIntervalNs;
@@ -66,12 +66,12 @@ TEST_CASE("neighbours: a resolution sends its requests an interval apart, then f
   const Neighbour* n = t.find(kPeer, end);
   REQUIRE(n != nullptr);
   CHECK(n->state == NeighbourState::kFailed);
-  CHECK(n->requests_sent == kArpMaxRequests);
+  CHECK(n->queries_sent == kArpMaxRequests);
   CHECK(n->deadline_ns - n->started_ns == kArpMaxRequests * kArpRetryIntervalNs);
   CHECK(t.next_due_ns() == NeighbourTable::kNever);
   // Asking again starts over.
   CHECK(t.start_resolve(kPeer, end + 10) == StartResult::kStarted);
-  CHECK(t.find(kPeer, end + 10)->requests_sent == 0);
+  CHECK(t.find(kPeer, end + 10)->queries_sent == 0);
 }
 
 TEST_CASE("neighbours: a reply ends the resolution; the MAC lives kNeighbourLifetimeNs", "[arp][neighbour]") {

@@ -82,7 +82,7 @@ TEST_CASE("nd neighbours: a resolution solicits an interval apart, then fails", 
   const Neighbour* n = t.find(kPeer, kT0 + 4 * kNdRetryIntervalNs);
   REQUIRE(n != nullptr);
   CHECK(n->state == NeighbourState::kFailed);
-  CHECK(n->solicitations_sent == kNdMaxSolicitations);
+  CHECK(n->queries_sent == kNdMaxSolicitations);
   CHECK(n->deadline_ns - n->started_ns == kNdMaxSolicitations * kNdRetryIntervalNs);
   CHECK(t.next_due_ns() == NeighbourTable::kNever);
   // Asking again starts over.
