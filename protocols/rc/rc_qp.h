@@ -187,6 +187,7 @@ class RcQp {
     std::uint32_t offset = 0;
     std::uint8_t* write_ptr = nullptr;
     std::uint32_t write_left = 0;
+    std::uint32_t write_len = 0;  // the WRITE's RETH DMA length: a WRITE with immediate's byte_len
     // Owed responses in PSN order. Never two ACK/NAK items side by side (a newer one supersedes
     // the older), new READs <= max_dest_rd_atomic, replays <= max_dest_rd_atomic: at most
     // 4 * max_dest_rd_atomic + 1 items (resp_ring_size), so nothing owed is ever dropped for room.

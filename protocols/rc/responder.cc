@@ -252,7 +252,7 @@ void RcQp::execute_read(const wire::PacketInfo& pi) {
     return false;
   }
   rq_.write_ptr = dst;
-  rq_.write_left = pi.reth_dma_len;
+  rq_.write_left = rq_.write_len = pi.reth_dma_len;
   return true;
 }
 
@@ -365,7 +365,9 @@ void RcQp::refuse_invalidate(std::uint32_t psn) {
       const bool has_imm = (op.headers & wire::kHdrImmDt) != 0;
       const bool has_inv = (op.headers & wire::kHdrIeth) != 0;
       const WcOpcode wc = has_imm ? WcOpcode::kRecvWithImm : has_inv ? WcOpcode::kRecvWithInv : WcOpcode::kRecv;
-      push_completion(rq_at(rq_.head).wr.wr_id, WcStatus::kSuccess, wc, op.kind == OpKind::kSend ? rq_.offset : 0,
+      // byte_len: a SEND's bytes; a WRITE with immediate's DMA length, as verbs reports it for
+      // IBV_WC_RECV_RDMA_WITH_IMM (and rxe: the responder's resp.length).
+      push_completion(rq_at(rq_.head).wr.wr_id, WcStatus::kSuccess, wc, op.kind == OpKind::kSend ? rq_.offset : rq_.write_len,
                       /*is_recv=*/true, has_imm, pi.imm_data, has_inv, has_inv ? pi.ieth_rkey : 0);
       ++rq_.head;
     }

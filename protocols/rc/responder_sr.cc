@@ -190,8 +190,9 @@ void RcQp::sr_deliver_in_order() {
       }
       ++rq_.msn;
       if (s.needs_recv) {
+        // byte_len: the message length from the RETH, a SEND's or a WRITE with immediate's (verbs).
         const WcOpcode wc = s.has_imm ? WcOpcode::kRecvWithImm : s.has_inv ? WcOpcode::kRecvWithInv : WcOpcode::kRecv;
-        push_completion(rq_at(rq_.head).wr.wr_id, WcStatus::kSuccess, wc, s.is_send ? s.len : 0, /*is_recv=*/true,
+        push_completion(rq_at(rq_.head).wr.wr_id, WcStatus::kSuccess, wc, s.len, /*is_recv=*/true,
                         s.has_imm, s.imm, s.has_inv, s.has_inv ? s.ieth_rkey : 0);
         ++rq_.head;
       }

@@ -53,6 +53,27 @@ TEST_CASE("in-order SEND_ONLY with AckReq -> delivered, ACK with the PSN and MSN
   CHECK(r.rbuf[0] == 0x5A);
 }
 
+TEST_CASE("WRITE with immediate over two packets: the receive completes with the RETH's DMA length as byte_len",
+          "[rc][responder]") {
+  // ibv_wc.byte_len of IBV_WC_RECV_RDMA_WITH_IMM is the length the WRITE placed (rxe: resp.length).
+  Responder r;
+  auto p = payload(1024);
+  auto first = r.req(wire::Opcode::kWriteFirst, 100, 1024, false);
+  first.reth_va = reinterpret_cast<std::uint64_t>(r.mem.data());
+  first.reth_rkey = r.mr.rkey;
+  first.reth_dma_len = 1024 + 500;
+  r.qp->on_packet(first, p.data(), 0);
+  auto last = r.req(wire::Opcode::kWriteLastImm, 101, 500);
+  last.imm_data = 0xC0FFEE;
+  r.qp->on_packet(last, p.data(), 0);
+  rc::Completion c;
+  REQUIRE(r.qp->poll_cq(c));
+  CHECK(c.opcode == rc::WcOpcode::kRecvWithImm);
+  CHECK(c.wr_id == 7);
+  CHECK(c.byte_len == 1024 + 500);
+  CHECK(c.imm == 0xC0FFEE);
+}
+
 TEST_CASE("no AckReq -> no ACK (coalescing)", "[rc][responder]") {
   Responder r;
   auto p = payload(64);

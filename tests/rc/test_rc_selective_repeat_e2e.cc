@@ -117,7 +117,7 @@ Run run_mixed(Loopback& lb, int count, int max_steps = 400000, int recv_ahead = 
       const Kind kind = kind_of(m);
       bool ok = c.has_imm == (kind != Kind::kSend) && (!c.has_imm || c.imm == static_cast<std::uint32_t>(m));
       if (kind == Kind::kWriteImm) {
-        ok = ok && c.opcode == rc::WcOpcode::kRecvWithImm && matches(wdst.data() + (m % 64) * kMax, m);
+        ok = ok && c.opcode == rc::WcOpcode::kRecvWithImm && c.byte_len == sizes[m] && matches(wdst.data() + (m % 64) * kMax, m);
       } else {
         ok = ok && c.byte_len == sizes[m] && matches(dst.data() + (k % 256) * kMax, m);
       }

@@ -72,7 +72,7 @@ Run run_messages(Lab& lab, int msgs) {
       r.in_order += m == r.delivered;
       // A WRITE with immediate's receive completion counts no bytes (as go-back-N's): the data
       // went where the requester put it.
-      bool ok = c.byte_len == (is_write(m) ? 0 : size_of(m)) && c.has_imm == is_write(m) && (!is_write(m) || c.imm == static_cast<std::uint32_t>(m));
+      bool ok = c.byte_len == size_of(m) && c.has_imm == is_write(m) && (!is_write(m) || c.imm == static_cast<std::uint32_t>(m));
       for (std::uint32_t i = 0; ok && i < size_of(m); ++i) ok = dst[(m % kRecvSlots) * kMax + i] == pat(m, i);
       r.corrupt += !ok;
       ++r.delivered;
