@@ -191,7 +191,7 @@ void RcQp::on_response(const wire::PacketInfo& pi, const std::uint8_t* payload, 
 // A NAK PSN sequence error asks for a resend from `psn` (§9.7.5.2.4). The responder sends one per
 // gap (C9-118 style, until ePSN arrives), so a second one for the PSN we already resent from is a
 // duplicate (the network's, or a delayed copy): it costs no retry and rewinds nothing.
-void RcQp::on_sequence_nak(std::uint32_t psn) {
+void RcQp::on_sequence_nak(std::uint32_t psn, std::uint64_t now_ns) {
   ++c_.packet_seq_err;
   if (sr_) {  // a selective-repeat responder sends none; resend from it only what is not held
     sr_mark_lost(psn);
@@ -202,7 +202,17 @@ void RcQp::on_sequence_nak(std::uint32_t psn) {
   sq_.seq_nak_acted = true;
   sq_.seq_nak_psn = psn;
   rewind_to(psn);
-  sq_.timer_deadline = kNever;  // re-armed by the retransmission
+  restart_timer_after_nak(now_ns);
+}
+
+// After a NAK the local ACK timer runs on from `from_ns` while anything is unacknowledged
+// (§9.7.6.1.3), instead of waiting to be re-armed by the retransmission: the rewind may find
+// nothing to resend (every READ or atomic from the NAK's PSN on was answered, and is passed
+// over), while an earlier one still waits for the response its re-issue asked for. Were that
+// re-issue or its answer lost too, no timer would bring it back, and the QP would wait for
+// ever with no error (seen once under a loaded CI run: 16 CmpSwaps executed, never completed).
+void RcQp::restart_timer_after_nak(std::uint64_t from_ns) {
+  sq_.timer_deadline = psn_lt(sq_.una, sq_.high) && ack_timeout_ns_ != 0 ? from_ns + ack_timeout_ns_ : kNever;
 }
 
 void RcQp::on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns) {
@@ -219,9 +229,9 @@ void RcQp::on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns) {
       sq_.rnr_until = now_ns + wire::kRnrTimerNs[syn & 0x1F];
       if (sr_) sr_mark_lost(pi.psn);  // selective repeat: from that PSN, only what is not held
       else rewind_to(pi.psn);
-      // The responder is alive and answering: the local ACK timer restarts when the request
-      // is resent, so a long RNR episode never turns into RETRY_EXC_ERR (§9.7.5.2.8).
-      sq_.timer_deadline = kNever;
+      // The responder is alive and answering: the local ACK timer counts from the end of the
+      // RNR wait, so a long RNR episode never turns into RETRY_EXC_ERR (§9.7.5.2.8).
+      restart_timer_after_nak(sq_.rnr_until);
       return;
     case wire::kAethTypeNak:
       ++c_.naks_received;
@@ -229,7 +239,7 @@ void RcQp::on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns) {
       if (state_ != QpState::kRts) return;
       switch (static_cast<wire::NakCode>(syn & 0x1F)) {
         case wire::NakCode::kPsnSequenceError:
-          on_sequence_nak(pi.psn);
+          on_sequence_nak(pi.psn, now_ns);
           return;
         case wire::NakCode::kInvalidRequest:
           ++c_.req_remote_invalid_request;

@@ -290,7 +290,8 @@ class RcQp {
   void implied_nak_through(std::uint32_t psn);
   bool response_is_stale(const wire::PacketInfo& pi);
   void on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns);
-  void on_sequence_nak(std::uint32_t psn);
+  void on_sequence_nak(std::uint32_t psn, std::uint64_t now_ns);
+  void restart_timer_after_nak(std::uint64_t from_ns);
   void on_read_response(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns);
   void on_atomic_ack(const wire::PacketInfo& pi, std::uint64_t now_ns);
   std::uint64_t response_target(std::uint32_t psn) const;

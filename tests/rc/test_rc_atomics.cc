@@ -362,6 +362,39 @@ TEST_CASE("§9.7.5.2.4 a sequence NAK past an atomic whose acknowledgement was l
   CHECK(q.results[1] == 1);
 }
 
+// A sequence NAK whose rewind finds only answered atomics leaves the ACK timer running for the
+// earlier atomic still waiting: its re-issue lost too, the timer sends it again.
+TEST_CASE("§9.7.6.1.3 the ACK timer outlives a NAK's empty rewind", "[rc][requester][atomic][timer]") {
+  AtomicRequester q;
+  q.post(0, rc::WrOpcode::kCmpSwap, 0, 1);  // PSN 10
+  q.post(1, rc::WrOpcode::kCmpSwap, 1, 2);  // PSN 11
+  CHECK(q.pull(1000).size() == 2);
+  q.atomic_ack(11, 1);  // the second answered; the first's acknowledgement lost: implied NAK
+  auto o = q.pull(2000);
+  REQUIRE(o.size() == 1);
+  CHECK(o[0].psn == 10);  // the re-issue, then lost as well
+  // A delayed sequence NAK for PSN 11: its rewind passes the answered atomic and sends nothing.
+  wire::PacketInfo nak{};
+  nak.opcode = op(wire::Opcode::kAck);
+  nak.psn = 11;
+  nak.aeth_syndrome = wire::nak_syndrome(wire::NakCode::kPsnSequenceError);
+  q.qp.on_packet(nak, nullptr, 3000);
+  CHECK(q.pull(3000).empty());
+  const std::uint64_t due = q.qp.next_timer_ns();
+  REQUIRE(due != UINT64_MAX);  // before: disarmed here, and the first atomic never completed
+  q.qp.on_timer(due);
+  o = q.pull(due);
+  REQUIRE(!o.empty());
+  CHECK(o[0].psn == 10);
+  CHECK(o[0].opcode == op(wire::Opcode::kCmpSwap));
+  q.atomic_ack(10, 0);
+  auto c = q.completions();
+  REQUIRE(c.size() == 2);
+  CHECK(c[0].wr_id == 0);
+  CHECK(c[1].wr_id == 1);
+  CHECK(c[0].status == WcStatus::kSuccess);
+}
+
 // ---- End to end ----
 
 TEST_CASE("exactly once: under 5 % loss, 2 % duplication and 2 % reordering FetchAdd results are each value once "
