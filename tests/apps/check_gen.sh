@@ -469,7 +469,7 @@ run_pair arpw --workers 2 --qps 4 --op write --size 2048 -- --workers 2 --qps 4 
   --pcap "$out/arpw.pcapng"
 check "memif, 2 workers each side, no --peer-mac: resolved by ARP, every worker's QPs verified" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && every_worker '$out/arpw.c.json' 2 4 4 && every_worker '$out/arpw.s.json' 2 4 4 &&
-   arp_frames '$out/arpw.pcapng' | grep -q '10.0.0.[12] is at'"
+   arp_frames '$out/arpw.pcapng' | grep -c '10.0.0.[12] is at' > /dev/null"
 srv_eal() { echo "-l $last_cpu --no-pci --vdev net_memif0,role=server,socket=$out/$1.sock"; }
 cli_eal() { echo "-l 0 --no-pci --vdev net_memif0,role=client,socket=$out/$1.sock"; }
 # Nobody answers ARP (net_null: a link that is up and takes every frame away). Static connection:
@@ -499,7 +499,7 @@ wait $spid
 srv_rc=$?
 took=$(( SECONDS - t0 ))
 check "client and server whose ARP nobody carries: both exit non-zero, the ARP failure named, within 30 s (took ${took} s)" \
-  "[ $cli_rc -ne 0 ] && [ $srv_rc -ne 0 ] && [ $took -le 30 ] && cat '$out/noarp.s.txt' '$out/noarp.c.txt' | grep -q 'no ARP reply from 10.0.0.[12] after 3 requests' ||
+  "[ $cli_rc -ne 0 ] && [ $srv_rc -ne 0 ] && [ $took -le 30 ] && grep -q -h 'no ARP reply from 10.0.0.[12] after 3 requests' '$out/noarp.s.txt' '$out/noarp.c.txt' ||
    { tail -n 2 '$out/noarp.s.txt' '$out/noarp.c.txt'; false; }"
 # An IPv6 peer (its GID not IPv4-mapped) of an IPv4 endpoint: neither ARP nor Neighbor Discovery
 # can find its MAC; the server says --peer-mac is required instead of failing obscurely. The peer here is a socket speaking rc_pingpong's format.

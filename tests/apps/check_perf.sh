@@ -282,7 +282,7 @@ srv_rc=$?
 took=$(( SECONDS - t0 ))
 check "a pair whose ARP nobody carries: both exit 1, the ARP failure named, within 30 s (took ${took} s)" \
   "[ $cli_rc -eq 1 ] && [ $srv_rc -eq 1 ] && [ $took -le 30 ] &&
-   cat '$out/noarp.s.txt' '$out/noarp.c.txt' | grep -q 'droce-perf: no ARP reply from 10.0.0.[12] after 3 requests in' ||
+   grep -q -h 'droce-perf: no ARP reply from 10.0.0.[12] after 3 requests in' '$out/noarp.s.txt' '$out/noarp.c.txt' ||
    { echo 'client exit $cli_rc, server exit $srv_rc'; tail -n 2 '$out/noarp.s.txt' '$out/noarp.c.txt'; false; }"
 # More workers than EAL lcores or than the port's queue pairs: one line naming the limit, exit 2.
 limit() {  # NAME EXPECTED_TEXT EAL_AND_APP_ARGS...

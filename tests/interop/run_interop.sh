@@ -184,7 +184,7 @@ else
   result read_1MiB_loss_setup 1 0
 fi
 # ---- path MTU 4096: the guest's eth0 at 4200 (rxe active_mtu 4096), 8 KiB = 2 packets ----
-if "$LAB/mtu.sh" 4200 | grep -q 'active_mtu:.*4096'; then
+if "$LAB/mtu.sh" 4200 | grep -c 'active_mtu:.*4096' > /dev/null; then
   guest_serves rc_pingpong_guest_server_pmtu4096 "$PP -m 4096 -s 8192 -n 10" $(echo_client) --mtu 4096 --size 8192 --count 10
   droce_serves rc_pingpong_droce_server_pmtu4096 "$PP -m 4096 -s 8192 -n 10 $GUEST_OOB_ADDR" $(echo_server) --mtu 4096 --size 8192 --count 10
   "$LAB/mtu.sh" 1500 > /dev/null
