@@ -42,8 +42,8 @@ struct CmEndpointEvent {
   std::uint16_t port = 0;       // the service port (RDMA_PS_TCP) asked for
   std::uint16_t peer_port = 0;  // the active side's own port (the rdma_cm header's source port)
   cm::CmQpParams params;        // kConnectRequest: what REQ offers; kEstablished: what the QP uses
-  // kConnectRequest: the consumer's REQ private data (after the rdma_cm header, up to 56 bytes);
-  // kEstablished on the active side: the REP's private data (196 bytes); kRejected: the REJ's.
+  // kConnectRequest: the consumer's REQ private data after the rdma_cm header (56 bytes: a REQ
+  // carries no length, so what the peer did not write reads as zeros).
   std::uint8_t private_data[cm::kRepPrivateBytes] = {};
   std::uint32_t private_len = 0;
 };
@@ -120,6 +120,9 @@ class EndpointCm {
   void push_event(const CmEndpointEvent& e);
   void run_timers(std::uint64_t now_ns, std::uint64_t now_tsc);
   void recompute_deadline();
+  // The CM's time for a consumer's call: the last poll's (the clock the endpoint runs on, which
+  // a lab may drive), or the TSC's before the first poll.
+  [[nodiscard]] std::uint64_t api_now_ns() const;
 
   RcEndpoint& ep_;
   std::unique_ptr<Conn[]> conns_;

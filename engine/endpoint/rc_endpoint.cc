@@ -211,7 +211,13 @@ Status RcEndpoint::create_qp(rc::QpAttr attr, std::uint32_t& qpn) {
   return Status::error(StatusCode::kNoMemory, "endpoint has no free QP slot (max_qps " + std::to_string(qps_.size()) + ")");
 }
 
-Status RcEndpoint::connect(std::uint32_t qpn, const RemoteQp& remote) {
+Status RcEndpoint::connect(std::uint32_t qpn, const RemoteQp& remote) { return connect_qp(qpn, remote, nullptr); }
+
+Status RcEndpoint::connect_agreed(std::uint32_t qpn, const RemoteQp& remote, const cm::CmQpParams& agreed) {
+  return connect_qp(qpn, remote, &agreed);
+}
+
+Status RcEndpoint::connect_qp(std::uint32_t qpn, const RemoteQp& remote, const cm::CmQpParams* agreed) {
   QpSlot* s = slot(qpn);
   if (s == nullptr) return Status::error(StatusCode::kNotFound, "connect: unknown QPN " + std::to_string(qpn));
   if (s->connected || s->qp->state() != rc::QpState::kInit)
@@ -219,6 +225,18 @@ Status RcEndpoint::connect(std::uint32_t qpn, const RemoteQp& remote) {
   rc::QpAttr attr = s->qp->attr();
   attr.dest_qpn = remote.qpn;
   attr.rq_psn = remote.psn;
+  if (agreed != nullptr) {
+    // What REQ/REP settled (IBTA §12.7.x; rdma_cm modifies the QP the same way): the path MTU,
+    // READ credits both ways, transport and RNR retries, the ACK timeout and the partition.
+    if (const std::uint32_t mtu = cm::mtu_bytes(agreed->path_mtu); mtu >= 256) attr.pmtu = mtu;
+    attr.max_rd_atomic = agreed->max_rd_atomic;
+    attr.max_dest_rd_atomic = agreed->max_dest_rd_atomic;
+    attr.retry_cnt = static_cast<std::uint8_t>(agreed->retry_count & 7);
+    attr.rnr_retry = static_cast<std::uint8_t>(agreed->rnr_retry & 7);
+    attr.timeout = static_cast<std::uint8_t>(agreed->local_ack_timeout & 31);
+    attr.pkey = agreed->pkey;
+    attr.sq_psn = agreed->send_psn;
+  }
   if (Status st = s->qp->modify(rc::QpState::kRtr, &attr); !st.ok()) return st.context("connect: QP " + std::to_string(qpn) + ": ");
   if (Status st = s->qp->modify(rc::QpState::kRts); !st.ok()) return st.context("connect: QP " + std::to_string(qpn) + ": ");
   wire::TemplateConfig tc;
@@ -507,6 +525,7 @@ void RcEndpoint::poll_received(std::uint64_t now_tsc, rte_mbuf* const* rx, std::
   run_timers(now, qp_now);
   arp_.poll(now, now_tsc);
   nd_.poll(now, now_tsc);
+  cm_.poll(now, now_tsc);
   if (!pfc_paused_) transmit_ready(now, now_tsc);
   if (pfc_paused_) return;  // frames already batched wait for the pause to end
   std::uint64_t bytes = 0;

@@ -14,6 +14,7 @@
 #include "engine/core/counters.h"
 #include "engine/core/memory_region.h"
 #include "engine/endpoint/endpoint_arp.h"
+#include "engine/endpoint/endpoint_cm.h"
 #include "engine/endpoint/endpoint_config.h"
 #include "engine/endpoint/endpoint_nd.h"
 #include "engine/endpoint/message_view.h"
@@ -151,6 +152,31 @@ class RcEndpoint final : public ViewHome {
   [[nodiscard]] Status announce_nd() { return nd_.announce(rte_rdtsc()); }
   [[nodiscard]] const nd::NeighbourTable& nd_neighbours() const { return nd_.neighbours(); }
 
+  // ---- RDMA-CM over QP1 (docs/cm.md; engine/endpoint/endpoint_cm.h) ----
+  // Connections as rdma_cm makes them, with Linux peers (rping, perftest -R, ...) or droce ones.
+  // Everything happens in poll(); cm_next_event says what happened, in order.
+  // Passive: cm_listen(port), then for each kConnectRequest create a QP (create_qp) and
+  // cm_accept(conn, qpn) — the QP goes to RTS at once with the REQ's parameters and the REP
+  // leaves; kEstablished follows the RTU (or the peer's first packet) — or cm_reject(conn).
+  // Active: create a QP, cm_connect(qpn, to, conn): REQ; at the REP the QP goes to RTS with the
+  // agreed parameters, the RTU leaves and kEstablished comes. Either side: cm_disconnect(conn)
+  // (DREQ; the QP goes to ERROR, flushing its work) -> kDisconnected -> later kClosed.
+  // The agreed parameters override the QP's own: remote QPN and PSN, path MTU (the smaller of
+  // both), READ credits, retry and RNR retry counts, ACK timeout, P_Key.
+  [[nodiscard]] Status cm_listen(std::uint16_t port) { return cm_.listen(port); }
+  [[nodiscard]] Status cm_connect(std::uint32_t qpn, const CmConnectTo& to, std::uint32_t& conn) {
+    return cm_.connect(qpn, to, conn);
+  }
+  [[nodiscard]] Status cm_accept(std::uint32_t conn, std::uint32_t qpn, const std::uint8_t* private_data = nullptr,
+                                 std::uint32_t private_len = 0) {
+    return cm_.accept(conn, qpn, private_data, private_len);
+  }
+  [[nodiscard]] Status cm_reject(std::uint32_t conn) { return cm_.reject(conn); }
+  [[nodiscard]] Status cm_disconnect(std::uint32_t conn) { return cm_.disconnect(conn); }
+  [[nodiscard]] bool cm_next_event(CmEndpointEvent& out) { return cm_.next_event(out); }
+  [[nodiscard]] cm::CmState cm_state(std::uint32_t conn) const { return cm_.state(conn); }
+  [[nodiscard]] const CmCounters& cm_counters() const { return cm_.counters(); }
+
   // ---- verbs-like data path ----
   [[nodiscard]] Status post_send(std::uint32_t qpn, const rc::SendWr& wr);
   [[nodiscard]] Status post_recv(std::uint32_t qpn, const rc::RecvWr& wr);
@@ -251,7 +277,11 @@ class RcEndpoint final : public ViewHome {
   [[nodiscard]] double rx_copies_per_byte() const;
 
  private:
+  friend class EndpointCm;  // QP1: builds MADs into tx_, moves QPs with the agreed parameters
   explicit RcEndpoint(const EndpointConfig& cfg);
+  // connect() with the parameters a CM exchange agreed (EndpointCm): they override the QP's.
+  [[nodiscard]] Status connect_agreed(std::uint32_t qpn, const RemoteQp& remote, const cm::CmQpParams& agreed);
+  [[nodiscard]] Status connect_qp(std::uint32_t qpn, const RemoteQp& remote, const cm::CmQpParams* agreed);
   static constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
   static constexpr std::uint64_t kNever = UINT64_MAX;
   // A QP's transport state, allocated when the QP is created: a slot without a QP is one null
@@ -286,6 +316,7 @@ class RcEndpoint final : public ViewHome {
     dcqcn::Pacer pacer{};
     bool paced_wait = false;  // on the timing wheel until its next send time
     bool rx_touched = false;  // in rx_touched_: its note_activity() is due at the burst's end
+    bool cm_wait_traffic = false;  // accepted by the CM, RTU not seen: its first packet stands for it
   };
   QpSlot* slot(std::uint32_t qpn) {
     const std::uint32_t i = qpn - cfg_.transport.qpn_base;  // wraps to a huge index below the base
@@ -399,6 +430,7 @@ class RcEndpoint final : public ViewHome {
   EndpointCounters c_;
   EndpointArp arp_{cfg_, tx_, c_};  // after cfg_, tx_ and c_, which it refers to
   EndpointNd nd_{cfg_, tx_, c_};    // likewise
+  EndpointCm cm_{*this};            // QP1; refers to the members above
   std::vector<std::uint8_t> scratch_;  // linearised multi-segment RX frames
   double ns_per_tsc_ = 1.0;
   std::uint64_t tsc_hz_ = 1;

@@ -15,6 +15,7 @@
 #include "protocols/wire/parse.h"
 #include "protocols/wire/parse_fast.h"
 #include "protocols/wire/pfc.h"
+#include "protocols/wire/ud.h"
 
 namespace droce::engine {
 
@@ -312,6 +313,11 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
     if (r == wire::DropReason::kNotIp && arp_.on_frame(data, len, rx_promiscuous_, now_ns, rx_now_tsc_)) return false;
     // ICMPv6 is IP but not UDP: Neighbor Discovery's frames (RFC 4861) are refused as not_udp.
     if (r == wire::DropReason::kNotUdp && nd_.on_frame(data, len, rx_promiscuous_, now_ns, rx_now_tsc_)) return false;
+    // Unreliable Datagram SENDs are QP1's (RDMA-CM MADs): the RC parser knows no UD opcode.
+    if (r == wire::DropReason::kUnknownOpcode && wire::is_ud_opcode(pi.opcode)) {
+      cm_.on_frame(data, len, now_ns, rx_now_tsc_);
+      return false;
+    }
     drop(r);
     return false;
   }
@@ -361,6 +367,8 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
       return false;
     }
   }
+  // §12.9.7: on a QP the CM accepted, the peer's first packet stands for the RTU it may have lost.
+  if (s->cm_wait_traffic) [[unlikely]] cm_.on_qp_traffic(pi.dest_qpn, rx_now_tsc_);
   const rc::RxDelivery d = q->on_packet(pi, data + pi.payload_offset, qp_now_ns_);
   // An ACK, NAK, response or request: something may be due to send, a timer may have moved.
   touch_received(*s);

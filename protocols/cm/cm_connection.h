@@ -135,6 +135,9 @@ class CmConnection {
   CmOutput on_message(const CmMessage& m, std::uint64_t now);
   // Passive, in kReqRcvd: MRA (we need `service_timeout` longer), REP, or REJ.
   CmOutput send_mra(std::uint8_t service_timeout, std::uint64_t now);
+  // Passive, before accept (kReqRcvd or kMraReqSent): the QP the consumer binds to the REQ and
+  // its settings, which the REP offers. False (nothing changed) in any other state.
+  bool set_local(const CmLocalConfig& cfg);
   CmOutput accept(const std::uint8_t* private_data, std::uint32_t private_len, std::uint64_t now);
   CmOutput reject(RejReason reason, std::uint64_t now);
   // Passive, in kRepSent: a packet arrived on the QP, which stands for the RTU (§12.9.7).

@@ -126,6 +126,12 @@ CmOutput CmConnection::send_mra(std::uint8_t service_timeout, std::uint64_t now)
   return o;
 }
 
+bool CmConnection::set_local(const CmLocalConfig& cfg) {
+  if (role_ != CmRole::kPassive || (state_ != CmState::kReqRcvd && state_ != CmState::kMraReqSent)) return false;
+  cfg_ = cfg;
+  return true;
+}
+
 CmOutput CmConnection::accept(const std::uint8_t* private_data, std::uint32_t private_len, std::uint64_t now) {
   CmOutput o;
   if (state_ != CmState::kReqRcvd && state_ != CmState::kMraReqSent) {
