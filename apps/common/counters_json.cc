@@ -31,6 +31,17 @@ nlohmann::json drop_reasons_json(const engine::CounterSums& s) {
   return j;
 }
 
+nlohmann::json cm_counters_json(const engine::RcEndpoint& ep) {
+  const engine::CmCounters& c = ep.cm_counters();
+  nlohmann::json j = nlohmann::json::object();
+  for (const engine::CmCounterField& f : engine::kCmCounterFields) j[f.name] = c.*f.member;
+  for (std::size_t r = 1; r < wire::kUdRefusalCount; ++r)
+    j["cm_ud_" + std::string(wire::ud_refusal_name(static_cast<wire::UdRefusal>(r)))] = c.ud_refused[r];
+  for (std::size_t r = 1; r < cm::kMadRefusalCount; ++r)
+    j["cm_mad_" + std::string(cm::mad_refusal_name(static_cast<cm::MadRefusal>(r)))] = c.mad_refused[r];
+  return j;
+}
+
 std::string utc_timestamp() {
   const auto now = std::chrono::system_clock::now();
   const std::time_t t = std::chrono::system_clock::to_time_t(now);

@@ -22,6 +22,9 @@ namespace droce::apps {
 [[nodiscard]] nlohmann::json hw_counters_json(const engine::CounterSums& s);
 // {"bad_icrc": n, ...}: every drop reason by name (wire::drop_reason_name), zeros included.
 [[nodiscard]] nlohmann::json drop_reasons_json(const engine::CounterSums& s);
+// {"cm_mads_received": n, ..., "cm_ud_bad_icrc": n, "cm_mad_not_cm": n, ...}: QP1's (RDMA-CM)
+// counters of one endpoint (engine::kCmCounterFields and the refusals by rule), zeros included.
+[[nodiscard]] nlohmann::json cm_counters_json(const engine::RcEndpoint& ep);
 // Sets j["version"] (droce's and DPDK's) and j["timestamp"] (now, UTC, ISO 8601).
 void stamp_report(nlohmann::json& j);
 [[nodiscard]] std::string utc_timestamp();

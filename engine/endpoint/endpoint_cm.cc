@@ -40,6 +40,7 @@ struct EndpointCm::Conn {
   std::uint16_t pkey = wire::kDefaultPkey;  // the REQ's (replies carry it)
   std::uint16_t port = 0, peer_port = 0;
   bool qp_connected = false;  // this connection moved the QP to RTS
+  std::uint8_t rep_private[cm::kRepPrivateBytes] = {};  // active: the REP's private data
 };
 
 namespace {
@@ -376,6 +377,10 @@ void EndpointCm::on_frame(const std::uint8_t* frame, std::uint32_t len, std::uin
     ++c_.wrong_peer;
     return;
   }
+  // The REP's private data is the passive consumer's answer (rdma_accept's conn_param): the
+  // established event hands it over.
+  if (const auto* rep = std::get_if<cm::CmRep>(&m.body); rep != nullptr && c->cm->role() == cm::CmRole::kActive)
+    std::memcpy(c->rep_private, rep->private_data, cm::kRepPrivateBytes);
   apply(*c, c->cm->on_message(m, now_ns), now_tsc);
 }
 
@@ -424,6 +429,10 @@ void EndpointCm::apply(Conn& c, const cm::CmOutput& o, std::uint64_t now_tsc) {
             break;
           }
           c.qp_connected = true;
+        }
+        if (c.cm->role() == cm::CmRole::kActive) {
+          ev.private_len = cm::kRepPrivateBytes;
+          std::memcpy(ev.private_data, c.rep_private, cm::kRepPrivateBytes);
         }
         if (RcEndpoint::QpSlot* s = ep_.slot(c.qpn)) s->cm_wait_traffic = false;
         break;

@@ -43,7 +43,8 @@ struct CmEndpointEvent {
   std::uint16_t peer_port = 0;  // the active side's own port (the rdma_cm header's source port)
   cm::CmQpParams params;        // kConnectRequest: what REQ offers; kEstablished: what the QP uses
   // kConnectRequest: the consumer's REQ private data after the rdma_cm header (56 bytes: a REQ
-  // carries no length, so what the peer did not write reads as zeros).
+  // carries no length, so what the peer did not write reads as zeros); kEstablished on the
+  // active side: the REP's private data (196 bytes, the passive consumer's cm_accept bytes).
   std::uint8_t private_data[cm::kRepPrivateBytes] = {};
   std::uint32_t private_len = 0;
 };
@@ -71,6 +72,24 @@ struct CmCounters {
   std::uint64_t table_full = 0;          // a REQ that found no free connection slot (REJ no resources)
   std::uint64_t rejects_sent = 0;        // REJ for REQs nobody listens for, or refused
   std::uint64_t events_lost = 0;         // events the consumer did not take before the queue filled
+};
+
+// The scalar counters by name, for reports and telemetry (the refusal arrays are named by
+// wire::ud_refusal_name and cm::mad_refusal_name: "cm_ud_<name>", "cm_mad_<name>").
+struct CmCounterField {
+  const char* name;
+  std::uint64_t CmCounters::*member;
+};
+inline constexpr CmCounterField kCmCounterFields[] = {
+    {"cm_mads_received", &CmCounters::mads_received},
+    {"cm_mads_sent", &CmCounters::mads_sent},
+    {"cm_mad_tx_failures", &CmCounters::mad_tx_failures},
+    {"cm_unknown_connection", &CmCounters::unknown_connection},
+    {"cm_wrong_peer", &CmCounters::wrong_peer},
+    {"cm_bad_rdma_cm_header", &CmCounters::bad_rdma_cm_header},
+    {"cm_table_full", &CmCounters::table_full},
+    {"cm_rejects_sent", &CmCounters::rejects_sent},
+    {"cm_events_lost", &CmCounters::events_lost},
 };
 
 class EndpointCm {

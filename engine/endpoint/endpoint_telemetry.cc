@@ -63,6 +63,19 @@ void accumulate(const RcEndpoint& ep, EndpointCounters& sum, std::uint64_t& qps,
   views += ep.views_held();
 }
 
+// QP1's counters (RDMA-CM), zeros included, refusals by rule.
+void add_cm_counters(rte_tel_data* d, const CmCounters& c) {
+  for (const CmCounterField& f : kCmCounterFields) rte_tel_data_add_dict_u64(d, f.name, load(c.*f.member));
+  for (std::size_t r = 1; r < wire::kUdRefusalCount; ++r) {
+    const std::string key = "cm_ud_" + std::string(wire::ud_refusal_name(static_cast<wire::UdRefusal>(r)));
+    rte_tel_data_add_dict_u64(d, key.c_str(), load(c.ud_refused[r]));
+  }
+  for (std::size_t r = 1; r < cm::kMadRefusalCount; ++r) {
+    const std::string key = "cm_mad_" + std::string(cm::mad_refusal_name(static_cast<cm::MadRefusal>(r)));
+    rte_tel_data_add_dict_u64(d, key.c_str(), load(c.mad_refused[r]));
+  }
+}
+
 void add_counters(rte_tel_data* d, const EndpointCounters& c) {
   for (const Field& f : kFields) rte_tel_data_add_dict_u64(d, f.name, c.*f.member);
   for (std::size_t r = 1; r < wire::kDropReasonCount; ++r) {
@@ -86,8 +99,10 @@ int cmd_endpoint_stats(const char*, const char* params, rte_tel_data* d) {
   std::uint64_t qps = 0, views = 0;
   std::uint16_t port = 0, queue = 0;
   std::uint32_t qpn_base = 0;
+  CmCounters cm;
   if (!EndpointDirectory::instance().with(static_cast<std::uint32_t>(id), [&](const RcEndpoint& ep) {
         accumulate(ep, c, qps, views);
+        cm = ep.cm_counters();
         port = ep.config().queues.port_id;
         queue = ep.config().queues.queue;
         qpn_base = ep.config().transport.qpn_base;
@@ -100,6 +115,7 @@ int cmd_endpoint_stats(const char*, const char* params, rte_tel_data* d) {
   rte_tel_data_add_dict_u64(d, "qps", qps);
   rte_tel_data_add_dict_u64(d, "views_held", views);
   add_counters(d, c);
+  add_cm_counters(d, cm);
   return 0;
 }
 

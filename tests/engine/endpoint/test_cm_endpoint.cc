@@ -151,13 +151,16 @@ TEST_CASE("cm: REQ/REP/RTU connect QPs with the agreed parameters; data flows; D
   CHECK(std::memcmp(req.private_data, hello, sizeof(hello)) == 0);
 
   REQUIRE(lab.b->create_qp(qp_attr(0x456, 2, 16), qb).ok());
-  REQUIRE(lab.b->cm_accept(req.conn, qb).ok());
+  const std::uint8_t answer[] = "welcome";
+  REQUIRE(lab.b->cm_accept(req.conn, qb, answer, sizeof(answer)).ok());
   // rdma_accept's order: B's QP is ready before its REP leaves.
   CHECK(lab.b->qp(qb)->state() == rc::QpState::kRts);
   const CmEndpointEvent ea = wait_event(lab, *lab.a);
   REQUIRE(ea.kind == CmEndpointEventKind::kEstablished);
   CHECK(ea.conn == ca);
   CHECK(ea.qpn == qa);
+  CHECK(ea.private_len == cm::kRepPrivateBytes);
+  CHECK(std::memcmp(ea.private_data, answer, sizeof(answer)) == 0);
   const CmEndpointEvent eb = wait_event(lab, *lab.b);
   REQUIRE(eb.kind == CmEndpointEventKind::kEstablished);
   CHECK(eb.conn == req.conn);
