@@ -43,9 +43,9 @@ std::string gid_text(const std::uint8_t gid[16]) {
 const char* const kNeedMac = "--peer-mac is required for it";
 
 // One resolution after another until one succeeds or `until` has passed, the endpoint polled all
-// along; `start` asks, `get` reads the engine's answer (ArpResolution or NdResolution). `how`
-// names the protocol in the words of a failure ("ARP", "Neighbor Discovery").
-template <typename Resolution, typename Start, typename Get, typename Poll>
+// along; `start` asks, `get` reads the engine's answer (its NeighbourResolution, the same for both
+// protocols). `how` names the protocol in the words of a failure ("ARP", "Neighbor Discovery").
+template <typename Start, typename Get, typename Poll>
 Status resolve_rounds(Start start, Get get, const Poll& poll, const std::string& who, const char* how,
                       std::uint64_t round_ns, std::uint32_t wait_ms, std::uint8_t mac[6]) {
   const auto until = Clock::now() + std::chrono::milliseconds(wait_ms);
@@ -55,12 +55,12 @@ Status resolve_rounds(Start start, Get get, const Poll& poll, const std::string&
     // A failed or expired address starts over; a known one is resolved at once.
     if (Status s = start(); !s.ok()) return s;
     const auto round_end = Clock::now() + round_len;
-    Resolution r;
+    engine::NeighbourResolution r;
     // Bounded by round_end: the endpoint's own clock ends the resolution well before it.
     for (;;) {
       poll();
       r = get();
-      if (r.state != Resolution::State::kResolving) break;
+      if (r.state != engine::NeighbourResolution::State::kResolving) break;
       if (engine::stop_requested()) return Status::error("interrupted while resolving " + who + " by " + how);
       if (Clock::now() >= round_end) {
         r.status = Status::error(StatusCode::kTimeout, "no end to the " + std::string(how) + " resolution of " + who +
@@ -70,7 +70,7 @@ Status resolve_rounds(Start start, Get get, const Poll& poll, const std::string&
         break;
       }
     }
-    if (r.state == Resolution::State::kResolved) {
+    if (r.state == engine::NeighbourResolution::State::kResolved) {
       std::memcpy(mac, r.mac, 6);
       return {};
     }
@@ -103,9 +103,8 @@ Status PeerMac::of_ipv4(const std::uint8_t ipv4[4], std::uint32_t wait_ms, std::
   if (ep_.config().addresses.ipv6)
     return Status::error(StatusCode::kUnsupported, "the peer's address " + ipv4_text(ipv4) +
                                                        " is IPv4 and this endpoint speaks IPv6: " + kNeedMac);
-  return resolve_rounds<engine::ArpResolution>([&] { return ep_.start_resolve(ipv4); },
-                                               [&] { return ep_.resolution(ipv4); }, poll_, ipv4_text(ipv4), "ARP",
-                                               arp::kArpMaxRequests * arp::kArpRetryIntervalNs, wait_ms, mac);
+  return resolve_rounds([&] { return ep_.start_resolve(ipv4); }, [&] { return ep_.resolution(ipv4); }, poll_,
+                        ipv4_text(ipv4), "ARP", arp::kArpMaxRequests * arp::kArpRetryIntervalNs, wait_ms, mac);
 }
 
 Status PeerMac::of_ipv6(const std::uint8_t ipv6[16], std::uint32_t wait_ms, std::uint8_t mac[6]) {
@@ -118,10 +117,9 @@ Status PeerMac::of_ipv6(const std::uint8_t ipv6[16], std::uint32_t wait_ms, std:
                          "the peer's GID " + gid_text(ipv6) +
                              " is an IPv6 address and this endpoint speaks IPv4, so neither ARP nor Neighbor "
                              "Discovery finds its MAC: " + kNeedMac);
-  return resolve_rounds<engine::NdResolution>([&] { return ep_.start_nd_resolve(ipv6); },
-                                              [&] { return ep_.nd_resolution(ipv6); }, poll_, gid_text(ipv6),
-                                              "Neighbor Discovery", nd::kNdMaxSolicitations * nd::kNdRetryIntervalNs,
-                                              wait_ms, mac);
+  return resolve_rounds([&] { return ep_.start_nd_resolve(ipv6); }, [&] { return ep_.nd_resolution(ipv6); }, poll_,
+                        gid_text(ipv6), "Neighbor Discovery", nd::kNdMaxSolicitations * nd::kNdRetryIntervalNs, wait_ms,
+                        mac);
 }
 
 Status PeerMac::of_gid(const std::uint8_t gid[16], std::uint32_t wait_ms, std::uint8_t mac[6]) {

@@ -55,12 +55,13 @@ Status connect_qps(const Options& o, Setup& st) {
   OobConnection& oob = st.oob;
   // The rc_pingpong exchange, once per QP (QP i on worker i % N); between droce-echo peers the
   // client says after the first how many QPs follow ("QPS n"). The peer's MAC is not in the
-  // exchange: --peer-mac, or ARP through worker 0's endpoint (the queue ARP frames reach,
-  // docs/arp.md), which is polled whenever we wait for the peer so that we answer its ARP too.
+  // exchange: --peer-mac, or ARP (IPv4) or Neighbor Discovery (IPv6) through worker 0's endpoint
+  // (the queue those frames reach, docs/arp.md), which is polled whenever we wait for the peer so
+  // that we answer its ARP or ND too. DSCP and the VLAN tag are each side's own (not exchanged).
   // The workers run on their lcores only after this, so polling worker 0 here races nothing.
   const std::function<void()> poll = [&st] { st.group->worker(0).poll(rte_rdtsc()); };
   apps::PeerMac peer_mac(o.peer_mac, st.group->worker(0).endpoint(), poll);
-  peer_mac.announce();  // ARP only; it leaves with the first poll
+  peer_mac.announce();  // without --peer-mac only; it leaves with the first poll
   std::uint16_t bound = 0;
   Status s = server ? st.listener.listen(o.oob_port, bound) : engine::connect_stoppable(o.oob_host, o.oob_port, timeout_ms, oob);
   if (s.ok() && server) s = engine::accept_stoppable(st.listener, timeout_ms, oob);
@@ -75,18 +76,20 @@ Status connect_qps(const Options& o, Setup& st) {
     ConnInfo local, peer;
     local.qpn = qpn;
     local.psn = psn;
-    engine::gid_from_ipv4(st.ip, local.gid);
+    engine::gid_of(st.ip, local.gid);
     if (s.ok()) s = server ? oob.server_read_peer(peer, timeout_ms, poll) : oob.exchange_as_client(local, peer, timeout_ms, poll);
-    // The peer's IP comes from its GID; its MAC from --peer-mac or ARP (once: later QPs find it
-    // known). Resolutions go on until --timeout: lab loss drops ARP frames too.
-    std::uint8_t peer_ip[4] = {}, mac[6] = {};
-    if (s.ok()) s = engine::ipv4_from_gid(peer.gid, peer_ip);
+    // The peer's IP comes from its GID, of our family (one endpoint speaks one IP version); its
+    // MAC from --peer-mac, ARP or Neighbor Discovery (once: later QPs find it known). Resolutions
+    // go on until --timeout: lab loss drops ARP and ND frames too.
+    engine::IpAddress peer_ip;
+    std::uint8_t mac[6] = {};
+    if (s.ok()) s = engine::peer_ip_of_gid(peer.gid, st.ip, peer_ip);
     if (s.ok()) s = peer_mac.of_gid(peer.gid, timeout_ms, mac);
     if (s.ok()) s = ep.connect(qpn, engine::RemoteQp{engine::lab_address(peer_ip, mac), peer.qpn, peer.psn});
     if (s.ok() && server) s = oob.server_answer(local, timeout_ms, poll);
     if (s.ok()) st.own_qps.push_back({i % o.workers, qpn});
     if (s.ok() && i == 0 && !o.pingpong_tool()) s = exchange_qp_count(oob, server, o.workers, qps, timeout_ms, poll);
-    if (s.ok() && i == 0) st.mac_by_arp = peer_mac.by_arp(), std::memcpy(st.peer_mac, mac, 6);
+    if (s.ok() && i == 0) st.mac_by_arp = peer_mac.by_arp(), std::memcpy(st.peer_mac, mac, 6), st.peer_ip = peer_ip;
   }
   if (!s.ok()) return s;
   apps::place_flows_and_say("droce-echo", *st.group);  // N > 1 workers: the port's RSS table, where it has one

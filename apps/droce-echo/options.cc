@@ -48,11 +48,17 @@ void declare(CLI::App& app, Options& o) {
   conn.oob_port_zero = "the server may\ngive 0: any free port";
   conn.oob_host = &o.oob_host;
   cli::add_connection(app, conn);
-  cli::add_ipv4(app, g, "--local-ip", o.local_ip,
-                "our RoCE address, sent as GID ::ffff:A.B.C.D (default 10.0.0.1 client,\n10.0.0.2 server)");
+  cli::add_ip(app, g, "--local-ip", o.local_ip,
+              "our RoCE address, IPv4 or IPv6 (e.g. fd00::1), sent as our GID: IPv4 as\n"
+              "::ffff:A.B.C.D, IPv6 as itself; the peer's GID must be of the same family\n"
+              "(default 10.0.0.1 client, 10.0.0.2 server)");
   cli::add_mac(app, g, "--local-mac", o.local_mac, "source MAC of our frames (default: the port's MAC)");
   cli::add_mac(app, g, "--peer-mac", o.peer_mac,
-               "the peer's MAC (default: found by ARP; a peer that does not answer ARP needs it)");
+               "the peer's MAC (default: found by ARP for IPv4, by Neighbor Discovery for\n"
+               "IPv6; a peer that answers neither needs it)");
+  cli::add_dscp(app, g, o.dscp);
+  cli::add_vlan(app, g, o.vlan_id);
+  cli::add_pcp(app, g, o.vlan_pcp);
   cli::add_real(app, g, "--timeout", "S", o.timeout_s, 0.1, 3600,
                 "give up after this long without progress" + d + cli::num(o.timeout_s) + ")");
 
@@ -94,6 +100,7 @@ void declare(CLI::App& app, Options& o) {
   out.json = &o.json;
   out.json_help = "results as JSON (rtt_ns p50/p90/p99/p999/max; the server's: echoed, and a\n"
                   "\"workers\" array with each worker's share)";
+  out.pcap = &o.pcap;
   cli::add_output(app, out);
 }
 
@@ -109,8 +116,14 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   auto fail = [&app](const std::string& message) { return apps::cli::fail(*app, message); };
   if (o.mode == "server" && o.thread == "app")
     return fail("--thread app is the client's; the server always echoes on its worker");
-  if (o.mode == "loopback" && (o.pingpong_tool() || o.loss > 0 || !o.local_ip.empty() || !o.local_mac.empty() || !o.peer_mac.empty()))
-    return std::fprintf(stderr, "droce-echo: --peer rc_pingpong or srq_pingpong, --loss and the addressing options need --mode server or client\n"), -1;
+  if (o.mode == "loopback" && (o.pingpong_tool() || o.loss > 0 || !o.local_ip.empty() || !o.local_mac.empty() ||
+                               !o.peer_mac.empty() || o.dscp != 0 || o.vlan_id != 0 || !o.pcap.empty()))
+    return std::fprintf(stderr,
+                        "droce-echo: --peer rc_pingpong or srq_pingpong, --loss, --pcap and the addressing options "
+                        "(--dscp and --vlan too) need --mode server or client\n"),
+           -1;
+  if (apps::cli::given(*app, "--pcp") && o.vlan_id == 0)
+    return fail("--pcp is the priority of the 802.1Q tag: give --vlan too");
   if (o.pingpong_tool() && o.thread == "app")
     return std::fprintf(stderr, "droce-echo: --peer %s runs the client on the worker (--thread worker)\n", o.peer.c_str()), -1;
   if (o.mode == "loopback" && (o.workers > 1 || o.qps > 1))

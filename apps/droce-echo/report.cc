@@ -64,7 +64,13 @@ int report(const Options& o, Setup& st, const Client& c) {
       char mac[18];
       std::snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", st.peer_mac[0], st.peer_mac[1], st.peer_mac[2],
                     st.peer_mac[3], st.peer_mac[4], st.peer_mac[5]);
-      j["remote"] = {{"mac", mac}, {"mac_from", st.mac_by_arp ? "arp" : "--peer-mac"}};
+      j["remote"] = {{"mac", mac}, {"mac_from", !st.mac_by_arp ? "--peer-mac" : st.ip.ipv6 ? "nd" : "arp"}};
+      j["addresses"] = {{"family", engine::family_name(st.ip)},
+                        {"local_ip", engine::ip_text(st.ip)},
+                        {"peer_ip", engine::ip_text(st.peer_ip)},
+                        {"vlan", o.vlan_id},
+                        {"pcp", o.vlan_pcp},
+                        {"dscp", o.dscp}};
     }
     // Counters by their Linux names and the drop reasons of every endpoint here (loopback: both ends).
     std::vector<const engine::RcEndpoint*> eps;

@@ -74,8 +74,8 @@ SetupError set_up_port(const Options& o, bool defaults, Setup& st) {
   // Before the first burst: a peer that ends (even killed) must not tear the rings down under us.
   if (Status s = st.port->hold_peer_events(5000); !s.ok()) std::fprintf(stderr, "droce-echo: warning: %s\n", s.message().c_str());
   const std::uint8_t default_ip[4] = {10, 0, 0, static_cast<std::uint8_t>(server ? 2 : 1)};
-  std::memcpy(st.ip, default_ip, 4);
-  if (!o.local_ip.empty()) (void)engine::parse_ipv4(o.local_ip, st.ip);  // validated by the parser
+  std::memcpy(st.ip.bytes, default_ip, 4);
+  if (!o.local_ip.empty()) (void)engine::parse_ip(o.local_ip, st.ip);  // validated by the parser
   const rte_ether_addr port_mac = st.port->mac();
   std::uint8_t mac[6];
   if (o.local_mac.empty() || !engine::parse_mac(o.local_mac, mac)) std::memcpy(mac, port_mac.addr_bytes, 6);
@@ -91,6 +91,15 @@ SetupError set_up_port(const Options& o, bool defaults, Setup& st) {
   wc.endpoint.queues.memory = st.memories[0].get();
   wc.endpoint.addresses.promiscuous = pc.promiscuous;  // peers may address us by the lab rule's MAC
   wc.endpoint.addresses.local = engine::lab_address(st.ip, mac);
+  wc.endpoint.addresses.ipv6 = st.ip.ipv6;  // RoCEv2 over IPv6: 40-byte headers, ND instead of ARP
+  wc.endpoint.addresses.dscp = o.dscp;
+  wc.endpoint.addresses.vlan_id = o.vlan_id;
+  wc.endpoint.addresses.vlan_pcp = o.vlan_pcp;
+  if (!o.pcap.empty()) {
+    // One file for every worker's queue (the capture serialises its writers).
+    if (std::string e = st.capture.open(o.pcap); !e.empty()) return run_error(Status::error(e));
+    wc.endpoint.recording.capture = &st.capture;
+  }
   st.group = engine::WorkerGroup::create(wc, err);
   if (!st.group) return run_error(err);
   // Lab loss at our receive side, every queue (a seed each): the transport sees only the gaps.

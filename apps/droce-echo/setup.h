@@ -6,8 +6,10 @@
 #include <memory>
 #include <vector>
 
+#include "apps/common/address_text.h"
 #include "apps/droce-echo/echo_server.h"
 #include "apps/droce-echo/options.h"
+#include <droce/engine/core/capture.h>
 #include <droce/engine/core/memory_region.h>
 #include <droce/engine/core/mempool.h>
 #include <droce/engine/core/port.h>
@@ -33,6 +35,7 @@ struct QpPlace {
 struct Setup {
   engine::MbufPool pool;  // loopback's
   std::unique_ptr<engine::LoopbackLab> lab;
+  engine::PcapngCapture capture;  // --pcap: outlives the workers that feed it
   std::unique_ptr<engine::Port> port;
   std::vector<std::unique_ptr<engine::LinkImpairment>> impairments;
   std::vector<engine::MbufPool> pools;                            // server/client: one per worker
@@ -45,7 +48,8 @@ struct Setup {
   engine::MemoryRegistry* client_mem = nullptr;
   engine::MemoryRegistry* server_mem = nullptr;
   std::uint32_t client_qpn = 0, server_qpn = 0;
-  std::uint8_t ip[4] = {};  // server/client: our IPv4 address (the GID of the exchange)
+  engine::IpAddress ip;           // server/client: our address, IPv4 or IPv6 (the GID of the exchange)
+  engine::IpAddress peer_ip;      // server/client: the first QP's peer's, from its GID
   std::uint8_t peer_mac[6] = {};  // server/client: the first QP's peer MAC, and where it came from
   bool mac_by_arp = false;
   // The control connection stays open to a droce-echo peer for the end of the run (ibv_rc_pingpong

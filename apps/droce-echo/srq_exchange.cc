@@ -68,7 +68,7 @@ Status connect_srq_qps(const Options& o, Setup& st, apps::PeerMac& peer_mac, con
     if (Status s = ep.create_qp(a, local[i].qpn); !s.ok()) return s;
     if (Status s = ep.attach_srq(local[i].qpn, st.srq_id); !s.ok()) return s;
     local[i].psn = a.sq_psn;
-    engine::gid_from_ipv4(st.ip, local[i].gid);
+    engine::gid_of(st.ip, local[i].gid);
   }
   if (!server) {
     const std::vector<std::uint8_t> out = format_srq_table(local);
@@ -80,16 +80,17 @@ Status connect_srq_qps(const Options& o, Setup& st, apps::PeerMac& peer_mac, con
       return Status::error("the server has " + std::to_string(peer.size()) + " QPs and this client " + std::to_string(qps) +
                            ": give --qps equal to its -q");
   }
-  // QP i to the peer's QP i. The peer's IP comes from its GID; its MAC from --peer-mac or ARP
-  // (once; later QPs find it known).
+  // QP i to the peer's QP i. The peer's IP comes from its GID (of our family); its MAC from
+  // --peer-mac, ARP or Neighbor Discovery (once; later QPs find it known).
   for (std::uint32_t i = 0; i < qps; ++i) {
-    std::uint8_t peer_ip[4] = {}, mac[6] = {};
-    if (Status s = engine::ipv4_from_gid(peer[i].gid, peer_ip); !s.ok()) return s;
+    engine::IpAddress peer_ip;
+    std::uint8_t mac[6] = {};
+    if (Status s = engine::peer_ip_of_gid(peer[i].gid, st.ip, peer_ip); !s.ok()) return s;
     if (Status s = peer_mac.of_gid(peer[i].gid, timeout_ms, mac); !s.ok()) return s;
     if (Status s = ep.connect(local[i].qpn, engine::RemoteQp{engine::lab_address(peer_ip, mac), peer[i].qpn, peer[i].psn}); !s.ok())
       return s;
     st.own_qps.push_back({0, local[i].qpn});
-    if (i == 0) st.mac_by_arp = peer_mac.by_arp(), std::memcpy(st.peer_mac, mac, 6);
+    if (i == 0) st.mac_by_arp = peer_mac.by_arp(), std::memcpy(st.peer_mac, mac, 6), st.peer_ip = peer_ip;
   }
   static constexpr char kDone[] = "done";  // 5 bytes with its NUL, as the tool writes and reads it
   if (!server) return oob.send_bytes(kDone, sizeof(kDone), timeout_ms, "\"done\"");

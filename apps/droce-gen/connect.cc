@@ -20,10 +20,10 @@ using engine::Status;
 
 namespace {
 
-// The peer's MAC is --peer-mac's, or found by ARP through worker 0's endpoint: the queue the
-// peer's ARP frames reach (its worker 0 sends them on queue 0, which is our queue 0; docs/arp.md).
-// Worker 0's transport is polled whenever we wait for the peer: the peer may be resolving our
-// MAC meanwhile, and only a polled endpoint answers ARP.
+// The peer's MAC is --peer-mac's, or found by ARP (IPv4) or Neighbor Discovery (IPv6) through
+// worker 0's endpoint: the queue the peer's ARP and ND frames reach (its worker 0 sends them on
+// queue 0, which is our queue 0; docs/arp.md). Worker 0's transport is polled whenever we wait for
+// the peer: the peer may be resolving our MAC meanwhile, and only a polled endpoint answers.
 engine::RcEndpoint& arp_endpoint(Setup& st) { return st.server ? *st.shards[0].rsp_ep : *st.shards[0].req_ep; }
 std::function<void()> poll_worker0(Setup& st) {
   Job* j = st.jobs[0].get();
@@ -133,7 +133,7 @@ Status exchange_qps(const Options& o, Setup& st, Connection& c, std::uint32_t ti
   const bool server = st.server;
   const std::function<void()> poll = poll_worker0(st);
   apps::PeerMac peer_mac(o.peer_mac, arp_endpoint(st), poll);
-  peer_mac.announce();  // ARP only; it leaves with the first poll
+  peer_mac.announce();  // without --peer-mac only; it leaves with the first poll
   if (server) {
     std::uint16_t bound = 0;
     if (Status s = c.listener.listen(o.oob_port, bound); !s.ok()) return s;
@@ -143,24 +143,24 @@ Status exchange_qps(const Options& o, Setup& st, Connection& c, std::uint32_t ti
   } else if (Status s = engine::connect_stoppable(o.oob_host, o.oob_port, timeout_ms, c.oob); !s.ok()) {
     return exchange_error(s.message());
   }
-  std::uint8_t our_ip[4];
-  (void)parse_ipv4(st.local_ip, our_ip);
   for (std::uint32_t i = 0; i < o.qps; ++i) {
     engine::RcEndpoint& ep = server ? *st.responder(i).ep : *st.requester(i).ep;
     const std::uint32_t qpn = server ? st.responder(i).qpn : st.requester(i).qpn;
     engine::ConnInfo local, peer;
     local.qpn = qpn;
     local.psn = ep.qp(qpn)->attr().sq_psn;
-    engine::gid_from_ipv4(our_ip, local.gid);
+    engine::gid_of(st.local, local.gid);
     Status s = server ? c.oob.server_read_peer(peer, timeout_ms, poll) : c.oob.exchange_as_client(local, peer, timeout_ms, poll);
     if (!s.ok()) return exchange_error("exchange for QP " + std::to_string(i) + ": " + s.message());
-    // The peer's IP is its GID's. Its MAC: --peer-mac, or ARP (once: later QPs find it known).
-    // The peer polls while it waits for us; resolutions go on until the connect timeout, so that
-    // lab loss (which drops ARP frames too) cannot end the run.
+    // The peer's IP is its GID's, of our family (one endpoint speaks one IP version). Its MAC:
+    // --peer-mac, or ARP / Neighbor Discovery (once: later QPs find it known). The peer polls
+    // while it waits for us; resolutions go on until the connect timeout, so that lab loss (which
+    // drops ARP and ND frames too) cannot end the run.
+    engine::IpAddress pip;
+    if (Status g = engine::peer_ip_of_gid(peer.gid, st.local, pip); !g.ok()) return g;
+    if (i == 0) st.peer_ip = engine::ip_text(pip);
     std::uint8_t mac[6];
     if (Status m = peer_mac.of_gid(peer.gid, timeout_ms, mac); !m.ok()) return exchange_error(m.message());
-    std::uint8_t pip[4];
-    if (Status g = engine::ipv4_from_gid(peer.gid, pip); !g.ok()) return g;
     if (i == 0) {
       // The first QP's answer goes before the workload lines; the client connects only after the
       // server's recovery line, which follows the server's connect (announce_or_check_workload).
@@ -209,13 +209,16 @@ std::uint32_t static_remote_qpn(const Options& o, std::uint32_t i) {
 }
 
 Status connect_static(const Options& o, Setup& st) {
-  // --peer-ip's MAC: --peer-mac, or ARP. Without an exchange the peer may still be starting:
-  // resolutions go on until --connect-timeout.
+  // --peer-ip's MAC: --peer-mac, or ARP (IPv4) or Neighbor Discovery (IPv6). Without an exchange
+  // the peer may still be starting: resolutions go on until --connect-timeout.
   apps::PeerMac peer_mac(o.peer_mac, arp_endpoint(st), poll_worker0(st));
   peer_mac.announce();
-  std::uint8_t ip[4] = {}, mac[6];
-  (void)parse_ipv4(st.peer_ip, ip);
-  if (Status m = peer_mac.of_ipv4(ip, static_cast<std::uint32_t>(o.connect_timeout_s * 1000), mac); !m.ok()) return m;
+  engine::IpAddress ip;
+  std::uint8_t mac[6];
+  (void)engine::parse_ip(st.peer_ip, ip);  // checked by the option parser: of our family
+  const auto wait_ms = static_cast<std::uint32_t>(o.connect_timeout_s * 1000);
+  if (Status m = ip.ipv6 ? peer_mac.of_ipv6(ip.bytes, wait_ms, mac) : peer_mac.of_ipv4(ip.bytes, wait_ms, mac); !m.ok())
+    return m;
   const wire::L2L3Address peer_static = engine::lab_address(ip, mac);
   for (std::uint32_t i = 0; i < o.qps; ++i) {
     engine::RcEndpoint& ep = st.server ? *st.responder(i).ep : *st.requester(i).ep;

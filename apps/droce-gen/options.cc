@@ -84,13 +84,20 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   const char* g = cli::kConnection;
   cli::add_choice(app, g, "--mode", {"loopback", "client", "server"}, "both ends here, or one end each" + d +
                   mode_name(o.mode) + ")", [&o](std::size_t i) { o.mode = static_cast<Mode>(i); });
-  cli::add_ipv4(app, g, "--local-ip", o.local_ip, "our RoCE address (default 10.0.0.1 client/loopback, 10.0.0.2 server)");
-  cli::add_ipv4(app, g, "--peer-ip", o.peer_ip, "the peer's RoCE address (default: the other of the two)");
-  cli::add_mac(app, g, "--peer-mac", o.peer_mac, "the peer's MAC (default: resolved by ARP at start, IPv4 peers only)");
+  cli::add_ip(app, g, "--local-ip", o.local_ip,
+              "our RoCE address, IPv4 or IPv6 (e.g. fd00::1; the exchange sends it as our\n"
+              "GID: IPv4 as ::ffff:A.B.C.D) (default 10.0.0.1 client, 10.0.0.2 server)");
+  cli::add_ip(app, g, "--peer-ip", o.peer_ip,
+              "the peer's RoCE address, of --local-ip's family; a static connection's\n"
+              "(--oob-port 0), the exchange takes the peer's GID (default: the other of\n"
+              "10.0.0.1 and 10.0.0.2; an IPv6 static connection needs it)");
+  cli::add_mac(app, g, "--peer-mac", o.peer_mac,
+               "the peer's MAC (default: resolved at start, by ARP for IPv4 and by Neighbor\n"
+               "Discovery for IPv6)");
+  cli::add_dscp(app, g, o.dscp);
+  cli::add_vlan(app, g, o.vlan_id);
+  cli::add_pcp(app, g, o.vlan_pcp);
   cli::ConnectionFields conn;
-  conn.dscp = &o.dscp;
-  conn.vlan_id = &o.vlan_id;
-  conn.vlan_pcp = &o.vlan_pcp;
   conn.oob_port = &o.oob_port;
   conn.oob_host = &o.oob_host;
   cli::add_connection(app, conn);
@@ -202,6 +209,20 @@ constexpr const char* kUsage =
 
 }  // namespace
 
+std::string check_ip_families(const Options& o) {
+  engine::IpAddress local, peer;
+  const bool local_v6 = !o.local_ip.empty() && engine::parse_ip(o.local_ip, local) && local.ipv6;
+  const bool peer_v6 = !o.peer_ip.empty() && engine::parse_ip(o.peer_ip, peer) && peer.ipv6;
+  // One endpoint's frames carry one IP version; the defaults are IPv4.
+  if (!o.local_ip.empty() && !o.peer_ip.empty() && local_v6 != peer_v6)
+    return "--local-ip " + o.local_ip + " is " + engine::family_name(local) + " and --peer-ip " + o.peer_ip + " " +
+           engine::family_name(peer) + ": give both of one family";
+  if (peer_v6 && o.local_ip.empty()) return "--peer-ip " + o.peer_ip + " is IPv6: give an IPv6 --local-ip too";
+  if (local_v6 && o.peer_ip.empty() && o.mode != Mode::kLoopback && o.oob_port == 0)
+    return "--local-ip " + o.local_ip + " is IPv6: a static connection (--oob-port 0) needs the peer's --peer-ip";
+  return {};
+}
+
 int parse_options(const std::vector<std::string>& args, Options& o) {
   std::vector<std::pair<std::string, std::string>> overrides;  // applied after the preset
   const auto app = apps::cli::make_app("droce-gen", kUsage);
@@ -239,6 +260,12 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     return std::fprintf(stderr, "droce-gen: --pcp is the priority of the 802.1Q tag: give --vlan too\n"), -1;
   if (o.mode == Mode::kLoopback && (o.dscp != 0 || o.vlan_id != 0))
     return std::fprintf(stderr, "droce-gen: --dscp and --vlan mark the frames on a port: client and server modes\n"), -1;
+  if (o.mode == Mode::kLoopback && (!o.local_ip.empty() || !o.peer_ip.empty()))
+    return std::fprintf(stderr,
+                        "droce-gen: --local-ip and --peer-ip address a port: client and server modes (the "
+                        "loopback lab has its own)\n"),
+           -1;
+  if (std::string e = check_ip_families(o); !e.empty()) return std::fprintf(stderr, "droce-gen: %s\n", e.c_str()), -1;
   if (!o.plot.empty() && o.plot == o.stats_json)
     return std::fprintf(stderr, "droce-gen: --plot and --stats-json name the same file\n"), -1;
   if (o.active_qps > o.qps)

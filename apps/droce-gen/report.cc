@@ -266,7 +266,8 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
                    {"burst", o.burst}, {"loss", o.loss}, {"duplicate", o.duplicate},
                    {"reorder", o.reorder}, {"burst_start", o.burst_start}, {"burst_frames", o.burst_frames},
                    {"seed", o.seed}, {"cc", o.cc}, {"preset", o.preset}, {"line_gbps", o.line_gbps},
-                   {"local_ip", st.local_ip}, {"peer_ip", st.peer_ip}, {"oob_port", o.oob_port}};
+                   {"local_ip", st.local_ip}, {"peer_ip", st.peer_ip}, {"dscp", o.dscp}, {"vlan", o.vlan_id},
+                   {"pcp", o.vlan_pcp}, {"oob_port", o.oob_port}};
     feed.final_line(o, st, j);
     if (std::string e = o.json.empty() ? "" : droce::apps::write_text_file(o.json, j.dump(2) + "\n"); !e.empty()) {
       std::fprintf(stderr, "droce-gen: %s\n", e.c_str());

@@ -22,8 +22,8 @@ namespace {
 constexpr const char* kDefaultSocket = "/tmp/droce-gen.sock";
 
 wire::L2L3Address make_address(const std::string& ip, const std::uint8_t* mac) {
-  std::uint8_t a[4] = {};
-  (void)parse_ipv4(ip, a);
+  engine::IpAddress a;
+  (void)engine::parse_ip(ip, a);  // checked by the option parser
   return engine::lab_address(a, mac);
 }
 
@@ -173,6 +173,7 @@ SetupError open_port(const Options& o, bool default_port, Setup& st) {
   ec.pfc.priority = o.pfc_priority;
   const rte_ether_addr mac = st.port->mac();
   ec.addresses.local = make_address(st.local_ip, mac.addr_bytes);
+  ec.addresses.ipv6 = st.local.ipv6;  // RoCEv2 over IPv6: 40-byte headers, ND instead of ARP
   ec.addresses.dscp = o.dscp;
   ec.addresses.vlan_id = o.vlan_id;
   ec.addresses.vlan_pcp = o.vlan_pcp;
@@ -259,6 +260,9 @@ SetupError open_transport(const Options& o, bool default_port, const std::vector
   // Addresses: the client (and loopback A) is 10.0.0.1, the server 10.0.0.2, unless given.
   st.local_ip = !o.local_ip.empty() ? o.local_ip : st.server ? "10.0.0.2" : "10.0.0.1";
   st.peer_ip = !o.peer_ip.empty() ? o.peer_ip : st.server ? "10.0.0.1" : "10.0.0.2";
+  (void)engine::parse_ip(st.local_ip, st.local);  // checked by the option parser (families too)
+  // An IPv6 --local-ip without --peer-ip: the exchange gives the peer's address (its GID).
+  if (st.local.ipv6 && o.peer_ip.empty()) st.peer_ip.clear();
   if (o.mode != Mode::kLoopback) {
     std::string devargs;
     if (Status s = engine::pair_port_devargs(default_port, st.server, kDefaultSocket, devargs); !s.ok()) return run_error(s);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/address_text.h"
 #include "apps/droce-gen/job.h"
 #include "apps/droce-gen/options.h"
 #include "apps/droce-gen/workload.h"
@@ -36,7 +37,9 @@ struct Shard {
 // Everything one run owns besides EAL.
 struct Setup {
   bool server = false;
+  // As typed (or the defaults); the exchange fills peer_ip from the peer's GID when it was not given.
   std::string local_ip, peer_ip;
+  engine::IpAddress local;              // local_ip parsed: its family is every frame's
   std::vector<engine::MbufPool> pools;  // one per worker
   engine::PcapngCapture capture;
   std::vector<std::unique_ptr<engine::LoopbackLab>> labs;  // loopback: one per worker

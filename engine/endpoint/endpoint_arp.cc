@@ -115,8 +115,8 @@ Status EndpointArp::start_resolve(const std::uint8_t* ipv4, std::uint64_t now_ns
                                                   " addresses resolving or learned): cannot resolve " + ipv4_text(ip));
 }
 
-ArpResolution EndpointArp::resolution(const std::uint8_t* ipv4) const {
-  ArpResolution out;
+NeighbourResolution EndpointArp::resolution(const std::uint8_t* ipv4) const {
+  NeighbourResolution out;
   const std::uint32_t ip = arp::load_ipv4(ipv4);
   const arp::Neighbour* n = enabled_ ? table_.find(ip, now_ns_) : nullptr;
   if (n == nullptr) {
@@ -125,17 +125,17 @@ ArpResolution EndpointArp::resolution(const std::uint8_t* ipv4) const {
   }
   switch (n->state) {
     case arp::NeighbourState::kReachable:
-      out.state = ArpResolution::State::kResolved;
+      out.state = NeighbourResolution::State::kResolved;
       std::memcpy(out.mac, n->mac, 6);
       break;
     case arp::NeighbourState::kIncomplete:
-      out.state = ArpResolution::State::kResolving;
+      out.state = NeighbourResolution::State::kResolving;
       out.status = Status::error(StatusCode::kBadState, "still resolving " + ipv4_text(ip) + " (ARP requests sent so far: " +
                                                             std::to_string(n->queries_sent) + ")");
       break;
     case arp::NeighbourState::kFailed:
     case arp::NeighbourState::kNone:
-      out.state = ArpResolution::State::kFailed;
+      out.state = NeighbourResolution::State::kFailed;
       out.status = Status::error(StatusCode::kTimeout,
                                  "no ARP reply from " + ipv4_text(ip) + " after " + std::to_string(n->queries_sent) +
                                      " requests in " + std::to_string((n->deadline_ns - n->started_ns) / 1'000'000) + " ms");

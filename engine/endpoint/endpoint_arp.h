@@ -15,20 +15,9 @@ namespace droce::engine {
 
 struct EndpointCounters;
 
-// What resolution(ip) knows about a peer's MAC.
-struct ArpResolution {
-  enum class State : std::uint8_t {
-    kUnknown,    // never asked, or its MAC outlived arp::kNeighbourLifetimeNs: start_resolve
-    kResolving,  // requests going out
-    kResolved,   // `mac` is the peer's
-    kFailed,     // nobody answered
-  };
-  State state = State::kUnknown;
-  std::uint8_t mac[6] = {};
-  // Ok when resolved; else a code and a line a person can read: kBadState "still resolving",
-  // kTimeout "no ARP reply from 10.0.0.2 after 3 requests in 3000 ms", kNotFound.
-  Status status;
-};
+// What resolution(ip) knows about a peer's MAC: the same struct as Neighbor Discovery's
+// (EndpointNd), so that a user handles both alike.
+using neighbour::NeighbourResolution;
 
 class EndpointArp {
  public:
@@ -50,7 +39,7 @@ class EndpointArp {
   // names no neighbour, kNoMemory when the table is full, kUnsupported on an IPv6 endpoint.
   [[nodiscard]] Status start_resolve(const std::uint8_t* ipv4, std::uint64_t now_ns);
   // What is known about `ipv4` as of the last poll.
-  [[nodiscard]] ArpResolution resolution(const std::uint8_t* ipv4) const;
+  [[nodiscard]] NeighbourResolution resolution(const std::uint8_t* ipv4) const;
   // Queues a gratuitous ARP (announcement) for the endpoint's address; it leaves in the next poll.
   [[nodiscard]] Status announce(std::uint64_t now_tsc);
 

@@ -121,8 +121,8 @@ Status EndpointNd::start_resolve(const std::uint8_t* ipv6, std::uint64_t now_ns)
                                                   " addresses resolving or learned): cannot resolve " + ipv6_text(ipv6));
 }
 
-NdResolution EndpointNd::resolution(const std::uint8_t* ipv6) const {
-  NdResolution out;
+NeighbourResolution EndpointNd::resolution(const std::uint8_t* ipv6) const {
+  NeighbourResolution out;
   const nd::Neighbour* n = enabled_ ? table_.find(nd::to_address(ipv6), now_ns_) : nullptr;
   if (n == nullptr) {
     out.status =
@@ -131,18 +131,18 @@ NdResolution EndpointNd::resolution(const std::uint8_t* ipv6) const {
   }
   switch (n->state) {
     case nd::NeighbourState::kReachable:
-      out.state = NdResolution::State::kResolved;
+      out.state = NeighbourResolution::State::kResolved;
       std::memcpy(out.mac, n->mac, 6);
       break;
     case nd::NeighbourState::kIncomplete:
-      out.state = NdResolution::State::kResolving;
+      out.state = NeighbourResolution::State::kResolving;
       out.status = Status::error(StatusCode::kBadState, "still resolving " + ipv6_text(ipv6) +
                                                             " (Neighbor Solicitations sent so far: " +
                                                             std::to_string(n->queries_sent) + ")");
       break;
     case nd::NeighbourState::kFailed:
     case nd::NeighbourState::kNone:
-      out.state = NdResolution::State::kFailed;
+      out.state = NeighbourResolution::State::kFailed;
       out.status = Status::error(StatusCode::kTimeout,
                                  "no Neighbor Advertisement from " + ipv6_text(ipv6) + " after " +
                                      std::to_string(n->queries_sent) + " solicitations in " +

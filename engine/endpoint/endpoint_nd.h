@@ -16,20 +16,8 @@ namespace droce::engine {
 
 struct EndpointCounters;
 
-// What nd_resolution(ip) knows about a peer's MAC.
-struct NdResolution {
-  enum class State : std::uint8_t {
-    kUnknown,    // never asked, or its MAC outlived nd::kNeighbourLifetimeNs: start_nd_resolve
-    kResolving,  // solicitations going out
-    kResolved,   // `mac` is the peer's
-    kFailed,     // nobody answered
-  };
-  State state = State::kUnknown;
-  std::uint8_t mac[6] = {};
-  // Ok when resolved; else a code and a line a person can read: kBadState "still resolving",
-  // kTimeout "no Neighbor Advertisement from fd00::2 after 3 solicitations in 3000 ms", kNotFound.
-  Status status;
-};
+// What resolution(ip) knows about a peer's MAC: the same struct as ARP's (EndpointArp).
+using neighbour::NeighbourResolution;
 
 class EndpointNd {
  public:
@@ -52,7 +40,7 @@ class EndpointNd {
   // that names no neighbour, kNoMemory when the table is full, kUnsupported on an IPv4 endpoint.
   [[nodiscard]] Status start_resolve(const std::uint8_t* ipv6, std::uint64_t now_ns);
   // What is known about `ipv6` as of the last poll.
-  [[nodiscard]] NdResolution resolution(const std::uint8_t* ipv6) const;
+  [[nodiscard]] NeighbourResolution resolution(const std::uint8_t* ipv6) const;
   // Queues an unsolicited advertisement for the endpoint's address; it leaves in the next poll.
   [[nodiscard]] Status announce(std::uint64_t now_tsc);
 

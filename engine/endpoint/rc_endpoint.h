@@ -134,7 +134,7 @@ class RcEndpoint final : public ViewHome {
   [[nodiscard]] Status start_resolve(const std::uint8_t* ipv4, std::uint64_t now_tsc) {
     return arp_.start_resolve(ipv4, now_ns(now_tsc));
   }
-  [[nodiscard]] ArpResolution resolution(const std::uint8_t* ipv4) const { return arp_.resolution(ipv4); }
+  [[nodiscard]] NeighbourResolution resolution(const std::uint8_t* ipv4) const { return arp_.resolution(ipv4); }
   // Queues a gratuitous ARP for our address (at start, so that neighbours' caches learn us).
   [[nodiscard]] Status announce() { return arp_.announce(rte_rdtsc()); }
   [[nodiscard]] const arp::NeighbourTable& neighbours() const { return arp_.neighbours(); }
@@ -147,7 +147,7 @@ class RcEndpoint final : public ViewHome {
   [[nodiscard]] Status start_nd_resolve(const std::uint8_t* ipv6, std::uint64_t now_tsc) {
     return nd_.start_resolve(ipv6, now_ns(now_tsc));
   }
-  [[nodiscard]] NdResolution nd_resolution(const std::uint8_t* ipv6) const { return nd_.resolution(ipv6); }
+  [[nodiscard]] NeighbourResolution nd_resolution(const std::uint8_t* ipv6) const { return nd_.resolution(ipv6); }
   // Queues an unsolicited Neighbor Advertisement for our address (at start, RFC 4861 §7.2.6).
   [[nodiscard]] Status announce_nd() { return nd_.announce(rte_rdtsc()); }
   [[nodiscard]] const nd::NeighbourTable& nd_neighbours() const { return nd_.neighbours(); }

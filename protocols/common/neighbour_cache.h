@@ -5,11 +5,14 @@
 // may be resolved and in what a received frame teaches; those rules stay in each table, which
 // calls this cache for the bookkeeping. Pure protocol code: no clock reads (every call takes
 // now_ns), nothing allocated after construction, every loop bounded by the capacity.
+// NeighbourResolution, at the end, is what either protocol tells its user about one peer.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <cstring>
+
+#include "protocols/common/status.h"
 
 namespace droce::neighbour {
 
@@ -182,5 +185,22 @@ class NeighbourCache {
     if (mac[i] != 0) return true;
   return false;
 }
+
+// What a resolution knows about one peer's MAC, as the engine's ARP (IPv4) and Neighbor
+// Discovery (IPv6) report it to their user; the same words for both protocols.
+struct NeighbourResolution {
+  enum class State : std::uint8_t {
+    kUnknown,    // never asked, or its MAC outlived the table's lifetime: start a resolution
+    kResolving,  // queries (ARP requests, Neighbor Solicitations) going out
+    kResolved,   // `mac` is the peer's
+    kFailed,     // nobody answered
+  };
+  State state = State::kUnknown;
+  std::uint8_t mac[6] = {};
+  // Ok when resolved; else a code and a line a person can read: kBadState "still resolving",
+  // kTimeout "no ARP reply from 10.0.0.2 after 3 requests in 3000 ms" (or "no Neighbor
+  // Advertisement from fd00::2 after 3 solicitations in 3000 ms"), kNotFound.
+  Status status;
+};
 
 }  // namespace droce::neighbour

@@ -97,6 +97,26 @@ check "--peer-mac both ways: the client's JSON names the given MAC, every reply 
 import json; c = json.load(open('$out/wmac.c.json'))
 assert c['round_trips'] == 500 and c['bad_replies'] == 0, c
 assert c['remote'] == {'mac': '02:00:00:00:00:22', 'mac_from': '--peer-mac'}, c['remote']\""
+# RoCEv2 over IPv6 (ULA addresses) with a VLAN tag and DSCP on both sides: the GIDs of the
+# exchange are the IPv6 addresses, each side resolves the other by Neighbor Discovery on the VLAN,
+# and every RoCEv2 frame of the client's capture is IPv6 between the two, tagged VLAN 300
+# priority 6, with DSCP 34.
+E6=(--dscp 34 --vlan 300 --pcp 6)
+workers_pair ip6 --local-ip fd00:e::2 "${E6[@]}" -- --local-ip fd00:e::1 "${E6[@]}" --count 500 --pcap "$out/ip6.pcapng"
+e6_frames() { tshark -r "$out/ip6.pcapng" -Y "$1" 2>/dev/null; }
+check "IPv6 fd00:e::1/::2 with --dscp 34 --vlan 300 --pcp 6: every reply intact, MAC by ND, the JSON names both addresses and the marks; every RoCEv2 frame IPv6, tagged, DSCP 34" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && /usr/bin/python3 -c \"
+import json; c = json.load(open('$out/ip6.c.json'))
+assert c['round_trips'] == 500 and c['bad_replies'] == 0 and c['problem'] == '', c
+assert c['remote']['mac_from'] == 'nd', c['remote']
+assert c['addresses'] == {'family': 'IPv6', 'local_ip': 'fd00:e::1', 'peer_ip': 'fd00:e::2', 'vlan': 300, 'pcp': 6, 'dscp': 34}, c['addresses']
+\" && [ \"\$(e6_frames 'udp.port == 4791' | wc -l)\" -gt 1000 ] &&
+   [ -z \"\$(e6_frames 'udp.port == 4791 && !(ipv6 && !ip && vlan.id == 300 && vlan.priority == 6 && ipv6.tclass.dscp == 34 && ((ipv6.src == fd00:e::1 && ipv6.dst == fd00:e::2) || (ipv6.src == fd00:e::2 && ipv6.dst == fd00:e::1)))')\" ] &&
+   [ -n \"\$(e6_frames 'icmpv6.type == 135 && vlan.id == 300')\" ] && [ -n \"\$(e6_frames 'icmpv6.type == 136 && vlan.id == 300')\" ] &&
+   [ -z \"\$(e6_frames 'arp')\" ]"
+workers_pair ip6mix --local-ip fd00:e::2 -- --count 100
+check "an IPv6 server and an IPv4 client: both fail, the server naming the two families" \
+  "[ $cli_rc -ne 0 ] && [ $srv_rc -eq 1 ] && grep -q \"the peer's GID 10.0.0.1 is an IPv4 address and ours, fd00:e::2, is IPv6\" '$out/ip6mix.s.txt'"
 workers_pair wm --workers 2 -- --qps 2 --count 100
 check "a client with 1 queue pair against a server with 2: both fail, the server naming both counts" \
   "[ $cli_rc -ne 0 ] && [ $srv_rc -eq 1 ] && grep -q 'the client has 1 queue pair(s) and this server 2: give both the same --workers' '$out/wm.s.txt'"

@@ -461,6 +461,36 @@ check "memif pair with --dscp 26 --vlan 100 --pcp 3: verified; every RoCEv2 and 
    [ \"\$(tshark -r '$out/vlan.pcapng' -Y 'udp.port == 4791' 2>/dev/null | wc -l)\" -gt 0 ] &&
    [ -z \"\$(tshark -r '$out/vlan.pcapng' -Y '(udp.port == 4791 && !(vlan.id == 100 && vlan.priority == 3 && ip.dsfield.dscp == 26)) || (arp && !(vlan.id == 100))' 2>/dev/null)\" ] &&
    [ -n \"\$(arp_frames '$out/vlan.pcapng')\" ]"
+# RoCEv2 over IPv6 (ULA addresses, not IPv4-mapped) with a VLAN tag and DSCP on both sides: the
+# exchange carries each side's IPv6 address as its GID, each resolves the other by Neighbor
+# Discovery on the VLAN, and every RoCEv2 frame is IPv6 between the two addresses, tagged VLAN 200
+# priority 5, with DSCP 46. The JSON names the peer by the GID's address.
+# v6_frames PCAP FILTER: the frames of a capture that match FILTER, one line each.
+v6_frames() { tshark -r "$1" -Y "$2" 2>/dev/null; }
+V6MARKS=(--dscp 46 --vlan 200 --pcp 5)
+run_pair ip6 --op write --size 2048 --local-ip fd00:17::2 "${V6MARKS[@]}" -- --op write --size 2048 --count 2000 \
+  --local-ip fd00:17::1 "${V6MARKS[@]}" --pcap "$out/ip6.pcapng"
+check "memif pair over IPv6 fd00:17::1/::2 with --dscp 46 --vlan 200 --pcp 5: verified; every RoCEv2 frame IPv6 between the two, tagged VLAN 200 priority 5, DSCP 46; resolved by ND on the VLAN" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/ip6.c.json' && verified '$out/ip6.s.json' &&
+   /usr/bin/python3 -c \"import json; c = json.load(open('$out/ip6.c.json')); s = json.load(open('$out/ip6.s.json')); assert (c['config']['local_ip'], c['config']['peer_ip'], s['config']['local_ip'], s['config']['peer_ip']) == ('fd00:17::1', 'fd00:17::2', 'fd00:17::2', 'fd00:17::1'), (c['config'], s['config'])\" &&
+   [ \"\$(v6_frames '$out/ip6.pcapng' 'udp.port == 4791' | wc -l)\" -gt 0 ] &&
+   [ -z \"\$(v6_frames '$out/ip6.pcapng' 'udp.port == 4791 && !(ipv6 && !ip && vlan.id == 200 && vlan.priority == 5 && ipv6.tclass.dscp == 46 && ((ipv6.src == fd00:17::1 && ipv6.dst == fd00:17::2) || (ipv6.src == fd00:17::2 && ipv6.dst == fd00:17::1)))')\" ] &&
+   [ -n \"\$(v6_frames '$out/ip6.pcapng' 'icmpv6.type == 135 && vlan.id == 200')\" ] &&
+   [ -n \"\$(v6_frames '$out/ip6.pcapng' 'icmpv6.type == 136 && vlan.id == 200')\" ] &&
+   [ -z \"\$(v6_frames '$out/ip6.pcapng' 'arp || (icmpv6 && !(vlan.id == 200))')\" ]"
+# The same statically (--oob-port 0): --peer-ip is IPv6 and ND finds its MAC.
+run_pair v6static --oob-port 0 --remote-qpn 0x11 --op send --size 512 --count 2000 --local-ip fd00:17::2 \
+  --peer-ip fd00:17::1 -- --oob-port 0 --remote-qpn 0x11 --op send --size 512 --count 2000 --local-ip fd00:17::1 \
+  --peer-ip fd00:17::2 --pcap "$out/v6static.pcapng"
+check "static memif pair over IPv6 (--peer-ip fd00:17::1/::2): both exit 0, the RoCEv2 frames IPv6, the MAC by ND" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && [ \"\$(v6_frames '$out/v6static.pcapng' 'udp.port == 4791 && ipv6' | wc -l)\" -gt 0 ] &&
+   [ -z \"\$(v6_frames '$out/v6static.pcapng' 'udp.port == 4791 && !ipv6')\" ] &&
+   [ -n \"\$(v6_frames '$out/v6static.pcapng' 'icmpv6.type == 136')\" ]"
+# One side IPv6, the other IPv4: the server refuses the client's GID, naming both families.
+run_pair v6mix --op send --size 512 --local-ip fd00:17::2 --connect-timeout 5 -- --op send --size 512 --count 100 \
+  --connect-timeout 5
+check "an IPv6 server and an IPv4 client: both fail, the server saying the families differ" \
+  "[ $cli_rc -ne 0 ] && [ $srv_rc -eq 1 ] && grep -q \"the peer's GID 10.0.0.1 is an IPv4 address and ours, fd00:17::2, is IPv6\" '$out/v6mix.s.txt'"
 # Two workers a side: worker 0 resolves (its queue 0 meets the peer's queue 0, where the peer's
 # ARP frames arrive) and both workers' QPs use the MAC.
 srv_eal() { echo "--lcores 0@0,1@$last_cpu --no-pci --vdev net_memif0,role=server,socket=$out/$1.sock"; }
@@ -501,8 +531,9 @@ took=$(( SECONDS - t0 ))
 check "client and server whose ARP nobody carries: both exit non-zero, the ARP failure named, within 30 s (took ${took} s)" \
   "[ $cli_rc -ne 0 ] && [ $srv_rc -ne 0 ] && [ $took -le 30 ] && grep -q -h 'no ARP reply from 10.0.0.[12] after 3 requests' '$out/noarp.s.txt' '$out/noarp.c.txt' ||
    { tail -n 2 '$out/noarp.s.txt' '$out/noarp.c.txt'; false; }"
-# An IPv6 peer (its GID not IPv4-mapped) of an IPv4 endpoint: neither ARP nor Neighbor Discovery
-# can find its MAC; the server says --peer-mac is required instead of failing obscurely. The peer here is a socket speaking rc_pingpong's format.
+# An IPv6 peer (its GID not IPv4-mapped) of an IPv4 endpoint: one endpoint speaks one IP version,
+# so the server says the families differ instead of failing obscurely. The peer here is a socket
+# speaking rc_pingpong's format.
 port=$(free_port)
 # shellcheck disable=SC2086
 timeout 60 "$gen" $null_eal -- --mode server --oob-port "$port" --connect-timeout 5 --quiet > "$out/v6.s.txt" 2>&1 &
@@ -516,8 +547,9 @@ for _ in range(100):
 s.sendall(b'0000:000011:000100:fe800000000000000000000000000002\0'); time.sleep(2)" > /dev/null 2>&1
 wait $spid
 srv_rc=$?
-check "a peer whose GID is IPv6, without --peer-mac, to an IPv4 endpoint: exit 1 saying --peer-mac is required" \
-  "[ $srv_rc -eq 1 ] && grep -q 'fe80::2 is an IPv6 address' '$out/v6.s.txt' && grep -q -- '--peer-mac is required' '$out/v6.s.txt' ||
+check "a peer whose GID is IPv6 to an IPv4 endpoint: exit 1 saying the families differ" \
+  "[ $srv_rc -eq 1 ] && grep -q 'fe80::2 is an IPv6 address and ours, 10.0.0.2, is IPv4' '$out/v6.s.txt' &&
+   grep -q 'same family' '$out/v6.s.txt' ||
    { tail -n 2 '$out/v6.s.txt'; false; }"
 
 # Nobody to talk to: a clear error within the connect timeout.

@@ -258,6 +258,35 @@ bad --pcp "$gen" -- --mode client --pcp 8
 bad "give --vlan too" "$gen" -- --mode client --pcp 3
 bad "client and server modes" "$gen" -- --dscp 26
 good help-gen-feed "$gen" -- --stats-json - --interval 0.1 --help
+# Addresses: IPv4 or IPv6 (one family), and the frame marks, in droce-gen and droce-echo alike.
+good help-gen-ipv6 "$gen" -- --mode client --local-ip fd00::1 --peer-ip 2001:db8::2 --peer-mac 02:00:00:00:00:02 --help
+good help-gen-ipv6-static "$gen" -- --mode server --oob-port 0 --remote-qpn 0x11 --op send --local-ip fe80::1 --peer-ip fe80::2 --help
+good help-echo-ipv6 "$echo_" -- --mode client --local-ip fd00::1 --dscp 46 --vlan 4094 --pcp 7 --pcap "$tmp/e.pcapng" --help
+for bin in "$gen" "$echo_"; do
+  bad --local-ip "$bin" -- --mode client --local-ip fd00::1::2
+  bad --local-ip "$bin" -- --mode client --local-ip 10.0.0.256
+  bad --local-ip "$bin" -- --mode client --local-ip 'fd00::1%eth0'
+  bad "multicast" "$bin" -- --mode client --local-ip ff02::1
+  bad "IPv4-mapped" "$bin" -- --mode client --local-ip ::ffff:10.0.0.1
+  bad "unspecified" "$bin" -- --mode client --local-ip ::
+  bad "loopback address" "$bin" -- --mode client --local-ip ::1
+  bad --dscp "$bin" -- --mode client --dscp 64
+  bad --dscp "$bin" -- --mode client --dscp -1
+  bad --vlan "$bin" -- --mode client --vlan 0
+  bad --vlan "$bin" -- --mode client --vlan 4095
+  bad --pcp "$bin" -- --mode client --pcp 8
+  bad "give --vlan too" "$bin" -- --mode client --pcp 3
+done
+bad "give both of one family" "$gen" -- --mode client --local-ip fd00::1 --peer-ip 10.0.0.2
+bad "give both of one family" "$gen" -- --mode server --local-ip 10.0.0.2 --peer-ip fd00::1
+bad "give an IPv6 --local-ip too" "$gen" -- --mode client --peer-ip fd00::2
+bad "needs the peer's --peer-ip" "$gen" -- --mode client --oob-port 0 --remote-qpn 0x11 --op send --local-ip fd00::1
+bad "client and server modes" "$gen" -- --local-ip fd00::1
+bad "need --mode server or client" "$echo_" -- --local-ip fd00::1
+bad "need --mode server or client" "$echo_" -- --dscp 26
+bad "need --mode server or client" "$echo_" -- --vlan 100
+bad --pcap "$echo_" -- --mode client --pcap "$nope"
+bad "need --mode server or client" "$echo_" -- --pcap "$tmp/loop.pcapng"
 good help-echo "$echo_" -- --size 64 --count 1e5 --timeout 0.5 --json "$tmp/e.json" --help
 good help-perf "$perf" -- write_bw -s 64K -n 1000 --help
 good help-fwd "$fwd" -- --mbufs 4095 --duration 0.5 --json "$tmp/f.json" --help

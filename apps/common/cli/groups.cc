@@ -17,17 +17,6 @@ std::string dflt(const std::string& what) { return " (default " + what + ")"; }
 
 void add_connection(CLI::App& app, const ConnectionFields& f) {
   const char* g = kConnection;
-  if (f.dscp != nullptr)
-    add_uint(app, g, "--dscp", "N", *f.dscp, 0, 63,
-             "DSCP of our frames, 0..63" + dflt(std::to_string(*f.dscp) + "; ECN stays ECT(0) for DCQCN"));
-  if (f.vlan_id != nullptr)
-    add_uint(app, g, "--vlan", "ID", *f.vlan_id, 1, 4094,
-             "an 802.1Q tag on our frames, 1..4094 (default: untagged); a tagged\n"
-             "peer's frames are taken either way (the tag belongs to the link)");
-  if (f.vlan_pcp != nullptr)
-    add_uint(app, g, "--pcp", "N", *f.vlan_pcp, 0, 7,
-             "the tag's priority, 0..7" + dflt(std::to_string(*f.vlan_pcp) + "; needs --vlan") +
-                 ": match it to the\nfabric's lossless class and --pfc-priority");
   if (f.oob_port != nullptr)
     add_uint(app, g, "--oob-port", "N", *f.oob_port, 0, 65535,
              "TCP port of the ibv_rc_pingpong-format exchange" + dflt(std::to_string(*f.oob_port) + "; " + f.oob_port_zero));

@@ -29,9 +29,7 @@ struct ConnectionFields {
   double* connect_timeout_s = nullptr;
   std::uint8_t* qp_timeout = nullptr;  // local ACK timeout exponent
   std::uint8_t* retry_cnt = nullptr;
-  std::uint8_t* dscp = nullptr;
-  std::uint16_t* vlan_id = nullptr;
-  std::uint8_t* vlan_pcp = nullptr;
+  // The address options and --dscp/--vlan/--pcp are apps/common/cli/address_options.h's.
 };
 void add_connection(CLI::App& app, const ConnectionFields& f);
 

@@ -52,26 +52,26 @@ std::vector<arp::ArpFrame> a_sends(Lab& lab) {
 TEST_CASE("arp: two endpoints resolve each other's MAC; a silent address fails with words", "[engine][arp]") {
   Lab lab("arpres", on_test_clock());
   const wire::L2L3Address a = addr(1), b = addr(2), nobody = addr(3);
-  REQUIRE(lab.a->resolution(b.ip).state == ArpResolution::State::kUnknown);
+  REQUIRE(lab.a->resolution(b.ip).state == NeighbourResolution::State::kUnknown);
   CHECK(lab.a->resolution(b.ip).status.code() == StatusCode::kNotFound);
   REQUIRE(lab.a->start_resolve(b.ip, lab.now_tsc()).ok());
   REQUIRE(lab.b->start_resolve(a.ip, lab.now_tsc()).ok());
   REQUIRE(lab.a->start_resolve(nobody.ip, lab.now_tsc()).ok());
-  CHECK(lab.a->resolution(nobody.ip).state == ArpResolution::State::kResolving);
+  CHECK(lab.a->resolution(nobody.ip).state == NeighbourResolution::State::kResolving);
   // Bounded: the silent address fails after 3 requests 1 s apart, i.e. ~3000 polls.
   int polls = 0;
-  for (; polls < 5000 && lab.a->resolution(nobody.ip).state != ArpResolution::State::kFailed; ++polls) lab.poll();
+  for (; polls < 5000 && lab.a->resolution(nobody.ip).state != NeighbourResolution::State::kFailed; ++polls) lab.poll();
   INFO("polls " << polls);
-  const ArpResolution ab = lab.a->resolution(b.ip);
-  REQUIRE(ab.state == ArpResolution::State::kResolved);
+  const NeighbourResolution ab = lab.a->resolution(b.ip);
+  REQUIRE(ab.state == NeighbourResolution::State::kResolved);
   CHECK(ab.status.ok());
   CHECK(std::memcmp(ab.mac, b.mac, 6) == 0);
-  const ArpResolution ba = lab.b->resolution(a.ip);
-  REQUIRE(ba.state == ArpResolution::State::kResolved);
+  const NeighbourResolution ba = lab.b->resolution(a.ip);
+  REQUIRE(ba.state == NeighbourResolution::State::kResolved);
   CHECK(std::memcmp(ba.mac, a.mac, 6) == 0);
 
-  const ArpResolution none = lab.a->resolution(nobody.ip);
-  REQUIRE(none.state == ArpResolution::State::kFailed);
+  const NeighbourResolution none = lab.a->resolution(nobody.ip);
+  REQUIRE(none.state == NeighbourResolution::State::kFailed);
   CHECK(none.status.code() == StatusCode::kTimeout);
   // 3000 ms from the first request to the failure, give or take the TSC's rounding of the
   // test clock's 1 ms step.
@@ -101,7 +101,7 @@ TEST_CASE("arp: two endpoints resolve each other's MAC; a silent address fails w
   CHECK(cb.rx_drops[static_cast<std::size_t>(wire::DropReason::kNotIp)] == 0);
   // Asking again starts a new resolution.
   REQUIRE(lab.a->start_resolve(nobody.ip, lab.now_tsc()).ok());
-  CHECK(lab.a->resolution(nobody.ip).state == ArpResolution::State::kResolving);
+  CHECK(lab.a->resolution(nobody.ip).state == NeighbourResolution::State::kResolving);
 }
 
 TEST_CASE("arp: a request for us from a new host is answered and learned; others' are not", "[engine][arp]") {
@@ -118,8 +118,8 @@ TEST_CASE("arp: a request for us from a new host is answered and learned; others
   CHECK(sent[0].sender_ip == 0x0A000001);
   CHECK(std::memcmp(sent[0].sender_mac, addr(1).mac, 6) == 0);
   const std::uint8_t host_ip[4] = {10, 0, 0, 9};
-  const ArpResolution r = lab.a->resolution(host_ip);
-  REQUIRE(r.state == ArpResolution::State::kResolved);
+  const NeighbourResolution r = lab.a->resolution(host_ip);
+  REQUIRE(r.state == NeighbourResolution::State::kResolved);
   CHECK(std::memcmp(r.mac, host.mac, 6) == 0);
   CHECK(lab.a->counters().arp_requests_answered == 1);
   CHECK(lab.a->counters().arp_requests_learned == 1);
@@ -130,7 +130,7 @@ TEST_CASE("arp: a request for us from a new host is answered and learned; others
   inject_to_a(lab, f, sizeof(f));
   CHECK(a_sends(lab).empty());
   const std::uint8_t other_ip[4] = {10, 0, 0, 10};
-  CHECK(lab.a->resolution(other_ip).state == ArpResolution::State::kUnknown);
+  CHECK(lab.a->resolution(other_ip).state == NeighbourResolution::State::kUnknown);
   CHECK(lab.a->counters().arp_ignored == 1);
   CHECK(lab.a->counters().arp_requests_answered == 1);
 }
@@ -166,7 +166,7 @@ TEST_CASE("arp: the announcement is a gratuitous ARP; neighbours learn nothing n
   REQUIRE(lab.a->announce().ok());
   for (int i = 0; i < 4; ++i) lab.poll();
   CHECK(lab.b->counters().arp_ignored == 1);
-  CHECK(lab.b->resolution(addr(1).ip).state == ArpResolution::State::kUnknown);
+  CHECK(lab.b->resolution(addr(1).ip).state == NeighbourResolution::State::kUnknown);
 }
 
 TEST_CASE("arp: addresses that name no neighbour, and IPv6 endpoints, are refused", "[engine][arp]") {

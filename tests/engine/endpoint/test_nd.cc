@@ -81,26 +81,27 @@ void reseal(std::uint8_t* f) {
 TEST_CASE("nd: two IPv6 endpoints resolve each other's MAC; a silent address fails with words", "[engine][nd]") {
   Lab lab("ndres", v6_on_test_clock());
   const wire::L2L3Address a = addr(1, true), b = addr(2, true), nobody = addr(3, true);
-  REQUIRE(lab.a->nd_resolution(b.ip).state == NdResolution::State::kUnknown);
+  REQUIRE(lab.a->nd_resolution(b.ip).state == NeighbourResolution::State::kUnknown);
   CHECK(lab.a->nd_resolution(b.ip).status.code() == StatusCode::kNotFound);
   REQUIRE(lab.a->start_nd_resolve(b.ip, lab.now_tsc()).ok());
   REQUIRE(lab.b->start_nd_resolve(a.ip, lab.now_tsc()).ok());
   REQUIRE(lab.a->start_nd_resolve(nobody.ip, lab.now_tsc()).ok());
-  CHECK(lab.a->nd_resolution(nobody.ip).state == NdResolution::State::kResolving);
+  CHECK(lab.a->nd_resolution(nobody.ip).state == NeighbourResolution::State::kResolving);
   // Bounded: the silent address fails after 3 solicitations 1 s apart, i.e. ~3000 polls.
   int polls = 0;
-  for (; polls < 5000 && lab.a->nd_resolution(nobody.ip).state != NdResolution::State::kFailed; ++polls) lab.poll();
+  for (; polls < 5000 && lab.a->nd_resolution(nobody.ip).state != NeighbourResolution::State::kFailed; ++polls)
+    lab.poll();
   INFO("polls " << polls);
-  const NdResolution ab = lab.a->nd_resolution(b.ip);
-  REQUIRE(ab.state == NdResolution::State::kResolved);
+  const NeighbourResolution ab = lab.a->nd_resolution(b.ip);
+  REQUIRE(ab.state == NeighbourResolution::State::kResolved);
   CHECK(ab.status.ok());
   CHECK(std::memcmp(ab.mac, b.mac, 6) == 0);
-  const NdResolution ba = lab.b->nd_resolution(a.ip);
-  REQUIRE(ba.state == NdResolution::State::kResolved);
+  const NeighbourResolution ba = lab.b->nd_resolution(a.ip);
+  REQUIRE(ba.state == NeighbourResolution::State::kResolved);
   CHECK(std::memcmp(ba.mac, a.mac, 6) == 0);
 
-  const NdResolution none = lab.a->nd_resolution(nobody.ip);
-  REQUIRE(none.state == NdResolution::State::kFailed);
+  const NeighbourResolution none = lab.a->nd_resolution(nobody.ip);
+  REQUIRE(none.state == NeighbourResolution::State::kFailed);
   CHECK(none.status.code() == StatusCode::kTimeout);
   CHECK_THAT(none.status.message(),
              StartsWith("no Neighbor Advertisement from fd00::3 after 3 solicitations in 300"));
@@ -126,7 +127,7 @@ TEST_CASE("nd: two IPv6 endpoints resolve each other's MAC; a silent address fai
   CHECK(ca.arp_requests_sent + cb.arp_requests_sent == 0);
   // Asking again starts a new resolution.
   REQUIRE(lab.a->start_nd_resolve(nobody.ip, lab.now_tsc()).ok());
-  CHECK(lab.a->nd_resolution(nobody.ip).state == NdResolution::State::kResolving);
+  CHECK(lab.a->nd_resolution(nobody.ip).state == NeighbourResolution::State::kResolving);
 }
 
 TEST_CASE("nd: a solicitation for us from a new host is answered and learned; others' are not", "[engine][nd]") {
@@ -146,8 +147,8 @@ TEST_CASE("nd: a solicitation for us from a new host is answered and learned; ot
   CHECK(std::memcmp(sent[0].target, addr(1, true).ip, 16) == 0);
   REQUIRE(sent[0].has_link_addr);
   CHECK(std::memcmp(sent[0].link_addr, addr(1).mac, 6) == 0);
-  const NdResolution r = lab.a->nd_resolution(h.ip);
-  REQUIRE(r.state == NdResolution::State::kResolved);
+  const NeighbourResolution r = lab.a->nd_resolution(h.ip);
+  REQUIRE(r.state == NeighbourResolution::State::kResolved);
   CHECK(std::memcmp(r.mac, h.mac, 6) == 0);
   CHECK(lab.a->counters().nd_solicitations_answered == 1);
   CHECK(lab.a->counters().nd_solicitations_learned == 1);
@@ -163,7 +164,7 @@ TEST_CASE("nd: a solicitation for us from a new host is answered and learned; ot
   nd::multicast_mac(group, f);  // to our group's MAC, so that the target rule is the one that acts
   inject_to_a(lab, f, 86);
   CHECK(a_sends(lab).empty());
-  CHECK(lab.a->nd_resolution(other.ip).state == NdResolution::State::kUnknown);
+  CHECK(lab.a->nd_resolution(other.ip).state == NeighbourResolution::State::kUnknown);
   CHECK(lab.a->counters().nd_ignored == 1);
   CHECK(lab.a->counters().nd_solicitations_answered == 1);
 }
@@ -233,7 +234,7 @@ TEST_CASE("nd: the announcement is an unsolicited NA to all nodes; neighbours le
   REQUIRE(lab.a->announce_nd().ok());
   for (int i = 0; i < 4; ++i) lab.poll();
   CHECK(lab.b->counters().nd_ignored == 1);
-  CHECK(lab.b->nd_resolution(addr(1, true).ip).state == NdResolution::State::kUnknown);
+  CHECK(lab.b->nd_resolution(addr(1, true).ip).state == NeighbourResolution::State::kUnknown);
 }
 
 TEST_CASE("nd: addresses that name no neighbour, and IPv4 endpoints, are refused", "[engine][nd]") {
