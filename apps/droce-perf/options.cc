@@ -260,8 +260,10 @@ void declare_droce(CLI::App& app, const TypedNames& typed, Options& o) {
   cli::ConnectionFields conn;
   conn.dscp = &o.dscp;
   conn.vlan_id = &o.vlan_id;
-  conn.vlan_pcp = &o.vlan_pcp;
   cli::add_connection(app, conn);
+  // Not the shared --pcp: its help points at --pfc-priority, which droce-perf does not take.
+  add_number(app, typed, g, "--pcp", "N", o.vlan_pcp, 0, 7,
+             "the tag's priority, 0..7 (default 0; needs --vlan): match it to the\nfabric's lossless class");
   add_text(app, typed, g, "--timeout", "S", "connect and every exchange step, 1..3600 s (default 30)",
            [&o](const std::string& name, const std::string& v) {
              std::uint32_t n = 0;
