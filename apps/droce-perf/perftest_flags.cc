@@ -198,6 +198,11 @@ std::vector<std::string> perftest_flag_warnings(const CLI::App& app, const Typed
   for (const CLI::Option* o : app.parse_order())
     if (const PerftestFlag* f = entry_of(*o); f != nullptr && f->fate == FlagFate::kIgnored)
       lines.push_back(typed.nth(first_name(*f), seen[o]++) + " ignored: " + std::string(f->why));
+  // Then those --config gave (counted, but not in the command line's order), by their long names.
+  for (const CLI::Option* o : app.get_options([&seen](const CLI::Option* opt) { return seen.count(opt) == 0; }))
+    if (const PerftestFlag* f = entry_of(*o); f != nullptr && f->fate == FlagFate::kIgnored && o->count() > 0)
+      lines.push_back((f->long_name.empty() ? first_name(*f) : "--" + std::string(f->long_name)) + " ignored: " +
+                      std::string(f->why));
   return lines;
 }
 

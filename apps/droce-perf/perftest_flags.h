@@ -32,7 +32,8 @@ struct PerftestFlag {
 // implemented by droce-perf: WHY", naming it as typed.
 void add_perftest_flags(CLI::App& app, const TypedNames& typed);
 
-// "NAME ignored: WHY" for each ignored entry given on the command line, in its order.
+// "NAME ignored: WHY" for each ignored entry given on the command line, in its order, then for
+// each one --config gave.
 [[nodiscard]] std::vector<std::string> perftest_flag_warnings(const CLI::App& app, const TypedNames& typed);
 
 }  // namespace droce::perf

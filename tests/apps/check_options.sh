@@ -394,6 +394,19 @@ if [ $rc -ne 2 ] || [ "$(head -n 4 "$tmp/err")" != "$want" ] || [ "$(wc -l < "$t
   echo "FAILED: droce-perf's warned flags: exit $rc, stderr:"; sed 's/^/    | /' "$tmp/err" | head -8
   fail=1
 fi
+# the same flags from --config: by their long names, after the command line's
+printf 'events = true\nsl = 3\n' > "$tmp/perf-warn.ini"
+cases=$((cases + 1))
+timeout 60 "$perf" -l 0 --no-pci --no-huge -m 256 --vdev net_null0 -- send_bw -q 2 --workers 2 -H \
+  --config "$tmp/perf-warn.ini" > "$tmp/out" 2> "$tmp/err"
+rc=$?
+want="droce-perf: warning: -H ignored: the samples are not listed; the summary row is printed
+droce-perf: warning: --sl ignored: RoCE carries no SL: droce marks priority with --vlan/--pcp and --dscp
+droce-perf: warning: --events ignored: droce polls (a poll-mode engine has no completion events)"
+if [ $rc -ne 2 ] || [ "$(head -n 3 "$tmp/err")" != "$want" ] || [ "$(wc -l < "$tmp/err")" -ne 4 ]; then
+  echo "FAILED: droce-perf's warned flags from --config: exit $rc, stderr:"; sed 's/^/    | /' "$tmp/err" | head -8
+  fail=1
+fi
 cases=$((cases + 1))
 timeout 60 "$perf" -- -V > "$tmp/out" 2> "$tmp/err"
 rc=$?
