@@ -1,4 +1,5 @@
-// droce-perf options: perftest's flags with perftest's defaults, plus droce's own; a strict parser.
+// droce-perf options: perftest's flags with perftest's defaults, plus droce's own; a strict parser
+// (the apps' CLI11 setup, apps/common/cli/).
 #pragma once
 
 #include <cstdint>
@@ -83,7 +84,7 @@ struct Options {
   [[nodiscard]] std::vector<std::uint32_t> sizes() const;  // the sizes to run, in order
 };
 
-// Returns 0 to run, 1 after printing --help, -1 after printing an error (one line).
+// Returns 0 to run, 1 after printing --help or --version, -1 after printing an error (one line).
 [[nodiscard]] int parse_options(const std::vector<std::string>& args, Options& o);
 
 }  // namespace droce::perf

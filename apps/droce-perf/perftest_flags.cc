@@ -2,6 +2,8 @@
 #include "apps/droce-perf/perftest_flags.h"
 
 #include <array>
+#include <map>
+#include <string>
 
 namespace droce::perf {
 
@@ -144,20 +146,64 @@ constexpr std::array kFlags{
     PerftestFlag{"disable_numa", 0, false, kIgn, "memory comes from DPDK on the lcores' socket"},
 };
 
+// "-e,--events": CLI11's names for an entry.
+std::string names_of(const PerftestFlag& f) {
+  std::string names;
+  if (f.letter != 0) names = std::string("-") + f.letter;
+  if (!f.long_name.empty()) names += (names.empty() ? "--" : ",--") + std::string(f.long_name);
+  return names;
+}
+
+// Its first name ("-e"), by which messages find how it was typed.
+std::string first_name(const PerftestFlag& f) {
+  const std::string names = names_of(f);
+  return names.substr(0, names.find(','));
+}
+
+// The entry an option was declared for (nullptr: one of droce-perf's own).
+const PerftestFlag* entry_of(const CLI::Option& o) {
+  if (!o.get_group().empty()) return nullptr;  // the entries alone are hidden
+  for (const auto& f : kFlags)
+    if (o.check_name(first_name(f))) return &f;
+  return nullptr;
+}
+
 }  // namespace
 
-const PerftestFlag* find_perftest_flag(std::string_view arg) {
-  if (arg.size() == 2 && arg[0] == '-' && arg[1] != '-') {
-    for (const auto& f : kFlags)
-      if (f.letter == arg[1]) return &f;
-    return nullptr;
+void add_perftest_flags(CLI::App& app, const TypedNames& typed) {
+  for (const auto& f : kFlags) {
+    const PerftestFlag* entry = &f;
+    // A refused flag fails when CLI11 runs its callback; an ignored one waits for the warnings,
+    // printed once the whole command line has parsed.
+    auto refuse = [entry, &typed]() {
+      if (entry->fate == FlagFate::kRefused)
+        throw CLI::ValidationError(typed(first_name(*entry)) + ": perftest's, not implemented by droce-perf: " +
+                                   std::string(entry->why));
+    };
+    CLI::Option* o = nullptr;
+    if (f.has_arg)
+      o = app.add_option(names_of(f), [refuse](const CLI::results_t&) { return refuse(), true; }, std::string(f.why))
+              ->type_name("VALUE")
+              ->expected(1)
+              ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    else
+      o = app.add_flag_callback(names_of(f), refuse, std::string(f.why));
+    o->group("");  // hidden from --help, whose text names them all in one paragraph
   }
-  if (arg.size() < 3 || arg.substr(0, 2) != "--") return nullptr;
-  std::string_view name = arg.substr(2);
-  if (const auto eq = name.find('='); eq != std::string_view::npos) name = name.substr(0, eq);
-  for (const auto& f : kFlags)
-    if (f.long_name == name) return &f;
-  return nullptr;
+}
+
+std::vector<std::string> perftest_flag_warnings(const CLI::App& app, const TypedNames& typed) {
+  std::vector<std::string> lines;
+  std::map<const CLI::Option*, std::size_t> seen;  // occurrences so far, to name each as typed
+  for (const CLI::Option* o : app.parse_order())
+    if (const PerftestFlag* f = entry_of(*o); f != nullptr && f->fate == FlagFate::kIgnored)
+      lines.push_back(typed.nth(first_name(*f), seen[o]++) + " ignored: " + std::string(f->why));
+  // Then those --config gave (counted, but not in the command line's order), by their long names.
+  for (const CLI::Option* o : app.get_options([&seen](const CLI::Option* opt) { return seen.count(opt) == 0; }))
+    if (const PerftestFlag* f = entry_of(*o); f != nullptr && f->fate == FlagFate::kIgnored && o->count() > 0)
+      lines.push_back((f->long_name.empty() ? first_name(*f) : "--" + std::string(f->long_name)) + " ignored: " +
+                      std::string(f->why));
+  return lines;
 }
 
 }  // namespace droce::perf

@@ -3,10 +3,18 @@
 // perftest command line then runs as it is), refused where ignoring it would mislead (it changes
 // the test, the exchange with the peer, or what the report means). The flags droce-perf does
 // implement are parsed in options.cc; this table holds the rest of perftest's long_options
-// (perftest_parameters.c parser) and its getopt letters.
+// (perftest_parameters.c parser) and its getopt letters. Each is declared on droce-perf's CLI11
+// app, hidden from --help, so that a perftest command line parses as perftest's getopt reads it
+// (a flag's value is not taken for the server name).
 #pragma once
 
+#include <CLI/CLI.hpp>
+
+#include <string>
 #include <string_view>
+#include <vector>
+
+#include "apps/droce-perf/typed_names.h"
 
 namespace droce::perf {
 
@@ -20,8 +28,12 @@ struct PerftestFlag {
   std::string_view why;        // the warning's or the error's reason
 };
 
-// The entry for an argument as typed ("-e", "--events"; a "--name=value" is looked up by its
-// name); nullptr when the argument is none of perftest's flags that droce-perf leaves out.
-[[nodiscard]] const PerftestFlag* find_perftest_flag(std::string_view arg);
+// Declares every entry on `app`: a refused one, given, is the error "NAME: perftest's, not
+// implemented by droce-perf: WHY", naming it as typed.
+void add_perftest_flags(CLI::App& app, const TypedNames& typed);
+
+// "NAME ignored: WHY" for each ignored entry given on the command line, in its order, then for
+// each one --config gave.
+[[nodiscard]] std::vector<std::string> perftest_flag_warnings(const CLI::App& app, const TypedNames& typed);
 
 }  // namespace droce::perf

@@ -353,6 +353,96 @@ bad --flows "$sim" --config "$tmp/sim-bad.ini" --json "$tmp/sim.json"
 bad --config "$sim" --config "$tmp/extra.ini" --json "$tmp/sim.json"
 [ ! -e "$tmp/sim.json" ] || { echo "FAILED: a refused droce-sim run left $tmp/sim.json behind"; fail=1; }
 
+# --- droce-perf on the same CLI11 layer: perftest's spellings (short and long), --opt=value, K/M/G
+# (sizes binary, rates and counts decimal), --config, the server name after the options, and
+# perftest's flags droce-perf leaves out: refused ones one line naming them as typed, ignored ones a
+# warning line each once the line runs (their values are theirs, never the server name)
+good perf-short "$perf" -- write_bw -s 4096 -n 1000 -q 2 -m 4096 -t 64 -o 16 -u 17 -b -Q 10 -I 64 -N -r 256 \
+  -p 20000 -x 1 -d rxe0 -F -c RC -T 104 127.0.0.1 --help
+good perf-long "$perf" -- send_bw --size 4096 --iters 1000 --qp 2 --mtu 4096 --tx-depth 64 --qp-timeout 17 \
+  --bidirectional --report-both --cq-mod 10 --inline_size 64 --noPeak --rx-depth 256 --port 20000 --gid-index 1 \
+  --ib-dev rxe0 --CPU-freq --connection RC --tos 104 --report_gbits --out_json --out_json_file "$tmp/p.json" --help
+good perf-atomic "$perf" -- atomic_bw -A CMP_AND_SWAP --atomic_type=FETCH_AND_ADD -o 4 --help
+good perf-duration "$perf" -- write_lat -D 4 -f 1 --tclass 104 --help
+good perf-all "$perf" -- send_bw -a --max-size 16K --help
+good perf-rate "$perf" -- write_bw --rate_limit=0.2 --rate_units=g --rate_limit_type=SW --burst_size=16 --help
+good perf-droce "$perf" -- write_bw --local-ip 10.0.0.1 --local-mac 02:00:00:00:00:01 --peer-mac 02:00:00:00:00:02 \
+  --dscp 26 --vlan 100 --pcp 3 --loss 0.01 --seed 5 --timeout 60 --json "$tmp/pd.json" -q 2 --workers 2 --help
+good perf-equals "$perf" -- write_bw --size=64K --iters=1K --qp=2 --port=20000 --timeout=5 --json="$tmp/pe.json" --help
+good perf-attached "$perf" -- write_bw -s64K -n1000 -bN 127.0.0.1 --help
+good perf-suffix "$perf" -- write_bw -s 8M -n 100M -t 15K --rate_limit 1K --rate_units p --burst_size 64K --help
+bad -s "$perf" -- write_bw -s 9M                 # sizes binary: 8M = 2^23 is the top
+bad -n "$perf" -- write_bw -n 101M               # counts decimal: 100M = 10^8 is the top
+bad --burst_size "$perf" -- write_bw --rate_limit 1 --burst_size 66K
+bad --max-size "$perf" -- send_bw -a --max-size 1.5K
+bad --rate_limit "$perf" -- write_bw --rate_limit=nan
+bad --rate_units "$perf" -- write_bw --rate_limit 1 --rate_units G
+bad -T "$perf" -- write_bw -T 256
+bad --tclass "$perf" -- write_bw --tclass=-1
+bad -x "$perf" -- write_bw -x 65
+bad -f "$perf" -- write_bw -D 2 -f 1
+bad -r "$perf" -- send_bw -r 0
+bad -I "$perf" -- send_bw -I 2K
+bad -c "$perf" -- send_bw -c UC
+bad --out_json_file "$perf" -- write_bw --out_json --out_json_file="$nope"
+bad "--iters: perftest needs at least 5 iterations" "$perf" -- write_bw --iters=4
+bad "-s needs a value" "$perf" -- write_bw -s
+bad "--size needs a value" "$perf" -- write_bw --size
+bad "--report_gbits takes no value" "$perf" -- write_bw --report_gbits=1
+bad "-i needs a value" "$perf" -- write_bw -i
+bad "unknown option '--Size'" "$perf" -- write_bw --Size 64
+bad "no test given" "$perf" --
+bad "two server names given: '127.0.0.1' and 'x'" "$perf" -- write_bw -S 3 127.0.0.1 --pkey_index 0 x -e
+bad "-R: perftest's, not implemented by droce-perf" "$perf" -- send_bw -R
+bad "--rdma_cm: perftest's, not implemented" "$perf" -- send_bw --rdma_cm
+bad "--run_infinitely: perftest's" "$perf" -- send_bw --run_infinitely
+bad "-w: perftest's" "$perf" -- write_bw -w 10
+bad "--use_cuda: perftest's" "$perf" -- write_bw --use_cuda=0
+bad -q "$perf" -- write_bw -e --use-srq -q 0   # refused: no warning line before the one error
+printf 'size = 64K\niters = 1K\nqp = 2\nreport_gbits = true\ntos = 104\nrate_limit = 1K\nrate_units = p\n' > "$tmp/perf.ini"
+good perf-config "$perf" -- write_bw --config "$tmp/perf.ini" --help
+bad "--workers 3: more workers than QPs (-q 2)" "$perf" -- write_bw --config "$tmp/perf.ini" --workers 3
+printf 'qp = 1\n' > "$tmp/perf-q1.ini"
+bad "-q: multiple QPs are only available in bw tests" "$perf" -- send_lat --config "$tmp/perf-q1.ini" -q 2
+printf 'qp = 0\n' > "$tmp/perf-bad.ini"
+bad "'0'" "$perf" -- write_bw --config "$tmp/perf-bad.ini"
+bad --config "$perf" -- write_bw --config "$tmp/extra.ini"
+bad --config "$perf" -- write_bw --config "$nope"
+# Ignored flags: one warning line each, as typed and in order, then the run goes on (here to a
+# limit EAL sets: exit 2, its one line last).
+cases=$((cases + 1))
+timeout 60 "$perf" -l 0 --no-pci --no-huge -m 256 --vdev net_null0 -- send_bw -q 2 --workers 2 -e --use-srq -S 3 \
+  --events > "$tmp/out" 2> "$tmp/err"
+rc=$?
+want="droce-perf: warning: -e ignored: droce polls (a poll-mode engine has no completion events)
+droce-perf: warning: --use-srq ignored: receives come from each QP's own queue; the wire is the same
+droce-perf: warning: -S ignored: RoCE carries no SL: droce marks priority with --vlan/--pcp and --dscp
+droce-perf: warning: --events ignored: droce polls (a poll-mode engine has no completion events)"
+if [ $rc -ne 2 ] || [ "$(head -n 4 "$tmp/err")" != "$want" ] || [ "$(wc -l < "$tmp/err")" -ne 5 ] ||
+   ! tail -n 1 "$tmp/err" | grep -q -- '--workers 2: EAL gives 1 lcore'; then
+  echo "FAILED: droce-perf's warned flags: exit $rc, stderr:"; sed 's/^/    | /' "$tmp/err" | head -8
+  fail=1
+fi
+# the same flags from --config: by their long names, after the command line's
+printf 'events = true\nsl = 3\n' > "$tmp/perf-warn.ini"
+cases=$((cases + 1))
+timeout 60 "$perf" -l 0 --no-pci --no-huge -m 256 --vdev net_null0 -- send_bw -q 2 --workers 2 -H \
+  --config "$tmp/perf-warn.ini" > "$tmp/out" 2> "$tmp/err"
+rc=$?
+want="droce-perf: warning: -H ignored: the samples are not listed; the summary row is printed
+droce-perf: warning: --sl ignored: RoCE carries no SL: droce marks priority with --vlan/--pcp and --dscp
+droce-perf: warning: --events ignored: droce polls (a poll-mode engine has no completion events)"
+if [ $rc -ne 2 ] || [ "$(head -n 3 "$tmp/err")" != "$want" ] || [ "$(wc -l < "$tmp/err")" -ne 4 ]; then
+  echo "FAILED: droce-perf's warned flags from --config: exit $rc, stderr:"; sed 's/^/    | /' "$tmp/err" | head -8
+  fail=1
+fi
+cases=$((cases + 1))
+timeout 60 "$perf" -- -V > "$tmp/out" 2> "$tmp/err"
+rc=$?
+if [ $rc -ne 0 ] || [ -s "$tmp/err" ] || ! grep -Eq '^droce-perf [0-9]+\.[0-9]+\.[0-9]+ \(DPDK ' "$tmp/out"; then
+  echo "FAILED: droce-perf -- -V: exit $rc, stdout '$(head -c 200 "$tmp/out")'"; fail=1
+fi
+
 # --- --version, every app, alone or after "--" (droce-sim has no EAL part): one line
 # "<app> X.Y.Z (DPDK A.B.C)" on stdout, exit 0, before EAL starts (nothing else printed)
 for bin in "$gen" "$echo_" "$perf" "$fwd" "$switch" "$sim"; do

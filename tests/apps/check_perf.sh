@@ -342,7 +342,7 @@ bad "perftest's --use_cuda=0" "--use_cuda: perftest's, not implemented by droce-
 bad "perftest's --output" "--output: perftest's, not implemented" write_bw --output bandwidth
 bad "a value for a flag without one" "--report-both takes no value" write_bw --report-both=yes
 "$perf" -- send_bw --help > "$out/help.txt" 2>&1
-check "--help exits 0 and lists every flag" "[ \$? -eq 0 ] && grep -q -- '--report_gbits' '$out/help.txt' && grep -q -- '--peer-mac' '$out/help.txt' && grep -q -- '-x, --gid-index' '$out/help.txt' && grep -q -- '--workers N' '$out/help.txt' && grep -q -- '-A, --atomic_type' '$out/help.txt' && grep -q 'atomic_bw atomic_lat' '$out/help.txt' && grep -q -- '-b, --bidirectional' '$out/help.txt' && grep -q -- '--out_json' '$out/help.txt' && grep -q -- '--rate_limit=R' '$out/help.txt'"
+check "--help exits 0 and lists every flag" "[ \$? -eq 0 ] && grep -q -- '--report_gbits' '$out/help.txt' && grep -q -- '--peer-mac' '$out/help.txt' && grep -q -- '-x,--gid-index' '$out/help.txt' && grep -q -- '--workers N' '$out/help.txt' && grep -q -- '-A,--atomic_type' '$out/help.txt' && grep -q 'atomic_bw atomic_lat' '$out/help.txt' && grep -q -- '-b,--bidirectional' '$out/help.txt' && grep -q -- '--out_json' '$out/help.txt' && grep -q -- '--rate_limit R' '$out/help.txt' && grep -q -- '-V,--version' '$out/help.txt' && grep -q -- '--config FILE' '$out/help.txt'"
 
 # ---- nobody there: a clear error within --timeout ----
 start=$(date +%s)
