@@ -162,7 +162,8 @@ def nd_seeds():
 
 def sr_seeds():
     """RoCEv2 frames of droce's selective-repeat extension: SR data opcodes (a RETH on every
-    packet) and the SR acknowledgement (AETH + 16-byte SACK bitmap), with a valid ICRC."""
+    packet), the SR acknowledgement (AETH + 16-byte SACK bitmap), the SR READ request and
+    responses, the SR atomics and their acknowledgement, with a valid ICRC."""
     import zlib
 
     def frame(opcode, psn, ext, payload, ack_req=True):
@@ -201,6 +202,15 @@ def sr_seeds():
         frame(0xD7, 203, reth(0, 5, 8) + struct.pack(">I", 0x4242), data[:8]),      # SR SEND Only Inv
         frame(0xD1, 99, struct.pack(">I", 0x1F << 24 | 1), struct.pack(">QQ", 0x1C, 0)),   # SACK
         frame(0xD1, 0xFFFFFF, struct.pack(">I", 0x1F << 24), struct.pack(">QQ", 0, 1 << 63)),  # SACK, wrap
+        frame(0xCC, 300, reth(0x7F0000002000, 0x1234, 3000), b""),                   # SR READ Request
+        frame(0xCC, 0xFFFFFE, reth(0x7F0000002400, 0x1234, 1024), b""),              # SR READ Request, wrap
+        frame(0xCD, 300, struct.pack(">I", 0x1F << 24 | 2), data[:1024], False),     # SR READ Response First
+        frame(0xCE, 301, b"", data[:1024], False),                                   # SR READ Response Middle
+        frame(0xCF, 302, struct.pack(">I", 0x1F << 24 | 2), data[:952], False),      # SR READ Response Last
+        frame(0xD0, 303, struct.pack(">I", 0x1F << 24 | 3), data[:100], False),      # SR READ Response Only
+        frame(0xD3, 304, struct.pack(">QIQQ", 0x7F0000003000, 0x1234, 5, 4), b""),   # SR CmpSwap
+        frame(0xD4, 305, struct.pack(">QIQQ", 0x7F0000003008, 0x1234, 9, 0), b""),   # SR FetchAdd
+        frame(0xD2, 304, struct.pack(">IQ", 0x1F << 24 | 4, 4), b"", False),         # SR ATOMIC Acknowledge
     ]
     for s in seeds:
         write_seed("parser", s)

@@ -136,6 +136,7 @@ constexpr RcCounterField kRcFields[] = {
     {"recovery_mismatch", &rc::RcCounters::recovery_mismatch},
     {"sr_beyond_window", &rc::RcCounters::sr_beyond_window},
     {"sr_resent_on_sack", &rc::RcCounters::sr_resent_on_sack},
+    {"sr_reasked_responses", &rc::RcCounters::sr_reasked_responses},
 };
 // RcCounters is only 64-bit counters: a field added there must be added here too.
 static_assert(sizeof(rc::RcCounters) == std::size(kRcFields) * sizeof(std::uint64_t),

@@ -131,7 +131,8 @@ void RcQp::retire_through(std::uint32_t psn, std::uint64_t now_ns) {
     if (!psn_lt(w.first_psn, sq_.nxt) && sq_.cur <= sq_.head) break;  // never sent
     if (awaits_response(w)) {
       if (progressed) on_progress(now_ns);
-      implied_nak_through(psn);
+      // Selective repeat asks again only the responses shown missing (requester_sr_read.cc).
+      if (!sr_) implied_nak_through(psn);
       return;
     }
     if (!psn_le(last, psn)) {

@@ -127,9 +127,12 @@ Status RcQp::post_send(const SendWr& wr) {
   // WRITE could not be described to the responder, which rejects it (rxe: check_length).
   if (wr.sge.length > kMaxMessageBytes)
     return Status::fail(StatusCode::kInvalidArgument, "post_send: message longer than 2^31 bytes");
-  if (is_read_or_atomic(wr.opcode) && sr_)
+  // Selective repeat holds all of a READ's PSNs in flight at once (docs/selective-repeat.md): a
+  // READ may span at most sr_bdp_pkts packets.
+  if (wr.opcode == WrOpcode::kRead && sr_ &&
+      wr.sge.length > static_cast<std::uint64_t>(attr_.sr_bdp_pkts) * attr_.pmtu)
     return Status::fail(StatusCode::kInvalidArgument,
-                        "post_send: READ and atomics are not carried by selective repeat (recovery sr)");
+                        "post_send: a READ over selective repeat spans at most sr_bdp_pkts packets");
   if (is_read_or_atomic(wr.opcode) && attr_.max_rd_atomic == 0)
     return Status::fail(StatusCode::kInvalidArgument,
                         "post_send: READ or atomic on a QP with max_rd_atomic 0 (no READ/atomic credits)");

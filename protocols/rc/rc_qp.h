@@ -215,13 +215,26 @@ class RcQp {
     bool has_inv = false;
     std::uint32_t imm = 0;
     std::uint32_t ieth_rkey = 0;
-    std::uint32_t len = 0;  // the message's length
+    std::uint32_t len = 0;  // the message's length (a READ's: the bytes this request asks for)
     std::uint32_t rsn = 0;  // a SEND's receive sequence number
+    // A READ or atomic request, executed when ePSN reaches it (never out of order): its opcode
+    // (0: none; a READ's other PSNs are held with none) and operands, as the request carried them.
+    std::uint8_t exec_opcode = 0;
+    std::uint32_t rkey = 0;
+    std::uint64_t va = 0;
+    std::uint64_t swap_add = 0;
+    std::uint64_t compare = 0;
   };
   // Selective repeat, requester: flags per PSN in flight (sq.una .. sq.high, at most kSrWindow).
   static constexpr std::uint8_t kSrSacked = 1;  // the responder holds it (SACK bitmap)
   static constexpr std::uint8_t kSrLost = 2;    // to be resent
   static constexpr std::uint8_t kSrResent = 4;  // resent: asked again only if a later send overtakes it
+  static constexpr std::uint8_t kSrReadAtomic = 8;  // a READ's or atomic's PSN: a response answers it
+  static constexpr std::uint8_t kSrAnswered = 16;   // ... and its response is placed
+  // Marks `f` lost (to be sent again); what a READ's or atomic's PSN knows of its response stays.
+  static void sr_set_lost(std::uint8_t& f) {
+    f = static_cast<std::uint8_t>((f & (kSrReadAtomic | kSrAnswered)) | kSrLost);
+  }
 
   // requester.cc
   bool next_request(std::uint64_t now_ns, TxDescriptor& out);
@@ -265,6 +278,14 @@ class RcQp {
   void on_sack(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns);
   void sr_mark_lost(std::uint32_t psn);  // and every unheld PSN after it
   void sr_mark_unsacked_lost();
+  // requester_sr_read.cc: READ and atomics over selective repeat.
+  bool next_read_or_atomic_sr(SendWqe& w, std::uint64_t now_ns, TxDescriptor& out);
+  void fill_sr_read_or_atomic(const SendWqe& w, std::uint32_t idx, std::uint32_t npkts, TxDescriptor& d) const;
+  void sr_resend_read_or_atomic(const SendWqe& w, std::uint32_t p, std::uint64_t now_ns, TxDescriptor& d);
+  void on_sr_read_response(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns);
+  void on_sr_atomic_ack(const wire::PacketInfo& pi, std::uint64_t now_ns);
+  void sr_answered(SendWqe& w, std::uint32_t psn, std::uint64_t now_ns);
+  void sr_responses_lost_before(std::uint32_t psn);
   std::uint8_t& sr_tx_at(std::uint32_t psn) { return sr_tx_[psn & (wire::kSrWindow - 1)]; }
   std::uint32_t& sr_tx_seq_at(std::uint32_t psn) { return sr_tx_seq_[psn & (wire::kSrWindow - 1)]; }
   // responder_sr.cc: the selective-repeat receive side and the dispatch of both.
@@ -273,6 +294,10 @@ class RcQp {
   void on_sr_request(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, const std::uint8_t* payload);
   bool sr_place(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, const std::uint8_t* payload, bool at_epsn);
   void sr_deliver_in_order();
+  // responder_sr_read.cc: READ and atomic requests over selective repeat.
+  bool sr_hold_read_or_atomic(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, std::int32_t d);
+  bool sr_execute(const SrRxSlot& s);
+  void sr_replay(const wire::PacketInfo& pi, const wire::OpcodeInfo& op);
   void queue_sr_ack();
   void fill_sack(TxDescriptor& d);
   SrRxSlot& sr_rx_at(std::uint32_t psn) { return sr_rx_[psn & (wire::kSrWindow - 1)]; }

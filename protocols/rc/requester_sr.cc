@@ -37,6 +37,7 @@ bool RcQp::next_request_sr(std::uint64_t now_ns, TxDescriptor& d) {
   if (sq_.cur == sq_.tail) return false;
   if (psn_diff(sq_.nxt, sq_.una) >= static_cast<std::int32_t>(attr_.sr_bdp_pkts)) return false;
   SendWqe& w = sq_at(sq_.cur);
+  if (is_read_or_atomic(w.wr.opcode)) return next_read_or_atomic_sr(w, now_ns, d);  // requester_sr_read.cc
   const std::int32_t pos = psn_diff(sq_.nxt, w.first_psn);
   if (pos < 0 || static_cast<std::uint32_t>(pos) >= w.npkts) {
     sq_.nxt = w.first_psn;  // cannot happen by construction; never send garbage
@@ -58,16 +59,22 @@ bool RcQp::next_request_sr(std::uint64_t now_ns, TxDescriptor& d) {
 }
 
 // The oldest PSN marked lost and not held by the responder, resent with AckReq (its SACK says
-// whether the gap closed). Bounded by the PSNs in flight (at most kSrWindow).
+// whether the gap closed); or the oldest READ or atomic PSN marked lost and not answered, asked
+// again (held or not: its response is what is missing). Bounded by the PSNs in flight (at most
+// kSrWindow).
 bool RcQp::sr_resend_lost(std::uint64_t now_ns, TxDescriptor& d) {
   for (std::uint32_t p = sq_.una; psn_lt(p, sq_.high); p = psn_add(p, 1)) {
     std::uint8_t& f = sr_tx_at(p);
     if ((f & kSrLost) == 0) continue;
     f = static_cast<std::uint8_t>(f & ~kSrLost);
-    if (f & kSrSacked) continue;
+    if ((f & kSrReadAtomic) != 0 ? (f & kSrAnswered) != 0 : (f & kSrSacked) != 0) continue;
     const std::uint64_t i = response_target(p);
     if (i == sq_.tail) continue;
     const SendWqe& w = sq_at(i);
+    if ((f & kSrReadAtomic) != 0) {
+      sr_resend_read_or_atomic(w, p, now_ns, d);
+      return true;
+    }
     fill_sr_packet(w, static_cast<std::uint32_t>(psn_diff(p, w.first_psn)), d);
     d.ack_req = true;
     d.retransmission = true;
@@ -80,17 +87,18 @@ bool RcQp::sr_resend_lost(std::uint64_t now_ns, TxDescriptor& d) {
   return false;
 }
 
-// Every PSN in flight the responder does not hold is resent (the local ACK timer fired: a resend
-// may itself have been lost, so the once-per-SACK rule starts over). The oldest is resent even if
+// Every PSN in flight the responder does not hold is resent, and every READ or atomic PSN whose
+// response is missing asked again (the local ACK timer fired: a resend may itself have been lost,
+// so the once-per-SACK rule starts over). The oldest is resent even if
 // a SACK showed it held: it is not acknowledged, so the responder released it (or the SACKs saying
 // so were lost), and its answer brings a fresh SACK — without it a requester whose every PSN in
 // flight looked held would send nothing and time out until its retries ran out.
 void RcQp::sr_mark_unsacked_lost() {
   for (std::uint32_t p = sq_.una; psn_lt(p, sq_.high); p = psn_add(p, 1)) {
     std::uint8_t& f = sr_tx_at(p);
-    if ((f & kSrSacked) == 0) f = kSrLost;
+    if ((f & kSrAnswered) == 0 && ((f & kSrSacked) == 0 || (f & kSrReadAtomic) != 0)) sr_set_lost(f);
   }
-  if (psn_lt(sq_.una, sq_.high)) sr_tx_at(sq_.una) = kSrLost;
+  if (psn_lt(sq_.una, sq_.high) && (sr_tx_at(sq_.una) & kSrAnswered) == 0) sr_set_lost(sr_tx_at(sq_.una));
   sq_.sr_lost = true;
 }
 
@@ -100,10 +108,10 @@ void RcQp::sr_mark_unsacked_lost() {
 // missing but the ACK timer, a retry per RNR episode.
 void RcQp::sr_mark_lost(std::uint32_t psn) {
   if (psn_lt(psn, sq_.una) || !psn_lt(psn, sq_.high)) return;
-  sr_tx_at(psn) = kSrLost;  // the NAK's PSN is not held, whatever an earlier SACK said
+  sr_set_lost(sr_tx_at(psn));  // the NAK's PSN is not held, whatever an earlier SACK said
   for (std::uint32_t p = psn_add(psn, 1); psn_lt(p, sq_.high); p = psn_add(p, 1)) {
     std::uint8_t& f = sr_tx_at(p);
-    if ((f & kSrSacked) == 0) f = kSrLost;
+    if ((f & (kSrSacked | kSrAnswered)) == 0) sr_set_lost(f);
   }
   sq_.sr_lost = true;
 }
@@ -135,6 +143,13 @@ void RcQp::on_sack(const wire::PacketInfo& pi, const std::uint8_t* payload, std:
   ++c_.acks_received;
   retire_through(cum, now_ns);
   if (state_ != QpState::kRts) return;
+  // What is acknowledged but not retired (a READ or atomic waiting for its response, and what
+  // follows it) is held by the responder: executed, never to be resent as a request.
+  // A READ's or atomic's PSN marked lost stays so: its response is what is missing.
+  for (std::uint32_t p = sq_.una; !psn_lt(cum, p); p = psn_add(p, 1)) {
+    std::uint8_t& f = sr_tx_at(p);
+    f = static_cast<std::uint8_t>(((f & kSrReadAtomic) != 0 ? f : f & ~kSrLost) | kSrSacked);
+  }
   const std::uint64_t words[2] = {load_be64(payload), load_be64(payload + 8)};
   bool held_any = false, held_new = false;
   std::uint32_t highest = 0;
@@ -158,9 +173,9 @@ void RcQp::on_sack(const wire::PacketInfo& pi, const std::uint8_t* payload, std:
   if (!held_any) return;
   for (std::uint32_t p = sq_.una; psn_lt(p, highest); p = psn_add(p, 1)) {
     std::uint8_t& f = sr_tx_at(p);
-    if ((f & (kSrSacked | kSrLost)) != 0) continue;
+    if ((f & (kSrSacked | kSrLost | kSrAnswered)) != 0) continue;
     if ((f & kSrResent) != 0 && !(held_new && static_cast<std::int32_t>(newest_send - sr_tx_seq_at(p)) > 0)) continue;
-    f = kSrLost;
+    sr_set_lost(f);
     sq_.sr_lost = true;
     ++c_.sr_resent_on_sack;
   }

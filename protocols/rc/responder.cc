@@ -417,8 +417,10 @@ bool RcQp::next_response(TxDescriptor& d) {
   if (rq_.resp_head == rq_.resp_tail) return false;
   RespItem& it = resp_at(rq_.resp_head);
   d = TxDescriptor{};
+  // Selective repeat answers with the SR twins of the RC opcodes (docs/selective-repeat.md).
+  const std::uint8_t sr_bits = sr_opcode_mask_;
   if (it.is_atomic) {
-    d.opcode = static_cast<std::uint8_t>(wire::Opcode::kAtomicAck);
+    d.opcode = static_cast<std::uint8_t>(static_cast<std::uint8_t>(wire::Opcode::kAtomicAck) | sr_bits);
     d.psn = it.psn;
     d.aeth_syndrome = wire::kAethAckUnlimited;
     d.aeth_msn = it.msn;
@@ -444,10 +446,11 @@ bool RcQp::next_response(TxDescriptor& d) {
   const std::uint32_t i = it.sent;
   const bool first = i == 0, last = i + 1 == it.npkts;
   using wire::Opcode;
-  d.opcode = static_cast<std::uint8_t>(first && last ? Opcode::kReadRespOnly
-                                       : first       ? Opcode::kReadRespFirst
-                                       : last        ? Opcode::kReadRespLast
-                                                     : Opcode::kReadRespMiddle);
+  d.opcode = static_cast<std::uint8_t>(static_cast<std::uint8_t>(first && last ? Opcode::kReadRespOnly
+                                                                 : first       ? Opcode::kReadRespFirst
+                                                                 : last        ? Opcode::kReadRespLast
+                                                                               : Opcode::kReadRespMiddle) |
+                                       sr_bits);
   d.psn = psn_add(it.psn, i);
   const std::uint32_t off = i * attr_.pmtu;
   d.payload = it.data + off;

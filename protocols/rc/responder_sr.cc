@@ -70,8 +70,10 @@ RxDelivery RcQp::on_packet_sr(const wire::PacketInfo& pi, const wire::OpcodeInfo
   if (op.is_request) {
     on_sr_request(pi, op, payload);
   } else if (state_ == QpState::kRts) {
-    if (sr_opcode) on_sack(pi, payload, now_ns);
-    else on_response(pi, payload, now_ns);
+    if (!sr_opcode) on_response(pi, payload, now_ns);  // an RC NAK (RNR or fatal)
+    else if (op.kind == OpKind::kAck) on_sack(pi, payload, now_ns);
+    else if (op.kind == OpKind::kReadResponse) on_sr_read_response(pi, payload, now_ns);
+    else on_sr_atomic_ack(pi, now_ns);
   }
   return RxDelivery::kNone;
 }
@@ -91,13 +93,19 @@ void RcQp::on_sr_request(const wire::PacketInfo& pi, const wire::OpcodeInfo& op,
     ++c_.sr_beyond_window;
     return;
   }
+  const bool read_or_atomic = op.kind == OpKind::kReadRequest || op.kind == OpKind::kAtomic;
+  if (d < 0 && read_or_atomic) {
+    sr_replay(pi, op);  // executed already: answered again (responder_sr_read.cc)
+    return;
+  }
   if (d < 0 || sr_rx_at(pi.psn).held) {
     ++c_.duplicate_request;
     queue_sr_ack();
     return;
   }
   const bool gap_open = rq_.sr_held != 0;
-  if (!sr_place(pi, op, payload, d == 0)) return;  // NAKed, RNR-NAKed or dropped: not held
+  // NAKed, RNR-NAKed or dropped: not held.
+  if (!(read_or_atomic ? sr_hold_read_or_atomic(pi, op, d) : sr_place(pi, op, payload, d == 0))) return;
   if (d == 0) {
     sr_deliver_in_order();
     if (state_ != QpState::kRts && state_ != QpState::kRtr) return;  // a fatal NAK at delivery
@@ -172,6 +180,8 @@ void RcQp::sr_deliver_in_order() {
   for (std::uint32_t n = 0; n < wire::kSrWindow; ++n) {
     SrRxSlot& s = sr_rx_at(rq_.epsn);
     if (!s.held) return;
+    // A READ or atomic executes here, in order (its response queued); NAKed, the QP is in Error.
+    if (s.exec_opcode != 0 && !sr_execute(s)) return;
     if (s.last) {
       if (s.needs_recv && rq_.head == rq_.tail) {
         s.held = false;

@@ -171,6 +171,7 @@ struct RcCounters {
   std::uint64_t recovery_mismatch = 0;   // a packet of the other recovery (SR opcode to a go-back-N QP, or back): dropped
   std::uint64_t sr_beyond_window = 0;    // SR responder: PSN at or past ePSN + kSrWindow: dropped
   std::uint64_t sr_resent_on_sack = 0;   // SR requester: PSNs a SACK showed missing (each resent once)
+  std::uint64_t sr_reasked_responses = 0;  // SR requester: READ/atomic PSNs whose response a later one showed lost
 };
 
 }  // namespace droce::rc

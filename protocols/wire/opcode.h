@@ -50,7 +50,15 @@ enum class Opcode : std::uint8_t {
   kSrWriteLastImm = 0xC9,
   kSrWriteOnly = 0xCA,
   kSrWriteOnlyImm = 0xCB,
+  kSrReadRequest = 0xCC,
+  kSrReadRespFirst = 0xCD,
+  kSrReadRespMiddle = 0xCE,
+  kSrReadRespLast = 0xCF,
+  kSrReadRespOnly = 0xD0,
   kSrAck = 0xD1,
+  kSrAtomicAck = 0xD2,
+  kSrCmpSwap = 0xD3,
+  kSrFetchAdd = 0xD4,
   kSrSendLastInv = 0xD6,
   kSrSendOnlyInv = 0xD7,
 };
@@ -58,7 +66,7 @@ enum class Opcode : std::uint8_t {
 // The manufacturer-specific opcode space (§9.2.1): droce's SR extension lives there, and only a
 // QP whose recovery is selective repeat accepts it (a parser only with accept_droce_sr).
 [[nodiscard]] constexpr bool is_manufacturer_opcode(std::uint8_t opcode) { return opcode >= 0xC0; }
-// The SR opcode of an RC SEND/WRITE opcode, and back.
+// The SR opcode of an RC SEND/WRITE/READ/atomic opcode (or response), and back.
 [[nodiscard]] constexpr std::uint8_t sr_opcode_of(std::uint8_t rc_opcode) {
   return static_cast<std::uint8_t>(rc_opcode | 0xC0);
 }
@@ -151,6 +159,16 @@ constexpr std::array<OpcodeInfo, 256> make_opcode_table() {
                       static_cast<std::uint8_t>(base.headers | kHdrReth), true, true);
   }
   t[0xD1] = op("DROCE SR Acknowledge", K::kAck, P::kOnly, kHdrAeth, true, false);
+  // The READ request, its responses, the atomics and their acknowledgement: the RC opcode's
+  // headers unchanged (the READ request's RETH and the response's PSN already place every byte).
+  t[0xCC] = op("DROCE SR RDMA READ Request", K::kReadRequest, P::kOnly, kHdrReth, false, true);
+  t[0xCD] = op("DROCE SR RDMA READ Response First", K::kReadResponse, P::kFirst, kHdrAeth, true, false);
+  t[0xCE] = op("DROCE SR RDMA READ Response Middle", K::kReadResponse, P::kMiddle, 0, true, false);
+  t[0xCF] = op("DROCE SR RDMA READ Response Last", K::kReadResponse, P::kLast, kHdrAeth, true, false);
+  t[0xD0] = op("DROCE SR RDMA READ Response Only", K::kReadResponse, P::kOnly, kHdrAeth, true, false);
+  t[0xD2] = op("DROCE SR ATOMIC Acknowledge", K::kAtomicAck, P::kOnly, kHdrAeth | kHdrAtomicAckEth, false, false);
+  t[0xD3] = op("DROCE SR CmpSwap", K::kAtomic, P::kOnly, kHdrAtomicEth, false, true);
+  t[0xD4] = op("DROCE SR FetchAdd", K::kAtomic, P::kOnly, kHdrAtomicEth, false, true);
   return t;
 }
 }  // namespace detail
@@ -168,6 +186,9 @@ static_assert(opcode_info(Opcode::kCnp).ext_bytes == 16);
 static_assert(!opcode_info(0x15).valid());
 static_assert(opcode_info(Opcode::kSrWriteMiddle).ext_bytes == 16 && opcode_info(Opcode::kSrWriteOnlyImm).ext_bytes == 20);
 static_assert(opcode_info(Opcode::kSrSendLastInv).ext_bytes == 20 && opcode_info(Opcode::kSrSendMiddle).is_request);
-static_assert(!opcode_info(0xFF).valid() && !opcode_info(0xCC).valid() && !opcode_info(Opcode::kSrAck).is_request);
+static_assert(!opcode_info(0xFF).valid() && !opcode_info(0xD5).valid() && !opcode_info(Opcode::kSrAck).is_request);
+static_assert(sr_opcode_of(0x0C) == 0xCC && sr_opcode_of(0x10) == 0xD0 && sr_opcode_of(0x14) == 0xD4);
+static_assert(opcode_info(Opcode::kSrReadRequest).ext_bytes == 16 && opcode_info(Opcode::kSrCmpSwap).ext_bytes == 28);
+static_assert(opcode_info(Opcode::kSrAtomicAck).ext_bytes == 12 && !opcode_info(Opcode::kSrReadRespMiddle).is_request);
 
 }  // namespace droce::wire

@@ -28,13 +28,15 @@ struct Reader {
 };
 
 // The same input drives a go-back-N QP, then a selective-repeat one (docs/selective-repeat.md).
-// For the SR QP, packets whose flags ask it (bit 6) turn their RC SEND/WRITE/ACK opcode into the
-// SR counterpart; the rest reach it as RC opcodes, which it must drop (recovery mismatch).
+// For the SR QP, packets whose flags ask it (bit 6) turn their RC opcode (SEND, WRITE, READ
+// request and response, ACK, ATOMIC ACKNOWLEDGE) into the SR counterpart; the rest reach it as RC
+// opcodes, which it must drop (recovery mismatch). The atomic operands reuse the RETH's bytes.
 void run(const std::uint8_t* data, std::size_t size, bool sr) {
   // Exact-size buffers so ASan flags any placement outside them.
   std::vector<std::uint8_t> mem(8192), local(8192), recv(3000);
   rc::MrTable mrs(8);
-  const auto remote_mr = *mrs.register_region(mem.data(), mem.size(), rc::kAccessRemoteWrite | rc::kAccessRemoteRead);
+  const auto remote_mr = *mrs.register_region(mem.data(), mem.size(),
+                                              rc::kAccessRemoteWrite | rc::kAccessRemoteRead | rc::kAccessRemoteAtomic);
   const auto local_mr = *mrs.register_region(local.data(), local.size(), rc::kAccessLocalWrite);
   const auto recv_mr = *mrs.register_region(recv.data(), recv.size(), rc::kAccessLocalWrite);
   rc::QpAttr a;
@@ -92,6 +94,11 @@ void run(const std::uint8_t* data, std::size_t size, bool sr) {
     pi.reth_rkey = (flags & 16) ? remote_mr.rkey : r.get<std::uint32_t>();
     pi.reth_dma_len = (flags & 32) ? r.get<std::uint16_t>() : r.get<std::uint32_t>();
     pi.imm_data = r.get<std::uint32_t>();
+    pi.atomic_va = pi.reth_va;
+    pi.atomic_rkey = pi.reth_rkey;
+    pi.atomic_swap_add = pi.imm_data;
+    pi.atomic_compare = pi.reth_dma_len;
+    pi.atomic_ack_orig = pi.reth_va;
     qp.on_packet(pi, payload.data(), now);
     now += static_cast<std::uint64_t>(r.get<std::uint8_t>()) * 10'000;
     qp.on_timer(now);

@@ -293,9 +293,10 @@ TEST_CASE("recovery mismatch: SR opcodes at a go-back-N QP and RC requests at an
   CHECK_FALSE(gbn.next_packet(0, d));
 }
 
-TEST_CASE("SR QPs refuse what SR does not carry: READ, atomics, an SRQ, message views", "[rc][sr]") {
+TEST_CASE("SR QPs refuse what SR does not carry: a READ longer than sr_bdp_pkts packets, an SRQ, message views",
+          "[rc][sr]") {
   rc::MrTable m;
-  std::vector<std::uint8_t> buf(64);
+  std::vector<std::uint8_t> buf(128 * kPmtu + 1);
   auto mr = *m.register_region(buf.data(), buf.size(), rc::kAccessLocalWrite);
   rc::RcQp qp(sr_attr(1, 2, 0, 0), m);
   rc::SharedRecvQueue srq(16, m);
@@ -305,11 +306,13 @@ TEST_CASE("SR QPs refuse what SR does not carry: READ, atomics, an SRQ, message 
   REQUIRE(qp.modify(rc::QpState::kRts).ok());
   rc::SendWr w;
   w.opcode = rc::WrOpcode::kRead;
-  w.sge = {reinterpret_cast<std::uint64_t>(buf.data()), 64, mr.lkey};
-  CHECK_FALSE(qp.post_send(w).ok());
+  w.sge = {reinterpret_cast<std::uint64_t>(buf.data()), 128 * kPmtu + 1, mr.lkey};
+  CHECK(qp.post_send(w).message().find("sr_bdp_pkts") != std::string::npos);
+  w.sge.length = 128 * kPmtu;  // all its PSNs in flight at once: at most the BDP cap
+  CHECK(qp.post_send(w).ok());
   w.opcode = rc::WrOpcode::kFetchAdd;
   w.sge.length = 8;
-  CHECK_FALSE(qp.post_send(w).ok());
+  CHECK(qp.post_send(w).ok());
   auto a = sr_attr(1, 2, 0, 0);
   a.recv_mode = rc::RecvMode::kMessageViews;
   CHECK(a.validate().rfind("recovery", 0) == 0);
