@@ -184,7 +184,7 @@ Status PerftestSession::exchange(const void* mine, void* theirs, std::size_t n, 
   return conn_.send_bytes(mine, n, timeout_ms_, sending.c_str());
 }
 
-Status PerftestSession::preamble(std::uint32_t local_mtu, PerftestPreamble& out) {
+Status PerftestControl::preamble(std::uint32_t local_mtu, PerftestPreamble& out) {
   if (mtu_enum(local_mtu) == 0) return Status::error("MTU " + std::to_string(local_mtu) + " is not an IB MTU");
   std::uint8_t in[kPerftestVersionBytes];
   const std::string v = format_perftest_version();
@@ -219,7 +219,7 @@ Status PerftestSession::handshake(const PerftestKeys& mine, PerftestKeys& theirs
   return parse_perftest_keys(in, sizeof(in), theirs);
 }
 
-Status PerftestSession::exchange_bw_report(const PerftestBwReport& mine, PerftestBwReport& theirs) {
+Status PerftestControl::exchange_bw_report(const PerftestBwReport& mine, PerftestBwReport& theirs) {
   const std::uint64_t out[5] = {mine.size, mine.iters, double_bits(mine.bw_peak), double_bits(mine.bw_avg),
                                 double_bits(mine.msg_rate)};
   std::uint64_t got[5];
@@ -255,7 +255,19 @@ Status PerftestSession::close(const PerftestKeys& mine) {
   return {};
 }
 
-Status PerftestSession::connect(PerftestTest t, const std::vector<PerftestKeys>& mine, std::vector<PerftestKeys>& theirs,
+Status PerftestSession::end_without_message() {
+  // write_lat ends without a word: both sides just close. We half-close and keep the transport
+  // running until the peer closes too (at most 2 s): our ACK of its last WRITE may need
+  // resending. Silence is no error, but bytes are.
+  conn_.shutdown_send();
+  std::uint8_t b;
+  bool closed = false;
+  Status s = conn_.recv_bytes(&b, 1, std::min<std::uint32_t>(timeout_ms_, 2000), "the peer's close", idle_, &closed);
+  if (s.ok()) return Status::error("the peer sent data after write_lat, where perftest sends none");
+  return {};
+}
+
+Status PerftestControl::connect(PerftestTest t, const std::vector<PerftestKeys>& mine, std::vector<PerftestKeys>& theirs,
                                 const std::function<Status()>& connect_qps) {
   if (mine.empty()) return Status::error("perftest exchange without a QP");
   theirs.assign(mine.size(), PerftestKeys{});
@@ -284,33 +296,24 @@ Status PerftestSession::connect(PerftestTest t, const std::vector<PerftestKeys>&
   return {};
 }
 
-Status PerftestSession::before_size(PerftestTest t, const PerftestKeys& mine) {
+Status PerftestControl::before_size(PerftestTest t, const PerftestKeys& mine) {
   // SEND tests: the receiver has posted its receives for this size (ctx_set_recv_wqes) first.
   if (t != PerftestTest::kSendBw && t != PerftestTest::kSendLat) return {};
   PerftestKeys ignored;
   return handshake(mine, ignored);
 }
 
-Status PerftestSession::after_size(PerftestTest t, bool all_sizes, const PerftestKeys& mine) {
+Status PerftestControl::after_size(PerftestTest t, bool all_sizes, const PerftestKeys& mine) {
   if (t != PerftestTest::kSendBw || !all_sizes) return {};
   PerftestKeys ignored;
   return handshake(mine, ignored);
 }
 
-Status PerftestSession::finish(PerftestTest t, const PerftestKeys& mine, const PerftestBwReport& report,
+Status PerftestControl::finish(PerftestTest t, const PerftestKeys& mine, const PerftestBwReport& report,
                                PerftestBwReport& theirs) {
   switch (t) {
-    case PerftestTest::kWriteLat: {
-      // write_lat ends without a word: both sides just close. We half-close and keep the
-      // transport running until the peer closes too (at most 2 s): our ACK of its last WRITE may
-      // need resending. Silence is no error, but bytes are.
-      conn_.shutdown_send();
-      std::uint8_t b;
-      bool closed = false;
-      Status s = conn_.recv_bytes(&b, 1, std::min<std::uint32_t>(timeout_ms_, 2000), "the peer's close", idle_, &closed);
-      if (s.ok()) return Status::error("the peer sent data after write_lat, where perftest sends none");
-      return {};
-    }
+    case PerftestTest::kWriteLat:
+      return end_without_message();
     case PerftestTest::kWriteBw:
     case PerftestTest::kReadBw:
     case PerftestTest::kAtomicBw: {

@@ -92,11 +92,16 @@ enum class PerftestRole { kClient, kServer };
 [[nodiscard]] bool perftest_uses_out_reads(PerftestTest t);
 [[nodiscard]] bool perftest_is_atomic(PerftestTest t);
 
-// One side of perftest's exchange on an open TCP connection. Every step has a deadline
-// (set_timeout); while a step waits for the peer it calls the idle function, so the caller's
-// transport keeps running (ACKs, retransmissions, READ responses) during barriers.
-// The counts below are those of perftest 6.06 for one run (k = one 108-byte key exchange,
-// q = QPs); the captures show them for q = 1:
+// What a run needs of perftest's control exchange, whichever channel carries it: the TCP socket
+// of perftest's default "Data ex. method : Ethernet" (PerftestSession, below) or the rdma_cm
+// SEND channel of its -R mode (PerftestCmSession, perftest_cm_exchange.h). perftest's mains call
+// the same functions in the same order either way (ctx_xchg_data, ctx_hand_shake,
+// xchg_bw_reports, ctx_close_connection); only how bytes and key messages travel, where the QPs
+// get connected and how the run ends differ, and those are what the channels implement.
+// Every step has a deadline (set_timeout); while a step waits for the peer it calls the idle
+// function, so the caller's transport keeps running (ACKs, retransmissions, READ responses).
+// The counts below are those of perftest 6.06 for one run (k = one key exchange, q = QPs); the
+// captures show them for q = 1:
 //   send_bw, send_lat   q k, [connect], k, q k  | per size: k before (+ k after, send_bw -a) | k, "done"
 //   write_bw, read_bw   q k, [connect], q k, k  | client's traffic | k, 5 x 8-byte report, k, "done"
 //   write_lat           k, q k, [connect], q k, k | traffic | nothing (the sockets just close)
@@ -104,30 +109,33 @@ enum class PerftestRole { kClient, kServer };
 // atomic_bw runs read_bw's sequence and atomic_lat read_lat's, step for step (perftest's
 // atomic_bw.c / atomic_lat.c mains against read_bw.c / read_lat.c).
 // The duration mode (-D) sends the same messages: only the traffic phase changes.
-class PerftestSession {
+class PerftestControl {
  public:
-  PerftestSession(OobConnection& conn, PerftestRole role, std::uint32_t timeout_ms)
-      : conn_(conn), role_(role), timeout_ms_(timeout_ms) {}
+  PerftestControl(PerftestRole role, std::uint32_t timeout_ms) : role_(role), timeout_ms_(timeout_ms) {}
+  virtual ~PerftestControl() = default;
+  PerftestControl(const PerftestControl&) = delete;
+  PerftestControl& operator=(const PerftestControl&) = delete;
   void set_timeout(std::uint32_t ms) { timeout_ms_ = ms; }
   void set_idle(std::function<void()> idle) { idle_ = std::move(idle); }
   [[nodiscard]] PerftestRole role() const { return role_; }
 
   // ctx_xchg_data: the client writes then reads, the server reads then writes, n bytes each way.
-  [[nodiscard]] Status exchange(const void* mine, void* theirs, std::size_t n, const char* what);
+  [[nodiscard]] virtual Status exchange(const void* mine, void* theirs, std::size_t n, const char* what) = 0;
+  // ctx_hand_shake: one key exchange (the channel's key message format).
+  [[nodiscard]] virtual Status handshake(const PerftestKeys& mine, PerftestKeys& theirs) = 0;
+  // ctx_close_connection: the last key exchange, and what the channel sends after it.
+  [[nodiscard]] virtual Status close(const PerftestKeys& mine) = 0;
+
   // Steps 1-4: version (16), cycle buffer (4), cache line (4), MTU (2).
   [[nodiscard]] Status preamble(std::uint32_t local_mtu, PerftestPreamble& out);
-  // ctx_hand_shake: one key exchange.
-  [[nodiscard]] Status handshake(const PerftestKeys& mine, PerftestKeys& theirs);
   // xchg_bw_reports: five 8-byte exchanges (size, iters, peak, average, message rate). The
   // server refuses a client report that validate_perftest_bw_report refuses.
   [[nodiscard]] Status exchange_bw_report(const PerftestBwReport& mine, PerftestBwReport& theirs);
-  // ctx_close_connection: a key exchange, then "done" (5 bytes with the NUL) each way.
-  [[nodiscard]] Status close(const PerftestKeys& mine);
-
   // Everything before the traffic. `connect_qps` runs where perftest moves its QPs to RTR/RTS,
-  // with the peer's keys (one per QP) filled in.
-  [[nodiscard]] Status connect(PerftestTest t, const std::vector<PerftestKeys>& mine, std::vector<PerftestKeys>& theirs,
-                               const std::function<Status()>& connect_qps);
+  // with the peer's keys (one per QP) filled in. A channel that connects the QPs itself (rdma_cm)
+  // still calls it there, for the caller to take the peer's keys (see PerftestCmSession).
+  [[nodiscard]] virtual Status connect(PerftestTest t, const std::vector<PerftestKeys>& mine,
+                                       std::vector<PerftestKeys>& theirs, const std::function<Status()>& connect_qps);
   // Around each message size's traffic (-a runs every size; otherwise there is one).
   [[nodiscard]] Status before_size(PerftestTest t, const PerftestKeys& mine);
   [[nodiscard]] Status after_size(PerftestTest t, bool all_sizes, const PerftestKeys& mine);
@@ -136,11 +144,35 @@ class PerftestSession {
   [[nodiscard]] Status finish(PerftestTest t, const PerftestKeys& mine, const PerftestBwReport& report,
                               PerftestBwReport& theirs);
 
- private:
-  OobConnection& conn_;
+ protected:
+  // write_lat's end, where perftest sends no message at all.
+  [[nodiscard]] virtual Status end_without_message() = 0;
+  // The idle function, or nothing.
+  void idle() const {
+    if (idle_) idle_();
+  }
+
   PerftestRole role_;
   std::uint32_t timeout_ms_;
   std::function<void()> idle_;
+};
+
+// One side of perftest's exchange on an open TCP connection, checked against real captures:
+// 108-byte text key messages, and "done" after the close.
+class PerftestSession final : public PerftestControl {
+ public:
+  PerftestSession(OobConnection& conn, PerftestRole role, std::uint32_t timeout_ms)
+      : PerftestControl(role, timeout_ms), conn_(conn) {}
+
+  [[nodiscard]] Status exchange(const void* mine, void* theirs, std::size_t n, const char* what) override;
+  // One 108-byte key message each way.
+  [[nodiscard]] Status handshake(const PerftestKeys& mine, PerftestKeys& theirs) override;
+  // A key exchange, then "done" (5 bytes with the NUL) each way.
+  [[nodiscard]] Status close(const PerftestKeys& mine) override;
+
+ private:
+  [[nodiscard]] Status end_without_message() override;
+  OobConnection& conn_;
 };
 
 }  // namespace droce::engine
