@@ -257,11 +257,9 @@ void declare_droce(CLI::App& app, const TypedNames& typed, Options& o) {
                "the peer's MAC (default: found by ARP for the IPv4 address in the\n"
                "peer's GID, after a gratuitous ARP of ours; a peer that does not answer\n"
                "ARP needs it)");
-  cli::ConnectionFields conn;
-  conn.dscp = &o.dscp;
-  conn.vlan_id = &o.vlan_id;
-  cli::add_connection(app, conn);
-  // Not the shared --pcp: its help points at --pfc-priority, which droce-perf does not take.
+  cli::add_dscp(app, g, o.dscp);
+  cli::add_vlan(app, g, o.vlan_id);
+  // Its own --pcp (not cli::add_pcp): an error names the option as typed (typed_names.h).
   add_number(app, typed, g, "--pcp", "N", o.vlan_pcp, 0, 7,
              "the tag's priority, 0..7 (default 0; needs --vlan): match it to the\nfabric's lossless class");
   add_text(app, typed, g, "--timeout", "S", "connect and every exchange step, 1..3600 s (default 30)",
