@@ -403,7 +403,7 @@ void EndpointCm::apply(Conn& c, const cm::CmOutput& o, std::uint64_t now_tsc) {
         ev.kind = CmEndpointEventKind::kConnectRequest;
         const cm::CmReq& req = c.cm->req();
         ev.params.remote_qpn = req.local_qpn;
-        ev.params.expected_psn = req.starting_psn;
+        ev.params.send_psn = req.starting_psn;  // the PSN the client expects: ours to send from
         ev.params.path_mtu = req.path_mtu;
         ev.params.max_rd_atomic = req.responder_resources;
         ev.params.max_dest_rd_atomic = req.initiator_depth;

@@ -40,11 +40,19 @@ CmOutput CmConnection::connect(const CmConnectParams& p, std::uint64_t now) {
   req_.srq = cfg_.srq;
   req_.primary = p.primary;
   req_.primary.local_ack_timeout = cfg_.local_ack_timeout;
+  // No alternate path: every byte of it zero. A LID there (CmPath's default 0xFFFF) tells Linux
+  // there is one (cm_req_has_alt_path), and its zero GID then draws REJ "invalid alternate GID".
+  req_.alternate = CmPath{};
+  req_.alternate.local_lid = 0;
+  req_.alternate.remote_lid = 0;
   if (p.private_len != 0) std::memcpy(req_.private_data, p.private_data, p.private_len);
 
   qp_ = CmQpParams{};
   qp_.local_qpn = cfg_.qpn;
-  qp_.send_psn = cfg_.start_psn & 0xFFFFFF;
+  // A REQ's or REP's Starting PSN is the one its sender expects to receive first: the other side
+  // sends from it (Linux: ib_send_cm_req keeps it as rq_psn, the passive side as sq_psn). Our own
+  // send PSN comes with the REP.
+  qp_.expected_psn = cfg_.start_psn & 0xFFFFFF;
   qp_.path_mtu = p.path_mtu;
   qp_.retry_count = cfg_.retry_count;
   qp_.local_ack_timeout = cfg_.local_ack_timeout;
@@ -145,8 +153,9 @@ CmOutput CmConnection::accept(const std::uint8_t* private_data, std::uint32_t pr
   qp_ = CmQpParams{};
   qp_.local_qpn = cfg_.qpn;
   qp_.remote_qpn = req_.local_qpn;
-  qp_.send_psn = cfg_.start_psn & 0xFFFFFF;
-  qp_.expected_psn = req_.starting_psn;
+  // The REQ's Starting PSN is where we send from; the REP's (ours) is where the peer will.
+  qp_.send_psn = req_.starting_psn;
+  qp_.expected_psn = cfg_.start_psn & 0xFFFFFF;
   // Reads we serve are bounded by what the peer will issue, and the reads we issue by what the
   // peer serves (§12.6.5/§12.6.8: responder resources and initiator depth).
   qp_.max_dest_rd_atomic = std::min(cfg_.responder_resources, req_.initiator_depth);
@@ -162,7 +171,7 @@ CmOutput CmConnection::accept(const std::uint8_t* private_data, std::uint32_t pr
   rep.local_comm_id = local_comm_id_;
   rep.remote_comm_id = remote_comm_id_;
   rep.local_qpn = cfg_.qpn;
-  rep.starting_psn = qp_.send_psn;
+  rep.starting_psn = qp_.expected_psn;
   rep.responder_resources = qp_.max_dest_rd_atomic;
   rep.initiator_depth = qp_.max_rd_atomic;
   rep.target_ack_delay = cfg_.target_ack_delay;
@@ -221,7 +230,7 @@ CmOutput CmConnection::on_rep(const CmMessage& m, std::uint64_t now) {
   }
   remote_comm_id_ = rep.local_comm_id;
   qp_.remote_qpn = rep.local_qpn;
-  qp_.expected_psn = rep.starting_psn;
+  qp_.send_psn = rep.starting_psn;
   qp_.max_rd_atomic = std::min(cfg_.initiator_depth, rep.responder_resources);
   qp_.max_dest_rd_atomic = std::min(cfg_.responder_resources, rep.initiator_depth);
   qp_.rnr_retry = rep.rnr_retry_count;

@@ -80,6 +80,9 @@ TEST_CASE("cm active: connect sends a REQ with this side's QP and the rdma_cm he
   CHECK(req.service_id == 0x0000000001061C06ull);
   CHECK(req.local_qpn == kQpA);
   CHECK(req.starting_psn == 0x100);
+  // No alternate path: all 44 bytes zero (MAD data 96..139). Linux takes a non-zero alternate
+  // LID for an alternate path and rejects the REQ for its zero GID (REJ 18).
+  for (std::uint32_t b = 96; b < 140; ++b) CHECK(o.mads[0][kMadHeaderBytes + b] == 0);
   CHECK(req.responder_resources == 16);
   CHECK(req.initiator_depth == 16);
   CHECK(req.transport_service_type == kTransportRc);
@@ -113,8 +116,10 @@ TEST_CASE("cm active: a REP establishes; the RTU goes out and the agreed QP para
   const CmQpParams& q = a.c.qp_params();
   CHECK(q.local_qpn == kQpA);
   CHECK(q.remote_qpn == kQpB);
-  CHECK(q.send_psn == 0x100);
-  CHECK(q.expected_psn == 0x777);
+  // Each Starting PSN is its sender's receive PSN: ours went in the REQ, the peer's send PSN
+  // came in the REP (as Linux's CM sets rq_psn and sq_psn).
+  CHECK(q.send_psn == 0x777);
+  CHECK(q.expected_psn == 0x100);
   CHECK(q.max_rd_atomic == 2);       // our 16, capped by the peer's responder resources
   CHECK(q.max_dest_rd_atomic == 3);  // our 16, capped by the peer's initiator depth
   CHECK(q.path_mtu == 3);

@@ -110,8 +110,9 @@ TEST_CASE("cm passive: REQ -> accept -> REP -> RTU establishes with the agreed p
   const CmQpParams& q = p.c.qp_params();
   CHECK(q.local_qpn == kQpB);
   CHECK(q.remote_qpn == kQpA);
-  CHECK(q.send_psn == 0x999);
-  CHECK(q.expected_psn == 0x1234);
+  // The REQ's Starting PSN is where we send from; the REP's (ours) where the client sends from.
+  CHECK(q.send_psn == 0x1234);
+  CHECK(q.expected_psn == 0x999);
   CHECK(q.max_dest_rd_atomic == 8);
   CHECK(q.max_rd_atomic == 4);
   CHECK(q.path_mtu == 4);

@@ -146,7 +146,7 @@ TEST_CASE("cm: REQ/REP/RTU connect QPs with the agreed parameters; data flows; D
   CHECK(std::memcmp(req.peer.ip, addr(1).ip, 4) == 0);
   CHECK(std::memcmp(req.peer.mac, addr(1).mac, 6) == 0);
   CHECK(req.params.remote_qpn == qa);
-  CHECK(req.params.expected_psn == 0x123);
+  CHECK(req.params.send_psn == 0x123);
   CHECK(req.params.path_mtu == 3);  // the QP's 1024
   CHECK(std::memcmp(req.private_data, hello, sizeof(hello)) == 0);
 
@@ -165,14 +165,17 @@ TEST_CASE("cm: REQ/REP/RTU connect QPs with the agreed parameters; data flows; D
   REQUIRE(eb.kind == CmEndpointEventKind::kEstablished);
   CHECK(eb.conn == req.conn);
 
-  // The agreed parameters (docs/cm.md): READ credits capped by the other side's, PSNs crossed.
+  // The agreed parameters (docs/cm.md): READ credits capped by the other side's. Each side's
+  // Starting PSN (its QP's sq_psn, 0x123 and 0x456) is the one it expects: the peer sends from it.
   const rc::QpAttr& aa = lab.a->qp(qa)->attr();
   const rc::QpAttr& ab = lab.b->qp(qb)->attr();
   CHECK(lab.a->qp(qa)->state() == rc::QpState::kRts);
   CHECK(aa.dest_qpn == qb);
   CHECK(ab.dest_qpn == qa);
-  CHECK(aa.rq_psn == 0x456);
-  CHECK(ab.rq_psn == 0x123);
+  CHECK(aa.rq_psn == 0x123);
+  CHECK(ab.sq_psn == 0x123);
+  CHECK(ab.rq_psn == 0x456);
+  CHECK(aa.sq_psn == 0x456);
   CHECK(aa.max_rd_atomic == 4);       // min(A's depth 4, B's resources 16)
   CHECK(aa.max_dest_rd_atomic == 2);  // min(A's resources 8, B's depth 2)
   CHECK(ab.max_rd_atomic == 2);
