@@ -8,8 +8,7 @@
 
 #include "apps/common/counters_json.h"
 #include "apps/common/output_file.h"
-#include <droce/protocols/cm/mad.h>
-#include <droce/protocols/wire/ud.h>
+#include <droce/protocols/cm/cm_messages.h>
 
 namespace droce::rping {
 
@@ -27,24 +26,6 @@ std::string mac_text(const std::uint8_t* m) {
   return b;
 }
 
-nlohmann::json cm_json(const engine::CmCounters& c) {
-  nlohmann::json ud = nlohmann::json::object(), mad = nlohmann::json::object();
-  for (std::size_t i = 0; i < wire::kUdRefusalCount; ++i)
-    ud[std::string(wire::ud_refusal_name(static_cast<wire::UdRefusal>(i)))] = c.ud_refused[i];
-  for (std::size_t i = 0; i < cm::kMadRefusalCount; ++i)
-    mad[std::string(cm::mad_refusal_name(static_cast<cm::MadRefusal>(i)))] = c.mad_refused[i];
-  return {{"mads_received", c.mads_received},
-          {"mads_sent", c.mads_sent},
-          {"mad_tx_failures", c.mad_tx_failures},
-          {"unknown_connection", c.unknown_connection},
-          {"wrong_peer", c.wrong_peer},
-          {"bad_rdma_cm_header", c.bad_rdma_cm_header},
-          {"table_full", c.table_full},
-          {"rejects_sent", c.rejects_sent},
-          {"events_lost", c.events_lost},
-          {"ud_refused", ud},
-          {"mad_refused", mad}};
-}
 
 }  // namespace
 
@@ -81,7 +62,7 @@ int report(const Options& o, const Setup& st, const Results& r, const engine::St
                        {"max_dest_rd_atomic", p.max_dest_rd_atomic},
                        {"retry_count", p.retry_count},
                        {"rnr_retry", p.rnr_retry}};
-    j["cm"] = st.ep ? cm_json(st.ep->cm_counters()) : nlohmann::json::object();
+    j["cm"] = st.ep ? apps::cm_counters_json(*st.ep) : nlohmann::json::object();
     apps::stamp_report(j);
     if (const std::string e = apps::write_text_file(o.json, j.dump(2) + "\n"); !e.empty()) {
       std::fprintf(stderr, "droce-rping: %s\n", e.c_str());
