@@ -3,10 +3,13 @@
 #   vmlinuz      the Debian kernel (linux-image-amd64's current linux-image-6.x-amd64), unpacked
 #                with dpkg-deb, not installed on this host
 #   initrd.img   zstd cpio of a debootstrap --variant=minbase rootfs with rdma-core, ibverbs-utils,
-#                ibverbs-providers, perftest, iproute2, kmod, ... plus the kernel modules the lab
-#                needs; it is the guest's whole root filesystem, with guest-init.sh as /init
+#                ibverbs-providers, rdmacm-utils (rping, ucmatose, udaddy), perftest, iproute2, kmod,
+#                ... plus the kernel modules the lab needs; it is the guest's whole root
+#                filesystem, with guest-init.sh as /init
 # Idempotent: each step keeps a stamp of its inputs and reruns only when they change (a rerun
-# with nothing changed takes about a second). FORCE=1 rebuilds everything.
+# with nothing changed takes about a second). The root filesystem's stamp holds GUEST_PKGS, so a
+# cache built before a package was added (CI's, a local one) is rebuilt on the next run of this
+# script, which boot.sh and run_interop.sh call first. FORCE=1 rebuilds everything.
 # Needs root (debootstrap, chroot), the Debian archive (MIRROR=, default: this host's apt source)
 # and the host tools debootstrap cpio zstd kmod.
 # usage: scripts/rxe-lab/build-image.sh
@@ -14,7 +17,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 SUITE=${SUITE:-bookworm}
-GUEST_PKGS=rdma-core,ibverbs-utils,ibverbs-providers,perftest,iproute2,kmod,procps,iputils-ping,netcat-openbsd,tcpdump,ethtool
+GUEST_PKGS=rdma-core,ibverbs-utils,ibverbs-providers,rdmacm-utils,perftest,iproute2,kmod,procps,iputils-ping,netcat-openbsd,tcpdump,ethtool
 # Loaded by /init or used by tc in the guest; their dependencies come along (modprobe --show-depends).
 GUEST_MODS="virtio_pci virtio_net rdma_rxe ib_uverbs rdma_ucm 9p 9pnet_virtio sch_prio sch_netem cls_u32 act_gact af_packet crc32_generic"
 STEP_TIMEOUT=${STEP_TIMEOUT:-900}

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Hostile command lines for every app: each bad value -> exit 2 and exactly one stderr line naming
 # the option, nothing on stdout, nothing run (no EAL, no simulation, no file left behind); good
-# values still parse. Usage: check_options.sh GEN ECHO PERF FWD SWITCH SIM
+# values still parse. Usage: check_options.sh GEN ECHO PERF FWD SWITCH SIM RPING
 set -uo pipefail
-gen=$1 echo_=$2 perf=$3 fwd=$4 switch=$5 sim=$6
+gen=$1 echo_=$2 perf=$3 fwd=$4 switch=$5 sim=$6 rping=$7
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -461,6 +461,21 @@ for bin in "$gen" "$echo_" "$perf" "$fwd" "$switch" "$sim"; do
     fi
   done
 done
+
+# --- droce-rping: rping's flags and their combinations
+bad "exactly one of -s" "$rping" -- -s -c
+bad "exactly one of -s" "$rping" -- -C 5
+bad "-c needs -a" "$rping" -- -c
+bad "-a" "$rping" -- -c -a 1.2.3
+bad "--size" "$rping" -- -c -a 10.0.0.2 -S 25
+bad "--size" "$rping" -- -c -a 10.0.0.2 -S 65536
+bad "--port" "$rping" -- -s -p 0
+bad "--count" "$rping" -- -c -a 10.0.0.2 -C 0
+bad "--peer-mac is the client's" "$rping" -- -s --peer-mac 02:00:00:00:00:01
+bad "--local-ip 10.0.0.3" "$rping" -- -s -a 10.0.0.2 --local-ip 10.0.0.3
+bad "--json" "$rping" -- -c -a 10.0.0.2 --json "$nope"
+good rping-client "$rping" -- -c -a 10.0.0.2 -p 7174 -C 3 -S 4096 -v -V --help
+good rping-server "$rping" -- -s -a 10.0.0.2 --local-ip 10.0.0.2 -C 3 --help
 
 # --- the final write can still fail (disk full): reported, exit non-zero
 if [ -w /dev/full ]; then

@@ -4,11 +4,12 @@
 # loss. Every case checks the data (droce checks every reply or request; the tools check their
 # completions) and both sides' exit status. No QEMU, no image, a guest that does not boot: the
 # suite FAILS and says why — it never passes without having run.
-# usage: run_interop.sh DROCE_ECHO DROCE_PERF
+# usage: run_interop.sh DROCE_ECHO DROCE_PERF DROCE_RPING
 # INTEROP_ONLY=REGEX runs only the cases whose names match it (grep -E), e.g.
 # INTEROP_ONLY='bidir' for the perftest -b cases; the guest boots all the same.
+# INTEROP_CAPTURES=DIR keeps the frames the guest captured in the rping cases (NAME.pcap) there.
 set -uo pipefail
-ECHO=$1 PERF=$2
+ECHO=$1 PERF=$2 RPING=${3:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
 LAB=$HERE/../../scripts/rxe-lab
 export LAB_RUN
@@ -35,7 +36,7 @@ trap 'exit 130' INT TERM
 
 command -v qemu-system-x86_64 > /dev/null || fail_loud "qemu-system-x86_64 is not installed (scripts/setup.sh installs qemu-system-x86)"
 command -v socat > /dev/null || fail_loud "socat is not installed (scripts/setup.sh installs it)"
-[ -x "$ECHO" ] && [ -x "$PERF" ] || fail_loud "$ECHO or $PERF is not built"
+[ -x "$ECHO" ] && [ -x "$PERF" ] && [ -x "$RPING" ] || fail_loud "$ECHO, $PERF or '$RPING' is not built (usage: run_interop.sh DROCE_ECHO DROCE_PERF DROCE_RPING)"
 T0=$(date +%s)
 timeout 1200 "$LAB/build-image.sh" || fail_loud "the guest image could not be built (needs root and the Debian archive once; cached in .cache/rxe-lab)"
 timeout 400 "$LAB/boot.sh" || fail_loud "the rxe guest did not boot (see the log above)"
@@ -236,7 +237,9 @@ if lab_gexec "ip neigh del $DROCE_IP dev eth0" 30 > /dev/null && [ -z "$(lab_gex
   guest_serves rc_pingpong_arp_both_ways "$PP -s 4096 -n 20" "${EC[@]}" --mode client --peer rc_pingpong \
     --oob-port "$LAB_OOB_HOSTFWD" --local-ip "$DROCE_IP" --local-mac "$DROCE_MAC" --timeout 60 --size 4096 --count 20 \
     --json "$LAB_RUN/echo_arp.json"
-  if /usr/bin/python3 -c "
+  if ! wanted rc_pingpong_arp_resolved_guest_mac; then
+    :
+  elif /usr/bin/python3 -c "
 import json, sys
 j = json.load(open(sys.argv[1])); r = j['remote']
 assert r['mac_from'] == 'arp' and r['mac'] == sys.argv[2], r
@@ -248,6 +251,124 @@ print('droce answered', j['endpoint']['arp_requests_answered'], 'ARP request(s) 
   lab_gexec "ip neigh replace $DROCE_IP lladdr $DROCE_MAC dev eth0 nud permanent" 30 > /dev/null
 else
   result rc_pingpong_arp_guest_entry_removed 1 0
+fi
+
+# ---- rping over RDMA-CM, both roles: the connection is REQ/REP/RTU on QP1 (no TCP exchange),
+# neither side is told the other's MAC (no --peer-mac; the guest's permanent neighbour entry for
+# droce removed): rping's rdma_resolve_addr ARPs for droce, the guest's CM resolves the REQ's
+# sender, droce-rping's client ARPs for the guest and its server takes the client's MAC from the
+# REQ's frame. Each run's frames are captured in the guest (tcpdump on eth0, into the share). ----
+RP=("$RPING" $(lab_droce_eal) --)
+RP_ADDR=(--local-ip "$DROCE_IP" --local-mac "$DROCE_MAC" --timeout 60)
+# gcapture_start NAME: tcpdump in the guest, ARP and RoCEv2 on eth0, into $LAB_SHARE/NAME.pcap;
+# prints its job id once it captures. gcapture_stop ID NAME: ends it (and keeps the file when
+# INTEROP_CAPTURES is set).
+gcapture_start() {
+  local id
+  id=$(lab_gstart "exec tcpdump -i eth0 -n -U -s 0 -w /host/$1.pcap 'arp or udp port 4791'") || return 1
+  lab_wait_for 30 grep -qs 'listening on' "$LAB_JOBS/$id.out" || { lab_gkill "$id"; return 1; }
+  echo "$id"
+}
+gcapture_stop() {
+  # tcpdump writes each frame over 9p as it comes and falls behind on a busy TCG guest: wait until
+  # the file stops growing (up to 20 s) before ending it, or the last frames (DREQ, DREP) are lost.
+  local size=-1 now i
+  for i in $(seq 40); do
+    now=$(stat -c %s "$LAB_SHARE/$2.pcap" 2>/dev/null || echo 0)
+    [ "$now" = "$size" ] && break
+    size=$now
+    sleep 0.5
+  done
+  lab_gkill "$1"
+  lab_gwait "$1" 15 > /dev/null 2>&1
+  echo "guest capture: $2.pcap, $(stat -c %s "$LAB_SHARE/$2.pcap" 2>/dev/null || echo 0) bytes"
+  [ -n "${INTEROP_CAPTURES:-}" ] && mkdir -p "$INTEROP_CAPTURES" && cp "$LAB_SHARE/$2.pcap" "$INTEROP_CAPTURES/"
+  return 0
+}
+# rping_json_check NAME FILE MAC_FROM: droce-rping's JSON says every ping was verified and where
+# the peer's MAC came from.
+rping_json_check() {
+  wanted "$1" || return 0
+  if /usr/bin/python3 -c "import json, sys; d = json.load(open(sys.argv[1])); p = d['peer']
+assert d['ok'] and d['pings'] == d['verified'] > 0 and p['mac_from'] == sys.argv[2] and p['mac'] == sys.argv[3], (d['pings'], d['verified'], p)
+print('droce-rping:', d['verified'], 'pings verified; QP1 MADs sent', d['cm']['cm_mads_sent'], 'received', d['cm']['cm_mads_received'])" "$2" "$3" "$GUEST_MAC"; then
+    result "$1" 0 0
+  else
+    result "$1" 1 0
+  fi
+}
+# rping -s in the guest, droce-rping the client. rping_guest_serves NAME 'rping args' droce-args...
+rping_guest_serves() {
+  local name=$1 gargs=$2 t0 id cap rc=0 grc=0; shift 2
+  wanted "$name" || return 0
+  t0=$(date +%s)
+  echo "--- $name: guest: rping -s $gargs | droce: droce-rping -c $*"
+  lab_hold_link && lab_glinkwait 30 > /dev/null || { echo "the guest link did not come up"; lab_release_link; result "$name" 1 $(( $(date +%s) - t0 )); return; }
+  cap=$(gcapture_start "$name") || { echo "tcpdump did not start in the guest"; lab_release_link; result "$name" 1 0; return; }
+  id=$(lab_gstart "exec rping -s -a $GUEST_IP $gargs") || { lab_release_link; result "$name" 1 0; return; }
+  # rping listens once its cm_id is bound: the RDMA resource table lists it.
+  if ! lab_gexec "for i in \$(seq 150); do rdma res show cm_id | grep -q LISTEN && exit 0; sleep 0.2; done; exit 1" 60 > /dev/null; then
+    echo "rping -s did not listen"; lab_release_link; lab_gkill "$id"; lab_gwait "$id" 5; gcapture_stop "$cap" "$name"
+    result "$name" 1 $(( $(date +%s) - t0 )); return
+  fi
+  lab_release_link
+  lab_droce_start "$LAB_RUN/droce.log" timeout 180 "${RP[@]}" -c -a "$GUEST_IP" "${RP_ADDR[@]}" "$@"
+  wait "$LAB_DROCE_PID" || rc=$?
+  LAB_DROCE_PID=
+  [ "$rc" -ne 0 ] && lab_gkill "$id"
+  lab_gwait "$id" 120 > "$LAB_RUN/guest.log" 2>&1 || grc=$?
+  gcapture_stop "$cap" "$name"
+  echo "droce (exit $rc):"; sed 's/^/  /' "$LAB_RUN/droce.log"
+  echo "guest (exit $grc):"; sed 's/^/  /' "$LAB_RUN/guest.log"
+  result "$name" $(( rc != 0 || grc != 0 )) $(( $(date +%s) - t0 ))
+}
+# droce-rping the server, rping -c in the guest. rping_droce_serves NAME 'rping args' droce-args...
+rping_droce_serves() {
+  local name=$1 gargs=$2 t0 cap rc=0 grc=0; shift 2
+  wanted "$name" || return 0
+  t0=$(date +%s)
+  echo "--- $name: droce: droce-rping -s $* | guest: rping -c -a $DROCE_IP $gargs"
+  lab_droce_start "$LAB_RUN/droce.log" timeout 180 "${RP[@]}" -s "${RP_ADDR[@]}" "$@"
+  if ! lab_wait_for 30 grep -q 'listening on' "$LAB_RUN/droce.log" || ! lab_glinkwait 30 > /dev/null; then
+    echo "droce-rping did not listen, or the guest link did not come up"; lab_stop_pid "$LAB_DROCE_PID" 3
+    cat "$LAB_RUN/droce.log"; LAB_DROCE_PID=; result "$name" 1 $(( $(date +%s) - t0 )); return
+  fi
+  cap=$(gcapture_start "$name") || echo "tcpdump did not start in the guest"
+  lab_gexec "rping -c -a $DROCE_IP $gargs" 120 > "$LAB_RUN/guest.log" 2>&1 || grc=$?
+  [ "$grc" -ne 0 ] && lab_stop_pid "$LAB_DROCE_PID" 3
+  wait "$LAB_DROCE_PID" || rc=$?
+  LAB_DROCE_PID=
+  [ -n "$cap" ] && gcapture_stop "$cap" "$name"
+  echo "droce (exit $rc):"; sed 's/^/  /' "$LAB_RUN/droce.log"
+  echo "guest (exit $grc):"; sed 's/^/  /' "$LAB_RUN/guest.log"
+  result "$name" $(( rc != 0 || grc != 0 || ${#cap} == 0 )) $(( $(date +%s) - t0 ))
+}
+if wanted rping_guest_server || wanted rping_droce_server || wanted rping_droce_rejects_other_port; then
+  if lab_gexec "ip neigh del $DROCE_IP dev eth0; ip neigh show $DROCE_IP dev eth0 | grep -q PERMANENT && exit 1; exit 0" 30 > /dev/null; then
+    rping_guest_serves rping_guest_server "-v" -C 10 -S 64 -v --json "$LAB_RUN/rping_client.json"
+    rping_json_check rping_guest_server_arp "$LAB_RUN/rping_client.json" arp
+    rping_droce_serves rping_droce_server "-C 10 -S 64 -v -V" -C 10 -v --json "$LAB_RUN/rping_server.json"
+    rping_json_check rping_droce_server_mac_from_req "$LAB_RUN/rping_server.json" req
+    # A Linux client for a port nobody listens on: droce's CM answers REJ, rping fails at once.
+    rping_droce_serves_reject() {
+      local name=rping_droce_rejects_other_port t0 rc=0 grc=0
+      wanted "$name" || return 0
+      t0=$(date +%s)
+      lab_droce_start "$LAB_RUN/droce.log" timeout 180 "${RP[@]}" -s "${RP_ADDR[@]}" -p 7174 --timeout 20
+      if lab_wait_for 30 grep -q 'listening on' "$LAB_RUN/droce.log" && lab_glinkwait 30 > /dev/null; then
+        lab_gexec "rping -c -a $DROCE_IP -p 7175 -C 1" 60 > "$LAB_RUN/guest.log" 2>&1 || grc=$?
+      fi
+      lab_stop_pid "$LAB_DROCE_PID" 3; LAB_DROCE_PID=
+      echo "guest (exit $grc):"; sed 's/^/  /' "$LAB_RUN/guest.log"
+      # rping's words for a REJ: "cma event RDMA_CM_EVENT_REJECTED, error 8" (the reason).
+      grep -q 'REJECTED' "$LAB_RUN/guest.log" && [ "$grc" -ne 0 ] || rc=1
+      result "$name" "$rc" $(( $(date +%s) - t0 ))
+    }
+    rping_droce_serves_reject
+  else
+    result rping_guest_entry_removed 1 0
+  fi
+  lab_gexec "ip neigh replace $DROCE_IP lladdr $DROCE_MAC dev eth0 nud permanent" 30 > /dev/null
 fi
 
 echo "rxe counters: $(lab_gexec 'cd /sys/class/infiniband/rxe0/ports/1/hw_counters && for f in sent_pkts rcvd_pkts duplicate_request out_of_seq_request rcvd_seq_err completer_retry_err retry_exceeded_err; do printf "%s=%s " $f $(cat $f); done' 30)"

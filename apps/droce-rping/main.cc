@@ -1,0 +1,54 @@
+// droce-rping: either end of rdma-core's rping, connected over RDMA-CM (QP1) instead of a TCP
+// exchange. main() is the table of contents; the steps live in:
+//   options.cc  the command line (rping's flags)    setup.cc    port, pool, memory, endpoint
+//   session.cc  the CM connection and the pings     rping_data.cc  rping's advertisement and text
+//   report.cc   the line, the JSON, the exit status
+#include <cstdio>
+#include <string>
+
+#include "apps/common/default_port.h"
+#include "apps/droce-rping/options.h"
+#include "apps/droce-rping/report.h"
+#include "apps/droce-rping/session.h"
+#include "apps/droce-rping/setup.h"
+#include <droce/engine/core/eal.h>
+#include <droce/engine/core/stop_signal.h>
+#include <droce/protocols/wire/icrc.h>
+
+using namespace droce;
+using namespace droce::engine;
+
+namespace {
+
+int fail(const std::string& msg, int code = 1) {
+  std::fprintf(stderr, "droce-rping: %s\n", msg.c_str());
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // ---- options and EAL ----
+  SplitArgs split = split_args(argc, argv);
+  rping::Options o;
+  if (int r = rping::parse_options(split.app, o); r != 0) return r > 0 ? 0 : 2;
+  const bool defaults = split.eal.empty();
+  if (defaults) split.eal = default_pair_eal_args(o.server);
+  install_stop_signals();
+  Status err;
+  auto eal = Eal::init("droce-rping", split.eal, err);
+  if (!eal) return fail(err.message());
+  wire::icrc_init();
+
+  // ---- set up, connect over RDMA-CM, ping, disconnect ----
+  rping::Setup st;
+  if (Status s = rping::set_up(o, defaults, st); !s.ok()) return fail(s.message());
+  rping::Session session(o, st);
+  Status s = session.prepare();
+  if (s.ok()) s = session.connect();
+  if (s.ok()) s = session.run();
+  // The client disconnects even after a failed ping, so that the server hears of it at once.
+  const Status fin = session.finish();
+  if (s.ok()) s = fin;
+  return rping::report(o, st, session.results(), s);
+}

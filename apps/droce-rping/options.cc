@@ -1,0 +1,86 @@
+// droce-rping option parsing: every bad value or combination is one message naming the option.
+#include "apps/droce-rping/options.h"
+
+#include "apps/common/address_text.h"
+#include "apps/common/cli/address_options.h"
+#include "apps/common/cli/app.h"
+#include "apps/common/cli/groups.h"
+#include "apps/common/cli/values.h"
+
+namespace droce::rping {
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: droce-rping [EAL options] -- -s|-c [options]\n"
+    "Either end of rdma-core's rping over RDMA-CM (a REQ/REP/RTU on QP1, no TCP exchange): the\n"
+    "client SENDs the address, R_Key and size of its start buffer; the server RDMA READs it and SENDs\n"
+    "its own buffer's as the go-ahead; the client SENDs its sink buffer's; the server RDMA WRITEs the\n"
+    "data there and SENDs the go-ahead; the client compares the two buffers. -C times, then the\n"
+    "client disconnects (DREQ). Exit 0 only when every ping was verified. With no EAL options the\n"
+    "two ends meet over net_memif on /tmp/droce-rping.sock; against Linux: rping -s, or\n"
+    "rping -c -a <--local-ip> -C N -V, on a RoCE NIC or Soft-RoCE.";
+
+void declare(CLI::App& app, Options& o) {
+  namespace cli = apps::cli;
+  const std::string d = " (default ";
+  const char* g = cli::kConnection;
+  cli::add_flag(app, g, "-s,--server", o.server, "server side: listen on -p, answer the client's pings");
+  cli::add_flag(app, g, "-c,--client", o.client, "client side: connect to -a:-p and ping");
+  cli::add_value(app, g, "-a,--address", "A.B.C.D",
+                 "client: the server's IPv4 address (required); server: ours, as --local-ip",
+                 [&o](const std::string& v) {
+                   std::uint8_t ip[4];
+                   if (!engine::parse_ipv4(v, ip)) return "-a: '" + v + "' is not an IPv4 address";
+                   o.address = v;
+                   return std::string();
+                 });
+  cli::add_uint(app, g, "-p,--port", "PORT", o.port, 1, 65535,
+                "the RDMA-CM port (service ID 0x1060000 + PORT)" + d + std::to_string(o.port) + ")");
+  cli::add_ipv4(app, g, "--local-ip", o.local_ip,
+                "our RoCE address (default -a on the server; 10.0.0.1 client, 10.0.0.2 server)");
+  cli::add_mac(app, g, "--local-mac", o.local_mac, "source MAC of our frames (default: the port's MAC)");
+  cli::add_mac(app, g, "--peer-mac", o.peer_mac,
+               "client: the server's MAC (default: found by ARP); the server takes the\n"
+               "client's from its REQ");
+  cli::add_real(app, g, "--timeout", "S", o.timeout_s, 0.1, 3600,
+                "give up after this long without progress" + d + cli::num(o.timeout_s) + ")");
+
+  g = cli::kWorkload;
+  cli::add_uint(app, g, "-C,--count", "N", o.count, 1, 1'000'000'000ull,
+                "client: pings to send" + d + std::to_string(o.count) + "); server: the pings it\n"
+                "must see before the client disconnects (default: any number, at least one)",
+                apps::Suffixes::kDecimal);
+  cli::add_uint(app, g, "-S,--size", "BYTES", o.size, kMinSize, kMaxSize,
+                "ping data size, " + std::to_string(kMinSize) + ".." + std::to_string(kMaxSize) + d +
+                    std::to_string(o.size) + "; the client's decides what moves)");
+  cli::add_flag(app, g, "-v,--verbose", o.verbose, "print each ping's data, as rping -v");
+  cli::add_flag(app, g, "-V,--validate", o.validate,
+                "rping's -V; droce-rping always checks: the client compares its sink with its\n"
+                "start buffer, the server checks what it READs against rping's pattern");
+
+  cli::OutputFields out;
+  out.json = &o.json;
+  out.json_help = "the report as JSON: pings verified, the peer, the QP1 (CM) counters";
+  cli::add_output(app, out);
+}
+
+}  // namespace
+
+int parse_options(const std::vector<std::string>& args, Options& o) {
+  const auto app = apps::cli::make_app("droce-rping", kUsage);
+  declare(*app, o);
+  if (int rc = apps::cli::parse(*app, args); rc != 0) return rc;
+  auto fail = [&app](const std::string& message) { return apps::cli::fail(*app, message); };
+  if (o.server == o.client) return fail("give exactly one of -s (server) and -c (client)");
+  if (o.client && o.address.empty()) return fail("-c needs -a, the server's address");
+  if (o.server && !o.peer_mac.empty()) return fail("--peer-mac is the client's: the server takes the client's MAC from its REQ");
+  if (o.server && !o.address.empty() && !o.local_ip.empty() && o.address != o.local_ip)
+    return fail("-a " + o.address + " and --local-ip " + o.local_ip + " differ: on the server both name our address");
+  if (o.server && o.local_ip.empty()) o.local_ip = o.address;
+  o.count_given = apps::cli::given(*app, "--count");
+  if (o.server && !o.count_given) o.count = 0;
+  return 0;
+}
+
+}  // namespace droce::rping

@@ -1,0 +1,39 @@
+// droce-rping options: rdma-core rping's flags (-s/-c, -a, -p, -C, -S, -v, -V) plus droce's
+// addressing on a real link, in one struct with the defaults --help prints.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace droce::rping {
+
+// rping's limits on -S: room for "rdma-ping-<INT_MAX>: " and its terminating NUL, and a buffer
+// below its 64 KiB (RPING_BUFSIZE - 1).
+inline constexpr std::uint32_t kMinSize = 26;
+inline constexpr std::uint32_t kMaxSize = 65535;
+inline constexpr std::uint16_t kDefaultPort = 7174;
+
+struct Options {
+  bool server = false;            // -s
+  bool client = false;            // -c
+  std::string address;            // -a: the server's address (client); our address (server)
+  std::uint16_t port = kDefaultPort;  // -p: the RDMA-CM port (RDMA_PS_TCP)
+  // -C: pings. Client: how many it sends (rping's 0, for ever, is not offered: every run ends).
+  // Server: 0 serves until the client disconnects; N requires exactly N.
+  std::uint64_t count = 10;
+  bool count_given = false;
+  std::uint32_t size = 64;        // -S: ping data size (the client's; the server advertises its own)
+  bool verbose = false;           // -v: print each ping's data
+  bool validate = false;          // -V: rping's flag; droce-rping checks every ping in any case
+  std::string local_ip, local_mac, peer_mac;
+  double timeout_s = 30;          // give up after this long without progress
+  std::string json;
+
+  [[nodiscard]] const char* role() const { return server ? "server" : "client"; }
+};
+
+// 0: run; 1: --help or --version was printed; -1: an error was printed.
+[[nodiscard]] int parse_options(const std::vector<std::string>& args, Options& o);
+
+}  // namespace droce::rping

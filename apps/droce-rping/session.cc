@@ -1,0 +1,324 @@
+// One rping connection and its pings (see session.h).
+#include "apps/droce-rping/session.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include <rte_cycles.h>
+
+#include "apps/common/address_text.h"
+#include "apps/common/peer_mac.h"
+#include "apps/droce-rping/reject_reason.h"
+#include <droce/engine/core/stop_signal.h>
+#include <droce/protocols/cm/cm_messages.h>
+
+namespace droce::rping {
+
+using engine::CmEndpointEvent;
+using engine::CmEndpointEventKind;
+using engine::Status;
+
+namespace {
+
+// After the last step: polls this long so that our last MADs (DREP, a resent DREQ) and ACKs leave.
+constexpr std::uint64_t kLingerUs = 50'000;
+
+std::string ping_name(std::uint64_t i) { return "ping " + std::to_string(i); }
+
+}  // namespace
+
+Session::Session(const Options& o, Setup& st) : o_(o), st_(st), ep_(*st.ep) {}
+
+Status Session::prepare() {
+  const std::size_t total = 2 * kSlots * kAdvertBytes + 2 * std::size_t{kBufBytes};
+  st_.buffers = std::make_unique<std::uint8_t[]>(total);
+  std::memset(st_.buffers.get(), 0, total);
+  return st_.memory->register_memory(st_.buffers.get(), total,
+                                     rc::kAccessLocalWrite | rc::kAccessRemoteRead | rc::kAccessRemoteWrite, mr_);
+}
+
+Status Session::create_qp(std::uint32_t pmtu) {
+  rc::QpAttr a;
+  a.pmtu = pmtu;
+  a.sq_psn = static_cast<std::uint32_t>(rte_rdtsc() >> 4) & 0xFFFFFF;  // as random as rdma_cm's
+  a.access = rc::kAccessRemoteRead | rc::kAccessRemoteWrite;  // the peer READs our start buffer, WRITEs our sink
+  a.sq_depth = 16;  // rping's RPING_SQ_DEPTH
+  a.rq_depth = 16;
+  a.min_rnr_timer = 1;
+  a.recv_mode = rc::RecvMode::kPostedBuffers;
+  if (Status s = ep_.create_qp(a, r_.qpn); !s.ok()) return s;
+  // Before REP or REQ leaves: the peer's first SEND may follow our REP or its RTU at once.
+  for (std::uint32_t i = 0; i < kSlots; ++i)
+    if (Status s = post_receive(i); !s.ok()) return s;
+  return {};
+}
+
+Status Session::post_receive(std::uint32_t slot) {
+  rc::RecvWr w;
+  w.wr_id = slot;
+  w.sge = {reinterpret_cast<std::uint64_t>(recv_slot(slot)), kAdvertBytes, mr_.lkey};
+  return ep_.post_recv(r_.qpn, w);
+}
+
+Status Session::send_advert(std::uint32_t slot, const std::uint8_t* buf, std::uint32_t size) {
+  BufferAdvert a;
+  a.addr = reinterpret_cast<std::uint64_t>(buf);
+  a.rkey = mr_.rkey;
+  a.size = size;
+  write_advert(a, send_slot(slot));
+  rc::SendWr w;
+  w.wr_id = slot;
+  w.opcode = rc::WrOpcode::kSend;
+  w.sge = {reinterpret_cast<std::uint64_t>(send_slot(slot)), kAdvertBytes, mr_.lkey};
+  if (Status s = ep_.post_send(r_.qpn, w); !s.ok()) return s;
+  ++sends_posted_;
+  return {};
+}
+
+Status Session::post_rdma(rc::WrOpcode op, std::uint32_t len, std::uint64_t remote_addr, std::uint32_t rkey) {
+  rc::SendWr w;
+  w.wr_id = 100;
+  w.opcode = op;
+  w.sge = {reinterpret_cast<std::uint64_t>(sink_buf()), len, mr_.lkey};
+  w.remote_addr = remote_addr;
+  w.rkey = rkey;
+  (op == rc::WrOpcode::kRead ? read_done_ : write_done_) = false;
+  return ep_.post_send(r_.qpn, w);
+}
+
+Status Session::take_advert(std::uint8_t out[16]) {
+  const std::uint32_t slot = recv_ring_[recv_head_];
+  recv_head_ = (recv_head_ + 1) % kSlots;
+  --recv_len_;
+  std::memcpy(out, recv_slot(slot), kAdvertBytes);
+  return post_receive(slot);
+}
+
+// ---- polling ----
+
+template <class Done>
+Status Session::wait_for(const std::string& what, Done done) {
+  const std::uint64_t hz = rte_get_tsc_hz();
+  const std::uint64_t deadline = rte_rdtsc() + static_cast<std::uint64_t>(o_.timeout_s * static_cast<double>(hz));
+  for (;;) {
+    step();
+    if (!error_.ok()) return error_;
+    if (done()) return {};
+    if (engine::stop_requested()) return Status::error("interrupted while waiting for " + what);
+    if (rte_rdtsc() > deadline) {
+      char secs[32];
+      std::snprintf(secs, sizeof secs, "%g", o_.timeout_s);
+      return Status::error("no " + what + " within " + secs + " s");
+    }
+  }
+}
+
+void Session::step() {
+  ep_.poll();
+  // Events first: a disconnect flushes the QP's receives in the same poll, and its event says
+  // those flushes are expected.
+  CmEndpointEvent e;
+  for (int k = 0; k < 16 && ep_.cm_next_event(e); ++k) on_cm_event(e);
+  rc::Completion cs[16];
+  const unsigned n = r_.qpn == 0 ? 0 : ep_.poll_cq(r_.qpn, cs, 16);
+  for (unsigned i = 0; i < n; ++i) on_completion(cs[i]);
+}
+
+void Session::on_completion(const rc::Completion& c) {
+  if (c.status != rc::WcStatus::kSuccess) {
+    // A disconnect moves the QP to ERROR: what was still posted (our receives) comes back flushed.
+    if (c.status == rc::WcStatus::kWrFlushErr && (disconnecting_ || r_.disconnected)) return;
+    const char* what = c.is_recv ? "receive" : c.opcode == rc::WcOpcode::kRead ? "RDMA READ" : c.opcode == rc::WcOpcode::kWrite ? "RDMA WRITE" : "SEND";
+    if (error_.ok()) error_ = Status::error(std::string(what) + " completed with '" + rc::wc_status_name(c.status) + "'");
+    return;
+  }
+  if (c.is_recv) {
+    if (c.byte_len != kAdvertBytes) {
+      if (error_.ok())
+        error_ = Status::error("received a " + std::to_string(c.byte_len) + "-byte message, not rping's 16-byte buffer advertisement");
+      return;
+    }
+    recv_ring_[(recv_head_ + recv_len_) % kSlots] = static_cast<std::uint32_t>(c.wr_id);
+    ++recv_len_;
+    return;
+  }
+  if (c.opcode == rc::WcOpcode::kRead) read_done_ = true;
+  else if (c.opcode == rc::WcOpcode::kWrite) write_done_ = true;
+  else ++sends_done_;
+}
+
+void Session::on_cm_event(const CmEndpointEvent& e) {
+  switch (e.kind) {
+    case CmEndpointEventKind::kConnectRequest:
+      // rping serves one client: a second REQ (or one after ours is done) is turned away.
+      if (o_.server && !request_waiting_ && r_.conn == 0) {
+        req_ = e;
+        request_waiting_ = true;
+      } else {
+        (void)ep_.cm_reject(e.conn);
+      }
+      return;
+    case CmEndpointEventKind::kEstablished:
+      if (e.conn != r_.conn) return;
+      r_.established = e;
+      r_.connected = true;
+      return;
+    case CmEndpointEventKind::kRejected:
+      if (e.conn != r_.conn) return;
+      r_.reject_reason = e.reject_reason;
+      if (error_.ok())
+        error_ = Status::error(std::string(e.by_peer ? "the server rejected the connection" : "the connection was refused here") +
+                               ": REJ reason " + std::to_string(e.reject_reason) + " (" + reject_reason_text(e.reject_reason) + ")");
+      return;
+    case CmEndpointEventKind::kTimedOut:
+      if (e.conn != r_.conn) return;
+      if (error_.ok())
+        error_ = Status::error(o_.client ? "the server's CM did not answer our REQ (retried until it timed out)"
+                                         : "the client's CM did not answer our REP (retried until it timed out)");
+      return;
+    case CmEndpointEventKind::kDisconnected:
+      if (e.conn != r_.conn) return;
+      r_.disconnected = true;
+      r_.disconnected_by_peer = e.by_peer;
+      return;
+    case CmEndpointEventKind::kClosed:
+      return;
+  }
+}
+
+// ---- the connection ----
+
+Status Session::connect() {
+  if (o_.client) {
+    std::uint8_t ip[4];
+    (void)engine::parse_ipv4(o_.address, ip);  // validated by the parser
+    std::memcpy(r_.peer_ip, ip, 4);
+    apps::PeerMac peer_mac(o_.peer_mac, ep_, [this] { ep_.poll(); });
+    peer_mac.announce();
+    const auto wait_ms = static_cast<std::uint32_t>(o_.timeout_s * 1000);
+    if (Status s = peer_mac.of_ipv4(ip, wait_ms, r_.peer_mac); !s.ok()) return s;
+    r_.mac_from = peer_mac.by_arp() ? "arp" : "given";
+    if (Status s = create_qp(1024); !s.ok()) return s;
+    engine::CmConnectTo to;
+    to.peer = engine::lab_address(ip, r_.peer_mac);
+    to.port = o_.port;
+    if (Status s = ep_.cm_connect(r_.qpn, to, r_.conn); !s.ok()) return s;
+    return wait_for("answer to our REQ from " + o_.address + " port " + std::to_string(o_.port), [this] { return r_.connected; });
+  }
+  if (Status s = ep_.cm_listen(o_.port); !s.ok()) return s;
+  // Scripts start the client on this line.
+  std::printf("droce-rping: server listening on %u.%u.%u.%u port %u\n", st_.ip[0], st_.ip[1], st_.ip[2], st_.ip[3], o_.port);
+  std::fflush(stdout);
+  if (Status s = wait_for("connection request on port " + std::to_string(o_.port), [this] { return request_waiting_; }); !s.ok())
+    return s;
+  // The client's addresses come from its REQ's frame: no ARP, no --peer-mac.
+  std::memcpy(r_.peer_ip, req_.peer.ip, 4);
+  std::memcpy(r_.peer_mac, req_.peer.mac, 6);
+  r_.mac_from = "req";
+  const std::uint32_t pmtu = cm::mtu_bytes(req_.params.path_mtu);
+  if (Status s = create_qp(pmtu == 0 ? 1024 : pmtu); !s.ok()) return s;
+  r_.conn = req_.conn;
+  if (Status s = ep_.cm_accept(r_.conn, r_.qpn); !s.ok()) return s;
+  return wait_for("RTU (or first packet) from the client", [this] { return r_.connected; });
+}
+
+Status Session::run() { return o_.client ? run_client() : run_server(); }
+
+Status Session::run_client() {
+  const std::uint32_t size = o_.size;
+  r_.ping_size = size;
+  for (std::uint64_t i = 0; i < o_.count; ++i) {
+    std::memset(sink_buf(), 0, size);
+    fill_ping(i, start_buf(), size);
+    auto step_done = [this] { return recv_len_ > 0 && sends_done_ == sends_posted_; };
+    auto lost = [i](const char* when) {
+      return Status::error("the server disconnected " + std::string(when) + " " + ping_name(i));
+    };
+    if (Status s = send_advert(0, start_buf(), size); !s.ok()) return s;
+    if (Status s = wait_for("go-ahead from the server after its RDMA READ of " + ping_name(i),
+                            [&] { return step_done() || r_.disconnected; });
+        !s.ok())
+      return s;
+    if (!step_done()) return lost("before its RDMA READ of");
+    std::uint8_t adv[kAdvertBytes];
+    if (Status s = take_advert(adv); !s.ok()) return s;
+    if (Status s = send_advert(1, sink_buf(), size); !s.ok()) return s;
+    if (Status s = wait_for("go-ahead from the server after its RDMA WRITE of " + ping_name(i),
+                            [&] { return step_done() || r_.disconnected; });
+        !s.ok())
+      return s;
+    if (!step_done()) return lost("before its RDMA WRITE of");
+    if (Status s = take_advert(adv); !s.ok()) return s;
+    ++r_.pings;
+    if (std::memcmp(start_buf(), sink_buf(), size) != 0) {
+      std::uint32_t k = 0;
+      while (k < size && start_buf()[k] == sink_buf()[k]) ++k;
+      return Status::error(ping_name(i) + ": the data the server wrote back differs from ours at byte " + std::to_string(k));
+    }
+    ++r_.verified;
+    if (o_.verbose) std::printf("ping data: %s\n", reinterpret_cast<const char*>(sink_buf()));
+  }
+  return {};
+}
+
+Status Session::run_server() {
+  // Bounded by -C when given, else by rping's count limit; normally the client's DREQ ends it.
+  const std::uint64_t most = o_.count_given ? o_.count : 1'000'000'000ull;
+  for (std::uint64_t i = 0; i <= most; ++i) {
+    auto got = [this] { return recv_len_ > 0 && sends_done_ == sends_posted_; };
+    if (Status s = wait_for("buffer advertisement (or DREQ) from the client for " + ping_name(i),
+                            [&] { return got() || r_.disconnected; });
+        !s.ok())
+      return s;
+    if (!got()) break;  // the client disconnected: the run is over
+    if (i == most) return Status::error("the client pinged more than -C " + std::to_string(most) + " times");
+    std::uint8_t raw[kAdvertBytes];
+    if (Status s = take_advert(raw); !s.ok()) return s;
+    const BufferAdvert start = read_advert(raw);
+    if (start.size < 2 || start.size > kBufBytes - 1)
+      return Status::error(ping_name(i) + ": the client advertised " + std::to_string(start.size) +
+                           " bytes (rping's buffers hold 2.." + std::to_string(kBufBytes - 1) + ")");
+    if (r_.ping_size == 0) r_.ping_size = start.size;
+    if (Status s = post_rdma(rc::WrOpcode::kRead, start.size, start.addr, start.rkey); !s.ok()) return s;
+    if (Status s = wait_for("RDMA READ of the client's " + ping_name(i), [this] { return read_done_; }); !s.ok()) return s;
+    if (const std::uint32_t k = check_ping(i, sink_buf(), start.size); k != start.size)
+      return Status::error(ping_name(i) + ": the data READ from the client is not rping's ping text at byte " + std::to_string(k));
+    if (o_.verbose) std::printf("server ping data: %s\n", reinterpret_cast<const char*>(sink_buf()));
+    // The go-ahead: our own buffer's advertisement, as rping's server sends it.
+    if (Status s = send_advert(0, sink_buf(), o_.size); !s.ok()) return s;
+    if (Status s = wait_for("the client's sink advertisement for " + ping_name(i), [&] { return got() || r_.disconnected; });
+        !s.ok())
+      return s;
+    if (!got()) return Status::error("the client disconnected in the middle of " + ping_name(i));
+    if (Status s = take_advert(raw); !s.ok()) return s;
+    const BufferAdvert sink = read_advert(raw);
+    if (sink.size < start.size)
+      return Status::error(ping_name(i) + ": the client's sink holds " + std::to_string(sink.size) + " bytes, its ping " +
+                           std::to_string(start.size));
+    // rping writes the text and its NUL (strlen + 1): the whole ping, once it checked.
+    if (Status s = post_rdma(rc::WrOpcode::kWrite, start.size, sink.addr, sink.rkey); !s.ok()) return s;
+    if (Status s = wait_for("RDMA WRITE into the client's sink for " + ping_name(i), [this] { return write_done_; }); !s.ok())
+      return s;
+    if (Status s = send_advert(1, sink_buf(), o_.size); !s.ok()) return s;
+    ++r_.pings;
+    ++r_.verified;
+  }
+  if (r_.pings == 0) return Status::error("the client disconnected before its first ping");
+  if (o_.count_given && r_.pings != o_.count)
+    return Status::error("the client disconnected after " + std::to_string(r_.pings) + " pings, not -C " + std::to_string(o_.count));
+  return {};
+}
+
+Status Session::finish() {
+  Status s;
+  if (o_.client && r_.connected && !r_.disconnected) {
+    disconnecting_ = true;
+    s = ep_.cm_disconnect(r_.conn);
+    if (s.ok()) s = wait_for("DREP from the server", [this] { return r_.disconnected; });
+  }
+  const std::uint64_t end = rte_rdtsc() + rte_get_tsc_hz() / 1'000'000 * kLingerUs;
+  for (std::uint64_t k = 0; k < 1'000'000'000ull && rte_rdtsc() < end; ++k) step();
+  return s;
+}
+
+}  // namespace droce::rping

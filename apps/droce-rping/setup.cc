@@ -1,0 +1,49 @@
+// droce-rping's set-up (see setup.h).
+#include "apps/droce-rping/setup.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "apps/common/address_text.h"
+#include "apps/common/default_port.h"
+#include "apps/common/telemetry_setup.h"
+
+namespace droce::rping {
+
+using engine::Status;
+
+Status set_up(const Options& o, bool defaults, Setup& st) {
+  const auto timeout_ms = static_cast<std::uint32_t>(o.timeout_s * 1000);
+  // Whole 4 KiB frames and the QP1 MADs (UD SENDs of 256 bytes) in one buffer each.
+  if (Status s = engine::MbufPool::create(engine::PoolConfig{"rping_pool", 4095, 256, 2176 + 4096, -1}, st.pool); !s.ok())
+    return s;
+  engine::PortConfig pc;
+  pc.rx_pool = st.pool.get();
+  pc.promiscuous = true;
+  if (Status s = engine::pair_port_devargs(defaults, o.server, "/tmp/droce-rping.sock", pc.devargs); !s.ok()) return s;
+  Status err;
+  st.port = engine::Port::open(pc, err);
+  if (!st.port) return err;
+  if (Status s = st.port->wait_link_up(timeout_ms); !s.ok()) return s;
+  // Before the first burst: a peer that ends (even killed) must not tear the rings down under us.
+  if (Status s = st.port->hold_peer_events(5000); !s.ok()) std::fprintf(stderr, "droce-rping: warning: %s\n", s.message().c_str());
+  const std::uint8_t default_ip[4] = {10, 0, 0, static_cast<std::uint8_t>(o.server ? 2 : 1)};
+  std::memcpy(st.ip, default_ip, 4);
+  if (!o.local_ip.empty()) (void)engine::parse_ipv4(o.local_ip, st.ip);  // validated by the parser
+  const rte_ether_addr port_mac = st.port->mac();
+  if (o.local_mac.empty() || !engine::parse_mac(o.local_mac, st.mac)) std::memcpy(st.mac, port_mac.addr_bytes, 6);
+  st.memory = std::make_unique<engine::MemoryRegistry>();
+  engine::EndpointConfig ec;
+  ec.queues.port_id = st.port->id();
+  ec.queues.pool = st.pool.get();
+  ec.queues.memory = st.memory.get();
+  ec.addresses.promiscuous = pc.promiscuous;  // peers may address us by the lab rule's MAC
+  ec.addresses.local = engine::lab_address(st.ip, st.mac);
+  ec.transport.max_qps = 4;
+  st.ep = engine::RcEndpoint::create(ec, err);
+  if (!st.ep) return err;
+  apps::start_telemetry("droce-rping");
+  return {};
+}
+
+}  // namespace droce::rping

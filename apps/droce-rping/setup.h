@@ -1,0 +1,33 @@
+// droce-rping's set-up: the port (link up), one mbuf pool, one memory registry and one endpoint,
+// polled by this thread alone (rping is one connection: no worker group).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "apps/droce-rping/options.h"
+#include <droce/engine/core/memory_region.h>
+#include <droce/engine/core/mempool.h>
+#include <droce/engine/core/port.h>
+#include <droce/engine/core/status.h>
+#include <droce/engine/endpoint/rc_endpoint.h>
+
+namespace droce::rping {
+
+// Destroyed in reverse order: the endpoint before the memory it refers to, the port, the buffers,
+// the pool.
+struct Setup {
+  engine::MbufPool pool;
+  // The pings' buffers (Session): they outlive the endpoint, whose frames may still point into them.
+  std::unique_ptr<std::uint8_t[]> buffers;
+  std::unique_ptr<engine::Port> port;
+  std::unique_ptr<engine::MemoryRegistry> memory;
+  std::unique_ptr<engine::RcEndpoint> ep;
+  std::uint8_t ip[4] = {};   // our IPv4 address
+  std::uint8_t mac[6] = {};  // our MAC
+};
+
+// `defaults`: no EAL options were given (the net_memif pair on /tmp/droce-rping.sock).
+[[nodiscard]] engine::Status set_up(const Options& o, bool defaults, Setup& st);
+
+}  // namespace droce::rping
