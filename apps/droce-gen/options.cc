@@ -134,8 +134,9 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
                 "outstanding messages per QP, 1..128" + d + std::to_string(o.inflight) + ")");
   cli::add_choice(app, g, "--recovery", {"gbn", "sr"},
                   "loss recovery: gbn (go-back-N, IBTA) or sr (selective repeat between\n"
-                  "droce-gen peers: SENDs and WRITEs only; client/server: used only when the\n"
-                  "server runs --recovery sr too, else both fall back to gbn)" + d +
+                  "droce-gen peers, every --op; a READ spans at most --sr-bdp-packets x --mtu;\n"
+                  "client/server: used only when the server runs --recovery sr too, else both\n"
+                  "fall back to gbn)" + d +
                       recovery_name(o.recovery) + ")",
                   [&o](std::size_t i) { o.recovery = i == 0 ? rc::Recovery::kGoBackN : rc::Recovery::kSelectiveRepeat; });
   cli::add_uint(app, g, "--sr-bdp-packets", "N", o.sr_bdp_pkts, 1, rc::kSrMaxBdpPkts,
@@ -246,10 +247,15 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
                                 "out-of-band exchange carries: use --oob-port, or --op send\n", op_name(o.op)), -1;
   if (o.recovery == rc::Recovery::kSelectiveRepeat && o.mode != Mode::kLoopback && o.oob_port == 0)
     return std::fprintf(stderr, "droce-gen: --recovery sr is agreed in the out-of-band exchange: use --oob-port\n"), -1;
-  // READ and atomics are not carried by selective repeat (rc::RcQp::post_send refuses them).
-  if (o.recovery == rc::Recovery::kSelectiveRepeat && (o.op == Op::kRead || is_atomic_op(o.op)))
-    return std::fprintf(stderr, "droce-gen: --recovery sr carries SENDs and WRITEs only: --op %s needs --recovery gbn\n",
-                        op_name(o.op)), -1;
+  // Selective repeat holds all of a READ's PSNs in flight at once: rc::RcQp::post_send refuses a
+  // READ longer than --sr-bdp-packets packets (docs/selective-repeat.md), so we refuse it here.
+  if (o.recovery == rc::Recovery::kSelectiveRepeat && o.op == Op::kRead) {
+    const std::uint64_t max_read = static_cast<std::uint64_t>(o.sr_bdp_pkts) * o.mtu;
+    if (o.max_size() > max_read)
+      return std::fprintf(stderr, "droce-gen: --recovery sr: a READ spans at most --sr-bdp-packets x --mtu = %llu "
+                                  "bytes, and --size %u is more\n",
+                          static_cast<unsigned long long>(max_read), o.max_size()), -1;
+  }
   if (is_atomic_op(o.op)) {
     // An atomic works on 8 bytes (IBTA §9.4.5): that is its size, given or not.
     if (size_given && (o.sizes.size() != 1 || o.sizes[0] != 8))

@@ -282,6 +282,9 @@ bad "give both of one family" "$gen" -- --mode server --local-ip 10.0.0.2 --peer
 bad "give an IPv6 --local-ip too" "$gen" -- --mode client --peer-ip fd00::2
 bad "needs the peer's --peer-ip" "$gen" -- --mode client --oob-port 0 --remote-qpn 0x11 --op send --local-ip fd00::1
 bad "client and server modes" "$gen" -- --local-ip fd00::1
+# Selective repeat carries every op; a READ spans at most --sr-bdp-packets x --mtu.
+good help-gen-sr-atomic "$gen" -- --mode client --op cmp_swap --recovery sr --help
+bad "a READ spans at most" "$gen" -- --op read --recovery sr --size 1M --mtu 4096
 bad "need --mode server or client" "$echo_" -- --local-ip fd00::1
 bad "need --mode server or client" "$echo_" -- --dscp 26
 bad "need --mode server or client" "$echo_" -- --vlan 100
