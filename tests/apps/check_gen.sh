@@ -324,6 +324,59 @@ run_pair static --oob-port 0 --remote-qpn 0x11 --op send --size 512 --count 3000
   --oob-port 0 --remote-qpn 0x11 --op send --size 512 --count 3000
 check "memif SEND with a static connection (no exchange): both exit 0" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ]"
 
+# ---- --connect cm: RDMA-CM over QP1 instead of the TCP exchange (run_pair's --oob-port is then
+# the RDMA-CM port); the workload, run length, recovery and buffers travel in REQ/REP private
+# data; the client disconnects (DREQ) every QP at the end ----
+cm_ok() {  # JSON...: connected over the CM, every QP's REQ/REP/RTU and DREQ/DREP counted
+  /usr/bin/python3 - "$@" <<'PY'
+import json, sys
+for f in sys.argv[1:]:
+    d = json.load(open(f))
+    assert d['connect'] == 'cm' and d['config']['connect'] == 'cm', f
+    cm = d['cm']
+    assert cm['cm_mads_received'] > 0 and cm['cm_mads_sent'] > 0 and cm['cm_rejects_sent'] == 0, (f, cm)
+PY
+}
+run_pair cmwrite --connect cm --op write --size 4096 -- --connect cm --op write --size 4096 --count 3000
+check "--connect cm, memif WRITE: both exit 0, verified, connect cm with CM counters" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/cmwrite.c.json' && cm_ok '$out/cmwrite.c.json' '$out/cmwrite.s.json'"
+run_pair cmsend --connect cm --op send --size 64,1500 --qps 4 -- --connect cm --op send --size 64,1500 --qps 4 --count 4000
+check "--connect cm, memif SEND over 4 QPs: both exit 0, verified by both ends" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/cmsend.c.json' && verified '$out/cmsend.s.json' && cm_ok '$out/cmsend.c.json' '$out/cmsend.s.json'"
+run_pair cmread --connect cm --op read --size 8192 --mtu 4096 -- --connect cm --op read --size 8192 --mtu 4096 --count 1000
+check "--connect cm, memif READ (the server's buffer from the REP): both exit 0, verified at the client" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/cmread.c.json' && cm_ok '$out/cmread.c.json'"
+run_pair cmsr --connect cm --recovery sr --op write --size 3000 --qps 4 --loss 0.01 -- \
+  --connect cm --recovery sr --op write --size 3000 --qps 4 --count 3000 --loss 0.01
+check "--connect cm, both --recovery sr over 4 QPs, 1 % loss both ways: agreed over the CM, verified by both" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/cmsr.c.json' && verified '$out/cmsr.s.json' && recovery_is sr '$out/cmsr.c.json' '$out/cmsr.s.json'"
+run_pair cmgbn --connect cm --recovery sr --op send --size 512 -- --connect cm --op send --size 512 --count 2000
+check "--connect cm, only the server asks --recovery sr: both use gbn, verified" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/cmgbn.c.json' && recovery_is gbn '$out/cmgbn.c.json' '$out/cmgbn.s.json'"
+run_pair cmdiff --connect cm --op write --size 4096 --connect-timeout 5 -- --connect cm --op write --size 2048 --count 1000 --connect-timeout 5
+check "--connect cm with different workloads: both fail, the server refuses the REQ and says why" \
+  "[ $cli_rc -ne 0 ] && [ $srv_rc -ne 0 ] && grep -q 'same workload' '$out/cmdiff.s.txt' && grep -q 'rejected' '$out/cmdiff.c.txt'"
+# A client to a port where no server listens: the peer's CM answers REJ (invalid service ID) at
+# once; the client says nobody listens there, well before its --connect-timeout.
+last_pair=cmnobody
+srv_port=$(free_port)
+timeout 60 "$gen" $(srv_eal cmnobody) -- --mode server --connect cm --oob-port "$srv_port" --connect-timeout 15 --quiet \
+  > "$out/cmnobody.s.txt" 2>&1 &
+srv_pid=$!
+sleep 0.5
+t0=$(date +%s)
+timeout 60 "$gen" $(cli_eal cmnobody) -- --mode client --connect cm --oob-port "$((srv_port == 65535 ? 1024 : srv_port + 1))" \
+  --connect-timeout 30 --quiet > "$out/cmnobody.c.txt" 2>&1
+cli_rc=$?
+took=$(( $(date +%s) - t0 ))
+kill -INT "$srv_pid" 2>/dev/null
+wait "$srv_pid"
+check "--connect cm client to a port with no server: exit 1 saying nobody listens there, within 10 s (took ${took} s)" \
+  "[ $cli_rc -eq 1 ] && [ $took -le 10 ] && grep -q 'nobody listens on RDMA-CM port' '$out/cmnobody.c.txt'"
+"$gen" -- --mode client --connect udp > "$out/e10.txt" 2>&1
+check "--connect udp refused in one line naming --connect" \
+  "[ $? -eq 2 ] && [ \$(wc -l < '$out/e10.txt') -eq 1 ] && grep -q -- '--connect' '$out/e10.txt'"
+
 # Two workers on each side over a two-queue memif pair: queue w of the client meets queue w of the
 # server, QP i runs on worker i % 2 on both sides. 1 % loss both ways; each end verifies every
 # message per worker and in total, and reports its steering counts.
