@@ -282,6 +282,8 @@ bool cm_peer_ended(Setup& st, CmLink& link) {
 
 std::uint32_t cm_disconnect_all(Setup& st, CmLink& link, const std::function<void()>& poll, std::uint32_t wait_ms) {
   engine::RcEndpoint& ep = cm_endpoint(st);
+  // The peer's own DREQs first (they may have ended the run): those need none of ours.
+  (void)cm_peer_ended(st, link);
   for (std::size_t i = 0; i < link.conns.size(); ++i) {
     if (link.down[i] || link.conns[i] == 0) continue;
     // One whose RTU we never saw (and no traffic stood for it) cannot be disconnected: count it down.

@@ -169,7 +169,10 @@ void end_cm_run(const Options& o, Setup& st, Connection& c, const std::function<
     std::fprintf(stderr, "droce-gen: %u of %u RDMA-CM disconnections unconfirmed within %u s\n", left, o.qps,
                  kEndWaitMs / 1000);
   if (!server) {
-    if (!server_stop.empty()) out.problem = "the server ended the run early (" + server_stop + ")";
+    // The server's DREQ may come first as flushed completions (its disconnect moved our QPs to
+    // ERROR): its event, taken here, names the cause.
+    if (!server_stop.empty() || c.cm.peer_disconnected)
+      out.problem = "the server ended the run early (" + (server_stop.empty() ? std::string("it disconnected") : server_stop) + ")";
     return;
   }
   if (!peer_ended) out.problem = out.interrupted ? "interrupted" : "the client did not disconnect before the deadline";

@@ -373,6 +373,28 @@ kill -INT "$srv_pid" 2>/dev/null
 wait "$srv_pid"
 check "--connect cm client to a port with no server: exit 1 saying nobody listens there, within 10 s (took ${took} s)" \
   "[ $cli_rc -eq 1 ] && [ $took -le 10 ] && grep -q 'nobody listens on RDMA-CM port' '$out/cmnobody.c.txt'"
+# The server ends first (Ctrl-C mid-run): it disconnects every QP, and the client's run ends at
+# once with a problem naming it.
+last_pair=cmstop
+port=$(free_port)
+timeout 60 "$gen" $(srv_eal cmstop) -- --mode server --connect cm --oob-port "$port" --quiet --op send --size 256 \
+  > "$out/cmstop.s.txt" 2>&1 &
+srv_pid=$!
+sleep 0.5
+timeout 60 "$gen" $(cli_eal cmstop) -- --mode client --connect cm --oob-port "$port" --op send --size 256 \
+  --duration 30 --json "$out/cmstop.c.json" > "$out/cmstop.c.txt" 2>&1 &
+cli_pid=$!
+# its live line says the run is under way
+for _ in $(seq 200); do grep -q 'Gb/s' "$out/cmstop.c.txt" 2>/dev/null && break; sleep 0.1; done
+t0=$(date +%s)
+kill -INT "$srv_pid" 2>/dev/null
+wait "$srv_pid"
+srv_rc=$?
+wait "$cli_pid"
+cli_rc=$?
+took=$(( $(date +%s) - t0 ))
+check "--connect cm, server interrupted mid-run: both exit 1, the client's problem says the server ended the run, within 15 s (took ${took} s)" \
+  "[ $srv_rc -eq 1 ] && [ $cli_rc -eq 1 ] && [ $took -le 15 ] && /usr/bin/python3 -c \"import json; d=json.load(open('$out/cmstop.c.json')); assert d['problem'].startswith('the server ended the run early'), d['problem']\""
 "$gen" -- --mode client --connect udp > "$out/e10.txt" 2>&1
 check "--connect udp refused in one line naming --connect" \
   "[ $? -eq 2 ] && [ \$(wc -l < '$out/e10.txt') -eq 1 ] && grep -q -- '--connect' '$out/e10.txt'"
