@@ -248,7 +248,10 @@ Status connect_qps(const Options& o, Setup& st, Connection& c) {
   // in: it keeps go-back-N (parse_options refuses --recovery sr with --oob-port 0).
   st.recovery = o.mode == Mode::kLoopback ? o.recovery : rc::Recovery::kGoBackN;
   if (o.mode == Mode::kLoopback) return connect_loopback(o, st);
-  Status s = o.oob_port == 0 ? connect_static(o, st) : exchange_qps(o, st, c, static_cast<std::uint32_t>(o.connect_timeout_s * 1000));
+  const auto timeout_ms = static_cast<std::uint32_t>(o.connect_timeout_s * 1000);
+  Status s = o.oob_port == 0             ? connect_static(o, st)
+             : o.connect == Connect::kCm ? cm_connect_qps(o, st, c.cm, c.run_limit_s, c.run_warmup_s, c.run_from_client, timeout_ms)
+                                         : exchange_qps(o, st, c, timeout_ms);
   if (s.ok() && st.group) apps::place_flows_and_say("droce-gen", *st.group);  // the port's RSS table, where it has one
   return s;
 }

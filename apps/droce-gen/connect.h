@@ -1,10 +1,12 @@
 // droce-gen's connection: loopback QPs joined directly; client and server over ibv_rc_pingpong's
 // TCP exchange (one per QP; after the first, droce's own lines: the workload with the recovery
-// proposal, the run length, the server's recovery answer; then the responders' buffers) or statically.
+// proposal, the run length, the server's recovery answer; then the responders' buffers), over
+// RDMA-CM (--connect cm: connect_cm.h) or statically.
 #pragma once
 
 #include <string>
 
+#include "apps/droce-gen/connect_cm.h"
 #include "apps/droce-gen/options.h"
 #include "apps/droce-gen/setup.h"
 #include <droce/engine/core/status.h>
@@ -16,6 +18,7 @@ namespace droce::gen {
 struct Connection {
   engine::OobConnection oob;
   engine::RcPingpongServer listener;
+  CmLink cm;  // --connect cm: the QPs' CM connections (no TCP connection then)
   // How long the client may run: --count runs until done but never past a hard limit, so a dead
   // peer cannot hang us. A server learns the client's figures from its RUN line.
   double run_limit_s = 0;

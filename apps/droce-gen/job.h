@@ -68,6 +68,9 @@ struct RunPlan {
   std::uint32_t slots = 1;       // inflight buffers per active QP
   std::size_t slot_bytes = 0;    // the largest message
   bool server = false;
+  // --connect cm: the run ends in a disconnect (DREQ), which moves the QPs to ERROR and flushes
+  // the receives still posted (IBTA §10.3.1): those are the end, not failures.
+  bool cm = false;
   double hz = 0;                 // TSC ticks per second
   std::uint64_t start_tsc = 0;
   std::uint64_t warm_end_tsc = 0;

@@ -23,6 +23,7 @@ const char* op_name(Op op) {
   return "?";
 }
 const char* recovery_name(rc::Recovery r) { return r == rc::Recovery::kSelectiveRepeat ? "sr" : "gbn"; }
+const char* connect_name(Connect c) { return c == Connect::kCm ? "cm" : "tcp"; }
 const char* mode_name(Mode m) { return m == Mode::kLoopback ? "loopback" : m == Mode::kClient ? "client" : "server"; }
 
 std::uint32_t Options::max_size() const {
@@ -101,6 +102,11 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   conn.oob_port = &o.oob_port;
   conn.oob_host = &o.oob_host;
   cli::add_connection(app, conn);
+  cli::add_choice(app, g, "--connect", {"tcp", "cm"},
+                  "how client and server connect: tcp (droce-gen's TCP exchange to --oob-host)\n"
+                  "or cm (RDMA-CM over QP1 to --peer-ip, on RDMA-CM port --oob-port; one\n"
+                  "worker, at most " + std::to_string(kMaxCmQps) + " QPs)" + d + connect_name(o.connect) + ")",
+                  [&o](std::size_t i) { o.connect = i == 0 ? Connect::kTcp : Connect::kCm; });
   cli::add_uint(app, g, "--local-qpn", "N", o.local_qpn, 1, 0xFFFFFF, "static: our first QPN" + d + cli::hex(o.local_qpn) + ")");
   cli::add_uint(app, g, "--remote-qpn", "N", o.remote_qpn, 1, 0xFFFFFF,
                 "static: the peer's first QPN (required with --oob-port 0)");
@@ -134,8 +140,9 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
                 "outstanding messages per QP, 1..128" + d + std::to_string(o.inflight) + ")");
   cli::add_choice(app, g, "--recovery", {"gbn", "sr"},
                   "loss recovery: gbn (go-back-N, IBTA) or sr (selective repeat between\n"
-                  "droce-gen peers: SENDs and WRITEs only; client/server: used only when the\n"
-                  "server runs --recovery sr too, else both fall back to gbn)" + d +
+                  "droce-gen peers, every --op; a READ spans at most --sr-bdp-packets x --mtu;\n"
+                  "client/server: used only when the server runs --recovery sr too, else both\n"
+                  "fall back to gbn)" + d +
                       recovery_name(o.recovery) + ")",
                   [&o](std::size_t i) { o.recovery = i == 0 ? rc::Recovery::kGoBackN : rc::Recovery::kSelectiveRepeat; });
   cli::add_uint(app, g, "--sr-bdp-packets", "N", o.sr_bdp_pkts, 1, rc::kSrMaxBdpPkts,
@@ -234,6 +241,25 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   auto fail = [&app](const std::string& message) { return apps::cli::fail(*app, message); };
   // DCQCN: the preset at the line rate, then each override; one message naming a bad parameter.
   if (std::string e = apps::cli::apply_dcqcn(o.preset, o.line_gbps, overrides, o.dcqcn); !e.empty()) return fail(e);
+  if (o.connect == Connect::kCm) {
+    if (o.mode == Mode::kLoopback)
+      return std::fprintf(stderr, "droce-gen: --connect cm connects a client and a server: --mode client or server\n"), -1;
+    if (o.oob_port == 0)
+      return std::fprintf(stderr, "droce-gen: --connect cm listens and connects on RDMA-CM port --oob-port: give one "
+                                  "(not 0)\n"), -1;
+    // The CM runs on the endpoint whose queue takes QP1's frames (worker 0's); the other workers'
+    // QPs would need it to move them, across threads.
+    if (o.workers > 1)
+      return std::fprintf(stderr, "droce-gen: --connect cm runs one worker: --workers %u needs --connect tcp\n",
+                          static_cast<unsigned>(o.workers)), -1;
+    if (o.qps > kMaxCmQps)
+      return std::fprintf(stderr, "droce-gen: --connect cm connects at most %u QPs (one CM connection each): --qps %u "
+                                  "needs --connect tcp\n", kMaxCmQps, o.qps), -1;
+    engine::IpAddress local;
+    if (o.mode == Mode::kClient && o.peer_ip.empty() && !o.local_ip.empty() && engine::parse_ip(o.local_ip, local) &&
+        local.ipv6)
+      return std::fprintf(stderr, "droce-gen: --connect cm with an IPv6 --local-ip needs the server's --peer-ip\n"), -1;
+  }
   if (o.rate_gbps > 0 && o.msg_rate > 0)
     return std::fprintf(stderr, "droce-gen: --rate-gbps and --msg-rate both set: give one offered load\n"), -1;
   if ((o.arrivals != Arrivals::kConstant || o.burst != 1) && o.rate_gbps == 0 && o.msg_rate == 0)
@@ -246,10 +272,15 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
                                 "out-of-band exchange carries: use --oob-port, or --op send\n", op_name(o.op)), -1;
   if (o.recovery == rc::Recovery::kSelectiveRepeat && o.mode != Mode::kLoopback && o.oob_port == 0)
     return std::fprintf(stderr, "droce-gen: --recovery sr is agreed in the out-of-band exchange: use --oob-port\n"), -1;
-  // READ and atomics are not carried by selective repeat (rc::RcQp::post_send refuses them).
-  if (o.recovery == rc::Recovery::kSelectiveRepeat && (o.op == Op::kRead || is_atomic_op(o.op)))
-    return std::fprintf(stderr, "droce-gen: --recovery sr carries SENDs and WRITEs only: --op %s needs --recovery gbn\n",
-                        op_name(o.op)), -1;
+  // Selective repeat holds all of a READ's PSNs in flight at once: rc::RcQp::post_send refuses a
+  // READ longer than --sr-bdp-packets packets (docs/selective-repeat.md), so we refuse it here.
+  if (o.recovery == rc::Recovery::kSelectiveRepeat && o.op == Op::kRead) {
+    const std::uint64_t max_read = static_cast<std::uint64_t>(o.sr_bdp_pkts) * o.mtu;
+    if (o.max_size() > max_read)
+      return std::fprintf(stderr, "droce-gen: --recovery sr: a READ spans at most --sr-bdp-packets x --mtu = %llu "
+                                  "bytes, and --size %u is more\n",
+                          static_cast<unsigned long long>(max_read), o.max_size()), -1;
+  }
   if (is_atomic_op(o.op)) {
     // An atomic works on 8 bytes (IBTA §9.4.5): that is its size, given or not.
     if (size_given && (o.sizes.size() != 1 || o.sizes[0] != 8))

@@ -17,6 +17,8 @@ namespace droce::gen {
 enum class Op { kSend, kWrite, kRead, kFetchAdd, kCmpSwap };
 [[nodiscard]] constexpr bool is_atomic_op(Op op) { return op == Op::kFetchAdd || op == Op::kCmpSwap; }
 enum class Mode { kLoopback, kClient, kServer };
+// How client and server connect: droce-gen's TCP exchange, or RDMA-CM over QP1 (connect_cm.h).
+enum class Connect { kTcp, kCm };
 
 struct Options {
   Mode mode = Mode::kLoopback;
@@ -45,7 +47,8 @@ struct Options {
   std::uint16_t vlan_id = 0;  // --vlan 1..4094; 0 = untagged
   std::uint8_t vlan_pcp = 0;  // --pcp 0..7, with --vlan
   std::string oob_host = "127.0.0.1";
-  std::uint16_t oob_port = 18515;  // ibv_rc_pingpong's default; 0 = static connection
+  std::uint16_t oob_port = 18515;  // ibv_rc_pingpong's default; 0 = static connection; --connect cm: the CM port
+  Connect connect = Connect::kTcp;
   std::uint32_t local_qpn = 0x11;  // first local QPN (static connection)
   std::uint32_t remote_qpn = 0;    // first peer QPN (static connection)
   std::uint32_t psn = 0x000100;    // our first PSN (static)
@@ -81,6 +84,9 @@ struct Options {
 
 [[nodiscard]] const char* op_name(Op op);
 [[nodiscard]] const char* mode_name(Mode m);
+[[nodiscard]] const char* connect_name(Connect c);  // "tcp" or "cm"
+// One CM connection per QP, each a slot of the endpoint's CM (engine::EndpointCm::kMaxConnections).
+inline constexpr std::uint32_t kMaxCmQps = 64;
 [[nodiscard]] const char* recovery_name(rc::Recovery r);  // "gbn" or "sr"
 [[nodiscard]] std::string sizes_text(const std::vector<std::uint32_t>& s);
 inline constexpr std::uint32_t kMaxQps = 16384;

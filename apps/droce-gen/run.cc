@@ -5,6 +5,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -156,6 +158,34 @@ void check_atomic_counter(const Responder& r, std::uint64_t completed, std::uint
   if (counter > completed + unresolved) out.t.duplicated += counter - completed - unresolved;
 }
 
+// The end over RDMA-CM: whichever side ends first disconnects every QP (DREQ), the other answers
+// (DREP); both wait, bounded, for every kDisconnected. No counts cross: each side reports what it
+// verified itself (a server of READs or atomics: what it served).
+void end_cm_run(const Options& o, Setup& st, Connection& c, const std::function<void()>& keep_polling, bool peer_ended,
+                const std::string& server_stop, RunOutcome& out) {
+  const bool server = st.server;
+  const std::uint32_t left = cm_disconnect_all(st, c.cm, keep_polling, kEndWaitMs);
+  if (left != 0)
+    std::fprintf(stderr, "droce-gen: %u of %u RDMA-CM disconnections unconfirmed within %u s\n", left, o.qps,
+                 kEndWaitMs / 1000);
+  if (!server) {
+    // The server's DREQ may come first as flushed completions (its disconnect moved our QPs to
+    // ERROR): its event, taken here, names the cause.
+    if (!server_stop.empty() || c.cm.peer_disconnected)
+      out.problem = "the server ended the run early (" + (server_stop.empty() ? std::string("it disconnected") : server_stop) + ")";
+    return;
+  }
+  if (!peer_ended) out.problem = out.interrupted ? "interrupted" : "the client did not disconnect before the deadline";
+  if (o.op == Op::kRead) out.served_only = true;
+  if (is_atomic_op(o.op)) {
+    // Each operation added one to its QP's counter: the counters are the operations served.
+    out.t.messages = 0;
+    for (std::uint32_t i = 0; i < o.active(); ++i)
+      out.t.messages +=
+          std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(st.responder(i).buf)).load(std::memory_order_acquire);
+  }
+}
+
 }  // namespace
 
 Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& out) {
@@ -174,6 +204,7 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
   plan.slots = o.inflight;
   plan.slot_bytes = o.max_size();
   plan.server = server;
+  plan.cm = c.cm.on;
   plan.hz = hz;
   plan.start_tsc = rte_rdtsc();
   plan.warm_end_tsc = plan.start_tsc + static_cast<std::uint64_t>(o.warmup_s * hz);
@@ -228,7 +259,19 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
         break;
       }
     }
-    if (server && !oob.is_open() && (iter & 1023) == 0) {
+    // Over RDMA-CM the run ends in a disconnect: the client's DREQs end the server's run; the
+    // server's (its deadline, Ctrl-C) end the client's early.
+    if (c.cm.on && (iter & 1023) == 0) {
+      if (cm_peer_ended(st, c.cm) && server) {
+        peer_ended = true;
+        break;
+      }
+      if (!server && c.cm.peer_disconnected) {
+        server_stop = "the server disconnected";
+        break;
+      }
+    }
+    if (server && !oob.is_open() && !c.cm.on && (iter & 1023) == 0) {
       if ((o.count != 0 && s.messages >= o.count) ||
           (s.first_rx != 0 && now - s.first_rx > static_cast<std::uint64_t>(o.duration_s * hz)))
         break;
@@ -303,6 +346,7 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
   Totals& t = out.t;
   std::string& problem = out.problem;
   auto keep_polling = [&] { ours.poll_only(rte_rdtsc()); };
+  if (c.cm.on) end_cm_run(o, st, c, keep_polling, peer_ended, server_stop, out);
   if (server && oob.is_open() && !peer_ended && !peer_gone) {
     // We end first (Ctrl-C or the deadline): ask the client to end, and keep serving until it has.
     if (oob.send_line(out.interrupted ? "STOP interrupted" : "STOP deadline", 5000).ok()) {

@@ -24,6 +24,7 @@ struct RunOutcome {
   double secs = 0;               // measured time (the server: first to last message verified)
   bool unfinished = false;       // a --count run that did not complete its postings
   bool interrupted = false;
+  bool served_only = false;      // a server of READs over RDMA-CM: it served, the client counted
   std::string problem;           // empty when the run and the end-of-run exchange went right
   std::uint64_t peer_received = 0;
   // Atomic runs (loopback or server): the responders' counters summed, against the operations the

@@ -52,9 +52,20 @@ for d in (g, s):
     assert d['out_of_order'] == 0 and d['errors'] == 0 and d['problem'] == '', d
 assert 0 < s['retransmitted_packets'] < g['retransmitted_packets'], (s['retransmitted_packets'], g['retransmitted_packets'])
 PY"
-"$gen" -- --op read --recovery sr > "$out/e8.txt" 2>&1
-check "--recovery sr with --op read refused in one line (SR carries SENDs and WRITEs)" \
-  "[ $? -eq 2 ] && [ \$(wc -l < '$out/e8.txt') -eq 1 ] && grep -q 'SENDs and WRITEs' '$out/e8.txt'"
+# READ and the atomics over selective repeat (issue 19): lossy loopback runs, every byte and every
+# atomic result verified, each atomic executed once (the counters equal the operations completed).
+"$gen" -- --op read --size 8192 --mtu 4096 --loss 0.02 --recovery sr --count 800 --quiet --json "$out/sr_read.json" \
+  > "$out/sr_read.txt" 2>&1
+check "lossy READ loopback with --recovery sr: exits 0, all 800 verified, resent" \
+  "[ $? -eq 0 ] && /usr/bin/python3 -c \"import json; d=json.load(open('$out/sr_read.json')); assert d['recovery'] == 'sr' and d['messages'] == 800 and d['lost'] == d['duplicated'] == d['corrupted'] == d['errors'] == 0 and d['retransmitted_packets'] > 0 and d['problem'] == '', d\" || { tail -n 4 '$out/sr_read.txt'; false; }"
+for op in fetch_add cmp_swap; do
+  "$gen" -- --op "$op" --qps 2 --loss 0.02 --recovery sr --count 3000 --quiet --json "$out/sr_$op.json" > "$out/sr_$op.txt" 2>&1
+  check "lossy $op loopback over 2 QPs with --recovery sr: exits 0, the counters equal the 3000 operations" \
+    "[ $? -eq 0 ] && /usr/bin/python3 -c \"import json; d=json.load(open('$out/sr_$op.json')); assert d['recovery'] == 'sr' and d['atomic_counter'] == d['atomic_completed'] == d['messages'] == 3000 and d['lost'] == d['duplicated'] == d['corrupted'] == d['errors'] == 0 and d['problem'] == '', d\" || { tail -n 4 '$out/sr_$op.txt'; false; }"
+done
+"$gen" -- --op read --size 65536 --mtu 1024 --recovery sr --sr-bdp-packets 32 > "$out/e8.txt" 2>&1
+check "--recovery sr with a READ longer than --sr-bdp-packets x --mtu refused in one line" \
+  "[ $? -eq 2 ] && [ \$(wc -l < '$out/e8.txt') -eq 1 ] && grep -q 'sr-bdp-packets' '$out/e8.txt'"
 "$gen" -- --recovery sr --sr-bdp-packets 129 > "$out/e9.txt" 2>&1
 check "--sr-bdp-packets 129 refused" "[ $? -eq 2 ] && grep -q -- '--sr-bdp-packets' '$out/e9.txt'"
 "$gen" -- --op fetch_add --size 16 > "$out/e7.txt" 2>&1
@@ -312,6 +323,81 @@ check "memif CmpSwap over 2 QPs, 2 % loss both ways: both verified, the server's
 run_pair static --oob-port 0 --remote-qpn 0x11 --op send --size 512 --count 3000 -- \
   --oob-port 0 --remote-qpn 0x11 --op send --size 512 --count 3000
 check "memif SEND with a static connection (no exchange): both exit 0" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ]"
+
+# ---- --connect cm: RDMA-CM over QP1 instead of the TCP exchange (run_pair's --oob-port is then
+# the RDMA-CM port); the workload, run length, recovery and buffers travel in REQ/REP private
+# data; the client disconnects (DREQ) every QP at the end ----
+cm_ok() {  # JSON...: connected over the CM, every QP's REQ/REP/RTU and DREQ/DREP counted
+  /usr/bin/python3 - "$@" <<'PY'
+import json, sys
+for f in sys.argv[1:]:
+    d = json.load(open(f))
+    assert d['connect'] == 'cm' and d['config']['connect'] == 'cm', f
+    cm = d['cm']
+    assert cm['cm_mads_received'] > 0 and cm['cm_mads_sent'] > 0 and cm['cm_rejects_sent'] == 0, (f, cm)
+PY
+}
+run_pair cmwrite --connect cm --op write --size 4096 -- --connect cm --op write --size 4096 --count 3000
+check "--connect cm, memif WRITE: both exit 0, verified, connect cm with CM counters" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/cmwrite.c.json' && cm_ok '$out/cmwrite.c.json' '$out/cmwrite.s.json'"
+run_pair cmsend --connect cm --op send --size 64,1500 --qps 4 -- --connect cm --op send --size 64,1500 --qps 4 --count 4000
+check "--connect cm, memif SEND over 4 QPs: both exit 0, verified by both ends" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/cmsend.c.json' && verified '$out/cmsend.s.json' && cm_ok '$out/cmsend.c.json' '$out/cmsend.s.json'"
+run_pair cmread --connect cm --op read --size 8192 --mtu 4096 -- --connect cm --op read --size 8192 --mtu 4096 --count 1000
+check "--connect cm, memif READ (the server's buffer from the REP): both exit 0, verified at the client" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/cmread.c.json' && cm_ok '$out/cmread.c.json'"
+run_pair cmsr --connect cm --recovery sr --op write --size 3000 --qps 4 --loss 0.01 -- \
+  --connect cm --recovery sr --op write --size 3000 --qps 4 --count 3000 --loss 0.01
+check "--connect cm, both --recovery sr over 4 QPs, 1 % loss both ways: agreed over the CM, verified by both" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/cmsr.c.json' && verified '$out/cmsr.s.json' && recovery_is sr '$out/cmsr.c.json' '$out/cmsr.s.json'"
+run_pair cmgbn --connect cm --recovery sr --op send --size 512 -- --connect cm --op send --size 512 --count 2000
+check "--connect cm, only the server asks --recovery sr: both use gbn, verified" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/cmgbn.c.json' && recovery_is gbn '$out/cmgbn.c.json' '$out/cmgbn.s.json'"
+run_pair cmdiff --connect cm --op write --size 4096 --connect-timeout 5 -- --connect cm --op write --size 2048 --count 1000 --connect-timeout 5
+check "--connect cm with different workloads: both fail, the server refuses the REQ and says why" \
+  "[ $cli_rc -ne 0 ] && [ $srv_rc -ne 0 ] && grep -q 'same workload' '$out/cmdiff.s.txt' && grep -q 'rejected' '$out/cmdiff.c.txt'"
+# A client to a port where no server listens: the peer's CM answers REJ (invalid service ID) at
+# once; the client says nobody listens there, well before its --connect-timeout.
+last_pair=cmnobody
+srv_port=$(free_port)
+timeout 60 "$gen" $(srv_eal cmnobody) -- --mode server --connect cm --oob-port "$srv_port" --connect-timeout 15 --quiet \
+  > "$out/cmnobody.s.txt" 2>&1 &
+srv_pid=$!
+sleep 0.5
+t0=$(date +%s)
+timeout 60 "$gen" $(cli_eal cmnobody) -- --mode client --connect cm --oob-port "$((srv_port == 65535 ? 1024 : srv_port + 1))" \
+  --connect-timeout 30 --quiet > "$out/cmnobody.c.txt" 2>&1
+cli_rc=$?
+took=$(( $(date +%s) - t0 ))
+kill -INT "$srv_pid" 2>/dev/null
+wait "$srv_pid"
+check "--connect cm client to a port with no server: exit 1 saying nobody listens there, within 10 s (took ${took} s)" \
+  "[ $cli_rc -eq 1 ] && [ $took -le 10 ] && grep -q 'nobody listens on RDMA-CM port' '$out/cmnobody.c.txt'"
+# The server ends first (Ctrl-C mid-run): it disconnects every QP, and the client's run ends at
+# once with a problem naming it.
+last_pair=cmstop
+port=$(free_port)
+timeout 60 "$gen" $(srv_eal cmstop) -- --mode server --connect cm --oob-port "$port" --quiet --op send --size 256 \
+  > "$out/cmstop.s.txt" 2>&1 &
+srv_pid=$!
+sleep 0.5
+timeout 60 "$gen" $(cli_eal cmstop) -- --mode client --connect cm --oob-port "$port" --op send --size 256 \
+  --duration 30 --json "$out/cmstop.c.json" > "$out/cmstop.c.txt" 2>&1 &
+cli_pid=$!
+# its live line says the run is under way
+for _ in $(seq 200); do grep -q 'Gb/s' "$out/cmstop.c.txt" 2>/dev/null && break; sleep 0.1; done
+t0=$(date +%s)
+kill -INT "$srv_pid" 2>/dev/null
+wait "$srv_pid"
+srv_rc=$?
+wait "$cli_pid"
+cli_rc=$?
+took=$(( $(date +%s) - t0 ))
+check "--connect cm, server interrupted mid-run: both exit 1, the client's problem says the server ended the run, within 15 s (took ${took} s)" \
+  "[ $srv_rc -eq 1 ] && [ $cli_rc -eq 1 ] && [ $took -le 15 ] && /usr/bin/python3 -c \"import json; d=json.load(open('$out/cmstop.c.json')); assert d['problem'].startswith('the server ended the run early'), d['problem']\""
+"$gen" -- --mode client --connect udp > "$out/e10.txt" 2>&1
+check "--connect udp refused in one line naming --connect" \
+  "[ $? -eq 2 ] && [ \$(wc -l < '$out/e10.txt') -eq 1 ] && grep -q -- '--connect' '$out/e10.txt'"
 
 # Two workers on each side over a two-queue memif pair: queue w of the client meets queue w of the
 # server, QP i runs on worker i % 2 on both sides. 1 % loss both ways; each end verifies every

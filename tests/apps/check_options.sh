@@ -282,6 +282,19 @@ bad "give both of one family" "$gen" -- --mode server --local-ip 10.0.0.2 --peer
 bad "give an IPv6 --local-ip too" "$gen" -- --mode client --peer-ip fd00::2
 bad "needs the peer's --peer-ip" "$gen" -- --mode client --oob-port 0 --remote-qpn 0x11 --op send --local-ip fd00::1
 bad "client and server modes" "$gen" -- --local-ip fd00::1
+# --connect: tcp (droce-gen's TCP exchange, the default) or cm (RDMA-CM over QP1), and its limits.
+bad --connect "$gen" -- --mode client --connect udp
+bad --connect "$gen" -- --mode client --connect
+bad "--connect cm connects a client and a server" "$gen" -- --connect cm
+bad "--connect cm runs one worker" "$gen" -- --mode client --connect cm --workers 2 --qps 2
+bad "--connect cm connects at most 64 QPs" "$gen" -- --mode server --connect cm --qps 65
+bad "RDMA-CM port --oob-port" "$gen" -- --mode server --connect cm --oob-port 0 --remote-qpn 0x11 --op send
+bad "needs the server's --peer-ip" "$gen" -- --mode client --connect cm --local-ip fd00::1
+good help-gen-cm "$gen" -- --mode client --connect cm --qps 64 --recovery sr --op read --size 8K --mtu 4096 --help
+good help-gen-tcp "$gen" -- --mode server --connect tcp --workers 2 --qps 100 --help
+# Selective repeat carries every op; a READ spans at most --sr-bdp-packets x --mtu.
+good help-gen-sr-atomic "$gen" -- --mode client --op cmp_swap --recovery sr --help
+bad "a READ spans at most" "$gen" -- --op read --recovery sr --size 1M --mtu 4096
 bad "need --mode server or client" "$echo_" -- --local-ip fd00::1
 bad "need --mode server or client" "$echo_" -- --dscp 26
 bad "need --mode server or client" "$echo_" -- --vlan 100
