@@ -198,7 +198,7 @@ void run_pair(PerftestTest test, std::uint32_t qps, const std::string& lab_name)
     const PerftestCmDataQp& c = oc.data[i];
     CHECK(c.qpn == client.keys[i].qpn);
     CHECK(c.established);
-    CHECK(c.send_psn == client.keys[i].psn);
+    CHECK(c.expected_psn == client.keys[i].psn);  // a Starting PSN is what its sender expects (docs/cm.md)
     bool paired = false;
     for (std::uint32_t j = 0; j < qps; ++j) {
       const PerftestCmDataQp& s = os.data[j];
