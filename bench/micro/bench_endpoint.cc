@@ -169,8 +169,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_endpoint: cannot create the mbuf pool\n");
     return 2;
   }
-  if (argc > 2 && std::strcmp(argv[1], "--memory") == 0) {
-    report_memory(static_cast<std::uint32_t>(std::strtoul(argv[2], nullptr, 10)));
+  if (argc > 1 && std::strcmp(argv[1], "--memory") == 0) {
+    // DEPTH is a QP's sq_depth/rq_depth: a power of two up to 65536 (rc::QpAttr::validate).
+    char* end = nullptr;
+    const unsigned long depth = argc == 3 ? std::strtoul(argv[2], &end, 10) : 0;
+    if (argc != 3 || end == argv[2] || *end != '\0' || depth == 0 || depth > 65536 || (depth & (depth - 1)) != 0) {
+      std::fprintf(stderr, "bench_endpoint: --memory DEPTH: DEPTH must be a power of two, 1..65536\n");
+      return 2;
+    }
+    report_memory(static_cast<std::uint32_t>(depth));
     return 0;
   }
   benchmark::Initialize(&argc, argv);
