@@ -3,7 +3,8 @@
 # and rxe0 on it, the management NIC, and the job agent on the 9p share, then idles.
 # Kernel command line (set by boot.sh):
 #   lab.ip=10.0.77.1/24  lab.mac=52:54:00:77:00:01  lab.mgmtmac=52:54:00:77:01:01  lab.mtu=1500
-#   lab.neigh=10.0.77.3,02:00:00:77:00:03   permanent neighbour entry for droce (no ARP needed)
+#   lab.neigh=10.0.77.3,02:00:00:77:00:03   permanent neighbour entry for droce (no ARP needed;
+#                                           only with LAB_STATIC_NEIGH=1 at boot: the lab uses ARP)
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH HOME=/root
 mount -t proc proc /proc

@@ -11,7 +11,8 @@
 # Guest addresses (fixed; the guest's /init takes them from the kernel command line):
 #   eth0  52:54:00:77:00:01  10.0.77.1/24  rxe0 port 1, GID[1] = ::ffff:10.0.77.1 (RoCE v2)
 #   mgmt0 52:54:00:77:01:01  10.0.2.15     QEMU user networking, restrict=on
-#   droce 02:00:00:77:00:03  10.0.77.3     a permanent neighbour entry in the guest (no ARP needed)
+#   droce 02:00:00:77:00:03  10.0.77.3     found by ARP (droce answers it); LAB_STATIC_NEIGH=1 at boot
+#                                          gives the guest a permanent neighbour entry instead
 set -o pipefail
 
 LAB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
