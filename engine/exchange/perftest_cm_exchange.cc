@@ -227,6 +227,11 @@ Status PerftestCmSession::wait_for(const std::function<bool()>& done, std::uint3
   for (;;) {
     pump();
     if (done()) return {};
+    if (!abandon_.empty()) {
+      const std::string why = std::move(abandon_);
+      abandon_.clear();
+      return Status::error(StatusCode::kTimeout, "perftest -R: " + why + " (waiting for " + what + ")");
+    }
     if (now_ms() > deadline)
       return Status::error(StatusCode::kTimeout, "perftest -R: no " + what + " within " + std::to_string(ms) + " ms");
   }
