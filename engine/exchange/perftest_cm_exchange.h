@@ -55,8 +55,10 @@ struct PerftestCmDataQp {
   std::uint32_t qpn = 0;           // ours
   std::uint32_t conn = 0;          // our communication ID
   std::uint32_t remote_qpn = 0;    // the peer's QP (REP's or REQ's local QPN)
-  std::uint32_t send_psn = 0;      // our first PSN (our REQ's / REP's starting PSN)
-  std::uint32_t expected_psn = 0;  // the peer's first PSN (its starting PSN)
+  // A Starting PSN is what its sender receives at (docs/cm.md): we send at the peer's REQ's or
+  // REP's and receive at ours (the QP's configured sq_psn).
+  std::uint32_t send_psn = 0;      // our first PSN: the peer's Starting PSN
+  std::uint32_t expected_psn = 0;  // the peer's first PSN: our Starting PSN
   bool established = false;        // RTU seen (passive: or the first packet); active: REP taken
   bool disconnected = false;
 };
