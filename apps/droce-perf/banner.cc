@@ -63,8 +63,9 @@ void print_banner(const Options& o, const BannerFacts& f, const std::vector<Perf
     std::printf(" Outstand reads  : %u\n", o.out_reads);
   else
     std::printf(" Max inline data : %u[B]\n", o.inline_size);  // -I, shown only: droce has no inline distinction
-  std::printf(" rdma_cm QPs\t : OFF\n");
-  std::printf(" Data ex. method : Ethernet\n");
+  // -R: perftest's lines for its work_rdma_cm and use_rdma_cm (both set by -R).
+  std::printf(" rdma_cm QPs\t : %s\n", o.rdma_cm ? "ON" : "OFF");
+  std::printf(" Data ex. method : %s\n", o.rdma_cm ? "rdma_cm" : "Ethernet");
   std::printf("%s", kLine);
   for (const auto& k : mine) print_address("local", k, o.test);
   for (const auto& k : peer) print_address("remote", k, o.test);

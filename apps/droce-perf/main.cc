@@ -34,6 +34,7 @@
 #include <droce/engine/lab/link_impairment.h>
 #include <droce/engine/core/mempool.h>
 #include <droce/engine/exchange/oob_exchange.h>
+#include <droce/engine/exchange/perftest_cm_exchange.h>
 #include <droce/engine/exchange/perftest_exchange.h>
 #include <droce/engine/core/port.h>
 #include <droce/engine/endpoint/rc_endpoint.h>
@@ -124,6 +125,7 @@ int main(int argc, char** argv) {
   WorkerGroupConfig wc;
   wc.workers = static_cast<std::uint16_t>(opt.workers);
   wc.qps_per_worker = (opt.qps + opt.workers - 1) / opt.workers;
+  if (opt.rdma_cm) wc.qps_per_worker += 1;  // -R: the comm QP beside the data QPs (one worker)
   for (auto& p : pools) wc.pools.push_back(p.get());
   wc.endpoint.queues.port_id = port->id();
   wc.endpoint.queues.pool = pools[0].get();
@@ -158,37 +160,72 @@ int main(int argc, char** argv) {
     return n;
   };
 
-  // ---- TCP: perftest's server listens, its client connects ----
+  // ---- the exchange: perftest's TCP socket (its server listens, its client connects), or with -R
+  // its rdma_cm comm connection on worker 0's endpoint (the only one: -R takes one worker) ----
   // perftest's exchange has no message for "stop": every wait on it (the passive server's included)
   // ends at a Ctrl-C by closing the connection, which is also how the peer learns of it.
   set_stop_ends_tcp_waits(true);
   OobConnection conn;
   RcPingpongServer listener;
-  if (server) {
-    std::uint16_t bound = 0;
-    if (Status s = listener.listen(opt.port, bound); !s.ok()) return fail(s.message());
-    std::printf("\n************************************\n* Waiting for client to connect... *\n************************************\n");
-    std::fflush(stdout);
-    if (Status s = accept_stoppable(listener, timeout_ms, conn); !s.ok()) return fail(s.message());
-  } else if (Status s = connect_stoppable(opt.host, opt.port, timeout_ms, conn); !s.ok()) {
-    return fail(s.message());
-  }
-  PerftestSession session(conn, server ? PerftestRole::kServer : PerftestRole::kClient, timeout_ms);
-  // While a step waits for the peer, the transport keeps running; a passive server's stall watch
-  // looks at the worker's figures meanwhile.
+  std::unique_ptr<PerftestControl> control;
+  PerftestCmSession* cm = nullptr;  // -R: `control`
   perf::StallWatch watch(opt.timeout_s);
   std::unique_ptr<perf::PerfWorkers> workers;  // once the preamble is known
-  session.set_idle([&] {
+  // While a step waits for the peer, the transport keeps running; a passive server's stall watch
+  // looks at the worker's figures meanwhile. The CM's waits end at a stall or a Ctrl-C here (the
+  // TCP ones end by themselves: end_tcp_waits_now, set_stop_ends_tcp_waits).
+  bool cm_abandoned = false;
+  auto idle = [&] {
     const std::uint64_t now = rte_rdtsc();
     if (!workers) {
       group->worker(0).poll(now);
-      return;
+    } else {
+      workers->poll(now);
+      watch.on_idle(now, workers->rx_frames());
     }
-    workers->poll(now);
-    watch.on_idle(now, workers->rx_frames());
-  });
-  // Traffic loops look at the connection now and then: a peer that ended (closed) ends our run too.
-  const std::function<bool()> peer_closed = [&] { return conn.peer_hung_up(); };  // takes no byte
+    if (cm != nullptr && !cm_abandoned && (watch.stalled() || stop_requested())) {
+      cm_abandoned = true;
+      cm->abandon_wait(watch.stalled() ? "the peer went silent" : "interrupted");
+    }
+  };
+  const PerftestRole role = server ? PerftestRole::kServer : PerftestRole::kClient;
+  if (opt.rdma_cm) {
+    PerftestCmConfig cc;
+    cc.port = opt.port;
+    if (!server) {
+      // The server's MAC by ARP (or --peer-mac) before the REQ, polling worker 0 meanwhile.
+      std::uint8_t sip[4], smac[6];
+      if (!parse_ipv4(opt.host, sip)) return fail("-R: the server must be given as an IPv4 address, not " + opt.host);
+      if (Status m = peer_mac.of_ipv4(sip, timeout_ms, smac); !m.ok()) return fail(m.message());
+      cc.server = lab_address(sip, smac);
+    }
+    auto s = std::make_unique<PerftestCmSession>(group->worker(0).endpoint(), role, cc, timeout_ms);
+    cm = s.get();
+    control = std::move(s);
+    control->set_idle(idle);
+    if (server) {
+      std::printf("\n************************************\n* Waiting for client to connect... *\n************************************\n");
+      std::fflush(stdout);
+    }
+    if (Status s2 = cm->open(); !s2.ok()) return fail(s2.message());
+  } else {
+    if (server) {
+      std::uint16_t bound = 0;
+      if (Status s = listener.listen(opt.port, bound); !s.ok()) return fail(s.message());
+      std::printf("\n************************************\n* Waiting for client to connect... *\n************************************\n");
+      std::fflush(stdout);
+      if (Status s = accept_stoppable(listener, timeout_ms, conn); !s.ok()) return fail(s.message());
+    } else if (Status s = connect_stoppable(opt.host, opt.port, timeout_ms, conn); !s.ok()) {
+      return fail(s.message());
+    }
+    control = std::make_unique<PerftestSession>(conn, role, timeout_ms);
+    control->set_idle(idle);
+  }
+  PerftestControl& session = *control;
+  // Traffic loops look at the peer now and then: a peer that ended (closed) ends our run too.
+  const std::function<bool()> peer_closed = [&] {
+    return cm != nullptr ? cm->peer_disconnected() : conn.peer_hung_up();  // takes no byte
+  };
   PerftestPreamble pre;
   if (Status s = session.preamble(opt.mtu, pre); !s.ok()) return fail(s.message());
 
@@ -199,6 +236,14 @@ int main(int argc, char** argv) {
   if (Status s = workers->create(); !s.ok()) return fail(s.message());
   std::vector<PerftestKeys> mine = workers->keys(local_ip), peer;
   const Status connected = session.connect(opt.test, mine, peer, [&]() -> Status {
+    // -R: the CM has connected the QPs (REQ/REP gave QPNs, PSNs and the read depth): only the
+    // peer's keys are taken, for their rkey and vaddr.
+    for (std::uint32_t i = 0; cm != nullptr && i < opt.qps; ++i)
+      if (Status c = workers->take_peer(i, peer[i]); !c.ok()) return c;
+    if (cm != nullptr) {
+      std::memcpy(peer_mac0, cm->peer().mac, 6);
+      return {};
+    }
     for (std::uint32_t i = 0; i < opt.qps; ++i) {
       // The peer polls as it waits for the exchange's next step. Only the first QP asks (the
       // others find the MAC known); resolutions go on until --timeout (lab loss drops ARP too).
@@ -225,7 +270,15 @@ int main(int argc, char** argv) {
   // message for it (its tools just close), so end-of-file says it: the client, polling no more,
   // half-closes; the server then stops its port and closes; then the client stops its port. A
   // perftest peer has closed by then, and a vanished one reads as closed too. ----
-  {
+  if (cm != nullptr) {
+    // -R: the DREQs of perftest's destroy_ctx (data connections, then comm), while worker 0 is
+    // still polled; then the port stops.
+    cm_abandoned = false;
+    if (Status s = cm->disconnect(); !s.ok() && problem.empty())
+      std::fprintf(stderr, "droce-perf: warning: %s\n", s.message().c_str());
+    control.reset();  // the comm QP's buffers go before the port
+    port->stop();
+  } else {
     std::string ignored;
     if (!server) conn.shutdown_send();
     (void)wait_line(conn, ignored, 10000, {}, false);

@@ -202,7 +202,11 @@ void declare_rate(CLI::App& app, const TypedNames& typed, Options& o) {
 
 void declare_link(CLI::App& app, const TypedNames& typed, Options& o, Extra& x) {
   const char* g = kLink;
-  add_number(app, typed, g, "-p,--port", "PORT", o.port, 1, 65535, "TCP port of the exchange (default 18515)");
+  add_number(app, typed, g, "-p,--port", "PORT", o.port, 1, 65535,
+             "TCP port of the exchange, or with -R the rdma_cm port (default 18515)");
+  apps::cli::add_flag(app, g, "-R,--rdma_cm", o.rdma_cm,
+                      "perftest's rdma_cm mode: the exchange and the QPs' connections over\n"
+                      "RDMA-CM (QP1), no TCP; the client's host must be an IPv4 address");
   add_text(app, typed, g, "-m,--mtu", "MTU", "256, 512, 1024, 2048 or 4096 (default 1024; both sides use the smaller)",
            [&o](const std::string& name, const std::string& v) {
              std::uint32_t n = 0;
@@ -360,6 +364,8 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   if (o.duplex && !o.bw()) return bad("-b: bidirectional is only available in bw tests");
   if (o.duplex && o.atomic_test()) return bad("-b: droce-perf runs send_bw, write_bw and read_bw bidirectionally, not atomic_bw");
   if (o.duplex && o.workers > 1) return bad("-b: one worker only (--workers 1)");
+  // The comm QP and every data QP live on the one endpoint whose QP1 carries their CM messages.
+  if (o.rdma_cm && o.workers > 1) return bad("-R: one worker only (--workers 1): rdma_cm's QPs share one endpoint");
   if (inline_given && engine::perftest_uses_out_reads(o.test))
     return bad("-I: inline data is not available on READ/atomic tests");
   std::vector<std::string> warnings = perftest_flag_warnings(*app, typed);

@@ -57,6 +57,9 @@ struct Options {
   // the sum of both directions after swapping BW reports; --report-both adds each direction's row.
   bool duplex = false;
   bool report_both = false;
+  // -R: perftest's rdma_cm mode (its "Data ex. method : rdma_cm"): the exchange over a comm QP
+  // and the data QPs connected by the CM (engine/exchange/perftest_cm_exchange.h), no TCP.
+  bool rdma_cm = false;
   bool no_peak = false;             // -N: no peak bandwidth (0.00)
   std::uint32_t cq_mod = 0;         // -Q: a completion every N requests; 0 = perftest's (100, 1 above 8 KiB)
   // -I: accepted and shown in the banner as perftest shows it; droce has no inline distinction (every

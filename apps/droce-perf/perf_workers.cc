@@ -59,6 +59,11 @@ Status PerfWorkers::connect(std::uint32_t i, const wire::L2L3Address& peer, cons
   return w_[i % n]->traffic().connect(i / n, peer, keys);
 }
 
+Status PerfWorkers::take_peer(std::uint32_t i, const engine::PerftestKeys& keys) {
+  const auto n = static_cast<std::uint32_t>(w_.size());
+  return w_[i % n]->traffic().take_peer(i / n, keys);
+}
+
 Status PerfWorkers::launch() {
   unsigned lcore = rte_get_main_lcore();
   for (std::size_t w = 1; w < w_.size(); ++w) {

@@ -59,10 +59,10 @@ std::string perftest_json(const Options& o, const BannerFacts& f, const BwRow* b
     info["Outstand_reads"] = o.out_reads;
   else
     info["Max_inline_data"] = o.inline_size;
-  info["rdma_cm_QPs"] = "OFF";
+  info["rdma_cm_QPs"] = o.rdma_cm ? "ON" : "OFF";
   info["Use_ROCm_memory"] = "OFF";
   info["Use_MUSA_memory"] = "OFF";
-  info["Data_ex_method"] = "Ethernet";
+  info["Data_ex_method"] = o.rdma_cm ? "rdma_cm" : "Ethernet";
 
   nlohmann::ordered_json results;
   if (bw != nullptr) {

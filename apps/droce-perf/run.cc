@@ -52,7 +52,7 @@ BwRow as_row(const engine::PerftestBwReport& r) { return {r.size, r.iters, r.bw_
 // WRITE and READ meet at one more barrier under -a (perftest >= 4.6), then both swap BW reports
 // and print the sum of both directions: peak, average and message rate added, the size and
 // iterations their own. send_bw -D swaps nothing: its figures already count both directions.
-std::string duplex_report(const Options& o, engine::PerftestSession& session, const engine::PerftestKeys& mine,
+std::string duplex_report(const Options& o, engine::PerftestControl& session, const engine::PerftestKeys& mine,
                           const BwRow& own, RunOutcome& out) {
   const bool send = o.test == PerftestTest::kSendBw;
   if (send && o.duration_s != 0) {
@@ -92,7 +92,7 @@ void print_both(const Options& o, const RunOutcome& out) {
 }
 
 // One size between its barriers; the row is printed as soon as it is known.
-std::string run_size(const Options& o, engine::PerftestSession& session, PerfWorkers& workers,
+std::string run_size(const Options& o, engine::PerftestControl& session, PerfWorkers& workers,
                      const engine::PerftestKeys& mine, std::uint32_t size, RunOutcome& out) {
   if (Status s = workers.prepare(size); !s.ok()) return s.message();
   // -b: WRITE and READ meet at a barrier before each size too (SEND always does).
@@ -124,7 +124,7 @@ std::string run_size(const Options& o, engine::PerftestSession& session, PerfWor
 
 }  // namespace
 
-RunOutcome run_test(const Options& o, engine::PerftestSession& session, PerfWorkers& workers,
+RunOutcome run_test(const Options& o, engine::PerftestControl& session, PerfWorkers& workers,
                     const engine::PerftestKeys& mine, StallWatch& watch) {
   RunOutcome out;
   const bool passive = passive_server(o);

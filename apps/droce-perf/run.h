@@ -40,7 +40,7 @@ struct RunOutcome {
 // Every size of the test (printing each row as perftest does), then the end of the exchange; a
 // passive server (write_bw, read_bw, read_lat, atomic_bw, atomic_lat) only waits in the end step
 // while the client runs.
-[[nodiscard]] RunOutcome run_test(const Options& o, engine::PerftestSession& session, PerfWorkers& workers,
+[[nodiscard]] RunOutcome run_test(const Options& o, engine::PerftestControl& session, PerfWorkers& workers,
                                   const engine::PerftestKeys& mine, StallWatch& watch);
 
 }  // namespace droce::perf

@@ -160,9 +160,7 @@ std::uint32_t Traffic::out_reads() const { return engine::perftest_uses_out_read
 // outstanding (perftest's max_rd_atomic = dest->out_reads; §9.4.4: they share the credits). Fewer
 // than it allows is always safe, so a value over what a QP takes is capped; a read or atomic test
 // against a peer that answers none cannot run.
-Status Traffic::set_initiator_depth(std::uint32_t i, const engine::PerftestKeys& keys) {
-  rc::RcQp* qp = ep_.qp(qps_[i].qpn);
-  if (qp == nullptr) return Status::error("connect: QP " + std::to_string(qps_[i].qpn) + " is gone");
+Status Traffic::check_peer(const engine::PerftestKeys& keys) const {
   if (engine::perftest_uses_out_reads(o_.test) && keys.out_reads == 0)
     return Status::error(std::string("the peer advertises out_reads 0: it answers no ") +
                          (o_.atomic_test() ? "atomic" : "RDMA READ"));
@@ -171,6 +169,13 @@ Status Traffic::set_initiator_depth(std::uint32_t i, const engine::PerftestKeys&
   if (o_.atomic_test() && !o_.server() && keys.vaddr % kAtomicBytes != 0)
     return Status::error("the peer's buffer address " + std::to_string(keys.vaddr) +
                          " is not 8-byte aligned: atomics need a naturally aligned target (IBTA 9.4.5)");
+  return {};
+}
+
+Status Traffic::set_initiator_depth(std::uint32_t i, const engine::PerftestKeys& keys) {
+  rc::RcQp* qp = ep_.qp(qps_[i].qpn);
+  if (qp == nullptr) return Status::error("connect: QP " + std::to_string(qps_[i].qpn) + " is gone");
+  if (Status s = check_peer(keys); !s.ok()) return s;
   rc::QpAttr a = qp->attr();
   a.max_rd_atomic = std::min<std::uint32_t>(keys.out_reads, rc::kMaxRdAtomic);
   if (Status st = qp->modify(rc::QpState::kInit, &a); !st.ok()) return st.context("connect: ");
@@ -181,6 +186,11 @@ Status Traffic::connect(std::uint32_t i, const wire::L2L3Address& peer, const en
   qps_[i].peer = keys;
   if (Status s = set_initiator_depth(i, keys); !s.ok()) return s;
   return ep_.connect(qps_[i].qpn, engine::RemoteQp{peer, keys.qpn, keys.psn});
+}
+
+Status Traffic::take_peer(std::uint32_t i, const engine::PerftestKeys& keys) {
+  qps_[i].peer = keys;
+  return check_peer(keys);
 }
 
 rc::WcOpcode Traffic::atomic_wc_opcode() const {

@@ -63,6 +63,9 @@ class Traffic {
   [[nodiscard]] std::vector<engine::PerftestKeys> keys(const std::uint8_t local_ip[4]) const;
   // QP i -> RTR -> RTS towards the peer.
   [[nodiscard]] engine::Status connect(std::uint32_t i, const wire::L2L3Address& peer, const engine::PerftestKeys& keys);
+  // -R: QP i is connected by the CM already (its read depth settled by the REQ and REP):
+  // only the peer's rkey and vaddr are taken, after the same checks as connect().
+  [[nodiscard]] engine::Status take_peer(std::uint32_t i, const engine::PerftestKeys& keys);
 
   // Before a size's barrier: a SEND receiver posts its receives (perftest's ctx_set_recv_wqes).
   void prepare_receives(std::uint32_t size);
@@ -99,6 +102,7 @@ class Traffic {
   // The out_reads we advertise: -o for read and atomic tests, 1 for the others (as perftest).
   [[nodiscard]] std::uint32_t out_reads() const;
   [[nodiscard]] engine::Status set_initiator_depth(std::uint32_t i, const engine::PerftestKeys& keys);
+  [[nodiscard]] engine::Status check_peer(const engine::PerftestKeys& keys) const;
   [[nodiscard]] rc::WrOpcode request_opcode() const;  // what the test's requester posts
   [[nodiscard]] rc::WcOpcode atomic_wc_opcode() const;  // how an atomic test's requests complete
   [[nodiscard]] engine::Status post_request(std::uint32_t i, std::uint32_t size, std::uint64_t remote_addr,

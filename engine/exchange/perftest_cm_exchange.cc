@@ -35,6 +35,9 @@ std::string rej_text(std::uint16_t reason) {
     case cm::RejReason::kTimeout: return s + " (timeout)";
     case cm::RejReason::kStaleConnection: return s + " (stale connection)";
     case cm::RejReason::kInvalidMtu: return s + " (invalid MTU)";
+    case cm::RejReason::kInvalidGid: return s + " (invalid GID: the peer cannot resolve the REQ's primary path)";
+    case cm::RejReason::kInvalidAlternateGid:
+      return s + " (invalid alternate GID: the peer took the REQ to name an alternate path)";
     default: return s;
   }
 }
@@ -214,8 +217,10 @@ void PerftestCmSession::accept_data(const CmEndpointEvent& e) {
   PerftestCmDataQp& d = data_[i];
   d.conn = e.conn;
   d.remote_qpn = e.params.remote_qpn;
-  d.expected_psn = e.params.expected_psn;
-  if (const rc::RcQp* qp = ep_.qp(d.qpn); qp != nullptr) d.send_psn = qp->attr().sq_psn;
+  // We send at the REQ's Starting PSN; our REP announces the QP's configured first PSN as the one
+  // we receive at (CmLocalConfig::start_psn).
+  d.send_psn = e.params.send_psn;
+  if (const rc::RcQp* qp = ep_.qp(d.qpn); qp != nullptr) d.expected_psn = qp->attr().sq_psn;
   if (Status s = ep_.cm_accept(e.conn, d.qpn); !s.ok()) {
     c.failed = true;
     c.failure = "accepting it failed: " + s.message();
@@ -227,6 +232,11 @@ Status PerftestCmSession::wait_for(const std::function<bool()>& done, std::uint3
   for (;;) {
     pump();
     if (done()) return {};
+    if (!abandon_.empty()) {
+      const std::string why = std::move(abandon_);
+      abandon_.clear();
+      return Status::error(StatusCode::kTimeout, "perftest -R: " + why + " (waiting for " + what + ")");
+    }
     if (now_ms() > deadline)
       return Status::error(StatusCode::kTimeout, "perftest -R: no " + what + " within " + std::to_string(ms) + " ms");
   }
@@ -365,7 +375,7 @@ Status PerftestCmSession::request_data(std::size_t i) {
   if (Status s = ep_.cm_connect(data_[i].qpn, to, c.conn); !s.ok())
     return s.context("perftest -R: data QP " + std::to_string(i) + " (QPN " + std::to_string(data_[i].qpn) + "): ");
   data_[i].conn = c.conn;
-  data_[i].send_psn = ep_.qp(data_[i].qpn)->attr().sq_psn;
+  data_[i].expected_psn = ep_.qp(data_[i].qpn)->attr().sq_psn;  // our REQ's Starting PSN; the REP gives send_psn
   return {};
 }
 

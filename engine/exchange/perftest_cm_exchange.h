@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/core/memory_region.h"
@@ -54,8 +55,10 @@ struct PerftestCmDataQp {
   std::uint32_t qpn = 0;           // ours
   std::uint32_t conn = 0;          // our communication ID
   std::uint32_t remote_qpn = 0;    // the peer's QP (REP's or REQ's local QPN)
-  std::uint32_t send_psn = 0;      // our first PSN (our REQ's / REP's starting PSN)
-  std::uint32_t expected_psn = 0;  // the peer's first PSN (its starting PSN)
+  // A Starting PSN is what its sender receives at (docs/cm.md): we send at the peer's REQ's or
+  // REP's and receive at ours (the QP's configured sq_psn).
+  std::uint32_t send_psn = 0;      // our first PSN: the peer's Starting PSN
+  std::uint32_t expected_psn = 0;  // the peer's first PSN: our Starting PSN
   bool established = false;        // RTU seen (passive: or the first packet); active: REP taken
   bool disconnected = false;
 };
@@ -141,6 +144,10 @@ class PerftestCmSession final : public PerftestControl {
   [[nodiscard]] std::uint32_t comm_qpn() const { return comm_qpn_; }
   // The peer's address, from the comm connection (the server learns it from the REQ).
   [[nodiscard]] const wire::L2L3Address& peer() const { return peer_; }
+  // Ends the wait in progress (or the next one, if none is) with an error naming `why`, once: for
+  // a caller's idle function that sees a reason to stop waiting which the session cannot (a
+  // stalled peer, a Ctrl-C). Later waits run as usual (disconnect() after it, for one).
+  void abandon_wait(std::string why) { abandon_ = std::move(why); }
   // The peer disconnected the comm connection (perftest exits, or a Ctrl-C): a run may stop.
   [[nodiscard]] bool peer_disconnected() const { return comm_.disconnected; }
 
@@ -188,6 +195,7 @@ class PerftestCmSession final : public PerftestControl {
   std::uint32_t stash_len_ = 0;
   bool stash_full_ = false;
   std::string comm_error_;  // a failed completion on the comm QP
+  std::string abandon_;     // abandon_wait's reason, until a wait takes it
   bool send_done_ = false;
   // REQs that came before the data phase (kept until it starts), and the data connections.
   std::vector<CmEndpointEvent> early_reqs_;

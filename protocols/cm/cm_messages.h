@@ -103,6 +103,7 @@ enum class RejReason : std::uint16_t {
   kInvalidTransportType = 9,
   kStaleConnection = 10,
   kInvalidGid = 12,
+  kInvalidAlternateGid = 18,
   kInvalidMtu = 26,
   kInsufficientResponderResources = 27,
   kConsumerReject = 28,

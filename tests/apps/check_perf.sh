@@ -43,7 +43,7 @@ run_pair() {
   for _ in $(seq 150); do grep -q -F "@$out/$name.sock" /proc/net/unix && break; sleep 0.1; done
   # shellcheck disable=SC2086
   timeout 120 "$perf" ${CLI_L:--l 0} --no-pci --vdev "net_memif0,role=client,socket=$out/$name.sock" -- \
-    "$test" -p $port --timeout 20 -u $qp_timeout --json "$out/$name.c.json" "${cargs[@]}" 127.0.0.1 > "$out/$name.c.txt" 2>&1
+    "$test" -p $port --timeout 20 -u $qp_timeout --json "$out/$name.c.json" "${cargs[@]}" "${PAIR_HOST:-127.0.0.1}" > "$out/$name.c.txt" 2>&1
   cli_rc=$?
   wait $spid
   srv_rc=$?
@@ -337,12 +337,37 @@ bad "--rate_limit_type PP" "packet pacing is raw_ethernet's" write_bw --rate_lim
 bad "--rate_units p with the HW limit" "pps is not supported with the HW rate limit" write_bw --rate_limit 5 --rate_units p
 bad "--rate_limit on send_bw -b" "not with a bidirectional send_bw" send_bw -b --rate_limit 1
 bad "--burst_size alone" "need --rate_limit" write_bw --burst_size 4
-bad "perftest's -R (rdma_cm)" "-R: perftest's, not implemented by droce-perf: droce speaks perftest's TCP exchange, not rdma_cm" send_bw -R
+bad "-R with --workers 2" "-R: one worker only (--workers 1)" write_bw -R -q 2 --workers 2
+bad "perftest's -z (rdma_cm for the exchange alone)" "-z: perftest's, not implemented by droce-perf" send_bw -z
 bad "perftest's --use_cuda=0" "--use_cuda: perftest's, not implemented by droce-perf: droce's buffers are host memory" write_bw --use_cuda=0
 bad "perftest's --output" "--output: perftest's, not implemented" write_bw --output bandwidth
 bad "a value for a flag without one" "--report-both takes no value" write_bw --report-both=yes
 "$perf" -- send_bw --help > "$out/help.txt" 2>&1
 check "--help exits 0 and lists every flag" "[ \$? -eq 0 ] && grep -q -- '--report_gbits' '$out/help.txt' && grep -q -- '--peer-mac' '$out/help.txt' && grep -q -- '-x,--gid-index' '$out/help.txt' && grep -q -- '--workers N' '$out/help.txt' && grep -q -- '-A,--atomic_type' '$out/help.txt' && grep -q 'atomic_bw atomic_lat' '$out/help.txt' && grep -q -- '-b,--bidirectional' '$out/help.txt' && grep -q -- '--out_json' '$out/help.txt' && grep -q -- '--rate_limit R' '$out/help.txt' && grep -q -- '-V,--version' '$out/help.txt' && grep -q -- '--config FILE' '$out/help.txt'"
+
+# ---- -R: perftest's rdma_cm mode. No TCP: the client finds the server (10.0.0.2, the default
+# server IP) by ARP, connects the comm QP and then every data QP by RDMA-CM over QP1. ----
+rcm_banner() { grep -q -P '^ rdma_cm QPs\t : ON$' "$1" && grep -q '^ Data ex. method : rdma_cm$' "$1"; }
+rcm_arp() { /usr/bin/python3 -c "
+import json; d = json.load(open('$1'))
+assert d['problem'] == '' and d['remote']['mac_from'] == 'arp', d"; }
+PAIR_HOST=10.0.0.2
+run_pair rwbw write_bw -R -s 8192 -n 300 -- -R -s 8192 -n 300
+check "write_bw -R: both exit 0, rdma_cm banner, the server prints the client's figures, the MAC by ARP" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && rcm_banner '$out/rwbw.c.txt' && rcm_banner '$out/rwbw.s.txt' && has_banner '$out/rwbw.c.txt' 'RDMA_Write BW Test' && table '$out/rwbw.c.txt' 1 300 bw && table '$out/rwbw.s.txt' 1 300 bw && rcm_arp '$out/rwbw.c.json'"
+run_pair rwbq write_bw -R -q 4 -s 8192 -n 200 -- -R -q 4 -s 8192 -n 200
+check "write_bw -R -q 4: four rdma_cm data connections, 800 iterations on each side" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && [ \$(grep -c ' remote address' '$out/rwbq.c.txt') -eq 4 ] && table '$out/rwbq.c.txt' 1 800 bw && table '$out/rwbq.s.txt' 1 800 bw"
+run_pair rsbw send_bw -R -s 4096 -n 300 -- -R -s 4096 -n 300
+check "send_bw -R: both exit 0, one row of 300 iterations on each side" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && rcm_banner '$out/rsbw.c.txt' && table '$out/rsbw.c.txt' 1 300 bw && table '$out/rsbw.s.txt' 1 300 bw"
+run_pair rrbw read_bw -R -s 8192 -n 200 -- -R -s 8192 -n 200
+check "read_bw -R: both exit 0 (the read depth settled by the CM), 200 iterations" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/rrbw.c.txt' 1 200 bw && table '$out/rrbw.s.txt' 1 200 bw && grep -q 'OUT 0x80' '$out/rrbw.c.txt'"
+run_pair rwlat write_lat -R -s 64 -n 200 -- -R -s 64 -n 200
+check "write_lat -R: both exit 0 (its end sends nothing: the DREQs end it)" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/rwlat.c.txt' 1 200 lat && table '$out/rwlat.s.txt' 1 200 lat"
+PAIR_HOST=
 
 # ---- nobody there: a clear error within --timeout ----
 start=$(date +%s)
@@ -351,6 +376,17 @@ timeout 60 "$perf" -l 0 --no-pci --vdev net_null0 -- send_bw -p "$nport" --timeo
 rc=$?
 check "a client with no server gives up within its timeout, saying why" \
   "[ $rc -eq 1 ] && grep -q 'cannot connect to 127.0.0.1:$nport' '$out/nobody.txt' && [ \$(( \$(date +%s) - start )) -lt 20 ]"
+# -R: nobody answers the ARP; with --peer-mac, nobody answers the REQ.
+start=$(date +%s)
+timeout 60 "$perf" -l 0 --no-pci --vdev net_null0 -- send_bw -R --timeout 2 10.0.0.2 > "$out/nobody_r.txt" 2>&1
+rc=$?
+check "a -R client with no server gives up within its timeout, saying why (no ARP reply)" \
+  "[ $rc -eq 1 ] && [ \$(wc -l < '$out/nobody_r.txt') -eq 1 ] && grep -q 'droce-perf: no ARP reply from 10.0.0.2' '$out/nobody_r.txt' && [ \$(( \$(date +%s) - start )) -lt 20 ] || { cat '$out/nobody_r.txt'; false; }"
+start=$(date +%s)
+timeout 60 "$perf" -l 0 --no-pci --vdev net_null0 -- send_bw -R --timeout 2 --peer-mac 02:00:00:00:00:02 10.0.0.2 > "$out/nobody_rm.txt" 2>&1
+rc=$?
+check "a -R client whose REQ nobody answers gives up within its timeout, saying why" \
+  "[ $rc -eq 1 ] && [ \$(wc -l < '$out/nobody_rm.txt') -eq 1 ] && grep -q 'droce-perf: perftest -R: .*10.0.0.2' '$out/nobody_rm.txt' && [ \$(( \$(date +%s) - start )) -lt 20 ] || { cat '$out/nobody_rm.txt'; false; }"
 # A server whose client connects and then vanishes mid-exchange.
 vport=$(free_port)
 timeout 60 "$perf" -l "$last_cpu" --no-pci --vdev net_null0 -- write_bw -p "$vport" --timeout 3 > "$out/vanish.txt" 2>&1 &

@@ -216,6 +216,56 @@ guest_serves send_bw_bidir_guest_server "ib_send_bw $X -b -s 4096 -n 20" \
 no_rnr send_bw_bidir_guest_server_no_rnr "$LAB_RUN/sbb_guest_server.json"
 guest_serves write_bw_bidir_guest_server "ib_write_bw $X -b -s 4096 -n 20" $(perf_client write_bw -b -s 4096 -n 20)
 
+# ---- perftest's -R (rdma_cm): no TCP at all. The comm QP and the data QPs connect by RDMA-CM
+# over RoCE (QP1 MADs on the lab link), so each side reaches the other's lab IP directly, on
+# perftest's port 18515 (no hostfwd); droce-perf has no --peer-mac (the guest's MAC by ARP).
+# The helpers wait for the rdma_cm listener (the guest's, seen by `rdma res show cm_id`) or for
+# droce-perf's "Waiting for client" line instead of a TCP port. ----
+# cm_guest_serves NAME 'guest command' droce-app-args...
+cm_guest_serves() {
+  local name=$1 gcmd=$2 t0 id rc=0 grc=0; shift 2
+  wanted "$name" || return 0
+  t0=$(date +%s)
+  echo "--- $name: guest: $gcmd | droce: $*"
+  lab_hold_link && lab_glinkwait 30 > /dev/null || { echo "the guest link did not come up"; lab_release_link; result "$name" 1 $(( $(date +%s) - t0 )); return; }
+  id=$(lab_gstart "$gcmd") || { lab_release_link; result "$name" 1 0; return; }
+  if ! lab_gexec "for i in \$(seq 300); do rdma res show cm_id 2>/dev/null | grep LISTEN | grep -q ':18515' && exit 0; sleep 0.2; done; exit 1" 90 > /dev/null; then
+    echo "the guest tool did not listen (rdma_cm)"; lab_release_link; lab_gwait "$id" 5; result "$name" 1 $(( $(date +%s) - t0 )); return
+  fi
+  lab_release_link
+  lab_droce_start "$LAB_RUN/droce.log" timeout 180 "$@"
+  wait "$LAB_DROCE_PID" || rc=$?
+  LAB_DROCE_PID=
+  [ "$rc" -ne 0 ] && lab_gkill "$id"
+  lab_gwait "$id" 120 > "$LAB_RUN/guest.log" 2>&1 || grc=$?
+  echo "droce (exit $rc):"; sed 's/^/  /' "$LAB_RUN/droce.log"
+  echo "guest (exit $grc):"; sed 's/^/  /' "$LAB_RUN/guest.log"
+  result "$name" $(( rc != 0 || grc != 0 )) $(( $(date +%s) - t0 ))
+}
+# cm_droce_serves NAME 'guest command' droce-app-args...
+cm_droce_serves() {
+  local name=$1 gcmd=$2 t0 rc=0 grc=0; shift 2
+  wanted "$name" || return 0
+  t0=$(date +%s)
+  echo "--- $name: droce: $* | guest: $gcmd"
+  lab_droce_start "$LAB_RUN/droce.log" timeout 180 "$@"
+  if ! lab_wait_for 30 grep -q 'Waiting for client' "$LAB_RUN/droce.log" || ! lab_glinkwait 30 > /dev/null; then
+    echo "droce did not listen, or the guest link did not come up"; lab_stop_pid "$LAB_DROCE_PID" 3
+    cat "$LAB_RUN/droce.log"; LAB_DROCE_PID=; result "$name" 1 $(( $(date +%s) - t0 )); return
+  fi
+  lab_gexec "$gcmd" 120 > "$LAB_RUN/guest.log" 2>&1 || grc=$?
+  wait "$LAB_DROCE_PID" || rc=$?
+  LAB_DROCE_PID=
+  echo "droce (exit $rc):"; sed 's/^/  /' "$LAB_RUN/droce.log"
+  echo "guest (exit $grc):"; sed 's/^/  /' "$LAB_RUN/guest.log"
+  result "$name" $(( rc != 0 || grc != 0 )) $(( $(date +%s) - t0 ))
+}
+CM_ADDR=(--local-ip "$DROCE_IP" --local-mac "$DROCE_MAC" --timeout 60)
+cm_guest_serves write_bw-R_guest_server "ib_write_bw -R $X -s 4096 -n 20" "${DP[@]}" write_bw -R "${CM_ADDR[@]}" -s 4096 -n 20 "$GUEST_IP"
+cm_droce_serves write_bw-R_droce_server "ib_write_bw -R $X -s 4096 -n 20 $DROCE_IP" "${DP[@]}" write_bw -R "${CM_ADDR[@]}" -s 4096 -n 20
+cm_guest_serves send_bw-R_guest_server "ib_send_bw -R $X -s 4096 -n 20" "${DP[@]}" send_bw -R "${CM_ADDR[@]}" -s 4096 -n 20 "$GUEST_IP"
+cm_droce_serves send_bw-R_droce_server "ib_send_bw -R $X -s 4096 -n 20 $DROCE_IP" "${DP[@]}" send_bw -R "${CM_ADDR[@]}" -s 4096 -n 20
+
 # ---- ARP: droce-perf finds the guest's MAC by ARP (the guest kernel answers for its eth0
 # address): its JSON says so ----
 guest_serves write_bw_guest_server_arp "ib_write_bw $X -s 4096 -n 20" "${DP[@]}" write_bw -p "$LAB_OOB_HOSTFWD" \
@@ -236,7 +286,9 @@ fi
 # not checked after the run: the guest's carrier drops when droce ends, and Linux then flushes
 # every non-permanent entry. ----
 # No permanent entry for droce in the guest (the lab boots without one); a learnt one is dropped.
-if lab_gexec "ip neigh flush to $DROCE_IP dev eth0; ip neigh show $DROCE_IP dev eth0 | grep -q PERMANENT && exit 1; exit 0" 30 > /dev/null; then
+if ! wanted rc_pingpong_arp_both_ways; then
+  :  # INTEROP_ONLY leaves it out: neither its neighbour change nor its MAC check runs
+elif lab_gexec "ip neigh flush to $DROCE_IP dev eth0; ip neigh show $DROCE_IP dev eth0 | grep -q PERMANENT && exit 1; exit 0" 30 > /dev/null; then
   guest_serves rc_pingpong_arp_both_ways "$PP -s 4096 -n 20" "${EC[@]}" --mode client --peer rc_pingpong \
     --oob-port "$LAB_OOB_HOSTFWD" --local-ip "$DROCE_IP" --local-mac "$DROCE_MAC" --timeout 60 --size 4096 --count 20 \
     --json "$LAB_RUN/echo_arp.json"

@@ -312,6 +312,34 @@ TEST_CASE("cm: a peer that never answers: the REQ is resent, then the connection
   CHECK(lab.a->cm_state(ca) == cm::CmState::kClosed);
 }
 
+TEST_CASE("cm: a Linux REQ's Starting PSN is the PSN we send at; our REP's is the one we receive at", "[engine][cm]") {
+  // rxe's ib_write_bw -R sent its first SEND at our REP's Starting PSN (Linux's cm_rep_handler
+  // takes it as its sq_psn) and received at its REQ's; reading them the other way round, every
+  // SEND looked like a duplicate and was ACKed without a completion.
+  Lab lab("cmpsn", on_test_clock());
+  REQUIRE(lab.a->cm_listen(kPort).ok());
+  std::uint8_t mad[cm::kMadBytes];
+  make_req(mad, kPort);  // Starting PSN 0x777
+  inject_to_a(lab, mad);
+  run_a_alone(lab, kStepNs);
+  CmEndpointEvent e;
+  REQUIRE(lab.a->cm_next_event(e));
+  REQUIRE(e.kind == CmEndpointEventKind::kConnectRequest);
+  CHECK(e.params.send_psn == 0x777);
+  std::uint32_t qa = 0;
+  REQUIRE(lab.a->create_qp(qp_attr(0x5A5A5, 16, 16), qa).ok());
+  REQUIRE(lab.a->cm_accept(e.conn, qa).ok());
+  run_a_alone(lab, kStepNs);
+  CHECK(lab.a->qp(qa)->attr().sq_psn == 0x777);
+  CHECK(lab.a->qp(qa)->attr().rq_psn == 0x5A5A5);
+  const cm::CmRep* rep = nullptr;
+  const std::vector<cm::CmMessage> sent = a_sent_cm(lab);
+  for (const auto& m : sent)
+    if (const auto* r = std::get_if<cm::CmRep>(&m.body); r != nullptr && rep == nullptr) rep = r;
+  REQUIRE(rep != nullptr);
+  CHECK(rep->starting_psn == 0x5A5A5);
+}
+
 TEST_CASE("cm: an active side that never sends the RTU: the REP is resent, then the QP goes to ERROR", "[engine][cm]") {
   Lab lab("cmnortu", on_test_clock());
   REQUIRE(lab.a->cm_listen(kPort).ok());

@@ -266,6 +266,26 @@ TEST_CASE("perftest -R: a server that refuses, or is absent, is a clear error", 
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
 }
 
+TEST_CASE("perftest -R: abandon_wait ends the wait in progress, once, with its reason", "[engine][exchange][perftest_cm]") {
+  Lab lab("pcmab", 0.0);
+  PerftestCmConfig cfg;
+  cfg.server = addr(7);  // nobody: the REQ would wait until the deadline
+  PerftestCmSession s(*lab.a, PerftestRole::kClient, cfg, 20000);
+  int idles = 0;
+  s.set_idle([&] {
+    lab.poll();
+    if (++idles == 50) s.abandon_wait("the peer went silent");
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  const Status st = s.open();
+  INFO(st.message());
+  CHECK(st.code() == StatusCode::kTimeout);
+  CHECK(st.message().find("the peer went silent") != std::string::npos);
+  CHECK(st.message().find("10.0.0.7 port 18515") != std::string::npos);  // what it waited for
+  CHECK(idles == 50);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
+}
+
 TEST_CASE("perftest -R: a server with fewer QPs refuses the extra data connection; the client says which",
           "[engine][exchange][perftest_cm]") {
   Lab lab("pcmfew", 0.0);
