@@ -12,6 +12,12 @@
                advertisement, DAD probe, 802.1Q-tagged, with an unknown option, padded
   parser       also droce's selective-repeat frames (docs/selective-repeat.md; no rxe capture has
                them), built here with their ICRC
+  perftest_cm  perftest -R's 56-byte key messages (struct pingpong_dest, big-endian): keys as
+               perftest sends them, its all-zero barrier, every field at its limit
+  cm_private   droce-gen's RDMA-CM private data (apps/droce-gen/cm_private.cc's layout): REQs
+               (56 bytes) and REPs (196 bytes)
+  rping_advert rping's 16-byte buffer advertisements from the rxe rping captures (SEND Only
+               payloads), one per seed and each consecutive pair (a ping's start and sink)
 
 usage: scripts/make_fuzz_corpus.py   (run from the repository root)
 """
@@ -217,8 +223,64 @@ def sr_seeds():
     print(f"{len(seeds)} selective-repeat frames -> {OUT}")
 
 
+def perftest_cm_seeds():
+    """perftest -R's key message: lid, out_reads, qpn, psn, rkey, pad, vaddr, gid, srqn, gid_index."""
+    def dest(lid, out_reads, qpn, psn, rkey, vaddr, gid, srqn=0, gid_index=0):
+        return struct.pack(">IIIII4xQ16sII", lid, out_reads, qpn, psn, rkey, vaddr, gid, srqn, gid_index)
+    v4 = b"\x00" * 10 + b"\xff\xff" + bytes([10, 0, 0, 1])
+    seeds = [
+        dest(0, 1, 0x11, 0x5A17C3, 0x1234, 0x7F3A5C001000, v4, 0, 1),   # write_bw's keys on RoCE
+        dest(0, 16, 0x12, 0x000001, 0x2345, 0x7F3A5C101000, v4, 0, 3),  # read_bw's (-o 16)
+        bytes(56),                                                      # the barrier
+        dest(0xFFFF, 0xFFFF, 0xFFFFFF, 0xFFFFFF, 0xFFFFFFFF, 2**64 - 1, b"\xff" * 16, 2**32 - 1, 2**32 - 1),
+    ]
+    for s in seeds:
+        write_seed("perftest_cm", s)
+    print(f"{len(seeds)} perftest -R key messages -> {CORPUS}/perftest_cm")
+
+
+def cm_private_seeds():
+    """droce-gen's REQ (44 bytes of 56) and REP (24 of 196) records; "DRGN", version 1."""
+    def req(flags, qp_index, qps, active, op, mtu, inflight, digest, limit_ms, warmup_ms):
+        return struct.pack(">4sBBHHHBxHIQQQ", b"DRGN", 1, flags, qp_index, qps, active, op, mtu, inflight, digest,
+                           limit_ms, warmup_ms).ljust(56, b"\x00")
+
+    def rep(flags, qp_index, vaddr, rkey, slots):
+        return struct.pack(">4sBBHQII", b"DRGN", 1, flags, qp_index, vaddr, rkey, slots).ljust(196, b"\x00")
+
+    seeds = [
+        req(0, 0, 1, 1, 1, 1024, 16, 0x8F3A0C2B1D4E5F60, 10000, 0),
+        req(1, 3, 4, 2, 5, 4096, 1, 0xFFFFFFFFFFFFFFFF, 2**64 - 1, 2**64 - 1),
+        rep(0, 0, 0x7F3A5C001000, 0x1A2B, 16),
+        rep(1, 3, 0x7F3A5C101000, 0x1A2C, 1),
+    ]
+    for s in seeds:
+        write_seed("cm_private", s)
+    print(f"{len(seeds)} droce-gen RDMA-CM records -> {CORPUS}/cm_private")
+
+
+def rping_advert_seeds():
+    """The 16-byte SEND Only payloads (BTH opcode 4) of the rxe rping captures."""
+    n = 0
+    for path in sorted(glob.glob("tests/data/pcaps/rxe_rping_*.pcap")):
+        adverts = []
+        for fr in frames(path):
+            if len(fr) == 14 + 20 + 8 + 12 + 16 + 4 and fr[12:14] == b"\x08\x00" and fr[23] == 17 and \
+                    fr[36:38] == b"\x12\xb7" and fr[42] == 0x04:
+                adverts.append(fr[54:70])
+        for i, a in enumerate(adverts):
+            write_seed("rping_advert", a)
+            if i + 1 < len(adverts):
+                write_seed("rping_advert", a + adverts[i + 1])
+            n += 1
+    print(f"{n} rping advertisements -> {CORPUS}/rping_advert")
+
+
 def main():
     exchange_seeds()
+    perftest_cm_seeds()
+    cm_private_seeds()
+    rping_advert_seeds()
     arp_seeds()
     nd_seeds()
     sr_seeds()

@@ -86,11 +86,15 @@ std::string decode_cm_req(const std::uint8_t* in, std::size_t len, CmReq& out) {
 
 std::string decode_cm_rep(const std::uint8_t* in, std::size_t len, CmRep& out) {
   if (std::string e = check_head(in, len, kCmRepBytes, "REP"); !e.empty()) return e;
+  // The requester takes its remote slot as a count modulo this (job.cc): none is no buffer at all,
+  // refused as the TCP exchange's MR line refuses it.
+  const auto slots = get<std::uint32_t>(in + 20);
+  if (slots == 0) return "REP private data announces a responder buffer of 0 slots";
   out.sr = (in[5] & kCmFlagSelectiveRepeat) != 0;
   out.qp_index = get<std::uint16_t>(in + 6);
   out.vaddr = get<std::uint64_t>(in + 8);
   out.rkey = get<std::uint32_t>(in + 16);
-  out.slots = get<std::uint32_t>(in + 20);
+  out.slots = slots;
   return {};
 }
 

@@ -38,7 +38,7 @@ struct CmRep {
   std::uint16_t qp_index = 0;
   std::uint64_t vaddr = 0;     // the responder's buffer: WRITE target, READ source, atomic counter
   std::uint32_t rkey = 0;
-  std::uint32_t slots = 0;
+  std::uint32_t slots = 0;     // at least 1 (decode_cm_rep refuses 0)
 };
 
 void encode_cm_req(const CmReq& r, std::uint8_t out[kCmReqBytes]);

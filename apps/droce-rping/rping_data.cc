@@ -40,6 +40,19 @@ BufferAdvert read_advert(const std::uint8_t in[kAdvertBytes]) {
   return a;
 }
 
+std::string start_advert_problem(const BufferAdvert& start, std::uint32_t buf_bytes) {
+  if (start.size < 2 || start.size >= buf_bytes)
+    return "the client advertised " + std::to_string(start.size) + " bytes (rping's buffers hold 2.." +
+           std::to_string(buf_bytes - 1) + ")";
+  return {};
+}
+
+std::string sink_advert_problem(const BufferAdvert& sink, const BufferAdvert& start) {
+  if (sink.size < start.size)
+    return "the client's sink holds " + std::to_string(sink.size) + " bytes, its ping " + std::to_string(start.size);
+  return {};
+}
+
 void fill_ping(std::uint64_t ping, std::uint8_t* buf, std::uint32_t size) {
   char text[40];
   std::uint32_t prefix = prefix_of(ping, text, sizeof text);

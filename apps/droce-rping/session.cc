@@ -275,9 +275,7 @@ Status Session::run_server() {
     std::uint8_t raw[kAdvertBytes];
     if (Status s = take_advert(raw); !s.ok()) return s;
     const BufferAdvert start = read_advert(raw);
-    if (start.size < 2 || start.size > kBufBytes - 1)
-      return Status::error(ping_name(i) + ": the client advertised " + std::to_string(start.size) +
-                           " bytes (rping's buffers hold 2.." + std::to_string(kBufBytes - 1) + ")");
+    if (std::string e = start_advert_problem(start, kBufBytes); !e.empty()) return Status::error(ping_name(i) + ": " + e);
     if (r_.ping_size == 0) r_.ping_size = start.size;
     if (Status s = post_rdma(rc::WrOpcode::kRead, start.size, start.addr, start.rkey); !s.ok()) return s;
     if (Status s = wait_for("RDMA READ of the client's " + ping_name(i), [this] { return read_done_; }); !s.ok()) return s;
@@ -292,9 +290,7 @@ Status Session::run_server() {
     if (!got()) return Status::error("the client disconnected in the middle of " + ping_name(i));
     if (Status s = take_advert(raw); !s.ok()) return s;
     const BufferAdvert sink = read_advert(raw);
-    if (sink.size < start.size)
-      return Status::error(ping_name(i) + ": the client's sink holds " + std::to_string(sink.size) + " bytes, its ping " +
-                           std::to_string(start.size));
+    if (std::string e = sink_advert_problem(sink, start); !e.empty()) return Status::error(ping_name(i) + ": " + e);
     // rping writes the text and its NUL (strlen + 1): the whole ping, once it checked.
     if (Status s = post_rdma(rc::WrOpcode::kWrite, start.size, sink.addr, sink.rkey); !s.ok()) return s;
     if (Status s = wait_for("RDMA WRITE into the client's sink for " + ping_name(i), [this] { return write_done_; }); !s.ok())
