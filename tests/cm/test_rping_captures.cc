@@ -6,8 +6,6 @@
 // then DREQ, DREP, each naming the other side's communication ID.
 #include <catch2/catch.hpp>
 
-#include <pcap/pcap.h>
-
 #include <cstring>
 #include <string>
 #include <variant>
@@ -16,6 +14,7 @@
 #include "protocols/cm/cm_messages.h"
 #include "protocols/cm/rdma_cm_header.h"
 #include "protocols/wire/ud.h"
+#include "tests/common/pcap_frames.h"
 
 using namespace droce;
 
@@ -37,26 +36,18 @@ struct Capture {
 
 Capture read_capture(const std::string& name) {
   Capture c;
-  char err[PCAP_ERRBUF_SIZE];
-  const std::string path = std::string(DROCE_TEST_DATA) + "/pcaps/" + name;
-  pcap_t* p = pcap_open_offline(path.c_str(), err);
-  REQUIRE(p != nullptr);
-  pcap_pkthdr* h = nullptr;
-  const u_char* data = nullptr;
-  int n = 0;
-  while (pcap_next_ex(p, &h, &data) == 1) {
-    ++n;
+  test::for_each_pcap_frame(name, [&](const u_char* data, std::uint32_t caplen, int n) {
     INFO(name << " frame " << n);
     wire::UdPacket u;
     wire::DropReason why = wire::DropReason::kNone;
-    const wire::UdRefusal r = wire::parse_ud_frame(data, h->caplen, u, why, true);
+    const wire::UdRefusal r = wire::parse_ud_frame(data, caplen, u, why, true);
     // ARP shares the captures.
     if (r == wire::UdRefusal::kFrame &&
         (why == wire::DropReason::kNotIp || why == wire::DropReason::kNotUdp || why == wire::DropReason::kNotRocePort))
-      continue;
+      return;
     if (r == wire::UdRefusal::kNotUd) {
       ++c.rc_frames;
-      continue;
+      return;
     }
     REQUIRE(r == wire::UdRefusal::kNone);
     CHECK(u.dest_qpn == 1);
@@ -67,8 +58,7 @@ Capture read_capture(const std::string& name) {
     std::memcpy(f.src_ip, u.src_ip, 4);
     REQUIRE(cm::decode_cm(data + u.payload_offset, u.payload_len, f.msg) == cm::MadRefusal::kNone);
     c.cm.push_back(f);
-  }
-  pcap_close(p);
+  });
   return c;
 }
 

@@ -152,6 +152,14 @@ inline rc::QpAttr attr(std::uint32_t qpn, std::uint32_t dest, std::uint32_t sq_p
   return a;
 }
 
+// The burst-and-ACK-loss link of the recovery tests: from A, a burst of 9 frames lost every 97;
+// of the responder's frames from B (ACKs, NAKs, READ responses), 30 % lost.
+inline void impair_bursts_and_ack_loss(Loopback& lb) {
+  lb.impair(0).burst_every = 97;
+  lb.impair(0).burst_len = 9;
+  lb.impair(1).ack_loss = 0.3;
+}
+
 // Brings both QPs to RTS (RESET -> INIT -> RTR -> RTS) with matching PSNs.
 inline void connect(Loopback& lb) {
   for (int i = 0; i < 2; ++i) {

@@ -126,9 +126,7 @@ TEST_CASE("SEND with 1 % and 5 % random loss, duplication and reordering: exactl
 TEST_CASE("loss bursts and ACK-only loss are recovered", "[rc][e2e][loss]") {
   Loopback lb(attr(0x11, 0x12, 1, 1), attr(0x12, 0x11, 1, 1), 7);
   connect(lb);
-  lb.impair(0).burst_every = 97;
-  lb.impair(0).burst_len = 9;
-  lb.impair(1).ack_loss = 0.3;
+  impair_bursts_and_ack_loss(lb);
   const auto r = run_sends(lb, 800);
   CHECK(r.delivered == 800);
   CHECK(r.in_order == 800);

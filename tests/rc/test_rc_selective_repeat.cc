@@ -6,37 +6,13 @@
 #include <memory>
 #include <vector>
 
-#include "tests/rc/loopback.h"
+#include "tests/rc/sr_harness.h"
 
 using namespace droce;
 using namespace droce::test;
 using wire::Opcode;
 
 namespace {
-
-constexpr std::uint32_t kPmtu = 1024;
-
-rc::QpAttr sr_attr(std::uint32_t qpn, std::uint32_t dest, std::uint32_t sq_psn, std::uint32_t rq_psn) {
-  auto a = attr(qpn, dest, sq_psn, rq_psn);
-  a.recovery = rc::Recovery::kSelectiveRepeat;
-  return a;
-}
-
-std::uint8_t op(Opcode o) { return static_cast<std::uint8_t>(o); }
-
-// The held PSNs a SACK descriptor reports, as offsets from its ePSN (PSN + 1).
-std::vector<std::uint32_t> sack_bits(const rc::TxDescriptor& d) {
-  std::vector<std::uint32_t> v;
-  REQUIRE(d.payload_len == wire::kSackBytes);
-  for (std::uint32_t w = 0; w < 2; ++w) {
-    std::uint64_t x;
-    std::memcpy(&x, d.payload + 8 * w, 8);
-    x = __builtin_bswap64(x);
-    for (std::uint32_t b = 0; b < 64; ++b)
-      if (x >> b & 1) v.push_back(64 * w + b);
-  }
-  return v;
-}
 
 // A selective-repeat responder with a 64 KiB region and `recvs` posted receives of 4 KiB.
 struct SrResponder {
@@ -51,9 +27,7 @@ struct SrResponder {
     mr = *mrs.register_region(mem.data(), mem.size(), rc::kAccessRemoteWrite | rc::kAccessRemoteRead);
     rmr = *mrs.register_region(rbuf.data(), rbuf.size(), rc::kAccessLocalWrite);
     qp = std::make_unique<rc::RcQp>(sr_attr(0x12, 0x11, 1, epsn), mrs);
-    REQUIRE(qp->modify(rc::QpState::kInit).ok());
-    REQUIRE(qp->modify(rc::QpState::kRtr).ok());
-    REQUIRE(qp->modify(rc::QpState::kRts).ok());
+    to_rts(*qp);
     for (int i = 0; i < recvs; ++i) post(i);
   }
   void post(int i) {
@@ -339,9 +313,7 @@ struct SrRequester {
     auto a = sr_attr(0x11, 0x12, 500, 1);
     a.sr_bdp_pkts = bdp;
     qp = std::make_unique<rc::RcQp>(a, mrs);
-    REQUIRE(qp->modify(rc::QpState::kInit).ok());
-    REQUIRE(qp->modify(rc::QpState::kRtr).ok());
-    REQUIRE(qp->modify(rc::QpState::kRts).ok());
+    to_rts(*qp);
     rc::SendWr w;
     w.wr_id = 1;
     w.opcode = rc::WrOpcode::kWrite;

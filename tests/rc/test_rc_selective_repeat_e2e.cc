@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "tests/rc/loopback.h"
+#include "tests/rc/sr_harness.h"
 
 using namespace droce;
 using namespace droce::test;
@@ -34,12 +34,6 @@ struct Run {
   int recvs_expected = 0;
   std::uint64_t steps = 0;
 };
-
-rc::QpAttr pair_attr(bool sr, std::uint32_t qpn, std::uint32_t dest, std::uint32_t sq_psn, std::uint32_t rq_psn) {
-  auto a = attr(qpn, dest, sq_psn, rq_psn);
-  if (sr) a.recovery = rc::Recovery::kSelectiveRepeat;
-  return a;
-}
 
 // `count` messages A -> B of 0..kMax bytes: SENDs (some with immediate), WRITEs, WRITEs with
 // immediate. Each is checked where it lands: a receive's buffer, length and immediate; a WRITE's
@@ -128,14 +122,6 @@ Run run_mixed(Loopback& lb, int count, int max_steps = 400000, int recv_ahead = 
   return r;
 }
 
-void impair_both(Loopback& lb, double loss, double dup, double reorder) {
-  for (int s = 0; s < 2; ++s) {
-    lb.impair(s).loss = loss;
-    lb.impair(s).duplicate = dup;
-    lb.impair(s).reorder = reorder;
-  }
-}
-
 }  // namespace
 
 TEST_CASE("SR: mixed SEND/WRITE traffic on a clean link arrives exactly once, in order, with no resends",
@@ -148,9 +134,7 @@ TEST_CASE("SR: mixed SEND/WRITE traffic on a clean link arrives exactly once, in
   CHECK(r.in_order == r.recvs_expected);
   CHECK(r.corrupted == 0);
   CHECK(r.errors == 0);
-  CHECK(lb.qp(0).counters().retransmitted_packets == 0);
-  CHECK(lb.qp(0).counters().recovery_mismatch == 0);
-  CHECK(lb.qp(1).counters().recovery_mismatch == 0);
+  check_clean_sr(lb);
 }
 
 TEST_CASE("SR across the 2^24 PSN wrap", "[rc][sr][e2e][wrap]") {
@@ -181,9 +165,7 @@ TEST_CASE("SR seed sweep: 30 seeds at 1 % and 5 % loss with duplication and reor
       CHECK(r.in_order == r.recvs_expected);
       CHECK(r.corrupted == 0);
       CHECK(r.errors == 0);
-      CHECK(lb.qp(1).counters().sr_beyond_window == 0);
-      CHECK(lb.qp(0).state() == rc::QpState::kRts);
-      CHECK(lb.qp(1).state() == rc::QpState::kRts);
+      check_sr_healthy(lb);
       resent += lb.qp(0).counters().retransmitted_packets;
       out_of_order += lb.qp(1).counters().out_of_sequence;
     }
@@ -196,9 +178,7 @@ TEST_CASE("SR seed sweep: 30 seeds at 1 % and 5 % loss with duplication and reor
 TEST_CASE("SR: a loss burst and heavy ACK loss are recovered", "[rc][sr][e2e][loss]") {
   Loopback lb(pair_attr(true, 0x11, 0x12, 1, 1), pair_attr(true, 0x12, 0x11, 1, 1), 7);
   connect(lb);
-  lb.impair(0).burst_every = 97;
-  lb.impair(0).burst_len = 9;
-  lb.impair(1).ack_loss = 0.3;
+  impair_bursts_and_ack_loss(lb);
   const auto r = run_mixed(lb, 800);
   CHECK(r.send_ok == 800);
   CHECK(r.in_order == r.recvs_expected);
@@ -226,58 +206,10 @@ TEST_CASE("SR: a slow receiver (one receive posted ahead) under 2 % loss: RNR NA
 
 namespace {
 
-struct BulkResult {
-  std::uint64_t frames = 0, resent = 0, steps = 0, timeouts = 0;
-};
-
 // 200 WRITEs of 16 KiB (16 packets each) A -> B at `loss` on both directions, 128 PSNs in flight.
-// The link carries `rate` frames per step each way and holds each `delay` steps more: a
-// bandwidth-delay product of about rate * (2 * delay + 1) frames.
-struct Link {
-  int rate = 64;
-  std::uint32_t delay = 0;
-  std::uint8_t timeout = 8;  // ~1 ms
-};
-BulkResult bulk_writes(bool sr, double loss, std::uint64_t seed, Link link = {}) {
-  auto a = pair_attr(sr, 0x11, 0x12, 1, 1), b = pair_attr(sr, 0x12, 0x11, 1, 1);
-  a.window_psns = b.window_psns = 128;
-  a.sr_bdp_pkts = b.sr_bdp_pkts = 128;
-  a.timeout = b.timeout = link.timeout;
-  Loopback lb(a, b, seed);
-  connect(lb);
-  impair_both(lb, loss, 0, 0);
-  lb.impair(0).delay_steps = lb.impair(1).delay_steps = link.delay;
-  constexpr std::uint32_t kLen = 16 * 1024;
-  constexpr int kCount = 200;
-  std::vector<std::uint8_t> src(kLen * 8), dst(kLen * 8);
-  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::uint8_t>(i * 13 + 5);
-  const auto smr = *lb.ep(0).mrs.register_region(src.data(), src.size(), rc::kAccessLocalWrite);
-  const auto dmr = *lb.ep(1).mrs.register_region(dst.data(), dst.size(), rc::kAccessRemoteWrite);
-  int posted = 0, ok = 0, bad = 0;
-  BulkResult res;
-  for (int s = 0; s < 400000 && ok + bad < kCount; ++s) {
-    while (posted < kCount && posted - ok - bad < 16) {
-      rc::SendWr w;
-      w.wr_id = static_cast<std::uint64_t>(posted);
-      w.opcode = rc::WrOpcode::kWrite;
-      w.sge = {reinterpret_cast<std::uint64_t>(src.data() + (posted % 8) * kLen), kLen, smr.lkey};
-      w.remote_addr = reinterpret_cast<std::uint64_t>(dst.data() + (posted % 8) * kLen);
-      w.rkey = dmr.rkey;
-      REQUIRE(lb.qp(0).post_send(w).ok());
-      ++posted;
-    }
-    lb.step(1000, link.rate);
-    ++res.steps;
-    rc::Completion c;
-    while (lb.qp(0).poll_cq(c)) (c.status == WcStatus::kSuccess ? ok : bad)++;
-  }
-  REQUIRE(ok == kCount);
-  CHECK(bad == 0);
-  CHECK(dst == src);
-  res.frames = lb.frames_sent;
-  res.resent = lb.qp(0).counters().retransmitted_packets;
-  res.timeouts = lb.qp(0).counters().local_ack_timeout_err;
-  return res;
+BulkResult bulk_writes(bool sr, double loss, std::uint64_t seed, Link link) {
+  return bulk_transfer(BulkOp::kWrite, pair_attr(sr, 0x11, 0x12, 1, 1), pair_attr(sr, 0x12, 0x11, 1, 1), loss, seed,
+                       link);
 }
 
 }  // namespace
@@ -294,15 +226,8 @@ TEST_CASE("go-back-N against SR, 128 PSNs in flight: SR resends only what was lo
     for (const double loss : {0.0, 0.01, 0.05}) {
       BulkResult g, r;
       for (std::uint64_t seed = 1; seed <= 5; ++seed) {
-        const BulkResult x = bulk_writes(false, loss, seed, link), y = bulk_writes(true, loss, seed, link);
-        g.frames += x.frames;
-        g.resent += x.resent;
-        g.steps += x.steps;
-        g.timeouts += x.timeouts;
-        r.frames += y.frames;
-        r.resent += y.resent;
-        r.steps += y.steps;
-        r.timeouts += y.timeouts;
+        g += bulk_writes(false, loss, seed, link);
+        r += bulk_writes(true, loss, seed, link);
       }
       std::printf("  %2d frames/step, delay %2u, loss %4.1f %%: go-back-N %6llu steps %6llu resent %6llu frames "
                   "%3llu timeouts | SR %6llu steps %5llu resent %6llu frames %3llu timeouts | %.2fx\n",

@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "tests/rc/loopback.h"
+#include "tests/rc/sr_harness.h"
 
 using namespace droce;
 using namespace droce::test;
@@ -15,29 +15,9 @@ using wire::Opcode;
 
 namespace {
 
-constexpr std::uint32_t kPmtu = 1024;
-
-std::uint8_t op(Opcode o) { return static_cast<std::uint8_t>(o); }
-
-rc::QpAttr sr_attr(std::uint32_t qpn, std::uint32_t dest, std::uint32_t sq_psn, std::uint32_t rq_psn) {
-  auto a = attr(qpn, dest, sq_psn, rq_psn);
-  a.access |= rc::kAccessRemoteAtomic;
-  a.recovery = rc::Recovery::kSelectiveRepeat;
-  return a;
-}
-
-// The held PSNs a SACK descriptor reports, as offsets from its ePSN (PSN + 1).
-std::vector<std::uint32_t> sack_bits(const rc::TxDescriptor& d) {
-  std::vector<std::uint32_t> v;
-  REQUIRE(d.payload_len == wire::kSackBytes);
-  for (std::uint32_t w = 0; w < 2; ++w) {
-    std::uint64_t x;
-    std::memcpy(&x, d.payload + 8 * w, 8);
-    x = __builtin_bswap64(x);
-    for (std::uint32_t b = 0; b < 64; ++b)
-      if (x >> b & 1) v.push_back(64 * w + b);
-  }
-  return v;
+// Both fixtures' QPs allow remote atomics.
+rc::QpAttr sr_atomic_attr(std::uint32_t qpn, std::uint32_t dest, std::uint32_t sq_psn, std::uint32_t rq_psn) {
+  return with_atomics(sr_attr(qpn, dest, sq_psn, rq_psn));
 }
 
 // A selective-repeat responder (ePSN 100) with a 16 KiB region readable, writable and with two
@@ -53,10 +33,8 @@ struct Responder {
     for (std::size_t i = 0; i < mem.size(); ++i) mem[i] = static_cast<std::uint8_t>(i * 7 + i / 1024);
     mr = *mrs.register_region(mem.data(), mem.size(), rc::kAccessRemoteWrite | rc::kAccessRemoteRead);
     amr = *mrs.register_region(words.data(), 16, rc::kAccessRemoteAtomic);
-    qp = std::make_unique<rc::RcQp>(sr_attr(0x12, 0x11, 1, 100), mrs);
-    REQUIRE(qp->modify(rc::QpState::kInit).ok());
-    REQUIRE(qp->modify(rc::QpState::kRtr).ok());
-    REQUIRE(qp->modify(rc::QpState::kRts).ok());
+    qp = std::make_unique<rc::RcQp>(sr_atomic_attr(0x12, 0x11, 1, 100), mrs);
+    to_rts(*qp);
   }
   std::uint64_t at(std::uint32_t off) const { return reinterpret_cast<std::uint64_t>(mem.data()) + off; }
   void read(std::uint32_t psn, std::uint32_t off, std::uint32_t len, std::uint32_t rkey = 0) {
@@ -111,13 +89,11 @@ struct Requester {
   explicit Requester(std::uint32_t bdp = 128, std::uint32_t max_rd_atomic = 16) {
     for (std::size_t i = 0; i < resp.size(); ++i) resp[i] = static_cast<std::uint8_t>(i * 3 + 1);
     mr = *mrs.register_region(buf.data(), buf.size(), rc::kAccessLocalWrite);
-    auto a = sr_attr(0x11, 0x12, 500, 1);
+    auto a = sr_atomic_attr(0x11, 0x12, 500, 1);
     a.sr_bdp_pkts = bdp;
     a.max_rd_atomic = max_rd_atomic;
     qp = std::make_unique<rc::RcQp>(a, mrs);
-    REQUIRE(qp->modify(rc::QpState::kInit).ok());
-    REQUIRE(qp->modify(rc::QpState::kRtr).ok());
-    REQUIRE(qp->modify(rc::QpState::kRts).ok());
+    to_rts(*qp);
   }
   // Posts `o` of `len` bytes into (or from) the buffer at `off`.
   void post(rc::WrOpcode o, std::uint32_t len, std::uint32_t off = 0, std::uint64_t id = 1) {

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "tests/rc/loopback.h"
+#include "tests/rc/sr_harness.h"
 
 using namespace droce;
 using namespace droce::test;
@@ -36,11 +36,9 @@ struct Run {
   std::uint64_t steps = 0;
 };
 
-rc::QpAttr pair_attr(bool sr, std::uint32_t qpn, std::uint32_t dest, std::uint32_t sq_psn, std::uint32_t rq_psn) {
-  auto a = attr(qpn, dest, sq_psn, rq_psn);
-  a.access |= rc::kAccessRemoteAtomic;
-  if (sr) a.recovery = rc::Recovery::kSelectiveRepeat;
-  return a;
+// The loopback attributes with remote atomics allowed; selective repeat where `sr`.
+rc::QpAttr atomic_attr(bool sr, std::uint32_t qpn, std::uint32_t dest, std::uint32_t sq_psn, std::uint32_t rq_psn) {
+  return with_atomics(pair_attr(sr, qpn, dest, sq_psn, rq_psn));
 }
 
 Run run_mixed(Loopback& lb, int count, int max_steps = 400000) {
@@ -125,47 +123,39 @@ Run run_mixed(Loopback& lb, int count, int max_steps = 400000) {
   return r;
 }
 
-void impair_both(Loopback& lb, double loss, double dup, double reorder) {
-  for (int s = 0; s < 2; ++s) {
-    lb.impair(s).loss = loss;
-    lb.impair(s).duplicate = dup;
-    lb.impair(s).reorder = reorder;
-  }
-}
-
 std::uint64_t atomics_in(int count) {
   std::uint64_t n = 0;
   for (int m = 0; m < count; ++m) n += kind_of(m) == Kind::kFetchAdd || kind_of(m) == Kind::kCmpSwap;
   return n;
 }
 
+// All `count` operations completed, in posting order, every byte and value right, and each atomic
+// executed exactly once at the responder.
+void check_every_op_right(const Run& r, Loopback& lb, int count) {
+  CHECK(r.ok == count);
+  CHECK(r.in_order == count);
+  CHECK(r.corrupted == 0);
+  CHECK(r.errors == 0);
+  CHECK(lb.qp(1).counters().atomics_executed == atomics_in(count));
+}
+
 }  // namespace
 
 TEST_CASE("SR READ and atomics on a clean link: every byte and value right, in order, no resends",
           "[rc][sr][read][e2e]") {
-  Loopback lb(pair_attr(true, 0x11, 0x12, 100, 200), pair_attr(true, 0x12, 0x11, 200, 100));
+  Loopback lb(atomic_attr(true, 0x11, 0x12, 100, 200), atomic_attr(true, 0x12, 0x11, 200, 100));
   connect(lb);
   const auto r = run_mixed(lb, 600);
-  CHECK(r.ok == 600);
-  CHECK(r.in_order == 600);
-  CHECK(r.corrupted == 0);
-  CHECK(r.errors == 0);
-  CHECK(lb.qp(0).counters().retransmitted_packets == 0);
-  CHECK(lb.qp(1).counters().atomics_executed == atomics_in(600));
-  CHECK(lb.qp(0).counters().recovery_mismatch == 0);
-  CHECK(lb.qp(1).counters().recovery_mismatch == 0);
+  check_every_op_right(r, lb, 600);
+  check_clean_sr(lb);
 }
 
 TEST_CASE("SR READ and atomics across the 2^24 PSN wrap", "[rc][sr][read][e2e][wrap]") {
-  Loopback lb(pair_attr(true, 0x11, 0x12, 0xFFFF80, 0xFFFFE0), pair_attr(true, 0x12, 0x11, 0xFFFFE0, 0xFFFF80), 3);
+  Loopback lb(atomic_attr(true, 0x11, 0x12, 0xFFFF80, 0xFFFFE0), atomic_attr(true, 0x12, 0x11, 0xFFFFE0, 0xFFFF80), 3);
   connect(lb);
   impair_both(lb, 0.03, 0.01, 0.01);
   const auto r = run_mixed(lb, 300);
-  CHECK(r.ok == 300);
-  CHECK(r.in_order == 300);
-  CHECK(r.corrupted == 0);
-  CHECK(r.errors == 0);
-  CHECK(lb.qp(1).counters().atomics_executed == atomics_in(300));
+  check_every_op_right(r, lb, 300);
   CHECK(lb.qp(0).sq_nxt() < 0x1000);  // wrapped
 }
 
@@ -175,7 +165,7 @@ TEST_CASE("SR READ and atomics seed sweep: 30 seeds at 1 % and 5 % loss with dup
   for (double loss : {0.01, 0.05}) {
     std::uint64_t reasked = 0, replays = 0, atomic_replays = 0;
     for (std::uint64_t seed = 1; seed <= 30; ++seed) {
-      Loopback lb(pair_attr(true, 0x11, 0x12, 7, 9), pair_attr(true, 0x12, 0x11, 9, 7), seed);
+      Loopback lb(atomic_attr(true, 0x11, 0x12, 7, 9), atomic_attr(true, 0x12, 0x11, 9, 7), seed);
       connect(lb);
       impair_both(lb, loss, 0.01, 0.01);
       const auto r = run_mixed(lb, 300);
@@ -185,9 +175,7 @@ TEST_CASE("SR READ and atomics seed sweep: 30 seeds at 1 % and 5 % loss with dup
       CHECK(r.corrupted == 0);
       CHECK(r.errors == 0);
       CHECK(lb.qp(1).counters().atomics_executed == atomics_in(300));  // duplicates never executed
-      CHECK(lb.qp(1).counters().sr_beyond_window == 0);
-      CHECK(lb.qp(0).state() == rc::QpState::kRts);
-      CHECK(lb.qp(1).state() == rc::QpState::kRts);
+      check_sr_healthy(lb);
       reasked += lb.qp(0).counters().sr_reasked_responses;
       replays += lb.qp(1).counters().duplicate_request;
       atomic_replays += lb.qp(1).counters().atomic_replays;
@@ -200,64 +188,19 @@ TEST_CASE("SR READ and atomics seed sweep: 30 seeds at 1 % and 5 % loss with dup
 }
 
 TEST_CASE("SR READ and atomics: a loss burst and heavy response loss are recovered", "[rc][sr][read][e2e][loss]") {
-  Loopback lb(pair_attr(true, 0x11, 0x12, 1, 1), pair_attr(true, 0x12, 0x11, 1, 1), 7);
+  Loopback lb(atomic_attr(true, 0x11, 0x12, 1, 1), atomic_attr(true, 0x12, 0x11, 1, 1), 7);
   connect(lb);
-  lb.impair(0).burst_every = 97;
-  lb.impair(0).burst_len = 9;
-  lb.impair(1).ack_loss = 0.3;
+  impair_bursts_and_ack_loss(lb);
   const auto r = run_mixed(lb, 600);
-  CHECK(r.ok == 600);
-  CHECK(r.in_order == 600);
-  CHECK(r.corrupted == 0);
-  CHECK(r.errors == 0);
-  CHECK(lb.qp(1).counters().atomics_executed == atomics_in(600));
+  check_every_op_right(r, lb, 600);
 }
 
 namespace {
 
-struct BulkResult {
-  std::uint64_t frames = 0, resent = 0, replays = 0, steps = 0;
-};
-
 // 200 READs of 16 KiB (16 responses each) A <- B at `loss` on both directions, 16 outstanding.
 BulkResult bulk_reads(bool sr, double loss, std::uint64_t seed) {
-  auto a = pair_attr(sr, 0x11, 0x12, 1, 1), b = pair_attr(sr, 0x12, 0x11, 1, 1);
-  a.window_psns = b.window_psns = 128;
-  a.sr_bdp_pkts = b.sr_bdp_pkts = 128;
-  Loopback lb(a, b, seed);
-  connect(lb);
-  impair_both(lb, loss, 0, 0);
-  constexpr std::uint32_t kLen = 16 * 1024;
-  constexpr int kCount = 200;
-  std::vector<std::uint8_t> src(kLen * 8), dst(kLen * 8);
-  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::uint8_t>(i * 13 + 5);
-  const auto smr = *lb.ep(1).mrs.register_region(src.data(), src.size(), rc::kAccessRemoteRead);
-  const auto dmr = *lb.ep(0).mrs.register_region(dst.data(), dst.size(), rc::kAccessLocalWrite);
-  int posted = 0, ok = 0, bad = 0;
-  BulkResult res;
-  for (int s = 0; s < 400000 && ok + bad < kCount; ++s) {
-    while (posted < kCount && posted - ok - bad < 16) {
-      rc::SendWr w;
-      w.wr_id = static_cast<std::uint64_t>(posted);
-      w.opcode = rc::WrOpcode::kRead;
-      w.sge = {reinterpret_cast<std::uint64_t>(dst.data() + (posted % 8) * kLen), kLen, dmr.lkey};
-      w.remote_addr = reinterpret_cast<std::uint64_t>(src.data() + (posted % 8) * kLen);
-      w.rkey = smr.rkey;
-      REQUIRE(lb.qp(0).post_send(w).ok());
-      ++posted;
-    }
-    lb.step();
-    ++res.steps;
-    rc::Completion c;
-    while (lb.qp(0).poll_cq(c)) (c.status == WcStatus::kSuccess ? ok : bad)++;
-  }
-  REQUIRE(ok == kCount);
-  CHECK(bad == 0);
-  CHECK(dst == src);
-  res.frames = lb.frames_sent;
-  res.resent = lb.qp(0).counters().retransmitted_packets;
-  res.replays = lb.qp(1).counters().duplicate_request;
-  return res;
+  return bulk_transfer(BulkOp::kRead, atomic_attr(sr, 0x11, 0x12, 1, 1), atomic_attr(sr, 0x12, 0x11, 1, 1), loss,
+                       seed);
 }
 
 }  // namespace
@@ -269,15 +212,8 @@ TEST_CASE("go-back-N against SR for READs: at 0 % loss the same, at 1 % and 5 % 
   for (const double loss : {0.0, 0.01, 0.05}) {
     BulkResult g, r;
     for (std::uint64_t seed = 1; seed <= 5; ++seed) {
-      const BulkResult x = bulk_reads(false, loss, seed), y = bulk_reads(true, loss, seed);
-      g.frames += x.frames;
-      g.resent += x.resent;
-      g.replays += x.replays;
-      g.steps += x.steps;
-      r.frames += y.frames;
-      r.resent += y.resent;
-      r.replays += y.replays;
-      r.steps += y.steps;
+      g += bulk_reads(false, loss, seed);
+      r += bulk_reads(true, loss, seed);
     }
     std::printf("  loss %4.1f %%: go-back-N %6llu steps %5llu requests resent %6llu frames | SR %6llu steps %5llu "
                 "requests resent %6llu frames | %.2fx\n",

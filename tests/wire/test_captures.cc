@@ -1,13 +1,12 @@
 // Real Linux Soft-RoCE captures (tests/data/pcaps): every RoCEv2 frame parses and its ICRC verifies.
 #include <catch2/catch.hpp>
 
-#include <pcap/pcap.h>
-
 #include <map>
 #include <string>
 #include <vector>
 
 #include "protocols/wire/parse.h"
+#include "tests/common/pcap_frames.h"
 
 using namespace droce::wire;
 
@@ -24,29 +23,22 @@ struct CaptureStats {
 
 CaptureStats read_capture(const std::string& name) {
   CaptureStats s;
-  char err[PCAP_ERRBUF_SIZE];
-  const std::string path = std::string(DROCE_TEST_DATA) + "/pcaps/" + name;
-  pcap_t* p = pcap_open_offline(path.c_str(), err);
-  REQUIRE(p != nullptr);
-  pcap_pkthdr* h = nullptr;
-  const u_char* data = nullptr;
-  while (pcap_next_ex(p, &h, &data) == 1) {
+  droce::test::for_each_pcap_frame(name, [&](const u_char* data, std::uint32_t caplen, int) {
     ++s.frames;
     PacketInfo pi;
-    const DropReason r = parse_frame(data, h->caplen, pi);
+    const DropReason r = parse_frame(data, caplen, pi);
     // TCP (the out-of-band exchange) and ARP share the captures: only UDP 4791 is RoCE.
-    if (r == DropReason::kNotIp || r == DropReason::kNotUdp || r == DropReason::kNotRocePort) continue;
+    if (r == DropReason::kNotIp || r == DropReason::kNotUdp || r == DropReason::kNotRocePort) return;
     ++s.roce;
     if (r != DropReason::kNone) {
       ++s.rejected;
       UNSCOPED_INFO(name << " frame " << s.frames << ": " << drop_reason_name(r));
-      continue;
+      return;
     }
     ++s.opcodes[pi.opcode];
     if (pi.opcode == 0x11) ++s.syndromes[pi.aeth_syndrome];
     s.qpns.push_back(pi.dest_qpn);
-  }
-  pcap_close(p);
+  });
   return s;
 }
 

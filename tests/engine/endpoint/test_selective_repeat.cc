@@ -19,6 +19,30 @@ using droce::test::LabOptions;
 
 namespace {
 
+// Both QPs selective repeat (64 packets of bandwidth-delay product) across a relay losing `loss`.
+LabOptions sr_options(double loss) {
+  LabOptions o{loss};
+  o.recovery = rc::Recovery::kSelectiveRepeat;
+  o.sr_bdp_pkts = 64;
+  return o;
+}
+
+// Both endpoints stop sending, and what is still in flight is drained (bounded).
+void finish(Lab& lab) {
+  lab.a->finish();
+  lab.b->finish();
+  for (int i = 0; i < 200; ++i) lab.poll();
+}
+
+// Every data packet and acknowledgement was an SR one: either side would have dropped an RC
+// opcode as a recovery mismatch, and neither endpoint's parser refused an SR opcode.
+void check_all_sr(Lab& lab) {
+  CHECK(lab.qa->counters().recovery_mismatch == 0);
+  CHECK(lab.qb->counters().recovery_mismatch == 0);
+  CHECK(lab.a->counters().rx_drops[static_cast<std::size_t>(wire::DropReason::kUnknownOpcode)] == 0);
+  CHECK(lab.b->counters().rx_drops[static_cast<std::size_t>(wire::DropReason::kUnknownOpcode)] == 0);
+}
+
 std::uint8_t pat(std::uint32_t m, std::uint32_t i) { return static_cast<std::uint8_t>(m * 157 + i * 5 + (i >> 9)); }
 
 struct Run {
@@ -81,9 +105,7 @@ Run run_messages(Lab& lab, int msgs) {
     }
     return r.errors > 0 || (r.delivered == msgs && r.sent_ok == msgs);
   });
-  lab.a->finish();
-  lab.b->finish();
-  for (int i = 0; i < 200; ++i) lab.poll();
+  finish(lab);
   return r;
 }
 
@@ -93,9 +115,7 @@ TEST_CASE("SR over net_ring with 0 % and 5 % frame loss: SENDs and WRITEs with i
           "[engine][transport][sr]") {
   for (double loss : {0.0, 0.05}) {
     INFO("loss " << loss);
-    LabOptions o{loss};
-    o.recovery = rc::Recovery::kSelectiveRepeat;
-    o.sr_bdp_pkts = 64;
+    const LabOptions o = sr_options(loss);
     Lab lab("tsr" + std::to_string(static_cast<int>(loss * 100)), o);
     constexpr int kMsgs = 300;
     const Run r = run_messages(lab, kMsgs);
@@ -104,12 +124,7 @@ TEST_CASE("SR over net_ring with 0 % and 5 % frame loss: SENDs and WRITEs with i
     CHECK(r.delivered == kMsgs);
     CHECK(r.in_order == kMsgs);
     CHECK(r.corrupt == 0);
-    // Every data packet and acknowledgement was an SR one: either side would have dropped an RC
-    // opcode as a recovery mismatch, and neither endpoint's parser refused an SR opcode.
-    CHECK(lab.qa->counters().recovery_mismatch == 0);
-    CHECK(lab.qb->counters().recovery_mismatch == 0);
-    CHECK(lab.a->counters().rx_drops[static_cast<std::size_t>(wire::DropReason::kUnknownOpcode)] == 0);
-    CHECK(lab.b->counters().rx_drops[static_cast<std::size_t>(wire::DropReason::kUnknownOpcode)] == 0);
+    check_all_sr(lab);
     if (loss > 0) {
       CHECK(lab.relay.dropped > 0);
       CHECK(lab.qa->counters().retransmitted_packets > 0);
@@ -259,9 +274,7 @@ Run run_reads_atomics(Lab& lab, int ops) {
     }
     return r.errors > 0 || r.sent_ok == ops;
   });
-  lab.a->finish();
-  lab.b->finish();
-  for (int i = 0; i < 200; ++i) lab.poll();
+  finish(lab);
   if (r.sent_ok == ops && (words[0] != sum || words[1] != swaps)) ++r.corrupt;  // each atomic ran once
   return r;
 }
@@ -273,9 +286,7 @@ TEST_CASE("SR over net_ring with 0 % and 5 % frame loss: READs and atomics compl
           "[engine][transport][sr][read]") {
   for (double loss : {0.0, 0.05}) {
     INFO("loss " << loss);
-    LabOptions o{loss};
-    o.recovery = rc::Recovery::kSelectiveRepeat;
-    o.sr_bdp_pkts = 64;
+    const LabOptions o = sr_options(loss);
     Lab lab("tsrr" + std::to_string(static_cast<int>(loss * 100)), o);
     constexpr int kOps = 300;
     const Run r = run_reads_atomics(lab, kOps);
@@ -285,10 +296,7 @@ TEST_CASE("SR over net_ring with 0 % and 5 % frame loss: READs and atomics compl
     CHECK(r.in_order == kOps);
     CHECK(r.corrupt == 0);
     CHECK(lab.qb->counters().atomics_executed == kOps / 2);
-    CHECK(lab.qa->counters().recovery_mismatch == 0);
-    CHECK(lab.qb->counters().recovery_mismatch == 0);
-    CHECK(lab.a->counters().rx_drops[static_cast<std::size_t>(wire::DropReason::kUnknownOpcode)] == 0);
-    CHECK(lab.b->counters().rx_drops[static_cast<std::size_t>(wire::DropReason::kUnknownOpcode)] == 0);
+    check_all_sr(lab);
     if (loss > 0) {
       CHECK(lab.relay.dropped > 0);
       CHECK(lab.qa->counters().sr_reasked_responses > 0);  // SR READ responses came back through A's parser

@@ -4,7 +4,6 @@
 #include <catch2/catch.hpp>
 
 #include <arpa/inet.h>
-#include <pcap/pcap.h>
 
 #include <atomic>
 #include <chrono>
@@ -17,6 +16,7 @@
 
 #include "engine/exchange/oob_exchange.h"
 #include "engine/exchange/perftest_exchange.h"
+#include "tests/common/pcap_frames.h"
 
 using namespace droce::engine;
 
@@ -34,27 +34,20 @@ struct Message {
 // message is one write(), one segment in these captures).
 std::vector<Message> exchange_of(const std::string& name) {
   std::vector<Message> out;
-  char err[PCAP_ERRBUF_SIZE];
-  const std::string path = std::string(DROCE_TEST_DATA) + "/pcaps/" + name;
-  pcap_t* p = pcap_open_offline(path.c_str(), err);
-  REQUIRE(p != nullptr);
-  pcap_pkthdr* h = nullptr;
-  const u_char* d = nullptr;
-  while (pcap_next_ex(p, &h, &d) == 1) {
-    if (h->caplen < 14 + 20 + 20 || d[12] != 0x08 || d[13] != 0x00) continue;
+  droce::test::for_each_pcap_frame(name, [&](const u_char* d, std::uint32_t caplen, int) {
+    if (caplen < 14 + 20 + 20 || d[12] != 0x08 || d[13] != 0x00) return;
     const u_char* ip = d + 14;
     const std::size_t ihl = (ip[0] & 0x0F) * 4u;
-    if (ip[9] != 6) continue;  // TCP
+    if (ip[9] != 6) return;  // TCP
     const std::size_t ip_len = static_cast<std::size_t>(ip[2]) << 8 | ip[3];
     const u_char* tcp = ip + ihl;
     const std::size_t thl = (tcp[12] >> 4) * 4u;
     const std::uint16_t sport = static_cast<std::uint16_t>(tcp[0] << 8 | tcp[1]);
     const std::uint16_t dport = static_cast<std::uint16_t>(tcp[2] << 8 | tcp[3]);
-    if (sport != kPerftestPort && dport != kPerftestPort) continue;
-    if (ip_len <= ihl + thl || 14 + ip_len > h->caplen) continue;
+    if (sport != kPerftestPort && dport != kPerftestPort) return;
+    if (ip_len <= ihl + thl || 14 + ip_len > caplen) return;
     out.push_back({dport == kPerftestPort, std::string(reinterpret_cast<const char*>(tcp + thl), ip_len - ihl - thl)});
-  }
-  pcap_close(p);
+  });
   return out;
 }
 
