@@ -61,10 +61,6 @@ int bad_workers(const std::string& msg) {
   return 2;
 }
 
-std::string ip_text(const std::uint8_t ip[4]) {
-  return std::to_string(ip[0]) + "." + std::to_string(ip[1]) + "." + std::to_string(ip[2]) + "." + std::to_string(ip[3]);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -105,10 +101,12 @@ int main(int argc, char** argv) {
   // Before the first burst: a peer that ends (even killed) must not tear the rings down under us.
   if (Status s = port->hold_peer_events(5000); !s.ok()) std::fprintf(stderr, "droce-perf: warning: %s\n", s.message().c_str());
 
-  // Addresses: our GID is ::ffff:<local IP>; the peer's IP comes from its GID, its MAC from
-  // --peer-mac or ARP.
-  std::uint8_t local_ip[4], mac_buf[6];
-  (void)parse_ipv4(!opt.local_ip.empty() ? opt.local_ip : server ? "10.0.0.2" : "10.0.0.1", local_ip);
+  // Addresses: our GID is ::ffff:<local IPv4> or the IPv6 address itself; the peer's IP comes
+  // from its GID (of our family), its MAC from --peer-mac, ARP or Neighbor Discovery.
+  IpAddress local_ip;
+  std::uint8_t local_gid[16], mac_buf[6];
+  (void)parse_ip(!opt.local_ip.empty() ? opt.local_ip : server ? "10.0.0.2" : "10.0.0.1", local_ip);  // checked by the parser
+  gid_of(local_ip, local_gid);
   const rte_ether_addr port_mac = port->mac();
   std::memcpy(mac_buf, port_mac.addr_bytes, 6);
   if (!opt.local_mac.empty()) (void)parse_mac(opt.local_mac, mac_buf);
@@ -133,6 +131,7 @@ int main(int argc, char** argv) {
   for (auto& m : memories) wc.memories.push_back(m.get());
   wc.endpoint.addresses.promiscuous = pc.promiscuous;  // peers may address us by the lab rule's MAC
   wc.endpoint.addresses.local = lab_address(local_ip, mac_buf);
+  wc.endpoint.addresses.ipv6 = local_ip.ipv6;
   wc.endpoint.addresses.dscp = opt.dscp;
   wc.endpoint.addresses.vlan_id = opt.vlan_id;
   wc.endpoint.addresses.vlan_pcp = opt.vlan_pcp;
@@ -193,10 +192,13 @@ int main(int argc, char** argv) {
     PerftestCmConfig cc;
     cc.port = opt.port;
     if (!server) {
-      // The server's MAC by ARP (or --peer-mac) before the REQ, polling worker 0 meanwhile.
-      std::uint8_t sip[4], smac[6];
-      if (!parse_ipv4(opt.host, sip)) return fail("-R: the server must be given as an IPv4 address, not " + opt.host);
-      if (Status m = peer_mac.of_ipv4(sip, timeout_ms, smac); !m.ok()) return fail(m.message());
+      // The server's MAC by ARP or ND (or --peer-mac) before the REQ, polling worker 0 meanwhile.
+      IpAddress sip;
+      std::uint8_t smac[6];
+      if (!parse_ip(opt.host, sip) || sip.ipv6 != local_ip.ipv6)
+        return fail(std::string("-R: the server must be given as an ") + family_name(local_ip) + " address (as --local-ip), not " + opt.host);
+      const Status m = sip.ipv6 ? peer_mac.of_ipv6(sip.bytes, timeout_ms, smac) : peer_mac.of_ipv4(sip.bytes, timeout_ms, smac);
+      if (!m.ok()) return fail(m.message());
       cc.server = lab_address(sip, smac);
     }
     auto s = std::make_unique<PerftestCmSession>(group->worker(0).endpoint(), role, cc, timeout_ms);
@@ -234,7 +236,7 @@ int main(int argc, char** argv) {
   workers = std::make_unique<perf::PerfWorkers>(opt, *group, memories, pre, buffers);
   workers->set_peer_probe(peer_closed);
   if (Status s = workers->create(); !s.ok()) return fail(s.message());
-  std::vector<PerftestKeys> mine = workers->keys(local_ip), peer;
+  std::vector<PerftestKeys> mine = workers->keys(local_gid), peer;
   const Status connected = session.connect(opt.test, mine, peer, [&]() -> Status {
     // -R: the CM has connected the QPs (REQ/REP gave QPNs, PSNs and the read depth): only the
     // peer's keys are taken, for their rkey and vaddr.
@@ -247,9 +249,10 @@ int main(int argc, char** argv) {
     for (std::uint32_t i = 0; i < opt.qps; ++i) {
       // The peer polls as it waits for the exchange's next step. Only the first QP asks (the
       // others find the MAC known); resolutions go on until --timeout (lab loss drops ARP too).
-      std::uint8_t pip[4], mac[6];
+      IpAddress pip;
+      std::uint8_t mac[6];
+      if (Status g = peer_ip_of_gid(peer[i].gid, local_ip, pip); !g.ok()) return g;
       if (Status m = peer_mac.of_gid(peer[i].gid, timeout_ms, mac); !m.ok()) return m;
-      if (Status g = ipv4_from_gid(peer[i].gid, pip); !g.ok()) return g;
       if (Status c = workers->connect(i, lab_address(pip, mac), peer[i]); !c.ok()) return c;
       if (i == 0) std::memcpy(peer_mac0, mac, 6);
     }
@@ -330,18 +333,18 @@ int main(int argc, char** argv) {
     for (const auto& r : run.bw_rows) rows.push_back(perf::to_json(r));
     for (const auto& r : run.lat_rows) rows.push_back(perf::to_json(r));
     j["results"] = rows;
-    auto keys_json = [](const PerftestKeys& k, const std::uint8_t* ip) {
+    auto keys_json = [](const PerftestKeys& k, const IpAddress& ip) {
       return nlohmann::json{{"qpn", k.qpn}, {"psn", k.psn}, {"rkey", k.rkey}, {"vaddr", k.vaddr}, {"ip", ip_text(ip)}};
     };
-    std::uint8_t pip[4] = {};
-    if (!peer.empty()) (void)ipv4_from_gid(peer[0].gid, pip);
+    IpAddress pip;
+    if (!peer.empty()) (void)peer_ip_of_gid(peer[0].gid, local_ip, pip);
     j["local"] = keys_json(mine[0], local_ip);
     if (!peer.empty()) j["remote"] = keys_json(peer[0], pip);
     char mac_text[18];
     std::snprintf(mac_text, sizeof(mac_text), "%02x:%02x:%02x:%02x:%02x:%02x", peer_mac0[0], peer_mac0[1], peer_mac0[2],
                   peer_mac0[3], peer_mac0[4], peer_mac0[5]);
     j["remote"]["mac"] = mac_text;
-    j["remote"]["mac_from"] = peer_mac.by_arp() ? "arp" : "--peer-mac";
+    j["remote"]["mac_from"] = !peer_mac.by_arp() ? "--peer-mac" : local_ip.ipv6 ? "nd" : "arp";
     j["retransmitted_packets"] = tt.retransmitted;
     j["naks_sent"] = tt.naks_sent;
     j["naks_received"] = tt.naks_received;

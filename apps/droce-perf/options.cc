@@ -225,7 +225,7 @@ void declare_link(CLI::App& app, const TypedNames& typed, Options& o, Extra& x) 
            [](const std::string& name, const std::string& v) {
              return v == "RC" ? std::string() : name + ": droce speaks RC only, not " + apps::quoted(v);
            });
-  add_text(app, typed, g, "-x,--gid-index", "N", "accepted (0..64): droce has one GID, ::ffff:<--local-ip>",
+  add_text(app, typed, g, "-x,--gid-index", "N", "accepted (0..64): droce has one GID, its --local-ip's (::ffff:a.b.c.d for IPv4)",
            [&o](const std::string& name, const std::string& v) {
              std::uint32_t n = 0;
              std::string e = apps::parse_uint(name, v, 0, 64, n);
@@ -254,8 +254,10 @@ void declare_report(CLI::App& app, const TypedNames& typed, Options& o) {
 void declare_droce(CLI::App& app, const TypedNames& typed, Options& o) {
   namespace cli = apps::cli;
   const char* g = cli::kConnection;
-  cli::add_ipv4(app, g, "--local-ip", o.local_ip,
-                "our IPv4 address, in our GID (default 10.0.0.1 client, 10.0.0.2 server)");
+  cli::add_ip(app, g, "--local-ip", o.local_ip,
+              "our IPv4 or IPv6 address, in our GID (default 10.0.0.1 client, 10.0.0.2\n"
+              "server); an IPv6 one makes droce speak RoCEv2 over IPv6 (its GID is the\n"
+              "address itself; the peer's MAC by Neighbor Discovery)");
   cli::add_mac(app, g, "--local-mac", o.local_mac, "source MAC of our frames (default: the port's MAC)");
   cli::add_mac(app, g, "--peer-mac", o.peer_mac,
                "the peer's MAC (default: found by ARP for the IPv4 address in the\n"

@@ -46,9 +46,9 @@ Status PerfWorkers::create() {
   return {};
 }
 
-std::vector<engine::PerftestKeys> PerfWorkers::keys(const std::uint8_t local_ip[4]) const {
+std::vector<engine::PerftestKeys> PerfWorkers::keys(const std::uint8_t local_gid[16]) const {
   std::vector<std::vector<engine::PerftestKeys>> per(w_.size());
-  for (std::size_t w = 0; w < w_.size(); ++w) per[w] = w_[w]->traffic().keys(local_ip);
+  for (std::size_t w = 0; w < w_.size(); ++w) per[w] = w_[w]->traffic().keys(local_gid);
   std::vector<engine::PerftestKeys> out(o_.qps);
   for (std::uint32_t i = 0; i < o_.qps; ++i) out[i] = per[i % w_.size()][i / w_.size()];
   return out;

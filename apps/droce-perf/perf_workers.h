@@ -38,7 +38,7 @@ class PerfWorkers {
   // Every worker's QPs and buffer (before launch, on the main lcore).
   [[nodiscard]] engine::Status create();
   // Our keys in QP order (QP i is worker i % N's (i / N)-th).
-  [[nodiscard]] std::vector<engine::PerftestKeys> keys(const std::uint8_t local_ip[4]) const;
+  [[nodiscard]] std::vector<engine::PerftestKeys> keys(const std::uint8_t local_gid[16]) const;
   [[nodiscard]] engine::Status connect(std::uint32_t i, const wire::L2L3Address& peer, const engine::PerftestKeys& keys);
   // -R: QP i was connected by the CM; only the peer's keys are taken (Traffic::take_peer).
   [[nodiscard]] engine::Status take_peer(std::uint32_t i, const engine::PerftestKeys& keys);

@@ -139,7 +139,7 @@ Status Traffic::create() {
   return {};
 }
 
-std::vector<engine::PerftestKeys> Traffic::keys(const std::uint8_t local_ip[4]) const {
+std::vector<engine::PerftestKeys> Traffic::keys(const std::uint8_t local_gid[16]) const {
   std::vector<engine::PerftestKeys> out(qps_.size());
   for (std::uint32_t i = 0; i < qps_.size(); ++i) {
     auto& k = out[i];
@@ -149,7 +149,7 @@ std::vector<engine::PerftestKeys> Traffic::keys(const std::uint8_t local_ip[4]) 
     // The region the peer writes to or reads from; SEND tests give no remote access (rkey 0).
     k.rkey = is_send(o_.test) ? 0 : mr_.rkey;
     k.vaddr = reinterpret_cast<std::uint64_t>(recv_region(i));
-    engine::gid_from_ipv4(local_ip, k.gid);
+    std::memcpy(k.gid, local_gid, 16);
   }
   return out;
 }

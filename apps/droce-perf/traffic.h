@@ -60,7 +60,7 @@ class Traffic {
   // QPs (RESET -> INIT) and the registered buffer.
   [[nodiscard]] engine::Status create();
   // Our key message per QP: QPN, first PSN, the buffer the peer may write or read.
-  [[nodiscard]] std::vector<engine::PerftestKeys> keys(const std::uint8_t local_ip[4]) const;
+  [[nodiscard]] std::vector<engine::PerftestKeys> keys(const std::uint8_t local_gid[16]) const;
   // QP i -> RTR -> RTS towards the peer.
   [[nodiscard]] engine::Status connect(std::uint32_t i, const wire::L2L3Address& peer, const engine::PerftestKeys& keys);
   // -R: QP i is connected by the CM already (its read depth settled by the REQ and REP):

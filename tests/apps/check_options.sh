@@ -302,6 +302,9 @@ bad --pcap "$echo_" -- --mode client --pcap "$nope"
 bad "need --mode server or client" "$echo_" -- --pcap "$tmp/loop.pcapng"
 good help-echo "$echo_" -- --size 64 --count 1e5 --timeout 0.5 --json "$tmp/e.json" --help
 good help-perf "$perf" -- write_bw -s 64K -n 1000 --help
+good help-perf-ipv6 "$perf" -- write_bw --local-ip fd00:5::1 --vlan 7 --pcp 3 --dscp 26 --help
+bad --local-ip "$perf" -- write_bw --local-ip ::1
+bad --local-ip "$perf" -- write_bw --local-ip 10.0.0.300
 good help-fwd "$fwd" -- --mbufs 4095 --duration 0.5 --json "$tmp/f.json" --help
 good help-switch "$switch" -- --kmin-bytes 1e4 --pmax 0.2 --lab-start-ms 0,5 --json "$tmp/s.json" --help
 good help-sim "$sim" --flows 3 --seed 7 --help

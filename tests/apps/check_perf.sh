@@ -369,6 +369,25 @@ check "write_lat -R: both exit 0 (its end sends nothing: the DREQs end it)" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/rwlat.c.txt' 1 200 lat && table '$out/rwlat.s.txt' 1 200 lat"
 PAIR_HOST=
 
+# ---- RoCEv2 over IPv6 (issue 17 item 4): ULA addresses, their GIDs the addresses themselves,
+# each side's MAC by Neighbor Discovery; with a VLAN tag and a DSCP. The TCP exchange, then -R. ----
+v6_peer() { /usr/bin/python3 -c "
+import json; d = json.load(open('$1'))
+assert d['local']['ip'] == '$2' and d['remote']['ip'] == '$3' and d['remote']['mac_from'] == 'nd', d"; }
+run_pair v6 write_bw -s 4096 -n 200 --local-ip fd00:5::2 --vlan 7 --pcp 3 --dscp 26 -- -s 4096 -n 200 --local-ip fd00:5::1 --vlan 7 --pcp 3 --dscp 26
+check "write_bw over IPv6 fd00:5::1/::2 with VLAN 7, DSCP 26: both exit 0, GIDs are the IPv6 addresses, MACs by ND" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/v6.c.txt' 1 200 bw && grep -q 'GID: 253:00:00:05' '$out/v6.c.txt' &&
+   v6_peer '$out/v6.c.json' fd00:5::1 fd00:5::2 && v6_peer '$out/v6.s.json' fd00:5::2 fd00:5::1"
+PAIR_HOST=fd00:5::2
+run_pair v6r send_bw -R -s 4096 -n 200 --local-ip fd00:5::2 -- -R -s 4096 -n 200 --local-ip fd00:5::1
+check "send_bw -R over IPv6: the rdma_cm connections by IPv6 addresses, the server's MAC by ND" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && rcm_banner '$out/v6r.c.txt' && table '$out/v6r.c.txt' 1 200 bw && table '$out/v6r.s.txt' 1 200 bw &&
+   /usr/bin/python3 -c \"import json; d = json.load(open('$out/v6r.c.json')); assert d['remote']['mac_from'] == 'nd', d\""
+PAIR_HOST=
+run_pair v6mix write_bw -s 4096 -n 50 --local-ip fd00:5::2 -- -s 4096 -n 50
+check "an IPv6 server and an IPv4 client: both fail, saying the families differ" \
+  "[ $cli_rc -ne 0 ] && [ $srv_rc -ne 0 ] && grep -q 'IPv6' '$out/v6mix.c.txt' '$out/v6mix.s.txt'"
+
 # ---- nobody there: a clear error within --timeout ----
 start=$(date +%s)
 nport=$(free_port)
