@@ -14,7 +14,7 @@
 #include "protocols/cm/cm_messages.h"
 #include "protocols/cm/rdma_cm_header.h"
 #include "protocols/wire/ud.h"
-#include "tests/common/pcap_frames.h"
+#include "tests/cm/cm_capture.h"
 
 using namespace droce;
 
@@ -24,48 +24,10 @@ constexpr std::uint8_t kGuestIp[4] = {10, 0, 77, 1};  // the lab guest (scripts/
 constexpr std::uint8_t kDroceIp[4] = {10, 0, 77, 3};  // droce on the lab link
 constexpr std::uint16_t kRpingPort = 7174;
 
-struct CmFrame {
-  cm::CmMessage msg;
-  std::uint8_t src_ip[4] = {};
-};
+using Capture = test::CmCapture;
 
-struct Capture {
-  std::vector<CmFrame> cm;
-  int rc_frames = 0;  // RoCEv2 frames that are not UD: the pings themselves
-};
-
-Capture read_capture(const std::string& name) {
-  Capture c;
-  test::for_each_pcap_frame(name, [&](const u_char* data, std::uint32_t caplen, int n) {
-    INFO(name << " frame " << n);
-    wire::UdPacket u;
-    wire::DropReason why = wire::DropReason::kNone;
-    const wire::UdRefusal r = wire::parse_ud_frame(data, caplen, u, why, true);
-    // ARP shares the captures.
-    if (r == wire::UdRefusal::kFrame &&
-        (why == wire::DropReason::kNotIp || why == wire::DropReason::kNotUdp || why == wire::DropReason::kNotRocePort))
-      return;
-    if (r == wire::UdRefusal::kNotUd) {
-      ++c.rc_frames;
-      return;
-    }
-    REQUIRE(r == wire::UdRefusal::kNone);
-    CHECK(u.dest_qpn == 1);
-    CHECK(u.src_qpn == 1);
-    CHECK(u.qkey == 0x80010000u);
-    CHECK(u.pkey == 0xFFFF);
-    CmFrame f;
-    std::memcpy(f.src_ip, u.src_ip, 4);
-    REQUIRE(cm::decode_cm(data + u.payload_offset, u.payload_len, f.msg) == cm::MadRefusal::kNone);
-    c.cm.push_back(f);
-  });
-  return c;
-}
-
-const char* attr_name(const cm::CmBody& b) {
-  constexpr const char* kNames[] = {"REQ", "MRA", "REJ", "REP", "RTU", "DREQ", "DREP"};
-  return kNames[b.index()];
-}
+Capture read_capture(const std::string& name) { return test::read_cm_capture(name); }
+const char* attr_name(const cm::CmBody& b) { return test::cm_attr_name(b); }
 
 // The messages in order, a resent one (the same message again) counted once.
 std::vector<std::string> sequence(const Capture& c) {
@@ -84,7 +46,7 @@ std::vector<std::string> sequence(const Capture& c) {
 void check_connection(const Capture& c, const std::uint8_t* client_ip, const std::uint8_t* server_ip,
                       const char* disconnecting_side_ip_name, const std::uint8_t* dreq_ip) {
   INFO("DREQ from " << disconnecting_side_ip_name);
-  CHECK(c.rc_frames > 0);
+  CHECK(!c.rc.empty());
   CHECK(sequence(c) == std::vector<std::string>{"REQ", "REP", "RTU", "DREQ", "DREP"});
   REQUIRE(!c.cm.empty());
   REQUIRE(std::holds_alternative<cm::CmReq>(c.cm.front().msg.body));
@@ -122,6 +84,18 @@ void check_connection(const Capture& c, const std::uint8_t* client_ip, const std
     if (std::holds_alternative<cm::CmDreq>(f.msg.body)) CHECK(std::memcmp(f.src_ip, dreq_ip, 4) == 0);
   }
   CHECK(server_id != 0);
+  // Starting PSNs as Linux reads them (docs/cm.md): each side sends from the PSN the other side
+  // put in its REQ or REP, so the first request to each QP carries that PSN.
+  const cm::CmRep* rep = nullptr;
+  for (const auto& f : c.cm)
+    if (const auto* r = std::get_if<cm::CmRep>(&f.msg.body)) rep = r;
+  REQUIRE(rep != nullptr);
+  const test::RcFrame* from_client = test::first_request_to(c, client_ip, rep->local_qpn);
+  const test::RcFrame* from_server = test::first_request_to(c, server_ip, req.local_qpn);
+  REQUIRE(from_client != nullptr);
+  REQUIRE(from_server != nullptr);
+  CHECK(from_client->psn == rep->starting_psn);
+  CHECK(from_server->psn == req.starting_psn);
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 # usage: run_interop.sh DROCE_ECHO DROCE_PERF DROCE_RPING
 # INTEROP_ONLY=REGEX runs only the cases whose names match it (grep -E), e.g.
 # INTEROP_ONLY='bidir' for the perftest -b cases; the guest boots all the same.
-# INTEROP_CAPTURES=DIR keeps the frames the guest captured in the rping cases (NAME.pcap) there.
+# INTEROP_CAPTURES=DIR keeps the frames the guest captured in the rping and -R cases (NAME.pcap) there.
 set -uo pipefail
 ECHO=$1 PERF=$2 RPING=${3:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -221,16 +221,42 @@ guest_serves write_bw_bidir_guest_server "ib_write_bw $X -b -s 4096 -n 20" $(per
 # perftest's port 18515 (no hostfwd); droce-perf has no --peer-mac (the guest's MAC by ARP).
 # The helpers wait for the rdma_cm listener (the guest's, seen by `rdma res show cm_id`) or for
 # droce-perf's "Waiting for client" line instead of a TCP port. ----
+# gcapture_start NAME: tcpdump in the guest, ARP and RoCEv2 on eth0, into $LAB_SHARE/NAME.pcap;
+# prints its job id once it captures. gcapture_stop ID NAME: ends it (and keeps the file when
+# INTEROP_CAPTURES is set).
+gcapture_start() {
+  local id
+  id=$(lab_gstart "exec tcpdump -i eth0 -n -U -s 0 -w /host/$1.pcap 'arp or udp port 4791'") || return 1
+  lab_wait_for 30 grep -qs 'listening on' "$LAB_JOBS/$id.out" || { lab_gkill "$id"; return 1; }
+  echo "$id"
+}
+gcapture_stop() {
+  # tcpdump writes each frame over 9p as it comes and falls behind on a busy TCG guest: wait until
+  # the file stops growing (up to 20 s) before ending it, or the last frames (DREQ, DREP) are lost.
+  local size=-1 now i
+  for i in $(seq 40); do
+    now=$(stat -c %s "$LAB_SHARE/$2.pcap" 2>/dev/null || echo 0)
+    [ "$now" = "$size" ] && break
+    size=$now
+    sleep 0.5
+  done
+  lab_gkill "$1"
+  lab_gwait "$1" 15 > /dev/null 2>&1
+  echo "guest capture: $2.pcap, $(stat -c %s "$LAB_SHARE/$2.pcap" 2>/dev/null || echo 0) bytes"
+  [ -n "${INTEROP_CAPTURES:-}" ] && mkdir -p "$INTEROP_CAPTURES" && cp "$LAB_SHARE/$2.pcap" "$INTEROP_CAPTURES/"
+  return 0
+}
 # cm_guest_serves NAME 'guest command' droce-app-args...
 cm_guest_serves() {
-  local name=$1 gcmd=$2 t0 id rc=0 grc=0; shift 2
+  local name=$1 gcmd=$2 t0 id cap rc=0 grc=0; shift 2
   wanted "$name" || return 0
   t0=$(date +%s)
   echo "--- $name: guest: $gcmd | droce: $*"
   lab_hold_link && lab_glinkwait 30 > /dev/null || { echo "the guest link did not come up"; lab_release_link; result "$name" 1 $(( $(date +%s) - t0 )); return; }
-  id=$(lab_gstart "$gcmd") || { lab_release_link; result "$name" 1 0; return; }
+  cap=$(gcapture_start "$name") || { echo "tcpdump did not start in the guest"; lab_release_link; result "$name" 1 0; return; }
+  id=$(lab_gstart "$gcmd") || { lab_release_link; gcapture_stop "$cap" "$name"; result "$name" 1 0; return; }
   if ! lab_gexec "for i in \$(seq 300); do rdma res show cm_id 2>/dev/null | grep LISTEN | grep -q ':18515' && exit 0; sleep 0.2; done; exit 1" 90 > /dev/null; then
-    echo "the guest tool did not listen (rdma_cm)"; lab_release_link; lab_gwait "$id" 5; result "$name" 1 $(( $(date +%s) - t0 )); return
+    echo "the guest tool did not listen (rdma_cm)"; lab_release_link; lab_gwait "$id" 5; gcapture_stop "$cap" "$name"; result "$name" 1 $(( $(date +%s) - t0 )); return
   fi
   lab_release_link
   lab_droce_start "$LAB_RUN/droce.log" timeout 180 "$@"
@@ -238,13 +264,14 @@ cm_guest_serves() {
   LAB_DROCE_PID=
   [ "$rc" -ne 0 ] && lab_gkill "$id"
   lab_gwait "$id" 120 > "$LAB_RUN/guest.log" 2>&1 || grc=$?
+  gcapture_stop "$cap" "$name"
   echo "droce (exit $rc):"; sed 's/^/  /' "$LAB_RUN/droce.log"
   echo "guest (exit $grc):"; sed 's/^/  /' "$LAB_RUN/guest.log"
   result "$name" $(( rc != 0 || grc != 0 )) $(( $(date +%s) - t0 ))
 }
 # cm_droce_serves NAME 'guest command' droce-app-args...
 cm_droce_serves() {
-  local name=$1 gcmd=$2 t0 rc=0 grc=0; shift 2
+  local name=$1 gcmd=$2 t0 cap rc=0 grc=0; shift 2
   wanted "$name" || return 0
   t0=$(date +%s)
   echo "--- $name: droce: $* | guest: $gcmd"
@@ -253,9 +280,11 @@ cm_droce_serves() {
     echo "droce did not listen, or the guest link did not come up"; lab_stop_pid "$LAB_DROCE_PID" 3
     cat "$LAB_RUN/droce.log"; LAB_DROCE_PID=; result "$name" 1 $(( $(date +%s) - t0 )); return
   fi
+  cap=$(gcapture_start "$name") || echo "tcpdump did not start in the guest"
   lab_gexec "$gcmd" 120 > "$LAB_RUN/guest.log" 2>&1 || grc=$?
   wait "$LAB_DROCE_PID" || rc=$?
   LAB_DROCE_PID=
+  [ -n "$cap" ] && gcapture_stop "$cap" "$name"
   echo "droce (exit $rc):"; sed 's/^/  /' "$LAB_RUN/droce.log"
   echo "guest (exit $grc):"; sed 's/^/  /' "$LAB_RUN/guest.log"
   result "$name" $(( rc != 0 || grc != 0 )) $(( $(date +%s) - t0 ))
@@ -314,31 +343,6 @@ fi
 # REQ's frame. Each run's frames are captured in the guest (tcpdump on eth0, into the share). ----
 RP=("$RPING" $(lab_droce_eal) --)
 RP_ADDR=(--local-ip "$DROCE_IP" --local-mac "$DROCE_MAC" --timeout 60)
-# gcapture_start NAME: tcpdump in the guest, ARP and RoCEv2 on eth0, into $LAB_SHARE/NAME.pcap;
-# prints its job id once it captures. gcapture_stop ID NAME: ends it (and keeps the file when
-# INTEROP_CAPTURES is set).
-gcapture_start() {
-  local id
-  id=$(lab_gstart "exec tcpdump -i eth0 -n -U -s 0 -w /host/$1.pcap 'arp or udp port 4791'") || return 1
-  lab_wait_for 30 grep -qs 'listening on' "$LAB_JOBS/$id.out" || { lab_gkill "$id"; return 1; }
-  echo "$id"
-}
-gcapture_stop() {
-  # tcpdump writes each frame over 9p as it comes and falls behind on a busy TCG guest: wait until
-  # the file stops growing (up to 20 s) before ending it, or the last frames (DREQ, DREP) are lost.
-  local size=-1 now i
-  for i in $(seq 40); do
-    now=$(stat -c %s "$LAB_SHARE/$2.pcap" 2>/dev/null || echo 0)
-    [ "$now" = "$size" ] && break
-    size=$now
-    sleep 0.5
-  done
-  lab_gkill "$1"
-  lab_gwait "$1" 15 > /dev/null 2>&1
-  echo "guest capture: $2.pcap, $(stat -c %s "$LAB_SHARE/$2.pcap" 2>/dev/null || echo 0) bytes"
-  [ -n "${INTEROP_CAPTURES:-}" ] && mkdir -p "$INTEROP_CAPTURES" && cp "$LAB_SHARE/$2.pcap" "$INTEROP_CAPTURES/"
-  return 0
-}
 # rping_json_check NAME FILE MAC_FROM: droce-rping's JSON says every ping was verified and where
 # the peer's MAC came from.
 rping_json_check() {
