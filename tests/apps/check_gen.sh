@@ -423,6 +423,20 @@ for f in ['$out/workers.c.json', '$out/workers.s.json']:
 c = json.load(open('$out/workers.c.json'))
 assert c['messages'] == 4000 and c['peer_received'] >= 4000, c
 \""
+# Selective repeat with two workers on each side (issue 19): WRITE at 1 % loss, SR negotiated in
+# the exchange for every QP, every message verified per worker and in total.
+run_pair srworkers --workers 2 --qps 4 --op write --size 4096 --loss 0.01 --recovery sr -- \
+  --workers 2 --qps 4 --op write --size 4096 --count 4000 --loss 0.01 --recovery sr
+check "memif, 2 workers each side, WRITE over selective repeat at 1 % loss: both ends sr, verified per worker and in total" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/srworkers.c.json' && verified '$out/srworkers.s.json' &&
+   every_worker '$out/srworkers.c.json' 2 4 4 && /usr/bin/python3 -c \"
+import json
+for f in ['$out/srworkers.c.json', '$out/srworkers.s.json']:
+    d = json.load(open(f))
+    assert d['recovery'] == 'sr', d['recovery']
+c = json.load(open('$out/srworkers.c.json'))
+assert c['messages'] == 4000 and c['retransmitted_packets'] > 0, c
+\""
 
 # The path VMs use: net_vhost (the vhost-user socket server) and virtio_user in two processes,
 # with the PMD's hugepage memory shared by file descriptor. The client's payloads live in heap
