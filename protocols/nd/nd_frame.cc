@@ -124,6 +124,9 @@ NdRefusal parse_nd(const std::uint8_t* frame, std::uint32_t len, NdFrame& out) {
   if (rte_ipv6_udptcp_cksum_verify(as_rte(ip), m) != 0) return NdRefusal::kBadChecksum;
   if (m->code != 0) return NdRefusal::kBadCode;
   if (is_multicast(m->target)) return NdRefusal::kMulticastTarget;
+  // No NS asks for :: (§4.3: the target is an address of the solicited node) and an NA answers an
+  // NS (§4.4), so a target of :: names nobody; taking it would enter :: in the neighbour table.
+  if (is_unspecified(m->target)) return NdRefusal::kUnspecifiedTarget;
   const bool ns = icmp_type == kIcmpv6NeighborSolicitation;
   const std::uint8_t wanted = ns ? kOptSourceLinkLayer : kOptTargetLinkLayer;
   // Options: every one has a length > 0 and ends within the message (§7.1.1). At most

@@ -68,6 +68,7 @@ static_assert(kNdFrameBytes == 90);
   X(kTooShort, "too_short")                                               \
   X(kBadChecksum, "bad_checksum")                                         \
   X(kMulticastTarget, "multicast_target")                                 \
+  X(kUnspecifiedTarget, "unspecified_target")                             \
   X(kBadOptionLength, "bad_option_length")                                \
   X(kBadLinkLayerOption, "bad_link_layer_option")                         \
   X(kUnspecifiedSourceNotSolicitedNode, "unspecified_source_not_solicited_node") \

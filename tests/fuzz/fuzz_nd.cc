@@ -18,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::vector<std::uint8_t> frame(data, data + size);
   NdFrame f;
   if (parse_nd(frame.data(), static_cast<std::uint32_t>(frame.size()), f) != NdRefusal::kNone) return 0;
-  if (is_multicast(f.target)) std::abort();  // §7.1: never accepted
+  if (is_multicast(f.target) || is_unspecified(f.target)) std::abort();  // never accepted (§7.1, §4.3)
 
   // The table's rules, for a local address that is the frame's target (a solicitation for us,
   // an advertisement claiming our address) and one that is not; then its clock.

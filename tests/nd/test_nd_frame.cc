@@ -261,6 +261,12 @@ TEST_CASE("nd: the parser refuses each broken rule by name (§7.1.1, §7.1.2)", 
     reseal(f);
     CHECK(parse(f) == NdRefusal::kMulticastTarget);
   }
+  SECTION("unspecified target (found by fuzz_nd: an NA for :: round-tripped to another target)") {
+    f = kScapyNs;
+    for (int i = 0; i < 16; ++i) f[kIcmpOff + 8 + i] = 0;
+    reseal(f);
+    CHECK(parse(f) == NdRefusal::kUnspecifiedTarget);
+  }
   SECTION("options: zero length, past the end, a link-layer option of the wrong size") {
     f = kScapyNs;
     f[kOptOff + 1] = 0;
