@@ -246,17 +246,21 @@ gcapture_stop() {
   [ -n "${INTEROP_CAPTURES:-}" ] && mkdir -p "$INTEROP_CAPTURES" && cp "$LAB_SHARE/$2.pcap" "$INTEROP_CAPTURES/"
   return 0
 }
-# cm_guest_serves NAME 'guest command' droce-app-args...
-cm_guest_serves() {
-  local name=$1 gcmd=$2 t0 id cap rc=0 grc=0; shift 2
+# A guest tool that listens by rdma_cm, droce the client (RDMA-CM over RoCE on the lab link, no
+# hostfwd), the guest's frames captured (tcpdump on eth0). The tool listens once its cm_id is
+# bound: `rdma res show cm_id` lists it LISTENing on PORT.
+# rdmacm_guest_serves NAME PORT 'guest command' droce-command...
+rdmacm_guest_serves() {
+  local name=$1 port=$2 gcmd=$3 t0 id cap rc=0 grc=0; shift 3
   wanted "$name" || return 0
   t0=$(date +%s)
   echo "--- $name: guest: $gcmd | droce: $*"
   lab_hold_link && lab_glinkwait 30 > /dev/null || { echo "the guest link did not come up"; lab_release_link; result "$name" 1 $(( $(date +%s) - t0 )); return; }
   cap=$(gcapture_start "$name") || { echo "tcpdump did not start in the guest"; lab_release_link; result "$name" 1 0; return; }
   id=$(lab_gstart "$gcmd") || { lab_release_link; gcapture_stop "$cap" "$name"; result "$name" 1 0; return; }
-  if ! lab_gexec "for i in \$(seq 300); do rdma res show cm_id 2>/dev/null | grep LISTEN | grep -q ':18515' && exit 0; sleep 0.2; done; exit 1" 90 > /dev/null; then
-    echo "the guest tool did not listen (rdma_cm)"; lab_release_link; lab_gwait "$id" 5; gcapture_stop "$cap" "$name"; result "$name" 1 $(( $(date +%s) - t0 )); return
+  if ! lab_gexec "for i in \$(seq 300); do rdma res show cm_id 2>/dev/null | grep LISTEN | grep -q ':$port' && exit 0; sleep 0.2; done; exit 1" 90 > /dev/null; then
+    echo "the guest tool did not listen (rdma_cm, port $port)"; lab_release_link; lab_gkill "$id"; lab_gwait "$id" 5; gcapture_stop "$cap" "$name"
+    result "$name" 1 $(( $(date +%s) - t0 )); return
   fi
   lab_release_link
   lab_droce_start "$LAB_RUN/droce.log" timeout 180 "$@"
@@ -269,31 +273,34 @@ cm_guest_serves() {
   echo "guest (exit $grc):"; sed 's/^/  /' "$LAB_RUN/guest.log"
   result "$name" $(( rc != 0 || grc != 0 )) $(( $(date +%s) - t0 ))
 }
-# cm_droce_serves NAME 'guest command' droce-app-args...
-cm_droce_serves() {
-  local name=$1 gcmd=$2 t0 cap rc=0 grc=0; shift 2
+# droce listening by rdma_cm (READY: the line it prints then), the guest tool the client, the
+# guest's frames captured; NEED_CAPTURE 1 fails the case when tcpdump did not run.
+# rdmacm_droce_serves NAME READY NEED_CAPTURE 'guest command' droce-command...
+rdmacm_droce_serves() {
+  local name=$1 ready=$2 need_cap=$3 gcmd=$4 t0 cap rc=0 grc=0; shift 4
   wanted "$name" || return 0
   t0=$(date +%s)
   echo "--- $name: droce: $* | guest: $gcmd"
   lab_droce_start "$LAB_RUN/droce.log" timeout 180 "$@"
-  if ! lab_wait_for 30 grep -q 'Waiting for client' "$LAB_RUN/droce.log" || ! lab_glinkwait 30 > /dev/null; then
+  if ! lab_wait_for 30 grep -q "$ready" "$LAB_RUN/droce.log" || ! lab_glinkwait 30 > /dev/null; then
     echo "droce did not listen, or the guest link did not come up"; lab_stop_pid "$LAB_DROCE_PID" 3
     cat "$LAB_RUN/droce.log"; LAB_DROCE_PID=; result "$name" 1 $(( $(date +%s) - t0 )); return
   fi
   cap=$(gcapture_start "$name") || echo "tcpdump did not start in the guest"
   lab_gexec "$gcmd" 120 > "$LAB_RUN/guest.log" 2>&1 || grc=$?
+  [ "$grc" -ne 0 ] && lab_stop_pid "$LAB_DROCE_PID" 3
   wait "$LAB_DROCE_PID" || rc=$?
   LAB_DROCE_PID=
   [ -n "$cap" ] && gcapture_stop "$cap" "$name"
   echo "droce (exit $rc):"; sed 's/^/  /' "$LAB_RUN/droce.log"
   echo "guest (exit $grc):"; sed 's/^/  /' "$LAB_RUN/guest.log"
-  result "$name" $(( rc != 0 || grc != 0 )) $(( $(date +%s) - t0 ))
+  result "$name" $(( rc != 0 || grc != 0 || (need_cap && ${#cap} == 0) )) $(( $(date +%s) - t0 ))
 }
 CM_ADDR=(--local-ip "$DROCE_IP" --local-mac "$DROCE_MAC" --timeout 60)
-cm_guest_serves write_bw-R_guest_server "ib_write_bw -R $X -s 4096 -n 20" "${DP[@]}" write_bw -R "${CM_ADDR[@]}" -s 4096 -n 20 "$GUEST_IP"
-cm_droce_serves write_bw-R_droce_server "ib_write_bw -R $X -s 4096 -n 20 $DROCE_IP" "${DP[@]}" write_bw -R "${CM_ADDR[@]}" -s 4096 -n 20
-cm_guest_serves send_bw-R_guest_server "ib_send_bw -R $X -s 4096 -n 20" "${DP[@]}" send_bw -R "${CM_ADDR[@]}" -s 4096 -n 20 "$GUEST_IP"
-cm_droce_serves send_bw-R_droce_server "ib_send_bw -R $X -s 4096 -n 20 $DROCE_IP" "${DP[@]}" send_bw -R "${CM_ADDR[@]}" -s 4096 -n 20
+rdmacm_guest_serves write_bw-R_guest_server 18515 "ib_write_bw -R $X -s 4096 -n 20" "${DP[@]}" write_bw -R "${CM_ADDR[@]}" -s 4096 -n 20 "$GUEST_IP"
+rdmacm_droce_serves write_bw-R_droce_server "Waiting for client" 0 "ib_write_bw -R $X -s 4096 -n 20 $DROCE_IP" "${DP[@]}" write_bw -R "${CM_ADDR[@]}" -s 4096 -n 20
+rdmacm_guest_serves send_bw-R_guest_server 18515 "ib_send_bw -R $X -s 4096 -n 20" "${DP[@]}" send_bw -R "${CM_ADDR[@]}" -s 4096 -n 20 "$GUEST_IP"
+rdmacm_droce_serves send_bw-R_droce_server "Waiting for client" 0 "ib_send_bw -R $X -s 4096 -n 20 $DROCE_IP" "${DP[@]}" send_bw -R "${CM_ADDR[@]}" -s 4096 -n 20
 
 # ---- ARP: droce-perf finds the guest's MAC by ARP (the guest kernel answers for its eth0
 # address): its JSON says so ----
@@ -357,49 +364,13 @@ print('droce-rping:', d['verified'], 'pings verified; QP1 MADs sent', d['cm']['c
 }
 # rping -s in the guest, droce-rping the client. rping_guest_serves NAME 'rping args' droce-args...
 rping_guest_serves() {
-  local name=$1 gargs=$2 t0 id cap rc=0 grc=0; shift 2
-  wanted "$name" || return 0
-  t0=$(date +%s)
-  echo "--- $name: guest: rping -s $gargs | droce: droce-rping -c $*"
-  lab_hold_link && lab_glinkwait 30 > /dev/null || { echo "the guest link did not come up"; lab_release_link; result "$name" 1 $(( $(date +%s) - t0 )); return; }
-  cap=$(gcapture_start "$name") || { echo "tcpdump did not start in the guest"; lab_release_link; result "$name" 1 0; return; }
-  id=$(lab_gstart "exec rping -s -a $GUEST_IP $gargs") || { lab_release_link; result "$name" 1 0; return; }
-  # rping listens once its cm_id is bound: the RDMA resource table lists it.
-  if ! lab_gexec "for i in \$(seq 150); do rdma res show cm_id | grep -q LISTEN && exit 0; sleep 0.2; done; exit 1" 60 > /dev/null; then
-    echo "rping -s did not listen"; lab_release_link; lab_gkill "$id"; lab_gwait "$id" 5; gcapture_stop "$cap" "$name"
-    result "$name" 1 $(( $(date +%s) - t0 )); return
-  fi
-  lab_release_link
-  lab_droce_start "$LAB_RUN/droce.log" timeout 180 "${RP[@]}" -c -a "$GUEST_IP" "${RP_ADDR[@]}" "$@"
-  wait "$LAB_DROCE_PID" || rc=$?
-  LAB_DROCE_PID=
-  [ "$rc" -ne 0 ] && lab_gkill "$id"
-  lab_gwait "$id" 120 > "$LAB_RUN/guest.log" 2>&1 || grc=$?
-  gcapture_stop "$cap" "$name"
-  echo "droce (exit $rc):"; sed 's/^/  /' "$LAB_RUN/droce.log"
-  echo "guest (exit $grc):"; sed 's/^/  /' "$LAB_RUN/guest.log"
-  result "$name" $(( rc != 0 || grc != 0 )) $(( $(date +%s) - t0 ))
+  local name=$1 gargs=$2; shift 2
+  rdmacm_guest_serves "$name" 7174 "exec rping -s -a $GUEST_IP $gargs" "${RP[@]}" -c -a "$GUEST_IP" "${RP_ADDR[@]}" "$@"
 }
 # droce-rping the server, rping -c in the guest. rping_droce_serves NAME 'rping args' droce-args...
 rping_droce_serves() {
-  local name=$1 gargs=$2 t0 cap rc=0 grc=0; shift 2
-  wanted "$name" || return 0
-  t0=$(date +%s)
-  echo "--- $name: droce: droce-rping -s $* | guest: rping -c -a $DROCE_IP $gargs"
-  lab_droce_start "$LAB_RUN/droce.log" timeout 180 "${RP[@]}" -s "${RP_ADDR[@]}" "$@"
-  if ! lab_wait_for 30 grep -q 'listening on' "$LAB_RUN/droce.log" || ! lab_glinkwait 30 > /dev/null; then
-    echo "droce-rping did not listen, or the guest link did not come up"; lab_stop_pid "$LAB_DROCE_PID" 3
-    cat "$LAB_RUN/droce.log"; LAB_DROCE_PID=; result "$name" 1 $(( $(date +%s) - t0 )); return
-  fi
-  cap=$(gcapture_start "$name") || echo "tcpdump did not start in the guest"
-  lab_gexec "rping -c -a $DROCE_IP $gargs" 120 > "$LAB_RUN/guest.log" 2>&1 || grc=$?
-  [ "$grc" -ne 0 ] && lab_stop_pid "$LAB_DROCE_PID" 3
-  wait "$LAB_DROCE_PID" || rc=$?
-  LAB_DROCE_PID=
-  [ -n "$cap" ] && gcapture_stop "$cap" "$name"
-  echo "droce (exit $rc):"; sed 's/^/  /' "$LAB_RUN/droce.log"
-  echo "guest (exit $grc):"; sed 's/^/  /' "$LAB_RUN/guest.log"
-  result "$name" $(( rc != 0 || grc != 0 || ${#cap} == 0 )) $(( $(date +%s) - t0 ))
+  local name=$1 gargs=$2; shift 2
+  rdmacm_droce_serves "$name" 'listening on' 1 "rping -c -a $DROCE_IP $gargs" "${RP[@]}" -s "${RP_ADDR[@]}" "$@"
 }
 if wanted rping_guest_server || wanted rping_droce_server || wanted rping_droce_rejects_other_port; then
   if lab_gexec "ip neigh del $DROCE_IP dev eth0; ip neigh show $DROCE_IP dev eth0 | grep -q PERMANENT && exit 1; exit 0" 30 > /dev/null; then
