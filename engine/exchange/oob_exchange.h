@@ -91,6 +91,8 @@ class OobConnection {
   [[nodiscard]] static Status connect(const std::string& host, std::uint16_t port, std::uint32_t timeout_ms,
                                       OobConnection& out, StopCheck stop = {});
   [[nodiscard]] bool is_open() const { return fd_ >= 0; }
+  // The socket (for diagnostics and tests; -1 when closed). Ours: the destructor closes it.
+  [[nodiscard]] int native_handle() const { return fd_; }
   void set_stop_check(StopCheck stop) { stop_ = std::move(stop); }
 
   // ibv_rc_pingpong's exchange, byte for byte (rdma-core pp_client_exch_dest/pp_server_exch_dest):
