@@ -215,19 +215,22 @@ Status EndpointCm::accept(std::uint32_t conn, std::uint32_t qpn, const std::uint
   Status err;
   const cm::CmLocalConfig cfg = local_config(qpn, err);
   if (!err.ok()) return err;
-  (void)c->cm->set_local(cfg);
-  c->qpn = qpn;
+  // The REP is built on a trial copy: should the QP fail to move, the connection itself is still
+  // in REQ received, where a REJ is legal, with no REP kept for its timer to resend.
+  cm::CmConnection trial = *c->cm;
+  (void)trial.set_local(cfg);
   const std::uint64_t tsc = rte_rdtsc();
-  const cm::CmOutput o = c->cm->accept(priv, len, api_now_ns());
+  const cm::CmOutput o = trial.accept(priv, len, api_now_ns());
   if (o.mad_count == 0) return Status::error(StatusCode::kBadState, std::string("cm_accept: ") + (o.note ? o.note : "refused"));
   // rdma_accept's order: the QP is ready (RTR, then RTS) before the REP tells the peer to send.
-  const cm::CmQpParams& q = c->cm->qp_params();
+  const cm::CmQpParams& q = trial.qp_params();
   if (Status st = ep_.connect_agreed(qpn, RemoteQp{c->peer, q.remote_qpn, q.expected_psn}, q); !st.ok()) {
     // The REP stays unsent: the peer gets a REJ instead, and the slot goes.
-    c->qpn = 0;
     apply(*c, c->cm->reject(cm::RejReason::kNoQp, api_now_ns()), tsc);
     return st.context("cm_accept: ");
   }
+  c->cm = std::move(trial);
+  c->qpn = qpn;
   c->qp_connected = true;
   if (RcEndpoint::QpSlot* s = ep_.slot(qpn)) s->cm_wait_traffic = true;
   apply(*c, o, tsc);
