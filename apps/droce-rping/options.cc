@@ -17,7 +17,9 @@ constexpr const char* kUsage =
     "client SENDs the address, R_Key and size of its start buffer; the server RDMA READs it and SENDs\n"
     "its own buffer's as the go-ahead; the client SENDs its sink buffer's; the server RDMA WRITEs the\n"
     "data there and SENDs the go-ahead; the client compares the two buffers. -C times, then the\n"
-    "client disconnects (DREQ). Exit 0 only when every ping was verified. With no EAL options the\n"
+    "client disconnects (DREQ). The server serves one client, or with --clients N that many at once,\n"
+    "each on its own QP; --recovery sr agrees selective repeat with a droce peer, go-back-N with any\n"
+    "other. Exit 0 only when every ping was verified. With no EAL options the\n"
     "two ends meet over net_memif on /tmp/droce-rping.sock; against Linux: rping -s, or\n"
     "rping -c -a <--local-ip> -C N -V, on a RoCE NIC or Soft-RoCE.";
 

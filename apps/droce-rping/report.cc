@@ -71,7 +71,7 @@ int report(const Options& o, const Setup& st, const std::vector<Results>& conns,
   if (tell_each)
     for (std::size_t i = 0; i < conns.size(); ++i) {
       const Results& c = conns[i];
-      std::printf("droce-rping: %s: connection %zu: %s, %s, %llu pings verified, %llu packets retransmitted\n", o.role(),
+      std::printf("droce-rping: %s: connection %zu: %s, %s, %llu pings verified, retransmitted packets: %llu\n", o.role(),
                   i + 1, ip_text(c.peer_ip).c_str(), recovery_text(c.recovery), static_cast<unsigned long long>(c.verified),
                   static_cast<unsigned long long>(c.retransmitted_packets));
     }
