@@ -6,6 +6,7 @@
 // its connections from one poll loop.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -57,8 +58,8 @@ class Session {
   [[nodiscard]] engine::Status connect();
   // Client: its -C pings.
   [[nodiscard]] engine::Status run();
-  // Client: DREQ, and the wait for the DREP. Either role: a moment of polling so that our last
-  // MADs and ACKs leave.
+  // Client: DREQ, the wait for the DREP, and a moment of polling so that our last MADs and ACKs
+  // leave (the server's is Server::finish).
   [[nodiscard]] engine::Status finish();
 
   // Server: a QP for the REQ `req`, its recovery (selective repeat only when we run --recovery sr
