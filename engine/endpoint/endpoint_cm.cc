@@ -41,6 +41,7 @@ struct EndpointCm::Conn {
   std::uint16_t port = 0, peer_port = 0;
   bool qp_connected = false;  // this connection moved the QP to RTS
   std::uint8_t rep_private[cm::kRepPrivateBytes] = {};  // active: the REP's private data
+  rc::Recovery (*recovery_at_rep)(const std::uint8_t*, std::uint32_t) = nullptr;  // CmConnectTo's
 };
 
 namespace {
@@ -196,6 +197,7 @@ Status EndpointCm::connect(std::uint32_t qpn, const CmConnectTo& to, std::uint32
   c->port = to.port;
   c->peer_port = h.src_port;
   c->qp_connected = false;
+  c->recovery_at_rep = to.recovery_at_rep;
   conn = id;
   const std::uint64_t tsc = rte_rdtsc();
   apply(*c, c->cm->connect(p, api_now_ns()), tsc);
@@ -357,6 +359,7 @@ void EndpointCm::on_frame(const std::uint8_t* frame, std::uint32_t len, std::uin
     (void)cm::rdma_cm_tcp_port(req.service_id, c->port);
     c->peer_port = h.src_port;
     c->qp_connected = false;
+    c->recovery_at_rep = nullptr;  // the slot may have held an active connection
     apply(*c, c->cm->on_message(m, now_ns), now_tsc);
     return;
   }
@@ -423,7 +426,11 @@ void EndpointCm::apply(Conn& c, const cm::CmOutput& o, std::uint64_t now_tsc) {
         if (c.cm->role() == cm::CmRole::kActive && !c.qp_connected) {
           // At the REP: RTR and RTS with what it says, before the RTU tells the peer to send.
           const cm::CmQpParams& q = c.cm->qp_params();
-          if (Status st = ep_.connect_agreed(c.qpn, RemoteQp{c.peer, q.remote_qpn, q.expected_psn}, q); !st.ok()) {
+          Status st;
+          if (c.recovery_at_rep != nullptr)
+            st = ep_.set_recovery(c.qpn, c.recovery_at_rep(c.rep_private, cm::kRepPrivateBytes));
+          if (st.ok()) st = ep_.connect_agreed(c.qpn, RemoteQp{c.peer, q.remote_qpn, q.expected_psn}, q);
+          if (!st.ok()) {
             // The QP cannot take the connection (the consumer moved it): no RTU, so the peer's
             // REP times out into a REJ; the consumer hears it as a local reject.
             send_mads = false;
