@@ -37,6 +37,13 @@ std::string peer_text(const Setup& st, const wire::L2L3Address& peer) {
   return engine::ip_text(ip);
 }
 
+// At the REP, before the client's QP leaves INIT: the recovery the server's answer names (a REP
+// that is no droce-gen answer leaves go-back-N; the established event then refuses it by name).
+rc::Recovery recovery_in_rep(const std::uint8_t* priv, std::uint32_t len) {
+  CmRep rep;
+  return decode_cm_rep(priv, len, rep).empty() && rep.sr ? rc::Recovery::kSelectiveRepeat : rc::Recovery::kGoBackN;
+}
+
 int qp_of(const CmLink& link, std::uint32_t conn) {
   for (std::size_t i = 0; i < link.conns.size(); ++i)
     if (link.conns[i] == conn && conn != 0) return static_cast<int>(i);
@@ -89,13 +96,9 @@ bool on_request(const Options& o, Setup& st, CmLink& link, ServerState& ss, cons
   }
   if (req.qp_index >= o.qps || link.conns[req.qp_index] != 0)
     return refuse("QP index " + std::to_string(req.qp_index) + " is out of range or connected already", true);
-  // The client's QPs leave INIT at our REP, with the recovery it set before its REQ: we can fall
-  // back to go-back-N with it, but not bring it to selective repeat (only peers that both ask use it).
+  // Selective repeat only when both ask: the client's QPs take the REP's answer before they leave
+  // INIT (CmConnectTo::recovery_at_rep), so an SR client falls back to go-back-N with us, as over TCP.
   const bool sr_here = o.recovery == rc::Recovery::kSelectiveRepeat;
-  if (req.propose_sr && !sr_here)
-    return refuse("the client runs --recovery sr and this server gbn: over RDMA-CM the recovery is set before the "
-                  "REQ, so start both with --recovery sr or neither",
-                  true);
   const rc::Recovery agreed = req.propose_sr && sr_here ? rc::Recovery::kSelectiveRepeat : rc::Recovery::kGoBackN;
   if (ss.first) {
     st.recovery = agreed;
@@ -195,9 +198,10 @@ Status connect_client(const Options& o, Setup& st, CmLink& link, double run_limi
   std::uint8_t mac[6];
   if (Status m = ip.ipv6 ? peer_mac.of_ipv6(ip.bytes, timeout_ms, mac) : peer_mac.of_ipv4(ip.bytes, timeout_ms, mac); !m.ok())
     return m;
-  // The QPs leave INIT at the REP: their recovery is our proposal (the server refuses one it
-  // does not run, and falls back to go-back-N with us).
-  st.recovery = o.recovery;
+  // The QPs leave INIT at the REP with the recovery its answer names: our proposal, or go-back-N
+  // from a server that does not run selective repeat (recovery_in_rep). The first answer sets the
+  // run's; every QP's must agree with it.
+  st.recovery = rc::Recovery::kGoBackN;
   CmReq req;
   req.propose_sr = o.recovery == rc::Recovery::kSelectiveRepeat;
   req.qps = static_cast<std::uint16_t>(o.qps);
@@ -217,6 +221,7 @@ Status connect_client(const Options& o, Setup& st, CmLink& link, double run_limi
     to.port = o.oob_port;
     to.private_data = priv;
     to.private_len = kCmReqBytes;
+    to.recovery_at_rep = recovery_in_rep;
     if (Status s = ep.cm_connect(st.requester(i).qpn, to, link.conns[i]); !s.ok()) return s;
   }
   std::uint32_t established = 0;
@@ -237,10 +242,15 @@ Status connect_client(const Options& o, Setup& st, CmLink& link, double run_limi
           CmRep rep;
           if (std::string e = decode_cm_rep(ev.private_data, ev.private_len, rep); !e.empty())
             return Status::error("the server's answer for QP " + std::to_string(i) + ": " + e + " (is it droce-gen?)");
-          if (rep.qp_index != i || rep.sr != (st.recovery == rc::Recovery::kSelectiveRepeat))
+          if (rep.sr && o.recovery != rc::Recovery::kSelectiveRepeat)
+            return Status::error("the server's answer for QP " + std::to_string(i) +
+                                 " names selective repeat, which this client did not ask for");
+          const rc::Recovery theirs = rep.sr ? rc::Recovery::kSelectiveRepeat : rc::Recovery::kGoBackN;
+          if (established == 0) st.recovery = theirs;
+          if (rep.qp_index != i || theirs != st.recovery)
             return Status::error("the server's answer for QP " + std::to_string(i) + " names QP " +
                                  std::to_string(rep.qp_index) + " and recovery " + (rep.sr ? "sr" : "gbn") +
-                                 " (this client: " + recovery_name(st.recovery) + ")");
+                                 " (the first QP's: " + recovery_name(st.recovery) + ")");
           Requester& q = st.requester(qi);
           q.remote_va = rep.vaddr;
           q.rkey = rep.rkey;

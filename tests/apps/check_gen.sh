@@ -359,6 +359,9 @@ check "--connect cm, both --recovery sr over 4 QPs, 1 % loss both ways: agreed o
 run_pair cmgbn --connect cm --recovery sr --op send --size 512 -- --connect cm --op send --size 512 --count 2000
 check "--connect cm, only the server asks --recovery sr: both use gbn, verified" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/cmgbn.c.json' && recovery_is gbn '$out/cmgbn.c.json' '$out/cmgbn.s.json'"
+run_pair cmsrclient --connect cm --op write --size 2048 -- --connect cm --recovery sr --op write --size 2048 --count 2000 --loss 0.01
+check "--connect cm, only the client asks --recovery sr: both fall back to gbn (the client's QPs take the REP's answer), verified" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/cmsrclient.c.json' && recovery_is gbn '$out/cmsrclient.c.json' '$out/cmsrclient.s.json'"
 run_pair cmdiff --connect cm --op write --size 4096 --connect-timeout 5 -- --connect cm --op write --size 2048 --count 1000 --connect-timeout 5
 check "--connect cm with different workloads: both fail, the server refuses the REQ and says why" \
   "[ $cli_rc -ne 0 ] && [ $srv_rc -ne 0 ] && grep -q 'same workload' '$out/cmdiff.s.txt' && grep -q 'rejected' '$out/cmdiff.c.txt'"
