@@ -4,19 +4,19 @@
 # loss. Every case checks the data (droce checks every reply or request; the tools check their
 # completions) and both sides' exit status. No QEMU, no image, a guest that does not boot: the
 # suite FAILS and says why — it never passes without having run.
-# usage: run_interop.sh DROCE_ECHO DROCE_PERF DROCE_RPING
+# usage: run_interop.sh DROCE_ECHO DROCE_PERF DROCE_RPING DROCE_SWITCH
 # INTEROP_ONLY=REGEX runs only the cases whose names match it (grep -E), e.g.
 # INTEROP_ONLY='bidir' for the perftest -b cases; the guest boots all the same.
 # INTEROP_CAPTURES=DIR keeps the frames the guest captured in the rping and -R cases (NAME.pcap) there.
 set -uo pipefail
-ECHO=$1 PERF=$2 RPING=${3:-}
+ECHO=$1 PERF=$2 RPING=${3:-} SWITCH=${4:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
 LAB=$HERE/../../scripts/rxe-lab
 export LAB_RUN
 LAB_RUN=$(mktemp -d /tmp/droce-interop.XXXXXX)
 # Ports of our own, so a lab someone keeps running on the defaults is left alone.
 export LAB_OOB_HOSTFWD=$(( 29000 + $$ % 400 )) LAB_OOB_HOST=$(( 19000 + $$ % 400 ))
-export DROCE_ECHO=$ECHO
+export DROCE_ECHO=$ECHO DROCE_SWITCH=$SWITCH
 source "$LAB/lib.sh"
 
 fail_loud() {
@@ -28,6 +28,7 @@ fail_loud() {
 cleanup() {
   [ -n "${LAB_DROCE_PID:-}" ] && lab_stop_pid "$LAB_DROCE_PID" 3
   lab_release_link
+  lab_switch_stop
   "$LAB/down.sh"
   rm -rf "$LAB_RUN"
 }
@@ -36,7 +37,8 @@ trap 'exit 130' INT TERM
 
 command -v qemu-system-x86_64 > /dev/null || fail_loud "qemu-system-x86_64 is not installed (scripts/setup.sh installs qemu-system-x86)"
 command -v socat > /dev/null || fail_loud "socat is not installed (scripts/setup.sh installs it)"
-[ -x "$ECHO" ] && [ -x "$PERF" ] && [ -x "$RPING" ] || fail_loud "$ECHO, $PERF or '$RPING' is not built (usage: run_interop.sh DROCE_ECHO DROCE_PERF DROCE_RPING)"
+[ -x "$ECHO" ] && [ -x "$PERF" ] && [ -x "$RPING" ] && [ -x "$SWITCH" ] ||
+  fail_loud "$ECHO, $PERF, '$RPING' or '$SWITCH' is not built (usage: run_interop.sh DROCE_ECHO DROCE_PERF DROCE_RPING DROCE_SWITCH)"
 T0=$(date +%s)
 timeout 1200 "$LAB/build-image.sh" || fail_loud "the guest image could not be built (needs root and the Debian archive once; cached in .cache/rxe-lab)"
 timeout 400 "$LAB/boot.sh" || fail_loud "the rxe guest did not boot (see the log above)"
@@ -399,6 +401,22 @@ if wanted rping_guest_server || wanted rping_droce_server || wanted rping_droce_
   fi
 fi
 
+# ---- the switched lab (scripts/rxe-lab/lib.sh, lab_switch_start): droce-switch is the guest's
+# vhost-user peer and droce apps attach to its memif ports, so that several droce processes share
+# the guest's link at once; the switch learns MACs and floods ARP requests. ----
+# rping -s in the guest, droce-rping the client on the switch's port 0, its MAC for the guest found
+# by ARP through the switch.
+if wanted switched_rping_guest_server; then
+  if lab_switch_start 2; then
+    rdmacm_guest_serves switched_rping_guest_server 7174 "exec rping -s -a $GUEST_IP -v" \
+      "$RPING" $(lab_switch_eal 0) -- -c -a "$GUEST_IP" "${RP_ADDR[@]}" -C 10 -S 64 -v --json "$LAB_RUN/sw_rping_client.json"
+    lab_switch_stop
+    lab_switch_summary
+    rping_json_check switched_rping_guest_server_arp "$LAB_RUN/sw_rping_client.json" arp
+  else
+    result switched_rping_guest_server 1 0
+  fi
+fi
 echo "rxe counters: $(lab_gexec 'cd /sys/class/infiniband/rxe0/ports/1/hw_counters && for f in sent_pkts rcvd_pkts duplicate_request out_of_seq_request rcvd_seq_err completer_retry_err retry_exceeded_err; do printf "%s=%s " $f $(cat $f); done' 30)"
 echo "interop: ${#passed[@]} passed, ${#failed[@]} failed in $(( $(date +%s) - T0 )) s${failed[*]:+ (failed: ${failed[*]})}"
 [ ${#failed[@]} -eq 0 ] && [ ${#passed[@]} -gt 0 ]
