@@ -27,6 +27,7 @@ fail_loud() {
 }
 cleanup() {
   [ -n "${LAB_DROCE_PID:-}" ] && lab_stop_pid "$LAB_DROCE_PID" 3
+  [ -n "${LAB_DROCE2_PID:-}" ] && lab_stop_pid "$LAB_DROCE2_PID" 3
   lab_release_link
   lab_switch_stop
   "$LAB/down.sh"
@@ -417,6 +418,73 @@ if wanted switched_rping_guest_server; then
     result switched_rping_guest_server 1 0
   fi
 fi
+# Two clients of one droce-rping server at once, behind a switch that loses 0.5 % of the frames
+# of every port (ARP and CM MADs too: they retry): the guest's rping (rxe: go-back-N, it offers
+# nothing else) and a second droce-rping that asks for selective repeat. The server serves both;
+# each connection keeps the recovery its client can do: its JSON says "gbn" for the guest's and
+# "sr" for droce's, each with every ping verified. Needs droce-rping's --clients and --recovery;
+# skipped with a message where this droce-rping has neither.
+mixed_recovery_peers() {
+  local name=mixed_recovery_peers t0 id rc=0 crc=0 grc=0 jrc=0
+  local sj=$LAB_RUN/mixed_server.json cj=$LAB_RUN/mixed_client.json
+  wanted "$name" || return 0
+  if ! "$RPING" -- --help 2>/dev/null | grep -q -- --clients; then
+    echo "SKIP $name: $RPING has no --clients (a server of several clients) and --recovery; not run"
+    return 0
+  fi
+  t0=$(date +%s)
+  echo "--- $name: switch --loss 0.005 | droce-rping -s --clients 2 --recovery sr | guest rping -c, droce-rping -c --recovery sr"
+  lab_switch_start 2 --loss 0.005 --seed 7 || { result "$name" 1 $(( $(date +%s) - t0 )); return; }
+  rm -f "$sj" "$cj"
+  lab_droce_start "$LAB_RUN/droce.log" timeout 400 "$RPING" $(lab_switch_eal 0 "$LAB_DROCE_CPU") -- -s \
+    --local-ip "$DROCE_IP" --local-mac "$DROCE_MAC" --timeout 120 --clients 2 --recovery sr -C 20 --json "$sj"
+  if ! lab_wait_for 60 grep -q 'listening on' "$LAB_RUN/droce.log"; then
+    echo "droce-rping's server did not listen"; sed 's/^/  /' "$LAB_RUN/droce.log"
+    lab_stop_pid "$LAB_DROCE_PID" 3; LAB_DROCE_PID=; lab_switch_stop; result "$name" 1 $(( $(date +%s) - t0 )); return
+  fi
+  # Both clients at once: the guest's in the guest, droce's on the switch's port 1 (the other CPU).
+  id=$(lab_gstart "rping -c -a $DROCE_IP -C 20 -S 64 -V")
+  "$RPING" $(lab_switch_eal 1 "$LAB_SWITCH_CPU") -- -c -a "$DROCE_IP" --local-ip "$DROCE2_IP" --local-mac "$DROCE2_MAC" \
+    --timeout 120 --recovery sr -C 20 -S 64 --json "$cj" < /dev/null > "$LAB_RUN/droce2.log" 2>&1 &
+  LAB_DROCE2_PID=$!
+  if lab_wait_for 300 eval '! lab_alive $LAB_DROCE2_PID'; then
+    wait "$LAB_DROCE2_PID" || crc=$?
+  else
+    echo "droce-rping's client still ran after 300 s: stopped"; lab_stop_pid "$LAB_DROCE2_PID" 3; crc=124
+  fi
+  LAB_DROCE2_PID=
+  if [ -n "$id" ]; then lab_gwait "$id" 300 > "$LAB_RUN/guest.log" 2>&1 || grc=$?; else grc=1; fi
+  # A client that failed leaves the server waiting for its pings: end it now; else it ends once
+  # both have disconnected.
+  [ "$crc" -ne 0 ] || [ "$grc" -ne 0 ] && lab_stop_pid "$LAB_DROCE_PID" 3
+  if lab_wait_for 60 eval '! lab_alive $LAB_DROCE_PID'; then
+    wait "$LAB_DROCE_PID" || rc=$?
+  else
+    echo "droce-rping's server still ran 60 s after its clients: stopped"; lab_stop_pid "$LAB_DROCE_PID" 3; rc=124
+  fi
+  LAB_DROCE_PID=
+  lab_switch_stop
+  echo "droce-rping server (exit $rc):"; sed 's/^/  /' "$LAB_RUN/droce.log"
+  echo "droce-rping client (exit $crc):"; sed 's/^/  /' "$LAB_RUN/droce2.log"
+  echo "guest rping client (exit $grc):"; sed 's/^/  /' "$LAB_RUN/guest.log"
+  lab_switch_summary
+  /usr/bin/python3 -c "
+import json, sys
+s, c = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+guest, droce = sys.argv[3], sys.argv[4]
+for x in s['connections']:
+    print('server: connection from %s: recovery %s, %d pings verified, %d packets retransmitted' %
+          (x['peer_ip'], x['recovery'], x['pings_verified'], x['retransmitted_packets']))
+print('client %s: recovery %s, %s pings verified' % (droce, c['recovery'], c.get('verified')))
+by = {x['peer_ip']: x for x in s['connections']}
+assert len(s['connections']) == 2 and set(by) == {guest, droce}, s['connections']
+assert by[guest]['recovery'] == 'gbn' and by[droce]['recovery'] == 'sr', by
+assert by[guest]['pings_verified'] == 20 and by[droce]['pings_verified'] == 20, by
+assert c['recovery'] == 'sr', c['recovery']" "$sj" "$cj" "$GUEST_IP" "$DROCE2_IP" || jrc=1
+  result "$name" $(( rc != 0 || crc != 0 || grc != 0 || jrc != 0 )) $(( $(date +%s) - t0 ))
+}
+mixed_recovery_peers
+
 echo "rxe counters: $(lab_gexec 'cd /sys/class/infiniband/rxe0/ports/1/hw_counters && for f in sent_pkts rcvd_pkts duplicate_request out_of_seq_request rcvd_seq_err completer_retry_err retry_exceeded_err; do printf "%s=%s " $f $(cat $f); done' 30)"
 echo "interop: ${#passed[@]} passed, ${#failed[@]} failed in $(( $(date +%s) - T0 )) s${failed[*]:+ (failed: ${failed[*]})}"
 [ ${#failed[@]} -eq 0 ] && [ ${#passed[@]} -gt 0 ]
