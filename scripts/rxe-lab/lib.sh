@@ -191,7 +191,7 @@ lab_switch_start() {
     --duration 3600 --quiet --json "$LAB_RUN/switch.json" "$@" < /dev/null > "$LAB_RUN/switch.log" 2>&1 &
   LAB_SWITCH_PID=$!
   echo "$LAB_SWITCH_PID" > "$LAB_RUN/switch.pid"
-  if ! lab_wait_for 60 grep -q 'ports, Ctrl-C to stop' "$LAB_RUN/switch.log"; then
+  if ! lab_wait_for 60 grep -qs 'ports, Ctrl-C to stop' "$LAB_RUN/switch.log"; then
     lab_log "droce-switch did not start:"; sed 's/^/  /' "$LAB_RUN/switch.log" >&2
     lab_switch_stop; return 1
   fi
