@@ -8,7 +8,10 @@ usage: plot_recovery.py [--sim PATH] [--out DIR] [--seeds N] [--duration-ms T] [
    at twice the BDP as a sensitivity check), mean over seeds 1..N: DIR/recovery_loss.png.
 2. The two-hop 8 -> 1 incast with an innocent flow, 100 Gb/s, with and without PFC, gbn and sr,
    without congestion control and with DCQCN: DIR/recovery_two_hop.png.
-Both tables, with the commands that produce every row, go to DIR/recovery_summary.md.
+3. At 1 % loss, base RTTs from 10 us to 100 us (BDP 128 to 1253 packets): sr / gbn against the
+   ceiling that the line rate sets (line rate / gbn's goodput: no recovery can do better), where
+   issue 19's 3x target is reachable at all: DIR/recovery_rtt.png.
+The tables, with the commands that produce every row, go to DIR/recovery_summary.md.
 Needs a built droce-sim and Debian's python3-matplotlib (run with /usr/bin/python3).
 """
 import argparse
@@ -26,6 +29,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 LOSSES = [0, 1e-5, 1e-4, 1e-3, 1e-2, 5e-2]
 # One-way delay per link: the dumbbell's base RTT is 4 delays plus two 1000-byte serialisations.
 RTTS = [("10 us", 2.5), ("100 us", 25.0)]
+# Part 3: 1 % loss at base RTTs between the two (the one-way delays per link).
+SWEEP_DELAYS = [2.5, 5.0, 7.5, 10.0, 15.0, 25.0]
+SWEEP_LOSS = 1e-2
 LINK_GBPS = 100
 
 
@@ -67,7 +73,8 @@ def main():
     dur = f"{o.duration_ms:g}"
     with tempfile.TemporaryDirectory() as tmp, concurrent.futures.ThreadPoolExecutor(o.jobs) as pool:
         # The default cap (link rate x base RTT) as droce-sim computes it, from a lossless sr run.
-        bdp = {d: run(o.sim, loss_args(d, 0, "sr", 1, 1), tmp)["recovery"]["bdp_packets"] for _, d in RTTS}
+        bdp = {d: run(o.sim, loss_args(d, 0, "sr", 1, 1), tmp)["recovery"]["bdp_packets"]
+               for d in sorted({d for _, d in RTTS} | set(SWEEP_DELAYS))}
         variants = [("gbn", "gbn", None), ("sr", "sr", None), ("sr, cap 2 x BDP", "sr", 2)]
         jobs = {}
         for _, d in RTTS:
@@ -76,6 +83,12 @@ def main():
                     for seed in range(1, o.seeds + 1):
                         args = loss_args(d, loss, mode, seed, dur, bdp[d] * mult if mult else None)
                         jobs[(d, label, loss, seed)] = pool.submit(run, o.sim, args, tmp)
+        for d in SWEEP_DELAYS:
+            for label, mode, mult in variants:
+                for seed in range(1, o.seeds + 1):
+                    if (d, label, SWEEP_LOSS, seed) not in jobs:
+                        args = loss_args(d, SWEEP_LOSS, mode, seed, dur, bdp[d] * mult if mult else None)
+                        jobs[(d, label, SWEEP_LOSS, seed)] = pool.submit(run, o.sim, args, tmp)
         hop = {}
         for cc in ("none", "dcqcn"):
             for pfc, mode in ((True, "gbn"), (False, "sr"), (False, "gbn"), (True, "sr")):
@@ -130,6 +143,28 @@ def main():
     fig.tight_layout()
     fig.savefig(os.path.join(o.out, "recovery_two_hop.png"), dpi=110)
 
+    # ---- figure 3: sr / gbn at 1 % loss against the BDP, with the line rate's ceiling ----
+    line_gbps = mean(SWEEP_DELAYS[0], "gbn", 0) if (SWEEP_DELAYS[0], "gbn", 0, 1) in res else None
+    line_gbps = line_gbps or max(mean(d, "sr, cap 2 x BDP", SWEEP_LOSS) for d in SWEEP_DELAYS)
+    sweep = []
+    for d in SWEEP_DELAYS:
+        g, s1, s2 = (mean(d, v, SWEEP_LOSS) for v in ("gbn", "sr", "sr, cap 2 x BDP"))
+        sweep.append((d, bdp[d], g, s1, s2, line_gbps / g))
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    bx = [row[1] for row in sweep]
+    ax.plot(bx, [row[3] / row[2] for row in sweep], "s-", color="tab:blue", label="sr / gbn (cap = BDP)")
+    ax.plot(bx, [row[4] / row[2] for row in sweep], "^:", color="tab:blue", label="sr / gbn (cap = 2 x BDP)")
+    ax.plot(bx, [row[5] for row in sweep], "k--", label="ceiling: line rate / gbn")
+    ax.axhline(3, color="tab:red", lw=0.8, label="issue 19's target, 3x")
+    ax.set_xscale("log")
+    ax.set_xlabel("BDP (packets of 1000 B at 100 Gb/s)")
+    ax.set_ylabel("goodput ratio")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(f"1 % random loss, one 100 Gb/s flow, mean of {o.seeds} seeds", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(os.path.join(o.out, "recovery_rtt.png"), dpi=110)
+
     # ---- the tables ----
     lines = [f"Goodput (Gb/s of payload handed on in order, last half of {dur} ms, mean of seeds 1..{o.seeds}); "
              f"one flow, {LINK_GBPS} Gb/s, `--cc none`, 1000-byte packets, RTO 320 us.", "",
@@ -145,6 +180,14 @@ def main():
     for _, d in RTTS:
         lines.append("droce-sim " + " ".join(loss_args(d, 0.01, "gbn", 1, dur)) + " --json out.json")
     lines += ["```", "",
+              f"At {SWEEP_LOSS * 100:g} % loss against the base RTT (the same runs; the ceiling is the lossless "
+              f"line goodput, {line_gbps:.2f} Gb/s, over gbn's: no recovery scheme exceeds it):", "",
+              "| base RTT | BDP (packets) | gbn | sr | sr / gbn | sr, cap 2 x BDP | its ratio | ceiling |",
+              "|---|---|---|---|---|---|---|---|"]
+    for d, b, g, s1, s2, ceil in sweep:
+        rtt = 4 * d + 2 * 1000 * 8 / (LINK_GBPS * 1e3)
+        lines.append(f"| {rtt:.0f} us | {b} | {g:.2f} | {s1:.2f} | {s1 / g:.2f} | {s2:.2f} | {s2 / g:.2f} | {ceil:.2f} |")
+    lines += ["",
               "| two-hop incast, 50 ms | cc | incast goodput | Jain (incast goodput) | innocent goodput | drops | resent | PFC pauses | "
               "innocent paused |",
               "|---|---|---|---|---|---|---|---|---|"]

@@ -6,6 +6,7 @@
 //   job.cc      one worker's workload         report.cc   text, JSON, exit status
 //   arrivals.cc when each message of an offered load is due (the open-loop schedule)
 //   feed.cc     the live feed (--stats-json), a JSON line per interval
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -24,6 +25,10 @@ using namespace droce;
 using namespace droce::engine;
 
 namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 int fail(const std::string& msg, int code = 1) {
   std::fprintf(stderr, "droce-gen: %s\n", msg.c_str());
@@ -54,13 +59,17 @@ int main(int argc, char** argv) {
   gen::Setup st;
   if (gen::SetupError e = gen::open_transport(opt, default_port, lcores, st); !e.status.ok())
     return fail(e.status.message(), e.usage ? 2 : 1);
+  auto t0 = std::chrono::steady_clock::now();
   if (Status s = gen::create_qps(opt, st); !s.ok()) return fail(s.message());
+  st.create_qps_s = seconds_since(t0);
 
   // ---- connect (the exchange's own waits retry EINTR until their deadline: a Ctrl-C now closes
   // the connection) ----
   gen::Connection conn;
   set_stop_ends_tcp_waits(true);
+  t0 = std::chrono::steady_clock::now();
   if (Status s = gen::connect_qps(opt, st, conn); !s.ok()) return fail(s.message());
+  st.connect_s = seconds_since(t0);
   // From here a Ctrl-C ends the run and the end-of-run lines still flow.
   set_stop_ends_tcp_waits(false);
   if (stop_requested()) return fail("interrupted during the connection exchange");

@@ -164,6 +164,7 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
   if (r.atomic_checked)
     std::printf(" atomic counters at the responder: %llu for %llu operations completed (each executed once: equal)\n",
                 static_cast<ull>(r.atomic_counter), static_cast<ull>(r.atomic_completed));
+  std::printf(" set-up: %u QP(s) created in %.3f s, connected in %.3f s\n", o.qps, st.create_qps_s, st.connect_s);
   std::printf(" zero-copy TX frames %llu, inline TX frames (payload <= 256 B) %llu, payload bytes copied on TX %llu\n",
               static_cast<ull>(c.zc), static_cast<ull>(c.inlined), static_cast<ull>(c.copied_tx));
   // Several workers: each one's share (the verification above covers them all; a client's
@@ -260,6 +261,7 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
     j["drop_reasons"] = apps::drop_reasons_json(sums);
     apps::stamp_report(j);
     j["workers"] = workers_json(o, st, secs);
+    j["setup_s"] = {{"create_qps", st.create_qps_s}, {"connect", st.connect_s}};
     j["config"] = {{"mode", mode_name(o.mode)}, {"op", op_name(o.op)}, {"size", o.sizes},
                    {"mtu", o.mtu}, {"qps", o.qps}, {"active_qps", o.active()}, {"workers", o.workers},
                    {"inflight", o.inflight}, {"duration_s", o.duration_s},

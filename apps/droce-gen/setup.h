@@ -53,6 +53,9 @@ struct Setup {
   std::vector<std::unique_ptr<Job>> jobs;     // per worker
   std::unique_ptr<Pattern> pattern;
   rc::Recovery recovery = rc::Recovery::kGoBackN;  // in use on every QP (client/server: as agreed)
+  // Wall-clock seconds of the set-up steps (issue 13's connection cost at thousands of QPs):
+  // creating every QP with its buffers registered, and joining them to the peer.
+  double create_qps_s = 0, connect_s = 0;
 
   Setup();
   ~Setup();

@@ -1,7 +1,8 @@
 // droce-rping: either end of rdma-core's rping, connected over RDMA-CM (QP1) instead of a TCP
 // exchange. main() is the table of contents; the steps live in:
 //   options.cc  the command line (rping's flags)    setup.cc    port, pool, memory, endpoint
-//   session.cc  the CM connection and the pings     rping_data.cc  rping's advertisement and text
+//   session.cc  one CM connection and its pings     rping_data.cc  rping's advertisement and text
+//   server.cc   the server's clients, one poll loop
 //   report.cc   the line, the JSON, the exit status
 #include <cstdio>
 #include <string>
@@ -9,6 +10,7 @@
 #include "apps/common/default_port.h"
 #include "apps/droce-rping/options.h"
 #include "apps/droce-rping/report.h"
+#include "apps/droce-rping/server.h"
 #include "apps/droce-rping/session.h"
 #include "apps/droce-rping/setup.h"
 #include <droce/engine/core/eal.h>
@@ -43,12 +45,21 @@ int main(int argc, char** argv) {
   // ---- set up, connect over RDMA-CM, ping, disconnect ----
   rping::Setup st;
   if (Status s = rping::set_up(o, defaults, st); !s.ok()) return fail(s.message());
-  rping::Session session(o, st);
-  Status s = session.prepare();
+  if (o.server) {
+    rping::Server server(o, st);
+    Status s = server.prepare();
+    if (s.ok()) s = server.run();
+    server.finish();
+    return rping::report(o, st, server.results(), server.rejected(), s);
+  }
+  rc::MemoryRegion mr;
+  Status s = rping::register_buffers(st, rping::Session::kRegionBytes, mr);
+  rping::Session session(o, st, st.buffers.get(), mr);
   if (s.ok()) s = session.connect();
   if (s.ok()) s = session.run();
   // The client disconnects even after a failed ping, so that the server hears of it at once.
   const Status fin = session.finish();
   if (s.ok()) s = fin;
-  return rping::report(o, st, session.results(), s);
+  session.take_counters();
+  return rping::report(o, st, {session.results()}, 0, s);
 }

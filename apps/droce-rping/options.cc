@@ -17,7 +17,9 @@ constexpr const char* kUsage =
     "client SENDs the address, R_Key and size of its start buffer; the server RDMA READs it and SENDs\n"
     "its own buffer's as the go-ahead; the client SENDs its sink buffer's; the server RDMA WRITEs the\n"
     "data there and SENDs the go-ahead; the client compares the two buffers. -C times, then the\n"
-    "client disconnects (DREQ). Exit 0 only when every ping was verified. With no EAL options the\n"
+    "client disconnects (DREQ). The server serves one client, or with --clients N that many at once,\n"
+    "each on its own QP; --recovery sr agrees selective repeat with a droce peer, go-back-N with any\n"
+    "other. Exit 0 only when every ping was verified. With no EAL options the\n"
     "two ends meet over net_memif on /tmp/droce-rping.sock; against Linux: rping -s, or\n"
     "rping -c -a <--local-ip> -C N -V, on a RoCE NIC or Soft-RoCE.";
 
@@ -59,13 +61,32 @@ void declare(CLI::App& app, Options& o) {
                 "rping's -V; droce-rping always checks: the client compares its sink with its\n"
                 "start buffer, the server checks what it READs against rping's pattern");
 
+  cli::add_choice(app, g, "--recovery", {"gbn", "sr"},
+                  "loss recovery: gbn (go-back-N, IBTA) or sr (selective repeat, with a droce\n"
+                  "peer only: the client offers it in its REQ, a --recovery sr server accepts it\n"
+                  "in its REP; with any other peer, Linux rping included, go-back-N)" + d +
+                      recovery_name(o.recovery) + ")",
+                  [&o](std::size_t i) { o.recovery = i == 0 ? rc::Recovery::kGoBackN : rc::Recovery::kSelectiveRepeat; });
+  cli::add_uint(app, g, "--sr-bdp-packets", "N", o.sr_bdp_pkts, 1, rc::kSrMaxBdpPkts,
+                "selective repeat: PSNs in flight per QP, 1.." + std::to_string(rc::kSrMaxBdpPkts) +
+                    "; the server's RDMA READ\nof a ping spans at most N x the path MTU" + d +
+                    std::to_string(o.sr_bdp_pkts) + ")");
+  cli::add_uint(app, cli::kConnection, "--clients", "N", o.clients, 1, kMaxClients,
+                "server: serve N clients at once, each on its own QP, and end when all N\n"
+                "have pinged and disconnected; a REQ beyond N is rejected (1.." +
+                    std::to_string(kMaxClients) + d + std::to_string(o.clients) + ")");
+
   cli::OutputFields out;
   out.json = &o.json;
-  out.json_help = "the report as JSON: pings verified, the peer, the QP1 (CM) counters";
+  out.json_help = "the report as JSON: pings verified, the peer, the recovery, the QP1 (CM)\n"
+                  "counters, and per connection its peer, recovery and QP counters";
   cli::add_output(app, out);
 }
 
 }  // namespace
+
+const char* recovery_name(rc::Recovery r) { return r == rc::Recovery::kSelectiveRepeat ? "sr" : "gbn"; }
+const char* recovery_text(rc::Recovery r) { return r == rc::Recovery::kSelectiveRepeat ? "selective repeat" : "go-back-N"; }
 
 int parse_options(const std::vector<std::string>& args, Options& o) {
   const auto app = apps::cli::make_app("droce-rping", kUsage);
@@ -77,6 +98,7 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   if (o.server && !o.peer_mac.empty()) return fail("--peer-mac is the client's: the server takes the client's MAC from its REQ");
   if (o.server && !o.address.empty() && !o.local_ip.empty() && o.address != o.local_ip)
     return fail("-a " + o.address + " and --local-ip " + o.local_ip + " differ: on the server both name our address");
+  if (o.client && apps::cli::given(*app, "--clients")) return fail("--clients is the server's: a client makes one connection");
   if (o.server && o.local_ip.empty()) o.local_ip = o.address;
   o.count_given = apps::cli::given(*app, "--count");
   if (o.server && !o.count_given) o.count = 0;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <droce/protocols/rc/qp_attr.h>
+
 namespace droce::rping {
 
 // rping's limits on -S: room for "rdma-ping-<INT_MAX>: " and its terminating NUL, and a buffer
@@ -13,6 +15,8 @@ namespace droce::rping {
 inline constexpr std::uint32_t kMinSize = 26;
 inline constexpr std::uint32_t kMaxSize = 65535;
 inline constexpr std::uint16_t kDefaultPort = 7174;
+inline constexpr std::uint32_t kMaxClients = 64;  // the engine's CM connection slots
+
 
 struct Options {
   bool server = false;            // -s
@@ -29,9 +33,17 @@ struct Options {
   std::string local_ip, local_mac, peer_mac;
   double timeout_s = 30;          // give up after this long without progress
   std::string json;
+  // Loss recovery (docs/selective-repeat.md): selective repeat only with a droce peer that asks or
+  // accepts it in the CM private data (apps/common/recovery_offer.h); go-back-N with any other.
+  rc::Recovery recovery = rc::Recovery::kGoBackN;
+  std::uint32_t sr_bdp_pkts = rc::kSrMaxBdpPkts;  // SR: PSNs in flight per QP, 1..128
+  std::uint32_t clients = 1;  // server: connections to serve, each on its own QP, 1..kMaxClients
 
   [[nodiscard]] const char* role() const { return server ? "server" : "client"; }
 };
+
+[[nodiscard]] const char* recovery_name(rc::Recovery r);  // "gbn" or "sr"
+[[nodiscard]] const char* recovery_text(rc::Recovery r);  // "go-back-N" or "selective repeat"
 
 // 0: run; 1: --help or --version was printed; -1: an error was printed.
 [[nodiscard]] int parse_options(const std::vector<std::string>& args, Options& o);

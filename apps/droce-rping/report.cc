@@ -29,14 +29,52 @@ std::string mac_text(const std::uint8_t* m) {
 
 }  // namespace
 
-int report(const Options& o, const Setup& st, const Results& r, const engine::Status& failure) {
-  const bool ok = failure.ok() && r.verified == r.pings && r.pings > 0;
-  if (ok)
+namespace {
+
+// The run's recovery: the client's connection's; the server's, when all its connections agree
+// (else "mixed"), "none" before any.
+std::string recovery_of(const std::vector<Results>& conns) {
+  if (conns.empty()) return "none";
+  for (const Results& c : conns)
+    if (c.recovery != conns.front().recovery) return "mixed";
+  return recovery_name(conns.front().recovery);
+}
+
+}  // namespace
+
+int report(const Options& o, const Setup& st, const std::vector<Results>& conns, std::uint64_t rejected,
+           const engine::Status& failure) {
+  Results r;  // the top-level fields: the first connection's (the only one, but for --clients N)
+  if (!conns.empty()) r = conns.front();
+  std::uint64_t pings = 0, verified = 0;
+  bool each_ok = conns.size() == (o.server ? o.clients : 1u);
+  for (const Results& c : conns) {
+    pings += c.pings;
+    verified += c.verified;
+    each_ok = each_ok && c.pings > 0 && c.verified == c.pings;
+  }
+  r.pings = pings;
+  r.verified = verified;
+  const bool ok = failure.ok() && each_ok;
+  // The recovery's line only when it was asked for or there are several clients: a plain run
+  // prints what rping's scripts expect, and nothing more.
+  const bool tell_each = o.recovery == rc::Recovery::kSelectiveRepeat || o.clients > 1;
+  if (ok && o.clients == 1)
     std::printf("droce-rping: %s: %llu pings of %u bytes verified with %s (%s, MAC from %s), QP %#x <-> %#x\n", o.role(),
                 static_cast<unsigned long long>(r.verified), r.ping_size, ip_text(r.peer_ip).c_str(),
                 mac_text(r.peer_mac).c_str(), r.mac_from, r.qpn, r.established.params.remote_qpn);
+  else if (ok)
+    std::printf("droce-rping: server: %llu pings verified with %zu clients\n", static_cast<unsigned long long>(verified),
+                conns.size());
   else
     std::fprintf(stderr, "droce-rping: %s\n", failure.ok() ? "no ping was verified" : failure.message().c_str());
+  if (tell_each)
+    for (std::size_t i = 0; i < conns.size(); ++i) {
+      const Results& c = conns[i];
+      std::printf("droce-rping: %s: connection %zu: %s, %s, %llu pings verified, retransmitted packets: %llu\n", o.role(),
+                  i + 1, ip_text(c.peer_ip).c_str(), recovery_text(c.recovery), static_cast<unsigned long long>(c.verified),
+                  static_cast<unsigned long long>(c.retransmitted_packets));
+    }
   if (!o.json.empty()) {
     const auto& p = r.established.params;
     nlohmann::json j;
@@ -63,6 +101,25 @@ int report(const Options& o, const Setup& st, const Results& r, const engine::St
                        {"retry_count", p.retry_count},
                        {"rnr_retry", p.rnr_retry}};
     j["cm"] = st.ep ? apps::cm_counters_json(*st.ep) : nlohmann::json::object();
+    j["recovery"] = recovery_of(conns);
+    j["recovery_asked"] = recovery_name(o.recovery);
+    j["sr_bdp_packets"] = o.sr_bdp_pkts;
+    j["clients"] = o.server ? o.clients : 1u;
+    j["rejected_requests"] = rejected;
+    nlohmann::json list = nlohmann::json::array();
+    for (const Results& c : conns)
+      list.push_back({{"peer_ip", ip_text(c.peer_ip)},
+                      {"peer_qpn", c.established.params.remote_qpn},
+                      {"qpn", c.qpn},
+                      {"recovery", recovery_name(c.recovery)},
+                      {"peer_offer", c.offer},
+                      {"peer_sr_bdp_packets", c.peer_sr_bdp_pkts},
+                      {"pings", c.pings},
+                      {"pings_verified", c.verified},
+                      {"disconnected", c.disconnected},
+                      {"retransmitted_packets", c.retransmitted_packets},
+                      {"sr_resent_on_sack", c.sr_resent_on_sack}});
+    j["connections"] = list;
     apps::stamp_report(j);
     if (const std::string e = apps::write_text_file(o.json, j.dump(2) + "\n"); !e.empty()) {
       std::fprintf(stderr, "droce-rping: %s\n", e.c_str());

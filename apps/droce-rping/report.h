@@ -1,6 +1,9 @@
 // droce-rping's report: one line on stdout (or the error on stderr), the --json file, and the
-// exit status (0 only when every ping was verified and the connection ended cleanly).
+// exit status (0 only when every ping of every connection was verified and each ended cleanly).
 #pragma once
+
+#include <cstdint>
+#include <vector>
 
 #include <droce/engine/core/status.h>
 
@@ -10,7 +13,9 @@
 
 namespace droce::rping {
 
-// `failure`: the first error of the run (ok when there was none).
-[[nodiscard]] int report(const Options& o, const Setup& st, const Results& r, const engine::Status& failure);
+// `conns`: the client's connection, or the server's in the order it accepted them; `rejected`:
+// the server's REQs beyond --clients; `failure`: the first error of the run (ok when none).
+[[nodiscard]] int report(const Options& o, const Setup& st, const std::vector<Results>& conns, std::uint64_t rejected,
+                         const engine::Status& failure);
 
 }  // namespace droce::rping

@@ -8,6 +8,7 @@
 
 #include "apps/common/address_text.h"
 #include "apps/common/peer_mac.h"
+#include "apps/common/recovery_offer.h"
 #include "apps/droce-rping/reject_reason.h"
 #include <droce/engine/core/stop_signal.h>
 #include <droce/protocols/cm/cm_messages.h>
@@ -27,19 +28,14 @@ std::string ping_name(std::uint64_t i) { return "ping " + std::to_string(i); }
 
 }  // namespace
 
-Session::Session(const Options& o, Setup& st) : o_(o), st_(st), ep_(*st.ep) {}
-
-Status Session::prepare() {
-  const std::size_t total = 2 * kSlots * kAdvertBytes + 2 * std::size_t{kBufBytes};
-  st_.buffers = std::make_unique<std::uint8_t[]>(total);
-  std::memset(st_.buffers.get(), 0, total);
-  return st_.memory->register_memory(st_.buffers.get(), total,
-                                     rc::kAccessLocalWrite | rc::kAccessRemoteRead | rc::kAccessRemoteWrite, mr_);
-}
+Session::Session(const Options& o, Setup& st, std::uint8_t* region, const rc::MemoryRegion& mr)
+    : o_(o), ep_(*st.ep), region_(region), mr_(mr) {}
 
 Status Session::create_qp(std::uint32_t pmtu) {
   rc::QpAttr a;
   a.pmtu = pmtu;
+  a.recovery = r_.recovery;  // the client sets SR at the REP (connect), the server before its REP
+  a.sr_bdp_pkts = o_.sr_bdp_pkts;
   a.sq_psn = static_cast<std::uint32_t>(rte_rdtsc() >> 4) & 0xFFFFFF;  // as random as rdma_cm's
   a.access = rc::kAccessRemoteRead | rc::kAccessRemoteWrite;  // the peer READs our start buffer, WRITEs our sink
   a.sq_depth = 16;  // rping's RPING_SQ_DEPTH
@@ -119,9 +115,21 @@ void Session::step() {
   // those flushes are expected.
   CmEndpointEvent e;
   for (int k = 0; k < 16 && ep_.cm_next_event(e); ++k) on_cm_event(e);
+  poll_completions();
+}
+
+void Session::poll_completions() {
   rc::Completion cs[16];
   const unsigned n = r_.qpn == 0 ? 0 : ep_.poll_cq(r_.qpn, cs, 16);
   for (unsigned i = 0; i < n; ++i) on_completion(cs[i]);
+}
+
+void Session::take_counters() {
+  const rc::RcQp* q = r_.qpn == 0 ? nullptr : ep_.qp(r_.qpn);
+  if (q == nullptr) return;
+  r_.recovery = q->attr().recovery;  // what the QP ran, as the engine holds it
+  r_.retransmitted_packets = q->counters().retransmitted_packets;
+  r_.sr_resent_on_sack = q->counters().sr_resent_on_sack;
 }
 
 void Session::on_completion(const rc::Completion& c) {
@@ -150,13 +158,7 @@ void Session::on_completion(const rc::Completion& c) {
 void Session::on_cm_event(const CmEndpointEvent& e) {
   switch (e.kind) {
     case CmEndpointEventKind::kConnectRequest:
-      // rping serves one client: a second REQ (or one after ours is done) is turned away.
-      if (o_.server && !request_waiting_ && r_.conn == 0) {
-        req_ = e;
-        request_waiting_ = true;
-      } else {
-        (void)ep_.cm_reject(e.conn);
-      }
+      (void)ep_.cm_reject(e.conn);  // the server's are server.cc's: none reaches a session
       return;
     case CmEndpointEventKind::kEstablished:
       if (e.conn != r_.conn) return;
@@ -188,43 +190,79 @@ void Session::on_cm_event(const CmEndpointEvent& e) {
 
 // ---- the connection ----
 
-Status Session::connect() {
-  if (o_.client) {
-    std::uint8_t ip[4];
-    (void)engine::parse_ipv4(o_.address, ip);  // validated by the parser
-    std::memcpy(r_.peer_ip, ip, 4);
-    apps::PeerMac peer_mac(o_.peer_mac, ep_, [this] { ep_.poll(); });
-    peer_mac.announce();
-    const auto wait_ms = static_cast<std::uint32_t>(o_.timeout_s * 1000);
-    if (Status s = peer_mac.of_ipv4(ip, wait_ms, r_.peer_mac); !s.ok()) return s;
-    r_.mac_from = peer_mac.by_arp() ? "arp" : "given";
-    if (Status s = create_qp(1024); !s.ok()) return s;
-    engine::CmConnectTo to;
-    to.peer = engine::lab_address(ip, r_.peer_mac);
-    to.port = o_.port;
-    if (Status s = ep_.cm_connect(r_.qpn, to, r_.conn); !s.ok()) return s;
-    return wait_for("answer to our REQ from " + o_.address + " port " + std::to_string(o_.port), [this] { return r_.connected; });
-  }
-  if (Status s = ep_.cm_listen(o_.port); !s.ok()) return s;
-  // Scripts start the client on this line.
-  std::printf("droce-rping: server listening on %u.%u.%u.%u port %u\n", st_.ip[0], st_.ip[1], st_.ip[2], st_.ip[3], o_.port);
-  std::fflush(stdout);
-  if (Status s = wait_for("connection request on port " + std::to_string(o_.port), [this] { return request_waiting_; }); !s.ok())
-    return s;
-  // The client's addresses come from its REQ's frame: no ARP, no --peer-mac.
-  std::memcpy(r_.peer_ip, req_.peer.ip, 4);
-  std::memcpy(r_.peer_mac, req_.peer.mac, 6);
-  r_.mac_from = "req";
-  const std::uint32_t pmtu = cm::mtu_bytes(req_.params.path_mtu);
-  if (Status s = create_qp(pmtu == 0 ? 1024 : pmtu); !s.ok()) return s;
-  r_.conn = req_.conn;
-  if (Status s = ep_.cm_accept(r_.conn, r_.qpn); !s.ok()) return s;
-  return wait_for("RTU (or first packet) from the client", [this] { return r_.connected; });
+namespace {
+
+// Client, at the REP (before the QP leaves INIT): selective repeat only when the server's REP
+// carries its acceptance; a Linux rping server's REP is zeros, so go-back-N.
+rc::Recovery recovery_from_rep(const std::uint8_t* priv, std::uint32_t len) {
+  apps::RecoveryOffer a;
+  if (apps::decode_recovery_offer(priv, len, a) != apps::OfferRefusal::kNone) return rc::Recovery::kGoBackN;
+  return a.recovery;
 }
 
-Status Session::run() { return o_.client ? run_client() : run_server(); }
+// What the peer's private data said: "sr"/"gbn", or why it was no offer ("no_magic": zeros).
+const char* offer_text(const std::uint8_t* priv, std::uint32_t len, apps::RecoveryOffer& out) {
+  const apps::OfferRefusal r = apps::decode_recovery_offer(priv, len, out);
+  if (r != apps::OfferRefusal::kNone) return apps::offer_refusal_name(r);
+  return recovery_name(out.recovery);
+}
 
-Status Session::run_client() {
+}  // namespace
+
+Status Session::connect() {
+  std::uint8_t ip[4];
+  (void)engine::parse_ipv4(o_.address, ip);  // validated by the parser
+  std::memcpy(r_.peer_ip, ip, 4);
+  apps::PeerMac peer_mac(o_.peer_mac, ep_, [this] { ep_.poll(); });
+  peer_mac.announce();
+  const auto wait_ms = static_cast<std::uint32_t>(o_.timeout_s * 1000);
+  if (Status s = peer_mac.of_ipv4(ip, wait_ms, r_.peer_mac); !s.ok()) return s;
+  r_.mac_from = peer_mac.by_arp() ? "arp" : "given";
+  if (Status s = create_qp(1024); !s.ok()) return s;
+  engine::CmConnectTo to;
+  to.peer = engine::lab_address(ip, r_.peer_mac);
+  to.port = o_.port;
+  // --recovery sr: our offer in the REQ; the QP stays go-back-N unless the REP accepts it (the
+  // engine asks recovery_from_rep before it moves the QP to RTR). Without: no private data, as rping.
+  std::uint8_t offer[apps::kRecoveryOfferBytes];
+  if (o_.recovery == rc::Recovery::kSelectiveRepeat) {
+    apps::encode_recovery_offer(apps::RecoveryOffer{o_.recovery, static_cast<std::uint16_t>(o_.sr_bdp_pkts)}, offer);
+    to.private_data = offer;
+    to.private_len = sizeof offer;
+    to.recovery_at_rep = recovery_from_rep;
+  }
+  if (Status s = ep_.cm_connect(r_.qpn, to, r_.conn); !s.ok()) return s;
+  if (Status s = wait_for("answer to our REQ from " + o_.address + " port " + std::to_string(o_.port), [this] { return r_.connected; });
+      !s.ok())
+    return s;
+  apps::RecoveryOffer a;
+  r_.offer = offer_text(r_.established.private_data, r_.established.private_len, a);
+  if (o_.recovery == rc::Recovery::kSelectiveRepeat) r_.recovery = recovery_from_rep(r_.established.private_data, r_.established.private_len);
+  if (r_.recovery == rc::Recovery::kSelectiveRepeat) r_.peer_sr_bdp_pkts = a.sr_bdp_pkts;
+  return {};
+}
+
+Status Session::accept(const CmEndpointEvent& req) {
+  // The client's addresses come from its REQ's frame: no ARP, no --peer-mac.
+  std::memcpy(r_.peer_ip, req.peer.ip, 4);
+  std::memcpy(r_.peer_mac, req.peer.mac, 6);
+  r_.mac_from = "req";
+  r_.conn = req.conn;
+  // Selective repeat only when both ask: we run --recovery sr and the REQ carries a valid SR
+  // offer. A Linux rping's REQ carries zeros (no offer): go-back-N, and a REP of zeros, as rping's.
+  apps::RecoveryOffer offer;
+  r_.offer = offer_text(req.private_data, req.private_len, offer);
+  const bool sr = o_.recovery == rc::Recovery::kSelectiveRepeat && std::strcmp(r_.offer, "sr") == 0;
+  r_.recovery = sr ? rc::Recovery::kSelectiveRepeat : rc::Recovery::kGoBackN;
+  if (sr) r_.peer_sr_bdp_pkts = offer.sr_bdp_pkts;
+  const std::uint32_t pmtu = cm::mtu_bytes(req.params.path_mtu);
+  if (Status s = create_qp(pmtu == 0 ? 1024 : pmtu); !s.ok()) return s;
+  std::uint8_t acceptance[apps::kRecoveryOfferBytes];
+  apps::encode_recovery_offer(apps::RecoveryOffer{r_.recovery, static_cast<std::uint16_t>(o_.sr_bdp_pkts)}, acceptance);
+  return ep_.cm_accept(r_.conn, r_.qpn, sr ? acceptance : nullptr, sr ? sizeof acceptance : 0);
+}
+
+Status Session::run() {
   const std::uint32_t size = o_.size;
   r_.ping_size = size;
   for (std::uint64_t i = 0; i < o_.count; ++i) {
@@ -261,48 +299,88 @@ Status Session::run_client() {
   return {};
 }
 
-Status Session::run_server() {
+std::string Session::waiting_for() const {
+  switch (serve_) {
+    case Serve::kWaitRtu: return "RTU (or first packet) from the client";
+    case Serve::kWaitStart: return "buffer advertisement (or DREQ) from the client for " + ping_name(ping_);
+    case Serve::kWaitRead: return "RDMA READ of the client's " + ping_name(ping_);
+    case Serve::kWaitSink: return "the client's sink advertisement for " + ping_name(ping_);
+    case Serve::kWaitWrite: return "RDMA WRITE into the client's sink for " + ping_name(ping_);
+    case Serve::kDone: break;
+  }
+  return "nothing";
+}
+
+Status Session::serve(bool& progressed) {
+  // A ping is four transitions: a few rounds take what one poll brought.
+  for (int k = 0; k < 8; ++k) {
+    if (!error_.ok()) return error_;
+    Status s;
+    if (!serve_once(s)) return s;
+    progressed = true;
+  }
+  return error_;
+}
+
+bool Session::serve_once(Status& s) {
   // Bounded by -C when given, else by rping's count limit; normally the client's DREQ ends it.
   const std::uint64_t most = o_.count_given ? o_.count : 1'000'000'000ull;
-  for (std::uint64_t i = 0; i <= most; ++i) {
-    auto got = [this] { return recv_len_ > 0 && sends_done_ == sends_posted_; };
-    if (Status s = wait_for("buffer advertisement (or DREQ) from the client for " + ping_name(i),
-                            [&] { return got() || r_.disconnected; });
-        !s.ok())
-      return s;
-    if (!got()) break;  // the client disconnected: the run is over
-    if (i == most) return Status::error("the client pinged more than -C " + std::to_string(most) + " times");
-    std::uint8_t raw[kAdvertBytes];
-    if (Status s = take_advert(raw); !s.ok()) return s;
-    const BufferAdvert start = read_advert(raw);
-    if (std::string e = start_advert_problem(start, kBufBytes); !e.empty()) return Status::error(ping_name(i) + ": " + e);
-    if (r_.ping_size == 0) r_.ping_size = start.size;
-    if (Status s = post_rdma(rc::WrOpcode::kRead, start.size, start.addr, start.rkey); !s.ok()) return s;
-    if (Status s = wait_for("RDMA READ of the client's " + ping_name(i), [this] { return read_done_; }); !s.ok()) return s;
-    if (const std::uint32_t k = check_ping(i, sink_buf(), start.size); k != start.size)
-      return Status::error(ping_name(i) + ": the data READ from the client is not rping's ping text at byte " + std::to_string(k));
-    if (o_.verbose) std::printf("server ping data: %s\n", reinterpret_cast<const char*>(sink_buf()));
-    // The go-ahead: our own buffer's advertisement, as rping's server sends it.
-    if (Status s = send_advert(0, sink_buf(), o_.size); !s.ok()) return s;
-    if (Status s = wait_for("the client's sink advertisement for " + ping_name(i), [&] { return got() || r_.disconnected; });
-        !s.ok())
-      return s;
-    if (!got()) return Status::error("the client disconnected in the middle of " + ping_name(i));
-    if (Status s = take_advert(raw); !s.ok()) return s;
-    const BufferAdvert sink = read_advert(raw);
-    if (std::string e = sink_advert_problem(sink, start); !e.empty()) return Status::error(ping_name(i) + ": " + e);
-    // rping writes the text and its NUL (strlen + 1): the whole ping, once it checked.
-    if (Status s = post_rdma(rc::WrOpcode::kWrite, start.size, sink.addr, sink.rkey); !s.ok()) return s;
-    if (Status s = wait_for("RDMA WRITE into the client's sink for " + ping_name(i), [this] { return write_done_; }); !s.ok())
-      return s;
-    if (Status s = send_advert(1, sink_buf(), o_.size); !s.ok()) return s;
-    ++r_.pings;
-    ++r_.verified;
+  const bool got = recv_len_ > 0 && sends_done_ == sends_posted_;
+  std::uint8_t raw[kAdvertBytes];
+  switch (serve_) {
+    case Serve::kWaitRtu:
+      if (!r_.connected) return false;
+      serve_ = Serve::kWaitStart;
+      return true;
+    case Serve::kWaitStart:
+      if (!got && !r_.disconnected) return false;
+      if (!got) {  // the client disconnected: its run is over
+        if (r_.pings == 0) s = Status::error("the client disconnected before its first ping");
+        else if (o_.count_given && r_.pings != o_.count)
+          s = Status::error("the client disconnected after " + std::to_string(r_.pings) + " pings, not -C " + std::to_string(o_.count));
+        if (!s.ok()) return false;
+        serve_ = Serve::kDone;
+        return true;
+      }
+      if (ping_ == most) return s = Status::error("the client pinged more than -C " + std::to_string(most) + " times"), false;
+      if (s = take_advert(raw); !s.ok()) return false;
+      start_ = read_advert(raw);
+      if (std::string e = start_advert_problem(start_, kBufBytes); !e.empty()) return s = Status::error(ping_name(ping_) + ": " + e), false;
+      if (r_.ping_size == 0) r_.ping_size = start_.size;
+      if (s = post_rdma(rc::WrOpcode::kRead, start_.size, start_.addr, start_.rkey); !s.ok()) return false;
+      serve_ = Serve::kWaitRead;
+      return true;
+    case Serve::kWaitRead:
+      if (!read_done_) return false;
+      if (const std::uint32_t k = check_ping(ping_, sink_buf(), start_.size); k != start_.size)
+        return s = Status::error(ping_name(ping_) + ": the data READ from the client is not rping's ping text at byte " + std::to_string(k)), false;
+      if (o_.verbose) std::printf("server ping data: %s\n", reinterpret_cast<const char*>(sink_buf()));
+      // The go-ahead: our own buffer's advertisement, as rping's server sends it.
+      if (s = send_advert(0, sink_buf(), o_.size); !s.ok()) return false;
+      serve_ = Serve::kWaitSink;
+      return true;
+    case Serve::kWaitSink: {
+      if (!got && !r_.disconnected) return false;
+      if (!got) return s = Status::error("the client disconnected in the middle of " + ping_name(ping_)), false;
+      if (s = take_advert(raw); !s.ok()) return false;
+      const BufferAdvert sink = read_advert(raw);
+      if (std::string e = sink_advert_problem(sink, start_); !e.empty()) return s = Status::error(ping_name(ping_) + ": " + e), false;
+      // rping writes the text and its NUL (strlen + 1): the whole ping, once it checked.
+      if (s = post_rdma(rc::WrOpcode::kWrite, start_.size, sink.addr, sink.rkey); !s.ok()) return false;
+      serve_ = Serve::kWaitWrite;
+      return true;
+    }
+    case Serve::kWaitWrite:
+      if (!write_done_) return false;
+      if (s = send_advert(1, sink_buf(), o_.size); !s.ok()) return false;
+      ++r_.pings;
+      ++r_.verified;
+      ++ping_;
+      serve_ = Serve::kWaitStart;
+      return true;
+    case Serve::kDone: return false;
   }
-  if (r_.pings == 0) return Status::error("the client disconnected before its first ping");
-  if (o_.count_given && r_.pings != o_.count)
-    return Status::error("the client disconnected after " + std::to_string(r_.pings) + " pings, not -C " + std::to_string(o_.count));
-  return {};
+  return false;
 }
 
 Status Session::finish() {

@@ -1,9 +1,12 @@
 // One rping connection over RDMA-CM and its pings, either role, on one endpoint polled by this
-// thread: the buffers (one registered region), the CM steps (listen/accept or connect, then the
-// client's DREQ), the ping loop of rping's protocol, and the results the report shows. Every wait
-// polls the endpoint and ends at --timeout without progress, on Ctrl-C, or on the first error.
+// thread: its buffers (its part of one registered region), the CM steps (connect and the client's
+// DREQ; the server's accept), the ping loop of rping's protocol, and the results the report shows.
+// The client's waits poll the endpoint and end at --timeout without progress, on Ctrl-C, or on the
+// first error. The server's pings are a state machine (serve) that server.cc drives for each of
+// its connections from one poll loop.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -30,35 +33,61 @@ struct Results {
   bool disconnected = false;
   bool disconnected_by_peer = false;
   std::uint16_t reject_reason = 0;
+  rc::Recovery recovery = rc::Recovery::kGoBackN;  // what the QP uses (agreed in REQ/REP)
+  const char* offer = "none";  // the peer's REQ/REP private data: "sr"/"gbn", or why it was no offer
+  std::uint32_t peer_sr_bdp_pkts = 0;  // the peer's cap, when it offered or accepted SR
+  // The QP's counters at the end (rc::RcCounters): packets resent, and SR's PSNs a SACK showed missing.
+  std::uint64_t retransmitted_packets = 0;
+  std::uint64_t sr_resent_on_sack = 0;
 };
 
 class Session {
  public:
-  Session(const Options& o, Setup& st);
+  // The region's bytes one session uses (two receive and two send slots, the start and sink buffers).
+  static constexpr std::uint32_t kBufBytes = 65536;
+  static constexpr std::uint32_t kSlots = 2;
+  static constexpr std::size_t kRegionBytes = 2 * kSlots * kAdvertBytes + 2 * std::size_t{kBufBytes};
+
+  // `region`: kRegionBytes of memory registered as `mr` (Setup::buffers, session i's part).
+  Session(const Options& o, Setup& st, std::uint8_t* region, const rc::MemoryRegion& mr);
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // The buffers, registered for local write and remote read and write.
-  [[nodiscard]] engine::Status prepare();
-  // Client: the server's MAC (--peer-mac or ARP), a QP, REQ; returns at kEstablished.
-  // Server: listens on -p, accepts the first REQ; returns at kEstablished.
+  // Client: the server's MAC (--peer-mac or ARP), a QP, REQ (with our recovery offer under
+  // --recovery sr); returns at kEstablished.
   [[nodiscard]] engine::Status connect();
-  // The pings: the client's -C, or the server's until the client disconnects.
+  // Client: its -C pings.
   [[nodiscard]] engine::Status run();
-  // Client: DREQ, and the wait for the DREP. Server: nothing (the client disconnected). Either:
-  // a moment of polling so that our last MADs and ACKs leave.
+  // Client: DREQ, the wait for the DREP, and a moment of polling so that our last MADs and ACKs
+  // leave (the server's is Server::finish).
   [[nodiscard]] engine::Status finish();
 
+  // Server: a QP for the REQ `req`, its recovery (selective repeat only when we run --recovery sr
+  // and the REQ offers it), and the REP (with our acceptance when SR).
+  [[nodiscard]] engine::Status accept(const engine::CmEndpointEvent& req);
+  // Server: advances the pings as far as what arrived allows; `progressed` is set when a step was
+  // taken. An error ends this connection (the run fails).
+  [[nodiscard]] engine::Status serve(bool& progressed);
+  [[nodiscard]] bool served() const { return serve_ == Serve::kDone; }
+  // Server: what serve() waits for (the timeout's message).
+  [[nodiscard]] std::string waiting_for() const;
+  // Either role: this connection's CM event, and its completions.
+  void on_cm_event(const engine::CmEndpointEvent& e);
+  void poll_completions();
+  // The QP's counters into the results (at the end of the run).
+  void take_counters();
+
   [[nodiscard]] const Results& results() const { return r_; }
+  [[nodiscard]] std::uint32_t conn() const { return r_.conn; }
 
  private:
-  // The region (Setup::buffers): two receive slots, two send slots (16 bytes each), the start and sink buffers.
-  static constexpr std::uint32_t kSlots = 2;
-  std::uint8_t* recv_slot(std::uint32_t i) const { return st_.buffers.get() + i * kAdvertBytes; }
-  std::uint8_t* send_slot(std::uint32_t i) const { return st_.buffers.get() + (kSlots + i) * kAdvertBytes; }
-  std::uint8_t* start_buf() const { return st_.buffers.get() + 2 * kSlots * kAdvertBytes; }
+  // The region: two receive slots, two send slots (16 bytes each), the start and sink buffers.
+  std::uint8_t* recv_slot(std::uint32_t i) const { return region_ + i * kAdvertBytes; }
+  std::uint8_t* send_slot(std::uint32_t i) const { return region_ + (kSlots + i) * kAdvertBytes; }
+  std::uint8_t* start_buf() const { return region_ + 2 * kSlots * kAdvertBytes; }
   std::uint8_t* sink_buf() const { return start_buf() + kBufBytes; }
-  static constexpr std::uint32_t kBufBytes = 65536;
+  // The server's pings, one state per wait of rping's server loop.
+  enum class Serve : std::uint8_t { kWaitRtu, kWaitStart, kWaitRead, kWaitSink, kWaitWrite, kDone };
 
   [[nodiscard]] engine::Status create_qp(std::uint32_t pmtu);
   [[nodiscard]] engine::Status post_receive(std::uint32_t slot);
@@ -66,8 +95,8 @@ class Session {
   [[nodiscard]] engine::Status post_rdma(rc::WrOpcode op, std::uint32_t len, std::uint64_t remote_addr, std::uint32_t rkey);
   // The next received advertisement (one must be waiting); its slot is posted again.
   [[nodiscard]] engine::Status take_advert(std::uint8_t out[16]);
-  [[nodiscard]] engine::Status run_client();
-  [[nodiscard]] engine::Status run_server();
+  // Server: one transition of serve(); false when it waits.
+  [[nodiscard]] bool serve_once(engine::Status& s);
 
   // Polls until done() holds; `what` names the wait in the timeout's message.
   template <class Done>
@@ -75,16 +104,16 @@ class Session {
   // One poll: the endpoint, its completions and its CM events.
   void step();
   void on_completion(const rc::Completion& c);
-  void on_cm_event(const engine::CmEndpointEvent& e);
 
   const Options& o_;
-  Setup& st_;
   engine::RcEndpoint& ep_;
-  rc::MemoryRegion mr_{};
+  std::uint8_t* region_;
+  rc::MemoryRegion mr_;
   Results r_;
   engine::Status error_;          // the first failure seen while polling
-  bool request_waiting_ = false;  // server: a REQ to answer (req_)
-  engine::CmEndpointEvent req_;
+  Serve serve_ = Serve::kWaitRtu;
+  std::uint64_t ping_ = 0;        // server: the ping in progress
+  BufferAdvert start_{};          // server: its client's start buffer
   std::uint32_t recv_ring_[kSlots] = {};  // slots holding received advertisements, in order
   std::uint32_t recv_head_ = 0, recv_len_ = 0;
   std::uint64_t sends_posted_ = 0, sends_done_ = 0;

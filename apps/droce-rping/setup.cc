@@ -1,6 +1,7 @@
 // droce-rping's set-up (see setup.h).
 #include "apps/droce-rping/setup.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -39,11 +40,18 @@ Status set_up(const Options& o, bool defaults, Setup& st) {
   ec.queues.memory = st.memory.get();
   ec.addresses.promiscuous = pc.promiscuous;  // peers may address us by the lab rule's MAC
   ec.addresses.local = engine::lab_address(st.ip, st.mac);
-  ec.transport.max_qps = 4;
+  ec.transport.max_qps = std::max<std::uint32_t>(4, o.clients);  // the server's QP per client
   st.ep = engine::RcEndpoint::create(ec, err);
   if (!st.ep) return err;
   apps::start_telemetry("droce-rping");
   return {};
+}
+
+Status register_buffers(Setup& st, std::size_t bytes, rc::MemoryRegion& mr) {
+  st.buffers = std::make_unique<std::uint8_t[]>(bytes);
+  std::memset(st.buffers.get(), 0, bytes);
+  return st.memory->register_memory(st.buffers.get(), bytes,
+                                    rc::kAccessLocalWrite | rc::kAccessRemoteRead | rc::kAccessRemoteWrite, mr);
 }
 
 }  // namespace droce::rping

@@ -1,7 +1,8 @@
 // droce-rping's set-up: the port (link up), one mbuf pool, one memory registry and one endpoint,
-// polled by this thread alone (rping is one connection: no worker group).
+// polled by this thread alone (one thread serves every connection: no worker group).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 
@@ -29,5 +30,7 @@ struct Setup {
 
 // `defaults`: no EAL options were given (the net_memif pair on /tmp/droce-rping.sock).
 [[nodiscard]] engine::Status set_up(const Options& o, bool defaults, Setup& st);
+// Setup::buffers: `bytes` of zeros, registered for local write and remote read and write as `mr`.
+[[nodiscard]] engine::Status register_buffers(Setup& st, std::size_t bytes, rc::MemoryRegion& mr);
 
 }  // namespace droce::rping

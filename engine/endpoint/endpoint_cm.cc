@@ -41,6 +41,7 @@ struct EndpointCm::Conn {
   std::uint16_t port = 0, peer_port = 0;
   bool qp_connected = false;  // this connection moved the QP to RTS
   std::uint8_t rep_private[cm::kRepPrivateBytes] = {};  // active: the REP's private data
+  rc::Recovery (*recovery_at_rep)(const std::uint8_t*, std::uint32_t) = nullptr;  // CmConnectTo's
 };
 
 namespace {
@@ -196,6 +197,7 @@ Status EndpointCm::connect(std::uint32_t qpn, const CmConnectTo& to, std::uint32
   c->port = to.port;
   c->peer_port = h.src_port;
   c->qp_connected = false;
+  c->recovery_at_rep = to.recovery_at_rep;
   conn = id;
   const std::uint64_t tsc = rte_rdtsc();
   apply(*c, c->cm->connect(p, api_now_ns()), tsc);
@@ -215,19 +217,22 @@ Status EndpointCm::accept(std::uint32_t conn, std::uint32_t qpn, const std::uint
   Status err;
   const cm::CmLocalConfig cfg = local_config(qpn, err);
   if (!err.ok()) return err;
-  (void)c->cm->set_local(cfg);
-  c->qpn = qpn;
+  // The REP is built on a trial copy: should the QP fail to move, the connection itself is still
+  // in REQ received, where a REJ is legal, with no REP kept for its timer to resend.
+  cm::CmConnection trial = *c->cm;
+  (void)trial.set_local(cfg);
   const std::uint64_t tsc = rte_rdtsc();
-  const cm::CmOutput o = c->cm->accept(priv, len, api_now_ns());
+  const cm::CmOutput o = trial.accept(priv, len, api_now_ns());
   if (o.mad_count == 0) return Status::error(StatusCode::kBadState, std::string("cm_accept: ") + (o.note ? o.note : "refused"));
   // rdma_accept's order: the QP is ready (RTR, then RTS) before the REP tells the peer to send.
-  const cm::CmQpParams& q = c->cm->qp_params();
+  const cm::CmQpParams& q = trial.qp_params();
   if (Status st = ep_.connect_agreed(qpn, RemoteQp{c->peer, q.remote_qpn, q.expected_psn}, q); !st.ok()) {
     // The REP stays unsent: the peer gets a REJ instead, and the slot goes.
-    c->qpn = 0;
     apply(*c, c->cm->reject(cm::RejReason::kNoQp, api_now_ns()), tsc);
     return st.context("cm_accept: ");
   }
+  c->cm = std::move(trial);
+  c->qpn = qpn;
   c->qp_connected = true;
   if (RcEndpoint::QpSlot* s = ep_.slot(qpn)) s->cm_wait_traffic = true;
   apply(*c, o, tsc);
@@ -354,6 +359,7 @@ void EndpointCm::on_frame(const std::uint8_t* frame, std::uint32_t len, std::uin
     (void)cm::rdma_cm_tcp_port(req.service_id, c->port);
     c->peer_port = h.src_port;
     c->qp_connected = false;
+    c->recovery_at_rep = nullptr;  // the slot may have held an active connection
     apply(*c, c->cm->on_message(m, now_ns), now_tsc);
     return;
   }
@@ -420,7 +426,11 @@ void EndpointCm::apply(Conn& c, const cm::CmOutput& o, std::uint64_t now_tsc) {
         if (c.cm->role() == cm::CmRole::kActive && !c.qp_connected) {
           // At the REP: RTR and RTS with what it says, before the RTU tells the peer to send.
           const cm::CmQpParams& q = c.cm->qp_params();
-          if (Status st = ep_.connect_agreed(c.qpn, RemoteQp{c.peer, q.remote_qpn, q.expected_psn}, q); !st.ok()) {
+          Status st;
+          if (c.recovery_at_rep != nullptr)
+            st = ep_.set_recovery(c.qpn, c.recovery_at_rep(c.rep_private, cm::kRepPrivateBytes));
+          if (st.ok()) st = ep_.connect_agreed(c.qpn, RemoteQp{c.peer, q.remote_qpn, q.expected_psn}, q);
+          if (!st.ok()) {
             // The QP cannot take the connection (the consumer moved it): no RTU, so the peer's
             // REP times out into a REJ; the consumer hears it as a local reject.
             send_mads = false;

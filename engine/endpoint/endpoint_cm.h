@@ -13,6 +13,7 @@
 #include "protocols/cm/cm_connection.h"
 #include "protocols/cm/cm_listener.h"
 #include "protocols/cm/mad.h"
+#include "protocols/rc/qp_attr.h"
 #include "protocols/wire/build.h"
 #include "protocols/wire/ud.h"
 
@@ -57,6 +58,10 @@ struct CmConnectTo {
   std::uint16_t src_port = 0;  // 0: one is picked (an ephemeral port, as rdma_cm binds one)
   const std::uint8_t* private_data = nullptr;
   std::uint32_t private_len = 0;
+  // Called at the REP, while the QP is still in INIT (before RTR and RTS), with the REP's private
+  // data: the recovery the QP then uses (set_recovery), so that the passive consumer's answer can
+  // decide it (e.g. selective repeat only when the peer accepted it). nullptr: the QP keeps its own.
+  rc::Recovery (*recovery_at_rep)(const std::uint8_t* rep_private, std::uint32_t len) = nullptr;
 };
 
 // Counters of QP1 (in the endpoint's JSON and telemetry beside its other counters).

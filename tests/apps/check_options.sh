@@ -490,8 +490,15 @@ bad "--count" "$rping" -- -c -a 10.0.0.2 -C 0
 bad "--peer-mac is the client's" "$rping" -- -s --peer-mac 02:00:00:00:00:01
 bad "--local-ip 10.0.0.3" "$rping" -- -s -a 10.0.0.2 --local-ip 10.0.0.3
 bad "--json" "$rping" -- -c -a 10.0.0.2 --json "$nope"
+bad "--recovery" "$rping" -- -s --recovery fast
+bad "--sr-bdp-packets" "$rping" -- -c -a 10.0.0.2 --sr-bdp-packets 0
+bad "--sr-bdp-packets" "$rping" -- -c -a 10.0.0.2 --sr-bdp-packets 129
+bad "--clients" "$rping" -- -s --clients 0
+bad "--clients" "$rping" -- -s --clients 65
+bad "--clients is the server's" "$rping" -- -c -a 10.0.0.2 --clients 2
 good rping-client "$rping" -- -c -a 10.0.0.2 -p 7174 -C 3 -S 4096 -v -V --help
 good rping-server "$rping" -- -s -a 10.0.0.2 --local-ip 10.0.0.2 -C 3 --help
+good rping-sr-server "$rping" -- -s --clients 64 --recovery sr --sr-bdp-packets 16 --help
 
 # --- the final write can still fail (disk full): reported, exit non-zero
 if [ -w /dev/full ]; then

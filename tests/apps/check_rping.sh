@@ -3,11 +3,17 @@
 # REP, RTU; DREQ, DREP at the end), the client's MAC learnt by the server from the REQ and the
 # server's by the client through ARP; every ping checked on both sides (the server checks what it
 # READs, the client what the server WRITEs back). Then a client for a port nobody listens on: a
-# REJ, a one-line error naming it, exit non-zero, long before --timeout.
+# REJ, a one-line error naming it, exit non-zero, long before --timeout. Then loss recovery: an SR
+# client against a default server runs go-back-N; and one server (--clients 2 --recovery sr)
+# serving a selective-repeat and a go-back-N client at once through droce-switch with 1 % loss.
 set -uo pipefail
 rping=$1
+sw=${2:-}
 out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+tag=$$
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$out" /tmp/droce-rping-$tag-*.sock; }
+trap cleanup EXIT
 fail=0
 check() { if eval "$2"; then echo "ok: $1"; else echo "FAILED: $1"; fail=1; fi; }
 last_cpu=$(( $(nproc) - 1 ))
@@ -59,9 +65,64 @@ check "... with one line naming the REJ" "grep -q 'rejected the connection: REJ 
 check "... quickly (well before --timeout 30)" "[ $cli_s -lt 15 ]"
 check "server: one REJ sent, no connection" "json rejected s \"d['cm']['cm_rejects_sent'] >= 1 and not d['connection']['established']\""
 
+# An SR client against a server without --recovery sr: its REP carries no acceptance, so the
+# client's QP leaves INIT as go-back-N (as with a Linux rping server); both ends say gbn.
+pair srgbn -p 7176 -C 5 --timeout 20 -- -p 7176 -C 5 -S 3000 --recovery sr --timeout 20
+check "SR client, default server: both exit 0" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ]"
+check "... both run go-back-N" "json srgbn c \"d['recovery'] == 'gbn' and d['connections'][0]['recovery'] == 'gbn'\" && \
+  json srgbn s \"d['recovery'] == 'gbn' and d['connections'][0]['recovery'] == 'gbn' and d['connections'][0]['pings_verified'] == 5\""
+# Both asking: selective repeat at both ends.
+pair srsr -p 7177 -C 5 --recovery sr --timeout 20 -- -p 7177 -C 5 -S 3000 --recovery sr --timeout 20
+check "SR client, SR server: both exit 0 and run selective repeat" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && \
+  json srsr c \"d['recovery'] == 'sr'\" && json srsr s \"d['recovery'] == 'sr' and d['connections'][0]['pings_verified'] == 5\""
+
+# One server, two clients at once through droce-switch (1 % loss on every ingress port): the SR
+# client (10.0.0.1) gets selective repeat, the default one (10.0.0.3) go-back-N, on their own QPs.
+if [ -n "$sw" ]; then
+  s0=/tmp/droce-rping-$tag-0.sock s1=/tmp/droce-rping-$tag-1.sock s2=/tmp/droce-rping-$tag-2.sock
+  # No `timeout` wrapper on the switch: a second SIGINT would end it before its report; --duration bounds it.
+  "$sw" --no-pci -l "$last_cpu" --vdev "net_memif0,role=server,socket=$s0" --vdev "net_memif1,role=server,socket=$s1" \
+    --vdev "net_memif2,role=server,socket=$s2" -- --route 10.0.0.1/32=0 --route 10.0.0.3/32=1 --route 10.0.0.2/32=2 \
+    --loss 0.01 --seed 1 --duration 150 --quiet > "$out/sw.txt" 2>&1 &
+  swpid=$!
+  pids+=($swpid)
+  sleep 1
+  timeout 150 "$rping" -l "$last_cpu" --no-pci --vdev "net_memif0,role=client,socket=$s2" -- -s --clients 2 \
+    --recovery sr -C 20 --timeout 30 --json "$out/multi.s.json" > "$out/multi.s.txt" 2>&1 &
+  spid=$!
+  pids+=($spid)
+  for k in $(seq 1 100); do grep -q 'server listening' "$out/multi.s.txt" && break; sleep 0.1; done
+  timeout 150 "$rping" -l 0 --no-pci --vdev "net_memif0,role=client,socket=$s0" -- -c -a 10.0.0.2 --local-ip 10.0.0.1 \
+    --recovery sr -C 20 -S 4000 --timeout 30 --json "$out/multi.sr.json" > "$out/multi.sr.txt" 2>&1 &
+  c1=$!
+  pids+=($c1)
+  timeout 150 "$rping" -l 0 --no-pci --vdev "net_memif0,role=client,socket=$s1" -- -c -a 10.0.0.2 --local-ip 10.0.0.3 \
+    -C 20 -S 4000 --timeout 30 --json "$out/multi.gbn.json" > "$out/multi.gbn.txt" 2>&1
+  c2_rc=$?
+  wait $c1
+  c1_rc=$?
+  wait $spid
+  srv_rc=$?
+  kill -INT $swpid 2>/dev/null
+  wait $swpid 2>/dev/null
+  for f in s sr gbn; do echo "--- multi ($f):"; sed 's/^/  /' "$out/multi.$f.txt"; done
+  check "two clients at once through the lossy switch: both clients and the server exit 0" \
+    "[ $c1_rc -eq 0 ] && [ $c2_rc -eq 0 ] && [ $srv_rc -eq 0 ]"
+  check "clients: the SR one ran selective repeat, the default one go-back-N" \
+    "json multi sr \"d['recovery'] == 'sr' and d['verified'] == 20\" && json multi gbn \"d['recovery'] == 'gbn' and d['verified'] == 20\""
+  check "server: 2 connections, sr with 10.0.0.1 and gbn with 10.0.0.3, every ping verified" \
+    "json multi s \"len(d['connections']) == 2 and sorted((c['peer_ip'], c['recovery'], c['pings_verified']) for c in d['connections']) == [('10.0.0.1', 'sr', 20), ('10.0.0.3', 'gbn', 20)] and d['verified'] == 40 and d['recovery'] == 'mixed'\""
+else
+  echo "skipped: the two-client run through droce-switch (no droce-switch given)"
+fi
+
 # Usage errors: one line, exit 2.
 "$rping" -- -s -c > "$out/u1.txt" 2>&1; u1=$?
 "$rping" -- -c > "$out/u2.txt" 2>&1; u2=$?
 "$rping" -- -c -a 10.0.0.2 -S 10 > "$out/u3.txt" 2>&1; u3=$?
-check "usage errors exit 2 with one line" "[ $u1 -eq 2 ] && [ $u2 -eq 2 ] && [ $u3 -eq 2 ] && [ \$(cat '$out'/u?.txt | wc -l) -eq 3 ]"
+"$rping" -- -c -a 10.0.0.2 --clients 2 > "$out/u4.txt" 2>&1; u4=$?
+"$rping" -- -s --clients 65 > "$out/u5.txt" 2>&1; u5=$?
+"$rping" -- -s --recovery xyz > "$out/u6.txt" 2>&1; u6=$?
+check "usage errors exit 2 with one line" "[ $u1 -eq 2 ] && [ $u2 -eq 2 ] && [ $u3 -eq 2 ] && [ $u4 -eq 2 ] && [ $u5 -eq 2 ] && \
+  [ $u6 -eq 2 ] && [ \$(cat '$out'/u?.txt | wc -l) -eq 6 ]"
 exit $fail

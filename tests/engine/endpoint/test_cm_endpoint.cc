@@ -258,6 +258,34 @@ TEST_CASE("cm: REQ/REP/RTU connect QPs with the agreed parameters; data flows; D
   CHECK(lab.b->counters().rx_drops[static_cast<std::size_t>(wire::DropReason::kUnknownOpcode)] == 0);
 }
 
+TEST_CASE("cm: recovery_at_rep sets the active QP's recovery from the REP before it leaves INIT", "[engine][cm]") {
+  // The passive side answers 'S' (it set its QP to selective repeat) or anything else (go-back-N):
+  // the active QP, created go-back-N, follows the REP, as droce-rping's offer and acceptance do.
+  for (const bool sr : {true, false}) {
+    Lab lab(sr ? "cmsr" : "cmgbn", on_test_clock());
+    REQUIRE(lab.b->cm_listen(kPort).ok());
+    std::uint32_t qa = 0, qb = 0, ca = 0;
+    REQUIRE(lab.a->create_qp(qp_attr(0x123, 4, 4), qa).ok());
+    CmConnectTo to;
+    to.peer = addr(2);
+    to.port = kPort;
+    to.recovery_at_rep = [](const std::uint8_t* rep, std::uint32_t len) {
+      return len > 0 && rep[0] == 'S' ? rc::Recovery::kSelectiveRepeat : rc::Recovery::kGoBackN;
+    };
+    REQUIRE(lab.a->cm_connect(qa, to, ca).ok());
+    const CmEndpointEvent req = wait_event(lab, *lab.b);
+    REQUIRE(req.kind == CmEndpointEventKind::kConnectRequest);
+    REQUIRE(lab.b->create_qp(qp_attr(0x456, 4, 4), qb).ok());
+    if (sr) REQUIRE(lab.b->set_recovery(qb, rc::Recovery::kSelectiveRepeat).ok());
+    const std::uint8_t answer[] = {static_cast<std::uint8_t>(sr ? 'S' : 0)};
+    REQUIRE(lab.b->cm_accept(req.conn, qb, answer, sizeof(answer)).ok());
+    const CmEndpointEvent ea = wait_event(lab, *lab.a);
+    REQUIRE(ea.kind == CmEndpointEventKind::kEstablished);
+    CHECK(lab.a->qp(qa)->state() == rc::QpState::kRts);
+    CHECK(lab.a->qp(qa)->attr().recovery == (sr ? rc::Recovery::kSelectiveRepeat : rc::Recovery::kGoBackN));
+  }
+}
+
 TEST_CASE("cm: a REQ for a port nobody listens on, and one the consumer refuses, end in REJ", "[engine][cm]") {
   Lab lab("cmrej", on_test_clock());
   REQUIRE(lab.b->cm_listen(kPort).ok());
