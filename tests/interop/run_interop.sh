@@ -470,7 +470,10 @@ mixed_recovery_peers() {
   lab_switch_summary
   /usr/bin/python3 -c "
 import json, sys
-s, c = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+try:
+    s, c = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+except (OSError, ValueError) as e:
+    sys.exit('no JSON report to check: %s' % e)
 guest, droce = sys.argv[3], sys.argv[4]
 for x in s['connections']:
     print('server: connection from %s: recovery %s, %d pings verified, %d packets retransmitted' %
