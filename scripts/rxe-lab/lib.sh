@@ -13,6 +13,13 @@
 #   mgmt0 52:54:00:77:01:01  10.0.2.15     QEMU user networking, restrict=on
 #   droce 02:00:00:77:00:03  10.0.77.3     found by ARP (droce answers it); LAB_STATIC_NEIGH=1 at boot
 #                                          gives the guest a permanent neighbour entry instead
+#   droce 02:00:00:77:00:04  10.0.77.4     a second droce process, on the switched lab only
+#
+# The switched lab: droce-switch owns the guest's vhost-user socket instead, and droce processes
+# attach to its memif server ports (lab_switch_start, lab_switch_eal below), so that several of
+# them share the guest's link (and each other's, through the switch's MAC learning):
+#
+#   guest eth0 ==== $LAB_RUN/vhost.sock [droce-switch] $LAB_RUN/sw0.sock, sw1.sock ... ==== droce apps
 set -o pipefail
 
 LAB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -28,6 +35,7 @@ LAB_OOB_HOST=${LAB_OOB_HOST:-18515}         # host port the guest reaches as 10.
 LAB_MTU=${LAB_MTU:-1500}            # guest eth0 MTU at boot (4200 gives rxe active_mtu 4096)
 GUEST_IP=10.0.77.1 GUEST_MAC=52:54:00:77:00:01 GUEST_MGMT_MAC=52:54:00:77:01:01
 DROCE_IP=10.0.77.3 DROCE_MAC=02:00:00:77:00:03
+DROCE2_IP=10.0.77.4 DROCE2_MAC=02:00:00:77:00:04   # a second droce process (switched lab)
 GUEST_OOB_ADDR=10.0.2.100           # the guestfwd address (droce's OOB server, seen from the guest)
 
 lab_log() { printf '[rxe-lab %s] %s\n' "$(date +%T)" "$*" >&2; }
@@ -118,9 +126,10 @@ lab_droce_eal() { echo "-l $LAB_DROCE_CPU --no-pci --no-huge -m 512 --vdev net_v
 # lab_droce_start LOG CMD...: starts a droce app (given lab_droce_eal) in the background of this
 # shell (so that `wait "$LAB_DROCE_PID"` gives its exit status). A socket file left by an app that
 # was killed would make the next bind fail: removed first.
+# While the lab switch runs, the socket is the switch's and the app is a memif client: left alone.
 lab_droce_start() {
   local log=$1; shift
-  rm -f "$LAB_RUN/vhost.sock"
+  lab_switch_running || rm -f "$LAB_RUN/vhost.sock"
   "$@" < /dev/null > "$log" 2>&1 &
   LAB_DROCE_PID=$!
 }
@@ -129,7 +138,9 @@ lab_droce_start() {
 # start on a port that is down (perftest: "Port number 1 state is Down"). lab_hold_link runs
 # droce-echo as a placeholder server that only keeps the link up (the guest sees carrier, rxe0
 # ACTIVE) until lab_release_link; a droce app started afterwards reconnects the link within ~1 s.
+# While the lab switch runs, the switch is that server and holds the link: nothing to do.
 lab_hold_link() {
+  lab_switch_running && return 0
   lab_droce_start "$LAB_RUN/holder.log" "$DROCE_ECHO" $(lab_droce_eal) -- --mode server --oob-port 0 --timeout 900
   LAB_HOLDER_PID=$LAB_DROCE_PID
   LAB_DROCE_PID=
@@ -140,4 +151,66 @@ lab_release_link() {
   [ -n "${LAB_HOLDER_PID:-}" ] && lab_stop_pid "$LAB_HOLDER_PID" 3
   LAB_HOLDER_PID=
   rm -f "$LAB_RUN/holder.pid"
+}
+
+# ---- the lab switch: several droce processes on the lab link at once ----
+# droce-switch (apps/droce-switch) is the vhost-user server of the guest's link (net_vhost, the
+# socket droce apps use otherwise) and the memif server of K more ports, $LAB_RUN/sw0.sock ..
+# sw<K-1>.sock; it forwards by MAC learning and floods what it has not learnt (ARP requests), so
+# the guest and every droce app attached to it reach each other. Its own CPU (LAB_SWITCH_CPU),
+# the droce apps' on LAB_DROCE_CPU; no hugepages, as lab_droce_eal.
+LAB_SWITCH=${DROCE_SWITCH:-$LAB_DROCE_BUILD/apps/droce-switch/droce-switch}
+LAB_SWITCH_CPU=${LAB_SWITCH_CPU:-0}
+LAB_SWITCH_PID=
+# lab_switch_running: the switch this shell started is alive.
+lab_switch_running() { [ -n "${LAB_SWITCH_PID:-}" ] && lab_alive "$LAB_SWITCH_PID"; }
+# lab_switch_sock N: the memif socket of the switch's port N (N from 0).
+lab_switch_sock() { echo "$LAB_RUN/sw$1.sock"; }
+# lab_switch_eal N [CPU]: EAL options that put a droce app on the switch's memif port N (a memif
+# client; the switch is the server), on CPU (default LAB_DROCE_CPU).
+lab_switch_eal() { echo "-l ${2:-$LAB_DROCE_CPU} --no-pci --no-huge -m 512 --vdev net_memif0,role=client,socket=$(lab_switch_sock "$1")"; }
+# lab_switch_start K [SWITCH OPTIONS...]: starts droce-switch with the guest's vhost-user port and
+# K memif ports (1..8), options such as --loss P --seed S passed on; its report goes to
+# $LAB_RUN/switch.json when it stops (lab_switch_stop), its output to $LAB_RUN/switch.log. Waits
+# (bounded) until the switch forwards and the guest's link is up (carrier, rxe0 ACTIVE); 1 if not,
+# with the switch stopped. The switch ends by itself after an hour (--duration) should nobody
+# stop it; stdbuf: its "ready" line reaches the log at once, not at exit.
+lab_switch_start() {
+  local k=$1 i vdevs; shift
+  case "$k" in [1-8]) ;; *) lab_log "lab_switch_start: 1..8 memif ports, not '$k'"; return 1;; esac
+  [ -x "$LAB_SWITCH" ] || { lab_log "droce-switch is not built ($LAB_SWITCH)"; return 1; }
+  lab_switch_stop
+  lab_release_link   # a placeholder on the vhost-user socket would keep the switch off it
+  rm -f "$LAB_RUN/vhost.sock" "$LAB_RUN/switch.json"
+  vdevs=(--vdev "net_vhost0,iface=$LAB_RUN/vhost.sock,queues=1")
+  for (( i = 0; i < k; i++ )); do
+    rm -f "$(lab_switch_sock "$i")"
+    vdevs+=(--vdev "net_memif$i,role=server,socket=$(lab_switch_sock "$i")")
+  done
+  stdbuf -oL "$LAB_SWITCH" -l "$LAB_SWITCH_CPU" --no-pci --no-huge -m 512 "${vdevs[@]}" -- \
+    --duration 3600 --quiet --json "$LAB_RUN/switch.json" "$@" < /dev/null > "$LAB_RUN/switch.log" 2>&1 &
+  LAB_SWITCH_PID=$!
+  echo "$LAB_SWITCH_PID" > "$LAB_RUN/switch.pid"
+  if ! lab_wait_for 60 grep -qs 'ports, Ctrl-C to stop' "$LAB_RUN/switch.log"; then
+    lab_log "droce-switch did not start:"; sed 's/^/  /' "$LAB_RUN/switch.log" >&2
+    lab_switch_stop; return 1
+  fi
+  if ! lab_glinkwait 30 > /dev/null; then
+    lab_log "the guest link did not come up behind droce-switch"; lab_switch_stop; return 1
+  fi
+}
+# lab_switch_stop: stops the switch (SIGINT: it writes its report), removes its sockets. The
+# guest's link goes down with it.
+lab_switch_stop() {
+  [ -n "${LAB_SWITCH_PID:-}" ] && lab_stop_pid "$LAB_SWITCH_PID" 5
+  LAB_SWITCH_PID=
+  rm -f "$LAB_RUN/switch.pid" "$LAB_RUN"/sw[0-9].sock
+}
+# lab_switch_summary: one line per switch port from the report of the last stopped switch (port 0
+# the guest's link, port N+1 memif port N): frames received, sent, lost to --loss, flooded.
+lab_switch_summary() {
+  /usr/bin/python3 -c "import json, sys
+for i, p in enumerate(json.load(open(sys.argv[1]))['ports']):
+    print('switch port %d (%s): rx %d tx %d lost %d flooded %d' % (i, 'guest' if i == 0 else 'memif %d' % (i - 1),
+          p['rx_frames'], p['tx_frames'], p.get('impairment', {}).get('dropped', 0), p.get('flooded', 0)))" "$LAB_RUN/switch.json"
 }

@@ -4,19 +4,19 @@
 # loss. Every case checks the data (droce checks every reply or request; the tools check their
 # completions) and both sides' exit status. No QEMU, no image, a guest that does not boot: the
 # suite FAILS and says why — it never passes without having run.
-# usage: run_interop.sh DROCE_ECHO DROCE_PERF DROCE_RPING
+# usage: run_interop.sh DROCE_ECHO DROCE_PERF DROCE_RPING DROCE_SWITCH
 # INTEROP_ONLY=REGEX runs only the cases whose names match it (grep -E), e.g.
 # INTEROP_ONLY='bidir' for the perftest -b cases; the guest boots all the same.
 # INTEROP_CAPTURES=DIR keeps the frames the guest captured in the rping and -R cases (NAME.pcap) there.
 set -uo pipefail
-ECHO=$1 PERF=$2 RPING=${3:-}
+ECHO=$1 PERF=$2 RPING=${3:-} SWITCH=${4:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
 LAB=$HERE/../../scripts/rxe-lab
 export LAB_RUN
 LAB_RUN=$(mktemp -d /tmp/droce-interop.XXXXXX)
 # Ports of our own, so a lab someone keeps running on the defaults is left alone.
 export LAB_OOB_HOSTFWD=$(( 29000 + $$ % 400 )) LAB_OOB_HOST=$(( 19000 + $$ % 400 ))
-export DROCE_ECHO=$ECHO
+export DROCE_ECHO=$ECHO DROCE_SWITCH=$SWITCH
 source "$LAB/lib.sh"
 
 fail_loud() {
@@ -27,7 +27,9 @@ fail_loud() {
 }
 cleanup() {
   [ -n "${LAB_DROCE_PID:-}" ] && lab_stop_pid "$LAB_DROCE_PID" 3
+  [ -n "${LAB_DROCE2_PID:-}" ] && lab_stop_pid "$LAB_DROCE2_PID" 3
   lab_release_link
+  lab_switch_stop
   "$LAB/down.sh"
   rm -rf "$LAB_RUN"
 }
@@ -36,7 +38,8 @@ trap 'exit 130' INT TERM
 
 command -v qemu-system-x86_64 > /dev/null || fail_loud "qemu-system-x86_64 is not installed (scripts/setup.sh installs qemu-system-x86)"
 command -v socat > /dev/null || fail_loud "socat is not installed (scripts/setup.sh installs it)"
-[ -x "$ECHO" ] && [ -x "$PERF" ] && [ -x "$RPING" ] || fail_loud "$ECHO, $PERF or '$RPING' is not built (usage: run_interop.sh DROCE_ECHO DROCE_PERF DROCE_RPING)"
+[ -x "$ECHO" ] && [ -x "$PERF" ] && [ -x "$RPING" ] && [ -x "$SWITCH" ] ||
+  fail_loud "$ECHO, $PERF, '$RPING' or '$SWITCH' is not built (usage: run_interop.sh DROCE_ECHO DROCE_PERF DROCE_RPING DROCE_SWITCH)"
 T0=$(date +%s)
 timeout 1200 "$LAB/build-image.sh" || fail_loud "the guest image could not be built (needs root and the Debian archive once; cached in .cache/rxe-lab)"
 timeout 400 "$LAB/boot.sh" || fail_loud "the rxe guest did not boot (see the log above)"
@@ -398,6 +401,92 @@ if wanted rping_guest_server || wanted rping_droce_server || wanted rping_droce_
     result rping_guest_entry_removed 1 0
   fi
 fi
+
+# ---- the switched lab (scripts/rxe-lab/lib.sh, lab_switch_start): droce-switch is the guest's
+# vhost-user peer and droce apps attach to its memif ports, so that several droce processes share
+# the guest's link at once; the switch learns MACs and floods ARP requests. ----
+# rping -s in the guest, droce-rping the client on the switch's port 0, its MAC for the guest found
+# by ARP through the switch.
+if wanted switched_rping_guest_server; then
+  if lab_switch_start 2; then
+    rdmacm_guest_serves switched_rping_guest_server 7174 "exec rping -s -a $GUEST_IP -v" \
+      "$RPING" $(lab_switch_eal 0) -- -c -a "$GUEST_IP" "${RP_ADDR[@]}" -C 10 -S 64 -v --json "$LAB_RUN/sw_rping_client.json"
+    lab_switch_stop
+    lab_switch_summary
+    rping_json_check switched_rping_guest_server_arp "$LAB_RUN/sw_rping_client.json" arp
+  else
+    result switched_rping_guest_server 1 0
+  fi
+fi
+# Two clients of one droce-rping server at once, behind a switch that loses 0.5 % of the frames
+# of every port (ARP and CM MADs too: they retry): the guest's rping (rxe: go-back-N, it offers
+# nothing else) and a second droce-rping that asks for selective repeat. The server serves both;
+# each connection keeps the recovery its client can do: its JSON says "gbn" for the guest's and
+# "sr" for droce's, each with every ping verified. Needs droce-rping's --clients and --recovery;
+# skipped with a message where this droce-rping has neither.
+mixed_recovery_peers() {
+  local name=mixed_recovery_peers t0 id rc=0 crc=0 grc=0 jrc=0
+  local sj=$LAB_RUN/mixed_server.json cj=$LAB_RUN/mixed_client.json
+  wanted "$name" || return 0
+  if ! "$RPING" -- --help 2>/dev/null | grep -q -- --clients; then
+    echo "SKIP $name: $RPING has no --clients (a server of several clients) and --recovery; not run"
+    return 0
+  fi
+  t0=$(date +%s)
+  echo "--- $name: switch --loss 0.005 | droce-rping -s --clients 2 --recovery sr | guest rping -c, droce-rping -c --recovery sr"
+  lab_switch_start 2 --loss 0.005 --seed 7 || { result "$name" 1 $(( $(date +%s) - t0 )); return; }
+  rm -f "$sj" "$cj"
+  lab_droce_start "$LAB_RUN/droce.log" timeout 400 "$RPING" $(lab_switch_eal 0 "$LAB_DROCE_CPU") -- -s \
+    --local-ip "$DROCE_IP" --local-mac "$DROCE_MAC" --timeout 120 --clients 2 --recovery sr -C 20 --json "$sj"
+  if ! lab_wait_for 60 grep -q 'listening on' "$LAB_RUN/droce.log"; then
+    echo "droce-rping's server did not listen"; sed 's/^/  /' "$LAB_RUN/droce.log"
+    lab_stop_pid "$LAB_DROCE_PID" 3; LAB_DROCE_PID=; lab_switch_stop; result "$name" 1 $(( $(date +%s) - t0 )); return
+  fi
+  # Both clients at once: the guest's in the guest, droce's on the switch's port 1 (the other CPU).
+  id=$(lab_gstart "rping -c -a $DROCE_IP -C 20 -S 64 -V")
+  "$RPING" $(lab_switch_eal 1 "$LAB_SWITCH_CPU") -- -c -a "$DROCE_IP" --local-ip "$DROCE2_IP" --local-mac "$DROCE2_MAC" \
+    --timeout 120 --recovery sr -C 20 -S 64 --json "$cj" < /dev/null > "$LAB_RUN/droce2.log" 2>&1 &
+  LAB_DROCE2_PID=$!
+  if lab_wait_for 300 eval '! lab_alive $LAB_DROCE2_PID'; then
+    wait "$LAB_DROCE2_PID" || crc=$?
+  else
+    echo "droce-rping's client still ran after 300 s: stopped"; lab_stop_pid "$LAB_DROCE2_PID" 3; crc=124
+  fi
+  LAB_DROCE2_PID=
+  if [ -n "$id" ]; then lab_gwait "$id" 300 > "$LAB_RUN/guest.log" 2>&1 || grc=$?; else grc=1; fi
+  # A client that failed leaves the server waiting for its pings: end it now; else it ends once
+  # both have disconnected.
+  [ "$crc" -ne 0 ] || [ "$grc" -ne 0 ] && lab_stop_pid "$LAB_DROCE_PID" 3
+  if lab_wait_for 60 eval '! lab_alive $LAB_DROCE_PID'; then
+    wait "$LAB_DROCE_PID" || rc=$?
+  else
+    echo "droce-rping's server still ran 60 s after its clients: stopped"; lab_stop_pid "$LAB_DROCE_PID" 3; rc=124
+  fi
+  LAB_DROCE_PID=
+  lab_switch_stop
+  echo "droce-rping server (exit $rc):"; sed 's/^/  /' "$LAB_RUN/droce.log"
+  echo "droce-rping client (exit $crc):"; sed 's/^/  /' "$LAB_RUN/droce2.log"
+  echo "guest rping client (exit $grc):"; sed 's/^/  /' "$LAB_RUN/guest.log"
+  lab_switch_summary
+  /usr/bin/python3 -c "
+import json, sys
+try:
+    s, c = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+except (OSError, ValueError) as e:
+    sys.exit('no JSON report to check: %s' % e)
+guest, droce = sys.argv[3], sys.argv[4]
+for x in s['connections']:
+    print('server: connection from %s: recovery %s, %d pings verified, %d packets retransmitted' %
+          (x['peer_ip'], x['recovery'], x['pings_verified'], x['retransmitted_packets']))
+print('client %s: recovery %s, %s pings verified' % (droce, c['recovery'], c.get('verified')))
+by = {x['peer_ip']: x for x in s['connections']}
+assert len(s['connections']) == 2 and set(by) == {guest, droce}, s['connections']
+assert by[guest]['recovery'] == 'gbn' and by[droce]['recovery'] == 'sr', by
+assert by[guest]['pings_verified'] == 20 and by[droce]['pings_verified'] == 20, by
+assert c['recovery'] == 'sr', c['recovery']" "$sj" "$cj" "$GUEST_IP" "$DROCE2_IP" || jrc=1
+  result "$name" $(( rc != 0 || crc != 0 || grc != 0 || jrc != 0 )) $(( $(date +%s) - t0 ))
+}
+mixed_recovery_peers
 
 echo "rxe counters: $(lab_gexec 'cd /sys/class/infiniband/rxe0/ports/1/hw_counters && for f in sent_pkts rcvd_pkts duplicate_request out_of_seq_request rcvd_seq_err completer_retry_err retry_exceeded_err; do printf "%s=%s " $f $(cat $f); done' 30)"
 echo "interop: ${#passed[@]} passed, ${#failed[@]} failed in $(( $(date +%s) - T0 )) s${failed[*]:+ (failed: ${failed[*]})}"
