@@ -618,6 +618,17 @@ void RcEndpoint::transmit_ready(std::uint64_t now, std::uint64_t now_tsc) {
   give_back_tx_mbufs();
 }
 
+namespace {
+
+// What the DCQCN pacer spaces and the byte counter counts: everything a QP sends but its
+// acknowledgements (ACK 0x11, ATOMIC Acknowledge 0x12 and selective repeat's 0xD1 and 0xD2).
+bool carries_paced_data(std::uint8_t opcode) {
+  const wire::OpKind k = wire::opcode_info(opcode).kind;
+  return k != wire::OpKind::kAck && k != wire::OpKind::kAtomicAck;
+}
+
+}  // namespace
+
 RcEndpoint::Turn RcEndpoint::transmit_turn(QpSlot& s, std::uint64_t now, std::uint64_t now_tsc) {
   if (!s.connected) return Turn::kDone;
   const bool paced = cfg_.dcqcn.reaction_point;
@@ -631,7 +642,9 @@ RcEndpoint::Turn RcEndpoint::transmit_turn(QpSlot& s, std::uint64_t now, std::ui
       ++c_.tx_alloc_failures;  // the packet is lost locally; go-back-N resends it
       return Turn::kMore;
     }
-    if (!paced || d.opcode == static_cast<std::uint8_t>(wire::Opcode::kAck)) continue;
+    // Acknowledgements are not data (RcQp::next_packet lets them leave while paced): the RC ACK,
+    // selective repeat's SACK and both atomic acknowledges leave the pacer and the byte counter alone.
+    if (!paced || !carries_paced_data(d.opcode)) continue;
     // The pacer spaces data at the DCQCN rate in TSC cycles; the byte counter drives increases.
     s.pacer.on_send(bytes, s.rp.rate_bps(), now_tsc);
     s.rp.on_bytes_sent(bytes, now);

@@ -190,6 +190,31 @@ TEST_CASE("the pacer holds a QP to its DCQCN rate", "[engine][dcqcn]") {
   CHECK(lab.a->counters().pacer_waits > 0);
 }
 
+// B only answers (SACKs for A's lossy WRITEs): with its DCQCN rate at 50 Mb/s, a paced SACK
+// would wait ~11 us for every ~70 bytes. Acknowledgements of every kind leave unpaced, as the RC
+// ACK always did: B's pacer never holds its QP.
+TEST_CASE("under DCQCN, selective repeat's acknowledgements are not paced: the responder's pacer never waits",
+          "[engine][dcqcn][sr]") {
+  LabOptions o;
+  o.loss = 0.02;
+  o.recovery = rc::Recovery::kSelectiveRepeat;
+  o.tune_b = [](EndpointConfig& c) {
+    c.dcqcn.reaction_point = true;
+    c.dcqcn.params = dcqcn::DcqcnParams::paper(50e6);
+  };
+  o.clock_step_ns = kPollNs;
+  Lab lab("tsrack", o);
+  constexpr std::uint32_t kMsgs = 64, kSize = 4096;
+  WriteJob job(lab, kMsgs, kSize);
+  for (std::uint32_t i = 0; i < kMsgs; ++i) job.post(lab, i, kSize);
+  std::uint32_t done = 0;
+  REQUIRE(lab.run([&] { return (done += reap(lab)) == kMsgs; }));
+  CHECK(job.dst == job.src);
+  CHECK(lab.relay.dropped > 0);
+  CHECK(lab.b->counters().tx_frames > 0);
+  CHECK(lab.b->counters().pacer_waits == 0);
+}
+
 TEST_CASE("hostile CNPs: unknown QPs counted and dropped; a flood cannot push the rate below Rmin or stall the QP",
           "[engine][dcqcn]") {
   LabOptions o;
