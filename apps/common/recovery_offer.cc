@@ -38,7 +38,8 @@ OfferRefusal decode_recovery_offer(const std::uint8_t* in, std::size_t len, Reco
   if (in[4] != kRecoveryOfferVersion) return OfferRefusal::kBadVersion;
   if (in[5] != kWireGbn && in[5] != kWireSr) return OfferRefusal::kBadRecovery;
   const auto cap = static_cast<std::uint16_t>((in[6] << 8) | in[7]);
-  // The cap is a QP attribute's range (rc::QpAttr::sr_bdp_pkts): 0 or more cannot be an offer.
+  // The cap is a QP attribute's range (rc::QpAttr::sr_bdp_pkts): 0, or more than kSrMaxBdpPkts,
+  // cannot be an offer.
   if (cap == 0 || cap > rc::kSrMaxBdpPkts) return OfferRefusal::kBadCap;
   out.recovery = in[5] == kWireSr ? rc::Recovery::kSelectiveRepeat : rc::Recovery::kGoBackN;
   out.sr_bdp_pkts = cap;
