@@ -56,10 +56,26 @@ result() {  # result NAME RC SECONDS
   if [ "$2" -eq 0 ]; then passed+=("$1"); echo "PASS $1 (${3} s)"; else failed+=("$1"); echo "FAIL $1 (${3} s)"; fi
 }
 
+# The second half of every case where a guest tool serves and droce connects: droce runs (its
+# log in droce.log), a droce that failed ends the guest tool (it may wait for ever for a peer),
+# the guest tool's exit is awaited, the guest's capture CAP (empty: none) is stopped, and both
+# logs and the result are printed. droce_against_guest NAME T0 GUEST_ID CAP droce-command...
+droce_against_guest() {
+  local name=$1 t0=$2 id=$3 cap=$4 rc=0 grc=0; shift 4
+  lab_droce_start "$LAB_RUN/droce.log" timeout 180 "$@"
+  wait "$LAB_DROCE_PID" || rc=$?
+  LAB_DROCE_PID=
+  [ "$rc" -ne 0 ] && lab_gkill "$id"
+  lab_gwait "$id" 120 > "$LAB_RUN/guest.log" 2>&1 || grc=$?
+  [ -n "$cap" ] && gcapture_stop "$cap" "$name"
+  echo "droce (exit $rc):"; sed 's/^/  /' "$LAB_RUN/droce.log"
+  echo "guest (exit $grc):"; sed 's/^/  /' "$LAB_RUN/guest.log"
+  result "$name" $(( rc != 0 || grc != 0 )) $(( $(date +%s) - t0 ))
+}
 # Guest tool as the server (listening on its 18515, reached through the hostfwd), droce the client.
 # guest_serves NAME 'guest command' droce-app-args...
 guest_serves() {
-  local name=$1 gcmd=$2 t0 id rc=0 grc=0; shift 2
+  local name=$1 gcmd=$2 t0 id; shift 2
   wanted "$name" || return 0
   t0=$(date +%s)
   echo "--- $name: guest: $gcmd | droce: $*"
@@ -70,15 +86,7 @@ guest_serves() {
     echo "the guest tool did not listen"; lab_release_link; lab_gwait "$id" 5; result "$name" 1 $(( $(date +%s) - t0 )); return
   fi
   lab_release_link
-  lab_droce_start "$LAB_RUN/droce.log" timeout 180 "$@"
-  wait "$LAB_DROCE_PID" || rc=$?
-  LAB_DROCE_PID=
-  # droce failed: the guest tool may wait for ever for a peer; end it now.
-  [ "$rc" -ne 0 ] && lab_gkill "$id"
-  lab_gwait "$id" 120 > "$LAB_RUN/guest.log" 2>&1 || grc=$?
-  echo "droce (exit $rc):"; sed 's/^/  /' "$LAB_RUN/droce.log"
-  echo "guest (exit $grc):"; sed 's/^/  /' "$LAB_RUN/guest.log"
-  result "$name" $(( rc != 0 || grc != 0 )) $(( $(date +%s) - t0 ))
+  droce_against_guest "$name" "$t0" "$id" "" "$@"
 }
 # droce the server (OOB on the host's $LAB_OOB_HOST, the guest's 10.0.2.100:18515), guest tool the
 # client. droce_serves NAME 'guest command' droce-app-args...
@@ -254,7 +262,7 @@ gcapture_stop() {
 # bound: `rdma res show cm_id` lists it LISTENing on PORT.
 # rdmacm_guest_serves NAME PORT 'guest command' droce-command...
 rdmacm_guest_serves() {
-  local name=$1 port=$2 gcmd=$3 t0 id cap rc=0 grc=0; shift 3
+  local name=$1 port=$2 gcmd=$3 t0 id cap; shift 3
   wanted "$name" || return 0
   t0=$(date +%s)
   echo "--- $name: guest: $gcmd | droce: $*"
@@ -266,15 +274,7 @@ rdmacm_guest_serves() {
     result "$name" 1 $(( $(date +%s) - t0 )); return
   fi
   lab_release_link
-  lab_droce_start "$LAB_RUN/droce.log" timeout 180 "$@"
-  wait "$LAB_DROCE_PID" || rc=$?
-  LAB_DROCE_PID=
-  [ "$rc" -ne 0 ] && lab_gkill "$id"
-  lab_gwait "$id" 120 > "$LAB_RUN/guest.log" 2>&1 || grc=$?
-  gcapture_stop "$cap" "$name"
-  echo "droce (exit $rc):"; sed 's/^/  /' "$LAB_RUN/droce.log"
-  echo "guest (exit $grc):"; sed 's/^/  /' "$LAB_RUN/guest.log"
-  result "$name" $(( rc != 0 || grc != 0 )) $(( $(date +%s) - t0 ))
+  droce_against_guest "$name" "$t0" "$id" "$cap" "$@"
 }
 # droce listening by rdma_cm (READY: the line it prints then), the guest tool the client, the
 # guest's frames captured; NEED_CAPTURE 1 fails the case when tcpdump did not run.
