@@ -2,14 +2,14 @@
 // reply is its request in upper case; exit 0 only when every reply matched.
 //
 //   upper-client [EAL options] -- [--socket PATH] [--count N] [--seconds N]
+#include <droce/engine/core/version.h>
+
 #include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include <droce/engine/core/version.h>
 
 #include "upper_link.h"
 
@@ -23,7 +23,8 @@ int fail(const std::string& why) {
 // Request i: "request <i>: " then lower-case letters and digits up to a size that varies from
 // 16 bytes to kMaxMessage, so that some messages take several packets (PMTU 1024).
 std::uint32_t make_request(std::uint64_t i, std::uint8_t* out) {
-  const int head = std::snprintf(reinterpret_cast<char*>(out), 32, "request %llu: ", static_cast<unsigned long long>(i));
+  const int head =
+      std::snprintf(reinterpret_cast<char*>(out), 32, "request %llu: ", static_cast<unsigned long long>(i));
   const std::uint32_t len = 16 + static_cast<std::uint32_t>((i * 997) % (upper::kMaxMessage - 16));
   for (std::uint32_t k = static_cast<std::uint32_t>(head); k < len; ++k)
     out[k] = static_cast<std::uint8_t>(k % 3 == 0 ? '0' + (k + i) % 10 : 'a' + (k + i) % 26);
@@ -45,10 +46,14 @@ int main(int argc, char** argv) {
   std::uint64_t count = 1000;
   int seconds = 30;
   for (std::size_t i = 0; i + 1 < args.app.size(); i += 2) {
-    if (args.app[i] == "--socket") socket = args.app[i + 1];
-    else if (args.app[i] == "--count") count = std::strtoull(args.app[i + 1].c_str(), nullptr, 10);  // 0: BYE only
-    else if (args.app[i] == "--seconds") seconds = std::atoi(args.app[i + 1].c_str());
-    else return fail("unknown option " + args.app[i]);
+    if (args.app[i] == "--socket")
+      socket = args.app[i + 1];
+    else if (args.app[i] == "--count")
+      count = std::strtoull(args.app[i + 1].c_str(), nullptr, 10);  // 0: BYE only
+    else if (args.app[i] == "--seconds")
+      seconds = std::atoi(args.app[i + 1].c_str());
+    else
+      return fail("unknown option " + args.app[i]);
   }
   if (seconds < 1 || seconds > 3600) return fail("--seconds: give 1..3600");
   if (count > 1'000'000'000) return fail("--count: give at most 1e9");
@@ -58,7 +63,8 @@ int main(int argc, char** argv) {
   // The request leaves from registered memory, untouched until its send completes.
   std::vector<std::uint8_t> request(upper::kMaxMessage);
   droce::rc::MemoryRegion mr;
-  if (droce::engine::Status s = link.memory.register_memory(request.data(), request.size(), droce::rc::kAccessLocalWrite, mr);
+  if (droce::engine::Status s =
+          link.memory.register_memory(request.data(), request.size(), droce::rc::kAccessLocalWrite, mr);
       !s.ok())
     return fail(s.message());
 
@@ -68,14 +74,17 @@ int main(int argc, char** argv) {
   for (std::uint64_t i = 0; i <= count; ++i) {
     const bool last = i == count;
     std::uint32_t len = 0;
-    if (last) std::memcpy(request.data(), upper::kBye, len = static_cast<std::uint32_t>(std::strlen(upper::kBye)));
-    else len = make_request(i, request.data());
+    if (last)
+      std::memcpy(request.data(), upper::kBye, len = static_cast<std::uint32_t>(std::strlen(upper::kBye)));
+    else
+      len = make_request(i, request.data());
     if (droce::engine::Status s = link.endpoint->send_message(link.qpn, request.data(), len, i); !s.ok())
       return fail("request " + std::to_string(i) + ": " + s.message());
     // Wait for both: the send's completion (the buffer is ours again) and the reply.
     bool sent = false, answered = false;
     while (!(sent && answered)) {
-      if (std::chrono::steady_clock::now() > deadline) return fail("no reply to request " + std::to_string(i) + " in time");
+      if (std::chrono::steady_clock::now() > deadline)
+        return fail("no reply to request " + std::to_string(i) + " in time");
       link.poll();
       droce::rc::Completion c;
       if (link.endpoint->poll_cq(link.qpn, &c, 1) == 1) {

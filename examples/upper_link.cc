@@ -1,10 +1,10 @@
 // One end of the example's memif link (see upper_link.h).
 #include "upper_link.h"
 
+#include <rte_cycles.h>
+
 #include <chrono>
 #include <cstring>
-
-#include <rte_cycles.h>
 
 namespace upper {
 

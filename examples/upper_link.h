@@ -5,16 +5,16 @@
 // requests, checks every reply, and ends the run with the request "BYE".
 #pragma once
 
-#include <cstdint>
-#include <memory>
-#include <string>
-#include <vector>
-
 #include <droce/engine/core/eal.h>
 #include <droce/engine/core/memory_region.h>
 #include <droce/engine/core/mempool.h>
 #include <droce/engine/core/port.h>
 #include <droce/engine/endpoint/rc_endpoint.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
 
 namespace upper {
 

@@ -2,14 +2,14 @@
 // (or --seconds pass without it: exit 1).
 //
 //   upper-service [EAL options] -- [--socket PATH] [--seconds N]
+#include <droce/engine/core/version.h>
+
 #include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include <droce/engine/core/version.h>
 
 #include "upper_link.h"
 
@@ -93,9 +93,12 @@ int main(int argc, char** argv) {
   std::string socket = "/tmp/upper.sock";
   int seconds = 30;
   for (std::size_t i = 0; i + 1 < args.app.size(); i += 2) {
-    if (args.app[i] == "--socket") socket = args.app[i + 1];
-    else if (args.app[i] == "--seconds") seconds = std::atoi(args.app[i + 1].c_str());
-    else return fail("unknown option " + args.app[i]);
+    if (args.app[i] == "--socket")
+      socket = args.app[i + 1];
+    else if (args.app[i] == "--seconds")
+      seconds = std::atoi(args.app[i + 1].c_str());
+    else
+      return fail("unknown option " + args.app[i]);
   }
   if (seconds < 1 || seconds > 3600) return fail("--seconds: give 1..3600");
   std::printf("upper-service on droce %s, socket %s\n", DROCE_VERSION_STRING, socket.c_str());

@@ -2,11 +2,11 @@
 // exchanged as, and the lab default MAC for an IP.
 #pragma once
 
-#include <cstdint>
-#include <string>
-
 #include <droce/engine/core/status.h>
 #include <droce/protocols/wire/build.h>
+
+#include <cstdint>
+#include <string>
 
 namespace droce::engine {
 

@@ -93,8 +93,8 @@ std::string parse_real(std::string_view option, std::string_view text, double lo
   const bool parsed = whole_real(digits, v);
   v *= factor;
   if (!parsed || !std::isfinite(v) || !(v >= lo && v <= hi))
-    return std::string(option) + ": " + quoted(text) + " is not a number in [" + real_text(lo) + ", " +
-           real_text(hi) + "]";
+    return std::string(option) + ": " + quoted(text) + " is not a number in [" + real_text(lo) + ", " + real_text(hi) +
+           "]";
   out = v;
   return {};
 }

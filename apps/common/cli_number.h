@@ -20,13 +20,13 @@ enum class Suffixes : std::uint8_t { kNone, kKiloMega, kBinary, kDecimal };
 
 // A real number in [lo, hi]: the whole text, finite (nan, inf and overflow are refused, since NaN
 // passes any `v < lo || v > hi` test), after any suffix's factor. Empty on success, else one message naming `option`.
-[[nodiscard]] std::string parse_real(std::string_view option, std::string_view text, double lo, double hi,
-                                     double& out, Suffixes suffixes = Suffixes::kNone);
+[[nodiscard]] std::string parse_real(std::string_view option, std::string_view text, double lo, double hi, double& out,
+                                     Suffixes suffixes = Suffixes::kNone);
 
 // An integer in [lo, hi]: decimal, 0x hex, or an exact integer in decimal notation such as 1e6;
 // no sign, no fraction, no wrap. Empty on success, else one message naming `option`.
-[[nodiscard]] std::string parse_uint(std::string_view option, std::string_view text, std::uint64_t lo,
-                                     std::uint64_t hi, std::uint64_t& out, Suffixes suffixes = Suffixes::kNone);
+[[nodiscard]] std::string parse_uint(std::string_view option, std::string_view text, std::uint64_t lo, std::uint64_t hi,
+                                     std::uint64_t& out, Suffixes suffixes = Suffixes::kNone);
 
 // The same into a narrower unsigned field; `hi` defaults to the field's maximum.
 template <typename T>

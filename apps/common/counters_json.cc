@@ -1,12 +1,11 @@
 #include "apps/common/counters_json.h"
 
-#include <chrono>
-#include <ctime>
-
-#include <rte_version.h>
-
 #include <droce/engine/core/version.h>
 #include <droce/engine/endpoint/rc_endpoint.h>
+#include <rte_version.h>
+
+#include <chrono>
+#include <ctime>
 
 namespace droce::apps {
 

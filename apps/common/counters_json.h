@@ -2,12 +2,11 @@
 // version and time of the report.
 #pragma once
 
-#include <span>
-#include <string>
+#include <droce/engine/endpoint/linux_counter_names.h>
 
 #include <nlohmann/json.hpp>
-
-#include <droce/engine/endpoint/linux_counter_names.h>
+#include <span>
+#include <string>
 
 namespace droce::engine {
 class RcEndpoint;

@@ -1,9 +1,8 @@
 // Default client/server port: net_memif between two processes, or the user's first port.
 #include "apps/common/default_port.h"
 
-#include <rte_ethdev.h>
-
 #include <droce/engine/core/eal.h>
+#include <rte_ethdev.h>
 
 namespace droce::engine {
 

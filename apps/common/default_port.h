@@ -2,10 +2,10 @@
 // processes of a run meet over net_memif on one machine, each polling on its own CPU.
 #pragma once
 
+#include <droce/engine/core/status.h>
+
 #include <string>
 #include <vector>
-
-#include <droce/engine/core/status.h>
 
 namespace droce::engine {
 

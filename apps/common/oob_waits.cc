@@ -1,11 +1,11 @@
 // Stop-aware waits on the apps' control connection: slices of the exchange layer's waits.
 #include "apps/common/oob_waits.h"
 
+#include <droce/engine/core/stop_signal.h>
+
 #include <algorithm>
 #include <chrono>
 #include <thread>
-
-#include <droce/engine/core/stop_signal.h>
 
 namespace droce::engine {
 namespace {
@@ -31,7 +31,8 @@ Status accept_stoppable(RcPingpongServer& listener, std::uint32_t timeout_ms, Oo
       return s;
     }
     if (stop_requested()) return Status::error("interrupted while waiting for a client to connect");
-    if (ms_until(deadline) == 0) return Status::error("no client connected within " + std::to_string(timeout_ms) + " ms");
+    if (ms_until(deadline) == 0)
+      return Status::error("no client connected within " + std::to_string(timeout_ms) + " ms");
   }
 }
 
@@ -40,7 +41,8 @@ Status accept_stoppable(RcPingpongServer& listener, std::uint32_t timeout_ms, Oo
 // handshake completed would close a connection the server had already accepted as its client.
 Status connect_stoppable(const std::string& host, std::uint16_t port, std::uint32_t timeout_ms, OobConnection& out) {
   Status s = OobConnection::connect(host, port, timeout_ms, out, [] { return stop_requested(); });
-  if (!s.ok() && stop_requested()) return Status::error("interrupted while connecting to " + host + ":" + std::to_string(port));
+  if (!s.ok() && stop_requested())
+    return Status::error("interrupted while connecting to " + host + ":" + std::to_string(port));
   return s;
 }
 
@@ -65,12 +67,15 @@ Status recv_line_stoppable(OobConnection& c, std::string& line, std::uint32_t ti
                            const std::function<void()>& idle) {
   Status why;
   switch (wait_line(c, line, timeout_ms, idle, true, &why)) {
-    case LineWait::kLine: return {};
+    case LineWait::kLine:
+      return {};
     case LineWait::kClosed:
       if (!why.ok()) return Status::error(why.message() + " (while we waited for " + what + ")");
       return Status::error(std::string("the peer closed the control connection while we waited for ") + what);
-    case LineWait::kInterrupted: return Status::error(std::string("interrupted while waiting for ") + what);
-    case LineWait::kTimedOut: break;
+    case LineWait::kInterrupted:
+      return Status::error(std::string("interrupted while waiting for ") + what);
+    case LineWait::kTimedOut:
+      break;
   }
   return Status::error(std::string("timed out waiting for ") + what + " (" + std::to_string(timeout_ms) + " ms)");
 }

@@ -3,12 +3,12 @@
 // it in short slices, or poll it, and check the stop flag between.
 #pragma once
 
+#include <droce/engine/core/status.h>
+#include <droce/engine/exchange/oob_exchange.h>
+
 #include <cstdint>
 #include <functional>
 #include <string>
-
-#include <droce/engine/core/status.h>
-#include <droce/engine/exchange/oob_exchange.h>
 
 namespace droce::engine {
 
@@ -27,7 +27,7 @@ enum class LineWait { kLine, kClosed, kTimedOut, kInterrupted };
 [[nodiscard]] LineWait wait_line(OobConnection& c, std::string& line, std::uint32_t timeout_ms,
                                  const std::function<void()>& idle, bool stop_aware, Status* why = nullptr);
 // wait_line as a Status naming `what` was awaited; `idle` as there (none: it sleeps).
-[[nodiscard]] Status recv_line_stoppable(OobConnection& c, std::string& line, std::uint32_t timeout_ms, const char* what,
-                                         const std::function<void()>& idle = {});
+[[nodiscard]] Status recv_line_stoppable(OobConnection& c, std::string& line, std::uint32_t timeout_ms,
+                                         const char* what, const std::function<void()>& idle = {});
 
 }  // namespace droce::engine

@@ -44,8 +44,7 @@ std::string write_text_file(const std::string& path, const std::string& text) {
   const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0;
   const int write_errno = errno;
   const bool closed = std::fclose(f) == 0;
-  if (!written || !closed)
-    return "cannot write " + quoted(path) + ": " + std::strerror(!written ? write_errno : errno);
+  if (!written || !closed) return "cannot write " + quoted(path) + ": " + std::strerror(!written ? write_errno : errno);
   return {};
 }
 

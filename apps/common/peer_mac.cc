@@ -3,15 +3,15 @@
 #include "apps/common/peer_mac.h"
 
 #include <arpa/inet.h>
+#include <droce/engine/core/stop_signal.h>
+#include <droce/protocols/arp/neighbour_table.h>
+#include <droce/protocols/nd/neighbour_table.h>
 
 #include <chrono>
 #include <cstring>
 #include <utility>
 
 #include "apps/common/address_text.h"
-#include <droce/engine/core/stop_signal.h>
-#include <droce/protocols/arp/neighbour_table.h>
-#include <droce/protocols/nd/neighbour_table.h>
 
 namespace droce::apps {
 namespace {
@@ -64,8 +64,7 @@ Status resolve_rounds(Start start, Get get, const Poll& poll, const std::string&
       if (engine::stop_requested()) return Status::error("interrupted while resolving " + who + " by " + how);
       if (Clock::now() >= round_end) {
         r.status = Status::error(StatusCode::kTimeout, "no end to the " + std::string(how) + " resolution of " + who +
-                                                           " within " +
-                                                           std::to_string(round_len.count() / 1'000'000) +
+                                                           " within " + std::to_string(round_len.count() / 1'000'000) +
                                                            " ms (was the endpoint polled?)");
         break;
       }
@@ -116,7 +115,8 @@ Status PeerMac::of_ipv6(const std::uint8_t ipv6[16], std::uint32_t wait_ms, std:
     return Status::error(StatusCode::kUnsupported,
                          "the peer's GID " + gid_text(ipv6) +
                              " is an IPv6 address and this endpoint speaks IPv4, so neither ARP nor Neighbor "
-                             "Discovery finds its MAC: " + kNeedMac);
+                             "Discovery finds its MAC: " +
+                             kNeedMac);
   return resolve_rounds([&] { return ep_.start_nd_resolve(ipv6); }, [&] { return ep_.nd_resolution(ipv6); }, poll_,
                         gid_text(ipv6), "Neighbor Discovery", nd::kNdMaxSolicitations * nd::kNdRetryIntervalNs, wait_ms,
                         mac);

@@ -14,12 +14,12 @@
 // endpoint must be polled too: the peer may be resolving us, and only a polled endpoint answers.
 #pragma once
 
+#include <droce/engine/core/status.h>
+#include <droce/engine/endpoint/rc_endpoint.h>
+
 #include <cstdint>
 #include <functional>
 #include <string>
-
-#include <droce/engine/core/status.h>
-#include <droce/engine/endpoint/rc_endpoint.h>
 
 namespace droce::apps {
 

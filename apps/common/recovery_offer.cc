@@ -12,12 +12,18 @@ constexpr std::uint8_t kWireSr = 1;
 
 const char* offer_refusal_name(OfferRefusal r) {
   switch (r) {
-    case OfferRefusal::kNone: return "none";
-    case OfferRefusal::kTooShort: return "too_short";
-    case OfferRefusal::kNoMagic: return "no_magic";
-    case OfferRefusal::kBadVersion: return "bad_version";
-    case OfferRefusal::kBadRecovery: return "bad_recovery";
-    case OfferRefusal::kBadCap: return "bad_cap";
+    case OfferRefusal::kNone:
+      return "none";
+    case OfferRefusal::kTooShort:
+      return "too_short";
+    case OfferRefusal::kNoMagic:
+      return "no_magic";
+    case OfferRefusal::kBadVersion:
+      return "bad_version";
+    case OfferRefusal::kBadRecovery:
+      return "bad_recovery";
+    case OfferRefusal::kBadCap:
+      return "bad_cap";
   }
   return "?";
 }

@@ -6,10 +6,10 @@
 // offer decodes as "no offer", which means go-back-N, with a reason for counters and messages.
 #pragma once
 
+#include <droce/protocols/rc/qp_attr.h>
+
 #include <cstddef>
 #include <cstdint>
-
-#include <droce/protocols/rc/qp_attr.h>
 
 namespace droce::apps {
 

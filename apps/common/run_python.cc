@@ -1,12 +1,12 @@
 // run_python (see run_python.h).
 #include "apps/common/run_python.h"
 
+#include <spawn.h>
+#include <sys/wait.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-
-#include <spawn.h>
-#include <sys/wait.h>
 
 extern char** environ;
 

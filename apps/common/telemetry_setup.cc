@@ -1,17 +1,16 @@
 // DPDK telemetry and packet capture for a running app (see telemetry_setup.h).
 #include "apps/common/telemetry_setup.h"
 
-#include <algorithm>
-#include <cstdio>
-#include <mutex>
-#include <string>
-
+#include <droce/engine/core/eal.h>
+#include <droce/engine/core/telemetry.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_pdump.h>
 
-#include <droce/engine/core/eal.h>
-#include <droce/engine/core/telemetry.h>
+#include <algorithm>
+#include <cstdio>
+#include <mutex>
+#include <string>
 
 namespace droce::apps {
 
@@ -48,8 +47,8 @@ void start_telemetry(const char* app) {
                    app, prefix.c_str(), prefix.c_str(), why.c_str());
       return;
     }
-    std::fprintf(stderr, "%s: EAL file prefix %s: dpdk-telemetry.py -f %s; dpdk-dumpcap --file-prefix=%s -i PORT\n", app,
-                 prefix.c_str(), prefix.c_str(), prefix.c_str());
+    std::fprintf(stderr, "%s: EAL file prefix %s: dpdk-telemetry.py -f %s; dpdk-dumpcap --file-prefix=%s -i PORT\n",
+                 app, prefix.c_str(), prefix.c_str(), prefix.c_str());
   });
 }
 

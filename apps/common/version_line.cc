@@ -1,9 +1,9 @@
 // The --version line of every app.
 #include "apps/common/version_line.h"
 
-#include <cstdio>
-
 #include <droce/engine/core/version.h>
+
+#include <cstdio>
 
 namespace droce::apps {
 

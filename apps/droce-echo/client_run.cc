@@ -1,16 +1,16 @@
 // droce-echo's client run (see client_run.h).
 #include "apps/droce-echo/client_run.h"
 
+#include <droce/engine/core/stop_signal.h>
+#include <droce/engine/endpoint/qp_channel.h>
+#include <rte_cycles.h>
+#include <rte_lcore.h>
+
 #include <atomic>
 #include <cstdio>
 #include <thread>
 
-#include <rte_cycles.h>
-#include <rte_lcore.h>
-
 #include "apps/common/oob_waits.h"
-#include <droce/engine/core/stop_signal.h>
-#include <droce/engine/endpoint/qp_channel.h>
 
 namespace droce::echo {
 
@@ -78,7 +78,10 @@ void count_send(Client& c, const rc::Completion& wc) {
 // What both poll loops share: the timing, the stall watch and the look at the control connection.
 struct Loop {
   Loop(const Options& opt, Setup& setup, Client& client)
-      : o(opt), st(setup), c(client), lines(end_lines(opt, setup)),
+      : o(opt),
+        st(setup),
+        c(client),
+        lines(end_lines(opt, setup)),
         stall_tsc(static_cast<std::uint64_t>(opt.timeout_s * static_cast<double>(rte_get_tsc_hz()))) {}
   const Options& o;
   Setup& st;
@@ -121,12 +124,12 @@ void run_on_worker(Loop& l) {
     for (auto& q : l.c.qps) {
       rc::Completion c[8];
       for (unsigned n = q.ep->poll_cq(q.qpn, c, 8), i = 0; i < n; ++i) count_send(l.c, c[i]);
-      client_step(*q.st, o, q.req.data(), l.ns_per_tsc,
-                  [&](std::uint32_t seq) {
-                    return q.ep->send_message(q.qpn, q.req.data(), o.size, seq, o.rc_pingpong() ? nullptr : &seq).ok();
-                  },
-                  [&](MessageView& v) { return q.ep->receive_message(q.qpn, v); },
-                  [&](MessageView& v) { q.ep->release(v); });
+      client_step(
+          *q.st, o, q.req.data(), l.ns_per_tsc,
+          [&](std::uint32_t seq) {
+            return q.ep->send_message(q.qpn, q.req.data(), o.size, seq, o.rc_pingpong() ? nullptr : &seq).ok();
+          },
+          [&](MessageView& v) { return q.ep->receive_message(q.qpn, v); }, [&](MessageView& v) { q.ep->release(v); });
     }
     if (!l.progressing(l.c.done(), rte_rdtsc())) break;
   }
@@ -152,19 +155,20 @@ void run_on_app_thread(Loop& l, const cpu_set_t& allowed) {
     while (!stop.load(std::memory_order_relaxed) && s.done < total) {
       rc::Completion c;
       while (channel.poll(c)) count_send(l.c, c);
-      client_step(s, o, req.data(), l.ns_per_tsc,
-                  [&](std::uint32_t seq) {
-                    rc::SendWr w;
-                    w.wr_id = seq;
-                    w.opcode = rc::WrOpcode::kSendWithImm;
-                    w.imm = seq;
-                    w.sge = {reinterpret_cast<std::uint64_t>(req.data()), o.size, req_mr.lkey};
-                    return channel.post_send(w);
-                  },
-                  [&](MessageView& v) { return channel.poll_message(v); },
-                  [&](MessageView& v) {
-                    if (!channel.release(v)) ++s.bad;  // cannot happen: capacity >= rq_depth
-                  });
+      client_step(
+          s, o, req.data(), l.ns_per_tsc,
+          [&](std::uint32_t seq) {
+            rc::SendWr w;
+            w.wr_id = seq;
+            w.opcode = rc::WrOpcode::kSendWithImm;
+            w.imm = seq;
+            w.sge = {reinterpret_cast<std::uint64_t>(req.data()), o.size, req_mr.lkey};
+            return channel.post_send(w);
+          },
+          [&](MessageView& v) { return channel.poll_message(v); },
+          [&](MessageView& v) {
+            if (!channel.release(v)) ++s.bad;  // cannot happen: capacity >= rq_depth
+          });
     }
   });
   while (!engine::stop_requested() && state.progress.load(std::memory_order_relaxed) < total && !l.server_ended()) {
@@ -188,8 +192,10 @@ void run_client(const Options& o, Setup& st, const cpu_set_t& allowed, Client& c
                 static_cast<unsigned long long>((o.warmup + o.count) * c.qps.size()));
     std::fflush(stdout);
   }
-  if (o.thread == "worker") run_on_worker(l);
-  else run_on_app_thread(l, allowed);
+  if (o.thread == "worker")
+    run_on_worker(l);
+  else
+    run_on_app_thread(l, allowed);
 }
 
 void end_client_run(const Options& o, Setup& st, Client& c) {
@@ -200,18 +206,22 @@ void end_client_run(const Options& o, Setup& st, Client& c) {
     // Poll on until the server's DONE (our last ACKs delivered), then BYE once we poll no more.
     std::string line;
     const bool sent = st.oob.send_line("END " + std::to_string(c.done()), 5000).ok();
-    const LineWait w = sent ? engine::wait_line(st.oob, line, kEndWaitMs, [&] { poll_all(st, rte_rdtsc()); }, false)
+    const LineWait w = sent ? engine::wait_line(
+                                  st.oob, line, kEndWaitMs, [&] { poll_all(st, rte_rdtsc()); }, false)
                             : LineWait::kClosed;
     if (w != LineWait::kLine)
       c.problem = w == LineWait::kClosed ? "the server closed the control connection before the end of the run"
                                          : "no end-of-run answer from the server within 10 s";
     if (!c.server_stop.empty()) c.problem = "the server ended the run early (" + c.server_stop + ")";
-    if (w == LineWait::kLine && st.oob.send_line("BYE", 5000).ok()) (void)engine::wait_line(st.oob, line, kEndWaitMs, {}, false);
+    if (w == LineWait::kLine && st.oob.send_line("BYE", 5000).ok())
+      (void)engine::wait_line(st.oob, line, kEndWaitMs, {}, false);
   }
   if (st.port) st.port->stop();
   if (c.problem.empty() && engine::stop_requested()) c.problem = "interrupted";
-  if (st.lab) st.lab->finish();
-  else st.group->finish();
+  if (st.lab)
+    st.lab->finish();
+  else
+    st.group->finish();
 }
 
 }  // namespace droce::echo

@@ -3,6 +3,9 @@
 // end of the run with a droce-echo server (END, DONE, BYE over the control connection).
 #pragma once
 
+#include <droce/engine/core/memory_region.h>
+#include <droce/engine/core/status.h>
+#include <droce/engine/endpoint/rc_endpoint.h>
 #include <sched.h>
 
 #include <cstdint>
@@ -14,9 +17,6 @@
 #include "apps/droce-echo/echo_client.h"
 #include "apps/droce-echo/options.h"
 #include "apps/droce-echo/setup.h"
-#include <droce/engine/core/memory_region.h>
-#include <droce/engine/core/status.h>
-#include <droce/engine/endpoint/rc_endpoint.h>
 
 namespace droce::echo {
 

@@ -1,12 +1,12 @@
 // droce-echo's connection (see connect.h).
 #include "apps/droce-echo/connect.h"
 
+#include <rte_cycles.h>
+
 #include <cstring>
 #include <functional>
 #include <string>
 #include <string_view>
-
-#include <rte_cycles.h>
 
 #include "apps/common/address_text.h"
 #include "apps/common/oob_waits.h"
@@ -41,8 +41,8 @@ Status exchange_qp_count(OobConnection& oob, bool server, std::uint32_t workers,
     return Status::error("the client's QP count is not 'QPS <1.." + std::to_string(kMaxQps) + "> <1..16>': '" +
                          line.substr(0, 80) + "'");
   if (w != workers)
-    return Status::error("the client has " + std::to_string(w) + " queue pair(s) and this server " + std::to_string(workers) +
-                         ": give both the same --workers");
+    return Status::error("the client has " + std::to_string(w) + " queue pair(s) and this server " +
+                         std::to_string(workers) + ": give both the same --workers");
   qps = static_cast<std::uint32_t>(n);
   return {};
 }
@@ -63,7 +63,8 @@ Status connect_qps(const Options& o, Setup& st) {
   apps::PeerMac peer_mac(o.peer_mac, st.group->worker(0).endpoint(), poll);
   peer_mac.announce();  // without --peer-mac only; it leaves with the first poll
   std::uint16_t bound = 0;
-  Status s = server ? st.listener.listen(o.oob_port, bound) : engine::connect_stoppable(o.oob_host, o.oob_port, timeout_ms, oob);
+  Status s = server ? st.listener.listen(o.oob_port, bound)
+                    : engine::connect_stoppable(o.oob_host, o.oob_port, timeout_ms, oob);
   if (s.ok() && server) s = engine::accept_stoppable(st.listener, timeout_ms, oob);
   // ibv_srq_pingpong's exchange is one table of QPs each way (srq_exchange.h).
   if (s.ok() && o.srq_pingpong()) s = connect_srq_qps(o, st, peer_mac, poll);
@@ -77,7 +78,8 @@ Status connect_qps(const Options& o, Setup& st) {
     local.qpn = qpn;
     local.psn = psn;
     engine::gid_of(st.ip, local.gid);
-    if (s.ok()) s = server ? oob.server_read_peer(peer, timeout_ms, poll) : oob.exchange_as_client(local, peer, timeout_ms, poll);
+    if (s.ok())
+      s = server ? oob.server_read_peer(peer, timeout_ms, poll) : oob.exchange_as_client(local, peer, timeout_ms, poll);
     // The peer's IP comes from its GID, of our family (one endpoint speaks one IP version); its
     // MAC from --peer-mac, ARP or Neighbor Discovery (once: later QPs find it known). Resolutions
     // go on until --timeout: lab loss drops ARP and ND frames too.

@@ -3,9 +3,10 @@
 // srq_pingpong that tool's exchange (srq_exchange.h).
 #pragma once
 
+#include <droce/engine/core/status.h>
+
 #include "apps/droce-echo/options.h"
 #include "apps/droce-echo/setup.h"
-#include <droce/engine/core/status.h>
 
 namespace droce::echo {
 

@@ -1,14 +1,14 @@
 // droce-echo's client side: the request/reply state machine shared by both thread modes.
 #pragma once
 
+#include <droce/engine/endpoint/rc_endpoint.h>
+#include <rte_cycles.h>
+
 #include <atomic>
 #include <cstdint>
 
-#include <rte_cycles.h>
-
 #include "apps/common/latency_histogram.h"
 #include "apps/droce-echo/options.h"
-#include <droce/engine/endpoint/rc_endpoint.h>
 
 namespace droce::echo {
 
@@ -21,7 +21,7 @@ struct ClientState {
   bool waiting = false;
   std::uint64_t t0 = 0;
   engine::LatencyHistogram* hist = nullptr;  // shared by every QP of the client
-  std::atomic<std::uint64_t> progress{0};  // `done`, published for the worker's stall watch
+  std::atomic<std::uint64_t> progress{0};    // `done`, published for the worker's stall watch
 };
 
 template <typename Send, typename Receive, typename Release>
@@ -36,7 +36,8 @@ void client_step(ClientState& s, const Options& o, std::uint8_t* buf, double ns_
   if (s.waiting && receive(v)) {
     const std::uint64_t rtt = static_cast<std::uint64_t>(static_cast<double>(rte_rdtsc() - s.t0) * ns_per_tsc);
     // ibv_rc_pingpong echoes plain SENDs; droce-echo returns the sequence in immediate data.
-    bool ok = (o.rc_pingpong() ? !v.has_imm : v.has_imm && v.imm == static_cast<std::uint32_t>(s.seq)) && v.length == o.size;
+    bool ok =
+        (o.rc_pingpong() ? !v.has_imm : v.has_imm && v.imm == static_cast<std::uint32_t>(s.seq)) && v.length == o.size;
     std::uint32_t off = 0;
     v.for_each_fragment([&](const std::uint8_t* p, std::uint32_t n) {
       for (std::uint32_t i = 0; ok && i < n; ++i) ok = p[i] == pat(s.seq, off + i);

@@ -1,20 +1,19 @@
 // droce-echo's server side.
 #include "apps/droce-echo/echo_server.h"
 
-#include <cstdio>
-#include <cstring>
-
+#include <droce/engine/core/stop_signal.h>
 #include <rte_cycles.h>
-
-#include <nlohmann/json.hpp>
 #include <rte_launch.h>
 #include <rte_lcore.h>
+
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "apps/common/counters_json.h"
 #include "apps/common/oob_waits.h"
 #include "apps/common/output_file.h"
 #include "apps/droce-echo/setup.h"
-#include <droce/engine/core/stop_signal.h>
 
 namespace droce::echo {
 
@@ -43,8 +42,10 @@ void EchoServer::serve() {
     if (rc_pingpong_ && echoed_ > 0 && (len != last_len_ || std::memcmp(slot, last_, len) != 0)) ++mismatched_;
     last_ = slot;
     last_len_ = len;
-    if (Status st = ep_.send_message(qpn_, slot, len, next_, rc_pingpong_ ? nullptr : &imm); st.ok()) ++outstanding_;
-    else if (errors_++ == 0) first_error_ = "reply " + std::to_string(next_) + ": " + st.message();
+    if (Status st = ep_.send_message(qpn_, slot, len, next_, rc_pingpong_ ? nullptr : &imm); st.ok())
+      ++outstanding_;
+    else if (errors_++ == 0)
+      first_error_ = "reply " + std::to_string(next_) + ": " + st.message();
     ++echoed_;
   }
 }
@@ -89,7 +90,8 @@ Status EchoWorkers::launch() {
           return 0;
         },
         &launches_.back(), lcore);
-    if (rc != 0) return Status::error("cannot launch worker " + std::to_string(w) + " on lcore " + std::to_string(lcore));
+    if (rc != 0)
+      return Status::error("cannot launch worker " + std::to_string(w) + " on lcore " + std::to_string(lcore));
     lcores_.push_back(lcore);
   }
   return {};
@@ -146,7 +148,10 @@ std::string write_server_json(const Options& o, const EchoWorkers& workers, cons
   std::vector<const engine::RcEndpoint*> eps;
   for (std::size_t w = 0; w < workers.size(); ++w) {
     const EchoWorker& x = workers.worker(w);
-    nlohmann::json j = {{"worker", w}, {"lcore", lcores[w]}, {"qps", x.services().size()}, {"echoed", x.echoed()},
+    nlohmann::json j = {{"worker", w},
+                        {"lcore", lcores[w]},
+                        {"qps", x.services().size()},
+                        {"echoed", x.echoed()},
                         {"errors", x.errors()}};
     if (const engine::Worker* ew = x.worker(); ew != nullptr) {
       j["rx_frames"] = ew->endpoint().counters().rx_frames;
@@ -156,8 +161,13 @@ std::string write_server_json(const Options& o, const EchoWorkers& workers, cons
     }
     ws.push_back(j);
   }
-  nlohmann::json j = {{"mode", "server"}, {"peer", o.peer}, {"echoed", workers.echoed()}, {"errors", workers.errors()},
-                      {"stalled", stalled}, {"problem", problem}, {"workers", ws}};
+  nlohmann::json j = {{"mode", "server"},
+                      {"peer", o.peer},
+                      {"echoed", workers.echoed()},
+                      {"errors", workers.errors()},
+                      {"stalled", stalled},
+                      {"problem", problem},
+                      {"workers", ws}};
   const engine::CounterSums sums = apps::counter_sums(eps);
   j["hw_counters"] = apps::hw_counters_json(sums);
   j["drop_reasons"] = apps::drop_reasons_json(sums);
@@ -176,7 +186,7 @@ int run_server(const Options& o, EchoWorkers& workers, engine::OobConnection& oo
   // polls no more; the server stops its port and answers BYE; then the client stops its port. No
   // port is torn down while its peer still polls. A server that ends first says STOP.
   const bool lines = !o.rc_pingpong() && oob.is_open();
-  constexpr std::uint32_t kEndWaitMs = 10000;  // each end-of-run step (the peer may be descheduled)
+  constexpr std::uint32_t kEndWaitMs = 10000;                      // each end-of-run step (the peer may be descheduled)
   const EchoServer& echo = *workers.worker(0).services().front();  // the one QP of an rc_pingpong run
   auto keep_serving = [&] { workers.poll(rte_rdtsc()); };
 
@@ -211,7 +221,8 @@ int run_server(const Options& o, EchoWorkers& workers, engine::OobConnection& oo
     // a peer's retransmission (its ACK from us lost or late) is still answered, instead of
     // leaving the peer to exhaust its retries against a closed port.
     const std::uint64_t until = rte_rdtsc() + rte_get_tsc_hz() / 5;
-    for (std::uint64_t now = rte_rdtsc(); now < until && !engine::stop_requested(); now = rte_rdtsc()) workers.poll(now);
+    for (std::uint64_t now = rte_rdtsc(); now < until && !engine::stop_requested(); now = rte_rdtsc())
+      workers.poll(now);
   }
   std::string problem;
   if (lines && !client_ended && !client_gone) {
@@ -242,7 +253,8 @@ int run_server(const Options& o, EchoWorkers& workers, engine::OobConnection& oo
   std::printf("droce-echo server: echoed %llu messages, %llu errors", static_cast<unsigned long long>(workers.echoed()),
               static_cast<unsigned long long>(workers.errors()));
   if (o.rc_pingpong())
-    std::printf(", %llu requests differing from our previous reply%s", static_cast<unsigned long long>(workers.mismatched()),
+    std::printf(", %llu requests differing from our previous reply%s",
+                static_cast<unsigned long long>(workers.mismatched()),
                 stalled ? ", STALLED (no message within --timeout)" : "");
   if (!impairments.empty()) {
     std::uint64_t dropped = 0, frames = 0;
@@ -271,8 +283,9 @@ int run_server(const Options& o, EchoWorkers& workers, engine::OobConnection& oo
     // checked; whether the last reply arrived, only the client's own exit status tells.
     const bool tail_only = echo.only_last_unacked() && echo.echoed() == total;
     if (tail_only)
-      std::printf("  the last reply was never acknowledged: the client had finished (its ACK lost); its exit status says "
-                  "whether the reply arrived\n");
+      std::printf(
+          "  the last reply was never acknowledged: the client had finished (its ACK lost); its exit status says "
+          "whether the reply arrived\n");
     return (echo.errors() == 0 || tail_only) && echo.mismatched() == 0 && echo.echoed() == total ? 0 : 1;
   }
   if (!problem.empty()) std::fprintf(stderr, "droce-echo: %s\n", problem.c_str());
@@ -282,12 +295,15 @@ int run_server(const Options& o, EchoWorkers& workers, engine::OobConnection& oo
 int run_server_workers(const Options& o, Setup& st) {
   std::vector<std::unique_ptr<EchoWorker>> ws;
   for (std::uint16_t w = 0; w < o.workers; ++w)
-    ws.push_back(std::make_unique<EchoWorker>(st.group->worker(w).endpoint(), *st.memories[w], o.rc_pingpong(), &st.group->worker(w)));
+    ws.push_back(std::make_unique<EchoWorker>(st.group->worker(w).endpoint(), *st.memories[w], o.rc_pingpong(),
+                                              &st.group->worker(w)));
   for (const QpPlace& q : st.own_qps) ws[q.worker]->add_qp(q.qpn);
   EchoWorkers workers(std::move(ws));
   int rc = 1;
-  if (Status s = workers.launch(); !s.ok()) std::fprintf(stderr, "droce-echo: %s\n", s.message().c_str());
-  else rc = run_server(o, workers, st.oob, st.port.get(), st.impairments);
+  if (Status s = workers.launch(); !s.ok())
+    std::fprintf(stderr, "droce-echo: %s\n", s.message().c_str());
+  else
+    rc = run_server(o, workers, st.oob, st.port.get(), st.impairments);
   workers.stop();
   st.group->finish();
   return rc;

@@ -3,6 +3,13 @@
 // end-of-run lines).
 #pragma once
 
+#include <droce/engine/core/memory_region.h>
+#include <droce/engine/core/port.h>
+#include <droce/engine/endpoint/rc_endpoint.h>
+#include <droce/engine/exchange/oob_exchange.h>
+#include <droce/engine/lab/link_impairment.h>
+#include <droce/engine/workers/worker_group.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -10,12 +17,6 @@
 #include <vector>
 
 #include "apps/droce-echo/options.h"
-#include <droce/engine/core/memory_region.h>
-#include <droce/engine/core/port.h>
-#include <droce/engine/endpoint/rc_endpoint.h>
-#include <droce/engine/exchange/oob_exchange.h>
-#include <droce/engine/lab/link_impairment.h>
-#include <droce/engine/workers/worker_group.h>
 
 namespace droce::echo {
 
@@ -71,8 +72,10 @@ class EchoWorker {
   // One iteration: the worker (its queue, steering, the endpoint, whose application stage runs
   // every QP's service).
   void poll(std::uint64_t now_tsc) {
-    if (worker_ != nullptr) worker_->poll(now_tsc);
-    else ep_.poll(now_tsc);
+    if (worker_ != nullptr)
+      worker_->poll(now_tsc);
+    else
+      ep_.poll(now_tsc);
   }
   // The services alone (the endpoint's application stage).
   void serve();

@@ -7,6 +7,9 @@
 //   connect.cc  the exchange per QP, QP count     echo_server.cc  the server's run
 //   client_run.cc  the client's run, end of run   report.cc       text, JSON, exit status
 //   srq_exchange.cc, srq_run.cc  --peer srq_pingpong: one shared receive queue a side, either end
+#include <droce/engine/core/eal.h>
+#include <droce/engine/core/stop_signal.h>
+#include <droce/protocols/wire/icrc.h>
 #include <sched.h>
 
 #include <cstdio>
@@ -20,9 +23,6 @@
 #include "apps/droce-echo/report.h"
 #include "apps/droce-echo/setup.h"
 #include "apps/droce-echo/srq_run.h"
-#include <droce/engine/core/eal.h>
-#include <droce/engine/core/stop_signal.h>
-#include <droce/protocols/wire/icrc.h>
 
 using namespace droce;
 using namespace droce::engine;
@@ -60,7 +60,8 @@ int main(int argc, char** argv) {
 
   // ---- set up: the loopback lab (its QPs connected), or our port and worker group ----
   echo::Setup st;
-  if (echo::SetupError e = echo::set_up(o, defaults, st); !e.status.ok()) return fail(e.status.message(), e.usage ? 2 : 1);
+  if (echo::SetupError e = echo::set_up(o, defaults, st); !e.status.ok())
+    return fail(e.status.message(), e.usage ? 2 : 1);
 
   // ---- connect (server/client): the exchange's own waits retry EINTR until their deadline: a
   // Ctrl-C now closes the connection ----

@@ -13,14 +13,14 @@ namespace droce::echo {
 namespace {
 
 constexpr const char* kUsage =
-      "usage: droce-echo [EAL options] -- [options]\n"
-      "A request/response service on droce's messaging API: the server echoes every message, the\n"
-      "client sends one at a time and reports round-trip times. With no EAL options, loopback runs\n"
-      "both in this process over net_ring; server/client use net_memif on /tmp/droce-echo.sock.\n"
-      "With --peer rc_pingpong either end talks to rdma-core's ibv_rc_pingpong on a RoCE NIC or\n"
-      "Linux Soft-RoCE (run it with -g <GID index of the IPv4 GID>, the same -s and -m, and -n equal\n"
-      "to --warmup + --count). With --peer srq_pingpong it talks to ibv_srq_pingpong the same way (its -q\n"
-      "equal to --qps, -n to --warmup + --count).";
+    "usage: droce-echo [EAL options] -- [options]\n"
+    "A request/response service on droce's messaging API: the server echoes every message, the\n"
+    "client sends one at a time and reports round-trip times. With no EAL options, loopback runs\n"
+    "both in this process over net_ring; server/client use net_memif on /tmp/droce-echo.sock.\n"
+    "With --peer rc_pingpong either end talks to rdma-core's ibv_rc_pingpong on a RoCE NIC or\n"
+    "Linux Soft-RoCE (run it with -g <GID index of the IPv4 GID>, the same -s and -m, and -n equal\n"
+    "to --warmup + --count). With --peer srq_pingpong it talks to ibv_srq_pingpong the same way (its -q\n"
+    "equal to --qps, -n to --warmup + --count).";
 
 // Every option, by group; the shared ones from apps/common/cli/groups.h.
 void declare(CLI::App& app, Options& o) {
@@ -37,11 +37,14 @@ void declare(CLI::App& app, Options& o) {
                   "(--qps QPs a side whose receives all come from one shared receive queue;\n"
                   "--warmup + --count exchanges in all, over every QP; the server answers each\n"
                   "request on the QP it came on; the client checks every reply, the server\n"
-                  "every request, against the first)" + d + o.peer + ")");
+                  "every request, against the first)" +
+                      d + o.peer + ")");
   cli::add_choice(app, g, "--thread", {"worker", "app"}, o.thread,
                   "client logic on the worker lcore, polling inline, or on an application\n"
-                  "thread handing work over through QpChannel" + d + o.thread + "; worker only with\n"
-                  "--peer rc_pingpong or srq_pingpong)");
+                  "thread handing work over through QpChannel" +
+                      d + o.thread +
+                      "; worker only with\n"
+                      "--peer rc_pingpong or srq_pingpong)");
   cli::ConnectionFields conn;
   conn.qp_timeout = &o.qp_timeout;
   conn.oob_port = &o.oob_port;
@@ -67,10 +70,10 @@ void declare(CLI::App& app, Options& o) {
                 "message size, 1..65536 (64K)" + d + std::to_string(o.size) + ")", apps::Suffixes::kBinary);
   cli::add_uint(app, g, "--count", "N", o.count, 1, 10'000'000'000ull,
                 "measured round trips" + d + std::to_string(o.count) + ")", apps::Suffixes::kDecimal);
-  cli::add_uint(app, g, "--warmup", "N", o.warmup, 0, 10'000'000'000ull,
-                "round trips before measuring" + d + std::to_string(o.warmup) +
-                    "; 0 with --peer rc_pingpong or\nsrq_pingpong)",
-                apps::Suffixes::kDecimal);
+  cli::add_uint(
+      app, g, "--warmup", "N", o.warmup, 0, 10'000'000'000ull,
+      "round trips before measuring" + d + std::to_string(o.warmup) + "; 0 with --peer rc_pingpong or\nsrq_pingpong)",
+      apps::Suffixes::kDecimal);
   cli::WorkloadFields work;
   work.mtu = &o.mtu;
   work.mtu_note = "; 1024 with --peer\nrc_pingpong or srq_pingpong, as their -m";
@@ -79,16 +82,19 @@ void declare(CLI::App& app, Options& o) {
                 "server: N poll-mode workers, each on its own EAL lcore (the main lcore is\n"
                 "worker 0; -l must give N) with its own RX/TX queue pair; the client's QP i\n"
                 "is served by worker i % N. Client: N queue pairs, all polled by its one lcore\n"
-                "(give the server's N: net_memif pairs the two sides' queues). 1..16" + d +
-                    std::to_string(o.workers) + ")");
+                "(give the server's N: net_memif pairs the two sides' queues). 1..16" +
+                    d + std::to_string(o.workers) + ")");
   cli::add_uint(app, g, "--qps", "N", o.qps, 1, 64,
                 "client: N QPs, each with one round trip in flight, --warmup + --count round\n"
-                "trips each" + d + std::to_string(o.qps) + "; --peer droce, --thread worker). With --peer\n"
-                "srq_pingpong: its -q, 1..64 (default 16, as its own); the server takes\n"
-                "the client's count");
+                "trips each" +
+                    d + std::to_string(o.qps) +
+                    "; --peer droce, --thread worker). With --peer\n"
+                    "srq_pingpong: its -q, 1..64 (default 16, as its own); the server takes\n"
+                    "the client's count");
   cli::add_uint(app, g, "--rx-depth", "N", o.rx_depth, 1, 65536,
                 "--peer srq_pingpong: receives the shared receive queue holds, at least\n"
-                "--qps (its -r; default " + std::to_string(o.rx_depth) + "); --rx-depth x --size at most 64 MiB");
+                "--qps (its -r; default " +
+                    std::to_string(o.rx_depth) + "); --rx-depth x --size at most 64 MiB");
 
   cli::ImpairmentFields imp;
   imp.loss = &o.loss;
@@ -98,8 +104,9 @@ void declare(CLI::App& app, Options& o) {
 
   cli::OutputFields out;
   out.json = &o.json;
-  out.json_help = "results as JSON (rtt_ns p50/p90/p99/p999/max; the server's: echoed, and a\n"
-                  "\"workers\" array with each worker's share)";
+  out.json_help =
+      "results as JSON (rtt_ns p50/p90/p99/p999/max; the server's: echoed, and a\n"
+      "\"workers\" array with each worker's share)";
   out.pcap = &o.pcap;
   cli::add_output(app, out);
 }
@@ -125,16 +132,21 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   if (apps::cli::given(*app, "--pcp") && o.vlan_id == 0)
     return fail("--pcp is the priority of the 802.1Q tag: give --vlan too");
   if (o.pingpong_tool() && o.thread == "app")
-    return std::fprintf(stderr, "droce-echo: --peer %s runs the client on the worker (--thread worker)\n", o.peer.c_str()), -1;
+    return std::fprintf(stderr, "droce-echo: --peer %s runs the client on the worker (--thread worker)\n",
+                        o.peer.c_str()),
+           -1;
   if (o.mode == "loopback" && (o.workers > 1 || o.qps > 1))
     return fail("--workers and --qps need --mode server or client (loopback runs one QP)");
-  if (o.mode == "server" && o.qps > 1) return fail("--qps is the client's: the server serves as many QPs as the client opens");
+  if (o.mode == "server" && o.qps > 1)
+    return fail("--qps is the client's: the server serves as many QPs as the client opens");
   if (o.rc_pingpong() && (o.workers > 1 || o.qps > 1))
     return fail("--peer rc_pingpong runs one QP on one worker (--workers and --qps need --peer droce)");
   if (o.thread == "app" && (o.workers > 1 || o.qps > 1))
     return fail("--thread app drives one QP on one worker (--workers and --qps need --thread worker)");
-  if (o.srq_pingpong() && o.workers > 1) return fail("--peer srq_pingpong runs its QPs and their shared receive queue on one worker (no --workers)");
-  if (rx_depth_given && !o.srq_pingpong()) return fail("--rx-depth is the shared receive queue's (--peer srq_pingpong)");
+  if (o.srq_pingpong() && o.workers > 1)
+    return fail("--peer srq_pingpong runs its QPs and their shared receive queue on one worker (no --workers)");
+  if (rx_depth_given && !o.srq_pingpong())
+    return fail("--rx-depth is the shared receive queue's (--peer srq_pingpong)");
   if (o.srq_pingpong() && !qps_given && o.mode == "client") o.qps = 16;
   if (o.srq_pingpong() && o.mode == "client" && o.rx_depth < o.qps)
     return fail("--rx-depth " + std::to_string(o.rx_depth) + " is less than --qps " + std::to_string(o.qps) +

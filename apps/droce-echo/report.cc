@@ -2,9 +2,8 @@
 #include "apps/droce-echo/report.h"
 
 #include <cstdio>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "apps/common/counters_json.h"
 #include "apps/common/output_file.h"
@@ -38,23 +37,31 @@ int report(const Options& o, Setup& st, const Client& c) {
   const engine::EndpointCounters ec = st.lab ? st.client_ep->counters() : st.group->endpoint_totals();
   nlohmann::json drops = nlohmann::json::object();
   for (std::size_t r = 0; r < wire::kDropReasonCount; ++r)
-    if (ec.rx_drops[r] != 0) drops[std::string(wire::drop_reason_name(static_cast<wire::DropReason>(r)))] = ec.rx_drops[r];
+    if (ec.rx_drops[r] != 0)
+      drops[std::string(wire::drop_reason_name(static_cast<wire::DropReason>(r)))] = ec.rx_drops[r];
   if (c.stalled || c.send_errors != 0)
     std::printf("  endpoint: rx frames %llu, linearised %llu, view drops %llu, tx alloc failures %llu, rx drops %s\n",
                 static_cast<unsigned long long>(ec.rx_frames), static_cast<unsigned long long>(ec.rx_linearized),
-                static_cast<unsigned long long>(ec.rx_view_drops), static_cast<unsigned long long>(ec.tx_alloc_failures),
-                drops.dump().c_str());
+                static_cast<unsigned long long>(ec.rx_view_drops),
+                static_cast<unsigned long long>(ec.tx_alloc_failures), drops.dump().c_str());
   if (!o.json.empty()) {
     nlohmann::json j;
-    j["endpoint"] = {{"rx_frames", ec.rx_frames}, {"rx_linearized", ec.rx_linearized}, {"rx_view_drops", ec.rx_view_drops},
-                     {"tx_alloc_failures", ec.tx_alloc_failures}, {"rx_drops", drops},
+    j["endpoint"] = {{"rx_frames", ec.rx_frames},
+                     {"rx_linearized", ec.rx_linearized},
+                     {"rx_view_drops", ec.rx_view_drops},
+                     {"tx_alloc_failures", ec.tx_alloc_failures},
+                     {"rx_drops", drops},
                      {"arp_requests_answered", ec.arp_requests_answered}};
     j["mode"] = o.mode;
     j["thread"] = o.thread;
     j["size"] = o.size;
     j["round_trips"] = h.count();
-    j["rtt_ns"] = {{"min", h.min()}, {"p50", h.percentile(0.5)}, {"p90", h.percentile(0.9)}, {"p99", h.percentile(0.99)},
-                   {"p999", h.percentile(0.999)}, {"max", h.max()}};
+    j["rtt_ns"] = {{"min", h.min()},
+                   {"p50", h.percentile(0.5)},
+                   {"p90", h.percentile(0.9)},
+                   {"p99", h.percentile(0.99)},
+                   {"p999", h.percentile(0.999)},
+                   {"max", h.max()}};
     j["qps"] = c.qps.size();
     j["bad_replies"] = bad;
     j["send_errors"] = c.send_errors;
@@ -89,7 +96,8 @@ int report(const Options& o, Setup& st, const Client& c) {
     }
   }
   if (!c.problem.empty()) std::fprintf(stderr, "droce-echo: %s\n", c.problem.c_str());
-  return bad == 0 && c.send_errors == 0 && !c.stalled && h.count() == o.count * c.qps.size() && c.problem.empty() ? 0 : 1;
+  return bad == 0 && c.send_errors == 0 && !c.stalled && h.count() == o.count * c.qps.size() && c.problem.empty() ? 0
+                                                                                                                  : 1;
 }
 
 }  // namespace droce::echo

@@ -1,12 +1,12 @@
 // droce-echo's set-up (see setup.h).
 #include "apps/droce-echo/setup.h"
 
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+
 #include <cstdio>
 #include <cstring>
 #include <string>
-
-#include <rte_ethdev.h>
-#include <rte_lcore.h>
 
 #include "apps/common/address_text.h"
 #include "apps/common/default_port.h"
@@ -24,7 +24,8 @@ SetupError usage_error(const std::string& m) { return {Status::error(m), true}; 
 
 // Both ends in this process: the lab's A is the client, its B the server.
 SetupError set_up_loopback(const Options& o, Setup& st) {
-  if (Status s = engine::MbufPool::create(engine::PoolConfig{"echo_pool", 16383, 256, 2176 + 4096, -1}, st.pool); !s.ok())
+  if (Status s = engine::MbufPool::create(engine::PoolConfig{"echo_pool", 16383, 256, 2176 + 4096, -1}, st.pool);
+      !s.ok())
     return run_error(s);
   engine::LoopbackLabConfig lc;
   lc.pool = st.pool.get();
@@ -38,8 +39,10 @@ SetupError set_up_loopback(const Options& o, Setup& st) {
   st.server_mem = &st.lab->memory_b();
   if (!st.client_ep->create_qp(echo_qp_attr(o, 0x100), st.client_qpn).ok() ||
       !st.server_ep->create_qp(echo_qp_attr(o, 0x200), st.server_qpn).ok() ||
-      !st.client_ep->connect(st.client_qpn, engine::RemoteQp{engine::LoopbackLab::address(1), st.server_qpn, 0x200}).ok() ||
-      !st.server_ep->connect(st.server_qpn, engine::RemoteQp{engine::LoopbackLab::address(0), st.client_qpn, 0x100}).ok())
+      !st.client_ep->connect(st.client_qpn, engine::RemoteQp{engine::LoopbackLab::address(1), st.server_qpn, 0x200})
+           .ok() ||
+      !st.server_ep->connect(st.server_qpn, engine::RemoteQp{engine::LoopbackLab::address(0), st.client_qpn, 0x100})
+           .ok())
     return run_error(Status::error("cannot connect the loopback QPs"));
   st.lab_echo = std::make_unique<EchoWorker>(*st.server_ep, *st.server_mem, o.rc_pingpong());
   st.lab_echo->add_qp(st.server_qpn);
@@ -54,10 +57,11 @@ SetupError set_up_port(const Options& o, bool defaults, Setup& st) {
   if (server)
     if (std::string e = apps::workers_lcore_limit(o.workers); !e.empty()) return usage_error(e);
   std::vector<unsigned> lcores;  // the lcore that polls each worker
-  for (unsigned l = rte_get_main_lcore(); lcores.size() < o.workers && l < RTE_MAX_LCORE; l = server ? rte_get_next_lcore(l, 1, 0) : l)
+  for (unsigned l = rte_get_main_lcore(); lcores.size() < o.workers && l < RTE_MAX_LCORE;
+       l = server ? rte_get_next_lcore(l, 1, 0) : l)
     lcores.push_back(l);
-  if (Status s = engine::create_worker_pools(engine::PoolConfig{"echo_pool", 16384 / o.workers - 1, 256, 2176 + 4096, -1}, lcores,
-                                             st.pools);
+  if (Status s = engine::create_worker_pools(
+          engine::PoolConfig{"echo_pool", 16384 / o.workers - 1, 256, 2176 + 4096, -1}, lcores, st.pools);
       !s.ok())
     return run_error(s);
   engine::PortConfig pc;
@@ -65,14 +69,16 @@ SetupError set_up_port(const Options& o, bool defaults, Setup& st) {
   for (auto& p : st.pools) pc.rx_pools.push_back(p.get());
   pc.rx_queues = pc.tx_queues = static_cast<std::uint16_t>(o.workers);
   pc.promiscuous = true;
-  if (Status s = engine::pair_port_devargs(defaults, server, "/tmp/droce-echo.sock", pc.devargs); !s.ok()) return run_error(s);
+  if (Status s = engine::pair_port_devargs(defaults, server, "/tmp/droce-echo.sock", pc.devargs); !s.ok())
+    return run_error(s);
   if (std::string e = apps::workers_queue_limit(o.workers, pc.devargs); !e.empty()) return usage_error(e);
   Status err;
   st.port = engine::Port::open(pc, err);
   if (!st.port) return run_error(err);
   if (Status s = st.port->wait_link_up(timeout_ms); !s.ok()) return run_error(s);
   // Before the first burst: a peer that ends (even killed) must not tear the rings down under us.
-  if (Status s = st.port->hold_peer_events(5000); !s.ok()) std::fprintf(stderr, "droce-echo: warning: %s\n", s.message().c_str());
+  if (Status s = st.port->hold_peer_events(5000); !s.ok())
+    std::fprintf(stderr, "droce-echo: warning: %s\n", s.message().c_str());
   const std::uint8_t default_ip[4] = {10, 0, 0, static_cast<std::uint8_t>(server ? 2 : 1)};
   std::memcpy(st.ip.bytes, default_ip, 4);
   if (!o.local_ip.empty()) (void)engine::parse_ip(o.local_ip, st.ip);  // validated by the parser

@@ -2,13 +2,6 @@
 // memory registry per worker, the engine's worker group and the lab loss at our receive side.
 #pragma once
 
-#include <cstdint>
-#include <memory>
-#include <vector>
-
-#include "apps/common/address_text.h"
-#include "apps/droce-echo/echo_server.h"
-#include "apps/droce-echo/options.h"
 #include <droce/engine/core/capture.h>
 #include <droce/engine/core/memory_region.h>
 #include <droce/engine/core/mempool.h>
@@ -19,6 +12,14 @@
 #include <droce/engine/lab/link_impairment.h>
 #include <droce/engine/lab/loopback_lab.h>
 #include <droce/engine/workers/worker_group.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "apps/common/address_text.h"
+#include "apps/droce-echo/echo_server.h"
+#include "apps/droce-echo/options.h"
 
 namespace droce::echo {
 
@@ -41,8 +42,8 @@ struct Setup {
   std::vector<engine::MbufPool> pools;                            // server/client: one per worker
   std::vector<std::unique_ptr<engine::MemoryRegistry>> memories;  // one per worker
   std::unique_ptr<engine::WorkerGroup> group;
-  std::vector<QpPlace> own_qps;                                   // QP i: its worker and QPN
-  std::uint32_t srq_id = 0;  // --peer srq_pingpong: worker 0's shared receive queue, every QP's
+  std::vector<QpPlace> own_qps;  // QP i: its worker and QPN
+  std::uint32_t srq_id = 0;      // --peer srq_pingpong: worker 0's shared receive queue, every QP's
   engine::RcEndpoint* client_ep = nullptr;
   engine::RcEndpoint* server_ep = nullptr;
   engine::MemoryRegistry* client_mem = nullptr;

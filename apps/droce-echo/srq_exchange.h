@@ -2,6 +2,9 @@
 // ibv_srq_pingpong's exchange over the control connection.
 #pragma once
 
+#include <droce/engine/core/status.h>
+#include <droce/engine/exchange/oob_exchange.h>
+
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -9,8 +12,6 @@
 #include "apps/common/peer_mac.h"
 #include "apps/droce-echo/options.h"
 #include "apps/droce-echo/setup.h"
-#include <droce/engine/core/status.h>
-#include <droce/engine/exchange/oob_exchange.h>
 
 namespace droce::echo {
 

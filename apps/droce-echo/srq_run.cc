@@ -28,18 +28,18 @@
 // (--size, the tool's -s).
 #include "apps/droce-echo/srq_run.h"
 
+#include <droce/engine/core/stop_signal.h>
+#include <rte_cycles.h>
+
 #include <cstdio>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-#include <rte_cycles.h>
 
 #include "apps/common/counters_json.h"
 #include "apps/common/latency_histogram.h"
 #include "apps/common/output_file.h"
-#include <droce/engine/core/stop_signal.h>
 
 namespace droce::echo {
 
@@ -60,8 +60,13 @@ struct QpState {
 class SrqPingpong {
  public:
   SrqPingpong(const Options& o, Setup& st)
-      : o_(o), st_(st), ep_(st.group->worker(0).endpoint()), server_(o.mode == "server"), total_(o.warmup + o.count),
-        bufs_(std::size_t{o.rx_depth} * o.size), req_(o.size) {
+      : o_(o),
+        st_(st),
+        ep_(st.group->worker(0).endpoint()),
+        server_(o.mode == "server"),
+        total_(o.warmup + o.count),
+        bufs_(std::size_t{o.rx_depth} * o.size),
+        req_(o.size) {
     for (const QpPlace& q : st.own_qps) qps_.push_back(QpState{q.qpn});
     for (std::uint32_t i = 0; i < o.size; ++i) req_[i] = static_cast<std::uint8_t>(i * 7 + 0x5a);
   }
@@ -93,9 +98,7 @@ class SrqPingpong {
     }
   }
 
-  [[nodiscard]] bool finished() const {
-    return errors_ != 0 || counts_reached();
-  }
+  [[nodiscard]] bool finished() const { return errors_ != 0 || counts_reached(); }
   [[nodiscard]] bool counts_reached() const {
     return (server_ ? requests_ >= total_ : replies_ == total_) && sends_done_ + unacked_tail_ == total_;
   }
@@ -104,43 +107,56 @@ class SrqPingpong {
   int report(bool stalled) const {
     const std::uint64_t unanswered = requests_ > replies_posted_ ? requests_ - replies_posted_ : 0;
     if (server_) {
-      std::printf("droce-echo server (srq_pingpong): %zu QPs on one SRQ of %u receives: %llu requests, %llu answered and "
-                  "acknowledged (%llu past the count, unanswered), %llu not --size bytes or differing from the first",
-                  qps_.size(), o_.rx_depth, ull(requests_), ull(sends_done_), ull(unanswered), ull(bad_));
+      std::printf(
+          "droce-echo server (srq_pingpong): %zu QPs on one SRQ of %u receives: %llu requests, %llu answered and "
+          "acknowledged (%llu past the count, unanswered), %llu not --size bytes or differing from the first",
+          qps_.size(), o_.rx_depth, ull(requests_), ull(sends_done_), ull(unanswered), ull(bad_));
     } else {
-      std::printf("droce-echo client (srq_pingpong): %zu QPs on one SRQ of %u receives: %llu round trips of %u bytes "
-                  "after %llu warm-up, %llu bad replies, %llu requests acknowledged",
-                  qps_.size(), o_.rx_depth, ull(hist_.count()), o_.size, ull(o_.warmup), ull(bad_), ull(sends_done_));
+      std::printf(
+          "droce-echo client (srq_pingpong): %zu QPs on one SRQ of %u receives: %llu round trips of %u bytes "
+          "after %llu warm-up, %llu bad replies, %llu requests acknowledged",
+          qps_.size(), o_.rx_depth, ull(hist_.count()), o_.size, ull(o_.warmup), ull(bad_), ull(sends_done_));
     }
     std::printf(", %llu errors, %llu SRQ limit events%s\n", ull(errors_), ull(limit_events_),
                 stalled ? ", STALLED (no completion within --timeout)" : "");
     if (flushed_ != 0) std::printf("  %llu work requests flushed (their QP had ended in error)\n", ull(flushed_));
     if (unacked_tail_ != 0)
-      std::printf(server_ ? "  %llu last replies never acknowledged: the client had finished (its ACK lost); its exit status "
-                            "says whether they arrived\n"
-                          : "  %llu requests never acknowledged though answered: the server had finished (its ACK lost)\n",
-                  ull(unacked_tail_));
+      std::printf(
+          server_ ? "  %llu last replies never acknowledged: the client had finished (its ACK lost); its exit status "
+                    "says whether they arrived\n"
+                  : "  %llu requests never acknowledged though answered: the server had finished (its ACK lost)\n",
+          ull(unacked_tail_));
     if (!server_)
-      std::printf("  RTT ns: min %llu  p50 %llu  p90 %llu  p99 %llu  max %llu\n", ull(hist_.min()), ull(hist_.percentile(0.5)),
-                  ull(hist_.percentile(0.9)), ull(hist_.percentile(0.99)), ull(hist_.max()));
+      std::printf("  RTT ns: min %llu  p50 %llu  p90 %llu  p99 %llu  max %llu\n", ull(hist_.min()),
+                  ull(hist_.percentile(0.5)), ull(hist_.percentile(0.9)), ull(hist_.percentile(0.99)),
+                  ull(hist_.max()));
     if (errors_ != 0) std::printf("  first error: %s\n", first_error_.c_str());
     std::uint64_t dropped = 0, frames = 0;
     for (const auto& i : st_.impairments) {
       dropped += i->counters().dropped;
       frames += i->counters().frames;
     }
-    if (!st_.impairments.empty()) std::printf("  impairment dropped %llu of %llu received frames\n", ull(dropped), ull(frames));
+    if (!st_.impairments.empty())
+      std::printf("  impairment dropped %llu of %llu received frames\n", ull(dropped), ull(frames));
     const bool interrupted = engine::stop_requested();
     if (interrupted) std::fprintf(stderr, "droce-echo: interrupted\n");
     if (!o_.json.empty()) {
       nlohmann::json per_qp = nlohmann::json::array();
       for (const QpState& q : qps_) per_qp.push_back(q.received);
-      nlohmann::json j = {{"mode", o_.mode}, {"peer", o_.peer}, {"qps", qps_.size()}, {"rx_depth", o_.rx_depth},
-                          {"size", o_.size}, {"requests", requests_}, {"replies", replies_}, {"sends_completed", sends_done_},
-                          {"unanswered", unanswered}, {"unacked_tail", unacked_tail_}, {"flushed", flushed_}, {"bad", bad_}, {"errors", errors_}, {"limit_events", limit_events_},
-                          {"stalled", stalled}, {"interrupted", interrupted}, {"per_qp_received", per_qp}};
+      nlohmann::json j = {{"mode", o_.mode},          {"peer", o_.peer},
+                          {"qps", qps_.size()},       {"rx_depth", o_.rx_depth},
+                          {"size", o_.size},          {"requests", requests_},
+                          {"replies", replies_},      {"sends_completed", sends_done_},
+                          {"unanswered", unanswered}, {"unacked_tail", unacked_tail_},
+                          {"flushed", flushed_},      {"bad", bad_},
+                          {"errors", errors_},        {"limit_events", limit_events_},
+                          {"stalled", stalled},       {"interrupted", interrupted},
+                          {"per_qp_received", per_qp}};
       if (!server_)
-        j["rtt_ns"] = {{"min", hist_.min()}, {"p50", hist_.percentile(0.5)}, {"p99", hist_.percentile(0.99)}, {"max", hist_.max()}};
+        j["rtt_ns"] = {{"min", hist_.min()},
+                       {"p50", hist_.percentile(0.5)},
+                       {"p99", hist_.percentile(0.99)},
+                       {"max", hist_.max()}};
       const engine::RcEndpoint* eps[] = {&ep_};
       const engine::CounterSums sums = apps::counter_sums(eps);
       j["hw_counters"] = apps::hw_counters_json(sums);
@@ -178,7 +194,8 @@ class SrqPingpong {
     w.wr_id = kSendTag | i;
     w.sge = {reinterpret_cast<std::uint64_t>(req_.data()), o_.size, req_mr_.lkey};
     q.t0 = rte_rdtsc();
-    if (Status s = ep_.post_send(q.qpn, w); !s.ok()) return error("request on QP " + std::to_string(q.qpn) + ": " + s.message());
+    if (Status s = ep_.post_send(q.qpn, w); !s.ok())
+      return error("request on QP " + std::to_string(q.qpn) + ": " + s.message());
     ++requests_sent_;
     q.send_pending = q.reply_pending = true;
   }
@@ -224,7 +241,8 @@ class SrqPingpong {
         rc::SendWr w;
         w.wr_id = kSendTag | k;
         w.sge = {reinterpret_cast<std::uint64_t>(data), c.byte_len, mr_.lkey};
-        if (Status s = ep_.post_send(c.qp_num, w); !s.ok()) return error("reply on QP " + std::to_string(c.qp_num) + ": " + s.message());
+        if (Status s = ep_.post_send(c.qp_num, w); !s.ok())
+          return error("reply on QP " + std::to_string(c.qp_num) + ": " + s.message());
         ++replies_posted_;
         q->last_reply = w.wr_id;
         return;
@@ -284,7 +302,8 @@ int run_srq(const Options& o, Setup& st) {
   // retransmission (our ACK lost or late) is still answered, instead of leaving the peer to
   // exhaust its retries against a stopped port.
   const std::uint64_t until = rte_rdtsc() + rte_get_tsc_hz() / 2;
-  for (std::uint64_t now = rte_rdtsc(); started.ok() && !stalled && now < until && !engine::stop_requested(); now = rte_rdtsc())
+  for (std::uint64_t now = rte_rdtsc(); started.ok() && !stalled && now < until && !engine::stop_requested();
+       now = rte_rdtsc())
     run.step(now);
   if (st.port) st.port->stop();
   st.group->finish();

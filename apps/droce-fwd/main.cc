@@ -1,20 +1,4 @@
 // droce-fwd: the engine's raw rx -> tx forwarding loop on any ports (datapath baseline vs testpmd io).
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <sstream>
-#include <memory>
-#include <string>
-#include <thread>
-#include <vector>
-
-#include <rte_cycles.h>
-#include <rte_ethdev.h>
-
-#include "apps/common/output_file.h"
-#include "apps/common/telemetry_setup.h"
-#include "apps/droce-fwd/options.h"
 #include <droce/engine/core/counters.h>
 #include <droce/engine/core/eal.h>
 #include <droce/engine/core/forwarder.h>
@@ -22,6 +6,22 @@
 #include <droce/engine/core/port.h>
 #include <droce/engine/core/stop_signal.h>
 #include <droce/engine/core/worker.h>
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "apps/common/output_file.h"
+#include "apps/common/telemetry_setup.h"
+#include "apps/droce-fwd/options.h"
 
 using namespace droce::engine;
 
@@ -103,7 +103,8 @@ int main(int argc, char** argv) {
   if (opt.tx_port < 0) opt.tx_port = opt.rx_port;
   if (opt.rx_port >= nports || opt.tx_port >= nports)
     return std::fprintf(stderr, "droce-fwd: port %d does not exist (%d port(s))\n",
-                        opt.rx_port >= nports ? opt.rx_port : opt.tx_port, nports), 1;
+                        opt.rx_port >= nports ? opt.rx_port : opt.tx_port, nports),
+           1;
 
   MbufPool pool;
   if (Status s = MbufPool::create(PoolConfig{"fwd_pool", opt.mbufs, 256, 2176, -1}, pool); !s.ok())
@@ -126,15 +127,18 @@ int main(int argc, char** argv) {
   Port& rx = *ports.front();
   Port& tx = *ports.back();
   for (auto& p : ports)
-    if (Status s = p->wait_link_up(10000); !s.ok()) return std::fprintf(stderr, "droce-fwd: %s\n", s.message().c_str()), 1;
+    if (Status s = p->wait_link_up(10000); !s.ok())
+      return std::fprintf(stderr, "droce-fwd: %s\n", s.message().c_str()), 1;
 
   auto& rxc = CounterRegistry::instance().add_port(rx.id(), rx.name(), rx.driver(), 1);
   auto& txc = &rx == &tx ? rxc : CounterRegistry::instance().add_port(tx.id(), tx.name(), tx.driver(), 1);
   Forwarder fwd(rx.id(), 0, tx.id(), 0, rxc.queues[0], txc.queues[0]);
   for (unsigned i = 0; i < opt.tx_first; ++i) {
     rte_mbuf* m = rte_pktmbuf_alloc(pool.get());
-    if (m == nullptr) return std::fprintf(stderr, "droce-fwd: mbuf pool too small for --tx-first %u\n", opt.tx_first), 1;
-    auto* p = static_cast<std::uint8_t*>(static_cast<void*>(rte_pktmbuf_append(m, static_cast<std::uint16_t>(opt.pkt_size))));
+    if (m == nullptr)
+      return std::fprintf(stderr, "droce-fwd: mbuf pool too small for --tx-first %u\n", opt.tx_first), 1;
+    auto* p =
+        static_cast<std::uint8_t*>(static_cast<void*>(rte_pktmbuf_append(m, static_cast<std::uint16_t>(opt.pkt_size))));
     std::memset(p, 0, opt.pkt_size);
     std::memset(p, 0xFF, 6);
     p[6] = 0x02;

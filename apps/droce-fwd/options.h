@@ -8,9 +8,9 @@ namespace droce::fwd {
 
 struct Options {
   int rx_port = 0;
-  int tx_port = -1;          // -1: same as rx port
-  double duration_s = 10;    // 0: until SIGINT
-  unsigned tx_first = 0;     // frames injected before forwarding (for loop topologies)
+  int tx_port = -1;        // -1: same as rx port
+  double duration_s = 10;  // 0: until SIGINT
+  unsigned tx_first = 0;   // frames injected before forwarding (for loop topologies)
   unsigned pkt_size = 64;
   double stats_period_s = 1;
   unsigned mbufs = 16383;

@@ -41,7 +41,7 @@ std::uint64_t ArrivalSchedule::groups_within(double span) const {
   const double groups = span / group_gap_;
   if (kind_ == Arrivals::kPoisson) return static_cast<std::uint64_t>(std::llround(groups));
   auto n = static_cast<std::uint64_t>(std::ceil(groups)) - 1;  // groups strictly inside: n * gap < span
-  if (static_cast<double>(n + 1) * group_gap_ < span) ++n;    // float slack either way
+  if (static_cast<double>(n + 1) * group_gap_ < span) ++n;     // float slack either way
   if (n > 0 && static_cast<double>(n) * group_gap_ >= span) --n;
   return n;
 }

@@ -52,13 +52,13 @@ class ArrivalSchedule {
   [[nodiscard]] double exponential();  // a unit-mean exponential draw
 
   Arrivals kind_ = Arrivals::kConstant;
-  double group_gap_ = 0;        // mean ticks between groups (0: closed loop)
+  double group_gap_ = 0;  // mean ticks between groups (0: closed loop)
   std::uint32_t burst_ = 1;
-  std::uint32_t left_ = 0;      // messages of the current group not yet taken
-  std::uint64_t group_ = 0;     // the current group's number (kConstant: its time is group_ * gap)
+  std::uint32_t left_ = 0;   // messages of the current group not yet taken
+  std::uint64_t group_ = 0;  // the current group's number (kConstant: its time is group_ * gap)
   std::uint64_t start_ = 0;
-  double at_ = 0;               // the current group's time, ticks after start_
-  std::mt19937_64 rng_;         // the Poisson gaps (its sequence is the standard's: a seed repeats a run)
+  double at_ = 0;        // the current group's time, ticks after start_
+  std::mt19937_64 rng_;  // the Poisson gaps (its sequence is the standard's: a seed repeats a run)
 };
 
 }  // namespace droce::gen

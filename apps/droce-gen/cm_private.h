@@ -14,8 +14,8 @@ namespace droce::gen {
 
 inline constexpr std::uint32_t kCmMagic = 0x4452474E;  // "DRGN"
 inline constexpr std::uint8_t kCmVersion = 1;
-inline constexpr std::size_t kCmReqBytes = 44;  // of the REQ's 56 (rdma_cm leaves 56 after its header)
-inline constexpr std::size_t kCmRepBytes = 24;  // of the REP's 196
+inline constexpr std::size_t kCmReqBytes = 44;                // of the REQ's 56 (rdma_cm leaves 56 after its header)
+inline constexpr std::size_t kCmRepBytes = 24;                // of the REP's 196
 inline constexpr std::uint8_t kCmFlagSelectiveRepeat = 0x01;  // REQ: proposed; REP: in use
 
 // REQ, client to server: one per QP of the run.
@@ -24,7 +24,7 @@ struct CmReq {
   std::uint16_t qp_index = 0;  // this connection is the run's QP qp_index
   std::uint16_t qps = 0;
   std::uint16_t active = 0;
-  std::uint8_t op = 0;         // gen::Op's value
+  std::uint8_t op = 0;  // gen::Op's value
   std::uint16_t mtu = 0;
   std::uint32_t inflight = 0;
   std::uint64_t workload_digest = 0;  // of the whole workload line (sizes included): workload_digest()
@@ -34,11 +34,11 @@ struct CmReq {
 
 // REP, server to client: the answer for that QP.
 struct CmRep {
-  bool sr = false;             // the recovery both use: selective repeat, else go-back-N
+  bool sr = false;  // the recovery both use: selective repeat, else go-back-N
   std::uint16_t qp_index = 0;
-  std::uint64_t vaddr = 0;     // the responder's buffer: WRITE target, READ source, atomic counter
+  std::uint64_t vaddr = 0;  // the responder's buffer: WRITE target, READ source, atomic counter
   std::uint32_t rkey = 0;
-  std::uint32_t slots = 0;     // at least 1 (decode_cm_rep refuses 0)
+  std::uint32_t slots = 0;  // at least 1 (decode_cm_rep refuses 0)
 };
 
 void encode_cm_req(const CmReq& r, std::uint8_t out[kCmReqBytes]);

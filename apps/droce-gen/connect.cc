@@ -1,18 +1,18 @@
 // droce-gen's connection (see connect.h).
 #include "apps/droce-gen/connect.h"
 
+#include <droce/engine/core/stop_signal.h>
+#include <rte_cycles.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 
-#include <rte_cycles.h>
-
 #include "apps/common/address_text.h"
 #include "apps/common/oob_waits.h"
 #include "apps/common/peer_mac.h"
 #include "apps/common/rss_line.h"
-#include <droce/engine/core/stop_signal.h>
 
 namespace droce::gen {
 
@@ -100,7 +100,8 @@ Status announce_or_check_workload(const Options& o, Connection& c, std::uint32_t
     else if (line == recovery_line(rc::Recovery::kGoBackN))
       agreed = rc::Recovery::kGoBackN;
     else
-      return Status::error("the server sent '" + line.substr(0, 80) + "' where its recovery was expected (is it this droce-gen?)");
+      return Status::error("the server sent '" + line.substr(0, 80) +
+                           "' where its recovery was expected (is it this droce-gen?)");
     return {};
   }
   if (Status s = engine::recv_line_stoppable(c.oob, line, timeout_ms, "the client's workload line", poll); !s.ok())
@@ -110,12 +111,14 @@ Status announce_or_check_workload(const Options& o, Connection& c, std::uint32_t
   if (client_sr) line.resize(line.size() - suffix);
   agreed = client_sr && propose_sr ? rc::Recovery::kSelectiveRepeat : rc::Recovery::kGoBackN;
   if (line != config_line(o))
-    return Status::error("the client runs '" + line.substr(std::min<std::size_t>(7, line.size())) + "' but this server '" +
-                         config_line(o).substr(7) + "': start both with the same workload options");
+    return Status::error("the client runs '" + line.substr(std::min<std::size_t>(7, line.size())) +
+                         "' but this server '" + config_line(o).substr(7) +
+                         "': start both with the same workload options");
   if (Status s = engine::recv_line_stoppable(c.oob, line, timeout_ms, "the client's run length", poll); !s.ok())
     return exchange_error(s.message());
   if (!parse_run_line(line, c.run_limit_s, c.run_warmup_s))
-    return Status::error("the client sent '" + line.substr(0, 80) + "' where its run length was expected (is it this droce-gen?)");
+    return Status::error("the client sent '" + line.substr(0, 80) +
+                         "' where its run length was expected (is it this droce-gen?)");
   c.run_from_client = true;
   return {};
 }
@@ -124,7 +127,8 @@ Status announce_or_check_workload(const Options& o, Connection& c, std::uint32_t
 Status apply_recovery(const Options& o, Setup& st) {
   for (std::uint32_t i = 0; st.recovery != o.recovery && i < o.qps; ++i) {
     engine::RcEndpoint& ep = st.server ? *st.responder(i).ep : *st.requester(i).ep;
-    if (Status s = ep.set_recovery(st.server ? st.responder(i).qpn : st.requester(i).qpn, st.recovery); !s.ok()) return s;
+    if (Status s = ep.set_recovery(st.server ? st.responder(i).qpn : st.requester(i).qpn, st.recovery); !s.ok())
+      return s;
   }
   return {};
 }
@@ -150,7 +154,8 @@ Status exchange_qps(const Options& o, Setup& st, Connection& c, std::uint32_t ti
     local.qpn = qpn;
     local.psn = ep.qp(qpn)->attr().sq_psn;
     engine::gid_of(st.local, local.gid);
-    Status s = server ? c.oob.server_read_peer(peer, timeout_ms, poll) : c.oob.exchange_as_client(local, peer, timeout_ms, poll);
+    Status s = server ? c.oob.server_read_peer(peer, timeout_ms, poll)
+                      : c.oob.exchange_as_client(local, peer, timeout_ms, poll);
     if (!s.ok()) return exchange_error("exchange for QP " + std::to_string(i) + ": " + s.message());
     // The peer's IP is its GID's, of our family (one endpoint speaks one IP version). Its MAC:
     // --peer-mac, or ARP / Neighbor Discovery (once: later QPs find it known). The peer polls
@@ -169,9 +174,11 @@ Status exchange_qps(const Options& o, Setup& st, Connection& c, std::uint32_t ti
       if (Status w = announce_or_check_workload(o, c, timeout_ms, poll, st.recovery); !w.ok()) return w;
       if (Status r = apply_recovery(o, st); !r.ok()) return r;
     }
-    if (Status cs = ep.connect(qpn, engine::RemoteQp{engine::lab_address(pip, mac), peer.qpn, peer.psn}); !cs.ok()) return cs;
+    if (Status cs = ep.connect(qpn, engine::RemoteQp{engine::lab_address(pip, mac), peer.qpn, peer.psn}); !cs.ok())
+      return cs;
     if (server && i == 0)
-      if (Status s = c.oob.send_line(recovery_line(st.recovery), timeout_ms); !s.ok()) return exchange_error(s.message());
+      if (Status s = c.oob.send_line(recovery_line(st.recovery), timeout_ms); !s.ok())
+        return exchange_error(s.message());
     // As rc_pingpong: connect first, then answer and wait for "done".
     if (server && i != 0)
       if (Status a = c.oob.server_answer(local, timeout_ms, poll); !a.ok()) return exchange_error(a.message());
@@ -223,7 +230,8 @@ Status connect_static(const Options& o, Setup& st) {
   for (std::uint32_t i = 0; i < o.qps; ++i) {
     engine::RcEndpoint& ep = st.server ? *st.responder(i).ep : *st.requester(i).ep;
     const std::uint32_t qpn = st.server ? st.responder(i).qpn : st.requester(i).qpn;
-    if (Status c = ep.connect(qpn, engine::RemoteQp{peer_static, static_remote_qpn(o, i), (o.remote_psn + 0x10000 * i) & 0xFFFFFF});
+    if (Status c = ep.connect(
+            qpn, engine::RemoteQp{peer_static, static_remote_qpn(o, i), (o.remote_psn + 0x10000 * i) & 0xFFFFFF});
         !c.ok())
       return c;
   }
@@ -249,9 +257,10 @@ Status connect_qps(const Options& o, Setup& st, Connection& c) {
   st.recovery = o.mode == Mode::kLoopback ? o.recovery : rc::Recovery::kGoBackN;
   if (o.mode == Mode::kLoopback) return connect_loopback(o, st);
   const auto timeout_ms = static_cast<std::uint32_t>(o.connect_timeout_s * 1000);
-  Status s = o.oob_port == 0             ? connect_static(o, st)
-             : o.connect == Connect::kCm ? cm_connect_qps(o, st, c.cm, c.run_limit_s, c.run_warmup_s, c.run_from_client, timeout_ms)
-                                         : exchange_qps(o, st, c, timeout_ms);
+  Status s = o.oob_port == 0 ? connect_static(o, st)
+             : o.connect == Connect::kCm
+                 ? cm_connect_qps(o, st, c.cm, c.run_limit_s, c.run_warmup_s, c.run_from_client, timeout_ms)
+                 : exchange_qps(o, st, c, timeout_ms);
   if (s.ok() && st.group) apps::place_flows_and_say("droce-gen", *st.group);  // the port's RSS table, where it has one
   return s;
 }

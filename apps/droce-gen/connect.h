@@ -4,13 +4,14 @@
 // RDMA-CM (--connect cm: connect_cm.h) or statically.
 #pragma once
 
+#include <droce/engine/core/status.h>
+#include <droce/engine/exchange/oob_exchange.h>
+
 #include <string>
 
 #include "apps/droce-gen/connect_cm.h"
 #include "apps/droce-gen/options.h"
 #include "apps/droce-gen/setup.h"
-#include <droce/engine/core/status.h>
-#include <droce/engine/exchange/oob_exchange.h>
 
 namespace droce::gen {
 

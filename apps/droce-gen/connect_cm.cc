@@ -1,20 +1,20 @@
 // droce-gen over RDMA-CM (see connect_cm.h; docs/droce-gen.md "Connecting over RDMA-CM").
 #include "apps/droce-gen/connect_cm.h"
 
+#include <droce/engine/core/stop_signal.h>
+#include <droce/protocols/cm/cm_messages.h>
+#include <rte_cycles.h>
+
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
-#include <rte_cycles.h>
-
 #include "apps/common/address_text.h"
 #include "apps/common/peer_mac.h"
 #include "apps/droce-gen/cm_private.h"
 #include "apps/droce-gen/connect.h"
-#include <droce/engine/core/stop_signal.h>
-#include <droce/protocols/cm/cm_messages.h>
 
 namespace droce::gen {
 
@@ -92,7 +92,8 @@ bool on_request(const Options& o, Setup& st, CmLink& link, ServerState& ss, cons
                   req.op <= static_cast<std::uint8_t>(Op::kCmpSwap) ? op_name(static_cast<Op>(req.op)) : "?",
                   static_cast<unsigned>(req.mtu), static_cast<unsigned>(req.qps), static_cast<unsigned>(req.inflight),
                   req.workload_digest);
-    return refuse(std::string(b) + " but this server '" + ours.substr(7) + "': start both with the same workload options", true);
+    return refuse(
+        std::string(b) + " but this server '" + ours.substr(7) + "': start both with the same workload options", true);
   }
   if (req.qp_index >= o.qps || link.conns[req.qp_index] != 0)
     return refuse("QP index " + std::to_string(req.qp_index) + " is out of range or connected already", true);
@@ -143,8 +144,8 @@ Status connect_server(const Options& o, Setup& st, CmLink& link, double& limit_s
     if (engine::stop_requested()) return Status::error("interrupted during the RDMA-CM connection");
     if ((iter & 255) == 0 && Clock::now() > deadline)
       return Status::error("no droce-gen client connected its " + std::to_string(o.qps) + " QPs over RDMA-CM within " +
-                           std::to_string(static_cast<int>(o.connect_timeout_s)) + " s (" + std::to_string(ss.accepted) +
-                           " accepted, " + std::to_string(established) + " established)");
+                           std::to_string(static_cast<int>(o.connect_timeout_s)) + " s (" +
+                           std::to_string(ss.accepted) + " accepted, " + std::to_string(established) + " established)");
     poll_once(st);
     CmEndpointEvent ev;
     for (int k = 0; k < 64 && ep.cm_next_event(ev); ++k) {
@@ -168,7 +169,8 @@ Status connect_server(const Options& o, Setup& st, CmLink& link, double& limit_s
             return Status::error("the client's connection of QP " + std::to_string(i) + " ended while connecting (" +
                                  engine::cm_endpoint_event_name(ev.kind) + ")");
           break;
-        case CmEndpointEventKind::kClosed: break;
+        case CmEndpointEventKind::kClosed:
+          break;
       }
     }
   }
@@ -178,7 +180,8 @@ Status connect_server(const Options& o, Setup& st, CmLink& link, double& limit_s
 std::string reject_text(const Setup& st, const Options& o, std::uint32_t i, const CmEndpointEvent& ev) {
   const std::string at = st.peer_ip + " port " + std::to_string(o.oob_port);
   if (ev.kind == CmEndpointEventKind::kTimedOut)
-    return "no answer from " + at + " to the RDMA-CM REQ of QP " + std::to_string(i) + " (timed out after the CM's retries)";
+    return "no answer from " + at + " to the RDMA-CM REQ of QP " + std::to_string(i) +
+           " (timed out after the CM's retries)";
   if (ev.reject_reason == static_cast<std::uint16_t>(cm::RejReason::kInvalidServiceId))
     return "nobody listens on RDMA-CM port " + std::to_string(o.oob_port) + " at " + st.peer_ip +
            " (REJ: invalid service ID): is the server started, on this --oob-port?";
@@ -192,11 +195,13 @@ Status connect_client(const Options& o, Setup& st, CmLink& link, double run_limi
                       Clock::time_point deadline, std::uint32_t timeout_ms) {
   engine::RcEndpoint& ep = cm_endpoint(st);
   engine::IpAddress ip;
-  if (!engine::parse_ip(st.peer_ip, ip)) return Status::error("--connect cm needs the server's RoCE address (--peer-ip)");
+  if (!engine::parse_ip(st.peer_ip, ip))
+    return Status::error("--connect cm needs the server's RoCE address (--peer-ip)");
   apps::PeerMac peer_mac(o.peer_mac, ep, [&st] { poll_once(st); });
   peer_mac.announce();
   std::uint8_t mac[6];
-  if (Status m = ip.ipv6 ? peer_mac.of_ipv6(ip.bytes, timeout_ms, mac) : peer_mac.of_ipv4(ip.bytes, timeout_ms, mac); !m.ok())
+  if (Status m = ip.ipv6 ? peer_mac.of_ipv6(ip.bytes, timeout_ms, mac) : peer_mac.of_ipv4(ip.bytes, timeout_ms, mac);
+      !m.ok())
     return m;
   // The QPs leave INIT at the REP with the recovery its answer names: our proposal, or go-back-N
   // from a server that does not run selective repeat (recovery_in_rep). The first answer sets the
@@ -229,8 +234,8 @@ Status connect_client(const Options& o, Setup& st, CmLink& link, double run_limi
     if (engine::stop_requested()) return Status::error("interrupted during the RDMA-CM connection");
     if ((iter & 255) == 0 && Clock::now() > deadline)
       return Status::error("the RDMA-CM connection to " + st.peer_ip + " port " + std::to_string(o.oob_port) +
-                           " did not complete within " + std::to_string(static_cast<int>(o.connect_timeout_s)) + " s (" +
-                           std::to_string(established) + " of " + std::to_string(o.qps) + " QPs established)");
+                           " did not complete within " + std::to_string(static_cast<int>(o.connect_timeout_s)) +
+                           " s (" + std::to_string(established) + " of " + std::to_string(o.qps) + " QPs established)");
     poll_once(st);
     CmEndpointEvent ev;
     for (int k = 0; k < 64 && ep.cm_next_event(ev); ++k) {
@@ -259,10 +264,12 @@ Status connect_client(const Options& o, Setup& st, CmLink& link, double run_limi
           break;
         }
         case CmEndpointEventKind::kRejected:
-        case CmEndpointEventKind::kTimedOut: return Status::error(reject_text(st, o, qi, ev));
+        case CmEndpointEventKind::kTimedOut:
+          return Status::error(reject_text(st, o, qi, ev));
         case CmEndpointEventKind::kDisconnected:
           return Status::error("the server disconnected QP " + std::to_string(i) + " while connecting");
-        default: break;
+        default:
+          break;
       }
     }
   }

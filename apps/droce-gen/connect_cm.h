@@ -3,13 +3,14 @@
 // (cm_private.h), and the end of the run as a DREQ from the side that ends first.
 #pragma once
 
+#include <droce/engine/core/status.h>
+
 #include <cstdint>
 #include <functional>
 #include <vector>
 
 #include "apps/droce-gen/options.h"
 #include "apps/droce-gen/setup.h"
-#include <droce/engine/core/status.h>
 
 namespace droce::gen {
 
@@ -18,7 +19,7 @@ struct CmLink {
   std::vector<std::uint32_t> conns;  // per QP of the run: its CM connection (0: none)
   std::vector<bool> down;            // per QP: its kDisconnected seen
   std::uint32_t down_count = 0;
-  bool peer_disconnected = false;    // the peer sent a DREQ for some QP
+  bool peer_disconnected = false;  // the peer sent a DREQ for some QP
 };
 
 // Connects every QP (client: REQ each, wait for every REP; server: listen on --oob-port, accept

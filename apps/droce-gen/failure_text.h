@@ -1,11 +1,11 @@
 // droce-gen's one line for a failed completion: which QP, which verbs status, after how many retries.
 #pragma once
 
-#include <cstdint>
-#include <string>
-
 #include <droce/protocols/rc/qp_attr.h>
 #include <droce/protocols/rc/types.h>
+
+#include <cstdint>
+#include <string>
 
 namespace droce::gen {
 

@@ -1,12 +1,12 @@
 // droce-gen's live feed (see feed.h).
 #include "apps/droce-gen/feed.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <string>
-
-#include <unistd.h>
 
 #include "apps/common/counters_json.h"
 #include "apps/common/run_python.h"
@@ -41,7 +41,8 @@ engine::Status Feed::open(const Options& o) {
     // The feed keeps the real stdout; everything printed to descriptor 1 from here goes to stderr.
     std::fflush(stdout);
     const int fd = ::dup(STDOUT_FILENO);
-    if (fd < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) return engine::Status::error("--stats-json -: cannot set stdout aside");
+    if (fd < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+      return engine::Status::error("--stats-json -: cannot set stdout aside");
     out_ = ::fdopen(fd, "w");
     if (out_ == nullptr) {
       ::close(fd);
@@ -62,7 +63,9 @@ void Feed::start() {
   prev_ = Totals{};
 }
 
-double Feed::elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+double Feed::elapsed() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
 
 Feed::Totals Feed::sum(const Setup& st) {
   Totals s;
@@ -91,9 +94,9 @@ nlohmann::json Feed::per_qp(const Options& o, const Setup& st) const {
     sum_m += m;
     sum_b += b;
   }
-  f["qp_summary"] = {{"active_qps", active},     {"messages_min", min_m}, {"min_qp", min_qp},
-                     {"messages_max", max_m},    {"max_qp", max_qp},
-                     {"messages_mean", per_s(sum_m, active)}, {"bytes_total", sum_b}};
+  f["qp_summary"] = {{"active_qps", active},  {"messages_min", min_m}, {"min_qp", min_qp},
+                     {"messages_max", max_m}, {"max_qp", max_qp},      {"messages_mean", per_s(sum_m, active)},
+                     {"bytes_total", sum_b}};
   if (o.qps <= kFeedQpList) f["qps"] = list;
   return f;
 }
@@ -112,23 +115,41 @@ void Feed::interval(const Options& o, const Setup& st) {
   line["final"] = false;
   line["elapsed_s"] = el;
   line["interval_s"] = dt;
-  line["interval"] = {{"messages", im}, {"bytes", ib}, {"goodput_gbps", gbps(ib, dt)},
-                      {"msg_rate_mps", per_s(im, dt) / 1e6}, {"retransmitted_packets", s.retx - p.retx},
-                      {"naks_sent", s.naks_sent - p.naks_sent}, {"naks_received", s.naks_received - p.naks_received},
-                      {"rnr_naks", s.rnr - p.rnr}, {"cnps_sent", s.cnps_sent - p.cnps_sent},
-                      {"cnps_received", s.cnps_received - p.cnps_received}, {"ack_timeouts", s.ack_timeouts - p.ack_timeouts}};
+  line["interval"] = {{"messages", im},
+                      {"bytes", ib},
+                      {"goodput_gbps", gbps(ib, dt)},
+                      {"msg_rate_mps", per_s(im, dt) / 1e6},
+                      {"retransmitted_packets", s.retx - p.retx},
+                      {"naks_sent", s.naks_sent - p.naks_sent},
+                      {"naks_received", s.naks_received - p.naks_received},
+                      {"rnr_naks", s.rnr - p.rnr},
+                      {"cnps_sent", s.cnps_sent - p.cnps_sent},
+                      {"cnps_received", s.cnps_received - p.cnps_received},
+                      {"ack_timeouts", s.ack_timeouts - p.ack_timeouts}};
   // Totals count from the end of --warmup, as the --json report does.
   const double measured = std::max(0.0, el - o.warmup_s);
-  line["total"] = {{"messages", s.messages}, {"bytes", s.bytes}, {"goodput_gbps", gbps(s.bytes, measured)},
-                   {"msg_rate_mps", per_s(s.messages, measured) / 1e6}, {"retransmitted_packets", s.retx},
-                   {"naks_sent", s.naks_sent}, {"naks_received", s.naks_received}, {"rnr_naks", s.rnr},
-                   {"cnps_sent", s.cnps_sent}, {"cnps_received", s.cnps_received}, {"ack_timeouts", s.ack_timeouts}};
+  line["total"] = {{"messages", s.messages},
+                   {"bytes", s.bytes},
+                   {"goodput_gbps", gbps(s.bytes, measured)},
+                   {"msg_rate_mps", per_s(s.messages, measured) / 1e6},
+                   {"retransmitted_packets", s.retx},
+                   {"naks_sent", s.naks_sent},
+                   {"naks_received", s.naks_received},
+                   {"rnr_naks", s.rnr},
+                   {"cnps_sent", s.cnps_sent},
+                   {"cnps_received", s.cnps_received},
+                   {"ack_timeouts", s.ack_timeouts}};
   if (o.offered_msg_rate() > 0 && !st.server) {
     const double offered = per_s(s.scheduled - p.scheduled, dt);
-    line["load"] = {{"configured_msg_rate", o.offered_msg_rate()}, {"offered_msg_rate", offered},
-                    {"offered_gbps", offered * o.mean_size() * 8 / 1e9}, {"achieved_msg_rate", per_s(im, dt)},
-                    {"achieved_gbps", gbps(ib, dt)}, {"scheduled", s.scheduled}, {"posted", s.posted},
-                    {"late", s.late}, {"shed", s.shed}};
+    line["load"] = {{"configured_msg_rate", o.offered_msg_rate()},
+                    {"offered_msg_rate", offered},
+                    {"offered_gbps", offered * o.mean_size() * 8 / 1e9},
+                    {"achieved_msg_rate", per_s(im, dt)},
+                    {"achieved_gbps", gbps(ib, dt)},
+                    {"scheduled", s.scheduled},
+                    {"posted", s.posted},
+                    {"late", s.late},
+                    {"shed", s.shed}};
   }
   // Counters by their Linux names and the drop reasons, since the start (read while the workers
   // count: recent values).
@@ -144,8 +165,12 @@ void Feed::interval(const Options& o, const Setup& st) {
     for (std::size_t w = 0; w < st.jobs.size(); ++w) {
       const JobFigures& f = st.jobs[w]->figures();
       const std::uint64_t m = f.all_messages.load(kRelaxed), b = f.all_bytes.load(kRelaxed);
-      ws.push_back({{"index", w}, {"messages", m - worker_msgs_[w]}, {"bytes", b - worker_bytes_[w]},
-                    {"goodput_gbps", gbps(b - worker_bytes_[w], dt)}, {"total_messages", m}, {"total_bytes", b},
+      ws.push_back({{"index", w},
+                    {"messages", m - worker_msgs_[w]},
+                    {"bytes", b - worker_bytes_[w]},
+                    {"goodput_gbps", gbps(b - worker_bytes_[w], dt)},
+                    {"total_messages", m},
+                    {"total_bytes", b},
                     {"retransmitted_packets", f.retransmitted.load(kRelaxed)}});
       worker_msgs_[w] = m;
       worker_bytes_[w] = b;
@@ -206,10 +231,11 @@ engine::Status Feed::plot(const Options& o) {
   if (!flushed) return engine::Status::error("--plot: cannot write " + plot_data_);
   // The drawing is Python's (matplotlib, as droce-sim's); its script sits in droce's source tree.
   const std::string script = std::string(DROCE_SOURCE_ROOT) + "/scripts/plot_gen.py";
-  if (::access(script.c_str(), R_OK) != 0) return engine::Status::error("--plot: " + script + " is not there to draw with");
+  if (::access(script.c_str(), R_OK) != 0)
+    return engine::Status::error("--plot: " + script + " is not there to draw with");
   if (std::string e = apps::run_python(script, {plot_data_, o.plot}); !e.empty())
-    return engine::Status::error("--plot: drawing " + o.plot + " failed: " + e + " (it needs python3-matplotlib; the data is in " +
-                                 plot_data_ + ")");
+    return engine::Status::error("--plot: drawing " + o.plot + " failed: " + e +
+                                 " (it needs python3-matplotlib; the data is in " + plot_data_ + ")");
   return {};
 }
 

@@ -3,17 +3,17 @@
 // on the main lcore, where the console line is printed: the other workers never wait for it.
 #pragma once
 
+#include <droce/engine/core/status.h>
+
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "apps/droce-gen/options.h"
 #include "apps/droce-gen/setup.h"
-#include <droce/engine/core/status.h>
 
 namespace droce::gen {
 

@@ -1,17 +1,17 @@
 // droce-gen's job: the workload of one worker's QPs, polled on its lcore (see job.h).
 #include "apps/droce-gen/job.h"
 
+#include <droce/engine/core/stop_signal.h>
+#include <droce/engine/lab/loopback_lab.h>
+#include <droce/engine/workers/worker_group.h>
+#include <rte_cycles.h>
+#include <rte_pause.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 
-#include <rte_cycles.h>
-#include <rte_pause.h>
-
 #include "apps/droce-gen/failure_text.h"
-#include <droce/engine/core/stop_signal.h>
-#include <droce/engine/lab/loopback_lab.h>
-#include <droce/engine/workers/worker_group.h>
 
 namespace droce::gen {
 
@@ -41,9 +41,12 @@ void Job::poll_through(engine::LoopbackLab* lab, RcEndpoint* ep, engine::Worker*
   lab_ = lab;
   ep_ = ep;
   worker_ = worker;
-  if (lab != nullptr) eps_ = {&lab->a(), &lab->b()};
-  else if (worker != nullptr) eps_ = {&worker->endpoint()};
-  else eps_ = {ep};
+  if (lab != nullptr)
+    eps_ = {&lab->a(), &lab->b()};
+  else if (worker != nullptr)
+    eps_ = {&worker->endpoint()};
+  else
+    eps_ = {ep};
 }
 
 void Job::plan(const RunPlan& plan, std::uint32_t active, std::uint64_t count, double msg_rate) {
@@ -93,9 +96,12 @@ int Job::lcore_main(void* arg) {
 }
 
 void Job::poll_transport(std::uint64_t now) {
-  if (lab_ != nullptr) lab_->poll(now);
-  else if (worker_ != nullptr) worker_->poll(now);
-  else ep_->poll(now);
+  if (lab_ != nullptr)
+    lab_->poll(now);
+  else if (worker_ != nullptr)
+    worker_->poll(now);
+  else
+    ep_->poll(now);
 }
 
 void Job::poll_only(std::uint64_t now) { poll_transport(now); }

@@ -3,6 +3,8 @@
 // counters — polled on the worker's lcore. The main lcore reads only what the job publishes.
 #pragma once
 
+#include <droce/engine/endpoint/rc_endpoint.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -13,7 +15,6 @@
 #include "apps/droce-gen/arrivals.h"
 #include "apps/droce-gen/options.h"
 #include "apps/droce-gen/workload.h"
-#include <droce/engine/endpoint/rc_endpoint.h>
 
 namespace droce::engine {
 class LoopbackLab;
@@ -33,8 +34,8 @@ enum class Phase : int {
 // Figures for the main lcore (live line, end of run, the workers array), written only by the job
 // with relaxed atomics: a reader sees each value whole, perhaps one publication old.
 struct JobFigures {
-  std::atomic<std::uint64_t> messages{0}, bytes{0};            // measured (from the end of the warm-up)
-  std::atomic<std::uint64_t> all_messages{0}, all_bytes{0};    // since the start, never reset (live line)
+  std::atomic<std::uint64_t> messages{0}, bytes{0};          // measured (from the end of the warm-up)
+  std::atomic<std::uint64_t> all_messages{0}, all_bytes{0};  // since the start, never reset (live line)
   std::atomic<std::uint64_t> errors{0};
   std::atomic<std::uint64_t> retransmitted{0}, naks_sent{0}, naks_received{0}, rnr_naks{0};
   std::atomic<std::uint64_t> cnps_sent{0}, cnps_received{0};
@@ -44,8 +45,8 @@ struct JobFigures {
   // since the start: the live feed's per-QP figures. Sized in plan(), before the run.
   std::unique_ptr<std::atomic<std::uint64_t>[]> qp_messages, qp_bytes;
   std::uint32_t qp_entries = 0;
-  std::atomic<std::uint64_t> rate_lo_bps{0}, rate_hi_bps{0};  // its requesters' DCQCN rates
-  std::atomic<std::uint64_t> first_rx_tsc{0}, last_rx_tsc{0};   // server: first and last message verified
+  std::atomic<std::uint64_t> rate_lo_bps{0}, rate_hi_bps{0};   // its requesters' DCQCN rates
+  std::atomic<std::uint64_t> first_rx_tsc{0}, last_rx_tsc{0};  // server: first and last message verified
   std::atomic<std::uint64_t> steered_in_software{0}, steered_in{0};
   std::atomic<bool> ended{false};     // a failed completion, or its share of --count all completed
   std::atomic<bool> draining{false};  // it saw kDrain: its workload state is the main lcore's to read
@@ -65,13 +66,13 @@ struct FigureTotals {
 struct RunPlan {
   const Options* opt = nullptr;
   const Pattern* pattern = nullptr;
-  std::uint32_t slots = 1;       // inflight buffers per active QP
-  std::size_t slot_bytes = 0;    // the largest message
+  std::uint32_t slots = 1;     // inflight buffers per active QP
+  std::size_t slot_bytes = 0;  // the largest message
   bool server = false;
   // --connect cm: the run ends in a disconnect (DREQ), which moves the QPs to ERROR and flushes
   // the receives still posted (IBTA §10.3.1): those are the end, not failures.
   bool cm = false;
-  double hz = 0;                 // TSC ticks per second
+  double hz = 0;  // TSC ticks per second
   std::uint64_t start_tsc = 0;
   std::uint64_t warm_end_tsc = 0;
 };
@@ -164,11 +165,11 @@ class Job {
   std::vector<std::uint8_t> req_buf_, rsp_buf_;
   std::uint32_t active_reqs_ = 0, active_rsps_ = 0;
   QpnIndex req_index_, rsp_index_;
-  std::uint64_t count_ = 0;        // this job's share of --count (0: by duration)
-  ArrivalSchedule schedule_;       // this job's share of the offered load (closed loop: disabled)
+  std::uint64_t count_ = 0;   // this job's share of --count (0: by duration)
+  ArrivalSchedule schedule_;  // this job's share of the offered load (closed loop: disabled)
   std::uint64_t late_after_tsc_ = 0, shed_after_tsc_ = 0;  // kLateAfterNs, kShedAfterNs in ticks
   LoadCounters load_;
-  std::uint64_t last_run_ = 0;     // the last iteration's time: the backlog is counted there
+  std::uint64_t last_run_ = 0;  // the last iteration's time: the backlog is counted there
   std::uint64_t total_posted_ = 0;
   bool measuring_ = false;
   std::uint64_t all_messages_ = 0, all_bytes_ = 0;

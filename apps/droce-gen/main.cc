@@ -6,6 +6,10 @@
 //   job.cc      one worker's workload         report.cc   text, JSON, exit status
 //   arrivals.cc when each message of an offered load is due (the open-loop schedule)
 //   feed.cc     the live feed (--stats-json), a JSON line per interval
+#include <droce/engine/core/eal.h>
+#include <droce/engine/core/stop_signal.h>
+#include <droce/protocols/wire/icrc.h>
+
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -17,9 +21,6 @@
 #include "apps/droce-gen/report.h"
 #include "apps/droce-gen/run.h"
 #include "apps/droce-gen/setup.h"
-#include <droce/engine/core/eal.h>
-#include <droce/engine/core/stop_signal.h>
-#include <droce/protocols/wire/icrc.h>
 
 using namespace droce;
 using namespace droce::engine;

@@ -14,11 +14,16 @@ namespace droce::gen {
 
 const char* op_name(Op op) {
   switch (op) {
-    case Op::kSend: return "send";
-    case Op::kWrite: return "write";
-    case Op::kRead: return "read";
-    case Op::kFetchAdd: return "fetch_add";
-    case Op::kCmpSwap: return "cmp_swap";
+    case Op::kSend:
+      return "send";
+    case Op::kWrite:
+      return "write";
+    case Op::kRead:
+      return "read";
+    case Op::kFetchAdd:
+      return "fetch_add";
+    case Op::kCmpSwap:
+      return "cmp_swap";
   }
   return "?";
 }
@@ -83,8 +88,9 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   namespace cli = apps::cli;
   const std::string d = " (default ";
   const char* g = cli::kConnection;
-  cli::add_choice(app, g, "--mode", {"loopback", "client", "server"}, "both ends here, or one end each" + d +
-                  mode_name(o.mode) + ")", [&o](std::size_t i) { o.mode = static_cast<Mode>(i); });
+  cli::add_choice(app, g, "--mode", {"loopback", "client", "server"},
+                  "both ends here, or one end each" + d + mode_name(o.mode) + ")",
+                  [&o](std::size_t i) { o.mode = static_cast<Mode>(i); });
   cli::add_ip(app, g, "--local-ip", o.local_ip,
               "our RoCE address, IPv4 or IPv6 (e.g. fd00::1; the exchange sends it as our\n"
               "GID: IPv4 as ::ffff:A.B.C.D) (default 10.0.0.1 client, 10.0.0.2 server)");
@@ -105,9 +111,11 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   cli::add_choice(app, g, "--connect", {"tcp", "cm"},
                   "how client and server connect: tcp (droce-gen's TCP exchange to --oob-host)\n"
                   "or cm (RDMA-CM over QP1 to --peer-ip, on RDMA-CM port --oob-port; one\n"
-                  "worker, at most " + std::to_string(kMaxCmQps) + " QPs)" + d + connect_name(o.connect) + ")",
+                  "worker, at most " +
+                      std::to_string(kMaxCmQps) + " QPs)" + d + connect_name(o.connect) + ")",
                   [&o](std::size_t i) { o.connect = i == 0 ? Connect::kTcp : Connect::kCm; });
-  cli::add_uint(app, g, "--local-qpn", "N", o.local_qpn, 1, 0xFFFFFF, "static: our first QPN" + d + cli::hex(o.local_qpn) + ")");
+  cli::add_uint(app, g, "--local-qpn", "N", o.local_qpn, 1, 0xFFFFFF,
+                "static: our first QPN" + d + cli::hex(o.local_qpn) + ")");
   cli::add_uint(app, g, "--remote-qpn", "N", o.remote_qpn, 1, 0xFFFFFF,
                 "static: the peer's first QPN (required with --oob-port 0)");
   cli::add_uint(app, g, "--psn", "N", o.psn, 0, 0xFFFFFF, "static: our first PSN" + d + cli::hex(o.psn) + ")");
@@ -138,13 +146,14 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
                 "only the first M QPs carry traffic; the others are connected and idle\n(default: all)");
   cli::add_uint(app, g, "--inflight", "N", o.inflight, 1, 128,
                 "outstanding messages per QP, 1..128" + d + std::to_string(o.inflight) + ")");
-  cli::add_choice(app, g, "--recovery", {"gbn", "sr"},
-                  "loss recovery: gbn (go-back-N, IBTA) or sr (selective repeat between\n"
-                  "droce-gen peers, every --op; a READ spans at most --sr-bdp-packets x --mtu;\n"
-                  "client/server: used only when the server runs --recovery sr too, else both\n"
-                  "fall back to gbn)" + d +
-                      recovery_name(o.recovery) + ")",
-                  [&o](std::size_t i) { o.recovery = i == 0 ? rc::Recovery::kGoBackN : rc::Recovery::kSelectiveRepeat; });
+  cli::add_choice(
+      app, g, "--recovery", {"gbn", "sr"},
+      "loss recovery: gbn (go-back-N, IBTA) or sr (selective repeat between\n"
+      "droce-gen peers, every --op; a READ spans at most --sr-bdp-packets x --mtu;\n"
+      "client/server: used only when the server runs --recovery sr too, else both\n"
+      "fall back to gbn)" +
+          d + recovery_name(o.recovery) + ")",
+      [&o](std::size_t i) { o.recovery = i == 0 ? rc::Recovery::kGoBackN : rc::Recovery::kSelectiveRepeat; });
   cli::add_uint(app, g, "--sr-bdp-packets", "N", o.sr_bdp_pkts, 1, rc::kSrMaxBdpPkts,
                 "selective repeat: packets in flight per QP, 1.." + std::to_string(rc::kSrMaxBdpPkts) + d +
                     std::to_string(o.sr_bdp_pkts) + ")");
@@ -200,9 +209,10 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   out.interval_s = &o.interval_s;
   out.pcap = &o.pcap;
   out.plot = &o.plot;
-  out.plot_help = "a PNG of the run: goodput and message rate over time, retransmissions,\n"
-                  "NAKs and ACK timeouts per interval, the latency CDF (matplotlib; the\n"
-                  "feed behind it is kept as FILE.jsonl; --interval sets its resolution)";
+  out.plot_help =
+      "a PNG of the run: goodput and message rate over time, retransmissions,\n"
+      "NAKs and ACK timeouts per interval, the latency CDF (matplotlib; the\n"
+      "feed behind it is kept as FILE.jsonl; --interval sets its resolution)";
   out.quiet = &o.quiet;
   cli::add_output(app, out);
 }
@@ -243,18 +253,25 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   if (std::string e = apps::cli::apply_dcqcn(o.preset, o.line_gbps, overrides, o.dcqcn); !e.empty()) return fail(e);
   if (o.connect == Connect::kCm) {
     if (o.mode == Mode::kLoopback)
-      return std::fprintf(stderr, "droce-gen: --connect cm connects a client and a server: --mode client or server\n"), -1;
+      return std::fprintf(stderr, "droce-gen: --connect cm connects a client and a server: --mode client or server\n"),
+             -1;
     if (o.oob_port == 0)
-      return std::fprintf(stderr, "droce-gen: --connect cm listens and connects on RDMA-CM port --oob-port: give one "
-                                  "(not 0)\n"), -1;
+      return std::fprintf(stderr,
+                          "droce-gen: --connect cm listens and connects on RDMA-CM port --oob-port: give one "
+                          "(not 0)\n"),
+             -1;
     // The CM runs on the endpoint whose queue takes QP1's frames (worker 0's); the other workers'
     // QPs would need it to move them, across threads.
     if (o.workers > 1)
       return std::fprintf(stderr, "droce-gen: --connect cm runs one worker: --workers %u needs --connect tcp\n",
-                          static_cast<unsigned>(o.workers)), -1;
+                          static_cast<unsigned>(o.workers)),
+             -1;
     if (o.qps > kMaxCmQps)
-      return std::fprintf(stderr, "droce-gen: --connect cm connects at most %u QPs (one CM connection each): --qps %u "
-                                  "needs --connect tcp\n", kMaxCmQps, o.qps), -1;
+      return std::fprintf(stderr,
+                          "droce-gen: --connect cm connects at most %u QPs (one CM connection each): --qps %u "
+                          "needs --connect tcp\n",
+                          kMaxCmQps, o.qps),
+             -1;
     engine::IpAddress local;
     if (o.mode == Mode::kClient && o.peer_ip.empty() && !o.local_ip.empty() && engine::parse_ip(o.local_ip, local) &&
         local.ipv6)
@@ -263,13 +280,18 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   if (o.rate_gbps > 0 && o.msg_rate > 0)
     return std::fprintf(stderr, "droce-gen: --rate-gbps and --msg-rate both set: give one offered load\n"), -1;
   if ((o.arrivals != Arrivals::kConstant || o.burst != 1) && o.rate_gbps == 0 && o.msg_rate == 0)
-    return std::fprintf(stderr, "droce-gen: --arrivals and --burst shape an offered load: give --rate-gbps or "
-                                "--msg-rate\n"), -1;
+    return std::fprintf(stderr,
+                        "droce-gen: --arrivals and --burst shape an offered load: give --rate-gbps or "
+                        "--msg-rate\n"),
+           -1;
   if (o.mode != Mode::kLoopback && o.oob_port == 0 && !remote_qpn_given)
     return std::fprintf(stderr, "droce-gen: a static connection (--oob-port 0) needs --remote-qpn\n"), -1;
   if (o.mode != Mode::kLoopback && o.oob_port == 0 && o.op != Op::kSend)
-    return std::fprintf(stderr, "droce-gen: --op %s needs the peer's buffer address and rkey, which only the "
-                                "out-of-band exchange carries: use --oob-port, or --op send\n", op_name(o.op)), -1;
+    return std::fprintf(stderr,
+                        "droce-gen: --op %s needs the peer's buffer address and rkey, which only the "
+                        "out-of-band exchange carries: use --oob-port, or --op send\n",
+                        op_name(o.op)),
+           -1;
   if (o.recovery == rc::Recovery::kSelectiveRepeat && o.mode != Mode::kLoopback && o.oob_port == 0)
     return std::fprintf(stderr, "droce-gen: --recovery sr is agreed in the out-of-band exchange: use --oob-port\n"), -1;
   // Selective repeat holds all of a READ's PSNs in flight at once: rc::RcQp::post_send refuses a
@@ -277,20 +299,24 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   if (o.recovery == rc::Recovery::kSelectiveRepeat && o.op == Op::kRead) {
     const std::uint64_t max_read = static_cast<std::uint64_t>(o.sr_bdp_pkts) * o.mtu;
     if (o.max_size() > max_read)
-      return std::fprintf(stderr, "droce-gen: --recovery sr: a READ spans at most --sr-bdp-packets x --mtu = %llu "
-                                  "bytes, and --size %u is more\n",
-                          static_cast<unsigned long long>(max_read), o.max_size()), -1;
+      return std::fprintf(stderr,
+                          "droce-gen: --recovery sr: a READ spans at most --sr-bdp-packets x --mtu = %llu "
+                          "bytes, and --size %u is more\n",
+                          static_cast<unsigned long long>(max_read), o.max_size()),
+             -1;
   }
   if (is_atomic_op(o.op)) {
     // An atomic works on 8 bytes (IBTA §9.4.5): that is its size, given or not.
     if (size_given && (o.sizes.size() != 1 || o.sizes[0] != 8))
-      return std::fprintf(stderr, "droce-gen: --op %s works on 8 bytes: leave --size out or give 8\n", op_name(o.op)), -1;
+      return std::fprintf(stderr, "droce-gen: --op %s works on 8 bytes: leave --size out or give 8\n", op_name(o.op)),
+             -1;
     o.sizes = {8};
   }
   if (pcp_given && o.vlan_id == 0)
     return std::fprintf(stderr, "droce-gen: --pcp is the priority of the 802.1Q tag: give --vlan too\n"), -1;
   if (o.mode == Mode::kLoopback && (o.dscp != 0 || o.vlan_id != 0))
-    return std::fprintf(stderr, "droce-gen: --dscp and --vlan mark the frames on a port: client and server modes\n"), -1;
+    return std::fprintf(stderr, "droce-gen: --dscp and --vlan mark the frames on a port: client and server modes\n"),
+           -1;
   if (o.mode == Mode::kLoopback && (!o.local_ip.empty() || !o.peer_ip.empty()))
     return std::fprintf(stderr,
                         "droce-gen: --local-ip and --peer-ip address a port: client and server modes (the "
@@ -303,7 +329,8 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     return std::fprintf(stderr, "droce-gen: --active-qps %u is more than --qps %u\n", o.active_qps, o.qps), -1;
   if (o.workers > o.qps)
     return std::fprintf(stderr, "droce-gen: --workers %u is more than --qps %u: every worker needs a QP\n",
-                        static_cast<unsigned>(o.workers), o.qps), -1;
+                        static_cast<unsigned>(o.workers), o.qps),
+           -1;
   // Buffers: inflight slots of the largest size per active QP (one per idle QP) on each side.
   if (buffer_bytes(o) > (512ull << 20))
     return std::fprintf(stderr, "droce-gen: --qps x --inflight x --size needs more than 512 MiB of buffers\n"), -1;

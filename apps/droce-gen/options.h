@@ -1,14 +1,15 @@
 // droce-gen options: one struct with defaults that --help prints, and a strict parser.
 #pragma once
 
+#include <droce/protocols/dcqcn/params.h>
+#include <droce/protocols/rc/qp_attr.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "apps/common/address_text.h"
 #include "apps/droce-gen/arrivals.h"
-#include <droce/protocols/dcqcn/params.h>
-#include <droce/protocols/rc/qp_attr.h>
 
 namespace droce::gen {
 
@@ -26,20 +27,20 @@ struct Options {
   std::vector<std::uint32_t> sizes = {4096};  // message i has sizes[i % n] bytes (a size mix)
   std::uint32_t mtu = 1024;
   std::uint32_t qps = 1;
-  std::uint32_t active_qps = 0;    // the first N QPs carry traffic, the rest stay connected and idle; 0 = all
-  std::uint16_t workers = 1;       // poll-mode workers (EAL lcores from -l); QP i runs on worker i % workers
-  std::uint32_t inflight = 16;     // outstanding messages per QP
+  std::uint32_t active_qps = 0;  // the first N QPs carry traffic, the rest stay connected and idle; 0 = all
+  std::uint16_t workers = 1;     // poll-mode workers (EAL lcores from -l); QP i runs on worker i % workers
+  std::uint32_t inflight = 16;   // outstanding messages per QP
   // Loss recovery (docs/selective-repeat.md): go-back-N, or selective repeat between droce-gen
   // peers (a client proposes it; the server agrees only when started with it too).
   rc::Recovery recovery = rc::Recovery::kGoBackN;
   std::uint32_t sr_bdp_pkts = rc::kSrMaxBdpPkts;  // selective repeat: PSNs in flight per QP, 1..128
   double duration_s = 2;
-  std::uint64_t count = 0;         // total messages; 0 = run for --duration
+  std::uint64_t count = 0;  // total messages; 0 = run for --duration
   double warmup_s = 0;
-  double rate_gbps = 0;            // offered load (0 = closed loop)
-  double msg_rate = 0;             // messages per second (0 = closed loop)
+  double rate_gbps = 0;                     // offered load (0 = closed loop)
+  double msg_rate = 0;                      // messages per second (0 = closed loop)
   Arrivals arrivals = Arrivals::kConstant;  // open loop: how the due times are spaced
-  std::uint32_t burst = 1;         // open loop: messages due at the same instant
+  std::uint32_t burst = 1;                  // open loop: messages due at the same instant
   // Addressing and connection (client/server).
   std::string local_ip, peer_ip, peer_mac;  // IPv4 or IPv6 (one family); empty: mode defaults
   // Our frames' IP DSCP and 802.1Q tag (client/server; the engine builds them, ECN stays ECT(0)).
@@ -49,18 +50,19 @@ struct Options {
   std::string oob_host = "127.0.0.1";
   std::uint16_t oob_port = 18515;  // ibv_rc_pingpong's default; 0 = static connection; --connect cm: the CM port
   Connect connect = Connect::kTcp;
-  std::uint32_t local_qpn = 0x11;  // first local QPN (static connection)
-  std::uint32_t remote_qpn = 0;    // first peer QPN (static connection)
-  std::uint32_t psn = 0x000100;    // our first PSN (static)
+  std::uint32_t local_qpn = 0x11;       // first local QPN (static connection)
+  std::uint32_t remote_qpn = 0;         // first peer QPN (static connection)
+  std::uint32_t psn = 0x000100;         // our first PSN (static)
   std::uint32_t remote_psn = 0x000100;  // the peer's first PSN (static)
   double connect_timeout_s = 30;
-  std::uint8_t qp_timeout = 14;    // local ACK timeout 4.096 us * 2^N (14: 67 ms, perftest's; a busy host stalls a process for tens of ms)
-  std::uint8_t retry_cnt = 7;      // retries after ACK timeouts and sequence NAKs before RETRY_EXC_ERR
+  std::uint8_t qp_timeout =
+      14;  // local ACK timeout 4.096 us * 2^N (14: 67 ms, perftest's; a busy host stalls a process for tens of ms)
+  std::uint8_t retry_cnt = 7;  // retries after ACK timeouts and sequence NAKs before RETRY_EXC_ERR
   std::string cc = "none";
-  std::string preset = "paper";    // DCQCN parameter set
-  double line_gbps = 40;           // the pacer's ceiling: DCQCN's line rate
-  dcqcn::DcqcnParams dcqcn;        // preset + --dcqcn-* overrides, validated
-  std::uint8_t pfc_priority = 3;   // the priority whose PFC pauses we honour
+  std::string preset = "paper";   // DCQCN parameter set
+  double line_gbps = 40;          // the pacer's ceiling: DCQCN's line rate
+  dcqcn::DcqcnParams dcqcn;       // preset + --dcqcn-* overrides, validated
+  std::uint8_t pfc_priority = 3;  // the priority whose PFC pauses we honour
   // Lab impairment at this process's receive side.
   double loss = 0;
   double duplicate = 0;
@@ -69,9 +71,9 @@ struct Options {
   std::uint32_t burst_frames = 8;  // frames each burst drops
   std::uint64_t seed = 1;
   std::string json, csv, pcap;
-  std::string plot;                // a PNG of the run (scripts/plot_gen.py over the feed)
-  std::string stats_json;          // the live feed (JSON Lines); "-": stdout, the console line then on stderr
-  double interval_s = 1;           // the live line's, --csv's and --stats-json's period
+  std::string plot;        // a PNG of the run (scripts/plot_gen.py over the feed)
+  std::string stats_json;  // the live feed (JSON Lines); "-": stdout, the console line then on stderr
+  double interval_s = 1;   // the live line's, --csv's and --stats-json's period
   bool quiet = false;
 
   [[nodiscard]] std::uint32_t max_size() const;

@@ -1,15 +1,15 @@
 // droce-gen's end-of-run report (see report.h).
 #include "apps/droce-gen/report.h"
 
+#include <droce/engine/workers/worker_group.h>
+
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "apps/common/counters_json.h"
 #include "apps/common/output_file.h"
-#include <droce/engine/workers/worker_group.h>
 
 namespace droce::gen {
 
@@ -97,8 +97,12 @@ std::string percentiles_text(const engine::LatencyHistogram& h) {
 }
 
 nlohmann::json percentiles_json(const engine::LatencyHistogram& h) {
-  return {{"min", h.min()}, {"p50", h.percentile(0.5)}, {"p90", h.percentile(0.9)},
-          {"p99", h.percentile(0.99)}, {"p999", h.percentile(0.999)}, {"max", h.max()}};
+  return {{"min", h.min()},
+          {"p50", h.percentile(0.5)},
+          {"p90", h.percentile(0.9)},
+          {"p99", h.percentile(0.99)},
+          {"p999", h.percentile(0.999)},
+          {"max", h.max()}};
 }
 
 // The offered load against what was achieved: the schedule's messages (due in the measured time)
@@ -131,7 +135,8 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
   if (o.active() != o.qps) qps += " (" + std::to_string(o.active()) + " active)";
   if (o.workers > 1) qps += " on " + std::to_string(o.workers) + " workers";
   // Selective repeat named when in use (a go-back-N run reads as before).
-  if (st.recovery == rc::Recovery::kSelectiveRepeat) qps += ", selective repeat (" + std::to_string(o.sr_bdp_pkts) + " pkts in flight)";
+  if (st.recovery == rc::Recovery::kSelectiveRepeat)
+    qps += ", selective repeat (" + std::to_string(o.sr_bdp_pkts) + " pkts in flight)";
   std::printf(" droce-gen %s: RC %s, %s, MTU %u, inflight %u, impairment loss %g dup %g reorder %g\n",
               mode_name(o.mode), op_name(o.op), qps.c_str(), o.mtu, o.inflight, o.loss, o.duplicate, o.reorder);
   std::printf(" #bytes     #iterations    BW average[Gb/sec]   MsgRate[Mpps]\n");
@@ -143,11 +148,12 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
                 f.configured);
     std::printf("   offered %.0f msg/s (%.3f Gb/s), achieved %.0f msg/s (%.3f Gb/s)\n", f.offered, f.offered_gbps,
                 f.achieved, f.achieved_gbps);
-    std::printf("   due %llu: posted %llu (late %llu: over %llu us after due), shed %llu (unposted %llu ms after due), "
-                "left at the end %llu\n",
-                static_cast<ull>(l.scheduled), static_cast<ull>(l.posted), static_cast<ull>(l.late),
-                static_cast<ull>(kLateAfterNs / 1000), static_cast<ull>(l.shed),
-                static_cast<ull>(kShedAfterNs / 1'000'000), static_cast<ull>(l.backlog));
+    std::printf(
+        "   due %llu: posted %llu (late %llu: over %llu us after due), shed %llu (unposted %llu ms after due), "
+        "left at the end %llu\n",
+        static_cast<ull>(l.scheduled), static_cast<ull>(l.posted), static_cast<ull>(l.late),
+        static_cast<ull>(kLateAfterNs / 1000), static_cast<ull>(l.shed), static_cast<ull>(kShedAfterNs / 1'000'000),
+        static_cast<ull>(l.backlog));
     std::printf(" latency ns (due to completion): %s\n", percentiles_text(hist).c_str());
     std::printf(" service ns (post to completion): %s\n", percentiles_text(r.service).c_str());
   } else if (!st.server) {
@@ -159,8 +165,9 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
   std::printf(" impairment: dropped %llu (bursts included)  duplicated %llu  reordered %llu\n",
               static_cast<ull>(lab.dropped), static_cast<ull>(lab.duplicated), static_cast<ull>(lab.reordered));
   std::printf(" verification%s: lost %llu  duplicated %llu  out of order %llu  corrupted %llu  errors %llu\n",
-              o.mode == Mode::kClient && o.connect == Connect::kTcp ? " (both ends)" : "", static_cast<ull>(t.lost), static_cast<ull>(t.duplicated),
-              static_cast<ull>(t.out_of_order), static_cast<ull>(t.corrupted), static_cast<ull>(t.errors));
+              o.mode == Mode::kClient && o.connect == Connect::kTcp ? " (both ends)" : "", static_cast<ull>(t.lost),
+              static_cast<ull>(t.duplicated), static_cast<ull>(t.out_of_order), static_cast<ull>(t.corrupted),
+              static_cast<ull>(t.errors));
   if (r.atomic_checked)
     std::printf(" atomic counters at the responder: %llu for %llu operations completed (each executed once: equal)\n",
                 static_cast<ull>(r.atomic_counter), static_cast<ull>(r.atomic_completed));
@@ -206,12 +213,20 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
     j["service_ns"] = percentiles_json(r.service);
     j["latency_cdf_ns"] = hist.cdf();  // [[ns, fraction <= ns], ...]: --plot draws it
     const LoadFigures f = load_figures(o, st, r);
-    j["load"] = {{"open_loop", f.open}, {"arrivals", f.open ? arrivals_name(o.arrivals) : "closed"},
-                 {"burst", o.burst}, {"configured_msg_rate", f.configured}, {"offered_msg_rate", f.offered},
-                 {"offered_gbps", f.offered_gbps}, {"achieved_msg_rate", f.achieved},
+    j["load"] = {{"open_loop", f.open},
+                 {"arrivals", f.open ? arrivals_name(o.arrivals) : "closed"},
+                 {"burst", o.burst},
+                 {"configured_msg_rate", f.configured},
+                 {"offered_msg_rate", f.offered},
+                 {"offered_gbps", f.offered_gbps},
+                 {"achieved_msg_rate", f.achieved},
                  {"achieved_gbps", f.achieved_gbps},
-                 {"scheduled", r.load.scheduled}, {"posted", r.load.posted}, {"late", r.load.late},
-                 {"late_after_ns", kLateAfterNs}, {"shed", r.load.shed}, {"shed_after_ns", kShedAfterNs},
+                 {"scheduled", r.load.scheduled},
+                 {"posted", r.load.posted},
+                 {"late", r.load.late},
+                 {"late_after_ns", kLateAfterNs},
+                 {"shed", r.load.shed},
+                 {"shed_after_ns", kShedAfterNs},
                  {"backlog_at_end", r.load.backlog}};
     j["retransmitted_packets"] = c.retx;
     j["naks_sent"] = c.naks_sent;
@@ -262,17 +277,41 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
     apps::stamp_report(j);
     j["workers"] = workers_json(o, st, secs);
     j["setup_s"] = {{"create_qps", st.create_qps_s}, {"connect", st.connect_s}};
-    j["config"] = {{"mode", mode_name(o.mode)}, {"op", op_name(o.op)}, {"size", o.sizes},
-                   {"mtu", o.mtu}, {"qps", o.qps}, {"active_qps", o.active()}, {"workers", o.workers},
-                   {"inflight", o.inflight}, {"duration_s", o.duration_s},
-                   {"count", o.count}, {"warmup_s", o.warmup_s}, {"qp_timeout", o.qp_timeout}, {"retry_cnt", o.retry_cnt},
-                   {"recovery_asked", recovery_name(o.recovery)}, {"sr_bdp_packets", o.sr_bdp_pkts},
-                   {"rate_gbps", o.rate_gbps}, {"msg_rate", o.msg_rate}, {"arrivals", arrivals_name(o.arrivals)},
-                   {"burst", o.burst}, {"loss", o.loss}, {"duplicate", o.duplicate},
-                   {"reorder", o.reorder}, {"burst_start", o.burst_start}, {"burst_frames", o.burst_frames},
-                   {"seed", o.seed}, {"cc", o.cc}, {"preset", o.preset}, {"line_gbps", o.line_gbps},
-                   {"local_ip", st.local_ip}, {"peer_ip", st.peer_ip}, {"dscp", o.dscp}, {"vlan", o.vlan_id},
-                   {"pcp", o.vlan_pcp}, {"oob_port", o.oob_port}, {"connect", connect_name(o.connect)}};
+    j["config"] = {{"mode", mode_name(o.mode)},
+                   {"op", op_name(o.op)},
+                   {"size", o.sizes},
+                   {"mtu", o.mtu},
+                   {"qps", o.qps},
+                   {"active_qps", o.active()},
+                   {"workers", o.workers},
+                   {"inflight", o.inflight},
+                   {"duration_s", o.duration_s},
+                   {"count", o.count},
+                   {"warmup_s", o.warmup_s},
+                   {"qp_timeout", o.qp_timeout},
+                   {"retry_cnt", o.retry_cnt},
+                   {"recovery_asked", recovery_name(o.recovery)},
+                   {"sr_bdp_packets", o.sr_bdp_pkts},
+                   {"rate_gbps", o.rate_gbps},
+                   {"msg_rate", o.msg_rate},
+                   {"arrivals", arrivals_name(o.arrivals)},
+                   {"burst", o.burst},
+                   {"loss", o.loss},
+                   {"duplicate", o.duplicate},
+                   {"reorder", o.reorder},
+                   {"burst_start", o.burst_start},
+                   {"burst_frames", o.burst_frames},
+                   {"seed", o.seed},
+                   {"cc", o.cc},
+                   {"preset", o.preset},
+                   {"line_gbps", o.line_gbps},
+                   {"local_ip", st.local_ip},
+                   {"peer_ip", st.peer_ip},
+                   {"dscp", o.dscp},
+                   {"vlan", o.vlan_id},
+                   {"pcp", o.vlan_pcp},
+                   {"oob_port", o.oob_port},
+                   {"connect", connect_name(o.connect)}};
     feed.final_line(o, st, j);
     if (std::string e = o.json.empty() ? "" : droce::apps::write_text_file(o.json, j.dump(2) + "\n"); !e.empty()) {
       std::fprintf(stderr, "droce-gen: %s\n", e.c_str());
@@ -282,7 +321,8 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
   const bool ok = t.errors == 0 && t.lost == 0 && t.duplicated == 0 && t.out_of_order == 0 && t.corrupted == 0 &&
                   !r.unfinished && (t.messages > 0 || r.served_only) && r.problem.empty() && !r.interrupted;
   if (!ok)
-    std::fprintf(stderr, "droce-gen: FAILED: transport errors, verification failures or an incomplete run (see the report)\n");
+    std::fprintf(stderr,
+                 "droce-gen: FAILED: transport errors, verification failures or an incomplete run (see the report)\n");
   return ok ? 0 : 1;
 }
 

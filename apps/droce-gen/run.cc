@@ -1,6 +1,10 @@
 // droce-gen's run from the main lcore (see run.h).
 #include "apps/droce-gen/run.h"
 
+#include <droce/engine/core/stop_signal.h>
+#include <rte_cycles.h>
+#include <rte_launch.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -10,11 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include <rte_cycles.h>
-#include <rte_launch.h>
-
 #include "apps/common/oob_waits.h"
-#include <droce/engine/core/stop_signal.h>
 
 namespace droce::gen {
 
@@ -72,7 +72,8 @@ void plan_jobs(const Options& o, Setup& st, const RunPlan& plan) {
   for (auto& j : st.jobs) {
     const std::uint16_t w = j->index();
     const std::uint32_t mine = share_of(active, w, o.workers);
-    const std::uint64_t count = o.count / active * mine + share_of(static_cast<std::uint32_t>(o.count % active), w, o.workers);
+    const std::uint64_t count =
+        o.count / active * mine + share_of(static_cast<std::uint32_t>(o.count % active), w, o.workers);
     j->plan(plan, mine, count, msg_rate * mine / active);
   }
 }
@@ -104,8 +105,10 @@ bool move_jobs_to(Setup& st, Phase p) {
     const std::atomic<bool>& seen = p == Phase::kDrain ? j->figures().draining : j->figures().finished;
     while (!seen.load(std::memory_order_acquire)) {
       if (std::chrono::steady_clock::now() > deadline) return false;
-      if (p == Phase::kDrain) ours.poll_only(rte_rdtsc());
-      else std::this_thread::sleep_for(std::chrono::microseconds(100));
+      if (p == Phase::kDrain)
+        ours.poll_only(rte_rdtsc());
+      else
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
   }
   if (p == Phase::kStop)
@@ -130,13 +133,17 @@ Status read_end_counts(engine::OobConnection& oob, const std::string& first, std
   for (std::size_t k = 0; counts.size() < qps; ++k) {
     if (k != 0) {
       switch (engine::wait_line(oob, line, kEndWaitMs, keep_polling, false)) {
-        case LineWait::kLine: break;
-        case LineWait::kClosed: return Status::error("the client closed the connection in its END lines");
-        default: return Status::error("the client's END lines stopped after " + std::to_string(counts.size()) + " counts");
+        case LineWait::kLine:
+          break;
+        case LineWait::kClosed:
+          return Status::error("the client closed the connection in its END lines");
+        default:
+          return Status::error("the client's END lines stopped after " + std::to_string(counts.size()) + " counts");
       }
     }
     std::vector<std::uint64_t> part;
-    if (Status e = engine::parse_end_line(line, std::min(kEndCountsPerLine, qps - counts.size()), part); !e.ok()) return e;
+    if (Status e = engine::parse_end_line(line, std::min(kEndCountsPerLine, qps - counts.size()), part); !e.ok())
+      return e;
     counts.insert(counts.end(), part.begin(), part.end());
   }
   return {};
@@ -172,7 +179,8 @@ void end_cm_run(const Options& o, Setup& st, Connection& c, const std::function<
     // The server's DREQ may come first as flushed completions (its disconnect moved our QPs to
     // ERROR): its event, taken here, names the cause.
     if (!server_stop.empty() || c.cm.peer_disconnected)
-      out.problem = "the server ended the run early (" + (server_stop.empty() ? std::string("it disconnected") : server_stop) + ")";
+      out.problem = "the server ended the run early (" +
+                    (server_stop.empty() ? std::string("it disconnected") : server_stop) + ")";
     return;
   }
   if (!peer_ended) out.problem = out.interrupted ? "interrupted" : "the client did not disconnect before the deadline";
@@ -181,8 +189,8 @@ void end_cm_run(const Options& o, Setup& st, Connection& c, const std::function<
     // Each operation added one to its QP's counter: the counters are the operations served.
     out.t.messages = 0;
     for (std::uint32_t i = 0; i < o.active(); ++i)
-      out.t.messages +=
-          std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(st.responder(i).buf)).load(std::memory_order_acquire);
+      out.t.messages += std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(st.responder(i).buf))
+                            .load(std::memory_order_acquire);
   }
 }
 
@@ -216,8 +224,9 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
   const std::uint64_t start = plan.start_tsc;
   // A server waits for the client's end-of-run line as long as the client may run (its warm-up and
   // run length), plus the connect time and a margin for a busy machine.
-  const double limit_s = server ? (c.run_from_client ? c.run_warmup_s : o.warmup_s) + c.run_limit_s + o.connect_timeout_s + 10
-                                : o.warmup_s + c.run_limit_s;
+  const double limit_s =
+      server ? (c.run_from_client ? c.run_warmup_s : o.warmup_s) + c.run_limit_s + o.connect_timeout_s + 10
+             : o.warmup_s + c.run_limit_s;
   const auto deadline = start + static_cast<std::uint64_t>(limit_s * hz);
   const std::uint64_t measured_start = plan.warm_end_tsc;
   const auto interval_tsc = static_cast<std::uint64_t>(o.interval_s * hz);
@@ -232,8 +241,10 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
 
   std::uint64_t now = start;
   for (std::uint64_t iter = 1; !engine::stop_requested() && now < deadline; ++iter) {
-    if (!ours.figures().ended.load(std::memory_order_relaxed)) ours.run_once(now);
-    else ours.poll_only(now);
+    if (!ours.figures().ended.load(std::memory_order_relaxed))
+      ours.run_once(now);
+    else
+      ours.poll_only(now);
     now = rte_rdtsc();
     if ((iter & 63) != 0) continue;
     const Sums s = sum_figures(st);
@@ -280,7 +291,8 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
       const std::uint64_t line_bytes = s.all_bytes - line_bytes_seen, line_msgs = s.all_messages - line_msgs_seen;
       // Per second over the interval as it ran (the loop may pass the due time).
       const double secs = static_cast<double>(now - last_line) / hz;
-      const double gbps = static_cast<double>(line_bytes) * 8.0 / secs / 1e9, mmps = static_cast<double>(line_msgs) / secs / 1e6;
+      const double gbps = static_cast<double>(line_bytes) * 8.0 / secs / 1e9,
+                   mmps = static_cast<double>(line_msgs) / secs / 1e6;
       feed.interval(o, st);
       if (!o.quiet) {
         std::string per_worker;
@@ -294,10 +306,11 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
             worker_bytes_seen[w] = b;
           }
         }
-        std::printf("droce-gen: %7.3f Gb/s  %8.4f Mmsg/s  retransmitted %llu  naks %llu/%llu  cnps %llu/%llu  rate: %s%s\n",
-                    gbps, mmps, static_cast<unsigned long long>(s.retx), static_cast<unsigned long long>(s.naks_sent),
-                    static_cast<unsigned long long>(s.naks_received), static_cast<unsigned long long>(s.cnps_sent),
-                    static_cast<unsigned long long>(s.cnps_received), rate_text(o, s).c_str(), per_worker.c_str());
+        std::printf(
+            "droce-gen: %7.3f Gb/s  %8.4f Mmsg/s  retransmitted %llu  naks %llu/%llu  cnps %llu/%llu  rate: %s%s\n",
+            gbps, mmps, static_cast<unsigned long long>(s.retx), static_cast<unsigned long long>(s.naks_sent),
+            static_cast<unsigned long long>(s.naks_received), static_cast<unsigned long long>(s.cnps_sent),
+            static_cast<unsigned long long>(s.cnps_received), rate_text(o, s).c_str(), per_worker.c_str());
         std::fflush(stdout);
       }
       if (csv != nullptr)
@@ -371,9 +384,14 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
     // Keep answering the server's retransmissions while it finishes (a bounded wait).
     if (sent.ok()) {
       switch (engine::wait_line(oob, result, kEndWaitMs, keep_polling, false)) {
-        case LineWait::kLine: break;
-        case LineWait::kClosed: sent = Status::error("the server closed the connection before reporting"); break;
-        default: sent = Status::error("no end-of-run report from the server within 10 s"); break;
+        case LineWait::kLine:
+          break;
+        case LineWait::kClosed:
+          sent = Status::error("the server closed the connection before reporting");
+          break;
+        default:
+          sent = Status::error("no end-of-run report from the server within 10 s");
+          break;
       }
     }
     engine::ResultLine r;
@@ -413,13 +431,14 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
         const std::uint64_t expected = st.responder(static_cast<std::uint32_t>(i)).expected;
         if (o.op != Op::kRead && !is_atomic_op(o.op) && counts[i] > expected) t.lost += counts[i] - expected;
         // The client's window (the same --inflight: the workloads matched) bounds what was in flight.
-        if (is_atomic_op(o.op) && i < o.active()) check_atomic_counter(st.responder(static_cast<std::uint32_t>(i)), counts[i], o.inflight, out);
+        if (is_atomic_op(o.op) && i < o.active())
+          check_atomic_counter(st.responder(static_cast<std::uint32_t>(i)), counts[i], o.inflight, out);
         sent_ok += counts[i];
       }
       // READs and atomics complete at the client; the server only served.
       if (o.op == Op::kRead || is_atomic_op(o.op)) t.messages = sent_ok;
-      const std::string res =
-          engine::format_result_line(engine::ResultLine{t.messages, t.lost, t.duplicated, t.out_of_order, t.corrupted, t.errors});
+      const std::string res = engine::format_result_line(
+          engine::ResultLine{t.messages, t.lost, t.duplicated, t.out_of_order, t.corrupted, t.errors});
       // Keep serving until the client has stopped polling (its BYE): it may still be retransmitting.
       if (Status e = oob.send_line(res, 5000); !e.ok()) {
         problem = e.message();

@@ -3,6 +3,8 @@
 // end-of-run exchange with the peer and the stop of every job.
 #pragma once
 
+#include <droce/engine/core/status.h>
+
 #include <cstdint>
 #include <string>
 
@@ -12,20 +14,19 @@
 #include "apps/droce-gen/options.h"
 #include "apps/droce-gen/setup.h"
 #include "apps/droce-gen/workload.h"
-#include <droce/engine/core/status.h>
 
 namespace droce::gen {
 
 struct RunOutcome {
-  Totals t;                      // both ends' verification (the client adds the server's report)
+  Totals t;                          // both ends' verification (the client adds the server's report)
   engine::LatencyHistogram hist;     // from the due time (closed loop: from the posting) to completion
   engine::LatencyHistogram service;  // from the posting to completion
   LoadCounters load;                 // the requesters' schedule (open loop), summed over the jobs
-  double secs = 0;               // measured time (the server: first to last message verified)
-  bool unfinished = false;       // a --count run that did not complete its postings
+  double secs = 0;                   // measured time (the server: first to last message verified)
+  bool unfinished = false;           // a --count run that did not complete its postings
   bool interrupted = false;
-  bool served_only = false;      // a server of READs over RDMA-CM: it served, the client counted
-  std::string problem;           // empty when the run and the end-of-run exchange went right
+  bool served_only = false;  // a server of READs over RDMA-CM: it served, the client counted
+  std::string problem;       // empty when the run and the end-of-run exchange went right
   std::uint64_t peer_received = 0;
   // Atomic runs (loopback or server): the responders' counters summed, against the operations the
   // requesters saw complete (the client's END counts on a server).

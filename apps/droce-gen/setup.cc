@@ -1,17 +1,16 @@
 // droce-gen's set-up (see setup.h).
 #include "apps/droce-gen/setup.h"
 
-#include <algorithm>
-#include <cstring>
-
+#include <droce/engine/workers/worker_group.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
+
+#include <algorithm>
+#include <cstring>
 
 #include "apps/common/address_text.h"
 #include "apps/common/default_port.h"
 #include "apps/common/telemetry_setup.h"
-#include <droce/engine/workers/worker_group.h>
-#include <droce/engine/workers/worker_group.h>
 
 namespace droce::gen {
 
@@ -265,7 +264,8 @@ SetupError open_transport(const Options& o, bool default_port, const std::vector
   if (st.local.ipv6 && o.peer_ip.empty()) st.peer_ip.clear();
   if (o.mode != Mode::kLoopback) {
     std::string devargs;
-    if (Status s = engine::pair_port_devargs(default_port, st.server, kDefaultSocket, devargs); !s.ok()) return run_error(s);
+    if (Status s = engine::pair_port_devargs(default_port, st.server, kDefaultSocket, devargs); !s.ok())
+      return run_error(s);
     if (SetupError e = check_port_queues(o, devargs); !e.status.ok()) return e;
   }
   for (std::uint16_t w = 0; w < o.workers; ++w) {
@@ -273,7 +273,8 @@ SetupError open_transport(const Options& o, bool default_port, const std::vector
     const std::string name = w == 0 ? "gen_pool" : "gen_pool" + std::to_string(w);
     // On the NUMA socket of the lcore that polls it.
     const int socket = static_cast<int>(rte_lcore_to_socket_id(lcores[w]));
-    if (Status s = engine::MbufPool::create(engine::PoolConfig{name, mbufs_per_worker(o.workers), 256, 2176 + 4096, socket}, pool);
+    if (Status s = engine::MbufPool::create(
+            engine::PoolConfig{name, mbufs_per_worker(o.workers), 256, 2176 + 4096, socket}, pool);
         !s.ok())
       return run_error(s);
     st.pools.push_back(std::move(pool));
@@ -309,7 +310,8 @@ Status create_qps(const Options& o, Setup& st) {
     // Active QPs get `inflight` slots, idle ones one (a responder buffer still announced to the peer).
     const std::size_t bytes = (static_cast<std::size_t>(active) * slots + (mine - active)) * slot_bytes;
     auto slice = [&](std::uint8_t* base, std::uint32_t j) {
-      return base + (std::min(j, active) * static_cast<std::size_t>(slots) + (j > active ? j - active : 0)) * slot_bytes;
+      return base +
+             (std::min(j, active) * static_cast<std::size_t>(slots) + (j > active ? j - active : 0)) * slot_bytes;
     };
     if (sh.req_ep != nullptr) {
       auto& buf = job.requester_buffer();

@@ -2,6 +2,15 @@
 // impairment, one job per worker on its lcore, and every QP with its buffers.
 #pragma once
 
+#include <droce/engine/core/capture.h>
+#include <droce/engine/core/memory_region.h>
+#include <droce/engine/core/mempool.h>
+#include <droce/engine/core/port.h>
+#include <droce/engine/core/status.h>
+#include <droce/engine/endpoint/rc_endpoint.h>
+#include <droce/engine/lab/link_impairment.h>
+#include <droce/engine/lab/loopback_lab.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -11,14 +20,6 @@
 #include "apps/droce-gen/job.h"
 #include "apps/droce-gen/options.h"
 #include "apps/droce-gen/workload.h"
-#include <droce/engine/core/capture.h>
-#include <droce/engine/core/memory_region.h>
-#include <droce/engine/core/mempool.h>
-#include <droce/engine/core/port.h>
-#include <droce/engine/core/status.h>
-#include <droce/engine/endpoint/rc_endpoint.h>
-#include <droce/engine/lab/link_impairment.h>
-#include <droce/engine/lab/loopback_lab.h>
 
 namespace droce::engine {
 class WorkerGroup;
@@ -45,12 +46,12 @@ struct Setup {
   std::vector<std::unique_ptr<engine::LoopbackLab>> labs;  // loopback: one per worker
   std::unique_ptr<engine::Port> port;                      // client/server
   std::unique_ptr<engine::MemoryRegistry> memory;
-  std::unique_ptr<engine::RcEndpoint> endpoint;            // client/server, one worker
+  std::unique_ptr<engine::RcEndpoint> endpoint;                   // client/server, one worker
   std::vector<std::unique_ptr<engine::MemoryRegistry>> memories;  // client/server, several workers: one each
-  std::unique_ptr<engine::WorkerGroup> group;              // client/server, several workers
+  std::unique_ptr<engine::WorkerGroup> group;                     // client/server, several workers
   std::vector<std::unique_ptr<engine::LinkImpairment>> impairments;
-  std::vector<Shard> shards;                  // per worker
-  std::vector<std::unique_ptr<Job>> jobs;     // per worker
+  std::vector<Shard> shards;               // per worker
+  std::vector<std::unique_ptr<Job>> jobs;  // per worker
   std::unique_ptr<Pattern> pattern;
   rc::Recovery recovery = rc::Recovery::kGoBackN;  // in use on every QP (client/server: as agreed)
   // Wall-clock seconds of the set-up steps (issue 13's connection cost at thousands of QPs):

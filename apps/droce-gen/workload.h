@@ -1,12 +1,12 @@
 // droce-gen workload: payload patterns and the per-QP state of both ends of a flow.
 #pragma once
 
+#include <droce/engine/endpoint/rc_endpoint.h>
+#include <droce/protocols/rc/mr_table.h>
+
 #include <cstdint>
 #include <cstring>
 #include <vector>
-
-#include <droce/engine/endpoint/rc_endpoint.h>
-#include <droce/protocols/rc/mr_table.h>
 
 namespace droce::gen {
 
@@ -47,7 +47,9 @@ class Pattern {
   }
 
  private:
-  static std::uint8_t offset(std::uint32_t qp, std::uint64_t seq) { return static_cast<std::uint8_t>(qp * 29 + seq * 131 + 1); }
+  static std::uint8_t offset(std::uint32_t qp, std::uint64_t seq) {
+    return static_cast<std::uint8_t>(qp * 29 + seq * 131 + 1);
+  }
   static std::uint64_t broadcast(std::uint8_t c) { return 0x0101010101010101ull * c; }
   std::vector<std::uint8_t> base_;
 };

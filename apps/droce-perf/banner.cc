@@ -18,14 +18,22 @@ namespace {
 std::string title(const Options& o) {
   const std::string bw = o.duplex ? "Bidirectional BW Test" : "BW Test";
   switch (o.test) {
-    case PerftestTest::kSendBw: return "Send " + bw;
-    case PerftestTest::kWriteBw: return "RDMA_Write " + bw;
-    case PerftestTest::kReadBw: return "RDMA_Read " + bw;
-    case PerftestTest::kSendLat: return "Send Latency Test";
-    case PerftestTest::kWriteLat: return "RDMA_Write Latency Test";
-    case PerftestTest::kReadLat: return "RDMA_Read Latency Test";
-    case PerftestTest::kAtomicBw: return std::string("Atomic ") + atomic_type_name(o.atomic) + " BW Test";
-    case PerftestTest::kAtomicLat: return std::string("Atomic ") + atomic_type_name(o.atomic) + " Latency Test";
+    case PerftestTest::kSendBw:
+      return "Send " + bw;
+    case PerftestTest::kWriteBw:
+      return "RDMA_Write " + bw;
+    case PerftestTest::kReadBw:
+      return "RDMA_Read " + bw;
+    case PerftestTest::kSendLat:
+      return "Send Latency Test";
+    case PerftestTest::kWriteLat:
+      return "RDMA_Write Latency Test";
+    case PerftestTest::kReadLat:
+      return "RDMA_Read Latency Test";
+    case PerftestTest::kAtomicBw:
+      return std::string("Atomic ") + atomic_type_name(o.atomic) + " BW Test";
+    case PerftestTest::kAtomicLat:
+      return std::string("Atomic ") + atomic_type_name(o.atomic) + " Latency Test";
   }
   return "?";
 }

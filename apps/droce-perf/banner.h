@@ -2,12 +2,13 @@
 // ctx_print_pingpong_data), printed by droce-perf so that its output reads as perftest's.
 #pragma once
 
+#include <droce/engine/exchange/perftest_exchange.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "apps/droce-perf/options.h"
-#include <droce/engine/exchange/perftest_exchange.h>
 
 namespace droce::perf {
 
@@ -16,7 +17,8 @@ struct BannerFacts {
   std::uint32_t mtu = 0, tx_depth = 0, rx_depth = 0, cq_mod = 0;
 };
 
-inline constexpr const char* kLine = "---------------------------------------------------------------------------------------\n";
+inline constexpr const char* kLine =
+    "---------------------------------------------------------------------------------------\n";
 
 // The test's settings, every QP's address on both sides, and the result table's header.
 void print_banner(const Options& o, const BannerFacts& f, const std::vector<engine::PerftestKeys>& mine,

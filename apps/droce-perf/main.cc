@@ -1,5 +1,20 @@
 // droce-perf: perftest's eight RC tests (ib_send_bw ... ib_atomic_lat) on droce's transport, speaking
 // perftest 6.06's TCP exchange byte for byte so that either side may be perftest itself.
+#include <droce/engine/core/eal.h>
+#include <droce/engine/core/mempool.h>
+#include <droce/engine/core/port.h>
+#include <droce/engine/core/stop_signal.h>
+#include <droce/engine/endpoint/rc_endpoint.h>
+#include <droce/engine/exchange/oob_exchange.h>
+#include <droce/engine/exchange/perftest_cm_exchange.h>
+#include <droce/engine/exchange/perftest_exchange.h>
+#include <droce/engine/lab/link_impairment.h>
+#include <droce/engine/workers/worker_group.h>
+#include <droce/protocols/wire/icrc.h>
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -7,40 +22,25 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-#include <rte_cycles.h>
-#include <rte_ethdev.h>
-#include <rte_lcore.h>
-
-#include "apps/droce-perf/options.h"
+#include "apps/common/address_text.h"
+#include "apps/common/default_port.h"
+#include "apps/common/oob_waits.h"
 #include "apps/common/output_file.h"
+#include "apps/common/peer_mac.h"
+#include "apps/common/rss_line.h"
+#include "apps/common/worker_limits.h"
 #include "apps/droce-perf/banner.h"
+#include "apps/droce-perf/options.h"
 #include "apps/droce-perf/perf_workers.h"
 #include "apps/droce-perf/perftest_json.h"
 #include "apps/droce-perf/report.h"
 #include "apps/droce-perf/run.h"
 #include "apps/droce-perf/traffic.h"
-#include "apps/common/address_text.h"
-#include "apps/common/default_port.h"
-#include "apps/common/oob_waits.h"
-#include "apps/common/peer_mac.h"
-#include "apps/common/rss_line.h"
-#include "apps/common/worker_limits.h"
-#include <droce/engine/core/eal.h>
-#include <droce/engine/lab/link_impairment.h>
-#include <droce/engine/core/mempool.h>
-#include <droce/engine/exchange/oob_exchange.h>
-#include <droce/engine/exchange/perftest_cm_exchange.h>
-#include <droce/engine/exchange/perftest_exchange.h>
-#include <droce/engine/core/port.h>
-#include <droce/engine/endpoint/rc_endpoint.h>
-#include <droce/engine/workers/worker_group.h>
-#include <droce/engine/core/stop_signal.h>
-#include <droce/protocols/wire/icrc.h>
 
 using namespace droce;
 using namespace droce::engine;
@@ -81,10 +81,12 @@ int main(int argc, char** argv) {
   // One pool per worker (its RX queue's and its TX mbufs) on its lcore's socket, the one worker's
   // size shared out; worker w polls on the w-th lcore (the main one first), as PerfWorkers launches.
   std::vector<unsigned> lcores;
-  for (unsigned l = rte_get_main_lcore(); lcores.size() < opt.workers && l < RTE_MAX_LCORE; l = rte_get_next_lcore(l, 1, 0))
+  for (unsigned l = rte_get_main_lcore(); lcores.size() < opt.workers && l < RTE_MAX_LCORE;
+       l = rte_get_next_lcore(l, 1, 0))
     lcores.push_back(l);
   std::vector<MbufPool> pools;
-  if (Status s = create_worker_pools(PoolConfig{"perf_pool", 32768 / opt.workers - 1, 256, 2176 + 4096, -1}, lcores, pools);
+  if (Status s =
+          create_worker_pools(PoolConfig{"perf_pool", 32768 / opt.workers - 1, 256, 2176 + 4096, -1}, lcores, pools);
       !s.ok())
     return fail(s.message());
   PortConfig pc;
@@ -99,13 +101,17 @@ int main(int argc, char** argv) {
   const auto timeout_ms = static_cast<std::uint32_t>(opt.timeout_s * 1000);
   if (Status s = port->wait_link_up(timeout_ms); !s.ok()) return fail(s.message());
   // Before the first burst: a peer that ends (even killed) must not tear the rings down under us.
-  if (Status s = port->hold_peer_events(5000); !s.ok()) std::fprintf(stderr, "droce-perf: warning: %s\n", s.message().c_str());
+  if (Status s = port->hold_peer_events(5000); !s.ok())
+    std::fprintf(stderr, "droce-perf: warning: %s\n", s.message().c_str());
 
   // Addresses: our GID is ::ffff:<local IPv4> or the IPv6 address itself; the peer's IP comes
   // from its GID (of our family), its MAC from --peer-mac, ARP or Neighbor Discovery.
   IpAddress local_ip;
   std::uint8_t local_gid[16], mac_buf[6];
-  (void)parse_ip(!opt.local_ip.empty() ? opt.local_ip : server ? "10.0.0.2" : "10.0.0.1", local_ip);  // checked by the parser
+  (void)parse_ip(!opt.local_ip.empty() ? opt.local_ip
+                 : server              ? "10.0.0.2"
+                                       : "10.0.0.1",
+                 local_ip);  // checked by the parser
   gid_of(local_ip, local_gid);
   const rte_ether_addr port_mac = port->mac();
   std::memcpy(mac_buf, port_mac.addr_bytes, 6);
@@ -142,7 +148,7 @@ int main(int argc, char** argv) {
   // MAC goes to every worker. Worker 0 is polled whenever we wait for the peer (the session's
   // idle below, then the resolution's own loop), so we answer its ARP too.
   apps::PeerMac peer_mac(opt.peer_mac, group->worker(0).endpoint(), [&group] { group->worker(0).poll(rte_rdtsc()); });
-  peer_mac.announce();  // ARP only; it leaves with the first poll
+  peer_mac.announce();             // ARP only; it leaves with the first poll
   std::uint8_t peer_mac0[6] = {};  // the first QP's peer MAC, for the JSON report
   // Lab loss at our receive side, on every queue (a seed each: the queues' losses differ).
   std::vector<std::unique_ptr<LinkImpairment>> impairments;
@@ -196,8 +202,10 @@ int main(int argc, char** argv) {
       IpAddress sip;
       std::uint8_t smac[6];
       if (!parse_ip(opt.host, sip) || sip.ipv6 != local_ip.ipv6)
-        return fail(std::string("-R: the server must be given as an ") + family_name(local_ip) + " address (as --local-ip), not " + opt.host);
-      const Status m = sip.ipv6 ? peer_mac.of_ipv6(sip.bytes, timeout_ms, smac) : peer_mac.of_ipv4(sip.bytes, timeout_ms, smac);
+        return fail(std::string("-R: the server must be given as an ") + family_name(local_ip) +
+                    " address (as --local-ip), not " + opt.host);
+      const Status m =
+          sip.ipv6 ? peer_mac.of_ipv6(sip.bytes, timeout_ms, smac) : peer_mac.of_ipv4(sip.bytes, timeout_ms, smac);
       if (!m.ok()) return fail(m.message());
       cc.server = lab_address(sip, smac);
     }
@@ -206,7 +214,9 @@ int main(int argc, char** argv) {
     control = std::move(s);
     control->set_idle(idle);
     if (server) {
-      std::printf("\n************************************\n* Waiting for client to connect... *\n************************************\n");
+      std::printf(
+          "\n************************************\n* Waiting for client to connect... "
+          "*\n************************************\n");
       std::fflush(stdout);
     }
     if (Status s2 = cm->open(); !s2.ok()) return fail(s2.message());
@@ -214,7 +224,9 @@ int main(int argc, char** argv) {
     if (server) {
       std::uint16_t bound = 0;
       if (Status s = listener.listen(opt.port, bound); !s.ok()) return fail(s.message());
-      std::printf("\n************************************\n* Waiting for client to connect... *\n************************************\n");
+      std::printf(
+          "\n************************************\n* Waiting for client to connect... "
+          "*\n************************************\n");
       std::fflush(stdout);
       if (Status s = accept_stoppable(listener, timeout_ms, conn); !s.ok()) return fail(s.message());
     } else if (Status s = connect_stoppable(opt.host, opt.port, timeout_ms, conn); !s.ok()) {
@@ -294,18 +306,22 @@ int main(int argc, char** argv) {
   // against a side without -b), one we received the same of the peer.
   if (tt.retransmitted != 0 || tt.naks_received != 0 || tt.naks_sent != 0 || tt.ack_timeouts != 0 || tt.rnr_naks != 0 ||
       tt.rnr_naks_sent != 0 || !impairments.empty())
-    std::printf(" droce: retransmitted %llu  naks sent %llu / received %llu  ack timeouts %llu  rnr naks sent %llu / received %llu"
-                "  lab loss dropped %llu  implied naks %llu  duplicate responses %llu\n",
-                static_cast<unsigned long long>(tt.retransmitted), static_cast<unsigned long long>(tt.naks_sent),
-                static_cast<unsigned long long>(tt.naks_received), static_cast<unsigned long long>(tt.ack_timeouts),
-                static_cast<unsigned long long>(tt.rnr_naks_sent), static_cast<unsigned long long>(tt.rnr_naks),
-                static_cast<unsigned long long>(impairment_dropped()),
-                static_cast<unsigned long long>(tt.implied_naks), static_cast<unsigned long long>(tt.duplicate_responses));
+    std::printf(
+        " droce: retransmitted %llu  naks sent %llu / received %llu  ack timeouts %llu  rnr naks sent %llu / received "
+        "%llu"
+        "  lab loss dropped %llu  implied naks %llu  duplicate responses %llu\n",
+        static_cast<unsigned long long>(tt.retransmitted), static_cast<unsigned long long>(tt.naks_sent),
+        static_cast<unsigned long long>(tt.naks_received), static_cast<unsigned long long>(tt.ack_timeouts),
+        static_cast<unsigned long long>(tt.rnr_naks_sent), static_cast<unsigned long long>(tt.rnr_naks),
+        static_cast<unsigned long long>(impairment_dropped()), static_cast<unsigned long long>(tt.implied_naks),
+        static_cast<unsigned long long>(tt.duplicate_responses));
   // A SEND of the peer's met no receive of ours: a peer running -b against a side without it
   // (perftest's duplex mode is not in its exchange, so only this shows it).
   if (!opt.duplex && tt.rnr_naks_sent != 0)
-    std::printf(" droce: we answered the peer's SENDs with %llu RNR NAKs (no receive posted): a peer running -b needs -b here too\n",
-                static_cast<unsigned long long>(tt.rnr_naks_sent));
+    std::printf(
+        " droce: we answered the peer's SENDs with %llu RNR NAKs (no receive posted): a peer running -b needs -b here "
+        "too\n",
+        static_cast<unsigned long long>(tt.rnr_naks_sent));
   workers->print_worker_lines();
   if (t0.atomic_mismatches() != 0)
     std::printf(" droce: %llu of %llu atomics returned an original value out of the sequence the first implies\n",

@@ -21,15 +21,16 @@ namespace droce::perf {
 
 using engine::PerftestTest;
 
-const char* atomic_type_name(AtomicType a) {
-  return a == AtomicType::kCmpAndSwap ? "CMP_AND_SWAP" : "FETCH_AND_ADD";
-}
+const char* atomic_type_name(AtomicType a) { return a == AtomicType::kCmpAndSwap ? "CMP_AND_SWAP" : "FETCH_AND_ADD"; }
 
 double RateLimit::pps(std::uint32_t size) const {
   switch (units) {
-    case RateUnits::kMiBps: return value * 1048576.0 / size;
-    case RateUnits::kGbps: return value * 1e9 / (static_cast<double>(size) * 8);
-    case RateUnits::kPps: break;
+    case RateUnits::kMiBps:
+      return value * 1048576.0 / size;
+    case RateUnits::kGbps:
+      return value * 1e9 / (static_cast<double>(size) * 8);
+    case RateUnits::kPps:
+      break;
   }
   return value;
 }
@@ -86,8 +87,8 @@ std::string first_of(const std::string& names) { return names.substr(0, names.fi
 // An integer option in [lo, hi] into `field`, its errors naming the option as typed.
 template <typename T>
 CLI::Option* add_number(CLI::App& app, const TypedNames& typed, const char* group, const std::string& names,
-                        const std::string& type, T& field, std::uint64_t lo, std::uint64_t hi,
-                        const std::string& help, Suffixes suffixes = Suffixes::kNone) {
+                        const std::string& type, T& field, std::uint64_t lo, std::uint64_t hi, const std::string& help,
+                        Suffixes suffixes = Suffixes::kNone) {
   return apps::cli::add_value(app, group, names, type, help,
                               [&field, &typed, first = first_of(names), lo, hi, suffixes](const std::string& v) {
                                 std::uint64_t n = 0;
@@ -117,12 +118,12 @@ void declare_test(CLI::App& app, const TypedNames& typed, Options& o) {
   const char* g = kTest;
   add_number(app, typed, g, "-s,--size", "SIZE", o.size, 1, kMaxSize,
              "message size (default 65536 for bw tests, 2 for latency tests; at most\n"
-             "8M; atomic tests: 8 only)", Suffixes::kBinary);
+             "8M; atomic tests: 8 only)",
+             Suffixes::kBinary);
   cli::add_flag(app, g, "-a,--all", o.all_sizes, "every size 2 .. 2^23 (see --max-size; not for atomic tests)");
   add_number(app, typed, g, "--max-size", "SIZE", o.max_size, 2, kMaxSize,
              "with -a, stop after this size (droce's; default 8M: a perftest peer runs\nthem all)", Suffixes::kBinary);
-  add_text(app, typed, g, "-n,--iters", "N",
-           "iterations, at least 5 (default 5000 for write_bw, 1000 for the others)",
+  add_text(app, typed, g, "-n,--iters", "N", "iterations, at least 5 (default 5000 for write_bw, 1000 for the others)",
            [&o](const std::string& name, const std::string& v) {
              std::uint64_t n = 0;
              if (std::string e = apps::parse_uint(name, v, 0, 100000000, n, Suffixes::kDecimal); !e.empty()) return e;
@@ -152,9 +153,12 @@ void declare_test(CLI::App& app, const TypedNames& typed, Options& o) {
              "default 128): those we answer at once; we issue at most as many as the\npeer advertises");
   add_text(app, typed, g, "-A,--atomic_type", "TYPE", "FETCH_AND_ADD (default) or CMP_AND_SWAP (atomic tests only)",
            [&o](const std::string& name, const std::string& v) {
-             if (v == "FETCH_AND_ADD") o.atomic = AtomicType::kFetchAndAdd;
-             else if (v == "CMP_AND_SWAP") o.atomic = AtomicType::kCmpAndSwap;
-             else return name + ": " + apps::quoted(v) + " is not an atomic type (FETCH_AND_ADD or CMP_AND_SWAP)";
+             if (v == "FETCH_AND_ADD")
+               o.atomic = AtomicType::kFetchAndAdd;
+             else if (v == "CMP_AND_SWAP")
+               o.atomic = AtomicType::kCmpAndSwap;
+             else
+               return name + ": " + apps::quoted(v) + " is not an atomic type (FETCH_AND_ADD or CMP_AND_SWAP)";
              return std::string();
            });
   cli::add_flag(app, g, "-b,--bidirectional", o.duplex,
@@ -163,14 +167,14 @@ void declare_test(CLI::App& app, const TypedNames& typed, Options& o) {
                 "with -b, each direction's row too (Local results, Remote results)");
   add_number(app, typed, g, "-I,--inline_size", "N", o.inline_size, 0, 1024,  // MAX_INLINE
              "accepted and shown (0..1024, not for read/atomic tests): droce has no\n"
-             "inline distinction, every payload is copied into its frames", Suffixes::kBinary);
+             "inline distinction, every payload is copied into its frames",
+             Suffixes::kBinary);
   cli::add_flag(app, g, "-N,--noPeak", o.no_peak, "no peak bandwidth (reported as 0)");
 }
 
 void declare_rate(CLI::App& app, const TypedNames& typed, Options& o) {
   const char* g = kRate;
-  add_text(app, typed, g, "--rate_limit", "R",
-           "pace the requests at R in --rate_units (K, M, G: 10^3, 10^6, 10^9)",
+  add_text(app, typed, g, "--rate_limit", "R", "pace the requests at R in --rate_units (K, M, G: 10^3, 10^6, 10^9)",
            [&o](const std::string& name, const std::string& v) {
              double r = 0;
              if (!apps::parse_real(name, v, 0, 1e12, r, Suffixes::kDecimal).empty() || r <= 0)
@@ -180,20 +184,28 @@ void declare_rate(CLI::App& app, const TypedNames& typed, Options& o) {
            });
   add_text(app, typed, g, "--rate_units", "M|g|p", "M MiB/s, g Gb/s (default), p messages/s",
            [&o](const std::string& name, const std::string& v) {
-             if (v == "M") o.rate.units = RateUnits::kMiBps;
-             else if (v == "g") o.rate.units = RateUnits::kGbps;
-             else if (v == "p") o.rate.units = RateUnits::kPps;
-             else return name + ": " + apps::quoted(v) + " is not M (MiB/s), g (Gb/s) or p (messages/s)";
+             if (v == "M")
+               o.rate.units = RateUnits::kMiBps;
+             else if (v == "g")
+               o.rate.units = RateUnits::kGbps;
+             else if (v == "p")
+               o.rate.units = RateUnits::kPps;
+             else
+               return name + ": " + apps::quoted(v) + " is not M (MiB/s), g (Gb/s) or p (messages/s)";
              return std::string();
            });
   add_text(app, typed, g, "--rate_limit_type", "SW|HW",
            "SW, or HW (perftest's default once a rate is given; paced in software\n"
            "too, and told so); PP, raw_ethernet's, is refused",
            [&o](const std::string& name, const std::string& v) {
-             if (v == "SW") o.rate.type = RateLimitType::kSw;
-             else if (v == "HW") o.rate.type = RateLimitType::kHw;
-             else if (v == "PP") return name + " PP: packet pacing is raw_ethernet's (perftest refuses it for RC)";
-             else return name + ": " + apps::quoted(v) + " is not SW or HW";
+             if (v == "SW")
+               o.rate.type = RateLimitType::kSw;
+             else if (v == "HW")
+               o.rate.type = RateLimitType::kHw;
+             else if (v == "PP")
+               return name + " PP: packet pacing is raw_ethernet's (perftest refuses it for RC)";
+             else
+               return name + ": " + apps::quoted(v) + " is not SW or HW";
              return std::string();
            });
   add_number(app, typed, g, "--burst_size", "N", o.rate.burst, 1, 65536,
@@ -225,7 +237,8 @@ void declare_link(CLI::App& app, const TypedNames& typed, Options& o, Extra& x) 
            [](const std::string& name, const std::string& v) {
              return v == "RC" ? std::string() : name + ": droce speaks RC only, not " + apps::quoted(v);
            });
-  add_text(app, typed, g, "-x,--gid-index", "N", "accepted (0..64): droce has one GID, its --local-ip's (::ffff:a.b.c.d for IPv4)",
+  add_text(app, typed, g, "-x,--gid-index", "N",
+           "accepted (0..64): droce has one GID, its --local-ip's (::ffff:a.b.c.d for IPv4)",
            [&o](const std::string& name, const std::string& v) {
              std::uint32_t n = 0;
              std::string e = apps::parse_uint(name, v, 0, 64, n);
@@ -364,7 +377,8 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     return bad("-s: atomic tests use 8-byte messages only, not " + std::to_string(o.size));
   if (pcp_given && o.vlan_id == 0) return bad("--pcp is the priority of the 802.1Q tag: give --vlan too");
   if (o.duplex && !o.bw()) return bad("-b: bidirectional is only available in bw tests");
-  if (o.duplex && o.atomic_test()) return bad("-b: droce-perf runs send_bw, write_bw and read_bw bidirectionally, not atomic_bw");
+  if (o.duplex && o.atomic_test())
+    return bad("-b: droce-perf runs send_bw, write_bw and read_bw bidirectionally, not atomic_bw");
   if (o.duplex && o.workers > 1) return bad("-b: one worker only (--workers 1)");
   // The comm QP and every data QP live on the one endpoint whose QP1 carries their CM messages.
   if (o.rdma_cm && o.workers > 1) return bad("-R: one worker only (--workers 1): rdma_cm's QPs share one endpoint");

@@ -2,11 +2,11 @@
 // (the apps' CLI11 setup, apps/common/cli/).
 #pragma once
 
+#include <droce/engine/exchange/perftest_exchange.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <droce/engine/exchange/perftest_exchange.h>
 
 namespace droce::perf {
 
@@ -30,20 +30,20 @@ struct RateLimit {
 
 struct Options {
   engine::PerftestTest test = engine::PerftestTest::kSendBw;
-  std::string host;                 // empty: server (perftest: no server name given)
-  std::uint32_t size = 0;           // -s; 0 until parsed: 65536 for bw, 2 for lat, 8 for atomics (DEF_SIZE_*)
-  std::uint64_t iters = 0;          // -n; 5000 for write_bw, 1000 otherwise (DEF_ITERS_WB/DEF_ITERS)
-  std::uint32_t duration_s = 0;     // -D; 0 = iterations mode
-  std::uint32_t qps = 1;            // -q (bw tests only, as perftest)
-  std::uint32_t mtu = 1024;         // -m
-  bool all_sizes = false;           // -a: 2 .. 2^23 (perftest's RUN_ALL)
+  std::string host;                   // empty: server (perftest: no server name given)
+  std::uint32_t size = 0;             // -s; 0 until parsed: 65536 for bw, 2 for lat, 8 for atomics (DEF_SIZE_*)
+  std::uint64_t iters = 0;            // -n; 5000 for write_bw, 1000 otherwise (DEF_ITERS_WB/DEF_ITERS)
+  std::uint32_t duration_s = 0;       // -D; 0 = iterations mode
+  std::uint32_t qps = 1;              // -q (bw tests only, as perftest)
+  std::uint32_t mtu = 1024;           // -m
+  bool all_sizes = false;             // -a: 2 .. 2^23 (perftest's RUN_ALL)
   std::uint32_t max_size = 1u << 23;  // --max-size: where -a stops (droce; a perftest peer goes to 2^23)
-  bool report_gbits = false;        // --report_gbits
-  std::uint16_t port = 18515;       // -p
-  int gid_index = -1;               // -x (accepted: droce has one GID, its IPv4-mapped address)
-  std::string device;               // -d (accepted, no effect)
-  bool cpu_freq_f = false;          // -F (accepted, no effect: droce reads the TSC frequency from DPDK)
-  std::uint32_t tx_depth = 0;       // -t; 128 for bw, 1 for lat (DEF_TX_BW/DEF_TX_LAT), at most iters
+  bool report_gbits = false;          // --report_gbits
+  std::uint16_t port = 18515;         // -p
+  int gid_index = -1;                 // -x (accepted: droce has one GID, its IPv4-mapped address)
+  std::string device;                 // -d (accepted, no effect)
+  bool cpu_freq_f = false;            // -F (accepted, no effect: droce reads the TSC frequency from DPDK)
+  std::uint32_t tx_depth = 0;         // -t; 128 for bw, 1 for lat (DEF_TX_BW/DEF_TX_LAT), at most iters
   AtomicType atomic = AtomicType::kFetchAndAdd;  // -A (atomic tests only; perftest's default)
   // -o: outstanding READs and atomics (read and atomic tests; others advertise 1). perftest's
   // default is the device's max_qp_rd_atom; droce's is rxe's, 128. Advertised in the exchange:
@@ -60,26 +60,26 @@ struct Options {
   // -R: perftest's rdma_cm mode (its "Data ex. method : rdma_cm"): the exchange over a comm QP
   // and the data QPs connected by the CM (engine/exchange/perftest_cm_exchange.h), no TCP.
   bool rdma_cm = false;
-  bool no_peak = false;             // -N: no peak bandwidth (0.00)
-  std::uint32_t cq_mod = 0;         // -Q: a completion every N requests; 0 = perftest's (100, 1 above 8 KiB)
+  bool no_peak = false;      // -N: no peak bandwidth (0.00)
+  std::uint32_t cq_mod = 0;  // -Q: a completion every N requests; 0 = perftest's (100, 1 above 8 KiB)
   // -I: accepted and shown in the banner as perftest shows it; droce has no inline distinction (every
   // payload is copied into its frames), so nothing else changes.
   std::uint32_t inline_size = 0;
-  std::uint32_t rx_depth = 0;       // -r: SEND receives kept posted; 0 = perftest's 512 (at most -n)
-  int margin_s = -1;                // -f: -D's unmeasured seconds at each end; -1 = a quarter of -D
+  std::uint32_t rx_depth = 0;  // -r: SEND receives kept posted; 0 = perftest's 512 (at most -n)
+  int margin_s = -1;           // -f: -D's unmeasured seconds at each end; -1 = a quarter of -D
   RateLimit rate;
-  bool out_json = false;            // --out_json: perftest's JSON report, in --out_json_file
+  bool out_json = false;  // --out_json: perftest's JSON report, in --out_json_file
   std::string out_json_file = "perftest_out.json";
   // droce's own.
   std::string local_ip, local_mac, peer_mac;
   std::uint8_t dscp = 0;      // --dscp 0..63 (ECN stays ECT(0))
   std::uint16_t vlan_id = 0;  // --vlan 1..4094; 0 = untagged
   std::uint8_t vlan_pcp = 0;  // --pcp 0..7, with --vlan
-  double loss = 0;                  // lab loss at our port's receive side
+  double loss = 0;            // lab loss at our port's receive side
   std::uint64_t seed = 1;
-  double timeout_s = 30;            // connect, and every exchange step
+  double timeout_s = 30;  // connect, and every exchange step
   std::string json;
-  std::uint32_t workers = 1;        // --workers: QP i runs on worker i % workers, each on its own lcore
+  std::uint32_t workers = 1;  // --workers: QP i runs on worker i % workers, each on its own lcore
 
   [[nodiscard]] bool bw() const { return engine::perftest_is_bw(test); }
   [[nodiscard]] bool atomic_test() const { return engine::perftest_is_atomic(test); }

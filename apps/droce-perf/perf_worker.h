@@ -3,15 +3,16 @@
 // lcore reads while it runs.
 #pragma once
 
+#include <droce/engine/core/memory_region.h>
+#include <droce/engine/exchange/perftest_exchange.h>
+#include <droce/engine/workers/worker_group.h>
+
 #include <atomic>
 #include <cstdint>
 
 #include "apps/droce-perf/options.h"
 #include "apps/droce-perf/report.h"
 #include "apps/droce-perf/traffic.h"
-#include <droce/engine/core/memory_region.h>
-#include <droce/engine/exchange/perftest_exchange.h>
-#include <droce/engine/workers/worker_group.h>
 
 namespace droce::perf {
 
@@ -25,8 +26,8 @@ class PerfWorker {
  public:
   enum class Command : std::uint32_t { kNone, kPrepare, kRunBw, kQuit };
 
-  PerfWorker(const Options& o, engine::Worker& worker, engine::MemoryRegistry& memory, const engine::PerftestPreamble& pre,
-             BufferStorage& storage, std::uint32_t qps)
+  PerfWorker(const Options& o, engine::Worker& worker, engine::MemoryRegistry& memory,
+             const engine::PerftestPreamble& pre, BufferStorage& storage, std::uint32_t qps)
       : worker_(worker), traffic_(o, worker, memory, pre, storage, qps) {}
   PerfWorker(const PerfWorker&) = delete;
   PerfWorker& operator=(const PerfWorker&) = delete;

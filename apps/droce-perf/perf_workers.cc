@@ -1,27 +1,29 @@
 // droce-perf's workers: placement, launch, commands and the merge of their figures.
 #include "apps/droce-perf/perf_workers.h"
 
-#include <algorithm>
-#include <cstdio>
-
+#include <droce/engine/core/stop_signal.h>
 #include <rte_cycles.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
 
+#include <algorithm>
+#include <cstdio>
+
 #include "apps/common/telemetry_setup.h"
-#include <droce/engine/core/stop_signal.h>
 
 namespace droce::perf {
 
 using engine::Status;
 
-PerfWorkers::PerfWorkers(const Options& o, engine::WorkerGroup& group, const std::vector<std::unique_ptr<engine::MemoryRegistry>>& memories,
+PerfWorkers::PerfWorkers(const Options& o, engine::WorkerGroup& group,
+                         const std::vector<std::unique_ptr<engine::MemoryRegistry>>& memories,
                          const engine::PerftestPreamble& pre, std::vector<BufferStorage>& storage)
     : o_(o) {
   const std::uint32_t n = group.size();
   for (std::uint32_t w = 0; w < n; ++w) {
     const std::uint32_t qps = (o.qps - w + n - 1) / n;  // QP i on worker i % n
-    w_.push_back(std::make_unique<PerfWorker>(o, group.worker(static_cast<std::uint16_t>(w)), *memories[w], pre, storage[w], qps));
+    w_.push_back(std::make_unique<PerfWorker>(o, group.worker(static_cast<std::uint16_t>(w)), *memories[w], pre,
+                                              storage[w], qps));
     // The launched workers learn of the peer's end (or the main lcore's) through abort_.
     w_[w]->traffic().set_peer_probe([this] { return abort_.load(std::memory_order_relaxed); });
   }
@@ -75,7 +77,8 @@ Status PerfWorkers::launch() {
           return 0;
         },
         w_[w].get(), lcore);
-    if (rc != 0) return Status::error("cannot launch worker " + std::to_string(w) + " on lcore " + std::to_string(lcore));
+    if (rc != 0)
+      return Status::error("cannot launch worker " + std::to_string(w) + " on lcore " + std::to_string(lcore));
     lcores_.push_back(lcore);
     launched_ = true;
   }
@@ -104,12 +107,14 @@ Status PerfWorkers::wait_all(const std::vector<std::uint32_t>& seqs) {
       last_rx = rx;
       last_change = now;
     }
-    const bool give_up = engine::stop_requested() || (peer_closed_ && peer_closed_()) || now - last_change > quiet_limit;
+    const bool give_up =
+        engine::stop_requested() || (peer_closed_ && peer_closed_()) || now - last_change > quiet_limit;
     if (give_up && aborted_at == 0) {
       abort_.store(true, std::memory_order_relaxed);
       aborted_at = now;
     }
-    if (aborted_at != 0 && now - aborted_at > grace) return Status::error("a worker did not end its run within 5 s of being told to");
+    if (aborted_at != 0 && now - aborted_at > grace)
+      return Status::error("a worker did not end its run within 5 s of being told to");
   }
   for (std::size_t w = 1; w < w_.size(); ++w)
     if (!w_[w]->result().ok()) return Status::error("worker " + std::to_string(w) + ": " + w_[w]->result().message());
@@ -162,7 +167,8 @@ Status PerfWorkers::run_bw(std::uint32_t size, BwRow& row) {
 void PerfWorkers::stop() {
   if (!launched_) return;
   abort_.store(true, std::memory_order_relaxed);  // a command still running ends at once
-  for (std::size_t w = 1; w < w_.size() && w - 1 < lcores_.size(); ++w) (void)w_[w]->command(PerfWorker::Command::kQuit, 0);
+  for (std::size_t w = 1; w < w_.size() && w - 1 < lcores_.size(); ++w)
+    (void)w_[w]->command(PerfWorker::Command::kQuit, 0);
   for (unsigned lcore : lcores_) (void)rte_eal_wait_lcore(lcore);
   launched_ = false;
 }
@@ -187,10 +193,12 @@ void PerfWorkers::print_worker_lines() const {
   if (w_.size() < 2 || lcores_.size() + 1 != w_.size()) return;
   for (std::size_t w = 0; w < w_.size(); ++w) {
     const engine::SteeringCounters& st = w_[w]->worker().steering();
-    std::printf(" droce: worker %zu (lcore %u): %u QPs, %llu messages, %llu frames received, %llu steered to other workers, %llu from them\n",
-                w, w == 0 ? rte_get_main_lcore() : lcores_[w - 1], w_[w]->traffic().qp_count(),
-                static_cast<unsigned long long>(w_[w]->messages()), static_cast<unsigned long long>(w_[w]->rx_frames()),
-                static_cast<unsigned long long>(st.rx_steered_in_software), static_cast<unsigned long long>(st.rx_steered_in));
+    std::printf(
+        " droce: worker %zu (lcore %u): %u QPs, %llu messages, %llu frames received, %llu steered to other workers, "
+        "%llu from them\n",
+        w, w == 0 ? rte_get_main_lcore() : lcores_[w - 1], w_[w]->traffic().qp_count(),
+        static_cast<unsigned long long>(w_[w]->messages()), static_cast<unsigned long long>(w_[w]->rx_frames()),
+        static_cast<unsigned long long>(st.rx_steered_in_software), static_cast<unsigned long long>(st.rx_steered_in));
   }
 }
 
@@ -198,8 +206,11 @@ nlohmann::json PerfWorkers::workers_json() const {
   nlohmann::json a = nlohmann::json::array();
   for (std::size_t w = 0; w < w_.size(); ++w) {
     const engine::SteeringCounters& st = w_[w]->worker().steering();
-    a.push_back({{"worker", w}, {"qps", w_[w]->traffic().qp_count()}, {"messages", w_[w]->messages()},
-                 {"rx_frames", w_[w]->rx_frames()}, {"rx_steered_in_software", st.rx_steered_in_software},
+    a.push_back({{"worker", w},
+                 {"qps", w_[w]->traffic().qp_count()},
+                 {"messages", w_[w]->messages()},
+                 {"rx_frames", w_[w]->rx_frames()},
+                 {"rx_steered_in_software", st.rx_steered_in_software},
                  {"rx_steered_in", st.rx_steered_in}});
   }
   return a;

@@ -4,28 +4,29 @@
 // it all, as perftest's single thread does.
 #pragma once
 
+#include <droce/engine/exchange/perftest_exchange.h>
+#include <droce/engine/workers/worker_group.h>
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "apps/droce-perf/options.h"
 #include "apps/droce-perf/perf_worker.h"
 #include "apps/droce-perf/report.h"
 #include "apps/droce-perf/traffic.h"
-#include <droce/engine/exchange/perftest_exchange.h>
-#include <droce/engine/workers/worker_group.h>
 
 namespace droce::perf {
 
 class PerfWorkers {
  public:
   // Per worker a buffer in `storage` and the registry in `memories` that registers it (the buffer outlives it).
-  PerfWorkers(const Options& o, engine::WorkerGroup& group, const std::vector<std::unique_ptr<engine::MemoryRegistry>>& memories,
-              const engine::PerftestPreamble& pre, std::vector<BufferStorage>& storage);
+  PerfWorkers(const Options& o, engine::WorkerGroup& group,
+              const std::vector<std::unique_ptr<engine::MemoryRegistry>>& memories, const engine::PerftestPreamble& pre,
+              std::vector<BufferStorage>& storage);
   ~PerfWorkers();  // stop()
   PerfWorkers(const PerfWorkers&) = delete;
   PerfWorkers& operator=(const PerfWorkers&) = delete;
@@ -39,7 +40,8 @@ class PerfWorkers {
   [[nodiscard]] engine::Status create();
   // Our keys in QP order (QP i is worker i % N's (i / N)-th).
   [[nodiscard]] std::vector<engine::PerftestKeys> keys(const std::uint8_t local_gid[16]) const;
-  [[nodiscard]] engine::Status connect(std::uint32_t i, const wire::L2L3Address& peer, const engine::PerftestKeys& keys);
+  [[nodiscard]] engine::Status connect(std::uint32_t i, const wire::L2L3Address& peer,
+                                       const engine::PerftestKeys& keys);
   // -R: QP i was connected by the CM; only the peer's keys are taken (Traffic::take_peer).
   [[nodiscard]] engine::Status take_peer(std::uint32_t i, const engine::PerftestKeys& keys);
   // Workers 1..N-1 onto the worker lcores, in EAL's order; from now on only they touch their QPs.
@@ -72,7 +74,7 @@ class PerfWorkers {
 
   const Options& o_;
   std::vector<std::unique_ptr<PerfWorker>> w_;
-  std::vector<unsigned> lcores_;  // lcores_[w - 1]: worker w's
+  std::vector<unsigned> lcores_;    // lcores_[w - 1]: worker w's
   std::atomic<bool> abort_{false};  // the main lcore tells the workers' loops to give up
   std::function<bool()> peer_closed_;
   bool launched_ = false;

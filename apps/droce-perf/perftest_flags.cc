@@ -27,7 +27,8 @@ constexpr std::array kFlags{
     PerftestFlag{"post_list", 'l', true, kIgn, "droce posts one request at a time; the traffic is the same"},
     PerftestFlag{"report-histogrm", 'H', false, kIgn, "the samples are not listed; the summary row is printed"},
     PerftestFlag{"report-unsorted", 'U', false, kIgn, "the samples are not listed; the summary row is printed"},
-    PerftestFlag{"report-counters", 'W', true, kIgn, "a device's counters: droce's are on its droce: line and in --json"},
+    PerftestFlag{"report-counters", 'W', true, kIgn,
+                 "a device's counters: droce's are on its droce: line and in --json"},
     PerftestFlag{"source_mac", 'B', true, kIgn, kRaw},
     PerftestFlag{"dest_mac", 'E', true, kIgn, kRaw},
     PerftestFlag{"dest_ip", 'J', true, kIgn, kRaw},
@@ -41,12 +42,15 @@ constexpr std::array kFlags{
     PerftestFlag{"use_rss", 'G', false, kIgn, kRaw},
     PerftestFlag{"mcg", 'g', false, kRef, "multicast runs on UD: droce speaks RC"},
     PerftestFlag{"MGID", 'M', true, kRef, "multicast runs on UD: droce speaks RC"},
-    PerftestFlag{"comm_rdma_cm", 'z', false, kRef, "droce-perf runs the exchange and the QPs over rdma_cm together (-R), not the exchange alone"},
+    PerftestFlag{"comm_rdma_cm", 'z', false, kRef,
+                 "droce-perf runs the exchange and the QPs over rdma_cm together (-R), not the exchange alone"},
     PerftestFlag{"hop_limit", 'L', true, kRef, "raw_ethernet tests only (perftest refuses it on RC tests)"},
     PerftestFlag{"report-cycles", 'C', false, kRef, "droce reports usec: a reader expecting cycles would be misled"},
     PerftestFlag{"dualport", 'O', false, kRef, "two ports: droce runs one"},
-    PerftestFlag{"limit_bw", 'w', true, kRef, "a pass/fail limit droce-perf does not check: its exit status would mislead"},
-    PerftestFlag{"limit_msgrate", 'y', true, kRef, "a pass/fail limit droce-perf does not check: its exit status would mislead"},
+    PerftestFlag{"limit_bw", 'w', true, kRef,
+                 "a pass/fail limit droce-perf does not check: its exit status would mislead"},
+    PerftestFlag{"limit_msgrate", 'y', true, kRef,
+                 "a pass/fail limit droce-perf does not check: its exit status would mislead"},
     // ---- long names only ----
     PerftestFlag{"force-link", 0, true, kIgn, "droce's link is Ethernet"},
     PerftestFlag{"remote_mac", 0, true, kIgn, kRaw},
@@ -62,7 +66,8 @@ constexpr std::array kFlags{
     PerftestFlag{"reversed", 0, false, kRef, "the server would send: droce-perf runs perftest's usual direction"},
     PerftestFlag{"pkey_index", 0, true, kIgn, "RoCE carries the default P_Key"},
     PerftestFlag{"tcp", 0, false, kIgn, kRaw},
-    PerftestFlag{"typical_pkt_size", 0, true, kRef, "the PP rate limiter's, which is raw_ethernet's (perftest refuses it otherwise)"},
+    PerftestFlag{"typical_pkt_size", 0, true, kRef,
+                 "the PP rate limiter's, which is raw_ethernet's (perftest refuses it otherwise)"},
     PerftestFlag{"output", 0, true, kRef, "it prints one number where droce-perf prints perftest's table"},
     PerftestFlag{"cpu_util", 0, false, kIgn, "no CPU utilisation column (droce's lcores poll: 100 %)"},
     PerftestFlag{"latency_gap", 0, true, kRef, "a gap between latency iterations changes what is measured"},
@@ -96,7 +101,8 @@ constexpr std::array kFlags{
     PerftestFlag{"use_hugepages", 0, false, kIgn, kHostMemory},
     PerftestFlag{"odp", 0, false, kIgn, kHostMemory},
     PerftestFlag{"ipv6", 0, false, kRef, "droce's GID follows --local-ip: give it an IPv6 address"},
-    PerftestFlag{"ipv6-addr", 0, false, kRef, "droce's exchange runs over IPv4 TCP; an IPv6 GID comes from an IPv6 --local-ip"},
+    PerftestFlag{"ipv6-addr", 0, false, kRef,
+                 "droce's exchange runs over IPv4 TCP; an IPv6 GID comes from an IPv6 --local-ip"},
     PerftestFlag{"raw_ipv6", 0, false, kIgn, kRaw},
     PerftestFlag{"report-per-port", 0, false, kIgn, "dual-port runs only"},
     PerftestFlag{"use_old_post_send", 0, false, kIgn, "verbs' posting API: droce has one"},
@@ -138,8 +144,10 @@ constexpr std::array kFlags{
     PerftestFlag{"ph", 0, true, kIgn, "PCIe TPH hints: no PCIe device"},
     PerftestFlag{"disable_dynamic_polling", 0, false, kIgn, "droce polls every completion queue each round"},
     PerftestFlag{"sig_offload", 0, false, kRef, "signature offload changes what is measured"},
-    PerftestFlag{"data_validation", 0, false, kRef, "droce-perf does not validate data perftest's way: an unchecked run would read as checked"},
-    PerftestFlag{"data_validation_debug", 0, false, kRef, "droce-perf does not validate data perftest's way: an unchecked run would read as checked"},
+    PerftestFlag{"data_validation", 0, false, kRef,
+                 "droce-perf does not validate data perftest's way: an unchecked run would read as checked"},
+    PerftestFlag{"data_validation_debug", 0, false, kRef,
+                 "droce-perf does not validate data perftest's way: an unchecked run would read as checked"},
     PerftestFlag{"pin_cores", 0, true, kIgn, "droce pins its lcores with EAL's -l"},
     PerftestFlag{"numa_node", 0, true, kIgn, "memory comes from DPDK on the lcores' socket"},
     PerftestFlag{"disable_numa", 0, false, kIgn, "memory comes from DPDK on the lcores' socket"},
@@ -176,12 +184,13 @@ void add_perftest_flags(CLI::App& app, const TypedNames& typed) {
     // printed once the whole command line has parsed.
     auto refuse = [entry, &typed]() {
       if (entry->fate == FlagFate::kRefused)
-        throw CLI::ValidationError(typed(first_name(*entry)) + ": perftest's, not implemented by droce-perf: " +
-                                   std::string(entry->why));
+        throw CLI::ValidationError(typed(first_name(*entry)) +
+                                   ": perftest's, not implemented by droce-perf: " + std::string(entry->why));
     };
     CLI::Option* o = nullptr;
     if (f.has_arg)
-      o = app.add_option(names_of(f), [refuse](const CLI::results_t&) { return refuse(), true; }, std::string(f.why))
+      o = app.add_option(
+                 names_of(f), [refuse](const CLI::results_t&) { return refuse(), true; }, std::string(f.why))
               ->type_name("VALUE")
               ->expected(1)
               ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -200,8 +209,8 @@ std::vector<std::string> perftest_flag_warnings(const CLI::App& app, const Typed
   // Then those --config gave (counted, but not in the command line's order), by their long names.
   for (const CLI::Option* o : app.get_options([&seen](const CLI::Option* opt) { return seen.count(opt) == 0; }))
     if (const PerftestFlag* f = entry_of(*o); f != nullptr && f->fate == FlagFate::kIgnored && o->count() > 0)
-      lines.push_back((f->long_name.empty() ? first_name(*f) : "--" + std::string(f->long_name)) + " ignored: " +
-                      std::string(f->why));
+      lines.push_back((f->long_name.empty() ? first_name(*f) : "--" + std::string(f->long_name)) +
+                      " ignored: " + std::string(f->why));
   return lines;
 }
 

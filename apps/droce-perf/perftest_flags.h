@@ -9,7 +9,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,7 +24,7 @@ struct PerftestFlag {
   char letter;                 // 0: a long name only
   bool has_arg;
   FlagFate fate;
-  std::string_view why;        // the warning's or the error's reason
+  std::string_view why;  // the warning's or the error's reason
 };
 
 // Declares every entry on `app`: a refused one, given, is the error "NAME: perftest's, not

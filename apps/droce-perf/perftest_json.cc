@@ -2,7 +2,6 @@
 #include "apps/droce-perf/perftest_json.h"
 
 #include <cmath>
-
 #include <nlohmann/json.hpp>
 
 namespace droce::perf {
@@ -23,13 +22,21 @@ std::string test_name(const Options& o) {
   std::string verb;
   switch (o.test) {
     case PerftestTest::kSendBw:
-    case PerftestTest::kSendLat: verb = "Send"; break;
+    case PerftestTest::kSendLat:
+      verb = "Send";
+      break;
     case PerftestTest::kWriteBw:
-    case PerftestTest::kWriteLat: verb = "RDMA_Write"; break;
+    case PerftestTest::kWriteLat:
+      verb = "RDMA_Write";
+      break;
     case PerftestTest::kReadBw:
-    case PerftestTest::kReadLat: verb = "RDMA_Read"; break;
+    case PerftestTest::kReadLat:
+      verb = "RDMA_Read";
+      break;
     case PerftestTest::kAtomicBw:
-    case PerftestTest::kAtomicLat: verb = std::string("Atomic_") + atomic_type_name(o.atomic); break;
+    case PerftestTest::kAtomicLat:
+      verb = std::string("Atomic_") + atomic_type_name(o.atomic);
+      break;
   }
   if (o.bw()) return verb + (o.duplex ? "_Bidirectional" : "") + "_BW_Test";
   return verb + "_Latency_Test";

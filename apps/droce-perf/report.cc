@@ -1,12 +1,13 @@
 // perftest-shaped results.
 #include "apps/droce-perf/report.h"
 
+#include <droce/engine/workers/worker_group.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 #include "apps/common/counters_json.h"
-#include <droce/engine/workers/worker_group.h>
 
 namespace droce::perf {
 
@@ -20,8 +21,8 @@ void add_counter_names(nlohmann::json& j, engine::WorkerGroup& group) {
 }
 
 BwRow bw_row(std::uint64_t size, std::uint64_t iters, std::uint64_t first_post, std::uint64_t last_completion,
-             const std::vector<std::uint64_t>& posted, const std::vector<std::uint64_t>& completed, std::uint32_t cq_mod,
-             double tsc_hz, bool gbits) {
+             const std::vector<std::uint64_t>& posted, const std::vector<std::uint64_t>& completed,
+             std::uint32_t cq_mod, double tsc_hz, bool gbits) {
   BwRow r;
   r.size = size;
   r.iters = iters;
@@ -55,7 +56,8 @@ LatRow lat_row(std::uint64_t size, const std::vector<std::uint64_t>& posted, int
   std::vector<double> us;
   us.reserve(posted.size() - 1);
   const double per = tsc_hz / 1e6 * rtt_factor;
-  for (std::size_t i = 0; i + 1 < posted.size(); ++i) us.push_back(static_cast<double>(posted[i + 1] - posted[i]) / per);
+  for (std::size_t i = 0; i + 1 < posted.size(); ++i)
+    us.push_back(static_cast<double>(posted[i + 1] - posted[i]) / per);
   std::sort(us.begin(), us.end());
   // perftest keeps all but the two largest samples (LAT_MEASURE_TAIL) for the statistics; its
   // t_max is the first of the dropped ones.
@@ -94,36 +96,49 @@ std::string bw_header(bool gbits) {
 std::string bw_line(const BwRow& r) {
   char b[160];
   std::snprintf(b, sizeof(b), " %-7llu    %-10llu       %-7.2f            %-7.2f\t\t   %-7.6f",
-                static_cast<unsigned long long>(r.size), static_cast<unsigned long long>(r.iters), r.peak, r.avg, r.msg_rate);
+                static_cast<unsigned long long>(r.size), static_cast<unsigned long long>(r.iters), r.peak, r.avg,
+                r.msg_rate);
   return b;
 }
 
 std::string lat_header(bool duration) {
-  return duration ? " #bytes        #iterations       t_avg[usec]    tps average"
-                  : " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   "
-                    "99% percentile[usec]   99.9% percentile[usec] ";
+  return duration
+             ? " #bytes        #iterations       t_avg[usec]    tps average"
+             : " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   "
+               "99% percentile[usec]   99.9% percentile[usec] ";
 }
 
 std::string lat_line(const LatRow& r) {
   char b[200];
   if (r.duration)
-    std::snprintf(b, sizeof(b), " %-7llu       %-10llu        %-7.2f        %-7.2f", static_cast<unsigned long long>(r.size),
-                  static_cast<unsigned long long>(r.iters), r.t_avg, r.tps);
+    std::snprintf(b, sizeof(b), " %-7llu       %-10llu        %-7.2f        %-7.2f",
+                  static_cast<unsigned long long>(r.size), static_cast<unsigned long long>(r.iters), r.t_avg, r.tps);
   else
-    std::snprintf(b, sizeof(b), " %-7llu %-10llu %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     \t%-7.2f\t\t%-7.2f \t\t%-7.2f",
+    std::snprintf(b, sizeof(b),
+                  " %-7llu %-10llu %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     \t%-7.2f\t\t%-7.2f \t\t%-7.2f",
                   static_cast<unsigned long long>(r.size), static_cast<unsigned long long>(r.iters), r.t_min, r.t_max,
                   r.t_typical, r.t_avg, r.t_stdev, r.p99, r.p999);
   return b;
 }
 
 nlohmann::json to_json(const BwRow& r) {
-  return {{"bytes", r.size}, {"iterations", r.iters}, {"bw_peak", r.peak}, {"bw_average", r.avg}, {"msg_rate_mpps", r.msg_rate}};
+  return {{"bytes", r.size},
+          {"iterations", r.iters},
+          {"bw_peak", r.peak},
+          {"bw_average", r.avg},
+          {"msg_rate_mpps", r.msg_rate}};
 }
 
 nlohmann::json to_json(const LatRow& r) {
   if (r.duration) return {{"bytes", r.size}, {"iterations", r.iters}, {"t_avg_us", r.t_avg}, {"tps_average", r.tps}};
-  return {{"bytes", r.size},       {"iterations", r.iters}, {"t_min_us", r.t_min}, {"t_max_us", r.t_max},
-          {"t_typical_us", r.t_typical}, {"t_avg_us", r.t_avg}, {"t_stdev_us", r.t_stdev}, {"p99_us", r.p99},
+  return {{"bytes", r.size},
+          {"iterations", r.iters},
+          {"t_min_us", r.t_min},
+          {"t_max_us", r.t_max},
+          {"t_typical_us", r.t_typical},
+          {"t_avg_us", r.t_avg},
+          {"t_stdev_us", r.t_stdev},
+          {"p99_us", r.p99},
           {"p99_9_us", r.p999}};
 }
 

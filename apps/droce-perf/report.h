@@ -3,10 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace droce::engine {
 class WorkerGroup;
@@ -28,13 +27,15 @@ struct LatRow {
 // Bandwidth from per-message post and completion times (TSC): the average over the run, and the
 // peak as perftest finds it, the best (completion[j] - post[i]) / (j - i + 1) over windows that
 // end at a completion-moderation boundary; empty `completed` = no peak (perftest's noPeak).
-[[nodiscard]] BwRow bw_row(std::uint64_t size, std::uint64_t iters, std::uint64_t first_post, std::uint64_t last_completion,
-                           const std::vector<std::uint64_t>& posted, const std::vector<std::uint64_t>& completed,
-                           std::uint32_t cq_mod, double tsc_hz, bool gbits);
+[[nodiscard]] BwRow bw_row(std::uint64_t size, std::uint64_t iters, std::uint64_t first_post,
+                           std::uint64_t last_completion, const std::vector<std::uint64_t>& posted,
+                           const std::vector<std::uint64_t>& completed, std::uint32_t cq_mod, double tsc_hz,
+                           bool gbits);
 // Latency from the times consecutive iterations started (ping-pong: half a round trip per
 // iteration, rtt_factor 2; READ: 1): the two largest samples dropped, median, mean, stdev, 99th
 // and 99.9th percentiles as perftest reports them.
-[[nodiscard]] LatRow lat_row(std::uint64_t size, const std::vector<std::uint64_t>& posted, int rtt_factor, double tsc_hz);
+[[nodiscard]] LatRow lat_row(std::uint64_t size, const std::vector<std::uint64_t>& posted, int rtt_factor,
+                             double tsc_hz);
 [[nodiscard]] LatRow lat_duration_row(std::uint64_t size, std::uint64_t iters, double seconds, int rtt_factor);
 
 [[nodiscard]] std::string bw_header(bool gbits);

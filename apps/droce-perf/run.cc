@@ -2,13 +2,12 @@
 // ctx_hand_shake around run_iter_*, xchg_bw_reports, ctx_close_connection).
 #include "apps/droce-perf/run.h"
 
-#include <cstdio>
-
+#include <droce/engine/core/stop_signal.h>
 #include <rte_cycles.h>
 
-#include "apps/droce-perf/banner.h"
+#include <cstdio>
 
-#include <droce/engine/core/stop_signal.h>
+#include "apps/droce-perf/banner.h"
 
 namespace droce::perf {
 
@@ -40,9 +39,9 @@ namespace {
 // The servers that only answer (atomic_bw and atomic_lat as read_bw and read_lat: perftest's
 // servers of them wait at the end barrier while the client runs).
 bool passive_server(const Options& o) {
-  return o.server() && !o.duplex && (o.test == PerftestTest::kWriteBw || o.test == PerftestTest::kReadBw ||
-                        o.test == PerftestTest::kReadLat || o.test == PerftestTest::kAtomicBw ||
-                        o.test == PerftestTest::kAtomicLat);
+  return o.server() && !o.duplex &&
+         (o.test == PerftestTest::kWriteBw || o.test == PerftestTest::kReadBw || o.test == PerftestTest::kReadLat ||
+          o.test == PerftestTest::kAtomicBw || o.test == PerftestTest::kAtomicLat);
 }
 
 engine::PerftestBwReport as_report(const BwRow& r) { return {r.size, r.iters, r.peak, r.avg, r.msg_rate}; }
@@ -87,7 +86,8 @@ void print_both(const Options& o, const RunOutcome& out) {
   const char* titles[2] = {"Local results", "Remote results"};
   const BwRow* rows[2] = {&out.local_rows.back(), &out.remote_rows.back()};
   for (int k = 0; k < 2; ++k)
-    std::printf("%s\n %s: \n%s%s\n%s\n", kLine, titles[k], kLine, bw_header(o.report_gbits).c_str(), bw_line(*rows[k]).c_str());
+    std::printf("%s\n %s: \n%s%s\n%s\n", kLine, titles[k], kLine, bw_header(o.report_gbits).c_str(),
+                bw_line(*rows[k]).c_str());
   std::fflush(stdout);
 }
 

@@ -2,6 +2,8 @@
 // workers' traffic between them, then the end (the final barrier, the BW reports, the close).
 #pragma once
 
+#include <droce/engine/exchange/perftest_exchange.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -9,7 +11,6 @@
 #include "apps/droce-perf/options.h"
 #include "apps/droce-perf/perf_workers.h"
 #include "apps/droce-perf/report.h"
-#include <droce/engine/exchange/perftest_exchange.h>
 
 namespace droce::perf {
 

@@ -2,14 +2,13 @@
 // run's end, a stop signal, or --timeout seconds without progress.
 #include "apps/droce-perf/traffic.h"
 
+#include <droce/engine/core/stop_signal.h>
+#include <droce/engine/exchange/oob_exchange.h>
+#include <rte_cycles.h>
+
 #include <algorithm>
 #include <cstring>
 #include <random>
-
-#include <rte_cycles.h>
-
-#include <droce/engine/exchange/oob_exchange.h>
-#include <droce/engine/core/stop_signal.h>
 
 namespace droce::perf {
 
@@ -18,11 +17,11 @@ using engine::Status;
 
 namespace {
 
-constexpr std::uint32_t kRxDepthSend = 512;     // perftest DEF_RX_SEND
-constexpr std::uint32_t kCqModDefault = 100;    // DEF_CQ_MOD
-constexpr std::uint32_t kCqModSizeLimit = 8192; // MSG_SIZE_CQ_MOD_LIMIT: larger messages, every one signalled
-constexpr std::uint64_t kPeakMaxIters = 20000;  // perftest stops computing the peak above this
-constexpr std::uint8_t kMinRnrTimer = 12;       // MIN_RNR_TIMER
+constexpr std::uint32_t kRxDepthSend = 512;      // perftest DEF_RX_SEND
+constexpr std::uint32_t kCqModDefault = 100;     // DEF_CQ_MOD
+constexpr std::uint32_t kCqModSizeLimit = 8192;  // MSG_SIZE_CQ_MOD_LIMIT: larger messages, every one signalled
+constexpr std::uint64_t kPeakMaxIters = 20000;   // perftest stops computing the peak above this
+constexpr std::uint8_t kMinRnrTimer = 12;        // MIN_RNR_TIMER
 
 std::uint32_t pow2_at_least(std::uint32_t v) {
   std::uint32_t p = 1;
@@ -77,7 +76,8 @@ class BurstPacer {
 }  // namespace
 
 void DurationClock::start(std::uint64_t now, double hz, std::uint32_t seconds, int margin_s) {
-  const std::uint64_t margin = static_cast<std::uint64_t>((margin_s >= 0 ? static_cast<std::uint32_t>(margin_s) : seconds / 4) * hz);
+  const std::uint64_t margin =
+      static_cast<std::uint64_t>((margin_s >= 0 ? static_cast<std::uint32_t>(margin_s) : seconds / 4) * hz);
   begin = now;
   sample_begin = now + margin;
   end = now + static_cast<std::uint64_t>(seconds * hz);
@@ -94,7 +94,8 @@ Traffic::Traffic(const Options& o, engine::Worker& worker, engine::MemoryRegistr
   // perftest: SEND receivers keep min(512, iterations) receives posted; RDMA tests post none.
   // -r sets it; -b's SEND sides both receive.
   const std::uint32_t rx = o.rx_depth != 0 ? o.rx_depth : kRxDepthSend;
-  rx_depth_ = is_send(o.test) ? (o.duration_s != 0 ? rx : static_cast<std::uint32_t>(std::min<std::uint64_t>(rx, o.iters))) : 1;
+  rx_depth_ =
+      is_send(o.test) ? (o.duration_s != 0 ? rx : static_cast<std::uint32_t>(std::min<std::uint64_t>(rx, o.iters))) : 1;
   // perftest: -Q, else DEF_CQ_MOD (every request signalled above MSG_SIZE_CQ_MOD_LIMIT); never
   // more than the TX depth, or the window would close before a completion came.
   cq_mod_ = o.bw() ? std::min(o.cq_mod != 0 ? o.cq_mod : kCqModDefault, tx_depth_) : 1;
@@ -112,8 +113,8 @@ Status Traffic::create() {
   std::memset(buf_.get(), 0, total);  // write_lat polls bytes the peer has not written yet: they start at 0
   // Atomic tests: the peer's atomics target this region (perftest registers it with
   // IBV_ACCESS_REMOTE_ATOMIC for its ATOMIC verb); a responder checks that access (§9.7.5.1.3).
-  const std::uint32_t remote_access = rc::kAccessRemoteWrite | rc::kAccessRemoteRead |
-                                      (o_.atomic_test() ? rc::kAccessRemoteAtomic : 0u);
+  const std::uint32_t remote_access =
+      rc::kAccessRemoteWrite | rc::kAccessRemoteRead | (o_.atomic_test() ? rc::kAccessRemoteAtomic : 0u);
   if (Status s = memory_.register_memory(buf_.get(), total, rc::kAccessLocalWrite | remote_access, mr_); !s.ok())
     return s;
   std::random_device rd;
@@ -248,8 +249,8 @@ Status Traffic::poll(F&& on) {
       for (unsigned k = 0; k < n; ++k) {
         if (cs[k].status != rc::WcStatus::kSuccess) {
           char b[160];
-          std::snprintf(b, sizeof(b), "QP %#06x: %s completion failed: %s", qps_[i].qpn, cs[k].is_recv ? "receive" : "send",
-                        rc::wc_status_name(cs[k].status));
+          std::snprintf(b, sizeof(b), "QP %#06x: %s completion failed: %s", qps_[i].qpn,
+                        cs[k].is_recv ? "receive" : "send", rc::wc_status_name(cs[k].status));
           return Status::error(b);
         }
         // An atomic test's requests complete as the atomic posted (verbs' IBV_WC_COMP_SWAP /
@@ -283,8 +284,8 @@ std::uint64_t Traffic::remote_offset(std::uint64_t n, std::uint32_t size) const 
   // perftest's increase_rem_addr: small messages walk the peer's cycle buffer in cache-line
   // rounded steps; larger ones always target its start.
   if (size > pre_.cycle_buffer / 2) return 0;
-  const std::uint64_t inc = size > pre_.cache_line ? (size + pre_.cache_line - 1) / pre_.cache_line * pre_.cache_line
-                                                   : pre_.cache_line;
+  const std::uint64_t inc =
+      size > pre_.cache_line ? (size + pre_.cache_line - 1) / pre_.cache_line * pre_.cache_line : pre_.cache_line;
   return (n % (pre_.cycle_buffer / inc)) * inc;
 }
 
@@ -313,9 +314,12 @@ Status Traffic::received_one(std::uint32_t i, std::uint32_t size, bool duration)
 
 Status Traffic::run_lat(std::uint32_t size, LatRow& row) {
   switch (o_.test) {
-    case PerftestTest::kSendLat: return lat_send(size, row);
-    case PerftestTest::kWriteLat: return lat_write(size, row);
-    default: return lat_read(size, row);  // read_lat, atomic_lat: perftest's run_iter_lat
+    case PerftestTest::kSendLat:
+      return lat_send(size, row);
+    case PerftestTest::kWriteLat:
+      return lat_write(size, row);
+    default:
+      return lat_read(size, row);  // read_lat, atomic_lat: perftest's run_iter_lat
   }
 }
 

@@ -3,6 +3,11 @@
 // run_iter_lat_send / run_iter_lat_write / run_iter_lat (perftest_resources.c), bounded in time.
 #pragma once
 
+#include <droce/engine/core/memory_region.h>
+#include <droce/engine/endpoint/rc_endpoint.h>
+#include <droce/engine/exchange/perftest_exchange.h>
+#include <droce/engine/workers/worker_group.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
@@ -12,10 +17,6 @@
 
 #include "apps/droce-perf/options.h"
 #include "apps/droce-perf/report.h"
-#include <droce/engine/core/memory_region.h>
-#include <droce/engine/exchange/perftest_exchange.h>
-#include <droce/engine/endpoint/rc_endpoint.h>
-#include <droce/engine/workers/worker_group.h>
 
 namespace droce::perf {
 
@@ -43,8 +44,8 @@ using BufferStorage = std::unique_ptr<std::uint8_t[], decltype(&std::free)>;
 
 // A bw size's figures before they become a row: what several workers' shares merge from.
 struct BwRaw {
-  std::uint64_t iters = 0;            // messages counted (in -D's measured window)
-  std::uint64_t first = 0, last = 0;  // TSC: the clock's start and end
+  std::uint64_t iters = 0;                       // messages counted (in -D's measured window)
+  std::uint64_t first = 0, last = 0;             // TSC: the clock's start and end
   std::vector<std::uint64_t> posted, completed;  // per message, for the peak (empty: none)
 };
 
@@ -62,7 +63,8 @@ class Traffic {
   // Our key message per QP: QPN, first PSN, the buffer the peer may write or read.
   [[nodiscard]] std::vector<engine::PerftestKeys> keys(const std::uint8_t local_gid[16]) const;
   // QP i -> RTR -> RTS towards the peer.
-  [[nodiscard]] engine::Status connect(std::uint32_t i, const wire::L2L3Address& peer, const engine::PerftestKeys& keys);
+  [[nodiscard]] engine::Status connect(std::uint32_t i, const wire::L2L3Address& peer,
+                                       const engine::PerftestKeys& keys);
   // -R: QP i is connected by the CM already (its read depth settled by the REQ and REP):
   // only the peer's rkey and vaddr are taken, after the same checks as connect().
   [[nodiscard]] engine::Status take_peer(std::uint32_t i, const engine::PerftestKeys& keys);
@@ -103,10 +105,10 @@ class Traffic {
   [[nodiscard]] std::uint32_t out_reads() const;
   [[nodiscard]] engine::Status set_initiator_depth(std::uint32_t i, const engine::PerftestKeys& keys);
   [[nodiscard]] engine::Status check_peer(const engine::PerftestKeys& keys) const;
-  [[nodiscard]] rc::WrOpcode request_opcode() const;  // what the test's requester posts
+  [[nodiscard]] rc::WrOpcode request_opcode() const;    // what the test's requester posts
   [[nodiscard]] rc::WcOpcode atomic_wc_opcode() const;  // how an atomic test's requests complete
   [[nodiscard]] engine::Status post_request(std::uint32_t i, std::uint32_t size, std::uint64_t remote_addr,
-                                           bool signaled = true);
+                                            bool signaled = true);
   [[nodiscard]] engine::Status post_receive(std::uint32_t i, std::uint32_t size);
   // Polls the endpoint once and hands every completion of every QP to `on` (QP index, completion);
   // a failed completion is the run's end, reported with the QP and status.

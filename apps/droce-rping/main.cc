@@ -4,6 +4,10 @@
 //   session.cc  one CM connection and its pings     rping_data.cc  rping's advertisement and text
 //   server.cc   the server's clients, one poll loop
 //   report.cc   the line, the JSON, the exit status
+#include <droce/engine/core/eal.h>
+#include <droce/engine/core/stop_signal.h>
+#include <droce/protocols/wire/icrc.h>
+
 #include <cstdio>
 #include <string>
 
@@ -13,9 +17,6 @@
 #include "apps/droce-rping/server.h"
 #include "apps/droce-rping/session.h"
 #include "apps/droce-rping/setup.h"
-#include <droce/engine/core/eal.h>
-#include <droce/engine/core/stop_signal.h>
-#include <droce/protocols/wire/icrc.h>
 
 using namespace droce;
 using namespace droce::engine;

@@ -50,8 +50,9 @@ void declare(CLI::App& app, Options& o) {
 
   g = cli::kWorkload;
   cli::add_uint(app, g, "-C,--count", "N", o.count, 1, 1'000'000'000ull,
-                "client: pings to send" + d + std::to_string(o.count) + "); server: the pings it\n"
-                "must see before the client disconnects (default: any number, at least one)",
+                "client: pings to send" + d + std::to_string(o.count) +
+                    "); server: the pings it\n"
+                    "must see before the client disconnects (default: any number, at least one)",
                 apps::Suffixes::kDecimal);
   cli::add_uint(app, g, "-S,--size", "BYTES", o.size, kMinSize, kMaxSize,
                 "ping data size, " + std::to_string(kMinSize) + ".." + std::to_string(kMaxSize) + d +
@@ -61,12 +62,13 @@ void declare(CLI::App& app, Options& o) {
                 "rping's -V; droce-rping always checks: the client compares its sink with its\n"
                 "start buffer, the server checks what it READs against rping's pattern");
 
-  cli::add_choice(app, g, "--recovery", {"gbn", "sr"},
-                  "loss recovery: gbn (go-back-N, IBTA) or sr (selective repeat, with a droce\n"
-                  "peer only: the client offers it in its REQ, a --recovery sr server accepts it\n"
-                  "in its REP; with any other peer, Linux rping included, go-back-N)" + d +
-                      recovery_name(o.recovery) + ")",
-                  [&o](std::size_t i) { o.recovery = i == 0 ? rc::Recovery::kGoBackN : rc::Recovery::kSelectiveRepeat; });
+  cli::add_choice(
+      app, g, "--recovery", {"gbn", "sr"},
+      "loss recovery: gbn (go-back-N, IBTA) or sr (selective repeat, with a droce\n"
+      "peer only: the client offers it in its REQ, a --recovery sr server accepts it\n"
+      "in its REP; with any other peer, Linux rping included, go-back-N)" +
+          d + recovery_name(o.recovery) + ")",
+      [&o](std::size_t i) { o.recovery = i == 0 ? rc::Recovery::kGoBackN : rc::Recovery::kSelectiveRepeat; });
   cli::add_uint(app, g, "--sr-bdp-packets", "N", o.sr_bdp_pkts, 1, rc::kSrMaxBdpPkts,
                 "selective repeat: PSNs in flight per QP, 1.." + std::to_string(rc::kSrMaxBdpPkts) +
                     "; the server's RDMA READ\nof a ping spans at most N x the path MTU" + d +
@@ -78,15 +80,18 @@ void declare(CLI::App& app, Options& o) {
 
   cli::OutputFields out;
   out.json = &o.json;
-  out.json_help = "the report as JSON: pings verified, the peer, the recovery, the QP1 (CM)\n"
-                  "counters, and per connection its peer, recovery and QP counters";
+  out.json_help =
+      "the report as JSON: pings verified, the peer, the recovery, the QP1 (CM)\n"
+      "counters, and per connection its peer, recovery and QP counters";
   cli::add_output(app, out);
 }
 
 }  // namespace
 
 const char* recovery_name(rc::Recovery r) { return r == rc::Recovery::kSelectiveRepeat ? "sr" : "gbn"; }
-const char* recovery_text(rc::Recovery r) { return r == rc::Recovery::kSelectiveRepeat ? "selective repeat" : "go-back-N"; }
+const char* recovery_text(rc::Recovery r) {
+  return r == rc::Recovery::kSelectiveRepeat ? "selective repeat" : "go-back-N";
+}
 
 int parse_options(const std::vector<std::string>& args, Options& o) {
   const auto app = apps::cli::make_app("droce-rping", kUsage);
@@ -95,10 +100,12 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   auto fail = [&app](const std::string& message) { return apps::cli::fail(*app, message); };
   if (o.server == o.client) return fail("give exactly one of -s (server) and -c (client)");
   if (o.client && o.address.empty()) return fail("-c needs -a, the server's address");
-  if (o.server && !o.peer_mac.empty()) return fail("--peer-mac is the client's: the server takes the client's MAC from its REQ");
+  if (o.server && !o.peer_mac.empty())
+    return fail("--peer-mac is the client's: the server takes the client's MAC from its REQ");
   if (o.server && !o.address.empty() && !o.local_ip.empty() && o.address != o.local_ip)
     return fail("-a " + o.address + " and --local-ip " + o.local_ip + " differ: on the server both name our address");
-  if (o.client && apps::cli::given(*app, "--clients")) return fail("--clients is the server's: a client makes one connection");
+  if (o.client && apps::cli::given(*app, "--clients"))
+    return fail("--clients is the server's: a client makes one connection");
   if (o.server && o.local_ip.empty()) o.local_ip = o.address;
   o.count_given = apps::cli::given(*app, "--count");
   if (o.server && !o.count_given) o.count = 0;

@@ -2,11 +2,11 @@
 // addressing on a real link, in one struct with the defaults --help prints.
 #pragma once
 
+#include <droce/protocols/rc/qp_attr.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <droce/protocols/rc/qp_attr.h>
 
 namespace droce::rping {
 
@@ -17,27 +17,26 @@ inline constexpr std::uint32_t kMaxSize = 65535;
 inline constexpr std::uint16_t kDefaultPort = 7174;
 inline constexpr std::uint32_t kMaxClients = 64;  // the engine's CM connection slots
 
-
 struct Options {
-  bool server = false;            // -s
-  bool client = false;            // -c
-  std::string address;            // -a: the server's address (client); our address (server)
+  bool server = false;                // -s
+  bool client = false;                // -c
+  std::string address;                // -a: the server's address (client); our address (server)
   std::uint16_t port = kDefaultPort;  // -p: the RDMA-CM port (RDMA_PS_TCP)
   // -C: pings. Client: how many it sends (rping's 0, for ever, is not offered: every run ends).
   // Server: 0 serves until the client disconnects; N requires exactly N.
   std::uint64_t count = 10;
   bool count_given = false;
-  std::uint32_t size = 64;        // -S: ping data size (the client's; the server advertises its own)
-  bool verbose = false;           // -v: print each ping's data
-  bool validate = false;          // -V: rping's flag; droce-rping checks every ping in any case
+  std::uint32_t size = 64;  // -S: ping data size (the client's; the server advertises its own)
+  bool verbose = false;     // -v: print each ping's data
+  bool validate = false;    // -V: rping's flag; droce-rping checks every ping in any case
   std::string local_ip, local_mac, peer_mac;
-  double timeout_s = 30;          // give up after this long without progress
+  double timeout_s = 30;  // give up after this long without progress
   std::string json;
   // Loss recovery (docs/selective-repeat.md): selective repeat only with a droce peer that asks or
   // accepts it in the CM private data (apps/common/recovery_offer.h); go-back-N with any other.
   rc::Recovery recovery = rc::Recovery::kGoBackN;
   std::uint32_t sr_bdp_pkts = rc::kSrMaxBdpPkts;  // SR: PSNs in flight per QP, 1..128
-  std::uint32_t clients = 1;  // server: connections to serve, each on its own QP, 1..kMaxClients
+  std::uint32_t clients = 1;                      // server: connections to serve, each on its own QP, 1..kMaxClients
 
   [[nodiscard]] const char* role() const { return server ? "server" : "client"; }
 };

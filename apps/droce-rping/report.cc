@@ -1,14 +1,14 @@
 // droce-rping's report (see report.h).
 #include "apps/droce-rping/report.h"
 
-#include <cstdio>
-#include <string>
+#include <droce/protocols/cm/cm_messages.h>
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "apps/common/counters_json.h"
 #include "apps/common/output_file.h"
-#include <droce/protocols/cm/cm_messages.h>
 
 namespace droce::rping {
 
@@ -25,7 +25,6 @@ std::string mac_text(const std::uint8_t* m) {
   std::snprintf(b, sizeof b, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
   return b;
 }
-
 
 }  // namespace
 
@@ -60,19 +59,20 @@ int report(const Options& o, const Setup& st, const std::vector<Results>& conns,
   // prints what rping's scripts expect, and nothing more.
   const bool tell_each = o.recovery == rc::Recovery::kSelectiveRepeat || o.clients > 1;
   if (ok && o.clients == 1)
-    std::printf("droce-rping: %s: %llu pings of %u bytes verified with %s (%s, MAC from %s), QP %#x <-> %#x\n", o.role(),
-                static_cast<unsigned long long>(r.verified), r.ping_size, ip_text(r.peer_ip).c_str(),
+    std::printf("droce-rping: %s: %llu pings of %u bytes verified with %s (%s, MAC from %s), QP %#x <-> %#x\n",
+                o.role(), static_cast<unsigned long long>(r.verified), r.ping_size, ip_text(r.peer_ip).c_str(),
                 mac_text(r.peer_mac).c_str(), r.mac_from, r.qpn, r.established.params.remote_qpn);
   else if (ok)
-    std::printf("droce-rping: server: %llu pings verified with %zu clients\n", static_cast<unsigned long long>(verified),
-                conns.size());
+    std::printf("droce-rping: server: %llu pings verified with %zu clients\n",
+                static_cast<unsigned long long>(verified), conns.size());
   else
     std::fprintf(stderr, "droce-rping: %s\n", failure.ok() ? "no ping was verified" : failure.message().c_str());
   if (tell_each)
     for (std::size_t i = 0; i < conns.size(); ++i) {
       const Results& c = conns[i];
-      std::printf("droce-rping: %s: connection %zu: %s, %s, %llu pings verified, retransmitted packets: %llu\n", o.role(),
-                  i + 1, ip_text(c.peer_ip).c_str(), recovery_text(c.recovery), static_cast<unsigned long long>(c.verified),
+      std::printf("droce-rping: %s: connection %zu: %s, %s, %llu pings verified, retransmitted packets: %llu\n",
+                  o.role(), i + 1, ip_text(c.peer_ip).c_str(), recovery_text(c.recovery),
+                  static_cast<unsigned long long>(c.verified),
                   static_cast<unsigned long long>(c.retransmitted_packets));
     }
   if (!o.json.empty()) {
@@ -87,7 +87,8 @@ int report(const Options& o, const Setup& st, const std::vector<Results>& conns,
     j["pings"] = r.pings;
     j["verified"] = r.verified;
     j["local"] = {{"ip", ip_text(st.ip)}, {"mac", mac_text(st.mac)}, {"qpn", r.qpn}};
-    j["peer"] = {{"ip", ip_text(r.peer_ip)}, {"mac", mac_text(r.peer_mac)}, {"mac_from", r.mac_from}, {"qpn", p.remote_qpn}};
+    j["peer"] = {
+        {"ip", ip_text(r.peer_ip)}, {"mac", mac_text(r.peer_mac)}, {"mac_from", r.mac_from}, {"qpn", p.remote_qpn}};
     j["connection"] = {{"comm_id", r.conn},
                        {"established", r.connected},
                        {"disconnected", r.disconnected},

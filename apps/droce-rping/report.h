@@ -2,10 +2,10 @@
 // exit status (0 only when every ping of every connection was verified and each ended cleanly).
 #pragma once
 
+#include <droce/engine/core/status.h>
+
 #include <cstdint>
 #include <vector>
-
-#include <droce/engine/core/status.h>
 
 #include "apps/droce-rping/options.h"
 #include "apps/droce-rping/session.h"

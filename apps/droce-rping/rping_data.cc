@@ -67,7 +67,9 @@ std::uint32_t check_ping(std::uint64_t ping, const std::uint8_t* buf, std::uint3
   std::uint32_t prefix = prefix_of(ping, text, sizeof text);
   if (prefix > size - 1) prefix = size - 1;
   for (std::uint32_t i = 0; i < size; ++i) {
-    const std::uint8_t want = i == size - 1 ? 0 : i < prefix ? static_cast<std::uint8_t>(text[i]) : letter(ping, prefix, i);
+    const std::uint8_t want = i == size - 1 ? 0
+                              : i < prefix  ? static_cast<std::uint8_t>(text[i])
+                                            : letter(ping, prefix, i);
     if (buf[i] != want) return i;
   }
   return size;

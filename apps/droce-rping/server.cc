@@ -1,13 +1,13 @@
 // droce-rping's server (see server.h).
 #include "apps/droce-rping/server.h"
 
+#include <droce/engine/core/stop_signal.h>
+#include <rte_cycles.h>
+
 #include <cstdio>
 #include <cstring>
 
-#include <rte_cycles.h>
-
 #include "apps/common/address_text.h"
-#include <droce/engine/core/stop_signal.h>
 
 namespace droce::rping {
 
@@ -20,14 +20,13 @@ namespace {
 constexpr std::uint64_t kLingerUs = 50'000;  // as Session::finish
 
 std::string ip_of(const std::uint8_t* ip) {
-  return std::to_string(ip[0]) + "." + std::to_string(ip[1]) + "." + std::to_string(ip[2]) + "." + std::to_string(ip[3]);
+  return std::to_string(ip[0]) + "." + std::to_string(ip[1]) + "." + std::to_string(ip[2]) + "." +
+         std::to_string(ip[3]);
 }
 
 }  // namespace
 
-Status Server::prepare() {
-  return register_buffers(st_, std::size_t{o_.clients} * Session::kRegionBytes, mr_);
-}
+Status Server::prepare() { return register_buffers(st_, std::size_t{o_.clients} * Session::kRegionBytes, mr_); }
 
 Session* Server::find(std::uint32_t conn) {
   for (auto& s : sessions_)
@@ -73,7 +72,8 @@ Status Server::step(bool& progressed) {
 Status Server::run() {
   if (Status s = st_.ep->cm_listen(o_.port); !s.ok()) return s;
   // Scripts start the client on this line.
-  std::printf("droce-rping: server listening on %u.%u.%u.%u port %u\n", st_.ip[0], st_.ip[1], st_.ip[2], st_.ip[3], o_.port);
+  std::printf("droce-rping: server listening on %u.%u.%u.%u port %u\n", st_.ip[0], st_.ip[1], st_.ip[2], st_.ip[3],
+              o_.port);
   std::fflush(stdout);
   const std::uint64_t window = static_cast<std::uint64_t>(o_.timeout_s * static_cast<double>(rte_get_tsc_hz()));
   std::uint64_t deadline = rte_rdtsc() + window;
@@ -89,7 +89,8 @@ Status Server::run() {
     auto what = [&]() -> std::string {
       for (const auto& s : sessions_)
         if (!s->served())
-          return o_.clients == 1 ? s->waiting_for() : s->waiting_for() + " (client " + ip_of(s->results().peer_ip) + ")";
+          return o_.clients == 1 ? s->waiting_for()
+                                 : s->waiting_for() + " (client " + ip_of(s->results().peer_ip) + ")";
       return "connection request on port " + std::to_string(o_.port);
     };
     if (engine::stop_requested()) return Status::error("interrupted while waiting for " + what());

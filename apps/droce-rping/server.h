@@ -4,6 +4,8 @@
 // Ctrl-C, or at the first connection's error. A REQ beyond --clients is rejected and counted.
 #pragma once
 
+#include <droce/engine/core/status.h>
+
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -11,7 +13,6 @@
 #include "apps/droce-rping/options.h"
 #include "apps/droce-rping/session.h"
 #include "apps/droce-rping/setup.h"
-#include <droce/engine/core/status.h>
 
 namespace droce::rping {
 

@@ -1,17 +1,17 @@
 // One rping connection and its pings (see session.h).
 #include "apps/droce-rping/session.h"
 
+#include <droce/engine/core/stop_signal.h>
+#include <droce/protocols/cm/cm_messages.h>
+#include <rte_cycles.h>
+
 #include <cstdio>
 #include <cstring>
-
-#include <rte_cycles.h>
 
 #include "apps/common/address_text.h"
 #include "apps/common/peer_mac.h"
 #include "apps/common/recovery_offer.h"
 #include "apps/droce-rping/reject_reason.h"
-#include <droce/engine/core/stop_signal.h>
-#include <droce/protocols/cm/cm_messages.h>
 
 namespace droce::rping {
 
@@ -38,7 +38,7 @@ Status Session::create_qp(std::uint32_t pmtu) {
   a.sr_bdp_pkts = o_.sr_bdp_pkts;
   a.sq_psn = static_cast<std::uint32_t>(rte_rdtsc() >> 4) & 0xFFFFFF;  // as random as rdma_cm's
   a.access = rc::kAccessRemoteRead | rc::kAccessRemoteWrite;  // the peer READs our start buffer, WRITEs our sink
-  a.sq_depth = 16;  // rping's RPING_SQ_DEPTH
+  a.sq_depth = 16;                                            // rping's RPING_SQ_DEPTH
   a.rq_depth = 16;
   a.min_rnr_timer = 1;
   a.recv_mode = rc::RecvMode::kPostedBuffers;
@@ -136,23 +136,31 @@ void Session::on_completion(const rc::Completion& c) {
   if (c.status != rc::WcStatus::kSuccess) {
     // A disconnect moves the QP to ERROR: what was still posted (our receives) comes back flushed.
     if (c.status == rc::WcStatus::kWrFlushErr && (disconnecting_ || r_.disconnected)) return;
-    const char* what = c.is_recv ? "receive" : c.opcode == rc::WcOpcode::kRead ? "RDMA READ" : c.opcode == rc::WcOpcode::kWrite ? "RDMA WRITE" : "SEND";
-    if (error_.ok()) error_ = Status::error(std::string(what) + " completed with '" + rc::wc_status_name(c.status) + "'");
+    const char* what = c.is_recv                          ? "receive"
+                       : c.opcode == rc::WcOpcode::kRead  ? "RDMA READ"
+                       : c.opcode == rc::WcOpcode::kWrite ? "RDMA WRITE"
+                                                          : "SEND";
+    if (error_.ok())
+      error_ = Status::error(std::string(what) + " completed with '" + rc::wc_status_name(c.status) + "'");
     return;
   }
   if (c.is_recv) {
     if (c.byte_len != kAdvertBytes) {
       if (error_.ok())
-        error_ = Status::error("received a " + std::to_string(c.byte_len) + "-byte message, not rping's 16-byte buffer advertisement");
+        error_ = Status::error("received a " + std::to_string(c.byte_len) +
+                               "-byte message, not rping's 16-byte buffer advertisement");
       return;
     }
     recv_ring_[(recv_head_ + recv_len_) % kSlots] = static_cast<std::uint32_t>(c.wr_id);
     ++recv_len_;
     return;
   }
-  if (c.opcode == rc::WcOpcode::kRead) read_done_ = true;
-  else if (c.opcode == rc::WcOpcode::kWrite) write_done_ = true;
-  else ++sends_done_;
+  if (c.opcode == rc::WcOpcode::kRead)
+    read_done_ = true;
+  else if (c.opcode == rc::WcOpcode::kWrite)
+    write_done_ = true;
+  else
+    ++sends_done_;
 }
 
 void Session::on_cm_event(const CmEndpointEvent& e) {
@@ -169,8 +177,9 @@ void Session::on_cm_event(const CmEndpointEvent& e) {
       if (e.conn != r_.conn) return;
       r_.reject_reason = e.reject_reason;
       if (error_.ok())
-        error_ = Status::error(std::string(e.by_peer ? "the server rejected the connection" : "the connection was refused here") +
-                               ": REJ reason " + std::to_string(e.reject_reason) + " (" + reject_reason_text(e.reject_reason) + ")");
+        error_ = Status::error(
+            std::string(e.by_peer ? "the server rejected the connection" : "the connection was refused here") +
+            ": REJ reason " + std::to_string(e.reject_reason) + " (" + reject_reason_text(e.reject_reason) + ")");
       return;
     case CmEndpointEventKind::kTimedOut:
       if (e.conn != r_.conn) return;
@@ -232,12 +241,14 @@ Status Session::connect() {
     to.recovery_at_rep = recovery_from_rep;
   }
   if (Status s = ep_.cm_connect(r_.qpn, to, r_.conn); !s.ok()) return s;
-  if (Status s = wait_for("answer to our REQ from " + o_.address + " port " + std::to_string(o_.port), [this] { return r_.connected; });
+  if (Status s = wait_for("answer to our REQ from " + o_.address + " port " + std::to_string(o_.port),
+                          [this] { return r_.connected; });
       !s.ok())
     return s;
   apps::RecoveryOffer a;
   r_.offer = offer_text(r_.established.private_data, r_.established.private_len, a);
-  if (o_.recovery == rc::Recovery::kSelectiveRepeat) r_.recovery = recovery_from_rep(r_.established.private_data, r_.established.private_len);
+  if (o_.recovery == rc::Recovery::kSelectiveRepeat)
+    r_.recovery = recovery_from_rep(r_.established.private_data, r_.established.private_len);
   if (r_.recovery == rc::Recovery::kSelectiveRepeat) r_.peer_sr_bdp_pkts = a.sr_bdp_pkts;
   return {};
 }
@@ -291,7 +302,8 @@ Status Session::run() {
     if (std::memcmp(start_buf(), sink_buf(), size) != 0) {
       std::uint32_t k = 0;
       while (k < size && start_buf()[k] == sink_buf()[k]) ++k;
-      return Status::error(ping_name(i) + ": the data the server wrote back differs from ours at byte " + std::to_string(k));
+      return Status::error(ping_name(i) + ": the data the server wrote back differs from ours at byte " +
+                           std::to_string(k));
     }
     ++r_.verified;
     if (o_.verbose) std::printf("ping data: %s\n", reinterpret_cast<const char*>(sink_buf()));
@@ -301,12 +313,18 @@ Status Session::run() {
 
 std::string Session::waiting_for() const {
   switch (serve_) {
-    case Serve::kWaitRtu: return "RTU (or first packet) from the client";
-    case Serve::kWaitStart: return "buffer advertisement (or DREQ) from the client for " + ping_name(ping_);
-    case Serve::kWaitRead: return "RDMA READ of the client's " + ping_name(ping_);
-    case Serve::kWaitSink: return "the client's sink advertisement for " + ping_name(ping_);
-    case Serve::kWaitWrite: return "RDMA WRITE into the client's sink for " + ping_name(ping_);
-    case Serve::kDone: break;
+    case Serve::kWaitRtu:
+      return "RTU (or first packet) from the client";
+    case Serve::kWaitStart:
+      return "buffer advertisement (or DREQ) from the client for " + ping_name(ping_);
+    case Serve::kWaitRead:
+      return "RDMA READ of the client's " + ping_name(ping_);
+    case Serve::kWaitSink:
+      return "the client's sink advertisement for " + ping_name(ping_);
+    case Serve::kWaitWrite:
+      return "RDMA WRITE into the client's sink for " + ping_name(ping_);
+    case Serve::kDone:
+      break;
   }
   return "nothing";
 }
@@ -335,17 +353,21 @@ bool Session::serve_once(Status& s) {
     case Serve::kWaitStart:
       if (!got && !r_.disconnected) return false;
       if (!got) {  // the client disconnected: its run is over
-        if (r_.pings == 0) s = Status::error("the client disconnected before its first ping");
+        if (r_.pings == 0)
+          s = Status::error("the client disconnected before its first ping");
         else if (o_.count_given && r_.pings != o_.count)
-          s = Status::error("the client disconnected after " + std::to_string(r_.pings) + " pings, not -C " + std::to_string(o_.count));
+          s = Status::error("the client disconnected after " + std::to_string(r_.pings) + " pings, not -C " +
+                            std::to_string(o_.count));
         if (!s.ok()) return false;
         serve_ = Serve::kDone;
         return true;
       }
-      if (ping_ == most) return s = Status::error("the client pinged more than -C " + std::to_string(most) + " times"), false;
+      if (ping_ == most)
+        return s = Status::error("the client pinged more than -C " + std::to_string(most) + " times"), false;
       if (s = take_advert(raw); !s.ok()) return false;
       start_ = read_advert(raw);
-      if (std::string e = start_advert_problem(start_, kBufBytes); !e.empty()) return s = Status::error(ping_name(ping_) + ": " + e), false;
+      if (std::string e = start_advert_problem(start_, kBufBytes); !e.empty())
+        return s = Status::error(ping_name(ping_) + ": " + e), false;
       if (r_.ping_size == 0) r_.ping_size = start_.size;
       if (s = post_rdma(rc::WrOpcode::kRead, start_.size, start_.addr, start_.rkey); !s.ok()) return false;
       serve_ = Serve::kWaitRead;
@@ -353,7 +375,10 @@ bool Session::serve_once(Status& s) {
     case Serve::kWaitRead:
       if (!read_done_) return false;
       if (const std::uint32_t k = check_ping(ping_, sink_buf(), start_.size); k != start_.size)
-        return s = Status::error(ping_name(ping_) + ": the data READ from the client is not rping's ping text at byte " + std::to_string(k)), false;
+        return s = Status::error(ping_name(ping_) +
+                                 ": the data READ from the client is not rping's ping text at byte " +
+                                 std::to_string(k)),
+               false;
       if (o_.verbose) std::printf("server ping data: %s\n", reinterpret_cast<const char*>(sink_buf()));
       // The go-ahead: our own buffer's advertisement, as rping's server sends it.
       if (s = send_advert(0, sink_buf(), o_.size); !s.ok()) return false;
@@ -364,7 +389,8 @@ bool Session::serve_once(Status& s) {
       if (!got) return s = Status::error("the client disconnected in the middle of " + ping_name(ping_)), false;
       if (s = take_advert(raw); !s.ok()) return false;
       const BufferAdvert sink = read_advert(raw);
-      if (std::string e = sink_advert_problem(sink, start_); !e.empty()) return s = Status::error(ping_name(ping_) + ": " + e), false;
+      if (std::string e = sink_advert_problem(sink, start_); !e.empty())
+        return s = Status::error(ping_name(ping_) + ": " + e), false;
       // rping writes the text and its NUL (strlen + 1): the whole ping, once it checked.
       if (s = post_rdma(rc::WrOpcode::kWrite, start_.size, sink.addr, sink.rkey); !s.ok()) return false;
       serve_ = Serve::kWaitWrite;
@@ -378,7 +404,8 @@ bool Session::serve_once(Status& s) {
       ++ping_;
       serve_ = Serve::kWaitStart;
       return true;
-    case Serve::kDone: return false;
+    case Serve::kDone:
+      return false;
   }
   return false;
 }

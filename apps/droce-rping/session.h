@@ -6,6 +6,10 @@
 // its connections from one poll loop.
 #pragma once
 
+#include <droce/engine/core/status.h>
+#include <droce/engine/endpoint/endpoint_cm.h>
+#include <droce/protocols/rc/types.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -13,9 +17,6 @@
 #include "apps/droce-rping/options.h"
 #include "apps/droce-rping/rping_data.h"
 #include "apps/droce-rping/setup.h"
-#include <droce/engine/core/status.h>
-#include <droce/engine/endpoint/endpoint_cm.h>
-#include <droce/protocols/rc/types.h>
 
 namespace droce::rping {
 
@@ -27,14 +28,14 @@ struct Results {
   std::uint32_t qpn = 0;
   std::uint8_t peer_ip[4] = {};
   std::uint8_t peer_mac[6] = {};
-  const char* mac_from = "";    // "given", "arp" (client) or "req" (server: the REQ's frame)
+  const char* mac_from = "";            // "given", "arp" (client) or "req" (server: the REQ's frame)
   engine::CmEndpointEvent established;  // kEstablished: the agreed parameters
   bool connected = false;
   bool disconnected = false;
   bool disconnected_by_peer = false;
   std::uint16_t reject_reason = 0;
   rc::Recovery recovery = rc::Recovery::kGoBackN;  // what the QP uses (agreed in REQ/REP)
-  const char* offer = "none";  // the peer's REQ/REP private data: "sr"/"gbn", or why it was no offer
+  const char* offer = "none";          // the peer's REQ/REP private data: "sr"/"gbn", or why it was no offer
   std::uint32_t peer_sr_bdp_pkts = 0;  // the peer's cap, when it offered or accepted SR
   // The QP's counters at the end (rc::RcCounters): packets resent, and SR's PSNs a SACK showed missing.
   std::uint64_t retransmitted_packets = 0;
@@ -92,7 +93,8 @@ class Session {
   [[nodiscard]] engine::Status create_qp(std::uint32_t pmtu);
   [[nodiscard]] engine::Status post_receive(std::uint32_t slot);
   [[nodiscard]] engine::Status send_advert(std::uint32_t slot, const std::uint8_t* buf, std::uint32_t size);
-  [[nodiscard]] engine::Status post_rdma(rc::WrOpcode op, std::uint32_t len, std::uint64_t remote_addr, std::uint32_t rkey);
+  [[nodiscard]] engine::Status post_rdma(rc::WrOpcode op, std::uint32_t len, std::uint64_t remote_addr,
+                                         std::uint32_t rkey);
   // The next received advertisement (one must be waiting); its slot is posted again.
   [[nodiscard]] engine::Status take_advert(std::uint8_t out[16]);
   // Server: one transition of serve(); false when it waits.
@@ -110,10 +112,10 @@ class Session {
   std::uint8_t* region_;
   rc::MemoryRegion mr_;
   Results r_;
-  engine::Status error_;          // the first failure seen while polling
+  engine::Status error_;  // the first failure seen while polling
   Serve serve_ = Serve::kWaitRtu;
-  std::uint64_t ping_ = 0;        // server: the ping in progress
-  BufferAdvert start_{};          // server: its client's start buffer
+  std::uint64_t ping_ = 0;                // server: the ping in progress
+  BufferAdvert start_{};                  // server: its client's start buffer
   std::uint32_t recv_ring_[kSlots] = {};  // slots holding received advertisements, in order
   std::uint32_t recv_head_ = 0, recv_len_ = 0;
   std::uint64_t sends_posted_ = 0, sends_done_ = 0;

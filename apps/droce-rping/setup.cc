@@ -16,7 +16,8 @@ using engine::Status;
 Status set_up(const Options& o, bool defaults, Setup& st) {
   const auto timeout_ms = static_cast<std::uint32_t>(o.timeout_s * 1000);
   // Whole 4 KiB frames and the QP1 MADs (UD SENDs of 256 bytes) in one buffer each.
-  if (Status s = engine::MbufPool::create(engine::PoolConfig{"rping_pool", 4095, 256, 2176 + 4096, -1}, st.pool); !s.ok())
+  if (Status s = engine::MbufPool::create(engine::PoolConfig{"rping_pool", 4095, 256, 2176 + 4096, -1}, st.pool);
+      !s.ok())
     return s;
   engine::PortConfig pc;
   pc.rx_pool = st.pool.get();
@@ -27,7 +28,8 @@ Status set_up(const Options& o, bool defaults, Setup& st) {
   if (!st.port) return err;
   if (Status s = st.port->wait_link_up(timeout_ms); !s.ok()) return s;
   // Before the first burst: a peer that ends (even killed) must not tear the rings down under us.
-  if (Status s = st.port->hold_peer_events(5000); !s.ok()) std::fprintf(stderr, "droce-rping: warning: %s\n", s.message().c_str());
+  if (Status s = st.port->hold_peer_events(5000); !s.ok())
+    std::fprintf(stderr, "droce-rping: warning: %s\n", s.message().c_str());
   const std::uint8_t default_ip[4] = {10, 0, 0, static_cast<std::uint8_t>(o.server ? 2 : 1)};
   std::memcpy(st.ip, default_ip, 4);
   if (!o.local_ip.empty()) (void)engine::parse_ipv4(o.local_ip, st.ip);  // validated by the parser

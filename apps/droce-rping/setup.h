@@ -2,16 +2,17 @@
 // polled by this thread alone (one thread serves every connection: no worker group).
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
-#include <memory>
-
-#include "apps/droce-rping/options.h"
 #include <droce/engine/core/memory_region.h>
 #include <droce/engine/core/mempool.h>
 #include <droce/engine/core/port.h>
 #include <droce/engine/core/status.h>
 #include <droce/engine/endpoint/rc_endpoint.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "apps/droce-rping/options.h"
 
 namespace droce::rping {
 

@@ -2,15 +2,16 @@
 // DcqcnNotificationPoint; the switch is the DCQCN paper's RED/ECN egress queue (§4).
 #include "apps/droce-sim/dumbbell.h"
 
+#include <droce/protocols/dcqcn/notification_point.h>
+#include <droce/protocols/dcqcn/pacer.h>
+#include <droce/protocols/dcqcn/reaction_point.h>
+#include <droce/protocols/dcqcn/red_marking.h>
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
 #include <random>
 
-#include <droce/protocols/dcqcn/notification_point.h>
-#include <droce/protocols/dcqcn/pacer.h>
-#include <droce/protocols/dcqcn/reaction_point.h>
-#include <droce/protocols/dcqcn/red_marking.h>
 #include "apps/droce-sim/event_queue.h"
 #include "apps/droce-sim/rc_flow.h"
 
@@ -104,13 +105,14 @@ SimResult run_dumbbell(const SimConfig& cfg) {
   EventQueue q;
   // Base RTT: two data hops (serialisation and propagation each) and the ACK's way back, which
   // like the CNP's travels at high priority, unqueued: two link delays and a 64-byte frame.
-  const double rtt_ns = 2.0 * static_cast<double>(ser_ns(cfg.packet_bytes) + delay_ns) + 2.0 * static_cast<double>(delay_ns) +
-                        static_cast<double>(ser_ns(64));
+  const double rtt_ns = 2.0 * static_cast<double>(ser_ns(cfg.packet_bytes) + delay_ns) +
+                        2.0 * static_cast<double>(delay_ns) + static_cast<double>(ser_ns(64));
   const std::uint64_t ack_delay_ns = 2 * delay_ns + ser_ns(64);
   const bool rc = cfg.recovery.mode != Recovery::kNone;
   const std::uint32_t payload = cfg.packet_bytes > kRoceOverheadBytes ? cfg.packet_bytes - kRoceOverheadBytes : 0;
   res.base_rtt_us = rtt_ns / 1e3;
-  res.bdp_packets = cfg.recovery.bdp_packets != 0 ? cfg.recovery.bdp_packets : bdp_packets(rtt_ns, bps, cfg.packet_bytes);
+  res.bdp_packets =
+      cfg.recovery.bdp_packets != 0 ? cfg.recovery.bdp_packets : bdp_packets(rtt_ns, bps, cfg.packet_bytes);
   for (std::uint32_t i = 0; i < cfg.flows; ++i) {
     if (rc) flows[i].rc.reset(cfg.recovery, res.bdp_packets, cfg.packet_bytes);
     const std::uint64_t start =
@@ -237,7 +239,7 @@ SimResult run_dumbbell(const SimConfig& cfg) {
   std::vector<double> tput;
   double total = 0;
   for (auto& f : flows) {
-    f.r.throughput_gbps = static_cast<double>(f.last_half_bytes) * 8 / (static_cast<double>(end_ns - half_ns)) ;
+    f.r.throughput_gbps = static_cast<double>(f.last_half_bytes) * 8 / (static_cast<double>(end_ns - half_ns));
     f.r.rate_cuts = f.rp.state().rate_cuts;
     fill_recovery(f.r, f.rc, static_cast<double>(end_ns - half_ns));
     tput.push_back(f.r.throughput_gbps);

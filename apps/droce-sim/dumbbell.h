@@ -1,33 +1,34 @@
 // Dumbbell simulation: N DCQCN senders -> one switch egress (RED/ECN, buffer) -> one receiver.
 #pragma once
 
+#include <droce/protocols/dcqcn/params.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include <droce/protocols/dcqcn/params.h>
 #include "apps/droce-sim/reliability.h"
 
 namespace droce::sim {
 
 struct SimConfig {
   std::uint32_t flows = 2;
-  double link_gbps = 40;             // every link, and the bottleneck egress
+  double link_gbps = 40;  // every link, and the bottleneck egress
   double duration_ms = 50;
-  double start_stagger_ms = 0;       // flow i starts at i * stagger
-  bool incast = false;               // all flows start together (stagger ignored)
-  bool cc = true;                    // false: --cc none, senders at line rate
+  double start_stagger_ms = 0;  // flow i starts at i * stagger
+  bool incast = false;          // all flows start together (stagger ignored)
+  bool cc = true;               // false: --cc none, senders at line rate
   dcqcn::DcqcnParams dcqcn = dcqcn::DcqcnParams::paper();
-  std::uint32_t packet_bytes = 1000; // bytes on the wire per data packet
-  double link_delay_us = 1.0;        // one-way propagation per link
-  std::uint64_t kmin_bytes = 5'000;  // RED/ECN marking (the paper's switch setting)
+  std::uint32_t packet_bytes = 1000;  // bytes on the wire per data packet
+  double link_delay_us = 1.0;         // one-way propagation per link
+  std::uint64_t kmin_bytes = 5'000;   // RED/ECN marking (the paper's switch setting)
   std::uint64_t kmax_bytes = 200'000;
   double pmax = 0.01;
   std::uint64_t buffer_bytes = 1'000'000;  // egress buffer; tail drop beyond
-  double loss = 0;                   // random loss on the bottleneck link, [0, 1)
+  double loss = 0;                         // random loss on the bottleneck link, [0, 1)
   std::uint64_t seed = 1;
-  double sample_us = 100;            // series sampling period
-  RecoveryConfig recovery;           // PSNs, ACKs and loss recovery (none: the open-loop model)
+  double sample_us = 100;   // series sampling period
+  RecoveryConfig recovery;  // PSNs, ACKs and loss recovery (none: the open-loop model)
 
   // Empty when valid; otherwise a message naming the bad option.
   [[nodiscard]] std::string validate() const;
@@ -58,9 +59,9 @@ struct SimResult {
   std::uint64_t cnps = 0;
   std::uint64_t ecn_marked = 0;
   std::uint64_t events = 0;
-  double base_rtt_us = 0;          // data path plus ACK path with empty queues
-  std::uint32_t bdp_packets = 0;   // sr's cap on packets in flight (as given, or link rate x base RTT)
-  double goodput_gbps = 0;         // sum over the flows (the innocent two-hop flow excluded)
+  double base_rtt_us = 0;         // data path plus ACK path with empty queues
+  std::uint32_t bdp_packets = 0;  // sr's cap on packets in flight (as given, or link rate x base RTT)
+  double goodput_gbps = 0;        // sum over the flows (the innocent two-hop flow excluded)
   std::vector<FlowResult> flows;
   std::vector<double> series_time_us;
   std::vector<std::vector<double>> series_rate_gbps;  // [sample][flow]: the senders' DCQCN rate

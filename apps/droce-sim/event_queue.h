@@ -9,7 +9,12 @@
 namespace droce::sim {
 
 enum class EventType : std::uint8_t {
-  kSenderSend, kSwitchArrive, kPortTxDone, kReceiverArrive, kCnpArrive, kSample,
+  kSenderSend,
+  kSwitchArrive,
+  kPortTxDone,
+  kReceiverArrive,
+  kCnpArrive,
+  kSample,
   kHostPause,  // PFC XOFF (b=1) / XON (b=0) reaching a sender's NIC
   kPortPause,  // ... reaching a switch egress port
   kAckArrive,  // an ACK, NAK or SACK reaching its sender (b: kind, c: PSN, d: the PSN that arrived)
@@ -20,9 +25,9 @@ struct Event {
   std::uint64_t time_ns;
   std::uint64_t seq;  // insertion order: the tie-break that makes runs deterministic
   EventType type;
-  std::uint32_t a;    // flow or port index
-  std::uint32_t b;    // packet bytes or flags
-  std::uint64_t c;    // a data packet's PSN, or an acknowledgement's
+  std::uint32_t a;  // flow or port index
+  std::uint32_t b;  // packet bytes or flags
+  std::uint64_t c;  // a data packet's PSN, or an acknowledgement's
   std::uint64_t d;
 };
 

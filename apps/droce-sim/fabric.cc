@@ -2,15 +2,16 @@
 // Pacer and DcqcnNotificationPoint), plus switch-to-switch links and PFC between neighbours.
 #include "apps/droce-sim/fabric.h"
 
+#include <droce/protocols/dcqcn/notification_point.h>
+#include <droce/protocols/dcqcn/pacer.h>
+#include <droce/protocols/dcqcn/reaction_point.h>
+#include <droce/protocols/dcqcn/red_marking.h>
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
 #include <random>
 
-#include <droce/protocols/dcqcn/notification_point.h>
-#include <droce/protocols/dcqcn/pacer.h>
-#include <droce/protocols/dcqcn/reaction_point.h>
-#include <droce/protocols/dcqcn/red_marking.h>
 #include "apps/droce-sim/event_queue.h"
 #include "apps/droce-sim/rc_flow.h"
 
@@ -38,8 +39,8 @@ std::uint32_t hops_of(Topology t) { return t == Topology::kTwoHop ? 3 : 2; }
 
 struct SwPort {
   std::deque<Pkt> q;
-  std::uint64_t bytes = 0;          // egress queue
-  double bps = 0;                   // egress link rate
+  std::uint64_t bytes = 0;  // egress queue
+  double bps = 0;           // egress link rate
   bool busy = false, paused = false;
   std::uint64_t ingress_bytes = 0;  // buffered bytes that arrived on this port
   bool xoff_sent = false;
@@ -96,8 +97,10 @@ FabricResult run_fabric(const FabricConfig& fc) {
   EventQueue q;
   // Base RTT: every data hop's serialisation and propagation, and the ACK's way back at high
   // priority, unqueued (as the CNP's): one link delay per hop and a 64-byte frame.
-  const std::uint64_t ack_delay_ns = hops_of(fc.topology) * delay_ns + static_cast<std::uint64_t>(std::llround(64 * 8e9 / bps));
-  const double rtt_ns = static_cast<double>(ser(bps) + delay_ns) * 2 + (two_hop ? static_cast<double>(ser(2 * bps) + delay_ns) : 0) +
+  const std::uint64_t ack_delay_ns =
+      hops_of(fc.topology) * delay_ns + static_cast<std::uint64_t>(std::llround(64 * 8e9 / bps));
+  const double rtt_ns = static_cast<double>(ser(bps) + delay_ns) * 2 +
+                        (two_hop ? static_cast<double>(ser(2 * bps) + delay_ns) : 0) +
                         static_cast<double>(ack_delay_ns);
   const bool rc = cfg.recovery.mode != Recovery::kNone;
   const std::uint32_t payload = pkt > kRoceOverheadBytes ? pkt - kRoceOverheadBytes : 0;
@@ -105,8 +108,9 @@ FabricResult run_fabric(const FabricConfig& fc) {
   res.bdp_packets = cfg.recovery.bdp_packets != 0 ? cfg.recovery.bdp_packets : bdp_packets(rtt_ns, bps, pkt);
   for (std::uint32_t i = 0; i < nflows; ++i) {
     if (rc) hosts[i].rc.reset(cfg.recovery, res.bdp_packets, pkt);
-    const std::uint64_t start =
-        cfg.incast || i == innocent ? 0 : static_cast<std::uint64_t>(cfg.start_stagger_ms * 1e6 * static_cast<double>(i));
+    const std::uint64_t start = cfg.incast || i == innocent
+                                    ? 0
+                                    : static_cast<std::uint64_t>(cfg.start_stagger_ms * 1e6 * static_cast<double>(i));
     hosts[i].rp.reset(dcq, start);
     hosts[i].np = dcqcn::DcqcnNotificationPoint(dcq.np_min_time_between_cnps_ns);
     q.push(start + i * 7, EventType::kSenderSend, i);
@@ -241,7 +245,8 @@ FabricResult run_fabric(const FabricConfig& fc) {
       case EventType::kAckArrive:
       case EventType::kAckTimer: {
         Host& h = hosts[ev.a];
-        const bool wake = ev.type == EventType::kAckArrive ? h.rc.on_ack(q, ev.a, ev, now) : h.rc.on_timer(q, ev.a, now);
+        const bool wake =
+            ev.type == EventType::kAckArrive ? h.rc.on_ack(q, ev.a, ev, now) : h.rc.on_timer(q, ev.a, now);
         if (wake) q.push(std::max(h.pacer.next_send_ticks(), now), EventType::kSenderSend, ev.a);
         break;
       }

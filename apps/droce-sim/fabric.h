@@ -17,7 +17,7 @@ enum class Topology : std::uint8_t {
 };
 
 struct FabricConfig {
-  SimConfig base;                      // flows, rates, marking, buffer, DCQCN, seed, sampling
+  SimConfig base;  // flows, rates, marking, buffer, DCQCN, seed, sampling
   Topology topology = Topology::kTwoHop;
   bool pfc = true;
   // An ingress port holding more than xoff bytes pauses its upstream neighbour; below xon it
@@ -32,14 +32,14 @@ struct FabricConfig {
 };
 
 struct FabricResult {
-  SimResult sim;                 // flows (incast first, then the innocent flow), queues at the bottleneck
-  double innocent_gbps = -1;     // the two-hop innocent flow's throughput (last half); -1 without one
-  std::uint64_t pauses_sent = 0; // XOFF transitions over all switch ingress ports
+  SimResult sim;                  // flows (incast first, then the innocent flow), queues at the bottleneck
+  double innocent_gbps = -1;      // the two-hop innocent flow's throughput (last half); -1 without one
+  std::uint64_t pauses_sent = 0;  // XOFF transitions over all switch ingress ports
   std::uint64_t pauses_s1 = 0, pauses_s2 = 0;
-  std::vector<double> series_innocent_gbps;  // per sample (two-hop)
+  std::vector<double> series_innocent_gbps;       // per sample (two-hop)
   std::vector<double> series_uplink_queue_bytes;  // S1 -> S2 egress (two-hop)
-  std::vector<std::uint64_t> series_pauses;  // cumulative pauses sent, per sample
-  std::vector<double> host_paused_fraction;  // per sender: time its NIC was paused / duration
+  std::vector<std::uint64_t> series_pauses;       // cumulative pauses sent, per sample
+  std::vector<double> host_paused_fraction;       // per sender: time its NIC was paused / duration
 };
 
 [[nodiscard]] FabricResult run_fabric(const FabricConfig& cfg);

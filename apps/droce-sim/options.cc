@@ -1,6 +1,8 @@
 // droce-sim option parsing on the shared CLI11 setup: every bad value is one line naming the option.
 #include "apps/droce-sim/options.h"
 
+#include <droce/protocols/dcqcn/param_options.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -11,7 +13,6 @@
 #include "apps/common/cli/groups.h"
 #include "apps/common/cli/values.h"
 #include "apps/common/cli_number.h"
-#include <droce/protocols/dcqcn/param_options.h>
 
 namespace droce::sim {
 
@@ -90,8 +91,7 @@ void declare(CLI::App& app, Options& o, std::string& cc, Overrides& overrides, O
                 "flow i starts at i*S" + d + cli::num(c.start_stagger_ms) + ")");
   cli::add_flag(app, g, "--incast", c.incast, "all flows start at once (N->1 incast)");
   cli::add_uint(app, g, "--packet-bytes", "B", c.packet_bytes, 64, 9000,
-                "data packet size on the wire, 64..9000" + d + std::to_string(c.packet_bytes) + ")",
-                Suffixes::kBinary);
+                "data packet size on the wire, 64..9000" + d + std::to_string(c.packet_bytes) + ")", Suffixes::kBinary);
   cli::add_real(app, g, "--delay-us", "D", c.link_delay_us, 0, 1e6,
                 "one-way delay per link" + d + cli::num(c.link_delay_us) + ")");
   cli::add_uint(app, g, "--seed", "S", c.seed, 0, UINT64_MAX,
@@ -154,8 +154,9 @@ void declare(CLI::App& app, Options& o, std::string& cc, Overrides& overrides, O
 
   cli::OutputFields out;
   out.json = &o.json_path;
-  out.json_help = "results (jain_index, utilization, queue_bytes, drops, cnps, goodput_gbps,\n"
-                  "retransmitted, recovery, flows, series); required";
+  out.json_help =
+      "results (jain_index, utilization, queue_bytes, drops, cnps, goodput_gbps,\n"
+      "retransmitted, recovery, flows, series); required";
   out.plot = &o.plot_path;
   out.plot_help = "also draw rates and queue over time (needs python3-matplotlib)";
   cli::add_output(app, out);

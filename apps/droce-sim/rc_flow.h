@@ -61,8 +61,9 @@ struct RcFlow {
     delivered_payload += bytes;
     if (last_half) last_half_payload += bytes;
     if (total_packets != 0 && completed_ns == 0 && rx.stats().delivered >= total_packets) completed_ns = now;
-    if (ack) q.push(now + ack_delay_ns, EventType::kAckArrive, flow, static_cast<std::uint32_t>(ack->kind), ack->psn,
-                    ack->arrived);
+    if (ack)
+      q.push(now + ack_delay_ns, EventType::kAckArrive, flow, static_cast<std::uint32_t>(ack->kind), ack->psn,
+             ack->arrived);
   }
 
  private:

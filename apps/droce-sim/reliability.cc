@@ -16,9 +16,12 @@ constexpr std::uint64_t kPsnHalfSpace = 1ULL << 23;
 
 const char* recovery_name(Recovery r) {
   switch (r) {
-    case Recovery::kNone: return "none";
-    case Recovery::kGoBackN: return "gbn";
-    case Recovery::kSelectiveRepeat: return "sr";
+    case Recovery::kNone:
+      return "none";
+    case Recovery::kGoBackN:
+      return "gbn";
+    case Recovery::kSelectiveRepeat:
+      return "sr";
   }
   return "?";
 }

@@ -77,7 +77,7 @@ class RcSender {
   struct Slot {
     std::uint64_t last_tx = 0;  // transmission number of its latest send
     bool sacked = false;
-    bool queued = false;        // waiting in resend_
+    bool queued = false;  // waiting in resend_
   };
   struct Sent {
     std::uint64_t psn, tx;
@@ -93,18 +93,18 @@ class RcSender {
   std::uint64_t high_ = 0;  // one past the highest PSN ever sent
   std::uint64_t timer_from_ = 0;
   std::uint64_t tx_count_ = 0;
-  std::vector<Slot> slots_;     // sr: one per PSN in [una, una + window)
-  std::deque<Sent> sent_order_; // sr: transmissions not yet judged, oldest first
+  std::vector<Slot> slots_;      // sr: one per PSN in [una, una + window)
+  std::deque<Sent> sent_order_;  // sr: transmissions not yet judged, oldest first
   std::deque<std::uint64_t> resend_;
   SenderStats st_;
 };
 
 struct ReceiverStats {
-  std::uint64_t delivered = 0;          // packets handed on in order
-  std::uint64_t duplicates = 0;         // arrived again, discarded
-  std::uint64_t out_of_sequence = 0;    // gbn: dropped beyond a gap; sr: held out of order
-  std::uint64_t beyond_window = 0;      // sr: dropped past the reorder window
-  std::uint64_t order_errors = 0;       // the self-check: a delivery that was not the next PSN
+  std::uint64_t delivered = 0;        // packets handed on in order
+  std::uint64_t duplicates = 0;       // arrived again, discarded
+  std::uint64_t out_of_sequence = 0;  // gbn: dropped beyond a gap; sr: held out of order
+  std::uint64_t beyond_window = 0;    // sr: dropped past the reorder window
+  std::uint64_t order_errors = 0;     // the self-check: a delivery that was not the next PSN
 };
 
 // The responder: hands on PSN 0, 1, 2, ... exactly once each, and checks that it did.

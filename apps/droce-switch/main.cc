@@ -1,5 +1,13 @@
 // droce-switch: a DPDK lab switch between every port of the process, or (--lab-senders) the live
 // DCQCN/PFC lab: droce senders through the same switch core to one receiver.
+#include <droce/engine/core/eal.h>
+#include <droce/engine/core/mempool.h>
+#include <droce/engine/core/port.h>
+#include <droce/engine/core/stop_signal.h>
+#include <droce/engine/lab/lab_switch.h>
+#include <droce/engine/lab/link_impairment.h>
+#include <droce/engine/lab/switch_experiment.h>
+#include <droce/protocols/wire/icrc.h>
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
@@ -8,23 +16,14 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "apps/droce-switch/options.h"
 #include "apps/common/counters_json.h"
 #include "apps/common/output_file.h"
 #include "apps/common/telemetry_setup.h"
+#include "apps/droce-switch/options.h"
 #include "apps/droce-switch/switch_telemetry.h"
-#include <droce/engine/core/eal.h>
-#include <droce/engine/lab/lab_switch.h>
-#include <droce/engine/lab/link_impairment.h>
-#include <droce/engine/core/mempool.h>
-#include <droce/engine/core/port.h>
-#include <droce/engine/core/stop_signal.h>
-#include <droce/engine/lab/switch_experiment.h>
-#include <droce/protocols/wire/icrc.h>
 
 using namespace droce;
 using namespace droce::engine;
@@ -37,14 +36,21 @@ int fail(const std::string& m) {
 }
 
 nlohmann::json port_json(const SwitchPortCounters& c) {
-  return {{"rx_frames", c.rx_frames},       {"rx_bytes", c.rx_bytes},
-          {"tx_frames", c.tx_frames},       {"tx_bytes", c.tx_bytes},
-          {"flooded", c.flooded},           {"tail_drops", c.tail_drops},
-          {"tx_drops", c.tx_drops},         {"ecn_marked", c.ecn_marked},
-          {"queue_bytes", c.queue_bytes},   {"queue_frames", c.queue_frames},
+  return {{"rx_frames", c.rx_frames},
+          {"rx_bytes", c.rx_bytes},
+          {"tx_frames", c.tx_frames},
+          {"tx_bytes", c.tx_bytes},
+          {"flooded", c.flooded},
+          {"tail_drops", c.tail_drops},
+          {"tx_drops", c.tx_drops},
+          {"ecn_marked", c.ecn_marked},
+          {"queue_bytes", c.queue_bytes},
+          {"queue_frames", c.queue_frames},
           {"queue_max_bytes", c.queue_max_bytes},
-          {"pfc_pause_sent", c.pfc_pause_sent}, {"pfc_resume_sent", c.pfc_resume_sent},
-          {"pfc_pause_received", c.pfc_pause_received}, {"pfc_paused_ns", c.pfc_paused_ns}};
+          {"pfc_pause_sent", c.pfc_pause_sent},
+          {"pfc_resume_sent", c.pfc_resume_sent},
+          {"pfc_pause_received", c.pfc_pause_received},
+          {"pfc_paused_ns", c.pfc_paused_ns}};
 }
 
 int run_lab(sw::Options& o, rte_mempool* pool) {
@@ -59,7 +65,8 @@ int run_lab(sw::Options& o, rte_mempool* pool) {
               lc.senders, lc.bottleneck_gbps, o.cc.c_str(), o.preset.c_str(), lc.sw.pfc ? "PFC lossless" : "lossy",
               lc.duration_ms);
   const SwitchExperimentResult r = lab->run();
-  std::printf(" sender  messages  Gb/s(avg)  final rate  CNPs handled/ignored  cuts  retransmitted  PFC pauses  paused ms\n");
+  std::printf(
+      " sender  messages  Gb/s(avg)  final rate  CNPs handled/ignored  cuts  retransmitted  PFC pauses  paused ms\n");
   nlohmann::json senders = nlohmann::json::array();
   for (std::size_t i = 0; i < r.senders.size(); ++i) {
     const auto& s = r.senders[i];
@@ -69,16 +76,23 @@ int run_lab(sw::Options& o, rte_mempool* pool) {
                 static_cast<unsigned long long>(s.cnps_handled), static_cast<unsigned long long>(s.cnps_ignored),
                 static_cast<unsigned long long>(s.rate_cuts), static_cast<unsigned long long>(s.retransmitted),
                 static_cast<unsigned long long>(s.pfc_pauses), static_cast<double>(s.pfc_paused_ns) / 1e6);
-    senders.push_back({{"messages", s.messages}, {"bytes", s.bytes}, {"goodput_gbps", gbps}, {"errors", s.errors},
-                       {"rp_cnp_handled", s.cnps_handled}, {"rp_cnp_ignored", s.cnps_ignored},
-                       {"rate_cuts", s.rate_cuts}, {"final_rate_gbps", s.final_rate_gbps},
-                       {"retransmitted_packets", s.retransmitted}, {"pfc_pause_frames", s.pfc_pauses},
+    senders.push_back({{"messages", s.messages},
+                       {"bytes", s.bytes},
+                       {"goodput_gbps", gbps},
+                       {"errors", s.errors},
+                       {"rp_cnp_handled", s.cnps_handled},
+                       {"rp_cnp_ignored", s.cnps_ignored},
+                       {"rate_cuts", s.rate_cuts},
+                       {"final_rate_gbps", s.final_rate_gbps},
+                       {"retransmitted_packets", s.retransmitted},
+                       {"pfc_pause_frames", s.pfc_pauses},
                        {"pfc_paused_ns", s.pfc_paused_ns}});
   }
   const auto& b = r.bottleneck;
   std::printf(" bottleneck: ECN marked %llu  tail drops %llu  queue max %llu B  receiver CE %llu -> CNPs %llu\n",
               static_cast<unsigned long long>(b.ecn_marked), static_cast<unsigned long long>(b.tail_drops),
-              static_cast<unsigned long long>(b.queue_max_bytes), static_cast<unsigned long long>(r.receiver_ecn_marked),
+              static_cast<unsigned long long>(b.queue_max_bytes),
+              static_cast<unsigned long long>(r.receiver_ecn_marked),
               static_cast<unsigned long long>(r.receiver_cnps_sent));
   std::uint64_t pauses = 0;
   for (const auto& c : r.ingress) pauses += c.pfc_pause_sent;
@@ -86,11 +100,20 @@ int run_lab(sw::Options& o, rte_mempool* pool) {
   std::printf(" data verified: %s\n", r.data_ok ? "yes" : "NO");
   if (!o.json.empty()) {
     nlohmann::json j;
-    j["config"] = {{"senders", lc.senders}, {"bottleneck_gbps", lc.bottleneck_gbps}, {"cc", o.cc},
-                   {"preset", o.preset}, {"line_gbps", o.line_gbps}, {"duration_ms", lc.duration_ms},
-                   {"start_ms", lc.start_ms}, {"stop_ms", lc.stop_ms}, {"pfc", lc.sw.pfc},
-                   {"kmin_bytes", lc.sw.kmin_bytes}, {"kmax_bytes", lc.sw.kmax_bytes}, {"pmax", lc.sw.pmax},
-                   {"buffer_bytes", lc.sw.buffer_bytes}, {"message_bytes", lc.message_bytes}};
+    j["config"] = {{"senders", lc.senders},
+                   {"bottleneck_gbps", lc.bottleneck_gbps},
+                   {"cc", o.cc},
+                   {"preset", o.preset},
+                   {"line_gbps", o.line_gbps},
+                   {"duration_ms", lc.duration_ms},
+                   {"start_ms", lc.start_ms},
+                   {"stop_ms", lc.stop_ms},
+                   {"pfc", lc.sw.pfc},
+                   {"kmin_bytes", lc.sw.kmin_bytes},
+                   {"kmax_bytes", lc.sw.kmax_bytes},
+                   {"pmax", lc.sw.pmax},
+                   {"buffer_bytes", lc.sw.buffer_bytes},
+                   {"message_bytes", lc.message_bytes}};
     j["senders"] = senders;
     j["bottleneck"] = port_json(b);
     nlohmann::json ing = nlohmann::json::array();
@@ -113,7 +136,8 @@ int run_lab(sw::Options& o, rte_mempool* pool) {
       marks.push_back(s.ecn_marked);
       cnps.push_back(s.cnps);
     }
-    j["series"] = {{"time_ms", t}, {"rate_gbps", rate}, {"goodput_gbps", good}, {"queue_bytes", q}, {"ecn_marked", marks}, {"cnps", cnps}};
+    j["series"] = {{"time_ms", t},     {"rate_gbps", rate},   {"goodput_gbps", good},
+                   {"queue_bytes", q}, {"ecn_marked", marks}, {"cnps", cnps}};
     if (std::string e = droce::apps::write_text_file(o.json, j.dump(1) + "\n"); !e.empty()) return fail(e);
     if (!o.plot.empty()) {
       const std::string cmd = "/usr/bin/python3 \"" + std::string(DROCE_SOURCE_ROOT) +
@@ -221,7 +245,8 @@ int run_switch(sw::Options& o, rte_mempool* pool) {
   for (std::size_t i = 0; i < sw->ports(); ++i) {
     auto c = port_json(sw->counters(i));
     if (i < impair.size())
-      c["impairment"] = {{"dropped", impair[i]->counters().dropped}, {"duplicated", impair[i]->counters().duplicated},
+      c["impairment"] = {{"dropped", impair[i]->counters().dropped},
+                         {"duplicated", impair[i]->counters().duplicated},
                          {"reordered", impair[i]->counters().reordered}};
     pj.push_back(c);
   }

@@ -15,16 +15,16 @@ namespace droce::sw {
 namespace {
 
 constexpr const char* kUsage =
-      "usage: droce-switch [EAL options] -- [options]\n"
-      "A lab Ethernet switch between every DPDK port of the process (memif, vhost, ring, tap, pcap...):\n"
-      "IPv4 routes, else MAC learning, else flooding; per-port egress shaping with a RED/ECN queue and\n"
-      "tail drop; a fixed delay; random loss, duplication and reordering on ingress; lossless mode with\n"
-      "IEEE 802.1Qbb PFC. Ports run promiscuous. Example, three memif peers:\n"
-      "  droce-switch --vdev net_memif0,role=server,socket=/tmp/sw0.sock --vdev net_memif1,... --\n"
-      "     --route 10.0.0.1/32=0 --route 10.0.0.2/32=1 --egress-gbps 1=5 --json sw.json";
+    "usage: droce-switch [EAL options] -- [options]\n"
+    "A lab Ethernet switch between every DPDK port of the process (memif, vhost, ring, tap, pcap...):\n"
+    "IPv4 routes, else MAC learning, else flooding; per-port egress shaping with a RED/ECN queue and\n"
+    "tail drop; a fixed delay; random loss, duplication and reordering on ingress; lossless mode with\n"
+    "IEEE 802.1Qbb PFC. Ports run promiscuous. Example, three memif peers:\n"
+    "  droce-switch --vdev net_memif0,role=server,socket=/tmp/sw0.sock --vdev net_memif1,... --\n"
+    "     --route 10.0.0.1/32=0 --route 10.0.0.2/32=1 --egress-gbps 1=5 --json sw.json";
 
-constexpr std::size_t kMaxListEntries = 64;    // --lab-start-ms / --lab-stop-ms
-constexpr double kMaxLabSamples = 1'000'000;     // the lab's series live in memory until the JSON is written
+constexpr std::size_t kMaxListEntries = 64;   // --lab-start-ms / --lab-stop-ms
+constexpr double kMaxLabSamples = 1'000'000;  // the lab's series live in memory until the JSON is written
 
 // A comma-separated list of times; more entries than the limit is an error, not a silent cut.
 std::string list(const std::string& opt, const std::string& s, std::vector<double>& out) {
@@ -66,7 +66,8 @@ std::string parse_egress(const std::string& v, std::vector<std::pair<int, double
   double gbps = 0;
   if (eq != std::string::npos)
     if (std::string e = apps::parse_uint("--egress-gbps port", v.substr(0, eq), 0, 63, port); !e.empty()) return e;
-  if (std::string e = apps::parse_real("--egress-gbps", eq == std::string::npos ? v : v.substr(eq + 1), 0.001, 1000, gbps);
+  if (std::string e =
+          apps::parse_real("--egress-gbps", eq == std::string::npos ? v : v.substr(eq + 1), 0.001, 1000, gbps);
       !e.empty())
     return e;
   egress.emplace_back(eq == std::string::npos ? -1 : port, gbps);
@@ -91,7 +92,8 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   cli::add_uint(app, g, "--kmax-bytes", "B", s.kmax_bytes, 0, 10'000'000'000ull,
                 "RED/ECN: every ECN-capable frame marked above" + d + std::to_string(s.kmax_bytes) + ")",
                 Suffixes::kBinary);
-  cli::add_real(app, g, "--pmax", "P", s.pmax, 0, 1, "RED/ECN: marking probability at Kmax" + d + cli::num(s.pmax) + ")");
+  cli::add_real(app, g, "--pmax", "P", s.pmax, 0, 1,
+                "RED/ECN: marking probability at Kmax" + d + cli::num(s.pmax) + ")");
   cli::add_uint(app, g, "--buffer-bytes", "B", s.buffer_bytes, 2048, 10'000'000'000ull,
                 "egress queue size; tail drop beyond" + d + std::to_string(s.buffer_bytes) + ")", Suffixes::kBinary);
   cli::add_real(app, g, "--delay-us", "U", s.delay_us, 0, 1e6,
@@ -143,7 +145,8 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
                  [&l](const std::string& v) { return list("--lab-stop-ms", v, l.stop_ms); });
   cli::add_uint(app, g, "--lab-message-bytes", "B", l.message_bytes, 1, 1u << 20,
                 "WRITE size, up to 1M" + d + std::to_string(l.message_bytes) + ")", Suffixes::kBinary);
-  cli::add_real(app, g, "--lab-sample-us", "U", l.sample_us, 10, 1e6, "series sampling period" + d + cli::num(l.sample_us) + ")");
+  cli::add_real(app, g, "--lab-sample-us", "U", l.sample_us, 10, 1e6,
+                "series sampling period" + d + cli::num(l.sample_us) + ")");
   cli::add_output(app, g, "--plot", o.plot, "draw the lab's rates, goodput and queue (python3-matplotlib)")
       ->type_name("FILE.png");
 
@@ -171,7 +174,8 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
                 " samples over --lab-duration-ms; sample less often");
   if (o.sw.kmin_bytes > o.sw.kmax_bytes) return fail("--kmin-bytes must not exceed --kmax-bytes");
   if (std::string e = o.impairment.validate(); !e.empty()) return fail("--" + e);
-  if (std::string e = apps::cli::apply_dcqcn(o.preset, o.line_gbps, overrides, o.lab.params); !e.empty()) return fail(e);
+  if (std::string e = apps::cli::apply_dcqcn(o.preset, o.line_gbps, overrides, o.lab.params); !e.empty())
+    return fail(e);
   o.lab.dcqcn = o.cc == "dcqcn";
   return 0;
 }

@@ -1,21 +1,21 @@
 // droce-switch options: the switch between real ports, and the in-process two-sender lab.
 #pragma once
 
-#include <string>
-#include <vector>
-
 #include <droce/engine/lab/lab_switch.h>
 #include <droce/engine/lab/link_impairment.h>
 #include <droce/engine/lab/switch_experiment.h>
 
+#include <string>
+#include <vector>
+
 namespace droce::sw {
 
 struct Options {
-  engine::LabSwitchConfig sw;               // ports and pool filled in by main
+  engine::LabSwitchConfig sw;                  // ports and pool filled in by main
   std::vector<std::pair<int, double>> egress;  // (switch port or -1 for all, Gb/s)
-  engine::ImpairmentConfig impairment;      // every ingress port
-  double duration_s = 0;                    // 0: until Ctrl-C
-  double sample_ms = 10;                    // queue-depth series in the JSON
+  engine::ImpairmentConfig impairment;         // every ingress port
+  double duration_s = 0;                       // 0: until Ctrl-C
+  double sample_ms = 10;                       // queue-depth series in the JSON
   std::string json, plot;
   bool quiet = false;
   // --lab-senders N: the live DCQCN/PFC lab instead of real ports.

@@ -3,12 +3,11 @@
 // thread counts as aligned 64-bit loads: recent values, never torn ones.
 #include "apps/droce-switch/switch_telemetry.h"
 
-#include <cstdlib>
-#include <mutex>
-
+#include <droce/engine/lab/lab_switch.h>
 #include <rte_telemetry.h>
 
-#include <droce/engine/lab/lab_switch.h>
+#include <cstdlib>
+#include <mutex>
 
 namespace droce::sw {
 namespace {
@@ -38,14 +37,22 @@ int cmd_switch_port(const char*, const char* params, rte_tel_data* d) {
   const struct {
     const char* name;
     const std::uint64_t& v;
-  } fields[] = {{"rx_frames", c.rx_frames},       {"rx_bytes", c.rx_bytes},
-                {"tx_frames", c.tx_frames},       {"tx_bytes", c.tx_bytes},
-                {"flooded", c.flooded},           {"tail_drops", c.tail_drops},
-                {"tx_drops", c.tx_drops},         {"ecn_marked", c.ecn_marked},
-                {"queue_bytes", c.queue_bytes},   {"queue_frames", c.queue_frames},
-                {"queue_max_bytes", c.queue_max_bytes}, {"ingress_bytes", c.ingress_bytes},
-                {"pfc_pause_sent", c.pfc_pause_sent}, {"pfc_resume_sent", c.pfc_resume_sent},
-                {"pfc_pause_received", c.pfc_pause_received}, {"pfc_paused_ns", c.pfc_paused_ns}};
+  } fields[] = {{"rx_frames", c.rx_frames},
+                {"rx_bytes", c.rx_bytes},
+                {"tx_frames", c.tx_frames},
+                {"tx_bytes", c.tx_bytes},
+                {"flooded", c.flooded},
+                {"tail_drops", c.tail_drops},
+                {"tx_drops", c.tx_drops},
+                {"ecn_marked", c.ecn_marked},
+                {"queue_bytes", c.queue_bytes},
+                {"queue_frames", c.queue_frames},
+                {"queue_max_bytes", c.queue_max_bytes},
+                {"ingress_bytes", c.ingress_bytes},
+                {"pfc_pause_sent", c.pfc_pause_sent},
+                {"pfc_resume_sent", c.pfc_resume_sent},
+                {"pfc_pause_received", c.pfc_pause_received},
+                {"pfc_paused_ns", c.pfc_paused_ns}};
   for (const auto& f : fields) rte_tel_data_add_dict_u64(d, f.name, load(f.v));
   return 0;
 }

@@ -7,27 +7,27 @@
 //           in one loop on one lcore.
 //   server  reflector on a net_memif server port (or the first port of the EAL options).
 //   client  sender on a net_memif client port; reports RTT percentiles.
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-#include <rte_cycles.h>
-#include <rte_ethdev.h>
-#include <rte_mbuf.h>
-
-#include "engine/core/eal.h"
-#include "apps/common/latency_histogram.h"
 #include "apps/common/cli/app.h"
 #include "apps/common/cli/values.h"
+#include "apps/common/latency_histogram.h"
+#include "engine/core/eal.h"
 #include "engine/core/mempool.h"
 #include "engine/core/port.h"
-#include "engine/lab/ring_link.h"
 #include "engine/core/stop_signal.h"
+#include "engine/lab/ring_link.h"
 
 using namespace droce::engine;
 
@@ -35,7 +35,7 @@ namespace {
 
 constexpr std::uint32_t kEthHeader = 14;
 constexpr std::uint16_t kEtherType = 0x88b5;  // IEEE 802 local experimental: no stack claims it
-constexpr std::uint32_t kMaxFrames = 256;      // per message
+constexpr std::uint32_t kMaxFrames = 256;     // per message
 
 struct Options {
   std::string mode = "ring";  // ring | server | client
@@ -107,12 +107,13 @@ class Pinger {
       left -= pay;
       // Short frames are padded to Ethernet's 60-byte minimum, as a NIC would.
       const std::uint32_t len = std::max<std::uint32_t>(kEthHeader + std::max<std::uint32_t>(pay, 16), 60);
-      auto* d = static_cast<std::uint8_t*>(static_cast<void*>(rte_pktmbuf_append(m[i], static_cast<std::uint16_t>(len))));
+      auto* d =
+          static_cast<std::uint8_t*>(static_cast<void*>(rte_pktmbuf_append(m[i], static_cast<std::uint16_t>(len))));
       if (d == nullptr) {
         rte_pktmbuf_free_bulk(m, frames_);
         return false;
       }
-      std::memset(d, 0xff, 6);                  // broadcast: the memif peer needs no MAC
+      std::memset(d, 0xff, 6);  // broadcast: the memif peer needs no MAC
       std::memset(d + 6, 0x02, 6);
       d[12] = kEtherType >> 8;
       d[13] = kEtherType & 0xff;
@@ -135,8 +136,10 @@ class Pinger {
       std::uint64_t seq = 0;
       const auto* d = rte_pktmbuf_mtod(pkts[i], const std::uint8_t*);
       if (rte_pktmbuf_data_len(pkts[i]) >= kEthHeader + 8) std::memcpy(&seq, d + kEthHeader, 8);
-      if (seq == expect_seq_) ++got_;
-      else ++bad_;
+      if (seq == expect_seq_)
+        ++got_;
+      else
+        ++bad_;
     }
     if (n > 0) rte_pktmbuf_free_bulk(pkts, n);
     return got_ >= frames_;
@@ -158,15 +161,20 @@ int report(const Options& o, const LatencyHistogram& h, std::uint32_t frames, st
               static_cast<unsigned long long>(h.min()), static_cast<unsigned long long>(h.percentile(0.5)),
               static_cast<unsigned long long>(h.percentile(0.9)), static_cast<unsigned long long>(h.percentile(0.99)),
               static_cast<unsigned long long>(h.percentile(0.999)), static_cast<unsigned long long>(h.max()));
-  std::printf("  stray frames %llu%s\n", static_cast<unsigned long long>(bad), stalled ? ", STALLED (no reply within --timeout)" : "");
+  std::printf("  stray frames %llu%s\n", static_cast<unsigned long long>(bad),
+              stalled ? ", STALLED (no reply within --timeout)" : "");
   if (!o.json.empty()) {
     nlohmann::json j;
     j["mode"] = o.mode;
     j["size"] = o.size;
     j["frames_per_message"] = frames;
     j["round_trips"] = h.count();
-    j["rtt_ns"] = {{"min", h.min()}, {"p50", h.percentile(0.5)}, {"p90", h.percentile(0.9)}, {"p99", h.percentile(0.99)},
-                   {"p999", h.percentile(0.999)}, {"max", h.max()}};
+    j["rtt_ns"] = {{"min", h.min()},
+                   {"p50", h.percentile(0.5)},
+                   {"p90", h.percentile(0.9)},
+                   {"p99", h.percentile(0.99)},
+                   {"p999", h.percentile(0.999)},
+                   {"max", h.max()}};
     j["stray_frames"] = bad;
     j["stalled"] = stalled;
     std::ofstream out(o.json);
@@ -190,7 +198,8 @@ int main(int argc, char** argv) {
   if (!eal) return std::fprintf(stderr, "pmd_pingpong: %s\n", err.message().c_str()), 1;
   MbufPool pool;
   // One frame per mbuf up to --frame-payload; 2 x kMaxFrames in flight at most.
-  const auto room = static_cast<std::uint16_t>(RTE_PKTMBUF_HEADROOM + kEthHeader + std::max<std::uint32_t>(o.frame_payload, 2048));
+  const auto room =
+      static_cast<std::uint16_t>(RTE_PKTMBUF_HEADROOM + kEthHeader + std::max<std::uint32_t>(o.frame_payload, 2048));
   if (Status s = MbufPool::create(PoolConfig{"pp_pool", 4095, 128, room, -1}, pool); !s.ok())
     return std::fprintf(stderr, "pmd_pingpong: %s\n", s.message().c_str()), 1;
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "bench/e2e/udp_socket.h"
 #include "apps/common/cli/app.h"
 #include "apps/common/cli/values.h"
+#include "bench/e2e/udp_socket.h"
 
 using namespace droce::bench;
 
@@ -85,8 +85,10 @@ Result blast(int fd, const Options& o) {
     if (o.count != 0 && o.count - r.datagrams < n) n = static_cast<std::uint32_t>(o.count - r.datagrams);
     const int s = sendmmsg(fd, msgs.data(), n, 0);
     // ENOBUFS / ECONNREFUSED (no receiver yet): counted, and the loop is bounded by the clock.
-    if (s < 0) ++r.errors;
-    else r.datagrams += static_cast<std::uint64_t>(s);
+    if (s < 0)
+      ++r.errors;
+    else
+      r.datagrams += static_cast<std::uint64_t>(s);
   }
   r.bytes = r.datagrams * o.size;
   r.window_datagrams = r.datagrams;

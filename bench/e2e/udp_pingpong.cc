@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "bench/e2e/udp_socket.h"
 #include "apps/common/cli/app.h"
 #include "apps/common/cli/values.h"
 #include "apps/common/latency_histogram.h"
+#include "bench/e2e/udp_socket.h"
 
 using namespace droce::bench;
 
@@ -44,7 +44,8 @@ int parse(int argc, char** argv, Options& o) {
   const std::string d = " (default ";
   const char* g = "udp";
   cli::add_choice(*app, g, "--role", {"server", "client"}, o.role, "required")->required();
-  cli::add_value(*app, g, "--addr", "A.B.C.D", "server's address: bound by server, sent to by client" + d + o.addr + ")",
+  cli::add_value(*app, g, "--addr", "A.B.C.D",
+                 "server's address: bound by server, sent to by client" + d + o.addr + ")",
                  [&o](const std::string& v) { return o.addr = v, std::string(); });
   cli::add_uint(*app, g, "--port", "N", o.port, 1, 65535, "UDP port" + d + std::to_string(o.port) + ")");
   cli::add_uint(*app, g, "--size", "BYTES", o.size, 8, kMaxUdpPayload,
@@ -66,8 +67,8 @@ int parse(int argc, char** argv, Options& o) {
 ssize_t receive(int fd, std::vector<std::uint8_t>& buf, bool busy, std::uint64_t deadline, sockaddr_in* from) {
   socklen_t fl = sizeof(sockaddr_in);
   for (;;) {
-    const ssize_t n = recvfrom(fd, buf.data(), buf.size(), busy ? MSG_DONTWAIT : 0,
-                               reinterpret_cast<sockaddr*>(from), from != nullptr ? &fl : nullptr);
+    const ssize_t n = recvfrom(fd, buf.data(), buf.size(), busy ? MSG_DONTWAIT : 0, reinterpret_cast<sockaddr*>(from),
+                               from != nullptr ? &fl : nullptr);
     if (n >= 0) return n;
     if (g_stop || now_ns() > deadline) return -1;
   }
@@ -80,7 +81,8 @@ int serve(int fd, const Options& o) {
     sockaddr_in from{};
     const ssize_t n = receive(fd, buf, o.busy_poll, now_ns() + static_cast<std::uint64_t>(o.timeout_s * 1e9), &from);
     if (n <= 0) break;  // goodbye, signal or idle
-    if (sendto(fd, buf.data(), static_cast<std::size_t>(n), 0, reinterpret_cast<sockaddr*>(&from), sizeof(from)) == n) ++echoed;
+    if (sendto(fd, buf.data(), static_cast<std::size_t>(n), 0, reinterpret_cast<sockaddr*>(&from), sizeof(from)) == n)
+      ++echoed;
   }
   std::printf("udp_pingpong server: echoed %llu datagrams\n", static_cast<unsigned long long>(echoed));
   return echoed > 0 ? 0 : 1;
@@ -121,7 +123,8 @@ int ping(int fd, const Options& o) {
               static_cast<unsigned long long>(o.warmup));
   std::printf("  RTT ns: min %llu  p50 %llu  p90 %llu  p99 %llu  p99.9 %llu  max %llu\n",
               static_cast<unsigned long long>(hist.min()), static_cast<unsigned long long>(hist.percentile(0.5)),
-              static_cast<unsigned long long>(hist.percentile(0.9)), static_cast<unsigned long long>(hist.percentile(0.99)),
+              static_cast<unsigned long long>(hist.percentile(0.9)),
+              static_cast<unsigned long long>(hist.percentile(0.99)),
               static_cast<unsigned long long>(hist.percentile(0.999)), static_cast<unsigned long long>(hist.max()));
   std::printf("  lost rounds %llu, stray replies %llu, send errors %llu\n", static_cast<unsigned long long>(lost),
               static_cast<unsigned long long>(stray), static_cast<unsigned long long>(send_errors));
@@ -134,7 +137,8 @@ int ping(int fd, const Options& o) {
       << ", \"max\": " << hist.max() << "}, \"lost_rounds\": " << lost << ", \"stray_replies\": " << stray << "}\n";
     if (!j) return std::fprintf(stderr, "%s: cannot write %s\n", kTool, o.json.c_str()), 1;
   }
-  if (lost >= kMaxLostRounds) std::fprintf(stderr, "%s: gave up after %llu lost round trips\n", kTool, static_cast<unsigned long long>(lost));
+  if (lost >= kMaxLostRounds)
+    std::fprintf(stderr, "%s: gave up after %llu lost round trips\n", kTool, static_cast<unsigned long long>(lost));
   return hist.count() == o.count ? 0 : 1;
 }
 

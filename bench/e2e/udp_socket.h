@@ -38,7 +38,8 @@ inline std::uint64_t now_ns() {
 }
 
 // A number option in [lo, hi], or one error line naming the option.
-inline bool parse_number(const char* tool, const std::string& opt, const std::string& s, double lo, double hi, double& out) {
+inline bool parse_number(const char* tool, const std::string& opt, const std::string& s, double lo, double hi,
+                         double& out) {
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(s.c_str(), &end);
@@ -79,7 +80,8 @@ inline int udp_socket(const char* tool, const std::string& addr, std::uint16_t p
   const int r = bind_it ? bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa))
                         : connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa));
   if (r != 0) {
-    std::fprintf(stderr, "%s: %s %s:%u: %s\n", tool, bind_it ? "bind" : "connect", addr.c_str(), port, std::strerror(errno));
+    std::fprintf(stderr, "%s: %s %s:%u: %s\n", tool, bind_it ? "bind" : "connect", addr.c_str(), port,
+                 std::strerror(errno));
     close(fd);
     return -1;
   }

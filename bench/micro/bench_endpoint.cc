@@ -127,10 +127,10 @@ void BM_IdlePoll(benchmark::State& st) {
     e.ep->poll(now);
   }
   const EndpointCounters& after = e.ep->counters();
-  st.counters["qp_turns/poll"] =
-      benchmark::Counter(static_cast<double>(after.tx_qp_turns - before.tx_qp_turns), benchmark::Counter::kAvgIterations);
-  st.counters["timer_fires/poll"] =
-      benchmark::Counter(static_cast<double>(after.timer_fires - before.timer_fires), benchmark::Counter::kAvgIterations);
+  st.counters["qp_turns/poll"] = benchmark::Counter(static_cast<double>(after.tx_qp_turns - before.tx_qp_turns),
+                                                    benchmark::Counter::kAvgIterations);
+  st.counters["timer_fires/poll"] = benchmark::Counter(static_cast<double>(after.timer_fires - before.timer_fires),
+                                                       benchmark::Counter::kAvgIterations);
 }
 // {connected QPs, of which with an armed ACK timer}
 BENCHMARK(BM_IdlePoll)->Args({16, 0})->Args({10'000, 0})->Args({10'000, 100})->Args({16'384, 0});
@@ -158,9 +158,10 @@ void report_memory(std::uint32_t depth) {
 
 int main(int argc, char** argv) {
   Status err;
-  auto eal = Eal::init("bench-endpoint", {"-l", "0", "--no-huge", "-m", "1024", "--no-pci", "--no-telemetry",
-                                          "--no-shconf", "--log-level", "lib.*:error"},
-                       err, /*quiet=*/true);
+  auto eal = Eal::init(
+      "bench-endpoint",
+      {"-l", "0", "--no-huge", "-m", "1024", "--no-pci", "--no-telemetry", "--no-shconf", "--log-level", "lib.*:error"},
+      err, /*quiet=*/true);
   if (!eal) {
     std::fprintf(stderr, "bench_endpoint: %s\n", err.message().c_str());
     return 2;

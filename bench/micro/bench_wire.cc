@@ -41,7 +41,8 @@ BENCHMARK(BM_ParseFrame)->ArgsProduct({{64, 1024, 4096}, {0, 1}});
 
 void BM_IcrcContiguous(benchmark::State& st) {
   const auto f = frame(static_cast<std::uint32_t>(st.range(0)));
-  for (auto _ : st) benchmark::DoNotOptimize(wire::icrc_compute(f.data() + 14, static_cast<std::uint32_t>(f.size() - 18), false));
+  for (auto _ : st)
+    benchmark::DoNotOptimize(wire::icrc_compute(f.data() + 14, static_cast<std::uint32_t>(f.size() - 18), false));
   st.SetBytesProcessed(static_cast<std::int64_t>(st.iterations() * f.size()));
 }
 BENCHMARK(BM_IcrcContiguous)->Arg(64)->Arg(1024)->Arg(4096);
@@ -51,7 +52,8 @@ void BM_IcrcSplit(benchmark::State& st) {
   const auto f = frame(len);
   std::vector<std::uint8_t> payload(len, 0xAB);
   for (auto _ : st)
-    benchmark::DoNotOptimize(wire::icrc_compute_split(f.data() + 14, 40, false, payload.data(), len, wire::pad_for(len)));
+    benchmark::DoNotOptimize(
+        wire::icrc_compute_split(f.data() + 14, 40, false, payload.data(), len, wire::pad_for(len)));
   st.SetBytesProcessed(static_cast<std::int64_t>(st.iterations() * len));
 }
 BENCHMARK(BM_IcrcSplit)->Arg(64)->Arg(1024)->Arg(4096);
@@ -88,8 +90,9 @@ int main(int argc, char** argv) {
   // rte_net_crc stays on its table (ENVIRONMENT trap). EAL_SCALAR=1 measures the table path.
   const char* scalar = std::getenv("EAL_SCALAR");
   const char* bits = scalar != nullptr ? "--force-max-simd-bitwidth=64" : "--force-max-simd-bitwidth=512";
-  const char* eal_argv[] = {"bench_wire", "-l", "0", "--no-huge", "-m", "64", "--no-pci", "--no-telemetry",
-                            "--no-shconf", "--log-level=*:error", bits};
+  const char* eal_argv[] = {
+      "bench_wire",          "-l", "0", "--no-huge", "-m", "64", "--no-pci", "--no-telemetry", "--no-shconf",
+      "--log-level=*:error", bits};
   if (rte_eal_init(static_cast<int>(std::size(eal_argv)), const_cast<char**>(eal_argv)) < 0) return 1;
   wire::icrc_init();
   benchmark::Initialize(&argc, argv);

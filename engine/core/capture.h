@@ -39,8 +39,8 @@ class PcapngCapture {
 
   // Records `n` frames seen on (port, queue) at TSC time `tsc`. Copies that cannot be made
   // (pool exhausted) are counted in dropped(), never block.
-  void capture(std::uint16_t port, std::uint16_t queue, rte_mbuf* const* pkts, std::uint16_t n,
-               CaptureDirection dir, std::uint64_t tsc);
+  void capture(std::uint16_t port, std::uint16_t queue, rte_mbuf* const* pkts, std::uint16_t n, CaptureDirection dir,
+               std::uint64_t tsc);
   void flush();
   void close();
 
@@ -55,7 +55,7 @@ class PcapngCapture {
   [[nodiscard]] bool start_section();
   void flush_locked();
 
-  std::mutex mu_;  // everything below, while open
+  std::mutex mu_;                  // everything below, while open
   std::atomic<bool> open_{false};  // read without the lock: a closed capture costs one load
   rte_pcapng* handle_ = nullptr;   // made by start_section(), at the first frame or at close
   std::uint16_t interfaces_ = 0;   // ports 0..interfaces_-1 have interface blocks

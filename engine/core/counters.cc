@@ -1,8 +1,9 @@
 // Counter registry and its JSON form (nlohmann::json), including DPDK's own ethdev stats.
 #include "engine/core/counters.h"
 
-#include <nlohmann/json.hpp>
 #include <rte_ethdev.h>
+
+#include <nlohmann/json.hpp>
 
 namespace droce::engine {
 
@@ -63,12 +64,17 @@ std::string CounterRegistry::json(int only_port) const {
     nlohmann::json qs = nlohmann::json::array();
     std::uint64_t totals[7] = {};
     for (const auto& q : p.queues) {
-      nlohmann::json jq{{"rx_packets", q.rx_packets}, {"rx_bytes", q.rx_bytes},   {"rx_bursts", q.rx_bursts},
-                        {"tx_packets", q.tx_packets}, {"tx_bytes", q.tx_bytes},   {"tx_deferred", q.tx_deferred},
+      nlohmann::json jq{{"rx_packets", q.rx_packets},
+                        {"rx_bytes", q.rx_bytes},
+                        {"rx_bursts", q.rx_bursts},
+                        {"tx_packets", q.tx_packets},
+                        {"tx_bytes", q.tx_bytes},
+                        {"tx_deferred", q.tx_deferred},
                         {"tx_backlog_drops", q.tx_backlog_drops}};
       nlohmann::json drops = nlohmann::json::object();
       for (std::size_t r = 1; r < wire::kDropReasonCount; ++r)
-        if (q.rx_drops[r] != 0) drops[std::string(wire::drop_reason_name(static_cast<wire::DropReason>(r)))] = q.rx_drops[r];
+        if (q.rx_drops[r] != 0)
+          drops[std::string(wire::drop_reason_name(static_cast<wire::DropReason>(r)))] = q.rx_drops[r];
       jq["rx_drops"] = drops;
       qs.push_back(jq);
       totals[0] += q.rx_packets;
@@ -87,8 +93,8 @@ std::string CounterRegistry::json(int only_port) const {
     jp["tx_backlog_drops"] = totals[5];
     rte_eth_stats st{};
     if (rte_eth_dev_is_valid_port(p.port_id) && rte_eth_stats_get(p.port_id, &st) == 0) {
-      jp["ethdev"] = {{"ipackets", st.ipackets}, {"opackets", st.opackets}, {"ibytes", st.ibytes},
-                      {"obytes", st.obytes},     {"imissed", st.imissed},   {"ierrors", st.ierrors},
+      jp["ethdev"] = {{"ipackets", st.ipackets}, {"opackets", st.opackets},  {"ibytes", st.ibytes},
+                      {"obytes", st.obytes},     {"imissed", st.imissed},    {"ierrors", st.ierrors},
                       {"oerrors", st.oerrors},   {"rx_nombuf", st.rx_nombuf}};
     }
     out.push_back(jp);

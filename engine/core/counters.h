@@ -16,11 +16,11 @@ namespace droce::engine {
 struct alignas(64) QueueCounters {
   std::uint64_t rx_packets = 0;
   std::uint64_t rx_bytes = 0;
-  std::uint64_t rx_bursts = 0;        // non-empty rx_burst calls
+  std::uint64_t rx_bursts = 0;  // non-empty rx_burst calls
   std::uint64_t tx_packets = 0;
   std::uint64_t tx_bytes = 0;
-  std::uint64_t tx_deferred = 0;      // frames tx_burst did not take at once (sent on a later iteration)
-  std::uint64_t tx_backlog_drops = 0; // frames dropped because the TX backlog was full
+  std::uint64_t tx_deferred = 0;       // frames tx_burst did not take at once (sent on a later iteration)
+  std::uint64_t tx_backlog_drops = 0;  // frames dropped because the TX backlog was full
   std::uint64_t rx_drops[wire::kDropReasonCount] = {};
 };
 

@@ -1,6 +1,9 @@
 // EAL bring-up with friendly defaults: hugepages when usable, else --no-huge; unique file prefix.
 #include "engine/core/eal.h"
 
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_kvargs.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -10,10 +13,6 @@
 #include <fstream>
 #include <set>
 #include <sstream>
-
-#include <rte_eal.h>
-#include <rte_errno.h>
-#include <rte_kvargs.h>
 
 #include "engine/core/log.h"
 #include "engine/core/port.h"
@@ -35,8 +34,10 @@ bool uses_virtio_user(const std::vector<std::string>& args) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     std::string v;
-    if ((a == "--vdev" || a == "-a" || a == "--allow") && i + 1 < args.size()) v = args[i + 1];
-    else if (a.rfind("--vdev=", 0) == 0) v = a.substr(7);
+    if ((a == "--vdev" || a == "-a" || a == "--allow") && i + 1 < args.size())
+      v = args[i + 1];
+    else if (a.rfind("--vdev=", 0) == 0)
+      v = a.substr(7);
     if (v.rfind("virtio_user", 0) == 0 || v.rfind("net_virtio_user", 0) == 0) return true;
   }
   return false;
@@ -132,10 +133,14 @@ bool parse_core_mask(const std::string& s, std::set<unsigned>& out) {
   unsigned bit = 0;
   for (auto it = hex.rbegin(); it != hex.rend(); ++it) {
     int v;
-    if (*it >= '0' && *it <= '9') v = *it - '0';
-    else if (*it >= 'a' && *it <= 'f') v = *it - 'a' + 10;
-    else if (*it >= 'A' && *it <= 'F') v = *it - 'A' + 10;
-    else return false;
+    if (*it >= '0' && *it <= '9')
+      v = *it - '0';
+    else if (*it >= 'a' && *it <= 'f')
+      v = *it - 'a' + 10;
+    else if (*it >= 'A' && *it <= 'F')
+      v = *it - 'A' + 10;
+    else
+      return false;
     for (int b = 0; b < 4; ++b, ++bit)
       if (v & (1 << b)) out.insert(bit);
   }
@@ -253,13 +258,11 @@ Status build_eal_args(const std::vector<std::string>& eal, std::vector<std::stri
     out.insert(out.begin(), {"-l", "0"});  // one lcore unless told otherwise
   }
 
-  const bool user_memory_mode = has_arg(eal, "--no-huge") || has_arg(eal, "--in-memory") ||
-                                has_arg(eal, "--huge-dir");
+  const bool user_memory_mode = has_arg(eal, "--no-huge") || has_arg(eal, "--in-memory") || has_arg(eal, "--huge-dir");
   report.hugepages = !has_arg(eal, "--no-huge");
   if (!user_memory_mode && !Eal::hugepages_available()) {
     report.hugepages = false;
-    if (!quiet)
-      DROCE_LOG(WARNING, "no usable hugepages (see scripts/setup.sh); running with --no-huge");
+    if (!quiet) DROCE_LOG(WARNING, "no usable hugepages (see scripts/setup.sh); running with --no-huge");
     out.emplace_back("--no-huge");
     if (!has_arg(eal, "-m") && !has_arg(eal, "--socket-mem")) {
       out.emplace_back("-m");
@@ -319,8 +322,8 @@ std::unique_ptr<Eal> Eal::init(const std::string& app_name, const std::vector<st
   if (rc < 0) {
     std::string all;
     for (const auto& a : args) all += " " + a;
-    err = Status::error(std::string("EAL initialisation failed: ") + rte_strerror(rte_errno) + " (EAL args:" + all +
-                        ")");
+    err =
+        Status::error(std::string("EAL initialisation failed: ") + rte_strerror(rte_errno) + " (EAL args:" + all + ")");
     return nullptr;
   }
   eal->initialised_ = true;

@@ -19,8 +19,8 @@ struct SplitArgs {
 [[nodiscard]] SplitArgs split_args(int argc, char** argv);
 
 struct EalReport {
-  bool hugepages = false;          // false: running with --no-huge
-  std::string file_prefix;         // empty with --no-shconf
+  bool hugepages = false;   // false: running with --no-huge
+  std::string file_prefix;  // empty with --no-shconf
   std::vector<std::string> final_args;
 };
 

@@ -1,10 +1,10 @@
 // Forwarder: the engine's raw rx -> tx loop (one rx queue to one tx queue), the datapath baseline.
 #pragma once
 
-#include <cstdint>
-
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+
+#include <cstdint>
 
 #include "engine/core/counters.h"
 #include "engine/core/tx_batch.h"
@@ -18,7 +18,11 @@ class Forwarder {
  public:
   Forwarder(std::uint16_t rx_port, std::uint16_t rx_queue, std::uint16_t tx_port, std::uint16_t tx_queue,
             QueueCounters& rx_counters, QueueCounters& tx_counters)
-      : rx_port_(rx_port), rx_queue_(rx_queue), tx_port_(tx_port), tx_queue_(tx_queue), rxc_(rx_counters),
+      : rx_port_(rx_port),
+        rx_queue_(rx_queue),
+        tx_port_(tx_port),
+        tx_queue_(tx_queue),
+        rxc_(rx_counters),
         txc_(tx_counters) {}
 
   void poll(std::uint64_t /*now_tsc*/) {

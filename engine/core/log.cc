@@ -9,14 +9,22 @@ int log_type() { return droce_logtype; }
 
 const char* log_level_word(unsigned level) {
   switch (level) {
-    case RTE_LOG_EMERG: return "emergency";
-    case RTE_LOG_ALERT: return "alert";
-    case RTE_LOG_CRIT: return "critical";
-    case RTE_LOG_ERR: return "error";
-    case RTE_LOG_WARNING: return "warning";
-    case RTE_LOG_NOTICE: return "notice";
-    case RTE_LOG_INFO: return "info";
-    default: return "debug";
+    case RTE_LOG_EMERG:
+      return "emergency";
+    case RTE_LOG_ALERT:
+      return "alert";
+    case RTE_LOG_CRIT:
+      return "critical";
+    case RTE_LOG_ERR:
+      return "error";
+    case RTE_LOG_WARNING:
+      return "warning";
+    case RTE_LOG_NOTICE:
+      return "notice";
+    case RTE_LOG_INFO:
+      return "info";
+    default:
+      return "debug";
   }
 }
 

@@ -16,5 +16,6 @@ namespace droce::engine {
 }  // namespace droce::engine
 
 // DROCE_LOG(WARNING, "no port %u", id): one line, prefixed "droce: <level>: ". Control path only.
-#define DROCE_LOG(level, fmt, ...) \
-  rte_log(RTE_LOG_##level, ::droce::engine::log_type(), "droce: %s: " fmt "\n", ::droce::engine::log_level_word(RTE_LOG_##level), ##__VA_ARGS__)
+#define DROCE_LOG(level, fmt, ...)                                              \
+  rte_log(RTE_LOG_##level, ::droce::engine::log_type(), "droce: %s: " fmt "\n", \
+          ::droce::engine::log_level_word(RTE_LOG_##level), ##__VA_ARGS__)

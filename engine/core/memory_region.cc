@@ -1,15 +1,14 @@
 // Memory registry: rc::MrTable keys plus DPDK external-memory registration and extbuf attach.
 #include "engine/core/memory_region.h"
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
 #include <rte_dev.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_memory.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 namespace droce::engine {
 namespace {
@@ -121,8 +120,7 @@ bool MemoryRegistry::attach_payload(rte_mbuf* m, std::uint32_t lkey, std::uint64
 
 bool MemoryRegistry::attach_payload_va(rte_mbuf* m, std::uint32_t lkey, const std::uint8_t* va, std::uint32_t len) {
   Entry* e = entry(lkey);
-  if (e == nullptr || len == 0 || len > UINT16_MAX || !RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1)
-    return false;
+  if (e == nullptr || len == 0 || len > UINT16_MAX || !RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1) return false;
   std::uint8_t* p = nullptr;
   if (table_.check_local(lkey, reinterpret_cast<std::uint64_t>(va), len, 0, &p) != rc::MrCheck::kOk) return false;
   rte_mbuf_ext_refcnt_update(&e->shinfo, 1);
@@ -152,8 +150,8 @@ bool MemoryRegistry::find_lkey(const void* ptr, std::uint64_t len, std::uint32_t
   return false;
 }
 
-bool MemoryRegistry::attach_payload_ptr(rte_mbuf* m, const std::uint8_t* va, std::uint32_t len,
-                                        bool dpdk_memory_only, LookupHint* hint) {
+bool MemoryRegistry::attach_payload_ptr(rte_mbuf* m, const std::uint8_t* va, std::uint32_t len, bool dpdk_memory_only,
+                                        LookupHint* hint) {
   std::uint32_t lkey = 0;
   if (!find_lkey(va, len, lkey, hint)) return false;
   if (dpdk_memory_only) {

@@ -2,12 +2,12 @@
 // external mbuf buffers for zero-copy TX.
 #pragma once
 
+#include <rte_dev.h>
+#include <rte_mbuf.h>
+
 #include <cstdint>
 #include <memory>
 #include <vector>
-
-#include <rte_dev.h>
-#include <rte_mbuf.h>
 
 #include "engine/core/status.h"
 #include "protocols/rc/mr_table.h"
@@ -39,8 +39,7 @@ class MemoryRegistry {
   // Registers [addr, addr+len) once. Also registers the enclosing pages with DPDK as external
   // memory (rte_extmem_register) so IOVA lookups and device DMA mapping work; memory that DPDK
   // already knows (hugepages, rte_malloc) is used as is.
-  [[nodiscard]] Status register_memory(void* addr, std::uint64_t len, std::uint32_t access,
-                                       rc::MemoryRegion& out);
+  [[nodiscard]] Status register_memory(void* addr, std::uint64_t len, std::uint32_t access, rc::MemoryRegion& out);
   // Refused while frames still reference the region.
   [[nodiscard]] Status deregister(std::uint32_t lkey);
 

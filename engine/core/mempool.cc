@@ -16,8 +16,8 @@ Status MbufPool::create(const PoolConfig& cfg, MbufPool& out) {
     return Status::error("mbuf pool '" + cfg.name + "': data room too small");
   const unsigned cache = cfg.cache > RTE_MEMPOOL_CACHE_MAX_SIZE ? RTE_MEMPOOL_CACHE_MAX_SIZE : cfg.cache;
   const int socket = cfg.socket < 0 ? static_cast<int>(rte_socket_id()) : cfg.socket;
-  rte_mempool* p = rte_pktmbuf_pool_create(cfg.name.c_str(), cfg.mbufs, cache, sizeof(PacketMeta), cfg.data_room,
-                                           socket);
+  rte_mempool* p =
+      rte_pktmbuf_pool_create(cfg.name.c_str(), cfg.mbufs, cache, sizeof(PacketMeta), cfg.data_room, socket);
   if (p == nullptr)
     return Status::error("cannot create mbuf pool '" + cfg.name + "' (" + std::to_string(cfg.mbufs) + " x " +
                          std::to_string(cfg.data_room) + " B): " + rte_strerror(rte_errno) +

@@ -15,8 +15,8 @@ namespace droce::engine {
 // Per-packet metadata kept in each mbuf's private area (between the rte_mbuf and its headroom),
 // so the transport can tag a frame without a side table or an allocation.
 struct PacketMeta {
-  std::uint64_t tx_tsc;    // when the frame was handed to the NIC (latency, RTO bookkeeping)
-  std::uint32_t qpn;       // local QP that owns the frame
+  std::uint64_t tx_tsc;  // when the frame was handed to the NIC (latency, RTO bookkeeping)
+  std::uint32_t qpn;     // local QP that owns the frame
   std::uint32_t psn;
   std::uint32_t wr_index;  // send-queue slot of the work request the payload belongs to
   std::uint16_t flags;
@@ -25,10 +25,10 @@ struct PacketMeta {
 
 struct PoolConfig {
   std::string name = "droce_pool";
-  std::uint32_t mbufs = 8191;        // power of two minus one is the mempool sweet spot
+  std::uint32_t mbufs = 8191;  // power of two minus one is the mempool sweet spot
   std::uint32_t cache = 256;
   std::uint16_t data_room = 2048 + 128;  // RTE_MBUF_DEFAULT_BUF_SIZE: one 1500-MTU frame
-  int socket = -1;                   // -1: the caller's socket
+  int socket = -1;                       // -1: the caller's socket
 };
 
 // Owns an rte_mempool of packet mbufs; frees it on destruction.

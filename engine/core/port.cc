@@ -1,14 +1,6 @@
 // Port bring-up: probe from devargs, probe offloads, queue setup, MTU, start, link wait.
 #include "engine/core/port.h"
 
-#include <sys/eventfd.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <chrono>
-#include <cstring>
-#include <thread>
-
 #include <rte_bus.h>
 #include <rte_dev.h>
 #include <rte_devargs.h>
@@ -16,6 +8,13 @@
 #include <rte_interrupts.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
 
 #include "engine/core/stop_signal.h"
 
@@ -48,9 +47,9 @@ rte_mempool* rx_pool_of(const PortConfig& cfg, std::uint16_t q) {
 }
 
 // RSS over the UDP 4-tuple, where the PMD can hash it: a QP's frames keep their UDP source port
-// (RoCEv2 senders pick one per QP for ECMP entropy and in-order delivery), so each QP's frames land on one queue and the
-// worker placement can follow the hash. A PMD without it (net_ring, net_memif) leaves RX where its
-// queues put it, and the workers' software steering hands frames to their owners.
+// (RoCEv2 senders pick one per QP for ECMP entropy and in-order delivery), so each QP's frames land on one queue and
+// the worker placement can follow the hash. A PMD without it (net_ring, net_memif) leaves RX where its queues put it,
+// and the workers' software steering hands frames to their owners.
 void enable_rss(const PortConfig& cfg, const rte_eth_dev_info& info, rte_eth_conf& conf, PortOffloads& off) {
   constexpr std::uint64_t kUdpHash = RTE_ETH_RSS_NONFRAG_IPV4_UDP | RTE_ETH_RSS_NONFRAG_IPV6_UDP;
   const std::uint64_t hash = info.flow_type_rss_offloads & kUdpHash;
@@ -173,7 +172,8 @@ std::unique_ptr<Port> Port::open(const PortConfig& cfg, Status& err) {
   for (std::uint16_t q = 0; q < cfg.rx_queues; ++q) {
     rte_eth_rxconf rxc = info.default_rxconf;
     rxc.offloads = conf.rxmode.offloads;
-    if (int rc = rte_eth_rx_queue_setup(pid, q, nrx, static_cast<unsigned>(socket), &rxc, rx_pool_of(cfg, q)); rc != 0) {
+    if (int rc = rte_eth_rx_queue_setup(pid, q, nrx, static_cast<unsigned>(socket), &rxc, rx_pool_of(cfg, q));
+        rc != 0) {
       err = Status::error("port " + port->name_ + ": rx queue " + std::to_string(q) + " setup failed: " + err_text(rc));
       return nullptr;
     }
@@ -307,7 +307,8 @@ Status InterruptThreadHold::engage(std::uint32_t timeout_ms) {
   event_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (event_fd_ < 0) return Status::error(std::string("eventfd: ") + std::strerror(errno));
   handle_ = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
-  if (handle_ == nullptr || rte_intr_fd_set(handle_, event_fd_) != 0 || rte_intr_type_set(handle_, RTE_INTR_HANDLE_EXT) != 0 ||
+  if (handle_ == nullptr || rte_intr_fd_set(handle_, event_fd_) != 0 ||
+      rte_intr_type_set(handle_, RTE_INTR_HANDLE_EXT) != 0 ||
       rte_intr_callback_register(handle_, &InterruptThreadHold::on_event, this) != 0) {
     if (handle_ != nullptr) rte_intr_instance_free(handle_);
     handle_ = nullptr;

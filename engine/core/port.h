@@ -1,14 +1,14 @@
 // Port: one DPDK ethdev from any devargs string (vdev or PCI), configured with probed offloads.
 #pragma once
 
+#include <rte_ethdev.h>
+
 #include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <rte_ethdev.h>
 
 #include "engine/core/status.h"
 
@@ -18,22 +18,22 @@ struct rte_intr_handle;
 namespace droce::engine {
 
 struct PortConfig {
-  std::string devargs;              // "net_ring0", "net_memif0,role=server,socket=/tmp/x.sock", "0000:3b:00.0", ...
+  std::string devargs;  // "net_ring0", "net_memif0,role=server,socket=/tmp/x.sock", "0000:3b:00.0", ...
   std::uint16_t rx_queues = 1;
   std::uint16_t tx_queues = 1;
   std::uint16_t rx_desc = 1024;
   std::uint16_t tx_desc = 1024;
-  std::uint16_t mtu = 0;            // 0: leave the PMD's default
+  std::uint16_t mtu = 0;  // 0: leave the PMD's default
   bool promiscuous = false;
   // Multicast MACs the port must take besides its own (a port that is promiscuous takes them
   // anyway): an IPv6 endpoint's Neighbor Discovery groups, nd::nd_group_macs (its solicited-node
   // group and all nodes, RFC 4861 §7.2.1). Set as the PMD's multicast list, or all-multicast
   // where the PMD keeps no list; a PMD with no filter at all takes them already.
   std::vector<std::array<std::uint8_t, 6>> multicast_macs;
-  bool want_multi_seg = true;       // chained mbufs on TX (zero-copy payload segments)
-  bool want_ipv4_cksum = true;      // IPv4 header checksum offload
-  bool want_fast_free = false;      // only valid when every mbuf is direct, refcnt 1, one pool
-  rte_mempool* rx_pool = nullptr;   // required
+  bool want_multi_seg = true;      // chained mbufs on TX (zero-copy payload segments)
+  bool want_ipv4_cksum = true;     // IPv4 header checksum offload
+  bool want_fast_free = false;     // only valid when every mbuf is direct, refcnt 1, one pool
+  rte_mempool* rx_pool = nullptr;  // required
   // One pool per RX queue (a worker's own, on its NUMA socket); empty: rx_pool for every queue.
   std::vector<rte_mempool*> rx_pools;
   // With more than one RX queue, spread frames over them by an IPv4/IPv6 UDP hash (RSS) when the

@@ -20,7 +20,8 @@ void shut_down_tcp_sockets() {
     socklen_t len = sizeof(type);
     if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM) continue;
     len = sizeof(domain);
-    if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || (domain != AF_INET && domain != AF_INET6)) continue;
+    if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || (domain != AF_INET && domain != AF_INET6))
+      continue;
     (void)shutdown(fd, SHUT_RDWR);
   }
 }

@@ -1,12 +1,12 @@
 // Telemetry callbacks: run on DPDK's telemetry thread, read counters through the registry.
 #include "engine/core/telemetry.h"
 
+#include <rte_ethdev.h>
+#include <rte_telemetry.h>
+
 #include <cstdlib>
 #include <mutex>
 #include <string>
-
-#include <rte_ethdev.h>
-#include <rte_telemetry.h>
 
 #include "engine/core/counters.h"
 

@@ -1,12 +1,12 @@
 // TxBatch: frames waiting for tx_burst; what the NIC did not take is kept for the next iteration.
 #pragma once
 
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
-
-#include <rte_ethdev.h>
-#include <rte_mbuf.h>
 
 namespace droce::engine {
 

@@ -1,11 +1,11 @@
 // Worker: the per-lcore poll loop (read TSC once, let the handler poll) and lcore launching.
 #pragma once
 
-#include <cstdint>
-
 #include <rte_cycles.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
+
+#include <cstdint>
 
 #include "engine/core/status.h"
 #include "engine/core/stop_signal.h"

@@ -1,11 +1,11 @@
 // EndpointArp: ARP frames in and out of an RcEndpoint's queue, and the resolution API's words.
 #include "engine/endpoint/endpoint_arp.h"
 
+#include <rte_mbuf.h>
+
 #include <cstdio>
 #include <cstring>
 #include <string>
-
-#include <rte_mbuf.h>
 
 #include "engine/endpoint/rc_endpoint.h"
 
@@ -78,9 +78,15 @@ bool EndpointArp::send(Kind kind, const std::uint8_t* to_mac, std::uint32_t ip, 
   std::uint32_t n = 0;
   if (p != nullptr) {
     switch (kind) {
-      case Kind::kRequest: n = arp::build_arp_request(self_, ip, p, arp::kArpFrameBytes); break;
-      case Kind::kReply: n = arp::build_arp_reply(self_, to_mac, ip, p, arp::kArpFrameBytes); break;
-      case Kind::kAnnouncement: n = arp::build_gratuitous_arp(self_, p, arp::kArpFrameBytes); break;
+      case Kind::kRequest:
+        n = arp::build_arp_request(self_, ip, p, arp::kArpFrameBytes);
+        break;
+      case Kind::kReply:
+        n = arp::build_arp_reply(self_, to_mac, ip, p, arp::kArpFrameBytes);
+        break;
+      case Kind::kAnnouncement:
+        n = arp::build_gratuitous_arp(self_, p, arp::kArpFrameBytes);
+        break;
     }
   }
   if (n == 0) {
@@ -105,11 +111,13 @@ Status EndpointArp::start_resolve(const std::uint8_t* ipv4, std::uint64_t now_ns
   switch (table_.start_resolve(ip, now_ns)) {
     case arp::StartResult::kStarted:
     case arp::StartResult::kResolving:
-    case arp::StartResult::kResolved: return Status{};
+    case arp::StartResult::kResolved:
+      return Status{};
     case arp::StartResult::kBadAddress:
       return Status::error(StatusCode::kInvalidArgument,
                            ipv4_text(ip) + " names no neighbour (ours, 0.0.0.0, loopback, multicast or broadcast)");
-    case arp::StartResult::kTableFull: break;
+    case arp::StartResult::kTableFull:
+      break;
   }
   return Status::error(StatusCode::kNoMemory, "neighbour table full (" + std::to_string(arp::kNeighbourCapacity) +
                                                   " addresses resolving or learned): cannot resolve " + ipv4_text(ip));
@@ -130,23 +138,27 @@ NeighbourResolution EndpointArp::resolution(const std::uint8_t* ipv4) const {
       break;
     case arp::NeighbourState::kIncomplete:
       out.state = NeighbourResolution::State::kResolving;
-      out.status = Status::error(StatusCode::kBadState, "still resolving " + ipv4_text(ip) + " (ARP requests sent so far: " +
-                                                            std::to_string(n->queries_sent) + ")");
+      out.status = Status::error(
+          StatusCode::kBadState,
+          "still resolving " + ipv4_text(ip) + " (ARP requests sent so far: " + std::to_string(n->queries_sent) + ")");
       break;
     case arp::NeighbourState::kFailed:
     case arp::NeighbourState::kNone:
       out.state = NeighbourResolution::State::kFailed;
-      out.status = Status::error(StatusCode::kTimeout,
-                                 "no ARP reply from " + ipv4_text(ip) + " after " + std::to_string(n->queries_sent) +
-                                     " requests in " + std::to_string((n->deadline_ns - n->started_ns) / 1'000'000) + " ms");
+      out.status =
+          Status::error(StatusCode::kTimeout, "no ARP reply from " + ipv4_text(ip) + " after " +
+                                                  std::to_string(n->queries_sent) + " requests in " +
+                                                  std::to_string((n->deadline_ns - n->started_ns) / 1'000'000) + " ms");
       break;
   }
   return out;
 }
 
 Status EndpointArp::announce(std::uint64_t now_tsc) {
-  if (!enabled_) return Status::fail(StatusCode::kUnsupported, "ARP announces IPv4 addresses; this endpoint speaks IPv6");
-  if (!send(Kind::kAnnouncement, nullptr, 0, now_tsc)) return Status::fail(StatusCode::kNoMemory, "no mbuf or TX room for the ARP announcement");
+  if (!enabled_)
+    return Status::fail(StatusCode::kUnsupported, "ARP announces IPv4 addresses; this endpoint speaks IPv6");
+  if (!send(Kind::kAnnouncement, nullptr, 0, now_tsc))
+    return Status::fail(StatusCode::kNoMemory, "no mbuf or TX room for the ARP announcement");
   ++c_.arp_announcements_sent;
   return Status{};
 }

@@ -1,13 +1,13 @@
 // EndpointCm: QP1's frames in and out, the connection table, and the QP moves the CM's events ask for.
 #include "engine/endpoint/endpoint_cm.h"
 
+#include <rte_mbuf.h>
+#include <rte_random.h>
+
 #include <algorithm>
 #include <cstring>
 #include <optional>
 #include <string>
-
-#include <rte_mbuf.h>
-#include <rte_random.h>
 
 #include "engine/endpoint/rc_endpoint.h"
 #include "protocols/cm/rdma_cm_header.h"
@@ -39,8 +39,8 @@ struct EndpointCm::Conn {
   wire::L2L3Address peer;
   std::uint16_t pkey = wire::kDefaultPkey;  // the REQ's (replies carry it)
   std::uint16_t port = 0, peer_port = 0;
-  bool qp_connected = false;  // this connection moved the QP to RTS
-  std::uint8_t rep_private[cm::kRepPrivateBytes] = {};  // active: the REP's private data
+  bool qp_connected = false;                                                      // this connection moved the QP to RTS
+  std::uint8_t rep_private[cm::kRepPrivateBytes] = {};                            // active: the REP's private data
   rc::Recovery (*recovery_at_rep)(const std::uint8_t*, std::uint32_t) = nullptr;  // CmConnectTo's
 };
 
@@ -147,8 +147,8 @@ cm::CmLocalConfig EndpointCm::local_config(std::uint32_t qpn, Status& err) const
 Status EndpointCm::listen(std::uint16_t port) {
   if (port == 0) return Status::error(StatusCode::kInvalidArgument, "cm_listen: port 0");
   if (!listener_.listen(cm::rdma_cm_tcp_service_id(port)))
-    return Status::error(StatusCode::kNoMemory,
-                         "cm_listen: at most " + std::to_string(cm::CmListener::kMaxServices) + " ports listened at once");
+    return Status::error(StatusCode::kNoMemory, "cm_listen: at most " + std::to_string(cm::CmListener::kMaxServices) +
+                                                    " ports listened at once");
   return {};
 }
 
@@ -209,7 +209,8 @@ Status EndpointCm::accept(std::uint32_t conn, std::uint32_t qpn, const std::uint
   if (c == nullptr) return Status::error(StatusCode::kNotFound, "cm_accept: no connection " + std::to_string(conn));
   if (c->cm->role() != cm::CmRole::kPassive || c->qpn != 0 ||
       (c->cm->state() != cm::CmState::kReqRcvd && c->cm->state() != cm::CmState::kMraReqSent))
-    return Status::error(StatusCode::kBadState, "cm_accept: connection " + std::to_string(conn) + " has no REQ waiting");
+    return Status::error(StatusCode::kBadState,
+                         "cm_accept: connection " + std::to_string(conn) + " has no REQ waiting");
   if (len > cm::kRepPrivateBytes || (len != 0 && priv == nullptr))
     return Status::error(StatusCode::kInvalidArgument, "cm_accept: private data over 196 bytes");
   if (find_by_qpn(qpn) != nullptr)
@@ -223,7 +224,8 @@ Status EndpointCm::accept(std::uint32_t conn, std::uint32_t qpn, const std::uint
   (void)trial.set_local(cfg);
   const std::uint64_t tsc = rte_rdtsc();
   const cm::CmOutput o = trial.accept(priv, len, api_now_ns());
-  if (o.mad_count == 0) return Status::error(StatusCode::kBadState, std::string("cm_accept: ") + (o.note ? o.note : "refused"));
+  if (o.mad_count == 0)
+    return Status::error(StatusCode::kBadState, std::string("cm_accept: ") + (o.note ? o.note : "refused"));
   // rdma_accept's order: the QP is ready (RTR, then RTS) before the REP tells the peer to send.
   const cm::CmQpParams& q = trial.qp_params();
   if (Status st = ep_.connect_agreed(qpn, RemoteQp{c->peer, q.remote_qpn, q.expected_psn}, q); !st.ok()) {
@@ -243,7 +245,8 @@ Status EndpointCm::reject(std::uint32_t conn) {
   Conn* c = find(conn);
   if (c == nullptr) return Status::error(StatusCode::kNotFound, "cm_reject: no connection " + std::to_string(conn));
   if (c->cm->state() != cm::CmState::kReqRcvd && c->cm->state() != cm::CmState::kMraReqSent)
-    return Status::error(StatusCode::kBadState, "cm_reject: connection " + std::to_string(conn) + " has no REQ waiting");
+    return Status::error(StatusCode::kBadState,
+                         "cm_reject: connection " + std::to_string(conn) + " has no REQ waiting");
   const std::uint64_t tsc = rte_rdtsc();
   apply(*c, c->cm->reject(cm::RejReason::kConsumerReject, api_now_ns()), tsc);
   return {};
@@ -254,7 +257,8 @@ Status EndpointCm::disconnect(std::uint32_t conn) {
   if (c == nullptr) return Status::error(StatusCode::kNotFound, "cm_disconnect: no connection " + std::to_string(conn));
   if (c->cm->state() != cm::CmState::kEstablished)
     return Status::error(StatusCode::kBadState, "cm_disconnect: connection " + std::to_string(conn) + " is " +
-                                                    std::string(cm::cm_state_name(c->cm->state())) + ", not established");
+                                                    std::string(cm::cm_state_name(c->cm->state())) +
+                                                    ", not established");
   // rdma_disconnect's order: the QP goes to ERROR (its work completes flushed), then the DREQ.
   if (c->qp_connected) (void)ep_.set_error(c->qpn);
   const std::uint64_t tsc = rte_rdtsc();
@@ -303,7 +307,8 @@ void EndpointCm::on_frame(const std::uint8_t* frame, std::uint32_t len, std::uin
     return;
   }
   cm::CmMessage m;
-  if (const cm::MadRefusal mr = cm::decode_cm(frame + p.payload_offset, p.payload_len, m); mr != cm::MadRefusal::kNone) {
+  if (const cm::MadRefusal mr = cm::decode_cm(frame + p.payload_offset, p.payload_len, m);
+      mr != cm::MadRefusal::kNone) {
     ++c_.mad_refused[static_cast<std::size_t>(mr)];
     return;
   }
@@ -337,8 +342,9 @@ void EndpointCm::on_frame(const std::uint8_t* frame, std::uint32_t len, std::uin
       return;
     }
     cm::RdmaCmHeader h;
-    const bool header_ok = cm::parse_rdma_cm_header(req.private_data, cm::kReqPrivateBytes, h) == cm::RdmaCmHeaderRefusal::kNone &&
-                           h.ipv6 == v6 && same_ip(h.src_ip, from.ip, v6) && same_ip(h.dst_ip, ep_.cfg_.addresses.local.ip, v6);
+    const bool header_ok =
+        cm::parse_rdma_cm_header(req.private_data, cm::kReqPrivateBytes, h) == cm::RdmaCmHeaderRefusal::kNone &&
+        h.ipv6 == v6 && same_ip(h.src_ip, from.ip, v6) && same_ip(h.dst_ip, ep_.cfg_.addresses.local.ip, v6);
     if (!header_ok || c == nullptr || id == 0) {
       if (!header_ok)
         ++c_.bad_rdma_cm_header;
@@ -483,7 +489,8 @@ void EndpointCm::apply(Conn& c, const cm::CmOutput& o, std::uint64_t now_tsc) {
   recompute_deadline();
 }
 
-bool EndpointCm::send_mad(const wire::L2L3Address& peer, std::uint16_t pkey, const std::uint8_t* mad, std::uint64_t now_tsc) {
+bool EndpointCm::send_mad(const wire::L2L3Address& peer, std::uint16_t pkey, const std::uint8_t* mad,
+                          std::uint64_t now_tsc) {
   const EndpointConfig& cfg = ep_.cfg_;
   wire::TemplateConfig tc;
   tc.local = cfg.addresses.local;
@@ -503,7 +510,8 @@ bool EndpointCm::send_mad(const wire::L2L3Address& peer, std::uint16_t pkey, con
   f.pkey = tc.pkey;
   const std::uint32_t need = wire::ud_frame_bytes(t, false, cm::kMadBytes);
   rte_mbuf* m = rte_pktmbuf_alloc(cfg.queues.pool);
-  auto* out = m == nullptr ? nullptr : reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(m, static_cast<std::uint16_t>(need)));
+  auto* out =
+      m == nullptr ? nullptr : reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(m, static_cast<std::uint16_t>(need)));
   const std::uint32_t n = out == nullptr ? 0 : wire::build_ud_send(t, f, mad, cm::kMadBytes, out, need);
   if (n == 0) {
     if (m != nullptr) rte_pktmbuf_free(m);

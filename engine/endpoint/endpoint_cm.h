@@ -66,17 +66,17 @@ struct CmConnectTo {
 
 // Counters of QP1 (in the endpoint's JSON and telemetry beside its other counters).
 struct CmCounters {
-  std::uint64_t mads_received = 0;     // CM MADs taken (any attribute)
+  std::uint64_t mads_received = 0;  // CM MADs taken (any attribute)
   std::uint64_t mads_sent = 0;
-  std::uint64_t mad_tx_failures = 0;   // pool empty or TX backlog full: the CM's timer resends
-  std::uint64_t ud_refused[wire::kUdRefusalCount] = {};   // UD frames refused, by rule
-  std::uint64_t mad_refused[cm::kMadRefusalCount] = {};   // MADs refused, by rule
-  std::uint64_t unknown_connection = 0;  // a message naming no connection of ours
-  std::uint64_t wrong_peer = 0;          // a message for a connection from another address
-  std::uint64_t bad_rdma_cm_header = 0;  // a REQ whose private data is no rdma_cm header (REJ)
-  std::uint64_t table_full = 0;          // a REQ that found no free connection slot (REJ no resources)
-  std::uint64_t rejects_sent = 0;        // REJ for REQs nobody listens for, or refused
-  std::uint64_t events_lost = 0;         // events the consumer did not take before the queue filled
+  std::uint64_t mad_tx_failures = 0;                     // pool empty or TX backlog full: the CM's timer resends
+  std::uint64_t ud_refused[wire::kUdRefusalCount] = {};  // UD frames refused, by rule
+  std::uint64_t mad_refused[cm::kMadRefusalCount] = {};  // MADs refused, by rule
+  std::uint64_t unknown_connection = 0;                  // a message naming no connection of ours
+  std::uint64_t wrong_peer = 0;                          // a message for a connection from another address
+  std::uint64_t bad_rdma_cm_header = 0;                  // a REQ whose private data is no rdma_cm header (REJ)
+  std::uint64_t table_full = 0;                          // a REQ that found no free connection slot (REJ no resources)
+  std::uint64_t rejects_sent = 0;                        // REJ for REQs nobody listens for, or refused
+  std::uint64_t events_lost = 0;                         // events the consumer did not take before the queue filled
 };
 
 // The scalar counters by name, for reports and telemetry (the refusal arrays are named by
@@ -86,14 +86,10 @@ struct CmCounterField {
   std::uint64_t CmCounters::*member;
 };
 inline constexpr CmCounterField kCmCounterFields[] = {
-    {"cm_mads_received", &CmCounters::mads_received},
-    {"cm_mads_sent", &CmCounters::mads_sent},
-    {"cm_mad_tx_failures", &CmCounters::mad_tx_failures},
-    {"cm_unknown_connection", &CmCounters::unknown_connection},
-    {"cm_wrong_peer", &CmCounters::wrong_peer},
-    {"cm_bad_rdma_cm_header", &CmCounters::bad_rdma_cm_header},
-    {"cm_table_full", &CmCounters::table_full},
-    {"cm_rejects_sent", &CmCounters::rejects_sent},
+    {"cm_mads_received", &CmCounters::mads_received},     {"cm_mads_sent", &CmCounters::mads_sent},
+    {"cm_mad_tx_failures", &CmCounters::mad_tx_failures}, {"cm_unknown_connection", &CmCounters::unknown_connection},
+    {"cm_wrong_peer", &CmCounters::wrong_peer},           {"cm_bad_rdma_cm_header", &CmCounters::bad_rdma_cm_header},
+    {"cm_table_full", &CmCounters::table_full},           {"cm_rejects_sent", &CmCounters::rejects_sent},
     {"cm_events_lost", &CmCounters::events_lost},
 };
 

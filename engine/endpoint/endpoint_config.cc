@@ -1,11 +1,11 @@
 // EndpointConfig's checks: one line naming the field, its value and what it may be.
 #include "engine/endpoint/endpoint_config.h"
 
-#include <cmath>
-#include <string>
-
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+
+#include <cmath>
+#include <string>
 
 namespace droce::engine {
 namespace {
@@ -19,8 +19,8 @@ Status check_queues(const EndpointQueues& q) {
   rte_eth_dev_info info{};
   if (rte_eth_dev_info_get(q.port_id, &info) == 0 && info.nb_tx_queues != 0 &&
       (q.queue >= info.nb_tx_queues || q.queue >= info.nb_rx_queues))
-    return bad("queues.queue " + std::to_string(q.queue) + " is beyond the port's " + std::to_string(info.nb_rx_queues) +
-               " RX and " + std::to_string(info.nb_tx_queues) + " TX queues");
+    return bad("queues.queue " + std::to_string(q.queue) + " is beyond the port's " +
+               std::to_string(info.nb_rx_queues) + " RX and " + std::to_string(info.nb_tx_queues) + " TX queues");
   return Status();
 }
 
@@ -34,7 +34,8 @@ Status check_addresses(const EndpointAddresses& a) {
 
 Status check_transport(const EndpointTransport& t, const rte_mempool* pool) {
   // QPs 0 and 1 are the subnet and general service management QPs (IBTA §3.5.2, §13.5.1).
-  if (t.qpn_base < 2) return bad("transport.qpn_base " + std::to_string(t.qpn_base) + " is below 2 (QPs 0 and 1 are reserved)");
+  if (t.qpn_base < 2)
+    return bad("transport.qpn_base " + std::to_string(t.qpn_base) + " is below 2 (QPs 0 and 1 are reserved)");
   if (t.max_qps == 0 || t.max_qps > kMaxEndpointQps)
     return bad("transport.max_qps " + std::to_string(t.max_qps) + " is not 1.." + std::to_string(kMaxEndpointQps));
   if (static_cast<std::uint64_t>(t.qpn_base) + t.max_qps > (1u << 24))
@@ -44,8 +45,8 @@ Status check_transport(const EndpointTransport& t, const rte_mempool* pool) {
   const std::uint32_t room = rte_pktmbuf_data_room_size(const_cast<rte_mempool*>(pool)) - RTE_PKTMBUF_HEADROOM;
   const std::uint32_t fits = room > wire::kMaxHeaderBytes + 3 + 4 ? room - wire::kMaxHeaderBytes - 3 - 4 : 0;
   if (t.tx_inline_bytes > fits)
-    return bad("transport.tx_inline_bytes " + std::to_string(t.tx_inline_bytes) + " does not fit the pool's mbufs (at most " +
-               std::to_string(fits) + ")");
+    return bad("transport.tx_inline_bytes " + std::to_string(t.tx_inline_bytes) +
+               " does not fit the pool's mbufs (at most " + std::to_string(fits) + ")");
   return Status();
 }
 

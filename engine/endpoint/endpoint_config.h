@@ -5,9 +5,9 @@
 // field that is out of range.
 #pragma once
 
-#include <cstdint>
-
 #include <rte_mempool.h>
+
+#include <cstdint>
 
 #include "engine/core/capture.h"
 #include "engine/core/counters.h"
@@ -21,9 +21,9 @@ namespace droce::engine {
 // Where the endpoint runs and the memory it uses.
 struct EndpointQueues {
   std::uint16_t port_id = 0;
-  std::uint16_t queue = 0;            // its RX and TX queue on the port
-  rte_mempool* pool = nullptr;        // header and trailer mbufs (and copies when not zero-copy)
-  MemoryRegistry* memory = nullptr;   // application memory: keys, bounds, extbuf attach
+  std::uint16_t queue = 0;           // its RX and TX queue on the port
+  rte_mempool* pool = nullptr;       // header and trailer mbufs (and copies when not zero-copy)
+  MemoryRegistry* memory = nullptr;  // application memory: keys, bounds, extbuf attach
 };
 
 // Who the endpoint is on the wire, and the receive checks on every frame routed to a QP (each
@@ -32,10 +32,10 @@ struct EndpointQueues {
 // and the destination MAC must be ours unless the port runs promiscuous.
 struct EndpointAddresses {
   wire::L2L3Address local;
-  bool ipv6 = false;                  // RoCEv2 over IPv6 (addresses are 16 bytes) instead of IPv4
-  std::uint16_t vlan_id = 0;          // 0: untagged; else an 802.1Q tag with vlan_pcp (1..4094)
-  std::uint8_t vlan_pcp = 0;          // 0..7
-  std::uint8_t dscp = 0;              // 0..63; data always leaves ECT(0)
+  bool ipv6 = false;          // RoCEv2 over IPv6 (addresses are 16 bytes) instead of IPv4
+  std::uint16_t vlan_id = 0;  // 0: untagged; else an 802.1Q tag with vlan_pcp (1..4094)
+  std::uint8_t vlan_pcp = 0;  // 0..7
+  std::uint8_t dscp = 0;      // 0..63; data always leaves ECT(0)
   bool check_pkey = true;
   // Set when the port takes frames for any MAC on purpose (the apps: their peers may address us
   // by a MAC other than local.mac); a port the PMD reports promiscuous is treated the same.
@@ -45,9 +45,9 @@ struct EndpointAddresses {
 // Transport limits and how frames are built.
 inline constexpr std::uint32_t kMaxEndpointQps = 1u << 20;  // slot table and timer wheels scale with it
 struct EndpointTransport {
-  std::uint32_t qpn_base = 0x11;      // QPNs are base + index: the lookup is an array index
-  std::uint32_t max_qps = 64;         // 1..kMaxEndpointQps; qpn_base + max_qps within 24 bits
-  bool zero_copy_tx = true;           // attach payloads as external buffers (needs multi-seg TX)
+  std::uint32_t qpn_base = 0x11;  // QPNs are base + index: the lookup is an array index
+  std::uint32_t max_qps = 64;     // 1..kMaxEndpointQps; qpn_base + max_qps within 24 bits
+  bool zero_copy_tx = true;       // attach payloads as external buffers (needs multi-seg TX)
   // Payloads up to this many bytes are copied into the header mbuf instead (what verbs calls
   // max_inline_data): for a small payload one copy and a one-pass ICRC cost less than the extbuf
   // attach, two more mbufs and the split ICRC's combine step (callgrind: the combine alone was the
@@ -65,8 +65,8 @@ struct EndpointTransport {
 // Congestion control (DCQCN). The reaction point paces each QP's data at its DCQCN rate and cuts
 // it on CNPs; the notification point answers CE-marked packets with CNPs.
 struct EndpointDcqcn {
-  bool reaction_point = false;        // --cc dcqcn
-  bool notification_point = true;     // answer CE marks with CNPs (what RoCE NICs do by default)
+  bool reaction_point = false;                              // --cc dcqcn
+  bool notification_point = true;                           // answer CE marks with CNPs (what RoCE NICs do by default)
   dcqcn::DcqcnParams params = dcqcn::DcqcnParams::paper();  // line_rate_bps is the pacer's ceiling
   // Idle credit a paced QP may bank, so a poll loop that runs late does not lose rate.
   std::uint64_t pacer_burst_ns = 2'000;
@@ -76,7 +76,7 @@ struct EndpointDcqcn {
 // the link rate that converts pause quanta to time (0: the port's reported speed, else 10 Gb/s).
 struct EndpointPfc {
   bool honour = true;
-  std::uint8_t priority = 3;          // 0..7
+  std::uint8_t priority = 3;  // 0..7
   double link_bps = 0;
 };
 

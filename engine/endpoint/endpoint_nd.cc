@@ -2,11 +2,10 @@
 #include "engine/endpoint/endpoint_nd.h"
 
 #include <arpa/inet.h>
+#include <rte_mbuf.h>
 
 #include <cstring>
 #include <string>
-
-#include <rte_mbuf.h>
 
 #include "engine/endpoint/rc_endpoint.h"
 
@@ -83,9 +82,15 @@ bool EndpointNd::send(Kind kind, const std::uint8_t* to_mac, const std::uint8_t*
   std::uint32_t n = 0;
   if (p != nullptr) {
     switch (kind) {
-      case Kind::kSolicitation: n = nd::build_ns(self_, ip, p, nd::kNdFrameBytes); break;
-      case Kind::kAdvertisement: n = nd::build_na(self_, to_mac, ip, solicited, p, nd::kNdFrameBytes); break;
-      case Kind::kAnnouncement: n = nd::build_unsolicited_na(self_, p, nd::kNdFrameBytes); break;
+      case Kind::kSolicitation:
+        n = nd::build_ns(self_, ip, p, nd::kNdFrameBytes);
+        break;
+      case Kind::kAdvertisement:
+        n = nd::build_na(self_, to_mac, ip, solicited, p, nd::kNdFrameBytes);
+        break;
+      case Kind::kAnnouncement:
+        n = nd::build_unsolicited_na(self_, p, nd::kNdFrameBytes);
+        break;
     }
   }
   if (n == 0) {
@@ -111,14 +116,17 @@ Status EndpointNd::start_resolve(const std::uint8_t* ipv6, std::uint64_t now_ns)
   switch (table_.start_resolve(nd::to_address(ipv6), now_ns)) {
     case nd::StartResult::kStarted:
     case nd::StartResult::kResolving:
-    case nd::StartResult::kResolved: return Status{};
+    case nd::StartResult::kResolved:
+      return Status{};
     case nd::StartResult::kBadAddress:
       return Status::error(StatusCode::kInvalidArgument,
                            ipv6_text(ipv6) + " names no neighbour (ours, ::, ::1, multicast or IPv4-mapped)");
-    case nd::StartResult::kTableFull: break;
+    case nd::StartResult::kTableFull:
+      break;
   }
   return Status::error(StatusCode::kNoMemory, "IPv6 neighbour table full (" + std::to_string(nd::kNeighbourCapacity) +
-                                                  " addresses resolving or learned): cannot resolve " + ipv6_text(ipv6));
+                                                  " addresses resolving or learned): cannot resolve " +
+                                                  ipv6_text(ipv6));
 }
 
 NeighbourResolution EndpointNd::resolution(const std::uint8_t* ipv6) const {
@@ -136,17 +144,17 @@ NeighbourResolution EndpointNd::resolution(const std::uint8_t* ipv6) const {
       break;
     case nd::NeighbourState::kIncomplete:
       out.state = NeighbourResolution::State::kResolving;
-      out.status = Status::error(StatusCode::kBadState, "still resolving " + ipv6_text(ipv6) +
-                                                            " (Neighbor Solicitations sent so far: " +
-                                                            std::to_string(n->queries_sent) + ")");
+      out.status = Status::error(StatusCode::kBadState,
+                                 "still resolving " + ipv6_text(ipv6) +
+                                     " (Neighbor Solicitations sent so far: " + std::to_string(n->queries_sent) + ")");
       break;
     case nd::NeighbourState::kFailed:
     case nd::NeighbourState::kNone:
       out.state = NeighbourResolution::State::kFailed;
-      out.status = Status::error(StatusCode::kTimeout,
-                                 "no Neighbor Advertisement from " + ipv6_text(ipv6) + " after " +
-                                     std::to_string(n->queries_sent) + " solicitations in " +
-                                     std::to_string((n->deadline_ns - n->started_ns) / 1'000'000) + " ms");
+      out.status =
+          Status::error(StatusCode::kTimeout, "no Neighbor Advertisement from " + ipv6_text(ipv6) + " after " +
+                                                  std::to_string(n->queries_sent) + " solicitations in " +
+                                                  std::to_string((n->deadline_ns - n->started_ns) / 1'000'000) + " ms");
       break;
   }
   return out;
@@ -154,7 +162,8 @@ NeighbourResolution EndpointNd::resolution(const std::uint8_t* ipv6) const {
 
 Status EndpointNd::announce(std::uint64_t now_tsc) {
   if (!enabled_)
-    return Status::fail(StatusCode::kUnsupported, "Neighbor Discovery announces IPv6 addresses; this endpoint speaks IPv4");
+    return Status::fail(StatusCode::kUnsupported,
+                        "Neighbor Discovery announces IPv6 addresses; this endpoint speaks IPv4");
   if (!send(Kind::kAnnouncement, nullptr, nullptr, false, now_tsc))
     return Status::fail(StatusCode::kNoMemory, "no mbuf or TX room for the unsolicited Neighbor Advertisement");
   ++c_.nd_announcements_sent;

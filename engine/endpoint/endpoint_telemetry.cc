@@ -3,10 +3,10 @@
 // do), so a reader sees a recent value, never a torn one.
 #include "engine/endpoint/endpoint_telemetry.h"
 
+#include <rte_telemetry.h>
+
 #include <cstdlib>
 #include <string>
-
-#include <rte_telemetry.h>
 
 #include "engine/endpoint/qp_telemetry.h"
 #include "engine/endpoint/rc_endpoint.h"
@@ -145,7 +145,8 @@ EndpointDirectory& EndpointDirectory::instance() {
 std::uint32_t EndpointDirectory::add(const RcEndpoint* ep) {
   static std::once_flag once;
   std::call_once(once, [] {
-    rte_telemetry_register_cmd("/droce/endpoints", cmd_endpoints, "droce's RC endpoints (one per worker). No parameters");
+    rte_telemetry_register_cmd("/droce/endpoints", cmd_endpoints,
+                               "droce's RC endpoints (one per worker). No parameters");
     rte_telemetry_register_cmd("/droce/endpoint_stats", cmd_endpoint_stats,
                                "One endpoint's counters and drop reasons. Parameters: int endpoint id");
     rte_telemetry_register_cmd("/droce/endpoint_totals", cmd_endpoint_totals,

@@ -6,24 +6,24 @@
 // home: release views before the endpoint or channel goes away.
 #pragma once
 
+#include <rte_mbuf.h>
+
 #include <cstdint>
 #include <cstring>
 #include <utility>
-
-#include <rte_mbuf.h>
 
 namespace droce::engine {
 
 // The message itself, as plain data (what crosses a lock-free queue between threads).
 struct MessageParts {
   std::uint32_t qpn = 0;
-  std::uint32_t length = 0;        // payload bytes in `segments`
-  std::uint32_t imm = 0;           // immediate data, valid when has_imm
+  std::uint32_t length = 0;            // payload bytes in `segments`
+  std::uint32_t imm = 0;               // immediate data, valid when has_imm
   std::uint32_t invalidated_rkey = 0;  // valid when has_invalidate
   bool has_imm = false;
-  bool has_invalidate = false;     // a SEND with Invalidate: invalidated_rkey is no longer usable remotely
-  bool write_with_imm = false;     // RDMA WRITE with immediate: the data went to the region; no payload here
-  rte_mbuf* segments = nullptr;    // nullptr for an empty message
+  bool has_invalidate = false;   // a SEND with Invalidate: invalidated_rkey is no longer usable remotely
+  bool write_with_imm = false;   // RDMA WRITE with immediate: the data went to the region; no payload here
+  rte_mbuf* segments = nullptr;  // nullptr for an empty message
 };
 
 // Where a view's message goes back (RcEndpoint, QpChannel).
@@ -59,8 +59,10 @@ class MessageView : public MessageParts {
   [[nodiscard]] bool held() const { return home_ != nullptr; }
   // Gives the message back now — what going out of scope does.
   void reset() {
-    if (ViewHome* h = std::exchange(home_, nullptr); h != nullptr) h->give_back(*this);
-    else if (segments != nullptr) rte_pktmbuf_free(segments);
+    if (ViewHome* h = std::exchange(home_, nullptr); h != nullptr)
+      h->give_back(*this);
+    else if (segments != nullptr)
+      rte_pktmbuf_free(segments);
     clear();
   }
   // Hands the message to the caller as plain data, without giving it back: the caller must give

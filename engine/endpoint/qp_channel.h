@@ -4,9 +4,8 @@
 #pragma once
 
 #include <atomic>
-#include <cstdint>
-
 #include <boost/lockfree/spsc_queue.hpp>
+#include <cstdint>
 
 #include "engine/endpoint/message_view.h"
 #include "engine/endpoint/rc_endpoint.h"
@@ -130,8 +129,8 @@ class QpChannel final : public ViewHome {
   boost::lockfree::spsc_queue<rc::Completion> out_;
   boost::lockfree::spsc_queue<MessageParts> views_;     // worker -> application
   boost::lockfree::spsc_queue<MessageParts> released_;  // application -> worker
-  MessageView view_;  // taken from the endpoint, waiting for room in views_
-  std::atomic<std::uint64_t> lost_releases_{0};  // application-side
+  MessageView view_;                                    // taken from the endpoint, waiting for room in views_
+  std::atomic<std::uint64_t> lost_releases_{0};         // application-side
   Request pending_;
   bool has_pending_ = false;
   rc::Completion completion_;

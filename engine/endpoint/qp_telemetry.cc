@@ -3,10 +3,10 @@
 // worker writes as aligned 64-bit loads: recent values, never torn ones.
 #include "engine/endpoint/qp_telemetry.h"
 
+#include <rte_telemetry.h>
+
 #include <cstdlib>
 #include <string>
-
-#include <rte_telemetry.h>
 
 #include "engine/endpoint/endpoint_telemetry.h"
 #include "engine/endpoint/linux_counter_names.h"
@@ -17,11 +17,16 @@ namespace {
 
 const char* state_name(rc::QpState s) {
   switch (s) {
-    case rc::QpState::kReset: return "RESET";
-    case rc::QpState::kInit: return "INIT";
-    case rc::QpState::kRtr: return "RTR";
-    case rc::QpState::kRts: return "RTS";
-    case rc::QpState::kError: return "ERROR";
+    case rc::QpState::kReset:
+      return "RESET";
+    case rc::QpState::kInit:
+      return "INIT";
+    case rc::QpState::kRtr:
+      return "RTR";
+    case rc::QpState::kRts:
+      return "RTS";
+    case rc::QpState::kError:
+      return "ERROR";
   }
   return "unknown";
 }
@@ -87,7 +92,8 @@ int cmd_qp(const char*, const char* params, rte_tel_data* d) {
     rte_tel_data_add_dict_string(d, "dcqcn", dcqcn ? "on" : "off");
     if (dcqcn) {
       rte_tel_data_add_dict_u64(d, "dcqcn_rate_mbps", static_cast<std::uint64_t>(rp->rate_bps() / 1e6));
-      rte_tel_data_add_dict_u64(d, "dcqcn_target_rate_mbps", static_cast<std::uint64_t>(rp->state().target_rate_bps / 1e6));
+      rte_tel_data_add_dict_u64(d, "dcqcn_target_rate_mbps",
+                                static_cast<std::uint64_t>(rp->state().target_rate_bps / 1e6));
       rte_tel_data_add_dict_u64(d, "dcqcn_rate_cuts", rp->state().rate_cuts);
     }
     rc::RcCounters c;
@@ -121,7 +127,8 @@ int cmd_hw_counters(const char*, const char* params, rte_tel_data* d) {
 
 void register_qp_telemetry() {
   // Called once, with the endpoint commands (EndpointDirectory::add).
-  rte_telemetry_register_cmd("/droce/qps", cmd_qps, "An endpoint's QPs: QPN -> state (the first 256). Parameters: int endpoint id");
+  rte_telemetry_register_cmd("/droce/qps", cmd_qps,
+                             "An endpoint's QPs: QPN -> state (the first 256). Parameters: int endpoint id");
   // DPDK refuses a help text of 128 characters or more (RTE_TEL_MAX_STRING_LEN).
   rte_telemetry_register_cmd("/droce/qp", cmd_qp,
                              "One QP: state, PSNs, outstanding WRs, DCQCN rate, counters. Parameters: int endpoint id, "

@@ -2,10 +2,10 @@
 // (header mbuf -> payload extbuf -> pad+ICRC trailer) when the port takes chained mbufs.
 #include "engine/endpoint/rc_endpoint.h"
 
-#include <cstring>
-
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+
+#include <cstring>
 
 #include "engine/endpoint/endpoint_telemetry.h"
 #include "protocols/rc/descriptor_fields.h"
@@ -23,11 +23,14 @@ std::unique_ptr<RcEndpoint> RcEndpoint::create(const EndpointConfig& cfg, Status
 }
 
 RcEndpoint::RcEndpoint(const EndpointConfig& cfg)
-    : cfg_(cfg), qps_(cfg.transport.max_qps), scratch_(16384),
+    : cfg_(cfg),
+      qps_(cfg.transport.max_qps),
+      scratch_(16384),
       wheel_(cfg.transport.max_qps, 1024, rte_get_tsc_hz() / 1'000'000 != 0 ? rte_get_tsc_hz() / 1'000'000 : 1),
       // ~1 µs buckets: 4096 cover 4 ms (ACK timeouts beyond wait in their bucket for their turn);
       // 1024 cover DCQCN's periods (tens of µs).
-      timer_wheel_(cfg.transport.max_qps, 4096, 1024), rate_wheel_(cfg.transport.max_qps, 1024, 1024) {
+      timer_wheel_(cfg.transport.max_qps, 4096, 1024),
+      rate_wheel_(cfg.transport.max_qps, 1024, 1024) {
   // Zero-copy TX sends chained mbufs, so the port must take them. net_ring advertises no
   // offloads but only moves mbuf pointers, so a chain crosses it untouched.
   rte_eth_dev_info info{};
@@ -42,9 +45,9 @@ RcEndpoint::RcEndpoint(const EndpointConfig& cfg)
   for (std::uint32_t op = 0; op < tx_opcode_class_.size(); ++op) {
     rc::TxDescriptor d;
     d.opcode = static_cast<std::uint8_t>(op);
-    tx_opcode_class_[op] = static_cast<std::uint8_t>(
-        (wire::tx_template_covers(wire::opcode_info(d.opcode)) ? kTxFromTemplate : 0) |
-        (rc::packet_fields(d).ecn_override == wire::kEcnNotEct ? kTxNotEct : 0));
+    tx_opcode_class_[op] =
+        static_cast<std::uint8_t>((wire::tx_template_covers(wire::opcode_info(d.opcode)) ? kTxFromTemplate : 0) |
+                                  (rc::packet_fields(d).ecn_override == wire::kEcnNotEct ? kTxNotEct : 0));
   }
   tsc_hz_ = rte_get_tsc_hz();
   ns_per_tsc_ = 1e9 / static_cast<double>(tsc_hz_);
@@ -178,11 +181,13 @@ rc::RcQp* RcEndpoint::qp(std::uint32_t qpn) {
 }
 
 Status RcEndpoint::create_qp(rc::QpAttr attr, std::uint32_t& qpn) {
-  if (cfg_.queues.memory == nullptr || cfg_.queues.pool == nullptr) return Status::error(StatusCode::kInvalidArgument, "endpoint has no memory registry or pool");
+  if (cfg_.queues.memory == nullptr || cfg_.queues.pool == nullptr)
+    return Status::error(StatusCode::kInvalidArgument, "endpoint has no memory registry or pool");
   for (std::uint32_t i = first_free_slot_; i < qps_.size(); ++i) {
     if (qps_[i]) continue;
     attr.qpn = cfg_.transport.qpn_base + i;
-    if (std::string e = attr.validate(); !e.empty()) return Status::error(StatusCode::kInvalidArgument, "QP attributes: " + e);
+    if (std::string e = attr.validate(); !e.empty())
+      return Status::error(StatusCode::kInvalidArgument, "QP attributes: " + e);
     if (cfg_.dcqcn.reaction_point || cfg_.dcqcn.notification_point)
       if (std::string e = cfg_.dcqcn.params.validate(); !e.empty())
         return Status::error(StatusCode::kInvalidArgument, "DCQCN parameter " + e);
@@ -208,7 +213,8 @@ Status RcEndpoint::create_qp(rc::QpAttr attr, std::uint32_t& qpn) {
     qpn = attr.qpn;
     return {};
   }
-  return Status::error(StatusCode::kNoMemory, "endpoint has no free QP slot (max_qps " + std::to_string(qps_.size()) + ")");
+  return Status::error(StatusCode::kNoMemory,
+                       "endpoint has no free QP slot (max_qps " + std::to_string(qps_.size()) + ")");
 }
 
 Status RcEndpoint::connect(std::uint32_t qpn, const RemoteQp& remote) { return connect_qp(qpn, remote, nullptr); }
@@ -237,8 +243,10 @@ Status RcEndpoint::connect_qp(std::uint32_t qpn, const RemoteQp& remote, const c
     attr.pkey = agreed->pkey;
     attr.sq_psn = agreed->send_psn;
   }
-  if (Status st = s->qp->modify(rc::QpState::kRtr, &attr); !st.ok()) return st.context("connect: QP " + std::to_string(qpn) + ": ");
-  if (Status st = s->qp->modify(rc::QpState::kRts); !st.ok()) return st.context("connect: QP " + std::to_string(qpn) + ": ");
+  if (Status st = s->qp->modify(rc::QpState::kRtr, &attr); !st.ok())
+    return st.context("connect: QP " + std::to_string(qpn) + ": ");
+  if (Status st = s->qp->modify(rc::QpState::kRts); !st.ok())
+    return st.context("connect: QP " + std::to_string(qpn) + ": ");
   wire::TemplateConfig tc;
   tc.local = cfg_.addresses.local;
   tc.remote = remote.address;
@@ -276,7 +284,8 @@ Status RcEndpoint::set_recovery(std::uint32_t qpn, rc::Recovery recovery) {
     return Status::error(StatusCode::kBadState, "set_recovery: QP " + std::to_string(qpn) + " is not in INIT");
   rc::QpAttr attr = s->qp->attr();
   attr.recovery = recovery;
-  if (Status st = s->qp->modify(rc::QpState::kInit, &attr); !st.ok()) return st.context("set_recovery: QP " + std::to_string(qpn) + ": ");
+  if (Status st = s->qp->modify(rc::QpState::kInit, &attr); !st.ok())
+    return st.context("set_recovery: QP " + std::to_string(qpn) + ": ");
   if (recovery == rc::Recovery::kSelectiveRepeat) parse_opt_.accept_droce_sr = true;  // as create_qp
   return {};
 }
@@ -293,7 +302,7 @@ Status RcEndpoint::set_error(std::uint32_t qpn) {
   QpSlot* s = slot(qpn);
   if (s == nullptr) return Status::error(StatusCode::kNotFound, "set_error: unknown QPN " + std::to_string(qpn));
   (void)s->qp->modify(rc::QpState::kError);  // always allowed
-  note_activity(*s);  // flushed work, a NAK that may still leave
+  note_activity(*s);                         // flushed work, a NAK that may still leave
   return {};
 }
 
@@ -442,7 +451,7 @@ std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::ui
   const bool from_template = (op_class & kTxFromTemplate) != 0;
   const bool not_ect = (op_class & kTxNotEct) != 0;
   const std::uint32_t hlen = from_template ? wire::write_tx_headers(s.tx_tmpl, op, d, s.ip_id++, hdr)
-                                            : write_general_headers(s.tmpl, d, s.ip_id++, hdr);
+                                           : write_general_headers(s.tmpl, d, s.ip_id++, hdr);
   std::uint8_t* l3 = hdr + s.tmpl.l3_offset;
   const std::uint32_t l3_hdr_len = hlen - s.tmpl.l3_offset;
   const bool inlined = d.payload_len != 0 && d.payload_len <= cfg_.transport.tx_inline_bytes;
@@ -450,7 +459,8 @@ std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::ui
   if (zero_copy) {
     rte_mbuf* pm = tx_alloc();
     rte_mbuf* tm = pm != nullptr ? tx_alloc() : nullptr;
-    if (tm == nullptr || !cfg_.queues.memory->attach_payload_ptr(pm, d.payload, d.payload_len, dpdk_memory_tx_only_, &mr_hint_)) {
+    if (tm == nullptr ||
+        !cfg_.queues.memory->attach_payload_ptr(pm, d.payload, d.payload_len, dpdk_memory_tx_only_, &mr_hint_)) {
       if (pm != nullptr) rte_pktmbuf_free(pm);
       if (tm != nullptr) rte_pktmbuf_free(tm);
       zero_copy = false;  // fall back to a copy (counted) rather than fail the packet
@@ -460,7 +470,8 @@ std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::ui
       m->pkt_len = hlen;
       auto* trailer = reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(tm, static_cast<std::uint16_t>(pad + 4)));
       std::memset(trailer, 0, pad);
-      wire::icrc_store(trailer + pad, wire::icrc_compute_split(l3, l3_hdr_len, s.tmpl.ipv6, d.payload, d.payload_len, pad));
+      wire::icrc_store(trailer + pad,
+                       wire::icrc_compute_split(l3, l3_hdr_len, s.tmpl.ipv6, d.payload, d.payload_len, pad));
       if (rte_pktmbuf_chain(m, pm) != 0 || rte_pktmbuf_chain(m, tm) != 0) {
         rte_pktmbuf_free(m);
         return 0;
@@ -496,7 +507,8 @@ std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::ui
   }
   c_.tx_payload_bytes += d.payload_len;
   const std::uint32_t frame_bytes = m->pkt_len;
-  if (cfg_.recording.capture != nullptr) cfg_.recording.capture->capture(cfg_.queues.port_id, cfg_.queues.queue, &m, 1, CaptureDirection::kTx, now_tsc);
+  if (cfg_.recording.capture != nullptr)
+    cfg_.recording.capture->capture(cfg_.queues.port_id, cfg_.queues.queue, &m, 1, CaptureDirection::kTx, now_tsc);
   if (!tx_.push(m)) {
     rte_pktmbuf_free(m);
     ++c_.tx_backlog_drops;  // the QP's go-back-N recovers it
@@ -508,7 +520,8 @@ std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::ui
 void RcEndpoint::poll(std::uint64_t now_tsc) {
   rte_mbuf* rx[kRxBurst];
   const std::uint16_t n = rte_eth_rx_burst(cfg_.queues.port_id, cfg_.queues.queue, rx, kRxBurst);
-  if (cfg_.recording.capture != nullptr && n != 0) cfg_.recording.capture->capture(cfg_.queues.port_id, cfg_.queues.queue, rx, n, CaptureDirection::kRx, now_tsc);
+  if (cfg_.recording.capture != nullptr && n != 0)
+    cfg_.recording.capture->capture(cfg_.queues.port_id, cfg_.queues.queue, rx, n, CaptureDirection::kRx, now_tsc);
   poll_received(now_tsc, rx, n);
 }
 

@@ -2,24 +2,24 @@
 // with zero-copy payloads -> TxBatch, ACK timers; the engine side of protocols/rc.
 #pragma once
 
+#include <rte_cycles.h>
+#include <rte_mbuf.h>
+
 #include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
-#include <rte_cycles.h>
-#include <rte_mbuf.h>
-
 #include "engine/core/capture.h"
 #include "engine/core/counters.h"
 #include "engine/core/memory_region.h"
+#include "engine/core/status.h"
+#include "engine/core/tx_batch.h"
 #include "engine/endpoint/endpoint_arp.h"
 #include "engine/endpoint/endpoint_cm.h"
 #include "engine/endpoint/endpoint_config.h"
 #include "engine/endpoint/endpoint_nd.h"
 #include "engine/endpoint/message_view.h"
-#include "engine/core/status.h"
-#include "engine/core/tx_batch.h"
 #include "protocols/dcqcn/notification_point.h"
 #include "protocols/dcqcn/pacer.h"
 #include "protocols/dcqcn/params.h"
@@ -34,37 +34,37 @@ namespace droce::engine {
 // Per-endpoint transport counters beyond the per-QP RC counters.
 struct EndpointCounters {
   std::uint64_t tx_frames = 0;
-  std::uint64_t tx_zero_copy_frames = 0;  // payload attached, not copied
+  std::uint64_t tx_zero_copy_frames = 0;      // payload attached, not copied
   std::uint64_t tx_payload_bytes_copied = 0;  // copies that zero copy could not avoid (no multi-seg, foreign memory)
   std::uint64_t tx_inline_frames = 0;         // payload at most tx_inline_bytes, copied on purpose
   std::uint64_t tx_payload_bytes_inlined = 0;
   std::uint64_t tx_payload_bytes = 0;
-  std::uint64_t tx_alloc_failures = 0;    // pool empty: packet stays queued in the QP (retried)
+  std::uint64_t tx_alloc_failures = 0;  // pool empty: packet stays queued in the QP (retried)
   std::uint64_t tx_backlog_drops = 0;
   std::uint64_t rx_frames = 0;
-  std::uint64_t rx_view_messages = 0;     // messages handed out as views (no copy)
-  std::uint64_t rx_view_bytes = 0;        // payload bytes handed out in views
-  std::uint64_t rx_view_bytes_copied = 0; // view payload copied because the frame was not one segment
-  std::uint64_t rx_view_drops = 0;        // view could not be built (pool empty): the QP is reset to error
-  std::uint64_t rx_linearized = 0;        // multi-segment frames copied to parse them
+  std::uint64_t rx_view_messages = 0;      // messages handed out as views (no copy)
+  std::uint64_t rx_view_bytes = 0;         // payload bytes handed out in views
+  std::uint64_t rx_view_bytes_copied = 0;  // view payload copied because the frame was not one segment
+  std::uint64_t rx_view_drops = 0;         // view could not be built (pool empty): the QP is reset to error
+  std::uint64_t rx_linearized = 0;         // multi-segment frames copied to parse them
   std::uint64_t rx_drops[wire::kDropReasonCount] = {};
   // DCQCN, named like the Linux RDMA hw counters (mlx5 ethtool / rdma statistic).
   std::uint64_t np_ecn_marked_roce_packets = 0;  // CE-marked RoCE packets received
   std::uint64_t np_cnp_sent = 0;
-  std::uint64_t rp_cnp_handled = 0;    // CNPs that cut a QP's rate
-  std::uint64_t rp_cnp_ignored = 0;    // CNPs inside the cut-monitor period, or for a QP without DCQCN
-  std::uint64_t cnp_unknown_qp = 0;    // CNPs for a QPN we do not have (also in rx_drops unknown_qpn)
-  std::uint64_t cnp_tx_failures = 0;   // a CNP could not be sent (pool empty, backlog full)
-  std::uint64_t pacer_waits = 0;       // a QP had data but its DCQCN rate said wait
+  std::uint64_t rp_cnp_handled = 0;   // CNPs that cut a QP's rate
+  std::uint64_t rp_cnp_ignored = 0;   // CNPs inside the cut-monitor period, or for a QP without DCQCN
+  std::uint64_t cnp_unknown_qp = 0;   // CNPs for a QPN we do not have (also in rx_drops unknown_qpn)
+  std::uint64_t cnp_tx_failures = 0;  // a CNP could not be sent (pool empty, backlog full)
+  std::uint64_t pacer_waits = 0;      // a QP had data but its DCQCN rate said wait
   // PFC honoured on transmit.
-  std::uint64_t pfc_pause_frames = 0;  // PFC frames that paused (or extended a pause of) our priority
-  std::uint64_t pfc_resume_frames = 0; // XON: zero quanta for our priority
-  std::uint64_t pfc_other_frames = 0;  // MAC Control frames not for our priority (or not PFC)
-  std::uint64_t pfc_paused_ns = 0;     // time transmit was held by PFC
+  std::uint64_t pfc_pause_frames = 0;   // PFC frames that paused (or extended a pause of) our priority
+  std::uint64_t pfc_resume_frames = 0;  // XON: zero quanta for our priority
+  std::uint64_t pfc_other_frames = 0;   // MAC Control frames not for our priority (or not PFC)
+  std::uint64_t pfc_paused_ns = 0;      // time transmit was held by PFC
   // Work per poll follows activity, not the number of QPs: transmit visits only QPs on the
   // ready list, and timers are kept on wheels. An idle connected QP adds to neither.
-  std::uint64_t tx_qp_turns = 0;       // transmit turns given to QPs (one per ready QP visited)
-  std::uint64_t timer_fires = 0;       // QP timers (ACK timeout, RNR wait) and DCQCN rate timers that came due
+  std::uint64_t tx_qp_turns = 0;  // transmit turns given to QPs (one per ready QP visited)
+  std::uint64_t timer_fires = 0;  // QP timers (ACK timeout, RNR wait) and DCQCN rate timers that came due
   // ARP (IPv4 endpoints; engine/endpoint/endpoint_arp.h). ARP frames are not counted in rx_drops.
   std::uint64_t arp_requests_answered = 0;   // requests for our IP that got a reply
   std::uint64_t arp_requests_learned = 0;    // requests for our IP that taught (or refreshed) the sender's MAC
@@ -288,7 +288,7 @@ class RcEndpoint final : public ViewHome {
   // pointer, so max_qps can be large.
   struct QpSlot {
     std::unique_ptr<rc::RcQp> qp;
-    std::uint32_t index = 0;           // its slot: QPN - qpn_base
+    std::uint32_t index = 0;  // its slot: QPN - qpn_base
     // Ready list (QPs that may have something to send), linked through the slots.
     std::uint32_t ready_next = kNoSlot;
     bool on_ready = false;
@@ -314,8 +314,8 @@ class RcEndpoint final : public ViewHome {
     dcqcn::DcqcnReactionPoint rp{};
     dcqcn::DcqcnNotificationPoint np{};
     dcqcn::Pacer pacer{};
-    bool paced_wait = false;  // on the timing wheel until its next send time
-    bool rx_touched = false;  // in rx_touched_: its note_activity() is due at the burst's end
+    bool paced_wait = false;       // on the timing wheel until its next send time
+    bool rx_touched = false;       // in rx_touched_: its note_activity() is due at the burst's end
     bool cm_wait_traffic = false;  // accepted by the CM, RTU not seen: its first packet stands for it
   };
   QpSlot* slot(std::uint32_t qpn) {
@@ -428,9 +428,9 @@ class RcEndpoint final : public ViewHome {
   std::uint32_t tx_refill_ = 1;       // the next refill's size
   std::uint32_t tx_pass_frames_ = 0;  // mbufs handed out in this transmit pass
   EndpointCounters c_;
-  EndpointArp arp_{cfg_, tx_, c_};  // after cfg_, tx_ and c_, which it refers to
-  EndpointNd nd_{cfg_, tx_, c_};    // likewise
-  EndpointCm cm_{*this};            // QP1; refers to the members above
+  EndpointArp arp_{cfg_, tx_, c_};     // after cfg_, tx_ and c_, which it refers to
+  EndpointNd nd_{cfg_, tx_, c_};       // likewise
+  EndpointCm cm_{*this};               // QP1; refers to the members above
   std::vector<std::uint8_t> scratch_;  // linearised multi-segment RX frames
   double ns_per_tsc_ = 1.0;
   std::uint64_t tsc_hz_ = 1;

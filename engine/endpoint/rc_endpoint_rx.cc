@@ -1,15 +1,14 @@
 // RcEndpoint's receive path: one received frame from parse to the QP and on to a message view,
 // with the address, P_Key and length checks, CNPs, PFC and ARP frames on the way (rc_endpoint.cc has
 // the API, the poll loop and transmit).
-#include "engine/endpoint/rc_endpoint.h"
-
-#include <cstring>
-
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include <cstring>
+
+#include "engine/endpoint/rc_endpoint.h"
 #include "protocols/wire/icrc.h"
 #include "protocols/wire/opcode.h"
 #include "protocols/wire/parse.h"
@@ -70,14 +69,18 @@ void free_received(rte_mbuf** m, std::uint32_t n) {
 //  - VLAN: not checked. The tag belongs to the link (a router re-tags between VLANs); where a
 //    tag must be enforced, that is the port's VLAN filter.
 // Inline (as check_response_length): every received packet runs both, and this file alone calls them.
-[[gnu::always_inline]] inline wire::DropReason RcEndpoint::check_addresses(const QpSlot& s, const wire::PacketInfo& pi) const {
+[[gnu::always_inline]] inline wire::DropReason RcEndpoint::check_addresses(const QpSlot& s,
+                                                                           const wire::PacketInfo& pi) const {
   if (pi.ipv6 != cfg_.addresses.ipv6) return wire::DropReason::kWrongDestIp;
   // Fixed-size compares (inlined loads), not a memcmp call with a run-time length.
-  const bool same_dst = cfg_.addresses.ipv6 ? std::memcmp(pi.dst_ip, cfg_.addresses.local.ip, 16) == 0 : same_ipv4(pi.dst_ip, cfg_.addresses.local.ip);
+  const bool same_dst = cfg_.addresses.ipv6 ? std::memcmp(pi.dst_ip, cfg_.addresses.local.ip, 16) == 0
+                                            : same_ipv4(pi.dst_ip, cfg_.addresses.local.ip);
   if (!same_dst) return wire::DropReason::kWrongDestIp;
-  const bool same_src = cfg_.addresses.ipv6 ? std::memcmp(pi.src_ip, s.peer.ip, 16) == 0 : same_ipv4(pi.src_ip, s.peer.ip);
+  const bool same_src =
+      cfg_.addresses.ipv6 ? std::memcmp(pi.src_ip, s.peer.ip, 16) == 0 : same_ipv4(pi.src_ip, s.peer.ip);
   if (!same_src) return wire::DropReason::kWrongSourceIp;
-  if (!rx_promiscuous_ && std::memcmp(pi.dst_mac, cfg_.addresses.local.mac, 6) != 0) return wire::DropReason::kWrongDestMac;
+  if (!rx_promiscuous_ && std::memcmp(pi.dst_mac, cfg_.addresses.local.mac, 6) != 0)
+    return wire::DropReason::kWrongDestMac;
   return wire::DropReason::kNone;
 }
 
@@ -127,14 +130,16 @@ void RcEndpoint::send_cnp(QpSlot& s, std::uint64_t now_tsc) {
   }
   constexpr std::uint16_t kRoom = wire::kMaxHeaderBytes + sizeof(wire::CnpBody) + wire::kIcrcBytes;
   auto* p = reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(m, kRoom));
-  const std::uint32_t n = p == nullptr ? 0 : wire::build_cnp(s.tmpl, s.qp->attr().dest_qpn, cfg_.dcqcn.params.cnp_dscp, p, kRoom);
+  const std::uint32_t n =
+      p == nullptr ? 0 : wire::build_cnp(s.tmpl, s.qp->attr().dest_qpn, cfg_.dcqcn.params.cnp_dscp, p, kRoom);
   if (n == 0) {
     rte_pktmbuf_free(m);
     ++c_.cnp_tx_failures;
     return;
   }
   rte_pktmbuf_trim(m, static_cast<std::uint16_t>(kRoom - n));
-  if (cfg_.recording.capture != nullptr) cfg_.recording.capture->capture(cfg_.queues.port_id, cfg_.queues.queue, &m, 1, CaptureDirection::kTx, now_tsc);
+  if (cfg_.recording.capture != nullptr)
+    cfg_.recording.capture->capture(cfg_.queues.port_id, cfg_.queues.queue, &m, 1, CaptureDirection::kTx, now_tsc);
   if (!tx_.push(m)) {
     rte_pktmbuf_free(m);
     ++c_.cnp_tx_failures;
@@ -298,7 +303,8 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
       return false;
     }
     // A copy in scratch_, or the first segment itself when it holds every byte: ours either way.
-    data = const_cast<std::uint8_t*>(static_cast<const std::uint8_t*>(rte_pktmbuf_read(m, 0, m->pkt_len, scratch_.data())));
+    data = const_cast<std::uint8_t*>(
+        static_cast<const std::uint8_t*>(rte_pktmbuf_read(m, 0, m->pkt_len, scratch_.data())));
     len = m->pkt_len;
     ++c_.rx_linearized;
   }
@@ -368,7 +374,8 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
     }
   }
   // §12.9.7: on a QP the CM accepted, the peer's first packet stands for the RTU it may have lost.
-  if (s->cm_wait_traffic) [[unlikely]] cm_.on_qp_traffic(pi.dest_qpn, rx_now_tsc_);
+  if (s->cm_wait_traffic) [[unlikely]]
+    cm_.on_qp_traffic(pi.dest_qpn, rx_now_tsc_);
   const rc::RxDelivery d = q->on_packet(pi, data + pi.payload_offset, qp_now_ns_);
   // An ACK, NAK, response or request: something may be due to send, a timer may have moved.
   touch_received(*s);

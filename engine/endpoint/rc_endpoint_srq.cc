@@ -1,7 +1,7 @@
 // RcEndpoint's shared receive queues: creation, attaching QPs, posting and the limit event.
-#include "engine/endpoint/rc_endpoint.h"
-
 #include <string>
+
+#include "engine/endpoint/rc_endpoint.h"
 
 namespace droce::engine {
 
@@ -15,11 +15,14 @@ const rc::SharedRecvQueue* RcEndpoint::srq(std::uint32_t srq_id) const {
 
 // Control path: the SRQ's ring is allocated here, once.
 Status RcEndpoint::create_srq(std::uint32_t depth, std::uint32_t& srq_id) {
-  if (cfg_.queues.memory == nullptr) return Status::error(StatusCode::kInvalidArgument, "create_srq: endpoint has no memory registry");
+  if (cfg_.queues.memory == nullptr)
+    return Status::error(StatusCode::kInvalidArgument, "create_srq: endpoint has no memory registry");
   if (depth == 0 || depth > 65536)
-    return Status::error(StatusCode::kInvalidArgument, "create_srq: depth " + std::to_string(depth) + " is not 1..65536");
+    return Status::error(StatusCode::kInvalidArgument,
+                         "create_srq: depth " + std::to_string(depth) + " is not 1..65536");
   if (srqs_.size() >= kMaxSrqs)
-    return Status::error(StatusCode::kNoMemory, "create_srq: the endpoint has its " + std::to_string(kMaxSrqs) + " SRQs");
+    return Status::error(StatusCode::kNoMemory,
+                         "create_srq: the endpoint has its " + std::to_string(kMaxSrqs) + " SRQs");
   srqs_.push_back(std::make_unique<rc::SharedRecvQueue>(depth, cfg_.queues.memory->table()));
   srq_id = static_cast<std::uint32_t>(srqs_.size());
   return {};
@@ -30,7 +33,8 @@ Status RcEndpoint::attach_srq(std::uint32_t qpn, std::uint32_t srq_id) {
   if (s == nullptr) return Status::error(StatusCode::kNotFound, "attach_srq: unknown QPN " + std::to_string(qpn));
   rc::SharedRecvQueue* q = srq_by_id(srq_id);
   if (q == nullptr) return Status::error(StatusCode::kNotFound, "attach_srq: unknown SRQ " + std::to_string(srq_id));
-  if (s->connected) return Status::error(StatusCode::kBadState, "attach_srq: QP " + std::to_string(qpn) + " is already connected");
+  if (s->connected)
+    return Status::error(StatusCode::kBadState, "attach_srq: QP " + std::to_string(qpn) + " is already connected");
   return s->qp->attach_srq(q);
 }
 

@@ -83,13 +83,17 @@ Status io_exact(int fd, std::uint8_t* buf, std::size_t n, bool write, Clock::tim
     const int e = k == 0 ? 0 : errno;
     if (k == 0 || e == ECONNRESET || e == EPIPE)  // a reset is the peer closing with our bytes unread
       return Status::error(std::string("peer closed the connection during ") + what + (write ? "" : progress(done, n)));
-    if (e != EAGAIN && e != EWOULDBLOCK && e != EINTR) return Status::error(std::string(what) + ": " + std::strerror(e));
+    if (e != EAGAIN && e != EWOULDBLOCK && e != EINTR)
+      return Status::error(std::string(what) + ": " + std::strerror(e));
     switch (wait_fd(fd, static_cast<short>(write ? POLLOUT : POLLIN), deadline, stop)) {
-      case Wait::kReady: break;
+      case Wait::kReady:
+        break;
       case Wait::kTimedOut:
         return Status::error(std::string("timed out waiting for ") + what + (write ? "" : progress(done, n)));
-      case Wait::kStopped: return Status::error(std::string("interrupted while waiting for ") + what);
-      case Wait::kError: return Status::error(std::string(what) + ": " + std::strerror(errno));
+      case Wait::kStopped:
+        return Status::error(std::string("interrupted while waiting for ") + what);
+      case Wait::kError:
+        return Status::error(std::string(what) + ": " + std::strerror(errno));
     }
   }
   return {};
@@ -159,7 +163,8 @@ std::string format_mr_line(const MrLine& m) {
 Status parse_mr_line(const std::string& line, MrLine& out) {
   std::vector<std::string_view> f;
   if (!split_fields(line, f) || f[0] != "MR" || f.size() != 4)
-    return Status::error("the peer sent " + quoted(line) + " where 'MR <vaddr> <rkey> <slots>' was expected (is it droce-gen?)");
+    return Status::error("the peer sent " + quoted(line) +
+                         " where 'MR <vaddr> <rkey> <slots>' was expected (is it droce-gen?)");
   std::uint64_t va, rkey, slots;
   if (!parse_line_hex(f[1], ~std::uint64_t{0}, va))
     return Status::error("MR line from the peer: vaddr " + quoted(f[1]) + " is not a 64-bit hex number");
@@ -182,8 +187,8 @@ Status parse_end_line(const std::string& line, std::size_t qps, std::vector<std:
   if (!split_fields(line, f) || f[0] != "END")
     return Status::error("the peer sent " + quoted(line) + " where 'END <count per QP>' was expected");
   if (f.size() - 1 != qps)
-    return Status::error("END line from the peer has " + std::to_string(f.size() - 1) + " counts for " + std::to_string(qps) +
-                         " QPs");
+    return Status::error("END line from the peer has " + std::to_string(f.size() - 1) + " counts for " +
+                         std::to_string(qps) + " QPs");
   counts.assign(qps, 0);
   for (std::size_t i = 0; i < qps; ++i)
     if (!parse_line_decimal(f[i + 1], kMaxLineCount, counts[i]))
@@ -193,8 +198,8 @@ Status parse_end_line(const std::string& line, std::size_t qps, std::vector<std:
 }
 
 std::string format_result_line(const ResultLine& r) {
-  return "RESULT " + std::to_string(r.received) + " " + std::to_string(r.lost) + " " + std::to_string(r.duplicated) + " " +
-         std::to_string(r.out_of_order) + " " + std::to_string(r.corrupted) + " " + std::to_string(r.errors);
+  return "RESULT " + std::to_string(r.received) + " " + std::to_string(r.lost) + " " + std::to_string(r.duplicated) +
+         " " + std::to_string(r.out_of_order) + " " + std::to_string(r.corrupted) + " " + std::to_string(r.errors);
 }
 
 Status parse_result_line(const std::string& line, ResultLine& out) {
@@ -230,8 +235,9 @@ void gid_from_ipv4(const std::uint8_t ip[4], std::uint8_t gid[16]) {
 Status ipv4_from_gid(const std::uint8_t gid[16], std::uint8_t ip[4]) {
   static constexpr std::uint8_t kPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF};
   if (std::memcmp(gid, kPrefix, 12) != 0)
-    return Status::error("GID is not an IPv4-mapped address (::ffff:a.b.c.d): wrong GID type or index "
-                         "(use the RoCE v2 IPv4 GID, index 1 on Linux rxe)");
+    return Status::error(
+        "GID is not an IPv4-mapped address (::ffff:a.b.c.d): wrong GID type or index "
+        "(use the RoCE v2 IPv4 GID, index 1 on Linux rxe)");
   std::memcpy(ip, gid + 12, 4);
   return {};
 }
@@ -245,7 +251,8 @@ std::string format_rc_pingpong(const ConnInfo& c) {
 }
 
 Status parse_rc_pingpong(const std::uint8_t* m, std::size_t len, ConnInfo& out) {
-  if (len != kRcPingpongMsgBytes) return Status::error("exchange message has " + std::to_string(len) + " bytes, expected 52");
+  if (len != kRcPingpongMsgBytes)
+    return Status::error("exchange message has " + std::to_string(len) + " bytes, expected 52");
   if (m[51] != '\0') return Status::error("exchange message is not NUL-terminated");
   if (m[4] != ':' || m[11] != ':' || m[18] != ':') return Status::error("exchange message: ':' separators missing");
   std::uint64_t v;
@@ -300,9 +307,16 @@ int connect_one(const addrinfo* a, Clock::time_point deadline, const StopCheck& 
         if (::getsockopt(s, SOL_SOCKET, SO_ERROR, &e, &len) != 0) e = errno;
         break;
       }
-      case Wait::kTimedOut: e = ETIMEDOUT; break;
-      case Wait::kStopped: stopped = true; e = EINTR; break;
-      case Wait::kError: e = errno; break;
+      case Wait::kTimedOut:
+        e = ETIMEDOUT;
+        break;
+      case Wait::kStopped:
+        stopped = true;
+        e = EINTR;
+        break;
+      case Wait::kError:
+        e = errno;
+        break;
     }
   }
   if (e != 0) {
@@ -318,8 +332,8 @@ int connect_one(const addrinfo* a, Clock::time_point deadline, const StopCheck& 
 
 }  // namespace
 
-Status OobConnection::connect(const std::string& host, std::uint16_t port, std::uint32_t timeout_ms,
-                              OobConnection& out, StopCheck stop) {
+Status OobConnection::connect(const std::string& host, std::uint16_t port, std::uint32_t timeout_ms, OobConnection& out,
+                              StopCheck stop) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -376,10 +390,17 @@ bool OobConnection::wait_first_byte(Clock::time_point deadline, Status& s) {
       return false;
     }
     switch (wait_fd(fd_, POLLIN, deadline, stop_)) {
-      case Wait::kReady: break;
-      case Wait::kTimedOut: s = Status::error("timed out waiting for the client's connection info" + progress(0, kRcPingpongMsgBytes)); return false;
-      case Wait::kStopped: s = Status::error("interrupted while waiting for the client's connection info"); return false;
-      case Wait::kError: s = Status::error(std::string("the client's connection info: ") + std::strerror(errno)); return false;
+      case Wait::kReady:
+        break;
+      case Wait::kTimedOut:
+        s = Status::error("timed out waiting for the client's connection info" + progress(0, kRcPingpongMsgBytes));
+        return false;
+      case Wait::kStopped:
+        s = Status::error("interrupted while waiting for the client's connection info");
+        return false;
+      case Wait::kError:
+        s = Status::error(std::string("the client's connection info: ") + std::strerror(errno));
+        return false;
     }
   }
 }
@@ -413,7 +434,8 @@ Status OobConnection::server_read_peer(ConnInfo& peer, std::uint32_t timeout_ms,
   return s;
 }
 
-Status OobConnection::server_answer(const ConnInfo& local, std::uint32_t timeout_ms, const std::function<void()>& idle) {
+Status OobConnection::server_answer(const ConnInfo& local, std::uint32_t timeout_ms,
+                                    const std::function<void()>& idle) {
   if (fd_ < 0) return Status::error("exchange on a closed connection");
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   const std::string msg = format_rc_pingpong(local);
@@ -428,7 +450,8 @@ Status OobConnection::server_answer(const ConnInfo& local, std::uint32_t timeout
 
 Status OobConnection::send_line(const std::string& line, std::uint32_t timeout_ms) {
   if (fd_ < 0) return Status::error("send on a closed connection");
-  if (line.size() > kMaxLineBytes || line.find('\n') != std::string::npos) return Status::error("OOB line too long or multi-line");
+  if (line.size() > kMaxLineBytes || line.find('\n') != std::string::npos)
+    return Status::error("OOB line too long or multi-line");
   std::string l = line + "\n";
   return io_exact(fd_, reinterpret_cast<std::uint8_t*>(l.data()), l.size(), true,
                   Clock::now() + std::chrono::milliseconds(timeout_ms), "sending a control line", stop_);
@@ -453,7 +476,8 @@ bool OobConnection::poll_line(std::string& line, bool& closed, Status* why) {
       const auto c = static_cast<std::uint8_t>(buffered_[i]);
       if (c < 0x20 || c > 0x7e) {
         char b[128];
-        std::snprintf(b, sizeof(b), "the peer's control line has a non-text byte 0x%02x at offset %zu (is the peer droce?)", c, i);
+        std::snprintf(b, sizeof(b),
+                      "the peer's control line has a non-text byte 0x%02x at offset %zu (is the peer droce?)", c, i);
         return fail(Status::error(b));
       }
     }
@@ -467,8 +491,9 @@ bool OobConnection::poll_line(std::string& line, bool& closed, Status* why) {
                                 " bytes (is the peer droce?)"));
     char buf[kMaxLineBytes + 1];
     const ssize_t k = ::recv(fd_, buf, kMaxLineBytes + 1 - buffered_.size(), MSG_DONTWAIT);
-    if (k == 0) return fail(Status::error(buffered_.empty() ? "the peer closed the control connection"
-                                                            : "the peer closed the control connection in the middle of a line"));
+    if (k == 0)
+      return fail(Status::error(buffered_.empty() ? "the peer closed the control connection"
+                                                  : "the peer closed the control connection in the middle of a line"));
     if (k < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return false;
       if (errno == ECONNRESET) return fail(Status::error("the peer closed the control connection (reset)"));
@@ -510,10 +535,12 @@ Status OobConnection::recv_bytes(void* buf, std::size_t n, std::uint32_t timeout
     if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
       if (closed != nullptr) *closed = true;
       // A reset is the peer closing with our bytes unread: for the caller, the same thing.
-      return Status::error(k == 0 || errno == ECONNRESET ? std::string("peer closed the connection during ") + what + progress(done, n)
-                                                         : std::string(what) + ": " + std::strerror(errno));
+      return Status::error(k == 0 || errno == ECONNRESET
+                               ? std::string("peer closed the connection during ") + what + progress(done, n)
+                               : std::string(what) + ": " + std::strerror(errno));
     }
-    if (Clock::now() >= deadline) return Status::error(std::string("timed out waiting for ") + what + progress(done, n));
+    if (Clock::now() >= deadline)
+      return Status::error(std::string("timed out waiting for ") + what + progress(done, n));
     if (stopping()) return Status::error(std::string("interrupted while waiting for ") + what);
     // The caller's loop runs a few rounds per recv() so that a transport served while waiting
     // (a READ responder during the peer's whole run) is not paced by a syscall per iteration.
@@ -544,13 +571,17 @@ Status OobConnection::recv_line(std::string& line, std::uint32_t timeout_ms) {
     if (poll_line(line, closed, &why)) return {};
     if (closed) return why;
     switch (wait_fd(fd_, POLLIN, deadline, stop_)) {
-      case Wait::kReady: break;
+      case Wait::kReady:
+        break;
       case Wait::kTimedOut:
         return Status::error("timed out waiting for a control line from the peer" +
-                             (buffered_.empty() ? std::string()
-                                                : " (" + std::to_string(buffered_.size()) + " bytes arrived without a newline)"));
-      case Wait::kStopped: return Status::error("interrupted while waiting for a control line from the peer");
-      case Wait::kError: return Status::error(std::string("control connection: ") + std::strerror(errno));
+                             (buffered_.empty()
+                                  ? std::string()
+                                  : " (" + std::to_string(buffered_.size()) + " bytes arrived without a newline)"));
+      case Wait::kStopped:
+        return Status::error("interrupted while waiting for a control line from the peer");
+      case Wait::kError:
+        return Status::error(std::string("control connection: ") + std::strerror(errno));
     }
   }
 }
@@ -594,7 +625,8 @@ Status RcPingpongServer::listen(std::uint16_t port, std::uint16_t& bound_port) {
     return Status::error("cannot listen on TCP port " + std::to_string(port) + ": " + std::strerror(errno));
   sl = sizeof(ss);
   getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&ss), &sl);
-  bound_port = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+  bound_port =
+      ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
   return {};
 }
 
@@ -617,10 +649,14 @@ Status RcPingpongServer::accept(std::uint32_t timeout_ms, OobConnection& out) {
         e != ENFILE && e != ENOBUFS && e != ENOMEM)
       return Status::error(std::string("accept: ") + std::strerror(e));
     switch (wait_fd(listen_fd_, POLLIN, deadline, stop_)) {
-      case Wait::kReady: break;
-      case Wait::kTimedOut: return Status::error("no client connected within " + std::to_string(timeout_ms) + " ms");
-      case Wait::kStopped: return Status::error("interrupted while waiting for a client to connect");
-      case Wait::kError: return Status::error(std::string("accept: ") + std::strerror(errno));
+      case Wait::kReady:
+        break;
+      case Wait::kTimedOut:
+        return Status::error("no client connected within " + std::to_string(timeout_ms) + " ms");
+      case Wait::kStopped:
+        return Status::error("interrupted while waiting for a client to connect");
+      case Wait::kError:
+        return Status::error(std::string("accept: ") + std::strerror(errno));
     }
     // Out of descriptors the listener stays readable: do not spin on it.
     if (e == EMFILE || e == ENFILE) std::this_thread::sleep_for(std::chrono::milliseconds(10));

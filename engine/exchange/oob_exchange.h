@@ -78,7 +78,10 @@ class OobConnection {
   OobConnection() = default;
   explicit OobConnection(int fd) : fd_(fd) {}
   OobConnection(OobConnection&& o) noexcept
-      : fd_(o.fd_), buffered_(std::move(o.buffered_)), line_error_(std::move(o.line_error_)), stop_(std::move(o.stop_)) {
+      : fd_(o.fd_),
+        buffered_(std::move(o.buffered_)),
+        line_error_(std::move(o.line_error_)),
+        stop_(std::move(o.stop_)) {
     o.fd_ = -1;
   }
   OobConnection& operator=(OobConnection&& o) noexcept;
@@ -104,7 +107,8 @@ class OobConnection {
                                           const std::function<void()>& idle = {});
   // Server side in two steps so the QP can be connected between them, as rc_pingpong does:
   // read the client's info, then (after connecting) answer and wait for "done".
-  [[nodiscard]] Status server_read_peer(ConnInfo& peer, std::uint32_t timeout_ms, const std::function<void()>& idle = {});
+  [[nodiscard]] Status server_read_peer(ConnInfo& peer, std::uint32_t timeout_ms,
+                                        const std::function<void()>& idle = {});
   [[nodiscard]] Status server_answer(const ConnInfo& local, std::uint32_t timeout_ms,
                                      const std::function<void()>& idle = {});
 

@@ -22,23 +22,32 @@ void put_be32(std::uint8_t* p, std::uint32_t v) {
 
 std::uint64_t now_ms() {
   return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
 }
 
 // The REJ reasons a perftest peer's kernel sends (§12.6.7, table 112), in words.
 std::string rej_text(std::uint16_t reason) {
   std::string s = "REJ reason " + std::to_string(reason);
   switch (static_cast<cm::RejReason>(reason)) {
-    case cm::RejReason::kInvalidServiceId: return s + " (invalid service ID: nobody listens on that port)";
-    case cm::RejReason::kConsumerReject: return s + " (consumer reject: the application refused it)";
-    case cm::RejReason::kNoResources: return s + " (no resources)";
-    case cm::RejReason::kTimeout: return s + " (timeout)";
-    case cm::RejReason::kStaleConnection: return s + " (stale connection)";
-    case cm::RejReason::kInvalidMtu: return s + " (invalid MTU)";
-    case cm::RejReason::kInvalidGid: return s + " (invalid GID: the peer cannot resolve the REQ's primary path)";
+    case cm::RejReason::kInvalidServiceId:
+      return s + " (invalid service ID: nobody listens on that port)";
+    case cm::RejReason::kConsumerReject:
+      return s + " (consumer reject: the application refused it)";
+    case cm::RejReason::kNoResources:
+      return s + " (no resources)";
+    case cm::RejReason::kTimeout:
+      return s + " (timeout)";
+    case cm::RejReason::kStaleConnection:
+      return s + " (stale connection)";
+    case cm::RejReason::kInvalidMtu:
+      return s + " (invalid MTU)";
+    case cm::RejReason::kInvalidGid:
+      return s + " (invalid GID: the peer cannot resolve the REQ's primary path)";
     case cm::RejReason::kInvalidAlternateGid:
       return s + " (invalid alternate GID: the peer took the REQ to name an alternate path)";
-    default: return s;
+    default:
+      return s;
   }
 }
 
@@ -68,12 +77,17 @@ Status parse_perftest_dest(const std::uint8_t* m, std::size_t len, PerftestKeys&
   if (len != kPerftestDestBytes)
     return Status::error(StatusCode::kPeer, "perftest -R key message has " + std::to_string(len) +
                                                 " bytes, expected 56 (a binary struct pingpong_dest)");
-  const std::uint32_t lid = parse_be32(m), out_reads = parse_be32(m + 4), qpn = parse_be32(m + 8), psn = parse_be32(m + 12);
-  if (lid > 0xFFFF) return Status::error(StatusCode::kPeer, "perftest -R key message: LID " + std::to_string(lid) + " is over 16 bits");
+  const std::uint32_t lid = parse_be32(m), out_reads = parse_be32(m + 4), qpn = parse_be32(m + 8),
+                      psn = parse_be32(m + 12);
+  if (lid > 0xFFFF)
+    return Status::error(StatusCode::kPeer, "perftest -R key message: LID " + std::to_string(lid) + " is over 16 bits");
   if (out_reads > 0xFFFF)
-    return Status::error(StatusCode::kPeer, "perftest -R key message: out_reads " + std::to_string(out_reads) + " is over 16 bits");
-  if (qpn > 0xFFFFFF) return Status::error(StatusCode::kPeer, "perftest -R key message: QPN " + std::to_string(qpn) + " is over 24 bits");
-  if (psn > 0xFFFFFF) return Status::error(StatusCode::kPeer, "perftest -R key message: PSN " + std::to_string(psn) + " is over 24 bits");
+    return Status::error(StatusCode::kPeer,
+                         "perftest -R key message: out_reads " + std::to_string(out_reads) + " is over 16 bits");
+  if (qpn > 0xFFFFFF)
+    return Status::error(StatusCode::kPeer, "perftest -R key message: QPN " + std::to_string(qpn) + " is over 24 bits");
+  if (psn > 0xFFFFFF)
+    return Status::error(StatusCode::kPeer, "perftest -R key message: PSN " + std::to_string(psn) + " is over 24 bits");
   out.lid = static_cast<std::uint16_t>(lid);
   out.out_reads = static_cast<std::uint16_t>(out_reads);
   out.qpn = qpn;
@@ -85,7 +99,8 @@ Status parse_perftest_dest(const std::uint8_t* m, std::size_t len, PerftestKeys&
   return {};
 }
 
-PerftestCmSession::PerftestCmSession(RcEndpoint& ep, PerftestRole role, const PerftestCmConfig& cfg, std::uint32_t timeout_ms)
+PerftestCmSession::PerftestCmSession(RcEndpoint& ep, PerftestRole role, const PerftestCmConfig& cfg,
+                                     std::uint32_t timeout_ms)
     : PerftestControl(role, timeout_ms), ep_(ep), cfg_(cfg), memory_(ep.config().queues.memory) {}
 
 PerftestCmSession::~PerftestCmSession() {
@@ -124,7 +139,8 @@ void PerftestCmSession::pump() {
       continue;
     }
     if (stash_full_) {
-      if (comm_error_.empty()) comm_error_ = "the peer sent a second comm message before we read the first (perftest sends one at a time)";
+      if (comm_error_.empty())
+        comm_error_ = "the peer sent a second comm message before we read the first (perftest sends one at a time)";
       continue;
     }
     std::memcpy(stash_, recv_buf(), std::min<std::size_t>(c[i].byte_len, kPerftestDestBytes));
@@ -184,12 +200,13 @@ void PerftestCmSession::on_event(const CmEndpointEvent& e) {
       break;
     case CmEndpointEventKind::kRejected:
       c->failed = true;
-      c->failure = e.by_peer ? "refused by the peer: " + rej_text(e.reject_reason) : "refused by us: " + rej_text(e.reject_reason);
+      c->failure = e.by_peer ? "refused by the peer: " + rej_text(e.reject_reason)
+                             : "refused by us: " + rej_text(e.reject_reason);
       break;
     case CmEndpointEventKind::kTimedOut:
       c->failed = true;
       c->failure = role_ == PerftestRole::kClient ? "no answer to our REQ through every CM retry"
-                                                   : "no RTU for our REP through every CM retry";
+                                                  : "no RTU for our REP through every CM retry";
       break;
     case CmEndpointEventKind::kDisconnected:
       c->disconnected = true;
@@ -245,8 +262,10 @@ Status PerftestCmSession::wait_for(const std::function<bool()>& done, std::uint3
 Status PerftestCmSession::comm_broken(const char* doing) const {
   if (!comm_error_.empty()) return Status::error(StatusCode::kPeer, "perftest -R: " + comm_error_ + " (" + doing + ")");
   if (comm_.disconnected)
-    return Status::error(StatusCode::kPeer, std::string("perftest -R: the peer disconnected the comm connection (") + doing + ")");
-  if (comm_.failed) return Status::error(StatusCode::kPeer, "perftest -R: the comm connection " + comm_.failure + " (" + doing + ")");
+    return Status::error(StatusCode::kPeer,
+                         std::string("perftest -R: the peer disconnected the comm connection (") + doing + ")");
+  if (comm_.failed)
+    return Status::error(StatusCode::kPeer, "perftest -R: the comm connection " + comm_.failure + " (" + doing + ")");
   return {};
 }
 
@@ -259,7 +278,8 @@ Status PerftestCmSession::post_comm_recv() {
 
 Status PerftestCmSession::send_message(const void* p, std::size_t n, const char* what) {
   if (n > kPerftestDestBytes)
-    return Status::error(StatusCode::kInvalidArgument, std::string("perftest -R: ") + what + " of " + std::to_string(n) +
+    return Status::error(StatusCode::kInvalidArgument, std::string("perftest -R: ") + what + " of " +
+                                                           std::to_string(n) +
                                                            " bytes is longer than perftest's 56-byte comm receive");
   if (Status s = comm_broken(what); !s.ok()) return s;
   std::memcpy(send_buf(), p, n);
@@ -268,7 +288,8 @@ Status PerftestCmSession::send_message(const void* p, std::size_t n, const char*
   w.opcode = rc::WrOpcode::kSend;
   w.sge = {reinterpret_cast<std::uint64_t>(send_buf()), static_cast<std::uint32_t>(n), mr_.lkey};
   send_done_ = false;
-  if (Status s = ep_.post_send(comm_qpn_, w); !s.ok()) return s.context(std::string("perftest -R: sending ") + what + ": ");
+  if (Status s = ep_.post_send(comm_qpn_, w); !s.ok())
+    return s.context(std::string("perftest -R: sending ") + what + ": ");
   // rdma_write_data waits for its SEND's completion: the peer has the message.
   if (Status s = wait_for([&] { return send_done_ || !comm_broken(what).ok(); }, timeout_ms_,
                           std::string("acknowledgement of our ") + what + " on the comm connection");
@@ -285,8 +306,8 @@ Status PerftestCmSession::recv_message(void* p, std::size_t n, const char* what)
   if (!stash_full_) return comm_broken(what);
   stash_full_ = false;
   if (stash_len_ != n)
-    return Status::error(StatusCode::kPeer, std::string("perftest -R: the peer's ") + what + " has " + std::to_string(stash_len_) +
-                                                " bytes, expected " + std::to_string(n));
+    return Status::error(StatusCode::kPeer, std::string("perftest -R: the peer's ") + what + " has " +
+                                                std::to_string(stash_len_) + " bytes, expected " + std::to_string(n));
   std::memcpy(p, stash_, n);
   return {};
 }
@@ -317,7 +338,8 @@ Status PerftestCmSession::end_without_message() { return {}; }
 Status PerftestCmSession::open() {
   if (comm_qpn_ != 0) return Status::error(StatusCode::kBadState, "perftest -R: the comm connection is open already");
   if (memory_ == nullptr)
-    return Status::error(StatusCode::kInvalidArgument, "perftest -R: the endpoint has no memory registry (EndpointConfig queues.memory)");
+    return Status::error(StatusCode::kInvalidArgument,
+                         "perftest -R: the endpoint has no memory registry (EndpointConfig queues.memory)");
   if (Status s = memory_->register_memory(bufs_, sizeof(bufs_), rc::kAccessLocalWrite, mr_); !s.ok())
     return s.context("perftest -R: registering the comm buffers: ");
   registered_ = true;
@@ -334,16 +356,20 @@ Status PerftestCmSession::connect_comm() {
     CmConnectTo to;
     to.peer = cfg_.server;
     to.port = cfg_.port;
-    if (Status s = ep_.cm_connect(comm_qpn_, to, comm_.conn); !s.ok()) return s.context("perftest -R: the comm connection: ");
-    if (Status s = wait_for([&] { return comm_.established || comm_.failed; }, timeout_ms_,
-                            "answer from " + server_text() + " to the comm connection's REQ (is the server running with -R?)");
+    if (Status s = ep_.cm_connect(comm_qpn_, to, comm_.conn); !s.ok())
+      return s.context("perftest -R: the comm connection: ");
+    if (Status s =
+            wait_for([&] { return comm_.established || comm_.failed; }, timeout_ms_,
+                     "answer from " + server_text() + " to the comm connection's REQ (is the server running with -R?)");
         !s.ok())
       return s;
     if (comm_.established) break;
     if (t >= tries)
-      return Status::error(StatusCode::kPeer, "perftest -R: the comm connection to " + server_text() + " was " + comm_.failure);
+      return Status::error(StatusCode::kPeer,
+                           "perftest -R: the comm connection to " + server_text() + " was " + comm_.failure);
     // The QP stays in INIT after a REJ: the same QP tries again once the old connection is closed.
-    if (Status s = wait_for([&] { return comm_.closed; }, timeout_ms_, "end of the refused comm connection"); !s.ok()) return s;
+    if (Status s = wait_for([&] { return comm_.closed; }, timeout_ms_, "end of the refused comm connection"); !s.ok())
+      return s;
     const std::uint64_t again = now_ms() + cfg_.retry_gap_ms;
     (void)wait_for([&] { return now_ms() >= again; }, cfg_.retry_gap_ms + 1000, "retry gap");
   }
@@ -362,7 +388,8 @@ Status PerftestCmSession::accept_comm() {
   // rdma_server_connect returns once rdma_accept has sent the REP; the client's first SEND (or
   // its RTU) makes the connection established on our side.
   phase_ = Phase::kIdle;
-  if (comm_.failed) return Status::error(StatusCode::kError, "perftest -R: the client's comm connection: " + comm_.failure);
+  if (comm_.failed)
+    return Status::error(StatusCode::kError, "perftest -R: the client's comm connection: " + comm_.failure);
   return {};
 }
 
@@ -401,7 +428,8 @@ Status PerftestCmSession::connect_data_qps(const std::vector<std::uint32_t>& qpn
     if (Status b = comm_broken("accepting the data connections"); !b.ok()) return b;
     for (std::size_t i = 0; i < n; ++i)
       if (data_conn_[i].failed)
-        return Status::error(StatusCode::kError, "perftest -R: data QP " + std::to_string(i) + ": " + data_conn_[i].failure);
+        return Status::error(StatusCode::kError,
+                             "perftest -R: data QP " + std::to_string(i) + ": " + data_conn_[i].failure);
     return {};
   }
   // rdma_cm_client_connection: every REQ at once; a refused one again after the gap (perftest's
@@ -424,9 +452,9 @@ Status PerftestCmSession::connect_data_qps(const std::vector<std::uint32_t>& qpn
       }
       if (!c.failed) continue;
       if (tries[i] >= cfg_.data_connect_tries)
-        return Status::error(StatusCode::kPeer, "perftest -R: data QP " + std::to_string(i) + " (QPN " + std::to_string(data_[i].qpn) +
-                                                    ") to " + server_text() + " was " + c.failure + ", " +
-                                                    std::to_string(tries[i]) + " tries");
+        return Status::error(StatusCode::kPeer, "perftest -R: data QP " + std::to_string(i) + " (QPN " +
+                                                    std::to_string(data_[i].qpn) + ") to " + server_text() + " was " +
+                                                    c.failure + ", " + std::to_string(tries[i]) + " tries");
       if (retry_at[i] == 0) retry_at[i] = now_ms() + cfg_.retry_gap_ms;
       if (now_ms() >= retry_at[i] && ep_.cm_state(c.conn) == cm::CmState::kClosed) {
         if (Status s = request_data(i); !s.ok()) return s;
@@ -439,27 +467,30 @@ Status PerftestCmSession::connect_data_qps(const std::vector<std::uint32_t>& qpn
       std::string waiting;
       for (std::size_t i = 0; i < n && waiting.size() < 200; ++i)
         if (!data_conn_[i].established) waiting += " " + std::to_string(i);
-      return Status::error(StatusCode::kTimeout, "perftest -R: no REP from " + server_text() + " for data QP(s)" + waiting + " (" +
-                                                     std::to_string(up) + " of " + std::to_string(n) + " connected)");
+      return Status::error(StatusCode::kTimeout, "perftest -R: no REP from " + server_text() + " for data QP(s)" +
+                                                     waiting + " (" + std::to_string(up) + " of " + std::to_string(n) +
+                                                     " connected)");
     }
   }
   phase_ = Phase::kRunning;
   return {};
 }
 
-Status PerftestCmSession::connect(PerftestTest t, const std::vector<PerftestKeys>& mine, std::vector<PerftestKeys>& theirs,
-                                  const std::function<Status()>& connect_qps) {
+Status PerftestCmSession::connect(PerftestTest t, const std::vector<PerftestKeys>& mine,
+                                  std::vector<PerftestKeys>& theirs, const std::function<Status()>& connect_qps) {
   if (mine.empty()) return Status::error(StatusCode::kInvalidArgument, "perftest exchange without a QP");
   // create_rdma_cm_connection: ctx_hand_shake(my_dest[0], rem_dest[0]) before and after the
   // connections, while my_dest is still all zeros (set_up_connection fills it afterwards).
   const PerftestKeys zero{};
   PerftestKeys scratch;
-  if (Status s = handshake(zero, scratch); !s.ok()) return s.context("the barrier before the rdma_cm data connections: ");
+  if (Status s = handshake(zero, scratch); !s.ok())
+    return s.context("the barrier before the rdma_cm data connections: ");
   std::vector<std::uint32_t> qpns;
   qpns.reserve(mine.size());
   for (const PerftestKeys& k : mine) qpns.push_back(k.qpn);
   if (Status s = connect_data_qps(qpns); !s.ok()) return s;
-  if (Status s = handshake(zero, scratch); !s.ok()) return s.context("the barrier after the rdma_cm data connections: ");
+  if (Status s = handshake(zero, scratch); !s.ok())
+    return s.context("the barrier after the rdma_cm data connections: ");
   // The steps that follow are the TCP mode's. Where it connects the QPs, ours are in RTS already:
   // the peer's keys are checked against the connections and handed over.
   return PerftestControl::connect(t, mine, theirs, [&]() -> Status {
@@ -467,8 +498,9 @@ Status PerftestCmSession::connect(PerftestTest t, const std::vector<PerftestKeys
       bool known = false;
       for (const PerftestCmDataQp& d : data_) known = known || d.remote_qpn == theirs[i].qpn;
       if (!known)
-        return Status::error(StatusCode::kPeer, "perftest -R: the peer's key message " + std::to_string(i) + " names QPN " +
-                                                    std::to_string(theirs[i].qpn) + ", none of its rdma_cm-connected QPs");
+        return Status::error(StatusCode::kPeer, "perftest -R: the peer's key message " + std::to_string(i) +
+                                                    " names QPN " + std::to_string(theirs[i].qpn) +
+                                                    ", none of its rdma_cm-connected QPs");
     }
     return connect_qps ? connect_qps() : Status{};
   });
@@ -489,8 +521,8 @@ Status PerftestCmSession::disconnect_all(std::vector<Conn*>& conns, bool passive
   // Connections we could not disconnect (a passive one whose RTU never came) end by their timers.
   auto ours_over = [&] {
     for (const Conn* c : conns)
-      if (!over(c) && ep_.cm_state(c->conn) != cm::CmState::kEstablished && ep_.cm_state(c->conn) != cm::CmState::kRepSent &&
-          ep_.cm_state(c->conn) != cm::CmState::kMraRepRcvd)
+      if (!over(c) && ep_.cm_state(c->conn) != cm::CmState::kEstablished &&
+          ep_.cm_state(c->conn) != cm::CmState::kRepSent && ep_.cm_state(c->conn) != cm::CmState::kMraRepRcvd)
         return false;
     return true;
   };

@@ -52,9 +52,9 @@ void format_perftest_dest(const PerftestKeys& k, std::uint8_t out[kPerftestDestB
 
 // One data QP's rdma_cm connection as the CM agreed it.
 struct PerftestCmDataQp {
-  std::uint32_t qpn = 0;           // ours
-  std::uint32_t conn = 0;          // our communication ID
-  std::uint32_t remote_qpn = 0;    // the peer's QP (REP's or REQ's local QPN)
+  std::uint32_t qpn = 0;         // ours
+  std::uint32_t conn = 0;        // our communication ID
+  std::uint32_t remote_qpn = 0;  // the peer's QP (REP's or REQ's local QPN)
   // A Starting PSN is what its sender receives at (docs/cm.md): we send at the peer's REQ's or
   // REP's and receive at ours (the QP's configured sq_psn).
   std::uint32_t send_psn = 0;      // our first PSN: the peer's Starting PSN

@@ -28,15 +28,15 @@ std::string format_perftest_version(const std::string& version) {
 }
 
 Status parse_perftest_version(const std::uint8_t* m, std::size_t len, std::string& version) {
-  if (len != kPerftestVersionBytes) return Status::error("perftest version message has " + std::to_string(len) + " bytes, expected 16");
+  if (len != kPerftestVersionBytes)
+    return Status::error("perftest version message has " + std::to_string(len) + " bytes, expected 16");
   const void* nul = std::memchr(m, 0, len);
   if (nul == nullptr) return Status::error("perftest version is not NUL-terminated");
   version.assign(reinterpret_cast<const char*>(m), static_cast<const std::uint8_t*>(nul) - m);
   // "major.minor" (perftest compares it with atof): digits, one dot, digits.
   const auto dot = version.find('.');
   bool ok = dot != std::string::npos && dot > 0 && dot + 1 < version.size() && dot < 4;
-  for (std::size_t i = 0; ok && i < version.size(); ++i)
-    ok = i == dot || (version[i] >= '0' && version[i] <= '9');
+  for (std::size_t i = 0; ok && i < version.size(); ++i) ok = i == dot || (version[i] >= '0' && version[i] <= '9');
   if (!ok) return Status::error("perftest version '" + version + "' is not a version number (is the peer perftest?)");
   if (std::strtod(version.c_str(), nullptr) < kPerftestOldestCompatible)
     return Status::error("the peer runs perftest " + version + "; versions older than 5.70 use another exchange");
@@ -44,7 +44,8 @@ Status parse_perftest_version(const std::uint8_t* m, std::size_t len, std::strin
 }
 
 std::string format_be32(std::uint32_t v) {
-  const char b[4] = {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8), static_cast<char>(v)};
+  const char b[4] = {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
+                     static_cast<char>(v)};
   return std::string(b, 4);
 }
 
@@ -53,9 +54,13 @@ std::uint32_t parse_be32(const std::uint8_t* p) {
          static_cast<std::uint32_t>(p[2]) << 8 | p[3];
 }
 
-std::string format_be64(std::uint64_t v) { return format_be32(static_cast<std::uint32_t>(v >> 32)) + format_be32(static_cast<std::uint32_t>(v)); }
+std::string format_be64(std::uint64_t v) {
+  return format_be32(static_cast<std::uint32_t>(v >> 32)) + format_be32(static_cast<std::uint32_t>(v));
+}
 
-std::uint64_t parse_be64(const std::uint8_t* p) { return static_cast<std::uint64_t>(parse_be32(p)) << 32 | parse_be32(p + 4); }
+std::uint64_t parse_be64(const std::uint8_t* p) {
+  return static_cast<std::uint64_t>(parse_be32(p)) << 32 | parse_be32(p + 4);
+}
 
 namespace {
 
@@ -107,27 +112,31 @@ std::string format_perftest_keys(const PerftestKeys& k) {
   char buf[kPerftestKeyBytes + 8];
   int n = std::snprintf(buf, sizeof(buf), "%04x:%04x:%06x:%06x:%08x:%016llx:", k.lid, k.out_reads, k.qpn & 0xFFFFFF,
                         k.psn & 0xFFFFFF, k.rkey, static_cast<unsigned long long>(k.vaddr));
-  for (int i = 0; i < 16; ++i) n += std::snprintf(buf + n, sizeof(buf) - static_cast<std::size_t>(n), "%02x:", k.gid[i]);
+  for (int i = 0; i < 16; ++i)
+    n += std::snprintf(buf + n, sizeof(buf) - static_cast<std::size_t>(n), "%02x:", k.gid[i]);
   std::snprintf(buf + n, sizeof(buf) - static_cast<std::size_t>(n), "%08x:", k.srqn);
   return std::string(buf, kPerftestKeyBytes - 1) + '\0';
 }
 
 Status parse_perftest_keys(const std::uint8_t* m, std::size_t len, PerftestKeys& out) {
   if (len != kPerftestKeyBytes)
-    return Status::error("perftest key message has " + std::to_string(len) + " bytes, expected 108 (is the peer using -x, the GID?)");
+    return Status::error("perftest key message has " + std::to_string(len) +
+                         " bytes, expected 108 (is the peer using -x, the GID?)");
   if (m[107] != 0) return Status::error("perftest key message is not NUL-terminated");
   // Field (offset, digits, name); each is followed by ':'.
   struct Field {
     std::size_t at, digits;
     const char* name;
   };
-  static constexpr Field kFields[] = {{0, 4, "LID"},   {5, 4, "out_reads"}, {10, 6, "QPN"},
-                                      {17, 6, "PSN"},  {24, 8, "rkey"},     {33, 16, "vaddr"}};
+  static constexpr Field kFields[] = {{0, 4, "LID"},  {5, 4, "out_reads"}, {10, 6, "QPN"},
+                                      {17, 6, "PSN"}, {24, 8, "rkey"},     {33, 16, "vaddr"}};
   std::uint64_t v[6];
   for (int i = 0; i < 6; ++i) {
     const Field& f = kFields[i];
-    if (m[f.at + f.digits] != ':') return Status::error(std::string("perftest key message: ':' missing after ") + f.name);
-    if (!parse_hex_digits(m + f.at, f.digits, v[i])) return Status::error(std::string("perftest key message: ") + f.name + " is not hex");
+    if (m[f.at + f.digits] != ':')
+      return Status::error(std::string("perftest key message: ':' missing after ") + f.name);
+    if (!parse_hex_digits(m + f.at, f.digits, v[i]))
+      return Status::error(std::string("perftest key message: ") + f.name + " is not hex");
   }
   for (int i = 0; i < 16; ++i) {
     std::uint64_t b;
@@ -136,7 +145,8 @@ Status parse_perftest_keys(const std::uint8_t* m, std::size_t len, PerftestKeys&
     out.gid[i] = static_cast<std::uint8_t>(b);
   }
   std::uint64_t srqn;
-  if (!parse_hex_digits(m + 98, 8, srqn) || m[106] != ':') return Status::error("perftest key message: SRQN is not hex");
+  if (!parse_hex_digits(m + 98, 8, srqn) || m[106] != ':')
+    return Status::error("perftest key message: SRQN is not hex");
   if (v[2] == 0) return Status::error("perftest key message: QPN 0 is not an RC QP");
   out.lid = static_cast<std::uint16_t>(v[0]);
   out.out_reads = static_cast<std::uint16_t>(v[1]);
@@ -150,14 +160,22 @@ Status parse_perftest_keys(const std::uint8_t* m, std::size_t len, PerftestKeys&
 
 const char* perftest_test_name(PerftestTest t) {
   switch (t) {
-    case PerftestTest::kSendBw: return "send_bw";
-    case PerftestTest::kWriteBw: return "write_bw";
-    case PerftestTest::kReadBw: return "read_bw";
-    case PerftestTest::kSendLat: return "send_lat";
-    case PerftestTest::kWriteLat: return "write_lat";
-    case PerftestTest::kReadLat: return "read_lat";
-    case PerftestTest::kAtomicBw: return "atomic_bw";
-    case PerftestTest::kAtomicLat: return "atomic_lat";
+    case PerftestTest::kSendBw:
+      return "send_bw";
+    case PerftestTest::kWriteBw:
+      return "write_bw";
+    case PerftestTest::kReadBw:
+      return "read_bw";
+    case PerftestTest::kSendLat:
+      return "send_lat";
+    case PerftestTest::kWriteLat:
+      return "write_lat";
+    case PerftestTest::kReadLat:
+      return "read_lat";
+    case PerftestTest::kAtomicBw:
+      return "atomic_bw";
+    case PerftestTest::kAtomicLat:
+      return "atomic_lat";
   }
   return "?";
 }
@@ -198,7 +216,8 @@ Status PerftestControl::preamble(std::uint32_t local_mtu, PerftestPreamble& out)
   const std::uint32_t peer_cl = parse_be32(in);
   // Bounds a sane peer respects: page sizes to 1 MiB, cache lines to 4 KiB, powers of two.
   if (peer_cb == 0 || peer_cb > (1u << 20) || (peer_cb & (peer_cb - 1)) != 0)
-    return Status::error("the peer's cycle buffer size " + std::to_string(peer_cb) + " is not a power of two up to 1 MiB");
+    return Status::error("the peer's cycle buffer size " + std::to_string(peer_cb) +
+                         " is not a power of two up to 1 MiB");
   if (peer_cl == 0 || peer_cl > 4096 || (peer_cl & (peer_cl - 1)) != 0)
     return Status::error("the peer's cache line size " + std::to_string(peer_cl) + " is not a power of two up to 4096");
   out.cycle_buffer = std::max(kPerftestCycleBuffer, peer_cb);
@@ -251,7 +270,8 @@ Status PerftestSession::close(const PerftestKeys& mine) {
   bool closed = false;
   Status s = conn_.recv_bytes(in, sizeof(in), timeout_ms_, "the peer's \"done\"", idle_, &closed);
   if (!s.ok()) return closed ? Status() : s;
-  if (std::memcmp(in, kDone, sizeof(kDone)) != 0) return Status::error("the peer sent something other than \"done\" at the end");
+  if (std::memcmp(in, kDone, sizeof(kDone)) != 0)
+    return Status::error("the peer sent something other than \"done\" at the end");
   return {};
 }
 
@@ -267,8 +287,8 @@ Status PerftestSession::end_without_message() {
   return {};
 }
 
-Status PerftestControl::connect(PerftestTest t, const std::vector<PerftestKeys>& mine, std::vector<PerftestKeys>& theirs,
-                                const std::function<Status()>& connect_qps) {
+Status PerftestControl::connect(PerftestTest t, const std::vector<PerftestKeys>& mine,
+                                std::vector<PerftestKeys>& theirs, const std::function<Status()>& connect_qps) {
   if (mine.empty()) return Status::error("perftest exchange without a QP");
   theirs.assign(mine.size(), PerftestKeys{});
   PerftestKeys scratch;

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/exchange/oob_exchange.h"
 #include "engine/core/status.h"
+#include "engine/exchange/oob_exchange.h"
 
 namespace droce::engine {
 
@@ -33,7 +33,7 @@ struct PerftestKeys {
   std::uint32_t rkey = 0;       // the buffer the peer may WRITE / READ (0 is legal for SEND)
   std::uint64_t vaddr = 0;
   std::uint8_t gid[16] = {};
-  std::uint32_t srqn = 0;       // XRC only; 0 here
+  std::uint32_t srqn = 0;  // XRC only; 0 here
 };
 
 // The BW report the two sides of write_bw/read_bw/atomic_bw swap after the run (struct bw_report_data,

@@ -207,8 +207,8 @@ void LabSwitch::on_pfc(PortState& p, const std::uint8_t* frame, std::uint32_t le
   const std::uint16_t quanta = f.quanta[cfg_.pfc_priority];
   auto end_pause = [&](std::uint64_t at) {
     if (p.paused && at > p.paused_since_tsc)
-      p.c.pfc_paused_ns += static_cast<std::uint64_t>(static_cast<double>(at - p.paused_since_tsc) * 1e9 /
-                                                      static_cast<double>(tsc_hz_));
+      p.c.pfc_paused_ns +=
+          static_cast<std::uint64_t>(static_cast<double>(at - p.paused_since_tsc) * 1e9 / static_cast<double>(tsc_hz_));
     p.paused = false;
   };
   if (quanta == 0) {
@@ -325,8 +325,8 @@ void LabSwitch::receive(std::uint16_t in, rte_mbuf* m, std::uint64_t now_tsc) {
 
 void LabSwitch::transmit(PortState& p, std::uint64_t now_tsc) {
   if (p.paused && now_tsc >= p.paused_until_tsc) {
-    p.c.pfc_paused_ns += static_cast<std::uint64_t>(static_cast<double>(p.paused_until_tsc - p.paused_since_tsc) *
-                                                    1e9 / static_cast<double>(tsc_hz_));
+    p.c.pfc_paused_ns += static_cast<std::uint64_t>(static_cast<double>(p.paused_until_tsc - p.paused_since_tsc) * 1e9 /
+                                                    static_cast<double>(tsc_hz_));
     p.paused = false;
   }
   rte_mbuf* burst[32];

@@ -3,13 +3,13 @@
 // delay, and lossless operation with IEEE 802.1Qbb PFC. The core of apps/droce-switch.
 #pragma once
 
+#include <rte_mbuf.h>
+
 #include <cstdint>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <rte_mbuf.h>
 
 #include "engine/core/status.h"
 #include "protocols/dcqcn/red_marking.h"
@@ -55,15 +55,15 @@ struct LabSwitchConfig {
 struct SwitchPortCounters {
   std::uint64_t rx_frames = 0, rx_bytes = 0;
   std::uint64_t tx_frames = 0, tx_bytes = 0;
-  std::uint64_t flooded = 0;          // frames of this ingress sent to every other port
-  std::uint64_t tail_drops = 0;       // egress queue full
-  std::uint64_t tx_drops = 0;         // the PMD refused frames (egress held them too long)
-  std::uint64_t ecn_marked = 0;       // frames this egress marked CE
-  std::uint64_t queue_bytes = 0;      // egress queue now
+  std::uint64_t flooded = 0;      // frames of this ingress sent to every other port
+  std::uint64_t tail_drops = 0;   // egress queue full
+  std::uint64_t tx_drops = 0;     // the PMD refused frames (egress held them too long)
+  std::uint64_t ecn_marked = 0;   // frames this egress marked CE
+  std::uint64_t queue_bytes = 0;  // egress queue now
   std::uint64_t queue_frames = 0;
   std::uint64_t queue_max_bytes = 0;
-  std::uint64_t ingress_bytes = 0;    // bytes of this ingress' lossless priority buffered now
-  std::uint64_t pfc_pause_sent = 0;   // pauses (and refreshes) sent upstream from this ingress
+  std::uint64_t ingress_bytes = 0;   // bytes of this ingress' lossless priority buffered now
+  std::uint64_t pfc_pause_sent = 0;  // pauses (and refreshes) sent upstream from this ingress
   std::uint64_t pfc_resume_sent = 0;
   std::uint64_t pfc_pause_received = 0;  // pauses received on this port: its egress holds
   std::uint64_t pfc_paused_ns = 0;       // time this egress was held by received pauses
@@ -97,7 +97,7 @@ class LabSwitch {
     std::uint16_t port_id = 0;
     double tsc_per_byte = 0;  // shaper: 0 = unshaped
     std::uint64_t next_tx_tsc = 0;
-    std::vector<Item> ring;   // egress FIFO (fixed capacity)
+    std::vector<Item> ring;  // egress FIFO (fixed capacity)
     std::uint32_t head = 0, count = 0;
     // PFC state of this port as an ingress (pauses we sent) and as an egress (pauses received).
     bool xoff = false;

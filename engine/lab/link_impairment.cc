@@ -45,8 +45,8 @@ LinkImpairment::~LinkImpairment() {
   // thread can be inside it; it is a few bytes per run, so it stays allocated (DPDK's own advice).
 }
 
-std::uint16_t LinkImpairment::on_rx(std::uint16_t, std::uint16_t, rte_mbuf* pkts[], std::uint16_t n,
-                                    std::uint16_t max, void* self) {
+std::uint16_t LinkImpairment::on_rx(std::uint16_t, std::uint16_t, rte_mbuf* pkts[], std::uint16_t n, std::uint16_t max,
+                                    void* self) {
   return static_cast<LinkImpairment*>(self)->apply(pkts, n, max);
 }
 

@@ -2,23 +2,23 @@
 // and reordering — as a DPDK RX callback, so the transport above never knows it is there.
 #pragma once
 
+#include <rte_ethdev.h>
+
 #include <cstdint>
 #include <memory>
 #include <random>
 #include <string>
-
-#include <rte_ethdev.h>
 
 #include "engine/core/status.h"
 
 namespace droce::engine {
 
 struct ImpairmentConfig {
-  double loss = 0;             // each frame dropped with this probability
-  double burst_start = 0;      // probability per frame that a loss burst starts here
+  double loss = 0;                 // each frame dropped with this probability
+  double burst_start = 0;          // probability per frame that a loss burst starts here
   std::uint32_t burst_frames = 0;  // frames a burst drops in a row
-  double duplicate = 0;        // each surviving frame delivered twice with this probability
-  double reorder = 0;          // each surviving frame held back behind later ones with this probability
+  double duplicate = 0;            // each surviving frame delivered twice with this probability
+  double reorder = 0;              // each surviving frame held back behind later ones with this probability
   std::uint64_t seed = 1;
 
   [[nodiscard]] bool any() const { return loss > 0 || burst_start > 0 || duplicate > 0 || reorder > 0; }

@@ -1,7 +1,6 @@
 // LoopbackLab: ring ports A <-> relay <-> B, all on the calling lcore.
 #include "engine/lab/loopback_lab.h"
 
-
 namespace droce::engine {
 
 wire::L2L3Address LoopbackLab::address(int side) {

@@ -9,9 +9,9 @@
 
 #include "engine/core/memory_region.h"
 #include "engine/core/port.h"
+#include "engine/core/status.h"
 #include "engine/endpoint/rc_endpoint.h"
 #include "engine/lab/ring_link.h"
-#include "engine/core/status.h"
 
 struct rte_ring;
 
@@ -19,7 +19,7 @@ namespace droce::engine {
 
 struct LoopbackLabConfig {
   rte_mempool* pool = nullptr;
-  double loss = 0;          // fraction of frames the relay drops, each direction
+  double loss = 0;  // fraction of frames the relay drops, each direction
   std::uint64_t seed = 1;
   std::uint32_t max_qps = 64;
   PcapngCapture* capture = nullptr;  // on endpoint A's port: what A sends and what reaches it

@@ -1,11 +1,10 @@
 // RingLink: rte_eth_from_rings over two single-producer/single-consumer rings.
 #include "engine/lab/ring_link.h"
 
+#include <rte_eth_ring.h>
 #include <unistd.h>
 
 #include <atomic>
-
-#include <rte_eth_ring.h>
 
 namespace droce::engine {
 
@@ -19,8 +18,8 @@ std::unique_ptr<RingLink> RingLink::create(const std::string& tag, rte_mempool* 
   const std::string base = tag + std::to_string(getpid() % 100000) + "_" + std::to_string(serial.fetch_add(1));
   std::unique_ptr<RingLink> l(new RingLink());
   for (int i = 0; i < 2; ++i) {
-    l->rings_[i] = rte_ring_create((base + "r" + std::to_string(i)).c_str(), 4096, SOCKET_ID_ANY,
-                                   RING_F_SP_ENQ | RING_F_SC_DEQ);
+    l->rings_[i] =
+        rte_ring_create((base + "r" + std::to_string(i)).c_str(), 4096, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
     if (l->rings_[i] == nullptr) {
       err = Status::error("ring link: cannot create rings (out of memory?)");
       return nullptr;

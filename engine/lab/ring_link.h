@@ -1,11 +1,11 @@
 // RingLink: two net_ring ports joined back to back in this process — a cable for in-process labs.
 #pragma once
 
-#include <memory>
-#include <string>
-
 #include <rte_mempool.h>
 #include <rte_ring.h>
+
+#include <memory>
+#include <string>
 
 #include "engine/core/port.h"
 #include "engine/core/status.h"

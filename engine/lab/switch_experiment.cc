@@ -86,7 +86,7 @@ std::unique_ptr<SwitchExperiment> SwitchExperiment::create(const SwitchExperimen
   const std::size_t slice = std::size_t{cfg.inflight} * cfg.message_bytes;
   lab->dst_.assign(slice * n, 0);
   if (Status s = lab->mem_[n]->register_memory(lab->dst_.data(), lab->dst_.size(),
-                                                rc::kAccessLocalWrite | rc::kAccessRemoteWrite, lab->dst_mr_);
+                                               rc::kAccessLocalWrite | rc::kAccessRemoteWrite, lab->dst_mr_);
       !s.ok()) {
     err = s;
     return nullptr;
@@ -189,7 +189,8 @@ SwitchExperimentResult SwitchExperiment::run() {
         w.opcode = rc::WrOpcode::kWrite;
         w.sge = {reinterpret_cast<std::uint64_t>(src_[i].data()) + std::uint64_t{slot} * cfg_.message_bytes,
                  cfg_.message_bytes, src_mr_[i].lkey};
-        w.remote_addr = reinterpret_cast<std::uint64_t>(dst_.data()) + i * slice + std::uint64_t{slot} * cfg_.message_bytes;
+        w.remote_addr =
+            reinterpret_cast<std::uint64_t>(dst_.data()) + i * slice + std::uint64_t{slot} * cfg_.message_bytes;
         w.rkey = dst_mr_.rkey;
         if (!eps_[i]->post_send(sender_qpn_[i], w).ok()) break;
         ++outstanding[i];

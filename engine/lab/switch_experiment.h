@@ -9,32 +9,32 @@
 #include <string>
 #include <vector>
 
-#include "engine/lab/lab_switch.h"
 #include "engine/core/memory_region.h"
-#include "engine/endpoint/rc_endpoint.h"
-#include "engine/lab/ring_link.h"
 #include "engine/core/status.h"
+#include "engine/endpoint/rc_endpoint.h"
+#include "engine/lab/lab_switch.h"
+#include "engine/lab/ring_link.h"
 
 namespace droce::engine {
 
 struct SwitchExperimentConfig {
   std::uint32_t senders = 2;
-  double bottleneck_gbps = 2;      // the switch's egress towards the receiver
-  bool dcqcn = true;               // senders' reaction point (the receiver always answers CE with CNPs)
+  double bottleneck_gbps = 2;  // the switch's egress towards the receiver
+  bool dcqcn = true;           // senders' reaction point (the receiver always answers CE with CNPs)
   dcqcn::DcqcnParams params = dcqcn::DcqcnParams::paper(10e9);  // line_rate_bps: the senders' ceiling
-  LabSwitchConfig sw;              // marking, buffer, PFC; ports, routes and pool are filled in
+  LabSwitchConfig sw;  // marking, buffer, PFC; ports, routes and pool are filled in
   std::uint32_t message_bytes = 16384;
-  std::uint32_t inflight = 8;      // WRITEs outstanding per sender
+  std::uint32_t inflight = 8;  // WRITEs outstanding per sender
   std::uint32_t mtu = 1024;
   double duration_ms = 200;
-  std::vector<double> start_ms;    // per sender (default 0); a later start shows convergence
-  std::vector<double> stop_ms;     // per sender (default: the end)
+  std::vector<double> start_ms;  // per sender (default 0); a later start shows convergence
+  std::vector<double> stop_ms;   // per sender (default: the end)
   // Each sender keeps sending past its stop (and the run's end, within the 5 s drain) until this
   // many of its WRITEs have completed: the schedule is wall time, and a process descheduled on a
   // busy machine may otherwise see a late starter's window pass with nothing sent. 0: none.
   std::uint32_t min_messages_per_sender = 0;
   double sample_us = 500;
-  std::uint8_t dscp = 26;          // priority 3, the lossless class
+  std::uint8_t dscp = 26;  // priority 3, the lossless class
   rte_mempool* pool = nullptr;
 };
 
@@ -58,10 +58,10 @@ struct SwitchExperimentSender {
 struct SwitchExperimentResult {
   std::vector<SwitchExperimentSample> samples;
   std::vector<SwitchExperimentSender> senders;
-  SwitchPortCounters bottleneck;          // the receiver's switch port
+  SwitchPortCounters bottleneck;            // the receiver's switch port
   std::vector<SwitchPortCounters> ingress;  // each sender's switch port
   std::uint64_t receiver_cnps_sent = 0, receiver_ecn_marked = 0;
-  bool data_ok = false;                   // every WRITE completed and the target equals the source
+  bool data_ok = false;  // every WRITE completed and the target equals the source
 };
 
 class SwitchExperiment {
@@ -87,8 +87,8 @@ class SwitchExperiment {
   std::vector<std::unique_ptr<MemoryRegistry>> mem_;
   std::vector<std::unique_ptr<RcEndpoint>> eps_;  // senders, then the receiver
   std::vector<std::uint32_t> sender_qpn_;
-  std::vector<std::vector<std::uint8_t>> src_;   // per sender
-  std::vector<std::uint8_t> dst_;                // the receiver's region: one slice per sender
+  std::vector<std::vector<std::uint8_t>> src_;  // per sender
+  std::vector<std::uint8_t> dst_;               // the receiver's region: one slice per sender
   std::vector<rc::MemoryRegion> src_mr_;
   rc::MemoryRegion dst_mr_{};
 };

@@ -1,12 +1,12 @@
 #include "engine/workers/rss_placement.h"
 
-#include <array>
-#include <cstring>
-#include <string>
-
 #include <rte_byteorder.h>
 #include <rte_ethdev.h>
 #include <rte_thash.h>
+
+#include <array>
+#include <cstring>
+#include <string>
 
 namespace droce::engine {
 
@@ -76,8 +76,8 @@ Status place_flows_on_reta(std::uint16_t port_id, std::span<const InboundFlow> f
   std::array<std::uint8_t, kMaxKeyBytes> key{};
   rte_eth_rss_conf rss{};
   rss.rss_key = key.data();
-  rss.rss_key_len = static_cast<std::uint8_t>(info.hash_key_size != 0 && info.hash_key_size <= kMaxKeyBytes
-                                                  ? info.hash_key_size : kMaxKeyBytes);
+  rss.rss_key_len = static_cast<std::uint8_t>(
+      info.hash_key_size != 0 && info.hash_key_size <= kMaxKeyBytes ? info.hash_key_size : kMaxKeyBytes);
   if (int rc = rte_eth_dev_rss_hash_conf_get(port_id, &rss); rc != 0 || rss.rss_hf == 0) {
     out.why = rc != 0 ? "the PMD does not report its RSS key (" + std::to_string(rc) + ")" : "RSS is off on the port";
     return {};
@@ -86,8 +86,8 @@ Status place_flows_on_reta(std::uint16_t port_id, std::span<const InboundFlow> f
     out.why = "an RSS key of " + std::to_string(rss.rss_key_len) + " bytes (not Toeplitz over 40)";
     return {};
   }
-  const std::uint16_t groups = static_cast<std::uint16_t>((info.reta_size + RTE_ETH_RETA_GROUP_SIZE - 1) /
-                                                          RTE_ETH_RETA_GROUP_SIZE);
+  const std::uint16_t groups =
+      static_cast<std::uint16_t>((info.reta_size + RTE_ETH_RETA_GROUP_SIZE - 1) / RTE_ETH_RETA_GROUP_SIZE);
   std::vector<rte_eth_rss_reta_entry64> reta(groups);
   for (auto& g : reta) g.mask = ~0ULL;
   if (int rc = rte_eth_dev_rss_reta_query(port_id, reta.data(), info.reta_size); rc != 0) {

@@ -38,9 +38,9 @@ inline constexpr std::uint16_t kRoceV2UdpPort = 4791;
 struct RetaPlan {
   std::vector<std::uint16_t> entries;  // the whole table, queue per entry
   std::vector<bool> changed;           // entries that differ from the table it started from
-  std::uint32_t placed = 0;     // flows whose entry now leads to their owner
-  std::uint32_t conflicts = 0;  // flows sharing an entry with an earlier flow of another owner:
-                                // they arrive on that owner's queue and are handed over in software
+  std::uint32_t placed = 0;            // flows whose entry now leads to their owner
+  std::uint32_t conflicts = 0;         // flows sharing an entry with an earlier flow of another owner:
+                                       // they arrive on that owner's queue and are handed over in software
 };
 
 // The table that sends each flow to its owner, from the `current` one: the first flow on an entry
@@ -51,16 +51,15 @@ struct RetaPlan {
 
 // What placing the flows on a port did.
 struct RssPlacement {
-  bool applied = false;   // the PMD took the table (false: it has no RSS table to set, see `why`)
+  bool applied = false;  // the PMD took the table (false: it has no RSS table to set, see `why`)
   std::uint32_t flows = 0, placed = 0, conflicts = 0;
   std::uint16_t reta_size = 0;
-  std::string why;        // when not applied: what the PMD lacks
+  std::string why;  // when not applied: what the PMD lacks
 };
 
 // Reads the port's key and table, plans and writes the changed entries. A port without RSS, or a
 // PMD that cannot query or update its table (net_ring, net_memif, net_null: one queue per peer
 // queue, where frames already land on their owner) is not an error: `applied` stays false.
-[[nodiscard]] Status place_flows_on_reta(std::uint16_t port_id, std::span<const InboundFlow> flows,
-                                         RssPlacement& out);
+[[nodiscard]] Status place_flows_on_reta(std::uint16_t port_id, std::span<const InboundFlow> flows, RssPlacement& out);
 
 }  // namespace droce::engine

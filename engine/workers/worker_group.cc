@@ -59,10 +59,11 @@ Status check_config(const WorkerGroupConfig& cfg) {
     return Status::error("workers: per-worker memory registries given for " + std::to_string(cfg.memories.size()) +
                          " of " + std::to_string(cfg.workers) + " workers");
   if (cfg.qps_per_worker == 0) return Status::error("workers: qps_per_worker must be at least 1");
-  const std::uint64_t last = std::uint64_t{cfg.endpoint.transport.qpn_base} + std::uint64_t{cfg.workers} * cfg.qps_per_worker;
+  const std::uint64_t last =
+      std::uint64_t{cfg.endpoint.transport.qpn_base} + std::uint64_t{cfg.workers} * cfg.qps_per_worker;
   if (last - 1 > kMaxQpn)
-    return Status::error("workers: QPNs " + std::to_string(cfg.endpoint.transport.qpn_base) + ".." + std::to_string(last - 1) +
-                         " exceed the 24-bit QPN space");
+    return Status::error("workers: QPNs " + std::to_string(cfg.endpoint.transport.qpn_base) + ".." +
+                         std::to_string(last - 1) + " exceed the 24-bit QPN space");
   if (cfg.steer_ring_size < 2u * kBurst || cfg.steer_ring_size > RTE_RING_SZ_MASK)
     return Status::error("workers: steer_ring_size must be between " + std::to_string(2 * kBurst) + " and " +
                          std::to_string(RTE_RING_SZ_MASK));
@@ -120,7 +121,8 @@ void Worker::poll(std::uint64_t now_tsc) {
     const std::uint16_t n = rte_eth_rx_burst(ec.queues.port_id, index_, rx, kBurst);
     if (n != 0) {
       // Captured once, here, as the port delivered them: the endpoint that gets a frame does not.
-      if (ec.recording.capture != nullptr) ec.recording.capture->capture(ec.queues.port_id, index_, rx, n, CaptureDirection::kRx, now_tsc);
+      if (ec.recording.capture != nullptr)
+        ec.recording.capture->capture(ec.queues.port_id, index_, rx, n, CaptureDirection::kRx, now_tsc);
       n_local = steer(rx, n, local);
       hand_over();
     }

@@ -3,12 +3,12 @@
 // the worker owning its destination QP.
 #pragma once
 
+#include <rte_mbuf.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
-
-#include <rte_mbuf.h>
 
 #include "engine/core/memory_region.h"
 #include "engine/core/status.h"
@@ -70,7 +70,7 @@ class Worker {
   std::size_t held_cap_ = 0;
   // Per-poll scratch, sized at creation: frames bound for each owner, and owners whose earlier
   // frames still wait in held_ (later ones queue behind them, so an owner sees them in order).
-  std::vector<rte_mbuf*> out_;            // workers x kRxBurst
+  std::vector<rte_mbuf*> out_;  // workers x kRxBurst
   std::vector<std::uint16_t> out_n_;
   std::vector<std::uint8_t> blocked_;
 

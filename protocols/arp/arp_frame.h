@@ -37,16 +37,16 @@ inline constexpr std::uint32_t kArpFrameBytes = kEthMinFrameBytes;
 static_assert(sizeof(wire::EthHdr) + sizeof(wire::VlanHdr) + sizeof(ArpHdr) <= kArpFrameBytes);
 
 // Why a frame was not taken as ARP: one value per rule, named for counters.
-#define DROCE_ARP_REFUSALS(X)                          \
-  X(kNone, "none")                                     \
-  X(kTruncatedEthernet, "truncated_ethernet")          \
-  X(kStackedVlan, "stacked_vlan")                      \
-  X(kNotArp, "not_arp")                                \
-  X(kTruncatedArp, "truncated_arp")                    \
-  X(kBadHardwareType, "bad_hardware_type")             \
-  X(kBadProtocolType, "bad_protocol_type")             \
-  X(kBadHardwareLength, "bad_hardware_length")         \
-  X(kBadProtocolLength, "bad_protocol_length")         \
+#define DROCE_ARP_REFUSALS(X)                  \
+  X(kNone, "none")                             \
+  X(kTruncatedEthernet, "truncated_ethernet")  \
+  X(kStackedVlan, "stacked_vlan")              \
+  X(kNotArp, "not_arp")                        \
+  X(kTruncatedArp, "truncated_arp")            \
+  X(kBadHardwareType, "bad_hardware_type")     \
+  X(kBadProtocolType, "bad_protocol_type")     \
+  X(kBadHardwareLength, "bad_hardware_length") \
+  X(kBadProtocolLength, "bad_protocol_length") \
   X(kBadOp, "bad_op")
 
 enum class ArpRefusal : std::uint8_t {

@@ -49,7 +49,7 @@ enum class CmState : std::uint8_t {
 // 15 CM retries, RoCE packet lifetime 16) so that a Linux peer sees familiar values.
 struct CmLocalConfig {
   std::uint32_t qpn = 0;
-  std::uint32_t start_psn = 0;            // our Starting PSN in REQ/REP: the PSN we expect first (the peer sends from it)
+  std::uint32_t start_psn = 0;  // our Starting PSN in REQ/REP: the PSN we expect first (the peer sends from it)
   std::uint8_t responder_resources = 16;  // RDMA READ / atomics we serve at once (max_dest_rd_atomic)
   std::uint8_t initiator_depth = 16;      // RDMA READ / atomics we keep outstanding (max_rd_atomic)
   std::uint8_t max_path_mtu = 5;          // the largest MTU code we take (5: 4096)

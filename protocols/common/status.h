@@ -31,18 +31,30 @@ enum class StatusCode : std::uint8_t {
 // The code's name, e.g. "queue full" (static text).
 [[nodiscard]] constexpr const char* to_string(StatusCode c) {
   switch (c) {
-    case StatusCode::kOk: return "ok";
-    case StatusCode::kInvalidArgument: return "invalid argument";
-    case StatusCode::kNotFound: return "not found";
-    case StatusCode::kBadState: return "bad state";
-    case StatusCode::kQueueFull: return "queue full";
-    case StatusCode::kBadKey: return "bad key";
-    case StatusCode::kNoMemory: return "no memory";
-    case StatusCode::kUnsupported: return "unsupported";
-    case StatusCode::kTimeout: return "timeout";
-    case StatusCode::kPeer: return "peer error";
-    case StatusCode::kIo: return "I/O error";
-    case StatusCode::kError: return "error";
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kInvalidArgument:
+      return "invalid argument";
+    case StatusCode::kNotFound:
+      return "not found";
+    case StatusCode::kBadState:
+      return "bad state";
+    case StatusCode::kQueueFull:
+      return "queue full";
+    case StatusCode::kBadKey:
+      return "bad key";
+    case StatusCode::kNoMemory:
+      return "no memory";
+    case StatusCode::kUnsupported:
+      return "unsupported";
+    case StatusCode::kTimeout:
+      return "timeout";
+    case StatusCode::kPeer:
+      return "peer error";
+    case StatusCode::kIo:
+      return "I/O error";
+    case StatusCode::kError:
+      return "error";
   }
   return "error";
 }

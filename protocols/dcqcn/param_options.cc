@@ -17,7 +17,7 @@ struct Param {
   const char* name;
   const char* field;  // as DcqcnParams::validate() names it
   Unit unit;
-  double max;         // bounds every field far below where its integer type would overflow
+  double max;  // bounds every field far below where its integer type would overflow
 };
 
 constexpr Param kParams[] = {
@@ -43,8 +43,10 @@ const Param* find_param(const std::string& name) {
 
 std::string range_text(const Param& p) {
   char b[64];
-  if (p.unit == Unit::kCount) std::snprintf(b, sizeof b, "an integer in 0..%.0f", p.max);
-  else std::snprintf(b, sizeof b, "a number in [0, %g]", p.max);
+  if (p.unit == Unit::kCount)
+    std::snprintf(b, sizeof b, "an integer in 0..%.0f", p.max);
+  else
+    std::snprintf(b, sizeof b, "a number in [0, %g]", p.max);
   return b;
 }
 
@@ -62,18 +64,30 @@ bool parse_value(const std::string& text, const Param& p, double& out) {
 
 void apply(DcqcnParams& p, const std::string& name, double v) {
   const auto ns = [](double us) { return static_cast<std::uint64_t>(std::llround(us * 1e3)); };
-  if (name == "g") p.g = v;
-  else if (name == "initial-alpha") p.initial_alpha = v;
-  else if (name == "alpha-period-us") p.alpha_update_period_ns = ns(v);
-  else if (name == "rate-increase-us") p.rate_increase_period_ns = ns(v);
-  else if (name == "byte-counter-bytes") p.byte_counter_bytes = static_cast<std::uint64_t>(v);
-  else if (name == "fast-recovery-steps") p.fast_recovery_steps = static_cast<std::uint32_t>(v);
-  else if (name == "ai-mbps") p.ai_rate_bps = v * 1e6;
-  else if (name == "hai-mbps") p.hai_rate_bps = v * 1e6;
-  else if (name == "min-rate-mbps") p.min_rate_bps = v * 1e6;
-  else if (name == "cut-monitor-us") p.min_time_between_cuts_ns = ns(v);
-  else if (name == "cnp-interval-us") p.np_min_time_between_cnps_ns = ns(v);
-  else if (name == "cnp-dscp") p.cnp_dscp = static_cast<std::uint8_t>(v);
+  if (name == "g")
+    p.g = v;
+  else if (name == "initial-alpha")
+    p.initial_alpha = v;
+  else if (name == "alpha-period-us")
+    p.alpha_update_period_ns = ns(v);
+  else if (name == "rate-increase-us")
+    p.rate_increase_period_ns = ns(v);
+  else if (name == "byte-counter-bytes")
+    p.byte_counter_bytes = static_cast<std::uint64_t>(v);
+  else if (name == "fast-recovery-steps")
+    p.fast_recovery_steps = static_cast<std::uint32_t>(v);
+  else if (name == "ai-mbps")
+    p.ai_rate_bps = v * 1e6;
+  else if (name == "hai-mbps")
+    p.hai_rate_bps = v * 1e6;
+  else if (name == "min-rate-mbps")
+    p.min_rate_bps = v * 1e6;
+  else if (name == "cut-monitor-us")
+    p.min_time_between_cuts_ns = ns(v);
+  else if (name == "cnp-interval-us")
+    p.np_min_time_between_cnps_ns = ns(v);
+  else if (name == "cnp-dscp")
+    p.cnp_dscp = static_cast<std::uint8_t>(v);
 }
 
 bool is_word_char(char c) { return (c >= 'a' && c <= 'z') || c == '_'; }
@@ -132,9 +146,12 @@ std::string validate_options(const DcqcnParams& p, const std::function<std::stri
 }
 
 bool preset_by_name(const std::string& name, double line_rate_bps, DcqcnParams& out) {
-  if (name == "paper") out = DcqcnParams::paper(line_rate_bps);
-  else if (name == "mlx5") out = DcqcnParams::mlx5(line_rate_bps);
-  else return false;
+  if (name == "paper")
+    out = DcqcnParams::paper(line_rate_bps);
+  else if (name == "mlx5")
+    out = DcqcnParams::mlx5(line_rate_bps);
+  else
+    return false;
   out.line_rate_bps = line_rate_bps;
   return true;
 }

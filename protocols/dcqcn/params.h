@@ -8,16 +8,16 @@ namespace droce::dcqcn {
 
 struct DcqcnParams {
   // Reaction point (sender, per QP)
-  double line_rate_bps = 40e9;          // rate a QP starts at and never exceeds
-  double min_rate_bps = 10e6;           // Rmin: floor of any cut
-  double g = 1.0 / 256;                 // α gain, (0, 1]
-  double initial_alpha = 1.0;           // α after reset, [0, 1]
+  double line_rate_bps = 40e9;                     // rate a QP starts at and never exceeds
+  double min_rate_bps = 10e6;                      // Rmin: floor of any cut
+  double g = 1.0 / 256;                            // α gain, (0, 1]
+  double initial_alpha = 1.0;                      // α after reset, [0, 1]
   std::uint64_t alpha_update_period_ns = 55'000;   // α decays by (1-g) each period without a CNP
   std::uint64_t rate_increase_period_ns = 55'000;  // T: timer-driven increase events
   std::uint64_t byte_counter_bytes = 10'000'000;   // B: byte-counter-driven increase events
   std::uint32_t fast_recovery_steps = 5;           // F
-  double ai_rate_bps = 40e6;            // R_AI: additive increase step
-  double hai_rate_bps = 200e6;          // R_HAI: hyper increase step (times the stage index)
+  double ai_rate_bps = 40e6;                       // R_AI: additive increase step
+  double hai_rate_bps = 200e6;                     // R_HAI: hyper increase step (times the stage index)
   // Cuts closer together than this are ignored (rp_cnp_ignored): mlx5's
   // rate_reduce_monitor_period. 0 = every CNP cuts.
   std::uint64_t min_time_between_cuts_ns = 0;

@@ -14,8 +14,13 @@ namespace droce::dcqcn {
 class TimingWheel {
  public:
   TimingWheel(std::uint32_t max_ids, std::uint32_t slots, std::uint64_t tick)
-      : tick_(tick == 0 ? 1 : tick), mask_(round_pow2(slots) - 1), heads_(mask_ + 1, kNone),
-        next_(max_ids, kNone), prev_(max_ids, kNone), when_(max_ids, 0), queued_(max_ids, 0) {}
+      : tick_(tick == 0 ? 1 : tick),
+        mask_(round_pow2(slots) - 1),
+        heads_(mask_ + 1, kNone),
+        next_(max_ids, kNone),
+        prev_(max_ids, kNone),
+        when_(max_ids, 0),
+        queued_(max_ids, 0) {}
 
   // Schedules `id` at `when` (not before the current time: past times fire on the next poll).
   void schedule(std::uint32_t id, std::uint64_t when) {

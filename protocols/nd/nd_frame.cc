@@ -1,9 +1,9 @@
 // Neighbor Solicitation / Advertisement frames (RFC 4861): strict parse and the three builders.
 #include "protocols/nd/nd_frame.h"
 
-#include <cstring>
-
 #include <rte_ip.h>
+
+#include <cstring>
 
 namespace droce::nd {
 namespace {

@@ -53,26 +53,26 @@ static_assert(kNdFrameBytes == 90);
 // Why a frame was not taken as NS or NA: one value per rule, named for counters. kNotIpv6,
 // kNotIcmpv6 and kNotNd say the frame is something else (not ND at all); the rest are ND that
 // RFC 4861 §7.1 tells receivers to discard silently.
-#define DROCE_ND_REFUSALS(X)                                              \
-  X(kNone, "none")                                                        \
-  X(kTruncatedEthernet, "truncated_ethernet")                             \
-  X(kStackedVlan, "stacked_vlan")                                         \
-  X(kNotIpv6, "not_ipv6")                                                 \
-  X(kTruncatedIpv6, "truncated_ipv6")                                     \
-  X(kBadIpVersion, "bad_ip_version")                                      \
-  X(kBadPayloadLength, "bad_payload_length")                              \
-  X(kNotIcmpv6, "not_icmpv6")                                             \
-  X(kNotNd, "not_nd")                                                     \
-  X(kBadHopLimit, "bad_hop_limit")                                        \
-  X(kBadCode, "bad_code")                                                 \
-  X(kTooShort, "too_short")                                               \
-  X(kBadChecksum, "bad_checksum")                                         \
-  X(kMulticastTarget, "multicast_target")                                 \
-  X(kUnspecifiedTarget, "unspecified_target")                             \
-  X(kBadOptionLength, "bad_option_length")                                \
-  X(kBadLinkLayerOption, "bad_link_layer_option")                         \
+#define DROCE_ND_REFUSALS(X)                                                     \
+  X(kNone, "none")                                                               \
+  X(kTruncatedEthernet, "truncated_ethernet")                                    \
+  X(kStackedVlan, "stacked_vlan")                                                \
+  X(kNotIpv6, "not_ipv6")                                                        \
+  X(kTruncatedIpv6, "truncated_ipv6")                                            \
+  X(kBadIpVersion, "bad_ip_version")                                             \
+  X(kBadPayloadLength, "bad_payload_length")                                     \
+  X(kNotIcmpv6, "not_icmpv6")                                                    \
+  X(kNotNd, "not_nd")                                                            \
+  X(kBadHopLimit, "bad_hop_limit")                                               \
+  X(kBadCode, "bad_code")                                                        \
+  X(kTooShort, "too_short")                                                      \
+  X(kBadChecksum, "bad_checksum")                                                \
+  X(kMulticastTarget, "multicast_target")                                        \
+  X(kUnspecifiedTarget, "unspecified_target")                                    \
+  X(kBadOptionLength, "bad_option_length")                                       \
+  X(kBadLinkLayerOption, "bad_link_layer_option")                                \
   X(kUnspecifiedSourceNotSolicitedNode, "unspecified_source_not_solicited_node") \
-  X(kUnspecifiedSourceWithOption, "unspecified_source_with_option")       \
+  X(kUnspecifiedSourceWithOption, "unspecified_source_with_option")              \
   X(kSolicitedToMulticast, "solicited_to_multicast")
 
 enum class NdRefusal : std::uint8_t {

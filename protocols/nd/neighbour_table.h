@@ -53,15 +53,15 @@ using StartResult = neighbour::StartResult;
 // What on_nd did not do, and why (each a counter for the caller).
 enum class NdIgnore : std::uint8_t {
   kNone,
-  kNotOurMac,                // Ethernet destination neither ours nor one of our groups'
-  kNotForUs,                 // a solicitation for another target
-  kAddressConflict,          // a solicitation from our address, or another node advertising it
-  kBadSenderIp,              // a solicitation from a multicast, loopback or IPv4-mapped source
-  kBadLinkAddress,           // a link-layer option naming a multicast or zero MAC
-  kUnsolicitedAdvertisement, // an advertisement for an address we hold no entry for (§7.2.5)
-  kNoLinkAddress,            // an advertisement without the target's MAC for an INCOMPLETE entry
-  kNoOverride,               // O clear and a different MAC for a known entry (§7.2.5)
-  kTableFull,                // a solicitation for us from a new address: answered, not learned
+  kNotOurMac,                 // Ethernet destination neither ours nor one of our groups'
+  kNotForUs,                  // a solicitation for another target
+  kAddressConflict,           // a solicitation from our address, or another node advertising it
+  kBadSenderIp,               // a solicitation from a multicast, loopback or IPv4-mapped source
+  kBadLinkAddress,            // a link-layer option naming a multicast or zero MAC
+  kUnsolicitedAdvertisement,  // an advertisement for an address we hold no entry for (§7.2.5)
+  kNoLinkAddress,             // an advertisement without the target's MAC for an INCOMPLETE entry
+  kNoOverride,                // O clear and a different MAC for a known entry (§7.2.5)
+  kTableFull,                 // a solicitation for us from a new address: answered, not learned
 };
 
 struct NdVerdict {

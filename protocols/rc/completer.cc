@@ -18,12 +18,17 @@ using wire::psn_lt;
 namespace {
 WcOpcode wc_opcode(WrOpcode o) {
   switch (o) {
-    case WrOpcode::kRead: return WcOpcode::kRead;
-    case WrOpcode::kCmpSwap: return WcOpcode::kCompSwap;
-    case WrOpcode::kFetchAdd: return WcOpcode::kFetchAdd;
+    case WrOpcode::kRead:
+      return WcOpcode::kRead;
+    case WrOpcode::kCmpSwap:
+      return WcOpcode::kCompSwap;
+    case WrOpcode::kFetchAdd:
+      return WcOpcode::kFetchAdd;
     case WrOpcode::kWrite:
-    case WrOpcode::kWriteWithImm: return WcOpcode::kWrite;
-    default: return WcOpcode::kSend;
+    case WrOpcode::kWriteWithImm:
+      return WcOpcode::kWrite;
+    default:
+      return WcOpcode::kSend;
   }
 }
 }  // namespace
@@ -228,8 +233,10 @@ void RcQp::on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns) {
       retire_through(psn_add(pi.psn, -1), now_ns);
       if (state_ != QpState::kRts || !retry_or_fail(true)) return;
       sq_.rnr_until = now_ns + wire::kRnrTimerNs[syn & 0x1F];
-      if (sr_) sr_mark_lost(pi.psn);  // selective repeat: from that PSN, only what is not held
-      else rewind_to(pi.psn);
+      if (sr_)
+        sr_mark_lost(pi.psn);  // selective repeat: from that PSN, only what is not held
+      else
+        rewind_to(pi.psn);
       // The responder is alive and answering: the local ACK timer counts from the end of the
       // RNR wait, so a long RNR episode never turns into RETRY_EXC_ERR (§9.7.5.2.8).
       restart_timer_after_nak(sq_.rnr_until);

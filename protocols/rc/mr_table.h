@@ -27,7 +27,7 @@ struct MemoryRegion {
   std::uint32_t lkey = 0;
   std::uint32_t rkey = 0;
   std::uint32_t access = 0;
-  std::uint32_t index = 0;       // slot in the table; also the low bits of both keys
+  std::uint32_t index = 0;  // slot in the table; also the low bits of both keys
 };
 
 // Why an access was refused; the responder maps these to NAK codes (§9.7.5.1.3: R_Key and bounds

@@ -37,25 +37,25 @@ inline constexpr std::uint32_t kMaxRdAtomic = 255;
 struct QpAttr {
   std::uint32_t qpn = 0;
   std::uint32_t dest_qpn = 0;
-  std::uint32_t pmtu = 1024;          // 256, 512, 1024, 2048 or 4096
-  std::uint32_t sq_psn = 0;           // first PSN we send
-  std::uint32_t rq_psn = 0;           // first PSN we expect
-  std::uint8_t timeout = 14;          // local ACK timeout 4.096 us * 2^timeout; 0 = infinite
-  std::uint8_t retry_cnt = 7;         // 0..7
-  std::uint8_t rnr_retry = 7;         // 0..7, 7 = infinite
-  std::uint8_t min_rnr_timer = 12;    // RNR NAK timer code we send (0..31)
+  std::uint32_t pmtu = 1024;        // 256, 512, 1024, 2048 or 4096
+  std::uint32_t sq_psn = 0;         // first PSN we send
+  std::uint32_t rq_psn = 0;         // first PSN we expect
+  std::uint8_t timeout = 14;        // local ACK timeout 4.096 us * 2^timeout; 0 = infinite
+  std::uint8_t retry_cnt = 7;       // 0..7
+  std::uint8_t rnr_retry = 7;       // 0..7, 7 = infinite
+  std::uint8_t min_rnr_timer = 12;  // RNR NAK timer code we send (0..31)
   // RDMA READ credits (IBTA §9.4.4 and the verbs attributes of the same names): the initiator
   // depth limits the READs this requester keeps outstanding; the responder resources limit the
   // READs this responder answers at once (and size its response queue). 0..kMaxRdAtomic; the
   // requester's depth must not exceed the peer's resources. 0 = no READs that way.
   std::uint32_t max_rd_atomic = 16;
   std::uint32_t max_dest_rd_atomic = 16;
-  std::uint32_t access = 0;           // rc::Access flags remote peers get
+  std::uint32_t access = 0;  // rc::Access flags remote peers get
   std::uint16_t pkey = 0xFFFF;
   std::uint32_t sq_depth = 256;
   std::uint32_t rq_depth = 256;
-  std::uint32_t window_psns = 128;    // unacknowledged PSNs in flight
-  std::uint32_t ack_req_every = 64;   // AckReq at least every N packets
+  std::uint32_t window_psns = 128;   // unacknowledged PSNs in flight
+  std::uint32_t ack_req_every = 64;  // AckReq at least every N packets
   RecvMode recv_mode = RecvMode::kPostedBuffers;
   std::uint32_t max_message_bytes = 1u << 20;  // kMessageViews: the largest SEND accepted
   Recovery recovery = Recovery::kGoBackN;

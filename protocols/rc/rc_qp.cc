@@ -129,8 +129,7 @@ Status RcQp::post_send(const SendWr& wr) {
     return Status::fail(StatusCode::kInvalidArgument, "post_send: message longer than 2^31 bytes");
   // Selective repeat holds all of a READ's PSNs in flight at once (docs/selective-repeat.md): a
   // READ may span at most sr_bdp_pkts packets.
-  if (wr.opcode == WrOpcode::kRead && sr_ &&
-      wr.sge.length > static_cast<std::uint64_t>(attr_.sr_bdp_pkts) * attr_.pmtu)
+  if (wr.opcode == WrOpcode::kRead && sr_ && wr.sge.length > static_cast<std::uint64_t>(attr_.sr_bdp_pkts) * attr_.pmtu)
     return Status::fail(StatusCode::kInvalidArgument,
                         "post_send: a READ over selective repeat spans at most sr_bdp_pkts packets");
   if (is_read_or_atomic(wr.opcode) && attr_.max_rd_atomic == 0)
@@ -149,7 +148,8 @@ Status RcQp::post_send(const SendWr& wr) {
   std::uint8_t* local = nullptr;
   if (wr.sge.length != 0) {
     if (mrs_.check_local(wr.sge.lkey, wr.sge.addr, wr.sge.length, need, &local) != MrCheck::kOk)
-      return Status::fail(StatusCode::kBadKey, "post_send: local buffer not in a registered region (lkey, bounds or access)");
+      return Status::fail(StatusCode::kBadKey,
+                          "post_send: local buffer not in a registered region (lkey, bounds or access)");
   }
   // Filled in place, every field (the slot is reused).
   SendWqe& w = sq_at(sq_.tail);
@@ -178,7 +178,8 @@ Status RcQp::attach_srq(SharedRecvQueue* srq) {
   if (state_ != QpState::kReset && state_ != QpState::kInit)
     return Status::fail(StatusCode::kBadState, "attach_srq: only before the QP can receive (RESET or INIT)");
   if (srq != nullptr && sr_)
-    return Status::fail(StatusCode::kInvalidArgument, "attach_srq: a selective-repeat QP takes no shared receive queue");
+    return Status::fail(StatusCode::kInvalidArgument,
+                        "attach_srq: a selective-repeat QP takes no shared receive queue");
   if (srq != nullptr && attr_.recv_mode != RecvMode::kPostedBuffers)
     return Status::fail(StatusCode::kInvalidArgument, "attach_srq: a message-view QP takes no shared receive queue");
   if (srq != nullptr && rq_.head != rq_.tail)
@@ -189,7 +190,8 @@ Status RcQp::attach_srq(SharedRecvQueue* srq) {
 
 Status RcQp::post_recv(const RecvWr& wr) {
   if (srq_ != nullptr)
-    return Status::fail(StatusCode::kInvalidArgument, "post_recv: the QP takes its receives from a shared receive queue");
+    return Status::fail(StatusCode::kInvalidArgument,
+                        "post_recv: the QP takes its receives from a shared receive queue");
   if (state_ == QpState::kReset || state_ == QpState::kError)
     return Status::fail(StatusCode::kBadState, "post_recv: QP is not initialised");
   if (rq_.tail - rq_.head >= rq_cap_) return Status::fail(StatusCode::kQueueFull, "post_recv: receive queue full");

@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "protocols/common/status.h"
-
 #include "protocols/rc/mr_table.h"
 #include "protocols/rc/qp_attr.h"
 #include "protocols/rc/srq.h"
@@ -115,38 +114,38 @@ class RcQp {
     SendWr wr;
     std::uint8_t* local = nullptr;  // resolved SGE address
     std::uint32_t first_psn = 0;
-    std::uint32_t npkts = 1;        // PSNs the request consumes
+    std::uint32_t npkts = 1;           // PSNs the request consumes
     std::uint32_t read_pkts_done = 0;  // READ responses placed (an atomic's: its one acknowledgement)
     std::uint32_t read_req_start = 0;  // packet index the last READ request for it asked from
     bool read_reissued = false;        // that request was a retransmission (implied NAK or timeout)
     bool holds_rd_credit = false;      // a READ or atomic issued and not yet complete: one of max_rd_atomic
     bool reissue_wanted = false;       // implied NAK: ask it again from read_pkts_done (requester.cc)
-    std::uint32_t rsn = 0;  // selective repeat: receive sequence number of a receive-consuming message
+    std::uint32_t rsn = 0;             // selective repeat: receive sequence number of a receive-consuming message
   };
   // Rings are sized to a power of two at creation and indexed with a mask; the queue's capacity
   // is still the depth asked for (sq_cap_, rq_cap_).
   struct SendQueue {
     std::vector<SendWqe> ring;
-    std::uint64_t head = 0;  // oldest WQE not retired
-    std::uint64_t cur = 0;   // WQE holding sq.nxt
-    std::uint64_t tail = 0;  // next free slot
-    std::uint32_t una = 0;   // oldest unacknowledged PSN
-    std::uint32_t nxt = 0;   // next PSN to (re)transmit
-    std::uint32_t high = 0;  // one past the highest PSN ever sent
+    std::uint64_t head = 0;      // oldest WQE not retired
+    std::uint64_t cur = 0;       // WQE holding sq.nxt
+    std::uint64_t tail = 0;      // next free slot
+    std::uint32_t una = 0;       // oldest unacknowledged PSN
+    std::uint32_t nxt = 0;       // next PSN to (re)transmit
+    std::uint32_t high = 0;      // one past the highest PSN ever sent
     std::uint32_t post_psn = 0;  // first PSN of the next posted WQE
     std::uint32_t since_ack_req = 0;
     std::uint8_t retry_left = 0;
     std::uint8_t rnr_left = 0;
     std::uint64_t timer_deadline = kNever;  // local ACK timer; kNever = disarmed
     std::uint64_t rnr_until = kNever;       // RNR NAK wait; kNever = none
-    std::uint32_t reissues_wanted = 0;  // WQEs with reissue_wanted set
-    std::uint32_t acked_psn = 0;       // the responder executed everything through this PSN
-    std::uint32_t rd_outstanding = 0;  // READs and atomics holding a credit (max_rd_atomic)
-    std::uint32_t seq_nak_psn = 0;     // PSN of the sequence NAK last acted on ...
-    bool seq_nak_acted = false;        // ... valid until the next forward progress
-    std::uint32_t next_rsn = 0;  // selective repeat: receive-consuming messages posted (the next RSN)
-    bool sr_lost = false;        // selective repeat: a PSN may be marked for resending (sr_tx_)
-    std::uint32_t sr_sends = 0;  // selective repeat: SR packets sent (new and resent), numbering sr_tx_seq_
+    std::uint32_t reissues_wanted = 0;      // WQEs with reissue_wanted set
+    std::uint32_t acked_psn = 0;            // the responder executed everything through this PSN
+    std::uint32_t rd_outstanding = 0;       // READs and atomics holding a credit (max_rd_atomic)
+    std::uint32_t seq_nak_psn = 0;          // PSN of the sequence NAK last acted on ...
+    bool seq_nak_acted = false;             // ... valid until the next forward progress
+    std::uint32_t next_rsn = 0;             // selective repeat: receive-consuming messages posted (the next RSN)
+    bool sr_lost = false;                   // selective repeat: a PSN may be marked for resending (sr_tx_)
+    std::uint32_t sr_sends = 0;             // selective repeat: SR packets sent (new and resent), numbering sr_tx_seq_
   };
   using RecvWqe = PostedRecv;
   // What the responder owes the requester, in PSN order: one ACK/NAK, a READ response run, or an
@@ -226,9 +225,9 @@ class RcQp {
     std::uint64_t compare = 0;
   };
   // Selective repeat, requester: flags per PSN in flight (sq.una .. sq.high, at most kSrWindow).
-  static constexpr std::uint8_t kSrSacked = 1;  // the responder holds it (SACK bitmap)
-  static constexpr std::uint8_t kSrLost = 2;    // to be resent
-  static constexpr std::uint8_t kSrResent = 4;  // resent: asked again only if a later send overtakes it
+  static constexpr std::uint8_t kSrSacked = 1;      // the responder holds it (SACK bitmap)
+  static constexpr std::uint8_t kSrLost = 2;        // to be resent
+  static constexpr std::uint8_t kSrResent = 4;      // resent: asked again only if a later send overtakes it
   static constexpr std::uint8_t kSrReadAtomic = 8;  // a READ's or atomic's PSN: a response answers it
   static constexpr std::uint8_t kSrAnswered = 16;   // ... and its response is placed
   // Marks `f` lost (to be sent again); what a READ's or atomic's PSN knows of its response stays.

@@ -19,21 +19,31 @@ std::uint8_t request_opcode(WrOpcode wr, std::uint32_t idx, std::uint32_t n) {
   const bool first = idx == 0, last = idx + 1 == n;
   switch (wr) {
     case WrOpcode::kSend:
-      return op(first && last ? Opcode::kSendOnly : first ? Opcode::kSendFirst : last ? Opcode::kSendLast
-                                                                                      : Opcode::kSendMiddle);
+      return op(first && last ? Opcode::kSendOnly
+                : first       ? Opcode::kSendFirst
+                : last        ? Opcode::kSendLast
+                              : Opcode::kSendMiddle);
     case WrOpcode::kSendWithImm:
-      return op(first && last ? Opcode::kSendOnlyImm : first ? Opcode::kSendFirst : last ? Opcode::kSendLastImm
-                                                                                         : Opcode::kSendMiddle);
+      return op(first && last ? Opcode::kSendOnlyImm
+                : first       ? Opcode::kSendFirst
+                : last        ? Opcode::kSendLastImm
+                              : Opcode::kSendMiddle);
     case WrOpcode::kSendWithInv:
       // The IETH rides on the message's last packet only (§9.3.7; opcodes 0x16/0x17, §9.2.1).
-      return op(first && last ? Opcode::kSendOnlyInv : first ? Opcode::kSendFirst : last ? Opcode::kSendLastInv
-                                                                                         : Opcode::kSendMiddle);
+      return op(first && last ? Opcode::kSendOnlyInv
+                : first       ? Opcode::kSendFirst
+                : last        ? Opcode::kSendLastInv
+                              : Opcode::kSendMiddle);
     case WrOpcode::kWrite:
-      return op(first && last ? Opcode::kWriteOnly : first ? Opcode::kWriteFirst : last ? Opcode::kWriteLast
-                                                                                        : Opcode::kWriteMiddle);
+      return op(first && last ? Opcode::kWriteOnly
+                : first       ? Opcode::kWriteFirst
+                : last        ? Opcode::kWriteLast
+                              : Opcode::kWriteMiddle);
     case WrOpcode::kWriteWithImm:
-      return op(first && last ? Opcode::kWriteOnlyImm : first ? Opcode::kWriteFirst
-                                                        : last ? Opcode::kWriteLastImm : Opcode::kWriteMiddle);
+      return op(first && last ? Opcode::kWriteOnlyImm
+                : first       ? Opcode::kWriteFirst
+                : last        ? Opcode::kWriteLastImm
+                              : Opcode::kWriteMiddle);
     case WrOpcode::kRead:
       return op(Opcode::kReadRequest);
     case WrOpcode::kCmpSwap:

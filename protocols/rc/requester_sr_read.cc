@@ -30,8 +30,8 @@ void RcQp::fill_sr_read_or_atomic(const SendWqe& w, std::uint32_t idx, std::uint
     d.reth_len = static_cast<std::uint32_t>(left < asked ? left : asked);
     return;
   }
-  d.opcode = wire::sr_opcode_of(static_cast<std::uint8_t>(w.wr.opcode == WrOpcode::kCmpSwap ? wire::Opcode::kCmpSwap
-                                                                                             : wire::Opcode::kFetchAdd));
+  d.opcode = wire::sr_opcode_of(
+      static_cast<std::uint8_t>(w.wr.opcode == WrOpcode::kCmpSwap ? wire::Opcode::kCmpSwap : wire::Opcode::kFetchAdd));
   d.atomic_va = w.wr.remote_addr;
   d.atomic_rkey = w.wr.rkey;
   d.atomic_swap_add = w.wr.opcode == WrOpcode::kCmpSwap ? w.wr.swap : w.wr.compare_add;

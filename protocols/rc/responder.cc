@@ -367,7 +367,8 @@ void RcQp::refuse_invalidate(std::uint32_t psn) {
       const WcOpcode wc = has_imm ? WcOpcode::kRecvWithImm : has_inv ? WcOpcode::kRecvWithInv : WcOpcode::kRecv;
       // byte_len: a SEND's bytes; a WRITE with immediate's DMA length, as verbs reports it for
       // IBV_WC_RECV_RDMA_WITH_IMM (and rxe: the responder's resp.length).
-      push_completion(rq_at(rq_.head).wr.wr_id, WcStatus::kSuccess, wc, op.kind == OpKind::kSend ? rq_.offset : rq_.write_len,
+      push_completion(rq_at(rq_.head).wr.wr_id, WcStatus::kSuccess, wc,
+                      op.kind == OpKind::kSend ? rq_.offset : rq_.write_len,
                       /*is_recv=*/true, has_imm, pi.imm_data, has_inv, has_inv ? pi.ieth_rkey : 0);
       ++rq_.head;
     }

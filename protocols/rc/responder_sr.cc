@@ -70,10 +70,14 @@ RxDelivery RcQp::on_packet_sr(const wire::PacketInfo& pi, const wire::OpcodeInfo
   if (op.is_request) {
     on_sr_request(pi, op, payload);
   } else if (state_ == QpState::kRts) {
-    if (!sr_opcode) on_response(pi, payload, now_ns);  // an RC NAK (RNR or fatal)
-    else if (op.kind == OpKind::kAck) on_sack(pi, payload, now_ns);
-    else if (op.kind == OpKind::kReadResponse) on_sr_read_response(pi, payload, now_ns);
-    else on_sr_atomic_ack(pi, now_ns);
+    if (!sr_opcode)
+      on_response(pi, payload, now_ns);  // an RC NAK (RNR or fatal)
+    else if (op.kind == OpKind::kAck)
+      on_sack(pi, payload, now_ns);
+    else if (op.kind == OpKind::kReadResponse)
+      on_sr_read_response(pi, payload, now_ns);
+    else
+      on_sr_atomic_ack(pi, now_ns);
   }
   return RxDelivery::kNone;
 }
@@ -123,8 +127,7 @@ void RcQp::on_sr_request(const wire::PacketInfo& pi, const wire::OpcodeInfo& op,
 // that receive not posted yet drops the packet (resent later), with an RNR NAK if it is at ePSN
 // (§9.7.5.1.5). Length, offset or buffer violations are invalid requests, a WRITE outside what its
 // R_Key allows a remote access error: fatal, as with go-back-N.
-bool RcQp::sr_place(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, const std::uint8_t* payload,
-                    bool at_epsn) {
+bool RcQp::sr_place(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, const std::uint8_t* payload, bool at_epsn) {
   if (!sr_lengths_valid(pi, op, attr_.pmtu)) {
     nak_invalid_request(pi.psn);
     return false;
@@ -202,8 +205,8 @@ void RcQp::sr_deliver_in_order() {
       if (s.needs_recv) {
         // byte_len: the message length from the RETH, a SEND's or a WRITE with immediate's (verbs).
         const WcOpcode wc = s.has_imm ? WcOpcode::kRecvWithImm : s.has_inv ? WcOpcode::kRecvWithInv : WcOpcode::kRecv;
-        push_completion(rq_at(rq_.head).wr.wr_id, WcStatus::kSuccess, wc, s.len, /*is_recv=*/true,
-                        s.has_imm, s.imm, s.has_inv, s.has_inv ? s.ieth_rkey : 0);
+        push_completion(rq_at(rq_.head).wr.wr_id, WcStatus::kSuccess, wc, s.len, /*is_recv=*/true, s.has_imm, s.imm,
+                        s.has_inv, s.has_inv ? s.ieth_rkey : 0);
         ++rq_.head;
       }
     }

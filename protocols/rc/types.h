@@ -12,7 +12,16 @@ inline constexpr std::uint32_t kMaxMessageBytes = 1u << 31;
 // kSendWithInv: a SEND whose last packet carries an IETH naming an R_Key of the responder's for
 // it to invalidate (verbs' IBV_WR_SEND_WITH_INV, IBTA §9.3.7). kCmpSwap / kFetchAdd: the 64-bit
 // atomics of §9.4.5 (verbs' IBV_WR_ATOMIC_CMP_AND_SWP / IBV_WR_ATOMIC_FETCH_AND_ADD).
-enum class WrOpcode : std::uint8_t { kSend, kSendWithImm, kWrite, kWriteWithImm, kRead, kSendWithInv, kCmpSwap, kFetchAdd };
+enum class WrOpcode : std::uint8_t {
+  kSend,
+  kSendWithImm,
+  kWrite,
+  kWriteWithImm,
+  kRead,
+  kSendWithInv,
+  kCmpSwap,
+  kFetchAdd
+};
 
 // Operations that take one of the requester's READ/atomic credits (max_rd_atomic, §9.4.4) and
 // complete only when their response arrives.
@@ -71,16 +80,26 @@ enum class WcStatus : std::uint8_t {
 // The verbs name (ibv_wc_status_str) of a completion status, for error lines.
 [[nodiscard]] constexpr const char* wc_status_name(WcStatus s) {
   switch (s) {
-    case WcStatus::kSuccess: return "success";
-    case WcStatus::kLocLenErr: return "local length error";
-    case WcStatus::kLocQpOpErr: return "local QP operation error";
-    case WcStatus::kLocProtErr: return "local protection error";
-    case WcStatus::kWrFlushErr: return "Work Request Flushed Error";
-    case WcStatus::kRemInvReqErr: return "remote invalid request error";
-    case WcStatus::kRemAccessErr: return "remote access error";
-    case WcStatus::kRemOpErr: return "remote operation error";
-    case WcStatus::kRetryExcErr: return "transport retry counter exceeded";
-    case WcStatus::kRnrRetryExcErr: return "RNR retry counter exceeded";
+    case WcStatus::kSuccess:
+      return "success";
+    case WcStatus::kLocLenErr:
+      return "local length error";
+    case WcStatus::kLocQpOpErr:
+      return "local QP operation error";
+    case WcStatus::kLocProtErr:
+      return "local protection error";
+    case WcStatus::kWrFlushErr:
+      return "Work Request Flushed Error";
+    case WcStatus::kRemInvReqErr:
+      return "remote invalid request error";
+    case WcStatus::kRemAccessErr:
+      return "remote access error";
+    case WcStatus::kRemOpErr:
+      return "remote operation error";
+    case WcStatus::kRetryExcErr:
+      return "transport retry counter exceeded";
+    case WcStatus::kRnrRetryExcErr:
+      return "RNR retry counter exceeded";
   }
   return "unknown";
 }
@@ -99,7 +118,7 @@ struct Completion {
   std::uint32_t invalidated_rkey = 0;  // valid when has_invalidate (verbs: wc.invalidated_rkey)
   bool has_imm = false;
   bool has_invalidate = false;  // the message was a SEND with Invalidate (opcode kRecvWithInv)
-  bool is_recv = false;  // receive-queue completion (else send-queue)
+  bool is_recv = false;         // receive-queue completion (else send-queue)
 };
 
 // One packet to put on the wire. The payload points into registered memory (the sender's
@@ -129,10 +148,10 @@ struct TxDescriptor {
 // What on_packet() did with an accepted request's payload (only kMessageViews QPs keep payloads;
 // every other packet answers kNone). Duplicates, out-of-sequence and NAKed packets are never kept.
 enum class RxDelivery : std::uint8_t {
-  kNone,         // nothing for the owner to keep
-  kKeep,         // keep this payload: it continues a message
-  kKeepEnd,      // keep this payload: it ends a message (the view is complete)
-  kEnd,          // a message ended with nothing (more) to keep: zero-length SEND, WRITE with immediate
+  kNone,     // nothing for the owner to keep
+  kKeep,     // keep this payload: it continues a message
+  kKeepEnd,  // keep this payload: it ends a message (the view is complete)
+  kEnd,      // a message ended with nothing (more) to keep: zero-length SEND, WRITE with immediate
 };
 
 // Counters named as the Linux RDMA / mlx5 hw_counters users already graph. Not every name means
@@ -140,20 +159,20 @@ enum class RxDelivery : std::uint8_t {
 // retry_rnr_exceeded_err), mlx5's counts RNR NAKs received. engine/endpoint/linux_counter_names.h
 // maps these fields to the drivers' names, and docs/counters.md says what each counts.
 struct RcCounters {
-  std::uint64_t out_of_sequence = 0;         // responder: request PSN ahead of ePSN
-  std::uint64_t duplicate_request = 0;       // responder: request PSN behind ePSN
-  std::uint64_t packet_seq_err = 0;          // requester: NAK sequence errors received
-  std::uint64_t local_ack_timeout_err = 0;   // requester: ACK timer expirations
-  std::uint64_t rnr_nak_retry_err = 0;       // requester: RNR retries exhausted
-  std::uint64_t implied_nak_seq_err = 0;     // requester: READ responses skipping ahead
+  std::uint64_t out_of_sequence = 0;        // responder: request PSN ahead of ePSN
+  std::uint64_t duplicate_request = 0;      // responder: request PSN behind ePSN
+  std::uint64_t packet_seq_err = 0;         // requester: NAK sequence errors received
+  std::uint64_t local_ack_timeout_err = 0;  // requester: ACK timer expirations
+  std::uint64_t rnr_nak_retry_err = 0;      // requester: RNR retries exhausted
+  std::uint64_t implied_nak_seq_err = 0;    // requester: READ responses skipping ahead
   std::uint64_t req_remote_access_errors = 0;
   std::uint64_t req_remote_invalid_request = 0;
   std::uint64_t resp_remote_access_errors = 0;
   std::uint64_t resp_invalid_request = 0;
   std::uint64_t resp_invalidate_errors = 0;  // responder: SEND with Invalidate naming a key it may not invalidate
   std::uint64_t resp_remote_operational_errors = 0;  // responder: a message accepted that its owner could not keep
-  std::uint64_t atomics_executed = 0;        // responder: atomics performed on its memory (once each)
-  std::uint64_t atomic_replays = 0;          // responder: duplicate atomics answered from the saved result
+  std::uint64_t atomics_executed = 0;                // responder: atomics performed on its memory (once each)
+  std::uint64_t atomic_replays = 0;                  // responder: duplicate atomics answered from the saved result
   std::uint64_t rnr_naks_sent = 0;
   std::uint64_t rnr_naks_received = 0;
   std::uint64_t naks_sent = 0;
@@ -161,16 +180,17 @@ struct RcCounters {
   std::uint64_t acks_sent = 0;       // acknowledgements generated (coalesced ones included)
   std::uint64_t acks_coalesced = 0;  // of those, merged into an ACK still queued (one frame fewer)
   std::uint64_t acks_received = 0;
-  std::uint64_t ghost_acks = 0;              // ACKs for PSNs never sent
+  std::uint64_t ghost_acks = 0;  // ACKs for PSNs never sent
   std::uint64_t duplicate_responses = 0;
   std::uint64_t retransmitted_packets = 0;
   std::uint64_t packets_sent = 0;
-  std::uint64_t bytes_copied = 0;            // receive/WRITE/READ placement (a NIC's DMA)
+  std::uint64_t bytes_copied = 0;  // receive/WRITE/READ placement (a NIC's DMA)
   std::uint64_t bytes_delivered = 0;
   // Selective repeat (docs/selective-repeat.md).
-  std::uint64_t recovery_mismatch = 0;   // a packet of the other recovery (SR opcode to a go-back-N QP, or back): dropped
-  std::uint64_t sr_beyond_window = 0;    // SR responder: PSN at or past ePSN + kSrWindow: dropped
-  std::uint64_t sr_resent_on_sack = 0;   // SR requester: PSNs a SACK showed missing (each resent once)
+  std::uint64_t recovery_mismatch =
+      0;                               // a packet of the other recovery (SR opcode to a go-back-N QP, or back): dropped
+  std::uint64_t sr_beyond_window = 0;  // SR responder: PSN at or past ePSN + kSrWindow: dropped
+  std::uint64_t sr_resent_on_sack = 0;     // SR requester: PSNs a SACK showed missing (each resent once)
   std::uint64_t sr_reasked_responses = 0;  // SR requester: READ/atomic PSNs whose response a later one showed lost
 };
 

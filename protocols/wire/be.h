@@ -14,8 +14,8 @@ template <std::size_t N, typename Host>
 class BeInt {
  public:
   static_assert(N >= 1 && N <= sizeof(Host));
-  static constexpr Host kMax = N == sizeof(Host) ? static_cast<Host>(~Host{0})
-                                                 : static_cast<Host>((Host{1} << (8 * N)) - 1);
+  static constexpr Host kMax =
+      N == sizeof(Host) ? static_cast<Host>(~Host{0}) : static_cast<Host>((Host{1} << (8 * N)) - 1);
 
   constexpr BeInt() = default;
   constexpr explicit BeInt(Host v) { set(v); }
@@ -27,8 +27,7 @@ class BeInt {
   }
   // Values wider than the field are truncated to its low N bytes (24-bit QPNs and PSNs).
   constexpr void set(Host v) {
-    for (std::size_t i = 0; i < N; ++i)
-      bytes_[N - 1 - i] = static_cast<std::uint8_t>(v >> (8 * i));
+    for (std::size_t i = 0; i < N; ++i) bytes_[N - 1 - i] = static_cast<std::uint8_t>(v >> (8 * i));
   }
   constexpr bool operator==(const BeInt&) const = default;
 

@@ -176,9 +176,9 @@ TxTemplate TxTemplate::make(const HeaderTemplate& h) {
       }
       t.ip_sum[v] = sum;
     }
-    m[1] = 0xFF;            // TOS
-    m[8] = 0xFF;            // TTL
-    m[10] = m[11] = 0xFF;   // header checksum
+    m[1] = 0xFF;           // TOS
+    m[8] = 0xFF;           // TTL
+    m[10] = m[11] = 0xFF;  // header checksum
   }
   std::uint8_t* bth = t.masked + h.bth_offset;
   bth[-2] = bth[-1] = 0xFF;  // UDP checksum
@@ -191,8 +191,8 @@ std::uint32_t build_frame(const HeaderTemplate& t, const PacketFields& f, const 
   const OpcodeInfo& op = opcode_info(f.opcode);
   if (!op.valid()) return 0;
   const std::uint32_t pad = op.has_payload ? pad_for(f.payload_len) : 0;
-  const std::uint32_t need = t.bth_offset + static_cast<std::uint32_t>(sizeof(Bth)) + op.ext_bytes + f.payload_len +
-                             pad + kIcrcBytes;
+  const std::uint32_t need =
+      t.bth_offset + static_cast<std::uint32_t>(sizeof(Bth)) + op.ext_bytes + f.payload_len + pad + kIcrcBytes;
   if (need > room || (!op.has_payload && f.payload_len != 0)) return 0;
   std::uint32_t n = 0;
   if (room >= kMaxHeaderBytes) {

@@ -129,8 +129,8 @@ template <std::uint8_t kHeaders, class F>
     ext += sizeof(AtomicEth);
   }
   if (h & kHdrAeth) {  // syndrome, then the 24-bit MSN: one big-endian word
-    const std::uint32_t w = __builtin_bswap32(static_cast<std::uint32_t>(f.aeth_syndrome) << 24 |
-                                              (f.aeth_msn & 0x00FFFFFFu));
+    const std::uint32_t w =
+        __builtin_bswap32(static_cast<std::uint32_t>(f.aeth_syndrome) << 24 | (f.aeth_msn & 0x00FFFFFFu));
     std::memcpy(ext, &w, 4);
     ext += sizeof(Aeth);
   }
@@ -163,11 +163,11 @@ struct TxTemplate {
   bool ipv6 = false;
   // The real values of the masked fields, [0] with the template's ECN (data), [1] Not-ECT
   // (acknowledgements; as write_headers' ecn_override = kEcnNotEct).
-  std::uint64_t l2_tail = 0;        // the 8 bytes before L3 (end of Ethernet / the VLAN tag)
-  std::uint32_t l3_word0[2] = {};   // IPv4: version/IHL, TOS, total length 0; IPv6: version, TC, flow label
-  std::uint64_t l3_word8 = 0;       // IPv4 bytes 8..15: TTL, protocol, checksum 0, source address
-  std::uint8_t hop_limit = 0;       // IPv6
-  std::uint32_t ip_sum[2] = {};     // IPv4: ones' complement sum of the words a frame keeps
+  std::uint64_t l2_tail = 0;       // the 8 bytes before L3 (end of Ethernet / the VLAN tag)
+  std::uint32_t l3_word0[2] = {};  // IPv4: version/IHL, TOS, total length 0; IPv6: version, TC, flow label
+  std::uint64_t l3_word8 = 0;      // IPv4 bytes 8..15: TTL, protocol, checksum 0, source address
+  std::uint8_t hop_limit = 0;      // IPv6
+  std::uint32_t ip_sum[2] = {};    // IPv4: ones' complement sum of the words a frame keeps
 
   [[nodiscard]] static TxTemplate make(const HeaderTemplate& t);
 };
@@ -191,13 +191,14 @@ struct TxTemplate {
 // `op` must be opcode_info(f.opcode) and tx_template_covers(op). Byte-identical to
 // write_headers once sealed (tests/wire/test_build_tx.cc).
 template <class F>
-[[nodiscard, gnu::always_inline]] inline std::uint32_t write_tx_headers(const TxTemplate& t, const OpcodeInfo& op, const F& f,
-                                                    std::uint16_t ip_id, std::uint8_t* out) {
+[[nodiscard, gnu::always_inline]] inline std::uint32_t write_tx_headers(const TxTemplate& t, const OpcodeInfo& op,
+                                                                        const F& f, std::uint16_t ip_id,
+                                                                        std::uint8_t* out) {
   const std::uint32_t pad = op.has_payload ? pad_for(f.payload_len) : 0;
   static_assert(sizeof(t.masked) <= kMaxHeaderBytes);
   std::memcpy(out, t.masked, sizeof(t.masked));  // fixed size: inline moves, not a call
-  const std::uint32_t udp_len = static_cast<std::uint32_t>(sizeof(UdpHdr) + sizeof(Bth)) + op.ext_bytes +
-                                f.payload_len + pad + kIcrcBytes;
+  const std::uint32_t udp_len =
+      static_cast<std::uint32_t>(sizeof(UdpHdr) + sizeof(Bth)) + op.ext_bytes + f.payload_len + pad + kIcrcBytes;
   std::uint8_t* l3 = out + t.l3_offset;
   const std::uint16_t udp_len_be = __builtin_bswap16(static_cast<std::uint16_t>(udp_len));
   if (t.ipv6) {
@@ -235,7 +236,7 @@ inline void unmask_tx_headers(const TxTemplate& t, std::uint8_t* out, bool not_e
   std::uint8_t* bth = out + t.bth_offset;
   bth[-2] = 0;  // UDP checksum: A17.4.2, RoCEv2 senders send 0
   bth[-1] = 0;
-  bth[4] = 0;   // FECN, BECN, resv6
+  bth[4] = 0;  // FECN, BECN, resv6
 }
 
 // The ICRC of a frame whose `len` bytes at `out` are masked headers (write_tx_headers), payload

@@ -11,11 +11,11 @@ namespace droce::wire {
 // bitfields, so the layout is the wire layout on every compiler.
 struct Bth {
   std::uint8_t opcode;
-  std::uint8_t flags;      // SE(7) MigReq(6) PadCnt(5:4) TVer(3:0)
+  std::uint8_t flags;  // SE(7) MigReq(6) PadCnt(5:4) TVer(3:0)
   Be16 pkey;
   std::uint8_t fecn_becn;  // FECN(7) BECN(6) resv6(5:0)
   Be24 dest_qp;
-  std::uint8_t ack_req;    // AckReq(7) resv7(6:0)
+  std::uint8_t ack_req;  // AckReq(7) resv7(6:0)
   Be24 psn;
 
   [[nodiscard]] constexpr bool se() const { return (flags & 0x80) != 0; }
@@ -29,7 +29,9 @@ struct Bth {
   constexpr void set_flags(bool se_bit, bool mig, std::uint8_t pad) {
     flags = static_cast<std::uint8_t>((se_bit ? 0x80 : 0) | (mig ? 0x40 : 0) | ((pad & 0x03) << 4));
   }
-  constexpr void set_becn(bool b) { fecn_becn = static_cast<std::uint8_t>(b ? (fecn_becn | 0x40) : (fecn_becn & ~0x40)); }
+  constexpr void set_becn(bool b) {
+    fecn_becn = static_cast<std::uint8_t>(b ? (fecn_becn | 0x40) : (fecn_becn & ~0x40));
+  }
   constexpr void set_ack_req(bool a) { ack_req = a ? 0x80 : 0x00; }
 };
 static_assert(sizeof(Bth) == 12);
@@ -111,10 +113,9 @@ enum class NakCode : std::uint8_t {
 
 // RNR NAK timer field, §9.7.5.2.8 table 45, in nanoseconds. Code 0 is the longest (655.36 ms).
 inline constexpr std::uint64_t kRnrTimerNs[32] = {
-    655'360'000, 10'000,     20'000,     30'000,     40'000,     60'000,     80'000,
-    120'000,     160'000,    240'000,    320'000,    480'000,    640'000,    960'000,
-    1'280'000,   1'920'000,  2'560'000,  3'840'000,  5'120'000,  7'680'000,  10'240'000,
-    15'360'000,  20'480'000, 30'720'000, 40'960'000, 61'440'000, 81'920'000, 122'880'000,
-    163'840'000, 245'760'000, 327'680'000, 491'520'000};
+    655'360'000, 10'000,     20'000,     30'000,      40'000,      60'000,      80'000,      120'000,
+    160'000,     240'000,    320'000,    480'000,     640'000,     960'000,     1'280'000,   1'920'000,
+    2'560'000,   3'840'000,  5'120'000,  7'680'000,   10'240'000,  15'360'000,  20'480'000,  30'720'000,
+    40'960'000,  61'440'000, 81'920'000, 122'880'000, 163'840'000, 245'760'000, 327'680'000, 491'520'000};
 
 }  // namespace droce::wire

@@ -57,7 +57,7 @@ std::uint32_t masked_header(const std::uint8_t* l3, bool ipv6, std::uint8_t* buf
     ip[1] = 0xFF;   // ... traffic class (low nibble) + flow label
     ip[2] = 0xFF;
     ip[3] = 0xFF;
-    ip[7] = 0xFF;   // hop limit
+    ip[7] = 0xFF;  // hop limit
   } else {
     ip[1] = 0xFF;   // TOS: DSCP + ECN
     ip[8] = 0xFF;   // TTL
@@ -116,8 +116,8 @@ std::uint32_t detail::icrc_in_place_ipv6(std::uint8_t* l3, std::uint32_t len) {
   return crc;
 }
 
-std::uint32_t icrc_compute_split(const std::uint8_t* l3, std::uint32_t hdr_len, bool ipv6,
-                                 const std::uint8_t* payload, std::uint32_t payload_len, std::uint32_t pad) {
+std::uint32_t icrc_compute_split(const std::uint8_t* l3, std::uint32_t hdr_len, bool ipv6, const std::uint8_t* payload,
+                                 std::uint32_t payload_len, std::uint32_t pad) {
   const std::uint32_t fixed = (ipv6 ? sizeof(Ipv6Hdr) : sizeof(Ipv4Hdr)) + sizeof(UdpHdr) + sizeof(Bth);
   if (hdr_len < fixed) return 0;
   std::uint32_t crc = crc_continue(masked_header_crc(l3, ipv6), l3 + fixed, hdr_len - fixed);

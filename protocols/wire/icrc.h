@@ -74,10 +74,10 @@ inline void icrc_store64(std::uint8_t* p, std::uint64_t v) { std::memcpy(p, &v, 
   const std::uint64_t lrh = icrc_load64(l3 - 8), a = icrc_load64(l3), b = icrc_load64(l3 + 8), c = icrc_load64(l3 + 24);
   const std::uint8_t bth4 = l3[32];
   icrc_store64(l3 - 8, ~std::uint64_t{0});
-  icrc_store64(l3, a | 0x000000000000FF00u);    // TOS: DSCP + ECN
-  icrc_store64(l3 + 8, b | 0x00000000FFFF00FFu);  // TTL, header checksum (not the protocol)
-  icrc_store64(l3 + 24, c | 0x00000000FFFF0000u); // UDP checksum
-  l3[32] = 0xFF;                                  // FECN, BECN, resv6
+  icrc_store64(l3, a | 0x000000000000FF00u);       // TOS: DSCP + ECN
+  icrc_store64(l3 + 8, b | 0x00000000FFFF00FFu);   // TTL, header checksum (not the protocol)
+  icrc_store64(l3 + 24, c | 0x00000000FFFF0000u);  // UDP checksum
+  l3[32] = 0xFF;                                   // FECN, BECN, resv6
   const std::uint32_t crc = rte_net_crc_calc(l3 - 8, len + 8, RTE_NET_CRC32_ETH);
   icrc_store64(l3 - 8, lrh);
   icrc_store64(l3, a);

@@ -36,11 +36,11 @@ inline constexpr std::uint8_t kIpProtoUdp = 17;
 inline constexpr std::uint16_t kRoceV2UdpPort = 4791;  // IANA, Annex A17.4.2
 
 struct Ipv4Hdr {
-  std::uint8_t version_ihl;   // version(7:4) IHL(3:0) in 32-bit words
-  std::uint8_t tos;           // DSCP(7:2) ECN(1:0)
+  std::uint8_t version_ihl;  // version(7:4) IHL(3:0) in 32-bit words
+  std::uint8_t tos;          // DSCP(7:2) ECN(1:0)
   Be16 total_length;
   Be16 packet_id;
-  Be16 fragment_offset;       // flags(15:13: reserved, DF, MF) offset(12:0)
+  Be16 fragment_offset;  // flags(15:13: reserved, DF, MF) offset(12:0)
   std::uint8_t ttl;
   std::uint8_t protocol;
   Be16 hdr_checksum;
@@ -66,7 +66,9 @@ struct Ipv6Hdr {
   std::uint8_t dst_addr[16];
 
   [[nodiscard]] constexpr std::uint8_t version() const { return static_cast<std::uint8_t>(vtc_flow.value() >> 28); }
-  [[nodiscard]] constexpr std::uint8_t traffic_class() const { return static_cast<std::uint8_t>(vtc_flow.value() >> 20); }
+  [[nodiscard]] constexpr std::uint8_t traffic_class() const {
+    return static_cast<std::uint8_t>(vtc_flow.value() >> 20);
+  }
   [[nodiscard]] constexpr std::uint8_t ecn() const { return traffic_class() & 0x03; }
 };
 static_assert(sizeof(Ipv6Hdr) == 40);

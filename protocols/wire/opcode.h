@@ -79,7 +79,17 @@ inline constexpr std::uint32_t kSrWindow = 128;
 inline constexpr std::uint32_t kSackBytes = kSrWindow / 8;
 
 // What a packet is, for dispatch: requests go to the responder, responses to the completer.
-enum class OpKind : std::uint8_t { kInvalid, kSend, kWrite, kReadRequest, kReadResponse, kAck, kAtomic, kAtomicAck, kCnp };
+enum class OpKind : std::uint8_t {
+  kInvalid,
+  kSend,
+  kWrite,
+  kReadRequest,
+  kReadResponse,
+  kAck,
+  kAtomic,
+  kAtomicAck,
+  kCnp
+};
 // Where a packet sits in its message (§9.5): only FIRST/MIDDLE must carry exactly one PMTU.
 enum class OpPosition : std::uint8_t { kNone, kFirst, kMiddle, kLast, kOnly };
 
@@ -93,7 +103,7 @@ inline constexpr std::uint8_t kHdrAtomicAckEth = 1u << 5;
 inline constexpr std::uint8_t kHdrCnp = 1u << 6;
 
 struct OpcodeInfo {
-  std::string_view name;       // Wireshark's spelling, for logs and captures
+  std::string_view name;  // Wireshark's spelling, for logs and captures
   OpKind kind = OpKind::kInvalid;
   OpPosition position = OpPosition::kNone;
   std::uint8_t headers = 0;    // kHdr* mask
@@ -117,13 +127,33 @@ constexpr OpcodeInfo op(std::string_view name, OpKind k, OpPosition p, std::uint
 }
 // Names of the SR opcodes, indexed by their RC counterpart (SEND: 0x00..0x05 and 0x16/0x17;
 // WRITE: 0x06..0x0B, from 0x06).
-inline constexpr std::string_view kSrSendNames[0x18] = {
-    "DROCE SR SEND First", "DROCE SR SEND Middle", "DROCE SR SEND Last", "DROCE SR SEND Last with Immediate",
-    "DROCE SR SEND Only", "DROCE SR SEND Only with Immediate", {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {},
-    {}, "DROCE SR SEND Last with Invalidate", "DROCE SR SEND Only with Invalidate"};
-inline constexpr std::string_view kSrWriteNames[6] = {
-    "DROCE SR WRITE First", "DROCE SR WRITE Middle", "DROCE SR WRITE Last", "DROCE SR WRITE Last with Immediate",
-    "DROCE SR WRITE Only", "DROCE SR WRITE Only with Immediate"};
+inline constexpr std::string_view kSrSendNames[0x18] = {"DROCE SR SEND First",
+                                                        "DROCE SR SEND Middle",
+                                                        "DROCE SR SEND Last",
+                                                        "DROCE SR SEND Last with Immediate",
+                                                        "DROCE SR SEND Only",
+                                                        "DROCE SR SEND Only with Immediate",
+                                                        {},
+                                                        {},
+                                                        {},
+                                                        {},
+                                                        {},
+                                                        {},
+                                                        {},
+                                                        {},
+                                                        {},
+                                                        {},
+                                                        {},
+                                                        {},
+                                                        {},
+                                                        {},
+                                                        {},
+                                                        {},
+                                                        "DROCE SR SEND Last with Invalidate",
+                                                        "DROCE SR SEND Only with Invalidate"};
+inline constexpr std::string_view kSrWriteNames[6] = {"DROCE SR WRITE First", "DROCE SR WRITE Middle",
+                                                      "DROCE SR WRITE Last",  "DROCE SR WRITE Last with Immediate",
+                                                      "DROCE SR WRITE Only",  "DROCE SR WRITE Only with Immediate"};
 constexpr std::array<OpcodeInfo, 256> make_opcode_table() {
   using K = OpKind;
   using P = OpPosition;
@@ -184,7 +214,8 @@ static_assert(opcode_info(Opcode::kWriteOnlyImm).ext_bytes == 20);
 static_assert(opcode_info(Opcode::kAtomicAck).ext_bytes == 12);
 static_assert(opcode_info(Opcode::kCnp).ext_bytes == 16);
 static_assert(!opcode_info(0x15).valid());
-static_assert(opcode_info(Opcode::kSrWriteMiddle).ext_bytes == 16 && opcode_info(Opcode::kSrWriteOnlyImm).ext_bytes == 20);
+static_assert(opcode_info(Opcode::kSrWriteMiddle).ext_bytes == 16 &&
+              opcode_info(Opcode::kSrWriteOnlyImm).ext_bytes == 20);
 static_assert(opcode_info(Opcode::kSrSendLastInv).ext_bytes == 20 && opcode_info(Opcode::kSrSendMiddle).is_request);
 static_assert(!opcode_info(0xFF).valid() && !opcode_info(0xD5).valid() && !opcode_info(Opcode::kSrAck).is_request);
 static_assert(sr_opcode_of(0x0C) == 0xCC && sr_opcode_of(0x10) == 0xD0 && sr_opcode_of(0x14) == 0xD4);

@@ -18,16 +18,16 @@ struct PacketInfo {
   std::uint8_t vlan_pcp;
   std::uint16_t vlan_id;
   bool ipv6;
-  std::uint8_t ecn;            // IP ECN codepoint (kEcn*)
+  std::uint8_t ecn;  // IP ECN codepoint (kEcn*)
   std::uint8_t dscp;
-  std::uint8_t src_ip[16];     // IPv4 in the first 4 bytes; IPv6 all 16
+  std::uint8_t src_ip[16];  // IPv4 in the first 4 bytes; IPv6 all 16
   std::uint8_t dst_ip[16];
   std::uint16_t udp_src_port;
   std::uint16_t l3_offset;
   std::uint16_t bth_offset;
   std::uint16_t payload_offset;
-  std::uint32_t payload_len;   // payload only: excludes pad bytes and the ICRC
-  std::uint32_t frame_len;     // bytes of the frame that belong to the packet (Ethernet padding excluded)
+  std::uint32_t payload_len;  // payload only: excludes pad bytes and the ICRC
+  std::uint32_t frame_len;    // bytes of the frame that belong to the packet (Ethernet padding excluded)
 
   // BTH
   std::uint8_t opcode;
@@ -47,7 +47,7 @@ struct PacketInfo {
   std::uint32_t reth_dma_len;
   std::uint8_t aeth_syndrome;
   std::uint32_t aeth_msn;
-  std::uint32_t imm_data;      // host order of the 4 wire bytes
+  std::uint32_t imm_data;  // host order of the 4 wire bytes
   std::uint32_t ieth_rkey;
   std::uint64_t atomic_va;
   std::uint32_t atomic_rkey;

@@ -15,8 +15,7 @@ DropReason check_pkey_and_icrc(const std::uint8_t* frame, const PacketInfo& pi, 
   if (opt.verify_icrc) {
     const std::uint8_t* l3 = frame + pi.l3_offset;
     const std::uint32_t covered = pi.frame_len - kIcrcBytes - pi.l3_offset;
-    if (icrc_compute(l3, covered, pi.ipv6) != icrc_load(frame + pi.frame_len - kIcrcBytes))
-      return DropReason::kBadIcrc;
+    if (icrc_compute(l3, covered, pi.ipv6) != icrc_load(frame + pi.frame_len - kIcrcBytes)) return DropReason::kBadIcrc;
   }
   return DropReason::kNone;
 }
@@ -33,8 +32,7 @@ DropReason parse_frame(const std::uint8_t* frame, std::uint32_t len, PacketInfo&
   return check_pkey_and_icrc(frame, out, opt);
 }
 
-DropReason parse_frame_general(const std::uint8_t* frame, std::uint32_t len, PacketInfo& out,
-                               const ParseOptions& opt) {
+DropReason parse_frame_general(const std::uint8_t* frame, std::uint32_t len, PacketInfo& out, const ParseOptions& opt) {
   const DropReason r = parse_headers_general(frame, len, out, opt);
   if (r != DropReason::kNone) return r;
   return check_pkey_and_icrc(frame, out, opt);

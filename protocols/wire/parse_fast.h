@@ -51,12 +51,23 @@ struct alignas(16) FastOpcode {
 constexpr bool ext_layout_of(std::uint8_t headers, ExtLayout& out) {
   switch (headers) {
     case 0:
-    case kHdrCnp: out = ExtLayout::kNone; return true;
-    case kHdrAeth: out = ExtLayout::kAeth; return true;
-    case kHdrImmDt: out = ExtLayout::kImmDt; return true;
-    case kHdrReth: out = ExtLayout::kReth; return true;
-    case kHdrReth | kHdrImmDt: out = ExtLayout::kRethImmDt; return true;
-    default: return false;
+    case kHdrCnp:
+      out = ExtLayout::kNone;
+      return true;
+    case kHdrAeth:
+      out = ExtLayout::kAeth;
+      return true;
+    case kHdrImmDt:
+      out = ExtLayout::kImmDt;
+      return true;
+    case kHdrReth:
+      out = ExtLayout::kReth;
+      return true;
+    case kHdrReth | kHdrImmDt:
+      out = ExtLayout::kRethImmDt;
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -67,7 +78,8 @@ constexpr std::array<FastOpcode, 256> make_fast_opcodes() {
     ExtLayout ext{};
     // The SR extension's opcodes (manufacturer-specific) are judged by the general parser, which
     // knows whether the owner accepts them (ParseOptions::accept_droce_sr).
-    if (!op.valid() || is_manufacturer_opcode(static_cast<std::uint8_t>(i)) || !ext_layout_of(op.headers, ext)) continue;
+    if (!op.valid() || is_manufacturer_opcode(static_cast<std::uint8_t>(i)) || !ext_layout_of(op.headers, ext))
+      continue;
     t[i] = FastOpcode{kMinIpTotal + op.ext_bytes, static_cast<std::uint16_t>(op.has_payload ? 0xFFFF : 0),
                       static_cast<std::uint16_t>(kExtAt + op.ext_bytes), ext};
   }
@@ -101,17 +113,17 @@ constexpr bool packet_info_layout_is_known() {
   using P = PacketInfo;
   return offsetof(P, dst_mac) == 0 && offsetof(P, src_mac) == 6 && offsetof(P, has_vlan) == 12 &&
          offsetof(P, vlan_pcp) == 13 && offsetof(P, vlan_id) == 14 && offsetof(P, ipv6) == 16 &&
-         offsetof(P, ecn) == 17 && offsetof(P, dscp) == 18 && offsetof(P, src_ip) == 19 &&
-         offsetof(P, dst_ip) == 35 && offsetof(P, udp_src_port) == 52 && offsetof(P, l3_offset) == 54 &&
-         offsetof(P, bth_offset) == 56 && offsetof(P, payload_offset) == 58 && offsetof(P, payload_len) == 60 &&
-         offsetof(P, frame_len) == 64 && offsetof(P, opcode) == 68 && offsetof(P, se) == 69 &&
-         offsetof(P, mig_req) == 70 && offsetof(P, pad_count) == 71 && offsetof(P, pkey) == 72 &&
-         offsetof(P, fecn) == 74 && offsetof(P, becn) == 75 && offsetof(P, dest_qpn) == 76 &&
-         offsetof(P, ack_req) == 80 && offsetof(P, psn) == 84 && offsetof(P, reth_va) == 88 &&
-         offsetof(P, reth_rkey) == 96 && offsetof(P, reth_dma_len) == 100 && offsetof(P, aeth_syndrome) == 104 &&
-         offsetof(P, aeth_msn) == 108 && offsetof(P, imm_data) == 112 && offsetof(P, ieth_rkey) == 116 &&
-         offsetof(P, atomic_va) == 120 && offsetof(P, atomic_rkey) == 128 && offsetof(P, atomic_swap_add) == 136 &&
-         offsetof(P, atomic_compare) == 144 && offsetof(P, atomic_ack_orig) == 152 && sizeof(P) == 160;
+         offsetof(P, ecn) == 17 && offsetof(P, dscp) == 18 && offsetof(P, src_ip) == 19 && offsetof(P, dst_ip) == 35 &&
+         offsetof(P, udp_src_port) == 52 && offsetof(P, l3_offset) == 54 && offsetof(P, bth_offset) == 56 &&
+         offsetof(P, payload_offset) == 58 && offsetof(P, payload_len) == 60 && offsetof(P, frame_len) == 64 &&
+         offsetof(P, opcode) == 68 && offsetof(P, se) == 69 && offsetof(P, mig_req) == 70 &&
+         offsetof(P, pad_count) == 71 && offsetof(P, pkey) == 72 && offsetof(P, fecn) == 74 &&
+         offsetof(P, becn) == 75 && offsetof(P, dest_qpn) == 76 && offsetof(P, ack_req) == 80 &&
+         offsetof(P, psn) == 84 && offsetof(P, reth_va) == 88 && offsetof(P, reth_rkey) == 96 &&
+         offsetof(P, reth_dma_len) == 100 && offsetof(P, aeth_syndrome) == 104 && offsetof(P, aeth_msn) == 108 &&
+         offsetof(P, imm_data) == 112 && offsetof(P, ieth_rkey) == 116 && offsetof(P, atomic_va) == 120 &&
+         offsetof(P, atomic_rkey) == 128 && offsetof(P, atomic_swap_add) == 136 && offsetof(P, atomic_compare) == 144 &&
+         offsetof(P, atomic_ack_orig) == 152 && sizeof(P) == 160;
 }
 static_assert(packet_info_layout_is_known(), "PacketInfo changed: update parse_headers_fast's word stores");
 
@@ -161,7 +173,7 @@ inline bool ipv4_header_sums_to_ones(const std::uint8_t* h) {
 // Built on SSE4.1 byte shuffles (every x86-64 DPDK target has them); elsewhere it always
 // declines and the general parser does all the work.
 [[gnu::always_inline]] inline bool parse_headers_fast(const std::uint8_t* f, std::uint32_t len, PacketInfo& out,
-                                                     const ParseOptions& opt) {
+                                                      const ParseOptions& opt) {
 #if defined(DROCE_PARSE_FAST)
   using namespace fast_detail;
   if (len < kMinFrame) return false;
@@ -182,9 +194,9 @@ inline bool ipv4_header_sums_to_ones(const std::uint8_t* h) {
                    _mm_and_si128(ip, _mm_setr_epi8(0, 0x03, 0, 0, 0x3F, -1, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0))),
       _mm_or_si128(_mm_and_si128(addr_udp, _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, 0, 0, 0, 0)),
                    _mm_and_si128(bth, _mm_setr_epi8(0, 0x0F, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))));
-  const __m128i want = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, kIpProtoUdp, 0, 0, kRoceV2UdpPort >> 8,
-                                     static_cast<char>(kRoceV2UdpPort & 0xFF), kEtherTypeIpv4 >> 8,
-                                     kEtherTypeIpv4 & 0xFF, 0x45, 0);
+  const __m128i want =
+      _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, kIpProtoUdp, 0, 0, kRoceV2UdpPort >> 8,
+                    static_cast<char>(kRoceV2UdpPort & 0xFF), kEtherTypeIpv4 >> 8, kEtherTypeIpv4 & 0xFF, 0x45, 0);
   const __m128i differs = _mm_xor_si128(fixed, want);
   if (!_mm_testz_si128(differs, differs)) return false;
 
@@ -209,20 +221,20 @@ inline bool ipv4_header_sums_to_ones(const std::uint8_t* h) {
   // dst_mac, src_mac; no VLAN.
   _mm_storeu_si128(o, _mm_and_si128(eth, _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0)));
   // Not IPv6; src_ip (ECN and DSCP below); dst_ip at 35.
-  _mm_storeu_si128(o + 1, _mm_shuffle_epi8(addr_udp, _mm_setr_epi8(-1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, -1, -1, -1,
-                                                                   -1, -1)));
-  _mm_storeu_si128(o + 2, _mm_shuffle_epi8(addr_udp, _mm_setr_epi8(-1, -1, -1, 4, 5, 6, 7, -1, -1, -1, -1, -1, -1, -1,
-                                                                   -1, -1)));
+  _mm_storeu_si128(
+      o + 1, _mm_shuffle_epi8(addr_udp, _mm_setr_epi8(-1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, -1, -1, -1, -1, -1)));
+  _mm_storeu_si128(
+      o + 2, _mm_shuffle_epi8(addr_udp, _mm_setr_epi8(-1, -1, -1, 4, 5, 6, 7, -1, -1, -1, -1, -1, -1, -1, -1, -1)));
   // udp_src_port, l3_offset 14, bth_offset 42, payload_offset, payload_len.
-  __m128i w = _mm_or_si128(_mm_shuffle_epi8(addr_udp, _mm_setr_epi8(-1, -1, -1, -1, 9, 8, -1, -1, -1, -1, -1, -1, -1,
-                                                                    -1, -1, -1)),
-                           _mm_setr_epi8(0, 0, 0, 0, 0, 0, kL3, 0, kBthAt, 0, 0, 0, 0, 0, 0, 0));
+  __m128i w = _mm_or_si128(
+      _mm_shuffle_epi8(addr_udp, _mm_setr_epi8(-1, -1, -1, -1, 9, 8, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1)),
+      _mm_setr_epi8(0, 0, 0, 0, 0, 0, kL3, 0, kBthAt, 0, 0, 0, 0, 0, 0, 0));
   w = _mm_insert_epi16(w, op.payload_offset, 5);
   _mm_storeu_si128(o + 3, _mm_insert_epi32(w, static_cast<int>(payload_len), 3));
   // frame_len; opcode, se, mig_req, pad_count; pkey, fecn, becn; dest_qpn. The flag bits are
   // gathered under a mask and clamped to 1 (min with 1), PadCnt shifted down from its nibble.
-  const __m128i flag_bytes = _mm_shuffle_epi8(bth, _mm_setr_epi8(-1, -1, -1, -1, -1, 1, 1, 1, -1, -1, 4, 4, -1, -1, -1,
-                                                                 -1));
+  const __m128i flag_bytes =
+      _mm_shuffle_epi8(bth, _mm_setr_epi8(-1, -1, -1, -1, -1, 1, 1, 1, -1, -1, 4, 4, -1, -1, -1, -1));
   const __m128i bools = _mm_min_epu8(
       _mm_and_si128(flag_bytes, _mm_setr_epi8(0, 0, 0, 0, 0, -0x80, 0x40, 0, 0, 0, -0x80, 0x40, 0, 0, 0, 0)),
       _mm_set1_epi8(1));
@@ -232,8 +244,8 @@ inline bool ipv4_header_sums_to_ones(const std::uint8_t* h) {
                    _mm_or_si128(bools, pad_count));
   _mm_storeu_si128(o + 4, _mm_insert_epi32(w, static_cast<int>(kL3 + total), 0));
   // ack_req (below), psn.
-  _mm_storel_epi64(o + 5, _mm_shuffle_epi8(bth, _mm_setr_epi8(-1, -1, -1, -1, 11, 10, 9, -1, -1, -1, -1, -1, -1, -1,
-                                                              -1, -1)));
+  _mm_storel_epi64(o + 5,
+                   _mm_shuffle_epi8(bth, _mm_setr_epi8(-1, -1, -1, -1, 11, 10, 9, -1, -1, -1, -1, -1, -1, -1, -1, -1)));
   const std::uint8_t tos = f[kL3 + 1];
   const std::uint16_t ecn_dscp = static_cast<std::uint16_t>((tos | tos << 6) & 0x3F03);  // ECN, then DSCP
   std::memcpy(bytes_of(out) + offsetof(PacketInfo, ecn), &ecn_dscp, 2);

@@ -1,9 +1,9 @@
 // General frame parser: every frame shape, bounds-checked at every header, drop reason per rule (IBTA §9.2-9.3, A17.4).
 #include "protocols/wire/parse_general.h"
 
-#include <cstring>
-
 #include <rte_ip.h>
+
+#include <cstring>
 
 #include "protocols/wire/ib_headers.h"
 #include "protocols/wire/l2l3_headers.h"
@@ -21,7 +21,8 @@ bool ipv4_checksum_ok(const std::uint8_t* h, std::uint32_t n) { return rte_raw_c
 
 }  // namespace
 
-DropReason parse_headers_general(const std::uint8_t* frame, std::uint32_t len, PacketInfo& out, const ParseOptions& opt) {
+DropReason parse_headers_general(const std::uint8_t* frame, std::uint32_t len, PacketInfo& out,
+                                 const ParseOptions& opt) {
   std::memset(&out, 0, sizeof(out));
   const auto* eth = header_at<EthHdr>(frame, len, 0);
   if (eth == nullptr) return DropReason::kTruncatedEthernet;

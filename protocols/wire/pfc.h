@@ -24,8 +24,7 @@ struct PfcFrame {
 
 // The pause a PFC frame asks for, in ns, at `link_bps` (quanta x 512 bit times).
 [[nodiscard]] constexpr std::uint64_t pfc_quanta_to_ns(std::uint16_t quanta, double link_bps) {
-  return link_bps > 0 ? static_cast<std::uint64_t>(static_cast<double>(quanta) * kPfcQuantumBits * 1e9 / link_bps)
-                      : 0;
+  return link_bps > 0 ? static_cast<std::uint64_t>(static_cast<double>(quanta) * kPfcQuantumBits * 1e9 / link_bps) : 0;
 }
 
 // True when `frame` (from the Ethernet header, `len` bytes) is a well-formed PFC frame; fills
@@ -36,8 +35,7 @@ struct PfcFrame {
   if (frame[14] != (kMacControlOpcodePfc >> 8) || frame[15] != (kMacControlOpcodePfc & 0xFF)) return false;
   // The upper byte of the class-enable vector is reserved (clause 36.1.3.1): ignored on receipt.
   out.class_enable = frame[17];
-  for (int i = 0; i < 8; ++i)
-    out.quanta[i] = static_cast<std::uint16_t>((frame[18 + 2 * i] << 8) | frame[19 + 2 * i]);
+  for (int i = 0; i < 8; ++i) out.quanta[i] = static_cast<std::uint16_t>((frame[18 + 2 * i] << 8) | frame[19 + 2 * i]);
   return true;
 }
 

@@ -1,7 +1,6 @@
 // droce-gen's open-loop schedule: due times never go back, keep the configured mean rate (constant,
 // Poisson and bursts), come in groups of --burst, and shed or count a backlog exactly.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdint>
 
@@ -103,7 +102,7 @@ TEST_CASE("arrivals: bursts are N messages due together, spaced to keep the mean
 TEST_CASE("arrivals: the backlog is counted and shed exactly (constant)", "[arrivals]") {
   ArrivalSchedule s(Arrivals::kConstant, 10, 1, 1, 0, 0);
   CHECK(s.due_by(0) == 1);
-  CHECK(s.due_by(99) == 10);   // 0, 10, .. 90
+  CHECK(s.due_by(99) == 10);  // 0, 10, .. 90
   CHECK(s.due_by(100) == 11);
   CHECK(s.skip_before(95) == 10);  // 0 .. 90 shed
   CHECK(s.due() == 100);

@@ -1,10 +1,9 @@
 // The apps' command-line number parser and output-path check: what is refused, what still parses.
-#include <catch2/catch.hpp>
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -19,7 +18,8 @@ using namespace droce::apps;
 
 TEST_CASE("real options: NaN, infinities, overflow and garbage are refused by name", "[cli]") {
   double v = 7;
-  for (const char* text : {"nan", "-nan", "NAN", "inf", "-inf", "infinity", "1e400", "", " 1", "1 ", "1x", "0.5.5", "--1"}) {
+  for (const char* text :
+       {"nan", "-nan", "NAN", "inf", "-inf", "infinity", "1e400", "", " 1", "1 ", "1x", "0.5.5", "--1"}) {
     const std::string e = parse_real("--timeout", text, 0.1, 3600, v);
     CHECK(e.rfind("--timeout: ", 0) == 0);
     CHECK(v == 7);  // a refused value never lands in the field
@@ -77,7 +77,7 @@ TEST_CASE("sizes take binary K/M/G, rates and counts decimal ones", "[cli]") {
   CHECK(v == 2048);
   CHECK(parse_uint("--count", "3M", 1, UINT64_MAX, v, Suffixes::kDecimal).empty());
   CHECK(v == 3'000'000);
-  CHECK_FALSE(parse_uint("-s", "1G", 1, UINT64_MAX, v, Suffixes::kKiloMega).empty());  // perftest's: K and M only
+  CHECK_FALSE(parse_uint("-s", "1G", 1, UINT64_MAX, v, Suffixes::kKiloMega).empty());    // perftest's: K and M only
   CHECK_FALSE(parse_uint("--size", "1k", 1, UINT64_MAX, v, Suffixes::kBinary).empty());  // upper case only
   CHECK_FALSE(parse_uint("--size", "K", 1, UINT64_MAX, v, Suffixes::kBinary).empty());
   CHECK_FALSE(parse_uint("--size", "20000000000G", 1, UINT64_MAX, v, Suffixes::kBinary).empty());  // no wrap
@@ -122,7 +122,7 @@ TEST_CASE("output paths: checked without truncating an old file or leaving a new
   CHECK(read_all(old_file) == "previous run");
   CHECK(check_output_path("--json", new_file).empty());
   CHECK(access(new_file.c_str(), F_OK) != 0);
-  CHECK(check_output_path("--json", dir).rfind("--json: cannot write", 0) == 0);               // a directory
+  CHECK(check_output_path("--json", dir).rfind("--json: cannot write", 0) == 0);  // a directory
   CHECK(check_output_path("--json", dir + "/no/such/dir.json").rfind("--json: cannot write", 0) == 0);
   CHECK(check_output_path("--json", "") == "--json: needs a file name");
   // A FIFO nobody reads: refused at once rather than blocking the parser.

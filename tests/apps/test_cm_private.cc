@@ -1,7 +1,6 @@
 // droce-gen's RDMA-CM private data (apps/droce-gen/cm_private.h): records round-trip, and what a
 // peer may not send is refused with a reason.
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <string>
 

@@ -1,7 +1,6 @@
 // The apps' latency histogram: percentiles within the bucket error, and the CDF droce-gen's
 // report and --plot carry (steps rise to exactly 1.0 at the exact max, never more than asked).
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 
 #include "apps/common/latency_histogram.h"

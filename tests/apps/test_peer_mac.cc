@@ -2,7 +2,6 @@
 // IPv6 endpoint, an IPv4-mapped one by ARP on an IPv4 endpoint, a silent IPv6 peer fails with the
 // engine's words and the --peer-mac hint, and a GID of the other family is refused with words.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 
 #include "apps/common/peer_mac.h"

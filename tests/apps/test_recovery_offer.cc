@@ -2,7 +2,6 @@
 // and anything that is not exactly one (a Linux peer's zeros, a foreign or damaged record) is no
 // offer, with its reason, leaving the output untouched.
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -13,8 +12,9 @@ using namespace droce;
 using namespace droce::apps;
 
 TEST_CASE("recovery offer: SR and go-back-N offers round-trip in a REQ's 56 bytes", "[apps][rping]") {
-  for (const RecoveryOffer in : {RecoveryOffer{rc::Recovery::kSelectiveRepeat, 128}, RecoveryOffer{rc::Recovery::kGoBackN, 1},
-                                 RecoveryOffer{rc::Recovery::kSelectiveRepeat, 17}}) {
+  for (const RecoveryOffer in :
+       {RecoveryOffer{rc::Recovery::kSelectiveRepeat, 128}, RecoveryOffer{rc::Recovery::kGoBackN, 1},
+        RecoveryOffer{rc::Recovery::kSelectiveRepeat, 17}}) {
     std::uint8_t b[56] = {};
     encode_recovery_offer(in, b);
     CHECK(std::memcmp(b, "DRSR\x01", 5) == 0);

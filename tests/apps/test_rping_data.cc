@@ -1,7 +1,6 @@
 // droce-rping's view of rping's messages and data (apps/droce-rping/rping_data.h), against what
 // rping itself prints and sends.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <string>
 #include <vector>

@@ -1,7 +1,6 @@
 // parse_arp and the ARP builders: what they accept, what they refuse (one rule each), and that
 // every builder's frame parses back to what was asked.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <vector>
 
@@ -174,8 +173,7 @@ TEST_CASE("arp: refusal names are the counter names", "[arp][frame]") {
   CHECK(arp_refusal_name(ArpRefusal::kNone) == "none");
   CHECK(arp_refusal_name(ArpRefusal::kBadOp) == "bad_op");
   CHECK(arp_refusal_name(ArpRefusal::kCount) == "invalid");
-  for (std::size_t i = 0; i < kArpRefusalCount; ++i)
-    CHECK_FALSE(arp_refusal_name(static_cast<ArpRefusal>(i)).empty());
+  for (std::size_t i = 0; i < kArpRefusalCount; ++i) CHECK_FALSE(arp_refusal_name(static_cast<ArpRefusal>(i)).empty());
 }
 
 TEST_CASE("arp: IPv4 addresses load and store in network order", "[arp][frame]") {

@@ -1,6 +1,5 @@
 // NeighbourTable: the learning rules, the lifetime, retries then failure, and a full table.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 
 #include "protocols/arp/neighbour_table.h"
@@ -177,7 +176,8 @@ TEST_CASE("neighbours: addresses that cannot be resolved are refused", "[arp][ne
 TEST_CASE("neighbours: a full table refuses new addresses, then reuses failed and expired ones", "[arp][neighbour]") {
   NeighbourTable t = table();
   const std::uint32_t base = 0x0A010000;
-  for (std::uint32_t i = 0; i < kNeighbourCapacity; ++i) REQUIRE(t.start_resolve(base + i, kT0) == StartResult::kStarted);
+  for (std::uint32_t i = 0; i < kNeighbourCapacity; ++i)
+    REQUIRE(t.start_resolve(base + i, kT0) == StartResult::kStarted);
   CHECK(t.size() == kNeighbourCapacity);
   CHECK(t.start_resolve(kPeer, kT0) == StartResult::kTableFull);
   // A request for us from a new address is still answered, only not learned.

@@ -6,7 +6,6 @@
 // connection ends in DREQ, DREP; every message names the right communication IDs; and each side
 // sends its first request at the Starting PSN the other side put in its REQ or REP.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <map>
 #include <string>
@@ -113,6 +112,7 @@ TEST_CASE("ib_write_bw -R in the guest serving, droce-perf -R the client: two rd
   check_run("rxe_write_bw_R_server.pcap", kDroceIp, kGuestIp);
 }
 
-TEST_CASE("ib_write_bw -R in the guest as client, droce-perf -R serving: Linux's REQs, droce's REPs", "[cm][captures]") {
+TEST_CASE("ib_write_bw -R in the guest as client, droce-perf -R serving: Linux's REQs, droce's REPs",
+          "[cm][captures]") {
   check_run("rxe_write_bw_R_client.pcap", kGuestIp, kDroceIp);
 }

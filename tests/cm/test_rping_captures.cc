@@ -5,7 +5,6 @@
 // rdma_cm header (IBTA Annex A11) for RDMA_PS_TCP port 7174; the connection runs REQ, REP, RTU,
 // then DREQ, DREP, each naming the other side's communication ID.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <string>
 #include <variant>

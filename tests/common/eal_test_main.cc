@@ -1,7 +1,6 @@
 // Catch2 runner for engine tests: initialises EAL once per test binary (DPDK cannot do it twice).
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <string>
 

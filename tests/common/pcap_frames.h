@@ -2,10 +2,9 @@
 // order, through libpcap. The including test is built with DROCE_TEST_DATA (the data folder).
 #pragma once
 
-#include <catch2/catch.hpp>
-
 #include <pcap/pcap.h>
 
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <memory>
 #include <string>

@@ -1,7 +1,6 @@
 // Pacer spacing and the timing wheel's ordering, horizon and capacity behaviour.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <vector>
 
 #include "protocols/dcqcn/pacer.h"

@@ -19,7 +19,7 @@ TEST_CASE("CNP -> Rt = Rc, Rc = Rc(1 - a/2), a = (1-g)a + g", "[dcqcn][rp]") {
   DcqcnReactionPoint rp(p, 0);
   rp.on_cnp(1000);
   CHECK(rp.state().target_rate_bps == 40e9);
-  CHECK(rp.rate_bps() == Approx(20e9));  // alpha 1 halves the rate
+  CHECK(rp.rate_bps() == Approx(20e9));    // alpha 1 halves the rate
   CHECK(rp.state().alpha == Approx(1.0));  // (1-g)*1 + g
   rp.on_cnp(2000);
   CHECK(rp.state().target_rate_bps == Approx(20e9));
@@ -55,7 +55,7 @@ TEST_CASE("additive increase once one stage reaches F: Rt += R_AI", "[dcqcn][rp]
   p.fast_recovery_steps = 2;
   DcqcnReactionPoint rp(p, 0);
   rp.on_cnp(0);
-  rp.on_cnp(10);  // Rt 20G, Rc 10G
+  rp.on_cnp(10);                                   // Rt 20G, Rc 10G
   rp.advance(2 * p.rate_increase_period_ns + 10);  // timer stage 2 == F, byte stage 0
   CHECK(rp.state().timer_stage == 2);
   CHECK(rp.state().target_rate_bps == Approx(20e9 + p.ai_rate_bps));
@@ -67,7 +67,7 @@ TEST_CASE("hyper increase once both stages reach F: Rt += i * R_HAI", "[dcqcn][r
   p.byte_counter_bytes = 1000;
   DcqcnReactionPoint rp(p, 0);
   rp.on_cnp(0);
-  rp.on_cnp(1);  // Rt 20G
+  rp.on_cnp(1);               // Rt 20G
   rp.on_bytes_sent(1000, 2);  // byte stage 1 == F, timer stage 0: additive
   CHECK(rp.state().target_rate_bps == Approx(20e9 + p.ai_rate_bps));
   const double before = rp.state().target_rate_bps;

@@ -1,14 +1,14 @@
 // Test helpers: frames with a verifiable pattern, and bounded polling of a port.
 #pragma once
 
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
 #include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <thread>
 #include <vector>
-
-#include <rte_ethdev.h>
-#include <rte_mbuf.h>
 
 namespace droce::test {
 

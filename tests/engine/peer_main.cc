@@ -1,16 +1,15 @@
 // Second process for two-process engine tests: opens a port from devargs and echoes frames back.
+#include <rte_ethdev.h>
+
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-
-#include <rte_ethdev.h>
 
 #include "engine/core/eal.h"
 #include "engine/core/mempool.h"
 #include "engine/core/port.h"
 #include "engine/core/stop_signal.h"
-
-#include <chrono>
 
 using namespace droce::engine;
 
@@ -25,8 +24,8 @@ int main(int argc, char** argv) {
   const long timeout_ms = std::strtol(argv[3], nullptr, 10);
   install_stop_signals();
   Status err;
-  auto eal = Eal::init("droce-test-peer", {"-l", "0", "--no-huge", "-m", "512", "--no-pci", "--no-telemetry"}, err,
-                       true);
+  auto eal =
+      Eal::init("droce-test-peer", {"-l", "0", "--no-huge", "-m", "512", "--no-pci", "--no-telemetry"}, err, true);
   if (!eal) {
     std::fprintf(stderr, "peer: %s\n", err.message().c_str());
     return 2;

@@ -3,11 +3,10 @@
 // congested switch; the transport never knows.
 #pragma once
 
-#include <catch2/catch.hpp>
-
 #include <rte_cycles.h>
 #include <rte_ip.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -112,8 +111,8 @@ struct LabOptions {
   rc::RecvMode b_recv_mode = rc::RecvMode::kPostedBuffers;
   std::uint32_t b_rq_depth = 256;
   bool serialise = false;
-  std::uint32_t ce_every = 0;                          // relay marks every Nth A->B data frame CE
-  bool ce_b_to_a = false;                              // ... every Nth B->A frame instead
+  std::uint32_t ce_every = 0;                        // relay marks every Nth A->B data frame CE
+  bool ce_b_to_a = false;                            // ... every Nth B->A frame instead
   std::function<void(EndpointConfig&)> tune_a = {};  // adjust A's config before creation
   std::function<void(EndpointConfig&)> tune_b = {};
   // Time: 0 runs the endpoints on the TSC (wall time); otherwise on a clock the test controls,
@@ -138,7 +137,8 @@ struct Lab {
   std::uint64_t clock_tsc = 0;
   Lab(const std::string& name, double loss) : Lab(name, LabOptions{loss}) {}
   Lab(const std::string& name, const LabOptions& o)
-      : left(name + "l", pool().get()), right(name + "r", pool().get()),
+      : left(name + "l", pool().get()),
+        right(name + "r", pool().get()),
         relay{left.b->id(), right.a->id(), o.loss, o.serialise} {
     EndpointConfig ca;
     ca.queues.port_id = left.a->id();

@@ -1,11 +1,11 @@
 // Test helper: two ethdev ports joined back to back by a pair of rte_rings, opened as droce Ports.
 #pragma once
 
-#include <memory>
-#include <string>
-
 #include <rte_eth_ring.h>
 #include <rte_ring.h>
+
+#include <memory>
+#include <string>
 
 #include "engine/core/port.h"
 

@@ -41,7 +41,8 @@ void parse_line(const std::string& line, std::size_t qps) {
   ResultLine r;
   if (parse_result_line(line, r).ok()) {
     ResultLine again;
-    if (!parse_result_line(format_result_line(r), again).ok() || again.received != r.received || again.errors != r.errors)
+    if (!parse_result_line(format_result_line(r), again).ok() || again.received != r.received ||
+        again.errors != r.errors)
       __builtin_trap();
   }
   // The number parsers on the whole line: accepted means digits only, and the value they spell.
@@ -68,7 +69,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return 0;
-  if (!stream.empty() && ::send(sv[1], stream.data(), stream.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(stream.size()))
+  if (!stream.empty() &&
+      ::send(sv[1], stream.data(), stream.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(stream.size()))
     __builtin_trap();
   ::close(sv[1]);  // the peer is done: every read below ends in data or end of file
   OobConnection conn(sv[0]);

@@ -17,16 +17,15 @@ bool same(const PacketInfo& a, const PacketInfo& b) {
   return std::memcmp(a.dst_mac, b.dst_mac, 6) == 0 && std::memcmp(a.src_mac, b.src_mac, 6) == 0 &&
          a.has_vlan == b.has_vlan && a.vlan_pcp == b.vlan_pcp && a.vlan_id == b.vlan_id && a.ipv6 == b.ipv6 &&
          a.ecn == b.ecn && a.dscp == b.dscp && std::memcmp(a.src_ip, b.src_ip, 16) == 0 &&
-         std::memcmp(a.dst_ip, b.dst_ip, 16) == 0 && a.udp_src_port == b.udp_src_port &&
-         a.l3_offset == b.l3_offset && a.bth_offset == b.bth_offset && a.payload_offset == b.payload_offset &&
-         a.payload_len == b.payload_len && a.frame_len == b.frame_len && a.opcode == b.opcode && a.se == b.se &&
-         a.mig_req == b.mig_req && a.pad_count == b.pad_count && a.pkey == b.pkey && a.fecn == b.fecn &&
-         a.becn == b.becn && a.dest_qpn == b.dest_qpn && a.ack_req == b.ack_req && a.psn == b.psn &&
-         a.reth_va == b.reth_va && a.reth_rkey == b.reth_rkey && a.reth_dma_len == b.reth_dma_len &&
-         a.aeth_syndrome == b.aeth_syndrome && a.aeth_msn == b.aeth_msn && a.imm_data == b.imm_data &&
-         a.ieth_rkey == b.ieth_rkey && a.atomic_va == b.atomic_va && a.atomic_rkey == b.atomic_rkey &&
-         a.atomic_swap_add == b.atomic_swap_add && a.atomic_compare == b.atomic_compare &&
-         a.atomic_ack_orig == b.atomic_ack_orig;
+         std::memcmp(a.dst_ip, b.dst_ip, 16) == 0 && a.udp_src_port == b.udp_src_port && a.l3_offset == b.l3_offset &&
+         a.bth_offset == b.bth_offset && a.payload_offset == b.payload_offset && a.payload_len == b.payload_len &&
+         a.frame_len == b.frame_len && a.opcode == b.opcode && a.se == b.se && a.mig_req == b.mig_req &&
+         a.pad_count == b.pad_count && a.pkey == b.pkey && a.fecn == b.fecn && a.becn == b.becn &&
+         a.dest_qpn == b.dest_qpn && a.ack_req == b.ack_req && a.psn == b.psn && a.reth_va == b.reth_va &&
+         a.reth_rkey == b.reth_rkey && a.reth_dma_len == b.reth_dma_len && a.aeth_syndrome == b.aeth_syndrome &&
+         a.aeth_msn == b.aeth_msn && a.imm_data == b.imm_data && a.ieth_rkey == b.ieth_rkey &&
+         a.atomic_va == b.atomic_va && a.atomic_rkey == b.atomic_rkey && a.atomic_swap_add == b.atomic_swap_add &&
+         a.atomic_compare == b.atomic_compare && a.atomic_ack_orig == b.atomic_ack_orig;
 }
 
 // Makes the IPv4 header checksum (Ethernet without VLAN) and the ICRC of the bytes as given

@@ -58,7 +58,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   f.aeth_msn = pi.aeth_msn;
   f.imm = pi.imm_data;
   std::vector<std::uint8_t> out(pi.payload_len + kMaxHeaderBytes + 16);
-  const auto n = build_frame(t, f, frame.data() + pi.payload_offset, out.data(), static_cast<std::uint32_t>(out.size()));
+  const auto n =
+      build_frame(t, f, frame.data() + pi.payload_offset, out.data(), static_cast<std::uint32_t>(out.size()));
   if (n == 0) __builtin_trap();
   PacketInfo again;
   ParseOptions reparse;

@@ -42,10 +42,12 @@ void parse_one(const std::vector<std::uint8_t>& m) {
     if (k.qpn == 0 || k.qpn > 0xFFFFFF || k.psn > 0xFFFFFF) __builtin_trap();
     const std::string f = format_perftest_keys(k);
     PerftestKeys again;
-    if (f.size() != kPerftestKeyBytes || !parse_perftest_keys(reinterpret_cast<const std::uint8_t*>(f.data()), f.size(), again).ok())
+    if (f.size() != kPerftestKeyBytes ||
+        !parse_perftest_keys(reinterpret_cast<const std::uint8_t*>(f.data()), f.size(), again).ok())
       __builtin_trap();
     if (again.qpn != k.qpn || again.psn != k.psn || again.rkey != k.rkey || again.vaddr != k.vaddr ||
-        again.lid != k.lid || again.out_reads != k.out_reads || again.srqn != k.srqn || std::memcmp(again.gid, k.gid, 16) != 0)
+        again.lid != k.lid || again.out_reads != k.out_reads || again.srqn != k.srqn ||
+        std::memcmp(again.gid, k.gid, 16) != 0)
       __builtin_trap();
   }
   if (m.size() == 40) {

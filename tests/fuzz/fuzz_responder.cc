@@ -52,8 +52,7 @@ void run(const std::uint8_t* data, std::size_t size, bool sr) {
   a.rq_depth = 16;
   if (sr) a.recovery = rc::Recovery::kSelectiveRepeat;
   rc::RcQp qp(a, mrs);
-  if (!qp.modify(rc::QpState::kInit).ok() || !qp.modify(rc::QpState::kRtr).ok() ||
-      !qp.modify(rc::QpState::kRts).ok())
+  if (!qp.modify(rc::QpState::kInit).ok() || !qp.modify(rc::QpState::kRtr).ok() || !qp.modify(rc::QpState::kRts).ok())
     __builtin_trap();
   (void)qp.post_recv({1, {reinterpret_cast<std::uint64_t>(recv.data()), 3000, recv_mr.lkey}});
   const rc::WrOpcode ops[] = {rc::WrOpcode::kSend, rc::WrOpcode::kWrite, rc::WrOpcode::kRead,
@@ -62,7 +61,8 @@ void run(const std::uint8_t* data, std::size_t size, bool sr) {
     rc::SendWr w;
     w.wr_id = static_cast<std::uint64_t>(i);
     w.opcode = ops[i];
-    w.sge = {reinterpret_cast<std::uint64_t>(local.data() + i * 1500), 1500u + static_cast<std::uint32_t>(i), local_mr.lkey};
+    w.sge = {reinterpret_cast<std::uint64_t>(local.data() + i * 1500), 1500u + static_cast<std::uint32_t>(i),
+             local_mr.lkey};
     w.remote_addr = 0x1000;
     w.rkey = 0x99;
     (void)qp.post_send(w);

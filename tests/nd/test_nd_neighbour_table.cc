@@ -1,7 +1,6 @@
 // nd::NeighbourTable: ND's learning rules (RFC 4861 §7.2.3, §7.2.5), the lifetime, retries then
 // failure (§7.2.2), DAD probes answered to all nodes, and a full table.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 
 #include "protocols/nd/neighbour_table.h"
@@ -126,8 +125,7 @@ TEST_CASE("nd neighbours: a different MAC replaces a known one only with Overrid
   CHECK(t.on_nd(bare, false, kT0 + 3).ignored == NdIgnore::kNoLinkAddress);
 }
 
-TEST_CASE("nd neighbours: a solicitation for us is answered and teaches the asker's MAC (§7.2.3)",
-          "[nd][neighbour]") {
+TEST_CASE("nd neighbours: a solicitation for us is answered and teaches the asker's MAC (§7.2.3)", "[nd][neighbour]") {
   NeighbourTable t = table();
   const NdVerdict v = t.on_nd(ns(kPeer, kUs), false, kT0);
   CHECK(v.reply);
@@ -161,8 +159,7 @@ TEST_CASE("nd neighbours: a DAD probe for our address is answered to all nodes, 
   CHECK(t.size() == 0);
 }
 
-TEST_CASE("nd neighbours: nothing is learned from what we did not ask and what does not ask us",
-          "[nd][neighbour]") {
+TEST_CASE("nd neighbours: nothing is learned from what we did not ask and what does not ask us", "[nd][neighbour]") {
   NeighbourTable t = table();
   // Another target's solicitation.
   CHECK(t.on_nd(ns(kPeer, kOther), true, kT0).ignored == NdIgnore::kNotForUs);

@@ -17,10 +17,10 @@
 namespace droce::test {
 
 struct Impairment {
-  double loss = 0;          // each frame independently
-  double ack_loss = 0;      // only frames from the responder side (ACK/NAK/READ responses)
+  double loss = 0;      // each frame independently
+  double ack_loss = 0;  // only frames from the responder side (ACK/NAK/READ responses)
   double duplicate = 0;
-  double reorder = 0;       // frame held back behind the next one
+  double reorder = 0;             // frame held back behind the next one
   std::uint32_t burst_every = 0;  // every N frames, drop a burst of burst_len
   std::uint32_t burst_len = 0;
   bool drop_all = false;
@@ -87,9 +87,10 @@ class Loopback {
 
   void transmit(int side, const rc::TxDescriptor& d) {
     const wire::PacketFields f = rc::packet_fields(d);
-    Frame fr{1 - side, std::vector<std::uint8_t>(d.payload_len + wire::kMaxHeaderBytes + 8), steps_ + imp_[side].delay_steps};
-    const auto n = wire::build_frame(ep_[side].tmpl, f, d.payload, fr.bytes.data(),
-                                     static_cast<std::uint32_t>(fr.bytes.size()));
+    Frame fr{1 - side, std::vector<std::uint8_t>(d.payload_len + wire::kMaxHeaderBytes + 8),
+             steps_ + imp_[side].delay_steps};
+    const auto n =
+        wire::build_frame(ep_[side].tmpl, f, d.payload, fr.bytes.data(), static_cast<std::uint32_t>(fr.bytes.size()));
     fr.bytes.resize(n);
     ++frames_sent;
     const Impairment& im = imp_[side];

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <cstring>
 #include <vector>

@@ -1,9 +1,8 @@
 // Atomics (IBTA §9.4.5): the responder's CmpSwap / FetchAdd with their checks and the replay of
 // duplicates from saved results (§9.7.5.1.1), the requester's AtomicETH, credits and completion,
 // and exactly-once execution end to end under loss, duplication and reordering.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <vector>
 
@@ -107,9 +106,10 @@ struct AtomicRequester {
 
 // ---- Responder ----
 
-TEST_CASE("§9.4.5 FetchAdd: the target grows by the operand, the ATOMIC ACKNOWLEDGE carries the original value "
-          "and counts as a message",
-          "[rc][responder][atomic]") {
+TEST_CASE(
+    "§9.4.5 FetchAdd: the target grows by the operand, the ATOMIC ACKNOWLEDGE carries the original value "
+    "and counts as a message",
+    "[rc][responder][atomic]") {
   AtomicResponder r;
   r.words[3] = 40;
   r.feed(r.fetch_add(100, 3, 2));
@@ -165,9 +165,10 @@ TEST_CASE("§9.7.5.1.1 a duplicate atomic whose acknowledgement is still queued 
   CHECK(r.words[0] == 1);
 }
 
-TEST_CASE("§9.7.5.1.1 a duplicate PSN naming another target, or older than the saved results, is dropped "
-          "unexecuted",
-          "[rc][responder][atomic]") {
+TEST_CASE(
+    "§9.7.5.1.1 a duplicate PSN naming another target, or older than the saved results, is dropped "
+    "unexecuted",
+    "[rc][responder][atomic]") {
   AtomicResponder r(/*max_dest_rd_atomic=*/2);
   for (std::uint32_t psn = 100; psn <= 102; ++psn) {  // the result of 100 is overwritten (2 kept)
     r.feed(r.fetch_add(psn, 0, 1));
@@ -196,9 +197,10 @@ TEST_CASE("§9.4.5 a misaligned atomic -> NAK invalid request, nothing executed,
   CHECK(r.qp->state() == rc::QpState::kError);
 }
 
-TEST_CASE("§9.7.5.1.3 atomic R_Key violations -> NAK remote access error: unknown key, a region without remote "
-          "atomic access, a target past the region's end",
-          "[rc][responder][atomic]") {
+TEST_CASE(
+    "§9.7.5.1.3 atomic R_Key violations -> NAK remote access error: unknown key, a region without remote "
+    "atomic access, a target past the region's end",
+    "[rc][responder][atomic]") {
   for (int variant = 0; variant < 3; ++variant) {
     AtomicResponder r;
     auto pi = r.fetch_add(100, 0, 1);
@@ -218,9 +220,10 @@ TEST_CASE("§9.7.5.1.3 atomic R_Key violations -> NAK remote access error: unkno
   }
 }
 
-TEST_CASE("§9.4.4 responder resources: atomics and READs share max_dest_rd_atomic; one beyond -> NAK invalid "
-          "request",
-          "[rc][responder][atomic][credits]") {
+TEST_CASE(
+    "§9.4.4 responder resources: atomics and READs share max_dest_rd_atomic; one beyond -> NAK invalid "
+    "request",
+    "[rc][responder][atomic][credits]") {
   AtomicResponder r(/*max_dest_rd_atomic=*/2);
   r.feed(r.read(100, 0, 100));
   r.feed(r.fetch_add(101, 0, 1));
@@ -258,14 +261,14 @@ TEST_CASE("atomic work requests are checked when posted: an 8-byte local buffer,
   w.remote_addr += 4;
   CHECK(q.qp.post_send(w).message().find("aligned") != std::string::npos);
   AtomicRequester none(/*max_rd_atomic=*/0);
-  CHECK(none.qp.post_send(none.wr(0, rc::WrOpcode::kFetchAdd, 1)).message().find("max_rd_atomic") !=
-        std::string::npos);
+  CHECK(none.qp.post_send(none.wr(0, rc::WrOpcode::kFetchAdd, 1)).message().find("max_rd_atomic") != std::string::npos);
   CHECK(q.pull().empty());
 }
 
-TEST_CASE("§9.4.5 the requester sends CmpSwap and FetchAdd with their AtomicETH, and the original value lands in "
-          "the local buffer with a completion",
-          "[rc][requester][atomic]") {
+TEST_CASE(
+    "§9.4.5 the requester sends CmpSwap and FetchAdd with their AtomicETH, and the original value lands in "
+    "the local buffer with a completion",
+    "[rc][requester][atomic]") {
   AtomicRequester q;
   q.post(0, rc::WrOpcode::kCmpSwap, 5, 6);
   q.post(1, rc::WrOpcode::kFetchAdd, 3);
@@ -292,9 +295,10 @@ TEST_CASE("§9.4.5 the requester sends CmpSwap and FetchAdd with their AtomicETH
   CHECK(q.results[1] == 0x1122334455667788ull);
 }
 
-TEST_CASE("§9.4.4 initiator depth counts atomics: with max_rd_atomic 1 the second waits for the first's "
-          "acknowledgement",
-          "[rc][requester][atomic][credits]") {
+TEST_CASE(
+    "§9.4.4 initiator depth counts atomics: with max_rd_atomic 1 the second waits for the first's "
+    "acknowledgement",
+    "[rc][requester][atomic][credits]") {
   AtomicRequester q(/*max_rd_atomic=*/1);
   q.post(0, rc::WrOpcode::kFetchAdd, 1);
   q.post(1, rc::WrOpcode::kFetchAdd, 1);
@@ -305,9 +309,10 @@ TEST_CASE("§9.4.4 initiator depth counts atomics: with max_rd_atomic 1 the seco
   CHECK(o[0].psn == 11);
 }
 
-TEST_CASE("§9.7.5.2.3 implied NAK: an ACK past an atomic whose acknowledgement was lost sends the atomic again, "
-          "and a stray or NAK-syndrome ATOMIC ACKNOWLEDGE completes nothing",
-          "[rc][requester][atomic]") {
+TEST_CASE(
+    "§9.7.5.2.3 implied NAK: an ACK past an atomic whose acknowledgement was lost sends the atomic again, "
+    "and a stray or NAK-syndrome ATOMIC ACKNOWLEDGE completes nothing",
+    "[rc][requester][atomic]") {
   AtomicRequester q;
   q.post(0, rc::WrOpcode::kFetchAdd, 1);
   rc::SendWr s;
@@ -321,7 +326,7 @@ TEST_CASE("§9.7.5.2.3 implied NAK: an ACK past an atomic whose acknowledgement 
   CHECK(o[0].opcode == op(wire::Opcode::kFetchAdd));
   CHECK(o[0].psn == 10);
   CHECK(o[0].retransmission);
-  q.atomic_ack(11, 9);                    // a PSN that is the SEND's, not an atomic's
+  q.atomic_ack(11, 9);                     // a PSN that is the SEND's, not an atomic's
   q.atomic_ack(10, 9, /*syndrome=*/0x61);  // an acknowledgement with a NAK syndrome
   CHECK(q.completions().empty());
   CHECK(q.qp.counters().duplicate_responses == 2);
@@ -333,9 +338,10 @@ TEST_CASE("§9.7.5.2.3 implied NAK: an ACK past an atomic whose acknowledgement 
   CHECK(q.results[0] == 4);
 }
 
-TEST_CASE("§9.7.5.2.4 a sequence NAK past an atomic whose acknowledgement was lost does not skip it: the implied "
-          "NAK's rewind stands and the NAK costs no second retry",
-          "[rc][requester][atomic]") {
+TEST_CASE(
+    "§9.7.5.2.4 a sequence NAK past an atomic whose acknowledgement was lost does not skip it: the implied "
+    "NAK's rewind stands and the NAK costs no second retry",
+    "[rc][requester][atomic]") {
   AtomicRequester q;
   q.post(0, rc::WrOpcode::kFetchAdd, 1);  // PSN 10
   q.post(1, rc::WrOpcode::kFetchAdd, 1);  // PSN 11
@@ -397,9 +403,10 @@ TEST_CASE("§9.7.6.1.3 the ACK timer outlives a NAK's empty rewind", "[rc][reque
 
 // ---- End to end ----
 
-TEST_CASE("exactly once: under 5 % loss, 2 % duplication and 2 % reordering FetchAdd results are each value once "
-          "and a chain of CmpSwaps never fails",
-          "[rc][e2e][loss][atomic]") {
+TEST_CASE(
+    "exactly once: under 5 % loss, 2 % duplication and 2 % reordering FetchAdd results are each value once "
+    "and a chain of CmpSwaps never fails",
+    "[rc][e2e][loss][atomic]") {
   for (std::uint64_t seed = 1; seed <= 6; ++seed) {
     auto a = attr(0x11, 0x12, 5, 6), b = attr(0x12, 0x11, 6, 5);
     // 16 credits, as droce-gen's window: with several atomics in flight, a sequence NAK past one

@@ -1,8 +1,7 @@
 // Go-back-N end to end: two RC QPs over an impaired fake link carrying real frames. Every message
 // must arrive exactly once, in order, with its content intact — whatever the link does.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <numeric>
 #include <vector>
 
@@ -58,8 +57,10 @@ SendRun run_sends(Loopback& lb, int count, int max_steps = 400000) {
     lb.step();
     rc::Completion c;
     while (lb.qp(0).poll_cq(c)) {
-      if (c.status == WcStatus::kSuccess) ++r.send_ok;
-      else ++r.errors;
+      if (c.status == WcStatus::kSuccess)
+        ++r.send_ok;
+      else
+        ++r.errors;
     }
     while (lb.qp(1).poll_cq(c)) {
       if (c.status != WcStatus::kSuccess) {
@@ -102,8 +103,7 @@ TEST_CASE("SEND across the 2^24 PSN wrap", "[rc][e2e][wrap]") {
   CHECK(lb.qp(0).sq_nxt() < 0x1000);  // wrapped
 }
 
-TEST_CASE("SEND with 1 % and 5 % random loss, duplication and reordering: exactly once, in order",
-          "[rc][e2e][loss]") {
+TEST_CASE("SEND with 1 % and 5 % random loss, duplication and reordering: exactly once, in order", "[rc][e2e][loss]") {
   for (double loss : {0.01, 0.05}) {
     Loopback lb(attr(0x11, 0x12, 7, 9), attr(0x12, 0x11, 9, 7), 42);
     connect(lb);
@@ -160,7 +160,12 @@ TEST_CASE("RDMA WRITE and READ with 5 % loss leave the target memory identical t
     rc::Completion c;
     while (lb.qp(0).poll_cq(c)) (c.status == WcStatus::kSuccess ? ok : bad)++;
   };
-  REQUIRE(lb.run([&] { drain(); return ok + bad == 64; }, 200000));
+  REQUIRE(lb.run(
+      [&] {
+        drain();
+        return ok + bad == 64;
+      },
+      200000));
   CHECK(bad == 0);
   CHECK(remote == local);
   for (int i = 0; i < 16; ++i) {
@@ -172,15 +177,21 @@ TEST_CASE("RDMA WRITE and READ with 5 % loss leave the target memory identical t
     w.rkey = rmr.rkey;
     REQUIRE(lb.qp(0).post_send(w).ok());
   }
-  REQUIRE(lb.run([&] { drain(); return ok + bad == 80; }, 200000));
+  REQUIRE(lb.run(
+      [&] {
+        drain();
+        return ok + bad == 80;
+      },
+      200000));
   CHECK(bad == 0);
   CHECK(back == local);
   CHECK(lb.qp(0).counters().retransmitted_packets > 0);
 }
 
-TEST_CASE("READ credits under 5 % loss, 2 % duplication and reordering: READs and WRITEs interleaved with 2 "
-          "credits each way all complete intact, and the responder never runs out of resources",
-          "[rc][e2e][loss][credits]") {
+TEST_CASE(
+    "READ credits under 5 % loss, 2 % duplication and reordering: READs and WRITEs interleaved with 2 "
+    "credits each way all complete intact, and the responder never runs out of resources",
+    "[rc][e2e][loss][credits]") {
   auto a = attr(0x11, 0x12, 5, 6), b = attr(0x12, 0x11, 6, 5);
   a.max_rd_atomic = b.max_dest_rd_atomic = 2;
   a.max_dest_rd_atomic = b.max_rd_atomic = 2;
@@ -220,7 +231,12 @@ TEST_CASE("READ credits under 5 % loss, 2 % duplication and reordering: READs an
     rc::Completion c;
     while (lb.qp(0).poll_cq(c)) (c.status == WcStatus::kSuccess ? ok : bad)++;
   };
-  REQUIRE(lb.run([&] { drain(); return ok + bad == posted; }, 400000));
+  REQUIRE(lb.run(
+      [&] {
+        drain();
+        return ok + bad == posted;
+      },
+      400000));
   CHECK(bad == 0);
   CHECK(std::equal(back.begin(), back.begin() + 96 * 1024, remote.begin()));
   CHECK(lb.qp(1).counters().resp_invalid_request == 0);
@@ -262,7 +278,13 @@ TEST_CASE("rnr_retry exhausted -> RNR_RETRY_EXC_ERR, QP to Error, the rest flush
     REQUIRE(lb.qp(0).post_send(w).ok());
   }
   std::vector<rc::Completion> got;
-  REQUIRE(lb.run([&] { rc::Completion c; while (lb.qp(0).poll_cq(c)) got.push_back(c); return got.size() == 3; }, 20000));
+  REQUIRE(lb.run(
+      [&] {
+        rc::Completion c;
+        while (lb.qp(0).poll_cq(c)) got.push_back(c);
+        return got.size() == 3;
+      },
+      20000));
   CHECK(got[0].status == WcStatus::kRnrRetryExcErr);
   CHECK(got[1].status == WcStatus::kWrFlushErr);
   CHECK(got[2].status == WcStatus::kWrFlushErr);
@@ -284,8 +306,13 @@ TEST_CASE("a dead link -> local ACK timeouts, retry_cnt exhausted -> RETRY_EXC_E
     REQUIRE(lb.qp(0).post_send(w).ok());
   }
   std::vector<rc::Completion> got;
-  REQUIRE(lb.run([&] { rc::Completion c; while (lb.qp(0).poll_cq(c)) got.push_back(c); return got.size() == 4; },
-                 100000, 10000));
+  REQUIRE(lb.run(
+      [&] {
+        rc::Completion c;
+        while (lb.qp(0).poll_cq(c)) got.push_back(c);
+        return got.size() == 4;
+      },
+      100000, 10000));
   CHECK(got[0].status == WcStatus::kRetryExcErr);
   for (int i = 1; i < 4; ++i) CHECK(got[i].status == WcStatus::kWrFlushErr);
   CHECK(lb.qp(0).counters().local_ack_timeout_err == 4);  // 3 retries, then the 4th expiry fails

@@ -2,7 +2,6 @@
 // packet) -> expectation (what the QP sends or completes): READ continuation after an implied NAK, READ
 // credits (initiator depth, responder resources), stale responses, repeated NAKs, message length.
 #include <catch2/catch.hpp>
-
 #include <vector>
 
 #include "tests/rc/responder_fixture.h"
@@ -79,9 +78,10 @@ struct ReadRequester {
 };
 }  // namespace
 
-TEST_CASE("READ re-issued after an implied NAK: rxe's continuation positions are accepted (LAST for a one-packet "
-          "READ, MIDDLE..LAST mid-message)",
-          "[rc][completer]") {
+TEST_CASE(
+    "READ re-issued after an implied NAK: rxe's continuation positions are accepted (LAST for a one-packet "
+    "READ, MIDDLE..LAST mid-message)",
+    "[rc][completer]") {
   ReadRequester r;
   r.read(1, 0, 100);     // PSN 10, one packet
   r.read(2, 1024, 100);  // PSN 11, one packet
@@ -139,9 +139,10 @@ TEST_CASE("READ re-issued after an implied NAK: rxe's continuation positions are
 
 // ---- READ credits: initiator depth (max_rd_atomic) and responder resources (max_dest_rd_atomic) ----
 
-TEST_CASE("§9.4.4 initiator depth: a READ beyond max_rd_atomic waits, and the SEND behind it too, until a READ "
-          "completes",
-          "[rc][requester][credits]") {
+TEST_CASE(
+    "§9.4.4 initiator depth: a READ beyond max_rd_atomic waits, and the SEND behind it too, until a READ "
+    "completes",
+    "[rc][requester][credits]") {
   ReadRequester r(/*max_rd_atomic=*/2);
   r.read(1, 0, 100);     // PSN 10
   r.read(2, 1024, 100);  // PSN 11
@@ -188,9 +189,10 @@ TEST_CASE("max_rd_atomic 0: posting a READ is refused with a clear error", "[rc]
   CHECK(r.qp.post_send(w).message().find("max_rd_atomic") != std::string::npos);
 }
 
-TEST_CASE("responder resources: a new READ while max_dest_rd_atomic READs still have responses to send -> NAK "
-          "invalid request after them, QP to Error",
-          "[rc][responder][credits]") {
+TEST_CASE(
+    "responder resources: a new READ while max_dest_rd_atomic READs still have responses to send -> NAK "
+    "invalid request after them, QP to Error",
+    "[rc][responder][credits]") {
   Responder r(100, true, /*max_dest_rd_atomic=*/2);
   r.qp->on_packet(r.read(100, 0, 100), nullptr, 0);
   r.qp->on_packet(r.read(101, 1024, 100), nullptr, 0);
@@ -250,9 +252,10 @@ TEST_CASE("READ credits are validated: 0..255, the verbs and CM field width", "[
   CHECK(qp.modify(rc::QpState::kRts, &b).message().rfind("max_dest_rd_atomic", 0) == 0);
 }
 
-TEST_CASE("duplicate READ whose responses are still queued -> that run resumes from the PSN asked for, no second "
-          "copy queued",
-          "[rc][responder][credits]") {
+TEST_CASE(
+    "duplicate READ whose responses are still queued -> that run resumes from the PSN asked for, no second "
+    "copy queued",
+    "[rc][responder][credits]") {
   Responder r;
   r.qp->on_packet(r.read(100, 0, 3000), nullptr, 0);  // PSNs 100..102
   CHECK(r.out(2).size() == 2);                        // FIRST and MIDDLE have left
@@ -265,9 +268,10 @@ TEST_CASE("duplicate READ whose responses are still queued -> that run resumes f
   CHECK(o[2].opcode == static_cast<std::uint8_t>(wire::Opcode::kReadRespLast));
 }
 
-TEST_CASE("responder queue at its bound: max_dest_rd_atomic READs, their replays and the ACKs between all leave, "
-          "in PSN order",
-          "[rc][responder][credits]") {
+TEST_CASE(
+    "responder queue at its bound: max_dest_rd_atomic READs, their replays and the ACKs between all leave, "
+    "in PSN order",
+    "[rc][responder][credits]") {
   Responder r(100, true, /*max_dest_rd_atomic=*/2);
   auto p = payload(64);
   std::uint32_t psn = 100;
@@ -295,9 +299,10 @@ TEST_CASE("responder queue at its bound: max_dest_rd_atomic READs, their replays
 
 // ---- edge cases a hardware peer punishes ----
 
-TEST_CASE("§9.7.5.2.1 stale response: an RNR NAK older than the oldest unacknowledged PSN is dropped — nothing "
-          "rewinds, posted-but-unsent requests still go, the ACK timer stays armed",
-          "[rc][completer][stale]") {
+TEST_CASE(
+    "§9.7.5.2.1 stale response: an RNR NAK older than the oldest unacknowledged PSN is dropped — nothing "
+    "rewinds, posted-but-unsent requests still go, the ACK timer stays armed",
+    "[rc][completer][stale]") {
   ReadRequester r;
   r.send(1, 100);  // PSN 10
   r.send(2, 100);  // PSN 11
@@ -338,9 +343,10 @@ TEST_CASE("§9.7.5.2.4 sequence NAK: a second NAK for the PSN already resent fro
   CHECK(r.qp.counters().packet_seq_err == 2);
 }
 
-TEST_CASE("§9.7.5.1.1 duplicate SEND without AckReq -> re-ACKed all the same (C9-105), so a lost ACK costs no "
-          "timeout",
-          "[rc][responder][duplicate]") {
+TEST_CASE(
+    "§9.7.5.1.1 duplicate SEND without AckReq -> re-ACKed all the same (C9-105), so a lost ACK costs no "
+    "timeout",
+    "[rc][responder][duplicate]") {
   Responder r;
   auto p = payload(64);
   r.qp->on_packet(r.req(wire::Opcode::kSendOnly, 100, 64, false), p.data(), 0);
@@ -353,9 +359,10 @@ TEST_CASE("§9.7.5.1.1 duplicate SEND without AckReq -> re-ACKed all the same (C
   CHECK(r.qp->counters().bytes_delivered == 64);
 }
 
-TEST_CASE("§9.7.5.1.2 coalescing: a NAK supersedes the ACK queued before it; a NAK still queued is not weakened "
-          "by the re-ACK of a later duplicate",
-          "[rc][responder][duplicate]") {
+TEST_CASE(
+    "§9.7.5.1.2 coalescing: a NAK supersedes the ACK queued before it; a NAK still queued is not weakened "
+    "by the re-ACK of a later duplicate",
+    "[rc][responder][duplicate]") {
   Responder r;
   auto p = payload(64);
   {
@@ -399,9 +406,10 @@ TEST_CASE("§9.4 message length: SEND, WRITE and READ longer than 2^31 bytes are
   CHECK(qp.post_send(w).ok());  // exactly 2^31 is allowed
 }
 
-TEST_CASE("large READ under loss: the local ACK timer restarts while the READ's responses keep arriving, and the "
-          "re-issued READ is not re-issued again before its answer",
-          "[rc][completer][timer]") {
+TEST_CASE(
+    "large READ under loss: the local ACK timer restarts while the READ's responses keep arriving, and the "
+    "re-issued READ is not re-issued again before its answer",
+    "[rc][completer][timer]") {
   ReadRequester r;  // timeout 8: 1.05 ms
   const std::uint64_t us = 1000;
   r.read(1, 0, 8192);  // PSNs 10..17
@@ -429,9 +437,10 @@ TEST_CASE("large READ under loss: the local ACK timer restarts while the READ's 
   CHECK(r.buf[8191] == 17);
 }
 
-TEST_CASE("§9.7.5.2.3 implied NAK with READs behind the gap: only the READ missing a response is asked again, the "
-          "later READs' responses are placed as they come, completions stay in order",
-          "[rc][completer][reissue]") {
+TEST_CASE(
+    "§9.7.5.2.3 implied NAK with READs behind the gap: only the READ missing a response is asked again, the "
+    "later READs' responses are placed as they come, completions stay in order",
+    "[rc][completer][reissue]") {
   ReadRequester r;
   r.read(1, 0, 2048);     // PSNs 10, 11
   r.read(2, 4096, 2048);  // PSNs 12, 13
@@ -456,9 +465,10 @@ TEST_CASE("§9.7.5.2.3 implied NAK with READs behind the gap: only the READ miss
   CHECK(r.pull(6).empty());
 }
 
-TEST_CASE("§9.7.6.1.3 the ACK timer goes back N even with a READ at the head: nothing came for a whole timeout, "
-          "so everything from the oldest unacknowledged PSN is asked again",
-          "[rc][completer][reissue][timer]") {
+TEST_CASE(
+    "§9.7.6.1.3 the ACK timer goes back N even with a READ at the head: nothing came for a whole timeout, "
+    "so everything from the oldest unacknowledged PSN is asked again",
+    "[rc][completer][reissue][timer]") {
   ReadRequester r;
   r.read(1, 0, 3000);  // PSNs 10..12
   r.send(2, 10);       // PSN 13
@@ -472,9 +482,10 @@ TEST_CASE("§9.7.6.1.3 the ACK timer goes back N even with a READ at the head: n
   CHECK(r.qp.counters().local_ack_timeout_err == 1);
 }
 
-TEST_CASE("§9.7.6.1.3 go-back-N over READs: each READ is asked again from its first missing response, and a READ "
-          "with every response placed is not asked again (rxe drops a READ that starts before its last replay)",
-          "[rc][completer][reissue][timer]") {
+TEST_CASE(
+    "§9.7.6.1.3 go-back-N over READs: each READ is asked again from its first missing response, and a READ "
+    "with every response placed is not asked again (rxe drops a READ that starts before its last replay)",
+    "[rc][completer][reissue][timer]") {
   ReadRequester r;
   r.read(1, 0, 3072);     // PSNs 10..12
   r.read(2, 4096, 3072);  // PSNs 13..15

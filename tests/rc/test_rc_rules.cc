@@ -1,6 +1,5 @@
 // RC rules one at a time: stimulus (a crafted packet) -> expectation (what the QP sends or completes).
 #include <catch2/catch.hpp>
-
 #include <vector>
 
 #include "tests/rc/responder_fixture.h"
@@ -185,15 +184,17 @@ TEST_CASE("bad opcode sequence or length -> NAK invalid request", "[rc][responde
   {
     Responder r;  // message longer than the posted receive
     r.qp->on_packet(r.req(wire::Opcode::kSendFirst, 100, 1024, false), p.data(), 0);
-    for (std::uint32_t i = 1; i < 4; ++i) r.qp->on_packet(r.req(wire::Opcode::kSendMiddle, 100 + i, 1024, false), p.data(), 0);
+    for (std::uint32_t i = 1; i < 4; ++i)
+      r.qp->on_packet(r.req(wire::Opcode::kSendMiddle, 100 + i, 1024, false), p.data(), 0);
     r.qp->on_packet(r.req(wire::Opcode::kSendLast, 104, 10), p.data(), 0);
     CHECK(r.out()[0].aeth_syndrome == 0x61);
   }
 }
 
-TEST_CASE("over-PMTU requests (a peer with a larger PMTU) -> NAK invalid request at their PSN, QP to Error, "
-          "nothing delivered",
-          "[rc][responder][pmtu]") {
+TEST_CASE(
+    "over-PMTU requests (a peer with a larger PMTU) -> NAK invalid request at their PSN, QP to Error, "
+    "nothing delivered",
+    "[rc][responder][pmtu]") {
   auto p = payload(4096);
   const std::uint32_t pmtu = 1024;  // the Responder's attr()
   {
@@ -484,9 +485,10 @@ TEST_CASE("after an RNR NAK the packets already in flight behind it are dropped 
   CHECK(o[0].psn == 101);
 }
 
-TEST_CASE("a message its owner could not keep: NAK remote operational error instead of the accepted ACK, QP to "
-          "Error, and the requester's work request fails with a remote operation error",
-          "[rc][responder][views]") {
+TEST_CASE(
+    "a message its owner could not keep: NAK remote operational error instead of the accepted ACK, QP to "
+    "Error, and the requester's work request fails with a remote operation error",
+    "[rc][responder][views]") {
   Responder r;
   auto p = payload(64);
   r.qp->on_packet(r.req(wire::Opcode::kSendOnly, 100, 64), p.data(), 0);  // accepted, its ACK queued

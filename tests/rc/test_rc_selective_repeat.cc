@@ -1,7 +1,6 @@
 // Selective repeat rules one at a time (docs/selective-repeat.md): crafted SR packets into a
 // responder, crafted SACKs into a requester, and what each sends, places or completes.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -97,8 +96,7 @@ TEST_CASE("SR: an in-order SEND ONLY with AckReq is delivered and acknowledged w
   CHECK(r.qp->rq_epsn() == 101);
 }
 
-TEST_CASE("SR: WRITE packets out of order are placed at once, SACKed, and delivered when the gap closes",
-          "[rc][sr]") {
+TEST_CASE("SR: WRITE packets out of order are placed at once, SACKed, and delivered when the gap closes", "[rc][sr]") {
   SrResponder r;
   const std::uint32_t len = 3 * kPmtu;
   r.feed(r.write(Opcode::kWriteLast, 102, 2, len, true), 2);
@@ -123,8 +121,7 @@ TEST_CASE("SR: WRITE packets out of order are placed at once, SACKed, and delive
   CHECK(r.completions().empty());  // a WRITE without immediate completes nothing at the responder
 }
 
-TEST_CASE("SR: SENDs arriving out of order land in the receives their RSNs name and complete in order",
-          "[rc][sr]") {
+TEST_CASE("SR: SENDs arriving out of order land in the receives their RSNs name and complete in order", "[rc][sr]") {
   SrResponder r;
   // Message A: 2 packets (PSN 100, 101, RSN 0); message B: SEND ONLY with immediate (PSN 102, RSN 1).
   auto b = r.send(Opcode::kSendOnlyImm, 102, 0, 1, 300);
@@ -456,8 +453,8 @@ TEST_CASE("SR requester: the ACK timeout resends every PSN the responder does no
 TEST_CASE("SR requester: a timeout with every PSN in flight shown held resends the oldest, for a fresh SACK",
           "[rc][sr][timeout]") {
   SrRequester q(3);
-  REQUIRE(q.out(0).size() == 3);   // 500..502
-  q.sack(499, {1, 2});             // 501, 502 held; 500 resent
+  REQUIRE(q.out(0).size() == 3);  // 500..502
+  q.sack(499, {1, 2});            // 501, 502 held; 500 resent
   REQUIRE(q.out(0).size() == 1);
   // A plain ACK through 500 (no snapshot): 501 and 502 still look held, and are all in flight.
   wire::PacketInfo ack{};
@@ -474,9 +471,10 @@ TEST_CASE("SR requester: a timeout with every PSN in flight shown held resends t
   CHECK(o[0].psn == 501);  // the oldest unacknowledged
 }
 
-TEST_CASE("SR requester: an RNR NAK resends, after the RNR wait, its PSN and what the responder does not hold "
-          "behind it",
-          "[rc][sr][rnr]") {
+TEST_CASE(
+    "SR requester: an RNR NAK resends, after the RNR wait, its PSN and what the responder does not hold "
+    "behind it",
+    "[rc][sr][rnr]") {
   SrRequester q(5);
   REQUIRE(q.out(0).size() == 5);  // 500..504
   q.sack(500, {2});               // 503 held; 501, 502 resent

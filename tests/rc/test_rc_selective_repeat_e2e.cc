@@ -2,7 +2,6 @@
 // parsed). Every message must arrive exactly once, in order, intact; and against go-back-N on the
 // same lossy link, SR must resend less.
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <vector>
 
@@ -111,7 +110,8 @@ Run run_mixed(Loopback& lb, int count, int max_steps = 400000, int recv_ahead = 
       const Kind kind = kind_of(m);
       bool ok = c.has_imm == (kind != Kind::kSend) && (!c.has_imm || c.imm == static_cast<std::uint32_t>(m));
       if (kind == Kind::kWriteImm) {
-        ok = ok && c.opcode == rc::WcOpcode::kRecvWithImm && c.byte_len == sizes[m] && matches(wdst.data() + (m % 64) * kMax, m);
+        ok = ok && c.opcode == rc::WcOpcode::kRecvWithImm && c.byte_len == sizes[m] &&
+             matches(wdst.data() + (m % 64) * kMax, m);
       } else {
         ok = ok && c.byte_len == sizes[m] && matches(dst.data() + (k % 256) * kMax, m);
       }
@@ -149,9 +149,10 @@ TEST_CASE("SR across the 2^24 PSN wrap", "[rc][sr][e2e][wrap]") {
   CHECK(lb.qp(0).sq_nxt() < 0x1000);  // wrapped
 }
 
-TEST_CASE("SR seed sweep: 30 seeds at 1 % and 5 % loss with duplication and reordering, every message "
-          "verified",
-          "[rc][sr][e2e][loss]") {
+TEST_CASE(
+    "SR seed sweep: 30 seeds at 1 % and 5 % loss with duplication and reordering, every message "
+    "verified",
+    "[rc][sr][e2e][loss]") {
   for (double loss : {0.01, 0.05}) {
     std::uint64_t resent = 0, out_of_order = 0;
     for (std::uint64_t seed = 1; seed <= 30; ++seed) {
@@ -186,9 +187,10 @@ TEST_CASE("SR: a loss burst and heavy ACK loss are recovered", "[rc][sr][e2e][lo
   CHECK(r.errors == 0);
 }
 
-TEST_CASE("SR: a slow receiver (one receive posted ahead) under 2 % loss: RNR NAKs pace the requester, every "
-          "message arrives once, in order",
-          "[rc][sr][e2e][rnr]") {
+TEST_CASE(
+    "SR: a slow receiver (one receive posted ahead) under 2 % loss: RNR NAKs pace the requester, every "
+    "message arrives once, in order",
+    "[rc][sr][e2e][rnr]") {
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
     Loopback lb(pair_attr(true, 0x11, 0x12, 1, 1), pair_attr(true, 0x12, 0x11, 1, 1), seed);
     connect(lb);
@@ -214,14 +216,16 @@ BulkResult bulk_writes(bool sr, double loss, std::uint64_t seed, Link link) {
 
 }  // namespace
 
-TEST_CASE("go-back-N against SR, 128 PSNs in flight: SR resends only what was lost; at 0 % loss they are "
-          "the same, at 1 % and 5 % SR finishes sooner",
-          "[rc][sr][e2e][compare]") {
+TEST_CASE(
+    "go-back-N against SR, 128 PSNs in flight: SR resends only what was lost; at 0 % loss they are "
+    "the same, at 1 % and 5 % SR finishes sooner",
+    "[rc][sr][e2e][compare]") {
   // Two links: the loopback's own (64 frames a step, no delay) and one whose bandwidth-delay
   // product (8 frames a step, 8 steps each way: ~136 frames) is about the 128 PSNs in flight.
   // Virtual steps to move 5 x 200 x 16 KiB; frames counted both ways, ACKs included.
-  std::printf("rc loopback, go-back-N (window_psns 128) vs selective repeat (sr_bdp_pkts 128),\n"
-              "5 seeds x 200 WRITEs of 16 KiB (16000 data packets), loss on both directions:\n");
+  std::printf(
+      "rc loopback, go-back-N (window_psns 128) vs selective repeat (sr_bdp_pkts 128),\n"
+      "5 seeds x 200 WRITEs of 16 KiB (16000 data packets), loss on both directions:\n");
   for (const Link link : {Link{64, 0, 8}, Link{8, 8, 5}}) {
     for (const double loss : {0.0, 0.01, 0.05}) {
       BulkResult g, r;
@@ -229,13 +233,14 @@ TEST_CASE("go-back-N against SR, 128 PSNs in flight: SR resends only what was lo
         g += bulk_writes(false, loss, seed, link);
         r += bulk_writes(true, loss, seed, link);
       }
-      std::printf("  %2d frames/step, delay %2u, loss %4.1f %%: go-back-N %6llu steps %6llu resent %6llu frames "
-                  "%3llu timeouts | SR %6llu steps %5llu resent %6llu frames %3llu timeouts | %.2fx\n",
-                  link.rate, link.delay, loss * 100, static_cast<unsigned long long>(g.steps),
-                  static_cast<unsigned long long>(g.resent), static_cast<unsigned long long>(g.frames),
-                  static_cast<unsigned long long>(g.timeouts), static_cast<unsigned long long>(r.steps),
-                  static_cast<unsigned long long>(r.resent), static_cast<unsigned long long>(r.frames),
-                  static_cast<unsigned long long>(r.timeouts), static_cast<double>(g.steps) / static_cast<double>(r.steps));
+      std::printf(
+          "  %2d frames/step, delay %2u, loss %4.1f %%: go-back-N %6llu steps %6llu resent %6llu frames "
+          "%3llu timeouts | SR %6llu steps %5llu resent %6llu frames %3llu timeouts | %.2fx\n",
+          link.rate, link.delay, loss * 100, static_cast<unsigned long long>(g.steps),
+          static_cast<unsigned long long>(g.resent), static_cast<unsigned long long>(g.frames),
+          static_cast<unsigned long long>(g.timeouts), static_cast<unsigned long long>(r.steps),
+          static_cast<unsigned long long>(r.resent), static_cast<unsigned long long>(r.frames),
+          static_cast<unsigned long long>(r.timeouts), static_cast<double>(g.steps) / static_cast<double>(r.steps));
       INFO("rate " << link.rate << " delay " << link.delay << " loss " << loss);
       if (loss == 0.0) {
         CHECK(r.steps == g.steps);  // no loss: the same packets at the same times

@@ -2,7 +2,6 @@
 // and atomic requests into a responder, crafted responses into a requester, and what each sends,
 // places, executes or completes.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -156,9 +155,10 @@ TEST_CASE("SR responder: a READ at ePSN executes at once, answered by SR READ re
   CHECK(r.qp->rq_msn() == 1);
 }
 
-TEST_CASE("SR responder: a READ beyond a gap is held with all its PSNs and executed only when the gap "
-          "closes, after the WRITE before it",
-          "[rc][sr][read]") {
+TEST_CASE(
+    "SR responder: a READ beyond a gap is held with all its PSNs and executed only when the gap "
+    "closes, after the WRITE before it",
+    "[rc][sr][read]") {
   Responder r;
   r.read(101, 0, 2 * kPmtu);  // reads what the WRITE at 100 (still missing) writes
   auto o = r.out();
@@ -178,9 +178,10 @@ TEST_CASE("SR responder: a READ beyond a gap is held with all its PSNs and execu
   CHECK(r.qp->rq_msn() == 2);
 }
 
-TEST_CASE("SR responder: a duplicate READ is answered again for the PSNs it asks; one still held is only "
-          "SACKed and executed once",
-          "[rc][sr][read]") {
+TEST_CASE(
+    "SR responder: a duplicate READ is answered again for the PSNs it asks; one still held is only "
+    "SACKed and executed once",
+    "[rc][sr][read]") {
   Responder r;
   r.read(100, 0, 3 * kPmtu);
   REQUIRE(r.out().size() == 3);
@@ -206,9 +207,10 @@ TEST_CASE("SR responder: a duplicate READ is answered again for the PSNs it asks
   CHECK(r.qp->rq_msn() == 3);
 }
 
-TEST_CASE("SR responder: an atomic is executed once, at ePSN; its duplicates before and after are never "
-          "executed again",
-          "[rc][sr][atomic]") {
+TEST_CASE(
+    "SR responder: an atomic is executed once, at ePSN; its duplicates before and after are never "
+    "executed again",
+    "[rc][sr][atomic]") {
   Responder r;
   r.atomic(Opcode::kSrFetchAdd, 101, 0, 3);  // beyond the gap at 100: held, not executed
   r.atomic(Opcode::kSrFetchAdd, 101, 0, 3);  // its duplicate while held
@@ -263,9 +265,10 @@ TEST_CASE("SR responder: a READ outside its R_Key and a misaligned atomic are fa
   }
 }
 
-TEST_CASE("SR requester: a READ is one request for all its PSNs; responses land by PSN in any order; a gap "
-          "asks again only the missing run",
-          "[rc][sr][read][requester]") {
+TEST_CASE(
+    "SR requester: a READ is one request for all its PSNs; responses land by PSN in any order; a gap "
+    "asks again only the missing run",
+    "[rc][sr][read][requester]") {
   Requester q;
   q.post(rc::WrOpcode::kRead, 4 * kPmtu - 100);
   auto o = q.out();
@@ -277,7 +280,7 @@ TEST_CASE("SR requester: a READ is one request for all its PSNs; responses land 
   CHECK(o[0].reth_len == 4 * kPmtu - 100);
   CHECK(q.qp->sq_nxt() == 504);
   q.read_response(Opcode::kSrReadRespFirst, 500, kPmtu);
-  q.read_response(Opcode::kSrReadRespLast, 503, kPmtu - 100);  // 501 and 502 missing
+  q.read_response(Opcode::kSrReadRespLast, 503, kPmtu - 100);                     // 501 and 502 missing
   CHECK(std::memcmp(q.buf.data() + 3 * kPmtu, q.resp.data(), kPmtu - 100) == 0);  // placed at once
   CHECK(q.completions().empty());
   o = q.out();
@@ -352,9 +355,10 @@ TEST_CASE("SR requester: the ACK timer asks again every missing response, spendi
   CHECK(o[0].reth_len == 2 * kPmtu);
 }
 
-TEST_CASE("SR requester: max_rd_atomic bounds READs and atomics in flight; a READ waits for room for all its "
-          "PSNs under the BDP cap",
-          "[rc][sr][read][requester][window]") {
+TEST_CASE(
+    "SR requester: max_rd_atomic bounds READs and atomics in flight; a READ waits for room for all its "
+    "PSNs under the BDP cap",
+    "[rc][sr][read][requester][window]") {
   {
     Requester q(128, 2);
     q.post(rc::WrOpcode::kRead, kPmtu, 0, 1);
@@ -405,8 +409,8 @@ TEST_CASE("SR READ and atomic opcodes parse only where the SR opcodes are accept
     d.atomic_swap_add = 4;
     d.atomic_ack_orig = 77;
     std::vector<std::uint8_t> frame(kPmtu + wire::kMaxHeaderBytes + 8);
-    frame.resize(wire::build_frame(t, rc::packet_fields(d), d.payload, frame.data(),
-                                   static_cast<std::uint32_t>(frame.size())));
+    frame.resize(
+        wire::build_frame(t, rc::packet_fields(d), d.payload, frame.data(), static_cast<std::uint32_t>(frame.size())));
     INFO("opcode " << int(d.opcode));
     wire::PacketInfo pi;
     wire::ParseOptions plain;
@@ -414,7 +418,8 @@ TEST_CASE("SR READ and atomic opcodes parse only where the SR opcodes are accept
           wire::DropReason::kUnknownOpcode);
     wire::ParseOptions sr;
     sr.accept_droce_sr = true;
-    REQUIRE(wire::parse_frame(frame.data(), static_cast<std::uint32_t>(frame.size()), pi, sr) == wire::DropReason::kNone);
+    REQUIRE(wire::parse_frame(frame.data(), static_cast<std::uint32_t>(frame.size()), pi, sr) ==
+            wire::DropReason::kNone);
     CHECK(pi.opcode == d.opcode);
     CHECK(pi.psn == 0xFFFFFF);
     CHECK(pi.payload_len == d.payload_len);

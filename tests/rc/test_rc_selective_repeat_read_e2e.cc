@@ -3,7 +3,6 @@
 // every READ byte verified, every atomic's original value checked against the order the
 // responder must have executed them in, and each atomic executed exactly once.
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <vector>
 
@@ -18,7 +17,9 @@ namespace {
 constexpr std::uint32_t kMax = 5 * 1024 + 17;  // the largest WRITE or READ: 6 packets
 constexpr int kSlots = 64;
 
-std::uint8_t pat(std::uint32_t msg, std::uint32_t i) { return static_cast<std::uint8_t>(msg * 29 + i * 11 + (i >> 10)); }
+std::uint8_t pat(std::uint32_t msg, std::uint32_t i) {
+  return static_cast<std::uint8_t>(msg * 29 + i * 11 + (i >> 10));
+}
 
 // Message m: a WRITE to slot m % kSlots; a READ of the slot the WRITE before it wrote (a READ
 // after a WRITE to the same bytes must see them: it executes in PSN order); a FetchAdd of m + 1
@@ -26,7 +27,8 @@ std::uint8_t pat(std::uint32_t msg, std::uint32_t i) { return static_cast<std::u
 // only if the atomics execute once each, in posting order).
 enum class Kind { kWrite, kRead, kFetchAdd, kCmpSwap };
 Kind kind_of(int m) {
-  static constexpr Kind kKinds[] = {Kind::kWrite, Kind::kRead, Kind::kFetchAdd, Kind::kWrite, Kind::kRead, Kind::kCmpSwap};
+  static constexpr Kind kKinds[] = {Kind::kWrite, Kind::kRead, Kind::kFetchAdd,
+                                    Kind::kWrite, Kind::kRead, Kind::kCmpSwap};
   return kKinds[m % 6];
 }
 std::uint32_t size_of(int m) { return static_cast<std::uint32_t>((m * 1777) % (kMax + 1)); }
@@ -47,8 +49,8 @@ Run run_mixed(Loopback& lb, int count, int max_steps = 400000) {
   const auto smr = *lb.ep(0).mrs.register_region(src.data(), src.size(), rc::kAccessLocalWrite);
   const auto rmr = *lb.ep(0).mrs.register_region(rbuf.data(), rbuf.size(), rc::kAccessLocalWrite);
   const auto omr = *lb.ep(0).mrs.register_region(orig.data(), orig.size() * 8, rc::kAccessLocalWrite);
-  const auto dmr = *lb.ep(1).mrs.register_region(remote.data(), remote.size(),
-                                                 rc::kAccessRemoteWrite | rc::kAccessRemoteRead);
+  const auto dmr =
+      *lb.ep(1).mrs.register_region(remote.data(), remote.size(), rc::kAccessRemoteWrite | rc::kAccessRemoteRead);
   const auto wmr = *lb.ep(1).mrs.register_region(words.data(), 16, rc::kAccessRemoteAtomic);
   // What each atomic must return: executed once each, in posting order.
   std::vector<std::uint64_t> want(count, 0);
@@ -159,9 +161,10 @@ TEST_CASE("SR READ and atomics across the 2^24 PSN wrap", "[rc][sr][read][e2e][w
   CHECK(lb.qp(0).sq_nxt() < 0x1000);  // wrapped
 }
 
-TEST_CASE("SR READ and atomics seed sweep: 30 seeds at 1 % and 5 % loss with duplication and reordering, "
-          "every byte verified, every atomic executed once",
-          "[rc][sr][read][e2e][loss]") {
+TEST_CASE(
+    "SR READ and atomics seed sweep: 30 seeds at 1 % and 5 % loss with duplication and reordering, "
+    "every byte verified, every atomic executed once",
+    "[rc][sr][read][e2e][loss]") {
   for (double loss : {0.01, 0.05}) {
     std::uint64_t reasked = 0, replays = 0, atomic_replays = 0;
     for (std::uint64_t seed = 1; seed <= 30; ++seed) {
@@ -181,7 +184,7 @@ TEST_CASE("SR READ and atomics seed sweep: 30 seeds at 1 % and 5 % loss with dup
       atomic_replays += lb.qp(1).counters().atomic_replays;
     }
     INFO("loss " << loss);
-    CHECK(reasked > 0);         // lost responses were asked again
+    CHECK(reasked > 0);  // lost responses were asked again
     CHECK(replays > 0);
     CHECK(atomic_replays > 0);  // and lost atomic acknowledgements answered from the saved result
   }
@@ -199,28 +202,29 @@ namespace {
 
 // 200 READs of 16 KiB (16 responses each) A <- B at `loss` on both directions, 16 outstanding.
 BulkResult bulk_reads(bool sr, double loss, std::uint64_t seed) {
-  return bulk_transfer(BulkOp::kRead, atomic_attr(sr, 0x11, 0x12, 1, 1), atomic_attr(sr, 0x12, 0x11, 1, 1), loss,
-                       seed);
+  return bulk_transfer(BulkOp::kRead, atomic_attr(sr, 0x11, 0x12, 1, 1), atomic_attr(sr, 0x12, 0x11, 1, 1), loss, seed);
 }
 
 }  // namespace
 
 TEST_CASE("go-back-N against SR for READs: at 0 % loss the same, at 1 % and 5 % SR finishes sooner",
           "[rc][sr][read][e2e][compare]") {
-  std::printf("rc loopback, go-back-N vs selective repeat, 5 seeds x 200 READs of 16 KiB (16000 response\n"
-              "packets), 16 outstanding, loss on both directions, 64 frames/step:\n");
+  std::printf(
+      "rc loopback, go-back-N vs selective repeat, 5 seeds x 200 READs of 16 KiB (16000 response\n"
+      "packets), 16 outstanding, loss on both directions, 64 frames/step:\n");
   for (const double loss : {0.0, 0.01, 0.05}) {
     BulkResult g, r;
     for (std::uint64_t seed = 1; seed <= 5; ++seed) {
       g += bulk_reads(false, loss, seed);
       r += bulk_reads(true, loss, seed);
     }
-    std::printf("  loss %4.1f %%: go-back-N %6llu steps %5llu requests resent %6llu frames | SR %6llu steps %5llu "
-                "requests resent %6llu frames | %.2fx\n",
-                loss * 100, static_cast<unsigned long long>(g.steps), static_cast<unsigned long long>(g.resent),
-                static_cast<unsigned long long>(g.frames), static_cast<unsigned long long>(r.steps),
-                static_cast<unsigned long long>(r.resent), static_cast<unsigned long long>(r.frames),
-                static_cast<double>(g.steps) / static_cast<double>(r.steps));
+    std::printf(
+        "  loss %4.1f %%: go-back-N %6llu steps %5llu requests resent %6llu frames | SR %6llu steps %5llu "
+        "requests resent %6llu frames | %.2fx\n",
+        loss * 100, static_cast<unsigned long long>(g.steps), static_cast<unsigned long long>(g.resent),
+        static_cast<unsigned long long>(g.frames), static_cast<unsigned long long>(r.steps),
+        static_cast<unsigned long long>(r.resent), static_cast<unsigned long long>(r.frames),
+        static_cast<double>(g.steps) / static_cast<double>(r.steps));
     INFO("loss " << loss);
     if (loss == 0.0) {
       CHECK(r.frames == g.frames);

@@ -1,7 +1,6 @@
 // SEND with Invalidate (IBTA §9.3.7, opcodes 0x16/0x17): the requester's packet sequence and IETH,
 // the responder's invalidation and completion, and its NAK for a key it may not invalidate.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <vector>
 
@@ -49,8 +48,8 @@ wire::PacketInfo over_the_wire(const rc::TxDescriptor& d) {
   c.dest_qpn = 0x12;
   const auto tmpl = wire::HeaderTemplate::make(c);
   std::vector<std::uint8_t> frame(d.payload_len + wire::kMaxHeaderBytes + 8);
-  const auto n = wire::build_frame(tmpl, rc::packet_fields(d), d.payload, frame.data(),
-                                   static_cast<std::uint32_t>(frame.size()));
+  const auto n =
+      wire::build_frame(tmpl, rc::packet_fields(d), d.payload, frame.data(), static_cast<std::uint32_t>(frame.size()));
   wire::PacketInfo pi{};
   REQUIRE(n != 0);
   REQUIRE(wire::parse_frame(frame.data(), n, pi) == wire::DropReason::kNone);
@@ -75,8 +74,9 @@ TEST_CASE("requester: one-packet SEND with Invalidate is SEND ONLY with Invalida
   CHECK(pi.payload_len == 64);
 }
 
-TEST_CASE("requester: multi-packet SEND with Invalidate is FIRST, MIDDLE..., LAST with Invalidate; IETH on the last only",
-          "[rc][requester][inv]") {
+TEST_CASE(
+    "requester: multi-packet SEND with Invalidate is FIRST, MIDDLE..., LAST with Invalidate; IETH on the last only",
+    "[rc][requester][inv]") {
   Requester q;
   const auto v = q.send_with_inv(3 * 1024 + 10, 0x01800002);
   REQUIRE(v.size() == 4);
@@ -119,8 +119,7 @@ TEST_CASE("responder: SEND ONLY with Invalidate -> receive completes 'with inval
   CHECK(r.mrs.check_remote(tmr.rkey, reinterpret_cast<std::uint64_t>(target.data()), 8, rc::kAccessRemoteWrite,
                            nullptr) == rc::MrCheck::kBadKey);
   // The L_Key is untouched: local use of the region goes on.
-  CHECK(r.mrs.check_local(tmr.lkey, reinterpret_cast<std::uint64_t>(target.data()), 8, 0, nullptr) ==
-        rc::MrCheck::kOk);
+  CHECK(r.mrs.check_local(tmr.lkey, reinterpret_cast<std::uint64_t>(target.data()), 8, 0, nullptr) == rc::MrCheck::kOk);
 
   // A WRITE through the invalidated key: NAK remote access error (§9.7.5.1.3).
   auto w = r.req(wire::Opcode::kWriteOnly, 101, 8);
@@ -274,8 +273,8 @@ TEST_CASE("loopback: SEND with Invalidate end to end, 1 and 4 packets; sender co
   for (std::uint32_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::uint8_t>(i * 7);
   const auto smr = *lb.ep(0).mrs.register_region(src.data(), src.size(), rc::kAccessLocalWrite);
   const auto dmr = *lb.ep(1).mrs.register_region(dst.data(), dst.size(), rc::kAccessLocalWrite);
-  const auto tmr = *lb.ep(1).mrs.register_region(target.data(), target.size(),
-                                                 rc::kAccessRemoteWrite | rc::kAccessRemoteInvalidate);
+  const auto tmr =
+      *lb.ep(1).mrs.register_region(target.data(), target.size(), rc::kAccessRemoteWrite | rc::kAccessRemoteInvalidate);
   REQUIRE(lb.qp(1).post_recv({9, {reinterpret_cast<std::uint64_t>(dst.data()), 4096, dmr.lkey}}).ok());
   rc::SendWr wr;
   wr.wr_id = 1;
@@ -344,6 +343,6 @@ TEST_CASE("loopback: SEND with Invalidate of a key not allowed -> sender complet
   REQUIRE(lb.qp(1).poll_cq(rcv));
   CHECK(rcv.wr_id == 9);
   CHECK(rcv.status == rc::WcStatus::kRemInvReqErr);
-  CHECK(lb.ep(1).mrs.check_remote(tmr.rkey, reinterpret_cast<std::uint64_t>(target.data()), 8,
-                                  rc::kAccessRemoteWrite, nullptr) == rc::MrCheck::kOk);
+  CHECK(lb.ep(1).mrs.check_remote(tmr.rkey, reinterpret_cast<std::uint64_t>(target.data()), 8, rc::kAccessRemoteWrite,
+                                  nullptr) == rc::MrCheck::kOk);
 }

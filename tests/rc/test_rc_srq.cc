@@ -2,7 +2,6 @@
 // own WQE; RNR NAK when it is empty; the limit event; what attaching refuses; a QP's error flushes
 // only the WQE it took.
 #include <catch2/catch.hpp>
-
 #include <memory>
 #include <vector>
 
@@ -61,8 +60,7 @@ struct SrqPair {
 
 }  // namespace
 
-TEST_CASE("SRQ: two QPs take their receives from one queue in order, each message into its own WQE",
-          "[rc][srq]") {
+TEST_CASE("SRQ: two QPs take their receives from one queue in order, each message into its own WQE", "[rc][srq]") {
   SrqPair s;
   for (std::uint64_t id = 0; id < 4; ++id) s.post(id);
   // QP 0 starts a two-packet SEND; QP 1's SEND arrives in between and takes the next WQE.
@@ -88,8 +86,7 @@ TEST_CASE("SRQ: two QPs take their receives from one queue in order, each messag
   CHECK(s.srq.taken() == 3);
 }
 
-TEST_CASE("SRQ: empty -> RNR NAK (§9.7.5.1.5), and the resent SEND takes the WQE posted meanwhile",
-          "[rc][srq][rnr]") {
+TEST_CASE("SRQ: empty -> RNR NAK (§9.7.5.1.5), and the resent SEND takes the WQE posted meanwhile", "[rc][srq][rnr]") {
   SrqPair s;
   s.send(0, wire::Opcode::kSendOnly, 100, 64, 1);
   auto o = s.out(0);
@@ -107,8 +104,7 @@ TEST_CASE("SRQ: empty -> RNR NAK (§9.7.5.1.5), and the resent SEND takes the WQ
   CHECK(c[0].wr_id == 5);
 }
 
-TEST_CASE("SRQ limit: the event fires once when a take leaves fewer WQEs than the limit, then disarms",
-          "[rc][srq]") {
+TEST_CASE("SRQ limit: the event fires once when a take leaves fewer WQEs than the limit, then disarms", "[rc][srq]") {
   SrqPair s;
   for (std::uint64_t id = 0; id < 4; ++id) s.post(id);
   REQUIRE(s.srq.arm_limit(3).ok());
@@ -118,20 +114,23 @@ TEST_CASE("SRQ limit: the event fires once when a take leaves fewer WQEs than th
   CHECK_FALSE(s.srq.take_limit_event());
   s.send(1, wire::Opcode::kSendOnly, 100, 8, 1);  // 2 left
   CHECK(s.srq.take_limit_event());
-  CHECK_FALSE(s.srq.take_limit_event());  // read once
+  CHECK_FALSE(s.srq.take_limit_event());          // read once
   s.send(0, wire::Opcode::kSendOnly, 101, 8, 1);  // disarmed: no second event
   CHECK_FALSE(s.srq.take_limit_event());
   CHECK(s.srq.limit_events() == 1);
   CHECK(s.srq.limit() == 0);
 }
 
-TEST_CASE("SRQ: attaching is refused once the QP can receive and for message-view QPs; post_recv on an SRQ QP is "
-          "refused; a QP's error flushes only the WQE it took",
-          "[rc][srq]") {
+TEST_CASE(
+    "SRQ: attaching is refused once the QP can receive and for message-view QPs; post_recv on an SRQ QP is "
+    "refused; a QP's error flushes only the WQE it took",
+    "[rc][srq]") {
   SrqPair s;
   CHECK_FALSE(s.qp[0]->attach_srq(&s.srq).ok());  // in RTS
-  CHECK(s.qp[0]->post_recv({1, {reinterpret_cast<std::uint64_t>(s.bufs.data()), 64, s.mr.lkey}}).message().find(
-            "shared receive queue") != std::string::npos);
+  CHECK(s.qp[0]
+            ->post_recv({1, {reinterpret_cast<std::uint64_t>(s.bufs.data()), 64, s.mr.lkey}})
+            .message()
+            .find("shared receive queue") != std::string::npos);
   auto a = attr(0x30, 0x11, 1, 100);
   a.recv_mode = rc::RecvMode::kMessageViews;
   rc::RcQp views(a, s.mrs);

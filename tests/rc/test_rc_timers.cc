@@ -1,7 +1,6 @@
 // The requester's timers as next_timer_ns() reports them: after each kind of event, the earliest
 // deadline is the one the rules give (local ACK timer §9.7.6.1.3, RNR wait §9.7.5.2.8).
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <vector>
 
@@ -53,16 +52,17 @@ struct TimedRequester {
 
 }  // namespace
 
-TEST_CASE("local ACK timer: armed by the first packet, kept by later ones, restarted by progress, disarmed when "
-          "all is acknowledged",
-          "[rc][timer]") {
+TEST_CASE(
+    "local ACK timer: armed by the first packet, kept by later ones, restarted by progress, disarmed when "
+    "all is acknowledged",
+    "[rc][timer]") {
   TimedRequester r;
   const std::uint64_t t = r.ack_timeout();
   CHECK(r.qp.next_timer_ns() == kNever);
   r.send(1);
   r.send(2);
   CHECK(r.qp.next_timer_ns() == kNever);  // posted, nothing on the wire
-  REQUIRE(r.transmit(1000));               // PSN 10
+  REQUIRE(r.transmit(1000));              // PSN 10
   CHECK(r.qp.next_timer_ns() == 1000 + t);
   REQUIRE(r.transmit(2000));  // PSN 11: the timer runs from the oldest unacknowledged packet
   CHECK(r.qp.next_timer_ns() == 1000 + t);
@@ -116,9 +116,10 @@ TEST_CASE("sequence NAK: the ACK timer restarts from the NAK", "[rc][timer]") {
   CHECK(r.qp.next_timer_ns() == 2000 + t);
 }
 
-TEST_CASE("timers: Error disarms them; timeout 0 never arms; a modify that changes timeout is used by the next "
-          "packet",
-          "[rc][timer]") {
+TEST_CASE(
+    "timers: Error disarms them; timeout 0 never arms; a modify that changes timeout is used by the next "
+    "packet",
+    "[rc][timer]") {
   TimedRequester r;
   r.send(1);
   REQUIRE(r.transmit(1000));

@@ -16,7 +16,7 @@ SimConfig lossy(Recovery mode, double loss, double delay_us = 2.5) {
   c.link_gbps = 100;
   c.cc = false;
   c.link_delay_us = delay_us;  // RTT about 4 x delay
-  c.duration_ms = 5;  // hundreds of losses at 1 %; short enough for the sanitizer builds
+  c.duration_ms = 5;           // hundreds of losses at 1 %; short enough for the sanitizer builds
   c.loss = loss;
   c.seed = 7;
   c.recovery.mode = mode;
@@ -69,7 +69,7 @@ TEST_CASE("sr responder: holds out-of-order packets, SACKs them, hands all on in
   CHECK(rx.stats().delivered == 1);
   auto a = rx.on_packet(1);
   CHECK(a->kind == AckKind::kAck);
-  CHECK(a->psn == 4);  // 1, 2, 3 handed on; 5 still waits for 4
+  CHECK(a->psn == 4);                // 1, 2, 3 handed on; 5 still waits for 4
   CHECK_FALSE(rx.on_packet(4 + 8));  // beyond the window: dropped
   CHECK(rx.on_packet(4)->psn == 6);
   CHECK(rx.stats().delivered == 6);

@@ -2,7 +2,6 @@
 // builder: the same bytes, ICRC included, for every opcode it covers; the IPv4 checksum from the
 // template's partial sum against a full RFC 1071 recompute.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <random>
 #include <vector>
@@ -135,8 +134,8 @@ TEST_CASE("template-built frames are byte-identical to build_frame for every cov
             if (len != 0) std::memcpy(got.data() + hlen, payload.data(), len);
             std::memset(got.data() + hlen + len, 0, pad);
             const std::uint32_t m = seal_tx_frame(t, got.data(), hlen + len + pad, not_ect);
-            INFO(op.name << (ipv6 ? " IPv6" : " IPv4") << (vlan ? " VLAN" : "") << " not_ect " << not_ect
-                         << " payload " << len);
+            INFO(op.name << (ipv6 ? " IPv6" : " IPv4") << (vlan ? " VLAN" : "") << " not_ect " << not_ect << " payload "
+                         << len);
             REQUIRE(m == n);
             CHECK(std::memcmp(got.data(), want.data(), n) == 0);
             CHECK(std::memcmp(headers_only.data(), want.data(), hlen) == 0);

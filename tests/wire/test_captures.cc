@@ -1,6 +1,5 @@
 // Real Linux Soft-RoCE captures (tests/data/pcaps): every RoCEv2 frame parses and its ICRC verifies.
 #include <catch2/catch.hpp>
-
 #include <map>
 #include <string>
 #include <vector>
@@ -47,11 +46,11 @@ CaptureStats read_capture(const std::string& name) {
 TEST_CASE("every RoCEv2 frame in every rxe capture parses and its ICRC verifies", "[wire][captures]") {
   // name, RoCE frames (tests/data/pcaps/README.md), QPN
   const std::vector<std::tuple<std::string, int, std::uint32_t>> files = {
-      {"rc_pingpong.pcap", 24, 0x11},    {"rc_pingpong_4k.pcap", 38, 0x12}, {"send_bw.pcap", 40, 0x13},
-      {"send_bw_64.pcap", 32, 0x14},     {"write_bw.pcap", 40, 0x15},      {"write_bw_mtu4096.pcap", 15, 0x11},
-      {"read_bw.pcap", 40, 0x16},        {"send_lat.pcap", 40, 0x17},      {"write_lat.pcap", 38, 0x18},
-      {"read_lat.pcap", 16, 0x19},       {"send_nak.pcap", 73, 0x1a},      {"write_nak.pcap", 73, 0x1b},
-      {"read_loss.pcap", 129, 0x1c},     {"write_ackloss.pcap", 11, 0x1d}};
+      {"rc_pingpong.pcap", 24, 0x11}, {"rc_pingpong_4k.pcap", 38, 0x12}, {"send_bw.pcap", 40, 0x13},
+      {"send_bw_64.pcap", 32, 0x14},  {"write_bw.pcap", 40, 0x15},       {"write_bw_mtu4096.pcap", 15, 0x11},
+      {"read_bw.pcap", 40, 0x16},     {"send_lat.pcap", 40, 0x17},       {"write_lat.pcap", 38, 0x18},
+      {"read_lat.pcap", 16, 0x19},    {"send_nak.pcap", 73, 0x1a},       {"write_nak.pcap", 73, 0x1b},
+      {"read_loss.pcap", 129, 0x1c},  {"write_ackloss.pcap", 11, 0x1d}};
   int total = 0;
   for (const auto& [name, roce, qpn] : files) {
     INFO(name);

@@ -1,6 +1,5 @@
 // ICRC: the ROCEV2.md known-answer vector, masking of variant fields, split == contiguous.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <string>
 #include <vector>
@@ -12,7 +11,8 @@ using namespace droce::wire;
 namespace {
 std::vector<std::uint8_t> from_hex(const std::string& h) {
   std::vector<std::uint8_t> v;
-  for (std::size_t i = 0; i + 1 < h.size(); i += 2) v.push_back(static_cast<std::uint8_t>(std::stoul(h.substr(i, 2), nullptr, 16)));
+  for (std::size_t i = 0; i + 1 < h.size(); i += 2)
+    v.push_back(static_cast<std::uint8_t>(std::stoul(h.substr(i, 2), nullptr, 16)));
   return v;
 }
 // IPv4 192.168.1.1 -> .2, TOS 0x02, TTL 64, sport 0xC000, SEND_ONLY, P_Key 0xFFFF, DestQP 0x11,
@@ -36,11 +36,11 @@ TEST_CASE("ICRC known answer: SEND_ONLY 'ABCD' -> 7b a3 5d 2b", "[wire][icrc]") 
 TEST_CASE("ICRC ignores the variant fields: TOS/ECN, TTL, IP checksum, UDP checksum, FECN/BECN", "[wire][icrc]") {
   auto pkt = from_hex(kKnownAnswer);
   const std::uint32_t ref = icrc_compute(pkt.data(), 44, false);
-  pkt[1] = 0x03;   // CE mark from a switch
-  pkt[8] = 17;     // TTL decremented by routers
-  pkt[10] ^= 0xAA; // checksum rewritten
-  pkt[26] = 0x12;  // UDP checksum
-  pkt[32] = 0xC0;  // FECN + BECN
+  pkt[1] = 0x03;    // CE mark from a switch
+  pkt[8] = 17;      // TTL decremented by routers
+  pkt[10] ^= 0xAA;  // checksum rewritten
+  pkt[26] = 0x12;   // UDP checksum
+  pkt[32] = 0xC0;   // FECN + BECN
   CHECK(icrc_compute(pkt.data(), 44, false) == ref);
   pkt[41] ^= 1;  // a covered byte (payload)
   CHECK(icrc_compute(pkt.data(), 44, false) != ref);
@@ -66,8 +66,7 @@ TEST_CASE("ICRC over IPv6 masks traffic class, flow label and hop limit", "[wire
   CHECK(icrc_compute(p.data(), static_cast<std::uint32_t>(p.size()), true) != ref);
 }
 
-TEST_CASE("split ICRC (headers + separate payload + pad) equals the contiguous ICRC for every length",
-          "[wire][icrc]") {
+TEST_CASE("split ICRC (headers + separate payload + pad) equals the contiguous ICRC for every length", "[wire][icrc]") {
   icrc_init();
   std::vector<std::uint8_t> frame(20 + 8 + 12 + 16 + 9000 + 3);
   for (std::size_t i = 0; i < frame.size(); ++i) frame[i] = static_cast<std::uint8_t>(i * 37 + 11);
@@ -111,9 +110,9 @@ TEST_CASE("in-place ICRC: the known answer, and the variant fields still ignored
   std::vector<std::uint8_t> frame(14 + pkt.size(), 0xA5);
   std::memcpy(frame.data() + 14, pkt.data(), pkt.size());
   CHECK(icrc_compute_in_place(frame.data() + 14, 44, false) == 0x2b5da37bu);
-  frame[14 + 1] = 0x03;  // CE
-  frame[14 + 8] = 3;     // TTL
-  frame[14 + 32] = 0x80; // FECN
+  frame[14 + 1] = 0x03;   // CE
+  frame[14 + 8] = 3;      // TTL
+  frame[14 + 32] = 0x80;  // FECN
   CHECK(icrc_compute_in_place(frame.data() + 14, 44, false) == 0x2b5da37bu);
   CHECK(icrc_compute_in_place(frame.data() + 14, 20 + 8 + 11, false) == 0);  // shorter than IP+UDP+BTH
 }

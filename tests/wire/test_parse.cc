@@ -1,6 +1,5 @@
 // Parser: build -> parse round trips for every opcode, and one rejection test per drop reason.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <vector>
 
@@ -103,11 +102,13 @@ TEST_CASE("every valid opcode round-trips build -> parse with all its header fie
           CHECK(pi.udp_src_port == roce_udp_src_port(0x11, 0x11));
           CHECK(pi.ecn == kEcnEct0);
           if (vlan) CHECK((pi.vlan_id == 100 && pi.vlan_pcp == 3));
-          if (op.headers & kHdrReth) CHECK((pi.reth_va == 0x1122334455667788ull && pi.reth_rkey == 0xCAFEBABE && pi.reth_dma_len == 4096));
+          if (op.headers & kHdrReth)
+            CHECK((pi.reth_va == 0x1122334455667788ull && pi.reth_rkey == 0xCAFEBABE && pi.reth_dma_len == 4096));
           if (op.headers & kHdrAeth) CHECK((pi.aeth_syndrome == 0x1F && pi.aeth_msn == 0xABCDEF));
           if (op.headers & kHdrImmDt) CHECK(pi.imm_data == 0xDEADBEEF);
           if (op.headers & kHdrIeth) CHECK(pi.ieth_rkey == 0x01020304);
-          if (op.headers & kHdrAtomicEth) CHECK((pi.atomic_va == 0x8000 && pi.atomic_rkey == 7 && pi.atomic_swap_add == 5 && pi.atomic_compare == 9));
+          if (op.headers & kHdrAtomicEth)
+            CHECK((pi.atomic_va == 0x8000 && pi.atomic_rkey == 7 && pi.atomic_swap_add == 5 && pi.atomic_compare == 9));
           if (op.headers & kHdrAtomicAckEth) CHECK(pi.atomic_ack_orig == 0x42);
           if (op.has_payload && len > 0) CHECK(f[pi.payload_offset] == (0 ^ 0x3C));
         }
@@ -262,7 +263,7 @@ TEST_CASE("each malformed header is dropped with its own reason", "[wire][parse]
     }
   }
   SECTION("pad count larger than the payload or misaligned payload") {
-    auto f = frame_for(0x04, 0);  // empty SEND_ONLY
+    auto f = frame_for(0x04, 0);                               // empty SEND_ONLY
     f[43] = static_cast<std::uint8_t>((f[43] & 0xCF) | 0x30);  // PadCnt 3 with no payload
     refresh_icrc(f);
     CHECK(parse(f, pi) == DropReason::kBadPadCount);

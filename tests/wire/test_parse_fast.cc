@@ -1,8 +1,7 @@
 // parse_frame's fast path against the general parser: built frames of every opcode and shape, each
 // header byte corrupted, every truncation -> the same DropReason and the same PacketInfo, field by field.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstring>
 #include <sstream>
@@ -202,8 +201,8 @@ bool fast_path_takes(const std::vector<std::uint8_t>& f) {
   return parse_headers_fast(f.data(), static_cast<std::uint32_t>(f.size()), pi, ParseOptions{});
 }
 
-const std::uint8_t kCommonOpcodes[] = {0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A,
-                                       0x0B, 0x0C, 0x0D, 0x0E, 0x0F, 0x10, 0x11, 0x81};
+const std::uint8_t kCommonOpcodes[] = {0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09,
+                                       0x0A, 0x0B, 0x0C, 0x0D, 0x0E, 0x0F, 0x10, 0x11, 0x81};
 
 }  // namespace
 
@@ -245,7 +244,9 @@ TEST_CASE("fast path == general parser on built frames: every opcode, shape, pay
       for (bool vlan : {false, true}) {
         for (std::uint32_t len : lens) {
           Shape s{ipv6, vlan, static_cast<std::uint8_t>(seed & 3), static_cast<std::uint8_t>((seed * 5) & 0x3F),
-                  (seed % 3 == 0) ? std::uint16_t{0x8001} : (seed % 3 == 1) ? std::uint16_t{0x7FFF} : kDefaultPkey};
+                  (seed % 3 == 0)   ? std::uint16_t{0x8001}
+                  : (seed % 3 == 1) ? std::uint16_t{0x7FFF}
+                                    : kDefaultPkey};
           const auto f = build(static_cast<std::uint8_t>(opc), len, s, seed++ & 0xFF);
           d.run(f, std::string(opcode_info(static_cast<std::uint8_t>(opc)).name) + " payload " + std::to_string(len));
           auto padded = f;

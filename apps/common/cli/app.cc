@@ -27,8 +27,8 @@ class Layout : public CLI::Formatter {
     std::stable_partition(groups.begin(), groups.end(), [](const std::string& g) { return g != kGeneral; });
     std::string out = usage_ + "\n";
     for (const std::string& group : groups) {
-      const auto opts = app->get_options(
-          [&group](const CLI::Option* o) { return o->get_group() == group && o->nonpositional(); });
+      const auto opts =
+          app->get_options([&group](const CLI::Option* o) { return o->get_group() == group && o->nonpositional(); });
       if (!group.empty() && !opts.empty()) out += make_group(group, false, opts);
     }
     return out + "\n" + kSuffixNote + "\n";
@@ -51,8 +51,8 @@ std::string one_line(std::string_view text) {
 // CLI11 names a missing value "NAME: 1 required TYPE missing"; say it as the apps always did.
 std::string missing_value(const std::string& what) {
   const auto colon = what.find(": ");
-  if (colon != std::string::npos && what.find(" required ", colon) != std::string::npos &&
-      what.size() >= 8 && what.compare(what.size() - 8, 8, " missing") == 0)
+  if (colon != std::string::npos && what.find(" required ", colon) != std::string::npos && what.size() >= 8 &&
+      what.compare(what.size() - 8, 8, " missing") == 0)
     return what.substr(0, colon) + " needs a value (see --help)";
   return what;
 }

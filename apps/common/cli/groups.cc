@@ -1,11 +1,12 @@
 // The shared option groups: each option's name, range and help written once for every app.
 #include "apps/common/cli/groups.h"
 
+#include <droce/protocols/dcqcn/param_options.h>
+
 #include <cstddef>
 #include <cstdio>
 
 #include "apps/common/cli/values.h"
-#include <droce/protocols/dcqcn/param_options.h>
 
 namespace droce::apps::cli {
 
@@ -18,8 +19,9 @@ std::string dflt(const std::string& what) { return " (default " + what + ")"; }
 void add_connection(CLI::App& app, const ConnectionFields& f) {
   const char* g = kConnection;
   if (f.oob_port != nullptr)
-    add_uint(app, g, "--oob-port", "N", *f.oob_port, 0, 65535,
-             "TCP port of the ibv_rc_pingpong-format exchange" + dflt(std::to_string(*f.oob_port) + "; " + f.oob_port_zero));
+    add_uint(
+        app, g, "--oob-port", "N", *f.oob_port, 0, 65535,
+        "TCP port of the ibv_rc_pingpong-format exchange" + dflt(std::to_string(*f.oob_port) + "; " + f.oob_port_zero));
   if (f.oob_host != nullptr)
     add_host(app, g, "--oob-host", *f.oob_host,
              "where the server's exchange listens, for the client" + dflt(*f.oob_host));
@@ -38,7 +40,8 @@ void add_workload(CLI::App& app, const WorkloadFields& f) {
   const char* g = kWorkload;
   if (f.mtu != nullptr) {
     std::uint32_t* mtu = f.mtu;
-    add_value(app, g, "--mtu", "BYTES", "path MTU: 256, 512, 1024, 2048 or 4096" + dflt(std::to_string(*mtu) + f.mtu_note),
+    add_value(app, g, "--mtu", "BYTES",
+              "path MTU: 256, 512, 1024, 2048 or 4096" + dflt(std::to_string(*mtu) + f.mtu_note),
               [mtu](const std::string& v) {
                 std::uint32_t m = 0;
                 if (std::string e = parse_uint("--mtu", v, 256, 4096, m); !e.empty()) return e;
@@ -61,7 +64,8 @@ void add_workload(CLI::App& app, const WorkloadFields& f) {
 void add_impairment(CLI::App& app, const ImpairmentFields& f) {
   const std::string& g = f.group;
   if (f.loss != nullptr)
-    add_real(app, g, "--loss", "P", *f.loss, 0, 0.5, "drop this fraction of frames, [0, 0.5]" + dflt(num(*f.loss) + f.loss_note));
+    add_real(app, g, "--loss", "P", *f.loss, 0, 0.5,
+             "drop this fraction of frames, [0, 0.5]" + dflt(num(*f.loss) + f.loss_note));
   if (f.duplicate != nullptr)
     add_real(app, g, "--duplicate", "P", *f.duplicate, 0, 0.5,
              "deliver this fraction twice, [0, 0.5]" + dflt(num(*f.duplicate)));
@@ -75,15 +79,16 @@ void add_impairment(CLI::App& app, const ImpairmentFields& f) {
     add_uint(app, g, "--burst-frames", "N", *f.burst_frames, 1, 1000,
              "frames each loss burst drops, 1..1000" + dflt(std::to_string(*f.burst_frames)));
   if (f.seed != nullptr)
-    add_uint(app, g, "--seed", "S", *f.seed, 0, 1'000'000'000'000'000'000ull, f.seed_help + dflt(std::to_string(*f.seed)));
+    add_uint(app, g, "--seed", "S", *f.seed, 0, 1'000'000'000'000'000'000ull,
+             f.seed_help + dflt(std::to_string(*f.seed)));
 }
 
 void add_dcqcn(CLI::App& app, const DcqcnFields& f) {
   const char* g = kDcqcn;
   if (f.cc != nullptr) add_choice(app, g, "--cc", {"none", "dcqcn"}, *f.cc, f.cc_help + dflt(*f.cc));
   if (f.preset != nullptr)
-    add_choice(app, g, "--preset", {"paper", "mlx5"}, *f.preset, "DCQCN parameter set" + dflt(*f.preset) +
-                   "; each --dcqcn-NAME below overrides one\nof its parameters");
+    add_choice(app, g, "--preset", {"paper", "mlx5"}, *f.preset,
+               "DCQCN parameter set" + dflt(*f.preset) + "; each --dcqcn-NAME below overrides one\nof its parameters");
   if (f.line_gbps != nullptr)
     add_real(app, g, "--line-gbps", "G", *f.line_gbps, 0.001, 400,
              "DCQCN line rate: a QP's starting and highest rate" + dflt(num(*f.line_gbps)));
@@ -99,8 +104,8 @@ void add_dcqcn(CLI::App& app, const DcqcnFields& f) {
       const std::size_t sp = line.find(' '), text = line.find_first_not_of(' ', line.find(' ', sp + 1));
       if (sp == std::string::npos || text == std::string::npos) continue;
       const std::string name = line.substr(0, sp), option = "--dcqcn-" + name;
-      add_value(app, g, option, line.substr(sp + 1, line.find(' ', sp + 1) - sp - 1),
-                line.substr(text), [overrides, name, option](const std::string& v) {
+      add_value(app, g, option, line.substr(sp + 1, line.find(' ', sp + 1) - sp - 1), line.substr(text),
+                [overrides, name, option](const std::string& v) {
                   dcqcn::DcqcnParams probe;
                   if (std::string e = dcqcn::set_param(probe, name, v); !e.empty()) return option + ": " + e;
                   overrides->emplace_back(name, v);
@@ -126,7 +131,8 @@ void add_output(CLI::App& app, const OutputFields& f) {
   const char* g = kOutput;
   if (f.json != nullptr) cli::add_output(app, g, "--json", *f.json, f.json_help);
   if (f.csv != nullptr)
-    cli::add_output(app, g, "--csv", *f.csv, "one row per interval: time, goodput, message rate, retransmissions, NAKs");
+    cli::add_output(app, g, "--csv", *f.csv,
+                    "one row per interval: time, goodput, message rate, retransmissions, NAKs");
   if (f.stats_json != nullptr)
     cli::add_output(app, g, "--stats-json", *f.stats_json,
                     "the live feed: one JSON object per line and interval, then a final line\n"

@@ -3,14 +3,13 @@
 // its own options to the same groups.
 #pragma once
 
-#include <CLI/CLI.hpp>
+#include <droce/protocols/dcqcn/params.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <droce/protocols/dcqcn/params.h>
 
 namespace droce::apps::cli {
 
@@ -18,12 +17,13 @@ namespace droce::apps::cli {
 inline constexpr const char* kConnection = "roles and connection";
 inline constexpr const char* kWorkload = "workload";
 inline constexpr const char* kDcqcn = "congestion and flow control";
-inline constexpr const char* kImpairment = "lab impairment (at this process's receive side; the transport never sees it)";
+inline constexpr const char* kImpairment =
+    "lab impairment (at this process's receive side; the transport never sees it)";
 inline constexpr const char* kOutput = "output";
 
 // The queue pair's connection (client/server): the peer's address and the out-of-band exchange.
 struct ConnectionFields {
-  std::uint16_t* oob_port = nullptr;  // the ibv_rc_pingpong-format exchange
+  std::uint16_t* oob_port = nullptr;         // the ibv_rc_pingpong-format exchange
   std::string oob_port_zero = "0 = static";  // what port 0 means to this app
   std::string* oob_host = nullptr;
   double* connect_timeout_s = nullptr;
@@ -59,13 +59,14 @@ void add_impairment(CLI::App& app, const ImpairmentFields& f);
 // DCQCN: the algorithm, its parameter set and one option per parameter (--dcqcn-NAME), applied
 // after the preset by apply_dcqcn().
 struct DcqcnFields {
-  std::string* cc = nullptr;       // none|dcqcn
-  std::string* preset = nullptr;   // paper|mlx5
+  std::string* cc = nullptr;      // none|dcqcn
+  std::string* preset = nullptr;  // paper|mlx5
   double* line_gbps = nullptr;
   std::uint8_t* pfc_priority = nullptr;
   std::vector<std::pair<std::string, std::string>>* overrides = nullptr;  // (NAME, value) as given
-  std::string cc_help = "DCQCN paces each QP and cuts its rate on CNPs; CE-marked\n"
-                        "packets are always answered with CNPs";
+  std::string cc_help =
+      "DCQCN paces each QP and cuts its rate on CNPs; CE-marked\n"
+      "packets are always answered with CNPs";
 };
 void add_dcqcn(CLI::App& app, const DcqcnFields& f);
 // The preset at `line_gbps`, then each override; empty, or one message naming the option.

@@ -1,7 +1,6 @@
 // EAL argument defaults and validation: what droce adds, and what it refuses before EAL sees it.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 
 #include "engine/core/eal.h"
 
@@ -63,7 +62,8 @@ TEST_CASE("user's own --file-prefix and --in-memory are respected", "[eal]") {
   CHECK_FALSE(has_prefix(out, "--file-prefix"));
   REQUIRE(build_eal_args({"-l", "0", "--file-prefix=mine"}, out, rep, true).ok());
   CHECK(rep.file_prefix == "mine");
-  CHECK(std::count_if(out.begin(), out.end(), [](const std::string& s) { return s.rfind("--file-prefix", 0) == 0; }) == 1);
+  CHECK(std::count_if(out.begin(), out.end(), [](const std::string& s) { return s.rfind("--file-prefix", 0) == 0; }) ==
+        1);
 }
 
 TEST_CASE("virtio_user with hugepages gets one file per memseg list (vhost-user's 8 regions)", "[eal]") {
@@ -109,8 +109,8 @@ TEST_CASE("a second EAL initialisation is refused, not a crash", "[eal]") {
 TEST_CASE("a net_memif vdev without bsize gets whole-frame buffers; one that names bsize keeps it", "[engine][eal]") {
   std::vector<std::string> out;
   EalReport rep;
-  REQUIRE(build_eal_args({"--no-huge", "--vdev", "net_memif0,role=server,socket=/tmp/x.sock", "--vdev=net_memif1,role=client",
-                          "--vdev", "net_memif2,bsize=2048", "--vdev", "net_ring0"},
+  REQUIRE(build_eal_args({"--no-huge", "--vdev", "net_memif0,role=server,socket=/tmp/x.sock",
+                          "--vdev=net_memif1,role=client", "--vdev", "net_memif2,bsize=2048", "--vdev", "net_ring0"},
                          out, rep, true)
               .ok());
   auto has = [&](const std::string& v) { return std::find(out.begin(), out.end(), v) != out.end(); };

@@ -1,6 +1,5 @@
 // The library's "droce" rte_log type: registered, and an embedder can route and silence it.
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <string>
 

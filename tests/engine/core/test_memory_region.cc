@@ -1,10 +1,9 @@
 // Memory registry: keys and bounds, and zero-copy payload attach carried through a real PMD.
-#include <catch2/catch.hpp>
-
 #include <rte_eth_ring.h>
 #include <rte_ring.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <numeric>
 #include <thread>
 #include <vector>

@@ -82,8 +82,7 @@ TEST_CASE("a port asked for multicast MACs opens on a PMD without a multicast li
   CHECK(p != nullptr);
 }
 
-TEST_CASE("net_null: sink takes every frame, mbufs go back to the pool, RX generates sized frames",
-          "[engine][null]") {
+TEST_CASE("net_null: sink takes every frame, mbufs go back to the pool, RX generates sized frames", "[engine][null]") {
   Status err;
   PortConfig cfg;
   cfg.devargs = "net_null3,size=128";

@@ -1,7 +1,6 @@
 // The endpoint's application stage: work posted there in answer to a received request leaves in
 // the same poll's TX burst as the request's ACK (rx -> app -> timers -> tx -> flush).
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <vector>
 
@@ -60,8 +59,9 @@ std::uint64_t frames_b_sends_on_the_request(Lab& lab, Echo& echo, bool as_app_st
     if (!as_app_stage) echo.serve();
     rc::Completion c[4];
     for (unsigned n = lab.a->poll_cq(c, 4), i = 0; i < n; ++i)
-      if (c[i].is_recv) got = c[i].status == rc::WcStatus::kSuccess && c[i].byte_len == sizeof(req) &&
-                              std::memcmp(reply, req, sizeof(req)) == 0;
+      if (c[i].is_recv)
+        got = c[i].status == rc::WcStatus::kSuccess && c[i].byte_len == sizeof(req) &&
+              std::memcmp(reply, req, sizeof(req)) == 0;
     return got;
   }));
   return sent;

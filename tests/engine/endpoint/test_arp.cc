@@ -2,7 +2,6 @@
 // address fails with words, requests for us are answered, malformed ARP is counted, and the
 // RoCE drop counters do not see ARP.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <string>
 
@@ -172,7 +171,8 @@ TEST_CASE("arp: the announcement is a gratuitous ARP; neighbours learn nothing n
 TEST_CASE("arp: addresses that name no neighbour, and IPv6 endpoints, are refused", "[engine][arp]") {
   Lab lab("arpinv", on_test_clock());
   const std::uint8_t ours[4] = {10, 0, 0, 1}, zero[4] = {}, bcast[4] = {255, 255, 255, 255};
-  for (const std::uint8_t* ip : {ours, zero, bcast}) CHECK(lab.a->start_resolve(ip).code() == StatusCode::kInvalidArgument);
+  for (const std::uint8_t* ip : {ours, zero, bcast})
+    CHECK(lab.a->start_resolve(ip).code() == StatusCode::kInvalidArgument);
   LabOptions v6 = on_test_clock();
   v6.ipv6 = true;
   Lab lab6("arpv6", v6);

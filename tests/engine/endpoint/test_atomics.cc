@@ -2,7 +2,6 @@
 // and the ATOMIC ACKNOWLEDGE with its AtomicAckETH, and the parsed results reach memory and
 // completions (the RC rules themselves are tests/rc/test_rc_atomics.cc).
 #include <catch2/catch.hpp>
-
 #include <vector>
 
 #include "tests/engine/rc_lab.h"

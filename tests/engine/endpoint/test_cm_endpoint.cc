@@ -2,9 +2,8 @@
 // QPs with the agreed parameters and data flows; DREQ/DREP end it mid-transfer with flushed work;
 // a REQ for an unlistened port, a consumer's REJ, a peer that never answers and one that never
 // sends the RTU each end in a clear event; malformed QP1 frames are counted, never acted on.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -80,8 +79,10 @@ std::vector<cm::CmMessage> a_sent_cm(Lab& lab) {
       wire::UdPacket p;
       wire::DropReason fr{};
       cm::CmMessage m;
-      if (wire::parse_ud_frame(rte_pktmbuf_mtod(got[i], const std::uint8_t*), got[i]->data_len, p, fr) == wire::UdRefusal::kNone &&
-          cm::decode_cm(rte_pktmbuf_mtod(got[i], const std::uint8_t*) + p.payload_offset, p.payload_len, m) == cm::MadRefusal::kNone)
+      if (wire::parse_ud_frame(rte_pktmbuf_mtod(got[i], const std::uint8_t*), got[i]->data_len, p, fr) ==
+              wire::UdRefusal::kNone &&
+          cm::decode_cm(rte_pktmbuf_mtod(got[i], const std::uint8_t*) + p.payload_offset, p.payload_len, m) ==
+              cm::MadRefusal::kNone)
         out.push_back(m);
       rte_pktmbuf_free(got[i]);
     }
@@ -92,8 +93,8 @@ std::vector<cm::CmMessage> a_sent_cm(Lab& lab) {
 // How many of `sent` are messages of kind T (CmReq, CmRep, ...).
 template <typename T>
 std::size_t count_of(const std::vector<cm::CmMessage>& sent) {
-  return static_cast<std::size_t>(
-      std::count_if(sent.begin(), sent.end(), [](const cm::CmMessage& m) { return std::holds_alternative<T>(m.body); }));
+  return static_cast<std::size_t>(std::count_if(
+      sent.begin(), sent.end(), [](const cm::CmMessage& m) { return std::holds_alternative<T>(m.body); }));
 }
 
 // A alone on the test clock: `ns` of polls, nothing relayed.
@@ -131,8 +132,9 @@ void make_req(std::uint8_t* mad, std::uint16_t port, std::uint32_t comm_id = 0x1
 
 }  // namespace
 
-TEST_CASE("cm: REQ/REP/RTU connect QPs with the agreed parameters; data flows; DREQ mid-transfer flushes; TimeWait closes",
-          "[engine][cm]") {
+TEST_CASE(
+    "cm: REQ/REP/RTU connect QPs with the agreed parameters; data flows; DREQ mid-transfer flushes; TimeWait closes",
+    "[engine][cm]") {
   Lab lab("cmok", on_test_clock());
   REQUIRE(lab.b->cm_listen(kPort).ok());
   std::uint32_t qa = 0, qb = 0, ca = 0;
@@ -200,7 +202,9 @@ TEST_CASE("cm: REQ/REP/RTU connect QPs with the agreed parameters; data flows; D
   REQUIRE(lab.mem_a.register_memory(src.data(), src.size(), rc::kAccessLocalWrite, smr).ok());
   REQUIRE(lab.mem_b.register_memory(dst.data(), dst.size(), rc::kAccessLocalWrite, dmr).ok());
   for (std::uint32_t i = 0; i < kMsgs; ++i) {
-    REQUIRE(lab.b->post_recv(qb, rc::RecvWr{i, {reinterpret_cast<std::uint64_t>(dst.data() + i * kMsg), kMsg, dmr.lkey}}).ok());
+    REQUIRE(
+        lab.b->post_recv(qb, rc::RecvWr{i, {reinterpret_cast<std::uint64_t>(dst.data() + i * kMsg), kMsg, dmr.lkey}})
+            .ok());
     rc::SendWr w;
     w.wr_id = i;
     w.sge = {reinterpret_cast<std::uint64_t>(src.data() + i * kMsg), kMsg, smr.lkey};

@@ -3,10 +3,9 @@
 // floods stay bounded, and received PFC frames pause transmit for the quanta they give.
 // Every lab here runs on a clock the test controls (1 µs per poll): rate recovery, pacing and
 // pause times are measured in that time, so a busy machine cannot change the outcome.
-#include <catch2/catch.hpp>
-
 #include <rte_cycles.h>
 
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <vector>
 
@@ -29,8 +28,8 @@ struct WriteJob {
   WriteJob(Lab& lab, std::uint32_t count, std::uint32_t size) : src(std::size_t{count} * size), dst(src.size()) {
     for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::uint8_t>(i * 7 + 3);
     REQUIRE(lab.mem_a.register_memory(src.data(), src.size(), rc::kAccessLocalWrite, smr).ok());
-    REQUIRE(lab.mem_b.register_memory(dst.data(), dst.size(), rc::kAccessLocalWrite | rc::kAccessRemoteWrite, dmr)
-                .ok());
+    REQUIRE(
+        lab.mem_b.register_memory(dst.data(), dst.size(), rc::kAccessLocalWrite | rc::kAccessRemoteWrite, dmr).ok());
   }
   void post(Lab& lab, std::uint32_t i, std::uint32_t size) const {
     rc::SendWr w;
@@ -119,8 +118,7 @@ TEST_CASE("DCQCN in the engine: CE marks draw CNPs, the sender's rate is cut and
   CHECK(rp->state().rate_increases > 0);
 }
 
-TEST_CASE("DCQCN governs READ traffic: CE-marked READ responses draw CNPs that slow the responder",
-          "[engine][dcqcn]") {
+TEST_CASE("DCQCN governs READ traffic: CE-marked READ responses draw CNPs that slow the responder", "[engine][dcqcn]") {
   // A READs from B: the data flows B -> A as READ responses, which must leave ECT(0) so that a
   // switch can mark them, and the CNPs A's notification point answers them with must reach B's
   // QP (the one sending the data) and cut its rate.

@@ -1,7 +1,6 @@
 // RcEndpoint::create: a configuration out of range is refused with kInvalidArgument and a line
 // naming the field; a good one makes an endpoint.
 #include <catch2/catch.hpp>
-
 #include <limits>
 #include <string>
 

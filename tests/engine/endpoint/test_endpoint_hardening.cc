@@ -3,7 +3,6 @@
 // §9.7.5.1.6); many busy QPs share the TX backlog in turns; a stall of our own process is not
 // taken for the network's silence.
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <cstring>
 #include <vector>
@@ -53,10 +52,11 @@ std::uint64_t drops(const RcEndpoint& ep, wire::DropReason r) { return ep.counte
 
 }  // namespace
 
-TEST_CASE("forged frames with the right QPN and PSN: another source IP, another destination IP, another "
-          "destination MAC or another P_Key -> dropped by reason, no ACK, nothing delivered, and the real peer's "
-          "message still arrives",
-          "[engine][transport][security]") {
+TEST_CASE(
+    "forged frames with the right QPN and PSN: another source IP, another destination IP, another "
+    "destination MAC or another P_Key -> dropped by reason, no ACK, nothing delivered, and the real peer's "
+    "message still arrives",
+    "[engine][transport][security]") {
   for (const bool ipv6 : {false, true}) {
     INFO("ipv6 " << ipv6);
     LabOptions o;
@@ -129,7 +129,8 @@ TEST_CASE("forged frames with the right QPN and PSN: another source IP, another 
   }
 }
 
-TEST_CASE("check_pkey off -> a frame of another partition from the real peer is taken", "[engine][transport][security]") {
+TEST_CASE("check_pkey off -> a frame of another partition from the real peer is taken",
+          "[engine][transport][security]") {
   LabOptions o;
   o.clock_step_ns = 1'000;
   o.tune_b = [](EndpointConfig& c) { c.addresses.check_pkey = false; };
@@ -175,9 +176,10 @@ rc::QpAttr pair_attr(std::uint32_t pmtu, std::uint32_t sq_psn) {
 
 }  // namespace
 
-TEST_CASE("a SEND larger than the responder's PMTU -> NAK invalid request at once, the sender fails with "
-          "remote invalid request before any ACK timeout, nothing delivered",
-          "[engine][transport][pmtu]") {
+TEST_CASE(
+    "a SEND larger than the responder's PMTU -> NAK invalid request at once, the sender fails with "
+    "remote invalid request before any ACK timeout, nothing delivered",
+    "[engine][transport][pmtu]") {
   LabOptions o;
   o.clock_step_ns = 10'000;
   Lab lab("tpmtu", o);
@@ -212,9 +214,10 @@ TEST_CASE("a SEND larger than the responder's PMTU -> NAK invalid request at onc
   while (lab.b->poll_cq(p.b, &c, 1) == 1) CHECK(c.status != rc::WcStatus::kSuccess);
 }
 
-TEST_CASE("READ responses larger than the requester's PMTU -> dropped and counted, never placed, and the READ "
-          "fails by its retry limit",
-          "[engine][transport][pmtu]") {
+TEST_CASE(
+    "READ responses larger than the requester's PMTU -> dropped and counted, never placed, and the READ "
+    "fails by its retry limit",
+    "[engine][transport][pmtu]") {
   LabOptions o;
   o.clock_step_ns = 50'000;  // 8 ACK timeouts of 67 ms in ~11,000 polls
   Lab lab("tpmtur", o);
@@ -224,8 +227,8 @@ TEST_CASE("READ responses larger than the requester's PMTU -> dropped and counte
   std::vector<std::uint8_t> local(2048, 0), remote(2048, 0x6B);
   rc::MemoryRegion lmr, rmr;
   REQUIRE(lab.mem_a.register_memory(local.data(), local.size(), rc::kAccessLocalWrite, lmr).ok());
-  REQUIRE(lab.mem_b.register_memory(remote.data(), remote.size(), rc::kAccessLocalWrite | rc::kAccessRemoteRead, rmr)
-              .ok());
+  REQUIRE(
+      lab.mem_b.register_memory(remote.data(), remote.size(), rc::kAccessLocalWrite | rc::kAccessRemoteRead, rmr).ok());
   rc::SendWr w;
   w.wr_id = 4;
   w.opcode = rc::WrOpcode::kRead;
@@ -306,20 +309,22 @@ TEST_CASE("64 QPs with 64 KiB WRITEs share the TX backlog -> every QP transmits 
   CHECK(resent == 0);
 }
 
-TEST_CASE("the process stalls 100 ms while READ responses wait in its RX ring -> no ACK timeout (our own absence "
-          "is not the network's silence)",
-          "[engine][transport][timers]") {
+TEST_CASE(
+    "the process stalls 100 ms while READ responses wait in its RX ring -> no ACK timeout (our own absence "
+    "is not the network's silence)",
+    "[engine][transport][timers]") {
   LabOptions o;
   o.clock_step_ns = 20'000;
   Lab lab("tstall", o);
   constexpr std::uint32_t kQps = 8, kMsgs = 2, kSize = 65536;
   std::vector<std::uint32_t> qpns;
-  for (std::uint32_t i = 0; i < kQps; ++i) qpns.push_back(add_pair(lab, pair_attr(1024, 0x100 * i), pair_attr(1024, 0x80 * i)).a);
+  for (std::uint32_t i = 0; i < kQps; ++i)
+    qpns.push_back(add_pair(lab, pair_attr(1024, 0x100 * i), pair_attr(1024, 0x80 * i)).a);
   std::vector<std::uint8_t> remote(std::size_t{kQps} * kMsgs * kSize), local(remote.size(), 0);
   for (std::size_t i = 0; i < remote.size(); ++i) remote[i] = static_cast<std::uint8_t>(i * 7 + (i >> 12));
   rc::MemoryRegion rmr, lmr;
-  REQUIRE(lab.mem_b.register_memory(remote.data(), remote.size(), rc::kAccessLocalWrite | rc::kAccessRemoteRead, rmr)
-              .ok());
+  REQUIRE(
+      lab.mem_b.register_memory(remote.data(), remote.size(), rc::kAccessLocalWrite | rc::kAccessRemoteRead, rmr).ok());
   REQUIRE(lab.mem_a.register_memory(local.data(), local.size(), rc::kAccessLocalWrite, lmr).ok());
   for (std::uint32_t q = 0; q < kQps; ++q)
     for (std::uint32_t m = 0; m < kMsgs; ++m) {

@@ -1,6 +1,5 @@
 // Endpoint at scale: 10,000 connected QPs, a poll's work follows the active ones (issue 13).
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <vector>
 
@@ -70,9 +69,10 @@ std::uint64_t visits(const Lab& lab) {
 
 }  // namespace
 
-TEST_CASE("10,000 connected QPs, 100 of them active, 5 % loss both ways -> every message arrives intact, the idle "
-          "QPs send nothing",
-          "[engine][transport][scale]") {
+TEST_CASE(
+    "10,000 connected QPs, 100 of them active, 5 % loss both ways -> every message arrives intact, the idle "
+    "QPs send nothing",
+    "[engine][transport][scale]") {
   Lab lab("tscale", scale_options(0.05));
   std::vector<std::uint32_t> on_a, on_b;
   connect_all(lab, on_a, on_b);
@@ -110,7 +110,8 @@ TEST_CASE("10,000 connected QPs, 100 of them active, 5 % loss both ways -> every
   std::uint64_t idle_sent = 0, resent = 0;
   for (std::uint32_t i = 0; i < kQps; ++i) {
     const bool active = i % (kQps / kActive) == 0;
-    const std::uint64_t sent = lab.a->qp(on_a[i])->counters().packets_sent + lab.b->qp(on_b[i])->counters().packets_sent;
+    const std::uint64_t sent =
+        lab.a->qp(on_a[i])->counters().packets_sent + lab.b->qp(on_b[i])->counters().packets_sent;
     if (!active) idle_sent += sent;
     resent += lab.a->qp(on_a[i])->counters().retransmitted_packets;
   }
@@ -118,9 +119,10 @@ TEST_CASE("10,000 connected QPs, 100 of them active, 5 % loss both ways -> every
   CHECK(resent > 0);
 }
 
-TEST_CASE("10,000 connected idle QPs -> a poll gives no QP a transmit turn and fires no timer; with 3 active, at "
-          "most 3 turns a poll",
-          "[engine][transport][scale]") {
+TEST_CASE(
+    "10,000 connected idle QPs -> a poll gives no QP a transmit turn and fires no timer; with 3 active, at "
+    "most 3 turns a poll",
+    "[engine][transport][scale]") {
   LabOptions o = scale_options(0);
   // DCQCN on both sides: a QP at line rate has no rate timer to run either.
   o.tune_a = [](EndpointConfig& c) {

@@ -1,7 +1,6 @@
 // MessageView owns its message: move-only, and out of scope (or reset) its frames go back and the
 // QP gets its receive credit again — with no release() call anywhere in this file.
 #include <catch2/catch.hpp>
-
 #include <type_traits>
 #include <vector>
 
@@ -33,7 +32,8 @@ TEST_CASE("message views give their frames and credits back when they go out of 
       ++posted;
     }
     rc::Completion c[16];
-    for (unsigned n = lab.a->poll_cq(lab.qpn_a, c, 16), i = 0; i < n; ++i) acked += c[i].status == rc::WcStatus::kSuccess;
+    for (unsigned n = lab.a->poll_cq(lab.qpn_a, c, 16), i = 0; i < n; ++i)
+      acked += c[i].status == rc::WcStatus::kSuccess;
     for (;;) {
       MessageView v;
       if (!lab.b->receive_message(lab.qpn_b, v)) break;
@@ -73,7 +73,8 @@ TEST_CASE("message views give their frames and credits back when they go out of 
   CHECK(rte_mempool_in_use_count(pool().get()) == in_use_before);
 }
 
-TEST_CASE("a view polled from a channel goes back to the worker when it goes out of scope", "[engine][channel][views]") {
+TEST_CASE("a view polled from a channel goes back to the worker when it goes out of scope",
+          "[engine][channel][views]") {
   Lab lab("tvchr", LabOptions{0, false, rc::RecvMode::kMessageViews, 8});
   constexpr int kMsgs = 100;
   std::vector<std::uint8_t> src(64);
@@ -90,7 +91,8 @@ TEST_CASE("a view polled from a channel goes back to the worker when it goes out
       ++posted;
     }
     rc::Completion c[16];
-    for (unsigned n = lab.a->poll_cq(lab.qpn_a, c, 16), i = 0; i < n; ++i) acked += c[i].status == rc::WcStatus::kSuccess;
+    for (unsigned n = lab.a->poll_cq(lab.qpn_a, c, 16), i = 0; i < n; ++i)
+      acked += c[i].status == rc::WcStatus::kSuccess;
     for (MessageView v; channel.poll_message(v);) {
       CHECK(v.home() == &channel);
       CHECK(v.imm == static_cast<std::uint32_t>(got));

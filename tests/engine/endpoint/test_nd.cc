@@ -3,14 +3,13 @@
 // promiscuous), a silent address fails with words, solicitations for us are answered, DAD
 // probes are answered to all nodes, malformed NS/NA are counted and ignored, and the RoCE drop
 // counters see neither (while other ICMPv6 still counts as not_udp).
-#include <catch2/catch.hpp>
+#include <rte_ip.h>
 
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <initializer_list>
 #include <string>
 #include <vector>
-
-#include <rte_ip.h>
 
 #include "protocols/nd/nd_frame.h"
 #include "tests/engine/rc_lab.h"
@@ -103,8 +102,7 @@ TEST_CASE("nd: two IPv6 endpoints resolve each other's MAC; a silent address fai
   const NeighbourResolution none = lab.a->nd_resolution(nobody.ip);
   REQUIRE(none.state == NeighbourResolution::State::kFailed);
   CHECK(none.status.code() == StatusCode::kTimeout);
-  CHECK_THAT(none.status.message(),
-             StartsWith("no Neighbor Advertisement from fd00::3 after 3 solicitations in 300"));
+  CHECK_THAT(none.status.message(), StartsWith("no Neighbor Advertisement from fd00::3 after 3 solicitations in 300"));
 
   const EndpointCounters& ca = lab.a->counters();
   const EndpointCounters& cb = lab.b->counters();
@@ -187,8 +185,7 @@ TEST_CASE("nd: a DAD probe for our address is answered to all nodes", "[engine][
   CHECK(lab.a->nd_neighbours().size() == 0);
 }
 
-TEST_CASE("nd: malformed NS/NA are counted and ignored; other ICMPv6 stays a not_udp drop",
-          "[engine][nd][malformed]") {
+TEST_CASE("nd: malformed NS/NA are counted and ignored; other ICMPv6 stays a not_udp drop", "[engine][nd][malformed]") {
   Lab lab("ndbad", v6_on_test_clock());
   const nd::NdSender h = host();
   std::uint8_t good[nd::kNdFrameBytes];

@@ -1,15 +1,14 @@
 // RC over a real PMD: two RcEndpoints on net_ring ports, joined through a relay that drops frames
 // (the transport never knows). Messages arrive exactly once, in order, intact; payloads leave
 // from application memory without a copy.
-#include <catch2/catch.hpp>
-
 #include <rte_cycles.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
-#include <thread>
 #include <cstring>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "engine/core/mempool.h"
@@ -102,8 +101,10 @@ TEST_CASE("RC WRITE and READ over net_ring with 2 % loss: remote memory equals t
   rc::MemoryRegion lmr, bmr, rmr;
   REQUIRE(lab.mem_a.register_memory(local.data(), local.size(), rc::kAccessLocalWrite, lmr).ok());
   REQUIRE(lab.mem_a.register_memory(back.data(), back.size(), rc::kAccessLocalWrite, bmr).ok());
-  REQUIRE(lab.mem_b.register_memory(remote.data(), remote.size(),
-                                    rc::kAccessLocalWrite | rc::kAccessRemoteWrite | rc::kAccessRemoteRead, rmr).ok());
+  REQUIRE(lab.mem_b
+              .register_memory(remote.data(), remote.size(),
+                               rc::kAccessLocalWrite | rc::kAccessRemoteWrite | rc::kAccessRemoteRead, rmr)
+              .ok());
   for (int i = 0; i < 32; ++i) {
     rc::SendWr w;
     w.wr_id = static_cast<std::uint64_t>(i);
@@ -254,8 +255,10 @@ TEST_CASE("application threads hand work to the worker through lock-free SPSC ch
       rc::Completion c;
       while (to_a.poll(c)) {
         ++done;
-        if (c.status == rc::WcStatus::kSuccess) ++sent_ok;
-        else ++bad;
+        if (c.status == rc::WcStatus::kSuccess)
+          ++sent_ok;
+        else
+          ++bad;
       }
     }
   });
@@ -282,11 +285,13 @@ TEST_CASE("application threads hand work to the worker through lock-free SPSC ch
     }
   });
   // This thread is the worker: the datapath never waits on the application threads.
-  const bool done = lab.run([&] {
-    to_a.service(*lab.a, lab.qpn_a);
-    to_b.service(*lab.b, lab.qpn_b);
-    return (sent_ok + bad >= kMsgs && received >= kMsgs) || bad > 0;
-  }, 30);
+  const bool done = lab.run(
+      [&] {
+        to_a.service(*lab.a, lab.qpn_a);
+        to_b.service(*lab.b, lab.qpn_b);
+        return (sent_ok + bad >= kMsgs && received >= kMsgs) || bad > 0;
+      },
+      30);
   stop = true;
   sender.join();
   receiver.join();
@@ -296,9 +301,10 @@ TEST_CASE("application threads hand work to the worker through lock-free SPSC ch
   CHECK(received == kMsgs);
 }
 
-TEST_CASE("messaging API: zero-copy views over received frames, IPv4 and IPv6, 0 % and 5 % loss, views held "
-          "long enough to force RNR",
-          "[engine][transport][views]") {
+TEST_CASE(
+    "messaging API: zero-copy views over received frames, IPv4 and IPv6, 0 % and 5 % loss, views held "
+    "long enough to force RNR",
+    "[engine][transport][views]") {
   struct Case {
     bool ipv6;
     double loss;
@@ -312,8 +318,9 @@ TEST_CASE("messaging API: zero-copy views over received frames, IPv4 and IPv6, 0
       INFO("ipv6 " << ipv6 << " loss " << loss << " serialise " << k.serialise);
       const unsigned in_use_before = rte_mempool_in_use_count(pool().get());
       {
-        Lab lab("tvw" + std::to_string(ipv6) + std::to_string(static_cast<int>(loss * 100)) + std::to_string(k.serialise),
-                LabOptions{loss, ipv6, rc::RecvMode::kMessageViews, 16, k.serialise});
+        Lab lab(
+            "tvw" + std::to_string(ipv6) + std::to_string(static_cast<int>(loss * 100)) + std::to_string(k.serialise),
+            LabOptions{loss, ipv6, rc::RecvMode::kMessageViews, 16, k.serialise});
         constexpr int kMsgs = 300;
         constexpr std::uint32_t kMax = 6000;
         std::vector<std::uint8_t> src(32 * kMax);
@@ -439,22 +446,24 @@ TEST_CASE("an application thread receives message views through the channel and 
     }
   });
   int posted = 0, done_sends = 0;
-  const bool done = lab.run([&] {
-    to_b.service(*lab.b, lab.qpn_b);
-    while (posted < kMsgs && posted - done_sends < 32) {
-      std::uint8_t* buf = src.data() + (posted % 32) * kSize;
-      std::memset(buf, posted & 0xFF, kSize);
-      const auto seq = static_cast<std::uint32_t>(posted);
-      if (!lab.a->send_message(lab.qpn_a, buf, kSize, seq, &seq).ok()) break;
-      ++posted;
-    }
-    rc::Completion c[16];
-    for (unsigned n = lab.a->poll_cq(lab.qpn_a, c, 16), i = 0; i < n; ++i) {
-      ++done_sends;
-      if (c[i].status != rc::WcStatus::kSuccess) ++bad;
-    }
-    return (done_sends == kMsgs && received == kMsgs) || bad > 0;
-  }, 30);
+  const bool done = lab.run(
+      [&] {
+        to_b.service(*lab.b, lab.qpn_b);
+        while (posted < kMsgs && posted - done_sends < 32) {
+          std::uint8_t* buf = src.data() + (posted % 32) * kSize;
+          std::memset(buf, posted & 0xFF, kSize);
+          const auto seq = static_cast<std::uint32_t>(posted);
+          if (!lab.a->send_message(lab.qpn_a, buf, kSize, seq, &seq).ok()) break;
+          ++posted;
+        }
+        rc::Completion c[16];
+        for (unsigned n = lab.a->poll_cq(lab.qpn_a, c, 16), i = 0; i < n; ++i) {
+          ++done_sends;
+          if (c[i].status != rc::WcStatus::kSuccess) ++bad;
+        }
+        return (done_sends == kMsgs && received == kMsgs) || bad > 0;
+      },
+      30);
   stop = true;
   receiver.join();
   for (int i = 0; i < 10; ++i) to_b.service(*lab.b, lab.qpn_b);  // take the last releases back
@@ -505,15 +514,17 @@ struct CqLab {
 
 }  // namespace
 
-TEST_CASE("one completion queue per endpoint: poll_cq(out, max) drains every QP's completions, each naming its QP, "
-          "each QP's in order",
-          "[engine][transport][cq]") {
+TEST_CASE(
+    "one completion queue per endpoint: poll_cq(out, max) drains every QP's completions, each naming its QP, "
+    "each QP's in order",
+    "[engine][transport][cq]") {
   CqLab t("tcq", 3);
   constexpr std::uint32_t kMsgs = 5;
   std::vector<std::uint8_t> src(4096), dst(4096 * 4);
   rc::MemoryRegion smr, dmr;
   REQUIRE(t.lab.mem_a.register_memory(src.data(), src.size(), rc::kAccessLocalWrite, smr).ok());
-  REQUIRE(t.lab.mem_b.register_memory(dst.data(), dst.size(), rc::kAccessLocalWrite | rc::kAccessRemoteWrite, dmr).ok());
+  REQUIRE(
+      t.lab.mem_b.register_memory(dst.data(), dst.size(), rc::kAccessLocalWrite | rc::kAccessRemoteWrite, dmr).ok());
   for (std::uint32_t q = 0; q < t.a_qpns.size(); ++q)
     for (std::uint32_t m = 0; m < kMsgs; ++m) {
       rc::SendWr w;
@@ -561,7 +572,8 @@ TEST_CASE("endpoint CQ and per-QP polling mixed: a completion is returned once, 
   std::vector<std::uint8_t> src(256), dst(256);
   rc::MemoryRegion smr, dmr;
   REQUIRE(t.lab.mem_a.register_memory(src.data(), src.size(), rc::kAccessLocalWrite, smr).ok());
-  REQUIRE(t.lab.mem_b.register_memory(dst.data(), dst.size(), rc::kAccessLocalWrite | rc::kAccessRemoteWrite, dmr).ok());
+  REQUIRE(
+      t.lab.mem_b.register_memory(dst.data(), dst.size(), rc::kAccessLocalWrite | rc::kAccessRemoteWrite, dmr).ok());
   auto write = [&](std::uint32_t qpn, std::uint64_t id) {
     rc::SendWr w;
     w.wr_id = id;
@@ -597,7 +609,8 @@ TEST_CASE("endpoint CQ: receive completions name the receiving QP; work flushed 
   REQUIRE(t.lab.mem_a.register_memory(src.data(), src.size(), rc::kAccessLocalWrite, smr).ok());
   REQUIRE(t.lab.mem_b.register_memory(dst.data(), dst.size(), rc::kAccessLocalWrite, dmr).ok());
   // B's second QP receives one SEND.
-  REQUIRE(t.lab.b->post_recv(t.b_qpns[1], rc::RecvWr{41, {reinterpret_cast<std::uint64_t>(dst.data()), 256, dmr.lkey}}).ok());
+  REQUIRE(t.lab.b->post_recv(t.b_qpns[1], rc::RecvWr{41, {reinterpret_cast<std::uint64_t>(dst.data()), 256, dmr.lkey}})
+              .ok());
   rc::SendWr w;
   w.wr_id = 42;
   w.opcode = rc::WrOpcode::kSend;
@@ -613,7 +626,9 @@ TEST_CASE("endpoint CQ: receive completions name the receiving QP; work flushed 
   CHECK(c[0].qp_num == t.b_qpns[1]);
   // Receives posted on B's first QP, then ERROR: both flush to the endpoint's CQ without a poll().
   for (std::uint64_t id = 50; id < 52; ++id)
-    REQUIRE(t.lab.b->post_recv(t.b_qpns[0], rc::RecvWr{id, {reinterpret_cast<std::uint64_t>(dst.data()), 256, dmr.lkey}}).ok());
+    REQUIRE(
+        t.lab.b->post_recv(t.b_qpns[0], rc::RecvWr{id, {reinterpret_cast<std::uint64_t>(dst.data()), 256, dmr.lkey}})
+            .ok());
   REQUIRE(t.lab.b->set_error(t.b_qpns[0]).ok());
   n = t.lab.b->poll_cq(c, 4);
   REQUIRE(n == 2);

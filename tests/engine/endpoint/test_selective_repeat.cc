@@ -4,7 +4,6 @@
 // endpoint's transmit path, and every message arrives exactly once, in order, intact; READs and
 // atomics too (SR READ requests and responses, SR atomics and their acknowledgements).
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -98,7 +97,8 @@ Run run_messages(Lab& lab, int msgs) {
       r.in_order += m == r.delivered;
       // A WRITE with immediate's receive completion counts no bytes (as go-back-N's): the data
       // went where the requester put it.
-      bool ok = c.byte_len == size_of(m) && c.has_imm == is_write(m) && (!is_write(m) || c.imm == static_cast<std::uint32_t>(m));
+      bool ok = c.byte_len == size_of(m) && c.has_imm == is_write(m) &&
+                (!is_write(m) || c.imm == static_cast<std::uint32_t>(m));
       for (std::uint32_t i = 0; ok && i < size_of(m); ++i) ok = dst[(m % kRecvSlots) * kMax + i] == pat(m, i);
       r.corrupt += !ok;
       ++r.delivered;
@@ -111,8 +111,9 @@ Run run_messages(Lab& lab, int msgs) {
 
 }  // namespace
 
-TEST_CASE("SR over net_ring with 0 % and 5 % frame loss: SENDs and WRITEs with immediate exactly once, in order, intact",
-          "[engine][transport][sr]") {
+TEST_CASE(
+    "SR over net_ring with 0 % and 5 % frame loss: SENDs and WRITEs with immediate exactly once, in order, intact",
+    "[engine][transport][sr]") {
   for (double loss : {0.0, 0.05}) {
     INFO("loss " << loss);
     const LabOptions o = sr_options(loss);
@@ -149,7 +150,9 @@ TEST_CASE("an endpoint without a selective-repeat QP refuses SR opcodes as unkno
   rc::SendWr w;
   w.sge = {reinterpret_cast<std::uint64_t>(src.data()), 100, smr.lkey};
   REQUIRE(lab.qa->post_send(w).ok());
-  const auto unknown = [&] { return lab.b->counters().rx_drops[static_cast<std::size_t>(wire::DropReason::kUnknownOpcode)]; };
+  const auto unknown = [&] {
+    return lab.b->counters().rx_drops[static_cast<std::size_t>(wire::DropReason::kUnknownOpcode)];
+  };
   CHECK(lab.run([&] { return unknown() > 0; }, 5));
   rc::Completion c;
   CHECK_FALSE(lab.qb->poll_cq(c));
@@ -185,11 +188,13 @@ TEST_CASE("set_recovery: a QP created go-back-N turns selective repeat while in 
   REQUIRE(qa->post_send(w).ok());
   rc::Completion ca, cb;
   bool got_a = false, got_b = false;
-  CHECK(lab.run([&] {
-    got_a = got_a || qa->poll_cq(ca);
-    got_b = got_b || qb->poll_cq(cb);
-    return got_a && got_b;
-  }, 5));
+  CHECK(lab.run(
+      [&] {
+        got_a = got_a || qa->poll_cq(ca);
+        got_b = got_b || qb->poll_cq(cb);
+        return got_a && got_b;
+      },
+      5));
   CHECK(ca.status == rc::WcStatus::kSuccess);
   CHECK(cb.status == rc::WcStatus::kSuccess);
   CHECK(cb.byte_len == 5000);
@@ -210,7 +215,8 @@ Run run_reads_atomics(Lab& lab, int ops) {
   constexpr int kSlots = 32;
   std::vector<std::uint8_t> remote(kSlots * kMax), local(kSlots * kMax);
   std::vector<std::uint64_t> words(2, 0), orig(kSlots, 0);
-  for (std::size_t i = 0; i < remote.size(); ++i) remote[i] = pat(static_cast<std::uint32_t>(i / kMax), static_cast<std::uint32_t>(i % kMax));
+  for (std::size_t i = 0; i < remote.size(); ++i)
+    remote[i] = pat(static_cast<std::uint32_t>(i / kMax), static_cast<std::uint32_t>(i % kMax));
   rc::MemoryRegion rmr, lmr, wmr, omr;
   REQUIRE(lab.mem_b.register_memory(remote.data(), remote.size(), rc::kAccessRemoteRead, rmr).ok());
   REQUIRE(lab.mem_b.register_memory(words.data(), 16, rc::kAccessRemoteAtomic, wmr).ok());
@@ -267,7 +273,8 @@ Run run_reads_atomics(Lab& lab, int ops) {
         ok = orig[slot] == want[m];
       } else {
         ok = c.byte_len == size_of(m);
-        for (std::uint32_t i = 0; ok && i < size_of(m); ++i) ok = local[slot * kMax + i] == pat(static_cast<std::uint32_t>(slot), i);
+        for (std::uint32_t i = 0; ok && i < size_of(m); ++i)
+          ok = local[slot * kMax + i] == pat(static_cast<std::uint32_t>(slot), i);
       }
       r.corrupt += !ok;
       ++r.sent_ok;
@@ -281,9 +288,10 @@ Run run_reads_atomics(Lab& lab, int ops) {
 
 }  // namespace
 
-TEST_CASE("SR over net_ring with 0 % and 5 % frame loss: READs and atomics complete in order, every byte and "
-          "original value right, each atomic executed once",
-          "[engine][transport][sr][read]") {
+TEST_CASE(
+    "SR over net_ring with 0 % and 5 % frame loss: READs and atomics complete in order, every byte and "
+    "original value right, each atomic executed once",
+    "[engine][transport][sr][read]") {
   for (double loss : {0.0, 0.05}) {
     INFO("loss " << loss);
     const LabOptions o = sr_options(loss);

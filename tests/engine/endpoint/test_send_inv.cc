@@ -1,7 +1,6 @@
 // SEND with Invalidate through two endpoints: the frames the engine builds carry the IETH, and the
 // receiver's completion or message view says which key was invalidated.
 #include <catch2/catch.hpp>
-
 #include <vector>
 
 #include "engine/endpoint/message_view.h"
@@ -29,16 +28,16 @@ rc::Completion send_with_inv(Lab& lab, const std::vector<std::uint8_t>& src, con
 
 }  // namespace
 
-TEST_CASE("endpoint: SEND with Invalidate completes the receive with the key and invalidates it",
-          "[engine][inv]") {
+TEST_CASE("endpoint: SEND with Invalidate completes the receive with the key and invalidates it", "[engine][inv]") {
   const std::uint32_t len = GENERATE(64u, 5000u);  // one packet, and several at any PMTU
   Lab lab(len == 64 ? "tinv1" : "tinv2", LabOptions{});
   std::vector<std::uint8_t> src(8192, 0x4C), dst(8192), target(256);
   rc::MemoryRegion smr, dmr, tmr;
   REQUIRE(lab.mem_a.register_memory(src.data(), src.size(), rc::kAccessLocalWrite, smr).ok());
   REQUIRE(lab.mem_b.register_memory(dst.data(), dst.size(), rc::kAccessLocalWrite, dmr).ok());
-  REQUIRE(lab.mem_b.register_memory(target.data(), target.size(),
-                                    rc::kAccessRemoteWrite | rc::kAccessRemoteInvalidate, tmr).ok());
+  REQUIRE(
+      lab.mem_b.register_memory(target.data(), target.size(), rc::kAccessRemoteWrite | rc::kAccessRemoteInvalidate, tmr)
+          .ok());
   REQUIRE(lab.b->post_recv(lab.qpn_b, {5, {reinterpret_cast<std::uint64_t>(dst.data()), 8192, dmr.lkey}}).ok());
   const rc::Completion sc = send_with_inv(lab, src, smr, len, tmr.rkey);
   CHECK(sc.status == rc::WcStatus::kSuccess);

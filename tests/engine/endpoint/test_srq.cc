@@ -2,7 +2,6 @@
 // sends on both; every message lands whole, each QP's completions come through B's CQ, the limit
 // event tells the application to post more, and an empty SRQ only delays (RNR), never fails.
 #include <catch2/catch.hpp>
-
 #include <vector>
 
 #include "tests/engine/rc_lab.h"
@@ -41,8 +40,11 @@ TEST_CASE("endpoint SRQ: two QPs share one receive queue, limit event, RNR until
   std::uint64_t next_wr = 0;
   auto repost = [&](int n) {
     for (int k = 0; k < n; ++k, ++next_wr)
-      REQUIRE(lab.b->post_srq_recv(srq, {next_wr, {reinterpret_cast<std::uint64_t>(dst.data() + (next_wr % 16) * 4096),
-                                                   4096, dmr.lkey}}).ok());
+      REQUIRE(
+          lab.b
+              ->post_srq_recv(
+                  srq, {next_wr, {reinterpret_cast<std::uint64_t>(dst.data() + (next_wr % 16) * 4096), 4096, dmr.lkey}})
+              .ok());
   };
   repost(8);
   REQUIRE(lab.b->arm_srq_limit(srq, 4).ok());
@@ -57,7 +59,8 @@ TEST_CASE("endpoint SRQ: two QPs share one receive queue, limit event, RNR until
       ++posted;
     }
     rc::Completion c[16];
-    for (unsigned n = lab.a->poll_cq(c, 16), i = 0; i < n; ++i) (c[i].status == rc::WcStatus::kSuccess ? sent : failed)++;
+    for (unsigned n = lab.a->poll_cq(c, 16), i = 0; i < n; ++i)
+      (c[i].status == rc::WcStatus::kSuccess ? sent : failed)++;
     for (unsigned n = lab.b->poll_cq(c, 16), i = 0; i < n; ++i) {
       CHECK(c[i].status == rc::WcStatus::kSuccess);
       CHECK(c[i].byte_len == kSize);

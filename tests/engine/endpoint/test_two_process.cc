@@ -1,11 +1,10 @@
 // Two processes: net_memif (shared memory) and net_vhost <-> virtio_user; frames echoed intact.
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <thread>
@@ -102,8 +101,7 @@ TEST_CASE("net_memif between two processes: 2000 frames echoed back intact and i
   unlink(sock.c_str());
 }
 
-TEST_CASE("net_vhost <-> virtio_user between two processes: 1000 frames echoed back intact",
-          "[engine][vhost][2proc]") {
+TEST_CASE("net_vhost <-> virtio_user between two processes: 1000 frames echoed back intact", "[engine][vhost][2proc]") {
   const std::string sock = "/tmp/droce-test-vhost-" + std::to_string(getpid()) + ".sock";
   Status err;
   PortConfig cfg;

@@ -1,9 +1,8 @@
 // A message-view receiver whose mbuf pool runs dry (the application holds its views): frames it
 // cannot copy are dropped before the QP sees them (counted no_rx_buffer), the sender resends them,
 // and once the views go back every message arrives whole, in order — no failed QP, no hole.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <vector>
 
 #include "engine/core/mempool.h"

@@ -1,7 +1,5 @@
 // OOB exchange in ibv_rc_pingpong's exact format: golden bytes from a real capture, strict
 // parsing of hostile input, and TCP client/server with deadlines on every step.
-#include <catch2/catch.hpp>
-
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -10,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -84,7 +83,9 @@ TEST_CASE("rc_pingpong message: golden bytes parse, and our format reproduces th
 
 TEST_CASE("malformed exchange messages are refused with the field named", "[oob]") {
   ConnInfo c;
-  auto parse = [&](std::string s) { return parse_rc_pingpong(reinterpret_cast<const std::uint8_t*>(s.data()), s.size(), c); };
+  auto parse = [&](std::string s) {
+    return parse_rc_pingpong(reinterpret_cast<const std::uint8_t*>(s.data()), s.size(), c);
+  };
   const std::string good(kGolden, 52);
   CHECK(parse(good).ok());
   CHECK(parse(good.substr(0, 40)).message().find("52") != std::string::npos);
@@ -313,8 +314,8 @@ TEST_CASE("rc_pingpong's exchange with an idle function calls it while it waits 
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the server waits for our info meanwhile
   std::uint64_t cli_idle = 0;
   REQUIRE(c.exchange_as_client(local, peer, 3000, [&] {
-    if (++cli_idle == 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }).ok());
+             if (++cli_idle == 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+           }).ok());
   t.join();
   REQUIRE(srv_status.ok());
   CHECK(seen.qpn == 0x22);
@@ -371,7 +372,8 @@ TEST_CASE("garbage where the 52-byte info belongs: the error names the first bad
         std::string::npos);
 }
 
-TEST_CASE("a peer that stalls in the middle of the 52-byte info: error at the deadline with what arrived", "[oob][hostile]") {
+TEST_CASE("a peer that stalls in the middle of the 52-byte info: error at the deadline with what arrived",
+          "[oob][hostile]") {
   ConnInfo local, peer;
   local.qpn = 1;
   SECTION("a client stalls: the server names the client's info and how much of it came") {
@@ -441,14 +443,16 @@ TEST_CASE("a peer that closes in the middle of a message: the error says so and 
   }
 }
 
-TEST_CASE("control lines: 255 bytes pass, a longer one is refused as too long, a binary one as not text", "[oob][hostile]") {
+TEST_CASE("control lines: 255 bytes pass, a longer one is refused as too long, a binary one as not text",
+          "[oob][hostile]") {
   SECTION("the limit itself") {
     RawPeer p;
     raw_send(p.fd, std::string(255, 'a') + "\n" + std::string(256, 'b') + "\n");
     std::string line;
     REQUIRE(p.ours.recv_line(line, 3000).ok());
     CHECK(line == std::string(255, 'a'));
-    CHECK(p.ours.recv_line(line, 3000).message() == "the peer's control line is longer than 255 bytes (is the peer droce?)");
+    CHECK(p.ours.recv_line(line, 3000).message() ==
+          "the peer's control line is longer than 255 bytes (is the peer droce?)");
     // The connection stays failed: no half line is ever returned as a line.
     bool closed = false;
     Status why;
@@ -469,7 +473,8 @@ TEST_CASE("control lines: 255 bytes pass, a longer one is refused as too long, a
     }
     REQUIRE(sent > 256);
     std::string line;
-    CHECK(p.ours.recv_line(line, 3000).message() == "the peer's control line is longer than 255 bytes (is the peer droce?)");
+    CHECK(p.ours.recv_line(line, 3000).message() ==
+          "the peer's control line is longer than 255 bytes (is the peer droce?)");
   }
   SECTION("bytes that are not text") {
     RawPeer p;
@@ -511,7 +516,8 @@ TEST_CASE("numbers in droce's lines are digits only and in range; the error name
   SECTION("RESULT: six counts") {
     ResultLine r;
     REQUIRE(parse_result_line(format_result_line({100, 1, 2, 3, 4, 5}), r).ok());
-    CHECK((r.received == 100 && r.lost == 1 && r.duplicated == 2 && r.out_of_order == 3 && r.corrupted == 4 && r.errors == 5));
+    CHECK((r.received == 100 && r.lost == 1 && r.duplicated == 2 && r.out_of_order == 3 && r.corrupted == 4 &&
+           r.errors == 5));
     CHECK(parse_result_line("RESULT 1 2 3 -4 5 6", r).message().find("out of order '-4'") != std::string::npos);
     CHECK(parse_result_line("RESULT 1 2 3 4 5 99999999999999999999", r).message().find("errors") != std::string::npos);
     CHECK_FALSE(parse_result_line("RESULT 1 2 3 4 5", r).ok());

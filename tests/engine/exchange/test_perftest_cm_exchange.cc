@@ -3,9 +3,8 @@
 // data QPs over rdma_cm, swap the preamble and keys, run perftest's barriers and report swap,
 // move data over the CM-connected QPs, and disconnect; a refusing or absent server, and a
 // client with more QPs than the server, end in errors that say so.
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -21,7 +20,8 @@ namespace {
 
 constexpr std::uint32_t kRegion = 4096;
 
-TEST_CASE("perftest -R: the key message is struct pingpong_dest, big-endian, 56 bytes", "[engine][exchange][perftest_cm]") {
+TEST_CASE("perftest -R: the key message is struct pingpong_dest, big-endian, 56 bytes",
+          "[engine][exchange][perftest_cm]") {
   PerftestKeys k;
   k.lid = 0x1234;
   k.out_reads = 16;
@@ -32,9 +32,9 @@ TEST_CASE("perftest -R: the key message is struct pingpong_dest, big-endian, 56 
   for (int i = 0; i < 16; ++i) k.gid[i] = static_cast<std::uint8_t>(0xF0 + i);
   std::uint8_t m[kPerftestDestBytes];
   format_perftest_dest(k, m);
-  const std::uint8_t head[] = {0x00, 0x00, 0x12, 0x34, 0x00, 0x00, 0x00, 0x10, 0x00, 0xAB, 0xCD, 0xEF,
-                               0x00, 0x12, 0x34, 0x56, 0xDE, 0xAD, 0xBE, 0xEF, 0x00, 0x00, 0x00, 0x00,
-                               0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08};
+  const std::uint8_t head[] = {0x00, 0x00, 0x12, 0x34, 0x00, 0x00, 0x00, 0x10, 0x00, 0xAB, 0xCD,
+                               0xEF, 0x00, 0x12, 0x34, 0x56, 0xDE, 0xAD, 0xBE, 0xEF, 0x00, 0x00,
+                               0x00, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08};
   CHECK(std::memcmp(m, head, sizeof(head)) == 0);
   CHECK(std::memcmp(m + 32, k.gid, 16) == 0);
   PerftestKeys back;
@@ -65,7 +65,8 @@ struct Side {
   std::vector<std::uint8_t> buf;
   rc::MemoryRegion mr{};
   std::vector<PerftestKeys> keys;
-  Side(RcEndpoint& ep, MemoryRegistry& mem, std::uint32_t qps, std::uint32_t psn_base) : buf(std::size_t{qps} * kRegion, 0) {
+  Side(RcEndpoint& ep, MemoryRegistry& mem, std::uint32_t qps, std::uint32_t psn_base)
+      : buf(std::size_t{qps} * kRegion, 0) {
     REQUIRE(mem.register_memory(buf.data(), buf.size(), rc::kAccessLocalWrite | rc::kAccessRemoteWrite, mr).ok());
     for (std::uint32_t i = 0; i < qps; ++i) {
       rc::QpAttr a;
@@ -102,10 +103,11 @@ void run_side(RcEndpoint& ep, PerftestRole role, PerftestTest test, Side& side, 
   auto fail = [&](const Status& st) { out.error = st.message(); };
   if (Status st = s.open(); !st.ok()) return fail(st);
   if (Status st = s.preamble(1024, out.pre); !st.ok()) return fail(st);
-  if (Status st = s.connect(test, side.keys, out.theirs, [&] {
-        out.callback_ran = true;
-        return Status{};
-      });
+  if (Status st = s.connect(test, side.keys, out.theirs,
+                            [&] {
+                              out.callback_ran = true;
+                              return Status{};
+                            });
       !st.ok())
     return fail(st);
   out.data = s.data_qps();
@@ -232,7 +234,8 @@ TEST_CASE("perftest -R: write_bw, one data QP: comm connection, keys, barriers, 
   run_pair(PerftestTest::kWriteBw, 1, "pcm1");
 }
 
-TEST_CASE("perftest -R: send_bw, four data QPs connected at once, paired by arrival", "[engine][exchange][perftest_cm]") {
+TEST_CASE("perftest -R: send_bw, four data QPs connected at once, paired by arrival",
+          "[engine][exchange][perftest_cm]") {
   run_pair(PerftestTest::kSendBw, 4, "pcm4");
 }
 
@@ -266,7 +269,8 @@ TEST_CASE("perftest -R: a server that refuses, or is absent, is a clear error", 
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
 }
 
-TEST_CASE("perftest -R: abandon_wait ends the wait in progress, once, with its reason", "[engine][exchange][perftest_cm]") {
+TEST_CASE("perftest -R: abandon_wait ends the wait in progress, once, with its reason",
+          "[engine][exchange][perftest_cm]") {
   Lab lab("pcmab", 0.0);
   PerftestCmConfig cfg;
   cfg.server = addr(7);  // nobody: the REQ would wait until the deadline

@@ -1,11 +1,10 @@
 // perftest 6.06's TCP exchange: golden bytes and whole sequences replayed from real captures
 // (tests/data/pcaps: ib_*_bw / ib_*_lat between two Linux rxe guests), strict parsing of hostile
 // messages, and droce's client and server talking to each other with deadlines on every step.
-#include <catch2/catch.hpp>
-
 #include <arpa/inet.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -98,10 +97,11 @@ Status run_side(PerftestTest t, PerftestRole role, OobConnection& conn, const Pe
   if (Status st = s.preamble(1024, pre); !st.ok()) return st;
   std::vector<PerftestKeys> peer;
   bool connected = false;
-  if (Status st = s.connect(t, {mine}, peer, [&] {
-        connected = true;
-        return Status();
-      });
+  if (Status st = s.connect(t, {mine}, peer,
+                            [&] {
+                              connected = true;
+                              return Status();
+                            });
       !st.ok())
     return st;
   if (!connected) return Status::error("connect_qps never called");
@@ -196,8 +196,8 @@ TEST_CASE("malformed perftest messages are refused with the field named", "[perf
   s[107] = 'x';
   CHECK(parse(s).find("NUL") != std::string::npos);
   const std::vector<std::pair<std::size_t, std::string>> fields = {
-      {1, "LID"}, {6, "out_reads"}, {12, "QPN"}, {20, "PSN"}, {26, "rkey"}, {40, "vaddr"}, {50, "GID byte 0"},
-      {95, "GID byte 15"}, {100, "SRQN"}};
+      {1, "LID"},    {6, "out_reads"},   {12, "QPN"},         {20, "PSN"},  {26, "rkey"},
+      {40, "vaddr"}, {50, "GID byte 0"}, {95, "GID byte 15"}, {100, "SRQN"}};
   for (const auto& [at, name] : fields) {
     s = good;
     s[at] = 'g';
@@ -246,7 +246,8 @@ TEST_CASE("droce's client reproduces each capture's client bytes against the rep
       for (std::size_t i = 0; i < ms.size() && mismatch.empty(); ++i) {
         const Message& m = ms[i];
         if (!m.from_client) {
-          if (!theirs.send_bytes(m.bytes.data(), m.bytes.size(), 3000, "replay").ok()) mismatch = "send failed at " + std::to_string(i);
+          if (!theirs.send_bytes(m.bytes.data(), m.bytes.size(), 3000, "replay").ok())
+            mismatch = "send failed at " + std::to_string(i);
           continue;
         }
         std::string got(m.bytes.size(), '\0');
@@ -280,7 +281,8 @@ TEST_CASE("droce's server reproduces each capture's server bytes against the rep
       for (std::size_t i = 0; i < ms.size() && mismatch.empty(); ++i) {
         const Message& m = ms[i];
         if (m.from_client) {
-          if (!theirs.send_bytes(m.bytes.data(), m.bytes.size(), 3000, "replay").ok()) mismatch = "send failed at " + std::to_string(i);
+          if (!theirs.send_bytes(m.bytes.data(), m.bytes.size(), 3000, "replay").ok())
+            mismatch = "send failed at " + std::to_string(i);
           continue;
         }
         std::string got(m.bytes.size(), '\0');
@@ -494,7 +496,8 @@ TEST_CASE("perftest exchange: a peer that stalls mid-message is named with what 
     PerftestSession session(c, PerftestRole::kServer, 300);
     session.set_idle([] {});
     PerftestPreamble pre;
-    CHECK(session.preamble(1024, pre).message() == "timed out waiting for the peer's perftest version (8 of 16 bytes arrived)");
+    CHECK(session.preamble(1024, pre).message() ==
+          "timed out waiting for the peer's perftest version (8 of 16 bytes arrived)");
   }
   {
     OobConnection c, s;

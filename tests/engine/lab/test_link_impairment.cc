@@ -1,10 +1,9 @@
 // LinkImpairment: loss, bursts, duplication and reordering at a port's RX, counted exactly.
 #include <catch2/catch.hpp>
-
 #include <vector>
 
-#include "engine/lab/link_impairment.h"
 #include "engine/core/mempool.h"
+#include "engine/lab/link_impairment.h"
 #include "tests/engine/frames.h"
 #include "tests/engine/ring_pair.h"
 

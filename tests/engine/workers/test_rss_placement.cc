@@ -1,9 +1,8 @@
 // RSS placement (engine/workers/rss_placement.h): the Toeplitz hash of a RoCEv2 flow as a NIC
 // computes it, checked against the published verification vectors, and the redirection table
 // planned so that each connected QP's flow reaches its owner's queue.
-#include <catch2/catch.hpp>
-
 #include <array>
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <vector>
 
@@ -17,10 +16,10 @@ namespace {
 
 // The default Toeplitz key of Microsoft's RSS specification ("Verifying the RSS Hash Calculation"),
 // which DPDK's own thash tests also use.
-constexpr std::array<std::uint8_t, 40> kMsKey = {
-    0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
-    0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
-    0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa};
+constexpr std::array<std::uint8_t, 40> kMsKey = {0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67,
+                                                 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0, 0xd0, 0xca, 0x2b, 0xcb,
+                                                 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30,
+                                                 0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa};
 
 InboundFlow v4(std::array<std::uint8_t, 4> src, std::array<std::uint8_t, 4> dst, std::uint16_t sport,
                std::uint16_t owner = 0) {
@@ -40,7 +39,8 @@ TEST_CASE("RSS placement: the Toeplitz hash matches the published IPv4 + port ve
   CHECK(inbound_rss_hash(v4({66, 9, 149, 187}, {161, 142, 100, 80}, 2794), kMsKey, 1766) == 0x51ccc178u);
   CHECK(inbound_rss_hash(v4({199, 92, 111, 2}, {65, 69, 140, 83}, 14230), kMsKey, 4739) == 0xc626b0eau);
   // A key shorter than the tuple needs cannot hash it: 0, and nothing is read past it.
-  CHECK(inbound_rss_hash(v4({1, 2, 3, 4}, {5, 6, 7, 8}, 0xC000), std::span<const std::uint8_t>(kMsKey.data(), 12)) == 0);
+  CHECK(inbound_rss_hash(v4({1, 2, 3, 4}, {5, 6, 7, 8}, 0xC000), std::span<const std::uint8_t>(kMsKey.data(), 12)) ==
+        0);
 }
 
 TEST_CASE("RSS placement: every QP's flow gets an entry leading to its owner; a shared entry is one conflict",
