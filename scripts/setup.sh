@@ -6,7 +6,7 @@ set -uo pipefail
 # Build, test and runtime dependencies (Debian 12 / bookworm package names, DPDK 22.11 = ABI 23).
 PACKAGES=(
   # toolchain and build
-  build-essential meson ninja-build pkg-config clang libclang-rt-14-dev
+  build-essential meson ninja-build pkg-config clang libclang-rt-14-dev clang-format
   # DPDK: headers + libraries, dpdk-testpmd (in dpdk-dev), and the PMD plugins the labs use
   libdpdk-dev dpdk-dev
   librte-net-null23 librte-net-ring23 librte-net-memif23 librte-net-vhost23 librte-net-virtio23
