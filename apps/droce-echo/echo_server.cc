@@ -142,8 +142,8 @@ unsigned EchoWorkers::lcore(std::size_t w) const {
 namespace {
 
 // The server's JSON report: totals, then each worker's share.
-std::string write_server_json(const Options& o, const EchoWorkers& workers, const std::vector<unsigned>& lcores,
-                              bool stalled, const std::string& problem) {
+Status write_server_json(const Options& o, const EchoWorkers& workers, const std::vector<unsigned>& lcores,
+                         bool stalled, const std::string& problem) {
   nlohmann::json ws = nlohmann::json::array();
   std::vector<const engine::RcEndpoint*> eps;
   for (std::size_t w = 0; w < workers.size(); ++w) {
@@ -272,8 +272,8 @@ int run_server(const Options& o, EchoWorkers& workers, engine::OobConnection& oo
                   static_cast<unsigned long long>(workers.worker(w).echoed()));
   if (workers.errors() != 0) std::printf("  first error: %s\n", workers.first_error().c_str());
   if (!o.json.empty()) {
-    if (std::string e = write_server_json(o, workers, lcores, stalled, problem); !e.empty()) {
-      std::fprintf(stderr, "droce-echo: %s\n", e.c_str());
+    if (Status s = write_server_json(o, workers, lcores, stalled, problem); !s.ok()) {
+      std::fprintf(stderr, "droce-echo: %s\n", s.message().c_str());
       return 1;
     }
   }

@@ -55,7 +55,7 @@ SetupError set_up_port(const Options& o, bool defaults, Setup& st) {
   // --workers: the server's each need an lcore (the main one is worker 0); every worker, the
   // client's included, its own queue pair.
   if (server)
-    if (std::string e = apps::workers_lcore_limit(o.workers); !e.empty()) return usage_error(e);
+    if (Status s = apps::workers_lcore_limit(o.workers); !s.ok()) return usage_error(s.message());
   std::vector<unsigned> lcores;  // the lcore that polls each worker
   for (unsigned l = rte_get_main_lcore(); lcores.size() < o.workers && l < RTE_MAX_LCORE;
        l = server ? rte_get_next_lcore(l, 1, 0) : l)
@@ -71,7 +71,7 @@ SetupError set_up_port(const Options& o, bool defaults, Setup& st) {
   pc.promiscuous = true;
   if (Status s = engine::pair_port_devargs(defaults, server, "/tmp/droce-echo.sock", pc.devargs); !s.ok())
     return run_error(s);
-  if (std::string e = apps::workers_queue_limit(o.workers, pc.devargs); !e.empty()) return usage_error(e);
+  if (Status s = apps::workers_queue_limit(o.workers, pc.devargs); !s.ok()) return usage_error(s.message());
   Status err;
   st.port = engine::Port::open(pc, err);
   if (!st.port) return run_error(err);
@@ -103,7 +103,7 @@ SetupError set_up_port(const Options& o, bool defaults, Setup& st) {
   wc.endpoint.addresses.vlan_pcp = o.vlan_pcp;
   if (!o.pcap.empty()) {
     // One file for every worker's queue (the capture serialises its writers).
-    if (std::string e = st.capture.open(o.pcap); !e.empty()) return run_error(Status::error(e));
+    if (Status s = st.capture.open(o.pcap); !s.ok()) return run_error(s);
     wc.endpoint.recording.capture = &st.capture;
   }
   st.group = engine::WorkerGroup::create(wc, err);

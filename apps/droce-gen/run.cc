@@ -85,8 +85,8 @@ Status launch_workers(Setup& st) {
     if (rte_eal_remote_launch(&Job::lcore_main, &j, j.lcore()) != 0) {
       for (std::size_t k = 1; k < w; ++k) st.jobs[k]->set_phase(Phase::kStop);
       for (std::size_t k = 1; k < w; ++k) (void)rte_eal_wait_lcore(st.jobs[k]->lcore());
-      return Status::error("cannot launch worker " + std::to_string(w) + " on lcore " + std::to_string(j.lcore()) +
-                           ": the lcore is busy");
+      return Status::error(StatusCode::kBadState, "cannot launch worker " + std::to_string(w) + " on lcore " +
+                                                      std::to_string(j.lcore()) + ": the lcore is busy");
     }
   }
   return {};
@@ -136,9 +136,10 @@ Status read_end_counts(engine::OobConnection& oob, const std::string& first, std
         case LineWait::kLine:
           break;
         case LineWait::kClosed:
-          return Status::error("the client closed the connection in its END lines");
+          return Status::error(StatusCode::kPeer, "the client closed the connection in its END lines");
         default:
-          return Status::error("the client's END lines stopped after " + std::to_string(counts.size()) + " counts");
+          return Status::error(StatusCode::kPeer,
+                               "the client's END lines stopped after " + std::to_string(counts.size()) + " counts");
       }
     }
     std::vector<std::uint64_t> part;
@@ -202,7 +203,7 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
   std::FILE* csv = nullptr;
   if (!o.csv.empty()) {
     csv = std::fopen(o.csv.c_str(), "w");
-    if (csv == nullptr) return Status::error("cannot write " + o.csv);
+    if (csv == nullptr) return Status::error(StatusCode::kIo, "cannot write " + o.csv);
     std::fprintf(csv, "time_s,goodput_gbps,msg_rate_mps,retransmitted_packets,naks_sent,naks_received,rnr_naks\n");
   }
   const double hz = static_cast<double>(rte_get_tsc_hz());
@@ -387,10 +388,10 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
         case LineWait::kLine:
           break;
         case LineWait::kClosed:
-          sent = Status::error("the server closed the connection before reporting");
+          sent = Status::error(StatusCode::kPeer, "the server closed the connection before reporting");
           break;
         default:
-          sent = Status::error("no end-of-run report from the server within 10 s");
+          sent = Status::error(StatusCode::kTimeout, "no end-of-run report from the server within 10 s");
           break;
       }
     }

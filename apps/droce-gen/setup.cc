@@ -67,7 +67,7 @@ engine::ImpairmentConfig impairment_of(const Options& o) {
 }
 
 SetupError run_error(const Status& s) { return {s, false}; }
-SetupError usage_error(const std::string& m) { return {Status::error(m), true}; }
+SetupError usage_error(const std::string& m) { return {Status::error(StatusCode::kInvalidArgument, m), true}; }
 
 // One lab per worker: both ends of the worker's QPs, on net_ring ports of its own.
 SetupError open_labs(const Options& o, Setup& st) {
@@ -280,7 +280,7 @@ SetupError open_transport(const Options& o, bool default_port, const std::vector
     st.pools.push_back(std::move(pool));
   }
   if (!o.pcap.empty())
-    if (std::string e = st.capture.open(o.pcap); !e.empty()) return run_error(Status::error(e));
+    if (Status s = st.capture.open(o.pcap); !s.ok()) return run_error(s);
   SetupError e = o.mode == Mode::kLoopback ? open_labs(o, st) : open_port(o, default_port, st);
   if (!e.status.ok()) return e;
   for (std::uint16_t w = 0; w < o.workers; ++w) {

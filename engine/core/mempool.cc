@@ -11,17 +11,19 @@ namespace droce::engine {
 static_assert(sizeof(PacketMeta) % RTE_MBUF_PRIV_ALIGN == 0, "private area must keep mbuf alignment");
 
 Status MbufPool::create(const PoolConfig& cfg, MbufPool& out) {
-  if (cfg.mbufs < 64) return Status::error("mbuf pool '" + cfg.name + "': at least 64 mbufs needed");
+  if (cfg.mbufs < 64)
+    return Status::error(StatusCode::kInvalidArgument, "mbuf pool '" + cfg.name + "': at least 64 mbufs needed");
   if (cfg.data_room < RTE_PKTMBUF_HEADROOM + 64)
-    return Status::error("mbuf pool '" + cfg.name + "': data room too small");
+    return Status::error(StatusCode::kInvalidArgument, "mbuf pool '" + cfg.name + "': data room too small");
   const unsigned cache = cfg.cache > RTE_MEMPOOL_CACHE_MAX_SIZE ? RTE_MEMPOOL_CACHE_MAX_SIZE : cfg.cache;
   const int socket = cfg.socket < 0 ? static_cast<int>(rte_socket_id()) : cfg.socket;
   rte_mempool* p =
       rte_pktmbuf_pool_create(cfg.name.c_str(), cfg.mbufs, cache, sizeof(PacketMeta), cfg.data_room, socket);
   if (p == nullptr)
-    return Status::error("cannot create mbuf pool '" + cfg.name + "' (" + std::to_string(cfg.mbufs) + " x " +
-                         std::to_string(cfg.data_room) + " B): " + rte_strerror(rte_errno) +
-                         " — not enough hugepage memory? try fewer mbufs or -m");
+    return Status::error(StatusCode::kNoMemory, "cannot create mbuf pool '" + cfg.name + "' (" +
+                                                    std::to_string(cfg.mbufs) + " x " + std::to_string(cfg.data_room) +
+                                                    " B): " + rte_strerror(rte_errno) +
+                                                    " — not enough hugepage memory? try fewer mbufs or -m");
   out = MbufPool();
   out.pool_ = p;
   return {};

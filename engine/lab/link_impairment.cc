@@ -4,13 +4,15 @@
 
 namespace droce::engine {
 
-std::string ImpairmentConfig::validate() const {
+Status ImpairmentConfig::validate() const {
   auto prob = [](double p) { return p >= 0 && p <= 1; };
-  if (!prob(loss)) return "loss: must be a fraction in [0, 1]";
-  if (!prob(burst_start)) return "burst_start: must be a fraction in [0, 1]";
-  if (burst_start > 0 && burst_frames == 0) return "burst_frames: must be >= 1 when bursts are enabled";
-  if (!prob(duplicate)) return "duplicate: must be a fraction in [0, 1]";
-  if (!prob(reorder)) return "reorder: must be a fraction in [0, 1]";
+  if (!prob(loss)) return Status::fail(StatusCode::kInvalidArgument, "loss: must be a fraction in [0, 1]");
+  if (!prob(burst_start))
+    return Status::fail(StatusCode::kInvalidArgument, "burst_start: must be a fraction in [0, 1]");
+  if (burst_start > 0 && burst_frames == 0)
+    return Status::fail(StatusCode::kInvalidArgument, "burst_frames: must be >= 1 when bursts are enabled");
+  if (!prob(duplicate)) return Status::fail(StatusCode::kInvalidArgument, "duplicate: must be a fraction in [0, 1]");
+  if (!prob(reorder)) return Status::fail(StatusCode::kInvalidArgument, "reorder: must be a fraction in [0, 1]");
   return {};
 }
 
@@ -20,19 +22,20 @@ LinkImpairment::LinkImpairment(std::uint16_t port, std::uint16_t queue, const Im
 std::unique_ptr<LinkImpairment> LinkImpairment::attach(std::uint16_t port, std::uint16_t queue,
                                                        const ImpairmentConfig& cfg, rte_mempool* copy_pool,
                                                        Status& err) {
-  if (std::string e = cfg.validate(); !e.empty()) {
-    err = Status::error("impairment " + e);
+  if (Status s = cfg.validate(); !s.ok()) {
+    err = s.context("impairment ");
     return nullptr;
   }
   if (cfg.duplicate > 0 && copy_pool == nullptr) {
-    err = Status::error("impairment: duplication needs a pool for the copies");
+    err = Status::error(StatusCode::kInvalidArgument, "impairment: duplication needs a pool for the copies");
     return nullptr;
   }
   std::unique_ptr<LinkImpairment> li(new LinkImpairment(port, queue, cfg, copy_pool));
   li->cb_ = rte_eth_add_rx_callback(port, queue, &LinkImpairment::on_rx, li.get());
   if (li->cb_ == nullptr) {
-    err = Status::error("impairment: cannot add an RX callback on port " + std::to_string(port) + " queue " +
-                        std::to_string(queue) + " (" + rte_strerror(rte_errno) + ")");
+    err =
+        Status::error(StatusCode::kError, "impairment: cannot add an RX callback on port " + std::to_string(port) +
+                                              " queue " + std::to_string(queue) + " (" + rte_strerror(rte_errno) + ")");
     return nullptr;
   }
   return li;

@@ -69,10 +69,11 @@ struct DcqcnFields {
       "packets are always answered with CNPs";
 };
 void add_dcqcn(CLI::App& app, const DcqcnFields& f);
-// The preset at `line_gbps`, then each override; empty, or one message naming the option.
-[[nodiscard]] std::string apply_dcqcn(const std::string& preset, double line_gbps,
-                                      const std::vector<std::pair<std::string, std::string>>& overrides,
-                                      dcqcn::DcqcnParams& out);
+// The preset at `line_gbps`, then each override; ok, or kInvalidArgument and one message naming
+// the option.
+[[nodiscard]] Status apply_dcqcn(const std::string& preset, double line_gbps,
+                                 const std::vector<std::pair<std::string, std::string>>& overrides,
+                                 dcqcn::DcqcnParams& out);
 
 // Where the results go.
 struct OutputFields {
