@@ -423,14 +423,17 @@ Status OobConnection::connect(const std::string& host, std::uint16_t port, std::
   // The peer may not be listening yet: retry every 50 ms until the deadline (at once after an
   // attempt that reached ourselves: the kernel's next source port differs).
   while (fd < 0 && !stopped) {
-    bool self = false;
+    bool reached_self = false;
     for (addrinfo* a = res; a != nullptr && fd < 0 && !stopped; a = a->ai_next) {
+      bool self = false;
       fd = connect_one(a, deadline, stop, last, stopped, self);
       self_connects += self ? 1 : 0;
+      reached_self = reached_self || self;
     }
     if (fd >= 0 || stopped || ms_left(deadline) == 0) break;
     stopped = stop_asked(stop);
-    if (!stopped && !self) std::this_thread::sleep_for(std::chrono::milliseconds(std::min(50, ms_left(deadline))));
+    if (!stopped && !reached_self)
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(50, ms_left(deadline))));
   }
   freeaddrinfo(res);
   if (stopped) return Status::error("interrupted while connecting to " + host + ":" + service);
