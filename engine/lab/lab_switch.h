@@ -1,6 +1,7 @@
 // LabSwitch: a store-and-forward Ethernet switch between DPDK ports for RoCE labs — IPv4 routes
 // and MAC learning, a shaped egress FIFO per port with RED/ECN marking and tail drop, a fixed
-// delay, and lossless operation with IEEE 802.1Qbb PFC. The core of apps/droce-switch.
+// delay, and lossless operation with IEEE 802.1Qbb PFC. The core of apps/droce-switch (between
+// ethdevs) and of in-process labs (between ring links: FramePort).
 #pragma once
 
 #include <rte_mbuf.h>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "engine/core/status.h"
+#include "engine/lab/frame_port.h"
 #include "protocols/dcqcn/red_marking.h"
 
 struct rte_lpm;
@@ -27,8 +29,11 @@ struct SwitchRoute {
 
 struct LabSwitchConfig {
   std::vector<std::uint16_t> ports;  // DPDK port ids; switch port i is ports[i]
-  std::vector<double> egress_gbps;   // per switch port; 0 or missing = not shaped (the PMD's pace)
-  std::vector<SwitchRoute> routes;   // checked first (longest prefix); else MAC learning; else flood
+  // Instead of `ports` when not empty: switch port i is frame_ports[i] (an ethdev queue or a ring
+  // link's end, engine/lab/frame_port.h).
+  std::vector<FramePort> frame_ports;
+  std::vector<double> egress_gbps;  // per switch port; 0 or missing = not shaped (the PMD's pace)
+  std::vector<SwitchRoute> routes;  // checked first (longest prefix); else MAC learning; else flood
   // RED/ECN on the instantaneous egress queue, the DCQCN paper's profile: no mark below Kmin,
   // probability rising linearly to Pmax at Kmax, every ECN-capable frame marked above Kmax.
   // Frames that are not ECN-capable are never marked and only see tail drop.
@@ -50,6 +55,8 @@ struct LabSwitchConfig {
 
   // Empty when valid; otherwise one message naming the bad option.
   [[nodiscard]] std::string validate() const;
+  // Switch ports: frame_ports when given, else ports.
+  [[nodiscard]] std::size_t port_count() const { return frame_ports.empty() ? ports.size() : frame_ports.size(); }
 };
 
 struct SwitchPortCounters {
@@ -94,7 +101,7 @@ class LabSwitch {
     std::uint8_t prio;
   };
   struct PortState {
-    std::uint16_t port_id = 0;
+    FramePort io;
     double tsc_per_byte = 0;  // shaper: 0 = unshaped
     std::uint64_t next_tx_tsc = 0;
     std::vector<Item> ring;  // egress FIFO (fixed capacity)
