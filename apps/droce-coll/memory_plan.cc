@@ -32,9 +32,9 @@ MemoryPlan plan_memory(const Options& o, const SizeSchedule& largest) {
     m.largest_rank = std::max(m.largest_rank, mine);
   }
   // Frames in flight: every rank's packets waiting for ACKs (the QPs' windows) and the lab's
-  // rings and queues. 4096 per rank carries 8 ranks' 64 KiB chunks at full windows; a smaller
-  // pool only slows senders down (an empty pool is retried, never a loss).
-  m.pool_mbufs = std::clamp<std::uint32_t>(o.ranks * 4096, 16383, 262143);
+  // rings and queues. 2048 per rank carries 8 ranks at full windows (a frame is 1 to 3 mbufs); a
+  // smaller pool only slows senders down (an empty pool is retried, never a loss).
+  m.pool_mbufs = std::clamp<std::uint32_t>(o.ranks * 2048, 16383, 131071);
   m.mbuf_data_room = 2048 + 128;  // RTE_PKTMBUF_HEADROOM + a 2 KiB frame; payloads ride as external buffers
   m.pool_bytes = std::uint64_t{m.pool_mbufs} * (m.mbuf_data_room + 128 + 64);
   return m;
