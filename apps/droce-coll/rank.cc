@@ -3,6 +3,7 @@
 #include "apps/droce-coll/rank.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -299,6 +300,23 @@ std::string CollRank::waiting_for() const {
            std::to_string(c.total) + " chunks posted (credit for " + std::to_string(c.credit_limit) + "), " +
            std::to_string(c.completed) + " acknowledged;";
   if (credits_outstanding_ != 0) w += " " + std::to_string(credits_outstanding_) + " credit message(s) unacknowledged;";
+  // The transport under it: each unfinished peer's first QP (PSNs, work queued, retransmissions)
+  // and the endpoint's transmit failures.
+  auto& ep = const_cast<engine::RcEndpoint&>(ep_);
+  for (const Peer& p : peers_) {
+    const rc::RcQp* q = ep.qp(p.qpn[0]);
+    if (q == nullptr || (q->outstanding_wrs() == 0 && q->sq_una() == q->sq_nxt())) continue;
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  " QP 0x%x to rank %u: una 0x%06x nxt 0x%06x epsn 0x%06x, %u WRs queued, %llu retransmitted;",
+                  p.qpn[0], p.rank, q->sq_una(), q->sq_nxt(), q->rq_epsn(), q->outstanding_wrs(),
+                  static_cast<unsigned long long>(q->counters().retransmitted_packets));
+    w += line;
+  }
+  const engine::EndpointCounters& c = ep_.counters();
+  if (c.tx_alloc_failures != 0 || c.tx_backlog_drops != 0)
+    w += " endpoint: " + std::to_string(c.tx_alloc_failures) + " mbuf allocations failed, " +
+         std::to_string(c.tx_backlog_drops) + " frames dropped by a full backlog;";
   if (!w.empty()) w.pop_back();
   return w.empty() ? " nothing (done)" : w;
 }

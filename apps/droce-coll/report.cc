@@ -237,6 +237,7 @@ std::string write_json(const Options& o, const RunSummary& s, const CollLab& lab
                        {"tx_frames", c.tx_frames},
                        {"tx_bytes", c.tx_bytes},
                        {"tail_drops", c.tail_drops},
+                       {"tx_drops", c.tx_drops},
                        {"ecn_marked", c.ecn_marked},
                        {"queue_max_bytes", c.queue_max_bytes},
                        {"pfc_pause_sent", c.pfc_pause_sent},
@@ -253,6 +254,12 @@ std::string write_json(const Options& o, const RunSummary& s, const CollLab& lab
   for (const auto& r : ranks) eps.push_back(&r->endpoint());
   const engine::CounterSums sums = apps::counter_sums(eps);
   j["hw_counters"] = apps::hw_counters_json(sums);
+  std::uint64_t alloc_failures = 0, backlog_drops = 0;
+  for (const auto& r : ranks) {
+    alloc_failures += r->endpoint().counters().tx_alloc_failures;
+    backlog_drops += r->endpoint().counters().tx_backlog_drops;
+  }
+  j["endpoints"] = {{"tx_alloc_failures", alloc_failures}, {"tx_backlog_drops", backlog_drops}};
   j["drop_reasons"] = apps::drop_reasons_json(sums);
   j["wrong"] = wrong;
   j["failure"] = s.failure;
