@@ -151,6 +151,16 @@ std::string LabRunner::stall_report(double elapsed_s) const {
   }
   if (culprit < 0) return "every rank done";
   const CollRank& c = *ranks_[static_cast<std::size_t>(culprit)];
+  const double quiet_s = static_cast<double>(rte_rdtsc() - c.last_progress_tsc()) / (tsc_per_us_ * 1e6);
+  if (quiet_s < 1 && quiet_s < cfg_.timeout_s / 10) {
+    // Every rank still moves: the iteration is slow, not stuck (a port rate too low for the size).
+    char slow[200];
+    std::snprintf(slow, sizeof slow,
+                  "an iteration passed --timeout (%.3f s) with every rank still making progress (%u of %zu not "
+                  "done): raise --timeout for this size and port rate; rank %d waits for",
+                  elapsed_s, not_done, ranks_.size(), culprit);
+    return slow + c.waiting_for();
+  }
   char line[160];
   std::snprintf(
       line, sizeof line,

@@ -63,7 +63,7 @@ def main():
     common = ["--ranks", "8", "--size", size, "--chunk", "256K", "--buffers", "8", "--mtu", "4096",
               # A QP's window (128 x 4 KiB) takes 10 to 100 ms to drain at these port rates: an ACK
               # timeout below that resends what is only queued (go-back-N's drop spiral). 1.07 s.
-              "--qp-timeout", "18", *iters]
+              "--qp-timeout", "18", "--timeout", "600", *iters]
     tmp = os.path.join(a.out, "tmp.json")
     res = {"host": os.uname().nodename, "cpus": os.cpu_count(), "size": size, "rate_sweep": [], "beside": [],
            "loss": []}
