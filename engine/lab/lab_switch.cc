@@ -63,6 +63,7 @@ std::string LabSwitchConfig::validate() const {
   if (!(pmax >= 0 && pmax <= 1)) return "--pmax: must be in [0, 1]";
   if (buffer_bytes < 2048) return "--buffer-bytes: must hold at least one jumbo RoCE frame (2048)";
   if (!(delay_us >= 0 && delay_us <= 1e6)) return "--delay-us: must be in [0, 1e6]";
+  if (!(shaper_burst_us >= 0 && shaper_burst_us <= 1e6)) return "--shaper-burst-us: must be in [0, 1e6]";
   if (pfc_priority > 7) return "--pfc-priority: must be 0..7";
   if (pfc && pfc_xon_bytes >= pfc_xoff_bytes) return "--pfc-xon-bytes: must be below --pfc-xoff-bytes";
   if (pfc && pfc_xoff_bytes >= buffer_bytes) return "--pfc-xoff-bytes: must be below --buffer-bytes (headroom)";
@@ -81,6 +82,7 @@ std::unique_ptr<LabSwitch> LabSwitch::create(const LabSwitchConfig& cfg, Status&
   s->cfg_ = cfg;
   s->tsc_hz_ = rte_get_tsc_hz();
   s->delay_tsc_ = static_cast<std::uint64_t>(cfg.delay_us * 1e-6 * static_cast<double>(s->tsc_hz_));
+  s->shaper_credit_tsc_ = static_cast<std::uint64_t>(cfg.shaper_burst_us * 1e-6 * static_cast<double>(s->tsc_hz_));
   s->rng_.seed(cfg.seed);
   s->red_ = dcqcn::RedProfile{cfg.kmin_bytes, cfg.kmax_bytes, cfg.pmax};
   const unsigned id = g_instance.fetch_add(1);
@@ -332,8 +334,8 @@ void LabSwitch::transmit(PortState& p, std::uint64_t now_tsc) {
   rte_mbuf* burst[32];
   std::uint64_t next_after[32];
   std::uint16_t n = 0;
-  // The shaper may bank 2 µs of idle time so that a late poll does not lose rate.
-  const std::uint64_t credit = tsc_hz_ / 500'000;
+  // The shaper may bank shaper_burst_us of idle time so that a late poll does not lose rate.
+  const std::uint64_t credit = shaper_credit_tsc_;
   std::uint64_t next = std::max(p.next_tx_tsc, now_tsc > credit ? now_tsc - credit : 0);
   for (std::uint32_t k = 0; k < p.count && n < 32; ++k) {
     const Item& it = p.ring[(p.head + k) % p.ring.size()];

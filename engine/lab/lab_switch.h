@@ -42,6 +42,11 @@ struct LabSwitchConfig {
   double pmax = 0.01;
   std::uint64_t buffer_bytes = 1'000'000;  // per egress queue; tail drop beyond (counted)
   double delay_us = 0;                     // every frame waits this long in the switch at least
+  // Idle time a shaped egress may bank, so a poll that comes late does not lose rate: 2 µs for a
+  // switch with its own lcore; a switch that shares its lcore with endpoints (droce-coll's lab)
+  // is polled once per round of them and needs a round's worth, or a port slower than one frame
+  // per round sends one frame per poll.
+  double shaper_burst_us = 2;
   // Lossless: an ingress port whose frames of `pfc_priority` hold more than xoff bytes in the
   // switch gets a PFC pause upstream (refreshed while it stays above xon), then XON below xon.
   bool pfc = false;
@@ -132,6 +137,7 @@ class LabSwitch {
   std::vector<std::uint16_t> mac_port_;  // by hash slot
   std::uint64_t tsc_hz_ = 1;
   std::uint64_t delay_tsc_ = 0;
+  std::uint64_t shaper_credit_tsc_ = 0;
   dcqcn::RedProfile red_;
   std::mt19937_64 rng_;  // RED draws, seeded: a run is repeatable for the same traffic
   std::uint8_t switch_mac_[6] = {0x02, 0x00, 0x00, 0x00, 0x5A, 0x01};
