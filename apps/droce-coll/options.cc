@@ -140,8 +140,8 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   cli::add_real(app, g, "--egress-gbps", "G", o.egress_gbps, 0, 1000,
                 "shape every port's egress to G Gb/s, the ranks' link rate (default 0: unshaped)");
   cli::add_real(app, g, "--shaper-burst-us", "U", s.shaper_burst_us, 0, 1e6,
-                "idle time a shaped port may bank: the switch shares its lcore with ranks and is\n"
-                "polled once per round of them (default 1000)");
+                "how far a backlogged shaped port may fall behind and catch up: this process's lab\n"
+                "stops whenever the OS deschedules it (default 50000)");
   cli::SwitchFields sf;
   sf.queue_group = g;
   sf.kmin_bytes = &s.kmin_bytes;
@@ -194,7 +194,7 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   o.pcap_snaplen = apps::cli::kDefaultPcapSnaplen;
   o.impairment.burst_frames = 8;
   o.sw.pfc_priority = 3;
-  o.sw.shaper_burst_us = 1000;
+  o.sw.shaper_burst_us = 50'000;
   const auto app = apps::cli::make_app("droce-coll", kUsage);
   declare(*app, o, overrides);
   if (int rc = apps::cli::parse(*app, long_names(args)); rc != 0) return rc;

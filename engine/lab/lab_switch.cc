@@ -331,11 +331,13 @@ void LabSwitch::transmit(PortState& p, std::uint64_t now_tsc) {
                                                     static_cast<double>(tsc_hz_));
     p.paused = false;
   }
+  if (p.paused) p.backlogged = false;  // a paused port earns no catch-up for the pause
   rte_mbuf* burst[32];
   std::uint64_t next_after[32];
   std::uint16_t n = 0;
-  // The shaper may bank shaper_burst_us of idle time so that a late poll does not lose rate.
-  const std::uint64_t credit = shaper_credit_tsc_;
+  // An idle port may bank 2 µs so that a late poll does not lose rate; a backlogged one catches
+  // up to shaper_burst_us (the frames a late poll would have sent, sent now).
+  const std::uint64_t credit = p.backlogged ? std::max(shaper_credit_tsc_, tsc_hz_ / 500'000) : tsc_hz_ / 500'000;
   std::uint64_t next = std::max(p.next_tx_tsc, now_tsc > credit ? now_tsc - credit : 0);
   for (std::uint32_t k = 0; k < p.count && n < 32; ++k) {
     const Item& it = p.ring[(p.head + k) % p.ring.size()];
@@ -363,6 +365,7 @@ void LabSwitch::transmit(PortState& p, std::uint64_t now_tsc) {
     --p.count;
   }
   p.c.queue_frames = p.count;
+  p.backlogged = p.count != 0;
   if (sent != 0 && p.tsc_per_byte > 0) p.next_tx_tsc = next_after[sent - 1];
 }
 

@@ -42,10 +42,11 @@ struct LabSwitchConfig {
   double pmax = 0.01;
   std::uint64_t buffer_bytes = 1'000'000;  // per egress queue; tail drop beyond (counted)
   double delay_us = 0;                     // every frame waits this long in the switch at least
-  // Idle time a shaped egress may bank, so a poll that comes late does not lose rate: 2 µs for a
-  // switch with its own lcore; a switch that shares its lcore with endpoints (droce-coll's lab)
-  // is polled once per round of them and needs a round's worth, or a port slower than one frame
-  // per round sends one frame per poll.
+  // How far behind the clock a backlogged shaped egress may fall and still catch up: a poll that
+  // comes late sends what the port would have sent meanwhile. 2 µs (a switch with its own
+  // lcore); a switch that shares its lcore with endpoints in a process the OS deschedules
+  // (droce-coll's lab) needs tens of ms, or a port loses its rate while the process is not
+  // running. An idle port banks 2 µs whatever this is, so bursts after idleness stay short.
   double shaper_burst_us = 2;
   // Lossless: an ingress port whose frames of `pfc_priority` hold more than xoff bytes in the
   // switch gets a PFC pause upstream (refreshed while it stays above xon), then XON below xon.
@@ -109,7 +110,8 @@ class LabSwitch {
     FramePort io;
     double tsc_per_byte = 0;  // shaper: 0 = unshaped
     std::uint64_t next_tx_tsc = 0;
-    std::vector<Item> ring;  // egress FIFO (fixed capacity)
+    bool backlogged = false;  // frames were left queued at the last transmit
+    std::vector<Item> ring;   // egress FIFO (fixed capacity)
     std::uint32_t head = 0, count = 0;
     // PFC state of this port as an ingress (pauses we sent) and as an egress (pauses received).
     bool xoff = false;
