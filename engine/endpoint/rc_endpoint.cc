@@ -358,7 +358,9 @@ void RcEndpoint::poll_received(std::uint64_t now_tsc, rte_mbuf* const* rx, std::
   const std::uint64_t now = now_ns(now_tsc);
   rx_now_tsc_ = now_tsc;
   const std::uint64_t qp_now = advance_qp_clock(now);
-  if (n != 0) rx_promiscuous_ = cfg_.addresses.promiscuous || rte_eth_promiscuous_get(cfg_.queues.port_id) == 1;
+  if (n != 0)
+    rx_promiscuous_ = cfg_.addresses.promiscuous ||
+                      (cfg_.queues.tx_ring == nullptr && rte_eth_promiscuous_get(cfg_.queues.port_id) == 1);
   if (n != 0) receive_burst(rx, n, now);
   if (app_stage_ != nullptr) app_stage_(app_stage_ctx_);
   if (cfg_.recording.counters != nullptr) cfg_.recording.counters->rx_packets += n;

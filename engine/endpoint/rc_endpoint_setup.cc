@@ -37,7 +37,10 @@ RcEndpoint::RcEndpoint(const EndpointConfig& cfg)
   // Zero-copy TX sends chained mbufs, so the port must take them. net_ring advertises no
   // offloads but only moves mbuf pointers, so a chain crosses it untouched.
   rte_eth_dev_info info{};
-  if (rte_eth_dev_info_get(cfg.queues.port_id, &info) == 0) {
+  if (cfg.queues.tx_ring != nullptr) {
+    tx_.sink_to(cfg.queues.tx_ring);  // a lab ring carries mbuf pointers: a chain crosses whole
+    multi_seg_ok_ = true;
+  } else if (rte_eth_dev_info_get(cfg.queues.port_id, &info) == 0) {
     multi_seg_ok_ = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0 ||
                     (info.driver_name != nullptr && std::strcmp(info.driver_name, "net_ring") == 0);
     // virtio_user's vhost-user peer reads our frames through the memory table we sent it (file
@@ -56,6 +59,7 @@ RcEndpoint::RcEndpoint(const EndpointConfig& cfg)
   ns_per_tsc_ = 1e9 / static_cast<double>(tsc_hz_);
   // Pause quanta are bit times of the link the PFC frame came over.
   pfc_link_bps_ = cfg.pfc.link_bps;
+  if (pfc_link_bps_ <= 0 && cfg.queues.tx_ring != nullptr) pfc_link_bps_ = 10e9;  // no link to ask
   if (pfc_link_bps_ <= 0) {
     rte_eth_link link{};
     pfc_link_bps_ = rte_eth_link_get_nowait(cfg.queues.port_id, &link) == 0 && link.link_speed != 0 &&
