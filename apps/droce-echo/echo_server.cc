@@ -80,7 +80,9 @@ Status EchoWorkers::launch() {
   unsigned lcore = rte_get_main_lcore();
   for (std::size_t w = 1; w < w_.size(); ++w) {
     lcore = rte_get_next_lcore(lcore, 1, 0);  // worker lcores only, no wrap
-    if (lcore >= RTE_MAX_LCORE) return Status::error("no EAL lcore left for worker " + std::to_string(w) + " (see -l)");
+    if (lcore >= RTE_MAX_LCORE)
+      return Status::error(StatusCode::kInvalidArgument,
+                           "no EAL lcore left for worker " + std::to_string(w) + " (see -l)");
     launches_.push_back({w_[w].get(), &quit_});
     const int rc = rte_eal_remote_launch(
         [](void* arg) -> int {
@@ -92,7 +94,8 @@ Status EchoWorkers::launch() {
         },
         &launches_.back(), lcore);
     if (rc != 0)
-      return Status::error("cannot launch worker " + std::to_string(w) + " on lcore " + std::to_string(lcore));
+      return Status::error(StatusCode::kError,
+                           "cannot launch worker " + std::to_string(w) + " on lcore " + std::to_string(lcore));
     lcores_.push_back(lcore);
   }
   return {};

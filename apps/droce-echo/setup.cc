@@ -20,7 +20,7 @@ using engine::Status;
 namespace {
 
 SetupError run_error(const Status& s) { return {s, false}; }
-SetupError usage_error(const std::string& m) { return {Status::error(m), true}; }
+SetupError usage_error(const std::string& m) { return {Status::error(StatusCode::kInvalidArgument, m), true}; }
 
 // Both ends in this process: the lab's A is the client, its B the server.
 SetupError set_up_loopback(const Options& o, Setup& st) {
@@ -43,7 +43,7 @@ SetupError set_up_loopback(const Options& o, Setup& st) {
            .ok() ||
       !st.server_ep->connect(st.server_qpn, engine::RemoteQp{engine::LoopbackLab::address(0), st.client_qpn, 0x100})
            .ok())
-    return run_error(Status::error("cannot connect the loopback QPs"));
+    return run_error(Status::error(StatusCode::kError, "cannot connect the loopback QPs"));
   st.lab_echo = std::make_unique<EchoWorker>(*st.server_ep, *st.server_mem, o.rc_pingpong());
   st.lab_echo->add_qp(st.server_qpn);
   return {};

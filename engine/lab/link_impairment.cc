@@ -18,8 +18,9 @@ std::unique_ptr<LinkImpairment> LinkImpairment::attach(std::uint16_t port, std::
   std::unique_ptr<LinkImpairment> li(new LinkImpairment(port, queue, cfg, copy_pool));
   li->cb_ = rte_eth_add_rx_callback(port, queue, &LinkImpairment::on_rx, li.get());
   if (li->cb_ == nullptr) {
-    err = Status::error(StatusCode::kError, "impairment: cannot add an RX callback on port " + std::to_string(port) + " queue " +
-                        std::to_string(queue) + " (" + rte_strerror(rte_errno) + ")");
+    err =
+        Status::error(StatusCode::kError, "impairment: cannot add an RX callback on port " + std::to_string(port) +
+                                              " queue " + std::to_string(queue) + " (" + rte_strerror(rte_errno) + ")");
     return nullptr;
   }
   return li;
