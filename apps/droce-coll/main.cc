@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   const std::vector<std::uint64_t> sizes = opt.sizes();
   const SizeSchedule largest = SizeSchedule::build(params_for(opt, sizes.back()), false);
   const MemoryPlan mem = plan_memory(opt, largest);
-  if (std::string e = check_memory(mem, memory_available(), opt.ranks); !e.empty()) return fail(e, 2);
+  if (engine::Status s = check_memory(mem, memory_available(), opt.ranks); !s.ok()) return fail(s.message(), 2);
   if (split.eal.empty()) split.eal = default_eal(opt, mem);
   engine::install_stop_signals();
   engine::Status err;

@@ -203,9 +203,9 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   const std::uint32_t e = dtype_bytes(o.dtype);
   for (const auto& [name, v] :
        {std::pair<const char*, std::uint64_t>{"--minbytes", o.minbytes}, {"--maxbytes", o.maxbytes}})
-    if (std::string m = whole_elements(apps::cli::given(*app, "--size") ? "--size" : name, v, o.dtype); !m.empty())
-      return fail(m);
-  if (o.chunk_bytes % e != 0) return fail(whole_elements("--chunk", o.chunk_bytes, o.dtype));
+    if (engine::Status s = whole_elements(apps::cli::given(*app, "--size") ? "--size" : name, v, o.dtype); !s.ok())
+      return fail(s.message());
+  if (o.chunk_bytes % e != 0) return fail(whole_elements("--chunk", o.chunk_bytes, o.dtype).message());
   if (o.root >= o.ranks)
     return fail("--root: " + std::to_string(o.root) + " is not a rank (0.." + std::to_string(o.ranks - 1) + ")");
   if (o.stall_rank >= static_cast<int>(o.ranks))
