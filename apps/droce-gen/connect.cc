@@ -13,6 +13,7 @@
 #include "apps/common/oob_waits.h"
 #include "apps/common/peer_mac.h"
 #include "apps/common/rss_line.h"
+#include "apps/droce-gen/control_lines.h"
 
 namespace droce::gen {
 
@@ -187,16 +188,16 @@ Status exchange_qps(const Options& o, Setup& st, Connection& c, std::uint32_t ti
   for (std::uint32_t i = 0; i < o.qps; ++i) {
     if (server) {
       const Responder& r = st.responder(i);
-      const std::string mr = engine::format_mr_line(
-          engine::MrLine{reinterpret_cast<std::uint64_t>(r.buf), r.mr.rkey, i < o.active() ? o.inflight : 1});
+      const std::string mr =
+          format_mr_line(MrLine{reinterpret_cast<std::uint64_t>(r.buf), r.mr.rkey, i < o.active() ? o.inflight : 1});
       if (Status s = c.oob.send_line(mr, timeout_ms); !s.ok()) return exchange_error(s);
       continue;
     }
     std::string line;
     if (Status s = engine::recv_line_stoppable(c.oob, line, timeout_ms, "the server's buffer keys", poll); !s.ok())
       return exchange_error(s);
-    engine::MrLine mr;
-    if (Status s = engine::parse_mr_line(line, mr); !s.ok())
+    MrLine mr;
+    if (Status s = parse_mr_line(line, mr); !s.ok())
       return Status::error(StatusCode::kPeer, "the server's buffer keys: " + s.message() + " (is it droce-gen?)");
     Requester& q = st.requester(i);
     q.remote_va = mr.vaddr;

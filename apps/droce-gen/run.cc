@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "apps/common/oob_waits.h"
+#include "apps/droce-gen/control_lines.h"
 
 namespace droce::gen {
 
@@ -119,7 +120,7 @@ bool move_jobs_to(Setup& st, Phase p) {
 std::vector<std::string> end_lines(const std::vector<std::uint64_t>& counts) {
   std::vector<std::string> lines;
   for (std::size_t i = 0; i < counts.size(); i += kEndCountsPerLine)
-    lines.push_back(engine::format_end_line(std::vector<std::uint64_t>(
+    lines.push_back(format_end_line(std::vector<std::uint64_t>(
         counts.begin() + static_cast<std::ptrdiff_t>(i),
         counts.begin() + static_cast<std::ptrdiff_t>(std::min(counts.size(), i + kEndCountsPerLine)))));
   return lines;
@@ -143,8 +144,7 @@ Status read_end_counts(engine::OobConnection& oob, const std::string& first, std
       }
     }
     std::vector<std::uint64_t> part;
-    if (Status e = engine::parse_end_line(line, std::min(kEndCountsPerLine, qps - counts.size()), part); !e.ok())
-      return e;
+    if (Status e = parse_end_line(line, std::min(kEndCountsPerLine, qps - counts.size()), part); !e.ok()) return e;
     counts.insert(counts.end(), part.begin(), part.end());
   }
   return {};
@@ -395,8 +395,8 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
           break;
       }
     }
-    engine::ResultLine r;
-    if (sent.ok()) sent = engine::parse_result_line(result, r);
+    ResultLine r;
+    if (sent.ok()) sent = parse_result_line(result, r);
     if (sent.ok()) {
       out.peer_received = r.received;
       t.lost += r.lost;
@@ -438,8 +438,8 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
       }
       // READs and atomics complete at the client; the server only served.
       if (o.op == Op::kRead || is_atomic_op(o.op)) t.messages = sent_ok;
-      const std::string res = engine::format_result_line(
-          engine::ResultLine{t.messages, t.lost, t.duplicated, t.out_of_order, t.corrupted, t.errors});
+      const std::string res =
+          format_result_line(ResultLine{t.messages, t.lost, t.duplicated, t.out_of_order, t.corrupted, t.errors});
       // Keep serving until the client has stopped polling (its BYE): it may still be retransmitting.
       if (Status e = oob.send_line(res, 5000); !e.ok()) {
         problem = e.message();
