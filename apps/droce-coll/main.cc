@@ -132,12 +132,12 @@ int main(int argc, char** argv) {
   if (!sum.failure.empty()) std::fprintf(stderr, "droce-coll: %s\n", sum.failure.c_str());
   int rc = ok ? 0 : 1;
   if (!opt.json.empty()) {
-    if (std::string e = write_json(opt, sum, *st.lab, *st.observer, st.ranks); !e.empty()) rc = fail(e);
+    if (engine::Status s = write_json(opt, sum, *st.lab, *st.observer, st.ranks); !s.ok()) rc = fail(s.message());
     if (!opt.plot.empty())
-      if (std::string e =
+      if (engine::Status s =
               apps::run_python(std::string(DROCE_SOURCE_ROOT) + "/scripts/plot_coll.py", {opt.json, opt.plot});
-          !e.empty())
-        rc = fail("--plot: " + e);
+          !s.ok())
+        rc = fail("--plot: " + s.message());
   }
   st.teardown();
   if (sum.failure == "interrupted") return 130;

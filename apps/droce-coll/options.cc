@@ -70,8 +70,8 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   cli::add_value(app, g, "--size", "BYTES", "one size: --minbytes and --maxbytes both (nccl-tests' size semantics)",
                  [&o](const std::string& v) {
                    std::uint64_t b = 0;
-                   if (std::string e = apps::parse_uint("--size", v, 1, kMaxBytes, b, Suffixes::kBinary); !e.empty())
-                     return e;
+                   if (engine::Status s = apps::parse_uint("--size", v, 1, kMaxBytes, b, Suffixes::kBinary); !s.ok())
+                     return s.message();
                    o.minbytes = o.maxbytes = b;
                    return std::string();
                  });
@@ -97,7 +97,8 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
                  "fault injection: rank R stops being polled when the run starts (a hung rank)",
                  [&o](const std::string& v) {
                    std::uint32_t r = 0;
-                   if (std::string e = apps::parse_uint("--stall-rank", v, 0, kMaxRanks - 1, r); !e.empty()) return e;
+                   if (engine::Status s = apps::parse_uint("--stall-rank", v, 0, kMaxRanks - 1, r); !s.ok())
+                     return s.message();
                    o.stall_rank = static_cast<int>(r);
                    return std::string();
                  });
@@ -230,7 +231,8 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   o.impairment.seed = o.seed;
   o.sw.seed = o.seed;
   if (Status s = o.impairment.validate(); !s.ok()) return fail("--" + s.message());
-  if (std::string m = apps::cli::apply_dcqcn(o.preset, o.line_gbps, overrides, o.dcqcn); !m.empty()) return fail(m);
+  if (engine::Status s = apps::cli::apply_dcqcn(o.preset, o.line_gbps, overrides, o.dcqcn); !s.ok())
+    return fail(s.message());
   if (!o.plot.empty() && o.json.empty()) return fail("--plot needs --json (the plot is drawn from it)");
   return 0;
 }

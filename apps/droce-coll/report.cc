@@ -154,8 +154,8 @@ bool print_summary(const Options& o, const RunSummary& s, const CollLab& lab, co
   return wrong + arrival == 0 && s.failure.empty();
 }
 
-std::string write_json(const Options& o, const RunSummary& s, const CollLab& lab, const FabricObserver& obs,
-                       const std::vector<std::unique_ptr<CollRank>>& ranks) {
+engine::Status write_json(const Options& o, const RunSummary& s, const CollLab& lab, const FabricObserver& obs,
+                          const std::vector<std::unique_ptr<CollRank>>& ranks) {
   nlohmann::json j;
   j["config"] = {{"pattern", pattern_name(o.pattern)},
                  {"algo", o.algo == Algo::kRing ? "ring" : "halving-doubling"},

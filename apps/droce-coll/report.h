@@ -28,8 +28,8 @@ struct RunSummary {
 
 // The end of the table, droce's per-size figures, the matrix and the ports; true when nothing was wrong.
 bool print_summary(const Options& o, const RunSummary& s, const CollLab& lab, const FabricObserver& obs);
-// The JSON report; empty, or why it could not be written.
-[[nodiscard]] std::string write_json(const Options& o, const RunSummary& s, const CollLab& lab,
-                                     const FabricObserver& obs, const std::vector<std::unique_ptr<CollRank>>& ranks);
+// The JSON report; ok, or kIo and why it could not be written.
+[[nodiscard]] engine::Status write_json(const Options& o, const RunSummary& s, const CollLab& lab,
+                                        const FabricObserver& obs, const std::vector<std::unique_ptr<CollRank>>& ranks);
 
 }  // namespace droce::coll

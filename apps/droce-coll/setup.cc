@@ -21,8 +21,7 @@ engine::Status build_lab(const Options& o, const SizeSchedule& largest, const Me
   const engine::EndpointTransport defaults;
   st.observer = std::make_unique<FabricObserver>(o.ranks, defaults.qpn_base, qps_per_rank);
   if (!o.pcap.empty())
-    if (std::string e = st.observer->open_capture(o.pcap, o.pcap_snaplen); !e.empty())
-      return Status::error(engine::StatusCode::kIo, e);
+    if (Status s = st.observer->open_capture(o.pcap, o.pcap_snaplen); !s.ok()) return s;
   LabConfig lc;
   lc.ranks = o.ranks;
   lc.qps_per_rank = qps_per_rank;
