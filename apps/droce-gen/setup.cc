@@ -170,7 +170,8 @@ SetupError open_port(const Options& o, bool default_port, Setup& st) {
   ec.dcqcn.reaction_point = o.cc == "dcqcn";
   ec.dcqcn.params = o.dcqcn;
   ec.pfc.priority = o.pfc_priority;
-  const rte_ether_addr mac = st.port->mac();
+  rte_ether_addr mac = st.port->mac();
+  if (!o.local_mac.empty()) (void)engine::parse_mac(o.local_mac, mac.addr_bytes);  // checked by the option parser
   ec.addresses.local = make_address(st.local_ip, mac.addr_bytes);
   ec.addresses.ipv6 = st.local.ipv6;  // RoCEv2 over IPv6: 40-byte headers, ND instead of ARP
   ec.addresses.dscp = o.dscp;
