@@ -93,10 +93,16 @@ case "$cmd" in
       dev=$name-v$s
       if [ "$tap" -eq 1 ]; then
         # A persistent multi-queue tap that net_tap attaches to (iface=NAME-ts), bridged with the veth.
+        # net_tap gives the tap droce's port MAC, which the bridge then keeps as its own (frames to
+        # it stop here), so droce sends from another MAC (--local-mac); and it sets the tap's MTU
+        # to 1500 at start, so path MTU 1024 over it.
         ip -n "$name-$s" tuntap add dev "$name-t$s" mode tap multi_queue
         ip -n "$name-$s" link add "$name-b$s" type bridge
         ip -n "$name-$s" link set "$name-t$s" mtu "$mtu" master "$name-b$s" up
         ip -n "$name-$s" link set "$name-v$s" master "$name-b$s"
+        # A bridge takes the lowest MAC of its ports unless given one, and net_tap changes the
+        # tap's at every start: fixed here, or the other kernel's permanent entry goes stale.
+        ip -n "$name-$s" link set "$name-b$s" address "$(mac_of "$name-$s" "$name-v$s")"
         ip -n "$name-$s" link set "$name-b$s" up
         dev=$name-b$s
       fi
@@ -111,8 +117,10 @@ case "$cmd" in
     ip -n "$name-b" neigh replace 192.168.77.1 lladdr "$(mac_of "$name-a" "$dev_a")" dev "$dev_b" nud permanent
     loss_rule "$name" "$loss"
     gen=build/apps/droce-gen/droce-gen
+    xa="" xb=""
     if [ "$tap" -eq 1 ]; then
       va="net_tap0,iface=$name-ta" vb="net_tap0,iface=$name-tb"
+      xa=" --local-mac 02:43:00:00:00:11 --mtu 1024" xb=" --local-mac 02:43:00:00:00:12 --mtu 1024"
       what="net_tap on $name-ta / $name-tb"
     else
       va="net_af_packet0,iface=$name-va" vb="net_af_packet0,iface=$name-vb"
@@ -120,12 +128,12 @@ case "$cmd" in
     fi
     cat <<MSG
 lab '$name' is up: $name-a (192.168.77.1) <-> $name-r (bridge, loss $loss per mille of RoCEv2) <-> $name-b (192.168.77.2), MTU $mtu, $what
-  ip netns exec $name-a $gen -l 1 --no-pci --vdev $va -- --mode server --local-ip 192.168.77.11 --op write --size 4096
-  ip netns exec $name-b $gen -l 0 --no-pci --vdev $vb -- --mode client --local-ip 192.168.77.12 --oob-host 192.168.77.1 --op write --size 4096 --duration 5
+  ip netns exec $name-a $gen -l 1 --no-pci --vdev $va -- --mode server --local-ip 192.168.77.11$xa --op write --size 4096
+  ip netns exec $name-b $gen -l 0 --no-pci --vdev $vb -- --mode client --local-ip 192.168.77.12$xb --oob-host 192.168.77.1 --op write --size 4096 --duration 5
 MSG
     if [ "$tap" -eq 0 ]; then
       cat <<MSG
-  net_af_packet at path MTU 2048 or 4096 (with --mtu 4200): add ,blocksz=8192,framesz=8192 to the --vdev
+  net_af_packet at path MTU 2048 or 4096 (with --mtu 4200): add ,blocksz=12288,framesz=6144 to the --vdev
   net_af_xdp: $0 xdp /tmp/roce.o, then --vdev net_af_xdp0,iface=$name-va,xdp_prog=/tmp/roce.o (path MTU 2048 at most)
 MSG
     fi
