@@ -153,6 +153,8 @@ MSG
   down)
     # Deleting a namespace deletes its veth ends and bridges; a persistent tap goes with its namespace too.
     for ns in "$name-a" "$name-r" "$name-b"; do ip netns del "$ns" 2>/dev/null || true; done
+    # A veth pair is made in this namespace before its ends move: one left here by an interrupted 'up'.
+    for l in "$name-va" "$name-vb"; do ip link del "$l" 2>/dev/null || true; done
     echo "lab '$name' is down"
     ;;
   *) echo "usage: $0 up|loss|drops|xdp|down [NAME] ... (see the comment at the top)"; exit 2 ;;
