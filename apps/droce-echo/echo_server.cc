@@ -13,6 +13,7 @@
 #include "apps/common/counters_json.h"
 #include "apps/common/oob_waits.h"
 #include "apps/common/output_file.h"
+#include "apps/droce-echo/end_linger.h"
 #include "apps/droce-echo/setup.h"
 
 namespace droce::echo {
@@ -217,10 +218,10 @@ int run_server(const Options& o, EchoWorkers& workers, engine::OobConnection& oo
     }
   }
   if (o.rc_pingpong() && !stalled) {
-    // After the last message: keep the endpoint polled a little so that our final ACKs leave and
-    // a peer's retransmission (its ACK from us lost or late) is still answered, instead of
-    // leaving the peer to exhaust its retries against a closed port.
-    const std::uint64_t until = rte_rdtsc() + rte_get_tsc_hz() / 5;
+    // After the last message: keep the endpoint polled so that our final ACKs leave and a peer's
+    // retransmission (its ACK from us lost or late) is still answered, instead of leaving the
+    // peer to exhaust its retries against a closed port: twice ibv_rc_pingpong's retry span.
+    const std::uint64_t until = rte_rdtsc() + tool_linger_tsc(rte_get_tsc_hz());
     for (std::uint64_t now = rte_rdtsc(); now < until && !engine::stop_requested(); now = rte_rdtsc())
       workers.poll(now);
   }
