@@ -60,17 +60,18 @@ SetupError set_up_port(const Options& o, bool defaults, Setup& st) {
   for (unsigned l = rte_get_main_lcore(); lcores.size() < o.workers && l < RTE_MAX_LCORE;
        l = server ? rte_get_next_lcore(l, 1, 0) : l)
     lcores.push_back(l);
-  if (Status s = engine::create_worker_pools(
-          engine::PoolConfig{"echo_pool", 16384 / o.workers - 1, 256, 2176 + 4096, -1}, lcores, st.pools);
+  engine::PortConfig pc;
+  if (Status s = engine::pair_port_devargs(defaults, server, "/tmp/droce-echo.sock", pc.devargs); !s.ok())
+    return run_error(s);
+  const std::uint16_t room = engine::pool_data_room_for_port(pc.devargs, 2176 + 4096);
+  if (Status s = engine::create_worker_pools(engine::PoolConfig{"echo_pool", 16384 / o.workers - 1, 256, room, -1},
+                                             lcores, st.pools);
       !s.ok())
     return run_error(s);
-  engine::PortConfig pc;
   pc.rx_pool = st.pools[0].get();
   for (auto& p : st.pools) pc.rx_pools.push_back(p.get());
   pc.rx_queues = pc.tx_queues = static_cast<std::uint16_t>(o.workers);
   pc.promiscuous = true;
-  if (Status s = engine::pair_port_devargs(defaults, server, "/tmp/droce-echo.sock", pc.devargs); !s.ok())
-    return run_error(s);
   if (Status s = apps::workers_queue_limit(o.workers, pc.devargs); !s.ok()) return usage_error(s.message());
   Status err;
   st.port = engine::Port::open(pc, err);

@@ -99,6 +99,9 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
               "the peer's RoCE address, of --local-ip's family; a static connection's\n"
               "(--oob-port 0), the exchange takes the peer's GID (default: the other of\n"
               "10.0.0.1 and 10.0.0.2; an IPv6 static connection needs it)");
+  cli::add_mac(app, g, "--local-mac", o.local_mac,
+               "source MAC of our frames (default: the port's MAC; another one where the\n"
+               "port's MAC belongs to the kernel too, e.g. a bridged net_tap)");
   cli::add_mac(app, g, "--peer-mac", o.peer_mac,
                "the peer's MAC (default: resolved at start, by ARP for IPv4 and by Neighbor\n"
                "Discovery for IPv6)");
@@ -320,6 +323,8 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   }
   if (pcp_given && o.vlan_id == 0)
     return std::fprintf(stderr, "droce-gen: --pcp is the priority of the 802.1Q tag: give --vlan too\n"), -1;
+  if (o.mode == Mode::kLoopback && !o.local_mac.empty())
+    return std::fprintf(stderr, "droce-gen: --local-mac names a port's source MAC: client and server modes\n"), -1;
   if (o.mode == Mode::kLoopback && (o.dscp != 0 || o.vlan_id != 0))
     return std::fprintf(stderr, "droce-gen: --dscp and --vlan mark the frames on a port: client and server modes\n"),
            -1;

@@ -42,7 +42,7 @@ struct Options {
   Arrivals arrivals = Arrivals::kConstant;  // open loop: how the due times are spaced
   std::uint32_t burst = 1;                  // open loop: messages due at the same instant
   // Addressing and connection (client/server).
-  std::string local_ip, peer_ip, peer_mac;  // IPv4 or IPv6 (one family); empty: mode defaults
+  std::string local_ip, local_mac, peer_ip, peer_mac;  // IPv4 or IPv6 (one family); empty: mode defaults
   // Our frames' IP DSCP and 802.1Q tag (client/server; the engine builds them, ECN stays ECT(0)).
   std::uint8_t dscp = 0;      // --dscp 0..63
   std::uint16_t vlan_id = 0;  // --vlan 1..4094; 0 = untagged

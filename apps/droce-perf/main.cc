@@ -84,17 +84,17 @@ int main(int argc, char** argv) {
   for (unsigned l = rte_get_main_lcore(); lcores.size() < opt.workers && l < RTE_MAX_LCORE;
        l = rte_get_next_lcore(l, 1, 0))
     lcores.push_back(l);
+  PortConfig pc;
+  if (Status s = pair_port_devargs(default_port, server, kDefaultSocket, pc.devargs); !s.ok()) return fail(s.message());
   std::vector<MbufPool> pools;
-  if (Status s =
-          create_worker_pools(PoolConfig{"perf_pool", 32768 / opt.workers - 1, 256, 2176 + 4096, -1}, lcores, pools);
+  const std::uint16_t room = pool_data_room_for_port(pc.devargs, 2176 + 4096);
+  if (Status s = create_worker_pools(PoolConfig{"perf_pool", 32768 / opt.workers - 1, 256, room, -1}, lcores, pools);
       !s.ok())
     return fail(s.message());
-  PortConfig pc;
   pc.rx_pool = pools[0].get();
   for (auto& p : pools) pc.rx_pools.push_back(p.get());
   pc.rx_queues = pc.tx_queues = static_cast<std::uint16_t>(opt.workers);
   pc.promiscuous = true;
-  if (Status s = pair_port_devargs(default_port, server, kDefaultSocket, pc.devargs); !s.ok()) return fail(s.message());
   if (Status s = apps::workers_queue_limit(opt.workers, pc.devargs); !s.ok()) return bad_workers(s.message());
   auto port = Port::open(pc, err);
   if (!port) return fail(err.message());

@@ -126,10 +126,8 @@ std::unique_ptr<Port> Port::open(const PortConfig& cfg, Status& err) {
     conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
     off.multi_seg = true;
   }
-  if (cfg.want_ipv4_cksum && (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM)) {
-    conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_IPV4_CKSUM;
-    off.ipv4_cksum = true;
-  }
+  off.ipv4_cksum_offered = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) != 0;
+  off.vlan_insert_offered = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_VLAN_INSERT) != 0;
   if (cfg.want_fast_free && (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE)) {
     conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
     off.fast_free = true;
