@@ -142,13 +142,16 @@ std::vector<std::string> RankProcess::default_eal(const MemoryPlan& m) const {
                                 std::to_string(cpu),
                                 "--file-prefix",
                                 "droce-coll-r" + std::to_string(job_.rank()) + "-" + std::to_string(getpid()),
-                                "--no-huge",
                                 "-m",
                                 std::to_string(mb)};
-  if (o_.port.rfind("net_", 0) == 0)
+  // A virtual port (memif, the one-host recipe) runs without hugepages; a NIC DMAs from
+  // hugepages when there are any.
+  const bool vdev = o_.port.rfind("net_", 0) == 0;
+  if (vdev || !engine::Eal::hugepages_available()) a.emplace_back("--no-huge");
+  if (vdev)
     a.emplace_back("--no-pci");
   else
-    a.insert(a.end(), {"-a", o_.port});
+    a.insert(a.end(), {"-a", o_.port.substr(0, o_.port.find(','))});
   return a;
 }
 
@@ -582,7 +585,19 @@ int run_mpi_rank(Options& o, engine::SplitArgs& split) {
     o.ranks = job->size();
     if (o.ranks < 2 || o.ranks > kMaxRanks) return refuse("under mpirun: droce-coll runs 2..64 ranks");
   }
-  // {rank} and {local_rank} in the port's devargs: each process its own.
+  // One of several ports ("A|B|C": the host's NICs, one per local rank in turn), then {rank} and
+  // {local_rank} replaced: each process its own.
+  if (o.port.find('|') != std::string::npos) {
+    std::vector<std::string> ports;
+    for (std::size_t from = 0;;) {
+      const std::size_t bar = o.port.find('|', from);
+      ports.push_back(o.port.substr(from, bar - from));
+      if (bar == std::string::npos) break;
+      from = bar + 1;
+    }
+    o.port = ports[job->local_rank() % ports.size()];
+    if (o.port.empty()) return refuse("--port: an empty port in the list");
+  }
   for (const auto& [key, v] :
        {std::pair<std::string, std::uint32_t>{"{rank}", job->rank()}, {"{local_rank}", job->local_rank()}})
     for (std::size_t at; (at = o.port.find(key)) != std::string::npos;)

@@ -23,7 +23,9 @@ constexpr const char* kUsage =
     "transport does; nccl-tests' table, sizes and bandwidths. Examples:\n"
     "  droce-coll -- --pattern allreduce --ranks 8 --minbytes 1M --maxbytes 64M\n"
     "  droce-coll -- --pattern alltoall --ranks 4 --size 1M --loss 0.01 --recovery sr --json a.json\n"
-    "With no EAL options, droce-coll runs on lcores 0..W-1 (--workers W).";
+    "With no EAL options, droce-coll runs on lcores 0..W-1 (--workers W).\n"
+    "Under mpirun, one rank per process, each on its own --port (scripts/coll-mpi.sh NP: one host):\n"
+    "  mpirun -np 4 --bind-to none droce-coll -- --port 0000:3b:00.0 --ip-base 192.168.10.1 --size 64M";
 
 constexpr std::uint64_t kMaxBytes = 1ull << 30;
 
@@ -183,7 +185,8 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   g = "across processes and hosts (under mpirun: one rank per process)";
   cli::add_value(app, g, "--port", "DEVARGS",
                  "this rank's DPDK port: a vdev (net_memif0,role=client,socket=/run/x{rank}.sock) or a\n"
-                 "PCI address ({rank} and {local_rank} replaced); required under mpirun",
+                 "PCI address; A|B: the host's ports, one per local rank in turn ({rank} and\n"
+                 "{local_rank} replaced); required under mpirun",
                  [&o](const std::string& v) {
                    if (v.empty() || v.find_first_of(" \t") != std::string::npos)
                      return std::string("--port: empty or has spaces");
