@@ -234,6 +234,8 @@ void RankProcess::keep_polling() {
 
 std::string RankProcess::verdict(const std::vector<std::uint32_t>& missing, const char* what) const {
   const double now = now_s();
+  for (std::uint32_t r : missing)
+    if (r >= watch_.size()) return std::string("rank ") + std::to_string(r) + " did not arrive at '" + what + "'";
   std::string others;
   // A rank whose process fell silent stopped (SIGSTOP, a dead host): it is the one to name.
   int silent = -1;
@@ -330,6 +332,8 @@ Status RankProcess::hello() {
     hosts_.emplace_back(reinterpret_cast<const char*>(h), hl);
   }
   if (rd.at != reply.size()) return Status::error(StatusCode::kPeer, "bootstrap: rank 0's list of cards is too long");
+  // Everyone spoke a moment ago: rank 0's watch starts here.
+  watch_.assign(o_.ranks, Watch{now_s(), 0, false, false, {}});
   if (Status s = rank_->connect(cards); !s.ok()) return s;
   Bytes none;
   return job_.exchange(
