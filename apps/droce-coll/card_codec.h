@@ -9,13 +9,14 @@
 // Padding and the unused QP slots are zero; a card is exactly card_bytes(its links) long.
 #pragma once
 
+#include <droce/engine/core/status.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "apps/droce-coll/wiring.h"
-#include "engine/core/status.h"
 
 namespace droce::coll {
 

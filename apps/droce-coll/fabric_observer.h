@@ -4,6 +4,7 @@
 // the thread that receives from its ring and writes only its own port's counters.
 #pragma once
 
+#include <droce/engine/core/status.h>
 #include <pcap/pcap.h>
 #include <rte_mbuf.h>
 
@@ -11,8 +12,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include "engine/core/status.h"
 
 namespace droce::coll {
 

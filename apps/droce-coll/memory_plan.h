@@ -4,13 +4,14 @@
 // that the machine has it.
 #pragma once
 
+#include <droce/engine/core/status.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "apps/droce-coll/options.h"
 #include "apps/droce-coll/size_schedule.h"
-#include "engine/core/status.h"
 
 namespace droce::coll {
 

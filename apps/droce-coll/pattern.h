@@ -3,11 +3,11 @@
 // the factor that turns algorithm bandwidth into bus bandwidth (nccl-tests' PERFORMANCE.md).
 #pragma once
 
+#include <droce/engine/core/status.h>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
-
-#include "engine/core/status.h"
 
 namespace droce::coll {
 

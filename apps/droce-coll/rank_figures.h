@@ -3,6 +3,8 @@
 // the one-process lab computes (results.h).
 #pragma once
 
+#include <droce/engine/core/status.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -10,7 +12,6 @@
 #include "apps/droce-coll/rank.h"
 #include "apps/droce-coll/results.h"
 #include "apps/droce-coll/size_schedule.h"
-#include "engine/core/status.h"
 
 namespace droce::coll {
 

@@ -3,6 +3,8 @@
 // fabric's per-port counters, and the JSON (Gb/s, droce's unit everywhere).
 #pragma once
 
+#include <droce/engine/core/status.h>
+
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -13,7 +15,6 @@
 #include "apps/droce-coll/options.h"
 #include "apps/droce-coll/rank.h"
 #include "apps/droce-coll/results.h"
-#include "engine/core/status.h"
 
 namespace droce::coll {
 

@@ -3,12 +3,13 @@
 // that ranks started with different command lines refuse, naming the rank and the option.
 #pragma once
 
+#include <droce/engine/core/status.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "apps/droce-coll/options.h"
-#include "engine/core/status.h"
 
 namespace droce::coll {
 

@@ -6,11 +6,11 @@
 // a magic and a version, so that a REQ from anything but a droce-gen client is refused.
 #pragma once
 
+#include <droce/engine/core/status.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
-
-#include "engine/core/status.h"
 
 namespace droce::gen {
 

@@ -2,10 +2,10 @@
 // quoted short and printable in the errors.
 #include "apps/droce-gen/control_lines.h"
 
+#include <droce/engine/exchange/oob_exchange.h>
+
 #include <cstdio>
 #include <string_view>
-
-#include "engine/exchange/oob_exchange.h"
 
 namespace droce::gen {
 namespace {

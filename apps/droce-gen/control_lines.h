@@ -6,12 +6,12 @@
 // error is kPeer: the line came from the peer.
 #pragma once
 
+#include <droce/engine/core/status.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "engine/core/status.h"
 
 namespace droce::gen {
 

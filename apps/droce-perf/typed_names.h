@@ -4,12 +4,12 @@
 // option without its value ("-s").
 #pragma once
 
+#include <droce/engine/core/status.h>
+
 #include <CLI/CLI.hpp>
 #include <map>
 #include <string>
 #include <vector>
-
-#include "engine/core/status.h"
 
 namespace droce::perf {
 

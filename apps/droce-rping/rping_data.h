@@ -4,10 +4,10 @@
 // further each ping; a NUL in the last byte), which the server reads and writes back.
 #pragma once
 
+#include <droce/engine/core/status.h>
+
 #include <cstdint>
 #include <string>
-
-#include "engine/core/status.h"
 
 namespace droce::rping {
 
