@@ -55,6 +55,10 @@ engine::Status build_lab(const Options& o, const SizeSchedule& largest, const Me
   lc.pool = st.pool.get();
   lc.sw = o.sw;
   lc.sw.egress_gbps.assign(o.ranks, o.egress_gbps);
+  lc.leaves = o.leaves;
+  lc.spines = o.spines;
+  lc.uplink_gbps = o.uplink_gbps < 0 ? o.egress_gbps : o.uplink_gbps;
+  lc.ecmp = o.ecmp;
   lc.toward_rank = o.impairment;
   lc.dscp = o.dscp;
   lc.dcqcn.reaction_point = o.cc == "dcqcn";
