@@ -229,3 +229,32 @@ TEST_CASE("leaf-spine: bad configurations are refused with a reason", "[lab][lea
   c.uplinks.resize(3);
   CHECK(!LeafSpine::create(c, err));
 }
+
+TEST_CASE("leaf-spine: a spine's PFC pauses the leaf's uplink, nothing dropped", "[lab][leafspine][pfc]") {
+  LeafSpineConfig c = config(2, 1, 1);
+  // The spine's port towards leaf 1 drains at 1 Mb/s: what leaf 0 sends piles up in the spine,
+  // whose ingress from leaf 0 passes XOFF and pauses leaf 0's uplink (802.1Qbb, priority 3: the
+  // test frames' DSCP 26).
+  c.downlinks = {LinkQueueParams{}, LinkQueueParams{0.001, 0}};
+  c.spine.pfc = true;
+  c.spine.pfc_xoff_bytes = 8'000;
+  c.spine.pfc_xon_bytes = 4'000;
+  c.spine.buffer_bytes = 100'000;
+  Status err;
+  auto f = LeafSpine::create(c, err);
+  INFO(err.message());
+  REQUIRE(f);
+  for (int i = 0; i < 40; ++i) send(*f, 0, test::udp4_frame(ip4(0), ip4(1), 7, 1000));
+  for (int round = 0; round < 200; ++round) f->poll(rte_get_tsc_cycles());
+  const auto links = f->fabric_links();
+  REQUIRE(links.size() == 2);
+  const FabricLinkCounters& l0 = links[0];  // leaf0-spine0
+  const FabricLinkCounters& l1 = links[1];  // leaf1-spine0
+  CHECK(f->spine(0).counters(0).pfc_pause_sent > 0);
+  CHECK(l0.up.pfc_pause_received > 0);
+  CHECK(l0.up.queue_frames > 0);  // the rest wait in leaf 0, paused
+  CHECK(l1.down.tail_drops == 0);
+  CHECK(l0.up.tail_drops == 0);
+  CHECK(l0.up.tx_frames + l0.up.queue_frames == 40);
+  f->finish();
+}
