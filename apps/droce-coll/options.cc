@@ -116,6 +116,12 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   cli::add_uint(app, g, "--qps-per-peer", "K", o.qps_per_peer, 1, kMaxQpsPerPeer,
                 "QPs between two ranks (K UDP source ports); chunks round-robin over them" + d +
                     std::to_string(o.qps_per_peer) + ")");
+  cli::add_value(
+      app, g, "--udp-sport", "PORTS",
+      "the UDP source port (the ECMP entropy) of each pair's QPs: derived (from the QP\n"
+      "numbers, as Linux does) or BASE[,STRIDE]: QP k of every pair, both ends, sends\n"
+      "from BASE + k x STRIDE (STRIDE 0: all K on one port, one flow; default derived)",
+      [&o](const std::string& v) { return apps::UdpSportPlan::parse("--udp-sport", v, o.udp_sport).message(); });
   cli::WorkloadFields work;
   work.mtu = &o.mtu;
   cli::add_workload(app, work);
@@ -293,6 +299,7 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
                   " bytes of " + pattern_name(o.pattern) + " at " + std::to_string(o.ranks) +
                   " ranks is no element per rank (nccl-tests rounds the count down to 0)");
   }
+  if (engine::Status s = o.udp_sport.check("--udp-sport", o.qps_per_peer); !s.ok()) return fail(s.message());
   if (o.leaves != 0 && o.ranks % o.leaves != 0)
     return fail("--fabric: " + std::to_string(o.ranks) + " ranks do not divide into " + std::to_string(o.leaves) +
                 " leaves");

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/udp_sport_plan.h"
 #include "apps/droce-coll/pattern.h"
 
 namespace droce::coll {
@@ -35,6 +36,7 @@ struct Options {
   std::uint32_t chunk_bytes = 64 * 1024;
   std::uint32_t buffers = 4;  // staging slots per sending peer: the receiver's credits
   std::uint32_t qps_per_peer = 1;
+  apps::UdpSportPlan udp_sport;  // QP k of every pair sends from its port (both ends); default derived
   std::uint32_t mtu = 1024;
   rc::Recovery recovery = rc::Recovery::kGoBackN;
   std::uint32_t sr_bdp_pkts = rc::kSrMaxBdpPkts;

@@ -54,11 +54,12 @@ void print_table_header(const Options& o) {
   const bool mpi = !o.port.empty();
   const std::string where = mpi ? std::to_string(o.ranks) + " ranks, one per process (mpirun)"
                                 : std::to_string(o.ranks) + " ranks on " + std::to_string(o.workers) + " worker(s)";
-  std::printf(
-      "# droce-coll: %s%s, %s, chunk %u B x %u slots, %u QP(s) per peer, MTU %u, %s%s\n", pattern_name(o.pattern),
-      o.pattern == Pattern::kAllReduce ? (o.algo == Algo::kRing ? " (ring)" : " (halving-doubling)") : "",
-      where.c_str(), o.chunk_bytes, o.buffers, o.qps_per_peer, o.mtu,
-      o.recovery == rc::Recovery::kGoBackN ? "go-back-N" : "selective repeat", o.cc == "dcqcn" ? ", DCQCN" : "");
+  std::printf("# droce-coll: %s%s, %s, chunk %u B x %u slots, %u QP(s) per peer (UDP source ports %s), MTU %u, %s%s\n",
+              pattern_name(o.pattern),
+              o.pattern == Pattern::kAllReduce ? (o.algo == Algo::kRing ? " (ring)" : " (halving-doubling)") : "",
+              where.c_str(), o.chunk_bytes, o.buffers, o.qps_per_peer, o.udp_sport.describe().c_str(), o.mtu,
+              o.recovery == rc::Recovery::kGoBackN ? "go-back-N" : "selective repeat",
+              o.cc == "dcqcn" ? ", DCQCN" : "");
   if (mpi)
     std::printf("# fabric: outside droce-coll; each rank on its own port (%s), rank r at %s + r\n", o.port.c_str(),
                 o.ip_base.c_str());
@@ -253,6 +254,7 @@ engine::Status write_json(const Options& o, const RunSummary& s, const CollLab* 
                  {"chunk_bytes", o.chunk_bytes},
                  {"buffers", o.buffers},
                  {"qps_per_peer", o.qps_per_peer},
+                 {"udp_sport", o.udp_sport.describe()},
                  {"mtu", o.mtu},
                  {"recovery", o.recovery == rc::Recovery::kGoBackN ? "gbn" : "sr"},
                  {"cc", o.cc},

@@ -34,6 +34,7 @@ RankConfig rank_config(const Options& o, std::uint32_t rank) {
   rc.chunk_bytes = o.chunk_bytes;
   rc.slots = o.buffers;
   rc.qps_per_peer = o.qps_per_peer;
+  rc.udp_sport = o.udp_sport;
   rc.qp.pmtu = o.mtu;
   rc.qp.timeout = o.qp_timeout;
   rc.qp.retry_cnt = o.retry_cnt;
