@@ -172,11 +172,16 @@ std::unique_ptr<LabSwitch> LabSwitch::create(const LabSwitchConfig& cfg, Status&
                           "droce-switch: rte_hash_create failed: " + std::string(rte_strerror(rte_errno)));
       return nullptr;
     }
-    for (const auto& r : cfg.host_routes)
-      if (rte_hash_add_key_data(s->hosts_, r.addr, reinterpret_cast<void*>(std::uintptr_t{r.out})) != 0) {
+    for (const auto& r : cfg.host_routes) {
+      // rte_jhash reads 32-bit words, and a HostRoute in a vector is only 2-byte aligned (18 bytes
+      // each): the key goes in aligned, as route() builds it (UBSan caught the misaligned load).
+      alignas(8) std::uint8_t key[sizeof r.addr];
+      std::memcpy(key, r.addr, sizeof key);
+      if (rte_hash_add_key_data(s->hosts_, key, reinterpret_cast<void*>(std::uintptr_t{r.out})) != 0) {
         err = Status::error(StatusCode::kError, "droce-switch: cannot add host route");
         return nullptr;
       }
+    }
   }
   const std::string hname = "droce_sw_mac" + std::to_string(id);
   rte_hash_parameters hp{};
