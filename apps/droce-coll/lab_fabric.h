@@ -1,12 +1,14 @@
 // CollLab: droce-coll's fabric in one process — N rank endpoints, each on its own ring link to one
 // port of a LabSwitch (droce-switch's core: rate, buffer, RED/ECN, PFC), impairment on each link
 // towards its rank, and taps at both ends of every link. The wiring is RingFabric's topology
-// description (a star today); a rank sees only its endpoint.
+// description: a star (one switch) or a leaf-spine (engine/lab/leaf_spine.h: leaves of N / L
+// ranks, S spines, ECMP); a rank sees only its endpoint.
 #pragma once
 
 #include <droce/engine/core/memory_region.h>
 #include <droce/engine/endpoint/rc_endpoint.h>
 #include <droce/engine/lab/lab_switch.h>
+#include <droce/engine/lab/leaf_spine.h>
 #include <droce/engine/lab/ring_fabric.h>
 
 #include <cstdint>
@@ -19,7 +21,12 @@ struct LabConfig {
   std::uint32_t ranks = 2;
   std::uint32_t qps_per_rank = 64;  // each endpoint's QP table
   rte_mempool* pool = nullptr;
-  engine::LabSwitchConfig sw;            // ports, routes and pool are filled in
+  engine::LabSwitchConfig sw;  // ports, routes and pool are filled in
+  // 0: one switch; else a leaf-spine of `leaves` leaves (ranks / leaves ranks each) and `spines`
+  // spines, every switch configured as `sw`, each leaf-spine link shaped to uplink_gbps both ways.
+  std::uint32_t leaves = 0, spines = 0;
+  double uplink_gbps = 0;
+  engine::EcmpHashConfig ecmp;
   engine::ImpairmentConfig toward_rank;  // every link, towards its rank
   std::uint8_t dscp = 26;
   engine::EndpointDcqcn dcqcn;
@@ -45,21 +52,39 @@ class CollLab {
   [[nodiscard]] static wire::L2L3Address address(std::uint32_t rank);
   [[nodiscard]] engine::RcEndpoint& endpoint(std::uint32_t r) { return *eps_[r]; }
   [[nodiscard]] engine::MemoryRegistry& memory(std::uint32_t r) { return *mem_[r]; }
-  [[nodiscard]] const engine::LabSwitch& fabric_switch() const { return *sw_; }
-  [[nodiscard]] const engine::RingFabric& links() const { return *fabric_; }
+  // The switch port rank r is on (the star's switch, or its leaf).
+  [[nodiscard]] const engine::SwitchPortCounters& rank_port(std::uint32_t r) const {
+    return leafspine_ ? leafspine_->endpoint_port(r) : sw_->counters(r);
+  }
+  // Link r is rank r's in both topologies.
+  [[nodiscard]] const engine::RingFabric& links() const { return *rings_; }
+  // The leaf-spine links (none for a star).
+  [[nodiscard]] std::vector<engine::FabricLinkCounters> fabric_links() const {
+    return leafspine_ ? leafspine_->fabric_links() : std::vector<engine::FabricLinkCounters>{};
+  }
+  [[nodiscard]] const LabConfig& config() const { return cfg_; }
   // Frames for rank r from its link (through the link's impairment).
   std::uint16_t receive(std::uint32_t r, rte_mbuf** pkts, std::uint16_t max) {
-    return fabric_->end(r, 0).receive(pkts, max);
+    return rings_->end(r, 0).receive(pkts, max);
   }
-  void poll_switch(std::uint64_t now_tsc) { sw_->poll(now_tsc); }
+  void poll_switch(std::uint64_t now_tsc) {
+    if (leafspine_)
+      leafspine_->poll(now_tsc);
+    else
+      sw_->poll(now_tsc);
+  }
   // Shutdown after the pollers stopped: queued frames freed, endpoints finished.
   void finish();
 
  private:
   CollLab() = default;
   LabConfig cfg_;
-  std::unique_ptr<engine::RingFabric> fabric_;
+  [[nodiscard]] engine::Status build_star();
+  [[nodiscard]] engine::Status build_leafspine();
+  std::unique_ptr<engine::RingFabric> fabric_;  // the star's
   std::unique_ptr<engine::LabSwitch> sw_;
+  std::unique_ptr<engine::LeafSpine> leafspine_;
+  engine::RingFabric* rings_ = nullptr;  // the star's or the leaf-spine's
   std::vector<std::unique_ptr<engine::MemoryRegistry>> mem_;
   std::vector<std::unique_ptr<engine::RcEndpoint>> eps_;
 };

@@ -116,6 +116,12 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   cli::add_uint(app, g, "--qps-per-peer", "K", o.qps_per_peer, 1, kMaxQpsPerPeer,
                 "QPs between two ranks (K UDP source ports); chunks round-robin over them" + d +
                     std::to_string(o.qps_per_peer) + ")");
+  cli::add_value(
+      app, g, "--udp-sport", "PORTS",
+      "the UDP source port (the ECMP entropy) of each pair's QPs: derived (from the QP\n"
+      "numbers, as Linux does) or BASE[,STRIDE]: QP k of every pair, both ends, sends\n"
+      "from BASE + k x STRIDE (STRIDE 0: all K on one port, one flow; default derived)",
+      [&o](const std::string& v) { return apps::UdpSportPlan::parse("--udp-sport", v, o.udp_sport).message(); });
   cli::WorkloadFields work;
   work.mtu = &o.mtu;
   cli::add_workload(app, work);
@@ -142,6 +148,34 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   g = "fabric (one lab switch port per rank, droce-switch's queues)";
   cli::add_real(app, g, "--egress-gbps", "G", o.egress_gbps, 0, 1000,
                 "shape every port's egress to G Gb/s, the ranks' link rate (default 0: unshaped)");
+  cli::add_value(
+      app, g, "--fabric", "TOPOLOGY",
+      "star (one switch, default) or leafspine:L,S: L leaf switches of ranks/L ranks each\n"
+      "and S spines, every leaf joined to every spine (docs/fabric-lab.md)",
+      [&o](const std::string& v) {
+        if (v == "star") {
+          o.leaves = o.spines = 0;
+          return std::string();
+        }
+        const std::string pre = "leafspine:";
+        const std::size_t comma = v.find(',');
+        if (v.rfind(pre, 0) != 0 || comma == std::string::npos)
+          return "--fabric: '" + v + "' is neither star nor leafspine:L,S";
+        if (engine::Status s =
+                apps::parse_uint("--fabric leaves", v.substr(pre.size(), comma - pre.size()), 1, 32, o.leaves);
+            !s.ok())
+          return s.message();
+        if (engine::Status s = apps::parse_uint("--fabric spines", v.substr(comma + 1), 1, 32, o.spines); !s.ok())
+          return s.message();
+        return std::string();
+      });
+  cli::add_real(app, g, "--uplink-gbps", "G", o.uplink_gbps, 0, 1000,
+                "leaf-spine: shape every leaf-spine link (both ways) to G Gb/s; below the ranks'\n"
+                "rate x ranks per leaf / spines it is oversubscribed (default: --egress-gbps)");
+  cli::add_value(app, g, "--ecmp-hash", "FIELDS",
+                 "leaf-spine: what a leaf hashes to pick a spine, from src-ip,dst-ip,proto,src-port,\n"
+                 "dst-port (or 5-tuple), and seed=N (default 5-tuple,seed=0)",
+                 [&o](const std::string& v) { return engine::EcmpHashConfig::parse(v, o.ecmp).message(); });
   cli::add_real(app, g, "--shaper-burst-us", "U", s.shaper_burst_us, 0, 1e6,
                 "how far a backlogged shaped port may fall behind and catch up: this process's lab\n"
                 "stops whenever the OS deschedules it (default 50000)");
@@ -265,6 +299,15 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
                   " bytes of " + pattern_name(o.pattern) + " at " + std::to_string(o.ranks) +
                   " ranks is no element per rank (nccl-tests rounds the count down to 0)");
   }
+  if (engine::Status s = o.udp_sport.check("--udp-sport", o.qps_per_peer); !s.ok()) return fail(s.message());
+  if (o.leaves != 0 && o.ranks % o.leaves != 0)
+    return fail("--fabric: " + std::to_string(o.ranks) + " ranks do not divide into " + std::to_string(o.leaves) +
+                " leaves");
+  if (o.leaves != 0 && o.ranks / o.leaves + o.spines > 64)
+    return fail("--fabric: a leaf has at most 64 ports (ranks per leaf + spines)");
+  if (o.leaves == 0 && (apps::cli::given(*app, "--uplink-gbps") || apps::cli::given(*app, "--ecmp-hash")))
+    return fail(std::string(apps::cli::given(*app, "--uplink-gbps") ? "--uplink-gbps" : "--ecmp-hash") +
+                ": only with --fabric leafspine:L,S");
   if (o.sw.kmin_bytes > o.sw.kmax_bytes) return fail("--kmin-bytes must not exceed --kmax-bytes");
   if (o.sw.pfc && o.sw.pfc_xon_bytes >= o.sw.pfc_xoff_bytes)
     return fail("--pfc-xon-bytes must be below --pfc-xoff-bytes");

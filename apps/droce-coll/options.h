@@ -3,6 +3,7 @@
 // short letters (-b -e -f -n -w) are taken after "--" only: before it they are EAL's.
 #pragma once
 
+#include <droce/engine/lab/ecmp_hash.h>
 #include <droce/engine/lab/frame_impairment.h>
 #include <droce/engine/lab/lab_switch.h>
 #include <droce/protocols/dcqcn/params.h>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/udp_sport_plan.h"
 #include "apps/droce-coll/pattern.h"
 
 namespace droce::coll {
@@ -34,6 +36,7 @@ struct Options {
   std::uint32_t chunk_bytes = 64 * 1024;
   std::uint32_t buffers = 4;  // staging slots per sending peer: the receiver's credits
   std::uint32_t qps_per_peer = 1;
+  apps::UdpSportPlan udp_sport;  // QP k of every pair sends from its port (both ends); default derived
   std::uint32_t mtu = 1024;
   rc::Recovery recovery = rc::Recovery::kGoBackN;
   std::uint32_t sr_bdp_pkts = rc::kSrMaxBdpPkts;
@@ -48,6 +51,10 @@ struct Options {
   // The fabric: droce-switch's per-port queues (every port), PFC, impairment towards each rank.
   engine::LabSwitchConfig sw;
   double egress_gbps = 0;  // every port's egress; 0: unshaped
+  // --fabric leafspine:L,S: L leaves of ranks / L ranks each, S spines (0 leaves: one switch).
+  std::uint32_t leaves = 0, spines = 0;
+  double uplink_gbps = -1;  // every leaf-spine link, both ways; below 0: --egress-gbps
+  engine::EcmpHashConfig ecmp;
   engine::ImpairmentConfig impairment;
   std::uint64_t seed = 1;  // the permutation, the impairment and RED
   // Runs.
@@ -73,7 +80,8 @@ inline constexpr const char* kLabOnlyOptions[] = {
     "--kmin-bytes",  "--kmax-bytes",   "--pmax",           "--buffer-bytes",
     "--delay-us",    "--pfc",          "--pfc-xoff-bytes", "--pfc-xon-bytes",
     "--pfc-quanta",  "--loss",         "--duplicate",      "--reorder",
-    "--burst-start", "--burst-frames", "--pcap",           "--pcap-snaplen"};
+    "--burst-start", "--burst-frames", "--pcap",           "--pcap-snaplen",
+    "--fabric",      "--uplink-gbps",  "--ecmp-hash"};
 
 // "A.B.C.D" -> host-order IPv4; false when it is not one.
 [[nodiscard]] bool parse_ipv4(const std::string& text, std::uint32_t& out);

@@ -97,6 +97,12 @@ std::unique_ptr<CollRank> CollRank::create(const RankConfig& cfg, const SizeSche
         err = Status::error(st.code(), "rank " + std::to_string(cfg.rank) + ": " + st.message());
         return nullptr;
       }
+      // Both ends of a pair give QP k the same port, as the derived one is the same at both ends.
+      if (!cfg.udp_sport.derived())
+        if (Status st = ep.set_udp_src_port(peer.qpn[k], cfg.udp_sport.port(k)); !st.ok()) {
+          err = Status::error(st.code(), "rank " + std::to_string(cfg.rank) + ": " + st.message());
+          return nullptr;
+        }
       if (i == 0 && k == 0) r->first_qpn_ = peer.qpn[k];
       const std::uint32_t slot = peer.qpn[k] - r->first_qpn_;
       if (slot >= r->qp_peer_.size()) r->qp_peer_.resize(slot + 1, 0);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/udp_sport_plan.h"
 #include "apps/droce-coll/data_keys.h"
 #include "apps/droce-coll/size_schedule.h"
 #include "apps/droce-coll/wiring.h"
@@ -29,6 +30,7 @@ struct RankConfig {
   std::uint32_t chunk_bytes = 64 * 1024;  // a whole number of elements
   std::uint32_t slots = 4;                // staging slots per sending peer: the receiver's credits
   std::uint32_t qps_per_peer = 1;         // 1..kMaxQpsPerPeer: chunks round-robin over them
+  apps::UdpSportPlan udp_sport;           // QP k's UDP source port (checked for qps_per_peer)
   rc::QpAttr qp;                          // PMTU, timers, recovery; QPNs, PSNs and depths are set here
 };
 

@@ -54,11 +54,12 @@ void print_table_header(const Options& o) {
   const bool mpi = !o.port.empty();
   const std::string where = mpi ? std::to_string(o.ranks) + " ranks, one per process (mpirun)"
                                 : std::to_string(o.ranks) + " ranks on " + std::to_string(o.workers) + " worker(s)";
-  std::printf(
-      "# droce-coll: %s%s, %s, chunk %u B x %u slots, %u QP(s) per peer, MTU %u, %s%s\n", pattern_name(o.pattern),
-      o.pattern == Pattern::kAllReduce ? (o.algo == Algo::kRing ? " (ring)" : " (halving-doubling)") : "",
-      where.c_str(), o.chunk_bytes, o.buffers, o.qps_per_peer, o.mtu,
-      o.recovery == rc::Recovery::kGoBackN ? "go-back-N" : "selective repeat", o.cc == "dcqcn" ? ", DCQCN" : "");
+  std::printf("# droce-coll: %s%s, %s, chunk %u B x %u slots, %u QP(s) per peer (UDP source ports %s), MTU %u, %s%s\n",
+              pattern_name(o.pattern),
+              o.pattern == Pattern::kAllReduce ? (o.algo == Algo::kRing ? " (ring)" : " (halving-doubling)") : "",
+              where.c_str(), o.chunk_bytes, o.buffers, o.qps_per_peer, o.udp_sport.describe().c_str(), o.mtu,
+              o.recovery == rc::Recovery::kGoBackN ? "go-back-N" : "selective repeat",
+              o.cc == "dcqcn" ? ", DCQCN" : "");
   if (mpi)
     std::printf("# fabric: outside droce-coll; each rank on its own port (%s), rank r at %s + r\n", o.port.c_str(),
                 o.ip_base.c_str());
@@ -145,7 +146,7 @@ bool print_summary(const Options& o, const RunSummary& s, const CollLab* lab, co
               "link drop");
   bool matrix_ok = true;
   for (std::uint32_t r = 0; r < n; ++r) {
-    const engine::SwitchPortCounters& c = lab->fabric_switch().counters(r);
+    const engine::SwitchPortCounters& c = lab->rank_port(r);
     const PortTraffic& in = obs->ingress(r);
     const engine::ImpairmentCounters imp = lab->links().impairment(r, 0);
     std::uint64_t sched = 0;
@@ -158,12 +159,63 @@ bool print_summary(const Options& o, const RunSummary& s, const CollLab* lab, co
                 static_cast<unsigned long long>(c.queue_max_bytes), static_cast<unsigned long long>(c.pfc_pause_sent),
                 static_cast<unsigned long long>(imp.dropped + imp.burst_dropped));
   }
+  const std::vector<engine::FabricLinkCounters> links = lab->fabric_links();
+  if (!links.empty())
+    std::printf(
+        "#\n# fabric links, ECMP on %s (up: leaf to spine, down: spine to leaf)\n#   %14s  %10s  %9s  "
+        "%9s  %9s  |  %10s  %9s  %9s\n",
+        lab->config().ecmp.describe().c_str(), "link", "up frames", "tail drop", "ECN mark", "queue max", "down frames",
+        "tail drop", "ECN mark");
+  for (const engine::FabricLinkCounters& l : links)
+    std::printf("#   %14s  %10llu  %9llu  %9llu  %9llu  |  %10llu  %9llu  %9llu\n", l.name.c_str(),
+                static_cast<unsigned long long>(l.up.tx_frames), static_cast<unsigned long long>(l.up.tail_drops),
+                static_cast<unsigned long long>(l.up.ecn_marked), static_cast<unsigned long long>(l.up.queue_max_bytes),
+                static_cast<unsigned long long>(l.down.tx_frames), static_cast<unsigned long long>(l.down.tail_drops),
+                static_cast<unsigned long long>(l.down.ecn_marked));
   if (s.failure.empty())
     std::printf("# every port's first-transmission payload %s the schedules' bytes\n",
                 matrix_ok ? "equals" : "DIFFERS FROM");
   if (!s.failure.empty()) std::printf("# FAILED: %s\n", s.failure.c_str());
   return wrong + arrival == 0 && s.failure.empty();
 }
+
+namespace {
+
+// One direction of a leaf-spine link: its egress queue's counters.
+nlohmann::json link_direction_json(const engine::SwitchPortCounters& c) {
+  return {{"tx_frames", c.tx_frames},
+          {"tx_bytes", c.tx_bytes},
+          {"tail_drops", c.tail_drops},
+          {"ecn_marked", c.ecn_marked},
+          {"queue_max_bytes", c.queue_max_bytes},
+          {"pfc_pause_sent", c.pfc_pause_sent},
+          {"pfc_pause_received", c.pfc_pause_received},
+          {"pfc_paused_ns", c.pfc_paused_ns},
+          {"unrouted", c.unrouted}};
+}
+
+// The topology and, for a leaf-spine, every leaf-spine link by name: `up` is the leaf's queue
+// towards the spine, `down` the spine's towards the leaf.
+nlohmann::json fabric_json(const CollLab& lab) {
+  const LabConfig& c = lab.config();
+  if (c.leaves == 0) return {{"topology", "star"}};
+  nlohmann::json links = nlohmann::json::array();
+  for (const engine::FabricLinkCounters& l : lab.fabric_links())
+    links.push_back({{"name", l.name},
+                     {"leaf", l.leaf},
+                     {"spine", l.spine},
+                     {"up", link_direction_json(l.up)},
+                     {"down", link_direction_json(l.down)}});
+  return {{"topology", "leafspine"},
+          {"leaves", c.leaves},
+          {"spines", c.spines},
+          {"ranks_per_leaf", c.ranks / c.leaves},
+          {"uplink_gbps", c.uplink_gbps},
+          {"ecmp_hash", c.ecmp.describe()},
+          {"links", links}};
+}
+
+}  // namespace
 
 EndpointTotals endpoint_totals(const std::vector<const engine::RcEndpoint*>& eps) {
   EndpointTotals t;
@@ -202,6 +254,7 @@ engine::Status write_json(const Options& o, const RunSummary& s, const CollLab* 
                  {"chunk_bytes", o.chunk_bytes},
                  {"buffers", o.buffers},
                  {"qps_per_peer", o.qps_per_peer},
+                 {"udp_sport", o.udp_sport.describe()},
                  {"mtu", o.mtu},
                  {"recovery", o.recovery == rc::Recovery::kGoBackN ? "gbn" : "sr"},
                  {"cc", o.cc},
@@ -251,7 +304,7 @@ engine::Status write_json(const Options& o, const RunSummary& s, const CollLab* 
   if (obs != nullptr) j["traffic_matrix"]["measured"] = measured;
   nlohmann::json ports = nlohmann::json::array();
   for (std::uint32_t r = 0; lab != nullptr && obs != nullptr && r < n; ++r) {
-    const engine::SwitchPortCounters& c = lab->fabric_switch().counters(r);
+    const engine::SwitchPortCounters& c = lab->rank_port(r);
     const PortTraffic& in = obs->ingress(r);
     const PortTraffic& out = obs->egress(r);
     const engine::ImpairmentCounters imp = lab->links().impairment(r, 0);
@@ -284,6 +337,7 @@ engine::Status write_json(const Options& o, const RunSummary& s, const CollLab* 
                        {"reordered", imp.reordered}}}});
   }
   if (lab != nullptr) j["ports"] = ports;
+  if (lab != nullptr) j["fabric"] = fabric_json(*lab);
   j["hw_counters"] = totals.hw_counters;
   j["endpoints"] = {{"tx_alloc_failures", totals.tx_alloc_failures}, {"tx_backlog_drops", totals.tx_backlog_drops}};
   j["drop_reasons"] = totals.drop_reasons;

@@ -46,6 +46,7 @@ std::vector<RunParam> run_params(const Options& o, std::uint32_t world) {
           {"--chunk", o.chunk_bytes},
           {"--buffers", o.buffers},
           {"--qps-per-peer", o.qps_per_peer},
+          {"--udp-sport", std::uint64_t{o.udp_sport.base} << 16 | o.udp_sport.stride},
           {"--mtu", o.mtu},
           {"--recovery", static_cast<std::uint64_t>(o.recovery)},
           {"--sr-bdp-packets", o.sr_bdp_pkts},

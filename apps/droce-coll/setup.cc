@@ -34,6 +34,7 @@ RankConfig rank_config(const Options& o, std::uint32_t rank) {
   rc.chunk_bytes = o.chunk_bytes;
   rc.slots = o.buffers;
   rc.qps_per_peer = o.qps_per_peer;
+  rc.udp_sport = o.udp_sport;
   rc.qp.pmtu = o.mtu;
   rc.qp.timeout = o.qp_timeout;
   rc.qp.retry_cnt = o.retry_cnt;
@@ -60,6 +61,10 @@ engine::Status build_lab(const Options& o, const SizeSchedule& largest, const Me
   lc.pool = st.pool.get();
   lc.sw = o.sw;
   lc.sw.egress_gbps.assign(o.ranks, o.egress_gbps);
+  lc.leaves = o.leaves;
+  lc.spines = o.spines;
+  lc.uplink_gbps = o.uplink_gbps < 0 ? o.egress_gbps : o.uplink_gbps;
+  lc.ecmp = o.ecmp;
   lc.toward_rank = o.impairment;
   lc.dscp = o.dscp;
   lc.dcqcn.reaction_point = o.cc == "dcqcn";

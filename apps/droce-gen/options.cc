@@ -146,6 +146,12 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   cli::add_workload(app, work);
   cli::add_uint(app, g, "--qps", "N", o.qps, 1, kMaxQps,
                 "queue pairs, 1.." + std::to_string(kMaxQps) + d + std::to_string(o.qps) + ")");
+  cli::add_value(
+      app, g, "--udp-sport", "PORTS",
+      "each QP's UDP source port (the ECMP entropy): derived (from the QP numbers, as\n"
+      "Linux does) or BASE[,STRIDE]: QP i sends from BASE + i x STRIDE (STRIDE 0: all\n"
+      "on one port; give a client and its server the same; default derived)",
+      [&o](const std::string& v) { return apps::UdpSportPlan::parse("--udp-sport", v, o.udp_sport).message(); });
   cli::add_uint(app, g, "--active-qps", "M", o.active_qps, 1, kMaxQps,
                 "only the first M QPs carry traffic; the others are connected and idle\n(default: all)");
   cli::add_uint(app, g, "--inflight", "N", o.inflight, 1, 128,
@@ -260,6 +266,7 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   auto fail = [&app](const std::string& message) { return apps::cli::fail(*app, message); };
   // DCQCN: the preset at the line rate, then each override; one message naming a bad parameter.
   if (Status s = apps::cli::apply_dcqcn(o.preset, o.line_gbps, overrides, o.dcqcn); !s.ok()) return fail(s.message());
+  if (Status s = o.udp_sport.check("--udp-sport", o.qps); !s.ok()) return fail(s.message());
   if (o.connect == Connect::kCm) {
     if (o.mode == Mode::kLoopback)
       return std::fprintf(stderr, "droce-gen: --connect cm connects a client and a server: --mode client or server\n"),

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "apps/common/address_text.h"
+#include "apps/common/udp_sport_plan.h"
 #include "apps/droce-gen/arrivals.h"
 
 namespace droce::gen {
@@ -27,6 +28,7 @@ struct Options {
   std::vector<std::uint32_t> sizes = {4096};  // message i has sizes[i % n] bytes (a size mix)
   std::uint32_t mtu = 1024;
   std::uint32_t qps = 1;
+  apps::UdpSportPlan udp_sport;  // QP i's UDP source port (default: derived from the QP pair)
   std::uint32_t active_qps = 0;  // the first N QPs carry traffic, the rest stay connected and idle; 0 = all
   std::uint16_t workers = 1;     // poll-mode workers (EAL lcores from -l); QP i runs on worker i % workers
   std::uint32_t inflight = 16;   // outstanding messages per QP

@@ -283,6 +283,7 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
                    {"mtu", o.mtu},
                    {"qps", o.qps},
                    {"active_qps", o.active()},
+                   {"udp_sport", o.udp_sport.describe()},
                    {"workers", o.workers},
                    {"inflight", o.inflight},
                    {"duration_s", o.duration_s},

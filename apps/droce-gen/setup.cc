@@ -295,6 +295,17 @@ SetupError open_transport(const Options& o, bool default_port, const std::vector
   return {};
 }
 
+namespace {
+
+// --udp-sport: QP `index` (the run's numbering, the same at both ends) from its port; derived
+// ports are left to connect.
+Status set_udp_sport(const Options& o, engine::RcEndpoint& ep, std::uint32_t qpn, std::uint32_t index) {
+  if (o.udp_sport.derived()) return {};
+  return ep.set_udp_src_port(qpn, o.udp_sport.port(index));
+}
+
+}  // namespace
+
 Status create_qps(const Options& o, Setup& st) {
   // The transport is up (the usage checks passed): DPDK's tools may attach from here.
   apps::start_telemetry("droce-gen");
@@ -330,6 +341,7 @@ Status create_qps(const Options& o, Setup& st) {
         r.mr = mr;
         r.post_tsc.resize(slots);
         if (Status s = sh.req_ep->create_qp(qp_attr(o, r.index, true), r.qpn); !s.ok()) return s;
+        if (Status s = set_udp_sport(o, *sh.req_ep, r.qpn, r.index); !s.ok()) return s;
       }
     }
     if (sh.rsp_ep != nullptr) {
@@ -345,6 +357,7 @@ Status create_qps(const Options& o, Setup& st) {
         r.buf = slice(buf.data(), j);
         r.mr = mr;
         if (Status s = sh.rsp_ep->create_qp(qp_attr(o, r.index, false), r.qpn); !s.ok()) return s;
+        if (Status s = set_udp_sport(o, *sh.rsp_ep, r.qpn, r.index); !s.ok()) return s;
         // READ serves a fixed pattern per slot.
         if (o.op == Op::kRead)
           for (std::uint32_t s = 0; s < (j < active ? slots : 1); ++s)

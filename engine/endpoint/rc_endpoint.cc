@@ -211,7 +211,8 @@ Status RcEndpoint::connect_qp(std::uint32_t qpn, const RemoteQp& remote, const c
   tc.dscp = cfg_.addresses.dscp;
   tc.dest_qpn = remote.qpn;
   tc.pkey = attr.pkey;
-  tc.udp_src_port = wire::roce_udp_src_port(attr.qpn, remote.qpn);
+  if (s->udp_src_port == 0) s->udp_src_port = wire::roce_udp_src_port(attr.qpn, remote.qpn);
+  tc.udp_src_port = s->udp_src_port;
   s->tmpl = wire::HeaderTemplate::make(tc);
   s->tx_tmpl = wire::TxTemplate::make(s->tmpl);
   s->peer = remote.address;
@@ -242,6 +243,21 @@ Status RcEndpoint::set_recovery(std::uint32_t qpn, rc::Recovery recovery) {
     return st.context("set_recovery: QP " + std::to_string(qpn) + ": ");
   if (recovery == rc::Recovery::kSelectiveRepeat) parse_opt_.accept_droce_sr = true;  // as create_qp
   return {};
+}
+
+Status RcEndpoint::set_udp_src_port(std::uint32_t qpn, std::uint16_t port) {
+  QpSlot* s = slot(qpn);
+  if (s == nullptr) return Status::error(StatusCode::kNotFound, "set_udp_src_port: unknown QPN " + std::to_string(qpn));
+  // The port goes into the header template built at connect: a connected QP keeps its flow.
+  if (s->connected || s->qp->state() != rc::QpState::kInit)
+    return Status::error(StatusCode::kBadState, "set_udp_src_port: QP " + std::to_string(qpn) + " is not in INIT");
+  s->udp_src_port = port;
+  return {};
+}
+
+std::uint16_t RcEndpoint::udp_src_port(std::uint32_t qpn) const {
+  const QpSlot* s = slot(qpn);
+  return s == nullptr ? 0 : s->udp_src_port;
 }
 
 Status RcEndpoint::create_qp(rc::QpAttr attr, const wire::L2L3Address& remote, rc::RcQp*& out) {
@@ -457,7 +473,7 @@ void RcEndpoint::connected_qps(std::vector<ConnectedQp>& out) const {
     c.ipv6 = cfg_.addresses.ipv6;
     c.local = cfg_.addresses.local;
     c.remote = s->peer;
-    c.udp_src_port = wire::roce_udp_src_port(c.qpn, c.remote_qpn);
+    c.udp_src_port = s->udp_src_port;
     out.push_back(c);
   }
 }

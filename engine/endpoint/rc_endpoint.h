@@ -63,6 +63,15 @@ class RcEndpoint final : public ViewHome, private CmQpControl {
   // The QP's loss recovery (docs/selective-repeat.md), while it is still in INIT (not connected):
   // for an owner that learns it from the peer after create_qp (droce-gen's exchange).
   [[nodiscard]] Status set_recovery(std::uint32_t qpn, rc::Recovery recovery);
+  // The UDP source port the QP sends from, while it is still in INIT: RoCEv2's only entropy for
+  // ECMP and link aggregation (IBTA Annex A17.3.3 leaves its choice to the sender). 0 (the
+  // default) derives it at connect from the QP pair as Linux does (rdma_get_udp_sport without a
+  // flow label, wire::roce_udp_src_port); any other port is used as is, as
+  // mlx5dv_modify_qp_udp_sport sets one (rxe takes it from the flow label of the QP's address).
+  // Set the same port at both ends of a pair when RSS placement should keep its QP on one worker.
+  [[nodiscard]] Status set_udp_src_port(std::uint32_t qpn, std::uint16_t port);
+  // The port the QP sends from once connected (set or derived); before that the one set, or 0.
+  [[nodiscard]] std::uint16_t udp_src_port(std::uint32_t qpn) const;
   // Both at once, with the peer's QPN and first PSN taken from attr.dest_qpn and attr.rq_psn.
   [[nodiscard]] Status create_qp(rc::QpAttr attr, const wire::L2L3Address& remote, rc::RcQp*& out);
   // The QP's state and counters (nullptr for an unknown QPN).
@@ -187,7 +196,9 @@ class RcEndpoint final : public ViewHome, private CmQpControl {
   [[nodiscard]] const rc::RcQp* qp_at(std::uint32_t index) const;
   [[nodiscard]] const dcqcn::DcqcnReactionPoint* dcqcn_at(std::uint32_t index) const;
   // A connected QP's addressing as its peer's frames carry it (the peer's UDP source port for the
-  // pair is the one this end sends from: wire::roce_udp_src_port is symmetric in the QPNs). For
+  // pair is taken to be the one this end sends from: wire::roce_udp_src_port is symmetric in the
+  // QPNs, and a port set with set_udp_src_port is meant to be set at both ends; a wrong guess
+  // costs the software hand-over, never a frame). For
   // placing inbound frames on a port's RSS table (engine/workers/rss_placement.h); not for the
   // datapath: it appends to `out`.
   struct ConnectedQp {
@@ -254,9 +265,10 @@ class RcEndpoint final : public ViewHome, private CmQpControl {
     dcqcn::DcqcnReactionPoint rp{};
     dcqcn::DcqcnNotificationPoint np{};
     dcqcn::Pacer pacer{};
-    bool paced_wait = false;       // on the timing wheel until its next send time
-    bool rx_touched = false;       // in rx_touched_: its note_activity() is due at the burst's end
-    bool cm_wait_traffic = false;  // accepted by the CM, RTU not seen: its first packet stands for it
+    bool paced_wait = false;         // on the timing wheel until its next send time
+    bool rx_touched = false;         // in rx_touched_: its note_activity() is due at the burst's end
+    bool cm_wait_traffic = false;    // accepted by the CM, RTU not seen: its first packet stands for it
+    std::uint16_t udp_src_port = 0;  // set_udp_src_port's (0: derived at connect), then the one in use
   };
   QpSlot* slot(std::uint32_t qpn) {
     const std::uint32_t i = qpn - cfg_.transport.qpn_base;  // wraps to a huge index below the base

@@ -50,6 +50,21 @@ std::atomic<unsigned> g_instance{0};
 
 }  // namespace
 
+HostRoute HostRoute::ipv4(std::uint32_t host_order, std::uint16_t out) {
+  HostRoute r;
+  r.addr[10] = r.addr[11] = 0xFF;
+  for (int i = 0; i < 4; ++i) r.addr[12 + i] = static_cast<std::uint8_t>(host_order >> (24 - 8 * i));
+  r.out = out;
+  return r;
+}
+
+HostRoute HostRoute::ipv6(const std::uint8_t* addr, std::uint16_t out) {
+  HostRoute r;
+  std::memcpy(r.addr, addr, 16);
+  r.out = out;
+  return r;
+}
+
 Status LabSwitchConfig::validate() const {
   if (port_count() < 2) return Status::fail(StatusCode::kInvalidArgument, "at least two ports are needed");
   if (port_count() > 64) return Status::fail(StatusCode::kInvalidArgument, "at most 64 ports");
@@ -57,12 +72,31 @@ Status LabSwitchConfig::validate() const {
     if (!(g >= 0 && g <= 1000))
       return Status::fail(StatusCode::kInvalidArgument, "--egress-gbps: must be in [0, 1000]");
   for (const auto& r : routes) {
-    if (r.out >= port_count())
+    if (r.out >= port_count() && r.out != kEcmpRoute)
       return Status::error(StatusCode::kInvalidArgument,
                            "--route: port index " + std::to_string(r.out) + " does not exist");
     if (r.depth == 0 || r.depth > 32)
       return Status::fail(StatusCode::kInvalidArgument, "--route: prefix length must be 1..32");
   }
+  bool any_ecmp = false;
+  for (const auto& r : routes) any_ecmp = any_ecmp || r.out == kEcmpRoute;
+  for (const auto& r : host_routes) {
+    if (r.out >= port_count() && r.out != kEcmpRoute)
+      return Status::error(StatusCode::kInvalidArgument,
+                           "host route: port index " + std::to_string(r.out) + " does not exist");
+    any_ecmp = any_ecmp || r.out == kEcmpRoute;
+  }
+  if (host_routes.size() > 65536) return Status::fail(StatusCode::kInvalidArgument, "at most 65536 host routes");
+  if (any_ecmp && ecmp_ports.empty())
+    return Status::fail(StatusCode::kInvalidArgument, "an ECMP route needs at least one ECMP port");
+  for (std::uint16_t p : ecmp_ports)
+    if (p >= port_count())
+      return Status::error(StatusCode::kInvalidArgument, "ECMP port " + std::to_string(p) + " does not exist");
+  if ((ecmp.fields & kEcmpAll) == 0)
+    return Status::fail(StatusCode::kInvalidArgument, "--ecmp-hash: name at least one field to hash");
+  for (std::uint64_t b : egress_buffer_bytes)
+    if (b != 0 && b < 2048)
+      return Status::fail(StatusCode::kInvalidArgument, "link buffer: must hold at least one jumbo RoCE frame (2048)");
   if (kmin_bytes > kmax_bytes)
     return Status::fail(StatusCode::kInvalidArgument, "--kmin-bytes: must not exceed --kmax-bytes");
   if (!(pmax >= 0 && pmax <= 1)) return Status::fail(StatusCode::kInvalidArgument, "--pmax: must be in [0, 1]");
@@ -97,14 +131,15 @@ std::unique_ptr<LabSwitch> LabSwitch::create(const LabSwitchConfig& cfg, Status&
   s->red_ = dcqcn::RedProfile{cfg.kmin_bytes, cfg.kmax_bytes, cfg.pmax};
   const unsigned id = g_instance.fetch_add(1);
   s->q_.resize(cfg.port_count());
-  // Frames of at least 64 bytes: the queue can never need more slots than this.
-  const std::size_t slots = std::min<std::size_t>(cfg.buffer_bytes / 60 + 1, 1u << 20);
   for (std::size_t i = 0; i < cfg.port_count(); ++i) {
     PortState& p = s->q_[i];
     p.io = cfg.frame_ports.empty() ? FramePort::ethdev(cfg.ports[i]) : cfg.frame_ports[i];
     const double g = i < cfg.egress_gbps.size() ? cfg.egress_gbps[i] : 0;
     p.tsc_per_byte = g > 0 ? 8.0 * static_cast<double>(s->tsc_hz_) / (g * 1e9) : 0;
-    p.ring.resize(slots);
+    const std::uint64_t own = i < cfg.egress_buffer_bytes.size() ? cfg.egress_buffer_bytes[i] : 0;
+    p.buffer_bytes = own != 0 ? own : cfg.buffer_bytes;
+    // Frames of at least 64 bytes: the queue can never need more slots than this.
+    p.ring.resize(std::min<std::size_t>(p.buffer_bytes / 60 + 1, 1u << 20));
   }
   if (!cfg.routes.empty()) {
     rte_lpm_config lc{};
@@ -122,6 +157,31 @@ std::unique_ptr<LabSwitch> LabSwitch::create(const LabSwitchConfig& cfg, Status&
         err = Status::error(StatusCode::kError, "droce-switch: cannot add route");
         return nullptr;
       }
+  }
+  if (!cfg.host_routes.empty()) {
+    const std::string name = "droce_sw_host" + std::to_string(id);
+    rte_hash_parameters hp{};
+    hp.name = name.c_str();
+    hp.entries = static_cast<std::uint32_t>(std::max<std::size_t>(2 * cfg.host_routes.size(), 64));
+    hp.key_len = sizeof(HostRoute::addr);
+    hp.hash_func = rte_jhash;
+    hp.socket_id = SOCKET_ID_ANY;
+    s->hosts_ = rte_hash_create(&hp);
+    if (s->hosts_ == nullptr) {
+      err = Status::error(StatusCode::kNoMemory,
+                          "droce-switch: rte_hash_create failed: " + std::string(rte_strerror(rte_errno)));
+      return nullptr;
+    }
+    for (const auto& r : cfg.host_routes) {
+      // rte_jhash reads 32-bit words, and a HostRoute in a vector is only 2-byte aligned (18 bytes
+      // each): the key goes in aligned, as route() builds it (UBSan caught the misaligned load).
+      alignas(8) std::uint8_t key[sizeof r.addr];
+      std::memcpy(key, r.addr, sizeof key);
+      if (rte_hash_add_key_data(s->hosts_, key, reinterpret_cast<void*>(std::uintptr_t{r.out})) != 0) {
+        err = Status::error(StatusCode::kError, "droce-switch: cannot add host route");
+        return nullptr;
+      }
+    }
   }
   const std::string hname = "droce_sw_mac" + std::to_string(id);
   rte_hash_parameters hp{};
@@ -144,6 +204,7 @@ std::unique_ptr<LabSwitch> LabSwitch::create(const LabSwitchConfig& cfg, Status&
 LabSwitch::~LabSwitch() {
   finish();
   if (lpm_ != nullptr) rte_lpm_free(lpm_);
+  if (hosts_ != nullptr) rte_hash_free(hosts_);
   if (macs_ != nullptr) rte_hash_free(macs_);
 }
 
@@ -162,6 +223,43 @@ struct MacKey {
   alignas(8) std::uint8_t b[8] = {};
   explicit MacKey(const std::uint8_t* mac) { std::memcpy(b, mac, 6); }
 };
+
+bool LabSwitch::route(const std::uint8_t* f, std::uint32_t len, std::uint16_t ether_type, std::uint32_t l3,
+                      std::uint16_t& out) const {
+  std::uint32_t hop = 0;
+  bool found = false;
+  const bool v4 = ether_type == 0x0800 && len >= l3 + 20;
+  const bool v6 = ether_type == 0x86DD && len >= l3 + 40;
+  if (hosts_ != nullptr && (v4 || v6)) {
+    // The key as HostRoute spells it, in aligned words (rte_jhash reads 32-bit words).
+    alignas(8) std::uint8_t key[16] = {};
+    if (v4) {
+      key[10] = key[11] = 0xFF;
+      std::memcpy(key + 12, f + l3 + 16, 4);
+    } else {
+      std::memcpy(key, f + l3 + 24, 16);
+    }
+    void* data = nullptr;
+    if (rte_hash_lookup_data(hosts_, key, &data) >= 0) {
+      hop = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(data));
+      found = true;
+    }
+  }
+  if (!found && lpm_ != nullptr && v4) {
+    std::uint32_t dst = 0;
+    std::memcpy(&dst, f + l3 + 16, 4);
+    found = rte_lpm_lookup(lpm_, rte_be_to_cpu_32(dst), &hop) == 0;
+  }
+  if (!found) return false;
+  if (hop != kEcmpRoute) {
+    out = static_cast<std::uint16_t>(hop);
+    return true;
+  }
+  FlowKey key;
+  if (!flow_key_of(f, len, key)) return false;
+  out = cfg_.ecmp_ports[ecmp_pick(key, cfg_.ecmp, static_cast<std::uint32_t>(cfg_.ecmp_ports.size()))];
+  return true;
+}
 
 bool LabSwitch::learn_lookup(const std::uint8_t* dst, std::uint16_t& out) const {
   const MacKey key(dst);
@@ -246,7 +344,7 @@ void LabSwitch::released(const Item& it) {
 void LabSwitch::enqueue(std::uint16_t in, std::uint16_t out, rte_mbuf* m, std::uint64_t now_tsc) {
   PortState& q = q_[out];
   const std::uint32_t bytes = m->pkt_len;
-  if (q.count == q.ring.size() || q.c.queue_bytes + bytes > cfg_.buffer_bytes) {
+  if (q.count == q.ring.size() || q.c.queue_bytes + bytes > q.buffer_bytes) {
     ++q.c.tail_drops;
     rte_pktmbuf_free(m);
     return;
@@ -302,22 +400,22 @@ void LabSwitch::receive(std::uint16_t in, rte_mbuf* m, std::uint64_t now_tsc) {
   }
   learn(f + 6, in);
   const Classified c = classify(f, m->data_len);
-  std::uint32_t hop = 0;
-  if (lpm_ != nullptr && c.ether_type == 0x0800 && m->data_len >= c.l3 + 20) {
-    std::uint32_t dst = 0;
-    std::memcpy(&dst, f + c.l3 + 16, 4);
-    if (rte_lpm_lookup(lpm_, rte_be_to_cpu_32(dst), &hop) == 0 && hop != in) {
-      enqueue(in, static_cast<std::uint16_t>(hop), m, now_tsc);
-      return;
-    }
-  }
   std::uint16_t out = 0;
+  if (route(f, m->data_len, c.ether_type, c.l3, out) && out != in) {
+    enqueue(in, out, m, now_tsc);
+    return;
+  }
   if (!(f[0] & 1) && learn_lookup(f, out)) {
     if (out == in) {
       rte_pktmbuf_free(m);  // the destination is behind the port it came from
       return;
     }
     enqueue(in, out, m, now_tsc);
+    return;
+  }
+  if (!cfg_.flood) {
+    ++p.c.unrouted;
+    rte_pktmbuf_free(m);
     return;
   }
   // Unknown or multicast destination: flood to every other port (copies; the original last).

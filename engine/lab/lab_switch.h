@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/core/status.h"
+#include "engine/lab/ecmp_hash.h"
 #include "engine/lab/frame_port.h"
 #include "protocols/dcqcn/red_marking.h"
 
@@ -21,10 +22,22 @@ struct rte_hash;
 
 namespace droce::engine {
 
+// A route's `out` that means "one of LabSwitchConfig::ecmp_ports, chosen by the flow's hash".
+inline constexpr std::uint16_t kEcmpRoute = 0xFFFF;
+
 struct SwitchRoute {
   std::uint32_t prefix = 0;  // IPv4, host order
   std::uint8_t depth = 32;   // prefix length
-  std::uint16_t out = 0;     // switch port index (not DPDK port id)
+  std::uint16_t out = 0;     // switch port index (not DPDK port id), or kEcmpRoute
+};
+
+// A route to one address, IPv4 or IPv6, by exact match (an rte_hash: a fabric of many switches
+// cannot give each an rte_lpm, whose first table alone is 64 MiB).
+struct HostRoute {
+  std::uint8_t addr[16] = {};  // IPv6, or IPv4-mapped ::ffff:a.b.c.d (RFC 4291 2.5.5.2)
+  std::uint16_t out = 0;       // switch port index, or kEcmpRoute
+  [[nodiscard]] static HostRoute ipv4(std::uint32_t host_order, std::uint16_t out);
+  [[nodiscard]] static HostRoute ipv6(const std::uint8_t* addr, std::uint16_t out);
 };
 
 struct LabSwitchConfig {
@@ -32,16 +45,26 @@ struct LabSwitchConfig {
   // Instead of `ports` when not empty: switch port i is frame_ports[i] (an ethdev queue or a ring
   // link's end, engine/lab/frame_port.h).
   std::vector<FramePort> frame_ports;
-  std::vector<double> egress_gbps;  // per switch port; 0 or missing = not shaped (the PMD's pace)
-  std::vector<SwitchRoute> routes;  // checked first (longest prefix); else MAC learning; else flood
+  std::vector<double> egress_gbps;     // per switch port; 0 or missing = not shaped (the PMD's pace)
+  std::vector<SwitchRoute> routes;     // checked first (longest prefix); else MAC learning; else flood
+  std::vector<HostRoute> host_routes;  // checked before `routes`
+  // Equal-cost next hops of the kEcmpRoute routes, and how a flow picks one (a hash of its
+  // 5-tuple: a flow's frames keep one path, so they stay in order).
+  std::vector<std::uint16_t> ecmp_ports;
+  EcmpHashConfig ecmp;
+  // Flood frames no route or learned MAC places. A fabric with more than one path between two
+  // switches (leaf-spine) must not: a flood would circle the fabric; such frames are dropped and
+  // counted (SwitchPortCounters::unrouted).
+  bool flood = true;
   // RED/ECN on the instantaneous egress queue, the DCQCN paper's profile: no mark below Kmin,
   // probability rising linearly to Pmax at Kmax, every ECN-capable frame marked above Kmax.
   // Frames that are not ECN-capable are never marked and only see tail drop.
   std::uint64_t kmin_bytes = 5'000;
   std::uint64_t kmax_bytes = 200'000;
   double pmax = 0.01;
-  std::uint64_t buffer_bytes = 1'000'000;  // per egress queue; tail drop beyond (counted)
-  double delay_us = 0;                     // every frame waits this long in the switch at least
+  std::uint64_t buffer_bytes = 1'000'000;          // per egress queue; tail drop beyond (counted)
+  std::vector<std::uint64_t> egress_buffer_bytes;  // per switch port; 0 or missing = buffer_bytes
+  double delay_us = 0;                             // every frame waits this long in the switch at least
   // How far behind the clock a backlogged shaped egress may fall and still catch up: a poll that
   // comes late sends what the port would have sent meanwhile. 2 µs (a switch with its own
   // lcore); a switch that shares its lcore with endpoints in a process the OS deschedules
@@ -69,6 +92,7 @@ struct SwitchPortCounters {
   std::uint64_t rx_frames = 0, rx_bytes = 0;
   std::uint64_t tx_frames = 0, tx_bytes = 0;
   std::uint64_t flooded = 0;      // frames of this ingress sent to every other port
+  std::uint64_t unrouted = 0;     // frames of this ingress dropped: no route, no learned MAC, no flooding
   std::uint64_t tail_drops = 0;   // egress queue full
   std::uint64_t tx_drops = 0;     // the PMD refused frames (egress held them too long)
   std::uint64_t ecn_marked = 0;   // frames this egress marked CE
@@ -112,6 +136,7 @@ class LabSwitch {
     std::uint64_t next_tx_tsc = 0;
     bool backlogged = false;  // frames were left queued at the last transmit
     std::vector<Item> ring;   // egress FIFO (fixed capacity)
+    std::uint64_t buffer_bytes = 0;
     std::uint32_t head = 0, count = 0;
     // PFC state of this port as an ingress (pauses we sent) and as an egress (pauses received).
     bool xoff = false;
@@ -128,6 +153,10 @@ class LabSwitch {
   void on_pfc(PortState& p, const std::uint8_t* frame, std::uint32_t len, std::uint64_t now_tsc);
   void pfc_check(std::uint16_t in, std::uint64_t now_tsc);
   void send_pfc(PortState& p, std::uint16_t quanta);
+  // The route's port for an IP frame (host routes, then prefixes; ECMP resolved), or false when
+  // no route covers it.
+  bool route(const std::uint8_t* f, std::uint32_t len, std::uint16_t ether_type, std::uint32_t l3,
+             std::uint16_t& out) const;
   bool learn_lookup(const std::uint8_t* dst, std::uint16_t& out) const;
   void learn(const std::uint8_t* src, std::uint16_t in);
   void released(const Item& it);
@@ -135,6 +164,7 @@ class LabSwitch {
   LabSwitchConfig cfg_;
   std::vector<PortState> q_;
   rte_lpm* lpm_ = nullptr;
+  rte_hash* hosts_ = nullptr;
   rte_hash* macs_ = nullptr;
   std::vector<std::uint16_t> mac_port_;  // by hash slot
   std::uint64_t tsc_hz_ = 1;

@@ -18,8 +18,41 @@ FabricSpec FabricSpec::star(std::uint32_t endpoints, const ImpairmentConfig& tow
     l.b = endpoints;
     l.toward_a = toward_endpoints;
     l.toward_a.seed = toward_endpoints.seed + i;  // links lose different frames
+    l.name = "ep" + std::to_string(i) + "-switch";
     s.links.push_back(l);
   }
+  return s;
+}
+
+FabricSpec FabricSpec::leafspine(std::uint32_t leaves, std::uint32_t spines, std::uint32_t endpoints_per_leaf,
+                                 const ImpairmentConfig& toward_endpoints, const ImpairmentConfig& toward_leaves,
+                                 const ImpairmentConfig& toward_spines) {
+  FabricSpec s;
+  const std::uint32_t n = leaves * endpoints_per_leaf;
+  s.nodes.assign(n, FabricNodeKind::kEndpoint);
+  s.nodes.insert(s.nodes.end(), std::size_t{leaves} + spines, FabricNodeKind::kSwitch);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    FabricLinkSpec l;
+    l.a = i;
+    l.b = n + i / endpoints_per_leaf;
+    l.toward_a = toward_endpoints;
+    l.toward_a.seed = toward_endpoints.seed + i;
+    l.name = "ep" + std::to_string(i) + "-leaf" + std::to_string(i / endpoints_per_leaf);
+    s.links.push_back(l);
+  }
+  for (std::uint32_t leaf = 0; leaf < leaves; ++leaf)
+    for (std::uint32_t spine = 0; spine < spines; ++spine) {
+      FabricLinkSpec l;
+      l.a = n + leaf;
+      l.b = n + leaves + spine;
+      const auto index = static_cast<std::uint64_t>(s.links.size());
+      l.toward_a = toward_leaves;
+      l.toward_a.seed = toward_leaves.seed + index;
+      l.toward_b = toward_spines;
+      l.toward_b.seed = toward_spines.seed + index;
+      l.name = "leaf" + std::to_string(leaf) + "-spine" + std::to_string(spine);
+      s.links.push_back(l);
+    }
   return s;
 }
 

@@ -51,6 +51,7 @@ enum class FabricNodeKind : std::uint8_t { kEndpoint, kSwitch };
 
 struct FabricLinkSpec {
   std::uint32_t a = 0, b = 0;  // node indices
+  std::string name;            // in reports: "ep3-leaf1", "leaf0-spine1"
   ImpairmentConfig toward_a;   // what a's end receives goes through this
   ImpairmentConfig toward_b;
 };
@@ -63,6 +64,16 @@ struct FabricSpec {
   // N endpoints (nodes 0..N-1) on one switch (node N): link i joins endpoint i to switch port i;
   // `toward_endpoints` impairs what each endpoint receives (its seed offset by the link index).
   [[nodiscard]] static FabricSpec star(std::uint32_t endpoints, const ImpairmentConfig& toward_endpoints);
+  // L leaves (nodes N..N+L-1, N = L * endpoints_per_leaf endpoints first, nodes 0..N-1) and S
+  // spines (nodes N+L..N+L+S-1). Links 0..N-1 join endpoint i to leaf i / endpoints_per_leaf
+  // ("ep<i>-leaf<l>"), then link N + l * S + s joins leaf l to spine s ("leaf<l>-spine<s>"). A
+  // leaf's ports are its endpoints' links, then its uplinks in spine order; a spine's, its leaves
+  // in order. `toward_endpoints` impairs what endpoints receive, `toward_leaves` what a leaf
+  // receives from a spine, `toward_spines` the reverse (seeds offset by the link index).
+  [[nodiscard]] static FabricSpec leafspine(std::uint32_t leaves, std::uint32_t spines,
+                                            std::uint32_t endpoints_per_leaf, const ImpairmentConfig& toward_endpoints,
+                                            const ImpairmentConfig& toward_leaves,
+                                            const ImpairmentConfig& toward_spines);
   // Ok if valid, else kInvalidArgument saying what is wrong.
   [[nodiscard]] Status validate() const;
 };

@@ -30,6 +30,19 @@ check "loopback --recovery sr run with --pcap exits 0" "[ $? -eq 0 ]" "$out/sr.t
 check "selective-repeat capture: tshark decodes it, Scapy verifies every ICRC, SACKs (0xd1) in it" \
   "verified '$out/sr.pcapng' && grep -Eq '^ *[0-9]+ 209$' '$out/sr.pcapng.verify.txt'" "$out/sr.pcapng.verify.txt"
 
+# --udp-sport: QP i sends from BASE + i x STRIDE (both ends of the loopback lab), so the capture
+# holds exactly the three ports asked for, data and ACKs alike.
+timeout 120 "$gen" -- --op write --size 1500 --qps 3 --udp-sport 40000,2 --count 60 --quiet \
+  --pcap "$out/sport.pcapng" > "$out/sport.txt" 2>&1
+check "loopback --qps 3 --udp-sport 40000,2 exits 0" "[ $? -eq 0 ]" "$out/sport.txt"
+check "its capture's UDP source ports are exactly 40000, 40002 and 40004" \
+  "[ \"\$(tshark -r '$out/sport.pcapng' -T fields -e udp.srcport 2>/dev/null | sort -u | tr '\n' ' ')\" = '40000 40002 40004 ' ]" \
+  "$out/sport.txt"
+"$gen" -- --qps 3 --udp-sport 65534,1 > "$out/sport-bad.txt" 2>&1
+check "--udp-sport past 65535 for 3 QPs: one line naming it, exit 2" \
+  "[ $? -eq 2 ] && [ \$(wc -l < '$out/sport-bad.txt') -eq 1 ] && grep -q -- '--udp-sport' '$out/sport-bad.txt'" \
+  "$out/sport-bad.txt"
+
 # Client and server over net_memif, each capturing its own port. Realistic ACK timeout for a busy host.
 last_cpu=$(( $(nproc) - 1 ))
 sock="$out/cap.sock"

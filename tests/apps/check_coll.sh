@@ -2,7 +2,8 @@
 # droce-coll end to end (one process each, --no-huge, no root): every pattern at N = 2, 3, 4 and 8,
 # every byte verified, clean and at 1 % loss with 1 % reordering and duplication; every switch
 # port's first-transmission payload equal to the schedule's; ring allreduce's traffic matrix the
-# theory's; 64 ranks; two workers; a capture; a size that is not whole elements; a stalled rank.
+# theory's; 64 ranks; two workers; a capture; a leaf-spine fabric with ECMP (collision and spread);
+# a size that is not whole elements; a stalled rank.
 # Judged on results only (a busy machine makes every run slower, never wrong).
 set -uo pipefail
 coll=$1
@@ -82,6 +83,65 @@ check "two workers: alltoall at 1 % loss exact" "[ $? -eq 0 ] && verify '$out/w2
 check "--pcap: a pcap tshark decodes as InfiniBand over UDP, frames cut to --pcap-snaplen" "[ $? -eq 0 ] &&
   [ \$(tshark -r '$out/c.pcap' -Y infiniband 2>/dev/null | wc -l) -gt 10 ] &&
   [ \$(tshark -r '$out/c.pcap' -T fields -e frame.cap_len 2>/dev/null | sort -n | tail -1) -le 128 ]" "$out/c.txt"
+
+# Leaf-spine (--fabric leafspine:2,2, 4 ranks per leaf): exact; every leaf-spine link named and
+# counted; what went up came down; the bytes between leaves crossed the uplinks; with the hash on
+# the destination port alone (--ecmp-hash dst-port) each leaf's traffic collides on one uplink,
+# while 4 QPs per peer over the 5-tuple use both. With the hash on the source port alone, the
+# user's ports decide: --udp-sport 50000,0 puts every QP on one port (one uplink a leaf), and
+# 50000,1 gives a pair's 4 QPs 4 ports that reach both spines.
+fabric_check() {
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+mode = sys.argv[2]
+f = d['fabric']
+assert f['topology'] == 'leafspine' and f['leaves'] == 2 and f['spines'] == 2, f
+links = f['links']
+assert sorted(l['name'] for l in links) == ['leaf0-spine0', 'leaf0-spine1', 'leaf1-spine0', 'leaf1-spine1'], links
+for l in links:
+    assert l['name'] == 'leaf%d-spine%d' % (l['leaf'], l['spine'])
+    assert l['up']['tail_drops'] == 0 and l['down']['tail_drops'] == 0 and l['up']['unrouted'] == 0, l
+up = sum(l['up']['tx_frames'] for l in links)
+assert up == sum(l['down']['tx_frames'] for l in links) and up > 0, links
+per_leaf = f['ranks_per_leaf']
+m = d['traffic_matrix']['measured']
+across = sum(m[a][b] for a in range(len(m)) for b in range(len(m)) if a // per_leaf != b // per_leaf)
+assert across > 0 and sum(l['up']['tx_bytes'] for l in links) >= across, (across, links)
+for leaf in (0, 1):
+    used = [l for l in links if l['leaf'] == leaf and l['up']['tx_frames'] > 0]
+    if mode in ('collide', 'sport-one'):
+        assert len(used) == 1, ('every flow of a leaf hashes alike: one uplink', mode, links)
+    else:
+        assert len(used) == 2, ('4 QPs per peer on distinct ports use both spines', mode, links)
+want = {'sport-one': '50000,0', 'sport-spread': '50000,1'}.get(mode, 'derived')
+assert d['config']['udp_sport'] == want, d['config']
+PY
+}
+for mode in collide spread sport-one sport-spread; do
+  case $mode in
+    collide) extra=(--ecmp-hash dst-port) ;;
+    spread) extra=(--qps-per-peer 4) ;;
+    sport-one) extra=(--qps-per-peer 4 --ecmp-hash src-port --udp-sport 50000,0) ;;
+    sport-spread) extra=(--qps-per-peer 4 --ecmp-hash src-port --udp-sport 50000,1) ;;
+  esac
+  "$coll" "${eal[@]}" -- --fabric leafspine:2,2 --pattern alltoall --ranks 8 --size 64K --chunk 4K --iters 1 \
+    --warmup_iters 0 --quiet --json "$out/ls-$mode.json" "${extra[@]}" > "$out/ls-$mode.txt" 2>&1
+  check "leaf-spine 2x2, alltoall at 8 ranks ($mode): exact, links named and counted, up = down" \
+    "[ $? -eq 0 ] && verify '$out/ls-$mode.json' && fabric_check '$out/ls-$mode.json' $mode" "$out/ls-$mode.txt"
+done
+"$coll" -- --fabric leafspine:3,2 --ranks 8 > "$out/lsb.txt" 2>&1
+check "--fabric leafspine:3,2 with 8 ranks: one line, exit 2" "[ $? -eq 2 ] && [ \$(wc -l < '$out/lsb.txt') -eq 1 ] &&
+  grep -q 'do not divide' '$out/lsb.txt'" "$out/lsb.txt"
+"$coll" -- --fabric leafspine:2,2 --ecmp-hash src-ip,sport > "$out/lsh.txt" 2>&1
+check "--ecmp-hash with an unknown field: one line naming it, exit 2" "[ $? -eq 2 ] && [ \$(wc -l < '$out/lsh.txt') -eq 1 ] &&
+  grep -q sport '$out/lsh.txt'" "$out/lsh.txt"
+"$coll" -- --qps-per-peer 4 --udp-sport 65534,1 > "$out/usp.txt" 2>&1
+check "--udp-sport whose 4 QPs pass 65535: one line naming it, exit 2" "[ $? -eq 2 ] &&
+  [ \$(wc -l < '$out/usp.txt') -eq 1 ] && grep -q -- '--udp-sport' '$out/usp.txt'" "$out/usp.txt"
+"$coll" -- --udp-sport 0 > "$out/usz.txt" 2>&1
+check "--udp-sport 0: one line naming it, exit 2" "[ $? -eq 2 ] && [ \$(wc -l < '$out/usz.txt') -eq 1 ] &&
+  grep -q -- '--udp-sport' '$out/usz.txt'" "$out/usz.txt"
 
 # Hostile runs: one line, exit 2, before EAL; a stalled rank named within --timeout, exit non-zero.
 "$coll" -- --size 1001 --dtype int32 > "$out/b.txt" 2>&1

@@ -12,6 +12,7 @@
 
 #include "apps/common/cli_number.h"
 #include "apps/common/output_file.h"
+#include "apps/common/udp_sport_plan.h"
 #include "protocols/dcqcn/param_options.h"
 
 using namespace droce::apps;
@@ -174,4 +175,31 @@ TEST_CASE("DCQCN validation names the options, not the struct fields", "[cli][dc
   REQUIRE(droce::dcqcn::set_param(p, "min-rate-mbps", "10").ok());
   REQUIRE(droce::dcqcn::set_param(p, "alpha-period-us", "0").ok());
   CHECK(droce::dcqcn::validate_options(p, option, "--line-gbps").message() == "--dcqcn-alpha-period-us: must be > 0");
+}
+
+TEST_CASE("--udp-sport: derived, BASE and BASE,STRIDE; 0, garbage and ports past 65535 refused by name", "[cli]") {
+  UdpSportPlan p;
+  REQUIRE(UdpSportPlan::parse("--udp-sport", "50000,2", p).ok());
+  CHECK(p.port(0) == 50000);
+  CHECK(p.port(3) == 50006);
+  CHECK(p.describe() == "50000,2");
+  CHECK(p.check("--udp-sport", 4).ok());
+  REQUIRE(UdpSportPlan::parse("--udp-sport", "40000", p).ok());  // stride 1
+  CHECK(p.port(1) == 40001);
+  REQUIRE(UdpSportPlan::parse("--udp-sport", "40000,0", p).ok());  // one flow
+  CHECK(p.port(7) == 40000);
+  REQUIRE(UdpSportPlan::parse("--udp-sport", "derived", p).ok());
+  CHECK(p.derived());
+  CHECK(p.port(5) == 0);
+  CHECK(p.check("--udp-sport", 1000000).ok());
+  const Status zero = UdpSportPlan::parse("--udp-sport", "0", p);
+  CHECK(zero.message().find("--udp-sport") != std::string::npos);
+  CHECK_FALSE(UdpSportPlan::parse("--udp-sport", "65536", p).ok());
+  CHECK_FALSE(UdpSportPlan::parse("--udp-sport", "4000,x", p).ok());
+  CHECK_FALSE(UdpSportPlan::parse("--udp-sport", "", p).ok());
+  REQUIRE(UdpSportPlan::parse("--udp-sport", "65534,1", p).ok());
+  CHECK(p.check("--udp-sport", 2).ok());
+  const Status past = p.check("--udp-sport", 3);
+  CHECK(past.code() == droce::StatusCode::kInvalidArgument);
+  CHECK(past.message().find("65536") != std::string::npos);
 }

@@ -44,6 +44,14 @@ struct LossyRelay {
   std::uint32_t ce_every = 0;
   bool ce_from_p2 = false;  // mark the other direction instead (READ response data, B to A)
   std::uint64_t ect_seen = 0, ce_marked = 0;
+  // The UDP source port of the last IPv4 UDP frame each way (from p1, from p2): which flow a QP is.
+  std::uint16_t last_udp_sport[2] = {0, 0};
+  void note_sport(std::uint16_t from, const rte_mbuf* m) {
+    const auto* f = rte_pktmbuf_mtod(m, const std::uint8_t*);
+    if (m->data_len < 38 || f[12] != 0x08 || f[13] != 0x00 || f[23] != IPPROTO_UDP) return;
+    const std::uint32_t l4 = 14 + 4 * (f[14] & 0x0F);
+    if (m->data_len >= l4 + 2) last_udp_sport[from == p1 ? 0 : 1] = static_cast<std::uint16_t>(f[l4] << 8 | f[l4 + 1]);
+  }
   void maybe_mark(rte_mbuf* m) {
     auto* f = rte_pktmbuf_mtod(m, std::uint8_t*);
     if (m->data_len < 34 || f[12] != 0x08 || f[13] != 0x00 || (f[15] & 3) != wire::kEcnEct0) return;
@@ -62,6 +70,7 @@ struct LossyRelay {
     std::uint16_t k = 0;
     for (std::uint16_t i = 0; i < n; ++i) {
       const std::uint16_t kept_before = k;
+      note_sport(from, b[i]);
       if (u(rng) < loss) {
         rte_pktmbuf_free(b[i]);
         ++dropped;

@@ -668,3 +668,55 @@ TEST_CASE("post_send and post_recv answer with a code a program can act on: queu
   CHECK(lab.b->post_send(lab.qpn_b, w).code() == StatusCode::kBadState);
   CHECK(std::string(to_string(StatusCode::kQueueFull)) == "queue full");
 }
+
+TEST_CASE("set_udp_src_port: a QP sends from the port its owner set, derived from the QP pair when unset",
+          "[engine][transport][entropy]") {
+  // RoCEv2's ECMP entropy is the UDP source port (IBTA A17.3.3): the lab's first pair derives it
+  // as Linux does; a second pair is given one port per end while in INIT, and every frame each
+  // end sends (data one way, ACKs the other) carries that end's port.
+  Lab lab("tusp", 0.0);
+  const std::uint16_t derived = wire::roce_udp_src_port(lab.qpn_a, lab.qpn_b);
+  CHECK(lab.a->udp_src_port(lab.qpn_a) == derived);
+  CHECK(lab.b->udp_src_port(lab.qpn_b) == derived);  // symmetric in the QPNs
+  rc::QpAttr qa_attr = lab.qa->attr();
+  rc::QpAttr qb_attr = lab.qb->attr();
+  std::uint32_t qpn_a = 0, qpn_b = 0;
+  REQUIRE(lab.a->create_qp(qa_attr, qpn_a).ok());
+  REQUIRE(lab.b->create_qp(qb_attr, qpn_b).ok());
+  CHECK(lab.a->udp_src_port(qpn_a) == 0);  // not set, not connected: not known yet
+  REQUIRE(lab.a->set_udp_src_port(qpn_a, 50001).ok());
+  REQUIRE(lab.b->set_udp_src_port(qpn_b, 50002).ok());
+  CHECK(lab.a->set_udp_src_port(lab.qpn_a, 50003).code() == StatusCode::kBadState);  // connected: its flow is fixed
+  CHECK(lab.a->set_udp_src_port(0xABCDEF, 50003).code() == StatusCode::kNotFound);
+  REQUIRE(lab.a->connect(qpn_a, RemoteQp{addr(2), qpn_b, qb_attr.sq_psn}).ok());
+  REQUIRE(lab.b->connect(qpn_b, RemoteQp{addr(1), qpn_a, qa_attr.sq_psn}).ok());
+  CHECK(lab.a->udp_src_port(qpn_a) == 50001);
+  CHECK(lab.a->udp_src_port(lab.qpn_a) == derived);  // the other QP keeps its own
+  std::vector<std::uint8_t> src(3000), dst(3000);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = pat(5, static_cast<std::uint32_t>(i));
+  rc::MemoryRegion smr, dmr;
+  REQUIRE(lab.mem_a.register_memory(src.data(), src.size(), rc::kAccessLocalWrite, smr).ok());
+  REQUIRE(lab.mem_b.register_memory(dst.data(), dst.size(), rc::kAccessLocalWrite, dmr).ok());
+  rc::RcQp* qa = lab.a->qp(qpn_a);
+  rc::RcQp* qb = lab.b->qp(qpn_b);
+  REQUIRE(qb->post_recv(rc::RecvWr{1, {reinterpret_cast<std::uint64_t>(dst.data()), 3000, dmr.lkey}}).ok());
+  rc::SendWr w;
+  w.sge = {reinterpret_cast<std::uint64_t>(src.data()), 3000, smr.lkey};
+  REQUIRE(qa->post_send(w).ok());
+  rc::Completion ca, cb;
+  bool got_a = false, got_b = false;
+  REQUIRE(lab.run([&] {
+    got_a = got_a || qa->poll_cq(ca);
+    got_b = got_b || qb->poll_cq(cb);
+    return got_a && got_b;
+  }));
+  CHECK(ca.status == rc::WcStatus::kSuccess);
+  CHECK(cb.byte_len == 3000);
+  CHECK(dst == src);
+  CHECK(lab.relay.last_udp_sport[0] == 50001);  // A's data
+  CHECK(lab.relay.last_udp_sport[1] == 50002);  // B's ACK
+  std::vector<RcEndpoint::ConnectedQp> cq;
+  lab.a->connected_qps(cq);
+  REQUIRE(cq.size() == 2);
+  CHECK(cq[1].udp_src_port == 50001);
+}

@@ -1,0 +1,96 @@
+// LeafSpine: a two-tier Clos fabric in one process — L leaf switches with their endpoints, S
+// spines, every link a RingFabric rte_ring pair, each switch a LabSwitch (rate, buffer, RED/ECN,
+// PFC, delay). Routes come from the endpoints' addresses (IPv4 /32 and IPv6 /128): a leaf sends
+// its own endpoints' frames down and every other address up, over its S uplinks by ECMP (a hash
+// of the 5-tuple, EcmpHashConfig); a spine sends each address down to its leaf. Nothing floods
+// (two paths between leaves would circle a flood). One thread polls every switch.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/core/status.h"
+#include "engine/lab/ecmp_hash.h"
+#include "engine/lab/lab_switch.h"
+#include "engine/lab/ring_fabric.h"
+
+namespace droce::engine {
+
+// One direction of a leaf-spine link, or of an endpoint's link towards it: the egress port's
+// rate (Gb/s, 0 = unshaped) and buffer (0 = the switch template's buffer_bytes).
+struct LinkQueueParams {
+  double gbps = 0;
+  std::uint64_t buffer_bytes = 0;
+};
+
+struct LeafSpineConfig {
+  std::uint32_t leaves = 2, spines = 2, endpoints_per_leaf = 1;
+  // Endpoint i's addresses (i = leaf * endpoints_per_leaf + k): IPv4 in host order, one per
+  // endpoint; IPv6 (network order) empty or one per endpoint.
+  std::vector<std::uint32_t> ipv4;
+  std::vector<std::array<std::uint8_t, 16>> ipv6;
+  // RED/ECN, PFC, delay, shaper burst and the default buffer of every leaf and of every spine;
+  // ports, routes, ECMP, flooding and pool are filled in.
+  LabSwitchConfig leaf, spine;
+  LinkQueueParams to_endpoint;  // a leaf's port towards each endpoint
+  LinkQueueParams uplink;       // leaf -> spine, every link unless uplinks names it
+  LinkQueueParams downlink;     // spine -> leaf, likewise
+  // Per leaf-spine link (index leaf * spines + spine) when not empty: overrides uplink/downlink.
+  std::vector<LinkQueueParams> uplinks, downlinks;
+  EcmpHashConfig ecmp;
+  ImpairmentConfig toward_endpoints, toward_leaves, toward_spines;
+  std::uint32_t ring_slots = 1024;
+  rte_mempool* pool = nullptr;
+
+  [[nodiscard]] std::uint32_t endpoints() const { return leaves * endpoints_per_leaf; }
+  // Ok when valid; otherwise kInvalidArgument naming what is wrong.
+  [[nodiscard]] Status validate() const;
+};
+
+// Both directions of one leaf-spine link: what the leaf's uplink port sent and queued (`up`) and
+// what the spine's port towards the leaf did (`down`).
+struct FabricLinkCounters {
+  std::string name;  // "leaf0-spine1"
+  std::uint32_t leaf = 0, spine = 0;
+  SwitchPortCounters up, down;
+};
+
+class LeafSpine {
+ public:
+  [[nodiscard]] static std::unique_ptr<LeafSpine> create(const LeafSpineConfig& cfg, Status& err);
+  ~LeafSpine();
+  LeafSpine(const LeafSpine&) = delete;
+  LeafSpine& operator=(const LeafSpine&) = delete;
+
+  // Endpoint i's end of its link (it sends into .tx, receives with receive()).
+  [[nodiscard]] RingEnd& endpoint_end(std::uint32_t i) { return fabric_->end(i, 0); }
+  // The leaf-side end of endpoint i's link (a tap there sees what the endpoint sends).
+  [[nodiscard]] RingEnd& leaf_end(std::uint32_t i) { return fabric_->end(i, 1); }
+  [[nodiscard]] const RingFabric& links() const { return *fabric_; }
+  [[nodiscard]] RingFabric& links() { return *fabric_; }
+  [[nodiscard]] const LabSwitch& leaf(std::uint32_t l) const { return *leaves_[l]; }
+  [[nodiscard]] const LabSwitch& spine(std::uint32_t s) const { return *spines_[s]; }
+  // The leaf's port towards endpoint i (its counters: what the endpoint sent and received).
+  [[nodiscard]] const SwitchPortCounters& endpoint_port(std::uint32_t i) const {
+    return leaves_[i / cfg_.endpoints_per_leaf]->counters(i % cfg_.endpoints_per_leaf);
+  }
+  // Every leaf-spine link, leaf-major.
+  [[nodiscard]] std::vector<FabricLinkCounters> fabric_links() const;
+  // The spine a flow from a leaf goes up to (the leaves' ECMP choice).
+  [[nodiscard]] std::uint32_t spine_of(const FlowKey& flow) const { return ecmp_pick(flow, cfg_.ecmp, cfg_.spines); }
+  // One round over every switch (one thread).
+  void poll(std::uint64_t now_tsc);
+  // After the pollers stopped: queued frames freed.
+  void finish();
+
+ private:
+  LeafSpine() = default;
+  LeafSpineConfig cfg_;
+  std::unique_ptr<RingFabric> fabric_;
+  std::vector<std::unique_ptr<LabSwitch>> leaves_, spines_;
+};
+
+}  // namespace droce::engine
