@@ -118,7 +118,7 @@ void RcQp::on_progress(std::uint64_t now_ns) {
   sq_.seq_nak_acted = false;
   sq_.retry_left = attr_.retry_cnt;
   sq_.rnr_left = attr_.rnr_retry;
-  sq_.timer_deadline = psn_lt(sq_.una, sq_.high) && ack_timeout_ns_ != 0 ? now_ns + ack_timeout_ns_ : kNever;
+  arm_loss_timers(now_ns);
 }
 
 // Everything up to and including `psn` is acknowledged (executed by the responder): retire WQEs
@@ -217,19 +217,21 @@ void RcQp::on_sequence_nak(std::uint32_t psn, std::uint64_t now_ns) {
 // over), while an earlier one still waits for the response its re-issue asked for. Were that
 // re-issue or its answer lost too, no timer would bring it back, and the QP would wait for
 // ever with no error (seen once under a loaded CI run: 16 CmpSwaps executed, never completed).
-void RcQp::restart_timer_after_nak(std::uint64_t from_ns) {
-  sq_.timer_deadline = psn_lt(sq_.una, sq_.high) && ack_timeout_ns_ != 0 ? from_ns + ack_timeout_ns_ : kNever;
-}
+void RcQp::restart_timer_after_nak(std::uint64_t from_ns) { arm_loss_timers(from_ns); }
 
 void RcQp::on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns) {
   const std::uint8_t syn = pi.aeth_syndrome;
   switch (syn & wire::kAethTypeMask) {
     case wire::kAethTypeAck:
       ++c_.acks_received;
+      answered_through(pi.psn, now_ns);
       retire_through(pi.psn, now_ns);
+      if (sq_.probe_open) on_probe_answer(pi.psn, now_ns);
       return;
     case wire::kAethTypeRnrNak:
       ++c_.rnr_naks_received;
+      sq_.probe_open = false;
+      answered_through(psn_add(pi.psn, -1), now_ns);
       retire_through(psn_add(pi.psn, -1), now_ns);
       if (state_ != QpState::kRts || !retry_or_fail(true)) return;
       sq_.rnr_until = now_ns + wire::kRnrTimerNs[syn & 0x1F];
@@ -243,6 +245,8 @@ void RcQp::on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns) {
       return;
     case wire::kAethTypeNak:
       ++c_.naks_received;
+      sq_.probe_open = false;
+      answered_through(psn_add(pi.psn, -1), now_ns);
       retire_through(psn_add(pi.psn, -1), now_ns);
       if (state_ != QpState::kRts) return;
       switch (static_cast<wire::NakCode>(syn & 0x1F)) {
@@ -271,9 +275,7 @@ void RcQp::on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns) {
 // re-issued READ is answered): the local ACK timer restarts, as rxe's completer re-arms it after
 // every response it handles. Otherwise a long response stream outlasts the timeout, the READ
 // is re-issued again while its answer is still arriving, and each replay lengthens the backlog.
-void RcQp::restart_ack_timer(std::uint64_t now_ns) {
-  if (ack_timeout_ns_ != 0) sq_.timer_deadline = now_ns + ack_timeout_ns_;
-}
+void RcQp::restart_ack_timer(std::uint64_t now_ns) { arm_loss_timers(now_ns); }
 
 // The sent WQE whose PSNs hold `psn` (sq_.tail if none): the request a READ response or an
 // atomic acknowledgement answers.
@@ -300,6 +302,8 @@ void RcQp::on_atomic_ack(const wire::PacketInfo& pi, std::uint64_t now_ns) {
     return;
   }
   SendWqe& w = sq_at(target);
+  sq_.probe_open = false;
+  answered_through(pi.psn, now_ns);
   retire_through(psn_add(w.first_psn, -1), now_ns);
   if (state_ != QpState::kRts) return;  // the implied NAK found the retries spent
   std::memcpy(w.local, &pi.atomic_ack_orig, kAtomicBytes);
@@ -322,6 +326,8 @@ void RcQp::on_read_response(const wire::PacketInfo& pi, const std::uint8_t* payl
     return;
   }
   SendWqe& w = sq_at(target);
+  sq_.probe_open = false;
+  answered_through(pi.psn, now_ns);  // the READ request reached the responder, and all before it
   const auto off = static_cast<std::uint32_t>(psn_diff(pi.psn, w.first_psn));
   const std::uint32_t expected = w.read_pkts_done;
   if (off < expected) {

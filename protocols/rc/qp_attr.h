@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "protocols/rc/rtt_estimator.h"
+
 namespace droce::rc {
 
 enum class QpState : std::uint8_t { kReset, kInit, kRtr, kRts, kError };
@@ -60,6 +62,12 @@ struct QpAttr {
   std::uint32_t max_message_bytes = 1u << 20;  // kMessageViews: the largest SEND accepted
   Recovery recovery = Recovery::kGoBackN;
   std::uint32_t sr_bdp_pkts = kSrMaxBdpPkts;  // kSelectiveRepeat: PSNs in flight, 1..kSrMaxBdpPkts
+  // Loss recovery in round trips (docs/transport.md): the requester's own timers, invisible to the
+  // peer. On: an RTT-based retransmission timeout (at least rto_floor_us, backed off, never beyond
+  // the IBTA timeout above) and tail-loss probes after two round trips of silence, neither of
+  // which spends retry_cnt. Off: the plain IBTA local ACK timer alone. timeout 0 has no timer.
+  bool adaptive_rto = true;
+  std::uint32_t rto_floor_us = kDefaultRtoFloorUs;  // 1..2^31 us
 
   // Empty if valid; else the name of the bad attribute and why.
   [[nodiscard]] std::string validate() const {
@@ -82,6 +90,7 @@ struct QpAttr {
     if (max_rd_atomic > kMaxRdAtomic) return "max_rd_atomic: must be 0..255";
     if (max_dest_rd_atomic > kMaxRdAtomic) return "max_dest_rd_atomic: must be 0..255";
     if (max_message_bytes > (1u << 30)) return "max_message_bytes: must be at most 1 GiB";
+    if (rto_floor_us == 0 || rto_floor_us > (1u << 31)) return "rto_floor_us: must be 1..2^31";
     if (recovery != Recovery::kGoBackN && recovery != Recovery::kSelectiveRepeat)
       return "recovery: must be go-back-N or selective repeat";
     if (recovery == Recovery::kSelectiveRepeat) {

@@ -110,10 +110,33 @@ void RcQp::fill_sr_packet(const SendWqe& w, std::uint32_t idx, TxDescriptor& d) 
   d.se = idx + 1 == w.npkts && w.wr.solicited;
 }
 
+// Every request packet leaves through here, timed from its transmission: the owner asks
+// next_packet only when the packet may leave (after the pacer).
 void RcQp::sent_request(const TxDescriptor& d, std::uint64_t now_ns) {
   ++c_.packets_sent;
   if (d.retransmission) ++c_.retransmitted_packets;
-  if (sq_.timer_deadline == kNever && ack_timeout_ns_ != 0) sq_.timer_deadline = now_ns + ack_timeout_ns_;
+  if (sq_.timer_deadline == kNever) arm_loss_timers(now_ns);
+  note_request_sent(d, now_ns);
+}
+
+// Packet `idx` of a SEND or WRITE (§9.5 packet sequences): its opcode, its part of the message,
+// the RETH on the first packet, the immediate and IETH on the last. AckReq is the caller's.
+void RcQp::fill_send_write(const SendWqe& w, std::uint32_t idx, TxDescriptor& d) const {
+  const std::uint32_t len = w.wr.sge.length;
+  const std::uint32_t offset = idx * attr_.pmtu;
+  d.psn = psn_add(w.first_psn, idx);
+  d.opcode = request_opcode(w.wr.opcode, idx, w.npkts);
+  d.payload = w.local + offset;
+  d.payload_len = len == 0 ? 0 : (len - offset < attr_.pmtu ? len - offset : attr_.pmtu);
+  const auto& info = wire::opcode_info(d.opcode);
+  if (info.headers & wire::kHdrReth) {
+    d.reth_va = w.wr.remote_addr;
+    d.reth_rkey = w.wr.rkey;
+    d.reth_len = len;
+  }
+  d.imm = w.wr.imm;
+  if (info.headers & wire::kHdrIeth) d.ieth_rkey = w.wr.invalidate_rkey;
+  d.se = idx + 1 == w.npkts && w.wr.solicited;
 }
 
 // The READs and atomics the implied NAK asks again (completer.cc, implied_nak_through), each on
@@ -144,6 +167,7 @@ bool RcQp::next_request(std::uint64_t now_ns, TxDescriptor& d) {
     if (now_ns < sq_.rnr_until) return false;  // §9.7.5.2.8: wait out the RNR NAK timer
     sq_.rnr_until = kNever;
   }
+  if (sq_.probe_pending && send_probe(now_ns, d)) return true;  // requester_timers.cc
   if (sq_.reissues_wanted != 0 && next_reissue(now_ns, d)) return true;
   if (psn_lt(sq_.nxt, sq_.high)) skip_answered_requests();  // only a rewind meets answered requests
   if (sq_.cur == sq_.tail) return false;
@@ -170,22 +194,8 @@ bool RcQp::next_request(std::uint64_t now_ns, TxDescriptor& d) {
     sq_.since_ack_req = 0;
     ++sq_.cur;
   } else {
-    const std::uint32_t len = w.wr.sge.length;
-    const std::uint32_t offset = idx * attr_.pmtu;
-    d.psn = sq_.nxt;
-    d.opcode = request_opcode(w.wr.opcode, idx, w.npkts);
-    d.payload = w.local + offset;
-    d.payload_len = len == 0 ? 0 : (len - offset < attr_.pmtu ? len - offset : attr_.pmtu);
-    const auto& info = wire::opcode_info(d.opcode);
-    if (info.headers & wire::kHdrReth) {
-      d.reth_va = w.wr.remote_addr;
-      d.reth_rkey = w.wr.rkey;
-      d.reth_len = len;
-    }
-    d.imm = w.wr.imm;
-    if (info.headers & wire::kHdrIeth) d.ieth_rkey = w.wr.invalidate_rkey;
+    fill_send_write(w, idx, d);
     const bool last = idx + 1 == w.npkts;
-    d.se = last && w.wr.solicited;
     // AckReq on the last packet of every message and at least every ack_req_every packets,
     // so long messages keep the window moving (§9.7.4.1.3).
     d.ack_req = last || ++sq_.since_ack_req >= attr_.ack_req_every;
@@ -225,28 +235,6 @@ void RcQp::rewind_to(std::uint32_t psn) {
   // Nothing outstanding contains the PSN: everything before it is done.
   sq_.cur = sq_.tail;
   sq_.nxt = sq_.post_psn;
-}
-
-void RcQp::on_timer(std::uint64_t now_ns) {
-  if (state_ != QpState::kRts || sq_.timer_deadline == kNever || now_ns < sq_.timer_deadline) return;
-  if (!psn_lt(sq_.una, sq_.high)) {  // nothing unacknowledged: disarm
-    sq_.timer_deadline = kNever;
-    return;
-  }
-  ++c_.local_ack_timeout_err;
-  if (!retry_or_fail(false)) return;
-  if (sr_) {  // selective repeat: everything the responder does not hold, nothing it does
-    sr_mark_unsacked_lost();
-    sq_.timer_deadline = now_ns + ack_timeout_ns_;
-    return;
-  }
-  // Go-back-N from the oldest unacknowledged PSN (§9.7.6.1.3). Nothing came for a whole timeout,
-  // so nothing in flight can be trusted to arrive: everything is asked again (the READs behind an
-  // unanswered one too; their responses already placed are dropped as duplicates). Asking the
-  // oldest request alone, as the implied NAK does, sends one frame per timeout: a loss burst
-  // counted in frames (the lab's --burst-frames) then outlasts the retry count.
-  rewind_to(sq_.una);
-  sq_.timer_deadline = now_ns + ack_timeout_ns_;
 }
 
 }  // namespace droce::rc

@@ -1,0 +1,227 @@
+// The requester's timers (IBTA §9.7.6.1.3; docs/transport.md, "Loss recovery in round trips"):
+// the local ACK timeout, which spends retry_cnt; under it an adaptive retransmission timeout a few
+// round trips long (RFC 6298's estimator); and tail-loss probes after two round trips of silence
+// (RFC 8985 §7). Only the IBTA timeout spends a retry, so a peer that never answers fails the QP
+// after the same retry_cnt timeouts, at the same time, as with the plain timer.
+#include "protocols/rc/rc_qp.h"
+#include "protocols/wire/opcode.h"
+#include "protocols/wire/psn.h"
+
+namespace droce::rc {
+
+using wire::psn_add;
+using wire::psn_diff;
+using wire::psn_lt;
+
+// The next probe, PTO << probes after its base, while probes are allowed and an answer is due.
+void RcQp::rearm_probe() {
+  const bool due = sq_.ackreq_valid && !psn_lt(sq_.ackreq_psn, sq_.una);
+  sq_.probe_deadline = sq_.probing && pto_ns_ != 0 && due ? sq_.probe_base_ns + (pto_ns_ << sq_.probes) : kNever;
+  update_timer_deadline();
+}
+
+// A request the responder answers at once is leaving (note_request_sent's filter passed it): an
+// answer is due a round trip from now, so the next probe waits from here (RFC 8985 §7.2 restarts
+// the PTO on new data; a go-back-N resend after a NAK counts too, or the probe would fire while
+// the resent window is still on its way; a probe's own wait doubles, by sq.probes). A new one is
+// timed if nothing is (one packet at a time, RFC 6298 §3).
+void RcQp::note_answer_due(const TxDescriptor& d, std::uint64_t now_ns) {
+  if (!d.ack_req) {  // selective repeat: only its READ and atomic requests are answered without AckReq
+    const wire::OpKind k = wire::opcode_info(d.opcode).kind;
+    if (k != wire::OpKind::kReadRequest && k != wire::OpKind::kAtomic) return;
+  }
+  if (!d.retransmission) {
+    sq_.ackreq_valid = true;
+    sq_.ackreq_psn = d.psn;
+  }
+  if (sq_.probing) {
+    sq_.probe_base_ns = now_ns;
+    rearm_probe();
+  }
+  if (d.retransmission || sq_.rtt_timing) return;
+  sq_.rtt_timing = true;
+  sq_.rtt_psn = d.psn;
+  sq_.rtt_sent_ns = now_ns;
+}
+
+void RcQp::disarm_loss_timers() {
+  sq_.ibta_deadline = sq_.rto_deadline = sq_.probe_deadline = sq_.timer_deadline = kNever;
+  sq_.probe_pending = false;
+}
+
+// A silence starts at `from_ns`: progress, a NAK, the end of an RNR wait, or a request sent with
+// nothing outstanding. The IBTA and adaptive timeouts count from it; the probes start over, due
+// two round trips after it or after the newest request that asks for an answer (note_request_sent)
+// — only while such an answer is due: a QP still sending a long message, waiting for its turn at
+// the port, has asked for nothing yet.
+void RcQp::arm_loss_timers(std::uint64_t from_ns) {
+  sq_.probes = 0;
+  if (ack_timeout_ns_ == 0 || !psn_lt(sq_.una, sq_.high)) {
+    disarm_loss_timers();
+    return;
+  }
+  sq_.ibta_deadline = from_ns + ack_timeout_ns_;
+  // Without a round trip measured rto_ns_ is the IBTA timeout and pto_ns_ 0: the plain timer.
+  sq_.rto_deadline = adaptive_ ? from_ns + rto_ns_ : kNever;
+  sq_.probing = adaptive_;
+  sq_.probe_base_ns = from_ns;
+  rearm_probe();
+}
+
+void RcQp::on_timer(std::uint64_t now_ns) {
+  if (state_ != QpState::kRts || sq_.timer_deadline == kNever || now_ns < sq_.timer_deadline) return;
+  if (!psn_lt(sq_.una, sq_.high)) {  // nothing unacknowledged: disarm
+    disarm_loss_timers();
+    return;
+  }
+  // The IBTA deadline first: an adaptive deadline capped to it is the IBTA timeout itself.
+  if (now_ns >= sq_.ibta_deadline)
+    expire_and_resend(now_ns, /*ibta=*/true);
+  else if (now_ns >= sq_.rto_deadline)
+    expire_and_resend(now_ns, /*ibta=*/false);
+  else
+    start_probe(now_ns);
+}
+
+// An expiry: everything unacknowledged is resent (go-back-N from sq.una; selective repeat what
+// the responder does not hold). Nothing came for a whole timeout, so nothing in flight can be
+// trusted to arrive: asking the oldest request alone, as the implied NAK does, sends one frame per
+// timeout, and a loss burst counted in frames (the lab's --burst-frames) would outlast the retry
+// count. The IBTA timeout spends a retry (§9.7.6.1.3); an adaptive one does not. Either doubles the
+// next adaptive timeout (RFC 6298 §5.5) until a round trip is measured again, and the probes wait
+// for progress: after an expiry the timer backs off alone.
+void RcQp::expire_and_resend(std::uint64_t now_ns, bool ibta) {
+  ++c_.local_ack_timeout_err;
+  if (ibta) {
+    if (!retry_or_fail(false)) return;
+  } else {
+    ++c_.adaptive_timeouts;
+  }
+  if (adaptive_ && sq_.rto_backoff < kMaxRtoBackoff) {
+    ++sq_.rto_backoff;
+    update_rto();
+  }
+  sq_.probe_pending = false;
+  sq_.probe_open = false;
+  sq_.probing = false;
+  sq_.resend_open = true;
+  sq_.resend_psn = sq_.una;
+  sq_.resend_ns = now_ns;
+  if (sr_)
+    sr_mark_unsacked_lost();
+  else
+    rewind_to(sq_.una);
+  if (ibta) sq_.ibta_deadline = now_ns + ack_timeout_ns_;
+  sq_.rto_deadline = adaptive_ ? now_ns + rto_ns_ : kNever;
+  rearm_probe();
+}
+
+// Two round trips without an acknowledgement while requests are outstanding (RFC 8985 §7.2): a
+// probe is due, and the next one twice as far, until the RTO would come first. Each is one packet
+// that asks for an acknowledgement, and none spends a retry.
+void RcQp::start_probe(std::uint64_t now_ns) {
+  sq_.probe_pending = true;
+  if (sq_.probes < kMaxRtoBackoff) ++sq_.probes;
+  sq_.probe_base_ns = now_ns;
+  rearm_probe();
+}
+
+// The probe itself. Go-back-N resends the oldest unacknowledged packet with AckReq: whatever the
+// responder's state, it answers with its ePSN - 1 (the packet is its ePSN: executed and ACKed;
+// older: a duplicate, re-ACKed, C9-105, even in its NAK-sent state, which drops every later
+// packet silently). So the probe recovers a lost tail, a lost ACK and a lost NAK against any
+// responder (on_probe_answer). A READ or atomic there is asked again from its first missing
+// response. Selective repeat marks its newest packet the responder is not known to hold
+// (sr_mark_probe) and sends it through its resends.
+bool RcQp::send_probe(std::uint64_t now_ns, TxDescriptor& d) {
+  sq_.probe_pending = false;
+  if (!psn_lt(sq_.una, sq_.high)) return false;
+  std::uint64_t i = response_target(sq_.una);
+  // A READ or atomic whose responses are all in is executed, only not retired yet (a rewind left
+  // it looking unsent): asking it again would replay it at best. The probe is the first packet
+  // after it that still waits — as skip_answered_requests passes it on a rewind.
+  while (i != sq_.tail && is_read_or_atomic(sq_at(i).wr.opcode) && !awaits_response(sq_at(i))) ++i;
+  if (i == sq_.tail || (i >= sq_.cur && !psn_lt(sq_at(i).first_psn, sq_.nxt))) return false;  // nothing sent waits
+  SendWqe& w = sq_at(i);
+  const std::int32_t off = psn_diff(sq_.una, w.first_psn);
+  const std::uint32_t idx = off > 0 ? static_cast<std::uint32_t>(off) : 0;
+  d = TxDescriptor{};
+  if (is_read_or_atomic(w.wr.opcode)) {
+    fill_read_or_atomic(w, idx > w.read_pkts_done ? idx : w.read_pkts_done, d);
+  } else {
+    fill_send_write(w, idx, d);
+    d.ack_req = true;
+  }
+  d.retransmission = true;
+  ++c_.tail_probes;
+  sq_.probe_open = true;
+  sq_.probe_high = sq_.high;
+  sq_.probe_sent_ns = now_ns;
+  sq_.resend_open = true;
+  sq_.resend_psn = d.psn;
+  sq_.resend_ns = now_ns;
+  sent_request(d, now_ns);
+  return true;
+}
+
+// Selective repeat's probe (RFC 8985 §7.3: the last packet): the newest PSN in flight that no SACK
+// showed held (a READ's or atomic's: not answered), marked lost and resent with AckReq; the SACK
+// that answers it shows every hole below it, and on_sack resends them. When every PSN looks held
+// the oldest goes, as after a timeout (sr_mark_unsacked_lost): unacknowledged, it was released,
+// or the SACKs saying so were lost, and its answer brings a fresh SACK. Bounded by the PSNs in
+// flight (at most kSrWindow).
+void RcQp::sr_mark_probe(std::uint64_t now_ns) {
+  std::uint32_t p = psn_add(sq_.high, -1);
+  for (;; p = psn_add(p, -1)) {
+    const std::uint8_t f = sr_tx_at(p);
+    if ((f & kSrReadAtomic) != 0 ? (f & kSrAnswered) == 0 : (f & kSrSacked) == 0) break;
+    if (p == sq_.una) break;
+  }
+  std::uint8_t& f = sr_tx_at(p);
+  if ((f & kSrAnswered) != 0) return;  // the oldest is a READ's answered PSN: nothing to ask
+  sr_set_lost(f);
+  sq_.sr_lost = true;
+  ++c_.tail_probes;
+  sq_.resend_open = true;
+  sq_.resend_psn = p;
+  sq_.resend_ns = now_ns;
+}
+
+// Go-back-N: the first ACK at least min RTT after the probe answers it (one sooner answers
+// something sent before it). The responder sent it with its ePSN - 1 when the probe arrived, and
+// packets go in order: every packet sent before the probe from ePSN on was dropped (the gap after
+// a loss, or the silence after a NAK that was lost) or lost, and is resent now, as a sequence NAK
+// for ePSN would have it, without spending a retry. A response that is not an ACK ends the probe
+// too (the caller): a NAK rewinds on its own, a READ response or atomic acknowledgement goes
+// through the implied NAK.
+void RcQp::on_probe_answer(std::uint32_t acked_psn, std::uint64_t now_ns) {
+  if (!psn_lt(sq_.una, sq_.probe_high)) {  // everything it probed for is acknowledged
+    sq_.probe_open = false;
+    return;
+  }
+  if (now_ns - sq_.probe_sent_ns < rtt_.min_rtt_ns()) return;
+  sq_.probe_open = false;
+  if (state_ != QpState::kRts) return;
+  const std::uint32_t from = psn_add(acked_psn, 1);
+  if (psn_lt(from, sq_.probe_high) && psn_lt(from, sq_.nxt)) rewind_to(from);
+}
+
+// A response covered the timed packet: one round trip. The backoff ends with it: Karn's algorithm
+// keeps a backed-off timeout until a packet that was never resent is acknowledged (RFC 6298 §5).
+void RcQp::take_rtt_sample(std::uint64_t now_ns) {
+  sq_.rtt_timing = false;
+  rtt_.sample(now_ns > sq_.rtt_sent_ns ? now_ns - sq_.rtt_sent_ns : 0);
+  sq_.rto_backoff = 0;
+  update_rto();
+}
+
+// A timer or probe resend is spurious when a response covering its PSN arrives sooner than the
+// smallest round trip ever measured after it left: that response answered the first
+// transmission, which was never lost. (A resend answered later may still have been needless; the
+// rule counts only the ones that certainly were.)
+void RcQp::judge_resend(std::uint64_t now_ns) {
+  sq_.resend_open = false;
+  if (rtt_.valid() && now_ns - sq_.resend_ns < rtt_.min_rtt_ns()) ++c_.spurious_retransmits;
+}
+
+}  // namespace droce::rc
