@@ -63,6 +63,12 @@ same = {"out_of_sequence": "out_of_sequence", "duplicate_request": "duplicate_re
         "np_ecn_marked_roce_packets": "np_ecn_marked_roce_packets"}
 for linux, own in same.items():
     assert hw[linux] == j[own], (linux, hw[linux], own, j[own])
+# The loss-recovery timer's counts (docs/transport.md) under mlx5's adaptive-retransmission names.
+lr = j["loss_recovery"]
+assert lr["adaptive_rto"] == "on" and lr["ack_timeouts"] == j["ack_timeouts"], lr
+assert hw["roce_adp_retrans_to"] == lr["adaptive_timeouts"], (hw["roce_adp_retrans_to"], lr)
+assert hw["roce_adp_retrans"] == lr["adaptive_timeouts"] + lr["tail_probes"], (hw["roce_adp_retrans"], lr)
+assert len(lr["rto_us"]) == len(lr["srtt_us"]) == len(lr["min_rtt_us"]) == 2 and all(r > 0 for r in lr["rto_us"]), lr
 # 2 % loss: gaps seen and NAKed, and resends.
 assert hw["out_of_sequence"] > 0 and hw["packet_seq_err"] > 0, hw
 assert hw["sent_pkts"] >= j["retransmitted_packets"] > 0 and hw["rcvd_pkts"] > 0, (hw, j["retransmitted_packets"])
