@@ -89,4 +89,11 @@ for cc in none dcqcn; do
 done
 rm -f /tmp/droce-demo-hol.$$.json
 
+step "9. droce-coll: an 8-rank ring allreduce and an alltoall on the lab fabric, nccl-tests' table, every byte verified"
+big=$([ "$secs" = 1 ] && echo 1M || echo 16M)
+timeout 120 build/apps/droce-coll/droce-coll -- --pattern allreduce --ranks 8 --minbytes 64K --maxbytes "$big" \
+  --stepfactor 16 --iters 5 --warmup_iters 1 --quiet || exit 1
+timeout 120 build/apps/droce-coll/droce-coll -- --pattern alltoall --ranks 8 --size 1M --iters 5 --warmup_iters 1 \
+  --loss 0.01 --recovery sr --quiet || exit 1
+
 printf '\n== demo: every step ran to its end ==\n'

@@ -13,15 +13,18 @@
 //   client: sends exactly --warmup + --count requests, one in flight per QP, and ends once every
 //           reply has arrived and every request is acknowledged (the tool's server needs -n of
 //           each and gets no more).
-// Both then keep polling a moment so that the last ACKs leave and a retransmission is answered.
-// The tool exits (destroying its QPs) as soon as its counts are reached, so an ACK of ours that
-// got lost is never repeated: a request of ours whose reply has arrived evidently got through,
-// and a server's newest reply on a QP after all of them were sent may be the client's last; a
-// retry-exhausted completion of either is counted apart (the peer's exit status is the verdict
-// on those replies), not as an error. A QP that ends in error flushes its outstanding work
-// (IBTA §10.3.1), the receive it took from the SRQ for a request that never completed included
-// (the tool's client exits with requests in flight): flushes are counted apart too, since each
-// follows its QP's first error, which is counted (or is the tail above).
+// Both then linger (end_linger.h, TCP's TIME_WAIT): between two droce-echo processes each side
+// polls on until the other has said FIN over the control connection, so every last ACK that was
+// lost is asked for again and given; a retry-exhausted send then is an error. The tool exits
+// (destroying its QPs) as soon as its counts are reached, so an ACK of its that got lost is never
+// repeated: a request of ours whose reply has arrived evidently got through, and a server's newest
+// reply on a QP after all of them were sent may be the client's last; against the tool (the
+// control connection closed without FIN) a retry-exhausted completion of either is that race,
+// counted apart (the peer's exit status is the verdict on those replies), not an error. A QP that
+// ends in error flushes its outstanding work (IBTA §10.3.1), the receive it took from the SRQ for
+// a request that never completed included (the tool's client exits with requests in flight):
+// flushes are counted apart too, since each follows its QP's first error, which is counted (or is
+// the tail above).
 // Data: the tool sends and receives in one buffer, so its server answers with whatever request
 // landed there last. The client therefore sends one pattern on every QP and checks every reply
 // against it; the server checks every request against the first one. Both check the length
@@ -40,6 +43,7 @@
 #include "apps/common/counters_json.h"
 #include "apps/common/latency_histogram.h"
 #include "apps/common/output_file.h"
+#include "apps/droce-echo/end_linger.h"
 
 namespace droce::echo {
 
@@ -104,7 +108,11 @@ class SrqPingpong {
   }
   [[nodiscard]] std::uint64_t progress() const { return requests_ + replies_ + sends_done_; }
 
-  int report(bool stalled) const {
+  int report(bool stalled, const EndLinger& linger) const {
+    // The tail is the tool's last-ACK race only where the peer is the tool; a droce-echo peer
+    // lingered until our FIN, so a send it never acknowledged is lost.
+    const bool droce_peer = linger.peer() == EndLinger::Peer::kFin;
+    const std::uint64_t errors = errors_ + (droce_peer ? unacked_tail_ : 0);
     const std::uint64_t unanswered = requests_ > replies_posted_ ? requests_ - replies_posted_ : 0;
     if (server_) {
       std::printf(
@@ -117,20 +125,32 @@ class SrqPingpong {
           "after %llu warm-up, %llu bad replies, %llu requests acknowledged",
           qps_.size(), o_.rx_depth, ull(hist_.count()), o_.size, ull(o_.warmup), ull(bad_), ull(sends_done_));
     }
-    std::printf(", %llu errors, %llu SRQ limit events%s\n", ull(errors_), ull(limit_events_),
+    std::printf(", %llu errors, %llu SRQ limit events%s\n", ull(errors), ull(limit_events_),
                 stalled ? ", STALLED (no completion within --timeout)" : "");
     if (flushed_ != 0) std::printf("  %llu work requests flushed (their QP had ended in error)\n", ull(flushed_));
-    if (unacked_tail_ != 0)
-      std::printf(
-          server_ ? "  %llu last replies never acknowledged: the client had finished (its ACK lost); its exit status "
-                    "says whether they arrived\n"
-                  : "  %llu requests never acknowledged though answered: the server had finished (its ACK lost)\n",
-          ull(unacked_tail_));
+    if (unacked_tail_ != 0 && droce_peer)
+      std::printf(server_ ? "  %llu last replies never acknowledged though the client (droce-echo) lingered: lost\n"
+                          : "  %llu requests never acknowledged though the server (droce-echo) lingered: lost\n",
+                  ull(unacked_tail_));
+    else if (unacked_tail_ != 0)
+      std::printf(server_ ? "  %llu last replies never acknowledged: the client (ibv_srq_pingpong) exits once its "
+                            "counts are reached, so its lost ACK is never repeated (the last-ACK race); its exit "
+                            "status says whether they arrived\n"
+                          : "  %llu requests never acknowledged though answered: the server (ibv_srq_pingpong) "
+                            "exits once its counts are reached, so its lost ACK is never repeated (the last-ACK "
+                            "race); its reply shows the request arrived\n",
+                  ull(unacked_tail_));
+    std::printf("  end: %s, lingered %.0f ms\n",
+                droce_peer                                  ? "the peer said FIN"
+                : linger.peer() == EndLinger::Peer::kClosed ? "the peer had closed the control connection"
+                                                            : "no FIN from the peer within --timeout",
+                linger.lingered_ms());
     if (!server_)
       std::printf("  RTT ns: min %llu  p50 %llu  p90 %llu  p99 %llu  max %llu\n", ull(hist_.min()),
                   ull(hist_.percentile(0.5)), ull(hist_.percentile(0.9)), ull(hist_.percentile(0.99)),
                   ull(hist_.max()));
     if (errors_ != 0) std::printf("  first error: %s\n", first_error_.c_str());
+    const char* peer_end = droce_peer ? "fin" : linger.peer() == EndLinger::Peer::kClosed ? "closed" : "silent";
     std::uint64_t dropped = 0, frames = 0;
     for (const auto& i : st_.impairments) {
       dropped += i->counters().dropped;
@@ -149,9 +169,11 @@ class SrqPingpong {
                           {"replies", replies_},      {"sends_completed", sends_done_},
                           {"unanswered", unanswered}, {"unacked_tail", unacked_tail_},
                           {"flushed", flushed_},      {"bad", bad_},
-                          {"errors", errors_},        {"limit_events", limit_events_},
+                          {"errors", errors},         {"limit_events", limit_events_},
                           {"stalled", stalled},       {"interrupted", interrupted},
                           {"per_qp_received", per_qp}};
+      j["peer_end"] = peer_end;  // fin: a droce-echo peer; closed: ibv_srq_pingpong (or gone); silent
+      j["linger_ms"] = linger.lingered_ms();
       if (!server_)
         j["rtt_ns"] = {{"min", hist_.min()},
                        {"p50", hist_.percentile(0.5)},
@@ -167,7 +189,7 @@ class SrqPingpong {
         return 1;
       }
     }
-    return counts_reached() && errors_ == 0 && bad_ == 0 && !stalled && !interrupted ? 0 : 1;
+    return counts_reached() && errors == 0 && bad_ == 0 && !stalled && !interrupted ? 0 : 1;
   }
 
  private:
@@ -298,16 +320,17 @@ int run_srq(const Options& o, Setup& st) {
       break;
     }
   }
-  // After the last exchange: keep polling a little so that our final ACKs leave and a peer's
-  // retransmission (our ACK lost or late) is still answered, instead of leaving the peer to
-  // exhaust its retries against a stopped port.
-  const std::uint64_t until = rte_rdtsc() + rte_get_tsc_hz() / 2;
-  for (std::uint64_t now = rte_rdtsc(); started.ok() && !stalled && now < until && !engine::stop_requested();
+  // After the last exchange: FIN to a droce-echo peer, and our QPs answer on (our final ACKs
+  // leave, a peer's retransmission whose ACK we lost is acknowledged again) until the peer has
+  // finished too (end_linger.h), instead of leaving it to exhaust its retries against a stopped port.
+  EndLinger linger(st.oob, rte_get_tsc_hz(), o.timeout_s);
+  linger.start(rte_rdtsc());
+  for (std::uint64_t now = rte_rdtsc(); started.ok() && !stalled && !engine::stop_requested() && linger.lingering(now);
        now = rte_rdtsc())
     run.step(now);
   if (st.port) st.port->stop();
   st.group->finish();
-  const int rc = run.report(stalled);
+  const int rc = run.report(stalled, linger);
   return started.ok() ? rc : 1;
 }
 

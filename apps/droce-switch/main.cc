@@ -270,6 +270,8 @@ int main(int argc, char** argv) {
   if (int rc = sw::parse_options(split.app, o); rc != 0) return rc > 0 ? 0 : 2;
   if (o.lab_mode && split.eal.empty()) split.eal = {"--no-pci"};
   install_stop_signals();
+  // Before EAL opens the telemetry socket: a client that finds it gets an answer (switch_telemetry.h).
+  if (!o.lab_mode) droce::sw::register_switch_telemetry();
   Status err;
   auto eal = Eal::init("droce-switch", split.eal, err);
   if (!eal) return fail(err.message());

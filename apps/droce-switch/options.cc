@@ -87,17 +87,13 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   cli::add_repeatable(app, g, "--egress-gbps", "[PORT=]G",
                       "shape egress of PORT (or every port) to G Gb/s (default: unshaped)",
                       [&o](const std::string& v) { return parse_egress(v, o.egress); });
-  cli::add_uint(app, g, "--kmin-bytes", "B", s.kmin_bytes, 0, 10'000'000'000ull,
-                "RED/ECN: no marks below" + d + std::to_string(s.kmin_bytes) + ")", Suffixes::kBinary);
-  cli::add_uint(app, g, "--kmax-bytes", "B", s.kmax_bytes, 0, 10'000'000'000ull,
-                "RED/ECN: every ECN-capable frame marked above" + d + std::to_string(s.kmax_bytes) + ")",
-                Suffixes::kBinary);
-  cli::add_real(app, g, "--pmax", "P", s.pmax, 0, 1,
-                "RED/ECN: marking probability at Kmax" + d + cli::num(s.pmax) + ")");
-  cli::add_uint(app, g, "--buffer-bytes", "B", s.buffer_bytes, 2048, 10'000'000'000ull,
-                "egress queue size; tail drop beyond" + d + std::to_string(s.buffer_bytes) + ")", Suffixes::kBinary);
-  cli::add_real(app, g, "--delay-us", "U", s.delay_us, 0, 1e6,
-                "minimum time every frame spends in the switch" + d + cli::num(s.delay_us) + ")");
+  cli::SwitchFields sf;
+  sf.kmin_bytes = &s.kmin_bytes;
+  sf.kmax_bytes = &s.kmax_bytes;
+  sf.pmax = &s.pmax;
+  sf.buffer_bytes = &s.buffer_bytes;
+  sf.delay_us = &s.delay_us;
+  cli::add_switch(app, sf);
 
   cli::ImpairmentFields imp;
   imp.group = "impairment (every ingress port)";
@@ -108,18 +104,14 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   cli::add_uint(app, imp.group, "--seed", "S", s.seed, 0, 1'000'000'000'000'000'000ull,
                 "seed of the impairment and of RED" + d + std::to_string(s.seed) + ")");
 
-  g = "lossless (PFC)";
-  cli::add_flag(app, g, "--pfc", s.pfc, "pause upstream when an ingress holds too much of the priority");
-  cli::add_uint(app, g, "--pfc-priority", "N", s.pfc_priority, 0, 7,
-                "the lossless priority (VLAN PCP, else DSCP/8)" + d + std::to_string(s.pfc_priority) + ")");
-  cli::add_uint(app, g, "--pfc-xoff-bytes", "B", s.pfc_xoff_bytes, 1, 10'000'000'000ull,
-                "pause above" + d + std::to_string(s.pfc_xoff_bytes) + ")", Suffixes::kBinary);
-  cli::add_uint(app, g, "--pfc-xon-bytes", "B", s.pfc_xon_bytes, 0, 10'000'000'000ull,
-                "resume below" + d + std::to_string(s.pfc_xon_bytes) + ")", Suffixes::kBinary);
-  cli::add_uint(app, g, "--pfc-quanta", "Q", s.pfc_pause_quanta, 1, 65535,
-                "pause time sent, in 512-bit quanta" + d + std::to_string(s.pfc_pause_quanta) + ")");
-  cli::add_real(app, g, "--link-gbps", "G", s.link_gbps_for_pfc, 0.001, 1000,
-                "link rate that converts quanta to time" + d + cli::num(s.link_gbps_for_pfc) + ")");
+  cli::SwitchFields pfc;
+  pfc.pfc = &s.pfc;
+  pfc.pfc_priority = &s.pfc_priority;
+  pfc.pfc_xoff_bytes = &s.pfc_xoff_bytes;
+  pfc.pfc_xon_bytes = &s.pfc_xon_bytes;
+  pfc.pfc_quanta = &s.pfc_pause_quanta;
+  pfc.link_gbps = &s.link_gbps_for_pfc;
+  cli::add_switch(app, pfc);
 
   g = cli::kOutput;
   cli::add_real(app, g, "--duration", "S", o.duration_s, 0, 1e6, "stop after S seconds (default: until Ctrl-C)");

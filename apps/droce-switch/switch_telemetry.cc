@@ -14,14 +14,15 @@ namespace {
 
 std::mutex g_mu;
 const engine::LabSwitch* g_sw = nullptr;
+const char* g_state = "starting";  // "running" while g_sw is set, then "stopped"
 
 std::uint64_t load(const std::uint64_t& v) { return __atomic_load_n(&v, __ATOMIC_RELAXED); }
 
 int cmd_switch(const char*, const char*, rte_tel_data* d) {
   std::lock_guard<std::mutex> lock(g_mu);
-  if (g_sw == nullptr) return -1;
   rte_tel_data_start_dict(d);
-  rte_tel_data_add_dict_u64(d, "ports", g_sw->ports());
+  rte_tel_data_add_dict_string(d, "state", g_state);
+  rte_tel_data_add_dict_u64(d, "ports", g_sw == nullptr ? 0 : g_sw->ports());
   return 0;
 }
 
@@ -59,20 +60,29 @@ int cmd_switch_port(const char*, const char* params, rte_tel_data* d) {
 
 }  // namespace
 
-SwitchTelemetry::SwitchTelemetry(const engine::LabSwitch& sw) {
+void register_switch_telemetry() {
   static std::once_flag once;
   std::call_once(once, [] {
-    rte_telemetry_register_cmd("/droce/switch", cmd_switch, "The lab switch: its number of ports. No parameters");
+    rte_telemetry_register_cmd("/droce/switch", cmd_switch,
+                               "The lab switch: its state (starting, running, stopped) and number of ports. No "
+                               "parameters");
     rte_telemetry_register_cmd("/droce/switch_port", cmd_switch_port,
-                               "One switch port's counters and egress queue. Parameters: int port index");
+                               "One switch port's counters and egress queue, while the switch runs. Parameters: int "
+                               "port index");
   });
+}
+
+SwitchTelemetry::SwitchTelemetry(const engine::LabSwitch& sw) {
+  register_switch_telemetry();
   std::lock_guard<std::mutex> lock(g_mu);
   g_sw = &sw;
+  g_state = "running";
 }
 
 SwitchTelemetry::~SwitchTelemetry() {
   std::lock_guard<std::mutex> lock(g_mu);
   g_sw = nullptr;
+  g_state = "stopped";
 }
 
 }  // namespace droce::sw

@@ -3,6 +3,7 @@
 
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+#include <rte_ring.h>
 
 #include <cstdint>
 #include <cstring>
@@ -17,6 +18,9 @@ namespace droce::engine {
 // With kTrackBytes the batch remembers each frame's length at push time (once sent, the PMD may
 // free the mbuf at any moment) so flush() can report the bytes that left; the raw forwarder
 // turns it off and stays pointer-only, like testpmd's io mode.
+// A batch may drain into an rte_ring instead of a port's TX queue (sink_to): an in-process lab's
+// link that is no ethdev (Debian's DPDK allows 32 ethdevs; a 64-rank lab needs 128 link ends).
+// A full ring is back-pressure exactly as a full TX ring is. One branch per flush decides.
 template <std::uint16_t kCapacity = 512, bool kTrackBytes = true>
 class TxBatch {
  public:
@@ -41,12 +45,17 @@ class TxBatch {
   [[nodiscard]] std::uint16_t room() const { return static_cast<std::uint16_t>(kCapacity - count_); }
   [[nodiscard]] bool empty() const { return count_ == 0; }
   [[nodiscard]] rte_mbuf* const* data() const { return pkts_; }
+  // From now on flush() enqueues into `ring` (single producer: the batch's thread) and ignores
+  // its port and queue; nullptr goes back to tx_burst.
+  void sink_to(rte_ring* ring) { ring_ = ring; }
 
   // One tx_burst over everything pending; returns how many frames the NIC took and, when
   // tracking bytes, adds their bytes to `sent_bytes`.
   std::uint16_t flush(std::uint16_t port, std::uint16_t queue, std::uint64_t& sent_bytes) {
     if (count_ == 0) return 0;
-    const std::uint16_t sent = rte_eth_tx_burst(port, queue, pkts_, count_);
+    const std::uint16_t sent = ring_ != nullptr ? static_cast<std::uint16_t>(rte_ring_enqueue_burst(
+                                                      ring_, reinterpret_cast<void* const*>(pkts_), count_, nullptr))
+                                                : rte_eth_tx_burst(port, queue, pkts_, count_);
     if constexpr (kTrackBytes)
       for (std::uint16_t i = 0; i < sent; ++i) sent_bytes += lens_[i];
     if (sent != 0 && sent < count_) {
@@ -74,6 +83,7 @@ class TxBatch {
   rte_mbuf* pkts_[kCapacity];
   [[no_unique_address]] std::conditional_t<kTrackBytes, std::uint32_t[kCapacity], NoLens> lens_;
   std::uint16_t count_ = 0;
+  rte_ring* ring_ = nullptr;
 };
 
 }  // namespace droce::engine

@@ -24,6 +24,10 @@ struct EndpointQueues {
   std::uint16_t queue = 0;           // its RX and TX queue on the port
   rte_mempool* pool = nullptr;       // header and trailer mbufs (and copies when not zero-copy)
   MemoryRegistry* memory = nullptr;  // application memory: keys, bounds, extbuf attach
+  // An in-process lab's link instead of an ethdev (engine/lab/ring_fabric.h): frames leave into
+  // this ring (single producer: the endpoint's thread) and the owner hands received ones to
+  // poll_received(). port_id is then only the endpoint's number in telemetry, not an ethdev.
+  struct rte_ring* tx_ring = nullptr;
 };
 
 // Who the endpoint is on the wire, and the receive checks on every frame routed to a QP (each

@@ -34,7 +34,10 @@ RcEndpoint::RcEndpoint(const EndpointConfig& cfg)
   // Zero-copy TX sends chained mbufs, so the port must take them. net_ring advertises no
   // offloads but only moves mbuf pointers, so a chain crosses it untouched.
   rte_eth_dev_info info{};
-  if (rte_eth_dev_info_get(cfg.queues.port_id, &info) == 0) {
+  if (cfg.queues.tx_ring != nullptr) {
+    tx_.sink_to(cfg.queues.tx_ring);  // a lab ring carries mbuf pointers: a chain crosses whole
+    multi_seg_ok_ = true;
+  } else if (rte_eth_dev_info_get(cfg.queues.port_id, &info) == 0) {
     multi_seg_ok_ = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0 ||
                     (info.driver_name != nullptr && std::strcmp(info.driver_name, "net_ring") == 0);
     // virtio_user's vhost-user peer reads our frames through the memory table we sent it (file
@@ -53,6 +56,7 @@ RcEndpoint::RcEndpoint(const EndpointConfig& cfg)
   ns_per_tsc_ = 1e9 / static_cast<double>(tsc_hz_);
   // Pause quanta are bit times of the link the PFC frame came over.
   pfc_link_bps_ = cfg.pfc.link_bps;
+  if (pfc_link_bps_ <= 0 && cfg.queues.tx_ring != nullptr) pfc_link_bps_ = 10e9;  // no link to ask
   if (pfc_link_bps_ <= 0) {
     rte_eth_link link{};
     pfc_link_bps_ = rte_eth_link_get_nowait(cfg.queues.port_id, &link) == 0 && link.link_speed != 0 &&
@@ -529,7 +533,9 @@ void RcEndpoint::poll_received(std::uint64_t now_tsc, rte_mbuf* const* rx, std::
   const std::uint64_t now = now_ns(now_tsc);
   rx_now_tsc_ = now_tsc;
   const std::uint64_t qp_now = advance_qp_clock(now);
-  if (n != 0) rx_promiscuous_ = cfg_.addresses.promiscuous || rte_eth_promiscuous_get(cfg_.queues.port_id) == 1;
+  if (n != 0)
+    rx_promiscuous_ = cfg_.addresses.promiscuous ||
+                      (cfg_.queues.tx_ring == nullptr && rte_eth_promiscuous_get(cfg_.queues.port_id) == 1);
   if (n != 0) receive_burst(rx, n, now);
   if (app_stage_ != nullptr) app_stage_(app_stage_ctx_);
   if (cfg_.recording.counters != nullptr) cfg_.recording.counters->rx_packets += n;

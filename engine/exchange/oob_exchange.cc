@@ -64,6 +64,35 @@ void send_at_once(int fd) {
   (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
+// "a.b.c.d:port" or "[v6]:port"; an IPv4-mapped IPv6 address (a dual-stack listener's IPv4
+// peer) as its IPv4 address, so that both ends write the same text.
+std::string address_text(const sockaddr_storage& ss) {
+  char ip[INET6_ADDRSTRLEN] = "?";
+  if (ss.ss_family == AF_INET) {
+    const auto& a = reinterpret_cast<const sockaddr_in&>(ss);
+    (void)inet_ntop(AF_INET, &a.sin_addr, ip, sizeof(ip));
+    return std::string(ip) + ":" + std::to_string(ntohs(a.sin_port));
+  }
+  const auto& a = reinterpret_cast<const sockaddr_in6&>(ss);
+  if (IN6_IS_ADDR_V4MAPPED(&a.sin6_addr)) {
+    (void)inet_ntop(AF_INET, &a.sin6_addr.s6_addr[12], ip, sizeof(ip));
+    return std::string(ip) + ":" + std::to_string(ntohs(a.sin6_port));
+  }
+  (void)inet_ntop(AF_INET6, &a.sin6_addr, ip, sizeof(ip));
+  return "[" + std::string(ip) + "]:" + std::to_string(ntohs(a.sin6_port));
+}
+
+// Both ends of a connected IP socket; false for anything else.
+bool socket_ends(int fd, sockaddr_storage& local, sockaddr_storage& peer) {
+  socklen_t ll = sizeof(local), pl = sizeof(peer);
+  local = {};
+  peer = {};
+  if (fd < 0 || ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &ll) != 0 ||
+      ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) != 0)
+    return false;
+  return (local.ss_family == AF_INET || local.ss_family == AF_INET6) && local.ss_family == peer.ss_family;
+}
+
 std::string progress(std::size_t done, std::size_t n) {
   return " (" + std::to_string(done) + " of " + std::to_string(n) + " bytes arrived)";
 }
@@ -270,11 +299,44 @@ Status parse_rc_pingpong(const std::uint8_t* m, std::size_t len, ConnInfo& out) 
   return {};
 }
 
+bool connected_to_itself(int fd) {
+  sockaddr_storage l, p;
+  if (!socket_ends(fd, l, p)) return false;
+  if (l.ss_family == AF_INET) {
+    const auto &a = reinterpret_cast<const sockaddr_in&>(l), &b = reinterpret_cast<const sockaddr_in&>(p);
+    return a.sin_port == b.sin_port && a.sin_addr.s_addr == b.sin_addr.s_addr;
+  }
+  const auto &a = reinterpret_cast<const sockaddr_in6&>(l), &b = reinterpret_cast<const sockaddr_in6&>(p);
+  return a.sin6_port == b.sin6_port && std::memcmp(&a.sin6_addr, &b.sin6_addr, sizeof(a.sin6_addr)) == 0;
+}
+
+std::string connection_text(int fd) {
+  sockaddr_storage l, p;
+  if (!socket_ends(fd, l, p)) return {};
+  return address_text(l) + " -> " + address_text(p);
+}
+
+Status OobConnection::on_connection(Status s) const {
+  if (s.ok() || endpoints_.empty()) return s;
+  std::string text = s.message() + " [" + endpoints_ + "]";
+  // A descriptor closed by another part of the process (or closed and reused for another
+  // socket) reads as silence or as another peer: say so rather than blame the peer. A reset
+  // connection has no peer name any more either, so only a descriptor that is gone or names
+  // another connection counts.
+  const std::string now = connection_text(fd_);
+  if (fd_ >= 0 && ::fcntl(fd_, F_GETFD) < 0 && errno == EBADF)
+    text += " (our descriptor " + std::to_string(fd_) + " was closed under us: not the peer's doing)";
+  else if (!now.empty() && now != endpoints_)
+    text += " (our descriptor " + std::to_string(fd_) + " now names " + now + ": it was closed under us and reused)";
+  return Status::error(s.code(), std::move(text));
+}
+
 OobConnection& OobConnection::operator=(OobConnection&& o) noexcept {
   if (this != &o) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = o.fd_;
     o.fd_ = -1;
+    endpoints_ = std::move(o.endpoints_);
     buffered_ = std::move(o.buffered_);
     line_error_ = std::move(o.line_error_);
     stop_ = std::move(o.stop_);
@@ -292,8 +354,10 @@ namespace {
 
 // One connection attempt, non-blocking so that an unanswered SYN costs at most until the
 // deadline (a blocking connect() waits out the kernel's SYN retries, minutes). -1 and `err` on
-// failure; `stopped` when the stop check ended it.
-int connect_one(const addrinfo* a, Clock::time_point deadline, const StopCheck& stop, std::string& err, bool& stopped) {
+// failure; `stopped` when the stop check ended it, `self` when the connection was to ourselves
+// (connected_to_itself: closed, and the caller retries).
+int connect_one(const addrinfo* a, Clock::time_point deadline, const StopCheck& stop, std::string& err, bool& stopped,
+                bool& self) {
   const int s = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
   if (s < 0) {
     err = std::strerror(errno);
@@ -324,6 +388,16 @@ int connect_one(const addrinfo* a, Clock::time_point deadline, const StopCheck& 
     ::close(s);
     return -1;
   }
+  if (connected_to_itself(s)) {
+    // Nobody listens on the port yet and our source port is that port: we reached ourselves.
+    // Reset rather than close, so that the port is not left in TIME_WAIT for the server to meet.
+    const linger abort_on_close{1, 0};
+    (void)::setsockopt(s, SOL_SOCKET, SO_LINGER, &abort_on_close, sizeof(abort_on_close));
+    ::close(s);
+    err = "the attempt reached this client itself (source port = destination port, nobody listening yet)";
+    self = true;
+    return -1;
+  }
   // Back to blocking, as an accepted socket is: every read and write here says MSG_DONTWAIT.
   (void)::fcntl(s, F_SETFL, ::fcntl(s, F_GETFL) & ~O_NONBLOCK);
   send_at_once(s);
@@ -344,20 +418,33 @@ Status OobConnection::connect(const std::string& host, std::uint16_t port, std::
     return Status::error("cannot resolve " + host + ": " + gai_strerror(e));
   int fd = -1;
   bool stopped = false;
+  std::uint32_t self_connects = 0;
   std::string last = "no address";
-  // The peer may not be listening yet: retry every 50 ms until the deadline.
+  // The peer may not be listening yet: retry every 50 ms until the deadline (at once after an
+  // attempt that reached ourselves: the kernel's next source port differs).
   while (fd < 0 && !stopped) {
-    for (addrinfo* a = res; a != nullptr && fd < 0 && !stopped; a = a->ai_next)
-      fd = connect_one(a, deadline, stop, last, stopped);
+    bool reached_self = false;
+    for (addrinfo* a = res; a != nullptr && fd < 0 && !stopped; a = a->ai_next) {
+      bool self = false;
+      fd = connect_one(a, deadline, stop, last, stopped, self);
+      self_connects += self ? 1 : 0;
+      reached_self = reached_self || self;
+    }
     if (fd >= 0 || stopped || ms_left(deadline) == 0) break;
     stopped = stop_asked(stop);
-    if (!stopped) std::this_thread::sleep_for(std::chrono::milliseconds(std::min(50, ms_left(deadline))));
+    if (!stopped && !reached_self)
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(50, ms_left(deadline))));
   }
   freeaddrinfo(res);
   if (stopped) return Status::error("interrupted while connecting to " + host + ":" + service);
   if (fd < 0)
-    return Status::error("cannot connect to " + host + ":" + service + " within " + std::to_string(timeout_ms) +
-                         " ms (" + last + ")");
+    return Status::error(
+        StatusCode::kTimeout,
+        "cannot connect to " + host + ":" + service + " within " + std::to_string(timeout_ms) + " ms (" + last +
+            (self_connects == 0
+                 ? std::string()
+                 : "; " + std::to_string(self_connects) + " attempt(s) reached this client itself and were closed") +
+            ")");
   out = OobConnection(fd);
   out.stop_ = std::move(stop);
   return {};
@@ -374,7 +461,7 @@ Status OobConnection::read_exact(std::uint8_t* buf, std::size_t n, Clock::time_p
                                  const std::function<void()>& idle) {
   if (!idle) return read_exact(buf, n, deadline, what);
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-  return recv_bytes(buf, n, left <= 0 ? 0u : static_cast<std::uint32_t>(left), what, idle);
+  return recv_waiting(buf, n, left <= 0 ? 0u : static_cast<std::uint32_t>(left), what, idle, nullptr);
 }
 
 bool OobConnection::wait_first_byte(Clock::time_point deadline, Status& s) {
@@ -422,14 +509,14 @@ Status OobConnection::exchange_as_client(const ConnInfo& local, ConnInfo& peer, 
   if (s.ok())
     s = io_exact(fd_, reinterpret_cast<std::uint8_t*>(const_cast<char*>(kDone)), sizeof(kDone), true, deadline,
                  "sending \"done\"", stop_);
-  return s;
+  return on_connection(s);
 }
 
 Status OobConnection::server_read_peer(ConnInfo& peer, std::uint32_t timeout_ms, const std::function<void()>& idle) {
   if (fd_ < 0) return Status::error("exchange on a closed connection");
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   std::uint8_t in[kRcPingpongMsgBytes];
-  Status s = read_exact(in, sizeof(in), deadline, "the client's connection info", idle);
+  Status s = on_connection(read_exact(in, sizeof(in), deadline, "the client's connection info", idle));
   if (s.ok()) s = parse_rc_pingpong(in, sizeof(in), peer);
   return s;
 }
@@ -445,7 +532,7 @@ Status OobConnection::server_answer(const ConnInfo& local, std::uint32_t timeout
   if (s.ok()) s = read_exact(done, sizeof(done), deadline, "the client's \"done\"", idle);
   if (s.ok() && std::memcmp(done, kDone, sizeof(kDone)) != 0)
     return Status::error("the client sent something other than \"done\" after the exchange");
-  return s;
+  return on_connection(s);
 }
 
 Status OobConnection::send_line(const std::string& line, std::uint32_t timeout_ms) {
@@ -453,8 +540,8 @@ Status OobConnection::send_line(const std::string& line, std::uint32_t timeout_m
   if (line.size() > kMaxLineBytes || line.find('\n') != std::string::npos)
     return Status::error("OOB line too long or multi-line");
   std::string l = line + "\n";
-  return io_exact(fd_, reinterpret_cast<std::uint8_t*>(l.data()), l.size(), true,
-                  Clock::now() + std::chrono::milliseconds(timeout_ms), "sending a control line", stop_);
+  return on_connection(io_exact(fd_, reinterpret_cast<std::uint8_t*>(l.data()), l.size(), true,
+                                Clock::now() + std::chrono::milliseconds(timeout_ms), "sending a control line", stop_));
 }
 
 bool OobConnection::poll_line(std::string& line, bool& closed, Status* why) {
@@ -507,11 +594,16 @@ bool OobConnection::poll_line(std::string& line, bool& closed, Status* why) {
 Status OobConnection::send_bytes(const void* buf, std::size_t n, std::uint32_t timeout_ms, const char* what) {
   if (fd_ < 0) return Status::error("send on a closed connection");
   auto* p = static_cast<std::uint8_t*>(const_cast<void*>(buf));  // io_exact only reads it when writing
-  return io_exact(fd_, p, n, true, Clock::now() + std::chrono::milliseconds(timeout_ms), what, stop_);
+  return on_connection(io_exact(fd_, p, n, true, Clock::now() + std::chrono::milliseconds(timeout_ms), what, stop_));
 }
 
 Status OobConnection::recv_bytes(void* buf, std::size_t n, std::uint32_t timeout_ms, const char* what,
                                  const std::function<void()>& idle, bool* closed) {
+  return on_connection(recv_waiting(buf, n, timeout_ms, what, idle, closed));
+}
+
+Status OobConnection::recv_waiting(void* buf, std::size_t n, std::uint32_t timeout_ms, const char* what,
+                                   const std::function<void()>& idle, bool* closed) {
   if (closed != nullptr) *closed = false;
   if (fd_ < 0) return Status::error("receive on a closed connection");
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
@@ -564,6 +656,10 @@ bool OobConnection::peer_hung_up() {
 }
 
 Status OobConnection::recv_line(std::string& line, std::uint32_t timeout_ms) {
+  return on_connection(recv_line_until(line, timeout_ms));
+}
+
+Status OobConnection::recv_line_until(std::string& line, std::uint32_t timeout_ms) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
     bool closed = false;

@@ -64,6 +64,16 @@ struct ResultLine {
 [[nodiscard]] std::string format_result_line(const ResultLine& r);
 [[nodiscard]] Status parse_result_line(const std::string& line, ResultLine& out);
 
+// True when a connected TCP socket's local address and port are its peer's: a client whose
+// connect() picked, as its ephemeral source port, the very port it connects to while nobody
+// listens there yet completes a simultaneous open with itself (RFC 793 §3.4) and would read back
+// its own bytes as the peer's. The ports tests and tools pick with bind(0) come from the same
+// ephemeral range. OobConnection::connect closes such a socket and retries.
+[[nodiscard]] bool connected_to_itself(int fd);
+// "local -> peer" of a connected socket ("127.0.0.1:40312 -> 127.0.0.1:18515"), "" when either
+// is unknown: how both ends' errors name the one connection they share.
+[[nodiscard]] std::string connection_text(int fd);
+
 // Asked while a call waits for the peer; true ends the wait at once with an "interrupted"
 // error. Empty: droce's process-wide stop flag (Ctrl-C, engine/core/stop_signal.h).
 using StopCheck = std::function<bool()>;
@@ -76,9 +86,10 @@ using StopCheck = std::function<bool()>;
 class OobConnection {
  public:
   OobConnection() = default;
-  explicit OobConnection(int fd) : fd_(fd) {}
+  explicit OobConnection(int fd) : fd_(fd), endpoints_(connection_text(fd)) {}
   OobConnection(OobConnection&& o) noexcept
       : fd_(o.fd_),
+        endpoints_(std::move(o.endpoints_)),
         buffered_(std::move(o.buffered_)),
         line_error_(std::move(o.line_error_)),
         stop_(std::move(o.stop_)) {
@@ -90,12 +101,17 @@ class OobConnection {
   ~OobConnection();
 
   // Connects to host:port, retrying until `timeout_ms` while nobody listens yet (or the SYN goes
-  // unanswered); `out` gets the stop check too.
+  // unanswered, or the attempt reached this client itself: connected_to_itself); `out` gets the
+  // stop check too.
   [[nodiscard]] static Status connect(const std::string& host, std::uint16_t port, std::uint32_t timeout_ms,
                                       OobConnection& out, StopCheck stop = {});
   [[nodiscard]] bool is_open() const { return fd_ >= 0; }
   // The socket (for diagnostics and tests; -1 when closed). Ours: the destructor closes it.
   [[nodiscard]] int native_handle() const { return fd_; }
+  // connection_text() as the connection was opened. Errors of the reads and writes on it end
+  // with it, and say so if the socket is no longer that connection (another part of the process
+  // closed the descriptor, which then named another socket).
+  [[nodiscard]] const std::string& endpoints() const { return endpoints_; }
   void set_stop_check(StopCheck stop) { stop_ = std::move(stop); }
 
   // ibv_rc_pingpong's exchange, byte for byte (rdma-core pp_client_exch_dest/pp_server_exch_dest):
@@ -144,11 +160,20 @@ class OobConnection {
   // The same calling `idle` while it waits (recv_bytes), when there is one.
   [[nodiscard]] Status read_exact(std::uint8_t* buf, std::size_t n, std::chrono::steady_clock::time_point deadline,
                                   const char* what, const std::function<void()>& idle);
+  // recv_line without naming the connection (recv_line does).
+  [[nodiscard]] Status recv_line_until(std::string& line, std::uint32_t timeout_ms);
+  // recv_bytes without naming the connection (its callers do).
+  [[nodiscard]] Status recv_waiting(void* buf, std::size_t n, std::uint32_t timeout_ms, const char* what,
+                                    const std::function<void()>& idle, bool* closed);
   // Waits until the peer has sent a byte (true) or closed without one (false, `s` ok); `s` is an
   // error on a timeout, a stop or a socket error.
   [[nodiscard]] bool wait_first_byte(std::chrono::steady_clock::time_point deadline, Status& s);
   [[nodiscard]] bool stopping() const;
+  // A failed read or write of ours: `s` with the connection named (endpoints()), and what became
+  // of the socket if it is no longer that connection. An ok `s` passes unchanged.
+  [[nodiscard]] Status on_connection(Status s) const;
   int fd_ = -1;
+  std::string endpoints_;
   std::string buffered_;  // at most kMaxLineBytes + 1 bytes
   Status line_error_;     // set once the peer sent what is not a line
   StopCheck stop_;

@@ -51,18 +51,19 @@ std::atomic<unsigned> g_instance{0};
 }  // namespace
 
 std::string LabSwitchConfig::validate() const {
-  if (ports.size() < 2) return "at least two ports are needed";
-  if (ports.size() > 64) return "at most 64 ports";
+  if (port_count() < 2) return "at least two ports are needed";
+  if (port_count() > 64) return "at most 64 ports";
   for (double g : egress_gbps)
     if (!(g >= 0 && g <= 1000)) return "--egress-gbps: must be in [0, 1000]";
   for (const auto& r : routes) {
-    if (r.out >= ports.size()) return "--route: port index " + std::to_string(r.out) + " does not exist";
+    if (r.out >= port_count()) return "--route: port index " + std::to_string(r.out) + " does not exist";
     if (r.depth == 0 || r.depth > 32) return "--route: prefix length must be 1..32";
   }
   if (kmin_bytes > kmax_bytes) return "--kmin-bytes: must not exceed --kmax-bytes";
   if (!(pmax >= 0 && pmax <= 1)) return "--pmax: must be in [0, 1]";
   if (buffer_bytes < 2048) return "--buffer-bytes: must hold at least one jumbo RoCE frame (2048)";
   if (!(delay_us >= 0 && delay_us <= 1e6)) return "--delay-us: must be in [0, 1e6]";
+  if (!(shaper_burst_us >= 0 && shaper_burst_us <= 1e6)) return "--shaper-burst-us: must be in [0, 1e6]";
   if (pfc_priority > 7) return "--pfc-priority: must be 0..7";
   if (pfc && pfc_xon_bytes >= pfc_xoff_bytes) return "--pfc-xon-bytes: must be below --pfc-xoff-bytes";
   if (pfc && pfc_xoff_bytes >= buffer_bytes) return "--pfc-xoff-bytes: must be below --buffer-bytes (headroom)";
@@ -81,15 +82,16 @@ std::unique_ptr<LabSwitch> LabSwitch::create(const LabSwitchConfig& cfg, Status&
   s->cfg_ = cfg;
   s->tsc_hz_ = rte_get_tsc_hz();
   s->delay_tsc_ = static_cast<std::uint64_t>(cfg.delay_us * 1e-6 * static_cast<double>(s->tsc_hz_));
+  s->shaper_credit_tsc_ = static_cast<std::uint64_t>(cfg.shaper_burst_us * 1e-6 * static_cast<double>(s->tsc_hz_));
   s->rng_.seed(cfg.seed);
   s->red_ = dcqcn::RedProfile{cfg.kmin_bytes, cfg.kmax_bytes, cfg.pmax};
   const unsigned id = g_instance.fetch_add(1);
-  s->q_.resize(cfg.ports.size());
+  s->q_.resize(cfg.port_count());
   // Frames of at least 64 bytes: the queue can never need more slots than this.
   const std::size_t slots = std::min<std::size_t>(cfg.buffer_bytes / 60 + 1, 1u << 20);
-  for (std::size_t i = 0; i < cfg.ports.size(); ++i) {
+  for (std::size_t i = 0; i < cfg.port_count(); ++i) {
     PortState& p = s->q_[i];
-    p.port_id = cfg.ports[i];
+    p.io = cfg.frame_ports.empty() ? FramePort::ethdev(cfg.ports[i]) : cfg.frame_ports[i];
     const double g = i < cfg.egress_gbps.size() ? cfg.egress_gbps[i] : 0;
     p.tsc_per_byte = g > 0 ? 8.0 * static_cast<double>(s->tsc_hz_) / (g * 1e9) : 0;
     p.ring.resize(slots);
@@ -177,7 +179,7 @@ void LabSwitch::send_pfc(PortState& p, std::uint16_t quanta) {
   }
   // Control frames bypass the egress queue: a pause stuck behind the data it is meant to stop
   // would come too late.
-  if (rte_eth_tx_burst(p.port_id, 0, &m, 1) != 1) {
+  if (p.io.tx_burst(&m, 1) != 1) {
     rte_pktmbuf_free(m);
     return;
   }
@@ -329,11 +331,13 @@ void LabSwitch::transmit(PortState& p, std::uint64_t now_tsc) {
                                                     static_cast<double>(tsc_hz_));
     p.paused = false;
   }
+  if (p.paused) p.backlogged = false;  // a paused port earns no catch-up for the pause
   rte_mbuf* burst[32];
   std::uint64_t next_after[32];
   std::uint16_t n = 0;
-  // The shaper may bank 2 µs of idle time so that a late poll does not lose rate.
-  const std::uint64_t credit = tsc_hz_ / 500'000;
+  // An idle port may bank 2 µs so that a late poll does not lose rate; a backlogged one catches
+  // up to shaper_burst_us (the frames a late poll would have sent, sent now).
+  const std::uint64_t credit = p.backlogged ? std::max(shaper_credit_tsc_, tsc_hz_ / 500'000) : tsc_hz_ / 500'000;
   std::uint64_t next = std::max(p.next_tx_tsc, now_tsc > credit ? now_tsc - credit : 0);
   for (std::uint32_t k = 0; k < p.count && n < 32; ++k) {
     const Item& it = p.ring[(p.head + k) % p.ring.size()];
@@ -350,7 +354,7 @@ void LabSwitch::transmit(PortState& p, std::uint64_t now_tsc) {
     burst[n++] = it.m;
   }
   if (n == 0) return;
-  const std::uint16_t sent = rte_eth_tx_burst(p.port_id, 0, burst, n);
+  const std::uint16_t sent = p.io.tx_burst(burst, n);
   for (std::uint16_t i = 0; i < sent; ++i) {
     const Item& it = p.ring[p.head];
     ++p.c.tx_frames;
@@ -361,13 +365,14 @@ void LabSwitch::transmit(PortState& p, std::uint64_t now_tsc) {
     --p.count;
   }
   p.c.queue_frames = p.count;
+  p.backlogged = p.count != 0;
   if (sent != 0 && p.tsc_per_byte > 0) p.next_tx_tsc = next_after[sent - 1];
 }
 
 void LabSwitch::poll(std::uint64_t now_tsc) {
   for (std::uint16_t i = 0; i < q_.size(); ++i) {
     rte_mbuf* rx[32];
-    const std::uint16_t n = rte_eth_rx_burst(q_[i].port_id, 0, rx, 32);
+    const std::uint16_t n = q_[i].io.rx_burst(rx, 32);
     for (std::uint16_t k = 0; k < n; ++k) receive(i, rx[k], now_tsc);
   }
   for (std::uint16_t i = 0; i < q_.size(); ++i) {

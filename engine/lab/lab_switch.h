@@ -1,6 +1,7 @@
 // LabSwitch: a store-and-forward Ethernet switch between DPDK ports for RoCE labs — IPv4 routes
 // and MAC learning, a shaped egress FIFO per port with RED/ECN marking and tail drop, a fixed
-// delay, and lossless operation with IEEE 802.1Qbb PFC. The core of apps/droce-switch.
+// delay, and lossless operation with IEEE 802.1Qbb PFC. The core of apps/droce-switch (between
+// ethdevs) and of in-process labs (between ring links: FramePort).
 #pragma once
 
 #include <rte_mbuf.h>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "engine/core/status.h"
+#include "engine/lab/frame_port.h"
 #include "protocols/dcqcn/red_marking.h"
 
 struct rte_lpm;
@@ -27,8 +29,11 @@ struct SwitchRoute {
 
 struct LabSwitchConfig {
   std::vector<std::uint16_t> ports;  // DPDK port ids; switch port i is ports[i]
-  std::vector<double> egress_gbps;   // per switch port; 0 or missing = not shaped (the PMD's pace)
-  std::vector<SwitchRoute> routes;   // checked first (longest prefix); else MAC learning; else flood
+  // Instead of `ports` when not empty: switch port i is frame_ports[i] (an ethdev queue or a ring
+  // link's end, engine/lab/frame_port.h).
+  std::vector<FramePort> frame_ports;
+  std::vector<double> egress_gbps;  // per switch port; 0 or missing = not shaped (the PMD's pace)
+  std::vector<SwitchRoute> routes;  // checked first (longest prefix); else MAC learning; else flood
   // RED/ECN on the instantaneous egress queue, the DCQCN paper's profile: no mark below Kmin,
   // probability rising linearly to Pmax at Kmax, every ECN-capable frame marked above Kmax.
   // Frames that are not ECN-capable are never marked and only see tail drop.
@@ -37,6 +42,12 @@ struct LabSwitchConfig {
   double pmax = 0.01;
   std::uint64_t buffer_bytes = 1'000'000;  // per egress queue; tail drop beyond (counted)
   double delay_us = 0;                     // every frame waits this long in the switch at least
+  // How far behind the clock a backlogged shaped egress may fall and still catch up: a poll that
+  // comes late sends what the port would have sent meanwhile. 2 µs (a switch with its own
+  // lcore); a switch that shares its lcore with endpoints in a process the OS deschedules
+  // (droce-coll's lab) needs tens of ms, or a port loses its rate while the process is not
+  // running. An idle port banks 2 µs whatever this is, so bursts after idleness stay short.
+  double shaper_burst_us = 2;
   // Lossless: an ingress port whose frames of `pfc_priority` hold more than xoff bytes in the
   // switch gets a PFC pause upstream (refreshed while it stays above xon), then XON below xon.
   bool pfc = false;
@@ -50,6 +61,8 @@ struct LabSwitchConfig {
 
   // Empty when valid; otherwise one message naming the bad option.
   [[nodiscard]] std::string validate() const;
+  // Switch ports: frame_ports when given, else ports.
+  [[nodiscard]] std::size_t port_count() const { return frame_ports.empty() ? ports.size() : frame_ports.size(); }
 };
 
 struct SwitchPortCounters {
@@ -94,10 +107,11 @@ class LabSwitch {
     std::uint8_t prio;
   };
   struct PortState {
-    std::uint16_t port_id = 0;
+    FramePort io;
     double tsc_per_byte = 0;  // shaper: 0 = unshaped
     std::uint64_t next_tx_tsc = 0;
-    std::vector<Item> ring;  // egress FIFO (fixed capacity)
+    bool backlogged = false;  // frames were left queued at the last transmit
+    std::vector<Item> ring;   // egress FIFO (fixed capacity)
     std::uint32_t head = 0, count = 0;
     // PFC state of this port as an ingress (pauses we sent) and as an egress (pauses received).
     bool xoff = false;
@@ -125,6 +139,7 @@ class LabSwitch {
   std::vector<std::uint16_t> mac_port_;  // by hash slot
   std::uint64_t tsc_hz_ = 1;
   std::uint64_t delay_tsc_ = 0;
+  std::uint64_t shaper_credit_tsc_ = 0;
   dcqcn::RedProfile red_;
   std::mt19937_64 rng_;  // RED draws, seeded: a run is repeatable for the same traffic
   std::uint8_t switch_mac_[6] = {0x02, 0x00, 0x00, 0x00, 0x5A, 0x01};

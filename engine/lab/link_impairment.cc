@@ -1,21 +1,8 @@
-// LinkImpairment: an rte_eth_add_rx_callback() filter. RX callbacks see the burst and the
-// caller's array size, so a held-back or duplicated frame can be added to a later burst.
+// LinkImpairment: an rte_eth_add_rx_callback() filter around FrameImpairment. RX callbacks see the
+// burst and the caller's array size, so a held-back or duplicated frame can join a later burst.
 #include "engine/lab/link_impairment.h"
 
 namespace droce::engine {
-
-std::string ImpairmentConfig::validate() const {
-  auto prob = [](double p) { return p >= 0 && p <= 1; };
-  if (!prob(loss)) return "loss: must be a fraction in [0, 1]";
-  if (!prob(burst_start)) return "burst_start: must be a fraction in [0, 1]";
-  if (burst_start > 0 && burst_frames == 0) return "burst_frames: must be >= 1 when bursts are enabled";
-  if (!prob(duplicate)) return "duplicate: must be a fraction in [0, 1]";
-  if (!prob(reorder)) return "reorder: must be a fraction in [0, 1]";
-  return {};
-}
-
-LinkImpairment::LinkImpairment(std::uint16_t port, std::uint16_t queue, const ImpairmentConfig& cfg, rte_mempool* pool)
-    : port_(port), queue_(queue), cfg_(cfg), pool_(pool), rng_(cfg.seed) {}
 
 std::unique_ptr<LinkImpairment> LinkImpairment::attach(std::uint16_t port, std::uint16_t queue,
                                                        const ImpairmentConfig& cfg, rte_mempool* copy_pool,
@@ -40,62 +27,14 @@ std::unique_ptr<LinkImpairment> LinkImpairment::attach(std::uint16_t port, std::
 
 LinkImpairment::~LinkImpairment() {
   if (cb_ != nullptr) rte_eth_remove_rx_callback(port_, queue_, cb_);
-  if (held_ != nullptr) rte_pktmbuf_free(held_);
   // The callback record itself is freed by ethdev only when the application says no datapath
   // thread can be inside it; it is a few bytes per run, so it stays allocated (DPDK's own advice).
+  // imp_ frees a frame still held back.
 }
 
 std::uint16_t LinkImpairment::on_rx(std::uint16_t, std::uint16_t, rte_mbuf* pkts[], std::uint16_t n, std::uint16_t max,
                                     void* self) {
-  return static_cast<LinkImpairment*>(self)->apply(pkts, n, max);
-}
-
-std::uint16_t LinkImpairment::apply(rte_mbuf* pkts[], std::uint16_t n, std::uint16_t max) {
-  std::uint16_t k = 0;
-  for (std::uint16_t i = 0; i < n; ++i) {
-    ++c_.frames;
-    if (burst_left_ == 0 && chance(cfg_.burst_start)) burst_left_ = cfg_.burst_frames;
-    if (burst_left_ != 0) {
-      --burst_left_;
-      ++c_.burst_dropped;
-      rte_pktmbuf_free(pkts[i]);
-      continue;
-    }
-    if (chance(cfg_.loss)) {
-      ++c_.dropped;
-      rte_pktmbuf_free(pkts[i]);
-      continue;
-    }
-    pkts[k++] = pkts[i];
-  }
-  // A frame held back from an earlier burst now arrives behind the frames that overtook it.
-  if (held_ != nullptr && k < max) {
-    pkts[k++] = held_;
-    held_ = nullptr;
-  }
-  // Duplicates go right behind their original (a copy: the original may be freed first).
-  for (std::uint16_t i = 0; i < k && k < max; ++i) {
-    if (!chance(cfg_.duplicate)) continue;
-    rte_mbuf* dup = rte_pktmbuf_copy(pkts[i], pool_, 0, UINT32_MAX);
-    if (dup == nullptr) break;
-    for (std::uint16_t j = k; j > i + 1; --j) pkts[j] = pkts[j - 1];
-    pkts[i + 1] = dup;
-    ++k;
-    ++i;
-    ++c_.duplicated;
-  }
-  // Hold one frame back until the next burst.
-  if (held_ == nullptr && k > 1) {
-    for (std::uint16_t i = 0; i + 1 < k; ++i) {
-      if (!chance(cfg_.reorder)) continue;
-      held_ = pkts[i];
-      for (std::uint16_t j = i; j + 1 < k; ++j) pkts[j] = pkts[j + 1];
-      --k;
-      ++c_.reordered;
-      break;
-    }
-  }
-  return k;
+  return static_cast<LinkImpairment*>(self)->imp_.apply(pkts, n, max);
 }
 
 }  // namespace droce::engine

@@ -15,12 +15,15 @@ check "loopback, client on an application thread through QpChannel (multi-packet
 check "JSON has RTT percentiles" "/usr/bin/python3 -c \"import json; d=json.load(open('$out/w.json')); assert d['round_trips'] == 5000 and all(k in d['rtt_ns'] for k in ['p50','p90','p99','p999','max'])\""
 
 last_cpu=$(( $(nproc) - 1 ))
+# A TCP port nobody uses now, for this run alone (another run of this script may be beside it).
+free_port() { /usr/bin/python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"; }
+port=$(free_port)
 timeout 120 "$echo_bin" -l "$last_cpu" --no-pci --vdev "net_memif0,role=server,socket=$out/e.sock" -- \
-  --mode server --oob-port 18631 --timeout 3 > "$out/s.txt" 2>&1 &
+  --mode server --oob-port "$port" --timeout 3 > "$out/s.txt" 2>&1 &
 spid=$!
 sleep 0.5
 timeout 120 "$echo_bin" -l 0 --no-pci --vdev "net_memif0,role=client,socket=$out/e.sock" -- \
-  --mode client --oob-port 18631 --count 5000 > "$out/c.txt" 2>&1
+  --mode client --oob-port "$port" --count 5000 > "$out/c.txt" 2>&1
 crc=$?
 wait $spid
 check "server and client over net_memif: both exit 0" "[ $crc -eq 0 ] && [ $? -eq 0 ]"
@@ -28,10 +31,11 @@ check "server and client over net_memif: both exit 0" "[ $crc -eq 0 ] && [ $? -e
 # The default pair (no EAL options: net_memif, one CPU each) with 64 KiB messages at PMTU 4096
 # both ways: frames of 4 KiB and more in the same rings as one-buffer ACKs (memif chaining, see
 # apps/common/default_port.cc).
-timeout 120 "$echo_bin" -- --mode server --oob-port 18633 --size 65536 --timeout 10 > "$out/s64.txt" 2>&1 &
+port=$(free_port)
+timeout 120 "$echo_bin" -- --mode server --oob-port "$port" --size 65536 --timeout 10 > "$out/s64.txt" 2>&1 &
 spid=$!
 sleep 0.5
-timeout 120 "$echo_bin" -- --mode client --oob-port 18633 --size 65536 --count 400 --warmup 10 --timeout 10 > "$out/c64.txt" 2>&1
+timeout 120 "$echo_bin" -- --mode client --oob-port "$port" --size 65536 --count 400 --warmup 10 --timeout 10 > "$out/c64.txt" 2>&1
 crc=$?
 wait $spid
 check "default memif pair, 64 KiB messages at PMTU 4096 both ways: every reply intact" "[ $crc -eq 0 ] && [ $? -eq 0 ]"
@@ -39,12 +43,13 @@ check "default memif pair, 64 KiB messages at PMTU 4096 both ways: every reply i
 # The same over a --vdev the user wrote without bsize (bench/e2e's settings): droce's EAL
 # arguments give it whole-frame buffers (engine/core/eal.cc); with memif's default 2048-byte
 # buffers this pair ended in "transport retry counter exceeded" after ~25 messages.
+port=$(free_port)
 timeout 120 "$echo_bin" -l "$last_cpu" --no-pci --vdev "net_memif0,role=server,socket=$out/e64.sock" -- \
-  --mode server --oob-port 18634 --size 65536 --timeout 10 > "$out/s64v.txt" 2>&1 &
+  --mode server --oob-port "$port" --size 65536 --timeout 10 > "$out/s64v.txt" 2>&1 &
 spid=$!
 sleep 0.5
 timeout 120 "$echo_bin" -l 0 --no-pci --vdev "net_memif0,role=client,socket=$out/e64.sock" -- \
-  --mode client --oob-port 18634 --size 65536 --count 400 --warmup 10 --timeout 10 > "$out/c64v.txt" 2>&1
+  --mode client --oob-port "$port" --size 65536 --count 400 --warmup 10 --timeout 10 > "$out/c64v.txt" 2>&1
 crc=$?
 wait $spid
 check "memif --vdev without bsize, 64 KiB messages at PMTU 4096 both ways: every reply intact" "[ $crc -eq 0 ] && [ $? -eq 0 ]"
@@ -53,7 +58,6 @@ check "memif --vdev without bsize, 64 KiB messages at PMTU 4096 both ways: every
 # the client's 4 QPs over 2 queue pairs polled by its one lcore; 4 pollers on a 2-CPU machine are
 # slow, so only results are judged.
 if [ "$(nproc)" -ge 2 ]; then two_lcores="-l 0-1"; else two_lcores="--lcores=0@0,1@0"; fi
-free_port() { /usr/bin/python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"; }
 # workers_pair NAME SERVER_ARGS -- CLIENT_ARGS: sets srv_rc, cli_rc.
 workers_pair() {
   local name=$1; shift
@@ -127,12 +131,15 @@ check "a client with 1 queue pair against a server with 2: both fail, the server
 
 # ---- --peer srq_pingpong between two droce-echo processes: each side's QPs take their receives
 # from one shared receive queue; --count exchanges over all QPs; the client checks every reply,
-# the server every request (both against the first), and each QP carries its share.
+# the server every request (both against the first), and each QP carries its share. Each side
+# lingers until the other's FIN (apps/droce-echo/end_linger.h), so no last ACK is lost for good:
+# every send of both acknowledged, none left to the last-ACK race.
 srq_ok() {  # NAME QPS COUNT: prints the check that both exited 0, every exchange intact, on every QP
   echo "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && /usr/bin/python3 -c \"
 import json; c = json.load(open('$out/$1.c.json')); s = json.load(open('$out/$1.s.json'))
 assert c['qps'] == $2 and c['replies'] == $3 and c['sends_completed'] == $3 and c['bad'] == 0 and c['errors'] == 0, c
 assert s['qps'] == $2 and s['requests'] == $3 and s['sends_completed'] == $3 and s['bad'] == 0 and s['errors'] == 0, s
+assert c['unacked_tail'] == 0 and s['unacked_tail'] == 0 and c['peer_end'] == 'fin' and s['peer_end'] == 'fin', (c, s)
 assert all(n > 0 for n in c['per_qp_received'] + s['per_qp_received']) and sum(s['per_qp_received']) == $3, (c, s)
 \" || { tail -n 4 '$out/$1.c.txt' '$out/$1.s.txt'; false; }"
 }
@@ -184,7 +191,7 @@ limit "--workers 2 on a one-queue port (net_pcap)" "--workers 2: port net_pcap0 
 
 "$echo_bin" -- --size 0 > "$out/e1.txt" 2>&1
 check "--size 0 refused with a message" "[ $? -eq 2 ] && grep -q -- '--size' '$out/e1.txt'"
-"$echo_bin" -- --mode client --timeout 1 --oob-port 18632 > "$out/e2.txt" 2>&1
+"$echo_bin" -- --mode client --timeout 1 --oob-port "$(free_port)" > "$out/e2.txt" 2>&1
 check "no server: the client gives up with a message" "[ $? -eq 1 ] && [ -s '$out/e2.txt' ]"
 # Ctrl-C while the server waits in the exchange for a client that connected and says nothing:
 # it exits at once saying so, not after its 30 s --timeout. (net_null: a port whose link is up.)

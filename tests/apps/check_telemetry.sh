@@ -203,9 +203,13 @@ pid=$!
 pids+=("$pid")
 py "$prefix" <<'PY'
 import sys
-from telemetry_client import socket_path, query, wait_until
+from telemetry_client import socket_path, query, query_when_listening, wait_until
 path = socket_path(sys.argv[1])
-wait_until(path, "/droce/switch", lambda s: s["ports"] == 2)
+# Its commands answer from the moment the socket exists (registered before EAL starts), so a
+# client's first query gets the switch's state, never DPDK's null for an unknown command.
+first = query_when_listening(path, "/droce/switch")
+assert first is not None and first["state"] in ("starting", "running"), first
+wait_until(path, "/droce/switch", lambda s: s["state"] == "running" and s["ports"] == 2)
 a = wait_until(path, "/droce/switch_port,0", lambda p: p["rx_frames"] > 0)
 b = wait_until(path, "/droce/switch_port,0", lambda p: p["rx_frames"] > a["rx_frames"])
 assert b["rx_bytes"] >= a["rx_bytes"] and "queue_bytes" in b and "pfc_pause_sent" in b, b

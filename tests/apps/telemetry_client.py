@@ -42,14 +42,31 @@ def query(path, cmd):
     return reply[cmd.split(",")[0]]
 
 
+def query_when_listening(path, cmd, timeout_s=30.0):
+    """One command's answer, whatever it is (null included), retrying only while the socket refuses
+    connections: EAL creates the socket file a moment before it listens."""
+    deadline = time.time() + timeout_s
+    while True:
+        try:
+            return query(path, cmd)
+        except OSError:
+            if time.time() >= deadline:
+                raise
+            time.sleep(0.05)
+
+
 def wait_until(path, cmd, ok, timeout_s=30.0):
-    """Queries cmd until ok(answer) holds (returns the answer) or timeout_s passes (AssertionError)."""
+    """Queries cmd until ok(answer) holds (returns the answer) or timeout_s passes (AssertionError).
+
+    A null answer is "not yet": DPDK answers null for a command nobody has registered yet (an app
+    registers some once its objects exist) and for a parameter its command refuses (an endpoint
+    or port that does not exist yet). ok() only sees real answers."""
     deadline = time.time() + timeout_s
     last = None
     while time.time() < deadline:
         try:
             last = query(path, cmd)
-            if ok(last):
+            if last is not None and ok(last):
                 return last
         except (OSError, ValueError, KeyError):
             pass  # the process is still starting

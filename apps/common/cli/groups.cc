@@ -156,10 +156,51 @@ void add_output(CLI::App& app, const OutputFields& f) {
   if (f.interval_s != nullptr)
     add_real(app, g, "--interval", "S", *f.interval_s, 0.1, 3600,
              "seconds between live lines, CSV rows and feed lines, 0.1..3600" + dflt(num(*f.interval_s)));
-  if (f.pcap != nullptr)
-    cli::add_output(app, g, "--pcap", *f.pcap, "capture our port's frames (pcapng, Wireshark decodes RoCEv2)");
+  if (f.pcap != nullptr) cli::add_output(app, g, "--pcap", *f.pcap, f.pcap_help);
+  if (f.pcap_snaplen != nullptr)
+    add_uint(app, g, "--pcap-snaplen", "BYTES", *f.pcap_snaplen, 64, 65535,
+             "bytes kept of each captured frame, 64..65535" + dflt(std::to_string(*f.pcap_snaplen)) +
+                 ":\nevery RoCEv2 header and whole CM, ARP and ND frames)");
   if (f.plot != nullptr) cli::add_output(app, g, "--plot", *f.plot, f.plot_help);
   if (f.quiet != nullptr) add_flag(app, g, "--quiet", *f.quiet, "no live line");
+}
+
+void add_switch(CLI::App& app, const SwitchFields& f) {
+  const std::string& g = f.queue_group;
+  const std::string d = " (default ";
+  if (f.kmin_bytes != nullptr)
+    add_uint(app, g, "--kmin-bytes", "B", *f.kmin_bytes, 0, 10'000'000'000ull,
+             "RED/ECN: no marks below" + d + std::to_string(*f.kmin_bytes) + ")", Suffixes::kBinary);
+  if (f.kmax_bytes != nullptr)
+    add_uint(app, g, "--kmax-bytes", "B", *f.kmax_bytes, 0, 10'000'000'000ull,
+             "RED/ECN: every ECN-capable frame marked above" + d + std::to_string(*f.kmax_bytes) + ")",
+             Suffixes::kBinary);
+  if (f.pmax != nullptr)
+    add_real(app, g, "--pmax", "P", *f.pmax, 0, 1, "RED/ECN: marking probability at Kmax" + d + num(*f.pmax) + ")");
+  if (f.buffer_bytes != nullptr)
+    add_uint(app, g, "--buffer-bytes", "B", *f.buffer_bytes, 2048, 10'000'000'000ull,
+             "egress queue size; tail drop beyond" + d + std::to_string(*f.buffer_bytes) + ")", Suffixes::kBinary);
+  if (f.delay_us != nullptr)
+    add_real(app, g, "--delay-us", "U", *f.delay_us, 0, 1e6,
+             "minimum time every frame spends in the switch" + d + num(*f.delay_us) + ")");
+  const char* p = "lossless (PFC)";
+  if (f.pfc != nullptr)
+    add_flag(app, p, "--pfc", *f.pfc, "pause upstream when an ingress holds too much of the priority");
+  if (f.pfc_priority != nullptr)
+    add_uint(app, p, "--pfc-priority", "N", *f.pfc_priority, 0, 7,
+             f.pfc_priority_help + d + std::to_string(*f.pfc_priority) + ")");
+  if (f.pfc_xoff_bytes != nullptr)
+    add_uint(app, p, "--pfc-xoff-bytes", "B", *f.pfc_xoff_bytes, 1, 10'000'000'000ull,
+             "pause above" + d + std::to_string(*f.pfc_xoff_bytes) + ")", Suffixes::kBinary);
+  if (f.pfc_xon_bytes != nullptr)
+    add_uint(app, p, "--pfc-xon-bytes", "B", *f.pfc_xon_bytes, 0, 10'000'000'000ull,
+             "resume below" + d + std::to_string(*f.pfc_xon_bytes) + ")", Suffixes::kBinary);
+  if (f.pfc_quanta != nullptr)
+    add_uint(app, p, "--pfc-quanta", "Q", *f.pfc_quanta, 1, 65535,
+             "pause time sent, in 512-bit quanta" + d + std::to_string(*f.pfc_quanta) + ")");
+  if (f.link_gbps != nullptr)
+    add_real(app, p, "--link-gbps", "G", *f.link_gbps, 0.001, 1000,
+             "link rate that converts quanta to time" + d + num(*f.link_gbps) + ")");
 }
 
 }  // namespace droce::apps::cli

@@ -77,6 +77,12 @@ void add_dcqcn(CLI::App& app, const DcqcnFields& f);
                                       const std::vector<std::pair<std::string, std::string>>& overrides,
                                       dcqcn::DcqcnParams& out);
 
+// The snap length every capture takes by default: the longest headers droce sends whole — an
+// Ethernet header with an 802.1Q tag, IPv6, UDP, BTH, DETH and a QP1 MAD of 256 bytes (RDMA-CM),
+// then the ICRC — so every RoCEv2 header stack (BTH + RETH + ImmDt, AtomicETH, ...) and every
+// CM, ARP and ND frame stays whole while payloads are cut.
+inline constexpr std::uint32_t kDefaultPcapSnaplen = 14 + 4 + 40 + 8 + 12 + 8 + 256 + 4;
+
 // Where the results go.
 struct OutputFields {
   std::string* json = nullptr;
@@ -85,10 +91,31 @@ struct OutputFields {
   std::string* stats_json = nullptr;  // "-": stdout
   double* interval_s = nullptr;
   std::string* pcap = nullptr;
+  std::string pcap_help = "capture our port's frames (pcapng, Wireshark decodes RoCEv2)";
+  std::uint32_t* pcap_snaplen = nullptr;  // --pcap-snaplen, default kDefaultPcapSnaplen
   std::string* plot = nullptr;
   std::string plot_help = "a PNG of the run (matplotlib)";
   bool* quiet = nullptr;
 };
 void add_output(CLI::App& app, const OutputFields& f);
+
+// A lab switch's queues and its lossless mode (droce-switch, droce-coll's fabric): each port's
+// egress RED/ECN queue, its size, a fixed delay, and PFC.
+struct SwitchFields {
+  std::uint64_t* kmin_bytes = nullptr;
+  std::uint64_t* kmax_bytes = nullptr;
+  double* pmax = nullptr;
+  std::uint64_t* buffer_bytes = nullptr;
+  double* delay_us = nullptr;
+  std::string queue_group = "forwarding and queues";
+  bool* pfc = nullptr;
+  std::uint8_t* pfc_priority = nullptr;
+  std::uint64_t* pfc_xoff_bytes = nullptr;
+  std::uint64_t* pfc_xon_bytes = nullptr;
+  std::uint16_t* pfc_quanta = nullptr;
+  double* link_gbps = nullptr;
+  std::string pfc_priority_help = "the lossless priority (VLAN PCP, else DSCP/8)";
+};
+void add_switch(CLI::App& app, const SwitchFields& f);
 
 }  // namespace droce::apps::cli

@@ -60,6 +60,15 @@ struct RawPeer {
   }
 };
 
+// An error of a read or write on `c`: the text, then the connection it happened on.
+std::string on(const OobConnection& c, const std::string& text) { return text + " [" + c.endpoints() + "]"; }
+// The other end's view of the connection whose one end `fd` is: "peer -> local".
+std::string seen_from_peer(int fd) {
+  const std::string t = connection_text(fd);
+  const auto arrow = t.find(" -> ");
+  return arrow == std::string::npos ? std::string() : t.substr(arrow + 4) + " -> " + t.substr(0, arrow);
+}
+
 // Clears the process-wide stop flag however the test ends: the other tests in this binary wait too.
 struct StopGuard {
   StopGuard() { request_stop(); }
@@ -132,6 +141,75 @@ TEST_CASE("a connect whose deadline passed while the client was not running stil
   CHECK(s.ok());
   OobConnection accepted;
   CHECK(server.accept(1000, accepted).ok());
+}
+
+namespace {
+// A free TCP port on 127.0.0.1 of the parity connect() prefers for its source ports (Linux picks
+// them even, bind(0) odd): the one a client retrying against a port nobody listens on can reach
+// from itself.
+std::uint16_t free_even_port() {
+  for (int i = 0; i < 64; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+    ::close(fd);
+    const std::uint16_t even = static_cast<std::uint16_t>(ntohs(a.sin_port) & ~1u);
+    const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+    a.sin_port = htons(even);
+    const bool free = ::bind(probe, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+    ::close(probe);
+    if (free) return even;
+  }
+  FAIL("no free even port");
+  return 0;
+}
+}  // namespace
+
+// A client retrying connect() against a port nobody listens on yet can be given that very port
+// as its source port: the SYN meets itself, a simultaneous open (RFC 793 §3.4) completes, and the
+// client would read its own bytes as the server's (and the server could not listen on the port).
+TEST_CASE("a connection that reached the client itself is refused and retried, never returned", "[oob]") {
+  SECTION("connected_to_itself tells a self-connected socket from a real connection") {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(free_even_port());
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);  // source port = destination port
+    CHECK(connected_to_itself(fd));
+    const std::string self = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+    CHECK(connection_text(fd) == self + " -> " + self);
+    ::close(fd);
+    RawPeer p;
+    CHECK_FALSE(connected_to_itself(p.fd));
+    CHECK_FALSE(connected_to_itself(p.ours.native_handle()));
+    // Both ends name the one connection, each from its side.
+    CHECK(p.ours.endpoints() == seen_from_peer(p.fd));
+    CHECK(connected_to_itself(-1) == false);
+    CHECK(connection_text(-1).empty());
+  }
+  SECTION("connect() against a port nobody listens on: every attempt fails, the self-connections named") {
+    // Single attempts (no time to retry), until the kernel has handed one of them the port itself
+    // (a few hundred to a few thousand attempts: it walks the even ports), within a bound.
+    const std::uint16_t port = free_even_port();
+    std::uint32_t attempts = 0, reached_self = 0;
+    const auto t0 = Clock::now();
+    while (reached_self == 0 && attempts < 200000 && Clock::now() - t0 < std::chrono::seconds(60)) {
+      OobConnection c;
+      const Status s = OobConnection::connect("127.0.0.1", port, 0, c);
+      ++attempts;
+      REQUIRE_FALSE(s.ok());  // without the check, the self-connected socket came back as the server
+      REQUIRE_FALSE(c.is_open());
+      if (s.message().find("reached this client itself") != std::string::npos) ++reached_self;
+    }
+    INFO(attempts << " attempts");
+    CHECK(reached_self == 1);
+  }
 }
 
 TEST_CASE("client and server exchange connection info over loopback TCP", "[oob]") {
@@ -383,9 +461,11 @@ TEST_CASE("a peer that stalls in the middle of the 52-byte info: error at the de
     const int fd = raw_connect(port);
     REQUIRE(fd >= 0);
     raw_send(fd, std::string(kGolden, 20));
+    const std::string server_view = seen_from_peer(fd);
     const Status s = server.exchange(local, peer, 300);
     ::close(fd);
-    CHECK(s.message() == "timed out waiting for the client's connection info (20 of 52 bytes arrived)");
+    CHECK(s.message() ==
+          "timed out waiting for the client's connection info (20 of 52 bytes arrived) [" + server_view + "]");
   }
   SECTION("a server stalls: the client names the server's info and how much of it came") {
     RcPingpongServer server;
@@ -403,14 +483,14 @@ TEST_CASE("a peer that stalls in the middle of the 52-byte info: error at the de
     REQUIRE(OobConnection::connect("127.0.0.1", port, 3000, c).ok());
     const Status s = c.exchange_as_client(local, peer, 300);
     t.join();
-    CHECK(s.message() == "timed out waiting for the peer's connection info (30 of 52 bytes arrived)");
+    CHECK(s.message() == on(c, "timed out waiting for the peer's connection info (30 of 52 bytes arrived)"));
   }
   SECTION("half a control line, then silence") {
     RawPeer p;
     raw_send(p.fd, "END 4");
     std::string line;
     CHECK(p.ours.recv_line(line, 300).message() ==
-          "timed out waiting for a control line from the peer (5 bytes arrived without a newline)");
+          on(p.ours, "timed out waiting for a control line from the peer (5 bytes arrived without a newline)"));
   }
 }
 
@@ -432,14 +512,16 @@ TEST_CASE("a peer that closes in the middle of a message: the error says so and 
     REQUIRE(OobConnection::connect("127.0.0.1", port, 3000, c).ok());
     const Status s = c.exchange_as_client(local, peer, 3000);
     t.join();
-    CHECK(s.message() == "peer closed the connection during the peer's connection info (30 of 52 bytes arrived)");
+    CHECK(s.message() ==
+          on(c, "peer closed the connection during the peer's connection info (30 of 52 bytes arrived)"));
   }
   SECTION("a control line") {
     RawPeer p;
     raw_send(p.fd, "RESULT 1 2");
     ::shutdown(p.fd, SHUT_WR);
     std::string line;
-    CHECK(p.ours.recv_line(line, 3000).message() == "the peer closed the control connection in the middle of a line");
+    CHECK(p.ours.recv_line(line, 3000).message() ==
+          on(p.ours, "the peer closed the control connection in the middle of a line"));
   }
 }
 
@@ -452,7 +534,7 @@ TEST_CASE("control lines: 255 bytes pass, a longer one is refused as too long, a
     REQUIRE(p.ours.recv_line(line, 3000).ok());
     CHECK(line == std::string(255, 'a'));
     CHECK(p.ours.recv_line(line, 3000).message() ==
-          "the peer's control line is longer than 255 bytes (is the peer droce?)");
+          on(p.ours, "the peer's control line is longer than 255 bytes (is the peer droce?)"));
     // The connection stays failed: no half line is ever returned as a line.
     bool closed = false;
     Status why;
@@ -474,14 +556,14 @@ TEST_CASE("control lines: 255 bytes pass, a longer one is refused as too long, a
     REQUIRE(sent > 256);
     std::string line;
     CHECK(p.ours.recv_line(line, 3000).message() ==
-          "the peer's control line is longer than 255 bytes (is the peer droce?)");
+          on(p.ours, "the peer's control line is longer than 255 bytes (is the peer droce?)"));
   }
   SECTION("bytes that are not text") {
     RawPeer p;
     raw_send(p.fd, std::string("END 1\x1b[2J\n", 11));
     std::string line;
     CHECK(p.ours.recv_line(line, 3000).message() ==
-          "the peer's control line has a non-text byte 0x1b at offset 5 (is the peer droce?)");
+          on(p.ours, "the peer's control line has a non-text byte 0x1b at offset 5 (is the peer droce?)"));
   }
 }
 
@@ -606,17 +688,18 @@ TEST_CASE("a stop request (Ctrl-C) ends every OOB wait at once with \"interrupte
     RawPeer p;
     StopGuard stop;
     std::string line;
-    CHECK(p.ours.recv_line(line, kLong).message() == "interrupted while waiting for a control line from the peer");
+    CHECK(p.ours.recv_line(line, kLong).message() ==
+          on(p.ours, "interrupted while waiting for a control line from the peer"));
   }
   SECTION("bytes from a silent peer, with and without an idle function") {
     RawPeer p;
     StopGuard stop;
     std::uint8_t b[8];
     CHECK(p.ours.recv_bytes(b, sizeof(b), kLong, "the peer's BW report").message() ==
-          "interrupted while waiting for the peer's BW report");
+          on(p.ours, "interrupted while waiting for the peer's BW report"));
     int idles = 0;
     CHECK(p.ours.recv_bytes(b, sizeof(b), kLong, "the peer's BW report", [&] { ++idles; }).message() ==
-          "interrupted while waiting for the peer's BW report");
+          on(p.ours, "interrupted while waiting for the peer's BW report"));
   }
   SECTION("an accept nobody answers, and a connect nobody accepts") {
     RcPingpongServer server;
@@ -639,7 +722,7 @@ TEST_CASE("a stop request (Ctrl-C) ends every OOB wait at once with \"interrupte
     ConnInfo peer;
     const Status s = p.ours.server_read_peer(peer, kLong);
     t.join();
-    CHECK(s.message() == "interrupted while waiting for the client's connection info");
+    CHECK(s.message() == on(p.ours, "interrupted while waiting for the client's connection info"));
   }
   SECTION("what needs no wait still happens: the end-of-run line after Ctrl-C goes out, an arrived line is read") {
     RawPeer p;

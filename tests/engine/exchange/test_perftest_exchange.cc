@@ -496,8 +496,9 @@ TEST_CASE("perftest exchange: a peer that stalls mid-message is named with what 
     PerftestSession session(c, PerftestRole::kServer, 300);
     session.set_idle([] {});
     PerftestPreamble pre;
+    // A read's error names the connection, so that both ends' logs can be matched.
     CHECK(session.preamble(1024, pre).message() ==
-          "timed out waiting for the peer's perftest version (8 of 16 bytes arrived)");
+          "timed out waiting for the peer's perftest version (8 of 16 bytes arrived) [" + c.endpoints() + "]");
   }
   {
     OobConnection c, s;
@@ -508,7 +509,7 @@ TEST_CASE("perftest exchange: a peer that stalls mid-message is named with what 
     PerftestKeys mine, theirs;
     mine.qpn = 1;
     CHECK(session.handshake(mine, theirs).message() ==
-          "peer closed the connection during the peer's key message (50 of 108 bytes arrived)");
+          "peer closed the connection during the peer's key message (50 of 108 bytes arrived) [" + c.endpoints() + "]");
   }
   {
     // The passive server waits for the client's whole run here: a stop must not wait that out.
@@ -521,7 +522,8 @@ TEST_CASE("perftest exchange: a peer that stalls mid-message is named with what 
     PerftestKeys mine, theirs;
     mine.qpn = 1;
     const auto t0 = std::chrono::steady_clock::now();
-    CHECK(session.handshake(mine, theirs).message() == "interrupted while waiting for the peer's key message");
+    CHECK(session.handshake(mine, theirs).message() ==
+          "interrupted while waiting for the peer's key message [" + c.endpoints() + "]");
     CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(300));
   }
 }

@@ -1,0 +1,145 @@
+// droce-coll: collective traffic (nccl-tests' patterns and the fabric stress patterns) between N
+// ranks on droce's own lab fabric in this process, every byte verified. main() is the table of
+// contents; the steps live in:
+//   options.cc      the command line           memory_plan.cc      what the run needs, checked first
+//   pattern.cc      nccl-tests' sizes           schedule.cc         who sends what to whom
+//   data_keys.h     every element's value       rank*.cc            one rank: QPs, credits, chunks, checks
+//   lab_fabric.cc   rings, switch, endpoints    fabric_observer.cc  per-port bytes, matrix, capture
+//   setup.cc        building and wiring         lab_run.cc          workers, iterations, stalls
+//   report.cc       the table and the JSON
+#include <droce/engine/core/eal.h>
+#include <droce/engine/core/stop_signal.h>
+#include <droce/protocols/wire/icrc.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "apps/common/run_python.h"
+#include "apps/droce-coll/lab_run.h"
+#include "apps/droce-coll/memory_plan.h"
+#include "apps/droce-coll/options.h"
+#include "apps/droce-coll/report.h"
+#include "apps/droce-coll/setup.h"
+
+using namespace droce;
+using namespace droce::coll;
+
+namespace {
+
+int fail(const std::string& msg, int code = 1) {
+  std::fprintf(stderr, "droce-coll: %s\n", msg.c_str());
+  return code;
+}
+
+ScheduleParams params_for(const Options& o, std::uint64_t bytes) {
+  ScheduleParams p;
+  p.pattern = o.pattern;
+  p.algo = o.algo;
+  p.ranks = o.ranks;
+  p.root = o.root;
+  p.seed = o.seed;
+  p.plan = plan_size(o.pattern, o.ranks, bytes, o.dtype);
+  return p;
+}
+
+// With no EAL options: lcores 0..W-1, no PCI scan, and DPDK memory for the pool (hugepages when
+// they are usable and hold it, else --no-huge with -m sized to the pool).
+std::vector<std::string> default_eal(const Options& o, const MemoryPlan& m) {
+  std::vector<std::string> a = {"-l", o.workers == 1 ? "0" : "0-" + std::to_string(o.workers - 1), "--no-pci"};
+  const std::uint64_t mb = (m.pool_bytes >> 20) + 256;
+  if (!engine::Eal::hugepages_available() || mb > 900) {
+    a.insert(a.end(), {"--no-huge", "-m", std::to_string(mb)});
+    if (engine::Eal::hugepages_available())
+      std::fprintf(stderr, "droce-coll: the mbuf pool (%s) is more than the hugepages hold: running with --no-huge\n",
+                   bytes_text(m.pool_bytes).c_str());
+  }
+  return a;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // ---- options, and the memory the run needs, before EAL ----
+  engine::SplitArgs split = engine::split_args(argc, argv);
+  Options opt;
+  if (int rc = parse_options(split.app, opt); rc != 0) return rc > 0 ? 0 : 2;
+  const std::vector<std::uint64_t> sizes = opt.sizes();
+  const SizeSchedule largest = SizeSchedule::build(params_for(opt, sizes.back()), false);
+  const MemoryPlan mem = plan_memory(opt, largest);
+  if (std::string e = check_memory(mem, memory_available(), opt.ranks); !e.empty()) return fail(e, 2);
+  if (split.eal.empty()) split.eal = default_eal(opt, mem);
+  engine::install_stop_signals();
+  engine::Status err;
+  auto eal = engine::Eal::init("droce-coll", split.eal, err);
+  if (!eal) return fail(err.message());
+  wire::icrc_init();
+  if (!opt.quiet) std::printf("# %s\n", mem.text().c_str());
+
+  // ---- set up: pool, fabric, ranks, wiring, workers ----
+  Setup st;
+  if (engine::Status s = build_lab(opt, largest, mem, st); !s.ok()) {
+    st.teardown();
+    return fail(s.message());
+  }
+  RunnerConfig rcfg;
+  rcfg.workers = opt.workers;
+  rcfg.iters = opt.iters;
+  rcfg.warmup = opt.warmup_iters;
+  rcfg.timeout_s = opt.timeout_s;
+  rcfg.stall_rank = opt.stall_rank;
+  rcfg.live = !opt.quiet;
+  LabRunner runner(*st.lab, st.ranks, rcfg);
+  if (engine::Status s = runner.launch(); !s.ok()) {
+    st.teardown();
+    return fail(s.message(), 2);
+  }
+
+  // ---- run every size, out of place then in place, a row as each ends ----
+  print_table_header(opt);
+  RunSummary sum;
+  sum.schedule_matrix.assign(std::size_t{opt.ranks} * opt.ranks, 0);
+  for (std::uint64_t bytes : sizes) {
+    SizeResult r;
+    r.requested_bytes = bytes;
+    r.plan = params_for(opt, bytes).plan;
+    for (bool in_place : {false, true}) {
+      if (in_place ? opt.placement == Placement::kOutOfPlace || !in_place_supported(opt.pattern)
+                   : opt.placement == Placement::kInPlace)
+        continue;
+      const SizeSchedule ss = SizeSchedule::build(params_for(opt, bytes), in_place);
+      engine::Status s = runner.run(ss, in_place ? r.in_place : r.out_of_place);
+      // The iterations that ran moved their bytes whatever happened after.
+      const auto m = traffic_matrix(ss.schedule, dtype_bytes(opt.dtype));
+      for (std::size_t i = 0; i < m.size(); ++i) sum.schedule_matrix[i] += m[i] * runner.iterations_run();
+      if (!s.ok()) {
+        sum.failure = s.message();
+        break;
+      }
+      if (engine::stop_requested()) {
+        sum.failure = "interrupted";
+        break;
+      }
+    }
+    sum.sizes.push_back(r);
+    print_table_row(opt, r);
+    if (!sum.failure.empty()) break;
+  }
+  runner.stop();
+
+  // ---- report ----
+  const bool ok = print_summary(opt, sum, *st.lab, *st.observer);
+  if (!sum.failure.empty()) std::fprintf(stderr, "droce-coll: %s\n", sum.failure.c_str());
+  int rc = ok ? 0 : 1;
+  if (!opt.json.empty()) {
+    if (std::string e = write_json(opt, sum, *st.lab, *st.observer, st.ranks); !e.empty()) rc = fail(e);
+    if (!opt.plot.empty())
+      if (std::string e =
+              apps::run_python(std::string(DROCE_SOURCE_ROOT) + "/scripts/plot_coll.py", {opt.json, opt.plot});
+          !e.empty())
+        rc = fail("--plot: " + e);
+  }
+  st.teardown();
+  if (sum.failure == "interrupted") return 130;
+  return rc;
+}

@@ -1,0 +1,72 @@
+// MemoryPlan: figures from the largest size's schedule; MemAvailable from the kernel.
+#include "apps/droce-coll/memory_plan.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace droce::coll {
+
+std::string bytes_text(std::uint64_t b) {
+  char s[32];
+  if (b >= (1ull << 30))
+    std::snprintf(s, sizeof s, "%.1f GiB", static_cast<double>(b) / (1ull << 30));
+  else if (b >= (1ull << 20))
+    std::snprintf(s, sizeof s, "%.1f MiB", static_cast<double>(b) / (1ull << 20));
+  else
+    std::snprintf(s, sizeof s, "%.1f KiB", static_cast<double>(b) / 1024);
+  return s;
+}
+
+MemoryPlan plan_memory(const Options& o, const SizeSchedule& largest) {
+  MemoryPlan m;
+  const std::uint32_t e = dtype_bytes(o.dtype);
+  std::vector<std::vector<bool>> sends(o.ranks, std::vector<bool>(o.ranks, false));
+  for (const Transfer& t : largest.schedule.transfers) sends[t.src][t.dst] = true;
+  for (std::uint32_t r = 0; r < o.ranks; ++r) {
+    std::uint64_t senders = 0;
+    for (std::uint32_t p = 0; p < o.ranks; ++p) senders += sends[p][r];
+    const std::uint64_t mine = largest.layouts[r].total * e + senders * o.buffers * std::uint64_t{o.chunk_bytes};
+    m.buffers_bytes += mine;
+    m.largest_rank = std::max(m.largest_rank, mine);
+  }
+  // Frames in flight: every rank's packets waiting for ACKs (the QPs' windows) and the lab's
+  // rings and queues. 2048 per rank carries 8 ranks at full windows (a frame is 1 to 3 mbufs); a
+  // smaller pool only slows senders down (an empty pool is retried, never a loss).
+  m.pool_mbufs = std::clamp<std::uint32_t>(o.ranks * 2048, 16383, 131071);
+  m.mbuf_data_room = 2048 + 128;  // RTE_PKTMBUF_HEADROOM + a 2 KiB frame; payloads ride as external buffers
+  m.pool_bytes = std::uint64_t{m.pool_mbufs} * (m.mbuf_data_room + 128 + 64);
+  return m;
+}
+
+std::string MemoryPlan::text() const {
+  return "memory: buffers " + bytes_text(buffers_bytes) + " (largest rank " + bytes_text(largest_rank) +
+         "), mbuf pool " + std::to_string(pool_mbufs) + " x " + std::to_string(mbuf_data_room) +
+         " B = " + bytes_text(pool_bytes);
+}
+
+std::string check_memory(const MemoryPlan& m, std::uint64_t available_bytes, std::uint32_t ranks) {
+  if (available_bytes == 0) return {};
+  const std::uint64_t need = m.buffers_bytes + m.pool_bytes;
+  if (need + need / 10 <= available_bytes) return {};
+  return "memory: " + std::to_string(ranks) + " ranks need " + bytes_text(m.buffers_bytes) +
+         " of buffers (largest rank " + bytes_text(m.largest_rank) + ") and " + bytes_text(m.pool_bytes) +
+         " of mbufs, more than the " + bytes_text(available_bytes) +
+         " this machine has available (MemAvailable, 10 % kept free): fewer ranks, a " +
+         "smaller --maxbytes, --chunk or --buffers";
+}
+
+std::uint64_t memory_available() {
+  std::ifstream f("/proc/meminfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    std::istringstream in(line);
+    std::string key;
+    std::uint64_t kb = 0;
+    if (in >> key >> kb && key == "MemAvailable:") return kb * 1024;
+  }
+  return 0;
+}
+
+}  // namespace droce::coll

@@ -1,0 +1,67 @@
+// droce-coll options: one struct with defaults that --help prints, and a strict parser. nccl-tests'
+// long names for the sweep (--minbytes --maxbytes --stepfactor --iters --warmup_iters); their
+// short letters (-b -e -f -n -w) are taken after "--" only: before it they are EAL's.
+#pragma once
+
+#include <droce/engine/lab/frame_impairment.h>
+#include <droce/engine/lab/lab_switch.h>
+#include <droce/protocols/dcqcn/params.h>
+#include <droce/protocols/rc/qp_attr.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "apps/droce-coll/pattern.h"
+
+namespace droce::coll {
+
+enum class Placement : std::uint8_t { kBoth, kOutOfPlace, kInPlace };
+
+struct Options {
+  Pattern pattern = Pattern::kAllReduce;
+  Algo algo = Algo::kRing;
+  DataType dtype = DataType::kFloat32;
+  std::uint32_t ranks = 8;
+  std::uint32_t workers = 1;
+  std::uint32_t root = 0;
+  // Sizes: --size alone, or a sweep min, min * factor, ... up to max (nccl-tests -b -e -f).
+  std::uint64_t minbytes = 32 * 1024 * 1024, maxbytes = 32 * 1024 * 1024;
+  std::uint64_t stepfactor = 2;
+  std::uint32_t iters = 20, warmup_iters = 5;
+  Placement placement = Placement::kBoth;
+  // Transport (NCCL's IB transport): chunks through the receiver's slots, K QPs per peer.
+  std::uint32_t chunk_bytes = 64 * 1024;
+  std::uint32_t buffers = 4;  // staging slots per sending peer: the receiver's credits
+  std::uint32_t qps_per_peer = 1;
+  std::uint32_t mtu = 1024;
+  rc::Recovery recovery = rc::Recovery::kGoBackN;
+  std::uint32_t sr_bdp_pkts = rc::kSrMaxBdpPkts;
+  std::uint8_t qp_timeout = 14;
+  std::uint8_t retry_cnt = 7;
+  std::uint8_t dscp = 26;  // priority 3, the usual lossless RoCE class
+  // DCQCN at every rank.
+  std::string cc = "none";
+  std::string preset = "paper";
+  double line_gbps = 10;
+  dcqcn::DcqcnParams dcqcn;
+  // The fabric: droce-switch's per-port queues (every port), PFC, impairment towards each rank.
+  engine::LabSwitchConfig sw;
+  double egress_gbps = 0;  // every port's egress; 0: unshaped
+  engine::ImpairmentConfig impairment;
+  std::uint64_t seed = 1;  // the permutation, the impairment and RED
+  // Runs.
+  double timeout_s = 30;
+  int stall_rank = -1;
+  // Output.
+  std::string json, plot, pcap;
+  std::uint32_t pcap_snaplen = 0;  // set to the shared default by the parser
+  bool quiet = false;
+
+  [[nodiscard]] std::vector<std::uint64_t> sizes() const;
+};
+
+// 0: run; 1: --help/--version printed (exit 0); -1: an error printed (exit 2).
+[[nodiscard]] int parse_options(const std::vector<std::string>& args, Options& o);
+
+}  // namespace droce::coll

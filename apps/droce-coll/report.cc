@@ -1,0 +1,271 @@
+// droce-coll's report: the table as nccl-tests prints it, then what nccl-tests cannot show.
+#include "apps/droce-coll/report.h"
+
+#include <droce/engine/endpoint/rc_endpoint.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "apps/common/counters_json.h"
+#include "apps/common/output_file.h"
+
+namespace droce::coll {
+
+namespace {
+
+std::string root_text(const Options& o) { return rooted(o.pattern) ? std::to_string(o.root) : "-1"; }
+
+void print_place(const PlacementResult& p) {
+  if (!p.ran) {
+    std::printf("  %7s  %6s  %6s  %6s", "-", "-", "-", "-");
+    return;
+  }
+  std::printf("  %7.1f  %6.2f  %6.2f  %6llu", p.time_us, p.algbw_gbytes, p.busbw_gbytes,
+              static_cast<unsigned long long>(p.wrong));
+}
+
+nlohmann::json place_json(const PlacementResult& p) {
+  return {
+      {"time_us", p.time_us},
+      {"slowest_rank", p.slowest_rank},
+      {"slowest_rank_time_us", p.slowest_us},
+      {"algbw_gbps", p.algbw_gbytes * 8},
+      {"busbw_gbps", p.busbw_gbytes * 8},
+      {"wrong", p.wrong},
+      {"wrong_on_arrival", p.wrong_on_arrival},
+      {"iteration_us", {{"p50", p.iter_p50_us}, {"p99", p.iter_p99_us}, {"max", p.iter_max_us}, {"all", p.iter_us}}},
+      {"slowest_transfer",
+       {{"src", p.slow_src},
+        {"dst", p.slow_dst},
+        {"done_us", p.slow_done_us},
+        {"retransmitted_packets", p.slow_retransmitted},
+        {"naks_received", p.slow_naks},
+        {"local_ack_timeout_err", p.slow_timeouts}}},
+      {"retransmitted_packets", p.retransmitted},
+      {"naks_received", p.naks},
+      {"np_cnp_sent", p.cnps_sent},
+      {"rp_cnp_handled", p.cnps_handled},
+      {"pfc_pause_frames", p.pfc_pauses}};
+}
+
+}  // namespace
+
+void print_table_header(const Options& o) {
+  std::printf("# droce-coll: %s%s, %u ranks on %u worker(s), chunk %u B x %u slots, %u QP(s) per peer, MTU %u, %s%s\n",
+              pattern_name(o.pattern),
+              o.pattern == Pattern::kAllReduce ? (o.algo == Algo::kRing ? " (ring)" : " (halving-doubling)") : "",
+              o.ranks, o.workers, o.chunk_bytes, o.buffers, o.qps_per_peer, o.mtu,
+              o.recovery == rc::Recovery::kGoBackN ? "go-back-N" : "selective repeat",
+              o.cc == "dcqcn" ? ", DCQCN" : "");
+  std::printf(
+      "# fabric: one switch port per rank, egress %s, buffer %llu B, %s; loss %g, duplication %g, reordering %g\n",
+      o.egress_gbps > 0 ? (std::to_string(o.egress_gbps).substr(0, 6) + " Gb/s").c_str() : "unshaped",
+      static_cast<unsigned long long>(o.sw.buffer_bytes), o.sw.pfc ? "PFC lossless" : "lossy", o.impairment.loss,
+      o.impairment.duplicate, o.impairment.reorder);
+  std::printf("#\n");
+  std::printf("# %10s  %12s  %8s  %6s  %6s  %33s  %33s\n", "", "", "", "", "", "out-of-place", "in-place");
+  std::printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "size", "count", "type", "redop",
+              "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
+  std::printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "(B)", "(elements)", "", "", "",
+              "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+  std::fflush(stdout);
+}
+
+void print_table_row(const Options& o, const SizeResult& r) {
+  std::printf("  %10llu  %12llu  %8s  %6s  %6s", static_cast<unsigned long long>(r.plan.size_bytes),
+              static_cast<unsigned long long>(r.plan.count), dtype_name(o.dtype), reduces(o.pattern) ? "sum" : "none",
+              root_text(o).c_str());
+  print_place(r.out_of_place);
+  print_place(r.in_place);
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+bool print_summary(const Options& o, const RunSummary& s, const CollLab& lab, const FabricObserver& obs) {
+  std::uint64_t wrong = 0, arrival = 0;
+  double busbw = 0;
+  unsigned rows = 0;
+  for (const SizeResult& r : s.sizes)
+    for (const PlacementResult* p : {&r.out_of_place, &r.in_place}) {
+      if (!p->ran) continue;
+      wrong += p->wrong;
+      arrival += p->wrong_on_arrival;
+      busbw += p->busbw_gbytes;
+      ++rows;
+    }
+  std::printf("# Out of bounds values : %llu %s\n", static_cast<unsigned long long>(wrong + arrival),
+              wrong + arrival == 0 && s.failure.empty() ? "OK" : "FAILED");
+  std::printf("# Avg bus bandwidth    : %g\n", rows == 0 ? 0 : busbw / rows);
+  std::printf(
+      "#\n# droce: per size and placement (time is the mean over ranks; iteration = start to last rank done)\n");
+  std::printf("# %10s  %5s  %9s  %9s  %9s  %9s  %12s  %9s  %6s  %6s  %6s  %6s\n", "size", "place", "slowest", "(us)",
+              "iter p50", "p99/max", "slow xfer", "done(us)", "retx", "NAKs", "CNPs", "pauses");
+  for (const SizeResult& r : s.sizes)
+    for (int k = 0; k < 2; ++k) {
+      const PlacementResult& p = k == 0 ? r.out_of_place : r.in_place;
+      if (!p.ran) continue;
+      char xfer[32];
+      std::snprintf(xfer, sizeof xfer, "%u->%u", p.slow_src, p.slow_dst);
+      char tail[40];
+      std::snprintf(tail, sizeof tail, "%.0f/%.0f", p.iter_p99_us, p.iter_max_us);
+      std::printf("  %10llu  %5s  rank %4u  %9.1f  %9.1f  %9s  %12s  %9.1f  %6llu  %6llu  %6llu  %6llu\n",
+                  static_cast<unsigned long long>(r.plan.size_bytes), k == 0 ? "out" : "in", p.slowest_rank,
+                  p.slowest_us, p.iter_p50_us, tail, xfer, p.slow_done_us,
+                  static_cast<unsigned long long>(p.retransmitted), static_cast<unsigned long long>(p.naks),
+                  static_cast<unsigned long long>(p.cnps_sent), static_cast<unsigned long long>(p.pfc_pauses));
+    }
+  const std::uint32_t n = o.ranks;
+  if (n <= 16) {
+    std::printf(
+        "#\n# traffic matrix: first-transmission payload KiB, row sends to column (measured at the switch)\n#     ");
+    for (std::uint32_t b = 0; b < n; ++b) std::printf(" %9u", b);
+    std::printf("\n");
+    for (std::uint32_t a = 0; a < n; ++a) {
+      std::printf("# %3u ", a);
+      for (std::uint32_t b = 0; b < n; ++b)
+        std::printf(" %9llu", static_cast<unsigned long long>(obs.matrix(a, b) / 1024));
+      std::printf("\n");
+    }
+  } else {
+    std::printf("#\n# traffic matrix: %u x %u, in the JSON (--json)\n", n, n);
+  }
+  std::printf("#\n# fabric ports: %4s  %10s  %14s  %12s  %10s  %9s  %9s  %8s  %8s  %8s\n", "rank", "rx frames",
+              "payload first", "payload retx", "tx frames", "tail drop", "ECN mark", "queue max", "PFC sent",
+              "link drop");
+  bool matrix_ok = true;
+  for (std::uint32_t r = 0; r < n; ++r) {
+    const engine::SwitchPortCounters& c = lab.fabric_switch().counters(r);
+    const PortTraffic& in = obs.ingress(r);
+    const engine::ImpairmentCounters imp = lab.links().impairment(r, 0);
+    std::uint64_t sched = 0;
+    for (std::uint32_t b = 0; b < n; ++b) sched += s.schedule_matrix[std::size_t{r} * n + b];
+    matrix_ok = matrix_ok && sched == in.payload_first;
+    std::printf("#               %4u  %10llu  %14llu  %12llu  %10llu  %9llu  %9llu  %8llu  %8llu  %8llu\n", r,
+                static_cast<unsigned long long>(c.rx_frames), static_cast<unsigned long long>(in.payload_first),
+                static_cast<unsigned long long>(in.payload_retx), static_cast<unsigned long long>(c.tx_frames),
+                static_cast<unsigned long long>(c.tail_drops), static_cast<unsigned long long>(c.ecn_marked),
+                static_cast<unsigned long long>(c.queue_max_bytes), static_cast<unsigned long long>(c.pfc_pause_sent),
+                static_cast<unsigned long long>(imp.dropped + imp.burst_dropped));
+  }
+  if (s.failure.empty())
+    std::printf("# every port's first-transmission payload %s the schedules' bytes\n",
+                matrix_ok ? "equals" : "DIFFERS FROM");
+  if (!s.failure.empty()) std::printf("# FAILED: %s\n", s.failure.c_str());
+  return wrong + arrival == 0 && s.failure.empty();
+}
+
+std::string write_json(const Options& o, const RunSummary& s, const CollLab& lab, const FabricObserver& obs,
+                       const std::vector<std::unique_ptr<CollRank>>& ranks) {
+  nlohmann::json j;
+  j["config"] = {{"pattern", pattern_name(o.pattern)},
+                 {"algo", o.algo == Algo::kRing ? "ring" : "halving-doubling"},
+                 {"ranks", o.ranks},
+                 {"workers", o.workers},
+                 {"type", dtype_name(o.dtype)},
+                 {"root", rooted(o.pattern) ? static_cast<int>(o.root) : -1},
+                 {"iters", o.iters},
+                 {"warmup_iters", o.warmup_iters},
+                 {"chunk_bytes", o.chunk_bytes},
+                 {"buffers", o.buffers},
+                 {"qps_per_peer", o.qps_per_peer},
+                 {"mtu", o.mtu},
+                 {"recovery", o.recovery == rc::Recovery::kGoBackN ? "gbn" : "sr"},
+                 {"cc", o.cc},
+                 {"egress_gbps", o.egress_gbps},
+                 {"buffer_bytes", o.sw.buffer_bytes},
+                 {"pfc", o.sw.pfc},
+                 {"loss", o.impairment.loss},
+                 {"duplicate", o.impairment.duplicate},
+                 {"reorder", o.impairment.reorder},
+                 {"seed", o.seed}};
+  nlohmann::json results = nlohmann::json::array();
+  std::uint64_t wrong = 0;
+  for (const SizeResult& r : s.sizes) {
+    nlohmann::json e;
+    e["size"] = r.plan.size_bytes;
+    e["requested_bytes"] = r.requested_bytes;
+    e["count"] = r.plan.count;
+    e["type"] = dtype_name(o.dtype);
+    e["redop"] = reduces(o.pattern) ? "sum" : "none";
+    e["busbw_factor"] = r.plan.busbw_factor;
+    // The top-level figures are out-of-place's (nccl-tests' first columns), in-place's alone.
+    const PlacementResult& top = r.out_of_place.ran ? r.out_of_place : r.in_place;
+    e["time_us"] = top.time_us;
+    e["algbw_gbps"] = top.algbw_gbytes * 8;
+    e["busbw_gbps"] = top.busbw_gbytes * 8;
+    e["wrong"] =
+        r.out_of_place.wrong + r.in_place.wrong + r.out_of_place.wrong_on_arrival + r.in_place.wrong_on_arrival;
+    wrong += e["wrong"].get<std::uint64_t>();
+    if (r.out_of_place.ran) e["out_of_place"] = place_json(r.out_of_place);
+    if (r.in_place.ran) e["in_place"] = place_json(r.in_place);
+    results.push_back(e);
+  }
+  j["results"] = results;
+  const std::uint32_t n = o.ranks;
+  nlohmann::json measured = nlohmann::json::array(), expected = nlohmann::json::array();
+  for (std::uint32_t a = 0; a < n; ++a) {
+    nlohmann::json m = nlohmann::json::array(), x = nlohmann::json::array();
+    for (std::uint32_t b = 0; b < n; ++b) {
+      m.push_back(obs.matrix(a, b));
+      x.push_back(s.schedule_matrix[std::size_t{a} * n + b]);
+    }
+    measured.push_back(m);
+    expected.push_back(x);
+  }
+  j["traffic_matrix"] = {{"unit", "payload bytes of first transmissions, row sends to column"},
+                         {"measured", measured},
+                         {"schedule", expected}};
+  nlohmann::json ports = nlohmann::json::array();
+  for (std::uint32_t r = 0; r < n; ++r) {
+    const engine::SwitchPortCounters& c = lab.fabric_switch().counters(r);
+    const PortTraffic& in = obs.ingress(r);
+    const PortTraffic& out = obs.egress(r);
+    const engine::ImpairmentCounters imp = lab.links().impairment(r, 0);
+    std::uint64_t sched = 0;
+    for (std::uint32_t b = 0; b < n; ++b) sched += s.schedule_matrix[std::size_t{r} * n + b];
+    ports.push_back({{"rank", r},
+                     {"ingress_frames", in.frames},
+                     {"ingress_bytes", in.bytes},
+                     {"ingress_payload_first_bytes", in.payload_first},
+                     {"ingress_payload_retx_bytes", in.payload_retx},
+                     {"schedule_payload_bytes", sched},
+                     {"egress_frames", out.frames},
+                     {"egress_bytes", out.bytes},
+                     {"egress_payload_bytes", out.payload_first + out.payload_retx},
+                     {"switch",
+                      {{"rx_frames", c.rx_frames},
+                       {"tx_frames", c.tx_frames},
+                       {"tx_bytes", c.tx_bytes},
+                       {"tail_drops", c.tail_drops},
+                       {"tx_drops", c.tx_drops},
+                       {"ecn_marked", c.ecn_marked},
+                       {"queue_max_bytes", c.queue_max_bytes},
+                       {"pfc_pause_sent", c.pfc_pause_sent},
+                       {"pfc_resume_sent", c.pfc_resume_sent},
+                       {"pfc_pause_received", c.pfc_pause_received}}},
+                     {"link_impairment",
+                      {{"frames", imp.frames},
+                       {"dropped", imp.dropped + imp.burst_dropped},
+                       {"duplicated", imp.duplicated},
+                       {"reordered", imp.reordered}}}});
+  }
+  j["ports"] = ports;
+  std::vector<const engine::RcEndpoint*> eps;
+  for (const auto& r : ranks) eps.push_back(&r->endpoint());
+  const engine::CounterSums sums = apps::counter_sums(eps);
+  j["hw_counters"] = apps::hw_counters_json(sums);
+  std::uint64_t alloc_failures = 0, backlog_drops = 0;
+  for (const auto& r : ranks) {
+    alloc_failures += r->endpoint().counters().tx_alloc_failures;
+    backlog_drops += r->endpoint().counters().tx_backlog_drops;
+  }
+  j["endpoints"] = {{"tx_alloc_failures", alloc_failures}, {"tx_backlog_drops", backlog_drops}};
+  j["drop_reasons"] = apps::drop_reasons_json(sums);
+  j["wrong"] = wrong;
+  j["failure"] = s.failure;
+  j["ok"] = wrong == 0 && s.failure.empty();
+  apps::stamp_report(j);
+  return apps::write_text_file(o.json, j.dump(1) + "\n");
+}
+
+}  // namespace droce::coll

@@ -1,0 +1,67 @@
+// FrameImpairment: lab impairment of a stream of frame bursts — random loss, loss bursts,
+// duplication and reordering — with no port behind it: an ethdev's RX callback (LinkImpairment)
+// or an in-process ring link (RingFabric) runs the same burst logic, and the transport above
+// never knows it is there.
+#pragma once
+
+#include <rte_mbuf.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+
+namespace droce::engine {
+
+struct ImpairmentConfig {
+  double loss = 0;                 // each frame dropped with this probability
+  double burst_start = 0;          // probability per frame that a loss burst starts here
+  std::uint32_t burst_frames = 0;  // frames a burst drops in a row
+  double duplicate = 0;            // each surviving frame delivered twice with this probability
+  double reorder = 0;              // each surviving frame held back behind later ones with this probability
+  std::uint64_t seed = 1;
+
+  [[nodiscard]] bool any() const { return loss > 0 || burst_start > 0 || duplicate > 0 || reorder > 0; }
+  // Empty if valid, else which field is wrong.
+  [[nodiscard]] std::string validate() const;
+};
+
+struct ImpairmentCounters {
+  std::uint64_t frames = 0;
+  std::uint64_t dropped = 0;
+  std::uint64_t burst_dropped = 0;
+  std::uint64_t duplicated = 0;
+  std::uint64_t reordered = 0;
+};
+
+// One direction of one link, used by the one thread that receives from it. The config must be
+// valid (ImpairmentConfig::validate) and, when it duplicates, `copy_pool` must be set.
+class FrameImpairment {
+ public:
+  FrameImpairment(const ImpairmentConfig& cfg, rte_mempool* copy_pool) : cfg_(cfg), pool_(copy_pool), rng_(cfg.seed) {}
+  ~FrameImpairment() { release_held(); }
+  FrameImpairment(const FrameImpairment&) = delete;
+  FrameImpairment& operator=(const FrameImpairment&) = delete;
+
+  // Impairs the burst pkts[0..n) in place (the array holds `max` entries: duplicates and a frame
+  // held back from an earlier burst are added up to it) and returns how many frames it now holds.
+  // Dropped frames are freed here.
+  std::uint16_t apply(rte_mbuf* pkts[], std::uint16_t n, std::uint16_t max);
+  // Frees a frame still held back (shutdown).
+  void release_held();
+
+  [[nodiscard]] const ImpairmentCounters& counters() const { return c_; }
+  [[nodiscard]] const ImpairmentConfig& config() const { return cfg_; }
+
+ private:
+  bool chance(double p) { return p > 0 && uni_(rng_) < p; }
+
+  ImpairmentConfig cfg_;
+  rte_mempool* pool_;
+  std::mt19937_64 rng_;
+  std::uniform_real_distribution<double> uni_{0.0, 1.0};
+  std::uint32_t burst_left_ = 0;
+  rte_mbuf* held_ = nullptr;  // one frame overtaken by later ones
+  ImpairmentCounters c_;
+};
+
+}  // namespace droce::engine
