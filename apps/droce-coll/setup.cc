@@ -53,6 +53,7 @@ engine::Status build_lab(const Options& o, const SizeSchedule& largest, const Me
   rc.qp.pmtu = o.mtu;
   rc.qp.timeout = o.qp_timeout;
   rc.qp.retry_cnt = o.retry_cnt;
+  rc.qp.adaptive_rto = o.adaptive_rto;
   rc.qp.recovery = o.recovery;
   rc.qp.sr_bdp_pkts = o.sr_bdp_pkts;
   for (std::uint32_t r = 0; r < o.ranks; ++r) {
