@@ -47,7 +47,9 @@ open(dest, "w").write("\n".join(mapped) + "\n")
 PY
 result "docs/counters.md and the engine's table list the same Linux names" $?
 
-timeout 120 "$gen" -- --op send --size 1024 --qps 2 --loss 0.02 --count 3000 --quiet --json "$out/gen.json" \
+# A second of traffic, not a message count: the feed needs two lines or more (--interval 0.2), and
+# with tail-loss probes 3000 messages at 2 % loss may finish before the first (docs/transport.md).
+timeout 120 "$gen" -- --op send --size 1024 --qps 2 --loss 0.02 --duration 1 --quiet --json "$out/gen.json" \
   --stats-json "$out/feed.jsonl" --interval 0.2 > "$out/gen.txt" 2>&1
 rc=$?
 [ $rc -eq 0 ] && /usr/bin/python3 - "$out/gen.json" "$out/feed.jsonl" "$out/names.txt" <<'PY'
