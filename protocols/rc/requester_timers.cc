@@ -35,8 +35,10 @@ void RcQp::note_answer_due(const TxDescriptor& d, std::uint64_t now_ns) {
     sq_.ackreq_psn = d.psn;
   }
   if (sq_.probing) {
+    // Moving an armed deadline later is left to on_timer, which finds it early and re-arms from
+    // this base: one store per packet instead of a deadline recomputed per packet.
     sq_.probe_base_ns = now_ns;
-    rearm_probe();
+    if (sq_.probe_deadline == kNever) rearm_probe();
   }
   if (d.retransmission || sq_.rtt_timing) return;
   sq_.rtt_timing = true;
@@ -79,6 +81,8 @@ void RcQp::on_timer(std::uint64_t now_ns) {
     expire_and_resend(now_ns, /*ibta=*/true);
   else if (now_ns >= sq_.rto_deadline)
     expire_and_resend(now_ns, /*ibta=*/false);
+  else if (now_ns < sq_.probe_base_ns + (pto_ns_ << sq_.probes))
+    rearm_probe();  // a request asking for an answer left since the probe was armed: wait from it
   else
     start_probe(now_ns);
 }
@@ -124,44 +128,6 @@ void RcQp::start_probe(std::uint64_t now_ns) {
   if (sq_.probes < kMaxRtoBackoff) ++sq_.probes;
   sq_.probe_base_ns = now_ns;
   rearm_probe();
-}
-
-// The probe itself. Go-back-N resends the oldest unacknowledged packet with AckReq: whatever the
-// responder's state, it answers with its ePSN - 1 (the packet is its ePSN: executed and ACKed;
-// older: a duplicate, re-ACKed, C9-105, even in its NAK-sent state, which drops every later
-// packet silently). So the probe recovers a lost tail, a lost ACK and a lost NAK against any
-// responder (on_probe_answer). A READ or atomic there is asked again from its first missing
-// response. Selective repeat marks its newest packet the responder is not known to hold
-// (sr_mark_probe) and sends it through its resends.
-bool RcQp::send_probe(std::uint64_t now_ns, TxDescriptor& d) {
-  sq_.probe_pending = false;
-  if (!psn_lt(sq_.una, sq_.high)) return false;
-  std::uint64_t i = response_target(sq_.una);
-  // A READ or atomic whose responses are all in is executed, only not retired yet (a rewind left
-  // it looking unsent): asking it again would replay it at best. The probe is the first packet
-  // after it that still waits — as skip_answered_requests passes it on a rewind.
-  while (i != sq_.tail && is_read_or_atomic(sq_at(i).wr.opcode) && !awaits_response(sq_at(i))) ++i;
-  if (i == sq_.tail || (i >= sq_.cur && !psn_lt(sq_at(i).first_psn, sq_.nxt))) return false;  // nothing sent waits
-  SendWqe& w = sq_at(i);
-  const std::int32_t off = psn_diff(sq_.una, w.first_psn);
-  const std::uint32_t idx = off > 0 ? static_cast<std::uint32_t>(off) : 0;
-  d = TxDescriptor{};
-  if (is_read_or_atomic(w.wr.opcode)) {
-    fill_read_or_atomic(w, idx > w.read_pkts_done ? idx : w.read_pkts_done, d);
-  } else {
-    fill_send_write(w, idx, d);
-    d.ack_req = true;
-  }
-  d.retransmission = true;
-  ++c_.tail_probes;
-  sq_.probe_open = true;
-  sq_.probe_high = sq_.high;
-  sq_.probe_sent_ns = now_ns;
-  sq_.resend_open = true;
-  sq_.resend_psn = d.psn;
-  sq_.resend_ns = now_ns;
-  sent_request(d, now_ns);
-  return true;
 }
 
 // Selective repeat's probe (RFC 8985 §7.3: the last packet): the newest PSN in flight that no SACK
