@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
   if (count > 1'000'000'000) return fail("--count: give at most 1e9");
 
   upper::Link link;
-  if (std::string e = upper::open_link(false, args.eal, socket, seconds * 1000u, link); !e.empty()) return fail(e);
+  if (droce::engine::Status s = upper::open_link(false, args.eal, socket, seconds * 1000u, link); !s.ok())
+    return fail(s.message());
   // The request leaves from registered memory, untouched until its send completes.
   std::vector<std::uint8_t> request(upper::kMaxMessage);
   droce::rc::MemoryRegion mr;

@@ -46,20 +46,20 @@ void Link::close() {
   if (port) port->stop();
 }
 
-std::string open_link(bool service, const std::vector<std::string>& eal_args, const std::string& socket,
-                      std::uint32_t timeout_ms, Link& out) {
+Status open_link(bool service, const std::vector<std::string>& eal_args, const std::string& socket,
+                 std::uint32_t timeout_ms, Link& out) {
   Status err;
   out.eal = droce::engine::Eal::init(service ? "upper-service" : "upper-client", eal_args, err);
-  if (!out.eal) return err.message();
+  if (!out.eal) return err;
   if (Status s = droce::engine::MbufPool::create({"upper_pool", 8191, 256, 2048 + 128, -1}, out.pool); !s.ok())
-    return s.message();
+    return s;
 
   droce::engine::PortConfig pc;
   pc.devargs = std::string("net_memif0,role=") + (service ? "server" : "client") + ",socket=" + socket;
   pc.rx_pool = out.pool.get();
   pc.promiscuous = true;
   out.port = droce::engine::Port::open(pc, err);
-  if (!out.port) return err.message();
+  if (!out.port) return err;
 
   droce::engine::EndpointConfig ec;
   ec.queues.port_id = out.port->id();
@@ -70,15 +70,15 @@ std::string open_link(bool service, const std::vector<std::string>& eal_args, co
   ec.addresses.local = address(service);
   ec.addresses.promiscuous = true;
   out.endpoint = droce::engine::RcEndpoint::create(ec, err);
-  if (!out.endpoint) return err.message();
-  if (Status s = out.endpoint->create_qp(qp_attr(service), out.qpn); !s.ok()) return s.message();
+  if (!out.endpoint) return err;
+  if (Status s = out.endpoint->create_qp(qp_attr(service), out.qpn); !s.ok()) return s;
   const droce::engine::RemoteQp peer{address(!service), kQpnBase, service ? kClientPsn : kServicePsn};
-  if (Status s = out.endpoint->connect(out.qpn, peer); !s.ok()) return s.message();
+  if (Status s = out.endpoint->connect(out.qpn, peer); !s.ok()) return s;
 
   // The QP is ready before the link is: frames that arrive first find it.
-  if (Status s = out.port->wait_link_up(timeout_ms); !s.ok()) return s.message();
+  if (Status s = out.port->wait_link_up(timeout_ms); !s.ok()) return s;
   // Before the first burst: the other end exiting must not tear the rings down under our polling.
-  if (Status s = out.port->hold_peer_events(5000); !s.ok()) return s.message();
+  if (Status s = out.port->hold_peer_events(5000); !s.ok()) return s;
   return {};
 }
 

@@ -41,10 +41,10 @@ struct Link {
 // Starts EAL with `eal_args`, opens net_memif in the service's or the client's role on `socket`,
 // waits up to `timeout_ms` for the link, and connects one QP to the other end's (both ends know
 // each other's address, QPN and first PSN from the plan; a service that meets peers it does not
-// know exchanges them over TCP: <droce/engine/exchange/oob_exchange.h>). Empty on success, else
-// one line saying what failed.
-[[nodiscard]] std::string open_link(bool service, const std::vector<std::string>& eal_args, const std::string& socket,
-                                    std::uint32_t timeout_ms, Link& out);
+// know exchanges them over TCP: <droce/engine/exchange/oob_exchange.h>). Ok, or the Status of the
+// step that failed (its code, and one line saying what failed).
+[[nodiscard]] droce::engine::Status open_link(bool service, const std::vector<std::string>& eal_args,
+                                              const std::string& socket, std::uint32_t timeout_ms, Link& out);
 
 // Keeps polling for `ms` milliseconds: our last ACKs leave, and a retransmission from the other
 // end (our ACK lost) is still answered before the port closes.

@@ -20,28 +20,29 @@ namespace {
 class Replies {
  public:
   explicit Replies(upper::Link& link) : link_(link), buf_(kSlots * upper::kMaxMessage) {}
-  [[nodiscard]] std::string register_memory() {
-    droce::engine::Status s = link_.memory.register_memory(buf_.data(), buf_.size(), droce::rc::kAccessLocalWrite, mr_);
-    return s.ok() ? std::string() : s.message();
+  [[nodiscard]] droce::engine::Status register_memory() {
+    return link_.memory.register_memory(buf_.data(), buf_.size(), droce::rc::kAccessLocalWrite, mr_);
   }
   [[nodiscard]] bool slot_free() const { return outstanding_ < kSlots; }
-  // Sends `text` upper-cased. Empty on success, else why not.
-  [[nodiscard]] std::string send_upper(const std::uint8_t* text, std::uint32_t len) {
+  // Sends `text` upper-cased: ok, or why not.
+  [[nodiscard]] droce::engine::Status send_upper(const std::uint8_t* text, std::uint32_t len) {
     std::uint8_t* slot = buf_.data() + (next_ % kSlots) * upper::kMaxMessage;
     for (std::uint32_t i = 0; i < len; ++i) slot[i] = static_cast<std::uint8_t>(std::toupper(text[i]));
     droce::engine::Status s = link_.endpoint->send_message(link_.qpn, slot, len, next_++);
-    if (!s.ok()) return s.message();
+    if (!s.ok()) return s;
     ++outstanding_;
     return {};
   }
-  // Collects completions from the endpoint's CQ (every QP's; this service has one); empty unless
-  // a reply failed (the client is gone or broken).
-  [[nodiscard]] std::string reap() {
+  // Collects completions from the endpoint's CQ (every QP's; this service has one); ok unless a
+  // reply failed (the client is gone or broken).
+  [[nodiscard]] droce::engine::Status reap() {
     droce::rc::Completion c[16];
     for (unsigned n = link_.endpoint->poll_cq(c, 16), i = 0; i < n; ++i) {
       --outstanding_;
       if (c[i].status != droce::rc::WcStatus::kSuccess)
-        return "reply " + std::to_string(c[i].wr_id) + ": " + droce::rc::wc_status_name(c[i].status);
+        return droce::engine::Status::error(
+            droce::engine::StatusCode::kPeer,
+            "reply " + std::to_string(c[i].wr_id) + ": " + droce::rc::wc_status_name(c[i].status));
     }
     return {};
   }
@@ -64,18 +65,18 @@ struct Service {
   Replies& replies;
   std::uint64_t served = 0;
   bool bye = false;
-  std::string error;  // the first failure; the main loop gives up on it
+  droce::engine::Status error;  // the first failure; the main loop gives up on it
 
   void serve() {
-    if (!error.empty()) return;
-    if (error = replies.reap(); !error.empty()) return;
+    if (!error.ok()) return;
+    if (error = replies.reap(); !error.ok()) return;
     droce::engine::MessageView request;
     while (replies.slot_free() && link.endpoint->receive_message(link.qpn, request)) {
       std::uint8_t text[upper::kMaxMessage];
       const std::uint32_t len = request.copy_to(text, sizeof text);
       link.endpoint->release(request);  // the frames go back; the client may send again
       bye = len == std::strlen(upper::kBye) && std::memcmp(text, upper::kBye, len) == 0;
-      if (error = replies.send_upper(text, len); !error.empty()) return;
+      if (error = replies.send_upper(text, len); !error.ok()) return;
       ++served;
     }
   }
@@ -104,9 +105,10 @@ int main(int argc, char** argv) {
   std::printf("upper-service on droce %s, socket %s\n", DROCE_VERSION_STRING, socket.c_str());
 
   upper::Link link;
-  if (std::string e = upper::open_link(true, args.eal, socket, seconds * 1000u, link); !e.empty()) return fail(e);
+  if (droce::engine::Status s = upper::open_link(true, args.eal, socket, seconds * 1000u, link); !s.ok())
+    return fail(s.message());
   Replies replies(link);
-  if (std::string e = replies.register_memory(); !e.empty()) return fail(e);
+  if (droce::engine::Status s = replies.register_memory(); !s.ok()) return fail(s.message());
 
   Service service(link, replies);
   link.endpoint->set_app_stage([](void* s) { static_cast<Service*>(s)->serve(); }, &service);
@@ -116,7 +118,7 @@ int main(int argc, char** argv) {
   while (!(service.bye && replies.all_acknowledged())) {
     if (std::chrono::steady_clock::now() > deadline) return fail("no BYE within " + std::to_string(seconds) + " s");
     link.poll();  // RX, the service, timers, TX
-    if (!service.error.empty()) return fail(service.error);
+    if (!service.error.ok()) return fail(service.error.message());
   }
   link.endpoint->set_app_stage(nullptr, nullptr);
   const std::uint64_t served = service.served;

@@ -14,8 +14,13 @@ PACKAGES=(
   librte-pcapng23 librte-telemetry23
   # libraries
   catch2 libcli11-dev libboost-dev libbenchmark-dev nlohmann-json3-dev zlib1g-dev libpcap-dev rdma-core libibverbs-dev
+  # droce-coll across processes and hosts (mpirun; optional at build time)
+  openmpi-bin libopenmpi-dev
   # scripts: plots, independent ICRC check (Scapy), capture decoding (tshark), lab tools
   python3 python3-matplotlib python3-scapy tshark iproute2 valgrind
+  # the kernel-interface labs (scripts/lab_veth.sh, tests/apps/check_kernel_ports.sh): the middle
+  # hop's loss rule, the AF_XDP program's headers (built with clang)
+  nftables libbpf-dev
   # the Soft-RoCE interop lab (scripts/rxe-lab): QEMU guest image from Debian packages, OOB forwarding
   qemu-system-x86 qemu-utils debootstrap cpio zstd kmod socat
 )

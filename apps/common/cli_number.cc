@@ -85,29 +85,31 @@ std::string printable(std::string_view text) {
 
 std::string quoted(std::string_view text) { return "'" + printable(text) + "'"; }
 
-std::string parse_real(std::string_view option, std::string_view text, double lo, double hi, double& out,
-                       Suffixes suffixes) {
+Status parse_real(std::string_view option, std::string_view text, double lo, double hi, double& out,
+                  Suffixes suffixes) {
   std::string_view digits = text;
   const double factor = static_cast<double>(strip_suffix(digits, suffixes));
   double v = 0;
   const bool parsed = whole_real(digits, v);
   v *= factor;
   if (!parsed || !std::isfinite(v) || !(v >= lo && v <= hi))
-    return std::string(option) + ": " + quoted(text) + " is not a number in [" + real_text(lo) + ", " + real_text(hi) +
-           "]";
+    return Status::error(StatusCode::kInvalidArgument, std::string(option) + ": " + quoted(text) +
+                                                           " is not a number in [" + real_text(lo) + ", " +
+                                                           real_text(hi) + "]");
   out = v;
   return {};
 }
 
-std::string parse_uint(std::string_view option, std::string_view text, std::uint64_t lo, std::uint64_t hi,
-                       std::uint64_t& out, Suffixes suffixes) {
+Status parse_uint(std::string_view option, std::string_view text, std::uint64_t lo, std::uint64_t hi,
+                  std::uint64_t& out, Suffixes suffixes) {
   std::string_view digits = text;
   const std::uint64_t factor = strip_suffix(digits, suffixes);
   std::uint64_t v = 0;
   const bool parsed = whole_integer(digits, v) || whole_number_as_real(digits, v);
   if (!parsed || v > hi / factor || v * factor < lo)
-    return std::string(option) + ": " + quoted(text) + " is not an integer in " + std::to_string(lo) + ".." +
-           std::to_string(hi);
+    return Status::error(StatusCode::kInvalidArgument, std::string(option) + ": " + quoted(text) +
+                                                           " is not an integer in " + std::to_string(lo) + ".." +
+                                                           std::to_string(hi));
   out = v * factor;
   return {};
 }

@@ -25,11 +25,13 @@ Status pair_port_devargs(bool defaults, bool server, const std::string& socket, 
     return {};
   }
   if (rte_eth_dev_count_avail() == 0)
-    return Status::error("no port: give one in the EAL options (--vdev net_memif0,... or a PCI address)");
+    return Status::error(StatusCode::kNotFound,
+                         "no port: give one in the EAL options (--vdev net_memif0,... or a PCI address)");
   std::uint16_t first = 0;
   RTE_ETH_FOREACH_DEV(first) break;
   char name[RTE_ETH_NAME_MAX_LEN];
-  if (rte_eth_dev_get_name_by_port(first, name) != 0) return Status::error("cannot name the first port");
+  if (rte_eth_dev_get_name_by_port(first, name) != 0)
+    return Status::error(StatusCode::kError, "cannot name the first port");
   devargs = name;
   return {};
 }

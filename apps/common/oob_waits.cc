@@ -23,16 +23,16 @@ std::uint32_t ms_until(Clock::time_point deadline) {
 Status accept_stoppable(RcPingpongServer& listener, std::uint32_t timeout_ms, OobConnection& out) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
-    if (stop_requested()) return Status::error("interrupted while waiting for a client to connect");
+    if (stop_requested()) return Status::error(StatusCode::kError, "interrupted while waiting for a client to connect");
     const std::uint32_t left = ms_until(deadline);
     Status s = listener.accept(std::min(left, kSliceMs), out);
     if (s.ok()) {
       listener.close();
       return s;
     }
-    if (stop_requested()) return Status::error("interrupted while waiting for a client to connect");
+    if (stop_requested()) return Status::error(StatusCode::kError, "interrupted while waiting for a client to connect");
     if (ms_until(deadline) == 0)
-      return Status::error("no client connected within " + std::to_string(timeout_ms) + " ms");
+      return Status::error(StatusCode::kTimeout, "no client connected within " + std::to_string(timeout_ms) + " ms");
   }
 }
 
@@ -42,7 +42,7 @@ Status accept_stoppable(RcPingpongServer& listener, std::uint32_t timeout_ms, Oo
 Status connect_stoppable(const std::string& host, std::uint16_t port, std::uint32_t timeout_ms, OobConnection& out) {
   Status s = OobConnection::connect(host, port, timeout_ms, out, [] { return stop_requested(); });
   if (!s.ok() && stop_requested())
-    return Status::error("interrupted while connecting to " + host + ":" + std::to_string(port));
+    return Status::error(StatusCode::kError, "interrupted while connecting to " + host + ":" + std::to_string(port));
   return s;
 }
 
@@ -70,14 +70,16 @@ Status recv_line_stoppable(OobConnection& c, std::string& line, std::uint32_t ti
     case LineWait::kLine:
       return {};
     case LineWait::kClosed:
-      if (!why.ok()) return Status::error(why.message() + " (while we waited for " + what + ")");
-      return Status::error(std::string("the peer closed the control connection while we waited for ") + what);
+      if (!why.ok()) return Status::error(why.code(), why.message() + " (while we waited for " + what + ")");
+      return Status::error(StatusCode::kPeer,
+                           std::string("the peer closed the control connection while we waited for ") + what);
     case LineWait::kInterrupted:
-      return Status::error(std::string("interrupted while waiting for ") + what);
+      return Status::error(StatusCode::kError, std::string("interrupted while waiting for ") + what);
     case LineWait::kTimedOut:
       break;
   }
-  return Status::error(std::string("timed out waiting for ") + what + " (" + std::to_string(timeout_ms) + " ms)");
+  return Status::error(StatusCode::kTimeout,
+                       std::string("timed out waiting for ") + what + " (" + std::to_string(timeout_ms) + " ms)");
 }
 
 }  // namespace droce::engine

@@ -14,14 +14,15 @@ namespace droce::apps {
 
 namespace {
 
-std::string cannot_write(std::string_view option, const std::string& path, int err) {
-  return std::string(option) + ": cannot write " + quoted(path) + ": " + std::strerror(err);
+Status cannot_write(std::string_view option, const std::string& path, int err) {
+  return Status::error(StatusCode::kIo,
+                       std::string(option) + ": cannot write " + quoted(path) + ": " + std::strerror(err));
 }
 
 }  // namespace
 
-std::string check_output_path(std::string_view option, const std::string& path) {
-  if (path.empty()) return std::string(option) + ": needs a file name";
+Status check_output_path(std::string_view option, const std::string& path) {
+  if (path.empty()) return Status::error(StatusCode::kInvalidArgument, std::string(option) + ": needs a file name");
   // No O_TRUNC: the check must not destroy an existing file. O_NONBLOCK: a FIFO without a
   // reader fails with ENXIO instead of blocking the parser forever.
   int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -38,13 +39,15 @@ std::string check_output_path(std::string_view option, const std::string& path) 
   return {};
 }
 
-std::string write_text_file(const std::string& path, const std::string& text) {
+Status write_text_file(const std::string& path, const std::string& text) {
   std::FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) return "cannot write " + quoted(path) + ": " + std::strerror(errno);
+  if (f == nullptr) return Status::error(StatusCode::kIo, "cannot write " + quoted(path) + ": " + std::strerror(errno));
   const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0;
   const int write_errno = errno;
   const bool closed = std::fclose(f) == 0;
-  if (!written || !closed) return "cannot write " + quoted(path) + ": " + std::strerror(!written ? write_errno : errno);
+  if (!written || !closed)
+    return Status::error(StatusCode::kIo,
+                         "cannot write " + quoted(path) + ": " + std::strerror(!written ? write_errno : errno));
   return {};
 }
 

@@ -61,7 +61,8 @@ Status resolve_rounds(Start start, Get get, const Poll& poll, const std::string&
       poll();
       r = get();
       if (r.state != engine::NeighbourResolution::State::kResolving) break;
-      if (engine::stop_requested()) return Status::error("interrupted while resolving " + who + " by " + how);
+      if (engine::stop_requested())
+        return Status::error(StatusCode::kError, "interrupted while resolving " + who + " by " + how);
       if (Clock::now() >= round_end) {
         r.status = Status::error(StatusCode::kTimeout, "no end to the " + std::string(how) + " resolution of " + who +
                                                            " within " + std::to_string(round_len.count() / 1'000'000) +
@@ -88,10 +89,7 @@ PeerMac::PeerMac(const std::string& given, engine::RcEndpoint& ep, Poll poll) : 
 void PeerMac::announce() {
   // Best effort: a neighbour that missed it still learns us from our requests or asks itself.
   if (given_) return;
-  if (ep_.config().addresses.ipv6)
-    (void)ep_.announce_nd();  // an unsolicited Neighbor Advertisement (RFC 4861 §7.2.6)
-  else
-    (void)ep_.announce();  // a gratuitous ARP
+  (void)ep_.announce();  // a gratuitous ARP, or an unsolicited Neighbor Advertisement (RFC 4861 §7.2.6)
 }
 
 Status PeerMac::of_ipv4(const std::uint8_t ipv4[4], std::uint32_t wait_ms, std::uint8_t mac[6]) {
@@ -117,7 +115,7 @@ Status PeerMac::of_ipv6(const std::uint8_t ipv6[16], std::uint32_t wait_ms, std:
                              " is an IPv6 address and this endpoint speaks IPv4, so neither ARP nor Neighbor "
                              "Discovery finds its MAC: " +
                              kNeedMac);
-  return resolve_rounds([&] { return ep_.start_nd_resolve(ipv6); }, [&] { return ep_.nd_resolution(ipv6); }, poll_,
+  return resolve_rounds([&] { return ep_.start_resolve(ipv6); }, [&] { return ep_.resolution(ipv6); }, poll_,
                         gid_text(ipv6), "Neighbor Discovery", nd::kNdMaxSolicitations * nd::kNdRetryIntervalNs, wait_ms,
                         mac);
 }

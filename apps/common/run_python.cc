@@ -12,7 +12,7 @@ extern char** environ;
 
 namespace droce::apps {
 
-std::string run_python(const std::string& script, const std::vector<std::string>& args) {
+engine::Status run_python(const std::string& script, const std::vector<std::string>& args) {
   static const std::string python = "/usr/bin/python3";
   std::vector<std::string> words{python, script};
   words.insert(words.end(), args.begin(), args.end());
@@ -23,12 +23,16 @@ std::string run_python(const std::string& script, const std::vector<std::string>
   std::fflush(stderr);
   pid_t pid = 0;
   if (int e = ::posix_spawn(&pid, python.c_str(), nullptr, nullptr, argv.data(), environ); e != 0)
-    return "cannot start " + python + ": " + std::strerror(e);
+    return engine::Status::error(engine::StatusCode::kIo, "cannot start " + python + ": " + std::strerror(e));
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return "cannot wait for " + script + ": " + std::strerror(errno);
-  if (WIFSIGNALED(status)) return script + " was killed by signal " + std::to_string(WTERMSIG(status));
-  if (WEXITSTATUS(status) != 0) return script + " exited " + std::to_string(WEXITSTATUS(status));
+    if (errno != EINTR)
+      return engine::Status::error(engine::StatusCode::kIo, "cannot wait for " + script + ": " + std::strerror(errno));
+  if (WIFSIGNALED(status))
+    return engine::Status::error(engine::StatusCode::kError,
+                                 script + " was killed by signal " + std::to_string(WTERMSIG(status)));
+  if (WEXITSTATUS(status) != 0)
+    return engine::Status::error(engine::StatusCode::kError, script + " exited " + std::to_string(WEXITSTATUS(status)));
   return {};
 }
 

@@ -2,13 +2,15 @@
 // so a path with quotes, spaces or $(...) is a path, never a command.
 #pragma once
 
+#include <droce/engine/core/status.h>
+
 #include <string>
 #include <vector>
 
 namespace droce::apps {
 
-// /usr/bin/python3 SCRIPT ARGS... and waits for it. "" when it exited 0; otherwise a line saying
-// what went wrong (not started, killed by a signal, or its exit status).
-[[nodiscard]] std::string run_python(const std::string& script, const std::vector<std::string>& args);
+// /usr/bin/python3 SCRIPT ARGS... and waits for it. Ok when it exited 0; otherwise kIo (not
+// started, not waited for) or kError (killed by a signal, or its exit status) and a line saying so.
+[[nodiscard]] engine::Status run_python(const std::string& script, const std::vector<std::string>& args);
 
 }  // namespace droce::apps

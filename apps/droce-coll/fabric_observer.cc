@@ -26,12 +26,12 @@ FabricObserver::FabricObserver(std::uint32_t ranks, std::uint32_t qpn_base, std:
 
 FabricObserver::~FabricObserver() { close_capture(); }
 
-std::string FabricObserver::open_capture(const std::string& path, std::uint32_t snaplen) {
+engine::Status FabricObserver::open_capture(const std::string& path, std::uint32_t snaplen) {
   pcap_ = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, static_cast<int>(snaplen), PCAP_TSTAMP_PRECISION_NANO);
-  if (pcap_ == nullptr) return "--pcap: libpcap cannot open a capture";
+  if (pcap_ == nullptr) return engine::Status::fail(engine::StatusCode::kIo, "--pcap: libpcap cannot open a capture");
   dumper_ = pcap_dump_open(pcap_, path.c_str());
   if (dumper_ == nullptr) {
-    std::string e = "--pcap: " + std::string(pcap_geterr(pcap_));
+    engine::Status e = engine::Status::error(engine::StatusCode::kIo, "--pcap: " + std::string(pcap_geterr(pcap_)));
     pcap_close(pcap_);
     pcap_ = nullptr;
     return e;

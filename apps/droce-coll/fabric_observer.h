@@ -4,6 +4,7 @@
 // the thread that receives from its ring and writes only its own port's counters.
 #pragma once
 
+#include <droce/engine/core/status.h>
 #include <pcap/pcap.h>
 #include <rte_mbuf.h>
 
@@ -29,8 +30,8 @@ class FabricObserver {
   FabricObserver& operator=(const FabricObserver&) = delete;
 
   // Captures what every rank sends into the fabric (its switch port's ingress), cut to `snaplen`
-  // bytes, in a pcap file with nanosecond timestamps. Empty, or why not.
-  [[nodiscard]] std::string open_capture(const std::string& path, std::uint32_t snaplen);
+  // bytes, in a pcap file with nanosecond timestamps. Ok, or kIo and why not.
+  [[nodiscard]] engine::Status open_capture(const std::string& path, std::uint32_t snaplen);
   void close_capture();
   [[nodiscard]] std::uint64_t captured() const { return captured_; }
 

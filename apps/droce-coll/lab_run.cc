@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "apps/droce-coll/rank_figures.h"
+
 namespace droce::coll {
 
 struct LabRunner::Worker {
@@ -74,17 +76,6 @@ int lab_worker_main(void* arg) {
   while (!w->run->quit_.load(std::memory_order_acquire)) w->step();
   return 0;
 }
-
-namespace {
-
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const auto i = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
-
-}  // namespace
 
 LabRunner::LabRunner(CollLab& lab, std::vector<std::unique_ptr<CollRank>>& ranks, const RunnerConfig& cfg)
     : lab_(lab), ranks_(ranks), cfg_(cfg) {
@@ -171,58 +162,22 @@ std::string LabRunner::stall_report(double elapsed_s) const {
 }
 
 void LabRunner::collect(const SizeSchedule& s, PlacementResult& out) {
-  // Called halted: the workers poll nothing but the switch.
-  const std::uint32_t n = static_cast<std::uint32_t>(ranks_.size());
-  double sum = 0;
+  // Called halted: the workers poll nothing but the switch. The same combination rank 0 makes
+  // of every process's figures under mpirun; the counters are cumulative (run() subtracts).
+  std::vector<RankFigures> figs;
   for (const auto& r : ranks_) {
-    const auto& st = r->stats();
-    double mine = 0;
-    for (std::size_t i = cfg_.warmup; i < st.iter_us.size(); ++i) mine += st.iter_us[i];
-    mine /= static_cast<double>(std::max<std::size_t>(1, st.iter_us.size() - cfg_.warmup));
-    sum += mine;
-    if (mine > out.slowest_us) {
-      out.slowest_us = mine;
-      out.slowest_rank = r->rank();
-    }
-    out.wrong += st.wrong;
-    out.wrong_on_arrival += st.wrong_on_arrival;
-  }
-  out.time_us = sum / n;
-  for (std::size_t i = cfg_.warmup; i < cfg_.warmup + cfg_.iters; ++i) {
-    double m = 0;
-    for (const auto& r : ranks_) m = std::max(m, r->stats().iter_us[i]);
-    out.iter_us.push_back(m);
-  }
-  out.iter_p50_us = percentile(out.iter_us, 0.5);
-  out.iter_p99_us = percentile(out.iter_us, 0.99);
-  out.iter_max_us = out.iter_us.empty() ? 0 : *std::max_element(out.iter_us.begin(), out.iter_us.end());
-  out.algbw_gbytes = algbw_gbytes(s.params.plan, out.time_us);
-  out.busbw_gbytes = out.algbw_gbytes * s.params.plan.busbw_factor;
-  // The slowest transfer: into the slowest rank, the peer applied last.
-  const CollRank& slow = *ranks_[out.slowest_rank];
-  for (const PeerFigures& f : slow.peer_figures(tsc_per_us_))
-    if (f.recv_done_us >= out.slow_done_us && f.recv_done_us > 0) {
-      out.slow_done_us = f.recv_done_us;
-      out.slow_src = f.peer;
-      out.slow_dst = slow.rank();
-    }
-  if (out.slow_done_us > 0)
-    for (const PeerFigures& f : ranks_[out.slow_src]->peer_figures(tsc_per_us_))
-      if (f.peer == out.slow_dst) {
-        out.slow_retransmitted = f.retransmitted_packets;
-        out.slow_naks = f.naks_received;
-        out.slow_timeouts = f.local_ack_timeouts;
-      }
-  for (const auto& r : ranks_) {
+    RankFigures f;
+    f.iter_us = r->stats().iter_us;
+    f.wrong = r->stats().wrong;
+    f.wrong_on_arrival = r->stats().wrong_on_arrival;
+    f.peers = r->peer_figures(tsc_per_us_);
     const auto& c = r->endpoint().counters();
-    out.cnps_sent += c.np_cnp_sent;
-    out.cnps_handled += c.rp_cnp_handled;
-    out.pfc_pauses += c.pfc_pause_frames;
-    for (const PeerFigures& f : r->peer_figures(tsc_per_us_)) {
-      out.retransmitted += f.retransmitted_packets;
-      out.naks += f.naks_received;
-    }
+    f.cnps_sent = c.np_cnp_sent;
+    f.cnps_handled = c.rp_cnp_handled;
+    f.pfc_pauses = c.pfc_pause_frames;
+    figs.push_back(std::move(f));
   }
+  out = combine_figures(figs, cfg_.warmup, s);
 }
 
 engine::Status LabRunner::run(const SizeSchedule& s, PlacementResult& out) {

@@ -6,7 +6,7 @@
 //   data_keys.h     every element's value       rank*.cc            one rank: QPs, credits, chunks, checks
 //   lab_fabric.cc   rings, switch, endpoints    fabric_observer.cc  per-port bytes, matrix, capture
 //   setup.cc        building and wiring         lab_run.cc          workers, iterations, stalls
-//   report.cc       the table and the JSON
+//   report.cc       the table and the JSON      mpi_run.cc          one rank per process, under mpirun
 #include <droce/engine/core/eal.h>
 #include <droce/engine/core/stop_signal.h>
 #include <droce/protocols/wire/icrc.h>
@@ -18,6 +18,7 @@
 #include "apps/common/run_python.h"
 #include "apps/droce-coll/lab_run.h"
 #include "apps/droce-coll/memory_plan.h"
+#include "apps/droce-coll/mpi_mode.h"
 #include "apps/droce-coll/options.h"
 #include "apps/droce-coll/report.h"
 #include "apps/droce-coll/setup.h"
@@ -30,17 +31,6 @@ namespace {
 int fail(const std::string& msg, int code = 1) {
   std::fprintf(stderr, "droce-coll: %s\n", msg.c_str());
   return code;
-}
-
-ScheduleParams params_for(const Options& o, std::uint64_t bytes) {
-  ScheduleParams p;
-  p.pattern = o.pattern;
-  p.algo = o.algo;
-  p.ranks = o.ranks;
-  p.root = o.root;
-  p.seed = o.seed;
-  p.plan = plan_size(o.pattern, o.ranks, bytes, o.dtype);
-  return p;
 }
 
 // With no EAL options: lcores 0..W-1, no PCI scan, and DPDK memory for the pool (hugepages when
@@ -63,11 +53,16 @@ int main(int argc, char** argv) {
   // ---- options, and the memory the run needs, before EAL ----
   engine::SplitArgs split = engine::split_args(argc, argv);
   Options opt;
+  // Under mpirun the job's size is the rank count, and the options are checked at it.
+  const bool mpi = under_mpirun();
+  if (mpi && mpirun_world_size() >= 2) opt.ranks = mpirun_world_size();
   if (int rc = parse_options(split.app, opt); rc != 0) return rc > 0 ? 0 : 2;
+  if (mpi) return run_mpi_rank(opt, split);
+  if (!opt.port.empty()) return fail("--port: a rank's own port is for runs under mpirun (scripts/coll-mpi.sh)", 2);
   const std::vector<std::uint64_t> sizes = opt.sizes();
-  const SizeSchedule largest = SizeSchedule::build(params_for(opt, sizes.back()), false);
+  const SizeSchedule largest = SizeSchedule::build(schedule_params(opt, sizes.back()), false);
   const MemoryPlan mem = plan_memory(opt, largest);
-  if (std::string e = check_memory(mem, memory_available(), opt.ranks); !e.empty()) return fail(e, 2);
+  if (engine::Status s = check_memory(mem, memory_available(), opt.ranks); !s.ok()) return fail(s.message(), 2);
   if (split.eal.empty()) split.eal = default_eal(opt, mem);
   engine::install_stop_signals();
   engine::Status err;
@@ -102,12 +97,12 @@ int main(int argc, char** argv) {
   for (std::uint64_t bytes : sizes) {
     SizeResult r;
     r.requested_bytes = bytes;
-    r.plan = params_for(opt, bytes).plan;
+    r.plan = schedule_params(opt, bytes).plan;
     for (bool in_place : {false, true}) {
       if (in_place ? opt.placement == Placement::kOutOfPlace || !in_place_supported(opt.pattern)
                    : opt.placement == Placement::kInPlace)
         continue;
-      const SizeSchedule ss = SizeSchedule::build(params_for(opt, bytes), in_place);
+      const SizeSchedule ss = SizeSchedule::build(schedule_params(opt, bytes), in_place);
       engine::Status s = runner.run(ss, in_place ? r.in_place : r.out_of_place);
       // The iterations that ran moved their bytes whatever happened after.
       const auto m = traffic_matrix(ss.schedule, dtype_bytes(opt.dtype));
@@ -128,16 +123,19 @@ int main(int argc, char** argv) {
   runner.stop();
 
   // ---- report ----
-  const bool ok = print_summary(opt, sum, *st.lab, *st.observer);
+  const bool ok = print_summary(opt, sum, st.lab.get(), st.observer.get());
   if (!sum.failure.empty()) std::fprintf(stderr, "droce-coll: %s\n", sum.failure.c_str());
   int rc = ok ? 0 : 1;
   if (!opt.json.empty()) {
-    if (std::string e = write_json(opt, sum, *st.lab, *st.observer, st.ranks); !e.empty()) rc = fail(e);
+    std::vector<const engine::RcEndpoint*> eps;
+    for (const auto& r : st.ranks) eps.push_back(&r->endpoint());
+    if (engine::Status s = write_json(opt, sum, st.lab.get(), st.observer.get(), endpoint_totals(eps)); !s.ok())
+      rc = fail(s.message());
     if (!opt.plot.empty())
-      if (std::string e =
+      if (engine::Status s =
               apps::run_python(std::string(DROCE_SOURCE_ROOT) + "/scripts/plot_coll.py", {opt.json, opt.plot});
-          !e.empty())
-        rc = fail("--plot: " + e);
+          !s.ok())
+        rc = fail("--plot: " + s.message());
   }
   st.teardown();
   if (sum.failure == "interrupted") return 130;

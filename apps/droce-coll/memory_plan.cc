@@ -46,15 +46,16 @@ std::string MemoryPlan::text() const {
          " B = " + bytes_text(pool_bytes);
 }
 
-std::string check_memory(const MemoryPlan& m, std::uint64_t available_bytes, std::uint32_t ranks) {
+engine::Status check_memory(const MemoryPlan& m, std::uint64_t available_bytes, std::uint32_t ranks) {
   if (available_bytes == 0) return {};
   const std::uint64_t need = m.buffers_bytes + m.pool_bytes;
   if (need + need / 10 <= available_bytes) return {};
-  return "memory: " + std::to_string(ranks) + " ranks need " + bytes_text(m.buffers_bytes) +
-         " of buffers (largest rank " + bytes_text(m.largest_rank) + ") and " + bytes_text(m.pool_bytes) +
-         " of mbufs, more than the " + bytes_text(available_bytes) +
-         " this machine has available (MemAvailable, 10 % kept free): fewer ranks, a " +
-         "smaller --maxbytes, --chunk or --buffers";
+  return engine::Status::error(
+      engine::StatusCode::kNoMemory,
+      "memory: " + std::to_string(ranks) + " ranks need " + bytes_text(m.buffers_bytes) + " of buffers (largest rank " +
+          bytes_text(m.largest_rank) + ") and " + bytes_text(m.pool_bytes) + " of mbufs, more than the " +
+          bytes_text(available_bytes) + " this machine has available (MemAvailable, 10 % kept free): fewer ranks, a " +
+          "smaller --maxbytes, --chunk or --buffers");
 }
 
 std::uint64_t memory_available() {

@@ -4,6 +4,8 @@
 // that the machine has it.
 #pragma once
 
+#include <droce/engine/core/status.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,9 +25,9 @@ struct MemoryPlan {
 };
 
 [[nodiscard]] MemoryPlan plan_memory(const Options& o, const SizeSchedule& largest);
-// Empty when `available_bytes` (MemAvailable) holds the buffers with 10 % to spare, else the
-// line with the figures that says it does not.
-[[nodiscard]] std::string check_memory(const MemoryPlan& m, std::uint64_t available_bytes, std::uint32_t ranks);
+// Ok when `available_bytes` (MemAvailable) holds the buffers with 10 % to spare, else kNoMemory
+// and the line with the figures that says it does not.
+[[nodiscard]] engine::Status check_memory(const MemoryPlan& m, std::uint64_t available_bytes, std::uint32_t ranks);
 // MemAvailable from /proc/meminfo, in bytes (0 when unknown).
 [[nodiscard]] std::uint64_t memory_available();
 // "12.3 MiB" style.

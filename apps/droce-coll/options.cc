@@ -23,7 +23,9 @@ constexpr const char* kUsage =
     "transport does; nccl-tests' table, sizes and bandwidths. Examples:\n"
     "  droce-coll -- --pattern allreduce --ranks 8 --minbytes 1M --maxbytes 64M\n"
     "  droce-coll -- --pattern alltoall --ranks 4 --size 1M --loss 0.01 --recovery sr --json a.json\n"
-    "With no EAL options, droce-coll runs on lcores 0..W-1 (--workers W).";
+    "With no EAL options, droce-coll runs on lcores 0..W-1 (--workers W).\n"
+    "Under mpirun, one rank per process, each on its own --port (scripts/coll-mpi.sh NP: one host):\n"
+    "  mpirun -np 4 --bind-to none droce-coll -- --port 0000:3b:00.0 --ip-base 192.168.10.1 --size 64M";
 
 constexpr std::uint64_t kMaxBytes = 1ull << 30;
 
@@ -70,8 +72,8 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   cli::add_value(app, g, "--size", "BYTES", "one size: --minbytes and --maxbytes both (nccl-tests' size semantics)",
                  [&o](const std::string& v) {
                    std::uint64_t b = 0;
-                   if (std::string e = apps::parse_uint("--size", v, 1, kMaxBytes, b, Suffixes::kBinary); !e.empty())
-                     return e;
+                   if (engine::Status s = apps::parse_uint("--size", v, 1, kMaxBytes, b, Suffixes::kBinary); !s.ok())
+                     return s.message();
                    o.minbytes = o.maxbytes = b;
                    return std::string();
                  });
@@ -97,7 +99,8 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
                  "fault injection: rank R stops being polled when the run starts (a hung rank)",
                  [&o](const std::string& v) {
                    std::uint32_t r = 0;
-                   if (std::string e = apps::parse_uint("--stall-rank", v, 0, kMaxRanks - 1, r); !e.empty()) return e;
+                   if (engine::Status s = apps::parse_uint("--stall-rank", v, 0, kMaxRanks - 1, r); !s.ok())
+                     return s.message();
                    o.stall_rank = static_cast<int>(r);
                    return std::string();
                  });
@@ -180,9 +183,46 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   out.plot_help = "a PNG: busbw against size, and each iteration's time (needs --json)";
   out.quiet = &o.quiet;
   cli::add_output(app, out);
+
+  g = "across processes and hosts (under mpirun: one rank per process)";
+  cli::add_value(app, g, "--port", "DEVARGS",
+                 "this rank's DPDK port: a vdev (net_memif0,role=client,socket=/run/x{rank}.sock) or a\n"
+                 "PCI address; A|B: the host's ports, one per local rank in turn ({rank} and\n"
+                 "{local_rank} replaced); required under mpirun",
+                 [&o](const std::string& v) {
+                   if (v.empty() || v.find_first_of(" \t") != std::string::npos)
+                     return std::string("--port: empty or has spaces");
+                   o.port = v;
+                   return std::string();
+                 });
+  cli::add_value(app, g, "--ip-base", "A.B.C.D", "rank r's IPv4 address is A.B.C.D + r (default 10.0.0.1)",
+                 [&o](const std::string& v) {
+                   std::uint32_t a = 0;
+                   if (!parse_ipv4(v, a)) return "--ip-base: " + v + " is not an IPv4 address";
+                   o.ip_base = v;
+                   return std::string();
+                 });
 }
 
 }  // namespace
+
+bool parse_ipv4(const std::string& text, std::uint32_t& out) {
+  std::uint32_t a = 0;
+  std::size_t pos = 0;
+  for (int i = 0; i < 4; ++i) {
+    std::size_t end = pos;
+    while (end < text.size() && end - pos < 4 && text[end] >= '0' && text[end] <= '9') ++end;
+    if (end == pos || end - pos > 3) return false;
+    const unsigned v = static_cast<unsigned>(std::stoul(text.substr(pos, end - pos)));
+    if (v > 255) return false;
+    a = a << 8 | v;
+    if (i < 3 && (end >= text.size() || text[end] != '.')) return false;
+    pos = end + 1;
+  }
+  if (pos - 1 != text.size()) return false;
+  out = a;
+  return true;
+}
 
 std::vector<std::uint64_t> Options::sizes() const {
   std::vector<std::uint64_t> v;
@@ -200,13 +240,16 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   declare(*app, o, overrides);
   if (int rc = apps::cli::parse(*app, long_names(args)); rc != 0) return rc;
   auto fail = [&app](const std::string& message) { return apps::cli::fail(*app, message); };
+  o.ranks_given = apps::cli::given(*app, "--ranks");
+  for (const char* name : kLabOnlyOptions)
+    if (apps::cli::given(*app, name)) o.lab_only_given.emplace_back(name);
   if (o.minbytes > o.maxbytes) return fail("--minbytes must not exceed --maxbytes");
   const std::uint32_t e = dtype_bytes(o.dtype);
   for (const auto& [name, v] :
        {std::pair<const char*, std::uint64_t>{"--minbytes", o.minbytes}, {"--maxbytes", o.maxbytes}})
-    if (std::string m = whole_elements(apps::cli::given(*app, "--size") ? "--size" : name, v, o.dtype); !m.empty())
-      return fail(m);
-  if (o.chunk_bytes % e != 0) return fail(whole_elements("--chunk", o.chunk_bytes, o.dtype));
+    if (engine::Status s = whole_elements(apps::cli::given(*app, "--size") ? "--size" : name, v, o.dtype); !s.ok())
+      return fail(s.message());
+  if (o.chunk_bytes % e != 0) return fail(whole_elements("--chunk", o.chunk_bytes, o.dtype).message());
   if (o.root >= o.ranks)
     return fail("--root: " + std::to_string(o.root) + " is not a rank (0.." + std::to_string(o.ranks - 1) + ")");
   if (o.stall_rank >= static_cast<int>(o.ranks))
@@ -230,8 +273,9 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     return fail("--pfc-xoff-bytes must be below --buffer-bytes (headroom)");
   o.impairment.seed = o.seed;
   o.sw.seed = o.seed;
-  if (std::string m = o.impairment.validate(); !m.empty()) return fail("--" + m);
-  if (std::string m = apps::cli::apply_dcqcn(o.preset, o.line_gbps, overrides, o.dcqcn); !m.empty()) return fail(m);
+  if (Status s = o.impairment.validate(); !s.ok()) return fail("--" + s.message());
+  if (engine::Status s = apps::cli::apply_dcqcn(o.preset, o.line_gbps, overrides, o.dcqcn); !s.ok())
+    return fail(s.message());
   if (!o.plot.empty() && o.json.empty()) return fail("--plot needs --json (the plot is drawn from it)");
   return 0;
 }

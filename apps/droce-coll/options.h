@@ -58,9 +58,26 @@ struct Options {
   std::string json, plot, pcap;
   std::uint32_t pcap_snaplen = 0;  // set to the shared default by the parser
   bool quiet = false;
+  // Under mpirun (docs/droce-coll.md, "Across processes and hosts"): one rank per process on its
+  // own port; {rank} and {local_rank} in the devargs are replaced. Rank r's IPv4 is ip_base + r.
+  std::string port;
+  std::string ip_base = "10.0.0.1";
+  bool ranks_given = false;
+  std::vector<std::string> lab_only_given;  // options of the one-process lab that were given
 
   [[nodiscard]] std::vector<std::uint64_t> sizes() const;
 };
+
+// The lab's own options (its switch, links, workers, capture): under mpirun the fabric is outside.
+inline constexpr const char* kLabOnlyOptions[] = {
+    "--workers",     "--stall-rank",   "--egress-gbps",    "--shaper-burst-us",
+    "--kmin-bytes",  "--kmax-bytes",   "--pmax",           "--buffer-bytes",
+    "--delay-us",    "--pfc",          "--pfc-xoff-bytes", "--pfc-xon-bytes",
+    "--pfc-quanta",  "--loss",         "--duplicate",      "--reorder",
+    "--burst-start", "--burst-frames", "--pcap",           "--pcap-snaplen"};
+
+// "A.B.C.D" -> host-order IPv4; false when it is not one.
+[[nodiscard]] bool parse_ipv4(const std::string& text, std::uint32_t& out);
 
 // 0: run; 1: --help/--version printed (exit 0); -1: an error printed (exit 2).
 [[nodiscard]] int parse_options(const std::vector<std::string>& args, Options& o);

@@ -90,11 +90,12 @@ SizePlan plan_size(Pattern p, std::uint32_t ranks, std::uint64_t bytes, DataType
   return s;
 }
 
-std::string whole_elements(const std::string& option, std::uint64_t bytes, DataType t) {
+engine::Status whole_elements(const std::string& option, std::uint64_t bytes, DataType t) {
   const std::uint64_t e = dtype_bytes(t);
   if (bytes % e == 0) return {};
-  return option + ": " + std::to_string(bytes) + " bytes is not a whole number of " + dtype_name(t) + " elements (" +
-         std::to_string(e) + " bytes each)";
+  return engine::Status::error(engine::StatusCode::kInvalidArgument,
+                               option + ": " + std::to_string(bytes) + " bytes is not a whole number of " +
+                                   dtype_name(t) + " elements (" + std::to_string(e) + " bytes each)");
 }
 
 }  // namespace droce::coll

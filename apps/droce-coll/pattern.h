@@ -3,6 +3,8 @@
 // the factor that turns algorithm bandwidth into bus bandwidth (nccl-tests' PERFORMANCE.md).
 #pragma once
 
+#include <droce/engine/core/status.h>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -52,8 +54,9 @@ struct SizePlan {
 // (count = bytes / elem / N per rank); reduce_scatter: the input (N x count); alltoall: the total
 // (count = bytes / elem / N per peer); incast, permutation, bisection: what each sender sends.
 [[nodiscard]] SizePlan plan_size(Pattern p, std::uint32_t ranks, std::uint64_t bytes, DataType t);
-// Empty when `bytes` is a whole number of elements of `t`, else the one line that says it is not.
-[[nodiscard]] std::string whole_elements(const std::string& option, std::uint64_t bytes, DataType t);
+// Ok when `bytes` is a whole number of elements of `t`, else kInvalidArgument and the one line that
+// says it is not.
+[[nodiscard]] engine::Status whole_elements(const std::string& option, std::uint64_t bytes, DataType t);
 
 // algbw and busbw in GB/s (10^9 bytes per second), as nccl-tests prints them.
 [[nodiscard]] inline double algbw_gbytes(const SizePlan& s, double time_us) {

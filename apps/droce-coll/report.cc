@@ -51,17 +51,23 @@ nlohmann::json place_json(const PlacementResult& p) {
 }  // namespace
 
 void print_table_header(const Options& o) {
-  std::printf("# droce-coll: %s%s, %u ranks on %u worker(s), chunk %u B x %u slots, %u QP(s) per peer, MTU %u, %s%s\n",
-              pattern_name(o.pattern),
-              o.pattern == Pattern::kAllReduce ? (o.algo == Algo::kRing ? " (ring)" : " (halving-doubling)") : "",
-              o.ranks, o.workers, o.chunk_bytes, o.buffers, o.qps_per_peer, o.mtu,
-              o.recovery == rc::Recovery::kGoBackN ? "go-back-N" : "selective repeat",
-              o.cc == "dcqcn" ? ", DCQCN" : "");
+  const bool mpi = !o.port.empty();
+  const std::string where = mpi ? std::to_string(o.ranks) + " ranks, one per process (mpirun)"
+                                : std::to_string(o.ranks) + " ranks on " + std::to_string(o.workers) + " worker(s)";
   std::printf(
-      "# fabric: one switch port per rank, egress %s, buffer %llu B, %s; loss %g, duplication %g, reordering %g\n",
-      o.egress_gbps > 0 ? (std::to_string(o.egress_gbps).substr(0, 6) + " Gb/s").c_str() : "unshaped",
-      static_cast<unsigned long long>(o.sw.buffer_bytes), o.sw.pfc ? "PFC lossless" : "lossy", o.impairment.loss,
-      o.impairment.duplicate, o.impairment.reorder);
+      "# droce-coll: %s%s, %s, chunk %u B x %u slots, %u QP(s) per peer, MTU %u, %s%s\n", pattern_name(o.pattern),
+      o.pattern == Pattern::kAllReduce ? (o.algo == Algo::kRing ? " (ring)" : " (halving-doubling)") : "",
+      where.c_str(), o.chunk_bytes, o.buffers, o.qps_per_peer, o.mtu,
+      o.recovery == rc::Recovery::kGoBackN ? "go-back-N" : "selective repeat", o.cc == "dcqcn" ? ", DCQCN" : "");
+  if (mpi)
+    std::printf("# fabric: outside droce-coll; each rank on its own port (%s), rank r at %s + r\n", o.port.c_str(),
+                o.ip_base.c_str());
+  else
+    std::printf(
+        "# fabric: one switch port per rank, egress %s, buffer %llu B, %s; loss %g, duplication %g, reordering %g\n",
+        o.egress_gbps > 0 ? (std::to_string(o.egress_gbps).substr(0, 6) + " Gb/s").c_str() : "unshaped",
+        static_cast<unsigned long long>(o.sw.buffer_bytes), o.sw.pfc ? "PFC lossless" : "lossy", o.impairment.loss,
+        o.impairment.duplicate, o.impairment.reorder);
   std::printf("#\n");
   std::printf("# %10s  %12s  %8s  %6s  %6s  %33s  %33s\n", "", "", "", "", "", "out-of-place", "in-place");
   std::printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "size", "count", "type", "redop",
@@ -81,7 +87,7 @@ void print_table_row(const Options& o, const SizeResult& r) {
   std::fflush(stdout);
 }
 
-bool print_summary(const Options& o, const RunSummary& s, const CollLab& lab, const FabricObserver& obs) {
+bool print_summary(const Options& o, const RunSummary& s, const CollLab* lab, const FabricObserver* obs) {
   std::uint64_t wrong = 0, arrival = 0;
   double busbw = 0;
   unsigned rows = 0;
@@ -115,6 +121,11 @@ bool print_summary(const Options& o, const RunSummary& s, const CollLab& lab, co
                   static_cast<unsigned long long>(p.cnps_sent), static_cast<unsigned long long>(p.pfc_pauses));
     }
   const std::uint32_t n = o.ranks;
+  if (lab == nullptr || obs == nullptr) {
+    // MPI mode: the fabric is another process's (droce-switch --json has its ports).
+    if (!s.failure.empty()) std::printf("# FAILED: %s\n", s.failure.c_str());
+    return wrong + arrival == 0 && s.failure.empty();
+  }
   if (n <= 16) {
     std::printf(
         "#\n# traffic matrix: first-transmission payload KiB, row sends to column (measured at the switch)\n#     ");
@@ -123,7 +134,7 @@ bool print_summary(const Options& o, const RunSummary& s, const CollLab& lab, co
     for (std::uint32_t a = 0; a < n; ++a) {
       std::printf("# %3u ", a);
       for (std::uint32_t b = 0; b < n; ++b)
-        std::printf(" %9llu", static_cast<unsigned long long>(obs.matrix(a, b) / 1024));
+        std::printf(" %9llu", static_cast<unsigned long long>(obs->matrix(a, b) / 1024));
       std::printf("\n");
     }
   } else {
@@ -134,9 +145,9 @@ bool print_summary(const Options& o, const RunSummary& s, const CollLab& lab, co
               "link drop");
   bool matrix_ok = true;
   for (std::uint32_t r = 0; r < n; ++r) {
-    const engine::SwitchPortCounters& c = lab.fabric_switch().counters(r);
-    const PortTraffic& in = obs.ingress(r);
-    const engine::ImpairmentCounters imp = lab.links().impairment(r, 0);
+    const engine::SwitchPortCounters& c = lab->fabric_switch().counters(r);
+    const PortTraffic& in = obs->ingress(r);
+    const engine::ImpairmentCounters imp = lab->links().impairment(r, 0);
     std::uint64_t sched = 0;
     for (std::uint32_t b = 0; b < n; ++b) sched += s.schedule_matrix[std::size_t{r} * n + b];
     matrix_ok = matrix_ok && sched == in.payload_first;
@@ -154,8 +165,31 @@ bool print_summary(const Options& o, const RunSummary& s, const CollLab& lab, co
   return wrong + arrival == 0 && s.failure.empty();
 }
 
-std::string write_json(const Options& o, const RunSummary& s, const CollLab& lab, const FabricObserver& obs,
-                       const std::vector<std::unique_ptr<CollRank>>& ranks) {
+EndpointTotals endpoint_totals(const std::vector<const engine::RcEndpoint*>& eps) {
+  EndpointTotals t;
+  const engine::CounterSums sums = apps::counter_sums(eps);
+  t.hw_counters = apps::hw_counters_json(sums);
+  t.drop_reasons = apps::drop_reasons_json(sums);
+  for (const engine::RcEndpoint* e : eps) {
+    t.tx_alloc_failures += e->counters().tx_alloc_failures;
+    t.tx_backlog_drops += e->counters().tx_backlog_drops;
+  }
+  return t;
+}
+
+void add_totals(EndpointTotals& a, const EndpointTotals& b) {
+  const auto add = [](nlohmann::json& into, const nlohmann::json& from) {
+    for (const auto& [k, v] : from.items())
+      if (v.is_number_unsigned()) into[k] = into.value(k, std::uint64_t{0}) + v.get<std::uint64_t>();
+  };
+  add(a.hw_counters, b.hw_counters);
+  add(a.drop_reasons, b.drop_reasons);
+  a.tx_alloc_failures += b.tx_alloc_failures;
+  a.tx_backlog_drops += b.tx_backlog_drops;
+}
+
+engine::Status write_json(const Options& o, const RunSummary& s, const CollLab* lab, const FabricObserver* obs,
+                          const EndpointTotals& totals, const nlohmann::json& mpi) {
   nlohmann::json j;
   j["config"] = {{"pattern", pattern_name(o.pattern)},
                  {"algo", o.algo == Algo::kRing ? "ring" : "halving-doubling"},
@@ -206,21 +240,21 @@ std::string write_json(const Options& o, const RunSummary& s, const CollLab& lab
   for (std::uint32_t a = 0; a < n; ++a) {
     nlohmann::json m = nlohmann::json::array(), x = nlohmann::json::array();
     for (std::uint32_t b = 0; b < n; ++b) {
-      m.push_back(obs.matrix(a, b));
+      if (obs != nullptr) m.push_back(obs->matrix(a, b));
       x.push_back(s.schedule_matrix[std::size_t{a} * n + b]);
     }
     measured.push_back(m);
     expected.push_back(x);
   }
-  j["traffic_matrix"] = {{"unit", "payload bytes of first transmissions, row sends to column"},
-                         {"measured", measured},
-                         {"schedule", expected}};
+  j["traffic_matrix"] = {{"unit", "payload bytes of first transmissions, row sends to column"}, {"schedule", expected}};
+  // The measured matrix and the ports are the lab switch's; in MPI mode the fabric is outside.
+  if (obs != nullptr) j["traffic_matrix"]["measured"] = measured;
   nlohmann::json ports = nlohmann::json::array();
-  for (std::uint32_t r = 0; r < n; ++r) {
-    const engine::SwitchPortCounters& c = lab.fabric_switch().counters(r);
-    const PortTraffic& in = obs.ingress(r);
-    const PortTraffic& out = obs.egress(r);
-    const engine::ImpairmentCounters imp = lab.links().impairment(r, 0);
+  for (std::uint32_t r = 0; lab != nullptr && obs != nullptr && r < n; ++r) {
+    const engine::SwitchPortCounters& c = lab->fabric_switch().counters(r);
+    const PortTraffic& in = obs->ingress(r);
+    const PortTraffic& out = obs->egress(r);
+    const engine::ImpairmentCounters imp = lab->links().impairment(r, 0);
     std::uint64_t sched = 0;
     for (std::uint32_t b = 0; b < n; ++b) sched += s.schedule_matrix[std::size_t{r} * n + b];
     ports.push_back({{"rank", r},
@@ -249,18 +283,11 @@ std::string write_json(const Options& o, const RunSummary& s, const CollLab& lab
                        {"duplicated", imp.duplicated},
                        {"reordered", imp.reordered}}}});
   }
-  j["ports"] = ports;
-  std::vector<const engine::RcEndpoint*> eps;
-  for (const auto& r : ranks) eps.push_back(&r->endpoint());
-  const engine::CounterSums sums = apps::counter_sums(eps);
-  j["hw_counters"] = apps::hw_counters_json(sums);
-  std::uint64_t alloc_failures = 0, backlog_drops = 0;
-  for (const auto& r : ranks) {
-    alloc_failures += r->endpoint().counters().tx_alloc_failures;
-    backlog_drops += r->endpoint().counters().tx_backlog_drops;
-  }
-  j["endpoints"] = {{"tx_alloc_failures", alloc_failures}, {"tx_backlog_drops", backlog_drops}};
-  j["drop_reasons"] = apps::drop_reasons_json(sums);
+  if (lab != nullptr) j["ports"] = ports;
+  j["hw_counters"] = totals.hw_counters;
+  j["endpoints"] = {{"tx_alloc_failures", totals.tx_alloc_failures}, {"tx_backlog_drops", totals.tx_backlog_drops}};
+  j["drop_reasons"] = totals.drop_reasons;
+  if (!mpi.is_null()) j["mpi"] = mpi;
   j["wrong"] = wrong;
   j["failure"] = s.failure;
   j["ok"] = wrong == 0 && s.failure.empty();

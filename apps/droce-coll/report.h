@@ -3,7 +3,10 @@
 // fabric's per-port counters, and the JSON (Gb/s, droce's unit everywhere).
 #pragma once
 
+#include <droce/engine/core/status.h>
+
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -26,10 +29,23 @@ struct RunSummary {
   std::string failure;                         // empty when every iteration completed
 };
 
-// The end of the table, droce's per-size figures, the matrix and the ports; true when nothing was wrong.
-bool print_summary(const Options& o, const RunSummary& s, const CollLab& lab, const FabricObserver& obs);
-// The JSON report; empty, or why it could not be written.
-[[nodiscard]] std::string write_json(const Options& o, const RunSummary& s, const CollLab& lab,
-                                     const FabricObserver& obs, const std::vector<std::unique_ptr<CollRank>>& ranks);
+// The end of the table, droce's per-size figures, the matrix and the ports (`lab` and `obs` are
+// null when the fabric is outside the process: MPI mode); true when nothing was wrong.
+bool print_summary(const Options& o, const RunSummary& s, const CollLab* lab, const FabricObserver* obs);
+
+// The endpoints' counters the JSON carries, summed over every rank (by Linux name, by drop reason).
+struct EndpointTotals {
+  nlohmann::json hw_counters = nlohmann::json::object();
+  nlohmann::json drop_reasons = nlohmann::json::object();
+  std::uint64_t tx_alloc_failures = 0, tx_backlog_drops = 0;
+};
+[[nodiscard]] EndpointTotals endpoint_totals(const std::vector<const engine::RcEndpoint*>& eps);
+// Adds `b`'s counters into `a` (every name in either).
+void add_totals(EndpointTotals& a, const EndpointTotals& b);
+
+// The JSON report; empty, or why it could not be written. `mpi` is added as it is (MPI mode).
+[[nodiscard]] engine::Status write_json(const Options& o, const RunSummary& s, const CollLab* lab,
+                                        const FabricObserver* obs, const EndpointTotals& totals,
+                                        const nlohmann::json& mpi = nullptr);
 
 }  // namespace droce::coll

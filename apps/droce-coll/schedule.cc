@@ -244,13 +244,17 @@ std::vector<std::uint32_t> derangement(std::uint32_t n, std::uint64_t seed) {
   }
 }
 
-std::string check_params(const ScheduleParams& p) {
+engine::Status check_params(const ScheduleParams& p) {
+  using engine::StatusCode;
   if (p.ranks < 2 || p.ranks > kMaxRanks)
-    return "--ranks: " + std::to_string(p.ranks) + " is not 2.." + std::to_string(kMaxRanks);
+    return engine::Status::error(StatusCode::kInvalidArgument,
+                                 "--ranks: " + std::to_string(p.ranks) + " is not 2.." + std::to_string(kMaxRanks));
   if (p.root >= p.ranks)
-    return "--root: " + std::to_string(p.root) + " is not a rank (0.." + std::to_string(p.ranks - 1) + ")";
+    return engine::Status::error(
+        StatusCode::kInvalidArgument,
+        "--root: " + std::to_string(p.root) + " is not a rank (0.." + std::to_string(p.ranks - 1) + ")");
   if (p.algo == Algo::kHalvingDoubling && p.pattern != Pattern::kAllReduce)
-    return "--algo halving-doubling: only allreduce has it";
+    return engine::Status::fail(StatusCode::kInvalidArgument, "--algo halving-doubling: only allreduce has it");
   return {};
 }
 

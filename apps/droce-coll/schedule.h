@@ -82,8 +82,9 @@ struct Schedule {
   std::vector<std::uint32_t> permutation;  // kPermutation: rank r sends to permutation[r]
 };
 
-// Empty when the parameters can be scheduled, else the one line why not (ranks, root, algo).
-[[nodiscard]] std::string check_params(const ScheduleParams& p);
+// Ok when the parameters can be scheduled, else kInvalidArgument and the one line why not (ranks,
+// root, algo).
+[[nodiscard]] engine::Status check_params(const ScheduleParams& p);
 [[nodiscard]] Schedule build_schedule(const ScheduleParams& p);
 
 // Where a rank's three buffers lie in one element space: apart out of place; in place as

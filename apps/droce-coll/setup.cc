@@ -10,6 +10,34 @@ void Setup::teardown() {
   if (observer) observer->close_capture();
 }
 
+ScheduleParams schedule_params(const Options& o, std::uint64_t bytes) {
+  ScheduleParams p;
+  p.pattern = o.pattern;
+  p.algo = o.algo;
+  p.ranks = o.ranks;
+  p.root = o.root;
+  p.seed = o.seed;
+  p.plan = plan_size(o.pattern, o.ranks, bytes, o.dtype);
+  return p;
+}
+
+RankConfig rank_config(const Options& o, std::uint32_t rank) {
+  RankConfig rc;
+  rc.rank = rank;
+  rc.ranks = o.ranks;
+  rc.dtype = o.dtype;
+  rc.chunk_bytes = o.chunk_bytes;
+  rc.slots = o.buffers;
+  rc.qps_per_peer = o.qps_per_peer;
+  rc.qp.pmtu = o.mtu;
+  rc.qp.timeout = o.qp_timeout;
+  rc.qp.retry_cnt = o.retry_cnt;
+  rc.qp.adaptive_rto = o.adaptive_rto;
+  rc.qp.recovery = o.recovery;
+  rc.qp.sr_bdp_pkts = o.sr_bdp_pkts;
+  return rc;
+}
+
 engine::Status build_lab(const Options& o, const SizeSchedule& largest, const MemoryPlan& m, Setup& st) {
   using engine::Status;
   if (Status s = engine::MbufPool::create(
@@ -21,8 +49,7 @@ engine::Status build_lab(const Options& o, const SizeSchedule& largest, const Me
   const engine::EndpointTransport defaults;
   st.observer = std::make_unique<FabricObserver>(o.ranks, defaults.qpn_base, qps_per_rank);
   if (!o.pcap.empty())
-    if (std::string e = st.observer->open_capture(o.pcap, o.pcap_snaplen); !e.empty())
-      return Status::error(engine::StatusCode::kIo, e);
+    if (Status s = st.observer->open_capture(o.pcap, o.pcap_snaplen); !s.ok()) return s;
   LabConfig lc;
   lc.ranks = o.ranks;
   lc.qps_per_rank = qps_per_rank;
@@ -44,21 +71,8 @@ engine::Status build_lab(const Options& o, const SizeSchedule& largest, const Me
   Status err;
   st.lab = CollLab::create(lc, err);
   if (!st.lab) return err;
-  RankConfig rc;
-  rc.ranks = o.ranks;
-  rc.dtype = o.dtype;
-  rc.chunk_bytes = o.chunk_bytes;
-  rc.slots = o.buffers;
-  rc.qps_per_peer = o.qps_per_peer;
-  rc.qp.pmtu = o.mtu;
-  rc.qp.timeout = o.qp_timeout;
-  rc.qp.retry_cnt = o.retry_cnt;
-  rc.qp.adaptive_rto = o.adaptive_rto;
-  rc.qp.recovery = o.recovery;
-  rc.qp.sr_bdp_pkts = o.sr_bdp_pkts;
   for (std::uint32_t r = 0; r < o.ranks; ++r) {
-    rc.rank = r;
-    auto rank = CollRank::create(rc, largest, st.lab->endpoint(r), st.lab->memory(r), err);
+    auto rank = CollRank::create(rank_config(o, r), largest, st.lab->endpoint(r), st.lab->memory(r), err);
     if (!rank) return err;
     st.ranks.push_back(std::move(rank));
   }

@@ -28,6 +28,10 @@ struct Setup {
   void teardown();
 };
 
+// The schedule of one size, and a rank's transport settings, from the options (both modes).
+[[nodiscard]] ScheduleParams schedule_params(const Options& o, std::uint64_t bytes);
+[[nodiscard]] RankConfig rank_config(const Options& o, std::uint32_t rank);
+
 [[nodiscard]] engine::Status build_lab(const Options& o, const SizeSchedule& largest, const MemoryPlan& m, Setup& st);
 
 }  // namespace droce::coll

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "apps/common/oob_waits.h"
+#include "apps/droce-echo/end_linger.h"
 
 namespace droce::echo {
 
@@ -62,11 +63,12 @@ void poll_all(Setup& st, std::uint64_t now) {
   // The loopback lab's server side serves as its endpoint's application stage (EchoWorker).
 }
 
-// After the last message: keep polling a little so that our final ACKs leave and a peer's
-// retransmission (its ACK from us lost or late) is still answered, instead of leaving the peer
-// to exhaust its retries against a closed port.
+// After the last message against ibv_rc_pingpong: keep polling so that our final ACKs leave and
+// a peer's retransmission (its ACK from us lost or late) is still answered, instead of leaving the
+// peer to exhaust its retries against a closed port. The tool retries a request for up to 8 x
+// 67.1 ms (its QP timeout 14, retry_cnt 7, as srq_pingpong's): linger twice that (kToolLingerNs).
 void linger(Setup& st) {
-  const std::uint64_t until = rte_rdtsc() + rte_get_tsc_hz() / 5;
+  const std::uint64_t until = rte_rdtsc() + tool_linger_tsc(rte_get_tsc_hz());
   for (std::uint64_t now = rte_rdtsc(); now < until && !engine::stop_requested(); now = rte_rdtsc()) poll_all(st, now);
 }
 

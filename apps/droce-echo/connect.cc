@@ -38,11 +38,11 @@ Status exchange_qp_count(OobConnection& oob, bool server, std::uint32_t workers,
   if (v.substr(0, 4) != "QPS " || space == std::string_view::npos ||
       !engine::parse_line_decimal(v.substr(4, space - 4), kMaxQps, n) || n == 0 ||
       !engine::parse_line_decimal(v.substr(space + 1), 16, w) || w == 0)
-    return Status::error("the client's QP count is not 'QPS <1.." + std::to_string(kMaxQps) + "> <1..16>': '" +
-                         line.substr(0, 80) + "'");
+    return Status::error(StatusCode::kPeer, "the client's QP count is not 'QPS <1.." + std::to_string(kMaxQps) +
+                                                "> <1..16>': '" + line.substr(0, 80) + "'");
   if (w != workers)
-    return Status::error("the client has " + std::to_string(w) + " queue pair(s) and this server " +
-                         std::to_string(workers) + ": give both the same --workers");
+    return Status::error(StatusCode::kPeer, "the client has " + std::to_string(w) + " queue pair(s) and this server " +
+                                                std::to_string(workers) + ": give both the same --workers");
   qps = static_cast<std::uint32_t>(n);
   return {};
 }

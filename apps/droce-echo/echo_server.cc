@@ -13,6 +13,7 @@
 #include "apps/common/counters_json.h"
 #include "apps/common/oob_waits.h"
 #include "apps/common/output_file.h"
+#include "apps/droce-echo/end_linger.h"
 #include "apps/droce-echo/setup.h"
 
 namespace droce::echo {
@@ -79,7 +80,9 @@ Status EchoWorkers::launch() {
   unsigned lcore = rte_get_main_lcore();
   for (std::size_t w = 1; w < w_.size(); ++w) {
     lcore = rte_get_next_lcore(lcore, 1, 0);  // worker lcores only, no wrap
-    if (lcore >= RTE_MAX_LCORE) return Status::error("no EAL lcore left for worker " + std::to_string(w) + " (see -l)");
+    if (lcore >= RTE_MAX_LCORE)
+      return Status::error(StatusCode::kInvalidArgument,
+                           "no EAL lcore left for worker " + std::to_string(w) + " (see -l)");
     launches_.push_back({w_[w].get(), &quit_});
     const int rc = rte_eal_remote_launch(
         [](void* arg) -> int {
@@ -91,7 +94,8 @@ Status EchoWorkers::launch() {
         },
         &launches_.back(), lcore);
     if (rc != 0)
-      return Status::error("cannot launch worker " + std::to_string(w) + " on lcore " + std::to_string(lcore));
+      return Status::error(StatusCode::kError,
+                           "cannot launch worker " + std::to_string(w) + " on lcore " + std::to_string(lcore));
     lcores_.push_back(lcore);
   }
   return {};
@@ -142,8 +146,8 @@ unsigned EchoWorkers::lcore(std::size_t w) const {
 namespace {
 
 // The server's JSON report: totals, then each worker's share.
-std::string write_server_json(const Options& o, const EchoWorkers& workers, const std::vector<unsigned>& lcores,
-                              bool stalled, const std::string& problem) {
+Status write_server_json(const Options& o, const EchoWorkers& workers, const std::vector<unsigned>& lcores,
+                         bool stalled, const std::string& problem) {
   nlohmann::json ws = nlohmann::json::array();
   std::vector<const engine::RcEndpoint*> eps;
   for (std::size_t w = 0; w < workers.size(); ++w) {
@@ -217,10 +221,10 @@ int run_server(const Options& o, EchoWorkers& workers, engine::OobConnection& oo
     }
   }
   if (o.rc_pingpong() && !stalled) {
-    // After the last message: keep the endpoint polled a little so that our final ACKs leave and
-    // a peer's retransmission (its ACK from us lost or late) is still answered, instead of
-    // leaving the peer to exhaust its retries against a closed port.
-    const std::uint64_t until = rte_rdtsc() + rte_get_tsc_hz() / 5;
+    // After the last message: keep the endpoint polled so that our final ACKs leave and a peer's
+    // retransmission (its ACK from us lost or late) is still answered, instead of leaving the
+    // peer to exhaust its retries against a closed port: twice ibv_rc_pingpong's retry span.
+    const std::uint64_t until = rte_rdtsc() + tool_linger_tsc(rte_get_tsc_hz());
     for (std::uint64_t now = rte_rdtsc(); now < until && !engine::stop_requested(); now = rte_rdtsc())
       workers.poll(now);
   }
@@ -272,8 +276,8 @@ int run_server(const Options& o, EchoWorkers& workers, engine::OobConnection& oo
                   static_cast<unsigned long long>(workers.worker(w).echoed()));
   if (workers.errors() != 0) std::printf("  first error: %s\n", workers.first_error().c_str());
   if (!o.json.empty()) {
-    if (std::string e = write_server_json(o, workers, lcores, stalled, problem); !e.empty()) {
-      std::fprintf(stderr, "droce-echo: %s\n", e.c_str());
+    if (Status s = write_server_json(o, workers, lcores, stalled, problem); !s.ok()) {
+      std::fprintf(stderr, "droce-echo: %s\n", s.message().c_str());
       return 1;
     }
   }

@@ -24,6 +24,11 @@ namespace droce::echo {
 inline constexpr std::uint64_t kToolAckTimeoutNs = 4096ull << 14;
 inline constexpr std::uint64_t kToolRetrySpanNs = 8 * kToolAckTimeoutNs;
 inline constexpr std::uint64_t kToolLingerNs = 2 * kToolRetrySpanNs;  // 1.07 s
+// ibv_rc_pingpong (rc_pingpong.c, pp_connect_ctx) sets the same timeout and retry count: a
+// droce-echo end against it lingers as long, in TSC cycles at `tsc_hz`.
+[[nodiscard]] inline std::uint64_t tool_linger_tsc(std::uint64_t tsc_hz) {
+  return static_cast<std::uint64_t>(static_cast<double>(kToolLingerNs) * 1e-9 * static_cast<double>(tsc_hz));
+}
 
 class EndLinger {
  public:

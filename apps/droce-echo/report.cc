@@ -90,8 +90,8 @@ int report(const Options& o, Setup& st, const Client& c) {
     j["hw_counters"] = apps::hw_counters_json(sums);
     j["drop_reasons"] = apps::drop_reasons_json(sums);
     apps::stamp_report(j);
-    if (std::string e = droce::apps::write_text_file(o.json, j.dump(2) + "\n"); !e.empty()) {
-      std::fprintf(stderr, "droce-echo: %s\n", e.c_str());
+    if (Status s = droce::apps::write_text_file(o.json, j.dump(2) + "\n"); !s.ok()) {
+      std::fprintf(stderr, "droce-echo: %s\n", s.message().c_str());
       return 1;
     }
   }

@@ -20,7 +20,7 @@ using engine::Status;
 namespace {
 
 SetupError run_error(const Status& s) { return {s, false}; }
-SetupError usage_error(const std::string& m) { return {Status::error(m), true}; }
+SetupError usage_error(const std::string& m) { return {Status::error(StatusCode::kInvalidArgument, m), true}; }
 
 // Both ends in this process: the lab's A is the client, its B the server.
 SetupError set_up_loopback(const Options& o, Setup& st) {
@@ -43,7 +43,7 @@ SetupError set_up_loopback(const Options& o, Setup& st) {
            .ok() ||
       !st.server_ep->connect(st.server_qpn, engine::RemoteQp{engine::LoopbackLab::address(0), st.client_qpn, 0x100})
            .ok())
-    return run_error(Status::error("cannot connect the loopback QPs"));
+    return run_error(Status::error(StatusCode::kError, "cannot connect the loopback QPs"));
   st.lab_echo = std::make_unique<EchoWorker>(*st.server_ep, *st.server_mem, o.rc_pingpong());
   st.lab_echo->add_qp(st.server_qpn);
   return {};
@@ -55,23 +55,24 @@ SetupError set_up_port(const Options& o, bool defaults, Setup& st) {
   // --workers: the server's each need an lcore (the main one is worker 0); every worker, the
   // client's included, its own queue pair.
   if (server)
-    if (std::string e = apps::workers_lcore_limit(o.workers); !e.empty()) return usage_error(e);
+    if (Status s = apps::workers_lcore_limit(o.workers); !s.ok()) return usage_error(s.message());
   std::vector<unsigned> lcores;  // the lcore that polls each worker
   for (unsigned l = rte_get_main_lcore(); lcores.size() < o.workers && l < RTE_MAX_LCORE;
        l = server ? rte_get_next_lcore(l, 1, 0) : l)
     lcores.push_back(l);
-  if (Status s = engine::create_worker_pools(
-          engine::PoolConfig{"echo_pool", 16384 / o.workers - 1, 256, 2176 + 4096, -1}, lcores, st.pools);
+  engine::PortConfig pc;
+  if (Status s = engine::pair_port_devargs(defaults, server, "/tmp/droce-echo.sock", pc.devargs); !s.ok())
+    return run_error(s);
+  const std::uint16_t room = engine::pool_data_room_for_port(pc.devargs, 2176 + 4096);
+  if (Status s = engine::create_worker_pools(engine::PoolConfig{"echo_pool", 16384 / o.workers - 1, 256, room, -1},
+                                             lcores, st.pools);
       !s.ok())
     return run_error(s);
-  engine::PortConfig pc;
   pc.rx_pool = st.pools[0].get();
   for (auto& p : st.pools) pc.rx_pools.push_back(p.get());
   pc.rx_queues = pc.tx_queues = static_cast<std::uint16_t>(o.workers);
   pc.promiscuous = true;
-  if (Status s = engine::pair_port_devargs(defaults, server, "/tmp/droce-echo.sock", pc.devargs); !s.ok())
-    return run_error(s);
-  if (std::string e = apps::workers_queue_limit(o.workers, pc.devargs); !e.empty()) return usage_error(e);
+  if (Status s = apps::workers_queue_limit(o.workers, pc.devargs); !s.ok()) return usage_error(s.message());
   Status err;
   st.port = engine::Port::open(pc, err);
   if (!st.port) return run_error(err);
@@ -103,7 +104,7 @@ SetupError set_up_port(const Options& o, bool defaults, Setup& st) {
   wc.endpoint.addresses.vlan_pcp = o.vlan_pcp;
   if (!o.pcap.empty()) {
     // One file for every worker's queue (the capture serialises its writers).
-    if (std::string e = st.capture.open(o.pcap); !e.empty()) return run_error(Status::error(e));
+    if (Status s = st.capture.open(o.pcap); !s.ok()) return run_error(s);
     wc.endpoint.recording.capture = &st.capture;
   }
   st.group = engine::WorkerGroup::create(wc, err);

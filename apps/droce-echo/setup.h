@@ -37,9 +37,11 @@ struct Setup {
   engine::MbufPool pool;  // loopback's
   std::unique_ptr<engine::LoopbackLab> lab;
   engine::PcapngCapture capture;  // --pcap: outlives the workers that feed it
+  // The worker pools outlive the port: closing it frees the mbufs its RX queues still hold
+  // (net_tap's close did so into freed pools: a SIGSEGV in rte_eth_dev_close at every exit).
+  std::vector<engine::MbufPool> pools;  // server/client: one per worker
   std::unique_ptr<engine::Port> port;
   std::vector<std::unique_ptr<engine::LinkImpairment>> impairments;
-  std::vector<engine::MbufPool> pools;                            // server/client: one per worker
   std::vector<std::unique_ptr<engine::MemoryRegistry>> memories;  // one per worker
   std::unique_ptr<engine::WorkerGroup> group;
   std::vector<QpPlace> own_qps;  // QP i: its worker and QPN

@@ -25,7 +25,7 @@ std::vector<std::uint8_t> format_srq_table(const std::vector<ConnInfo>& local) {
 Status parse_srq_table(const std::vector<std::uint8_t>& table, std::uint32_t max_qps, std::vector<ConnInfo>& peer) {
   peer.clear();
   if (table.size() != kSrqPingpongEntries * kRcPingpongMsgBytes)
-    return Status::error("the peer's QP table has the wrong size");
+    return Status::error(StatusCode::kPeer, "the peer's QP table has the wrong size");
   bool ended = false;
   for (std::size_t i = 0; i < kSrqPingpongEntries; ++i) {
     const std::uint8_t* m = table.data() + i * kRcPingpongMsgBytes;
@@ -33,16 +33,18 @@ Status parse_srq_table(const std::vector<std::uint8_t>& table, std::uint32_t max
       ended = true;
       continue;
     }
-    if (ended) return Status::error("the peer's QP table names QP " + std::to_string(i) + " after an empty entry");
+    if (ended)
+      return Status::error(StatusCode::kPeer,
+                           "the peer's QP table names QP " + std::to_string(i) + " after an empty entry");
     ConnInfo c;
     if (Status s = engine::parse_rc_pingpong(m, kRcPingpongMsgBytes, c); !s.ok())
-      return Status::error("the peer's QP " + std::to_string(i) + ": " + s.message());
+      return Status::error(StatusCode::kPeer, "the peer's QP " + std::to_string(i) + ": " + s.message());
     peer.push_back(c);
   }
-  if (peer.empty()) return Status::error("the peer's QP table names no QP");
+  if (peer.empty()) return Status::error(StatusCode::kPeer, "the peer's QP table names no QP");
   if (peer.size() > max_qps)
-    return Status::error("the peer has " + std::to_string(peer.size()) + " QPs; droce-echo serves at most " +
-                         std::to_string(max_qps));
+    return Status::error(StatusCode::kPeer, "the peer has " + std::to_string(peer.size()) +
+                                                " QPs; droce-echo serves at most " + std::to_string(max_qps));
   return {};
 }
 
@@ -58,8 +60,9 @@ Status connect_srq_qps(const Options& o, Setup& st, apps::PeerMac& peer_mac, con
     if (Status s = oob.recv_bytes(in.data(), in.size(), timeout_ms, "the client's QP table", poll); !s.ok()) return s;
     if (Status s = parse_srq_table(in, kMaxQps, peer); !s.ok()) return s;
     if (o.rx_depth < peer.size())
-      return Status::error("the client has " + std::to_string(peer.size()) + " QPs and --rx-depth is " +
-                           std::to_string(o.rx_depth) + ": the shared receive queue needs a receive for each QP");
+      return Status::error(StatusCode::kPeer, "the client has " + std::to_string(peer.size()) +
+                                                  " QPs and --rx-depth is " + std::to_string(o.rx_depth) +
+                                                  ": the shared receive queue needs a receive for each QP");
   }
   const std::uint32_t qps = server ? static_cast<std::uint32_t>(peer.size()) : o.qps;
   if (Status s = ep.create_srq(o.rx_depth, st.srq_id); !s.ok()) return s;
@@ -79,8 +82,9 @@ Status connect_srq_qps(const Options& o, Setup& st, apps::PeerMac& peer_mac, con
     if (Status s = parse_srq_table(in, kMaxQps, peer); !s.ok()) return s;
     // The tool connects its first -q QPs to ours: a different count leaves QPs unconnected.
     if (peer.size() != qps)
-      return Status::error("the server has " + std::to_string(peer.size()) + " QPs and this client " +
-                           std::to_string(qps) + ": give --qps equal to its -q");
+      return Status::error(StatusCode::kPeer, "the server has " + std::to_string(peer.size()) +
+                                                  " QPs and this client " + std::to_string(qps) +
+                                                  ": give --qps equal to its -q");
   }
   // QP i to the peer's QP i. The peer's IP comes from its GID (of our family); its MAC from
   // --peer-mac, ARP or Neighbor Discovery (once; later QPs find it known).
@@ -103,7 +107,7 @@ Status connect_srq_qps(const Options& o, Setup& st, apps::PeerMac& peer_mac, con
   char done[sizeof(kDone)] = {};
   if (Status s = oob.recv_bytes(done, sizeof(done), timeout_ms, "the client's \"done\"", poll); !s.ok()) return s;
   if (std::memcmp(done, kDone, sizeof(kDone)) != 0)
-    return Status::error("the client sent something other than \"done\" after the exchange");
+    return Status::error(StatusCode::kPeer, "the client sent something other than \"done\" after the exchange");
   return {};
 }
 

@@ -184,8 +184,8 @@ class SrqPingpong {
       j["hw_counters"] = apps::hw_counters_json(sums);
       j["drop_reasons"] = apps::drop_reasons_json(sums);
       apps::stamp_report(j);
-      if (std::string e = apps::write_text_file(o_.json, j.dump(2) + "\n"); !e.empty()) {
-        std::fprintf(stderr, "droce-echo: %s\n", e.c_str());
+      if (Status s = apps::write_text_file(o_.json, j.dump(2) + "\n"); !s.ok()) {
+        std::fprintf(stderr, "droce-echo: %s\n", s.message().c_str());
         return 1;
       }
     }

@@ -163,8 +163,8 @@ int main(int argc, char** argv) {
     std::ostringstream f;
     f << "{\"seconds\": " << secs << ", \"rx_packets\": " << q.rx_packets << ", \"mpps\": " << q.rx_packets / secs / 1e6
       << ", \"ports\": " << CounterRegistry::instance().json() << "}\n";
-    if (std::string e = droce::apps::write_text_file(opt.json, f.str()); !e.empty())
-      return std::fprintf(stderr, "droce-fwd: %s\n", e.c_str()), 1;
+    if (Status s = droce::apps::write_text_file(opt.json, f.str()); !s.ok())
+      return std::fprintf(stderr, "droce-fwd: %s\n", s.message().c_str()), 1;
   }
   return 0;
 }

@@ -24,15 +24,15 @@ void declare(CLI::App& app, Options& o) {
   cli::add_value(app, g, "--rx-port", "N", "port to receive from" + d + std::to_string(o.rx_port) + ")",
                  [&o](const std::string& v) {
                    unsigned port = 0;
-                   std::string e = apps::parse_uint("--rx-port", v, 0, RTE_MAX_ETHPORTS - 1, port);
-                   if (e.empty()) o.rx_port = static_cast<int>(port);
-                   return e;
+                   const Status s = apps::parse_uint("--rx-port", v, 0, RTE_MAX_ETHPORTS - 1, port);
+                   if (s.ok()) o.rx_port = static_cast<int>(port);
+                   return s.message();
                  });
   cli::add_value(app, g, "--tx-port", "N", "port to send to (default: the rx port)", [&o](const std::string& v) {
     unsigned port = 0;
-    std::string e = apps::parse_uint("--tx-port", v, 0, RTE_MAX_ETHPORTS - 1, port);
-    if (e.empty()) o.tx_port = static_cast<int>(port);
-    return e;
+    const Status s = apps::parse_uint("--tx-port", v, 0, RTE_MAX_ETHPORTS - 1, port);
+    if (s.ok()) o.tx_port = static_cast<int>(port);
+    return s.message();
   });
   g = cli::kWorkload;
   cli::add_real(app, g, "--duration", "S", o.duration_s, 0, 86400,

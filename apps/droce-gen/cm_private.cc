@@ -32,18 +32,20 @@ void put_head(std::uint8_t* p, bool flag, std::uint16_t qp_index) {
 
 // The magic, then the version: a REQ of another application (or of no consumer: zeros) has no
 // magic; a droce-gen of another record version says which.
-std::string check_head(const std::uint8_t* in, std::size_t len, std::size_t need, const char* what) {
-  if (len < need) return std::string(what) + " private data too short (" + std::to_string(len) + " bytes)";
+Status check_head(const std::uint8_t* in, std::size_t len, std::size_t need, const char* what) {
+  if (len < need)
+    return Status::error(StatusCode::kPeer,
+                         std::string(what) + " private data too short (" + std::to_string(len) + " bytes)");
   const auto magic = get<std::uint32_t>(in);
   if (magic != kCmMagic) {
     char b[120];
     std::snprintf(b, sizeof(b), "%s private data opens with 0x%08x, not droce-gen's 0x%08x (\"DRGN\")", what,
                   static_cast<unsigned>(magic), static_cast<unsigned>(kCmMagic));
-    return b;
+    return Status::error(StatusCode::kPeer, b);
   }
   if (in[4] != kCmVersion)
-    return std::string(what) + " private data of version " + std::to_string(in[4]) + ", this droce-gen speaks " +
-           std::to_string(kCmVersion);
+    return Status::error(StatusCode::kPeer, std::string(what) + " private data of version " + std::to_string(in[4]) +
+                                                ", this droce-gen speaks " + std::to_string(kCmVersion));
   return {};
 }
 
@@ -69,8 +71,8 @@ void encode_cm_rep(const CmRep& r, std::uint8_t out[kCmRepBytes]) {
   put<std::uint32_t>(out + 20, r.slots);
 }
 
-std::string decode_cm_req(const std::uint8_t* in, std::size_t len, CmReq& out) {
-  if (std::string e = check_head(in, len, kCmReqBytes, "REQ"); !e.empty()) return e;
+Status decode_cm_req(const std::uint8_t* in, std::size_t len, CmReq& out) {
+  if (Status s = check_head(in, len, kCmReqBytes, "REQ"); !s.ok()) return s;
   out.propose_sr = (in[5] & kCmFlagSelectiveRepeat) != 0;
   out.qp_index = get<std::uint16_t>(in + 6);
   out.qps = get<std::uint16_t>(in + 8);
@@ -84,12 +86,12 @@ std::string decode_cm_req(const std::uint8_t* in, std::size_t len, CmReq& out) {
   return {};
 }
 
-std::string decode_cm_rep(const std::uint8_t* in, std::size_t len, CmRep& out) {
-  if (std::string e = check_head(in, len, kCmRepBytes, "REP"); !e.empty()) return e;
+Status decode_cm_rep(const std::uint8_t* in, std::size_t len, CmRep& out) {
+  if (Status s = check_head(in, len, kCmRepBytes, "REP"); !s.ok()) return s;
   // The requester takes its remote slot as a count modulo this (job.cc): none is no buffer at all,
   // refused as the TCP exchange's MR line refuses it.
   const auto slots = get<std::uint32_t>(in + 20);
-  if (slots == 0) return "REP private data announces a responder buffer of 0 slots";
+  if (slots == 0) return Status::fail(StatusCode::kPeer, "REP private data announces a responder buffer of 0 slots");
   out.sr = (in[5] & kCmFlagSelectiveRepeat) != 0;
   out.qp_index = get<std::uint16_t>(in + 6);
   out.vaddr = get<std::uint64_t>(in + 8);

@@ -6,6 +6,8 @@
 // a magic and a version, so that a REQ from anything but a droce-gen client is refused.
 #pragma once
 
+#include <droce/engine/core/status.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -43,9 +45,9 @@ struct CmRep {
 
 void encode_cm_req(const CmReq& r, std::uint8_t out[kCmReqBytes]);
 void encode_cm_rep(const CmRep& r, std::uint8_t out[kCmRepBytes]);
-// Empty, or why the bytes are no droce-gen record of this version (the reader's words).
-[[nodiscard]] std::string decode_cm_req(const std::uint8_t* in, std::size_t len, CmReq& out);
-[[nodiscard]] std::string decode_cm_rep(const std::uint8_t* in, std::size_t len, CmRep& out);
+// Ok, or kPeer and why the bytes are no droce-gen record of this version (the reader's words).
+[[nodiscard]] engine::Status decode_cm_req(const std::uint8_t* in, std::size_t len, CmReq& out);
+[[nodiscard]] engine::Status decode_cm_rep(const std::uint8_t* in, std::size_t len, CmRep& out);
 // 64-bit FNV-1a of a workload line: equal lines, equal digests (a mismatch is told, not located).
 [[nodiscard]] std::uint64_t workload_digest(const std::string& line);
 

@@ -13,6 +13,7 @@
 #include "apps/common/oob_waits.h"
 #include "apps/common/peer_mac.h"
 #include "apps/common/rss_line.h"
+#include "apps/droce-gen/control_lines.h"
 
 namespace droce::gen {
 
@@ -49,8 +50,9 @@ bool parse_run_line(const std::string& line, double& limit_s, double& warmup_s) 
 }
 
 // Our own Ctrl-C closed the connection: the exchange's error says "peer closed", not the cause.
-Status exchange_error(const std::string& msg) {
-  return Status::error(engine::stop_requested() ? std::string("interrupted during the connection exchange") : msg);
+Status exchange_error(const Status& why) {
+  if (engine::stop_requested()) return Status::error(StatusCode::kError, "interrupted during the connection exchange");
+  return why;
 }
 
 Status connect_loopback(const Options& o, Setup& st) {
@@ -90,35 +92,35 @@ Status announce_or_check_workload(const Options& o, Connection& c, std::uint32_t
   std::string line;
   if (o.mode == Mode::kClient) {
     if (Status s = c.oob.send_line(config_line(o) + (propose_sr ? kProposeSr : ""), timeout_ms); !s.ok())
-      return exchange_error(s.message());
+      return exchange_error(s);
     if (Status s = c.oob.send_line(run_line(c.run_limit_s, c.run_warmup_s), timeout_ms); !s.ok())
-      return exchange_error(s.message());
+      return exchange_error(s);
     if (Status s = engine::recv_line_stoppable(c.oob, line, timeout_ms, "the server's recovery line", poll); !s.ok())
-      return exchange_error(s.message());
+      return exchange_error(s);
     if (line == recovery_line(rc::Recovery::kSelectiveRepeat) && propose_sr)
       agreed = rc::Recovery::kSelectiveRepeat;
     else if (line == recovery_line(rc::Recovery::kGoBackN))
       agreed = rc::Recovery::kGoBackN;
     else
-      return Status::error("the server sent '" + line.substr(0, 80) +
-                           "' where its recovery was expected (is it this droce-gen?)");
+      return Status::error(StatusCode::kPeer, "the server sent '" + line.substr(0, 80) +
+                                                  "' where its recovery was expected (is it this droce-gen?)");
     return {};
   }
   if (Status s = engine::recv_line_stoppable(c.oob, line, timeout_ms, "the client's workload line", poll); !s.ok())
-    return exchange_error(s.message());
+    return exchange_error(s);
   const std::size_t suffix = std::char_traits<char>::length(kProposeSr);
   const bool client_sr = line.size() > suffix && line.compare(line.size() - suffix, suffix, kProposeSr) == 0;
   if (client_sr) line.resize(line.size() - suffix);
   agreed = client_sr && propose_sr ? rc::Recovery::kSelectiveRepeat : rc::Recovery::kGoBackN;
   if (line != config_line(o))
-    return Status::error("the client runs '" + line.substr(std::min<std::size_t>(7, line.size())) +
-                         "' but this server '" + config_line(o).substr(7) +
-                         "': start both with the same workload options");
+    return Status::error(StatusCode::kPeer, "the client runs '" + line.substr(std::min<std::size_t>(7, line.size())) +
+                                                "' but this server '" + config_line(o).substr(7) +
+                                                "': start both with the same workload options");
   if (Status s = engine::recv_line_stoppable(c.oob, line, timeout_ms, "the client's run length", poll); !s.ok())
-    return exchange_error(s.message());
+    return exchange_error(s);
   if (!parse_run_line(line, c.run_limit_s, c.run_warmup_s))
-    return Status::error("the client sent '" + line.substr(0, 80) +
-                         "' where its run length was expected (is it this droce-gen?)");
+    return Status::error(StatusCode::kPeer, "the client sent '" + line.substr(0, 80) +
+                                                "' where its run length was expected (is it this droce-gen?)");
   c.run_from_client = true;
   return {};
 }
@@ -143,9 +145,9 @@ Status exchange_qps(const Options& o, Setup& st, Connection& c, std::uint32_t ti
     if (Status s = c.listener.listen(o.oob_port, bound); !s.ok()) return s;
     if (!o.quiet) std::printf("droce-gen: server waiting for a client on TCP port %u\n", bound);
     std::fflush(stdout);
-    if (Status s = engine::accept_stoppable(c.listener, timeout_ms, c.oob); !s.ok()) return exchange_error(s.message());
+    if (Status s = engine::accept_stoppable(c.listener, timeout_ms, c.oob); !s.ok()) return exchange_error(s);
   } else if (Status s = engine::connect_stoppable(o.oob_host, o.oob_port, timeout_ms, c.oob); !s.ok()) {
-    return exchange_error(s.message());
+    return exchange_error(s);
   }
   for (std::uint32_t i = 0; i < o.qps; ++i) {
     engine::RcEndpoint& ep = server ? *st.responder(i).ep : *st.requester(i).ep;
@@ -156,7 +158,7 @@ Status exchange_qps(const Options& o, Setup& st, Connection& c, std::uint32_t ti
     engine::gid_of(st.local, local.gid);
     Status s = server ? c.oob.server_read_peer(peer, timeout_ms, poll)
                       : c.oob.exchange_as_client(local, peer, timeout_ms, poll);
-    if (!s.ok()) return exchange_error("exchange for QP " + std::to_string(i) + ": " + s.message());
+    if (!s.ok()) return exchange_error(s.context("exchange for QP " + std::to_string(i) + ": "));
     // The peer's IP is its GID's, of our family (one endpoint speaks one IP version). Its MAC:
     // --peer-mac, or ARP / Neighbor Discovery (once: later QPs find it known). The peer polls
     // while it waits for us; resolutions go on until the connect timeout, so that lab loss (which
@@ -165,39 +167,38 @@ Status exchange_qps(const Options& o, Setup& st, Connection& c, std::uint32_t ti
     if (Status g = engine::peer_ip_of_gid(peer.gid, st.local, pip); !g.ok()) return g;
     if (i == 0) st.peer_ip = engine::ip_text(pip);
     std::uint8_t mac[6];
-    if (Status m = peer_mac.of_gid(peer.gid, timeout_ms, mac); !m.ok()) return exchange_error(m.message());
+    if (Status m = peer_mac.of_gid(peer.gid, timeout_ms, mac); !m.ok()) return exchange_error(m);
     if (i == 0) {
       // The first QP's answer goes before the workload lines; the client connects only after the
       // server's recovery line, which follows the server's connect (announce_or_check_workload).
       if (server)
-        if (Status a = c.oob.server_answer(local, timeout_ms, poll); !a.ok()) return exchange_error(a.message());
+        if (Status a = c.oob.server_answer(local, timeout_ms, poll); !a.ok()) return exchange_error(a);
       if (Status w = announce_or_check_workload(o, c, timeout_ms, poll, st.recovery); !w.ok()) return w;
       if (Status r = apply_recovery(o, st); !r.ok()) return r;
     }
     if (Status cs = ep.connect(qpn, engine::RemoteQp{engine::lab_address(pip, mac), peer.qpn, peer.psn}); !cs.ok())
       return cs;
     if (server && i == 0)
-      if (Status s = c.oob.send_line(recovery_line(st.recovery), timeout_ms); !s.ok())
-        return exchange_error(s.message());
+      if (Status s = c.oob.send_line(recovery_line(st.recovery), timeout_ms); !s.ok()) return exchange_error(s);
     // As rc_pingpong: connect first, then answer and wait for "done".
     if (server && i != 0)
-      if (Status a = c.oob.server_answer(local, timeout_ms, poll); !a.ok()) return exchange_error(a.message());
+      if (Status a = c.oob.server_answer(local, timeout_ms, poll); !a.ok()) return exchange_error(a);
   }
   // Then the responder's buffers (WRITE target, READ source) for each QP.
   for (std::uint32_t i = 0; i < o.qps; ++i) {
     if (server) {
       const Responder& r = st.responder(i);
-      const std::string mr = engine::format_mr_line(
-          engine::MrLine{reinterpret_cast<std::uint64_t>(r.buf), r.mr.rkey, i < o.active() ? o.inflight : 1});
-      if (Status s = c.oob.send_line(mr, timeout_ms); !s.ok()) return exchange_error(s.message());
+      const std::string mr =
+          format_mr_line(MrLine{reinterpret_cast<std::uint64_t>(r.buf), r.mr.rkey, i < o.active() ? o.inflight : 1});
+      if (Status s = c.oob.send_line(mr, timeout_ms); !s.ok()) return exchange_error(s);
       continue;
     }
     std::string line;
     if (Status s = engine::recv_line_stoppable(c.oob, line, timeout_ms, "the server's buffer keys", poll); !s.ok())
-      return exchange_error(s.message());
-    engine::MrLine mr;
-    if (Status s = engine::parse_mr_line(line, mr); !s.ok())
-      return Status::error("the server's buffer keys: " + s.message() + " (is it droce-gen?)");
+      return exchange_error(s);
+    MrLine mr;
+    if (Status s = parse_mr_line(line, mr); !s.ok())
+      return Status::error(StatusCode::kPeer, "the server's buffer keys: " + s.message() + " (is it droce-gen?)");
     Requester& q = st.requester(i);
     q.remote_va = mr.vaddr;
     q.rkey = mr.rkey;

@@ -41,7 +41,7 @@ std::string peer_text(const Setup& st, const wire::L2L3Address& peer) {
 // that is no droce-gen answer leaves go-back-N; the established event then refuses it by name).
 rc::Recovery recovery_in_rep(const std::uint8_t* priv, std::uint32_t len) {
   CmRep rep;
-  return decode_cm_rep(priv, len, rep).empty() && rep.sr ? rc::Recovery::kSelectiveRepeat : rc::Recovery::kGoBackN;
+  return decode_cm_rep(priv, len, rep).ok() && rep.sr ? rc::Recovery::kSelectiveRepeat : rc::Recovery::kGoBackN;
 }
 
 int qp_of(const CmLink& link, std::uint32_t conn) {
@@ -79,12 +79,13 @@ bool on_request(const Options& o, Setup& st, CmLink& link, ServerState& ss, cons
     if (!is_fatal)
       std::fprintf(stderr, "droce-gen: refused the RDMA-CM connect request from %s: %s\n", who.c_str(), why.c_str());
     (void)ep.cm_reject(ev.conn);
-    if (is_fatal) fatal = Status::error("refused the RDMA-CM connect request from " + who + ": " + why);
+    if (is_fatal)
+      fatal = Status::error(StatusCode::kPeer, "refused the RDMA-CM connect request from " + who + ": " + why);
     return false;
   };
   CmReq req;
-  if (std::string e = decode_cm_req(ev.private_data, ev.private_len, req); !e.empty())
-    return refuse(e + " (not a droce-gen client)", false);
+  if (Status s = decode_cm_req(ev.private_data, ev.private_len, req); !s.ok())
+    return refuse(s.message() + " (not a droce-gen client)", false);
   const std::string ours = config_line(o);
   if (req.workload_digest != workload_digest(ours)) {
     char b[200];
@@ -141,11 +142,13 @@ Status connect_server(const Options& o, Setup& st, CmLink& link, double& limit_s
   ServerState ss;
   std::uint32_t established = 0;
   for (std::uint64_t iter = 0; established < o.qps; ++iter) {
-    if (engine::stop_requested()) return Status::error("interrupted during the RDMA-CM connection");
+    if (engine::stop_requested()) return Status::error(StatusCode::kError, "interrupted during the RDMA-CM connection");
     if ((iter & 255) == 0 && Clock::now() > deadline)
-      return Status::error("no droce-gen client connected its " + std::to_string(o.qps) + " QPs over RDMA-CM within " +
-                           std::to_string(static_cast<int>(o.connect_timeout_s)) + " s (" +
-                           std::to_string(ss.accepted) + " accepted, " + std::to_string(established) + " established)");
+      return Status::error(StatusCode::kTimeout, "no droce-gen client connected its " + std::to_string(o.qps) +
+                                                     " QPs over RDMA-CM within " +
+                                                     std::to_string(static_cast<int>(o.connect_timeout_s)) + " s (" +
+                                                     std::to_string(ss.accepted) + " accepted, " +
+                                                     std::to_string(established) + " established)");
     poll_once(st);
     CmEndpointEvent ev;
     for (int k = 0; k < 64 && ep.cm_next_event(ev); ++k) {
@@ -166,8 +169,9 @@ Status connect_server(const Options& o, Setup& st, CmLink& link, double& limit_s
         case CmEndpointEventKind::kTimedOut:
         case CmEndpointEventKind::kDisconnected:
           if (i >= 0)
-            return Status::error("the client's connection of QP " + std::to_string(i) + " ended while connecting (" +
-                                 engine::cm_endpoint_event_name(ev.kind) + ")");
+            return Status::error(StatusCode::kPeer, "the client's connection of QP " + std::to_string(i) +
+                                                        " ended while connecting (" +
+                                                        engine::cm_endpoint_event_name(ev.kind) + ")");
           break;
         case CmEndpointEventKind::kClosed:
           break;
@@ -196,7 +200,7 @@ Status connect_client(const Options& o, Setup& st, CmLink& link, double run_limi
   engine::RcEndpoint& ep = cm_endpoint(st);
   engine::IpAddress ip;
   if (!engine::parse_ip(st.peer_ip, ip))
-    return Status::error("--connect cm needs the server's RoCE address (--peer-ip)");
+    return Status::error(StatusCode::kInvalidArgument, "--connect cm needs the server's RoCE address (--peer-ip)");
   apps::PeerMac peer_mac(o.peer_mac, ep, [&st] { poll_once(st); });
   peer_mac.announce();
   std::uint8_t mac[6];
@@ -231,11 +235,13 @@ Status connect_client(const Options& o, Setup& st, CmLink& link, double run_limi
   }
   std::uint32_t established = 0;
   for (std::uint64_t iter = 0; established < o.qps; ++iter) {
-    if (engine::stop_requested()) return Status::error("interrupted during the RDMA-CM connection");
+    if (engine::stop_requested()) return Status::error(StatusCode::kError, "interrupted during the RDMA-CM connection");
     if ((iter & 255) == 0 && Clock::now() > deadline)
-      return Status::error("the RDMA-CM connection to " + st.peer_ip + " port " + std::to_string(o.oob_port) +
-                           " did not complete within " + std::to_string(static_cast<int>(o.connect_timeout_s)) +
-                           " s (" + std::to_string(established) + " of " + std::to_string(o.qps) + " QPs established)");
+      return Status::error(StatusCode::kTimeout, "the RDMA-CM connection to " + st.peer_ip + " port " +
+                                                     std::to_string(o.oob_port) + " did not complete within " +
+                                                     std::to_string(static_cast<int>(o.connect_timeout_s)) + " s (" +
+                                                     std::to_string(established) + " of " + std::to_string(o.qps) +
+                                                     " QPs established)");
     poll_once(st);
     CmEndpointEvent ev;
     for (int k = 0; k < 64 && ep.cm_next_event(ev); ++k) {
@@ -245,17 +251,19 @@ Status connect_client(const Options& o, Setup& st, CmLink& link, double run_limi
       switch (ev.kind) {
         case CmEndpointEventKind::kEstablished: {
           CmRep rep;
-          if (std::string e = decode_cm_rep(ev.private_data, ev.private_len, rep); !e.empty())
-            return Status::error("the server's answer for QP " + std::to_string(i) + ": " + e + " (is it droce-gen?)");
+          if (Status s = decode_cm_rep(ev.private_data, ev.private_len, rep); !s.ok())
+            return Status::error(s.code(), "the server's answer for QP " + std::to_string(i) + ": " + s.message() +
+                                               " (is it droce-gen?)");
           if (rep.sr && o.recovery != rc::Recovery::kSelectiveRepeat)
-            return Status::error("the server's answer for QP " + std::to_string(i) +
-                                 " names selective repeat, which this client did not ask for");
+            return Status::error(StatusCode::kPeer, "the server's answer for QP " + std::to_string(i) +
+                                                        " names selective repeat, which this client did not ask for");
           const rc::Recovery theirs = rep.sr ? rc::Recovery::kSelectiveRepeat : rc::Recovery::kGoBackN;
           if (established == 0) st.recovery = theirs;
           if (rep.qp_index != i || theirs != st.recovery)
-            return Status::error("the server's answer for QP " + std::to_string(i) + " names QP " +
-                                 std::to_string(rep.qp_index) + " and recovery " + (rep.sr ? "sr" : "gbn") +
-                                 " (the first QP's: " + recovery_name(st.recovery) + ")");
+            return Status::error(StatusCode::kPeer, "the server's answer for QP " + std::to_string(i) + " names QP " +
+                                                        std::to_string(rep.qp_index) + " and recovery " +
+                                                        (rep.sr ? "sr" : "gbn") +
+                                                        " (the first QP's: " + recovery_name(st.recovery) + ")");
           Requester& q = st.requester(qi);
           q.remote_va = rep.vaddr;
           q.rkey = rep.rkey;
@@ -265,9 +273,11 @@ Status connect_client(const Options& o, Setup& st, CmLink& link, double run_limi
         }
         case CmEndpointEventKind::kRejected:
         case CmEndpointEventKind::kTimedOut:
-          return Status::error(reject_text(st, o, qi, ev));
+          return Status::error(ev.kind == CmEndpointEventKind::kTimedOut ? StatusCode::kTimeout : StatusCode::kPeer,
+                               reject_text(st, o, qi, ev));
         case CmEndpointEventKind::kDisconnected:
-          return Status::error("the server disconnected QP " + std::to_string(i) + " while connecting");
+          return Status::error(StatusCode::kPeer,
+                               "the server disconnected QP " + std::to_string(i) + " while connecting");
         default:
           break;
       }

@@ -32,7 +32,8 @@ engine::Status Feed::open(const Options& o) {
   if (!o.plot.empty()) {
     plot_data_ = o.plot + ".jsonl";
     plot_out_ = std::fopen(plot_data_.c_str(), "w");
-    if (plot_out_ == nullptr) return engine::Status::error("--plot: cannot write " + plot_data_);
+    if (plot_out_ == nullptr)
+      return engine::Status::error(engine::StatusCode::kIo, "--plot: cannot write " + plot_data_);
     // A reader of the feed that goes away must not end the run (below); neither may this file.
     std::signal(SIGPIPE, SIG_IGN);
   }
@@ -42,15 +43,15 @@ engine::Status Feed::open(const Options& o) {
     std::fflush(stdout);
     const int fd = ::dup(STDOUT_FILENO);
     if (fd < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
-      return engine::Status::error("--stats-json -: cannot set stdout aside");
+      return engine::Status::error(engine::StatusCode::kIo, "--stats-json -: cannot set stdout aside");
     out_ = ::fdopen(fd, "w");
     if (out_ == nullptr) {
       ::close(fd);
-      return engine::Status::error("--stats-json -: cannot set stdout aside");
+      return engine::Status::error(engine::StatusCode::kIo, "--stats-json -: cannot set stdout aside");
     }
   } else {
     out_ = std::fopen(o.stats_json.c_str(), "w");
-    if (out_ == nullptr) return engine::Status::error("cannot write " + o.stats_json);
+    if (out_ == nullptr) return engine::Status::error(engine::StatusCode::kIo, "cannot write " + o.stats_json);
   }
   own_ = true;
   // A reader that goes away makes writes fail (EPIPE), not the process die mid-run.
@@ -225,17 +226,18 @@ void Feed::write(const nlohmann::json& line) {
 
 engine::Status Feed::plot(const Options& o) {
   if (o.plot.empty()) return {};
-  if (plot_out_ == nullptr) return engine::Status::error("--plot: no data for the picture (" + o.plot + ")");
+  if (plot_out_ == nullptr)
+    return engine::Status::error(engine::StatusCode::kError, "--plot: no data for the picture (" + o.plot + ")");
   const bool flushed = std::fclose(plot_out_) == 0;
   plot_out_ = nullptr;
-  if (!flushed) return engine::Status::error("--plot: cannot write " + plot_data_);
+  if (!flushed) return engine::Status::error(engine::StatusCode::kIo, "--plot: cannot write " + plot_data_);
   // The drawing is Python's (matplotlib, as droce-sim's); its script sits in droce's source tree.
   const std::string script = std::string(DROCE_SOURCE_ROOT) + "/scripts/plot_gen.py";
   if (::access(script.c_str(), R_OK) != 0)
-    return engine::Status::error("--plot: " + script + " is not there to draw with");
-  if (std::string e = apps::run_python(script, {plot_data_, o.plot}); !e.empty())
-    return engine::Status::error("--plot: drawing " + o.plot + " failed: " + e +
-                                 " (it needs python3-matplotlib; the data is in " + plot_data_ + ")");
+    return engine::Status::error(engine::StatusCode::kNotFound, "--plot: " + script + " is not there to draw with");
+  if (engine::Status s = apps::run_python(script, {plot_data_, o.plot}); !s.ok())
+    return engine::Status::error(s.code(), "--plot: drawing " + o.plot + " failed: " + s.message() +
+                                               " (it needs python3-matplotlib; the data is in " + plot_data_ + ")");
   return {};
 }
 

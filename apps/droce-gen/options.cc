@@ -66,15 +66,16 @@ namespace {
 constexpr std::size_t kMaxSizes = 64;  // entries of a --size list
 
 // --size BYTES[,BYTES..]: each entry 1 B .. 1 MiB (binary suffixes), at most kMaxSizes of them.
-std::string parse_sizes(const std::string& v, std::vector<std::uint32_t>& out) {
+Status parse_sizes(const std::string& v, std::vector<std::uint32_t>& out) {
   std::vector<std::uint32_t> sizes;
   for (std::size_t start = 0;;) {
     const std::size_t comma = v.find(',', start);
-    if (sizes.size() == kMaxSizes) return "--size: more than " + std::to_string(kMaxSizes) + " sizes in the list";
+    if (sizes.size() == kMaxSizes)
+      return Status::error(StatusCode::kInvalidArgument,
+                           "--size: more than " + std::to_string(kMaxSizes) + " sizes in the list");
     std::uint32_t size = 0;
     const std::string item = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (std::string e = apps::parse_uint("--size", item, 1, 1u << 20, size, apps::Suffixes::kBinary); !e.empty())
-      return e;
+    if (Status s = apps::parse_uint("--size", item, 1, 1u << 20, size, apps::Suffixes::kBinary); !s.ok()) return s;
     sizes.push_back(size);
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -98,6 +99,9 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
               "the peer's RoCE address, of --local-ip's family; a static connection's\n"
               "(--oob-port 0), the exchange takes the peer's GID (default: the other of\n"
               "10.0.0.1 and 10.0.0.2; an IPv6 static connection needs it)");
+  cli::add_mac(app, g, "--local-mac", o.local_mac,
+               "source MAC of our frames (default: the port's MAC; another one where the\n"
+               "port's MAC belongs to the kernel too, e.g. a bridged net_tap)");
   cli::add_mac(app, g, "--peer-mac", o.peer_mac,
                "the peer's MAC (default: resolved at start, by ARP for IPv4 and by Neighbor\n"
                "Discovery for IPv6)");
@@ -137,7 +141,7 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
                   [&o](std::size_t i) { o.op = static_cast<Op>(i); });
   cli::add_value(app, g, "--size", "BYTES[,BYTES..]",
                  "message size 1..1048576 (1M), or a list cycled through" + d + sizes_text(o.sizes) + "; atomics: 8)",
-                 [&o](const std::string& v) { return parse_sizes(v, o.sizes); });
+                 [&o](const std::string& v) { return parse_sizes(v, o.sizes).message(); });
   cli::WorkloadFields work;
   work.mtu = &o.mtu;
   cli::add_workload(app, work);
@@ -227,17 +231,22 @@ constexpr const char* kUsage =
 
 }  // namespace
 
-std::string check_ip_families(const Options& o) {
+Status check_ip_families(const Options& o) {
   engine::IpAddress local, peer;
   const bool local_v6 = !o.local_ip.empty() && engine::parse_ip(o.local_ip, local) && local.ipv6;
   const bool peer_v6 = !o.peer_ip.empty() && engine::parse_ip(o.peer_ip, peer) && peer.ipv6;
   // One endpoint's frames carry one IP version; the defaults are IPv4.
   if (!o.local_ip.empty() && !o.peer_ip.empty() && local_v6 != peer_v6)
-    return "--local-ip " + o.local_ip + " is " + engine::family_name(local) + " and --peer-ip " + o.peer_ip + " " +
-           engine::family_name(peer) + ": give both of one family";
-  if (peer_v6 && o.local_ip.empty()) return "--peer-ip " + o.peer_ip + " is IPv6: give an IPv6 --local-ip too";
+    return Status::error(StatusCode::kInvalidArgument,
+                         "--local-ip " + o.local_ip + " is " + engine::family_name(local) + " and --peer-ip " +
+                             o.peer_ip + " " + engine::family_name(peer) + ": give both of one family");
+  if (peer_v6 && o.local_ip.empty())
+    return Status::error(StatusCode::kInvalidArgument,
+                         "--peer-ip " + o.peer_ip + " is IPv6: give an IPv6 --local-ip too");
   if (local_v6 && o.peer_ip.empty() && o.mode != Mode::kLoopback && o.oob_port == 0)
-    return "--local-ip " + o.local_ip + " is IPv6: a static connection (--oob-port 0) needs the peer's --peer-ip";
+    return Status::error(StatusCode::kInvalidArgument, "--local-ip " + o.local_ip +
+                                                           " is IPv6: a static connection (--oob-port 0) needs the "
+                                                           "peer's --peer-ip");
   return {};
 }
 
@@ -251,7 +260,7 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   const bool size_given = apps::cli::given(*app, "--size");
   auto fail = [&app](const std::string& message) { return apps::cli::fail(*app, message); };
   // DCQCN: the preset at the line rate, then each override; one message naming a bad parameter.
-  if (std::string e = apps::cli::apply_dcqcn(o.preset, o.line_gbps, overrides, o.dcqcn); !e.empty()) return fail(e);
+  if (Status s = apps::cli::apply_dcqcn(o.preset, o.line_gbps, overrides, o.dcqcn); !s.ok()) return fail(s.message());
   if (o.connect == Connect::kCm) {
     if (o.mode == Mode::kLoopback)
       return std::fprintf(stderr, "droce-gen: --connect cm connects a client and a server: --mode client or server\n"),
@@ -315,6 +324,8 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   }
   if (pcp_given && o.vlan_id == 0)
     return std::fprintf(stderr, "droce-gen: --pcp is the priority of the 802.1Q tag: give --vlan too\n"), -1;
+  if (o.mode == Mode::kLoopback && !o.local_mac.empty())
+    return std::fprintf(stderr, "droce-gen: --local-mac names a port's source MAC: client and server modes\n"), -1;
   if (o.mode == Mode::kLoopback && (o.dscp != 0 || o.vlan_id != 0))
     return std::fprintf(stderr, "droce-gen: --dscp and --vlan mark the frames on a port: client and server modes\n"),
            -1;
@@ -323,7 +334,7 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
                         "droce-gen: --local-ip and --peer-ip address a port: client and server modes (the "
                         "loopback lab has its own)\n"),
            -1;
-  if (std::string e = check_ip_families(o); !e.empty()) return std::fprintf(stderr, "droce-gen: %s\n", e.c_str()), -1;
+  if (Status s = check_ip_families(o); !s.ok()) return std::fprintf(stderr, "droce-gen: %s\n", s.message().c_str()), -1;
   if (!o.plot.empty() && o.plot == o.stats_json)
     return std::fprintf(stderr, "droce-gen: --plot and --stats-json name the same file\n"), -1;
   if (o.active_qps > o.qps)

@@ -42,7 +42,7 @@ struct Options {
   Arrivals arrivals = Arrivals::kConstant;  // open loop: how the due times are spaced
   std::uint32_t burst = 1;                  // open loop: messages due at the same instant
   // Addressing and connection (client/server).
-  std::string local_ip, peer_ip, peer_mac;  // IPv4 or IPv6 (one family); empty: mode defaults
+  std::string local_ip, local_mac, peer_ip, peer_mac;  // IPv4 or IPv6 (one family); empty: mode defaults
   // Our frames' IP DSCP and 802.1Q tag (client/server; the engine builds them, ECN stays ECT(0)).
   std::uint8_t dscp = 0;      // --dscp 0..63
   std::uint16_t vlan_id = 0;  // --vlan 1..4094; 0 = untagged
@@ -97,9 +97,9 @@ inline constexpr std::uint16_t kMaxWorkers = 128;
 // Buffers of a run's QPs on each side: `inflight` slots of the largest size for each active QP,
 // one slot for each idle one (its responder buffer is still announced to the peer).
 [[nodiscard]] std::uint64_t buffer_bytes(const Options& o);
-// Empty, or why --local-ip and --peer-ip cannot be used together (families differ, or an IPv6
-// address lacks the other one where its default, IPv4, would not do).
-[[nodiscard]] std::string check_ip_families(const Options& o);
+// Ok, or kInvalidArgument and why --local-ip and --peer-ip cannot be used together (families
+// differ, or an IPv6 address lacks the other one where its default, IPv4, would not do).
+[[nodiscard]] engine::Status check_ip_families(const Options& o);
 // Returns 0 to run, 1 after printing --help, -1 after printing an error.
 [[nodiscard]] int parse_options(const std::vector<std::string>& args, Options& o);
 // IPv4 dotted quad and MAC parsing (false on anything malformed).

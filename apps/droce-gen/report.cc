@@ -352,8 +352,8 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
                    {"oob_port", o.oob_port},
                    {"connect", connect_name(o.connect)}};
     feed.final_line(o, st, j);
-    if (std::string e = o.json.empty() ? "" : droce::apps::write_text_file(o.json, j.dump(2) + "\n"); !e.empty()) {
-      std::fprintf(stderr, "droce-gen: %s\n", e.c_str());
+    if (Status s = o.json.empty() ? Status{} : droce::apps::write_text_file(o.json, j.dump(2) + "\n"); !s.ok()) {
+      std::fprintf(stderr, "droce-gen: %s\n", s.message().c_str());
       return 1;
     }
   }

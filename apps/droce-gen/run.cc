@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "apps/common/oob_waits.h"
+#include "apps/droce-gen/control_lines.h"
 
 namespace droce::gen {
 
@@ -85,8 +86,8 @@ Status launch_workers(Setup& st) {
     if (rte_eal_remote_launch(&Job::lcore_main, &j, j.lcore()) != 0) {
       for (std::size_t k = 1; k < w; ++k) st.jobs[k]->set_phase(Phase::kStop);
       for (std::size_t k = 1; k < w; ++k) (void)rte_eal_wait_lcore(st.jobs[k]->lcore());
-      return Status::error("cannot launch worker " + std::to_string(w) + " on lcore " + std::to_string(j.lcore()) +
-                           ": the lcore is busy");
+      return Status::error(StatusCode::kBadState, "cannot launch worker " + std::to_string(w) + " on lcore " +
+                                                      std::to_string(j.lcore()) + ": the lcore is busy");
     }
   }
   return {};
@@ -119,7 +120,7 @@ bool move_jobs_to(Setup& st, Phase p) {
 std::vector<std::string> end_lines(const std::vector<std::uint64_t>& counts) {
   std::vector<std::string> lines;
   for (std::size_t i = 0; i < counts.size(); i += kEndCountsPerLine)
-    lines.push_back(engine::format_end_line(std::vector<std::uint64_t>(
+    lines.push_back(format_end_line(std::vector<std::uint64_t>(
         counts.begin() + static_cast<std::ptrdiff_t>(i),
         counts.begin() + static_cast<std::ptrdiff_t>(std::min(counts.size(), i + kEndCountsPerLine)))));
   return lines;
@@ -136,14 +137,14 @@ Status read_end_counts(engine::OobConnection& oob, const std::string& first, std
         case LineWait::kLine:
           break;
         case LineWait::kClosed:
-          return Status::error("the client closed the connection in its END lines");
+          return Status::error(StatusCode::kPeer, "the client closed the connection in its END lines");
         default:
-          return Status::error("the client's END lines stopped after " + std::to_string(counts.size()) + " counts");
+          return Status::error(StatusCode::kPeer,
+                               "the client's END lines stopped after " + std::to_string(counts.size()) + " counts");
       }
     }
     std::vector<std::uint64_t> part;
-    if (Status e = engine::parse_end_line(line, std::min(kEndCountsPerLine, qps - counts.size()), part); !e.ok())
-      return e;
+    if (Status e = parse_end_line(line, std::min(kEndCountsPerLine, qps - counts.size()), part); !e.ok()) return e;
     counts.insert(counts.end(), part.begin(), part.end());
   }
   return {};
@@ -202,7 +203,7 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
   std::FILE* csv = nullptr;
   if (!o.csv.empty()) {
     csv = std::fopen(o.csv.c_str(), "w");
-    if (csv == nullptr) return Status::error("cannot write " + o.csv);
+    if (csv == nullptr) return Status::error(StatusCode::kIo, "cannot write " + o.csv);
     std::fprintf(csv, "time_s,goodput_gbps,msg_rate_mps,retransmitted_packets,naks_sent,naks_received,rnr_naks\n");
   }
   const double hz = static_cast<double>(rte_get_tsc_hz());
@@ -387,15 +388,15 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
         case LineWait::kLine:
           break;
         case LineWait::kClosed:
-          sent = Status::error("the server closed the connection before reporting");
+          sent = Status::error(StatusCode::kPeer, "the server closed the connection before reporting");
           break;
         default:
-          sent = Status::error("no end-of-run report from the server within 10 s");
+          sent = Status::error(StatusCode::kTimeout, "no end-of-run report from the server within 10 s");
           break;
       }
     }
-    engine::ResultLine r;
-    if (sent.ok()) sent = engine::parse_result_line(result, r);
+    ResultLine r;
+    if (sent.ok()) sent = parse_result_line(result, r);
     if (sent.ok()) {
       out.peer_received = r.received;
       t.lost += r.lost;
@@ -437,8 +438,8 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
       }
       // READs and atomics complete at the client; the server only served.
       if (o.op == Op::kRead || is_atomic_op(o.op)) t.messages = sent_ok;
-      const std::string res = engine::format_result_line(
-          engine::ResultLine{t.messages, t.lost, t.duplicated, t.out_of_order, t.corrupted, t.errors});
+      const std::string res =
+          format_result_line(ResultLine{t.messages, t.lost, t.duplicated, t.out_of_order, t.corrupted, t.errors});
       // Keep serving until the client has stopped polling (its BYE): it may still be retransmitting.
       if (Status e = oob.send_line(res, 5000); !e.ok()) {
         problem = e.message();

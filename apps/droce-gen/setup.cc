@@ -68,7 +68,7 @@ engine::ImpairmentConfig impairment_of(const Options& o) {
 }
 
 SetupError run_error(const Status& s) { return {s, false}; }
-SetupError usage_error(const std::string& m) { return {Status::error(m), true}; }
+SetupError usage_error(const std::string& m) { return {Status::error(StatusCode::kInvalidArgument, m), true}; }
 
 // One lab per worker: both ends of the worker's QPs, on net_ring ports of its own.
 SetupError open_labs(const Options& o, Setup& st) {
@@ -171,7 +171,8 @@ SetupError open_port(const Options& o, bool default_port, Setup& st) {
   ec.dcqcn.reaction_point = o.cc == "dcqcn";
   ec.dcqcn.params = o.dcqcn;
   ec.pfc.priority = o.pfc_priority;
-  const rte_ether_addr mac = st.port->mac();
+  rte_ether_addr mac = st.port->mac();
+  if (!o.local_mac.empty()) (void)engine::parse_mac(o.local_mac, mac.addr_bytes);  // checked by the option parser
   ec.addresses.local = make_address(st.local_ip, mac.addr_bytes);
   ec.addresses.ipv6 = st.local.ipv6;  // RoCEv2 over IPv6: 40-byte headers, ND instead of ARP
   ec.addresses.dscp = o.dscp;
@@ -263,8 +264,8 @@ SetupError open_transport(const Options& o, bool default_port, const std::vector
   (void)engine::parse_ip(st.local_ip, st.local);  // checked by the option parser (families too)
   // An IPv6 --local-ip without --peer-ip: the exchange gives the peer's address (its GID).
   if (st.local.ipv6 && o.peer_ip.empty()) st.peer_ip.clear();
+  std::string devargs;  // loopback: none (its net_ring labs)
   if (o.mode != Mode::kLoopback) {
-    std::string devargs;
     if (Status s = engine::pair_port_devargs(default_port, st.server, kDefaultSocket, devargs); !s.ok())
       return run_error(s);
     if (SetupError e = check_port_queues(o, devargs); !e.status.ok()) return e;
@@ -274,14 +275,16 @@ SetupError open_transport(const Options& o, bool default_port, const std::vector
     const std::string name = w == 0 ? "gen_pool" : "gen_pool" + std::to_string(w);
     // On the NUMA socket of the lcore that polls it.
     const int socket = static_cast<int>(rte_lcore_to_socket_id(lcores[w]));
-    if (Status s = engine::MbufPool::create(
-            engine::PoolConfig{name, mbufs_per_worker(o.workers), 256, 2176 + 4096, socket}, pool);
+    if (Status s =
+            engine::MbufPool::create(engine::PoolConfig{name, mbufs_per_worker(o.workers), 256,
+                                                        engine::pool_data_room_for_port(devargs, 2176 + 4096), socket},
+                                     pool);
         !s.ok())
       return run_error(s);
     st.pools.push_back(std::move(pool));
   }
   if (!o.pcap.empty())
-    if (std::string e = st.capture.open(o.pcap); !e.empty()) return run_error(Status::error(e));
+    if (Status s = st.capture.open(o.pcap); !s.ok()) return run_error(s);
   SetupError e = o.mode == Mode::kLoopback ? open_labs(o, st) : open_port(o, default_port, st);
   if (!e.status.ok()) return e;
   for (std::uint16_t w = 0; w < o.workers; ++w) {

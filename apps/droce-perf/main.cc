@@ -77,25 +77,25 @@ int main(int argc, char** argv) {
   wire::icrc_init();
 
   // --workers: each worker needs its own lcore (the main one is worker 0) and its own queue pair.
-  if (std::string e = apps::workers_lcore_limit(opt.workers); !e.empty()) return bad_workers(e);
+  if (Status s = apps::workers_lcore_limit(opt.workers); !s.ok()) return bad_workers(s.message());
   // One pool per worker (its RX queue's and its TX mbufs) on its lcore's socket, the one worker's
   // size shared out; worker w polls on the w-th lcore (the main one first), as PerfWorkers launches.
   std::vector<unsigned> lcores;
   for (unsigned l = rte_get_main_lcore(); lcores.size() < opt.workers && l < RTE_MAX_LCORE;
        l = rte_get_next_lcore(l, 1, 0))
     lcores.push_back(l);
+  PortConfig pc;
+  if (Status s = pair_port_devargs(default_port, server, kDefaultSocket, pc.devargs); !s.ok()) return fail(s.message());
   std::vector<MbufPool> pools;
-  if (Status s =
-          create_worker_pools(PoolConfig{"perf_pool", 32768 / opt.workers - 1, 256, 2176 + 4096, -1}, lcores, pools);
+  const std::uint16_t room = pool_data_room_for_port(pc.devargs, 2176 + 4096);
+  if (Status s = create_worker_pools(PoolConfig{"perf_pool", 32768 / opt.workers - 1, 256, room, -1}, lcores, pools);
       !s.ok())
     return fail(s.message());
-  PortConfig pc;
   pc.rx_pool = pools[0].get();
   for (auto& p : pools) pc.rx_pools.push_back(p.get());
   pc.rx_queues = pc.tx_queues = static_cast<std::uint16_t>(opt.workers);
   pc.promiscuous = true;
-  if (Status s = pair_port_devargs(default_port, server, kDefaultSocket, pc.devargs); !s.ok()) return fail(s.message());
-  if (std::string e = apps::workers_queue_limit(opt.workers, pc.devargs); !e.empty()) return bad_workers(e);
+  if (Status s = apps::workers_queue_limit(opt.workers, pc.devargs); !s.ok()) return bad_workers(s.message());
   auto port = Port::open(pc, err);
   if (!port) return fail(err.message());
   const auto timeout_ms = static_cast<std::uint32_t>(opt.timeout_s * 1000);
@@ -334,7 +334,7 @@ int main(int argc, char** argv) {
   if (opt.out_json && (!run.bw_rows.empty() || !run.lat_rows.empty())) {
     const std::string text = perf::perftest_json(opt, facts, run.bw_rows.empty() ? nullptr : &run.bw_rows.back(),
                                                  run.lat_rows.empty() ? nullptr : &run.lat_rows.back());
-    if (std::string e = droce::apps::write_text_file(opt.out_json_file, text); !e.empty()) return fail(e);
+    if (Status s = droce::apps::write_text_file(opt.out_json_file, text); !s.ok()) return fail(s.message());
   }
 
   if (!opt.json.empty()) {
@@ -389,7 +389,7 @@ int main(int argc, char** argv) {
     }
     j["problem"] = problem;
     perf::add_counter_names(j, *group);
-    if (std::string e = droce::apps::write_text_file(opt.json, j.dump(2) + "\n"); !e.empty()) return fail(e);
+    if (Status s = droce::apps::write_text_file(opt.json, j.dump(2) + "\n"); !s.ok()) return fail(s.message());
   }
   return problem.empty() ? 0 : 1;
 }

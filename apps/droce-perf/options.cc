@@ -92,9 +92,9 @@ CLI::Option* add_number(CLI::App& app, const TypedNames& typed, const char* grou
   return apps::cli::add_value(app, group, names, type, help,
                               [&field, &typed, first = first_of(names), lo, hi, suffixes](const std::string& v) {
                                 std::uint64_t n = 0;
-                                std::string e = apps::parse_uint(typed(first), v, lo, hi, n, suffixes);
-                                if (e.empty()) field = static_cast<T>(n);
-                                return e;
+                                const Status s = apps::parse_uint(typed(first), v, lo, hi, n, suffixes);
+                                if (s.ok()) field = static_cast<T>(n);
+                                return s.message();
                               });
 }
 
@@ -126,7 +126,7 @@ void declare_test(CLI::App& app, const TypedNames& typed, Options& o) {
   add_text(app, typed, g, "-n,--iters", "N", "iterations, at least 5 (default 5000 for write_bw, 1000 for the others)",
            [&o](const std::string& name, const std::string& v) {
              std::uint64_t n = 0;
-             if (std::string e = apps::parse_uint(name, v, 0, 100000000, n, Suffixes::kDecimal); !e.empty()) return e;
+             if (Status s = apps::parse_uint(name, v, 0, 100000000, n, Suffixes::kDecimal); !s.ok()) return s.message();
              if (n < 5) return name + ": perftest needs at least 5 iterations, got " + v;
              o.iters = n;
              return std::string();
@@ -137,9 +137,9 @@ void declare_test(CLI::App& app, const TypedNames& typed, Options& o) {
   add_text(app, typed, g, "-f,--margin", "S", "-D's unmeasured seconds at each end (default a quarter of -D)",
            [&o](const std::string& name, const std::string& v) {
              std::uint32_t n = 0;
-             std::string e = apps::parse_uint(name, v, 0, 86400, n);
-             if (e.empty()) o.margin_s = static_cast<int>(n);
-             return e;
+             const Status s = apps::parse_uint(name, v, 0, 86400, n);
+             if (s.ok()) o.margin_s = static_cast<int>(n);
+             return s.message();
            });
   add_number(app, typed, g, "-q,--qp", "N", o.qps, 1, 64, "QPs (bw tests only; default 1, at most 64)");
   add_number(app, typed, g, "-t,--tx-depth", "N", o.tx_depth, 1, 15000,
@@ -177,7 +177,7 @@ void declare_rate(CLI::App& app, const TypedNames& typed, Options& o) {
   add_text(app, typed, g, "--rate_limit", "R", "pace the requests at R in --rate_units (K, M, G: 10^3, 10^6, 10^9)",
            [&o](const std::string& name, const std::string& v) {
              double r = 0;
-             if (!apps::parse_real(name, v, 0, 1e12, r, Suffixes::kDecimal).empty() || r <= 0)
+             if (!apps::parse_real(name, v, 0, 1e12, r, Suffixes::kDecimal).ok() || r <= 0)
                return name + ": " + apps::quoted(v) + " is not a rate above 0";
              o.rate.value = r;
              return std::string();
@@ -222,7 +222,7 @@ void declare_link(CLI::App& app, const TypedNames& typed, Options& o, Extra& x) 
   add_text(app, typed, g, "-m,--mtu", "MTU", "256, 512, 1024, 2048 or 4096 (default 1024; both sides use the smaller)",
            [&o](const std::string& name, const std::string& v) {
              std::uint32_t n = 0;
-             if (std::string e = apps::parse_uint(name, v, 0, 1u << 20, n); !e.empty()) return e;
+             if (Status s = apps::parse_uint(name, v, 0, 1u << 20, n); !s.ok()) return s.message();
              if (n != 256 && n != 512 && n != 1024 && n != 2048 && n != 4096)
                return name + ": " + v + " is not an IB MTU (256, 512, 1024, 2048 or 4096)";
              o.mtu = n;
@@ -241,9 +241,9 @@ void declare_link(CLI::App& app, const TypedNames& typed, Options& o, Extra& x) 
            "accepted (0..64): droce has one GID, its --local-ip's (::ffff:a.b.c.d for IPv4)",
            [&o](const std::string& name, const std::string& v) {
              std::uint32_t n = 0;
-             std::string e = apps::parse_uint(name, v, 0, 64, n);
-             if (e.empty()) o.gid_index = static_cast<int>(n);
-             return e;
+             const Status s = apps::parse_uint(name, v, 0, 64, n);
+             if (s.ok()) o.gid_index = static_cast<int>(n);
+             return s.message();
            });
   add_text(app, typed, g, "-d,--ib-dev", "DEV", "accepted, no effect (the port comes from the EAL options)",
            [&o](const std::string&, const std::string& v) { return o.device = v, std::string(); });
@@ -258,9 +258,9 @@ void declare_report(CLI::App& app, const TypedNames& typed, Options& o) {
                       "perftest's JSON report (test_info, results) in --out_json_file");
   add_text(app, typed, g, "--out_json_file", "FILE", "where --out_json writes (default perftest_out.json)",
            [&o](const std::string& name, const std::string& v) {
-             std::string e = apps::check_output_path(name, v);
-             if (e.empty()) o.out_json_file = v;
-             return e;
+             const Status s = apps::check_output_path(name, v);
+             if (s.ok()) o.out_json_file = v;
+             return s.message();
            });
 }
 
@@ -286,9 +286,9 @@ void declare_droce(CLI::App& app, const TypedNames& typed, Options& o) {
   add_text(app, typed, g, "--timeout", "S", "connect and every exchange step, 1..3600 s (default 30)",
            [&o](const std::string& name, const std::string& v) {
              std::uint32_t n = 0;
-             std::string e = apps::parse_uint(name, v, 1, 3600, n);
-             if (e.empty()) o.timeout_s = n;
-             return e;
+             const Status s = apps::parse_uint(name, v, 1, 3600, n);
+             if (s.ok()) o.timeout_s = n;
+             return s.message();
            });
   add_number(app, typed, "workers", "--workers", "N", o.workers, 1, 64,
              "poll-mode workers, 1..64 (default 1): QP i runs on worker i % N, each\n"
@@ -300,7 +300,7 @@ void declare_droce(CLI::App& app, const TypedNames& typed, Options& o) {
            "drop this fraction of frames arriving at our port, [0, 1) (default 0)",
            [&o](const std::string& name, const std::string& v) {
              double p = 0;
-             if (!apps::parse_real(name, v, 0, 1, p).empty() || p == 1)
+             if (!apps::parse_real(name, v, 0, 1, p).ok() || p == 1)
                return name + ": " + apps::quoted(v) + " is not a probability in [0, 1)";
              o.loss = p;
              return std::string();
@@ -337,7 +337,7 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   declare_droce(*app, typed, o);
   add_perftest_flags(*app, typed);
   auto bad = [&app](const std::string& message) { return apps::cli::fail(*app, message); };
-  if (std::string e = typed.scan(*app, args); !e.empty()) return bad(e);
+  if (Status s = typed.scan(*app, args); !s.ok()) return bad(s.message());
   if (int rc = apps::cli::parse(*app, args); rc != 0) return rc;
   if (words.empty())
     return bad(std::string("no test given: droce-perf -- TEST [options] [server-host] (TEST: ") + kTestList +

@@ -70,7 +70,9 @@ Status PerfWorkers::launch() {
   unsigned lcore = rte_get_main_lcore();
   for (std::size_t w = 1; w < w_.size(); ++w) {
     lcore = rte_get_next_lcore(lcore, 1, 0);  // worker lcores only, no wrap
-    if (lcore >= RTE_MAX_LCORE) return Status::error("no EAL lcore left for worker " + std::to_string(w) + " (see -l)");
+    if (lcore >= RTE_MAX_LCORE)
+      return Status::error(StatusCode::kInvalidArgument,
+                           "no EAL lcore left for worker " + std::to_string(w) + " (see -l)");
     const int rc = rte_eal_remote_launch(
         [](void* arg) -> int {
           static_cast<PerfWorker*>(arg)->serve_commands();
@@ -78,7 +80,8 @@ Status PerfWorkers::launch() {
         },
         w_[w].get(), lcore);
     if (rc != 0)
-      return Status::error("cannot launch worker " + std::to_string(w) + " on lcore " + std::to_string(lcore));
+      return Status::error(StatusCode::kBadState,
+                           "cannot launch worker " + std::to_string(w) + " on lcore " + std::to_string(lcore));
     lcores_.push_back(lcore);
     launched_ = true;
   }
@@ -114,10 +117,10 @@ Status PerfWorkers::wait_all(const std::vector<std::uint32_t>& seqs) {
       aborted_at = now;
     }
     if (aborted_at != 0 && now - aborted_at > grace)
-      return Status::error("a worker did not end its run within 5 s of being told to");
+      return Status::error(StatusCode::kTimeout, "a worker did not end its run within 5 s of being told to");
   }
   for (std::size_t w = 1; w < w_.size(); ++w)
-    if (!w_[w]->result().ok()) return Status::error("worker " + std::to_string(w) + ": " + w_[w]->result().message());
+    if (!w_[w]->result().ok()) return w_[w]->result().context("worker " + std::to_string(w) + ": ");
   return {};
 }
 

@@ -51,8 +51,8 @@ BwRow as_row(const engine::PerftestBwReport& r) { return {r.size, r.iters, r.bw_
 // WRITE and READ meet at one more barrier under -a (perftest >= 4.6), then both swap BW reports
 // and print the sum of both directions: peak, average and message rate added, the size and
 // iterations their own. send_bw -D swaps nothing: its figures already count both directions.
-std::string duplex_report(const Options& o, engine::PerftestControl& session, const engine::PerftestKeys& mine,
-                          const BwRow& own, RunOutcome& out) {
+Status duplex_report(const Options& o, engine::PerftestControl& session, const engine::PerftestKeys& mine,
+                     const BwRow& own, RunOutcome& out) {
   const bool send = o.test == PerftestTest::kSendBw;
   if (send && o.duration_s != 0) {
     out.bw_rows.push_back(own);
@@ -61,12 +61,12 @@ std::string duplex_report(const Options& o, engine::PerftestControl& session, co
   }
   engine::PerftestKeys ignored;
   if (!send && o.all_sizes)
-    if (Status s = session.handshake(mine, ignored); !s.ok()) return s.message();
+    if (Status s = session.handshake(mine, ignored); !s.ok()) return s;
   engine::PerftestBwReport theirs;
-  if (Status s = session.exchange_bw_report(as_report(own), theirs); !s.ok()) return s.message();
+  if (Status s = session.exchange_bw_report(as_report(own), theirs); !s.ok()) return s;
   // The session checks a client's report only where it prints it (a passive server); here both
   // sides print the peer's figures.
-  if (Status s = engine::validate_perftest_bw_report(theirs); !s.ok()) return s.message();
+  if (Status s = engine::validate_perftest_bw_report(theirs); !s.ok()) return s;
   const BwRow remote = as_row(theirs);
   BwRow sum = own;
   sum.peak += remote.peak;
@@ -92,33 +92,33 @@ void print_both(const Options& o, const RunOutcome& out) {
 }
 
 // One size between its barriers; the row is printed as soon as it is known.
-std::string run_size(const Options& o, engine::PerftestControl& session, PerfWorkers& workers,
-                     const engine::PerftestKeys& mine, std::uint32_t size, RunOutcome& out) {
-  if (Status s = workers.prepare(size); !s.ok()) return s.message();
+Status run_size(const Options& o, engine::PerftestControl& session, PerfWorkers& workers,
+                const engine::PerftestKeys& mine, std::uint32_t size, RunOutcome& out) {
+  if (Status s = workers.prepare(size); !s.ok()) return s;
   // -b: WRITE and READ meet at a barrier before each size too (SEND always does).
   engine::PerftestKeys ignored;
   if (o.duplex && o.test != PerftestTest::kSendBw) {
-    if (Status s = session.handshake(mine, ignored); !s.ok()) return s.message();
+    if (Status s = session.handshake(mine, ignored); !s.ok()) return s;
   } else if (Status s = session.before_size(o.test, mine); !s.ok()) {
-    return s.message();
+    return s;
   }
   if (o.bw()) {
     BwRow row;
-    if (Status s = workers.run_bw(size, row); !s.ok()) return s.message();
+    if (Status s = workers.run_bw(size, row); !s.ok()) return s;
     if (o.duplex) {
-      if (std::string e = duplex_report(o, session, mine, row, out); !e.empty()) return e;
+      if (Status s = duplex_report(o, session, mine, row, out); !s.ok()) return s;
     } else {
       out.bw_rows.push_back(row);
       std::printf("%s\n", bw_line(row).c_str());
     }
   } else {
     LatRow row;
-    if (Status s = workers.run_lat(size, row); !s.ok()) return s.message();
+    if (Status s = workers.run_lat(size, row); !s.ok()) return s;
     out.lat_rows.push_back(row);
     std::printf("%s\n", lat_line(row).c_str());
   }
   std::fflush(stdout);
-  if (Status s = session.after_size(o.test, o.all_sizes, mine); !s.ok()) return s.message();
+  if (Status s = session.after_size(o.test, o.all_sizes, mine); !s.ok()) return s;
   return {};
 }
 
@@ -130,7 +130,10 @@ RunOutcome run_test(const Options& o, engine::PerftestControl& session, PerfWork
   const bool passive = passive_server(o);
   if (!passive)
     for (std::uint32_t size : o.sizes())
-      if (out.problem = run_size(o, session, workers, mine, size, out); !out.problem.empty()) return out;
+      if (Status s = run_size(o, session, workers, mine, size, out); !s.ok()) {
+        out.problem = s.message();
+        return out;
+      }
   if (o.duplex) {
     // -b ends with the close alone (perftest's duplex sides swapped their reports size by size).
     print_both(o, out);

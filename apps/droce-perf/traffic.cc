@@ -109,7 +109,8 @@ Status Traffic::create() {
   region_ = (std::max<std::size_t>(largest, cycle) + cycle - 1) / cycle * cycle;
   const std::size_t total = std::size_t{2} * qp_count_ * region_;
   buf_.reset(static_cast<std::uint8_t*>(std::aligned_alloc(cycle, total)));
-  if (!buf_) return Status::error("cannot allocate " + std::to_string(total) + " bytes of buffers");
+  if (!buf_)
+    return Status::error(StatusCode::kNoMemory, "cannot allocate " + std::to_string(total) + " bytes of buffers");
   std::memset(buf_.get(), 0, total);  // write_lat polls bytes the peer has not written yet: they start at 0
   // Atomic tests: the peer's atomics target this region (perftest registers it with
   // IBV_ACCESS_REMOTE_ATOMIC for its ATOMIC verb); a responder checks that access (§9.7.5.1.3).
@@ -164,19 +165,21 @@ std::uint32_t Traffic::out_reads() const { return engine::perftest_uses_out_read
 // against a peer that answers none cannot run.
 Status Traffic::check_peer(const engine::PerftestKeys& keys) const {
   if (engine::perftest_uses_out_reads(o_.test) && keys.out_reads == 0)
-    return Status::error(std::string("the peer advertises out_reads 0: it answers no ") +
-                         (o_.atomic_test() ? "atomic" : "RDMA READ"));
+    return Status::error(StatusCode::kUnsupported, std::string("the peer advertises out_reads 0: it answers no ") +
+                                                       (o_.atomic_test() ? "atomic" : "RDMA READ"));
   // Only the client issues atomics, at the peer's address and cache-line steps from it: a
   // misaligned one would be NAKed (§9.4.5), so say so before the run.
   if (o_.atomic_test() && !o_.server() && keys.vaddr % kAtomicBytes != 0)
-    return Status::error("the peer's buffer address " + std::to_string(keys.vaddr) +
-                         " is not 8-byte aligned: atomics need a naturally aligned target (IBTA 9.4.5)");
+    return Status::error(StatusCode::kPeer,
+                         "the peer's buffer address " + std::to_string(keys.vaddr) +
+                             " is not 8-byte aligned: atomics need a naturally aligned target (IBTA 9.4.5)");
   return {};
 }
 
 Status Traffic::set_initiator_depth(std::uint32_t i, const engine::PerftestKeys& keys) {
   rc::RcQp* qp = ep_.qp(qps_[i].qpn);
-  if (qp == nullptr) return Status::error("connect: QP " + std::to_string(qps_[i].qpn) + " is gone");
+  if (qp == nullptr)
+    return Status::error(StatusCode::kNotFound, "connect: QP " + std::to_string(qps_[i].qpn) + " is gone");
   if (Status s = check_peer(keys); !s.ok()) return s;
   rc::QpAttr a = qp->attr();
   a.max_rd_atomic = std::min<std::uint32_t>(keys.out_reads, rc::kMaxRdAtomic);
@@ -252,7 +255,7 @@ Status Traffic::poll(F&& on) {
           char b[160];
           std::snprintf(b, sizeof(b), "QP %#06x: %s completion failed: %s", qps_[i].qpn,
                         cs[k].is_recv ? "receive" : "send", rc::wc_status_name(cs[k].status));
-          return Status::error(b);
+          return Status::error(StatusCode::kError, b);
         }
         // An atomic test's requests complete as the atomic posted (verbs' IBV_WC_COMP_SWAP /
         // IBV_WC_FETCH_ADD): anything else is not the operation the run measures.
@@ -260,7 +263,7 @@ Status Traffic::poll(F&& on) {
           char b[160];
           std::snprintf(b, sizeof(b), "QP %#06x: a request completed as opcode %u, not as the %s posted", qps_[i].qpn,
                         static_cast<unsigned>(cs[k].opcode), atomic_type_name(o_.atomic));
-          return Status::error(b);
+          return Status::error(StatusCode::kError, b);
         }
         if (Status s = on(i, cs[k]); !s.ok()) return s;
       }
@@ -271,13 +274,14 @@ Status Traffic::poll(F&& on) {
 }
 
 Status Traffic::stalled(std::uint64_t now, std::uint64_t last_progress) {
-  if (engine::stop_requested()) return Status::error("interrupted");
+  if (engine::stop_requested()) return Status::error(StatusCode::kError, "interrupted");
   // A system call per 4096 rounds: the peer's end shows within a millisecond or so.
   if (peer_closed_ && (++stall_checks_ & 4095) == 0 && peer_closed_())
-    return Status::error("the peer closed the control connection during the test (it ended or vanished)");
+    return Status::error(StatusCode::kPeer,
+                         "the peer closed the control connection during the test (it ended or vanished)");
   if (now > last_progress && now - last_progress > stall_tsc_)
-    return Status::error("no progress for " + std::to_string(static_cast<int>(o_.timeout_s)) +
-                         " s: the peer stopped answering (is it running the same test?)");
+    return Status::error(StatusCode::kTimeout, "no progress for " + std::to_string(static_cast<int>(o_.timeout_s)) +
+                                                   " s: the peer stopped answering (is it running the same test?)");
   return {};
 }
 

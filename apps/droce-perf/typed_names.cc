@@ -29,7 +29,7 @@ Named named(const CLI::App& app, const std::string& arg) {
 
 }  // namespace
 
-std::string TypedNames::scan(const CLI::App& app, const std::vector<std::string>& args) {
+engine::Status TypedNames::scan(const CLI::App& app, const std::vector<std::string>& args) {
   app_ = &app;
   typed_.clear();
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -39,9 +39,11 @@ std::string TypedNames::scan(const CLI::App& app, const std::vector<std::string>
     typed_[n.option].push_back(n.name);
     const bool takes_value = n.option->get_items_expected_max() > 0;
     const bool long_name = args[i][1] == '-';
-    if (!takes_value && long_name && n.attached) return n.name + " takes no value";
+    if (!takes_value && long_name && n.attached)
+      return engine::Status::error(engine::StatusCode::kInvalidArgument, n.name + " takes no value");
     if (takes_value && !n.attached) {
-      if (i + 1 == args.size()) return n.name + " needs a value";
+      if (i + 1 == args.size())
+        return engine::Status::error(engine::StatusCode::kInvalidArgument, n.name + " needs a value");
       ++i;  // its value, whatever it looks like (CLI11 takes it so)
     }
   }

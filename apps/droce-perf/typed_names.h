@@ -4,6 +4,8 @@
 // option without its value ("-s").
 #pragma once
 
+#include <droce/engine/core/status.h>
+
 #include <CLI/CLI.hpp>
 #include <map>
 #include <string>
@@ -14,8 +16,8 @@ namespace droce::perf {
 class TypedNames {
  public:
   // Walks `args` as CLI11 will (before a bare "--"; a value option's next argument is its value):
-  // empty, or the one-line message for the first of the two mistakes above.
-  [[nodiscard]] std::string scan(const CLI::App& app, const std::vector<std::string>& args);
+  // ok, or kInvalidArgument and the one-line message for the first of the two mistakes above.
+  [[nodiscard]] engine::Status scan(const CLI::App& app, const std::vector<std::string>& args);
   // How the option that `name` names (any of its names) was typed last; `name` when it was not
   // typed (not given, or given in --config).
   [[nodiscard]] std::string operator()(const std::string& name) const;

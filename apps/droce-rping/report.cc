@@ -122,8 +122,8 @@ int report(const Options& o, const Setup& st, const std::vector<Results>& conns,
                       {"sr_resent_on_sack", c.sr_resent_on_sack}});
     j["connections"] = list;
     apps::stamp_report(j);
-    if (const std::string e = apps::write_text_file(o.json, j.dump(2) + "\n"); !e.empty()) {
-      std::fprintf(stderr, "droce-rping: %s\n", e.c_str());
+    if (Status s = apps::write_text_file(o.json, j.dump(2) + "\n"); !s.ok()) {
+      std::fprintf(stderr, "droce-rping: %s\n", s.message().c_str());
       return 1;
     }
   }

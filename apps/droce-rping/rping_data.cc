@@ -40,16 +40,18 @@ BufferAdvert read_advert(const std::uint8_t in[kAdvertBytes]) {
   return a;
 }
 
-std::string start_advert_problem(const BufferAdvert& start, std::uint32_t buf_bytes) {
+engine::Status check_start_advert(const BufferAdvert& start, std::uint32_t buf_bytes) {
   if (start.size < 2 || start.size >= buf_bytes)
-    return "the client advertised " + std::to_string(start.size) + " bytes (rping's buffers hold 2.." +
-           std::to_string(buf_bytes - 1) + ")";
+    return engine::Status::error(engine::StatusCode::kPeer, "the client advertised " + std::to_string(start.size) +
+                                                                " bytes (rping's buffers hold 2.." +
+                                                                std::to_string(buf_bytes - 1) + ")");
   return {};
 }
 
-std::string sink_advert_problem(const BufferAdvert& sink, const BufferAdvert& start) {
+engine::Status check_sink_advert(const BufferAdvert& sink, const BufferAdvert& start) {
   if (sink.size < start.size)
-    return "the client's sink holds " + std::to_string(sink.size) + " bytes, its ping " + std::to_string(start.size);
+    return engine::Status::error(engine::StatusCode::kPeer, "the client's sink holds " + std::to_string(sink.size) +
+                                                                " bytes, its ping " + std::to_string(start.size));
   return {};
 }
 

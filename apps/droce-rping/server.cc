@@ -63,7 +63,7 @@ Status Server::step(bool& progressed) {
     s->poll_completions();
     if (Status st = s->serve(progressed); !st.ok()) {
       if (o_.clients == 1) return st;
-      return Status::error("client " + ip_of(s->results().peer_ip) + ": " + st.message());
+      return st.context("client " + ip_of(s->results().peer_ip) + ": ");
     }
   }
   return {};
@@ -93,11 +93,11 @@ Status Server::run() {
                                  : s->waiting_for() + " (client " + ip_of(s->results().peer_ip) + ")";
       return "connection request on port " + std::to_string(o_.port);
     };
-    if (engine::stop_requested()) return Status::error("interrupted while waiting for " + what());
+    if (engine::stop_requested()) return Status::error(StatusCode::kError, "interrupted while waiting for " + what());
     if (rte_rdtsc() > deadline) {
       char secs[32];
       std::snprintf(secs, sizeof secs, "%g", o_.timeout_s);
-      return Status::error("no " + what() + " within " + secs + " s");
+      return Status::error(StatusCode::kTimeout, "no " + what() + " within " + secs + " s");
     }
   }
 }

@@ -100,11 +100,11 @@ Status Session::wait_for(const std::string& what, Done done) {
     step();
     if (!error_.ok()) return error_;
     if (done()) return {};
-    if (engine::stop_requested()) return Status::error("interrupted while waiting for " + what);
+    if (engine::stop_requested()) return Status::error(StatusCode::kError, "interrupted while waiting for " + what);
     if (rte_rdtsc() > deadline) {
       char secs[32];
       std::snprintf(secs, sizeof secs, "%g", o_.timeout_s);
-      return Status::error("no " + what + " within " + secs + " s");
+      return Status::error(StatusCode::kTimeout, "no " + what + " within " + secs + " s");
     }
   }
 }
@@ -141,14 +141,15 @@ void Session::on_completion(const rc::Completion& c) {
                        : c.opcode == rc::WcOpcode::kWrite ? "RDMA WRITE"
                                                           : "SEND";
     if (error_.ok())
-      error_ = Status::error(std::string(what) + " completed with '" + rc::wc_status_name(c.status) + "'");
+      error_ = Status::error(StatusCode::kError,
+                             std::string(what) + " completed with '" + rc::wc_status_name(c.status) + "'");
     return;
   }
   if (c.is_recv) {
     if (c.byte_len != kAdvertBytes) {
       if (error_.ok())
-        error_ = Status::error("received a " + std::to_string(c.byte_len) +
-                               "-byte message, not rping's 16-byte buffer advertisement");
+        error_ = Status::error(StatusCode::kPeer, "received a " + std::to_string(c.byte_len) +
+                                                      "-byte message, not rping's 16-byte buffer advertisement");
       return;
     }
     recv_ring_[(recv_head_ + recv_len_) % kSlots] = static_cast<std::uint32_t>(c.wr_id);
@@ -178,13 +179,15 @@ void Session::on_cm_event(const CmEndpointEvent& e) {
       r_.reject_reason = e.reject_reason;
       if (error_.ok())
         error_ = Status::error(
+            StatusCode::kPeer,
             std::string(e.by_peer ? "the server rejected the connection" : "the connection was refused here") +
-            ": REJ reason " + std::to_string(e.reject_reason) + " (" + reject_reason_text(e.reject_reason) + ")");
+                ": REJ reason " + std::to_string(e.reject_reason) + " (" + reject_reason_text(e.reject_reason) + ")");
       return;
     case CmEndpointEventKind::kTimedOut:
       if (e.conn != r_.conn) return;
       if (error_.ok())
-        error_ = Status::error(o_.client ? "the server's CM did not answer our REQ (retried until it timed out)"
+        error_ = Status::error(StatusCode::kTimeout,
+                               o_.client ? "the server's CM did not answer our REQ (retried until it timed out)"
                                          : "the client's CM did not answer our REP (retried until it timed out)");
       return;
     case CmEndpointEventKind::kDisconnected:
@@ -281,7 +284,7 @@ Status Session::run() {
     fill_ping(i, start_buf(), size);
     auto step_done = [this] { return recv_len_ > 0 && sends_done_ == sends_posted_; };
     auto lost = [i](const char* when) {
-      return Status::error("the server disconnected " + std::string(when) + " " + ping_name(i));
+      return Status::error(StatusCode::kPeer, "the server disconnected " + std::string(when) + " " + ping_name(i));
     };
     if (Status s = send_advert(0, start_buf(), size); !s.ok()) return s;
     if (Status s = wait_for("go-ahead from the server after its RDMA READ of " + ping_name(i),
@@ -302,8 +305,9 @@ Status Session::run() {
     if (std::memcmp(start_buf(), sink_buf(), size) != 0) {
       std::uint32_t k = 0;
       while (k < size && start_buf()[k] == sink_buf()[k]) ++k;
-      return Status::error(ping_name(i) + ": the data the server wrote back differs from ours at byte " +
-                           std::to_string(k));
+      return Status::error(
+          StatusCode::kPeer,
+          ping_name(i) + ": the data the server wrote back differs from ours at byte " + std::to_string(k));
     }
     ++r_.verified;
     if (o_.verbose) std::printf("ping data: %s\n", reinterpret_cast<const char*>(sink_buf()));
@@ -354,20 +358,22 @@ bool Session::serve_once(Status& s) {
       if (!got && !r_.disconnected) return false;
       if (!got) {  // the client disconnected: its run is over
         if (r_.pings == 0)
-          s = Status::error("the client disconnected before its first ping");
+          s = Status::error(StatusCode::kPeer, "the client disconnected before its first ping");
         else if (o_.count_given && r_.pings != o_.count)
-          s = Status::error("the client disconnected after " + std::to_string(r_.pings) + " pings, not -C " +
-                            std::to_string(o_.count));
+          s = Status::error(StatusCode::kPeer, "the client disconnected after " + std::to_string(r_.pings) +
+                                                   " pings, not -C " + std::to_string(o_.count));
         if (!s.ok()) return false;
         serve_ = Serve::kDone;
         return true;
       }
       if (ping_ == most)
-        return s = Status::error("the client pinged more than -C " + std::to_string(most) + " times"), false;
+        return s = Status::error(StatusCode::kPeer,
+                                 "the client pinged more than -C " + std::to_string(most) + " times"),
+               false;
       if (s = take_advert(raw); !s.ok()) return false;
       start_ = read_advert(raw);
-      if (std::string e = start_advert_problem(start_, kBufBytes); !e.empty())
-        return s = Status::error(ping_name(ping_) + ": " + e), false;
+      if (Status bad = check_start_advert(start_, kBufBytes); !bad.ok())
+        return s = bad.context(ping_name(ping_) + ": "), false;
       if (r_.ping_size == 0) r_.ping_size = start_.size;
       if (s = post_rdma(rc::WrOpcode::kRead, start_.size, start_.addr, start_.rkey); !s.ok()) return false;
       serve_ = Serve::kWaitRead;
@@ -375,9 +381,10 @@ bool Session::serve_once(Status& s) {
     case Serve::kWaitRead:
       if (!read_done_) return false;
       if (const std::uint32_t k = check_ping(ping_, sink_buf(), start_.size); k != start_.size)
-        return s = Status::error(ping_name(ping_) +
-                                 ": the data READ from the client is not rping's ping text at byte " +
-                                 std::to_string(k)),
+        return s = Status::error(StatusCode::kPeer,
+                                 ping_name(ping_) +
+                                     ": the data READ from the client is not rping's ping text at byte " +
+                                     std::to_string(k)),
                false;
       if (o_.verbose) std::printf("server ping data: %s\n", reinterpret_cast<const char*>(sink_buf()));
       // The go-ahead: our own buffer's advertisement, as rping's server sends it.
@@ -386,11 +393,13 @@ bool Session::serve_once(Status& s) {
       return true;
     case Serve::kWaitSink: {
       if (!got && !r_.disconnected) return false;
-      if (!got) return s = Status::error("the client disconnected in the middle of " + ping_name(ping_)), false;
+      if (!got)
+        return s = Status::error(StatusCode::kPeer, "the client disconnected in the middle of " + ping_name(ping_)),
+               false;
       if (s = take_advert(raw); !s.ok()) return false;
       const BufferAdvert sink = read_advert(raw);
-      if (std::string e = sink_advert_problem(sink, start_); !e.empty())
-        return s = Status::error(ping_name(ping_) + ": " + e), false;
+      if (Status bad = check_sink_advert(sink, start_); !bad.ok())
+        return s = bad.context(ping_name(ping_) + ": "), false;
       // rping writes the text and its NUL (strlen + 1): the whole ping, once it checked.
       if (s = post_rdma(rc::WrOpcode::kWrite, start_.size, sink.addr, sink.rkey); !s.ok()) return false;
       serve_ = Serve::kWaitWrite;

@@ -16,13 +16,13 @@ using engine::Status;
 Status set_up(const Options& o, bool defaults, Setup& st) {
   const auto timeout_ms = static_cast<std::uint32_t>(o.timeout_s * 1000);
   // Whole 4 KiB frames and the QP1 MADs (UD SENDs of 256 bytes) in one buffer each.
-  if (Status s = engine::MbufPool::create(engine::PoolConfig{"rping_pool", 4095, 256, 2176 + 4096, -1}, st.pool);
-      !s.ok())
-    return s;
   engine::PortConfig pc;
+  if (Status s = engine::pair_port_devargs(defaults, o.server, "/tmp/droce-rping.sock", pc.devargs); !s.ok()) return s;
+  const std::uint16_t room = engine::pool_data_room_for_port(pc.devargs, 2176 + 4096);
+  if (Status s = engine::MbufPool::create(engine::PoolConfig{"rping_pool", 4095, 256, room, -1}, st.pool); !s.ok())
+    return s;
   pc.rx_pool = st.pool.get();
   pc.promiscuous = true;
-  if (Status s = engine::pair_port_devargs(defaults, o.server, "/tmp/droce-rping.sock", pc.devargs); !s.ok()) return s;
   Status err;
   st.port = engine::Port::open(pc, err);
   if (!st.port) return err;

@@ -17,22 +17,29 @@
 
 namespace droce::sim {
 
-std::string SimConfig::validate() const {
-  if (flows == 0 || flows > 4096) return "--flows: must be 1..4096";
-  if (!(link_gbps > 0 && link_gbps <= 1e4)) return "--link-gbps: must be > 0";
-  if (!(duration_ms > 0 && duration_ms <= 60'000)) return "--duration-ms: must be in (0, 60000]";
+Status SimConfig::validate() const {
+  if (flows == 0 || flows > 4096) return Status::fail(StatusCode::kInvalidArgument, "--flows: must be 1..4096");
+  if (!(link_gbps > 0 && link_gbps <= 1e4))
+    return Status::fail(StatusCode::kInvalidArgument, "--link-gbps: must be > 0");
+  if (!(duration_ms > 0 && duration_ms <= 60'000))
+    return Status::fail(StatusCode::kInvalidArgument, "--duration-ms: must be in (0, 60000]");
   if (!(start_stagger_ms >= 0) || start_stagger_ms * (flows - 1) >= duration_ms)
-    return "--start-stagger-ms: must be >= 0 and every flow must start before the run ends";
-  if (packet_bytes < 64 || packet_bytes > 9000) return "--packet-bytes: must be 64..9000";
-  if (!(link_delay_us >= 0)) return "--delay-us: must be >= 0";
-  if (kmin_bytes > kmax_bytes) return "--kmin-bytes: must not exceed --kmax-bytes";
-  if (!(pmax >= 0 && pmax <= 1)) return "--pmax: must be in [0, 1]";
-  if (buffer_bytes < packet_bytes) return "--buffer-bytes: must hold at least one packet";
-  if (!(loss >= 0 && loss < 1)) return "--loss: must be in [0, 1)";
-  if (!(sample_us > 0)) return "--sample-us: must be > 0";
-  if (std::string e = dcqcn.validate(); !e.empty()) return "--" + e;
+    return Status::fail(StatusCode::kInvalidArgument,
+                        "--start-stagger-ms: must be >= 0 and every flow must start before the run ends");
+  if (packet_bytes < 64 || packet_bytes > 9000)
+    return Status::fail(StatusCode::kInvalidArgument, "--packet-bytes: must be 64..9000");
+  if (!(link_delay_us >= 0)) return Status::fail(StatusCode::kInvalidArgument, "--delay-us: must be >= 0");
+  if (kmin_bytes > kmax_bytes)
+    return Status::fail(StatusCode::kInvalidArgument, "--kmin-bytes: must not exceed --kmax-bytes");
+  if (!(pmax >= 0 && pmax <= 1)) return Status::fail(StatusCode::kInvalidArgument, "--pmax: must be in [0, 1]");
+  if (buffer_bytes < packet_bytes)
+    return Status::fail(StatusCode::kInvalidArgument, "--buffer-bytes: must hold at least one packet");
+  if (!(loss >= 0 && loss < 1)) return Status::fail(StatusCode::kInvalidArgument, "--loss: must be in [0, 1)");
+  if (!(sample_us > 0)) return Status::fail(StatusCode::kInvalidArgument, "--sample-us: must be > 0");
+  if (Status s = dcqcn.validate(); !s.ok()) return s.context("--");
   if (packet_bytes <= kRoceOverheadBytes && recovery.mode != Recovery::kNone)
-    return "--packet-bytes: must exceed the 62 header bytes to carry payload";
+    return Status::fail(StatusCode::kInvalidArgument,
+                        "--packet-bytes: must exceed the 62 header bytes to carry payload");
   return recovery.validate();
 }
 

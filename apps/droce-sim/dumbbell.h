@@ -30,8 +30,8 @@ struct SimConfig {
   double sample_us = 100;   // series sampling period
   RecoveryConfig recovery;  // PSNs, ACKs and loss recovery (none: the open-loop model)
 
-  // Empty when valid; otherwise a message naming the bad option.
-  [[nodiscard]] std::string validate() const;
+  // Ok when valid; otherwise kInvalidArgument and a message naming the bad option.
+  [[nodiscard]] Status validate() const;
 };
 
 struct FlowResult {

@@ -17,12 +17,15 @@
 
 namespace droce::sim {
 
-std::string FabricConfig::validate() const {
-  if (std::string e = base.validate(); !e.empty()) return e;
-  if (pfc && xon_bytes >= xoff_bytes) return "--pfc-xon-bytes: must be below --pfc-xoff-bytes";
+Status FabricConfig::validate() const {
+  if (Status s = base.validate(); !s.ok()) return s;
+  if (pfc && xon_bytes >= xoff_bytes)
+    return Status::fail(StatusCode::kInvalidArgument, "--pfc-xon-bytes: must be below --pfc-xoff-bytes");
   if (pfc && xoff_bytes + 64 * base.packet_bytes > base.buffer_bytes)
-    return "--pfc-xoff-bytes: leave headroom below --buffer-bytes (64 packets)";
-  if (base.loss > 0) return "--loss: not modelled with --pfc or --topology two-hop";
+    return Status::fail(StatusCode::kInvalidArgument,
+                        "--pfc-xoff-bytes: leave headroom below --buffer-bytes (64 packets)");
+  if (base.loss > 0)
+    return Status::fail(StatusCode::kInvalidArgument, "--loss: not modelled with --pfc or --topology two-hop");
   return {};
 }
 

@@ -28,7 +28,8 @@ struct FabricConfig {
   std::uint64_t xoff_bytes = 300'000;
   std::uint64_t xon_bytes = 250'000;
 
-  [[nodiscard]] std::string validate() const;
+  // Ok when valid; otherwise kInvalidArgument and a message naming the bad option.
+  [[nodiscard]] Status validate() const;
 };
 
 struct FabricResult {

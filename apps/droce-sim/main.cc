@@ -112,8 +112,8 @@ int main(int argc, char** argv) {
                  {"pfc_xoff_bytes", fabric.xoff_bytes},
                  {"pfc_xon_bytes", fabric.xon_bytes},
                  {"recovery", droce::sim::recovery_name(cfg.recovery.mode)}};
-  if (std::string e = droce::apps::write_text_file(json_path, j.dump() + "\n"); !e.empty())
-    return std::fprintf(stderr, "droce-sim: %s\n", e.c_str()), 1;
+  if (droce::Status s = droce::apps::write_text_file(json_path, j.dump() + "\n"); !s.ok())
+    return std::fprintf(stderr, "droce-sim: %s\n", s.message().c_str()), 1;
   std::printf(
       "droce-sim: %u flows, %.1f ms simulated in %.2f s: jain %.3f, utilization %.3f, queue p50/p99/max "
       "%llu/%llu/%llu B, drops %llu, cnps %llu\n",
@@ -125,10 +125,10 @@ int main(int argc, char** argv) {
                 droce::sim::recovery_name(cfg.recovery.mode), r.goodput_gbps,
                 static_cast<unsigned long long>(retransmitted), r.base_rtt_us, r.bdp_packets);
   if (!plot_path.empty()) {
-    if (std::string e =
+    if (droce::Status s =
             droce::apps::run_python(std::string(DROCE_SOURCE_ROOT) + "/scripts/plot_sim.py", {json_path, plot_path});
-        !e.empty())
-      return std::fprintf(stderr, "droce-sim: plotting failed: %s\n", e.c_str()), 1;
+        !s.ok())
+      return std::fprintf(stderr, "droce-sim: plotting failed: %s\n", s.message().c_str()), 1;
   }
   return 0;
 }

@@ -61,7 +61,7 @@ std::string usage_text() {
          "--cnp-interval-us, each the same as its --dcqcn-NAME (given both ways, the later one wins).";
 }
 
-std::string check_sample_count(const SimConfig& c) {
+Status check_sample_count(const SimConfig& c) {
   const double samples = c.duration_ms * 1e3 / c.sample_us;
   const double most = std::min(kMaxSamples, kMaxSeriesValues / c.flows);
   if (samples <= most) return {};
@@ -70,7 +70,7 @@ std::string check_sample_count(const SimConfig& c) {
                 "--sample-us: %g us over --duration-ms %g is %.3g samples, more than %.0f with %u flow(s); "
                 "sample less often",
                 c.sample_us, c.duration_ms, samples, most, c.flows);
-  return b;
+  return Status::error(StatusCode::kInvalidArgument, b);
 }
 
 // Every option, by group; --cc, --preset, --dcqcn-NAME and the outputs from apps/common/cli/groups.h.
@@ -146,7 +146,7 @@ void declare(CLI::App& app, Options& o, std::string& cc, Overrides& overrides, O
     const std::string name = option, set = param;
     cli::add_value(app, "", name, "V", "", [&earlier, name, set](const std::string& v) {
       dcqcn::DcqcnParams probe;
-      if (std::string e = dcqcn::set_param(probe, set, v); !e.empty()) return name + ": " + e;
+      if (Status s = dcqcn::set_param(probe, set, v); !s.ok()) return name + ": " + s.message();
       earlier.emplace_back(set, v);
       return std::string();
     });
@@ -178,8 +178,8 @@ long last_position(const CLI::App& app, const std::string& name) {
 // last on the command line (the command line over --config), as a repeated option keeps its last
 // value; both only in --config cannot be ordered and are refused. `spelled_earlier` gets the
 // parameters whose earlier name is in force, for the messages.
-std::string merge_spellings(const CLI::App& app, Overrides& shared, Overrides earlier,
-                            std::vector<std::string>& spelled_earlier) {
+Status merge_spellings(const CLI::App& app, Overrides& shared, Overrides earlier,
+                       std::vector<std::string>& spelled_earlier) {
   auto drop = [](Overrides& list, const std::string& param) {
     list.erase(std::remove_if(list.begin(), list.end(), [&param](const auto& kv) { return kv.first == param; }),
                list.end());
@@ -190,8 +190,9 @@ std::string merge_spellings(const CLI::App& app, Overrides& shared, Overrides ea
     if (apps::cli::given(app, shared_option)) {
       const long old_at = last_position(app, option), shared_at = last_position(app, shared_option);
       if (old_at < 0 && shared_at < 0)
-        return "--config: " + std::string(option + 2) + " and " + shared_option.substr(2) +
-               " set the same DCQCN parameter: give one";
+        return Status::error(StatusCode::kInvalidArgument, "--config: " + std::string(option + 2) + " and " +
+                                                               shared_option.substr(2) +
+                                                               " set the same DCQCN parameter: give one");
       if (old_at < shared_at) {
         drop(earlier, param);
         continue;
@@ -218,7 +219,8 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   o.use_fabric = o.fabric.pfc || o.fabric.topology == Topology::kTwoHop;
 
   std::vector<std::string> spelled_earlier;
-  if (std::string e = merge_spellings(*app, overrides, std::move(earlier), spelled_earlier); !e.empty()) return fail(e);
+  if (Status s = merge_spellings(*app, overrides, std::move(earlier), spelled_earlier); !s.ok())
+    return fail(s.message());
   // Each parameter named as the user typed it.
   auto option_of = [&spelled_earlier](std::string_view param) {
     for (const auto& [option, name] : kEarlierDcqcnNames)
@@ -230,13 +232,14 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   // link's (run_dumbbell and run_fabric set it): the parameters are checked against it.
   (void)dcqcn::preset_by_name(o.preset, cfg.dcqcn.line_rate_bps, cfg.dcqcn);
   for (const auto& [param, value] : overrides)
-    if (std::string e = dcqcn::set_param(cfg.dcqcn, param, value); !e.empty()) return fail(option_of(param) + ": " + e);
+    if (Status s = dcqcn::set_param(cfg.dcqcn, param, value); !s.ok())
+      return fail(option_of(param) + ": " + s.message());
   cfg.dcqcn.line_rate_bps = cfg.link_gbps * 1e9;
-  if (std::string e = dcqcn::validate_options(cfg.dcqcn, option_of, "--link-gbps"); !e.empty()) return fail(e);
+  if (Status s = dcqcn::validate_options(cfg.dcqcn, option_of, "--link-gbps"); !s.ok()) return fail(s.message());
 
   o.fabric.base = cfg;
-  if (std::string e = o.use_fabric ? o.fabric.validate() : cfg.validate(); !e.empty()) return fail(e);
-  if (std::string e = check_sample_count(cfg); !e.empty()) return fail(e);
+  if (Status s = o.use_fabric ? o.fabric.validate() : cfg.validate(); !s.ok()) return fail(s.message());
+  if (Status s = check_sample_count(cfg); !s.ok()) return fail(s.message());
   if (o.json_path.empty()) return fail("--json FILE is required (see --help)");
   return 0;
 }

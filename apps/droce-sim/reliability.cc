@@ -26,10 +26,13 @@ const char* recovery_name(Recovery r) {
   return "?";
 }
 
-std::string RecoveryConfig::validate() const {
-  if (bdp_packets > (1U << 20)) return "--bdp-packets: must be 0 (link rate x RTT) or 1..1048576";
-  if (!(rto_us >= 1 && rto_us <= 1e7)) return "--rto-us: must be in [1, 10000000]";
-  if (flow_bytes != 0 && mode == Recovery::kNone) return "--flow-bytes: needs --recovery gbn or sr";
+Status RecoveryConfig::validate() const {
+  if (bdp_packets > (1U << 20))
+    return Status::fail(StatusCode::kInvalidArgument, "--bdp-packets: must be 0 (link rate x RTT) or 1..1048576");
+  if (!(rto_us >= 1 && rto_us <= 1e7))
+    return Status::fail(StatusCode::kInvalidArgument, "--rto-us: must be in [1, 10000000]");
+  if (flow_bytes != 0 && mode == Recovery::kNone)
+    return Status::fail(StatusCode::kInvalidArgument, "--flow-bytes: needs --recovery gbn or sr");
   return {};
 }
 

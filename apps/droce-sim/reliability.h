@@ -3,6 +3,8 @@
 // the simulations carry its packets and acknowledgements over their links and call it at each end.
 #pragma once
 
+#include <droce/protocols/common/status.h>
+
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -25,7 +27,8 @@ struct RecoveryConfig {
   double rto_us = 320;            // ACK timeout (the backstop in both modes)
   std::uint64_t flow_bytes = 0;   // payload each flow sends; 0 = an infinite backlog
 
-  [[nodiscard]] std::string validate() const;
+  // Ok when valid; otherwise kInvalidArgument and a message naming the bad option.
+  [[nodiscard]] Status validate() const;
 };
 
 // RoCEv2 framing around each packet's payload: Ethernet 14 + FCS 4, IPv4 20, UDP 8, BTH 12, ICRC 4.

@@ -138,7 +138,7 @@ int run_lab(sw::Options& o, rte_mempool* pool) {
     }
     j["series"] = {{"time_ms", t},     {"rate_gbps", rate},   {"goodput_gbps", good},
                    {"queue_bytes", q}, {"ecn_marked", marks}, {"cnps", cnps}};
-    if (std::string e = droce::apps::write_text_file(o.json, j.dump(1) + "\n"); !e.empty()) return fail(e);
+    if (Status s = droce::apps::write_text_file(o.json, j.dump(1) + "\n"); !s.ok()) return fail(s.message());
     if (!o.plot.empty()) {
       const std::string cmd = "/usr/bin/python3 \"" + std::string(DROCE_SOURCE_ROOT) +
                               "/scripts/plot_switch_lab.py\" \"" + o.json + "\" \"" + o.plot + "\"";
@@ -257,7 +257,7 @@ int run_switch(sw::Options& o, rte_mempool* pool) {
     j["ports"] = pj;
     j["duration_s"] = static_cast<double>(now - start) / hz;
     j["series"] = {{"time_ms", t}, {"queue_bytes", depth}};
-    if (std::string e = droce::apps::write_text_file(o.json, j.dump(1) + "\n"); !e.empty()) return fail(e);
+    if (Status s = droce::apps::write_text_file(o.json, j.dump(1) + "\n"); !s.ok()) return fail(s.message());
   }
   return 0;
 }

@@ -27,14 +27,16 @@ constexpr std::size_t kMaxListEntries = 64;   // --lab-start-ms / --lab-stop-ms
 constexpr double kMaxLabSamples = 1'000'000;  // the lab's series live in memory until the JSON is written
 
 // A comma-separated list of times; more entries than the limit is an error, not a silent cut.
-std::string list(const std::string& opt, const std::string& s, std::vector<double>& out) {
+Status list(const std::string& opt, const std::string& s, std::vector<double>& out) {
   out.clear();
   for (std::size_t start = 0;;) {
-    if (out.size() == kMaxListEntries) return opt + ": more than " + std::to_string(kMaxListEntries) + " entries";
+    if (out.size() == kMaxListEntries)
+      return Status::error(StatusCode::kInvalidArgument,
+                           opt + ": more than " + std::to_string(kMaxListEntries) + " entries");
     const std::size_t comma = s.find(',', start);
     double v = 0;
     const std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (std::string e = apps::parse_real(opt, item, 0, 1e7, v); !e.empty()) return e;
+    if (Status st = apps::parse_real(opt, item, 0, 1e7, v); !st.ok()) return st;
     out.push_back(v);
     if (comma == std::string::npos) return {};
     start = comma + 1;
@@ -42,34 +44,32 @@ std::string list(const std::string& opt, const std::string& s, std::vector<doubl
 }
 
 // --route A.B.C.D/LEN=PORT
-std::string parse_route(const std::string& v, std::vector<engine::SwitchRoute>& routes) {
+Status parse_route(const std::string& v, std::vector<engine::SwitchRoute>& routes) {
   const auto slash = v.find('/'), eq = v.find('=');
   std::uint8_t ip[4];
   std::uint8_t len = 0;
   std::uint16_t port = 0;
   if (slash == std::string::npos || eq == std::string::npos || eq < slash ||
       inet_pton(AF_INET, v.substr(0, slash).c_str(), ip) != 1)
-    return "--route: " + apps::quoted(v) + " is not A.B.C.D/LEN=PORT";
-  if (std::string e = apps::parse_uint("--route prefix length", v.substr(slash + 1, eq - slash - 1), 1, 32, len);
-      !e.empty())
-    return e;
-  if (std::string e = apps::parse_uint("--route port", v.substr(eq + 1), 0, 63, port); !e.empty()) return e;
+    return Status::error(StatusCode::kInvalidArgument, "--route: " + apps::quoted(v) + " is not A.B.C.D/LEN=PORT");
+  if (Status s = apps::parse_uint("--route prefix length", v.substr(slash + 1, eq - slash - 1), 1, 32, len); !s.ok())
+    return s;
+  if (Status s = apps::parse_uint("--route port", v.substr(eq + 1), 0, 63, port); !s.ok()) return s;
   const std::uint32_t pfx = std::uint32_t{ip[0]} << 24 | std::uint32_t{ip[1]} << 16 | std::uint32_t{ip[2]} << 8 | ip[3];
   routes.push_back(engine::SwitchRoute{pfx, len, port});
   return {};
 }
 
 // --egress-gbps [PORT=]G
-std::string parse_egress(const std::string& v, std::vector<std::pair<int, double>>& egress) {
+Status parse_egress(const std::string& v, std::vector<std::pair<int, double>>& egress) {
   const auto eq = v.find('=');
   std::uint8_t port = 0;
   double gbps = 0;
   if (eq != std::string::npos)
-    if (std::string e = apps::parse_uint("--egress-gbps port", v.substr(0, eq), 0, 63, port); !e.empty()) return e;
-  if (std::string e =
-          apps::parse_real("--egress-gbps", eq == std::string::npos ? v : v.substr(eq + 1), 0.001, 1000, gbps);
-      !e.empty())
-    return e;
+    if (Status s = apps::parse_uint("--egress-gbps port", v.substr(0, eq), 0, 63, port); !s.ok()) return s;
+  if (Status s = apps::parse_real("--egress-gbps", eq == std::string::npos ? v : v.substr(eq + 1), 0.001, 1000, gbps);
+      !s.ok())
+    return s;
   egress.emplace_back(eq == std::string::npos ? -1 : port, gbps);
   return {};
 }
@@ -83,10 +83,10 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   std::string g = "forwarding and queues";
   cli::add_repeatable(app, g, "--route", "A.B.C.D/LEN=PORT",
                       "forward an IPv4 prefix to switch port PORT (repeatable; default none)",
-                      [&s](const std::string& v) { return parse_route(v, s.routes); });
+                      [&s](const std::string& v) { return parse_route(v, s.routes).message(); });
   cli::add_repeatable(app, g, "--egress-gbps", "[PORT=]G",
                       "shape egress of PORT (or every port) to G Gb/s (default: unshaped)",
-                      [&o](const std::string& v) { return parse_egress(v, o.egress); });
+                      [&o](const std::string& v) { return parse_egress(v, o.egress).message(); });
   cli::SwitchFields sf;
   sf.kmin_bytes = &s.kmin_bytes;
   sf.kmax_bytes = &s.kmax_bytes;
@@ -132,9 +132,9 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   cli::add_real(app, g, "--lab-duration-ms", "T", l.duration_ms, 1, 600'000,
                 "schedule length" + d + cli::num(l.duration_ms) + ")");
   cli::add_value(app, g, "--lab-start-ms", "T,T..", "sender start times (default all at 0)",
-                 [&l](const std::string& v) { return list("--lab-start-ms", v, l.start_ms); });
+                 [&l](const std::string& v) { return list("--lab-start-ms", v, l.start_ms).message(); });
   cli::add_value(app, g, "--lab-stop-ms", "T,T..", "sender stop times (default the end)",
-                 [&l](const std::string& v) { return list("--lab-stop-ms", v, l.stop_ms); });
+                 [&l](const std::string& v) { return list("--lab-stop-ms", v, l.stop_ms).message(); });
   cli::add_uint(app, g, "--lab-message-bytes", "B", l.message_bytes, 1, 1u << 20,
                 "WRITE size, up to 1M" + d + std::to_string(l.message_bytes) + ")", Suffixes::kBinary);
   cli::add_real(app, g, "--lab-sample-us", "U", l.sample_us, 10, 1e6,
@@ -165,9 +165,9 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     return fail("--lab-sample-us: more than " + std::to_string(static_cast<long>(kMaxLabSamples)) +
                 " samples over --lab-duration-ms; sample less often");
   if (o.sw.kmin_bytes > o.sw.kmax_bytes) return fail("--kmin-bytes must not exceed --kmax-bytes");
-  if (std::string e = o.impairment.validate(); !e.empty()) return fail("--" + e);
-  if (std::string e = apps::cli::apply_dcqcn(o.preset, o.line_gbps, overrides, o.lab.params); !e.empty())
-    return fail(e);
+  if (Status s = o.impairment.validate(); !s.ok()) return fail("--" + s.message());
+  if (Status s = apps::cli::apply_dcqcn(o.preset, o.line_gbps, overrides, o.lab.params); !s.ok())
+    return fail(s.message());
   o.lab.dcqcn = o.cc == "dcqcn";
   return 0;
 }

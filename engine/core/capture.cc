@@ -18,11 +18,11 @@ namespace droce::engine {
 
 PcapngCapture::~PcapngCapture() { close(); }
 
-std::string PcapngCapture::open(const std::string& path, std::uint32_t snaplen, std::uint32_t pool_mbufs) {
+Status PcapngCapture::open(const std::string& path, std::uint32_t snaplen, std::uint32_t pool_mbufs) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (open_) return "capture already open";
+  if (open_) return Status::fail(StatusCode::kBadState, "capture already open");
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) return "cannot open capture file " + path + ": " + std::strerror(errno);
+  if (fd_ < 0) return Status::error(StatusCode::kIo, "cannot open capture file " + path + ": " + std::strerror(errno));
   snaplen_ = snaplen == 0 ? UINT32_MAX : snaplen;
   // Pool names are global to the EAL instance; several captures may coexist.
   static std::atomic<unsigned> serial{0};
@@ -33,7 +33,8 @@ std::string PcapngCapture::open(const std::string& path, std::uint32_t snaplen, 
   if (pool_ == nullptr) {
     ::close(fd_);
     fd_ = -1;
-    return std::string("cannot create capture mbuf pool: ") + rte_strerror(rte_errno);
+    return Status::error(StatusCode::kNoMemory,
+                         std::string("cannot create capture mbuf pool: ") + rte_strerror(rte_errno));
   }
   open_.store(true, std::memory_order_release);
   return {};

@@ -6,6 +6,8 @@
 #include <mutex>
 #include <string>
 
+#include "engine/core/status.h"
+
 struct rte_mbuf;
 struct rte_mempool;
 struct rte_pcapng;
@@ -33,8 +35,9 @@ class PcapngCapture {
   // first frame is captured (or at close), because rte_pcapng records only the ethdev ports that
   // exist at that moment and a frame's interface index is its port id: a lab whose ports are
   // made after the capture is opened (droce-gen's loopback) still gets a file tshark reads.
-  // `snaplen` 0 captures whole frames. Returns an error message, empty on success.
-  [[nodiscard]] std::string open(const std::string& path, std::uint32_t snaplen = 0, std::uint32_t pool_mbufs = 4095);
+  // `snaplen` 0 captures whole frames. kBadState when already open, kIo when the file cannot be
+  // created, kNoMemory when the copies' pool cannot.
+  [[nodiscard]] Status open(const std::string& path, std::uint32_t snaplen = 0, std::uint32_t pool_mbufs = 4095);
   [[nodiscard]] bool is_open() const { return open_.load(std::memory_order_acquire); }
 
   // Records `n` frames seen on (port, queue) at TSC time `tsc`. Copies that cannot be made

@@ -248,12 +248,13 @@ Status build_eal_args(const std::vector<std::string>& eal, std::vector<std::stri
     parsed = parse_core_mask(v, wanted);
   }
   if (which != nullptr) {
-    if (!parsed) return Status::error(std::string("invalid lcore list '") + v + "' for " + which);
+    if (!parsed)
+      return Status::error(StatusCode::kInvalidArgument, std::string("invalid lcore list '") + v + "' for " + which);
     const auto cpus = Eal::allowed_cpus();
     for (unsigned c : wanted)
       if (std::find(cpus.begin(), cpus.end(), c) == cpus.end())
-        return Status::error("lcore " + std::to_string(c) + " requested with " + which +
-                             " but this process may only run on CPUs " + join(cpus));
+        return Status::error(StatusCode::kInvalidArgument, "lcore " + std::to_string(c) + " requested with " + which +
+                                                               " but this process may only run on CPUs " + join(cpus));
   } else {
     out.insert(out.begin(), {"-l", "0"});  // one lcore unless told otherwise
   }
@@ -302,7 +303,7 @@ Status build_eal_args(const std::vector<std::string>& eal, std::vector<std::stri
 std::unique_ptr<Eal> Eal::init(const std::string& app_name, const std::vector<std::string>& eal_args, Status& err,
                                bool quiet) {
   if (g_eal_initialised.exchange(true)) {
-    err = Status::error("EAL is already initialised in this process (DPDK allows it once)");
+    err = Status::error(StatusCode::kBadState, "EAL is already initialised in this process (DPDK allows it once)");
     return nullptr;
   }
   std::unique_ptr<Eal> eal(new Eal());
@@ -322,8 +323,8 @@ std::unique_ptr<Eal> Eal::init(const std::string& app_name, const std::vector<st
   if (rc < 0) {
     std::string all;
     for (const auto& a : args) all += " " + a;
-    err =
-        Status::error(std::string("EAL initialisation failed: ") + rte_strerror(rte_errno) + " (EAL args:" + all + ")");
+    err = Status::error(StatusCode::kError, std::string("EAL initialisation failed: ") + rte_strerror(rte_errno) +
+                                                " (EAL args:" + all + ")");
     return nullptr;
   }
   eal->initialised_ = true;

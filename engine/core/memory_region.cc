@@ -51,8 +51,9 @@ const MemoryRegistry::Entry* MemoryRegistry::entry(std::uint32_t lkey) const {
 Status MemoryRegistry::register_memory(void* addr, std::uint64_t len, std::uint32_t access, rc::MemoryRegion& out) {
   auto mr = table_.register_region(addr, len, access);
   if (!mr) {
-    return Status::error(addr == nullptr || len == 0 ? "cannot register an empty memory region"
-                                                     : "memory region table is full");
+    if (addr == nullptr || len == 0)
+      return Status::error(StatusCode::kInvalidArgument, "cannot register an empty memory region");
+    return Status::error(StatusCode::kNoMemory, "memory region table is full");
   }
   auto& slot = entries_[mr->index];
   if (!slot) slot = std::make_unique<Entry>();
@@ -89,15 +90,16 @@ Status MemoryRegistry::register_memory(void* addr, std::uint64_t len, std::uint3
 
 Status MemoryRegistry::deregister(std::uint32_t lkey) {
   Entry* e = entry(lkey);
-  if (e == nullptr) return Status::error("no memory region with lkey " + std::to_string(lkey));
+  if (e == nullptr) return Status::error(StatusCode::kNotFound, "no memory region with lkey " + std::to_string(lkey));
   const std::uint32_t refs = rte_mbuf_ext_refcnt_read(&e->shinfo);
   if (refs > 1)
-    return Status::error("memory region " + std::to_string(lkey) + " is still referenced by " +
-                         std::to_string(refs - 1) + " frames");
+    return Status::error(StatusCode::kBadState, "memory region " + std::to_string(lkey) + " is still referenced by " +
+                                                    std::to_string(refs - 1) + " frames");
   if (e->extmem_base != nullptr) rte_extmem_unregister(e->extmem_base, e->extmem_len);
   e->in_use = false;
   e->extmem_base = nullptr;
-  if (!table_.deregister_region(lkey)) return Status::error("memory region vanished during deregistration");
+  if (!table_.deregister_region(lkey))
+    return Status::error(StatusCode::kError, "memory region vanished during deregistration");
   return {};
 }
 
@@ -106,8 +108,8 @@ Status MemoryRegistry::dma_map(rte_device* dev) {
     if (!e || !e->in_use) continue;
     const int rc = rte_dev_dma_map(dev, e->mr.addr, iova_of(e->mr.addr, e->dpdk_memory), e->mr.length);
     if (rc != 0 && rte_errno != ENOTSUP && rte_errno != EEXIST)
-      return Status::error(std::string("cannot DMA-map a memory region for device ") + rte_dev_name(dev) + ": " +
-                           rte_strerror(rte_errno));
+      return Status::error(StatusCode::kIo, std::string("cannot DMA-map a memory region for device ") +
+                                                rte_dev_name(dev) + ": " + rte_strerror(rte_errno));
   }
   return {};
 }

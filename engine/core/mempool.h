@@ -52,6 +52,16 @@ class MbufPool {
 
 [[nodiscard]] PacketMeta* packet_meta(rte_mbuf* m);
 
+// The data room a pool for the port named by `devargs` can have: `wanted`, or less where the PMD
+// hands each mbuf to the kernel as one page. net_af_xdp (DPDK 22.11, built with unaligned UMEM
+// chunks) registers the pool itself as the AF_XDP UMEM, one chunk per mempool object, and Linux
+// refuses a chunk larger than a page (XDP_UMEM_REG: EINVAL; "Failed to create umem" from the PMD):
+// there the room shrinks until a whole object (header, rte_mbuf, PacketMeta, room, the mempool's
+// alignment) fits in one page, which leaves frames of about 3.5 KiB (path MTU 2048 at most; the
+// PMD's max_rx_pktlen says the same). A port that is not probed yet (the apps' default memif
+// pair) keeps `wanted`.
+[[nodiscard]] std::uint16_t pool_data_room_for_port(const std::string& devargs, std::uint16_t wanted);
+
 // One pool per worker, each on the NUMA socket of the lcore that will poll it
 // (rte_lcore_to_socket_id), so a worker's RX descriptors and TX headers are local memory. Pool w
 // is named `base.name` + "_w" + w; an lcore EAL does not know (the thread that sets up and polls

@@ -64,21 +64,22 @@ void enable_rss(const PortConfig& cfg, const rte_eth_dev_info& info, rte_eth_con
 
 std::unique_ptr<Port> Port::open(const PortConfig& cfg, Status& err) {
   if (cfg.devargs.empty()) {
-    err = Status::error("empty device string");
+    err = Status::error(StatusCode::kInvalidArgument, "empty device string");
     return nullptr;
   }
   if (cfg.rx_pool == nullptr && cfg.rx_pools.empty()) {
-    err = Status::error("port " + cfg.devargs + ": no mbuf pool given");
+    err = Status::error(StatusCode::kInvalidArgument, "port " + cfg.devargs + ": no mbuf pool given");
     return nullptr;
   }
   if (!cfg.rx_pools.empty() && cfg.rx_pools.size() != cfg.rx_queues) {
-    err = Status::error("port " + cfg.devargs + ": " + std::to_string(cfg.rx_pools.size()) + " RX pools given for " +
-                        std::to_string(cfg.rx_queues) + " RX queues");
+    err = Status::error(StatusCode::kInvalidArgument, "port " + cfg.devargs + ": " +
+                                                          std::to_string(cfg.rx_pools.size()) + " RX pools given for " +
+                                                          std::to_string(cfg.rx_queues) + " RX queues");
     return nullptr;
   }
   for (auto* p : cfg.rx_pools)
     if (p == nullptr) {
-      err = Status::error("port " + cfg.devargs + ": an RX queue's mbuf pool is missing");
+      err = Status::error(StatusCode::kInvalidArgument, "port " + cfg.devargs + ": an RX queue's mbuf pool is missing");
       return nullptr;
     }
   std::unique_ptr<Port> port(new Port());
@@ -86,13 +87,14 @@ std::unique_ptr<Port> Port::open(const PortConfig& cfg, Status& err) {
   if (!find_port(port->name_, port->port_id_)) {
     const int rc = rte_dev_probe(cfg.devargs.c_str());
     if (rc < 0) {
-      err = Status::error("cannot create port '" + cfg.devargs + "': " + err_text(rc) +
-                          " (is the PMD installed — e.g. librte-net-* — and are the devargs right?)");
+      err = Status::error(StatusCode::kNotFound,
+                          "cannot create port '" + cfg.devargs + "': " + err_text(rc) +
+                              " (is the PMD installed — e.g. librte-net-* — and are the devargs right?)");
       return nullptr;
     }
     port->probed_by_us_ = true;
     if (!find_port(port->name_, port->port_id_)) {
-      err = Status::error("device '" + cfg.devargs + "' was probed but created no ethdev port");
+      err = Status::error(StatusCode::kNotFound, "device '" + cfg.devargs + "' was probed but created no ethdev port");
       return nullptr;
     }
   }
@@ -101,16 +103,17 @@ std::unique_ptr<Port> Port::open(const PortConfig& cfg, Status& err) {
 
   rte_eth_dev_info info{};
   if (int rc = rte_eth_dev_info_get(pid, &info); rc != 0) {
-    err = Status::error("port " + port->name_ + ": cannot read device info: " + err_text(rc));
+    err = Status::error(StatusCode::kError, "port " + port->name_ + ": cannot read device info: " + err_text(rc));
     return nullptr;
   }
   port->driver_ = info.driver_name != nullptr ? info.driver_name : "";
   port->device_ = info.device;
   if (cfg.rx_queues == 0 || cfg.rx_queues > info.max_rx_queues || cfg.tx_queues == 0 ||
       cfg.tx_queues > info.max_tx_queues) {
-    err = Status::error("port " + port->name_ + ": " + std::to_string(cfg.rx_queues) + " rx / " +
-                        std::to_string(cfg.tx_queues) + " tx queues asked, device allows " +
-                        std::to_string(info.max_rx_queues) + " / " + std::to_string(info.max_tx_queues));
+    err = Status::error(StatusCode::kUnsupported,
+                        "port " + port->name_ + ": " + std::to_string(cfg.rx_queues) + " rx / " +
+                            std::to_string(cfg.tx_queues) + " tx queues asked, device allows " +
+                            std::to_string(info.max_rx_queues) + " / " + std::to_string(info.max_tx_queues));
     return nullptr;
   }
 
@@ -123,10 +126,8 @@ std::unique_ptr<Port> Port::open(const PortConfig& cfg, Status& err) {
     conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
     off.multi_seg = true;
   }
-  if (cfg.want_ipv4_cksum && (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM)) {
-    conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_IPV4_CKSUM;
-    off.ipv4_cksum = true;
-  }
+  off.ipv4_cksum_offered = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) != 0;
+  off.vlan_insert_offered = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_VLAN_INSERT) != 0;
   if (cfg.want_fast_free && (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE)) {
     conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
     off.fast_free = true;
@@ -142,9 +143,10 @@ std::unique_ptr<Port> Port::open(const PortConfig& cfg, Status& err) {
   const std::uint32_t frame = cfg.mtu != 0 ? cfg.mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN + 4u : 0u;
   if (frame > room) {
     if (!(info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER)) {
-      err = Status::error("port " + port->name_ + ": MTU " + std::to_string(cfg.mtu) + " needs " +
-                          std::to_string(frame) + "-byte frames but mbufs hold " + std::to_string(room) +
-                          " and the device has no RX scatter; use bigger mbufs");
+      err = Status::error(StatusCode::kUnsupported, "port " + port->name_ + ": MTU " + std::to_string(cfg.mtu) +
+                                                        " needs " + std::to_string(frame) +
+                                                        "-byte frames but mbufs hold " + std::to_string(room) +
+                                                        " and the device has no RX scatter; use bigger mbufs");
       return nullptr;
     }
     conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
@@ -152,20 +154,21 @@ std::unique_ptr<Port> Port::open(const PortConfig& cfg, Status& err) {
   }
   if (cfg.mtu != 0) {
     if ((info.max_mtu != 0 && cfg.mtu > info.max_mtu) || cfg.mtu < info.min_mtu) {
-      err = Status::error("port " + port->name_ + ": MTU " + std::to_string(cfg.mtu) + " outside the device's " +
-                          std::to_string(info.min_mtu) + ".." + std::to_string(info.max_mtu));
+      err = Status::error(StatusCode::kUnsupported, "port " + port->name_ + ": MTU " + std::to_string(cfg.mtu) +
+                                                        " outside the device's " + std::to_string(info.min_mtu) + ".." +
+                                                        std::to_string(info.max_mtu));
       return nullptr;
     }
     conf.rxmode.mtu = cfg.mtu;
   }
 
   if (int rc = rte_eth_dev_configure(pid, cfg.rx_queues, cfg.tx_queues, &conf); rc != 0) {
-    err = Status::error("port " + port->name_ + ": configure failed: " + err_text(rc));
+    err = Status::error(StatusCode::kError, "port " + port->name_ + ": configure failed: " + err_text(rc));
     return nullptr;
   }
   std::uint16_t nrx = cfg.rx_desc, ntx = cfg.tx_desc;
   if (int rc = rte_eth_dev_adjust_nb_rx_tx_desc(pid, &nrx, &ntx); rc != 0) {
-    err = Status::error("port " + port->name_ + ": descriptor counts rejected: " + err_text(rc));
+    err = Status::error(StatusCode::kError, "port " + port->name_ + ": descriptor counts rejected: " + err_text(rc));
     return nullptr;
   }
   const int socket = rte_eth_dev_socket_id(pid) < 0 ? static_cast<int>(rte_socket_id()) : rte_eth_dev_socket_id(pid);
@@ -174,7 +177,8 @@ std::unique_ptr<Port> Port::open(const PortConfig& cfg, Status& err) {
     rxc.offloads = conf.rxmode.offloads;
     if (int rc = rte_eth_rx_queue_setup(pid, q, nrx, static_cast<unsigned>(socket), &rxc, rx_pool_of(cfg, q));
         rc != 0) {
-      err = Status::error("port " + port->name_ + ": rx queue " + std::to_string(q) + " setup failed: " + err_text(rc));
+      err = Status::error(StatusCode::kError,
+                          "port " + port->name_ + ": rx queue " + std::to_string(q) + " setup failed: " + err_text(rc));
       return nullptr;
     }
   }
@@ -182,7 +186,8 @@ std::unique_ptr<Port> Port::open(const PortConfig& cfg, Status& err) {
     rte_eth_txconf txc = info.default_txconf;
     txc.offloads = conf.txmode.offloads;
     if (int rc = rte_eth_tx_queue_setup(pid, q, ntx, static_cast<unsigned>(socket), &txc); rc != 0) {
-      err = Status::error("port " + port->name_ + ": tx queue " + std::to_string(q) + " setup failed: " + err_text(rc));
+      err = Status::error(StatusCode::kError,
+                          "port " + port->name_ + ": tx queue " + std::to_string(q) + " setup failed: " + err_text(rc));
       return nullptr;
     }
   }
@@ -195,7 +200,7 @@ std::unique_ptr<Port> Port::open(const PortConfig& cfg, Status& err) {
   if (int rc = rte_eth_dev_start(pid); rc == 0) {
     port->started_ = true;
   } else if (!port->memif_client_) {
-    err = Status::error("port " + port->name_ + ": start failed: " + err_text(rc));
+    err = Status::error(StatusCode::kError, "port " + port->name_ + ": start failed: " + err_text(rc));
     return nullptr;
   }
   // (A memif client whose server is not listening yet fails to start; wait_link_up() retries.)
@@ -203,7 +208,8 @@ std::unique_ptr<Port> Port::open(const PortConfig& cfg, Status& err) {
     const int rc = rte_eth_promiscuous_enable(pid);
     // Virtual PMDs without a MAC filter accept everything anyway.
     if (rc != 0 && rc != -ENOTSUP) {
-      err = Status::error("port " + port->name_ + ": cannot enable promiscuous mode: " + err_text(rc));
+      err = Status::error(StatusCode::kError,
+                          "port " + port->name_ + ": cannot enable promiscuous mode: " + err_text(rc));
       return nullptr;
     }
   }
@@ -214,7 +220,8 @@ std::unique_ptr<Port> Port::open(const PortConfig& cfg, Status& err) {
     if (rc == -ENOTSUP) rc = rte_eth_allmulticast_enable(pid);  // no list: every multicast frame
     // Virtual PMDs without a MAC filter take every frame anyway.
     if (rc != 0 && rc != -ENOTSUP) {
-      err = Status::error("port " + port->name_ + ": cannot take the multicast MACs asked for: " + err_text(rc));
+      err = Status::error(StatusCode::kError,
+                          "port " + port->name_ + ": cannot take the multicast MACs asked for: " + err_text(rc));
       return nullptr;
     }
   }
@@ -230,7 +237,8 @@ Status Port::wait_link_up(std::uint32_t timeout_ms) const {
     if (link_up()) return {};
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) break;
-    if (stop_requested()) return Status::error("interrupted while waiting for the link of port " + name_);
+    if (stop_requested())
+      return Status::error(StatusCode::kError, "interrupted while waiting for the link of port " + name_);
     // A memif client tries its server's socket once, when the port starts (DPDK 22.11 never
     // retries; the start even fails when nobody listens): started before its server it would wait
     // in vain, so the port is started again, which connects again. Start order then does not matter.
@@ -241,8 +249,8 @@ Status Port::wait_link_up(std::uint32_t timeout_ms) const {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  return Status::error("link of port " + name_ + " did not come up within " + std::to_string(timeout_ms) +
-                       " ms (is the peer running?)");
+  return Status::error(StatusCode::kTimeout, "link of port " + name_ + " did not come up within " +
+                                                 std::to_string(timeout_ms) + " ms (is the peer running?)");
 }
 
 bool Port::link_up() const {
@@ -305,7 +313,7 @@ Status InterruptThreadHold::engage(std::uint32_t timeout_ms) {
   let_go_.store(false, std::memory_order_release);
   parked_.store(false, std::memory_order_release);
   event_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (event_fd_ < 0) return Status::error(std::string("eventfd: ") + std::strerror(errno));
+  if (event_fd_ < 0) return Status::error(StatusCode::kIo, std::string("eventfd: ") + std::strerror(errno));
   handle_ = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
   if (handle_ == nullptr || rte_intr_fd_set(handle_, event_fd_) != 0 ||
       rte_intr_type_set(handle_, RTE_INTR_HANDLE_EXT) != 0 ||
@@ -314,15 +322,16 @@ Status InterruptThreadHold::engage(std::uint32_t timeout_ms) {
     handle_ = nullptr;
     ::close(event_fd_);
     event_fd_ = -1;
-    return Status::error("cannot register an interrupt callback to hold the PMD's event thread");
+    return Status::error(StatusCode::kError, "cannot register an interrupt callback to hold the PMD's event thread");
   }
   const std::uint64_t one = 1;
   (void)!::write(event_fd_, &one, sizeof(one));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (!parked_.load(std::memory_order_acquire)) {
     if (std::chrono::steady_clock::now() >= deadline)
-      return Status::error("EAL's interrupt thread did not reach our callback within " + std::to_string(timeout_ms) +
-                           " ms: a peer's exit may still race our polling");
+      return Status::error(StatusCode::kTimeout, "EAL's interrupt thread did not reach our callback within " +
+                                                     std::to_string(timeout_ms) +
+                                                     " ms: a peer's exit may still race our polling");
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   return {};

@@ -31,7 +31,6 @@ struct PortConfig {
   // where the PMD keeps no list; a PMD with no filter at all takes them already.
   std::vector<std::array<std::uint8_t, 6>> multicast_macs;
   bool want_multi_seg = true;      // chained mbufs on TX (zero-copy payload segments)
-  bool want_ipv4_cksum = true;     // IPv4 header checksum offload
   bool want_fast_free = false;     // only valid when every mbuf is direct, refcnt 1, one pool
   rte_mempool* rx_pool = nullptr;  // required
   // One pool per RX queue (a worker's own, on its NUMA socket); empty: rx_pool for every queue.
@@ -44,7 +43,13 @@ struct PortConfig {
 // What the port can do, and what was switched on. Never assumed: probed from dev_info.
 struct PortOffloads {
   bool multi_seg = false;
-  bool ipv4_cksum = false;
+  // Offered by the PMD and deliberately left off (docs/labs.md, "Offloads"): every header of a
+  // frame, the IPv4 checksum and the 802.1Q tag included, comes from the QP's template, the
+  // checksum patched per frame by RFC 1624's incremental form (a few adds), so the frame the
+  // capture and the ICRC see is the frame on the wire. The NIC would save those adds and cost a
+  // capture fix-up per frame; the ICRC masks the IPv4 checksum either way (IBTA Annex A17.4.1).
+  bool ipv4_cksum_offered = false;
+  bool vlan_insert_offered = false;
   bool fast_free = false;
   bool rx_scatter = false;
   bool rss = false;  // RX spread over the queues by a UDP hash (RTE_ETH_MQ_RX_RSS)

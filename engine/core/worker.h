@@ -36,14 +36,16 @@ void run_poll_loop(Handler& h, std::uint64_t max_iterations = 0) {
 template <typename Handler>
 [[nodiscard]] Status launch_worker(unsigned lcore, Handler& h) {
   if (lcore == rte_get_main_lcore() || !rte_lcore_is_enabled(lcore))
-    return Status::error("lcore " + std::to_string(lcore) + " is not an enabled worker lcore (see EAL -l)");
+    return Status::error(StatusCode::kInvalidArgument,
+                         "lcore " + std::to_string(lcore) + " is not an enabled worker lcore (see EAL -l)");
   const int rc = rte_eal_remote_launch(
       [](void* arg) -> int {
         run_poll_loop(*static_cast<Handler*>(arg));
         return 0;
       },
       &h, lcore);
-  if (rc != 0) return Status::error("cannot launch on lcore " + std::to_string(lcore) + ": busy");
+  if (rc != 0)
+    return Status::error(StatusCode::kBadState, "cannot launch on lcore " + std::to_string(lcore) + ": busy");
   return {};
 }
 

@@ -9,7 +9,6 @@
 #include <optional>
 #include <string>
 
-#include "engine/endpoint/rc_endpoint.h"
 #include "protocols/cm/rdma_cm_header.h"
 
 namespace droce::engine {
@@ -66,24 +65,32 @@ bool same_ip(const std::uint8_t* a, const std::uint8_t* b, bool ipv6) { return s
 
 }  // namespace
 
-EndpointCm::EndpointCm(RcEndpoint& ep)
-    : ep_(ep), conns_(new Conn[kMaxConnections]), events_(new CmEndpointEvent[kEventQueue]) {
+EndpointCm::EndpointCm(const EndpointConfig& cfg, ControlFrames& out, CmQpControl& qps)
+    : cfg_(cfg), out_(out), qps_(qps), conns_(new Conn[kMaxConnections]), events_(new CmEndpointEvent[kEventQueue]) {
   // Ephemeral source ports as Linux picks them (32768..60999), starting anywhere.
   next_src_port_ = static_cast<std::uint16_t>(32768 + rte_rand_max(28232));
 }
 
 EndpointCm::~EndpointCm() = default;
 
-std::uint64_t EndpointCm::api_now_ns() const { return now_ns_ != 0 ? now_ns_ : ep_.now_ns(rte_rdtsc()); }
+std::uint64_t EndpointCm::api_now_ns() const { return now_ns_ != 0 ? now_ns_ : qps_.clock_ns(rte_rdtsc()); }
 
-EndpointCm::Conn* EndpointCm::find(std::uint32_t conn) {
-  if (conn == 0) return nullptr;
+std::uint32_t EndpointCm::index_of(std::uint32_t conn) const {
+  if (conn == 0) return kMaxConnections;
   for (std::uint32_t i = 0; i < kMaxConnections; ++i)
-    if (conns_[i].cm && conns_[i].id == conn) return &conns_[i];
-  return nullptr;
+    if (conns_[i].cm && conns_[i].id == conn) return i;
+  return kMaxConnections;
 }
 
-const EndpointCm::Conn* EndpointCm::find(std::uint32_t conn) const { return const_cast<EndpointCm*>(this)->find(conn); }
+EndpointCm::Conn* EndpointCm::find(std::uint32_t conn) {
+  const std::uint32_t i = index_of(conn);
+  return i == kMaxConnections ? nullptr : &conns_[i];
+}
+
+const EndpointCm::Conn* EndpointCm::find(std::uint32_t conn) const {
+  const std::uint32_t i = index_of(conn);
+  return i == kMaxConnections ? nullptr : &conns_[i];
+}
 
 EndpointCm::Conn* EndpointCm::find_by_qpn(std::uint32_t qpn) {
   for (std::uint32_t i = 0; i < kMaxConnections; ++i)
@@ -120,16 +127,16 @@ cm::CmState EndpointCm::state(std::uint32_t conn) const {
 
 cm::CmLocalConfig EndpointCm::local_config(std::uint32_t qpn, Status& err) const {
   cm::CmLocalConfig cfg;
-  const RcEndpoint::QpSlot* s = const_cast<RcEndpoint&>(ep_).slot(qpn);
-  if (s == nullptr) {
+  rc::QpAttr a;
+  err = qps_.attr_in_init(qpn, a);
+  if (err.code() == StatusCode::kNotFound) {
     err = Status::error(StatusCode::kNotFound, "CM: unknown QPN " + std::to_string(qpn));
     return cfg;
   }
-  if (s->connected || s->qp->state() != rc::QpState::kInit) {
+  if (!err.ok()) {
     err = Status::error(StatusCode::kBadState, "CM: QP " + std::to_string(qpn) + " is not in INIT");
     return cfg;
   }
-  const rc::QpAttr& a = s->qp->attr();
   cfg.qpn = qpn;
   cfg.start_psn = a.sq_psn;
   cfg.responder_resources = static_cast<std::uint8_t>(std::min<std::uint32_t>(a.max_dest_rd_atomic, 255));
@@ -139,7 +146,7 @@ cm::CmLocalConfig EndpointCm::local_config(std::uint32_t qpn, Status& err) const
   cfg.rnr_retry_count = a.rnr_retry;
   cfg.local_ack_timeout = a.timeout;
   cfg.pkey = a.pkey;
-  cfg.ca_guid = guid_from_mac(ep_.cfg_.addresses.local.mac);
+  cfg.ca_guid = guid_from_mac(cfg_.addresses.local.mac);
   err = {};
   return cfg;
 }
@@ -165,7 +172,7 @@ Status EndpointCm::connect(std::uint32_t qpn, const CmConnectTo& to, std::uint32
   if (c == nullptr) return Status::error(StatusCode::kNoMemory, "cm_connect: every CM connection slot is in use");
   const std::uint32_t id = new_comm_id();
   if (id == 0) return Status::error(StatusCode::kError, "cm_connect: no free communication ID");
-  const bool v6 = ep_.cfg_.addresses.ipv6;
+  const bool v6 = cfg_.addresses.ipv6;
   cm::RdmaCmHeader h;
   h.ipv6 = v6;
   h.src_port = to.src_port;
@@ -173,7 +180,7 @@ Status EndpointCm::connect(std::uint32_t qpn, const CmConnectTo& to, std::uint32
     h.src_port = next_src_port_;
     next_src_port_ = next_src_port_ >= 60999 ? 32768 : static_cast<std::uint16_t>(next_src_port_ + 1);
   }
-  std::memcpy(h.src_ip, ep_.cfg_.addresses.local.ip, 16);
+  std::memcpy(h.src_ip, cfg_.addresses.local.ip, 16);
   std::memcpy(h.dst_ip, to.peer.ip, 16);
   std::uint8_t priv[cm::kReqPrivateBytes] = {};
   const std::uint32_t priv_len = cm::write_rdma_cm_req_private(h, to.private_data, to.private_len, priv);
@@ -182,10 +189,10 @@ Status EndpointCm::connect(std::uint32_t qpn, const CmConnectTo& to, std::uint32
   p.path_mtu = cfg.max_path_mtu;
   // The path as Linux's rdma_cm fills it for RoCE: permissive LIDs, GIDs from the IPs, the hop
   // limit of a routed path (IPv6's default), the traffic class from our DSCP.
-  cm::roce_gid_from_ip(ep_.cfg_.addresses.local.ip, v6, p.primary.local_gid);
+  cm::roce_gid_from_ip(cfg_.addresses.local.ip, v6, p.primary.local_gid);
   cm::roce_gid_from_ip(to.peer.ip, v6, p.primary.remote_gid);
   p.primary.hop_limit = 64;
-  p.primary.traffic_class = static_cast<std::uint8_t>(ep_.cfg_.addresses.dscp << 2);
+  p.primary.traffic_class = static_cast<std::uint8_t>(cfg_.addresses.dscp << 2);
   p.primary.local_ack_timeout = cfg.local_ack_timeout;
   p.private_data = priv;
   p.private_len = priv_len;
@@ -228,7 +235,7 @@ Status EndpointCm::accept(std::uint32_t conn, std::uint32_t qpn, const std::uint
     return Status::error(StatusCode::kBadState, std::string("cm_accept: ") + (o.note ? o.note : "refused"));
   // rdma_accept's order: the QP is ready (RTR, then RTS) before the REP tells the peer to send.
   const cm::CmQpParams& q = trial.qp_params();
-  if (Status st = ep_.connect_agreed(qpn, RemoteQp{c->peer, q.remote_qpn, q.expected_psn}, q); !st.ok()) {
+  if (Status st = qps_.connect_agreed(qpn, c->peer, q); !st.ok()) {
     // The REP stays unsent: the peer gets a REJ instead, and the slot goes.
     apply(*c, c->cm->reject(cm::RejReason::kNoQp, api_now_ns()), tsc);
     return st.context("cm_accept: ");
@@ -236,7 +243,7 @@ Status EndpointCm::accept(std::uint32_t conn, std::uint32_t qpn, const std::uint
   c->cm = std::move(trial);
   c->qpn = qpn;
   c->qp_connected = true;
-  if (RcEndpoint::QpSlot* s = ep_.slot(qpn)) s->cm_wait_traffic = true;
+  qps_.set_waits_for_traffic(qpn, true);
   apply(*c, o, tsc);
   return {};
 }
@@ -260,7 +267,7 @@ Status EndpointCm::disconnect(std::uint32_t conn) {
                                                     std::string(cm::cm_state_name(c->cm->state())) +
                                                     ", not established");
   // rdma_disconnect's order: the QP goes to ERROR (its work completes flushed), then the DREQ.
-  if (c->qp_connected) (void)ep_.set_error(c->qpn);
+  if (c->qp_connected) (void)qps_.set_qp_error(c->qpn);
   const std::uint64_t tsc = rte_rdtsc();
   apply(*c, c->cm->disconnect(api_now_ns()), tsc);
   return {};
@@ -284,10 +291,10 @@ void EndpointCm::push_event(const CmEndpointEvent& e) {
 }
 
 void EndpointCm::on_qp_traffic(std::uint32_t qpn, std::uint64_t now_tsc) {
-  if (RcEndpoint::QpSlot* s = ep_.slot(qpn)) s->cm_wait_traffic = false;
+  qps_.set_waits_for_traffic(qpn, false);
   Conn* c = find_by_qpn(qpn);
   if (c == nullptr) return;
-  apply(*c, c->cm->on_qp_traffic(ep_.now_ns(now_tsc)), now_tsc);
+  apply(*c, c->cm->on_qp_traffic(qps_.clock_ns(now_tsc)), now_tsc);
 }
 
 void EndpointCm::on_frame(const std::uint8_t* frame, std::uint32_t len, std::uint64_t now_ns, std::uint64_t now_tsc) {
@@ -300,9 +307,9 @@ void EndpointCm::on_frame(const std::uint8_t* frame, std::uint32_t len, std::uin
     ++c_.ud_refused[static_cast<std::size_t>(r)];
     return;
   }
-  const bool v6 = ep_.cfg_.addresses.ipv6;
+  const bool v6 = cfg_.addresses.ipv6;
   // Only datagrams addressed to us: the GSI answers for this endpoint's address alone.
-  if (p.ipv6 != v6 || !same_ip(p.dst_ip, ep_.cfg_.addresses.local.ip, v6)) {
+  if (p.ipv6 != v6 || !same_ip(p.dst_ip, cfg_.addresses.local.ip, v6)) {
     ++c_.wrong_peer;
     return;
   }
@@ -344,7 +351,7 @@ void EndpointCm::on_frame(const std::uint8_t* frame, std::uint32_t len, std::uin
     cm::RdmaCmHeader h;
     const bool header_ok =
         cm::parse_rdma_cm_header(req.private_data, cm::kReqPrivateBytes, h) == cm::RdmaCmHeaderRefusal::kNone &&
-        h.ipv6 == v6 && same_ip(h.src_ip, from.ip, v6) && same_ip(h.dst_ip, ep_.cfg_.addresses.local.ip, v6);
+        h.ipv6 == v6 && same_ip(h.src_ip, from.ip, v6) && same_ip(h.dst_ip, cfg_.addresses.local.ip, v6);
     if (!header_ok || c == nullptr || id == 0) {
       if (!header_ok)
         ++c_.bad_rdma_cm_header;
@@ -356,7 +363,7 @@ void EndpointCm::on_frame(const std::uint8_t* frame, std::uint32_t len, std::uin
       return;
     }
     cm::CmLocalConfig cfg;
-    cfg.ca_guid = guid_from_mac(ep_.cfg_.addresses.local.mac);
+    cfg.ca_guid = guid_from_mac(cfg_.addresses.local.mac);
     c->cm.emplace(cm::CmRole::kPassive, cfg, id);
     c->id = id;
     c->qpn = 0;
@@ -434,8 +441,8 @@ void EndpointCm::apply(Conn& c, const cm::CmOutput& o, std::uint64_t now_tsc) {
           const cm::CmQpParams& q = c.cm->qp_params();
           Status st;
           if (c.recovery_at_rep != nullptr)
-            st = ep_.set_recovery(c.qpn, c.recovery_at_rep(c.rep_private, cm::kRepPrivateBytes));
-          if (st.ok()) st = ep_.connect_agreed(c.qpn, RemoteQp{c.peer, q.remote_qpn, q.expected_psn}, q);
+            st = qps_.set_qp_recovery(c.qpn, c.recovery_at_rep(c.rep_private, cm::kRepPrivateBytes));
+          if (st.ok()) st = qps_.connect_agreed(c.qpn, c.peer, q);
           if (!st.ok()) {
             // The QP cannot take the connection (the consumer moved it): no RTU, so the peer's
             // REP times out into a REJ; the consumer hears it as a local reject.
@@ -450,19 +457,19 @@ void EndpointCm::apply(Conn& c, const cm::CmOutput& o, std::uint64_t now_tsc) {
           ev.private_len = cm::kRepPrivateBytes;
           std::memcpy(ev.private_data, c.rep_private, cm::kRepPrivateBytes);
         }
-        if (RcEndpoint::QpSlot* s = ep_.slot(c.qpn)) s->cm_wait_traffic = false;
+        qps_.set_waits_for_traffic(c.qpn, false);
         break;
       case cm::CmEventKind::kRejected:
         ev.kind = CmEndpointEventKind::kRejected;
-        if (c.qp_connected) (void)ep_.set_error(c.qpn);
+        if (c.qp_connected) (void)qps_.set_qp_error(c.qpn);
         break;
       case cm::CmEventKind::kTimedOut:
         ev.kind = CmEndpointEventKind::kTimedOut;
-        if (c.qp_connected) (void)ep_.set_error(c.qpn);
+        if (c.qp_connected) (void)qps_.set_qp_error(c.qpn);
         break;
       case cm::CmEventKind::kDisconnected:
         ev.kind = CmEndpointEventKind::kDisconnected;
-        if (c.qp_connected) (void)ep_.set_error(c.qpn);
+        if (c.qp_connected) (void)qps_.set_qp_error(c.qpn);
         break;
       case cm::CmEventKind::kClosed:
         ev.kind = CmEndpointEventKind::kClosed;
@@ -481,7 +488,7 @@ void EndpointCm::apply(Conn& c, const cm::CmOutput& o, std::uint64_t now_tsc) {
       ev.peer = c.peer;
       push_event(ev);
     }
-    if (RcEndpoint::QpSlot* s = ep_.slot(c.qpn); s != nullptr && c.qpn != 0) s->cm_wait_traffic = false;
+    if (c.qpn != 0) qps_.set_waits_for_traffic(c.qpn, false);
     c.cm.reset();
     c.id = 0;
     c.qpn = 0;
@@ -491,7 +498,7 @@ void EndpointCm::apply(Conn& c, const cm::CmOutput& o, std::uint64_t now_tsc) {
 
 bool EndpointCm::send_mad(const wire::L2L3Address& peer, std::uint16_t pkey, const std::uint8_t* mad,
                           std::uint64_t now_tsc) {
-  const EndpointConfig& cfg = ep_.cfg_;
+  const EndpointConfig& cfg = cfg_;
   wire::TemplateConfig tc;
   tc.local = cfg.addresses.local;
   tc.remote = peer;
@@ -509,7 +516,7 @@ bool EndpointCm::send_mad(const wire::L2L3Address& peer, std::uint16_t pkey, con
   f.ip_id = ip_id_++;
   f.pkey = tc.pkey;
   const std::uint32_t need = wire::ud_frame_bytes(t, false, cm::kMadBytes);
-  rte_mbuf* m = rte_pktmbuf_alloc(cfg.queues.pool);
+  rte_mbuf* m = out_.alloc();
   auto* out =
       m == nullptr ? nullptr : reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(m, static_cast<std::uint16_t>(need)));
   const std::uint32_t n = out == nullptr ? 0 : wire::build_ud_send(t, f, mad, cm::kMadBytes, out, need);
@@ -518,10 +525,7 @@ bool EndpointCm::send_mad(const wire::L2L3Address& peer, std::uint16_t pkey, con
     ++c_.mad_tx_failures;
     return false;
   }
-  if (cfg.recording.capture != nullptr)
-    cfg.recording.capture->capture(cfg.queues.port_id, cfg.queues.queue, &m, 1, CaptureDirection::kTx, now_tsc);
-  if (!ep_.tx_.push(m)) {
-    rte_pktmbuf_free(m);
+  if (!out_.send(m, now_tsc)) {
     ++c_.mad_tx_failures;
     return false;
   }

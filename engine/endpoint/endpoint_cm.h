@@ -1,15 +1,19 @@
 // EndpointCm: RDMA-CM over the GSI QP1 on an RcEndpoint's port queue (docs/cm.md). It takes the
 // UD frames addressed to QP1, checks them (ICRC, P_Key, Q_Key, MAD header), hands each CM
 // message to the connection it names (protocols/cm CmConnection), sends their MADs back as UD
-// SENDs to the peer's QP1, runs their timers from the poll, and moves the bound RC QPs: to RTR
-// and RTS with the parameters agreed in REQ/REP, to ERROR on a disconnect. The RcEndpoint owns
-// it and calls it from its poll (single-threaded, like the endpoint).
+// SENDs to the peer's QP1 (through the endpoint's ControlFrames), runs their timers from the poll,
+// and moves the bound RC QPs through the endpoint's CmQpControl: to RTR and RTS with the
+// parameters agreed in REQ/REP, to ERROR on a disconnect. The RcEndpoint owns it and calls it
+// from its poll (single-threaded, like the endpoint).
 #pragma once
 
 #include <cstdint>
 #include <memory>
 
 #include "engine/core/status.h"
+#include "engine/endpoint/cm_qp_control.h"
+#include "engine/endpoint/control_frames.h"
+#include "engine/endpoint/endpoint_config.h"
 #include "protocols/cm/cm_connection.h"
 #include "protocols/cm/cm_listener.h"
 #include "protocols/cm/mad.h"
@@ -18,8 +22,6 @@
 #include "protocols/wire/ud.h"
 
 namespace droce::engine {
-
-class RcEndpoint;
 
 // What the consumer learns from the CM, in order (RcEndpoint::cm_next_event).
 enum class CmEndpointEventKind : std::uint8_t {
@@ -98,7 +100,8 @@ class EndpointCm {
   static constexpr std::uint32_t kMaxConnections = 64;
   static constexpr std::uint32_t kEventQueue = 256;
 
-  explicit EndpointCm(RcEndpoint& ep);
+  // `cfg`, `out` and `qps` are the owning endpoint's and outlive this.
+  EndpointCm(const EndpointConfig& cfg, ControlFrames& out, CmQpControl& qps);
   ~EndpointCm();
   EndpointCm(const EndpointCm&) = delete;
   EndpointCm& operator=(const EndpointCm&) = delete;
@@ -127,6 +130,8 @@ class EndpointCm {
 
  private:
   struct Conn;
+  // Connection `conn`'s slot in conns_ (kMaxConnections: none).
+  [[nodiscard]] std::uint32_t index_of(std::uint32_t conn) const;
   Conn* find(std::uint32_t conn);
   [[nodiscard]] const Conn* find(std::uint32_t conn) const;
   Conn* find_by_qpn(std::uint32_t qpn);
@@ -144,7 +149,9 @@ class EndpointCm {
   // a lab may drive), or the TSC's before the first poll.
   [[nodiscard]] std::uint64_t api_now_ns() const;
 
-  RcEndpoint& ep_;
+  const EndpointConfig& cfg_;
+  ControlFrames& out_;
+  CmQpControl& qps_;
   std::unique_ptr<Conn[]> conns_;
   cm::CmListener listener_;
   std::unique_ptr<CmEndpointEvent[]> events_;

@@ -57,7 +57,7 @@ Status validate(const EndpointConfig& cfg) {
   if (Status s = check_queues(cfg.queues); !s.ok()) return s;
   if (Status s = check_addresses(cfg.addresses); !s.ok()) return s;
   if (Status s = check_transport(cfg.transport, cfg.queues.pool); !s.ok()) return s;
-  if (std::string e = cfg.dcqcn.params.validate(); !e.empty()) return bad("dcqcn.params: " + e);
+  if (Status s = cfg.dcqcn.params.validate(); !s.ok()) return bad("dcqcn.params: " + s.message());
   if (cfg.pfc.priority > 7) return bad("pfc.priority " + std::to_string(cfg.pfc.priority) + " is not 0..7");
   if (!std::isfinite(cfg.pfc.link_bps) || cfg.pfc.link_bps < 0)
     return bad("pfc.link_bps " + std::to_string(cfg.pfc.link_bps) + " is not a rate >= 0");

@@ -6,8 +6,10 @@
 #include <rte_telemetry.h>
 
 #include <cstdlib>
+#include <mutex>
 #include <string>
 
+#include "engine/endpoint/endpoint_directory.h"
 #include "engine/endpoint/qp_telemetry.h"
 #include "engine/endpoint/rc_endpoint.h"
 
@@ -136,13 +138,7 @@ int cmd_endpoint_totals(const char*, const char*, rte_tel_data* d) {
 
 }  // namespace
 
-EndpointDirectory& EndpointDirectory::instance() {
-  // Never destroyed: endpoints that outlive main()'s locals still remove themselves safely.
-  static EndpointDirectory* d = new EndpointDirectory();
-  return *d;
-}
-
-std::uint32_t EndpointDirectory::add(const RcEndpoint* ep) {
+void register_endpoint_telemetry() {
   static std::once_flag once;
   std::call_once(once, [] {
     rte_telemetry_register_cmd("/droce/endpoints", cmd_endpoints,
@@ -153,23 +149,6 @@ std::uint32_t EndpointDirectory::add(const RcEndpoint* ep) {
                                "Every endpoint's counters summed. No parameters");
     register_qp_telemetry();
   });
-  std::lock_guard<std::mutex> lock(mu_);
-  const std::uint32_t id = next_id_++;
-  eps_[id] = ep;
-  return id;
-}
-
-void EndpointDirectory::remove(std::uint32_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  eps_.erase(id);
-}
-
-std::vector<std::uint32_t> EndpointDirectory::ids() {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::vector<std::uint32_t> out;
-  out.reserve(eps_.size());
-  for (const auto& [id, ep] : eps_) out.push_back(id);
-  return out;
 }
 
 }  // namespace droce::engine

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "engine/endpoint/endpoint_telemetry.h"
+#include "engine/endpoint/endpoint_directory.h"
 #include "engine/endpoint/linux_counter_names.h"
 #include "engine/endpoint/rc_endpoint.h"
 
@@ -132,7 +132,7 @@ int cmd_hw_counters(const char*, const char* params, rte_tel_data* d) {
 }  // namespace
 
 void register_qp_telemetry() {
-  // Called once, with the endpoint commands (EndpointDirectory::add).
+  // Called once, with the endpoint commands (register_endpoint_telemetry).
   rte_telemetry_register_cmd("/droce/qps", cmd_qps,
                              "An endpoint's QPs: QPN -> state (the first 256). Parameters: int endpoint id");
   // DPDK refuses a help text of 128 characters or more (RTE_TEL_MAX_STRING_LEN).

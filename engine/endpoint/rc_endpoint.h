@@ -14,11 +14,12 @@
 #include "engine/core/counters.h"
 #include "engine/core/memory_region.h"
 #include "engine/core/status.h"
-#include "engine/core/tx_batch.h"
-#include "engine/endpoint/endpoint_arp.h"
+#include "engine/endpoint/cm_qp_control.h"
+#include "engine/endpoint/control_frames.h"
 #include "engine/endpoint/endpoint_cm.h"
 #include "engine/endpoint/endpoint_config.h"
-#include "engine/endpoint/endpoint_nd.h"
+#include "engine/endpoint/endpoint_counters.h"
+#include "engine/endpoint/endpoint_neighbours.h"
 #include "engine/endpoint/message_view.h"
 #include "protocols/dcqcn/notification_point.h"
 #include "protocols/dcqcn/pacer.h"
@@ -30,63 +31,6 @@
 #include "protocols/wire/parse.h"
 
 namespace droce::engine {
-
-// Per-endpoint transport counters beyond the per-QP RC counters.
-struct EndpointCounters {
-  std::uint64_t tx_frames = 0;
-  std::uint64_t tx_zero_copy_frames = 0;      // payload attached, not copied
-  std::uint64_t tx_payload_bytes_copied = 0;  // copies that zero copy could not avoid (no multi-seg, foreign memory)
-  std::uint64_t tx_inline_frames = 0;         // payload at most tx_inline_bytes, copied on purpose
-  std::uint64_t tx_payload_bytes_inlined = 0;
-  std::uint64_t tx_payload_bytes = 0;
-  std::uint64_t tx_alloc_failures = 0;  // pool empty: packet stays queued in the QP (retried)
-  std::uint64_t tx_backlog_drops = 0;
-  std::uint64_t rx_frames = 0;
-  std::uint64_t rx_view_messages = 0;      // messages handed out as views (no copy)
-  std::uint64_t rx_view_bytes = 0;         // payload bytes handed out in views
-  std::uint64_t rx_view_bytes_copied = 0;  // view payload copied because the frame was not one segment
-  std::uint64_t rx_view_drops = 0;         // view could not be built (pool empty): the QP is reset to error
-  std::uint64_t rx_linearized = 0;         // multi-segment frames copied to parse them
-  std::uint64_t rx_drops[wire::kDropReasonCount] = {};
-  // DCQCN, named like the Linux RDMA hw counters (mlx5 ethtool / rdma statistic).
-  std::uint64_t np_ecn_marked_roce_packets = 0;  // CE-marked RoCE packets received
-  std::uint64_t np_cnp_sent = 0;
-  std::uint64_t rp_cnp_handled = 0;   // CNPs that cut a QP's rate
-  std::uint64_t rp_cnp_ignored = 0;   // CNPs inside the cut-monitor period, or for a QP without DCQCN
-  std::uint64_t cnp_unknown_qp = 0;   // CNPs for a QPN we do not have (also in rx_drops unknown_qpn)
-  std::uint64_t cnp_tx_failures = 0;  // a CNP could not be sent (pool empty, backlog full)
-  std::uint64_t pacer_waits = 0;      // a QP had data but its DCQCN rate said wait
-  // PFC honoured on transmit.
-  std::uint64_t pfc_pause_frames = 0;   // PFC frames that paused (or extended a pause of) our priority
-  std::uint64_t pfc_resume_frames = 0;  // XON: zero quanta for our priority
-  std::uint64_t pfc_other_frames = 0;   // MAC Control frames not for our priority (or not PFC)
-  std::uint64_t pfc_paused_ns = 0;      // time transmit was held by PFC
-  // Work per poll follows activity, not the number of QPs: transmit visits only QPs on the
-  // ready list, and timers are kept on wheels. An idle connected QP adds to neither.
-  std::uint64_t tx_qp_turns = 0;  // transmit turns given to QPs (one per ready QP visited)
-  std::uint64_t timer_fires = 0;  // QP timers (ACK timeout, RNR wait) and DCQCN rate timers that came due
-  // ARP (IPv4 endpoints; engine/endpoint/endpoint_arp.h). ARP frames are not counted in rx_drops.
-  std::uint64_t arp_requests_answered = 0;   // requests for our IP that got a reply
-  std::uint64_t arp_requests_learned = 0;    // requests for our IP that taught (or refreshed) the sender's MAC
-  std::uint64_t arp_replies_learned = 0;     // replies that resolved (or refreshed) a neighbour
-  std::uint64_t arp_malformed = 0;           // ARP ether type, but a packet parse_arp refuses
-  std::uint64_t arp_ignored = 0;             // well-formed but not for us (other IPs, bad senders, unasked replies)
-  std::uint64_t arp_requests_sent = 0;       // requests of our resolutions
-  std::uint64_t arp_announcements_sent = 0;  // gratuitous ARPs
-  std::uint64_t arp_resolve_failures = 0;    // resolutions that got no reply
-  std::uint64_t arp_tx_failures = 0;         // an ARP frame could not be sent (pool empty, backlog full)
-  // IPv6 Neighbor Discovery (IPv6 endpoints; engine/endpoint/endpoint_nd.h). NS and NA frames are
-  // not counted in rx_drops; other ICMPv6 still is (not_udp).
-  std::uint64_t nd_solicitations_answered = 0;  // NS for our address that got an NA
-  std::uint64_t nd_solicitations_learned = 0;   // NS for our address that taught (or refreshed) the sender's MAC
-  std::uint64_t nd_advertisements_learned = 0;  // NA that resolved (or refreshed) a neighbour
-  std::uint64_t nd_malformed = 0;               // NS or NA that parse_nd refuses (RFC 4861 §7.1)
-  std::uint64_t nd_ignored = 0;                 // valid but not for us (other targets, unasked NA, conflicts)
-  std::uint64_t nd_solicitations_sent = 0;      // NS of our resolutions
-  std::uint64_t nd_announcements_sent = 0;      // unsolicited NA
-  std::uint64_t nd_resolve_failures = 0;        // resolutions that got no NA
-  std::uint64_t nd_tx_failures = 0;             // an ND frame could not be sent (pool empty, backlog full)
-};
 
 // The peer of a QP, given statically (labs, hardware peers) or learned out of band.
 struct RemoteQp {
@@ -102,7 +46,7 @@ struct RemoteQp {
 // QPs created with rc::RecvMode::kMessageViews).
 // Single-threaded: everything runs on the thread that calls poll() (the worker lcore); other
 // threads go through QpChannel.
-class RcEndpoint final : public ViewHome {
+class RcEndpoint final : public ViewHome, private CmQpControl {
  public:
   // The endpoint on cfg's port queue, or nullptr and `err` naming the field out of range.
   [[nodiscard]] static std::unique_ptr<RcEndpoint> create(const EndpointConfig& cfg, Status& err);
@@ -126,31 +70,20 @@ class RcEndpoint final : public ViewHome {
   // Moves the QP to ERROR: outstanding work completes flushed; held views stay valid.
   [[nodiscard]] Status set_error(std::uint32_t qpn);
 
-  // ---- neighbours (ARP, IPv4 endpoints) ----
-  // The endpoint answers ARP requests for its address by itself. These resolve a peer's MAC
-  // (`ipv4`: 4 bytes, network order, e.g. RemoteQp::address.ip): start_resolve, then poll until
-  // resolution(ipv4).state is kResolved (the MAC) or kFailed (status says why).
-  [[nodiscard]] Status start_resolve(const std::uint8_t* ipv4) { return start_resolve(ipv4, rte_rdtsc()); }
-  [[nodiscard]] Status start_resolve(const std::uint8_t* ipv4, std::uint64_t now_tsc) {
-    return arp_.start_resolve(ipv4, now_ns(now_tsc));
+  // ---- neighbours (ARP on an IPv4 endpoint, IPv6 Neighbor Discovery on an IPv6 one) ----
+  // The endpoint answers the queries for its address by itself (ARP requests, Neighbor
+  // Solicitations). These resolve a peer's MAC: `ip` is an address of the endpoint's family as
+  // RemoteQp::address.ip holds it (4 bytes for IPv4, 16 for IPv6, network order). start_resolve,
+  // then poll until resolution(ip).state is kResolved (the MAC) or kFailed (status says why).
+  [[nodiscard]] Status start_resolve(const std::uint8_t* ip) { return start_resolve(ip, rte_rdtsc()); }
+  [[nodiscard]] Status start_resolve(const std::uint8_t* ip, std::uint64_t now_tsc) {
+    return neighbours_.start_resolve(ip, now_ns(now_tsc));
   }
-  [[nodiscard]] NeighbourResolution resolution(const std::uint8_t* ipv4) const { return arp_.resolution(ipv4); }
-  // Queues a gratuitous ARP for our address (at start, so that neighbours' caches learn us).
-  [[nodiscard]] Status announce() { return arp_.announce(rte_rdtsc()); }
-  [[nodiscard]] const arp::NeighbourTable& neighbours() const { return arp_.neighbours(); }
-
-  // ---- neighbours (IPv6 Neighbor Discovery, IPv6 endpoints) ----
-  // The same for an IPv6 endpoint: it answers Neighbor Solicitations for its address by itself;
-  // these resolve a peer's MAC (`ipv6`: 16 bytes, network order) by solicitations, then
-  // nd_resolution(ipv6).state is kResolved (the MAC) or kFailed (status says why).
-  [[nodiscard]] Status start_nd_resolve(const std::uint8_t* ipv6) { return start_nd_resolve(ipv6, rte_rdtsc()); }
-  [[nodiscard]] Status start_nd_resolve(const std::uint8_t* ipv6, std::uint64_t now_tsc) {
-    return nd_.start_resolve(ipv6, now_ns(now_tsc));
-  }
-  [[nodiscard]] NeighbourResolution nd_resolution(const std::uint8_t* ipv6) const { return nd_.resolution(ipv6); }
-  // Queues an unsolicited Neighbor Advertisement for our address (at start, RFC 4861 §7.2.6).
-  [[nodiscard]] Status announce_nd() { return nd_.announce(rte_rdtsc()); }
-  [[nodiscard]] const nd::NeighbourTable& nd_neighbours() const { return nd_.neighbours(); }
+  [[nodiscard]] NeighbourResolution resolution(const std::uint8_t* ip) const { return neighbours_.resolution(ip); }
+  // Queues an announcement of our address, at start, so that neighbours' caches learn us: a
+  // gratuitous ARP, or an unsolicited Neighbor Advertisement (RFC 4861 §7.2.6).
+  [[nodiscard]] Status announce() { return neighbours_.announce(rte_rdtsc()); }
+  [[nodiscard]] const EndpointNeighbours& neighbours() const { return neighbours_; }
 
   // ---- RDMA-CM over QP1 (docs/cm.md; engine/endpoint/endpoint_cm.h) ----
   // Connections as rdma_cm makes them, with Linux peers (rping, perftest -R, ...) or droce ones.
@@ -277,10 +210,17 @@ class RcEndpoint final : public ViewHome {
   [[nodiscard]] double rx_copies_per_byte() const;
 
  private:
-  friend class EndpointCm;  // QP1: builds MADs into tx_, moves QPs with the agreed parameters
   explicit RcEndpoint(const EndpointConfig& cfg);
-  // connect() with the parameters a CM exchange agreed (EndpointCm): they override the QP's.
-  [[nodiscard]] Status connect_agreed(std::uint32_t qpn, const RemoteQp& remote, const cm::CmQpParams& agreed);
+  // CmQpControl: the QP moves EndpointCm may ask for (cm_qp_control.h).
+  [[nodiscard]] Status attr_in_init(std::uint32_t qpn, rc::QpAttr& out) const override;
+  [[nodiscard]] Status set_qp_recovery(std::uint32_t qpn, rc::Recovery recovery) override {
+    return set_recovery(qpn, recovery);
+  }
+  [[nodiscard]] Status connect_agreed(std::uint32_t qpn, const wire::L2L3Address& peer,
+                                      const cm::CmQpParams& agreed) override;
+  [[nodiscard]] Status set_qp_error(std::uint32_t qpn) override { return set_error(qpn); }
+  void set_waits_for_traffic(std::uint32_t qpn, bool waiting) override;
+  [[nodiscard]] std::uint64_t clock_ns(std::uint64_t tsc) const override { return now_ns(tsc); }
   [[nodiscard]] Status connect_qp(std::uint32_t qpn, const RemoteQp& remote, const cm::CmQpParams* agreed);
   static constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
   static constexpr std::uint64_t kNever = UINT64_MAX;
@@ -322,6 +262,10 @@ class RcEndpoint final : public ViewHome {
     const std::uint32_t i = qpn - cfg_.transport.qpn_base;  // wraps to a huge index below the base
     return i < qps_.size() ? qps_[i].get() : nullptr;
   }
+  const QpSlot* slot(std::uint32_t qpn) const {
+    const std::uint32_t i = qpn - cfg_.transport.qpn_base;
+    return i < qps_.size() ? qps_[i].get() : nullptr;
+  }
   // The QP may have something to send: it goes on the ready list (at the back; once).
   void make_ready(QpSlot& s);
   // A QP whose turn the full TX backlog cut: first in the next poll.
@@ -349,12 +293,20 @@ class RcEndpoint final : public ViewHome {
   [[nodiscard]] std::uint64_t qp_deadline_ns(const QpSlot& s) const;
   [[nodiscard]] std::uint64_t rate_deadline_ns(const QpSlot& s) const;
   void release_paced(std::uint64_t now_tsc);
-  // True when the frame was kept (a view took it); false: the caller frees it.
+  // Every frame of a burst through receive(); the frames no view kept go back to their pool.
   void receive_burst(rte_mbuf* const* rx, std::uint16_t n, std::uint64_t now_ns);
   void touch_received(QpSlot& s);
   void settle_received();
-  // Out of line on purpose: bench/callgrind/run.py counts received frames by its calls.
+  // One frame: parse, the side protocols' frames (PFC, ARP/ND, QP1), ICRC, CNPs, then the header
+  // check and delivery. Out of line on purpose: bench/callgrind/run.py counts received frames by
+  // its calls.
   [[gnu::noinline]] bool receive(rte_mbuf* m, std::uint64_t now_ns);
+  // rxe's hdr_check for a parsed RC packet: its QP, the QP's state, the addresses, the P_Key and a
+  // response's length. The QP, or nullptr when the packet was dropped (counted).
+  [[nodiscard]] QpSlot* check_header(const wire::PacketInfo& pi);
+  // A checked packet to its QP and on to a message view; true when a view kept the frame.
+  bool deliver(QpSlot& s, rte_mbuf* m, const wire::PacketInfo& pi, std::uint8_t* data, bool linear,
+               std::uint64_t now_ns);
   static bool may_keep(const QpSlot& s, const wire::PacketInfo& pi);
   rte_mbuf* copy_payload(const wire::PacketInfo& pi, const std::uint8_t* payload);
   bool append_payload(QpSlot& s, rte_mbuf* piece);
@@ -413,7 +365,7 @@ class RcEndpoint final : public ViewHome {
   std::uint64_t qp_now_ns_ = 0;
   std::uint64_t last_poll_ns_ = 0;
   bool qp_clock_started_ = false;
-  TxBatch<1024> tx_;
+  EndpointTxBatch tx_;
   // Fresh TX mbufs taken in one rte_pktmbuf_alloc_bulk, handed out from the top. Refilled with
   // as many as the previous transmit pass sent (one bulk get instead of one get per frame), and
   // emptied back into the pool at the end of every pass: no mbuf stays held between polls.
@@ -428,10 +380,12 @@ class RcEndpoint final : public ViewHome {
   std::uint32_t tx_refill_ = 1;       // the next refill's size
   std::uint32_t tx_pass_frames_ = 0;  // mbufs handed out in this transmit pass
   EndpointCounters c_;
-  EndpointArp arp_{cfg_, tx_, c_};     // after cfg_, tx_ and c_, which it refers to
-  EndpointNd nd_{cfg_, tx_, c_};       // likewise
-  EndpointCm cm_{*this};               // QP1; refers to the members above
-  std::vector<std::uint8_t> scratch_;  // linearised multi-segment RX frames
+  // The side protocols, after cfg_, tx_ and c_, which they refer to: they send through frames_
+  // and reach the QPs only through this endpoint's CmQpControl.
+  ControlFrames frames_{cfg_, tx_};
+  EndpointNeighbours neighbours_{cfg_, frames_, c_};  // ARP or ND
+  EndpointCm cm_{cfg_, frames_, *this};               // QP1
+  std::vector<std::uint8_t> scratch_;                 // linearised multi-segment RX frames
   double ns_per_tsc_ = 1.0;
   std::uint64_t tsc_hz_ = 1;
   // Paced QPs waiting for their send time, by slot index, in TSC cycles (1 µs buckets).

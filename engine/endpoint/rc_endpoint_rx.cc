@@ -1,6 +1,7 @@
-// RcEndpoint's receive path: one received frame from parse to the QP and on to a message view,
-// with the address, P_Key and length checks, CNPs, PFC and ARP frames on the way (rc_endpoint.cc has
-// the API, the poll loop and transmit).
+// RcEndpoint's receive path: one received frame from parse to the QP and on to a message view —
+// the side protocols' frames (PFC, ARP/ND, QP1) and CNPs on the way, then the header check (rxe's
+// hdr_check: state, addresses, P_Key, length) and delivery (rc_endpoint_tx.cc is the transmit path;
+// rc_endpoint.cc the API and the poll loop).
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
@@ -94,6 +95,37 @@ void free_received(rte_mbuf** m, std::uint32_t n) {
   return wire::DropReason::kNone;
 }
 
+// rxe's hdr_check: a packet for an RC QP reaches it only when the QP exists and may receive (RTR
+// or RTS), the packet came on the QP's path and partition, and a response fits our PMTU. Returns
+// the QP, or nullptr when a check dropped the packet (counted by reason, in parse_frame's order).
+[[gnu::always_inline]] inline RcEndpoint::QpSlot* RcEndpoint::check_header(const wire::PacketInfo& pi) {
+  QpSlot* s = slot(pi.dest_qpn);
+  if (s == nullptr) {
+    drop(wire::DropReason::kUnknownQpn);
+    return nullptr;
+  }
+  const rc::RcQp& q = *s->qp;
+  if (q.state() != rc::QpState::kRts && q.state() != rc::QpState::kRtr) {
+    drop(wire::DropReason::kQpNotReady);
+    return nullptr;
+  }
+  if (const wire::DropReason r = check_addresses(*s, pi); r != wire::DropReason::kNone) {
+    drop(r);
+    return nullptr;
+  }
+  // §10.9.3: the BTH P_Key must match the QP's partition (0xFFFF, the default full member,
+  // matches only 0x7FFF/0xFFFF); a packet of another partition is silently dropped (counted).
+  if (cfg_.addresses.check_pkey && !wire::pkey_matches(pi.pkey, q.attr().pkey)) {
+    drop(wire::DropReason::kWrongPkey);
+    return nullptr;
+  }
+  if (const wire::DropReason r = check_response_length(*s, pi); r != wire::DropReason::kNone) {
+    drop(r);
+    return nullptr;
+  }
+  return s;
+}
+
 // A CNP addresses the QP that sent the marked data: ours (Annex A17.9.3). Its rate law decides
 // whether it cuts (rp_cnp_handled) or falls inside the cut-monitor period (rp_cnp_ignored).
 void RcEndpoint::on_cnp(const wire::PacketInfo& pi, std::uint64_t now_ns) {
@@ -123,7 +155,7 @@ void RcEndpoint::on_cnp(const wire::PacketInfo& pi, std::uint64_t now_ns) {
 }
 
 void RcEndpoint::send_cnp(QpSlot& s, std::uint64_t now_tsc) {
-  rte_mbuf* m = rte_pktmbuf_alloc(cfg_.queues.pool);
+  rte_mbuf* m = frames_.alloc();
   if (m == nullptr) {
     ++c_.cnp_tx_failures;
     return;
@@ -138,10 +170,7 @@ void RcEndpoint::send_cnp(QpSlot& s, std::uint64_t now_tsc) {
     return;
   }
   rte_pktmbuf_trim(m, static_cast<std::uint16_t>(kRoom - n));
-  if (cfg_.recording.capture != nullptr)
-    cfg_.recording.capture->capture(cfg_.queues.port_id, cfg_.queues.queue, &m, 1, CaptureDirection::kTx, now_tsc);
-  if (!tx_.push(m)) {
-    rte_pktmbuf_free(m);
+  if (!frames_.send(m, now_tsc)) {
     ++c_.cnp_tx_failures;
     return;
   }
@@ -290,6 +319,64 @@ void RcEndpoint::settle_received() {
   rx_touched_n_ = 0;
 }
 
+// Everything after the header check, for a packet of QP `s`: the notification point, the payload
+// copy a chained frame needs before the QP sees it, the QP itself, and the message view it
+// completes. True when the frame was kept (a view took it).
+[[gnu::always_inline]] inline bool RcEndpoint::deliver(QpSlot& s, rte_mbuf* m, const wire::PacketInfo& pi,
+                                                       std::uint8_t* data, bool linear, std::uint64_t now_ns) {
+  rc::RcQp& q = *s.qp;
+  // Notification point: a CE mark means a queue built up on the way here; tell the sender's QP,
+  // at most once per interval (Annex A17.9.2).
+  if (pi.ecn == wire::kEcnCe) {
+    ++c_.np_ecn_marked_roce_packets;
+    if (cfg_.dcqcn.notification_point && s.connected && s.np.on_packet(true, now_ns)) send_cnp(s, rx_now_tsc_);
+  }
+  rte_mbuf* copy = nullptr;
+  if (!linear && may_keep(s, pi)) {
+    copy = copy_payload(pi, data + pi.payload_offset);
+    if (copy == nullptr) {
+      drop(wire::DropReason::kNoRxBuffer);
+      return false;
+    }
+  }
+  // §12.9.7: on a QP the CM accepted, the peer's first packet stands for the RTU it may have lost.
+  if (s.cm_wait_traffic) [[unlikely]]
+    cm_.on_qp_traffic(pi.dest_qpn, rx_now_tsc_);
+  const rc::RxDelivery d = q.on_packet(pi, data + pi.payload_offset, qp_now_ns_);
+  // An ACK, NAK, response or request: something may be due to send, a timer may have moved.
+  touch_received(s);
+  const bool keep = d == rc::RxDelivery::kKeep || d == rc::RxDelivery::kKeepEnd;
+  if (copy != nullptr && !keep) rte_pktmbuf_free(copy);  // a duplicate, or refused: nothing kept
+  if (d == rc::RxDelivery::kNone) {
+    // A message in progress dies with the QP (the responder NAKed it into ERROR).
+    if (q.state() == rc::QpState::kError && s.asm_head != nullptr) drop_views(s);
+    return false;
+  }
+  if (keep) {
+    rte_mbuf* piece = copy;
+    if (copy != nullptr) c_.rx_view_bytes_copied += pi.payload_len;  // delivered copies only
+    if (linear) {
+      rte_pktmbuf_adj(m, pi.payload_offset);  // cannot fail: the parser saw the whole frame in this segment
+      rte_pktmbuf_trim(m, static_cast<std::uint16_t>(m->data_len - pi.payload_len));
+      piece = m;
+    }
+    if (!append_payload(s, piece)) {
+      // The QP has accepted bytes the message cannot hold (more segments than a chain counts):
+      // it cannot be completed truthfully. The requester is told (NAK remote operational error)
+      // and the connection ends, instead of delivering a hole or timing out.
+      if (copy != nullptr) rte_pktmbuf_free(copy);
+      ++c_.rx_view_drops;
+      drop_views(s);
+      q.fail_accepted_message(pi.psn);
+      reschedule(s);
+      return false;
+    }
+  }
+  const bool kept = keep && linear;  // a copied payload leaves the frame to the caller
+  if (d == rc::RxDelivery::kKeepEnd || d == rc::RxDelivery::kEnd) end_message(s, pi);
+  return kept;
+}
+
 bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
   // Writable: the ICRC check masks the frame's variant fields in place (and restores them).
   std::uint8_t* data = rte_pktmbuf_mtod(m, std::uint8_t*);
@@ -315,10 +402,9 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
   wire::PacketInfo pi;
   const wire::DropReason r = wire::parse_headers(data, len, pi, parse_opt_);
   if (r != wire::DropReason::kNone) {
-    // ARP and ND are looked at only here, among the frames already refused: RoCE frames pay nothing.
-    if (r == wire::DropReason::kNotIp && arp_.on_frame(data, len, rx_promiscuous_, now_ns, rx_now_tsc_)) return false;
-    // ICMPv6 is IP but not UDP: Neighbor Discovery's frames (RFC 4861) are refused as not_udp.
-    if (r == wire::DropReason::kNotUdp && nd_.on_frame(data, len, rx_promiscuous_, now_ns, rx_now_tsc_)) return false;
+    // ARP (refused as not IP) and Neighbor Discovery (ICMPv6: IP but not UDP, refused as not_udp)
+    // are looked at only here, among the frames already refused: RoCE frames pay nothing.
+    if (neighbours_.on_frame(r, data, len, rx_promiscuous_, now_ns, rx_now_tsc_)) return false;
     // Unreliable Datagram SENDs are QP1's (RDMA-CM MADs): the RC parser knows no UD opcode.
     if (r == wire::DropReason::kUnknownOpcode && wire::is_ud_opcode(pi.opcode)) {
       cm_.on_frame(data, len, now_ns, rx_now_tsc_);
@@ -335,80 +421,9 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
     on_cnp(pi, now_ns);
     return false;
   }
-  QpSlot* s = slot(pi.dest_qpn);
-  if (s == nullptr) {
-    drop(wire::DropReason::kUnknownQpn);
-    return false;
-  }
-  rc::RcQp* q = s->qp.get();
-  if (q->state() != rc::QpState::kRts && q->state() != rc::QpState::kRtr) {
-    drop(wire::DropReason::kQpNotReady);
-    return false;
-  }
-  if (const wire::DropReason r = check_addresses(*s, pi); r != wire::DropReason::kNone) {
-    drop(r);
-    return false;
-  }
-  // §10.9.3: the BTH P_Key must match the QP's partition (0xFFFF, the default full member,
-  // matches only 0x7FFF/0xFFFF); a packet of another partition is silently dropped (counted).
-  if (cfg_.addresses.check_pkey && !wire::pkey_matches(pi.pkey, q->attr().pkey)) {
-    drop(wire::DropReason::kWrongPkey);
-    return false;
-  }
-  if (const wire::DropReason r = check_response_length(*s, pi); r != wire::DropReason::kNone) {
-    drop(r);
-    return false;
-  }
-  // Notification point: a CE mark means a queue built up on the way here; tell the sender's QP,
-  // at most once per interval (Annex A17.9.2).
-  if (pi.ecn == wire::kEcnCe) {
-    ++c_.np_ecn_marked_roce_packets;
-    if (cfg_.dcqcn.notification_point && s->connected && s->np.on_packet(true, now_ns)) send_cnp(*s, rx_now_tsc_);
-  }
-  rte_mbuf* copy = nullptr;
-  if (!linear && may_keep(*s, pi)) {
-    copy = copy_payload(pi, data + pi.payload_offset);
-    if (copy == nullptr) {
-      drop(wire::DropReason::kNoRxBuffer);
-      return false;
-    }
-  }
-  // §12.9.7: on a QP the CM accepted, the peer's first packet stands for the RTU it may have lost.
-  if (s->cm_wait_traffic) [[unlikely]]
-    cm_.on_qp_traffic(pi.dest_qpn, rx_now_tsc_);
-  const rc::RxDelivery d = q->on_packet(pi, data + pi.payload_offset, qp_now_ns_);
-  // An ACK, NAK, response or request: something may be due to send, a timer may have moved.
-  touch_received(*s);
-  const bool keep = d == rc::RxDelivery::kKeep || d == rc::RxDelivery::kKeepEnd;
-  if (copy != nullptr && !keep) rte_pktmbuf_free(copy);  // a duplicate, or refused: nothing kept
-  if (d == rc::RxDelivery::kNone) {
-    // A message in progress dies with the QP (the responder NAKed it into ERROR).
-    if (q->state() == rc::QpState::kError && s->asm_head != nullptr) drop_views(*s);
-    return false;
-  }
-  if (keep) {
-    rte_mbuf* piece = copy;
-    if (copy != nullptr) c_.rx_view_bytes_copied += pi.payload_len;  // delivered copies only
-    if (linear) {
-      rte_pktmbuf_adj(m, pi.payload_offset);  // cannot fail: the parser saw the whole frame in this segment
-      rte_pktmbuf_trim(m, static_cast<std::uint16_t>(m->data_len - pi.payload_len));
-      piece = m;
-    }
-    if (!append_payload(*s, piece)) {
-      // The QP has accepted bytes the message cannot hold (more segments than a chain counts):
-      // it cannot be completed truthfully. The requester is told (NAK remote operational error)
-      // and the connection ends, instead of delivering a hole or timing out.
-      if (copy != nullptr) rte_pktmbuf_free(copy);
-      ++c_.rx_view_drops;
-      drop_views(*s);
-      q->fail_accepted_message(pi.psn);
-      reschedule(*s);
-      return false;
-    }
-  }
-  const bool kept = keep && linear;  // a copied payload leaves the frame to the caller
-  if (d == rc::RxDelivery::kKeepEnd || d == rc::RxDelivery::kEnd) end_message(*s, pi);
-  return kept;
+  QpSlot* const s = check_header(pi);
+  if (s == nullptr) return false;
+  return deliver(*s, m, pi, data, linear, now_ns);
 }
 
 }  // namespace droce::engine

@@ -111,18 +111,20 @@ Status io_exact(int fd, std::uint8_t* buf, std::size_t n, bool write, Clock::tim
     }
     const int e = k == 0 ? 0 : errno;
     if (k == 0 || e == ECONNRESET || e == EPIPE)  // a reset is the peer closing with our bytes unread
-      return Status::error(std::string("peer closed the connection during ") + what + (write ? "" : progress(done, n)));
+      return Status::error(StatusCode::kPeer,
+                           std::string("peer closed the connection during ") + what + (write ? "" : progress(done, n)));
     if (e != EAGAIN && e != EWOULDBLOCK && e != EINTR)
-      return Status::error(std::string(what) + ": " + std::strerror(e));
+      return Status::error(StatusCode::kIo, std::string(what) + ": " + std::strerror(e));
     switch (wait_fd(fd, static_cast<short>(write ? POLLOUT : POLLIN), deadline, stop)) {
       case Wait::kReady:
         break;
       case Wait::kTimedOut:
-        return Status::error(std::string("timed out waiting for ") + what + (write ? "" : progress(done, n)));
+        return Status::error(StatusCode::kTimeout,
+                             std::string("timed out waiting for ") + what + (write ? "" : progress(done, n)));
       case Wait::kStopped:
-        return Status::error(std::string("interrupted while waiting for ") + what);
+        return Status::error(StatusCode::kError, std::string("interrupted while waiting for ") + what);
       case Wait::kError:
-        return Status::error(std::string(what) + ": " + std::strerror(errno));
+        return Status::error(StatusCode::kIo, std::string(what) + ": " + std::strerror(errno));
     }
   }
   return {};
@@ -133,28 +135,6 @@ int hexval(std::uint8_t c) {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
-}
-
-// The fields of a line, split at single spaces; an empty field (two spaces, a leading or
-// trailing one) makes it malformed.
-bool split_fields(const std::string& line, std::vector<std::string_view>& out) {
-  out.clear();
-  std::string_view rest(line);
-  for (std::size_t i = 0; i <= kMaxLineBytes; ++i) {
-    const auto sp = rest.find(' ');
-    out.push_back(rest.substr(0, sp));
-    if (out.back().empty()) return false;
-    if (sp == std::string_view::npos) return true;
-    rest.remove_prefix(sp + 1);
-  }
-  return false;
-}
-
-// The peer's text in an error message: printable, and short.
-std::string quoted(std::string_view s) {
-  std::string q = "'";
-  for (std::size_t i = 0; i < s.size() && i < 40; ++i) q += s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
-  return q + (s.size() > 40 ? "...'" : "'");
 }
 
 }  // namespace
@@ -183,68 +163,6 @@ bool parse_line_hex(std::string_view s, std::uint64_t max, std::uint64_t& v) {
   return true;
 }
 
-std::string format_mr_line(const MrLine& m) {
-  char b[64];
-  std::snprintf(b, sizeof(b), "MR %llx %x %u", static_cast<unsigned long long>(m.vaddr), m.rkey, m.slots);
-  return b;
-}
-
-Status parse_mr_line(const std::string& line, MrLine& out) {
-  std::vector<std::string_view> f;
-  if (!split_fields(line, f) || f[0] != "MR" || f.size() != 4)
-    return Status::error("the peer sent " + quoted(line) +
-                         " where 'MR <vaddr> <rkey> <slots>' was expected (is it droce-gen?)");
-  std::uint64_t va, rkey, slots;
-  if (!parse_line_hex(f[1], ~std::uint64_t{0}, va))
-    return Status::error("MR line from the peer: vaddr " + quoted(f[1]) + " is not a 64-bit hex number");
-  if (!parse_line_hex(f[2], 0xFFFFFFFF, rkey))
-    return Status::error("MR line from the peer: rkey " + quoted(f[2]) + " is not a 32-bit hex number");
-  if (!parse_line_decimal(f[3], 0xFFFFFFFF, slots) || slots == 0)
-    return Status::error("MR line from the peer: slots " + quoted(f[3]) + " is not a count from 1 to 4294967295");
-  out = {va, static_cast<std::uint32_t>(rkey), static_cast<std::uint32_t>(slots)};
-  return {};
-}
-
-std::string format_end_line(const std::vector<std::uint64_t>& counts) {
-  std::string l = "END";
-  for (auto c : counts) l += " " + std::to_string(c);
-  return l;
-}
-
-Status parse_end_line(const std::string& line, std::size_t qps, std::vector<std::uint64_t>& counts) {
-  std::vector<std::string_view> f;
-  if (!split_fields(line, f) || f[0] != "END")
-    return Status::error("the peer sent " + quoted(line) + " where 'END <count per QP>' was expected");
-  if (f.size() - 1 != qps)
-    return Status::error("END line from the peer has " + std::to_string(f.size() - 1) + " counts for " +
-                         std::to_string(qps) + " QPs");
-  counts.assign(qps, 0);
-  for (std::size_t i = 0; i < qps; ++i)
-    if (!parse_line_decimal(f[i + 1], kMaxLineCount, counts[i]))
-      return Status::error("END line from the peer: QP " + std::to_string(i) + "'s count " + quoted(f[i + 1]) +
-                           " is not a decimal count up to 2^53-1");
-  return {};
-}
-
-std::string format_result_line(const ResultLine& r) {
-  return "RESULT " + std::to_string(r.received) + " " + std::to_string(r.lost) + " " + std::to_string(r.duplicated) +
-         " " + std::to_string(r.out_of_order) + " " + std::to_string(r.corrupted) + " " + std::to_string(r.errors);
-}
-
-Status parse_result_line(const std::string& line, ResultLine& out) {
-  std::vector<std::string_view> f;
-  if (!split_fields(line, f) || f[0] != "RESULT" || f.size() != 7)
-    return Status::error("the peer sent " + quoted(line) + " where 'RESULT' and six counts were expected");
-  static constexpr const char* kNames[6] = {"received", "lost", "duplicated", "out of order", "corrupted", "errors"};
-  std::uint64_t v[6];
-  for (int i = 0; i < 6; ++i)
-    if (!parse_line_decimal(f[static_cast<std::size_t>(i) + 1], kMaxLineCount, v[i]))
-      return Status::error(std::string("RESULT line from the peer: ") + kNames[i] + " " +
-                           quoted(f[static_cast<std::size_t>(i) + 1]) + " is not a decimal count up to 2^53-1");
-  out = {v[0], v[1], v[2], v[3], v[4], v[5]};
-  return {};
-}
-
 bool parse_hex_digits(const std::uint8_t* p, std::size_t n, std::uint64_t& v) {
   v = 0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -264,9 +182,9 @@ void gid_from_ipv4(const std::uint8_t ip[4], std::uint8_t gid[16]) {
 Status ipv4_from_gid(const std::uint8_t gid[16], std::uint8_t ip[4]) {
   static constexpr std::uint8_t kPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF};
   if (std::memcmp(gid, kPrefix, 12) != 0)
-    return Status::error(
-        "GID is not an IPv4-mapped address (::ffff:a.b.c.d): wrong GID type or index "
-        "(use the RoCE v2 IPv4 GID, index 1 on Linux rxe)");
+    return Status::error(StatusCode::kInvalidArgument,
+                         "GID is not an IPv4-mapped address (::ffff:a.b.c.d): wrong GID type or index "
+                         "(use the RoCE v2 IPv4 GID, index 1 on Linux rxe)");
   std::memcpy(ip, gid + 12, 4);
   return {};
 }
@@ -281,19 +199,21 @@ std::string format_rc_pingpong(const ConnInfo& c) {
 
 Status parse_rc_pingpong(const std::uint8_t* m, std::size_t len, ConnInfo& out) {
   if (len != kRcPingpongMsgBytes)
-    return Status::error("exchange message has " + std::to_string(len) + " bytes, expected 52");
-  if (m[51] != '\0') return Status::error("exchange message is not NUL-terminated");
-  if (m[4] != ':' || m[11] != ':' || m[18] != ':') return Status::error("exchange message: ':' separators missing");
+    return Status::error(StatusCode::kPeer, "exchange message has " + std::to_string(len) + " bytes, expected 52");
+  if (m[51] != '\0') return Status::error(StatusCode::kPeer, "exchange message is not NUL-terminated");
+  if (m[4] != ':' || m[11] != ':' || m[18] != ':')
+    return Status::error(StatusCode::kPeer, "exchange message: ':' separators missing");
   std::uint64_t v;
-  if (!parse_hex_digits(m, 4, v)) return Status::error("exchange message: LID is not hex");
+  if (!parse_hex_digits(m, 4, v)) return Status::error(StatusCode::kPeer, "exchange message: LID is not hex");
   out.lid = static_cast<std::uint16_t>(v);
-  if (!parse_hex_digits(m + 5, 6, v)) return Status::error("exchange message: QPN is not hex");
-  if (v == 0) return Status::error("exchange message: QPN 0 is not an RC QP");
+  if (!parse_hex_digits(m + 5, 6, v)) return Status::error(StatusCode::kPeer, "exchange message: QPN is not hex");
+  if (v == 0) return Status::error(StatusCode::kPeer, "exchange message: QPN 0 is not an RC QP");
   out.qpn = static_cast<std::uint32_t>(v);
-  if (!parse_hex_digits(m + 12, 6, v)) return Status::error("exchange message: PSN is not hex");
+  if (!parse_hex_digits(m + 12, 6, v)) return Status::error(StatusCode::kPeer, "exchange message: PSN is not hex");
   out.psn = static_cast<std::uint32_t>(v);
   for (int i = 0; i < 16; ++i) {
-    if (!parse_hex_digits(m + 19 + 2 * i, 2, v)) return Status::error("exchange message: GID is not 32 hex digits");
+    if (!parse_hex_digits(m + 19 + 2 * i, 2, v))
+      return Status::error(StatusCode::kPeer, "exchange message: GID is not 32 hex digits");
     out.gid[i] = static_cast<std::uint8_t>(v);
   }
   return {};
@@ -415,7 +335,7 @@ Status OobConnection::connect(const std::string& host, std::uint16_t port, std::
   addrinfo* res = nullptr;
   const std::string service = std::to_string(port);
   if (int e = getaddrinfo(host.c_str(), service.c_str(), &hints, &res); e != 0)
-    return Status::error("cannot resolve " + host + ": " + gai_strerror(e));
+    return Status::error(StatusCode::kIo, "cannot resolve " + host + ": " + gai_strerror(e));
   int fd = -1;
   bool stopped = false;
   std::uint32_t self_connects = 0;
@@ -436,7 +356,7 @@ Status OobConnection::connect(const std::string& host, std::uint16_t port, std::
       std::this_thread::sleep_for(std::chrono::milliseconds(std::min(50, ms_left(deadline))));
   }
   freeaddrinfo(res);
-  if (stopped) return Status::error("interrupted while connecting to " + host + ":" + service);
+  if (stopped) return Status::error(StatusCode::kError, "interrupted while connecting to " + host + ":" + service);
   if (fd < 0)
     return Status::error(
         StatusCode::kTimeout,
@@ -473,20 +393,21 @@ bool OobConnection::wait_first_byte(Clock::time_point deadline, Status& s) {
     if (k > 0) return true;
     if (k == 0 || errno == ECONNRESET) return false;
     if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-      s = Status::error(std::string("the client's connection info: ") + std::strerror(errno));
+      s = Status::error(StatusCode::kIo, std::string("the client's connection info: ") + std::strerror(errno));
       return false;
     }
     switch (wait_fd(fd_, POLLIN, deadline, stop_)) {
       case Wait::kReady:
         break;
       case Wait::kTimedOut:
-        s = Status::error("timed out waiting for the client's connection info" + progress(0, kRcPingpongMsgBytes));
+        s = Status::error(StatusCode::kTimeout,
+                          "timed out waiting for the client's connection info" + progress(0, kRcPingpongMsgBytes));
         return false;
       case Wait::kStopped:
-        s = Status::error("interrupted while waiting for the client's connection info");
+        s = Status::error(StatusCode::kError, "interrupted while waiting for the client's connection info");
         return false;
       case Wait::kError:
-        s = Status::error(std::string("the client's connection info: ") + std::strerror(errno));
+        s = Status::error(StatusCode::kIo, std::string("the client's connection info: ") + std::strerror(errno));
         return false;
     }
   }
@@ -498,7 +419,7 @@ constexpr char kDone[] = "done";  // sizeof == 5: rc_pingpong sends the NUL too
 
 Status OobConnection::exchange_as_client(const ConnInfo& local, ConnInfo& peer, std::uint32_t timeout_ms,
                                          const std::function<void()>& idle) {
-  if (fd_ < 0) return Status::error("exchange on a closed connection");
+  if (fd_ < 0) return Status::error(StatusCode::kBadState, "exchange on a closed connection");
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   const std::string msg = format_rc_pingpong(local);
   std::uint8_t in[kRcPingpongMsgBytes];
@@ -513,7 +434,7 @@ Status OobConnection::exchange_as_client(const ConnInfo& local, ConnInfo& peer, 
 }
 
 Status OobConnection::server_read_peer(ConnInfo& peer, std::uint32_t timeout_ms, const std::function<void()>& idle) {
-  if (fd_ < 0) return Status::error("exchange on a closed connection");
+  if (fd_ < 0) return Status::error(StatusCode::kBadState, "exchange on a closed connection");
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   std::uint8_t in[kRcPingpongMsgBytes];
   Status s = on_connection(read_exact(in, sizeof(in), deadline, "the client's connection info", idle));
@@ -523,7 +444,7 @@ Status OobConnection::server_read_peer(ConnInfo& peer, std::uint32_t timeout_ms,
 
 Status OobConnection::server_answer(const ConnInfo& local, std::uint32_t timeout_ms,
                                     const std::function<void()>& idle) {
-  if (fd_ < 0) return Status::error("exchange on a closed connection");
+  if (fd_ < 0) return Status::error(StatusCode::kBadState, "exchange on a closed connection");
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   const std::string msg = format_rc_pingpong(local);
   Status s = io_exact(fd_, reinterpret_cast<std::uint8_t*>(const_cast<char*>(msg.data())), msg.size(), true, deadline,
@@ -531,14 +452,14 @@ Status OobConnection::server_answer(const ConnInfo& local, std::uint32_t timeout
   std::uint8_t done[sizeof(kDone)];
   if (s.ok()) s = read_exact(done, sizeof(done), deadline, "the client's \"done\"", idle);
   if (s.ok() && std::memcmp(done, kDone, sizeof(kDone)) != 0)
-    return Status::error("the client sent something other than \"done\" after the exchange");
+    return Status::error(StatusCode::kPeer, "the client sent something other than \"done\" after the exchange");
   return on_connection(s);
 }
 
 Status OobConnection::send_line(const std::string& line, std::uint32_t timeout_ms) {
-  if (fd_ < 0) return Status::error("send on a closed connection");
+  if (fd_ < 0) return Status::error(StatusCode::kBadState, "send on a closed connection");
   if (line.size() > kMaxLineBytes || line.find('\n') != std::string::npos)
-    return Status::error("OOB line too long or multi-line");
+    return Status::error(StatusCode::kInvalidArgument, "OOB line too long or multi-line");
   std::string l = line + "\n";
   return on_connection(io_exact(fd_, reinterpret_cast<std::uint8_t*>(l.data()), l.size(), true,
                                 Clock::now() + std::chrono::milliseconds(timeout_ms), "sending a control line", stop_));
@@ -553,7 +474,7 @@ bool OobConnection::poll_line(std::string& line, bool& closed, Status* why) {
     return false;
   };
   if (!line_error_.ok()) return fail(line_error_);
-  if (fd_ < 0) return fail(Status::error("the control connection is closed"));
+  if (fd_ < 0) return fail(Status::error(StatusCode::kBadState, "the control connection is closed"));
   // buffered_ never holds more than one line's worth: each round takes what completes one.
   for (int rounds = 0; rounds < 64; ++rounds) {
     const auto nl = buffered_.find('\n');
@@ -565,7 +486,7 @@ bool OobConnection::poll_line(std::string& line, bool& closed, Status* why) {
         char b[128];
         std::snprintf(b, sizeof(b),
                       "the peer's control line has a non-text byte 0x%02x at offset %zu (is the peer droce?)", c, i);
-        return fail(Status::error(b));
+        return fail(Status::error(StatusCode::kPeer, b));
       }
     }
     if (nl != std::string::npos) {
@@ -574,17 +495,19 @@ bool OobConnection::poll_line(std::string& line, bool& closed, Status* why) {
       return true;
     }
     if (buffered_.size() > kMaxLineBytes)
-      return fail(Status::error("the peer's control line is longer than " + std::to_string(kMaxLineBytes) +
-                                " bytes (is the peer droce?)"));
+      return fail(Status::error(StatusCode::kPeer, "the peer's control line is longer than " +
+                                                       std::to_string(kMaxLineBytes) + " bytes (is the peer droce?)"));
     char buf[kMaxLineBytes + 1];
     const ssize_t k = ::recv(fd_, buf, kMaxLineBytes + 1 - buffered_.size(), MSG_DONTWAIT);
     if (k == 0)
-      return fail(Status::error(buffered_.empty() ? "the peer closed the control connection"
+      return fail(Status::error(StatusCode::kPeer,
+                                buffered_.empty() ? "the peer closed the control connection"
                                                   : "the peer closed the control connection in the middle of a line"));
     if (k < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return false;
-      if (errno == ECONNRESET) return fail(Status::error("the peer closed the control connection (reset)"));
-      return fail(Status::error(std::string("control connection: ") + std::strerror(errno)));
+      if (errno == ECONNRESET)
+        return fail(Status::error(StatusCode::kPeer, "the peer closed the control connection (reset)"));
+      return fail(Status::error(StatusCode::kIo, std::string("control connection: ") + std::strerror(errno)));
     }
     buffered_.append(buf, static_cast<std::size_t>(k));
   }
@@ -592,7 +515,7 @@ bool OobConnection::poll_line(std::string& line, bool& closed, Status* why) {
 }
 
 Status OobConnection::send_bytes(const void* buf, std::size_t n, std::uint32_t timeout_ms, const char* what) {
-  if (fd_ < 0) return Status::error("send on a closed connection");
+  if (fd_ < 0) return Status::error(StatusCode::kBadState, "send on a closed connection");
   auto* p = static_cast<std::uint8_t*>(const_cast<void*>(buf));  // io_exact only reads it when writing
   return on_connection(io_exact(fd_, p, n, true, Clock::now() + std::chrono::milliseconds(timeout_ms), what, stop_));
 }
@@ -605,13 +528,13 @@ Status OobConnection::recv_bytes(void* buf, std::size_t n, std::uint32_t timeout
 Status OobConnection::recv_waiting(void* buf, std::size_t n, std::uint32_t timeout_ms, const char* what,
                                    const std::function<void()>& idle, bool* closed) {
   if (closed != nullptr) *closed = false;
-  if (fd_ < 0) return Status::error("receive on a closed connection");
+  if (fd_ < 0) return Status::error(StatusCode::kBadState, "receive on a closed connection");
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   auto* out = static_cast<std::uint8_t*>(buf);
   if (!idle) {
     Status s = read_exact(out, n, deadline, what);
     if (!s.ok() && closed != nullptr)
-      *closed = s.message().find("peer closed") != std::string::npos || s.message().find("reset") != std::string::npos;
+      *closed = s.code() == StatusCode::kPeer;  // io_exact: the peer closed or reset the connection
     return s;
   }
   std::size_t done = std::min(n, buffered_.size());
@@ -627,13 +550,14 @@ Status OobConnection::recv_waiting(void* buf, std::size_t n, std::uint32_t timeo
     if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
       if (closed != nullptr) *closed = true;
       // A reset is the peer closing with our bytes unread: for the caller, the same thing.
-      return Status::error(k == 0 || errno == ECONNRESET
-                               ? std::string("peer closed the connection during ") + what + progress(done, n)
-                               : std::string(what) + ": " + std::strerror(errno));
+      const bool by_peer = k == 0 || errno == ECONNRESET;
+      return Status::error(by_peer ? StatusCode::kPeer : StatusCode::kIo,
+                           by_peer ? std::string("peer closed the connection during ") + what + progress(done, n)
+                                   : std::string(what) + ": " + std::strerror(errno));
     }
     if (Clock::now() >= deadline)
-      return Status::error(std::string("timed out waiting for ") + what + progress(done, n));
-    if (stopping()) return Status::error(std::string("interrupted while waiting for ") + what);
+      return Status::error(StatusCode::kTimeout, std::string("timed out waiting for ") + what + progress(done, n));
+    if (stopping()) return Status::error(StatusCode::kError, std::string("interrupted while waiting for ") + what);
     // The caller's loop runs a few rounds per recv() so that a transport served while waiting
     // (a READ responder during the peer's whole run) is not paced by a syscall per iteration.
     for (int i = 0; i < 64; ++i) idle();
@@ -670,14 +594,14 @@ Status OobConnection::recv_line_until(std::string& line, std::uint32_t timeout_m
       case Wait::kReady:
         break;
       case Wait::kTimedOut:
-        return Status::error("timed out waiting for a control line from the peer" +
-                             (buffered_.empty()
-                                  ? std::string()
-                                  : " (" + std::to_string(buffered_.size()) + " bytes arrived without a newline)"));
+        return Status::error(StatusCode::kTimeout, "timed out waiting for a control line from the peer" +
+                                                       (buffered_.empty() ? std::string()
+                                                                          : " (" + std::to_string(buffered_.size()) +
+                                                                                " bytes arrived without a newline)"));
       case Wait::kStopped:
-        return Status::error("interrupted while waiting for a control line from the peer");
+        return Status::error(StatusCode::kError, "interrupted while waiting for a control line from the peer");
       case Wait::kError:
-        return Status::error(std::string("control connection: ") + std::strerror(errno));
+        return Status::error(StatusCode::kIo, std::string("control connection: ") + std::strerror(errno));
     }
   }
 }
@@ -696,7 +620,7 @@ Status RcPingpongServer::listen(std::uint16_t port, std::uint16_t& bound_port) {
   listen_fd_ = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   bool v6 = listen_fd_ >= 0;
   if (!v6) listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (listen_fd_ < 0) return Status::error(std::string("socket: ") + std::strerror(errno));
+  if (listen_fd_ < 0) return Status::error(StatusCode::kIo, std::string("socket: ") + std::strerror(errno));
   const int one = 1, zero = 0;
   setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   sockaddr_storage ss{};
@@ -718,7 +642,8 @@ Status RcPingpongServer::listen(std::uint16_t port, std::uint16_t& bound_port) {
   // A small backlog: a flood of connects queues a few (taken in order, each with its deadline)
   // and the kernel refuses the rest, rather than the real peer waiting behind thousands.
   if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&ss), sl) != 0 || ::listen(listen_fd_, 8) != 0)
-    return Status::error("cannot listen on TCP port " + std::to_string(port) + ": " + std::strerror(errno));
+    return Status::error(StatusCode::kIo,
+                         "cannot listen on TCP port " + std::to_string(port) + ": " + std::strerror(errno));
   sl = sizeof(ss);
   getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&ss), &sl);
   bound_port =
@@ -727,7 +652,7 @@ Status RcPingpongServer::listen(std::uint16_t port, std::uint16_t& bound_port) {
 }
 
 Status RcPingpongServer::accept(std::uint32_t timeout_ms, OobConnection& out) {
-  if (listen_fd_ < 0) return Status::error("accept before listen");
+  if (listen_fd_ < 0) return Status::error(StatusCode::kBadState, "accept before listen");
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -743,16 +668,16 @@ Status RcPingpongServer::accept(std::uint32_t timeout_ms, OobConnection& out) {
     const int e = errno;
     if (e != EAGAIN && e != EWOULDBLOCK && e != EINTR && e != ECONNABORTED && e != EPROTO && e != EMFILE &&
         e != ENFILE && e != ENOBUFS && e != ENOMEM)
-      return Status::error(std::string("accept: ") + std::strerror(e));
+      return Status::error(StatusCode::kIo, std::string("accept: ") + std::strerror(e));
     switch (wait_fd(listen_fd_, POLLIN, deadline, stop_)) {
       case Wait::kReady:
         break;
       case Wait::kTimedOut:
-        return Status::error("no client connected within " + std::to_string(timeout_ms) + " ms");
+        return Status::error(StatusCode::kTimeout, "no client connected within " + std::to_string(timeout_ms) + " ms");
       case Wait::kStopped:
-        return Status::error("interrupted while waiting for a client to connect");
+        return Status::error(StatusCode::kError, "interrupted while waiting for a client to connect");
       case Wait::kError:
-        return Status::error(std::string("accept: ") + std::strerror(errno));
+        return Status::error(StatusCode::kIo, std::string("accept: ") + std::strerror(errno));
     }
     // Out of descriptors the listener stays readable: do not spin on it.
     if (e == EMFILE || e == ENFILE) std::this_thread::sleep_for(std::chrono::milliseconds(10));

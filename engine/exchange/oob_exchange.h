@@ -36,7 +36,9 @@ void gid_from_ipv4(const std::uint8_t ip[4], std::uint8_t gid[16]);
 // names the field that is wrong.
 [[nodiscard]] Status parse_rc_pingpong(const std::uint8_t* msg, std::size_t len, ConnInfo& out);
 
-// ---- droce's own control lines (droce-gen after the first rc_pingpong exchange) ----
+// ---- droce's own control lines (droce-gen and droce-echo after the first rc_pingpong exchange) ----
+// Their framing is OobConnection::send_line / recv_line; the lines themselves belong to the app
+// that speaks them (droce-gen's MR, END and RESULT: apps/droce-gen/control_lines.h).
 // Every number in a peer's line is strict: digits only (no sign, no "0x", no spaces), within
 // the field's range; a peer's text never wraps around to a huge count.
 inline constexpr std::size_t kMaxLineBytes = 255;  // without the '\n'
@@ -45,24 +47,6 @@ inline constexpr std::size_t kMaxLineBytes = 255;  // without the '\n'
 inline constexpr std::uint64_t kMaxLineCount = (std::uint64_t{1} << 53) - 1;
 [[nodiscard]] bool parse_line_decimal(std::string_view s, std::uint64_t max, std::uint64_t& v);
 [[nodiscard]] bool parse_line_hex(std::string_view s, std::uint64_t max, std::uint64_t& v);
-
-// "MR <vaddr hex> <rkey hex> <slots decimal>": a responder buffer the peer may WRITE or READ.
-struct MrLine {
-  std::uint64_t vaddr = 0;
-  std::uint32_t rkey = 0;
-  std::uint32_t slots = 0;  // at least 1
-};
-[[nodiscard]] std::string format_mr_line(const MrLine& m);
-[[nodiscard]] Status parse_mr_line(const std::string& line, MrLine& out);
-// "END <count> ...": the client's end of run, one count per QP (exactly `qps` of them).
-[[nodiscard]] std::string format_end_line(const std::vector<std::uint64_t>& counts);
-[[nodiscard]] Status parse_end_line(const std::string& line, std::size_t qps, std::vector<std::uint64_t>& counts);
-// "RESULT <received> <lost> <duplicated> <out of order> <corrupted> <errors>": the server's answer.
-struct ResultLine {
-  std::uint64_t received = 0, lost = 0, duplicated = 0, out_of_order = 0, corrupted = 0, errors = 0;
-};
-[[nodiscard]] std::string format_result_line(const ResultLine& r);
-[[nodiscard]] Status parse_result_line(const std::string& line, ResultLine& out);
 
 // True when a connected TCP socket's local address and port are its peer's: a client whose
 // connect() picked, as its ephemeral source port, the very port it connects to while nobody
@@ -141,7 +125,8 @@ class OobConnection {
   // socket takes them (perftest reads each message with a single read()). recv_bytes reads exactly
   // n; while it waits it calls `idle` (the caller's poll loop: a READ responder must keep
   // answering while its owner waits for a barrier) or, without one, sleeps in poll(). `closed`,
-  // when given, is set when the failure was the peer closing or resetting the connection.
+  // when given, is set when the failure was the peer closing or resetting the connection (the
+  // error is then kPeer).
   [[nodiscard]] Status send_bytes(const void* buf, std::size_t n, std::uint32_t timeout_ms, const char* what);
   [[nodiscard]] Status recv_bytes(void* buf, std::size_t n, std::uint32_t timeout_ms, const char* what,
                                   const std::function<void()>& idle = {}, bool* closed = nullptr);

@@ -29,17 +29,21 @@ std::string format_perftest_version(const std::string& version) {
 
 Status parse_perftest_version(const std::uint8_t* m, std::size_t len, std::string& version) {
   if (len != kPerftestVersionBytes)
-    return Status::error("perftest version message has " + std::to_string(len) + " bytes, expected 16");
+    return Status::error(StatusCode::kPeer,
+                         "perftest version message has " + std::to_string(len) + " bytes, expected 16");
   const void* nul = std::memchr(m, 0, len);
-  if (nul == nullptr) return Status::error("perftest version is not NUL-terminated");
+  if (nul == nullptr) return Status::error(StatusCode::kPeer, "perftest version is not NUL-terminated");
   version.assign(reinterpret_cast<const char*>(m), static_cast<const std::uint8_t*>(nul) - m);
   // "major.minor" (perftest compares it with atof): digits, one dot, digits.
   const auto dot = version.find('.');
   bool ok = dot != std::string::npos && dot > 0 && dot + 1 < version.size() && dot < 4;
   for (std::size_t i = 0; ok && i < version.size(); ++i) ok = i == dot || (version[i] >= '0' && version[i] <= '9');
-  if (!ok) return Status::error("perftest version '" + version + "' is not a version number (is the peer perftest?)");
+  if (!ok)
+    return Status::error(StatusCode::kPeer,
+                         "perftest version '" + version + "' is not a version number (is the peer perftest?)");
   if (std::strtod(version.c_str(), nullptr) < kPerftestOldestCompatible)
-    return Status::error("the peer runs perftest " + version + "; versions older than 5.70 use another exchange");
+    return Status::error(StatusCode::kPeer,
+                         "the peer runs perftest " + version + "; versions older than 5.70 use another exchange");
   return {};
 }
 
@@ -68,7 +72,7 @@ Status check_report_figure(double v, double max, const char* name) {
   if (!std::isfinite(v) || v < 0 || v > max) {
     char b[160];
     std::snprintf(b, sizeof(b), "the peer's BW report: %s %g is not a figure from 0 to %g", name, v, max);
-    return Status::error(b);
+    return Status::error(StatusCode::kPeer, b);
   }
   return {};
 }
@@ -77,7 +81,8 @@ Status check_report_figure(double v, double max, const char* name) {
 
 Status validate_perftest_bw_report(const PerftestBwReport& r) {
   if (r.size > kPerftestMaxReportSize)
-    return Status::error("the peer's BW report: message size " + std::to_string(r.size) + " is over 2^31 bytes");
+    return Status::error(StatusCode::kPeer,
+                         "the peer's BW report: message size " + std::to_string(r.size) + " is over 2^31 bytes");
   if (Status s = check_report_figure(r.bw_peak, kPerftestMaxReportBw, "BW peak"); !s.ok()) return s;
   if (Status s = check_report_figure(r.bw_avg, kPerftestMaxReportBw, "BW average"); !s.ok()) return s;
   if (Status s = check_report_figure(r.msg_rate, kPerftestMaxReportMsgRate, "message rate"); !s.ok()) return s;
@@ -101,9 +106,10 @@ std::string format_perftest_mtu(std::uint32_t mtu_bytes) {
 }
 
 Status parse_perftest_mtu(const std::uint8_t* m, std::size_t len, std::uint32_t& mtu_bytes) {
-  if (len != 2) return Status::error("perftest MTU message has " + std::to_string(len) + " bytes, expected 2");
+  if (len != 2)
+    return Status::error(StatusCode::kPeer, "perftest MTU message has " + std::to_string(len) + " bytes, expected 2");
   if (m[0] < '1' || m[0] > '5' || m[1] != 0)
-    return Status::error("perftest MTU message is not an IB MTU enum 1..5 followed by NUL");
+    return Status::error(StatusCode::kPeer, "perftest MTU message is not an IB MTU enum 1..5 followed by NUL");
   mtu_bytes = 128u << (m[0] - '0');
   return {};
 }
@@ -120,9 +126,9 @@ std::string format_perftest_keys(const PerftestKeys& k) {
 
 Status parse_perftest_keys(const std::uint8_t* m, std::size_t len, PerftestKeys& out) {
   if (len != kPerftestKeyBytes)
-    return Status::error("perftest key message has " + std::to_string(len) +
-                         " bytes, expected 108 (is the peer using -x, the GID?)");
-  if (m[107] != 0) return Status::error("perftest key message is not NUL-terminated");
+    return Status::error(StatusCode::kPeer, "perftest key message has " + std::to_string(len) +
+                                                " bytes, expected 108 (is the peer using -x, the GID?)");
+  if (m[107] != 0) return Status::error(StatusCode::kPeer, "perftest key message is not NUL-terminated");
   // Field (offset, digits, name); each is followed by ':'.
   struct Field {
     std::size_t at, digits;
@@ -134,20 +140,21 @@ Status parse_perftest_keys(const std::uint8_t* m, std::size_t len, PerftestKeys&
   for (int i = 0; i < 6; ++i) {
     const Field& f = kFields[i];
     if (m[f.at + f.digits] != ':')
-      return Status::error(std::string("perftest key message: ':' missing after ") + f.name);
+      return Status::error(StatusCode::kPeer, std::string("perftest key message: ':' missing after ") + f.name);
     if (!parse_hex_digits(m + f.at, f.digits, v[i]))
-      return Status::error(std::string("perftest key message: ") + f.name + " is not hex");
+      return Status::error(StatusCode::kPeer, std::string("perftest key message: ") + f.name + " is not hex");
   }
   for (int i = 0; i < 16; ++i) {
     std::uint64_t b;
     if (!parse_hex_digits(m + 50 + 3 * i, 2, b) || m[52 + 3 * i] != ':')
-      return Status::error("perftest key message: GID byte " + std::to_string(i) + " is not two hex digits and ':'");
+      return Status::error(StatusCode::kPeer,
+                           "perftest key message: GID byte " + std::to_string(i) + " is not two hex digits and ':'");
     out.gid[i] = static_cast<std::uint8_t>(b);
   }
   std::uint64_t srqn;
   if (!parse_hex_digits(m + 98, 8, srqn) || m[106] != ':')
-    return Status::error("perftest key message: SRQN is not hex");
-  if (v[2] == 0) return Status::error("perftest key message: QPN 0 is not an RC QP");
+    return Status::error(StatusCode::kPeer, "perftest key message: SRQN is not hex");
+  if (v[2] == 0) return Status::error(StatusCode::kPeer, "perftest key message: QPN 0 is not an RC QP");
   out.lid = static_cast<std::uint16_t>(v[0]);
   out.out_reads = static_cast<std::uint16_t>(v[1]);
   out.qpn = static_cast<std::uint32_t>(v[2]);
@@ -203,7 +210,8 @@ Status PerftestSession::exchange(const void* mine, void* theirs, std::size_t n, 
 }
 
 Status PerftestControl::preamble(std::uint32_t local_mtu, PerftestPreamble& out) {
-  if (mtu_enum(local_mtu) == 0) return Status::error("MTU " + std::to_string(local_mtu) + " is not an IB MTU");
+  if (mtu_enum(local_mtu) == 0)
+    return Status::error(StatusCode::kInvalidArgument, "MTU " + std::to_string(local_mtu) + " is not an IB MTU");
   std::uint8_t in[kPerftestVersionBytes];
   const std::string v = format_perftest_version();
   if (Status s = exchange(v.data(), in, v.size(), "perftest version"); !s.ok()) return s;
@@ -216,10 +224,11 @@ Status PerftestControl::preamble(std::uint32_t local_mtu, PerftestPreamble& out)
   const std::uint32_t peer_cl = parse_be32(in);
   // Bounds a sane peer respects: page sizes to 1 MiB, cache lines to 4 KiB, powers of two.
   if (peer_cb == 0 || peer_cb > (1u << 20) || (peer_cb & (peer_cb - 1)) != 0)
-    return Status::error("the peer's cycle buffer size " + std::to_string(peer_cb) +
-                         " is not a power of two up to 1 MiB");
+    return Status::error(StatusCode::kPeer, "the peer's cycle buffer size " + std::to_string(peer_cb) +
+                                                " is not a power of two up to 1 MiB");
   if (peer_cl == 0 || peer_cl > 4096 || (peer_cl & (peer_cl - 1)) != 0)
-    return Status::error("the peer's cache line size " + std::to_string(peer_cl) + " is not a power of two up to 4096");
+    return Status::error(StatusCode::kPeer,
+                         "the peer's cache line size " + std::to_string(peer_cl) + " is not a power of two up to 4096");
   out.cycle_buffer = std::max(kPerftestCycleBuffer, peer_cb);
   out.cache_line = std::max(kPerftestCacheLine, peer_cl);
   // check_mtu: both use the smaller MTU.
@@ -271,7 +280,7 @@ Status PerftestSession::close(const PerftestKeys& mine) {
   Status s = conn_.recv_bytes(in, sizeof(in), timeout_ms_, "the peer's \"done\"", idle_, &closed);
   if (!s.ok()) return closed ? Status() : s;
   if (std::memcmp(in, kDone, sizeof(kDone)) != 0)
-    return Status::error("the peer sent something other than \"done\" at the end");
+    return Status::error(StatusCode::kPeer, "the peer sent something other than \"done\" at the end");
   return {};
 }
 
@@ -283,13 +292,13 @@ Status PerftestSession::end_without_message() {
   std::uint8_t b;
   bool closed = false;
   Status s = conn_.recv_bytes(&b, 1, std::min<std::uint32_t>(timeout_ms_, 2000), "the peer's close", idle_, &closed);
-  if (s.ok()) return Status::error("the peer sent data after write_lat, where perftest sends none");
+  if (s.ok()) return Status::error(StatusCode::kPeer, "the peer sent data after write_lat, where perftest sends none");
   return {};
 }
 
 Status PerftestControl::connect(PerftestTest t, const std::vector<PerftestKeys>& mine,
                                 std::vector<PerftestKeys>& theirs, const std::function<Status()>& connect_qps) {
-  if (mine.empty()) return Status::error("perftest exchange without a QP");
+  if (mine.empty()) return Status::error(StatusCode::kInvalidArgument, "perftest exchange without a QP");
   theirs.assign(mine.size(), PerftestKeys{});
   PerftestKeys scratch;
   auto per_qp = [&]() -> Status {

@@ -4,13 +4,15 @@
 
 namespace droce::engine {
 
-std::string ImpairmentConfig::validate() const {
+Status ImpairmentConfig::validate() const {
   auto prob = [](double p) { return p >= 0 && p <= 1; };
-  if (!prob(loss)) return "loss: must be a fraction in [0, 1]";
-  if (!prob(burst_start)) return "burst_start: must be a fraction in [0, 1]";
-  if (burst_start > 0 && burst_frames == 0) return "burst_frames: must be >= 1 when bursts are enabled";
-  if (!prob(duplicate)) return "duplicate: must be a fraction in [0, 1]";
-  if (!prob(reorder)) return "reorder: must be a fraction in [0, 1]";
+  if (!prob(loss)) return Status::fail(StatusCode::kInvalidArgument, "loss: must be a fraction in [0, 1]");
+  if (!prob(burst_start))
+    return Status::fail(StatusCode::kInvalidArgument, "burst_start: must be a fraction in [0, 1]");
+  if (burst_start > 0 && burst_frames == 0)
+    return Status::fail(StatusCode::kInvalidArgument, "burst_frames: must be >= 1 when bursts are enabled");
+  if (!prob(duplicate)) return Status::fail(StatusCode::kInvalidArgument, "duplicate: must be a fraction in [0, 1]");
+  if (!prob(reorder)) return Status::fail(StatusCode::kInvalidArgument, "reorder: must be a fraction in [0, 1]");
   return {};
 }
 

@@ -10,6 +10,8 @@
 #include <random>
 #include <string>
 
+#include "engine/core/status.h"
+
 namespace droce::engine {
 
 struct ImpairmentConfig {
@@ -21,8 +23,8 @@ struct ImpairmentConfig {
   std::uint64_t seed = 1;
 
   [[nodiscard]] bool any() const { return loss > 0 || burst_start > 0 || duplicate > 0 || reorder > 0; }
-  // Empty if valid, else which field is wrong.
-  [[nodiscard]] std::string validate() const;
+  // Ok if valid, else kInvalidArgument naming the field that is wrong.
+  [[nodiscard]] Status validate() const;
 };
 
 struct ImpairmentCounters {

@@ -50,32 +50,42 @@ std::atomic<unsigned> g_instance{0};
 
 }  // namespace
 
-std::string LabSwitchConfig::validate() const {
-  if (port_count() < 2) return "at least two ports are needed";
-  if (port_count() > 64) return "at most 64 ports";
+Status LabSwitchConfig::validate() const {
+  if (port_count() < 2) return Status::fail(StatusCode::kInvalidArgument, "at least two ports are needed");
+  if (port_count() > 64) return Status::fail(StatusCode::kInvalidArgument, "at most 64 ports");
   for (double g : egress_gbps)
-    if (!(g >= 0 && g <= 1000)) return "--egress-gbps: must be in [0, 1000]";
+    if (!(g >= 0 && g <= 1000))
+      return Status::fail(StatusCode::kInvalidArgument, "--egress-gbps: must be in [0, 1000]");
   for (const auto& r : routes) {
-    if (r.out >= port_count()) return "--route: port index " + std::to_string(r.out) + " does not exist";
-    if (r.depth == 0 || r.depth > 32) return "--route: prefix length must be 1..32";
+    if (r.out >= port_count())
+      return Status::error(StatusCode::kInvalidArgument,
+                           "--route: port index " + std::to_string(r.out) + " does not exist");
+    if (r.depth == 0 || r.depth > 32)
+      return Status::fail(StatusCode::kInvalidArgument, "--route: prefix length must be 1..32");
   }
-  if (kmin_bytes > kmax_bytes) return "--kmin-bytes: must not exceed --kmax-bytes";
-  if (!(pmax >= 0 && pmax <= 1)) return "--pmax: must be in [0, 1]";
-  if (buffer_bytes < 2048) return "--buffer-bytes: must hold at least one jumbo RoCE frame (2048)";
-  if (!(delay_us >= 0 && delay_us <= 1e6)) return "--delay-us: must be in [0, 1e6]";
-  if (!(shaper_burst_us >= 0 && shaper_burst_us <= 1e6)) return "--shaper-burst-us: must be in [0, 1e6]";
-  if (pfc_priority > 7) return "--pfc-priority: must be 0..7";
-  if (pfc && pfc_xon_bytes >= pfc_xoff_bytes) return "--pfc-xon-bytes: must be below --pfc-xoff-bytes";
-  if (pfc && pfc_xoff_bytes >= buffer_bytes) return "--pfc-xoff-bytes: must be below --buffer-bytes (headroom)";
-  if (pfc && pfc_pause_quanta == 0) return "--pfc-quanta: must be > 0";
-  if (!(link_gbps_for_pfc > 0)) return "--link-gbps: must be > 0";
-  if (pool == nullptr) return "no mbuf pool";
+  if (kmin_bytes > kmax_bytes)
+    return Status::fail(StatusCode::kInvalidArgument, "--kmin-bytes: must not exceed --kmax-bytes");
+  if (!(pmax >= 0 && pmax <= 1)) return Status::fail(StatusCode::kInvalidArgument, "--pmax: must be in [0, 1]");
+  if (buffer_bytes < 2048)
+    return Status::fail(StatusCode::kInvalidArgument, "--buffer-bytes: must hold at least one jumbo RoCE frame (2048)");
+  if (!(delay_us >= 0 && delay_us <= 1e6))
+    return Status::fail(StatusCode::kInvalidArgument, "--delay-us: must be in [0, 1e6]");
+  if (!(shaper_burst_us >= 0 && shaper_burst_us <= 1e6))
+    return Status::fail(StatusCode::kInvalidArgument, "--shaper-burst-us: must be in [0, 1e6]");
+  if (pfc_priority > 7) return Status::fail(StatusCode::kInvalidArgument, "--pfc-priority: must be 0..7");
+  if (pfc && pfc_xon_bytes >= pfc_xoff_bytes)
+    return Status::fail(StatusCode::kInvalidArgument, "--pfc-xon-bytes: must be below --pfc-xoff-bytes");
+  if (pfc && pfc_xoff_bytes >= buffer_bytes)
+    return Status::fail(StatusCode::kInvalidArgument, "--pfc-xoff-bytes: must be below --buffer-bytes (headroom)");
+  if (pfc && pfc_pause_quanta == 0) return Status::fail(StatusCode::kInvalidArgument, "--pfc-quanta: must be > 0");
+  if (!(link_gbps_for_pfc > 0)) return Status::fail(StatusCode::kInvalidArgument, "--link-gbps: must be > 0");
+  if (pool == nullptr) return Status::fail(StatusCode::kInvalidArgument, "no mbuf pool");
   return {};
 }
 
 std::unique_ptr<LabSwitch> LabSwitch::create(const LabSwitchConfig& cfg, Status& err) {
-  if (std::string e = cfg.validate(); !e.empty()) {
-    err = Status::error("droce-switch: " + e);
+  if (Status s = cfg.validate(); !s.ok()) {
+    err = s.context("droce-switch: ");
     return nullptr;
   }
   std::unique_ptr<LabSwitch> s(new LabSwitch());
@@ -103,12 +113,13 @@ std::unique_ptr<LabSwitch> LabSwitch::create(const LabSwitchConfig& cfg, Status&
     const std::string name = "droce_sw_lpm" + std::to_string(id);
     s->lpm_ = rte_lpm_create(name.c_str(), SOCKET_ID_ANY, &lc);
     if (s->lpm_ == nullptr) {
-      err = Status::error("droce-switch: rte_lpm_create failed: " + std::string(rte_strerror(rte_errno)));
+      err = Status::error(StatusCode::kNoMemory,
+                          "droce-switch: rte_lpm_create failed: " + std::string(rte_strerror(rte_errno)));
       return nullptr;
     }
     for (const auto& r : cfg.routes)
       if (rte_lpm_add(s->lpm_, r.prefix, r.depth, r.out) != 0) {
-        err = Status::error("droce-switch: cannot add route");
+        err = Status::error(StatusCode::kError, "droce-switch: cannot add route");
         return nullptr;
       }
   }
@@ -121,7 +132,8 @@ std::unique_ptr<LabSwitch> LabSwitch::create(const LabSwitchConfig& cfg, Status&
   hp.socket_id = SOCKET_ID_ANY;
   s->macs_ = rte_hash_create(&hp);
   if (s->macs_ == nullptr) {
-    err = Status::error("droce-switch: rte_hash_create failed: " + std::string(rte_strerror(rte_errno)));
+    err = Status::error(StatusCode::kNoMemory,
+                        "droce-switch: rte_hash_create failed: " + std::string(rte_strerror(rte_errno)));
     return nullptr;
   }
   s->mac_port_.assign(hp.entries + 64, 0);

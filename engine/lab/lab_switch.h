@@ -59,8 +59,8 @@ struct LabSwitchConfig {
   std::uint64_t seed = 1;         // RED's random draws
   rte_mempool* pool = nullptr;    // PFC frames are built here
 
-  // Empty when valid; otherwise one message naming the bad option.
-  [[nodiscard]] std::string validate() const;
+  // Ok when valid; otherwise kInvalidArgument and one message naming the bad option.
+  [[nodiscard]] Status validate() const;
   // Switch ports: frame_ports when given, else ports.
   [[nodiscard]] std::size_t port_count() const { return frame_ports.empty() ? ports.size() : frame_ports.size(); }
 };

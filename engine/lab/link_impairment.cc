@@ -7,19 +7,20 @@ namespace droce::engine {
 std::unique_ptr<LinkImpairment> LinkImpairment::attach(std::uint16_t port, std::uint16_t queue,
                                                        const ImpairmentConfig& cfg, rte_mempool* copy_pool,
                                                        Status& err) {
-  if (std::string e = cfg.validate(); !e.empty()) {
-    err = Status::error("impairment " + e);
+  if (Status s = cfg.validate(); !s.ok()) {
+    err = s.context("impairment ");
     return nullptr;
   }
   if (cfg.duplicate > 0 && copy_pool == nullptr) {
-    err = Status::error("impairment: duplication needs a pool for the copies");
+    err = Status::error(StatusCode::kInvalidArgument, "impairment: duplication needs a pool for the copies");
     return nullptr;
   }
   std::unique_ptr<LinkImpairment> li(new LinkImpairment(port, queue, cfg, copy_pool));
   li->cb_ = rte_eth_add_rx_callback(port, queue, &LinkImpairment::on_rx, li.get());
   if (li->cb_ == nullptr) {
-    err = Status::error("impairment: cannot add an RX callback on port " + std::to_string(port) + " queue " +
-                        std::to_string(queue) + " (" + rte_strerror(rte_errno) + ")");
+    err =
+        Status::error(StatusCode::kError, "impairment: cannot add an RX callback on port " + std::to_string(port) +
+                                              " queue " + std::to_string(queue) + " (" + rte_strerror(rte_errno) + ")");
     return nullptr;
   }
   return li;

@@ -14,11 +14,11 @@ wire::L2L3Address LoopbackLab::address(int side) {
 
 std::unique_ptr<LoopbackLab> LoopbackLab::create(const LoopbackLabConfig& cfg, Status& err) {
   if (cfg.pool == nullptr) {
-    err = Status::error("loopback lab: no mbuf pool");
+    err = Status::error(StatusCode::kInvalidArgument, "loopback lab: no mbuf pool");
     return nullptr;
   }
   if (!(cfg.loss >= 0 && cfg.loss < 1)) {
-    err = Status::error("loopback lab: loss must be in [0, 1)");
+    err = Status::error(StatusCode::kInvalidArgument, "loopback lab: loss must be in [0, 1)");
     return nullptr;
   }
   std::unique_ptr<LoopbackLab> lab(new LoopbackLab());

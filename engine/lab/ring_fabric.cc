@@ -23,27 +23,30 @@ FabricSpec FabricSpec::star(std::uint32_t endpoints, const ImpairmentConfig& tow
   return s;
 }
 
-std::string FabricSpec::validate() const {
-  if (ring_slots < 32 || (ring_slots & (ring_slots - 1)) != 0) return "ring_slots must be a power of two >= 32";
+Status FabricSpec::validate() const {
+  if (ring_slots < 32 || (ring_slots & (ring_slots - 1)) != 0)
+    return Status::fail(StatusCode::kInvalidArgument, "ring_slots must be a power of two >= 32");
   std::vector<std::uint32_t> degree(nodes.size(), 0);
   for (std::size_t i = 0; i < links.size(); ++i) {
     const auto& l = links[i];
     if (l.a >= nodes.size() || l.b >= nodes.size() || l.a == l.b)
-      return "link " + std::to_string(i) + " does not join two distinct nodes";
+      return Status::error(StatusCode::kInvalidArgument,
+                           "link " + std::to_string(i) + " does not join two distinct nodes");
     for (const ImpairmentConfig* c : {&l.toward_a, &l.toward_b})
-      if (std::string e = c->validate(); !e.empty()) return "link " + std::to_string(i) + " impairment " + e;
+      if (Status s = c->validate(); !s.ok()) return s.context("link " + std::to_string(i) + " impairment ");
     ++degree[l.a];
     ++degree[l.b];
   }
   for (std::size_t n = 0; n < nodes.size(); ++n)
     if (nodes[n] == FabricNodeKind::kEndpoint && degree[n] != 1)
-      return "endpoint node " + std::to_string(n) + " must have exactly one link";
+      return Status::error(StatusCode::kInvalidArgument,
+                           "endpoint node " + std::to_string(n) + " must have exactly one link");
   return {};
 }
 
 std::unique_ptr<RingFabric> RingFabric::create(const FabricSpec& spec, rte_mempool* pool, Status& err) {
-  if (std::string e = spec.validate(); !e.empty()) {
-    err = Status::error(StatusCode::kInvalidArgument, "ring fabric: " + e);
+  if (Status s = spec.validate(); !s.ok()) {
+    err = s.context("ring fabric: ");
     return nullptr;
   }
   std::unique_ptr<RingFabric> f(new RingFabric());

@@ -63,8 +63,8 @@ struct FabricSpec {
   // N endpoints (nodes 0..N-1) on one switch (node N): link i joins endpoint i to switch port i;
   // `toward_endpoints` impairs what each endpoint receives (its seed offset by the link index).
   [[nodiscard]] static FabricSpec star(std::uint32_t endpoints, const ImpairmentConfig& toward_endpoints);
-  // Empty if valid, else what is wrong.
-  [[nodiscard]] std::string validate() const;
+  // Ok if valid, else kInvalidArgument saying what is wrong.
+  [[nodiscard]] Status validate() const;
 };
 
 class RingFabric {

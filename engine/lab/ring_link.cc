@@ -10,7 +10,7 @@ namespace droce::engine {
 
 std::unique_ptr<RingLink> RingLink::create(const std::string& tag, rte_mempool* pool, Status& err) {
   if (pool == nullptr) {
-    err = Status::error("ring link: no mbuf pool");
+    err = Status::error(StatusCode::kInvalidArgument, "ring link: no mbuf pool");
     return nullptr;
   }
   static std::atomic<unsigned> serial{0};
@@ -21,7 +21,7 @@ std::unique_ptr<RingLink> RingLink::create(const std::string& tag, rte_mempool* 
     l->rings_[i] =
         rte_ring_create((base + "r" + std::to_string(i)).c_str(), 4096, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
     if (l->rings_[i] == nullptr) {
-      err = Status::error("ring link: cannot create rings (out of memory?)");
+      err = Status::error(StatusCode::kNoMemory, "ring link: cannot create rings (out of memory?)");
       return nullptr;
     }
   }
@@ -29,7 +29,7 @@ std::unique_ptr<RingLink> RingLink::create(const std::string& tag, rte_mempool* 
   for (int i = 0; i < 2; ++i) {
     const std::string name = base + "p" + std::to_string(i);
     if (rte_eth_from_rings(name.c_str(), &l->rings_[1 - i], 1, &l->rings_[i], 1, SOCKET_ID_ANY) < 0) {
-      err = Status::error("ring link: cannot create ring port " + name);
+      err = Status::error(StatusCode::kError, "ring link: cannot create ring port " + name);
       return nullptr;
     }
     PortConfig pc;

@@ -31,16 +31,17 @@ std::uint32_t ip_host_order(const wire::L2L3Address& a) {
 
 std::unique_ptr<SwitchExperiment> SwitchExperiment::create(const SwitchExperimentConfig& cfg, Status& err) {
   if (cfg.senders == 0 || cfg.senders > 16) {
-    err = Status::error("switch lab: --lab-senders must be 1..16");
+    err = Status::error(StatusCode::kInvalidArgument, "switch lab: --lab-senders must be 1..16");
     return nullptr;
   }
   if (!(cfg.bottleneck_gbps > 0) || !(cfg.duration_ms > 0) || !(cfg.sample_us > 0) || cfg.message_bytes == 0 ||
       cfg.inflight == 0 || cfg.pool == nullptr) {
-    err = Status::error("switch lab: bottleneck, duration, sample period, message size and inflight must be > 0");
+    err = Status::error(StatusCode::kInvalidArgument,
+                        "switch lab: bottleneck, duration, sample period, message size and inflight must be > 0");
     return nullptr;
   }
-  if (std::string e = cfg.params.validate(); !e.empty()) {
-    err = Status::error("switch lab: DCQCN parameter " + e);
+  if (Status s = cfg.params.validate(); !s.ok()) {
+    err = Status::error(StatusCode::kInvalidArgument, "switch lab: DCQCN parameter " + s.message());
     return nullptr;
   }
   std::unique_ptr<SwitchExperiment> lab(new SwitchExperiment());

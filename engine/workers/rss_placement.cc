@@ -67,7 +67,8 @@ Status place_flows_on_reta(std::uint16_t port_id, std::span<const InboundFlow> f
   out.flows = static_cast<std::uint32_t>(flows.size());
   rte_eth_dev_info info{};
   if (int rc = rte_eth_dev_info_get(port_id, &info); rc != 0)
-    return Status::error("port " + std::to_string(port_id) + ": no device info (" + std::to_string(rc) + ")");
+    return Status::error(StatusCode::kError,
+                         "port " + std::to_string(port_id) + ": no device info (" + std::to_string(rc) + ")");
   out.reta_size = info.reta_size;
   if (info.reta_size == 0 || info.nb_rx_queues < 2) {
     out.why = info.reta_size == 0 ? "the PMD has no RSS redirection table" : "one RX queue";

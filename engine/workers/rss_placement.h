@@ -58,8 +58,9 @@ struct RssPlacement {
 };
 
 // Reads the port's key and table, plans and writes the changed entries. A port without RSS, or a
-// PMD that cannot query or update its table (net_ring, net_memif, net_null: one queue per peer
-// queue, where frames already land on their owner) is not an error: `applied` stays false.
+// PMD that cannot query or update its table (net_ring, net_memif: one queue per peer queue, where
+// frames already land on their owner; net_tap, net_af_xdp: no table in DPDK 22.11) is not an
+// error: `applied` stays false.
 [[nodiscard]] Status place_flows_on_reta(std::uint16_t port_id, std::span<const InboundFlow> flows, RssPlacement& out);
 
 }  // namespace droce::engine

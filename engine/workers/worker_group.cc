@@ -49,36 +49,42 @@ std::string ring_name(std::uint16_t w) {
 }
 
 Status check_config(const WorkerGroupConfig& cfg) {
-  if (cfg.workers == 0) return Status::error("workers: at least 1 needed");
+  if (cfg.workers == 0) return Status::error(StatusCode::kInvalidArgument, "workers: at least 1 needed");
   if (cfg.pools.size() != cfg.workers)
-    return Status::error("workers: " + std::to_string(cfg.workers) + " workers need as many mbuf pools, " +
-                         std::to_string(cfg.pools.size()) + " given");
+    return Status::error(StatusCode::kInvalidArgument, "workers: " + std::to_string(cfg.workers) +
+                                                           " workers need as many mbuf pools, " +
+                                                           std::to_string(cfg.pools.size()) + " given");
   for (auto* p : cfg.pools)
-    if (p == nullptr) return Status::error("workers: a worker's mbuf pool is missing");
+    if (p == nullptr) return Status::error(StatusCode::kInvalidArgument, "workers: a worker's mbuf pool is missing");
   if (!cfg.memories.empty() && cfg.memories.size() != cfg.workers)
-    return Status::error("workers: per-worker memory registries given for " + std::to_string(cfg.memories.size()) +
-                         " of " + std::to_string(cfg.workers) + " workers");
-  if (cfg.qps_per_worker == 0) return Status::error("workers: qps_per_worker must be at least 1");
+    return Status::error(StatusCode::kInvalidArgument, "workers: per-worker memory registries given for " +
+                                                           std::to_string(cfg.memories.size()) + " of " +
+                                                           std::to_string(cfg.workers) + " workers");
+  if (cfg.qps_per_worker == 0)
+    return Status::error(StatusCode::kInvalidArgument, "workers: qps_per_worker must be at least 1");
   const std::uint64_t last =
       std::uint64_t{cfg.endpoint.transport.qpn_base} + std::uint64_t{cfg.workers} * cfg.qps_per_worker;
   if (last - 1 > kMaxQpn)
-    return Status::error("workers: QPNs " + std::to_string(cfg.endpoint.transport.qpn_base) + ".." +
-                         std::to_string(last - 1) + " exceed the 24-bit QPN space");
+    return Status::error(StatusCode::kInvalidArgument, "workers: QPNs " +
+                                                           std::to_string(cfg.endpoint.transport.qpn_base) + ".." +
+                                                           std::to_string(last - 1) + " exceed the 24-bit QPN space");
   if (cfg.steer_ring_size < 2u * kBurst || cfg.steer_ring_size > RTE_RING_SZ_MASK)
-    return Status::error("workers: steer_ring_size must be between " + std::to_string(2 * kBurst) + " and " +
-                         std::to_string(RTE_RING_SZ_MASK));
+    return Status::error(StatusCode::kInvalidArgument, "workers: steer_ring_size must be between " +
+                                                           std::to_string(2 * kBurst) + " and " +
+                                                           std::to_string(RTE_RING_SZ_MASK));
   const std::uint16_t port = cfg.endpoint.queues.port_id;
   if (!rte_eth_dev_is_valid_port(port))
-    return Status::error("workers: port " + std::to_string(port) + " does not exist");
+    return Status::error(StatusCode::kNotFound, "workers: port " + std::to_string(port) + " does not exist");
   rte_eth_dev_info info{};
   if (rte_eth_dev_info_get(port, &info) != 0)
-    return Status::error("workers: cannot read the device info of port " + std::to_string(port));
+    return Status::error(StatusCode::kError, "workers: cannot read the device info of port " + std::to_string(port));
   // Each worker owns RX and TX queue w: the port must have been configured with that many.
   if (info.nb_rx_queues < cfg.workers || info.nb_tx_queues < cfg.workers)
-    return Status::error("workers: " + std::to_string(cfg.workers) + " workers need as many queues, port " +
-                         std::to_string(port) + " has " + std::to_string(info.nb_rx_queues) + " rx / " +
-                         std::to_string(info.nb_tx_queues) + " tx (device maximum " +
-                         std::to_string(info.max_rx_queues) + " / " + std::to_string(info.max_tx_queues) + ")");
+    return Status::error(StatusCode::kInvalidArgument,
+                         "workers: " + std::to_string(cfg.workers) + " workers need as many queues, port " +
+                             std::to_string(port) + " has " + std::to_string(info.nb_rx_queues) + " rx / " +
+                             std::to_string(info.nb_tx_queues) + " tx (device maximum " +
+                             std::to_string(info.max_rx_queues) + " / " + std::to_string(info.max_tx_queues) + ")");
   return {};
 }
 
@@ -256,8 +262,9 @@ std::unique_ptr<WorkerGroup> WorkerGroup::create(const WorkerGroupConfig& cfg, S
     wk->inbound_ =
         rte_ring_create(ring_name(w).c_str(), cfg.steer_ring_size, rte_socket_id(), RING_F_SC_DEQ | RING_F_EXACT_SZ);
     if (wk->inbound_ == nullptr) {
-      err = Status::error("workers: cannot create worker " + std::to_string(w) + "'s steering ring of " +
-                          std::to_string(cfg.steer_ring_size) + " frames: " + rte_strerror(rte_errno));
+      err = Status::error(StatusCode::kNoMemory, "workers: cannot create worker " + std::to_string(w) +
+                                                     "'s steering ring of " + std::to_string(cfg.steer_ring_size) +
+                                                     " frames: " + rte_strerror(rte_errno));
       return nullptr;
     }
     wk->endpoint_ = RcEndpoint::create(ec, err);

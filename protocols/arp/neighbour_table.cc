@@ -18,7 +18,7 @@ bool NeighbourTable::resolvable(std::uint32_t ip) const {
   return ip != cfg_.local_ip && first != 0 && first != 127 && first < 224;
 }
 
-ArpVerdict NeighbourTable::on_arp(const ArpFrame& f, bool any_dst_mac, std::uint64_t now_ns) {
+ArpVerdict NeighbourTable::on_frame(const ArpFrame& f, bool any_dst_mac, std::uint64_t now_ns) {
   ArpVerdict v;
   if (!any_dst_mac && std::memcmp(f.eth_dst, kBroadcastMac, 6) != 0 && std::memcmp(f.eth_dst, cfg_.local_mac, 6) != 0) {
     v.ignored = ArpIgnore::kNotOurMac;

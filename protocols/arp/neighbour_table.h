@@ -38,7 +38,7 @@ using Neighbour = neighbour::NeighbourEntry<std::uint32_t>;  // ip in host order
 // kBadAddress: 0.0.0.0, our own, broadcast, multicast or loopback.
 using StartResult = neighbour::StartResult;
 
-// What on_arp did not do, and why (each a counter for the caller).
+// What on_frame did not do, and why (each a counter for the caller).
 enum class ArpIgnore : std::uint8_t {
   kNone,
   kNotOurMac,         // Ethernet destination neither ours nor broadcast (port not promiscuous)
@@ -77,10 +77,10 @@ class NeighbourTable {
   // returns how many (each is counted as sent); entries that have had all their requests
   // unanswered for a whole interval become kFailed (`failed` says how many did now). Costs one
   // compare while nothing is due.
-  unsigned due_requests(std::uint64_t now_ns, std::uint32_t* ips, unsigned max, unsigned& failed) {
+  unsigned due_queries(std::uint64_t now_ns, std::uint32_t* ips, unsigned max, unsigned& failed) {
     return cache_.due_queries(now_ns, ips, max, failed);
   }
-  // When due_requests next has work (kNever: no resolution in progress).
+  // When due_queries next has work (kNever: no resolution in progress).
   [[nodiscard]] std::uint64_t next_due_ns() const { return cache_.next_due_ns(); }
 
   // A received ARP frame (parse_arp accepted it). Learning follows Linux: a request for our IP
@@ -88,7 +88,7 @@ class NeighbourTable {
   // entry for; nothing is learned from frames for other IPs, from a sender 0.0.0.0 (an RFC 5227
   // probe, which is still answered) or from a sender claiming our IP. `any_dst_mac`: the port
   // takes frames for any MAC, so the Ethernet destination is not checked.
-  [[nodiscard]] ArpVerdict on_arp(const ArpFrame& f, bool any_dst_mac, std::uint64_t now_ns);
+  [[nodiscard]] ArpVerdict on_frame(const ArpFrame& f, bool any_dst_mac, std::uint64_t now_ns);
 
   [[nodiscard]] const NeighbourConfig& config() const { return cfg_; }
   // Entries in use (any state but kNone).

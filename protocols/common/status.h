@@ -69,14 +69,14 @@ class [[nodiscard]] Status {
     s.static_text_ = static_text;
     return s;
   }
-  // Control path: a formatted line.
+  // Control path: a formatted line. Every error names its code (there is no codeless overload):
+  // a caller acts on the code, a person reads the line.
   static Status error(StatusCode code, std::string message) {
     Status s;
     s.code_ = code == StatusCode::kOk ? StatusCode::kError : code;
     s.message_ = message.empty() ? std::string(to_string(s.code_)) : std::move(message);
     return s;
   }
-  static Status error(std::string message) { return error(StatusCode::kError, std::move(message)); }
 
   [[nodiscard]] bool ok() const { return code_ == StatusCode::kOk; }
   explicit operator bool() const { return ok(); }

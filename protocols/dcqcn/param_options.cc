@@ -109,22 +109,25 @@ const char* param_options_help() {
          "cnp-dscp D             DSCP of the CNPs we send, 0..63\n";
 }
 
-std::string set_param(DcqcnParams& p, const std::string& name, const std::string& value) {
+Status set_param(DcqcnParams& p, const std::string& name, const std::string& value) {
   const Param* param = find_param(name);
-  if (param == nullptr) return "is not a DCQCN parameter (see --help)";
+  if (param == nullptr) return Status::fail(StatusCode::kInvalidArgument, "is not a DCQCN parameter (see --help)");
   double v = 0;
   if (!parse_value(value, *param, v)) {
     std::string shown;
     for (std::size_t i = 0; i < value.size() && i < 40; ++i) shown += value[i] < 0x20 ? '?' : value[i];
-    return "'" + shown + (value.size() > 40 ? "...'" : "'") + " is not " + range_text(*param);
+    return Status::error(StatusCode::kInvalidArgument,
+                         "'" + shown + (value.size() > 40 ? "...'" : "'") + " is not " + range_text(*param));
   }
   apply(p, name, v);
   return {};
 }
 
-std::string validate_options(const DcqcnParams& p, const std::function<std::string(std::string_view)>& option_of,
-                             std::string_view line_rate_option) {
-  const std::string e = p.validate();
+Status validate_options(const DcqcnParams& p, const std::function<std::string(std::string_view)>& option_of,
+                        std::string_view line_rate_option) {
+  const Status st = p.validate();
+  if (st.ok()) return st;
+  const std::string e = st.message();
   // Replace every field name in the message, whole words only, by the option that sets it.
   std::string out;
   for (std::size_t i = 0; i < e.size();) {
@@ -142,7 +145,7 @@ std::string validate_options(const DcqcnParams& p, const std::function<std::stri
     out += option;
     i = j;
   }
-  return out;
+  return Status::error(st.code(), out);
 }
 
 bool preset_by_name(const std::string& name, double line_rate_bps, DcqcnParams& out) {

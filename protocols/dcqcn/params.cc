@@ -39,8 +39,10 @@ DcqcnParams DcqcnParams::mlx5(double line_rate_bps) {
   return p;
 }
 
-std::string DcqcnParams::validate() const {
-  auto bad = [](const char* name, const std::string& why) { return std::string(name) + ": " + why; };
+Status DcqcnParams::validate() const {
+  auto bad = [](const char* name, const std::string& why) {
+    return Status::error(StatusCode::kInvalidArgument, std::string(name) + ": " + why);
+  };
   if (!std::isfinite(line_rate_bps) || line_rate_bps <= 0) return bad("line_rate_bps", "must be > 0");
   if (!std::isfinite(min_rate_bps) || min_rate_bps <= 0) return bad("min_rate_bps", "must be > 0");
   if (min_rate_bps > line_rate_bps) return bad("min_rate_bps", "must not exceed line_rate_bps");

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "protocols/common/status.h"
+
 namespace droce::dcqcn {
 
 struct DcqcnParams {
@@ -37,8 +39,8 @@ struct DcqcnParams {
   // 4 µs, min_time_between_cnps 4 µs, cnp_dscp 48.
   [[nodiscard]] static DcqcnParams mlx5(double line_rate_bps = 40e9);
 
-  // Empty when valid; otherwise one message naming the first bad parameter.
-  [[nodiscard]] std::string validate() const;
+  // Ok when valid; otherwise kInvalidArgument and one message naming the first bad parameter.
+  [[nodiscard]] Status validate() const;
 };
 
 }  // namespace droce::dcqcn

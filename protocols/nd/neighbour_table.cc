@@ -13,7 +13,7 @@ bool NeighbourTable::resolvable(const Ipv6Address& ip) const {
   return std::memcmp(ip.data(), kLoopback, 16) != 0 && std::memcmp(ip.data(), kV4Mapped, 12) != 0;
 }
 
-NdVerdict NeighbourTable::on_nd(const NdFrame& f, bool any_dst_mac, std::uint64_t now_ns) {
+NdVerdict NeighbourTable::on_frame(const NdFrame& f, bool any_dst_mac, std::uint64_t now_ns) {
   if (!any_dst_mac && std::memcmp(f.eth_dst, cfg_.local_mac, 6) != 0) {
     // Multicast ND reaches us at our solicited-node group's MAC (solicitations for us) or all
     // nodes' (unsolicited advertisements, answers to DAD probes).

@@ -50,7 +50,7 @@ using Neighbour = neighbour::NeighbourEntry<Ipv6Address>;
 // kBadAddress: ::, ::1, multicast, IPv4-mapped or our own.
 using StartResult = neighbour::StartResult;
 
-// What on_nd did not do, and why (each a counter for the caller).
+// What on_frame did not do, and why (each a counter for the caller).
 enum class NdIgnore : std::uint8_t {
   kNone,
   kNotOurMac,                 // Ethernet destination neither ours nor one of our groups'
@@ -96,16 +96,16 @@ class NeighbourTable {
   // and returns how many (each counted as sent); entries whose solicitations all went
   // unanswered for a whole interval become kFailed (`failed` says how many did now, §7.2.2).
   // One compare while nothing is due.
-  unsigned due_solicitations(std::uint64_t now_ns, Ipv6Address* ips, unsigned max, unsigned& failed) {
+  unsigned due_queries(std::uint64_t now_ns, Ipv6Address* ips, unsigned max, unsigned& failed) {
     return cache_.due_queries(now_ns, ips, max, failed);
   }
-  // When due_solicitations next has work (kNever: no resolution in progress).
+  // When due_queries next has work (kNever: no resolution in progress).
   [[nodiscard]] std::uint64_t next_due_ns() const { return cache_.next_due_ns(); }
 
   // A received NS or NA (parse_nd accepted it). `any_dst_mac`: the port takes frames for any
   // MAC, so the Ethernet destination is not checked (else it must be ours, our solicited-node
   // group's or all nodes').
-  [[nodiscard]] NdVerdict on_nd(const NdFrame& f, bool any_dst_mac, std::uint64_t now_ns);
+  [[nodiscard]] NdVerdict on_frame(const NdFrame& f, bool any_dst_mac, std::uint64_t now_ns);
 
   [[nodiscard]] const NeighbourConfig& config() const { return cfg_; }
   [[nodiscard]] std::uint32_t size() const { return cache_.size(); }

@@ -2,7 +2,8 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
+
+#include "protocols/common/status.h"
 
 #include "protocols/rc/rtt_estimator.h"
 
@@ -69,35 +70,42 @@ struct QpAttr {
   bool adaptive_rto = true;
   std::uint32_t rto_floor_us = kDefaultRtoFloorUs;  // 1..2^31 us
 
-  // Empty if valid; else the name of the bad attribute and why.
-  [[nodiscard]] std::string validate() const {
+  // Ok if valid; else kInvalidArgument naming the bad attribute and why (static text).
+  [[nodiscard]] Status validate() const {
     if (pmtu != 256 && pmtu != 512 && pmtu != 1024 && pmtu != 2048 && pmtu != 4096)
-      return "pmtu: must be 256, 512, 1024, 2048 or 4096";
-    if (qpn == 0 || qpn > 0xFFFFFF) return "qpn: must be 1..0xFFFFFF";
-    if (dest_qpn > 0xFFFFFF) return "dest_qpn: must fit 24 bits";
-    if (sq_psn > 0xFFFFFF) return "sq_psn: must fit 24 bits";
-    if (rq_psn > 0xFFFFFF) return "rq_psn: must fit 24 bits";
-    if (timeout > 31) return "timeout: must be 0..31";
-    if (retry_cnt > 7) return "retry_cnt: must be 0..7";
-    if (rnr_retry > 7) return "rnr_retry: must be 0..7";
-    if (min_rnr_timer > 31) return "min_rnr_timer: must be 0..31";
+      return Status::fail(StatusCode::kInvalidArgument, "pmtu: must be 256, 512, 1024, 2048 or 4096");
+    if (qpn == 0 || qpn > 0xFFFFFF) return Status::fail(StatusCode::kInvalidArgument, "qpn: must be 1..0xFFFFFF");
+    if (dest_qpn > 0xFFFFFF) return Status::fail(StatusCode::kInvalidArgument, "dest_qpn: must fit 24 bits");
+    if (sq_psn > 0xFFFFFF) return Status::fail(StatusCode::kInvalidArgument, "sq_psn: must fit 24 bits");
+    if (rq_psn > 0xFFFFFF) return Status::fail(StatusCode::kInvalidArgument, "rq_psn: must fit 24 bits");
+    if (timeout > 31) return Status::fail(StatusCode::kInvalidArgument, "timeout: must be 0..31");
+    if (retry_cnt > 7) return Status::fail(StatusCode::kInvalidArgument, "retry_cnt: must be 0..7");
+    if (rnr_retry > 7) return Status::fail(StatusCode::kInvalidArgument, "rnr_retry: must be 0..7");
+    if (min_rnr_timer > 31) return Status::fail(StatusCode::kInvalidArgument, "min_rnr_timer: must be 0..31");
     if (sq_depth == 0 || sq_depth > 65536 || (sq_depth & (sq_depth - 1)) != 0)
-      return "sq_depth: must be a power of two up to 65536";
+      return Status::fail(StatusCode::kInvalidArgument, "sq_depth: must be a power of two up to 65536");
     if (rq_depth == 0 || rq_depth > 65536 || (rq_depth & (rq_depth - 1)) != 0)
-      return "rq_depth: must be a power of two up to 65536";
-    if (window_psns == 0 || window_psns > (1u << 22)) return "window_psns: must be 1..2^22";
-    if (ack_req_every == 0) return "ack_req_every: must be >= 1";
-    if (max_rd_atomic > kMaxRdAtomic) return "max_rd_atomic: must be 0..255";
-    if (max_dest_rd_atomic > kMaxRdAtomic) return "max_dest_rd_atomic: must be 0..255";
-    if (max_message_bytes > (1u << 30)) return "max_message_bytes: must be at most 1 GiB";
-    if (rto_floor_us == 0 || rto_floor_us > (1u << 31)) return "rto_floor_us: must be 1..2^31";
+      return Status::fail(StatusCode::kInvalidArgument, "rq_depth: must be a power of two up to 65536");
+    if (window_psns == 0 || window_psns > (1u << 22))
+      return Status::fail(StatusCode::kInvalidArgument, "window_psns: must be 1..2^22");
+    if (ack_req_every == 0) return Status::fail(StatusCode::kInvalidArgument, "ack_req_every: must be >= 1");
+    if (max_rd_atomic > kMaxRdAtomic)
+      return Status::fail(StatusCode::kInvalidArgument, "max_rd_atomic: must be 0..255");
+    if (max_dest_rd_atomic > kMaxRdAtomic)
+      return Status::fail(StatusCode::kInvalidArgument, "max_dest_rd_atomic: must be 0..255");
+    if (max_message_bytes > (1u << 30))
+      return Status::fail(StatusCode::kInvalidArgument, "max_message_bytes: must be at most 1 GiB");
+    if (rto_floor_us == 0 || rto_floor_us > (1u << 31))
+      return Status::fail(StatusCode::kInvalidArgument, "rto_floor_us: must be 1..2^31");
     if (recovery != Recovery::kGoBackN && recovery != Recovery::kSelectiveRepeat)
-      return "recovery: must be go-back-N or selective repeat";
+      return Status::fail(StatusCode::kInvalidArgument, "recovery: must be go-back-N or selective repeat");
     if (recovery == Recovery::kSelectiveRepeat) {
-      if (sr_bdp_pkts == 0 || sr_bdp_pkts > kSrMaxBdpPkts) return "sr_bdp_pkts: must be 1..128";
+      if (sr_bdp_pkts == 0 || sr_bdp_pkts > kSrMaxBdpPkts)
+        return Status::fail(StatusCode::kInvalidArgument, "sr_bdp_pkts: must be 1..128");
       // Out-of-order SEND packets are placed in the receive they name; a message view is handed
       // to its owner frame by frame in order, which SR cannot promise.
-      if (recv_mode != RecvMode::kPostedBuffers) return "recovery: selective repeat needs posted receive buffers";
+      if (recv_mode != RecvMode::kPostedBuffers)
+        return Status::fail(StatusCode::kInvalidArgument, "recovery: selective repeat needs posted receive buffers");
     }
     return {};
   }

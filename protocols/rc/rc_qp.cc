@@ -53,7 +53,7 @@ void RcQp::size_resp_ring(std::uint32_t max_dest_rd_atomic) {
 Status RcQp::modify(QpState to, const QpAttr* attr) {
   if (!transition_allowed(state_, to)) return Status::fail(StatusCode::kBadState, "invalid QP state transition");
   if (attr != nullptr) {
-    if (std::string e = attr->validate(); !e.empty()) return Status::error(StatusCode::kInvalidArgument, std::move(e));
+    if (Status s = attr->validate(); !s.ok()) return s;
     if (attr->sq_depth != attr_.sq_depth || attr->rq_depth != attr_.rq_depth)
       return Status::fail(StatusCode::kInvalidArgument, "sq_depth/rq_depth: fixed at creation");
     if (attr->recovery != attr_.recovery && state_ != QpState::kReset && state_ != QpState::kInit)
@@ -71,7 +71,7 @@ Status RcQp::modify(QpState to, const QpAttr* attr) {
     set_ack_timeout_from_attr();
     set_recovery_from_attr();
   } else if (to == QpState::kRtr || to == QpState::kRts) {
-    if (std::string e = attr_.validate(); !e.empty()) return Status::error(StatusCode::kInvalidArgument, std::move(e));
+    if (Status s = attr_.validate(); !s.ok()) return s;
   }
   if (to == QpState::kError) {
     enter_error();

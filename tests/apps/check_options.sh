@@ -115,6 +115,9 @@ bad --workers "$gen" -- --workers 1.5
 bad --workers "$gen" -- --workers 129
 bad --workers "$gen" -- --workers 3 --qps 2
 bad --qps "$gen" -- --qps 16384 --size 65536
+# droce-gen --local-mac: a port's source MAC (client and server modes), a MAC that parses.
+bad "--local-mac" "$gen" -- --local-mac 02:00:00:00:00:01
+bad "--local-mac" "$gen" -- --mode server --local-mac 02:00:00:00:00:0g
 # Limits known once EAL has started (still one line, exit 2): the lcores -l gave, the port's queues.
 # --no-huge: no hugepages held, and no warning line when there are none.
 bad "--workers 2 needs 2 lcores" "$gen" -l 0 --no-pci --no-huge -m 256 -- --workers 2 --qps 2

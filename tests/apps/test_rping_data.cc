@@ -55,13 +55,15 @@ TEST_CASE("buffer advertisement: rping_rdma_info, big-endian", "[apps][rping]") 
 
 TEST_CASE("advertisements: the server uses only sizes its buffer holds", "[apps][rping]") {
   constexpr std::uint32_t kBuf = 65536;
-  CHECK(start_advert_problem({0x1000, 7, 64}, kBuf).empty());
-  CHECK(start_advert_problem({0x1000, 7, 2}, kBuf).empty());
-  CHECK(start_advert_problem({0x1000, 7, kBuf - 1}, kBuf).empty());
-  CHECK(start_advert_problem({0x1000, 7, 1}, kBuf) == "the client advertised 1 bytes (rping's buffers hold 2..65535)");
-  CHECK(!start_advert_problem({0x1000, 7, 0}, kBuf).empty());
-  CHECK(!start_advert_problem({0x1000, 7, kBuf}, kBuf).empty());
-  CHECK(!start_advert_problem({0x1000, 7, 0xFFFFFFFF}, kBuf).empty());
-  CHECK(sink_advert_problem({0x2000, 8, 64}, {0x1000, 7, 64}).empty());
-  CHECK(sink_advert_problem({0x2000, 8, 63}, {0x1000, 7, 64}) == "the client's sink holds 63 bytes, its ping 64");
+  CHECK(check_start_advert({0x1000, 7, 64}, kBuf).ok());
+  CHECK(check_start_advert({0x1000, 7, 2}, kBuf).ok());
+  CHECK(check_start_advert({0x1000, 7, kBuf - 1}, kBuf).ok());
+  CHECK(check_start_advert({0x1000, 7, 1}, kBuf).message() ==
+        "the client advertised 1 bytes (rping's buffers hold 2..65535)");
+  CHECK(check_start_advert({0x1000, 7, 0}, kBuf).code() == droce::StatusCode::kPeer);
+  CHECK(!check_start_advert({0x1000, 7, kBuf}, kBuf).ok());
+  CHECK(!check_start_advert({0x1000, 7, 0xFFFFFFFF}, kBuf).ok());
+  CHECK(check_sink_advert({0x2000, 8, 64}, {0x1000, 7, 64}).ok());
+  CHECK(check_sink_advert({0x2000, 8, 63}, {0x1000, 7, 64}).message() ==
+        "the client's sink holds 63 bytes, its ping 64");
 }

@@ -36,7 +36,7 @@ ArpFrame frame(ArpOp op, std::uint32_t sender, std::uint32_t target, const std::
 }
 
 unsigned due(NeighbourTable& t, std::uint64_t now, std::uint32_t* ips, unsigned& failed) {
-  return t.due_requests(now, ips, 8, failed);
+  return t.due_queries(now, ips, 8, failed);
 }
 
 }  // namespace
@@ -79,7 +79,7 @@ TEST_CASE("neighbours: a reply ends the resolution; the MAC lives kNeighbourLife
   std::uint32_t ips[8];
   unsigned failed = 0;
   REQUIRE(due(t, kT0, ips, failed) == 1);
-  const ArpVerdict v = t.on_arp(frame(ArpOp::kReply, kPeer, kUs, kOurMac), false, kT0 + 100);
+  const ArpVerdict v = t.on_frame(frame(ArpOp::kReply, kPeer, kUs, kOurMac), false, kT0 + 100);
   CHECK(v.learned);
   CHECK_FALSE(v.reply);
   const Neighbour* n = t.find(kPeer, kT0 + 100);
@@ -98,7 +98,7 @@ TEST_CASE("neighbours: a reply ends the resolution; the MAC lives kNeighbourLife
 
 TEST_CASE("neighbours: a request for us is answered and teaches the requester's MAC", "[arp][neighbour]") {
   NeighbourTable t = table();
-  const ArpVerdict v = t.on_arp(frame(ArpOp::kRequest, kPeer, kUs), false, kT0);
+  const ArpVerdict v = t.on_frame(frame(ArpOp::kRequest, kPeer, kUs), false, kT0);
   CHECK(v.reply);
   CHECK(v.learned);
   const Neighbour* n = t.find(kPeer, kT0);
@@ -109,7 +109,7 @@ TEST_CASE("neighbours: a request for us is answered and teaches the requester's 
   REQUIRE(t.start_resolve(kOther, kT0) == StartResult::kStarted);
   ArpFrame f = frame(ArpOp::kRequest, kOther, kUs);
   f.sender_mac[5] = 0x03;
-  CHECK(t.on_arp(f, false, kT0 + 1).learned);
+  CHECK(t.on_frame(f, false, kT0 + 1).learned);
   CHECK(t.find(kOther, kT0 + 1)->state == NeighbourState::kReachable);
   CHECK(t.find(kOther, kT0 + 1)->mac[5] == 0x03);
 }
@@ -118,20 +118,20 @@ TEST_CASE("neighbours: nothing is learned from frames not addressed to us", "[ar
   NeighbourTable t = table();
   REQUIRE(t.start_resolve(kPeer, kT0) == StartResult::kStarted);
   SECTION("a request for another IP") {
-    const ArpVerdict v = t.on_arp(frame(ArpOp::kRequest, kPeer, kOther), false, kT0);
+    const ArpVerdict v = t.on_frame(frame(ArpOp::kRequest, kPeer, kOther), false, kT0);
     CHECK_FALSE(v.reply);
     CHECK(v.ignored == ArpIgnore::kNotForUs);
   }
   SECTION("a reply to another IP") {
-    CHECK(t.on_arp(frame(ArpOp::kReply, kPeer, kOther), true, kT0).ignored == ArpIgnore::kNotForUs);
+    CHECK(t.on_frame(frame(ArpOp::kReply, kPeer, kOther), true, kT0).ignored == ArpIgnore::kNotForUs);
   }
   SECTION("another host's announcement (target = its own IP)") {
-    CHECK(t.on_arp(frame(ArpOp::kRequest, kPeer, kPeer), false, kT0).ignored == ArpIgnore::kNotForUs);
+    CHECK(t.on_frame(frame(ArpOp::kRequest, kPeer, kPeer), false, kT0).ignored == ArpIgnore::kNotForUs);
   }
   SECTION("a unicast frame for another MAC, unless the port is promiscuous") {
     const std::uint8_t other_mac[6] = {0x02, 0, 0, 0, 0, 0x09};
-    CHECK(t.on_arp(frame(ArpOp::kReply, kPeer, kUs, other_mac), false, kT0).ignored == ArpIgnore::kNotOurMac);
-    CHECK(t.on_arp(frame(ArpOp::kReply, kPeer, kUs, other_mac), true, kT0).learned);
+    CHECK(t.on_frame(frame(ArpOp::kReply, kPeer, kUs, other_mac), false, kT0).ignored == ArpIgnore::kNotOurMac);
+    CHECK(t.on_frame(frame(ArpOp::kReply, kPeer, kUs, other_mac), true, kT0).learned);
     return;
   }
   CHECK(t.find(kPeer, kT0)->state == NeighbourState::kIncomplete);
@@ -140,28 +140,28 @@ TEST_CASE("neighbours: nothing is learned from frames not addressed to us", "[ar
 TEST_CASE("neighbours: senders that name no neighbour teach nothing", "[arp][neighbour]") {
   NeighbourTable t = table();
   SECTION("a probe (sender 0.0.0.0) is answered, not learned (RFC 5227 §2.1.1)") {
-    const ArpVerdict v = t.on_arp(frame(ArpOp::kRequest, 0, kUs), false, kT0);
+    const ArpVerdict v = t.on_frame(frame(ArpOp::kRequest, 0, kUs), false, kT0);
     CHECK(v.reply);
     CHECK_FALSE(v.learned);
   }
   SECTION("a sender claiming our IP") {
-    const ArpVerdict v = t.on_arp(frame(ArpOp::kRequest, kUs, kUs), false, kT0);
+    const ArpVerdict v = t.on_frame(frame(ArpOp::kRequest, kUs, kUs), false, kT0);
     CHECK_FALSE(v.reply);
     CHECK(v.ignored == ArpIgnore::kAddressConflict);
   }
   SECTION("a reply from 0.0.0.0, multicast or loopback") {
     for (std::uint32_t ip : {0u, 0xE0000001u, 0xFFFFFFFFu, 0x7F000001u})
-      CHECK(t.on_arp(frame(ArpOp::kReply, ip, kUs), false, kT0).ignored == ArpIgnore::kBadSenderIp);
+      CHECK(t.on_frame(frame(ArpOp::kReply, ip, kUs), false, kT0).ignored == ArpIgnore::kBadSenderIp);
   }
   SECTION("a multicast or zero sender MAC") {
     ArpFrame f = frame(ArpOp::kRequest, kPeer, kUs);
     f.sender_mac[0] = 0x01;
-    CHECK(t.on_arp(f, false, kT0).ignored == ArpIgnore::kBadSenderMac);
+    CHECK(t.on_frame(f, false, kT0).ignored == ArpIgnore::kBadSenderMac);
     std::memset(f.sender_mac, 0, 6);
-    CHECK(t.on_arp(f, false, kT0).ignored == ArpIgnore::kBadSenderMac);
+    CHECK(t.on_frame(f, false, kT0).ignored == ArpIgnore::kBadSenderMac);
   }
   SECTION("a reply nobody asked for") {
-    CHECK(t.on_arp(frame(ArpOp::kReply, kPeer, kUs), false, kT0).ignored == ArpIgnore::kUnsolicitedReply);
+    CHECK(t.on_frame(frame(ArpOp::kReply, kPeer, kUs), false, kT0).ignored == ArpIgnore::kUnsolicitedReply);
   }
   CHECK(t.size() == 0);
 }
@@ -181,7 +181,7 @@ TEST_CASE("neighbours: a full table refuses new addresses, then reuses failed an
   CHECK(t.size() == kNeighbourCapacity);
   CHECK(t.start_resolve(kPeer, kT0) == StartResult::kTableFull);
   // A request for us from a new address is still answered, only not learned.
-  const ArpVerdict v = t.on_arp(frame(ArpOp::kRequest, kPeer, kUs), false, kT0);
+  const ArpVerdict v = t.on_frame(frame(ArpOp::kRequest, kPeer, kUs), false, kT0);
   CHECK(v.reply);
   CHECK_FALSE(v.learned);
   CHECK(v.ignored == ArpIgnore::kTableFull);
@@ -190,7 +190,7 @@ TEST_CASE("neighbours: a full table refuses new addresses, then reuses failed an
   unsigned failed = 0, sent = 0, failures = 0;
   for (std::uint64_t now = kT0; now <= kT0 + kArpMaxRequests * kArpRetryIntervalNs; now += kArpRetryIntervalNs) {
     for (int round = 0; round < 4; ++round) {
-      sent += t.due_requests(now, ips, 16, failed);
+      sent += t.due_queries(now, ips, 16, failed);
       failures += failed;
     }
   }
@@ -203,7 +203,7 @@ TEST_CASE("neighbours: a full table refuses new addresses, then reuses failed an
   NeighbourTable u = table();
   for (std::uint32_t i = 0; i < kNeighbourCapacity; ++i) {
     ArpFrame f = frame(ArpOp::kRequest, base + i, kUs);
-    REQUIRE(u.on_arp(f, false, kT0).learned);
+    REQUIRE(u.on_frame(f, false, kT0).learned);
   }
   CHECK(u.start_resolve(kPeer, kT0 + kNeighbourLifetimeNs - 1) == StartResult::kTableFull);
   CHECK(u.start_resolve(kPeer, kT0 + kNeighbourLifetimeNs) == StartResult::kStarted);

@@ -132,27 +132,28 @@ TEST_CASE("notification point: one CNP per QP per interval, every CE mark counte
 }
 
 TEST_CASE("parameter validation names the bad parameter", "[dcqcn][params]") {
-  CHECK(DcqcnParams::paper().validate().empty());
-  CHECK(DcqcnParams::mlx5().validate().empty());
+  CHECK(DcqcnParams::paper().validate().ok());
+  CHECK(DcqcnParams::mlx5().validate().ok());
   auto p = DcqcnParams::paper();
   p.g = 0;
-  CHECK(p.validate().rfind("g:", 0) == 0);
+  CHECK(p.validate().code() == droce::StatusCode::kInvalidArgument);
+  CHECK(p.validate().message().rfind("g:", 0) == 0);
   p = DcqcnParams::paper();
   p.g = 1.5;
-  CHECK(p.validate().rfind("g:", 0) == 0);
+  CHECK(p.validate().message().rfind("g:", 0) == 0);
   p = DcqcnParams::paper();
   p.min_rate_bps = -1;
-  CHECK(p.validate().rfind("min_rate_bps", 0) == 0);
+  CHECK(p.validate().message().rfind("min_rate_bps", 0) == 0);
   p = DcqcnParams::paper();
   p.min_rate_bps = 50e9;
-  CHECK(p.validate().rfind("min_rate_bps", 0) == 0);
+  CHECK(p.validate().message().rfind("min_rate_bps", 0) == 0);
   p = DcqcnParams::paper();
   p.rate_increase_period_ns = 0;
-  CHECK(p.validate().rfind("rate_increase_period_ns", 0) == 0);
+  CHECK(p.validate().message().rfind("rate_increase_period_ns", 0) == 0);
   p = DcqcnParams::paper();
   p.alpha_update_period_ns = 0;
-  CHECK(p.validate().rfind("alpha_update_period_ns", 0) == 0);
+  CHECK(p.validate().message().rfind("alpha_update_period_ns", 0) == 0);
   p = DcqcnParams::paper();
   p.line_rate_bps = 0;
-  CHECK(p.validate().rfind("line_rate_bps", 0) == 0);
+  CHECK(p.validate().message().rfind("line_rate_bps", 0) == 0);
 }

@@ -26,13 +26,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     c.local_ip = ours ? f.target_ip : f.target_ip ^ 1u;
     NeighbourTable t(c);
     (void)t.start_resolve(f.sender_ip, 1);
-    const ArpVerdict v = t.on_arp(f, ours, 2);
+    const ArpVerdict v = t.on_frame(f, ours, 2);
     if (v.learned && t.find(f.sender_ip, 2) == nullptr) std::abort();
     if (!ours && (v.reply || v.learned)) std::abort();  // nothing from frames for other IPs
     std::uint32_t ips[kNeighbourCapacity];
     unsigned failed = 0;
     for (std::uint64_t now = 2; now < 5 * kArpRetryIntervalNs; now += kArpRetryIntervalNs)
-      (void)t.due_requests(now, ips, kNeighbourCapacity, failed);
+      (void)t.due_queries(now, ips, kNeighbourCapacity, failed);
   }
 
   // Round trip through the builder of its kind.

@@ -33,9 +33,9 @@ bool same(const CmRep& a, const CmRep& b) {
 
 void check_req(const std::vector<std::uint8_t>& m) {
   CmReq r;
-  const std::string e = decode_cm_req(m.data(), m.size(), r);
-  if (e.empty() != opens_as_record(m, kCmReqBytes)) __builtin_trap();
-  if (!e.empty()) return;
+  const bool ok = decode_cm_req(m.data(), m.size(), r).ok();
+  if (ok != opens_as_record(m, kCmReqBytes)) __builtin_trap();
+  if (!ok) return;
   std::uint8_t out[kCmReqBytes];
   encode_cm_req(r, out);
   std::uint8_t want[kCmReqBytes];
@@ -44,14 +44,14 @@ void check_req(const std::vector<std::uint8_t>& m) {
   want[13] = 0;
   if (std::memcmp(out, want, kCmReqBytes) != 0) __builtin_trap();
   CmReq again;
-  if (!decode_cm_req(out, kCmReqBytes, again).empty() || !same(again, r)) __builtin_trap();
+  if (!decode_cm_req(out, kCmReqBytes, again).ok() || !same(again, r)) __builtin_trap();
 }
 
 void check_rep(const std::vector<std::uint8_t>& m) {
   CmRep r;
-  const std::string e = decode_cm_rep(m.data(), m.size(), r);
-  if (!e.empty() && opens_as_record(m, kCmRepBytes) && (m[20] | m[21] | m[22] | m[23]) != 0) __builtin_trap();
-  if (!e.empty()) return;
+  const bool ok = decode_cm_rep(m.data(), m.size(), r).ok();
+  if (!ok && opens_as_record(m, kCmRepBytes) && (m[20] | m[21] | m[22] | m[23]) != 0) __builtin_trap();
+  if (!ok) return;
   if (!opens_as_record(m, kCmRepBytes) || r.slots == 0) __builtin_trap();
   std::uint8_t out[kCmRepBytes];
   encode_cm_rep(r, out);
@@ -60,7 +60,7 @@ void check_rep(const std::vector<std::uint8_t>& m) {
   want[5] &= kCmFlagSelectiveRepeat;
   if (std::memcmp(out, want, kCmRepBytes) != 0) __builtin_trap();
   CmRep again;
-  if (!decode_cm_rep(out, kCmRepBytes, again).empty() || !same(again, r)) __builtin_trap();
+  if (!decode_cm_rep(out, kCmRepBytes, again).ok() || !same(again, r)) __builtin_trap();
 }
 
 }  // namespace

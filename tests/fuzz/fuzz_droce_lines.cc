@@ -1,8 +1,8 @@
-// libFuzzer target: droce's own control lines (engine/exchange/oob_exchange.h) as a peer's byte
-// stream. OobConnection's line framing reads it from a socket pair (it must never buffer past the
-// 255-byte limit, return a line with a '\n' or a non-text byte, or loop), and each line goes
-// through the MR, END and RESULT parsers: whatever they accept is strict digits within range and
-// formats back to a line that parses to the same values.
+// libFuzzer target: droce's own control lines (framing: engine/exchange/oob_exchange.h; droce-gen's
+// lines: apps/droce-gen/control_lines.h) as a peer's byte stream. OobConnection's line framing reads it from a socket
+// pair (it must never buffer past the 255-byte limit, return a line with a '\n' or a non-text byte, or loop), and each
+// line goes through the MR, END and RESULT parsers: whatever they accept is strict digits within range and formats back
+// to a line that parses to the same values.
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -11,9 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "apps/droce-gen/control_lines.h"
 #include "engine/exchange/oob_exchange.h"
 
 using namespace droce::engine;
+using namespace droce::gen;
 
 namespace {
 

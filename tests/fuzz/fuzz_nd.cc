@@ -30,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!ours) c.local_ip[15] ^= 1;
     NeighbourTable t(c);
     (void)t.start_resolve(target, 1);
-    const NdVerdict v = t.on_nd(f, ours, 2);
+    const NdVerdict v = t.on_frame(f, ours, 2);
     if (v.learned) {
       const Ipv6Address& who = f.type == NdType::kSolicitation ? src : target;
       if (t.find(who, 2) == nullptr) std::abort();
@@ -43,7 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     Ipv6Address ips[kNeighbourCapacity];
     unsigned failed = 0;
     for (std::uint64_t now = 2; now < 5 * kNdRetryIntervalNs; now += kNdRetryIntervalNs)
-      (void)t.due_solicitations(now, ips, kNeighbourCapacity, failed);
+      (void)t.due_queries(now, ips, kNeighbourCapacity, failed);
   }
 
   // Round trip through the builder of its kind (a DAD probe's source :: rebuilt with a

@@ -57,7 +57,7 @@ NdFrame na(const Ipv6Address& target, const std::uint8_t* mac = kPeerMac, bool o
 }
 
 unsigned due(NeighbourTable& t, std::uint64_t now, Ipv6Address* ips, unsigned& failed) {
-  return t.due_solicitations(now, ips, 8, failed);
+  return t.due_queries(now, ips, 8, failed);
 }
 
 }  // namespace
@@ -94,7 +94,7 @@ TEST_CASE("nd neighbours: an advertisement ends the resolution; the MAC lives it
   Ipv6Address ips[8];
   unsigned failed = 0;
   REQUIRE(due(t, kT0, ips, failed) == 1);
-  const NdVerdict v = t.on_nd(na(kPeer), false, kT0 + 10);
+  const NdVerdict v = t.on_frame(na(kPeer), false, kT0 + 10);
   CHECK(v.learned);
   CHECK_FALSE(v.reply);
   CHECK(v.ignored == NdIgnore::kNone);
@@ -112,22 +112,22 @@ TEST_CASE("nd neighbours: an advertisement ends the resolution; the MAC lives it
 TEST_CASE("nd neighbours: a different MAC replaces a known one only with Override (§7.2.5)", "[nd][neighbour]") {
   NeighbourTable t = table();
   REQUIRE(t.start_resolve(kPeer, kT0) == StartResult::kStarted);
-  REQUIRE(t.on_nd(na(kPeer), false, kT0).learned);
-  NdVerdict v = t.on_nd(na(kPeer, kNewMac, false), false, kT0 + 1);
+  REQUIRE(t.on_frame(na(kPeer), false, kT0).learned);
+  NdVerdict v = t.on_frame(na(kPeer, kNewMac, false), false, kT0 + 1);
   CHECK(v.ignored == NdIgnore::kNoOverride);
   CHECK(std::memcmp(t.find(kPeer, kT0 + 1)->mac, kPeerMac, 6) == 0);
-  v = t.on_nd(na(kPeer, kNewMac, true), false, kT0 + 2);
+  v = t.on_frame(na(kPeer, kNewMac, true), false, kT0 + 2);
   CHECK(v.learned);
   CHECK(std::memcmp(t.find(kPeer, kT0 + 2)->mac, kNewMac, 6) == 0);
   // Without the option there is nothing to learn.
   NdFrame bare = na(kPeer);
   bare.has_link_addr = false;
-  CHECK(t.on_nd(bare, false, kT0 + 3).ignored == NdIgnore::kNoLinkAddress);
+  CHECK(t.on_frame(bare, false, kT0 + 3).ignored == NdIgnore::kNoLinkAddress);
 }
 
 TEST_CASE("nd neighbours: a solicitation for us is answered and teaches the asker's MAC (§7.2.3)", "[nd][neighbour]") {
   NeighbourTable t = table();
-  const NdVerdict v = t.on_nd(ns(kPeer, kUs), false, kT0);
+  const NdVerdict v = t.on_frame(ns(kPeer, kUs), false, kT0);
   CHECK(v.reply);
   CHECK(v.reply_solicited);
   CHECK(std::memcmp(v.reply_mac, kPeerMac, 6) == 0);
@@ -139,7 +139,7 @@ TEST_CASE("nd neighbours: a solicitation for us is answered and teaches the aske
   CHECK(t.start_resolve(kPeer, kT0) == StartResult::kResolved);
   // Without a source link-layer option: answered to the frame's MAC, not learned.
   NeighbourTable u = table();
-  const NdVerdict w = u.on_nd(ns(kPeer, kUs, false), false, kT0);
+  const NdVerdict w = u.on_frame(ns(kPeer, kUs, false), false, kT0);
   CHECK(w.reply);
   CHECK_FALSE(w.learned);
   CHECK(u.find(kPeer, kT0) == nullptr);
@@ -149,7 +149,7 @@ TEST_CASE("nd neighbours: a DAD probe for our address is answered to all nodes, 
   NeighbourTable t = table();
   NdFrame f = ns(kPeer, kUs, false);
   std::memset(f.ip_src, 0, 16);
-  const NdVerdict v = t.on_nd(f, false, kT0);
+  const NdVerdict v = t.on_frame(f, false, kT0);
   CHECK(v.reply);
   CHECK_FALSE(v.reply_solicited);
   CHECK(std::memcmp(v.reply_ip, kAllNodes, 16) == 0);
@@ -162,26 +162,26 @@ TEST_CASE("nd neighbours: a DAD probe for our address is answered to all nodes, 
 TEST_CASE("nd neighbours: nothing is learned from what we did not ask and what does not ask us", "[nd][neighbour]") {
   NeighbourTable t = table();
   // Another target's solicitation.
-  CHECK(t.on_nd(ns(kPeer, kOther), true, kT0).ignored == NdIgnore::kNotForUs);
+  CHECK(t.on_frame(ns(kPeer, kOther), true, kT0).ignored == NdIgnore::kNotForUs);
   // An advertisement nobody asked for (an unsolicited NA of a host we do not know).
-  CHECK(t.on_nd(na(kOther), false, kT0).ignored == NdIgnore::kUnsolicitedAdvertisement);
+  CHECK(t.on_frame(na(kOther), false, kT0).ignored == NdIgnore::kUnsolicitedAdvertisement);
   // Another node claims our address, or solicits from it.
-  CHECK(t.on_nd(na(kUs), false, kT0).ignored == NdIgnore::kAddressConflict);
-  CHECK(t.on_nd(ns(kUs, kUs), false, kT0).ignored == NdIgnore::kAddressConflict);
+  CHECK(t.on_frame(na(kUs), false, kT0).ignored == NdIgnore::kAddressConflict);
+  CHECK(t.on_frame(ns(kUs, kUs), false, kT0).ignored == NdIgnore::kAddressConflict);
   // Not our MAC nor one of our groups' (the port is not promiscuous) ...
   NdFrame f = ns(kPeer, kUs);
   f.eth_dst[5] ^= 1;
-  CHECK(t.on_nd(f, false, kT0).ignored == NdIgnore::kNotOurMac);
+  CHECK(t.on_frame(f, false, kT0).ignored == NdIgnore::kNotOurMac);
   // ... unless the port takes any MAC.
-  CHECK(t.on_nd(f, true, kT0).reply);
+  CHECK(t.on_frame(f, true, kT0).reply);
   // A bad link-layer address, a multicast source.
   NeighbourTable u = table();
   f = ns(kPeer, kUs);
   f.link_addr[0] = 0x01;
-  CHECK(u.on_nd(f, false, kT0).ignored == NdIgnore::kBadLinkAddress);
+  CHECK(u.on_frame(f, false, kT0).ignored == NdIgnore::kBadLinkAddress);
   f = ns(kPeer, kUs);
   f.ip_src[0] = 0xff;
-  CHECK(u.on_nd(f, false, kT0).ignored == NdIgnore::kBadSenderIp);
+  CHECK(u.on_frame(f, false, kT0).ignored == NdIgnore::kBadSenderIp);
   CHECK(u.size() == 0);
 }
 
@@ -210,11 +210,11 @@ TEST_CASE("nd neighbours: a full table refuses new addresses, then reuses failed
   }
   a[14] = 0xEE;
   CHECK(t.start_resolve(a, kT0) == StartResult::kTableFull);
-  CHECK(t.on_nd(ns(kPeer, kUs), false, kT0).ignored == NdIgnore::kTableFull);
+  CHECK(t.on_frame(ns(kPeer, kUs), false, kT0).ignored == NdIgnore::kTableFull);
   Ipv6Address ips[kNeighbourCapacity];
   unsigned failed = 0;
   for (std::uint32_t i = 0; i <= kNdMaxSolicitations; ++i)
-    (void)t.due_solicitations(kT0 + i * kNdRetryIntervalNs, ips, kNeighbourCapacity, failed);
+    (void)t.due_queries(kT0 + i * kNdRetryIntervalNs, ips, kNeighbourCapacity, failed);
   CHECK(failed == kNeighbourCapacity);
   CHECK(t.start_resolve(a, kT0 + 10 * kNdRetryIntervalNs) == StartResult::kStarted);
 }

@@ -235,12 +235,12 @@ TEST_CASE("READ credits are validated: 0..255, the verbs and CM field width", "[
   auto a = attr(1, 2, 0, 0);
   a.max_rd_atomic = 0;
   a.max_dest_rd_atomic = 255;
-  CHECK(a.validate().empty());
+  CHECK(a.validate().ok());
   a.max_rd_atomic = 256;
-  CHECK(a.validate().rfind("max_rd_atomic", 0) == 0);
+  CHECK(a.validate().message().rfind("max_rd_atomic", 0) == 0);
   a.max_rd_atomic = 16;
   a.max_dest_rd_atomic = 1000;
-  CHECK(a.validate().rfind("max_dest_rd_atomic", 0) == 0);
+  CHECK(a.validate().message().rfind("max_dest_rd_atomic", 0) == 0);
   // The responder's queue is sized from it: it may change until the QP receives, not after.
   rc::MrTable m;
   rc::RcQp qp(attr(1, 2, 0, 0), m);

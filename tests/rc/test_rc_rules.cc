@@ -27,10 +27,11 @@ TEST_CASE("state machine: only RESET->INIT->RTR->RTS, ERROR and RESET from anywh
 TEST_CASE("attribute validation names the attribute", "[rc][state]") {
   auto a = attr(1, 2, 0, 0);
   a.retry_cnt = 8;
-  CHECK(a.validate().rfind("retry_cnt", 0) == 0);
+  CHECK(a.validate().code() == StatusCode::kInvalidArgument);
+  CHECK(a.validate().message().rfind("retry_cnt", 0) == 0);
   a = attr(1, 2, 0, 0);
   a.sq_psn = 1u << 24;
-  CHECK(a.validate().rfind("sq_psn", 0) == 0);
+  CHECK(a.validate().message().rfind("sq_psn", 0) == 0);
   a = attr(1, 2, 0, 0);
   a.timeout = 14;
   CHECK(a.ack_timeout_ns() == 4096ull << 14);  // 4.096 us * 2^14 = 67 ms

@@ -286,10 +286,10 @@ TEST_CASE("SR QPs refuse what SR does not carry: a READ longer than sr_bdp_pkts 
   CHECK(qp.post_send(w).ok());
   auto a = sr_attr(1, 2, 0, 0);
   a.recv_mode = rc::RecvMode::kMessageViews;
-  CHECK(a.validate().rfind("recovery", 0) == 0);
+  CHECK(a.validate().message().rfind("recovery", 0) == 0);
   a = sr_attr(1, 2, 0, 0);
   a.sr_bdp_pkts = 129;
-  CHECK(a.validate().rfind("sr_bdp_pkts", 0) == 0);
+  CHECK(a.validate().message().rfind("sr_bdp_pkts", 0) == 0);
   CHECK(attr(1, 2, 0, 0).recovery == rc::Recovery::kGoBackN);  // the default
   // Fixed once the QP is past INIT: both ends agreed on it before the first packet.
   auto back = qp.attr();

@@ -210,7 +210,7 @@ TEST_CASE("two-hop incast: no PFC with sr spares the innocent flow that PFC with
   f.topology = Topology::kTwoHop;
   f.pfc = true;
   f.base.recovery.mode = Recovery::kGoBackN;
-  REQUIRE(f.validate().empty());
+  REQUIRE(f.validate().ok());
   const auto pfc_gbn = run_fabric(f);
   f.pfc = false;
   f.base.recovery.mode = Recovery::kSelectiveRepeat;
@@ -227,16 +227,16 @@ TEST_CASE("two-hop incast: no PFC with sr spares the innocent flow that PFC with
 TEST_CASE("recovery options are validated with the option's name", "[sim][recovery]") {
   SimConfig c;
   c.recovery.rto_us = 0;
-  CHECK(c.validate().rfind("--rto-us", 0) == 0);
+  CHECK(c.validate().message().rfind("--rto-us", 0) == 0);
   c = SimConfig{};
   c.recovery.flow_bytes = 1000;
-  CHECK(c.validate().rfind("--flow-bytes", 0) == 0);  // needs gbn or sr
+  CHECK(c.validate().message().rfind("--flow-bytes", 0) == 0);  // needs gbn or sr
   c.recovery.mode = Recovery::kGoBackN;
-  CHECK(c.validate().empty());
+  CHECK(c.validate().ok());
   c.recovery.bdp_packets = (1U << 20) + 1;
-  CHECK(c.validate().rfind("--bdp-packets", 0) == 0);
+  CHECK(c.validate().message().rfind("--bdp-packets", 0) == 0);
   c = SimConfig{};
   c.recovery.mode = Recovery::kSelectiveRepeat;
   c.packet_bytes = 62;
-  CHECK(c.validate().rfind("--packet-bytes", 0) == 0);
+  CHECK(c.validate().message().rfind("--packet-bytes", 0) == 0);
 }

@@ -82,22 +82,23 @@ TEST_CASE("same seed -> identical run; the run is independent of wall-clock time
 
 TEST_CASE("simulator options are validated with the option's name", "[dcqcn][sim]") {
   auto c = base(2, true);
-  CHECK(c.validate().empty());
+  CHECK(c.validate().ok());
   c.kmin_bytes = 300'000;
-  CHECK(c.validate().rfind("--kmin-bytes", 0) == 0);
+  CHECK(c.validate().code() == droce::StatusCode::kInvalidArgument);
+  CHECK(c.validate().message().rfind("--kmin-bytes", 0) == 0);
   c = base(2, true);
   c.flows = 0;
-  CHECK(c.validate().rfind("--flows", 0) == 0);
+  CHECK(c.validate().message().rfind("--flows", 0) == 0);
   c = base(2, true);
   c.loss = 1.0;
-  CHECK(c.validate().rfind("--loss", 0) == 0);
+  CHECK(c.validate().message().rfind("--loss", 0) == 0);
   c = base(2, true);
   c.dcqcn.g = 2;
-  CHECK(c.validate().rfind("--g", 0) == 0);
+  CHECK(c.validate().message().rfind("--g", 0) == 0);
   c = base(3, true);
   c.start_stagger_ms = 30;
   c.duration_ms = 50;
-  CHECK(c.validate().rfind("--start-stagger-ms", 0) == 0);
+  CHECK(c.validate().message().rfind("--start-stagger-ms", 0) == 0);
 }
 
 TEST_CASE("Jain's index: equal shares -> 1, one of n hogging -> 1/n", "[dcqcn][sim]") {
@@ -112,7 +113,7 @@ TEST_CASE("lossless dumbbell: PFC holds an 8 -> 1 incast without CC with no drop
   f.base.duration_ms = 20;
   f.topology = Topology::kDumbbell;
   f.pfc = true;
-  REQUIRE(f.validate().empty());
+  REQUIRE(f.validate().ok());
   const auto r = run_fabric(f);
   CHECK(r.sim.drops == 0);
   CHECK(r.pauses_sent > 0);
@@ -152,8 +153,8 @@ TEST_CASE("two-hop incast: PFC alone pauses an innocent flow (head-of-line block
 TEST_CASE("fabric options: XON above XOFF and XOFF without headroom are refused by name", "[dcqcn][sim][pfc]") {
   FabricConfig f;
   f.xon_bytes = f.xoff_bytes;
-  CHECK(f.validate().find("--pfc-xon-bytes") != std::string::npos);
+  CHECK(f.validate().message().find("--pfc-xon-bytes") != std::string::npos);
   f = FabricConfig{};
   f.xoff_bytes = f.base.buffer_bytes;
-  CHECK(f.validate().find("--pfc-xoff-bytes") != std::string::npos);
+  CHECK(f.validate().message().find("--pfc-xoff-bytes") != std::string::npos);
 }

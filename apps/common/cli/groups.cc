@@ -59,7 +59,7 @@ void add_workload(CLI::App& app, const WorkloadFields& f) {
               "path MTU: 256, 512, 1024, 2048 or 4096" + dflt(std::to_string(*mtu) + f.mtu_note),
               [mtu](const std::string& v) {
                 std::uint32_t m = 0;
-                if (std::string e = parse_uint("--mtu", v, 256, 4096, m); !e.empty()) return e;
+                if (Status s = parse_uint("--mtu", v, 256, 4096, m); !s.ok()) return s.message();
                 if (m != 256 && m != 512 && m != 1024 && m != 2048 && m != 4096)
                   return "--mtu: " + std::to_string(m) + " is not an IB MTU (256, 512, 1024, 2048, 4096)";
                 *mtu = m;
@@ -122,7 +122,7 @@ void add_dcqcn(CLI::App& app, const DcqcnFields& f) {
       add_value(app, g, option, line.substr(sp + 1, line.find(' ', sp + 1) - sp - 1), line.substr(text),
                 [overrides, name, option](const std::string& v) {
                   dcqcn::DcqcnParams probe;
-                  if (std::string e = dcqcn::set_param(probe, name, v); !e.empty()) return option + ": " + e;
+                  if (Status s = dcqcn::set_param(probe, name, v); !s.ok()) return option + ": " + s.message();
                   overrides->emplace_back(name, v);
                   return std::string();
                 });
@@ -133,11 +133,11 @@ void add_dcqcn(CLI::App& app, const DcqcnFields& f) {
              "honour PFC pauses for this priority, 0..7" + dflt(std::to_string(*f.pfc_priority)));
 }
 
-std::string apply_dcqcn(const std::string& preset, double line_gbps,
-                        const std::vector<std::pair<std::string, std::string>>& overrides, dcqcn::DcqcnParams& out) {
+Status apply_dcqcn(const std::string& preset, double line_gbps,
+                   const std::vector<std::pair<std::string, std::string>>& overrides, dcqcn::DcqcnParams& out) {
   (void)dcqcn::preset_by_name(preset, line_gbps * 1e9, out);
   for (const auto& [name, value] : overrides)
-    if (std::string e = dcqcn::set_param(out, name, value); !e.empty()) return "--dcqcn-" + name + ": " + e;
+    if (Status s = dcqcn::set_param(out, name, value); !s.ok()) return s.context("--dcqcn-" + name + ": ");
   return dcqcn::validate_options(
       out, [](std::string_view name) { return "--dcqcn-" + std::string(name); }, "--line-gbps");
 }

@@ -72,10 +72,11 @@ struct DcqcnFields {
       "packets are always answered with CNPs";
 };
 void add_dcqcn(CLI::App& app, const DcqcnFields& f);
-// The preset at `line_gbps`, then each override; empty, or one message naming the option.
-[[nodiscard]] std::string apply_dcqcn(const std::string& preset, double line_gbps,
-                                      const std::vector<std::pair<std::string, std::string>>& overrides,
-                                      dcqcn::DcqcnParams& out);
+// The preset at `line_gbps`, then each override; ok, or kInvalidArgument and one message naming
+// the option.
+[[nodiscard]] Status apply_dcqcn(const std::string& preset, double line_gbps,
+                                 const std::vector<std::pair<std::string, std::string>>& overrides,
+                                 dcqcn::DcqcnParams& out);
 
 // The snap length every capture takes by default: the longest headers droce sends whole — an
 // Ethernet header with an 802.1Q tag, IPv6, UDP, BTH, DETH and a QP1 MAD of 256 bytes (RDMA-CM),

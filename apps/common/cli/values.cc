@@ -35,7 +35,7 @@ CLI::Option* add_repeatable(CLI::App& app, const std::string& group, const std::
 CLI::Option* add_real(CLI::App& app, const std::string& group, const std::string& name, const std::string& type,
                       double& field, double lo, double hi, const std::string& help, Suffixes suffixes) {
   return add_value(app, group, name, type, help, [&field, name, lo, hi, suffixes](const std::string& v) {
-    return parse_real(name, v, lo, hi, field, suffixes);
+    return parse_real(name, v, lo, hi, field, suffixes).message();
   });
 }
 
@@ -63,7 +63,7 @@ CLI::Option* add_output(CLI::App& app, const std::string& group, const std::stri
                         const std::string& help, bool dash) {
   return add_value(app, group, name, dash ? "FILE|-" : "FILE", help, [&field, name, dash](const std::string& v) {
     if (!(dash && v == "-"))
-      if (std::string e = check_output_path(name, v); !e.empty()) return e;
+      if (Status s = check_output_path(name, v); !s.ok()) return s.message();
     field = v;
     return std::string();
   });

@@ -29,7 +29,7 @@ CLI::Option* add_uint(CLI::App& app, const std::string& group, const std::string
                       T& field, std::uint64_t lo, std::uint64_t hi, const std::string& help,
                       Suffixes suffixes = Suffixes::kNone) {
   return add_value(app, group, name, type, help, [&field, name, lo, hi, suffixes](const std::string& v) {
-    return parse_uint(name, v, lo, hi, field, suffixes);
+    return parse_uint(name, v, lo, hi, field, suffixes).message();
   });
 }
 

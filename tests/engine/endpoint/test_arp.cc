@@ -75,7 +75,10 @@ TEST_CASE("arp: two endpoints resolve each other's MAC; a silent address fails w
   // 3000 ms from the first request to the failure, give or take the TSC's rounding of the
   // test clock's 1 ms step.
   CHECK_THAT(none.status.message(), StartsWith("no ARP reply from 10.0.0.3 after 3 requests in 300"));
-  const arp::Neighbour* n = lab.a->neighbours().find(0x0A000003, lab.now_ns());
+  const arp::NeighbourTable* table = lab.a->neighbours().table<ArpProtocol>();
+  REQUIRE(table != nullptr);
+  CHECK(lab.a->neighbours().table<NdProtocol>() == nullptr);
+  const arp::Neighbour* n = table->find(0x0A000003, lab.now_ns());
   REQUIRE(n != nullptr);
   CHECK(n->deadline_ns - n->started_ns >= 3 * arp::kArpRetryIntervalNs);
   CHECK(n->deadline_ns - n->started_ns < 3 * arp::kArpRetryIntervalNs + 2 * kStepNs);
@@ -168,15 +171,23 @@ TEST_CASE("arp: the announcement is a gratuitous ARP; neighbours learn nothing n
   CHECK(lab.b->resolution(addr(1).ip).state == NeighbourResolution::State::kUnknown);
 }
 
-TEST_CASE("arp: addresses that name no neighbour, and IPv6 endpoints, are refused", "[engine][arp]") {
+TEST_CASE("arp: addresses that name no neighbour are refused; an IPv6 endpoint speaks no ARP", "[engine][arp]") {
   Lab lab("arpinv", on_test_clock());
   const std::uint8_t ours[4] = {10, 0, 0, 1}, zero[4] = {}, bcast[4] = {255, 255, 255, 255};
   for (const std::uint8_t* ip : {ours, zero, bcast})
     CHECK(lab.a->start_resolve(ip).code() == StatusCode::kInvalidArgument);
+  // The same calls on an IPv6 endpoint resolve and announce by Neighbor Discovery, never by ARP.
   LabOptions v6 = on_test_clock();
   v6.ipv6 = true;
   Lab lab6("arpv6", v6);
-  const std::uint8_t peer[4] = {10, 0, 0, 2};
-  CHECK(lab6.a->start_resolve(peer).code() == StatusCode::kUnsupported);
-  CHECK(lab6.a->announce().code() == StatusCode::kUnsupported);
+  const wire::L2L3Address peer = addr(2, true);
+  REQUIRE(lab6.a->start_resolve(peer.ip, lab6.now_tsc()).ok());
+  REQUIRE(lab6.a->announce().ok());
+  lab6.poll();
+  CHECK(lab6.a->neighbours().table<ArpProtocol>() == nullptr);
+  const EndpointCounters& c = lab6.a->counters();
+  CHECK(c.nd_solicitations_sent == 1);
+  CHECK(c.nd_announcements_sent == 1);
+  CHECK(c.arp_requests_sent == 0);
+  CHECK(c.arp_announcements_sent == 0);
 }

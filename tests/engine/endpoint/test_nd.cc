@@ -80,26 +80,25 @@ void reseal(std::uint8_t* f) {
 TEST_CASE("nd: two IPv6 endpoints resolve each other's MAC; a silent address fails with words", "[engine][nd]") {
   Lab lab("ndres", v6_on_test_clock());
   const wire::L2L3Address a = addr(1, true), b = addr(2, true), nobody = addr(3, true);
-  REQUIRE(lab.a->nd_resolution(b.ip).state == NeighbourResolution::State::kUnknown);
-  CHECK(lab.a->nd_resolution(b.ip).status.code() == StatusCode::kNotFound);
-  REQUIRE(lab.a->start_nd_resolve(b.ip, lab.now_tsc()).ok());
-  REQUIRE(lab.b->start_nd_resolve(a.ip, lab.now_tsc()).ok());
-  REQUIRE(lab.a->start_nd_resolve(nobody.ip, lab.now_tsc()).ok());
-  CHECK(lab.a->nd_resolution(nobody.ip).state == NeighbourResolution::State::kResolving);
+  REQUIRE(lab.a->resolution(b.ip).state == NeighbourResolution::State::kUnknown);
+  CHECK(lab.a->resolution(b.ip).status.code() == StatusCode::kNotFound);
+  REQUIRE(lab.a->start_resolve(b.ip, lab.now_tsc()).ok());
+  REQUIRE(lab.b->start_resolve(a.ip, lab.now_tsc()).ok());
+  REQUIRE(lab.a->start_resolve(nobody.ip, lab.now_tsc()).ok());
+  CHECK(lab.a->resolution(nobody.ip).state == NeighbourResolution::State::kResolving);
   // Bounded: the silent address fails after 3 solicitations 1 s apart, i.e. ~3000 polls.
   int polls = 0;
-  for (; polls < 5000 && lab.a->nd_resolution(nobody.ip).state != NeighbourResolution::State::kFailed; ++polls)
-    lab.poll();
+  for (; polls < 5000 && lab.a->resolution(nobody.ip).state != NeighbourResolution::State::kFailed; ++polls) lab.poll();
   INFO("polls " << polls);
-  const NeighbourResolution ab = lab.a->nd_resolution(b.ip);
+  const NeighbourResolution ab = lab.a->resolution(b.ip);
   REQUIRE(ab.state == NeighbourResolution::State::kResolved);
   CHECK(ab.status.ok());
   CHECK(std::memcmp(ab.mac, b.mac, 6) == 0);
-  const NeighbourResolution ba = lab.b->nd_resolution(a.ip);
+  const NeighbourResolution ba = lab.b->resolution(a.ip);
   REQUIRE(ba.state == NeighbourResolution::State::kResolved);
   CHECK(std::memcmp(ba.mac, a.mac, 6) == 0);
 
-  const NeighbourResolution none = lab.a->nd_resolution(nobody.ip);
+  const NeighbourResolution none = lab.a->resolution(nobody.ip);
   REQUIRE(none.state == NeighbourResolution::State::kFailed);
   CHECK(none.status.code() == StatusCode::kTimeout);
   CHECK_THAT(none.status.message(), StartsWith("no Neighbor Advertisement from fd00::3 after 3 solicitations in 300"));
@@ -124,8 +123,8 @@ TEST_CASE("nd: two IPv6 endpoints resolve each other's MAC; a silent address fai
   // ARP stays out of an IPv6 endpoint's way.
   CHECK(ca.arp_requests_sent + cb.arp_requests_sent == 0);
   // Asking again starts a new resolution.
-  REQUIRE(lab.a->start_nd_resolve(nobody.ip, lab.now_tsc()).ok());
-  CHECK(lab.a->nd_resolution(nobody.ip).state == NeighbourResolution::State::kResolving);
+  REQUIRE(lab.a->start_resolve(nobody.ip, lab.now_tsc()).ok());
+  CHECK(lab.a->resolution(nobody.ip).state == NeighbourResolution::State::kResolving);
 }
 
 TEST_CASE("nd: a solicitation for us from a new host is answered and learned; others' are not", "[engine][nd]") {
@@ -145,7 +144,7 @@ TEST_CASE("nd: a solicitation for us from a new host is answered and learned; ot
   CHECK(std::memcmp(sent[0].target, addr(1, true).ip, 16) == 0);
   REQUIRE(sent[0].has_link_addr);
   CHECK(std::memcmp(sent[0].link_addr, addr(1).mac, 6) == 0);
-  const NeighbourResolution r = lab.a->nd_resolution(h.ip);
+  const NeighbourResolution r = lab.a->resolution(h.ip);
   REQUIRE(r.state == NeighbourResolution::State::kResolved);
   CHECK(std::memcmp(r.mac, h.mac, 6) == 0);
   CHECK(lab.a->counters().nd_solicitations_answered == 1);
@@ -162,7 +161,7 @@ TEST_CASE("nd: a solicitation for us from a new host is answered and learned; ot
   nd::multicast_mac(group, f);  // to our group's MAC, so that the target rule is the one that acts
   inject_to_a(lab, f, 86);
   CHECK(a_sends(lab).empty());
-  CHECK(lab.a->nd_resolution(other.ip).state == NeighbourResolution::State::kUnknown);
+  CHECK(lab.a->resolution(other.ip).state == NeighbourResolution::State::kUnknown);
   CHECK(lab.a->counters().nd_ignored == 1);
   CHECK(lab.a->counters().nd_solicitations_answered == 1);
 }
@@ -182,7 +181,7 @@ TEST_CASE("nd: a DAD probe for our address is answered to all nodes", "[engine][
   CHECK_FALSE(sent[0].solicited);
   CHECK(std::memcmp(sent[0].ip_dst, nd::kAllNodes, 16) == 0);
   CHECK(sent[0].eth_dst[0] == 0x33);
-  CHECK(lab.a->nd_neighbours().size() == 0);
+  CHECK(lab.a->neighbours().size() == 0);
 }
 
 TEST_CASE("nd: malformed NS/NA are counted and ignored; other ICMPv6 stays a not_udp drop", "[engine][nd][malformed]") {
@@ -212,13 +211,13 @@ TEST_CASE("nd: malformed NS/NA are counted and ignored; other ICMPv6 stays a not
   CHECK(a_sends(lab).empty());
   CHECK(lab.a->counters().nd_malformed == 4);
   CHECK(lab.a->counters().nd_solicitations_answered == 0);
-  CHECK(lab.a->nd_neighbours().size() == 0);
+  CHECK(lab.a->neighbours().size() == 0);
   CHECK(drops(lab, wire::DropReason::kNotUdp) == 1);
 }
 
 TEST_CASE("nd: the announcement is an unsolicited NA to all nodes; neighbours learn nothing new", "[engine][nd]") {
   Lab lab("ndann", v6_on_test_clock());
-  REQUIRE(lab.a->announce_nd().ok());
+  REQUIRE(lab.a->announce().ok());
   const std::vector<nd::NdFrame> sent = a_sends(lab);
   REQUIRE(sent.size() == 1);
   CHECK(sent[0].type == nd::NdType::kAdvertisement);
@@ -228,23 +227,31 @@ TEST_CASE("nd: the announcement is an unsolicited NA to all nodes; neighbours le
   CHECK(std::memcmp(sent[0].ip_dst, nd::kAllNodes, 16) == 0);
   CHECK(lab.a->counters().nd_announcements_sent == 1);
   // B holds no entry for A: the advertisement is one it did not ask for (§7.2.5).
-  REQUIRE(lab.a->announce_nd().ok());
+  REQUIRE(lab.a->announce().ok());
   for (int i = 0; i < 4; ++i) lab.poll();
   CHECK(lab.b->counters().nd_ignored == 1);
-  CHECK(lab.b->nd_resolution(addr(1, true).ip).state == NeighbourResolution::State::kUnknown);
+  CHECK(lab.b->resolution(addr(1, true).ip).state == NeighbourResolution::State::kUnknown);
 }
 
-TEST_CASE("nd: addresses that name no neighbour, and IPv4 endpoints, are refused", "[engine][nd]") {
+TEST_CASE("nd: addresses that name no neighbour are refused; an IPv4 endpoint speaks no ND", "[engine][nd]") {
   Lab lab("ndinv", v6_on_test_clock());
   const std::uint8_t zero[16] = {};
   std::uint8_t group[16] = {0xff, 0x02};
   group[15] = 1;
   const wire::L2L3Address ours = addr(1, true);
   for (const std::uint8_t* ip : std::initializer_list<const std::uint8_t*>{ours.ip, zero, group})
-    CHECK(lab.a->start_nd_resolve(ip).code() == StatusCode::kInvalidArgument);
+    CHECK(lab.a->start_resolve(ip).code() == StatusCode::kInvalidArgument);
+  // The same calls on an IPv4 endpoint resolve and announce by ARP, never by Neighbor Discovery.
   LabOptions v4;
   v4.clock_step_ns = kStepNs;
   Lab lab4("ndv4", v4);
-  CHECK(lab4.a->start_nd_resolve(addr(2, true).ip).code() == StatusCode::kUnsupported);
-  CHECK(lab4.a->announce_nd().code() == StatusCode::kUnsupported);
+  REQUIRE(lab4.a->start_resolve(addr(2).ip, lab4.now_tsc()).ok());
+  REQUIRE(lab4.a->announce().ok());
+  lab4.poll();
+  CHECK(lab4.a->neighbours().table<NdProtocol>() == nullptr);
+  const EndpointCounters& c = lab4.a->counters();
+  CHECK(c.arp_requests_sent == 1);
+  CHECK(c.arp_announcements_sent == 1);
+  CHECK(c.nd_solicitations_sent == 0);
+  CHECK(c.nd_announcements_sent == 0);
 }

@@ -173,7 +173,10 @@ TEST_CASE("pcapng capture of a lossy run: every frame sent and received, as on t
   const std::string path = out != nullptr ? out : "/tmp/droce-test-capture-" + std::to_string(getpid()) + ".pcapng";
   Lab lab("tcap", 0.05);
   PcapngCapture cap;
-  REQUIRE(cap.open(path).empty());
+  REQUIRE(cap.open(path).ok());
+  CHECK(cap.open(path).code() == StatusCode::kBadState);  // once
+  PcapngCapture nowhere;
+  CHECK(nowhere.open("/nonexistent-droce-dir/x.pcapng").code() == StatusCode::kIo);
   // Capture on A's port: A's requests as sent, B's ACKs/NAKs as received after the lossy relay.
   EndpointConfig ca;
   ca.queues.port_id = lab.left.a->id();
@@ -215,7 +218,7 @@ TEST_CASE("pcapng capture of a lossy run: every frame sent and received, as on t
   CHECK(cap.dropped() == 0);
   // More frames than the capture pool holds: copies must go back to the pool after each write.
   PcapngCapture big;
-  REQUIRE(big.open(path + ".2", 0, 127).empty());
+  REQUIRE(big.open(path + ".2", 0, 127).ok());
   rte_mbuf* m = rte_pktmbuf_alloc(pool().get());
   REQUIRE(rte_pktmbuf_append(m, 100) != nullptr);
   std::memset(rte_pktmbuf_mtod(m, void*), 0, 100);

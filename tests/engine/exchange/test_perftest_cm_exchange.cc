@@ -131,12 +131,13 @@ void run_side(RcEndpoint& ep, PerftestRole role, PerftestTest test, Side& side, 
       for (const PerftestKeys& k : side.keys) {
         const unsigned n = ep.poll_cq(k.qpn, c, 8);
         for (unsigned j = 0; j < n; ++j) {
-          if (c[j].status != rc::WcStatus::kSuccess) return fail(Status::error("a data WRITE failed"));
+          if (c[j].status != rc::WcStatus::kSuccess)
+            return fail(Status::error(StatusCode::kError, "a data WRITE failed"));
           ++done;
         }
       }
     }
-    if (done < side.keys.size()) return fail(Status::error("data WRITEs did not complete"));
+    if (done < side.keys.size()) return fail(Status::error(StatusCode::kTimeout, "data WRITEs did not complete"));
   }
   if (Status st = s.after_size(test, false, side.keys[0]); !st.ok()) return fail(st);
   // Before the last barrier: after it the client may disconnect before the server looks.

@@ -104,7 +104,7 @@ Status run_side(PerftestTest t, PerftestRole role, OobConnection& conn, const Pe
                             });
       !st.ok())
     return st;
-  if (!connected) return Status::error("connect_qps never called");
+  if (!connected) return Status::error(StatusCode::kBadState, "connect_qps never called");
   peer_out = peer[0];
   if (Status st = s.before_size(t, mine); !st.ok()) return st;
   if (Status st = s.after_size(t, false, mine); !st.ok()) return st;

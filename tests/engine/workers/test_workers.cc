@@ -549,7 +549,7 @@ TEST_CASE("2 workers per side on EAL lcores, 64 QPs, 5 % loss, wrong-queue peer:
     PcapngCapture cap;
     const std::string cap_path =
         "/tmp/droce-workers-" + std::to_string(getpid()) + "-" + std::to_string(shift) + ".pcapng";
-    REQUIRE(cap.open(cap_path).empty());
+    REQUIRE(cap.open(cap_path).ok());
     WorkersLab lab("wl", 2, 0.05, 4096, WorkersLab::Link::kRing, &cap);
     Traffic t(lab, shift, 17);
     clear_stop();
