@@ -175,7 +175,14 @@ bool RcQp::response_is_stale(const wire::PacketInfo& pi) {
 }
 
 void RcQp::on_response(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns) {
-  if (response_is_stale(pi)) return;
+  if (response_is_stale(pi)) {
+    // A re-ACK of sq.una - 1 retires nothing, but it is how a probe's answer looks once the ACKs
+    // in flight before the probe are in (on_probe_answer): the responder held everything before.
+    if (sq_.probe_open && psn_add(pi.psn, 1) == sq_.una && wire::opcode_info(pi.opcode).kind == wire::OpKind::kAck &&
+        (pi.aeth_syndrome & wire::kAethTypeMask) == wire::kAethTypeAck)
+      on_probe_answer(pi.psn, /*answers_probe=*/true, now_ns);
+    return;
+  }
   switch (wire::opcode_info(pi.opcode).kind) {
     case wire::OpKind::kAck:
       on_ack_or_nak(pi, now_ns);
@@ -222,12 +229,14 @@ void RcQp::restart_timer_after_nak(std::uint64_t from_ns) { arm_loss_timers(from
 void RcQp::on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns) {
   const std::uint8_t syn = pi.aeth_syndrome;
   switch (syn & wire::kAethTypeMask) {
-    case wire::kAethTypeAck:
+    case wire::kAethTypeAck: {
       ++c_.acks_received;
+      const bool answers_probe = sq_.probe_open && answers_a_resend(pi.psn);  // before retiring
       answered_through(pi.psn, now_ns);
       retire_through(pi.psn, now_ns);
-      if (sq_.probe_open) on_probe_answer(pi.psn, now_ns);
+      if (sq_.probe_open) on_probe_answer(pi.psn, answers_probe, now_ns);
       return;
+    }
     case wire::kAethTypeRnrNak:
       ++c_.rnr_naks_received;
       sq_.probe_open = false;

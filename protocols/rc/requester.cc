@@ -110,15 +110,6 @@ void RcQp::fill_sr_packet(const SendWqe& w, std::uint32_t idx, TxDescriptor& d) 
   d.se = idx + 1 == w.npkts && w.wr.solicited;
 }
 
-// Every request packet leaves through here, timed from its transmission: the owner asks
-// next_packet only when the packet may leave (after the pacer).
-void RcQp::sent_request(const TxDescriptor& d, std::uint64_t now_ns) {
-  ++c_.packets_sent;
-  if (d.retransmission) ++c_.retransmitted_packets;
-  if (sq_.timer_deadline == kNever) arm_loss_timers(now_ns);
-  note_request_sent(d, now_ns);
-}
-
 // Packet `idx` of a SEND or WRITE (§9.5 packet sequences): its opcode, its part of the message,
 // the RETH on the first packet, the immediate and IETH on the last. AckReq is the caller's.
 // Inline: next_request's every packet comes through here, and so does send_probe below (both in
@@ -173,6 +164,7 @@ bool RcQp::send_probe(std::uint64_t now_ns, TxDescriptor& d) {
   sq_.probe_high = sq_.high;
   sq_.probe_sent_ns = now_ns;
   sq_.resend_open = true;
+  sq_.resend_probe = true;
   sq_.resend_psn = d.psn;
   sq_.resend_ns = now_ns;
   sent_request(d, now_ns);

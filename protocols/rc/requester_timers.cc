@@ -1,7 +1,8 @@
 // The requester's timers (IBTA §9.7.6.1.3; docs/transport.md, "Loss recovery in round trips"):
 // the local ACK timeout, which spends retry_cnt; under it an adaptive retransmission timeout a few
-// round trips long (RFC 6298's estimator); and tail-loss probes after two round trips of silence
-// (RFC 8985 §7). Only the IBTA timeout spends a retry, so a peer that never answers fails the QP
+// round trips long (RFC 6298's estimator); and tail-loss probes after a probe timeout of silence
+// (RFC 8985 §7: a round-trip term with RTTVAR in it plus a floor of its own, never past the RTO).
+// Only the IBTA timeout spends a retry, so a peer that never answers fails the QP
 // after the same retry_cnt timeouts, at the same time, as with the plain timer.
 #include "protocols/rc/rc_qp.h"
 #include "protocols/wire/opcode.h"
@@ -53,7 +54,7 @@ void RcQp::disarm_loss_timers() {
 
 // A silence starts at `from_ns`: progress, a NAK, the end of an RNR wait, or a request sent with
 // nothing outstanding. The IBTA and adaptive timeouts count from it; the probes start over, due
-// two round trips after it or after the newest request that asks for an answer (note_request_sent)
+// a PTO after it or after the newest request that asks for an answer (note_request_sent)
 // — only while such an answer is due: a QP still sending a long message, waiting for its turn at
 // the port, has asked for nothing yet.
 void RcQp::arm_loss_timers(std::uint64_t from_ns) {
@@ -109,6 +110,7 @@ void RcQp::expire_and_resend(std::uint64_t now_ns, bool ibta) {
   sq_.probe_open = false;
   sq_.probing = false;
   sq_.resend_open = true;
+  sq_.resend_probe = false;
   sq_.resend_psn = sq_.una;
   sq_.resend_ns = now_ns;
   if (sr_)
@@ -120,7 +122,7 @@ void RcQp::expire_and_resend(std::uint64_t now_ns, bool ibta) {
   rearm_probe();
 }
 
-// Two round trips without an acknowledgement while requests are outstanding (RFC 8985 §7.2): a
+// A probe timeout without an acknowledgement while requests are outstanding (RFC 8985 §7.2): a
 // probe is due, and the next one twice as far, until the RTO would come first. Each is one packet
 // that asks for an acknowledgement, and none spends a retry.
 void RcQp::start_probe(std::uint64_t now_ns) {
@@ -149,27 +151,71 @@ void RcQp::sr_mark_probe(std::uint64_t now_ns) {
   sq_.sr_lost = true;
   ++c_.tail_probes;
   sq_.resend_open = true;
+  sq_.resend_probe = true;
   sq_.resend_psn = p;
   sq_.resend_ns = now_ns;
 }
 
-// Go-back-N: the first ACK at least min RTT after the probe answers it (one sooner answers
-// something sent before it). The responder sent it with its ePSN - 1 when the probe arrived, and
-// packets go in order: every packet sent before the probe from ePSN on was dropped (the gap after
-// a loss, or the silence after a NAK that was lost) or lost, and is resent now, as a sequence NAK
-// for ePSN would have it, without spending a retry. A response that is not an ACK ends the probe
-// too (the caller): a NAK rewinds on its own, a READ response or atomic acknowledgement goes
-// through the implied NAK.
-void RcQp::on_probe_answer(std::uint32_t acked_psn, std::uint64_t now_ns) {
-  if (!psn_lt(sq_.una, sq_.probe_high)) {  // everything it probed for is acknowledged
-    sq_.probe_open = false;
+// Go-back-N: which ACK answers the probe. The responder answers the probe with its ePSN - 1 when
+// the probe arrives, after every packet sent before it (one path, in order), so that answer shows
+// what was lost: every packet sent before the probe from ePSN on. But ACKs the responder sent
+// before the probe arrived are still arriving after it leaves, each for a PSN below that answer,
+// and on a path whose round trip a queue or a descheduled peer has stretched they come late, long
+// after min RTT; taking one of them for the answer rewinds go-back-N over packets that were never
+// lost. RFC 8985 acts only on what an ACK shows of packets sent after the lost one (§6.2, RACK's
+// rule), and so does this: an ACK is taken for the probe's answer only when no packet sent before
+// the probe could have drawn it (answers_a_resend). Any other ACK is progress (it re-arms the probe
+// timeout), never a reason to rewind; one for a packet sent after the probe closes it unjudged. One
+// sooner than min RTT after the probe answered an earlier transmission. An answer that shows nothing
+// missing made the probe needless: the PTO backs off (back_off_pto). A response that is not an ACK
+// ends the probe too (the caller): a NAK rewinds on its own, a READ response or atomic
+// acknowledgement goes through the implied NAK.
+void RcQp::on_probe_answer(std::uint32_t acked_psn, bool answers_probe, std::uint64_t now_ns) {
+  if (!answers_probe) {
+    // An ACK for a packet sent after the probe: the answer came before it (or was coalesced into
+    // it, queue_ack), and every packet the probe asked about is acknowledged.
+    if (!psn_lt(acked_psn, sq_.probe_high)) sq_.probe_open = false;
     return;
   }
   if (now_ns - sq_.probe_sent_ns < rtt_.min_rtt_ns()) return;
   sq_.probe_open = false;
   if (state_ != QpState::kRts) return;
   const std::uint32_t from = psn_add(acked_psn, 1);
-  if (psn_lt(from, sq_.probe_high) && psn_lt(from, sq_.nxt)) rewind_to(from);
+  const bool lost = psn_lt(from, sq_.probe_high) && psn_lt(from, sq_.nxt);
+  if (lost) rewind_to(from);
+  back_off_pto(lost);
+}
+
+// Whether an ACK for `acked_psn` (not below sq.una) can only have been drawn by a resent packet (the
+// probe), never by a first transmission. A responder ACKs a packet that arrives in sequence only if
+// it asks (AckReq, §9.7.5.1.2; coalescing keeps the newest such PSN), and re-ACKs a duplicate with
+// its ePSN - 1 (C9-105). So an ACK for a SEND or WRITE packet that left without AckReq (not a
+// message's last packet, in a message no longer than ack_req_every packets: next_request asks on
+// the last packet and every ack_req_every packets, counting from the message's first or a rewind's)
+// answers the probe, which found the responder's ePSN there. The other form of the answer, a re-ACK
+// of sq.una - 1 once the ACKs in flight before the probe are in (the probed packet had arrived),
+// acknowledges nothing and is taken before retiring anything (on_response). Bounded by the send
+// queue; called only while a probe is open.
+bool RcQp::answers_a_resend(std::uint32_t acked_psn) const {
+  const std::uint64_t i = response_target(acked_psn);
+  if (i == sq_.tail) return false;
+  const SendWqe& w = sq_.ring[i & sq_mask_];
+  if (is_read_or_atomic(w.wr.opcode)) return false;
+  const auto idx = static_cast<std::uint32_t>(psn_diff(acked_psn, w.first_psn));
+  return idx + 1 < w.npkts && w.npkts <= attr_.ack_req_every;
+}
+
+// The PTO adapts to what probes find (rtt_estimator.h, kMaxPtoBackoff): one that found nothing lost
+// doubles it, one that found a loss halves it again. The RTO caps it (update_rto).
+void RcQp::back_off_pto(bool found_loss) {
+  if (found_loss) {
+    if (sq_.pto_backoff == 0) return;
+    --sq_.pto_backoff;
+  } else {
+    if (sq_.pto_backoff >= kMaxPtoBackoff) return;
+    ++sq_.pto_backoff;
+  }
+  update_rto();
 }
 
 // A response covered the timed packet: one round trip. The backoff ends with it: Karn's algorithm
@@ -187,7 +233,9 @@ void RcQp::take_rtt_sample(std::uint64_t now_ns) {
 // rule counts only the ones that certainly were.)
 void RcQp::judge_resend(std::uint64_t now_ns) {
   sq_.resend_open = false;
-  if (rtt_.valid() && now_ns - sq_.resend_ns < rtt_.min_rtt_ns()) ++c_.spurious_retransmits;
+  if (!rtt_.valid() || now_ns - sq_.resend_ns >= rtt_.min_rtt_ns()) return;
+  ++c_.spurious_retransmits;
+  if (sq_.resend_probe) back_off_pto(false);  // a needless probe: the PTO backs off
 }
 
 }  // namespace droce::rc

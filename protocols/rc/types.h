@@ -195,7 +195,7 @@ struct RcCounters {
   // Loss recovery in round trips (docs/transport.md). local_ack_timeout_err above counts every
   // expiry of the requester's timer, these early ones included.
   std::uint64_t adaptive_timeouts = 0;  // requester: expiries of the adaptive RTO before the IBTA timeout (no retry)
-  std::uint64_t tail_probes = 0;        // requester: tail-loss probes sent (two round trips without an acknowledgement)
+  std::uint64_t tail_probes = 0;        // requester: tail-loss probes sent (a probe timeout without an acknowledgement)
   std::uint64_t spurious_retransmits = 0;  // requester: timer or probe resends acknowledged sooner than min RTT after
 };
 

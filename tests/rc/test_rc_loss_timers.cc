@@ -1,5 +1,7 @@
 // Loss recovery in round trips (docs/transport.md): the round-trip estimate, the adaptive
-// retransmission timeout and its bounds, and the tail-loss probes, on a clock the test drives; a
+// retransmission timeout and its bounds, and the tail-loss probes, on a clock the test drives (a
+// round trip that doubles under queueing draws no probe; an ACK in flight when a probe leaves does
+// not rewind go-back-N); a
 // lost tail, a lost ACK and a lost NAK recovered within a few round trips over the loopback link;
 // a peer that never answers still failing the QP after retry_cnt IBTA timeouts, when it did before.
 #include <catch2/catch.hpp>
@@ -24,15 +26,17 @@ struct Requester {
   std::vector<std::uint8_t> buf = std::vector<std::uint8_t>(4096);
   rc::MemoryRegion mr;
   rc::RcQp qp;
-  Requester(std::uint8_t timeout, std::uint32_t floor_us, bool adaptive = true)
-      : qp(make_attr(timeout, floor_us, adaptive), m) {
+  // The probe timeout's own floor is 0 unless given: these cases reason in round trips of microseconds.
+  Requester(std::uint8_t timeout, std::uint32_t floor_us, bool adaptive = true, std::uint32_t pto_floor_us = 0)
+      : qp(make_attr(timeout, floor_us, adaptive, pto_floor_us), m) {
     mr = *m.register_region(buf.data(), buf.size(), rc::kAccessLocalWrite);
     to_rts(qp);
   }
-  static rc::QpAttr make_attr(std::uint8_t timeout, std::uint32_t floor_us, bool adaptive) {
+  static rc::QpAttr make_attr(std::uint8_t timeout, std::uint32_t floor_us, bool adaptive, std::uint32_t pto_floor_us) {
     auto a = attr(0x11, 0x12, 10, 1);
     a.timeout = timeout;
     a.rto_floor_us = floor_us;
+    a.pto_floor_us = pto_floor_us;
     a.adaptive_rto = adaptive;
     return a;
   }
@@ -74,12 +78,14 @@ struct Requester {
 
 }  // namespace
 
-TEST_CASE("RTT estimator: RFC 6298's first sample and updates; RTO floored, doubled, capped; PTO two RTTs",
-          "[rc][rto]") {
+TEST_CASE(
+    "RTT estimator: RFC 6298's first sample and updates; RTO floored, doubled, capped; PTO max(2 SRTT, SRTT + 4 "
+    "RTTVAR) plus its floor, backed off",
+    "[rc][rto]") {
   rc::RttEstimator e;
   CHECK_FALSE(e.valid());
   CHECK(e.rto_ns(1000, 50'000, 0) == 50'000);  // nothing measured: the IBTA timeout itself
-  CHECK(e.pto_ns() == 0);                      // and no probe
+  CHECK(e.pto_ns(0, 0) == 0);                  // and no probe
   e.sample(8000);                              // SRTT = R, RTTVAR = R/2
   CHECK(e.srtt_ns() == 8000);
   CHECK(e.rttvar_ns() == 4000);
@@ -87,17 +93,24 @@ TEST_CASE("RTT estimator: RFC 6298's first sample and updates; RTO floored, doub
   CHECK(e.rto_ns(1000, 50'000, 1) == 48'000);
   CHECK(e.rto_ns(1000, 50'000, 2) == 50'000);    // never beyond the ceiling
   CHECK(e.rto_ns(30'000, 50'000, 0) == 30'000);  // never below the floor
-  CHECK(e.pto_ns() == 16'000);
-  e.sample(16'000);  // RTTVAR = 3/4 4000 + 1/4 8000, SRTT = 7/8 8000 + 1/8 16000
+  CHECK(e.pto_ns(0, 0) == 24'000);               // the variance term: SRTT + 4 RTTVAR > 2 SRTT
+  CHECK(e.pto_ns(1000, 0) == 25'000);            // plus the floor
+  CHECK(e.pto_ns(1000, 2) == 100'000);           // backed off twice
+  e.sample(16'000);                              // RTTVAR = 3/4 4000 + 1/4 8000, SRTT = 7/8 8000 + 1/8 16000
   CHECK(e.rttvar_ns() == 5000);
   CHECK(e.srtt_ns() == 9000);
   e.sample(4000);
   CHECK(e.rttvar_ns() == 5000);  // 3/4 5000 + 1/4 5000
   CHECK(e.srtt_ns() == 8375);    // 9000 - 1125 + 500
   CHECK(e.min_rtt_ns() == 4000);
+  rc::RttEstimator steady;  // a round trip that does not vary: RTTVAR decays, 2 SRTT rules
+  for (int i = 0; i < 40; ++i) steady.sample(8000);
+  CHECK(steady.rttvar_ns() < 1000);
+  CHECK(steady.pto_ns(0, 0) == 16'000);
+  CHECK(steady.pto_ns(2'000'000, 0) == 2'016'000);
   rc::RttEstimator tiny;
   tiny.sample(100);
-  CHECK(tiny.pto_ns() == rc::kPtoFloorNs);
+  CHECK(tiny.pto_ns(0, 0) == rc::kPtoMinNs);
 }
 
 TEST_CASE("adaptive timer: before any round trip is measured, the plain IBTA timer and no probe", "[rc][rto]") {
@@ -114,11 +127,11 @@ TEST_CASE("adaptive timer: before any round trip is measured, the plain IBTA tim
 }
 
 TEST_CASE(
-    "tail-loss probe: two RTTs of silence resend the oldest unacknowledged packet with AckReq; the next probe "
+    "tail-loss probe: a PTO of silence resends the oldest unacknowledged packet with AckReq; the next probe "
     "waits twice as long, until the RTO",
     "[rc][rto][probe]") {
   Requester r(14, 1000);        // IBTA 67 ms, RTO floor 1 ms
-  r.round_trip(1, 1000, 2000);  // SRTT 2 us, RTTVAR 1 us: RTO 6 us, floored to 1 ms; PTO 4 us
+  r.round_trip(1, 1000, 2000);  // SRTT 2 us, RTTVAR 1 us: RTO 6 us, floored to 1 ms; PTO 6 us
   CHECK(r.qp.srtt_ns() == 2000);
   CHECK(r.qp.rto_ns() == 1'000'000);
   CHECK(r.qp.next_timer_ns() == kNever);  // all acknowledged
@@ -126,17 +139,18 @@ TEST_CASE(
   r.send(3);
   CHECK(r.transmit(10'000).psn == 11);
   CHECK(r.transmit(10'000).psn == 12);
-  CHECK(r.qp.next_timer_ns() == 14'000);  // the first probe: two round trips
-  r.qp.on_timer(14'000);
-  const rc::TxDescriptor p = r.transmit(14'000);
+  CHECK(r.qp.pto_ns() == 6000);
+  CHECK(r.qp.next_timer_ns() == 16'000);  // the first probe: SRTT + 4 RTTVAR
+  r.qp.on_timer(16'000);
+  const rc::TxDescriptor p = r.transmit(16'000);
   CHECK(p.psn == 11);  // the oldest unacknowledged packet
   CHECK(p.ack_req);
   CHECK(p.retransmission);
   CHECK(r.qp.counters().tail_probes == 1);
   CHECK(r.qp.counters().local_ack_timeout_err == 0);
-  CHECK(r.qp.next_timer_ns() == 14'000 + 8000);  // twice the wait
+  CHECK(r.qp.next_timer_ns() == 16'000 + 12'000);  // twice the wait
   rc::TxDescriptor none;
-  CHECK_FALSE(r.qp.next_packet(14'000, none));  // one packet, nothing rewound
+  CHECK_FALSE(r.qp.next_packet(16'000, none));  // one packet, nothing rewound
   // The train goes on, doubling, and stops before the RTO (sent at 10 us: due at 1.01 ms).
   std::uint64_t probes = 1;
   while (r.qp.next_timer_ns() < 10'000 + 1'000'000) {
@@ -145,7 +159,7 @@ TEST_CASE(
     CHECK(r.transmit(at).psn == 11);
     ++probes;
   }
-  CHECK(probes == 7);  // at 14, 22, 38, 70, 134, 262, 518 us; the next (1030 us) would follow the RTO
+  CHECK(probes == 7);  // at 16, 28, 52, 100, 196, 388, 772 us; the next (1540 us) would follow the RTO
   CHECK(r.qp.counters().tail_probes == probes);
   CHECK(r.qp.next_timer_ns() == 10'000 + 1'000'000);
   CHECK(r.qp.counters().local_ack_timeout_err == 0);
@@ -160,15 +174,14 @@ TEST_CASE(
   REQUIRE(t == 65'536);
   r.round_trip(1, 1000, 2000);  // RTO = 2 + 4 x 1 = 6 us
   CHECK(r.qp.rto_ns() == 6000);
+  CHECK(r.qp.pto_ns() == 6000);  // never past the RTO (RFC 8985 §7.2): the RTO fires, not a probe
   r.send(2);
   r.send(3);
   r.transmit(10'000);
   r.transmit(10'000);
-  // The probe first (4 us), then the RTO (6 us after the first send).
-  r.qp.on_timer(14'000);
-  CHECK(r.transmit(14'000).psn == 11);
   CHECK(r.qp.next_timer_ns() == 16'000);
   r.qp.on_timer(16'000);
+  CHECK(r.qp.counters().tail_probes == 0);
   CHECK(r.qp.counters().local_ack_timeout_err == 1);  // every expiry counts
   CHECK(r.qp.counters().adaptive_timeouts == 1);
   CHECK(r.qp.rto_ns() == 12'000);       // backed off
@@ -197,11 +210,9 @@ TEST_CASE("Karn's rule: an ACK for a resent packet gives no sample; a packet sen
   CHECK(r.qp.rto_ns() == 6000);
   r.send(2);
   r.transmit(10'000);     // PSN 11, timed
-  r.qp.on_timer(14'000);  // probe
-  r.transmit(14'000);     // resent: the timing is cancelled
-  r.qp.on_timer(16'000);  // RTO: backoff
+  r.qp.on_timer(16'000);  // RTO (the PTO is capped to it): backoff
   CHECK(r.qp.rto_ns() == 12'000);
-  r.transmit(16'000);  // go-back-N resend
+  r.transmit(16'000);  // go-back-N resend: the timing is cancelled
   r.ack(11, 100'000);  // 90 us after the first send: not a sample
   CHECK(r.qp.srtt_ns() == 2000);
   CHECK(r.qp.rto_ns() == 12'000);  // still backed off
@@ -216,17 +227,117 @@ TEST_CASE("spurious_retransmits: a resend acknowledged sooner than the minimum R
   r.round_trip(1, 1000, 2000);  // min RTT 2 us
   r.send(2);
   r.transmit(10'000);
-  r.qp.on_timer(14'000);
-  r.transmit(14'000);  // the probe
-  r.ack(11, 15'999);   // 1.999 us after it: the ACK of the first transmission
+  CHECK(r.qp.pto_ns() == 6000);
+  r.qp.on_timer(16'000);
+  r.transmit(16'000);  // the probe
+  r.ack(11, 17'999);   // 1.999 us after it: the ACK of the first transmission
   CHECK(r.qp.counters().spurious_retransmits == 1);
+  CHECK(r.qp.pto_ns() == 12'000);  // a needless probe backs the PTO off
   r.send(3);
   r.transmit(20'000);
-  r.qp.on_timer(24'000);
-  r.transmit(24'000);
-  r.ack(12, 26'000);  // a full round trip after the probe: it may have been needed
+  CHECK(r.qp.next_timer_ns() == 32'000);
+  r.qp.on_timer(32'000);
+  r.transmit(32'000);
+  r.ack(12, 34'000);  // a full round trip after the probe: it may have been needed
   CHECK(r.qp.counters().spurious_retransmits == 1);
   CHECK(r.qp.counters().tail_probes == 2);
+}
+
+// A lossless path whose queue builds (PFC pauses, a DCQCN bottleneck filling): the round trip goes
+// from 3 ms to 6 ms in one step and stays there, four one-packet messages in flight at a time, each
+// answered a round trip after it left. 2 x SRTT alone would fire exactly when the first doubled
+// answer is due; the PTO's floor (added) and variance term keep every probe away, and nothing is
+// resent. The default floors throughout (RTO 20 ms, PTO 2 ms).
+TEST_CASE("a round trip that doubles under queueing, with nothing lost, draws no probe and no resend",
+          "[rc][rto][probe]") {
+  Requester r(14, rc::kDefaultRtoFloorUs, true, rc::kDefaultPtoFloorUs);
+  constexpr std::uint64_t kR = 3'000'000;
+  std::uint64_t now = 1'000'000, resent = 0, id = 0;
+  for (int round = 0; round < 60; ++round) {
+    const std::uint64_t rtt = round < 20 ? kR : 2 * kR;
+    std::uint32_t last = 0;
+    for (int i = 0; i < 4; ++i) {  // four messages leave 10 us apart
+      r.send(++id);
+      const rc::TxDescriptor d = r.transmit(now + 10'000 * static_cast<std::uint64_t>(i));
+      if (d.retransmission) ++resent;
+      last = d.psn;
+    }
+    // Their ACKs, each a round trip after its message; any timer due before one runs first.
+    for (int i = 0; i < 4; ++i) {
+      const std::uint64_t at = now + 10'000 * static_cast<std::uint64_t>(i) + rtt;
+      while (r.qp.next_timer_ns() <= at) {
+        const std::uint64_t t = r.qp.next_timer_ns();
+        r.qp.on_timer(t);
+        rc::TxDescriptor d;
+        while (r.qp.next_packet(t, d)) ++resent;
+      }
+      r.ack(last - 3 + static_cast<std::uint32_t>(i), at);
+    }
+    now += 10'000 * 4 + rtt;
+    rc::Completion c;
+    while (r.qp.poll_cq(c)) CHECK(c.status == WcStatus::kSuccess);
+  }
+  CHECK(r.qp.counters().tail_probes == 0);
+  CHECK(r.qp.counters().local_ack_timeout_err == 0);
+  CHECK(resent == 0);
+  CHECK(r.qp.srtt_ns() > 5 * kR / 3);  // the estimate followed the queue
+}
+
+// A peer that stalls (a descheduled memif process, a PFC pause) holds the ACKs of four packets while
+// the probe goes out; they arrive after it, long after min RTT, and only then the probe's own
+// answer, a re-ACK of everything. None of them may rewind go-back-N: nothing was lost. The probe,
+// needless, backs the PTO off.
+TEST_CASE("an ACK in flight when the probe leaves does not rewind go-back-N; the probe's answer shows nothing lost",
+          "[rc][rto][probe]") {
+  Requester r(14, 1000);
+  r.round_trip(1, 1000, 2000);  // PSN 10; min RTT 2 us, PTO 6 us
+  for (std::uint64_t i = 0; i < 4; ++i) {
+    r.send(2 + i);
+    CHECK(r.transmit(10'000).psn == 11 + i);
+  }
+  r.qp.on_timer(16'000);
+  const rc::TxDescriptor probe = r.transmit(16'000);
+  CHECK(probe.psn == 11);
+  CHECK(r.qp.counters().tail_probes == 1);
+  rc::TxDescriptor d;
+  const std::uint32_t acks[] = {11, 12, 13, 14};
+  std::uint64_t at = 40'000;  // 24 us after the probe: far beyond min RTT
+  for (const std::uint32_t psn : acks) {
+    r.ack(psn, at);
+    CHECK_FALSE(r.qp.next_packet(at, d));  // nothing rewound
+    at += 100;
+  }
+  CHECK(r.qp.sq_una() == 15);
+  r.ack(14, at);  // the probe's answer: a re-ACK, nothing missing
+  CHECK_FALSE(r.qp.next_packet(at, d));
+  CHECK(r.qp.counters().tail_probes == 1);
+  CHECK(r.qp.pto_ns() == 12'000);  // backed off
+  rc::Completion c;
+  int done = 0;
+  while (r.qp.poll_cq(c)) {
+    CHECK(c.status == WcStatus::kSuccess);
+    ++done;
+  }
+  CHECK(done == 5);
+}
+
+// The same stall with a three-packet message (AckReq on its last packet only): the ACK for the
+// whole message arrives after the probe and is progress; had the responder's ePSN been the second
+// packet, its re-ACK of the probe (for the first) would have rewound from there.
+TEST_CASE("an ACK for a packet that left without AckReq answers the probe and rewinds from it", "[rc][rto][probe]") {
+  Requester r(14, 1000);
+  r.round_trip(1, 1000, 2000);  // PSN 10
+  r.send(2, 3 * 1024);          // PSNs 11..13, AckReq on 13
+  for (std::uint32_t psn = 11; psn <= 13; ++psn) CHECK(r.transmit(10'000).psn == psn);
+  r.qp.on_timer(16'000);
+  CHECK(r.transmit(16'000).psn == 11);  // the probe
+  r.ack(11, 30'000);                    // only a resend draws an ACK for PSN 11: the responder's ePSN is 12
+  rc::TxDescriptor d;
+  REQUIRE(r.qp.next_packet(30'000, d));  // 12 and 13 were lost, and go again
+  CHECK(d.psn == 12);
+  REQUIRE(r.qp.next_packet(30'000, d));
+  CHECK(d.psn == 13);
+  CHECK(r.qp.counters().local_ack_timeout_err == 0);
 }
 
 // An atomic answered after a rewind reached it is executed but not yet retired (it looks unsent
@@ -269,7 +380,9 @@ TEST_CASE("selective repeat: with every PSN in flight shown held, the probe rese
   rc::MrTable m;
   std::vector<std::uint8_t> buf(4 * kPmtu);
   const rc::MemoryRegion mr = *m.register_region(buf.data(), buf.size(), rc::kAccessLocalWrite);
-  rc::RcQp qp(sr_attr(0x11, 0x12, 500, 1), m);
+  auto a = sr_attr(0x11, 0x12, 500, 1);
+  a.pto_floor_us = 0;
+  rc::RcQp qp(a, m);
   to_rts(qp);
   rc::SendWr w;
   w.opcode = rc::WrOpcode::kWrite;
@@ -298,7 +411,8 @@ TEST_CASE("selective repeat: with every PSN in flight shown held, the probe rese
   REQUIRE(qp.sq_una() == 501);
   CHECK_FALSE(qp.next_packet(5000, d));
   const std::uint64_t t = qp.next_timer_ns();
-  CHECK(t == 5000 + qp.srtt_ns() * 2);  // the probe, two round trips later
+  CHECK(qp.pto_ns() != 0);
+  CHECK(t == 5000 + qp.pto_ns());  // the probe, a PTO later
   qp.on_timer(t);
   REQUIRE(qp.next_packet(t, d));
   CHECK(d.psn == 501);
@@ -346,6 +460,7 @@ struct LossyPair {
   }
   static rc::QpAttr with_timeout(rc::QpAttr a, std::uint8_t timeout) {
     a.timeout = timeout;
+    a.pto_floor_us = 0;  // round trips of 1 us
     return a;
   }
   int run(int count, std::uint32_t len, int max_steps = 200'000) {
@@ -408,15 +523,18 @@ TEST_CASE("go-back-N: a lost ACK is recovered within a few RTTs by one probe", "
   CHECK(p.lb.qp(1).counters().duplicate_request == 1);  // the probe, re-ACKed (C9-105)
 }
 
+// Every packet here is a one-packet message with AckReq, so an ACK for the probed PSN might have been
+// in flight before the probe (on_probe_answer): each probe's answer is progress, not a rewind, and
+// the three packets the responder dropped come back about one probe each, still within round trips.
 TEST_CASE(
-    "go-back-N: a lost NAK is recovered within a few RTTs: the probe's answer shows the responder's ePSN, and the "
+    "go-back-N: a lost NAK is recovered within a few RTTs: the probes' answers show the responder's ePSN, and the "
     "responder still NAKs the gap once",
     "[rc][rto][probe][e2e]") {
   LossyPair p(false);
   p.drop_once(0, [](const rc::TxDescriptor& d) { return d.psn == 102; });  // the second of four one-packet messages
   p.drop_once(1, is_nak);
-  CHECK(p.run(4, 64) <= 12);
-  CHECK(p.req().tail_probes == 1);
+  CHECK(p.run(4, 64) <= 30);
+  CHECK(p.req().tail_probes <= 4);
   CHECK(p.req().local_ack_timeout_err == 0);
   CHECK(p.req().packet_seq_err == 0);  // the NAK never arrived
   CHECK(p.lb.qp(1).counters().naks_sent == 1);
@@ -444,6 +562,7 @@ TEST_CASE(
     a.retry_cnt = 3;
     a.timeout = 10;       // 4.2 ms
     a.rto_floor_us = 50;  // adaptive expiries well inside each IBTA timeout
+    a.pto_floor_us = 0;   // and probes before them
     a.adaptive_rto = adaptive;
     Loopback lb(a, attr(0x12, 0x11, 1, 1));
     connect(lb);
