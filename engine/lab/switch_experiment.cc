@@ -108,9 +108,6 @@ std::unique_ptr<SwitchExperiment> SwitchExperiment::create(const SwitchExperimen
     qa.sq_psn = 0x100 + i;
     qa.sq_depth = std::max<std::uint32_t>(cfg.inflight, 16);
     qa.timeout = 16;  // ~268 ms: a deep lossless queue must not look like loss
-    // Nor to the tail-loss probes (docs/transport.md): a queue that builds under PFC or DCQCN stretches
-    // the round trip past 2 x SRTT, and a probe there is a resend in a lossless fabric.
-    qa.adaptive_rto = false;
     rc::QpAttr ra = qa;
     ra.sq_psn = 0x9000 + i;
     ra.access = rc::kAccessRemoteWrite;
