@@ -95,12 +95,14 @@ nlohmann::json workers_json(const Options& o, Setup& st, double secs) {
 // The loss-recovery timer (docs/transport.md): its counts, and each requester QP's timeout and
 // round trip as the run left them (a server's report has no requester: empty lists).
 nlohmann::json loss_recovery_json(const Options& o, Setup& st, const Counters& c) {
-  nlohmann::json rto = nlohmann::json::array(), srtt = nlohmann::json::array(), min_rtt = nlohmann::json::array();
+  nlohmann::json rto = nlohmann::json::array(), pto = nlohmann::json::array(), srtt = nlohmann::json::array(),
+                 min_rtt = nlohmann::json::array();
   if (!st.server)
     for (std::uint32_t i = 0; i < o.qps; ++i) {
       const Requester& q = st.requester(i);
       const rc::RcQp* qp = q.ep->qp(q.qpn);
       rto.push_back(qp->rto_ns() / 1000);
+      pto.push_back(qp->pto_ns() / 1000);
       srtt.push_back(qp->srtt_ns() / 1000);
       min_rtt.push_back(qp->min_rtt_ns() / 1000);
     }
@@ -110,6 +112,7 @@ nlohmann::json loss_recovery_json(const Options& o, Setup& st, const Counters& c
           {"tail_probes", c.tail_probes},
           {"spurious_retransmits", c.spurious},
           {"rto_us", rto},
+          {"pto_us", pto},
           {"srtt_us", srtt},
           {"min_rtt_us", min_rtt}};
 }

@@ -91,6 +91,7 @@ int cmd_qp(const char*, const char* params, rte_tel_data* d) {
     // wait, backoff included, and the round trip it comes from (0 until measured).
     rte_tel_data_add_dict_string(d, "adaptive_rto", q->attr().adaptive_rto ? "on" : "off");
     rte_tel_data_add_dict_u64(d, "rto_us", q->rto_ns() / 1000);
+    rte_tel_data_add_dict_u64(d, "pto_us", q->pto_ns() / 1000);  // the probe timeout, its backoff in (0: no probe)
     rte_tel_data_add_dict_u64(d, "srtt_us", q->srtt_ns() / 1000);
     rte_tel_data_add_dict_u64(d, "min_rtt_us", q->min_rtt_ns() / 1000);
     const dcqcn::DcqcnReactionPoint* rp = ep.dcqcn_at(index);

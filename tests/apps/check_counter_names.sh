@@ -70,7 +70,7 @@ lr = j["loss_recovery"]
 assert lr["adaptive_rto"] == "on" and lr["ack_timeouts"] == j["ack_timeouts"], lr
 assert hw["roce_adp_retrans_to"] == lr["adaptive_timeouts"], (hw["roce_adp_retrans_to"], lr)
 assert hw["roce_adp_retrans"] == lr["adaptive_timeouts"] + lr["tail_probes"], (hw["roce_adp_retrans"], lr)
-assert len(lr["rto_us"]) == len(lr["srtt_us"]) == len(lr["min_rtt_us"]) == 2 and all(r > 0 for r in lr["rto_us"]), lr
+assert len(lr["rto_us"]) == len(lr["pto_us"]) == len(lr["srtt_us"]) == len(lr["min_rtt_us"]) == 2 and all(r > 0 for r in lr["rto_us"]), lr
 # 2 % loss: gaps seen and NAKed, and resends.
 assert hw["out_of_sequence"] > 0 and hw["packet_seq_err"] > 0, hw
 assert hw["sent_pkts"] >= j["retransmitted_packets"] > 0 and hw["rcvd_pkts"] > 0, (hw, j["retransmitted_packets"])

@@ -45,7 +45,9 @@ void add_adaptive_rto(CLI::App& app, const std::string& group, bool& field) {
              "measured RTT (at least " +
                  std::to_string(rc::kDefaultRtoFloorUs / 1000) +
                  " ms, never beyond the local ACK timeout) and tail-loss\n"
-                 "probes after two RTTs, neither spending retries; off: the plain\n"
+                 "probes after two RTTs plus " +
+                 std::to_string(rc::kDefaultPtoFloorUs / 1000) +
+                 " ms, neither spending retries; off: the plain\n"
                  "local ACK timer" +
                  dflt(field ? "on" : "off"),
              [on](std::size_t i) { *on = i == 0; });
