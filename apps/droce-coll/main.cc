@@ -99,9 +99,7 @@ int main(int argc, char** argv) {
     r.requested_bytes = bytes;
     r.plan = schedule_params(opt, bytes).plan;
     for (bool in_place : {false, true}) {
-      if (in_place ? opt.placement == Placement::kOutOfPlace || !in_place_supported(opt.pattern)
-                   : opt.placement == Placement::kInPlace)
-        continue;
+      if (!placement_runs(opt, in_place)) continue;
       const SizeSchedule ss = SizeSchedule::build(schedule_params(opt, bytes), in_place);
       engine::Status s = runner.run(ss, in_place ? r.in_place : r.out_of_place);
       // The iterations that ran moved their bytes whatever happened after.

@@ -508,9 +508,7 @@ int RankProcess::run(engine::SplitArgs& split) {
     r.requested_bytes = bytes;
     r.plan = schedule_params(o_, bytes).plan;
     for (bool in_place : {false, true}) {
-      if (in_place ? o_.placement == Placement::kOutOfPlace || !in_place_supported(o_.pattern)
-                   : o_.placement == Placement::kInPlace)
-        continue;
+      if (!placement_runs(o_, in_place)) continue;
       const SizeSchedule ss = SizeSchedule::build(schedule_params(o_, bytes), in_place);
       if (Status s = run_placement(ss, in_place ? r.in_place : r.out_of_place); !s.ok()) {
         if (root && !sum.sizes.empty()) print_summary(o_, sum, nullptr, nullptr);

@@ -10,6 +10,11 @@ void Setup::teardown() {
   if (observer) observer->close_capture();
 }
 
+bool placement_runs(const Options& o, bool in_place) {
+  return in_place ? o.placement != Placement::kOutOfPlace && in_place_supported(o.pattern)
+                  : o.placement != Placement::kInPlace;
+}
+
 ScheduleParams schedule_params(const Options& o, std::uint64_t bytes) {
   ScheduleParams p;
   p.pattern = o.pattern;

@@ -28,6 +28,9 @@ struct Setup {
   void teardown();
 };
 
+// Whether this run measures the placement (`--placement`, and in place only where nccl-tests
+// allows it for the pattern): one-process and MPI mode sweep sizes by it.
+[[nodiscard]] bool placement_runs(const Options& o, bool in_place);
 // The schedule of one size, and a rank's transport settings, from the options (both modes).
 [[nodiscard]] ScheduleParams schedule_params(const Options& o, std::uint64_t bytes);
 [[nodiscard]] RankConfig rank_config(const Options& o, std::uint32_t rank);

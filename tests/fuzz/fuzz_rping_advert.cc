@@ -29,14 +29,14 @@ void check_round_trip(const std::uint8_t* raw) {
 
 void serve(const BufferAdvert& start, const BufferAdvert& sink, std::uint32_t buf_bytes, std::uint64_t ping) {
   const bool fits = start.size >= 2 && start.size <= buf_bytes - 1;
-  if (start_advert_problem(start, buf_bytes).empty() != fits) __builtin_trap();
+  if (check_start_advert(start, buf_bytes).ok() != fits) __builtin_trap();
   if (!fits) return;
   // What the server does with the size: READs that many bytes into its buffer and checks them.
   std::vector<std::uint8_t> sink_buf(start.size);
   fill_ping(ping, sink_buf.data(), start.size);
   if (check_ping(ping, sink_buf.data(), start.size) != start.size) __builtin_trap();
-  if (sink_advert_problem(sink, start).empty() && sink.size < start.size) __builtin_trap();
-  if (!sink_advert_problem(sink, start).empty() && sink.size >= start.size) __builtin_trap();
+  if (check_sink_advert(sink, start).ok() && sink.size < start.size) __builtin_trap();
+  if (!check_sink_advert(sink, start).ok() && sink.size >= start.size) __builtin_trap();
 }
 
 }  // namespace
