@@ -148,6 +148,7 @@ skipped = 0
 failed = int(os.environ.get("BUILD_FAILURES", "0"))  # a failed build or demo counts as a failed test
 passed = int(os.environ.get("DEMO_PASSED", "0"))  # the demo ran to its end, examples/ passed
 loaded = 0
+failures = []  # (build, log, test name, result, seconds, last lines of its output)
 for d in sys.argv[1:]:
     for log in ("testlog.json", "loaded.json"):  # loaded.json: the gcc build's loaded pass
         try:
@@ -155,11 +156,22 @@ for d in sys.argv[1:]:
         except OSError:
             continue
         for line in lines:
-            r = json.loads(line).get("result")
+            t = json.loads(line)
+            r = t.get("result")
             loaded += log == "loaded.json"
             if r in ("OK", "EXPECTEDFAIL"): passed += 1
             elif r == "SKIP": skipped += 1
-            else: failed += 1
+            else:
+                failed += 1
+                out = (t.get("stdout") or "") + (t.get("stderr") or "")
+                failures.append((d, log, t.get("name"), r, t.get("duration", 0), out.splitlines()[-25:]))
+# The failures again, last: a CI log is often read from its tail only, and meson's error logs
+# scroll far above it.
+for d, log, name, r, secs, tail in failures:
+    where = "loaded pass" if log == "loaded.json" else "tests"
+    print(f"FAILED: {d} ({where}): {name}: {r} after {secs:.0f} s; its last lines:")
+    for l in tail:
+        print(f"  | {l[:200]}")
 print(f"loaded pass: {loaded} of the results below ran beside two CPU hogs")
 print(f"{passed} passed, {failed} failed, {skipped} skipped")
 PY

@@ -174,8 +174,8 @@ kill -INT $spid
 wait $spid; srv_rc=$?
 took=$(( SECONDS - t0 ))
 wait $cpid; cli_rc=$?
-check "Ctrl-C to a server with --workers 2 mid-run: exits 1 within 10 s saying interrupted (took ${took} s); the client ends, saying why" \
-  "[ $srv_rc -eq 1 ] && [ $took -le 10 ] && grep -q 'droce-echo: interrupted' '$out/wi.s.txt' && [ $cli_rc -eq 1 ] && grep -q 'the server ended the run early (interrupted)' '$out/wi.c.txt' || { tail -n 3 '$out/wi.s.txt' '$out/wi.c.txt'; false; }"
+check "Ctrl-C to a server with --workers 2 mid-run: exits 1 within 15 s saying interrupted (took ${took} s); the client ends, saying why" \
+  "[ $srv_rc -eq 1 ] && [ $took -le 15 ] && grep -q 'droce-echo: interrupted' '$out/wi.s.txt' && [ $cli_rc -eq 1 ] && grep -q 'the server ended the run early (interrupted)' '$out/wi.c.txt' || { tail -n 3 '$out/wi.s.txt' '$out/wi.c.txt'; false; }"
 # More workers than EAL lcores or the port's queue pairs: one line naming the limit, exit 2.
 limit() {  # NAME EXPECTED_TEXT EAL_AND_APP_ARGS...
   local name=$1 text=$2; shift 2
@@ -215,7 +215,7 @@ wait $spid
 rc=$?
 took=$(( SECONDS - t0 ))
 kill $tcp_pid 2>/dev/null; wait $tcp_pid 2>/dev/null
-check "Ctrl-C to a server waiting in the exchange: exits 1 within 5 s saying interrupted (took ${took} s)" \
-  "[ $rc -eq 1 ] && [ $took -le 5 ] && grep -q 'droce-echo: interrupted' '$out/int.txt' || { tail -n 3 '$out/int.txt'; false; }"
+check "Ctrl-C to a server waiting in the exchange: exits 1 within 12 s saying interrupted (took ${took} s)" \
+  "[ $rc -eq 1 ] && [ $took -le 12 ] && grep -q 'droce-echo: interrupted' '$out/int.txt' || { tail -n 3 '$out/int.txt'; false; }"
 [ $fail -eq 0 ] && echo "droce-echo checks passed"
 exit $fail

@@ -22,6 +22,20 @@ if ! command -v nft > /dev/null; then echo "SKIP: nft missing: the middle hop's 
 out=$(mktemp -d)
 # NAME: 'k' + 8 hex digits, unique to this run (interface names NAME-xx stay within 15 characters).
 name=k$(od -An -N4 -tx4 /dev/urandom | tr -d ' \n')
+# What the lab needs of the kernel, asked first: a container or kernel without network namespaces,
+# veth, bridges or nftables cannot run these PMDs at all (a skip naming what is missing), while a
+# lab that fails to come up where all of them work is this project's failure (below).
+probe=$name-p
+if ! probe_err=$( { ip netns add "$probe" &&
+                    ip -n "$probe" link add "$probe-x" type veth peer name "$probe-y" &&
+                    ip -n "$probe" link add "$probe-br" type bridge &&
+                    ip netns exec "$probe" nft list tables; } 2>&1); then
+  ip netns delete "$probe" 2> /dev/null
+  echo "SKIP: this kernel or container cannot make the lab's network namespaces, veth pairs, bridge or nftables table: $(echo "$probe_err" | tail -n 2 | tr '\n' ' ')"
+  rm -rf "$out"
+  exit 77
+fi
+ip netns delete "$probe"
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2> /dev/null; done
