@@ -232,8 +232,19 @@ void RcQp::on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns) {
     case wire::kAethTypeAck: {
       ++c_.acks_received;
       const bool answers_probe = sq_.probe_open && answers_a_resend(pi.psn);  // before retiring
+      // An ACK for the probed packet and nothing after it may be the probe's own answer: the probe
+      // moved it, not the window. It restarts the IBTA timer (it is progress, §9.7.6.1.3) but not
+      // the adaptive RTO, so a chain of such probes (a lost NAK behind one-packet messages, one
+      // PSN per probe) ends in one go-back-N round an RTO after the last real progress instead
+      // of one PTO per message in the window (docs/transport.md, "Which ACK answers the probe").
+      const bool probe_only = sq_.probe_open && !answers_probe && pi.psn == sq_.probe_psn;
+      const std::uint64_t rto_before = sq_.rto_deadline;
       answered_through(pi.psn, now_ns);
       retire_through(pi.psn, now_ns);
+      if (probe_only && sq_.rto_deadline != kNever && rto_before < sq_.rto_deadline) {
+        sq_.rto_deadline = rto_before;
+        update_timer_deadline();
+      }
       if (sq_.probe_open) on_probe_answer(pi.psn, answers_probe, now_ns);
       return;
     }

@@ -445,8 +445,9 @@ struct LossyPair {
   std::vector<std::uint8_t> src = std::vector<std::uint8_t>(8192, 0x3C), dst = std::vector<std::uint8_t>(64 * 4096);
   rc::MemoryRegion smr, dmr;
   int posted = 0, completed = 0;
-  explicit LossyPair(bool sr, std::uint8_t timeout = 14)
-      : lb(with_timeout(pair_attr(sr, 0x11, 0x12, 100, 200), timeout), pair_attr(sr, 0x12, 0x11, 200, 100)) {
+  explicit LossyPair(bool sr, std::uint8_t timeout = 14, std::uint32_t pto_floor_us = 0)
+      : lb(with_timeout(pair_attr(sr, 0x11, 0x12, 100, 200), timeout, pto_floor_us),
+           pair_attr(sr, 0x12, 0x11, 200, 100)) {
     connect(lb);
     smr = *lb.ep(0).mrs.register_region(src.data(), src.size(), rc::kAccessLocalWrite);
     dmr = *lb.ep(1).mrs.register_region(dst.data(), dst.size(), rc::kAccessLocalWrite);
@@ -458,9 +459,9 @@ struct LossyPair {
     REQUIRE(run(1, 64) <= 3);  // the round trip, measured
     REQUIRE(lb.qp(0).srtt_ns() == 1000);
   }
-  static rc::QpAttr with_timeout(rc::QpAttr a, std::uint8_t timeout) {
+  static rc::QpAttr with_timeout(rc::QpAttr a, std::uint8_t timeout, std::uint32_t pto_floor_us) {
     a.timeout = timeout;
-    a.pto_floor_us = 0;  // round trips of 1 us
+    a.pto_floor_us = pto_floor_us;  // 0 by default: round trips of 1 us
     return a;
   }
   int run(int count, std::uint32_t len, int max_steps = 200'000) {
@@ -541,6 +542,24 @@ TEST_CASE(
   CHECK(p.lb.qp(1).counters().duplicate_request == 1);  // the probe of 101; 102-104 were each its ePSN
   CHECK(p.req().local_ack_timeout_err == 0);
   CHECK(p.req().packet_seq_err == 0);  // the NAK never arrived
+  CHECK(p.lb.qp(1).counters().naks_sent == 1);
+}
+
+// The same loss behind a window of 16 one-packet messages, with probes 5 ms apart (the default
+// RTO floor is 20 ms): one probe per message would take 16 PTOs, 80 ms. The probes' answers are
+// progress for the IBTA timer but do not restart the RTO, which then resends the rest in one
+// go-back-N round: done about one RTO after the messages left.
+TEST_CASE("go-back-N: a lost NAK behind a window of one-packet messages costs at most an RTO, not a PTO per message",
+          "[rc][rto][probe][e2e]") {
+  LossyPair p(false, 14, /*pto_floor_us=*/5000);
+  p.drop_once(0, [](const rc::TxDescriptor& d) { return d.psn == 102; });
+  p.drop_once(1, is_nak);
+  const int steps = p.run(16, 64);
+  CHECK(steps >= 20'000);  // the RTO's floor: the probes alone did not finish
+  CHECK(steps <= 21'000);  // one RTO, then a round trip or two
+  CHECK(p.req().adaptive_timeouts == 1);
+  CHECK(p.req().tail_probes <= 4);            // one every 5 ms before the RTO
+  CHECK(p.req().local_ack_timeout_err == 1);  // that adaptive expiry; no IBTA one, no retry spent
   CHECK(p.lb.qp(1).counters().naks_sent == 1);
 }
 
