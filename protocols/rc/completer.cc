@@ -237,7 +237,9 @@ void RcQp::on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns) {
       // the adaptive RTO, so a chain of such probes (a lost NAK behind one-packet messages, one
       // PSN per probe) ends in one go-back-N round an RTO after the last real progress instead
       // of one PTO per message in the window (docs/transport.md, "Which ACK answers the probe").
-      const bool probe_only = sq_.probe_open && !answers_probe && pi.psn == sq_.probe_psn;
+      // (While a go-back-N probe is open, sq.resend_psn is its PSN: only an expiry moves it, and
+      // an expiry closes the probe.)
+      const bool probe_only = sq_.probe_open && !answers_probe && pi.psn == sq_.resend_psn;
       const std::uint64_t rto_before = sq_.rto_deadline;
       answered_through(pi.psn, now_ns);
       retire_through(pi.psn, now_ns);

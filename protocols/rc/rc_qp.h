@@ -169,7 +169,6 @@ class RcQp {
     // The last probe, until its answer (go-back-N: on_probe_answer says which ACK that is).
     bool probe_open = false;
     std::uint32_t probe_high = 0;  // sq.high when it left: what was sent before it
-    std::uint32_t probe_psn = 0;   // the PSN it resent
     std::uint64_t probe_sent_ns = 0;
     // The last timer or probe resend, until a response covers its PSN (spurious_retransmits).
     bool resend_open = false;

@@ -162,7 +162,6 @@ bool RcQp::send_probe(std::uint64_t now_ns, TxDescriptor& d) {
   ++c_.tail_probes;
   sq_.probe_open = true;
   sq_.probe_high = sq_.high;
-  sq_.probe_psn = d.psn;
   sq_.probe_sent_ns = now_ns;
   sq_.resend_open = true;
   sq_.resend_probe = true;
