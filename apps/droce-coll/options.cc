@@ -134,6 +134,7 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   cli::ConnectionFields conn;
   conn.qp_timeout = &o.qp_timeout;
   conn.retry_cnt = &o.retry_cnt;
+  conn.adaptive_rto = &o.adaptive_rto;
   cli::add_connection(app, conn);
   cli::add_dscp(app, cli::kConnection, o.dscp);
 

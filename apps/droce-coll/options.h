@@ -42,7 +42,8 @@ struct Options {
   std::uint32_t sr_bdp_pkts = rc::kSrMaxBdpPkts;
   std::uint8_t qp_timeout = 14;
   std::uint8_t retry_cnt = 7;
-  std::uint8_t dscp = 26;  // priority 3, the usual lossless RoCE class
+  bool adaptive_rto = true;  // RTT-based retransmission timeout and tail-loss probes (docs/transport.md)
+  std::uint8_t dscp = 26;    // priority 3, the usual lossless RoCE class
   // DCQCN at every rank.
   std::string cc = "none";
   std::string preset = "paper";

@@ -52,6 +52,7 @@ std::vector<RunParam> run_params(const Options& o, std::uint32_t world) {
           {"--sr-bdp-packets", o.sr_bdp_pkts},
           {"--qp-timeout", o.qp_timeout},
           {"--retry-cnt", o.retry_cnt},
+          {"--adaptive-rto", o.adaptive_rto ? 1u : 0u},
           {"--dscp", o.dscp},
           {"--cc", o.cc == "dcqcn" ? 1u : 0u},
           {"--line-gbps", bits(o.line_gbps)},

@@ -38,6 +38,7 @@ RankConfig rank_config(const Options& o, std::uint32_t rank) {
   rc.qp.pmtu = o.mtu;
   rc.qp.timeout = o.qp_timeout;
   rc.qp.retry_cnt = o.retry_cnt;
+  rc.qp.adaptive_rto = o.adaptive_rto;
   rc.qp.recovery = o.recovery;
   rc.qp.sr_bdp_pkts = o.sr_bdp_pkts;
   return rc;

@@ -47,6 +47,7 @@ void declare(CLI::App& app, Options& o) {
                       "--peer rc_pingpong or srq_pingpong)");
   cli::ConnectionFields conn;
   conn.qp_timeout = &o.qp_timeout;
+  conn.adaptive_rto = &o.adaptive_rto;
   conn.oob_port = &o.oob_port;
   conn.oob_port_zero = "the server may\ngive 0: any free port";
   conn.oob_host = &o.oob_host;

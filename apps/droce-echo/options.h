@@ -19,6 +19,7 @@ struct Options {
   std::uint64_t count = 100000;
   std::uint64_t warmup = 1000;   // 0 with --peer rc_pingpong unless given
   std::uint32_t mtu = 4096;      // 1024 with --peer rc_pingpong unless given (ibv_rc_pingpong's -m)
+  bool adaptive_rto = true;      // RTT-based retransmission timeout and tail-loss probes (docs/transport.md)
   std::uint8_t qp_timeout = 14;  // 67 ms: perftest's and ibv_rc_pingpong's; a busy host stalls a process for tens of ms
   std::uint16_t oob_port = 18516;
   std::string oob_host = "127.0.0.1";

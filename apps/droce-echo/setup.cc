@@ -128,6 +128,7 @@ rc::QpAttr echo_qp_attr(const Options& o, std::uint32_t psn) {
   a.pmtu = o.mtu;
   a.sq_psn = psn;
   a.timeout = o.qp_timeout;
+  a.adaptive_rto = o.adaptive_rto;
   a.rnr_retry = 7;
   a.min_rnr_timer = 1;
   a.recv_mode = rc::RecvMode::kMessageViews;  // requests and replies arrive as zero-copy views

@@ -129,6 +129,7 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   conn.connect_timeout_s = &o.connect_timeout_s;
   conn.qp_timeout = &o.qp_timeout;
   conn.retry_cnt = &o.retry_cnt;
+  conn.adaptive_rto = &o.adaptive_rto;
   cli::add_connection(app, conn);
 
   g = cli::kWorkload;

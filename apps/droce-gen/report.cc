@@ -23,6 +23,7 @@ struct Counters {
   std::uint64_t cnps_sent = 0, cnps_rcvd = 0, ecn_marked = 0, cnp_handled = 0, cnp_ignored = 0;
   std::uint64_t pfc_frames = 0, pfc_paused_ns = 0, zc = 0, copied_tx = 0, inlined = 0;
   std::uint64_t atomics_executed = 0, atomic_replays = 0;
+  std::uint64_t adaptive_timeouts = 0, tail_probes = 0, spurious = 0;  // of the loss-recovery timer
 };
 
 void add_qp(Counters& s, engine::RcEndpoint* ep, std::uint32_t qpn) {
@@ -36,6 +37,9 @@ void add_qp(Counters& s, engine::RcEndpoint* ep, std::uint32_t qpn) {
   s.oos += c.out_of_sequence;
   s.atomics_executed += c.atomics_executed;
   s.atomic_replays += c.atomic_replays;
+  s.adaptive_timeouts += c.adaptive_timeouts;
+  s.tail_probes += c.tail_probes;
+  s.spurious += c.spurious_retransmits;
 }
 
 Counters counters_of(Setup& st) {
@@ -86,6 +90,31 @@ nlohmann::json workers_json(const Options& o, Setup& st, double secs) {
     a.push_back(e);
   }
   return a;
+}
+
+// The loss-recovery timer (docs/transport.md): its counts, and each requester QP's timeout and
+// round trip as the run left them (a server's report has no requester: empty lists).
+nlohmann::json loss_recovery_json(const Options& o, Setup& st, const Counters& c) {
+  nlohmann::json rto = nlohmann::json::array(), pto = nlohmann::json::array(), srtt = nlohmann::json::array(),
+                 min_rtt = nlohmann::json::array();
+  if (!st.server)
+    for (std::uint32_t i = 0; i < o.qps; ++i) {
+      const Requester& q = st.requester(i);
+      const rc::RcQp* qp = q.ep->qp(q.qpn);
+      rto.push_back(qp->rto_ns() / 1000);
+      pto.push_back(qp->pto_ns() / 1000);
+      srtt.push_back(qp->srtt_ns() / 1000);
+      min_rtt.push_back(qp->min_rtt_ns() / 1000);
+    }
+  return {{"adaptive_rto", o.adaptive_rto ? "on" : "off"},
+          {"ack_timeouts", c.timeouts},
+          {"adaptive_timeouts", c.adaptive_timeouts},
+          {"tail_probes", c.tail_probes},
+          {"spurious_retransmits", c.spurious},
+          {"rto_us", rto},
+          {"pto_us", pto},
+          {"srtt_us", srtt},
+          {"min_rtt_us", min_rtt}};
 }
 
 std::string percentiles_text(const engine::LatencyHistogram& h) {
@@ -162,6 +191,17 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
   std::printf(" retransmitted %llu  naks sent %llu / received %llu  rnr naks %llu  ack timeouts %llu\n",
               static_cast<ull>(c.retx), static_cast<ull>(c.naks_sent), static_cast<ull>(c.naks_rcvd),
               static_cast<ull>(c.rnr), static_cast<ull>(c.timeouts));
+  // The loss-recovery timer's share of the recovery; the first requester QP's timer as it ended.
+  std::printf(" loss recovery: adaptive RTO %s  tail probes %llu  adaptive timeouts %llu  spurious retransmits %llu",
+              o.adaptive_rto ? "on" : "off", static_cast<ull>(c.tail_probes), static_cast<ull>(c.adaptive_timeouts),
+              static_cast<ull>(c.spurious));
+  if (!st.server && o.qps != 0) {
+    const Requester& q = st.requester(0);
+    const rc::RcQp* qp = q.ep->qp(q.qpn);
+    std::printf("  QP 0: rto %llu us  srtt %llu us  min rtt %llu us", static_cast<ull>(qp->rto_ns() / 1000),
+                static_cast<ull>(qp->srtt_ns() / 1000), static_cast<ull>(qp->min_rtt_ns() / 1000));
+  }
+  std::printf("\n");
   std::printf(" impairment: dropped %llu (bursts included)  duplicated %llu  reordered %llu\n",
               static_cast<ull>(lab.dropped), static_cast<ull>(lab.duplicated), static_cast<ull>(lab.reordered));
   std::printf(" verification%s: lost %llu  duplicated %llu  out of order %llu  corrupted %llu  errors %llu\n",
@@ -254,6 +294,7 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
     j["corrupted"] = t.corrupted;
     j["errors"] = t.errors;
     j["ack_timeouts"] = c.timeouts;
+    j["loss_recovery"] = loss_recovery_json(o, st, c);
     j["duplicate_requests"] = c.dup_req;
     j["out_of_sequence"] = c.oos;
     j["impairment"] = {{"dropped", lab.dropped}, {"duplicated", lab.duplicated}, {"reordered", lab.reordered}};
@@ -291,6 +332,7 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
                    {"warmup_s", o.warmup_s},
                    {"qp_timeout", o.qp_timeout},
                    {"retry_cnt", o.retry_cnt},
+                   {"adaptive_rto", o.adaptive_rto},
                    {"recovery_asked", recovery_name(o.recovery)},
                    {"sr_bdp_packets", o.sr_bdp_pkts},
                    {"rate_gbps", o.rate_gbps},

@@ -309,12 +309,12 @@ int main(int argc, char** argv) {
     std::printf(
         " droce: retransmitted %llu  naks sent %llu / received %llu  ack timeouts %llu  rnr naks sent %llu / received "
         "%llu"
-        "  lab loss dropped %llu  implied naks %llu  duplicate responses %llu\n",
+        "  lab loss dropped %llu  implied naks %llu  duplicate responses %llu  tail probes %llu\n",
         static_cast<unsigned long long>(tt.retransmitted), static_cast<unsigned long long>(tt.naks_sent),
         static_cast<unsigned long long>(tt.naks_received), static_cast<unsigned long long>(tt.ack_timeouts),
         static_cast<unsigned long long>(tt.rnr_naks_sent), static_cast<unsigned long long>(tt.rnr_naks),
         static_cast<unsigned long long>(impairment_dropped()), static_cast<unsigned long long>(tt.implied_naks),
-        static_cast<unsigned long long>(tt.duplicate_responses));
+        static_cast<unsigned long long>(tt.duplicate_responses), static_cast<unsigned long long>(tt.tail_probes));
   // A SEND of the peer's met no receive of ours: a peer running -b against a side without it
   // (perftest's duplex mode is not in its exchange, so only this shows it).
   if (!opt.duplex && tt.rnr_naks_sent != 0)
@@ -364,7 +364,11 @@ int main(int argc, char** argv) {
     j["retransmitted_packets"] = tt.retransmitted;
     j["naks_sent"] = tt.naks_sent;
     j["naks_received"] = tt.naks_received;
-    j["ack_timeouts"] = tt.ack_timeouts;
+    j["ack_timeouts"] = tt.ack_timeouts;  // every expiry, the adaptive ones included
+    j["adaptive_timeouts"] = tt.adaptive_timeouts;
+    j["tail_probes"] = tt.tail_probes;
+    j["spurious_retransmits"] = tt.spurious_retransmits;
+    j["adaptive_rto"] = opt.adaptive_rto;
     j["rnr_naks"] = tt.rnr_naks;  // received, as before
     j["rnr_naks_received"] = tt.rnr_naks;
     j["rnr_naks_sent"] = tt.rnr_naks_sent;

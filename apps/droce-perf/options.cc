@@ -281,6 +281,8 @@ void declare_droce(CLI::App& app, const TypedNames& typed, Options& o) {
   // Its own --pcp (not cli::add_pcp): an error names the option as typed (typed_names.h).
   add_number(app, typed, g, "--pcp", "N", o.vlan_pcp, 0, 7,
              "the tag's priority, 0..7 (default 0; needs --vlan): match it to the\nfabric's lossless class");
+  // The requester's own timers, under -u's (docs/transport.md): no perftest flag, nothing on the wire.
+  cli::add_adaptive_rto(app, g, o.adaptive_rto);
   add_text(app, typed, g, "--timeout", "S", "connect and every exchange step, 1..3600 s (default 30)",
            [&o](const std::string& name, const std::string& v) {
              std::uint32_t n = 0;

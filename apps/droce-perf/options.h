@@ -53,6 +53,7 @@ struct Options {
   // -u: the local ACK timeout exponent, 4.096 us * 2^u (perftest's DEF_QP_TIME, 14: 67 ms). A lab
   // peer on an emulated CPU answers slower than that under load; a longer one is a realistic choice.
   std::uint32_t qp_timeout = 14;
+  bool adaptive_rto = true;  // --adaptive-rto: RTT-based retransmission timeout and tail-loss probes under -u's
   // -b: both sides send at once (send_bw, write_bw, read_bw; perftest's duplex), each side printing
   // the sum of both directions after swapping BW reports; --report-both adds each direction's row.
   bool duplex = false;

@@ -188,6 +188,9 @@ TransportTotals PerfWorkers::totals() {
     t.rnr_naks_sent += x.rnr_naks_sent;
     t.implied_naks += x.implied_naks;
     t.duplicate_responses += x.duplicate_responses;
+    t.adaptive_timeouts += x.adaptive_timeouts;
+    t.tail_probes += x.tail_probes;
+    t.spurious_retransmits += x.spurious_retransmits;
   }
   return t;
 }

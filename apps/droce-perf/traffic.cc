@@ -126,6 +126,7 @@ Status Traffic::create() {
     q.psn = rd() & 0xFFFFFF;  // perftest: lrand48() & 0xffffff
     a.sq_psn = q.psn;
     a.timeout = static_cast<std::uint8_t>(o_.qp_timeout);  // -u (perftest's DEF_QP_TIME 14 by default)
+    a.adaptive_rto = o_.adaptive_rto;
     a.retry_cnt = 7;
     a.rnr_retry = 7;
     a.min_rnr_timer = kMinRnrTimer;
@@ -593,6 +594,9 @@ TransportTotals Traffic::totals() {
     t.rnr_naks_sent += c.rnr_naks_sent;
     t.implied_naks += c.implied_nak_seq_err;
     t.duplicate_responses += c.duplicate_responses;
+    t.adaptive_timeouts += c.adaptive_timeouts;
+    t.tail_probes += c.tail_probes;
+    t.spurious_retransmits += c.spurious_retransmits;
   }
   return t;
 }

@@ -25,6 +25,8 @@ struct TransportTotals {
   std::uint64_t rnr_naks = 0;       // RNR NAKs received: the peer had no receive posted for our SEND
   std::uint64_t rnr_naks_sent = 0;  // RNR NAKs we sent: a SEND of the peer's found no receive of ours
   std::uint64_t implied_naks = 0, duplicate_responses = 0;  // requester: responses lost / not ours to take
+  // The loss-recovery timer (docs/transport.md): ack_timeouts above counts its adaptive expiries too.
+  std::uint64_t adaptive_timeouts = 0, tail_probes = 0, spurious_retransmits = 0;
 };
 
 // Duration mode (-D) as perftest runs it: a quarter of the time (whole seconds, rounded down), or

@@ -45,8 +45,16 @@ constexpr LinuxCounter kCounters[] = {
     {"rcvd_seq_err", "rxe", "packet_seq_err", "the same count under rxe's name", true,
      [](const CounterSums& s) { return s.qps.packet_seq_err; }},
     {"local_ack_timeout_err", "mlx5", "local_ack_timeout_err",
-     "expirations of the local ACK timer (Local ACK Timeout, IBTA 9.7.6.1.3): the requester resends", true,
-     [](const CounterSums& s) { return s.qps.local_ack_timeout_err; }},
+     "expirations of the requester's ACK timer, the adaptive retransmission timeout's included (the IBTA Local ACK "
+     "Timeout, 9.7.6.1.3, is the longest it waits): the requester resends",
+     true, [](const CounterSums& s) { return s.qps.local_ack_timeout_err; }},
+    {"roce_adp_retrans", "mlx5", "adaptive_timeouts + tail_probes",
+     "adaptive retransmissions: expiries of the round-trip based timeout before the IBTA timeout, and tail-loss "
+     "probes (neither spends retry_cnt)",
+     true, [](const CounterSums& s) { return s.qps.adaptive_timeouts + s.qps.tail_probes; }},
+    {"roce_adp_retrans_to", "mlx5", "adaptive_timeouts",
+     "expiries of the adaptive retransmission timeout (each resends what is unacknowledged)", true,
+     [](const CounterSums& s) { return s.qps.adaptive_timeouts; }},
     {"rnr_nak_retry_err", "mlx5", "rnr_naks_received",
      "RNR NAKs received (mlx5 counts each one, while RNR retries are left; droce's own rnr_nak_retry_err counts "
      "the exhausted ones, see retry_rnr_exceeded_err)",
@@ -93,8 +101,6 @@ constexpr UnmappedLinuxCounter kUnmapped[] = {
     {"resp_cqe_error", "mlx5", "as req_cqe_error"},
     {"req_cqe_flush_error", "mlx5", "as req_cqe_error"},
     {"resp_cqe_flush_error", "mlx5", "as req_cqe_error"},
-    {"roce_adp_retrans", "mlx5", "no adaptive retransmission: the ACK timer is the QP's timeout (IBTA 9.7.6.1.3)"},
-    {"roce_adp_retrans_to", "mlx5", "as roce_adp_retrans"},
     {"roce_slow_restart", "mlx5", "no slow restart: DCQCN alone sets the rate"},
     {"roce_slow_restart_cnps", "mlx5", "as roce_slow_restart"},
     {"roce_slow_restart_trans", "mlx5", "as roce_slow_restart"},
@@ -141,6 +147,9 @@ constexpr RcCounterField kRcFields[] = {
     {"sr_beyond_window", &rc::RcCounters::sr_beyond_window},
     {"sr_resent_on_sack", &rc::RcCounters::sr_resent_on_sack},
     {"sr_reasked_responses", &rc::RcCounters::sr_reasked_responses},
+    {"adaptive_timeouts", &rc::RcCounters::adaptive_timeouts},
+    {"tail_probes", &rc::RcCounters::tail_probes},
+    {"spurious_retransmits", &rc::RcCounters::spurious_retransmits},
 };
 // RcCounters is only 64-bit counters: a field added there must be added here too.
 static_assert(sizeof(rc::RcCounters) == std::size(kRcFields) * sizeof(std::uint64_t),

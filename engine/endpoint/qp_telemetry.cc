@@ -87,6 +87,13 @@ int cmd_qp(const char*, const char* params, rte_tel_data* d) {
     rte_tel_data_add_dict_u64(d, "rq_epsn", q->rq_epsn());
     rte_tel_data_add_dict_u64(d, "rq_msn", q->rq_msn());
     rte_tel_data_add_dict_u64(d, "outstanding_wrs", q->outstanding_wrs());
+    // The requester's loss-recovery timer (docs/transport.md): the timeout the next expiry would
+    // wait, backoff included, and the round trip it comes from (0 until measured).
+    rte_tel_data_add_dict_string(d, "adaptive_rto", q->attr().adaptive_rto ? "on" : "off");
+    rte_tel_data_add_dict_u64(d, "rto_us", q->rto_ns() / 1000);
+    rte_tel_data_add_dict_u64(d, "pto_us", q->pto_ns() / 1000);  // the probe timeout, its backoff in (0: no probe)
+    rte_tel_data_add_dict_u64(d, "srtt_us", q->srtt_ns() / 1000);
+    rte_tel_data_add_dict_u64(d, "min_rtt_us", q->min_rtt_ns() / 1000);
     const dcqcn::DcqcnReactionPoint* rp = ep.dcqcn_at(index);
     const bool dcqcn = ep.config().dcqcn.reaction_point && rp != nullptr;
     rte_tel_data_add_dict_string(d, "dcqcn", dcqcn ? "on" : "off");

@@ -118,7 +118,7 @@ void RcQp::on_progress(std::uint64_t now_ns) {
   sq_.seq_nak_acted = false;
   sq_.retry_left = attr_.retry_cnt;
   sq_.rnr_left = attr_.rnr_retry;
-  sq_.timer_deadline = psn_lt(sq_.una, sq_.high) && ack_timeout_ns_ != 0 ? now_ns + ack_timeout_ns_ : kNever;
+  arm_loss_timers(now_ns);
 }
 
 // Everything up to and including `psn` is acknowledged (executed by the responder): retire WQEs
@@ -175,7 +175,14 @@ bool RcQp::response_is_stale(const wire::PacketInfo& pi) {
 }
 
 void RcQp::on_response(const wire::PacketInfo& pi, const std::uint8_t* payload, std::uint64_t now_ns) {
-  if (response_is_stale(pi)) return;
+  if (response_is_stale(pi)) {
+    // A re-ACK of sq.una - 1 retires nothing, but it is how a probe's answer looks once the ACKs
+    // in flight before the probe are in (on_probe_answer): the responder held everything before.
+    if (sq_.probe_open && psn_add(pi.psn, 1) == sq_.una && wire::opcode_info(pi.opcode).kind == wire::OpKind::kAck &&
+        (pi.aeth_syndrome & wire::kAethTypeMask) == wire::kAethTypeAck)
+      on_probe_answer(pi.psn, /*answers_probe=*/true, now_ns);
+    return;
+  }
   switch (wire::opcode_info(pi.opcode).kind) {
     case wire::OpKind::kAck:
       on_ack_or_nak(pi, now_ns);
@@ -217,19 +224,36 @@ void RcQp::on_sequence_nak(std::uint32_t psn, std::uint64_t now_ns) {
 // over), while an earlier one still waits for the response its re-issue asked for. Were that
 // re-issue or its answer lost too, no timer would bring it back, and the QP would wait for
 // ever with no error (seen once under a loaded CI run: 16 CmpSwaps executed, never completed).
-void RcQp::restart_timer_after_nak(std::uint64_t from_ns) {
-  sq_.timer_deadline = psn_lt(sq_.una, sq_.high) && ack_timeout_ns_ != 0 ? from_ns + ack_timeout_ns_ : kNever;
-}
+void RcQp::restart_timer_after_nak(std::uint64_t from_ns) { arm_loss_timers(from_ns); }
 
 void RcQp::on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns) {
   const std::uint8_t syn = pi.aeth_syndrome;
   switch (syn & wire::kAethTypeMask) {
-    case wire::kAethTypeAck:
+    case wire::kAethTypeAck: {
       ++c_.acks_received;
+      const bool answers_probe = sq_.probe_open && answers_a_resend(pi.psn);  // before retiring
+      // An ACK for the probed packet and nothing after it may be the probe's own answer: the probe
+      // moved it, not the window. It restarts the IBTA timer (it is progress, §9.7.6.1.3) but not
+      // the adaptive RTO, so a chain of such probes (a lost NAK behind one-packet messages, one
+      // PSN per probe) ends in one go-back-N round an RTO after the last real progress instead
+      // of one PTO per message in the window (docs/transport.md, "Which ACK answers the probe").
+      // (While a go-back-N probe is open, sq.resend_psn is its PSN: only an expiry moves it, and
+      // an expiry closes the probe.)
+      const bool probe_only = sq_.probe_open && !answers_probe && pi.psn == sq_.resend_psn;
+      const std::uint64_t rto_before = sq_.rto_deadline;
+      answered_through(pi.psn, now_ns);
       retire_through(pi.psn, now_ns);
+      if (probe_only && sq_.rto_deadline != kNever && rto_before < sq_.rto_deadline) {
+        sq_.rto_deadline = rto_before;
+        update_timer_deadline();
+      }
+      if (sq_.probe_open) on_probe_answer(pi.psn, answers_probe, now_ns);
       return;
+    }
     case wire::kAethTypeRnrNak:
       ++c_.rnr_naks_received;
+      sq_.probe_open = false;
+      answered_through(psn_add(pi.psn, -1), now_ns);
       retire_through(psn_add(pi.psn, -1), now_ns);
       if (state_ != QpState::kRts || !retry_or_fail(true)) return;
       sq_.rnr_until = now_ns + wire::kRnrTimerNs[syn & 0x1F];
@@ -243,6 +267,8 @@ void RcQp::on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns) {
       return;
     case wire::kAethTypeNak:
       ++c_.naks_received;
+      sq_.probe_open = false;
+      answered_through(psn_add(pi.psn, -1), now_ns);
       retire_through(psn_add(pi.psn, -1), now_ns);
       if (state_ != QpState::kRts) return;
       switch (static_cast<wire::NakCode>(syn & 0x1F)) {
@@ -271,9 +297,7 @@ void RcQp::on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns) {
 // re-issued READ is answered): the local ACK timer restarts, as rxe's completer re-arms it after
 // every response it handles. Otherwise a long response stream outlasts the timeout, the READ
 // is re-issued again while its answer is still arriving, and each replay lengthens the backlog.
-void RcQp::restart_ack_timer(std::uint64_t now_ns) {
-  if (ack_timeout_ns_ != 0) sq_.timer_deadline = now_ns + ack_timeout_ns_;
-}
+void RcQp::restart_ack_timer(std::uint64_t now_ns) { arm_loss_timers(now_ns); }
 
 // The sent WQE whose PSNs hold `psn` (sq_.tail if none): the request a READ response or an
 // atomic acknowledgement answers.
@@ -300,6 +324,8 @@ void RcQp::on_atomic_ack(const wire::PacketInfo& pi, std::uint64_t now_ns) {
     return;
   }
   SendWqe& w = sq_at(target);
+  sq_.probe_open = false;
+  answered_through(pi.psn, now_ns);
   retire_through(psn_add(w.first_psn, -1), now_ns);
   if (state_ != QpState::kRts) return;  // the implied NAK found the retries spent
   std::memcpy(w.local, &pi.atomic_ack_orig, kAtomicBytes);
@@ -322,6 +348,8 @@ void RcQp::on_read_response(const wire::PacketInfo& pi, const std::uint8_t* payl
     return;
   }
   SendWqe& w = sq_at(target);
+  sq_.probe_open = false;
+  answered_through(pi.psn, now_ns);  // the READ request reached the responder, and all before it
   const auto off = static_cast<std::uint32_t>(psn_diff(pi.psn, w.first_psn));
   const std::uint32_t expected = w.read_pkts_done;
   if (off < expected) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "protocols/common/status.h"
+#include "protocols/rc/rtt_estimator.h"
 
 namespace droce::rc {
 
@@ -61,6 +62,14 @@ struct QpAttr {
   std::uint32_t max_message_bytes = 1u << 20;  // kMessageViews: the largest SEND accepted
   Recovery recovery = Recovery::kGoBackN;
   std::uint32_t sr_bdp_pkts = kSrMaxBdpPkts;  // kSelectiveRepeat: PSNs in flight, 1..kSrMaxBdpPkts
+  // Loss recovery in round trips (docs/transport.md): the requester's own timers, invisible to the
+  // peer. On: an RTT-based retransmission timeout (at least rto_floor_us, backed off, never beyond
+  // the IBTA timeout above) and tail-loss probes after a probe timeout of silence (at least pto_floor_us), neither of
+  // which spends retry_cnt. Off: the plain IBTA local ACK timer alone. timeout 0 has no timer.
+  bool adaptive_rto = true;
+  std::uint32_t rto_floor_us = kDefaultRtoFloorUs;  // 1..2^31 us
+  // Added to the probe timeout's round-trip term (rtt_estimator.h): 0..2^31 us.
+  std::uint32_t pto_floor_us = kDefaultPtoFloorUs;
 
   // Ok if valid; else kInvalidArgument naming the bad attribute and why (static text).
   [[nodiscard]] Status validate() const {
@@ -87,6 +96,9 @@ struct QpAttr {
       return Status::fail(StatusCode::kInvalidArgument, "max_dest_rd_atomic: must be 0..255");
     if (max_message_bytes > (1u << 30))
       return Status::fail(StatusCode::kInvalidArgument, "max_message_bytes: must be at most 1 GiB");
+    if (rto_floor_us == 0 || rto_floor_us > (1u << 31))
+      return Status::fail(StatusCode::kInvalidArgument, "rto_floor_us: must be 1..2^31");
+    if (pto_floor_us > (1u << 31)) return Status::fail(StatusCode::kInvalidArgument, "pto_floor_us: must be 0..2^31");
     if (recovery != Recovery::kGoBackN && recovery != Recovery::kSelectiveRepeat)
       return Status::fail(StatusCode::kInvalidArgument, "recovery: must be go-back-N or selective repeat");
     if (recovery == Recovery::kSelectiveRepeat) {

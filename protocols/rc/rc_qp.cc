@@ -100,8 +100,14 @@ Status RcQp::modify(QpState to, const QpAttr* attr) {
     sq_.una = sq_.nxt = sq_.high = sq_.post_psn = attr_.sq_psn;
     sq_.retry_left = attr_.retry_cnt;
     sq_.rnr_left = attr_.rnr_retry;
-    sq_.timer_deadline = kNever;
+    disarm_loss_timers();
     sq_.rnr_until = kNever;
+    sq_.rto_backoff = 0;
+    sq_.probes = 0;
+    sq_.pto_backoff = 0;
+    sq_.rtt_timing = sq_.probe_open = sq_.resend_open = sq_.probing = sq_.ackreq_valid = false;
+    rtt_.reset();  // a new connection: its round trip is still to be measured
+    update_rto();
     sq_.since_ack_req = 0;
     sq_.rd_outstanding = 0;
     sq_.seq_nak_acted = false;
@@ -229,7 +235,7 @@ void RcQp::enter_error(bool keep_responses) {
   sq_.cur = sq_.head;
   sq_.rd_outstanding = 0;
   sq_.reissues_wanted = 0;
-  sq_.timer_deadline = kNever;
+  disarm_loss_timers();
   for (; rq_.head != rq_.tail; ++rq_.head)
     push_completion(rq_at(rq_.head).wr.wr_id, WcStatus::kWrFlushErr, WcOpcode::kRecv, 0, /*is_recv=*/true);
   if (!keep_responses) drop_responses();

@@ -8,10 +8,12 @@
 #include "protocols/common/status.h"
 #include "protocols/rc/mr_table.h"
 #include "protocols/rc/qp_attr.h"
+#include "protocols/rc/rtt_estimator.h"
 #include "protocols/rc/srq.h"
 #include "protocols/rc/types.h"
 #include "protocols/wire/opcode.h"
 #include "protocols/wire/packet_info.h"
+#include "protocols/wire/psn.h"
 
 namespace droce::rc {
 
@@ -66,7 +68,8 @@ class RcQp {
       on_response(pi, payload, now_ns);
     return RxDelivery::kNone;
   }
-  // Fires the local ACK timer if it expired.
+  // Fires the requester's timer if it expired: the IBTA local ACK timeout, the adaptive RTO or a
+  // tail-loss probe, whichever is due (requester_timers.cc).
   void on_timer(std::uint64_t now_ns);
   // Earliest time on_timer() or next_packet() could do something new (UINT64_MAX: nothing).
   // Owners ask after every packet: a disarmed timer holds kNever, so this is one comparison.
@@ -105,6 +108,13 @@ class RcQp {
   [[nodiscard]] std::uint32_t rq_epsn() const { return rq_.epsn; }
   [[nodiscard]] std::uint32_t rq_msn() const { return rq_.msn; }
   [[nodiscard]] std::uint32_t outstanding_wrs() const { return static_cast<std::uint32_t>(sq_.tail - sq_.head); }
+  // Telemetry: the loss-recovery timer (docs/transport.md). rto_ns is what the next expiry would
+  // wait (backoff included; the IBTA timeout when adaptive_rto is off or nothing was measured yet);
+  // the round-trip figures are 0 until the first sample.
+  [[nodiscard]] std::uint64_t rto_ns() const { return rto_ns_; }
+  [[nodiscard]] std::uint64_t pto_ns() const { return pto_ns_; }  // 0: no probe
+  [[nodiscard]] std::uint64_t srtt_ns() const { return rtt_.srtt_ns(); }
+  [[nodiscard]] std::uint64_t min_rtt_ns() const { return rtt_.min_rtt_ns(); }
 
  private:
   // A disarmed timer: later than any deadline, so next_timer_ns() is a plain minimum.
@@ -136,16 +146,44 @@ class RcQp {
     std::uint32_t since_ack_req = 0;
     std::uint8_t retry_left = 0;
     std::uint8_t rnr_left = 0;
-    std::uint64_t timer_deadline = kNever;  // local ACK timer; kNever = disarmed
-    std::uint64_t rnr_until = kNever;       // RNR NAK wait; kNever = none
-    std::uint32_t reissues_wanted = 0;      // WQEs with reissue_wanted set
-    std::uint32_t acked_psn = 0;            // the responder executed everything through this PSN
-    std::uint32_t rd_outstanding = 0;       // READs and atomics holding a credit (max_rd_atomic)
-    std::uint32_t seq_nak_psn = 0;          // PSN of the sequence NAK last acted on ...
-    bool seq_nak_acted = false;             // ... valid until the next forward progress
-    std::uint32_t next_rsn = 0;             // selective repeat: receive-consuming messages posted (the next RSN)
-    bool sr_lost = false;                   // selective repeat: a PSN may be marked for resending (sr_tx_)
-    std::uint32_t sr_sends = 0;             // selective repeat: SR packets sent (new and resent), numbering sr_tx_seq_
+    std::uint64_t timer_deadline = kNever;  // the earliest of the three below; kNever = disarmed
+    std::uint64_t ibta_deadline = kNever;   // local ACK timeout (§9.7.6.1.3): spends a retry
+    std::uint64_t rto_deadline = kNever;    // adaptive RTO: resends, spends no retry
+    std::uint64_t probe_deadline = kNever;  // tail-loss probe: one packet, spends no retry
+    std::uint8_t rto_backoff = 0;           // doublings since the last round-trip sample
+    std::uint8_t probes = 0;                // probes sent since the last progress
+    std::uint8_t pto_backoff = 0;           // PTO doublings: probes answered with nothing lost
+    bool probe_pending = false;             // a probe is due: next_packet sends it first
+    bool probing = false;                   // probes allowed: adaptive, and no expiry since the last progress
+    std::uint64_t probe_base_ns = 0;        // the next probe is due PTO << probes after this
+    // The newest request sent new that the responder answers at once (AckReq, READ, atomic): an
+    // answer is due while it is unacknowledged, and only then is silence a reason to probe.
+    bool ackreq_valid = false;
+    std::uint32_t ackreq_psn = 0;
+    // Round-trip timing, one packet at a time (RFC 6298 §3's rule): an AckReq packet sent new, until
+    // a response covers it; any resend meanwhile cancels it (Karn's rule, and more: a sample
+    // spanning a recovery would measure the recovery).
+    bool rtt_timing = false;
+    std::uint32_t rtt_psn = 0;
+    std::uint64_t rtt_sent_ns = 0;
+    // The last probe, until its answer (go-back-N: on_probe_answer says which ACK that is).
+    bool probe_open = false;
+    std::uint32_t probe_high = 0;  // sq.high when it left: what was sent before it
+    std::uint64_t probe_sent_ns = 0;
+    // The last timer or probe resend, until a response covers its PSN (spurious_retransmits).
+    bool resend_open = false;
+    bool resend_probe = false;  // ... and it was a probe (a spurious one backs the PTO off)
+    std::uint32_t resend_psn = 0;
+    std::uint64_t resend_ns = 0;
+    std::uint64_t rnr_until = kNever;   // RNR NAK wait; kNever = none
+    std::uint32_t reissues_wanted = 0;  // WQEs with reissue_wanted set
+    std::uint32_t acked_psn = 0;        // the responder executed everything through this PSN
+    std::uint32_t rd_outstanding = 0;   // READs and atomics holding a credit (max_rd_atomic)
+    std::uint32_t seq_nak_psn = 0;      // PSN of the sequence NAK last acted on ...
+    bool seq_nak_acted = false;         // ... valid until the next forward progress
+    std::uint32_t next_rsn = 0;         // selective repeat: receive-consuming messages posted (the next RSN)
+    bool sr_lost = false;               // selective repeat: a PSN may be marked for resending (sr_tx_)
+    std::uint32_t sr_sends = 0;         // selective repeat: SR packets sent (new and resent), numbering sr_tx_seq_
   };
   using RecvWqe = PostedRecv;
   // What the responder owes the requester, in PSN order: one ACK/NAK, a READ response run, or an
@@ -240,7 +278,15 @@ class RcQp {
   bool next_reissue(std::uint64_t now_ns, TxDescriptor& out);
   void skip_answered_requests();
   void fill_read_or_atomic(SendWqe& w, std::uint32_t idx, TxDescriptor& d);
-  void sent_request(const TxDescriptor& d, std::uint64_t now_ns);
+  // Every request packet leaves through here, timed from its transmission: the owner asks
+  // next_packet only when the packet may leave (after the pacer). Inline: every packet sent; out of
+  // line it cost ~11 instructions a frame (bench/callgrind).
+  [[gnu::always_inline]] void sent_request(const TxDescriptor& d, std::uint64_t now_ns) {
+    ++c_.packets_sent;
+    if (d.retransmission) ++c_.retransmitted_packets;
+    if (sq_.timer_deadline == kNever) arm_loss_timers(now_ns);
+    note_request_sent(d, now_ns);
+  }
   // Initiator depth (IBTA §9.4.4, max_rd_atomic): a READ or atomic not yet issued waits for a
   // credit, and so does everything posted behind it — the send queue is processed in order, as
   // hardware does. One re-issued after a loss already holds its credit.
@@ -264,12 +310,68 @@ class RcQp {
   RecvWqe& rq_at(std::uint64_t i) { return rq_.ring[i & rq_mask_]; }
   RespItem& resp_at(std::uint64_t i) { return rq_.resp[i & resp_mask_]; }
   void size_resp_ring(std::uint32_t max_dest_rd_atomic);  // and the saved atomic results
-  void set_ack_timeout_from_attr() { ack_timeout_ns_ = attr_.ack_timeout_ns(); }
+  void set_ack_timeout_from_attr() {
+    ack_timeout_ns_ = attr_.ack_timeout_ns();
+    adaptive_ = attr_.adaptive_rto && ack_timeout_ns_ != 0;
+    update_rto();
+  }
   void set_recovery_from_attr() {
     sr_ = attr_.recovery == Recovery::kSelectiveRepeat;
     sr_opcode_mask_ = sr_ ? 0xC0 : 0;
   }
   void rewind_to(std::uint32_t psn);
+  void fill_send_write(const SendWqe& w, std::uint32_t idx, TxDescriptor& d) const;
+  // requester_timers.cc: the local ACK timer, the adaptive RTO and the tail-loss probes.
+  void arm_loss_timers(std::uint64_t from_ns);
+  void disarm_loss_timers();
+  void update_timer_deadline() {
+    std::uint64_t t = sq_.ibta_deadline < sq_.rto_deadline ? sq_.ibta_deadline : sq_.rto_deadline;
+    sq_.timer_deadline = t < sq_.probe_deadline ? t : sq_.probe_deadline;
+  }
+  void update_rto() {
+    const std::uint64_t floor = static_cast<std::uint64_t>(attr_.rto_floor_us) * 1000;
+    rto_ns_ = adaptive_ ? rtt_.rto_ns(floor, ack_timeout_ns_, sq_.rto_backoff) : ack_timeout_ns_;
+    if (!adaptive_) {
+      pto_ns_ = 0;
+      return;
+    }
+    const std::uint64_t pto = rtt_.pto_ns(static_cast<std::uint64_t>(attr_.pto_floor_us) * 1000, sq_.pto_backoff);
+    pto_ns_ = pto < rto_ns_ ? pto : rto_ns_;  // RFC 8985 §7.2: never later than the RTO
+  }
+  void expire_and_resend(std::uint64_t now_ns, bool ibta);
+  void rearm_probe();
+  void start_probe(std::uint64_t now_ns);
+  bool send_probe(std::uint64_t now_ns, TxDescriptor& out);
+  void sr_mark_probe(std::uint64_t now_ns);
+  // A request packet is leaving (requester_timers.cc): any resend cancels the round-trip timing;
+  // one the responder answers at once (AckReq; go-back-N sets it on READ and atomic requests,
+  // selective repeat's are answered without) goes to note_answer_due. Inline: every packet sent.
+  void note_request_sent(const TxDescriptor& d, std::uint64_t now_ns) {
+    if (d.retransmission) sq_.rtt_timing = false;
+    if (adaptive_ && (d.ack_req || sr_)) note_answer_due(d, now_ns);
+  }
+  void note_answer_due(const TxDescriptor& d, std::uint64_t now_ns);
+  // A response shows the responder received every request through `psn`.
+  void answered_through(std::uint32_t psn, std::uint64_t now_ns) {
+    if (sq_.rtt_timing && !wire::psn_lt(psn, sq_.rtt_psn)) take_rtt_sample(now_ns);
+    if (sq_.resend_open && !wire::psn_lt(psn, sq_.resend_psn)) judge_resend(now_ns);
+  }
+  void take_rtt_sample(std::uint64_t now_ns);
+  // Selective repeat: a SACK showed PSNs held beyond its cumulative PSN; the timed or resent one
+  // among them is answered too (requester_sr.cc).
+  void sr_answered_held(std::uint64_t now_ns) {
+    if (sq_.rtt_timing && psn_in_flight(sq_.rtt_psn) && (sr_tx_at(sq_.rtt_psn) & kSrSacked) != 0)
+      take_rtt_sample(now_ns);
+    if (sq_.resend_open && psn_in_flight(sq_.resend_psn) && (sr_tx_at(sq_.resend_psn) & kSrSacked) != 0)
+      judge_resend(now_ns);
+  }
+  [[nodiscard]] bool psn_in_flight(std::uint32_t psn) const {
+    return !wire::psn_lt(psn, sq_.una) && wire::psn_lt(psn, sq_.high);
+  }
+  void judge_resend(std::uint64_t now_ns);
+  [[nodiscard]] bool answers_a_resend(std::uint32_t acked_psn) const;
+  void on_probe_answer(std::uint32_t acked_psn, bool answers_probe, std::uint64_t now_ns);
+  void back_off_pto(bool found_loss);
   // requester_sr.cc: the selective-repeat send side (docs/selective-repeat.md).
   bool next_request_sr(std::uint64_t now_ns, TxDescriptor& out);
   void fill_sr_packet(const SendWqe& w, std::uint32_t idx, TxDescriptor& d);  // requester.cc
@@ -402,6 +504,12 @@ class RcQp {
   std::uint64_t sq_mask_ = 0, rq_mask_ = 0, cq_mask_ = 0, resp_mask_ = 0;
   std::uint32_t sq_cap_ = 1, rq_cap_ = 1, resp_cap_ = 1;
   std::uint64_t ack_timeout_ns_ = 0;
+  // The loss-recovery timer (requester_timers.cc): attr_.adaptive_rto with a timeout, the round
+  // trip measured, and the RTO and PTO it gives, recomputed on each sample and backoff.
+  bool adaptive_ = false;
+  RttEstimator rtt_;
+  std::uint64_t rto_ns_ = 0;
+  std::uint64_t pto_ns_ = 0;
   RcCounters c_;
   // Selective repeat (attr_.recovery, cached): per-PSN state of both sides, sized at RTR/RTS
   // (control path), and the SACK bitmaps handed out by next_packet (a descriptor's payload stays

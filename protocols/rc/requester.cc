@@ -110,10 +110,65 @@ void RcQp::fill_sr_packet(const SendWqe& w, std::uint32_t idx, TxDescriptor& d) 
   d.se = idx + 1 == w.npkts && w.wr.solicited;
 }
 
-void RcQp::sent_request(const TxDescriptor& d, std::uint64_t now_ns) {
-  ++c_.packets_sent;
-  if (d.retransmission) ++c_.retransmitted_packets;
-  if (sq_.timer_deadline == kNever && ack_timeout_ns_ != 0) sq_.timer_deadline = now_ns + ack_timeout_ns_;
+// Packet `idx` of a SEND or WRITE (§9.5 packet sequences): its opcode, its part of the message,
+// the RETH on the first packet, the immediate and IETH on the last. AckReq is the caller's.
+// Inline: next_request's every packet comes through here, and so does send_probe below (both in
+// this file); called out of line it cost ~20 instructions a frame (bench/callgrind).
+[[gnu::always_inline]] inline void RcQp::fill_send_write(const SendWqe& w, std::uint32_t idx, TxDescriptor& d) const {
+  const std::uint32_t len = w.wr.sge.length;
+  const std::uint32_t offset = idx * attr_.pmtu;
+  d.psn = psn_add(w.first_psn, idx);
+  d.opcode = request_opcode(w.wr.opcode, idx, w.npkts);
+  d.payload = w.local + offset;
+  d.payload_len = len == 0 ? 0 : (len - offset < attr_.pmtu ? len - offset : attr_.pmtu);
+  const auto& info = wire::opcode_info(d.opcode);
+  if (info.headers & wire::kHdrReth) {
+    d.reth_va = w.wr.remote_addr;
+    d.reth_rkey = w.wr.rkey;
+    d.reth_len = len;
+  }
+  d.imm = w.wr.imm;
+  if (info.headers & wire::kHdrIeth) d.ieth_rkey = w.wr.invalidate_rkey;
+  d.se = idx + 1 == w.npkts && w.wr.solicited;
+}
+
+// The tail-loss probe itself (the timers that make it due are requester_timers.cc's). Go-back-N resends the oldest
+// unacknowledged packet with AckReq: whatever the responder's state, it answers with its ePSN - 1 (the packet is its
+// ePSN: executed and ACKed; older: a duplicate, re-ACKed, C9-105, even in its NAK-sent state, which drops every later
+// packet silently). So the probe recovers a lost tail, a lost ACK and a lost NAK against any
+// responder (on_probe_answer). A READ or atomic there is asked again from its first missing
+// response. Selective repeat marks its newest packet the responder is not known to hold
+// (sr_mark_probe) and sends it through its resends.
+bool RcQp::send_probe(std::uint64_t now_ns, TxDescriptor& d) {
+  sq_.probe_pending = false;
+  if (!psn_lt(sq_.una, sq_.high)) return false;
+  std::uint64_t i = response_target(sq_.una);
+  // A READ or atomic whose responses are all in is executed, only not retired yet (a rewind left
+  // it looking unsent): asking it again would replay it at best. The probe is the first packet
+  // after it that still waits — as skip_answered_requests passes it on a rewind.
+  while (i != sq_.tail && is_read_or_atomic(sq_at(i).wr.opcode) && !awaits_response(sq_at(i))) ++i;
+  if (i == sq_.tail || (i >= sq_.cur && !psn_lt(sq_at(i).first_psn, sq_.nxt))) return false;  // nothing sent waits
+  SendWqe& w = sq_at(i);
+  const std::int32_t off = psn_diff(sq_.una, w.first_psn);
+  const std::uint32_t idx = off > 0 ? static_cast<std::uint32_t>(off) : 0;
+  d = TxDescriptor{};
+  if (is_read_or_atomic(w.wr.opcode)) {
+    fill_read_or_atomic(w, idx > w.read_pkts_done ? idx : w.read_pkts_done, d);
+  } else {
+    fill_send_write(w, idx, d);
+    d.ack_req = true;
+  }
+  d.retransmission = true;
+  ++c_.tail_probes;
+  sq_.probe_open = true;
+  sq_.probe_high = sq_.high;
+  sq_.probe_sent_ns = now_ns;
+  sq_.resend_open = true;
+  sq_.resend_probe = true;
+  sq_.resend_psn = d.psn;
+  sq_.resend_ns = now_ns;
+  sent_request(d, now_ns);
+  return true;
 }
 
 // The READs and atomics the implied NAK asks again (completer.cc, implied_nak_through), each on
@@ -144,6 +199,7 @@ bool RcQp::next_request(std::uint64_t now_ns, TxDescriptor& d) {
     if (now_ns < sq_.rnr_until) return false;  // §9.7.5.2.8: wait out the RNR NAK timer
     sq_.rnr_until = kNever;
   }
+  if (sq_.probe_pending && send_probe(now_ns, d)) return true;  // a tail-loss probe is due
   if (sq_.reissues_wanted != 0 && next_reissue(now_ns, d)) return true;
   if (psn_lt(sq_.nxt, sq_.high)) skip_answered_requests();  // only a rewind meets answered requests
   if (sq_.cur == sq_.tail) return false;
@@ -170,22 +226,8 @@ bool RcQp::next_request(std::uint64_t now_ns, TxDescriptor& d) {
     sq_.since_ack_req = 0;
     ++sq_.cur;
   } else {
-    const std::uint32_t len = w.wr.sge.length;
-    const std::uint32_t offset = idx * attr_.pmtu;
-    d.psn = sq_.nxt;
-    d.opcode = request_opcode(w.wr.opcode, idx, w.npkts);
-    d.payload = w.local + offset;
-    d.payload_len = len == 0 ? 0 : (len - offset < attr_.pmtu ? len - offset : attr_.pmtu);
-    const auto& info = wire::opcode_info(d.opcode);
-    if (info.headers & wire::kHdrReth) {
-      d.reth_va = w.wr.remote_addr;
-      d.reth_rkey = w.wr.rkey;
-      d.reth_len = len;
-    }
-    d.imm = w.wr.imm;
-    if (info.headers & wire::kHdrIeth) d.ieth_rkey = w.wr.invalidate_rkey;
+    fill_send_write(w, idx, d);
     const bool last = idx + 1 == w.npkts;
-    d.se = last && w.wr.solicited;
     // AckReq on the last packet of every message and at least every ack_req_every packets,
     // so long messages keep the window moving (§9.7.4.1.3).
     d.ack_req = last || ++sq_.since_ack_req >= attr_.ack_req_every;
@@ -225,28 +267,6 @@ void RcQp::rewind_to(std::uint32_t psn) {
   // Nothing outstanding contains the PSN: everything before it is done.
   sq_.cur = sq_.tail;
   sq_.nxt = sq_.post_psn;
-}
-
-void RcQp::on_timer(std::uint64_t now_ns) {
-  if (state_ != QpState::kRts || sq_.timer_deadline == kNever || now_ns < sq_.timer_deadline) return;
-  if (!psn_lt(sq_.una, sq_.high)) {  // nothing unacknowledged: disarm
-    sq_.timer_deadline = kNever;
-    return;
-  }
-  ++c_.local_ack_timeout_err;
-  if (!retry_or_fail(false)) return;
-  if (sr_) {  // selective repeat: everything the responder does not hold, nothing it does
-    sr_mark_unsacked_lost();
-    sq_.timer_deadline = now_ns + ack_timeout_ns_;
-    return;
-  }
-  // Go-back-N from the oldest unacknowledged PSN (§9.7.6.1.3). Nothing came for a whole timeout,
-  // so nothing in flight can be trusted to arrive: everything is asked again (the READs behind an
-  // unanswered one too; their responses already placed are dropped as duplicates). Asking the
-  // oldest request alone, as the implied NAK does, sends one frame per timeout: a loss burst
-  // counted in frames (the lab's --burst-frames) then outlasts the retry count.
-  rewind_to(sq_.una);
-  sq_.timer_deadline = now_ns + ack_timeout_ns_;
 }
 
 }  // namespace droce::rc

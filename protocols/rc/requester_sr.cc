@@ -33,6 +33,10 @@ bool RcQp::next_request_sr(std::uint64_t now_ns, TxDescriptor& d) {
     if (now_ns < sq_.rnr_until) return false;  // §9.7.5.2.8: wait out the RNR NAK timer
     sq_.rnr_until = kNever;
   }
+  if (sq_.probe_pending) {  // requester_timers.cc: marked here, sent as a resend
+    sq_.probe_pending = false;
+    sr_mark_probe(now_ns);
+  }
   if (sq_.sr_lost && sr_resend_lost(now_ns, d)) return true;
   if (sq_.cur == sq_.tail) return false;
   if (psn_diff(sq_.nxt, sq_.una) >= static_cast<std::int32_t>(attr_.sr_bdp_pkts)) return false;
@@ -141,6 +145,7 @@ void RcQp::on_sack(const wire::PacketInfo& pi, const std::uint8_t* payload, std:
     return;
   }
   ++c_.acks_received;
+  answered_through(cum, now_ns);
   retire_through(cum, now_ns);
   if (state_ != QpState::kRts) return;
   // What is acknowledged but not retired (a READ or atomic waiting for its response, and what
@@ -171,6 +176,7 @@ void RcQp::on_sack(const wire::PacketInfo& pi, const std::uint8_t* payload, std:
     highest = p;
   }
   if (!held_any) return;
+  sr_answered_held(now_ns);
   for (std::uint32_t p = sq_.una; psn_lt(p, highest); p = psn_add(p, 1)) {
     std::uint8_t& f = sr_tx_at(p);
     if ((f & (kSrSacked | kSrLost | kSrAnswered)) != 0) continue;

@@ -136,6 +136,7 @@ void RcQp::on_sr_read_response(const wire::PacketInfo& pi, const std::uint8_t* p
     ++c_.duplicate_responses;  // not what this PSN of the READ asked: dropped, asked again later
     return;
   }
+  answered_through(pi.psn, now_ns);  // executed in PSN order: every request through it arrived
   retire_through(psn_add(w.first_psn, -1), now_ns);
   if (state_ != QpState::kRts) return;
   if (want != 0) std::memcpy(w.local + off, payload, want);
@@ -155,6 +156,7 @@ void RcQp::on_sr_atomic_ack(const wire::PacketInfo& pi, std::uint64_t now_ns) {
     return;
   }
   SendWqe& w = sq_at(target);
+  answered_through(pi.psn, now_ns);
   retire_through(psn_add(w.first_psn, -1), now_ns);
   if (state_ != QpState::kRts) return;
   std::memcpy(w.local, &pi.atomic_ack_orig, kAtomicBytes);

@@ -192,6 +192,11 @@ struct RcCounters {
   std::uint64_t sr_beyond_window = 0;  // SR responder: PSN at or past ePSN + kSrWindow: dropped
   std::uint64_t sr_resent_on_sack = 0;     // SR requester: PSNs a SACK showed missing (each resent once)
   std::uint64_t sr_reasked_responses = 0;  // SR requester: READ/atomic PSNs whose response a later one showed lost
+  // Loss recovery in round trips (docs/transport.md). local_ack_timeout_err above counts every
+  // expiry of the requester's timer, these early ones included.
+  std::uint64_t adaptive_timeouts = 0;  // requester: expiries of the adaptive RTO before the IBTA timeout (no retry)
+  std::uint64_t tail_probes = 0;        // requester: tail-loss probes sent (a probe timeout without an acknowledgement)
+  std::uint64_t spurious_retransmits = 0;  // requester: timer or probe resends acknowledged sooner than min RTT after
 };
 
 }  // namespace droce::rc

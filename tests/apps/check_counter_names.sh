@@ -47,7 +47,9 @@ open(dest, "w").write("\n".join(mapped) + "\n")
 PY
 result "docs/counters.md and the engine's table list the same Linux names" $?
 
-timeout 120 "$gen" -- --op send --size 1024 --qps 2 --loss 0.02 --count 3000 --quiet --json "$out/gen.json" \
+# A second of traffic, not a message count: the feed needs two lines or more (--interval 0.2), and
+# with tail-loss probes 3000 messages at 2 % loss may finish before the first (docs/transport.md).
+timeout 120 "$gen" -- --op send --size 1024 --qps 2 --loss 0.02 --duration 1 --quiet --json "$out/gen.json" \
   --stats-json "$out/feed.jsonl" --interval 0.2 > "$out/gen.txt" 2>&1
 rc=$?
 [ $rc -eq 0 ] && /usr/bin/python3 - "$out/gen.json" "$out/feed.jsonl" "$out/names.txt" <<'PY'
@@ -63,6 +65,12 @@ same = {"out_of_sequence": "out_of_sequence", "duplicate_request": "duplicate_re
         "np_ecn_marked_roce_packets": "np_ecn_marked_roce_packets"}
 for linux, own in same.items():
     assert hw[linux] == j[own], (linux, hw[linux], own, j[own])
+# The loss-recovery timer's counts (docs/transport.md) under mlx5's adaptive-retransmission names.
+lr = j["loss_recovery"]
+assert lr["adaptive_rto"] == "on" and lr["ack_timeouts"] == j["ack_timeouts"], lr
+assert hw["roce_adp_retrans_to"] == lr["adaptive_timeouts"], (hw["roce_adp_retrans_to"], lr)
+assert hw["roce_adp_retrans"] == lr["adaptive_timeouts"] + lr["tail_probes"], (hw["roce_adp_retrans"], lr)
+assert len(lr["rto_us"]) == len(lr["pto_us"]) == len(lr["srtt_us"]) == len(lr["min_rtt_us"]) == 2 and all(r > 0 for r in lr["rto_us"]), lr
 # 2 % loss: gaps seen and NAKed, and resends.
 assert hw["out_of_sequence"] > 0 and hw["packet_seq_err"] > 0, hw
 assert hw["sent_pkts"] >= j["retransmitted_packets"] > 0 and hw["rcvd_pkts"] > 0, (hw, j["retransmitted_packets"])

@@ -78,6 +78,8 @@ bad --psn "$gen" -- --psn -1
 bad --connect-timeout "$gen" -- --connect-timeout nan
 bad --qp-timeout "$gen" -- --qp-timeout 14.5
 bad --retry-cnt "$gen" -- --retry-cnt 8
+bad --adaptive-rto "$gen" -- --adaptive-rto maybe
+bad --adaptive-rto "$gen" -- --adaptive-rto ''
 bad --line-gbps "$gen" -- --line-gbps nan
 bad --dcqcn-g "$gen" -- --dcqcn-g nan
 bad --dcqcn-byte-counter-bytes "$gen" -- --dcqcn-byte-counter-bytes 1e30
@@ -130,6 +132,7 @@ bad --count "$echo_" -- --count 1.5
 bad --warmup "$echo_" -- --warmup -1
 bad --mtu "$echo_" -- --mtu inf
 bad --qp-timeout "$echo_" -- --qp-timeout 1e30
+bad --adaptive-rto "$echo_" -- --adaptive-rto 1
 bad --oob-port "$echo_" -- --oob-port -1
 bad --loss "$echo_" -- --loss inf
 bad --seed "$echo_" -- --seed 1.5
@@ -142,6 +145,7 @@ bad --bogus "$echo_" -- --bogus x
 bad "server name is empty" "$perf" -- write_bw ''
 bad "''" "$perf" -- ''
 bad -s "$perf" -- write_bw -s nan
+bad --adaptive-rto "$perf" -- write_bw --adaptive-rto yes
 bad -s "$perf" -- write_bw -s 1.5K
 bad --size "$perf" -- write_bw --size -64
 bad -n "$perf" -- write_bw -n nan
@@ -305,6 +309,9 @@ bad --pcap "$echo_" -- --mode client --pcap "$nope"
 bad "need --mode server or client" "$echo_" -- --pcap "$tmp/loop.pcapng"
 good help-echo "$echo_" -- --size 64 --count 1e5 --timeout 0.5 --json "$tmp/e.json" --help
 good help-perf "$perf" -- write_bw -s 64K -n 1000 --help
+good help-rto-off "$gen" -- --adaptive-rto off --qp-timeout 10 --help
+good help-rto-echo "$echo_" -- --adaptive-rto off --help
+good help-rto-perf "$perf" -- read_bw -u 17 --adaptive-rto on --help
 good help-perf-ipv6 "$perf" -- write_bw --local-ip fd00:5::1 --vlan 7 --pcp 3 --dscp 26 --help
 bad --local-ip "$perf" -- write_bw --local-ip ::1
 bad --local-ip "$perf" -- write_bw --local-ip 10.0.0.300

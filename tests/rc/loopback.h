@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <random>
 #include <vector>
@@ -25,6 +26,8 @@ struct Impairment {
   std::uint32_t burst_len = 0;
   bool drop_all = false;
   std::uint32_t delay_steps = 0;  // extra steps a frame spends on the link (0: it arrives in the step it left)
+  // A chosen loss: the frames for which it answers true are dropped (a lost tail, ACK or NAK).
+  std::function<bool(const rc::TxDescriptor&)> drop_if;
 };
 
 struct Endpoint {
@@ -95,7 +98,8 @@ class Loopback {
     ++frames_sent;
     const Impairment& im = imp_[side];
     const bool is_response = !wire::opcode_info(d.opcode).is_request;
-    if (im.drop_all || uni_(rng_) < im.loss || (is_response && uni_(rng_) < im.ack_loss) ||
+    if (im.drop_all || (im.drop_if && im.drop_if(d)) || uni_(rng_) < im.loss ||
+        (is_response && uni_(rng_) < im.ack_loss) ||
         (im.burst_every != 0 && burst_pos_[side]++ % im.burst_every < im.burst_len)) {
       ++frames_dropped;
       return;

@@ -299,16 +299,18 @@ TEST_CASE("SR QPs refuse what SR does not carry: a READ longer than sr_bdp_pkts 
 
 namespace {
 
-// An SR requester with one WRITE of `pkts` packets posted.
+// An SR requester with one WRITE of `pkts` packets posted. `adaptive_rto` false: the plain IBTA
+// timer (the timeout tests below; the probes under it are test_rc_loss_timers.cc's).
 struct SrRequester {
   rc::MrTable mrs{8};
   std::vector<std::uint8_t> buf = std::vector<std::uint8_t>(64 * kPmtu);
   rc::MemoryRegion mr;
   std::unique_ptr<rc::RcQp> qp;
-  explicit SrRequester(std::uint32_t pkts, std::uint32_t bdp = 128) {
+  explicit SrRequester(std::uint32_t pkts, std::uint32_t bdp = 128, bool adaptive_rto = true) {
     mr = *mrs.register_region(buf.data(), buf.size(), rc::kAccessLocalWrite);
     auto a = sr_attr(0x11, 0x12, 500, 1);
     a.sr_bdp_pkts = bdp;
+    a.adaptive_rto = adaptive_rto;
     qp = std::make_unique<rc::RcQp>(a, mrs);
     to_rts(*qp);
     rc::SendWr w;
@@ -434,7 +436,7 @@ TEST_CASE("SR requester: at most sr_bdp_pkts PSNs in flight; acknowledgement ope
 
 TEST_CASE("SR requester: the ACK timeout resends every PSN the responder does not hold, spending a retry",
           "[rc][sr][timeout]") {
-  SrRequester q(5);
+  SrRequester q(5, 128, /*adaptive_rto=*/false);
   REQUIRE(q.out(0).size() == 5);
   q.sack(499, {1, 3});  // held: 501, 503
   (void)q.out(0);       // resends 500, 502
@@ -452,7 +454,7 @@ TEST_CASE("SR requester: the ACK timeout resends every PSN the responder does no
 
 TEST_CASE("SR requester: a timeout with every PSN in flight shown held resends the oldest, for a fresh SACK",
           "[rc][sr][timeout]") {
-  SrRequester q(3);
+  SrRequester q(3, 128, /*adaptive_rto=*/false);
   REQUIRE(q.out(0).size() == 3);  // 500..502
   q.sack(499, {1, 2});            // 501, 502 held; 500 resent
   REQUIRE(q.out(0).size() == 1);

@@ -85,12 +85,14 @@ struct Requester {
   std::vector<std::uint8_t> resp = std::vector<std::uint8_t>(kPmtu);  // what responses carry
   rc::MemoryRegion mr;
   std::unique_ptr<rc::RcQp> qp;
-  explicit Requester(std::uint32_t bdp = 128, std::uint32_t max_rd_atomic = 16) {
+  // adaptive_rto false: the plain IBTA timer (the probes under it are test_rc_loss_timers.cc's).
+  explicit Requester(std::uint32_t bdp = 128, std::uint32_t max_rd_atomic = 16, bool adaptive_rto = true) {
     for (std::size_t i = 0; i < resp.size(); ++i) resp[i] = static_cast<std::uint8_t>(i * 3 + 1);
     mr = *mrs.register_region(buf.data(), buf.size(), rc::kAccessLocalWrite);
     auto a = sr_atomic_attr(0x11, 0x12, 500, 1);
     a.sr_bdp_pkts = bdp;
     a.max_rd_atomic = max_rd_atomic;
+    a.adaptive_rto = adaptive_rto;
     qp = std::make_unique<rc::RcQp>(a, mrs);
     to_rts(*qp);
   }
@@ -340,7 +342,7 @@ TEST_CASE("SR requester: completions stay in posting order whatever order the re
 
 TEST_CASE("SR requester: the ACK timer asks again every missing response, spending a retry",
           "[rc][sr][read][requester]") {
-  Requester q;
+  Requester q(128, 16, /*adaptive_rto=*/false);
   q.post(rc::WrOpcode::kRead, 3 * kPmtu);
   REQUIRE(q.out().size() == 1);
   q.read_response(Opcode::kSrReadRespFirst, 500, kPmtu);  // the rest lost, nothing after them

@@ -1,5 +1,7 @@
 // The requester's timers as next_timer_ns() reports them: after each kind of event, the earliest
-// deadline is the one the rules give (local ACK timer §9.7.6.1.3, RNR wait §9.7.5.2.8).
+// deadline is the one the rules give (local ACK timer §9.7.6.1.3, RNR wait §9.7.5.2.8). These are
+// the plain IBTA timer's rules (adaptive_rto off); the adaptive RTO and the tail-loss probes under
+// it are test_rc_loss_timers.cc's.
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <vector>
@@ -28,6 +30,7 @@ struct TimedRequester {
   static rc::QpAttr with_timeout(std::uint8_t timeout) {
     auto a = attr(0x11, 0x12, 10, 1);
     a.timeout = timeout;
+    a.adaptive_rto = false;
     return a;
   }
   std::uint64_t ack_timeout() const { return qp.attr().ack_timeout_ns(); }

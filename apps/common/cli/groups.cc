@@ -2,6 +2,7 @@
 #include "apps/common/cli/groups.h"
 
 #include <droce/protocols/dcqcn/param_options.h>
+#include <droce/protocols/rc/rtt_estimator.h>
 
 #include <cstddef>
 #include <cstdio>
@@ -34,6 +35,22 @@ void add_connection(CLI::App& app, const ConnectionFields& f) {
   if (f.retry_cnt != nullptr)
     add_uint(app, g, "--retry-cnt", "N", *f.retry_cnt, 0, 7,
              "retries after ACK timeouts and NAKs before the QP fails, 0..7" + dflt(std::to_string(*f.retry_cnt)));
+  if (f.adaptive_rto != nullptr) add_adaptive_rto(app, g, *f.adaptive_rto);
+}
+
+void add_adaptive_rto(CLI::App& app, const std::string& group, bool& field) {
+  bool* on = &field;
+  add_choice(app, group, "--adaptive-rto", {"on", "off"},
+             "loss recovery in round trips: a retransmission timeout from the\n"
+             "measured RTT (at least " +
+                 std::to_string(rc::kDefaultRtoFloorUs / 1000) +
+                 " ms, never beyond the local ACK timeout) and tail-loss\n"
+                 "probes after two RTTs plus " +
+                 std::to_string(rc::kDefaultPtoFloorUs / 1000) +
+                 " ms, neither spending retries; off: the plain\n"
+                 "local ACK timer" +
+                 dflt(field ? "on" : "off"),
+             [on](std::size_t i) { *on = i == 0; });
 }
 
 void add_workload(CLI::App& app, const WorkloadFields& f) {

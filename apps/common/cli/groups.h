@@ -29,9 +29,12 @@ struct ConnectionFields {
   double* connect_timeout_s = nullptr;
   std::uint8_t* qp_timeout = nullptr;  // local ACK timeout exponent
   std::uint8_t* retry_cnt = nullptr;
+  bool* adaptive_rto = nullptr;  // rc::QpAttr::adaptive_rto
   // The address options and --dscp/--vlan/--pcp are apps/common/cli/address_options.h's.
 };
 void add_connection(CLI::App& app, const ConnectionFields& f);
+// --adaptive-rto on|off, for the apps that declare their QP options themselves (droce-perf).
+void add_adaptive_rto(CLI::App& app, const std::string& group, bool& field);
 
 // The shape of the load every client app offers.
 struct WorkloadFields {
