@@ -89,12 +89,15 @@ inline std::uint64_t load64(const std::uint8_t* p) {
   return v;
 }
 
+// Unrolled, so that every offset and table is a constant: two instructions per byte (a byte
+// load, an XOR from the table) instead of a loop that reads the VariableByte array.
 template <std::size_t N>
 [[gnu::always_inline]] inline std::uint32_t header_crc(std::uint32_t base, const std::uint8_t* l3,
                                                        const VariableByte (&bytes)[N]) {
   const std::uint32_t(*const t)[256] = icrc_delta_tables;
   std::uint32_t crc = base;
-  for (const VariableByte& v : bytes) crc ^= t[v.table][l3[v.offset]];
+#pragma GCC unroll 16
+  for (std::size_t i = 0; i < N; ++i) crc ^= t[bytes[i].table][l3[bytes[i].offset]];
   return crc;
 }
 
@@ -126,8 +129,10 @@ template <std::size_t N>
   if (!t.valid || t.ipv6 != ipv6) return false;
   std::uint64_t diff = 0;
   if (ipv6) {
+#pragma GCC unroll 8
     for (int i = 0; i < 7; ++i) diff |= (detail::load64(l3 + 8 * i) & detail::kIpv6Care[i]) ^ t.word[i];
   } else {
+#pragma GCC unroll 8
     for (int i = 0; i < 5; ++i) diff |= (detail::load64(l3 + 8 * i) & detail::kIpv4Care[i]) ^ t.word[i];
   }
   return diff == 0;

@@ -106,12 +106,13 @@ TEST_CASE("a flipped bit in any covered byte fails the ICRC; one in a variant fi
   for (const char* name : kCaptures) {
     INFO(name);
     const auto roce = roce_frames(name);
-    // The first frames of each capture (every opcode mix rxe sends there) and its longest one.
+    // The first frames of each capture (every opcode mix rxe sends there) and its longest one of
+    // up to 1 KiB of payload (a 4 KiB one costs four times as many CRCs and checks nothing more).
     std::vector<const Roce*> picked;
     for (std::size_t i = 0; i < roce.size() && i < 6; ++i) picked.push_back(&roce[i]);
     const Roce* longest = nullptr;
     for (const Roce& r : roce)
-      if (longest == nullptr || r.pi.frame_len > longest->pi.frame_len) longest = &r;
+      if (r.pi.frame_len <= 1100 && (longest == nullptr || r.pi.frame_len > longest->pi.frame_len)) longest = &r;
     if (longest != nullptr) picked.push_back(longest);
     for (const Roce* r : picked) {
       IcrcTemplate learned;
