@@ -13,7 +13,7 @@ PACKAGES=(
   librte-net-tap23 librte-net-af-packet23 librte-net-af-xdp23 librte-net-pcap23 librte-net-mlx5-23
   librte-pcapng23 librte-telemetry23
   # libraries
-  catch2 libcli11-dev libboost-dev libbenchmark-dev nlohmann-json3-dev zlib1g-dev libpcap-dev rdma-core libibverbs-dev
+  catch2 libcli11-dev libboost-dev libbenchmark-dev nlohmann-json3-dev zlib1g-dev libisal-dev libpcap-dev rdma-core libibverbs-dev
   # droce-coll across processes and hosts (mpirun; optional at build time)
   openmpi-bin libopenmpi-dev
   # scripts: plots, independent ICRC check (Scapy), capture decoding (tshark), lab tools

@@ -9,7 +9,6 @@
 //   report.cc       the table and the JSON      mpi_run.cc          one rank per process, under mpirun
 #include <droce/engine/core/eal.h>
 #include <droce/engine/core/stop_signal.h>
-#include <droce/protocols/wire/icrc.h>
 
 #include <cstdio>
 #include <string>
@@ -68,7 +67,6 @@ int main(int argc, char** argv) {
   engine::Status err;
   auto eal = engine::Eal::init("droce-coll", split.eal, err);
   if (!eal) return fail(err.message());
-  wire::icrc_init();
   if (!opt.quiet) std::printf("# %s\n", mem.text().c_str());
 
   // ---- set up: pool, fabric, ranks, wiring, workers ----

@@ -12,7 +12,6 @@
 #include <droce/engine/core/mempool.h>
 #include <droce/engine/core/port.h>
 #include <droce/engine/core/stop_signal.h>
-#include <droce/protocols/wire/icrc.h>
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <sched.h>
@@ -493,7 +492,6 @@ int RankProcess::run(engine::SplitArgs& split) {
   Status err;
   eal_ = engine::Eal::init("droce-coll", split.eal, err);
   if (!eal_) end_job(Status::error(err.code(), "rank " + std::to_string(job_.rank()) + ": " + err.message()), 1);
-  wire::icrc_init();
   tsc_per_us_ = static_cast<double>(rte_get_tsc_hz()) / 1e6;
   if (Status s = open(largest, mem); !s.ok())
     end_job(Status::error(s.code(), "rank " + std::to_string(job_.rank()) + ": " + s.message()), 1);

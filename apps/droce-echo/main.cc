@@ -9,7 +9,6 @@
 //   srq_exchange.cc, srq_run.cc  --peer srq_pingpong: one shared receive queue a side, either end
 #include <droce/engine/core/eal.h>
 #include <droce/engine/core/stop_signal.h>
-#include <droce/protocols/wire/icrc.h>
 #include <sched.h>
 
 #include <cstdio>
@@ -56,7 +55,6 @@ int main(int argc, char** argv) {
   Status err;
   auto eal = Eal::init("droce-echo", split.eal, err);
   if (!eal) return fail(err.message());
-  wire::icrc_init();
 
   // ---- set up: the loopback lab (its QPs connected), or our port and worker group ----
   echo::Setup st;

@@ -8,7 +8,6 @@
 //   feed.cc     the live feed (--stats-json), a JSON line per interval
 #include <droce/engine/core/eal.h>
 #include <droce/engine/core/stop_signal.h>
-#include <droce/protocols/wire/icrc.h>
 
 #include <chrono>
 #include <cstdio>
@@ -52,7 +51,6 @@ int main(int argc, char** argv) {
   Status err;
   auto eal = Eal::init("droce-gen", split.eal, err);
   if (!eal) return fail(err.message());
-  wire::icrc_init();
 
   // ---- set up: lcores, transport, jobs, QPs ----
   std::vector<unsigned> lcores;

@@ -10,7 +10,6 @@
 #include <droce/engine/exchange/perftest_exchange.h>
 #include <droce/engine/lab/link_impairment.h>
 #include <droce/engine/workers/worker_group.h>
-#include <droce/protocols/wire/icrc.h>
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
@@ -74,7 +73,6 @@ int main(int argc, char** argv) {
   Status err;
   auto eal = Eal::init("droce-perf", split.eal, err);
   if (!eal) return fail(err.message());
-  wire::icrc_init();
 
   // --workers: each worker needs its own lcore (the main one is worker 0) and its own queue pair.
   if (Status s = apps::workers_lcore_limit(opt.workers); !s.ok()) return bad_workers(s.message());

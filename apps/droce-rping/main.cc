@@ -6,7 +6,6 @@
 //   report.cc   the line, the JSON, the exit status
 #include <droce/engine/core/eal.h>
 #include <droce/engine/core/stop_signal.h>
-#include <droce/protocols/wire/icrc.h>
 
 #include <cstdio>
 #include <string>
@@ -41,7 +40,6 @@ int main(int argc, char** argv) {
   Status err;
   auto eal = Eal::init("droce-rping", split.eal, err);
   if (!eal) return fail(err.message());
-  wire::icrc_init();
 
   // ---- set up, connect over RDMA-CM, ping, disconnect ----
   rping::Setup st;

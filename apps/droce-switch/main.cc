@@ -7,7 +7,6 @@
 #include <droce/engine/lab/lab_switch.h>
 #include <droce/engine/lab/link_impairment.h>
 #include <droce/engine/lab/switch_experiment.h>
-#include <droce/protocols/wire/icrc.h>
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
@@ -275,7 +274,6 @@ int main(int argc, char** argv) {
   Status err;
   auto eal = Eal::init("droce-switch", split.eal, err);
   if (!eal) return fail(err.message());
-  wire::icrc_init();
   MbufPool pool;
   if (Status s = MbufPool::create(PoolConfig{"switch_pool", 65535, 256, 2176 + 4096, -1}, pool); !s.ok())
     return fail(s.message());

@@ -71,7 +71,7 @@ TOGGLES = {
 # symbols for their static functions: callgrind names those by address).
 PMD_OBJECTS = ("librte_net_ring", "librte_net_memif", "librte_ethdev")
 OBJECT_STAGES = [
-    (re.compile(r"/libz\.so|/librte_net\.so"), "ICRC"),
+    (re.compile(r"/libz\.so|/librte_net\.so|/libisal\.so"), "ICRC"),
     (re.compile(r"/librte_(mbuf|mempool|mempool_ring|ring|net_ring|net_memif|ethdev)\.so"), "mbuf + PMD burst"),
 ]
 
@@ -80,7 +80,7 @@ OBJECT_STAGES = [
 HEADER_STAGES = [
     (re.compile(r"/rte_(mbuf|mbuf_core|mempool|ring|ring_elem|ring_elem_pvt|ring_generic_pvt|ring_c11_pvt|ethdev|ethdev_core|lcore|memcpy|prefetch)\.h$"), "mbuf + PMD burst"),
     (re.compile(r"/engine/core/tx_batch\.h$"), "mbuf + PMD burst"),
-    (re.compile(r"/protocols/wire/icrc\.h$"), "ICRC"),
+    (re.compile(r"/protocols/wire/(icrc|icrc_template|crc32)\.h$"), "ICRC"),
     (re.compile(r"/protocols/wire/build\.h$|/protocols/rc/descriptor_fields\.h$"), "header build"),
     (re.compile(r"/protocols/wire/parse(_fast|_general)?\.h$|/protocols/wire/pfc\.h$"), "parse"),
     (re.compile(r"/protocols/dcqcn/"), "DCQCN / pacing / timer wheels"),
@@ -90,7 +90,7 @@ HEADER_STAGES = [
 FUNCTION_STAGES = [
     (re.compile(r"^droce::engine::RcEndpoint::(end_message|keep_payload|receive_message|release|note_completions|poll_cq|drain_completions)\(|MessageView|^droce::rc::RcQp::(push_completion|complete_send|complete_recv|poll_cq)\("), "application hand-off"),
     (re.compile(r"^droce::wire::(parse_frame|parse|is_mac_control|pkey_matches)"), "parse"),
-    (re.compile(r"^droce::wire::(icrc|\(anonymous namespace\)::masked_header)|crc32|rte_net_crc"), "ICRC"),
+    (re.compile(r"^droce::wire::(icrc|crc32|detail::icrc|\(anonymous namespace\)::masked_header)|crc32|rte_net_crc"), "ICRC"),
     (re.compile(r"^droce::wire::(write_headers|build|pad_for)|^droce::rc::packet_fields"), "header build"),
     (re.compile(r"^droce::rc::"), "QP state machine"),
     (re.compile(r"^droce::dcqcn::"), "DCQCN / pacing / timer wheels"),
@@ -104,7 +104,7 @@ FUNCTION_STAGES = [
 # The engine's own source files, for what the rules above did not place.
 FILE_STAGES = [
     (re.compile(r"/protocols/wire/parse"), "parse"),
-    (re.compile(r"/protocols/wire/icrc"), "ICRC"),
+    (re.compile(r"/protocols/wire/(icrc|crc32)"), "ICRC"),
     (re.compile(r"/protocols/wire/build"), "header build"),
     (re.compile(r"/protocols/rc/"), "QP state machine"),
     (re.compile(r"/protocols/dcqcn/"), "DCQCN / pacing / timer wheels"),
@@ -120,7 +120,7 @@ STAGE_ORDER = ["parse", "ICRC", "QP state machine", "DCQCN / pacing / timer whee
 
 # The receive function inlines the parser's fast path (parse_fast.h), whose SSE intrinsics
 # callgrind names by the compiler's headers: in that function they are the parser's (the only
-# other SIMD on the receive path, DPDK's CRC, is a call into librte_net).
+# other SIMD on the receive path, the CRC, is a call into libisal or zlib).
 INTRINSICS_HEADER = re.compile(r"/[a-z0-9]*intrin\.h$")
 PARSER_INLINED_INTO = re.compile(r"^droce::engine::RcEndpoint::receive\(")
 

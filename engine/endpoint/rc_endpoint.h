@@ -252,6 +252,9 @@ class RcEndpoint final : public ViewHome, private CmQpControl {
     std::uint64_t rate_at_ns = kNever;   // DcqcnReactionPoint::next_event_ns(), on the poll's clock
     wire::HeaderTemplate tmpl;
     wire::TxTemplate tx_tmpl;  // tmpl prepared for the transmit path (build.h)
+    // The headers of the frames this QP receives, as the ICRC sees them: learned from the first
+    // frame and again whenever a frame's invariant bytes differ (icrc_template.h).
+    wire::IcrcTemplate rx_icrc;
     std::uint16_t ip_id = 0;
     bool connected = false;
     wire::L2L3Address peer;  // the connected peer's address: frames for this QP must come from it
@@ -314,8 +317,9 @@ class RcEndpoint final : public ViewHome, private CmQpControl {
   // its calls.
   [[gnu::noinline]] bool receive(rte_mbuf* m, std::uint64_t now_ns);
   // rxe's hdr_check for a parsed RC packet: its QP, the QP's state, the addresses, the P_Key and a
-  // response's length. The QP, or nullptr when the packet was dropped (counted).
-  [[nodiscard]] QpSlot* check_header(const wire::PacketInfo& pi);
+  // response's length. `addressed` is slot(pi.dest_qpn), looked up once for the ICRC. The QP, or
+  // nullptr when the packet was dropped (counted).
+  [[nodiscard]] QpSlot* check_header(const wire::PacketInfo& pi, QpSlot* addressed);
   // A checked packet to its QP and on to a message view; true when a view kept the frame.
   bool deliver(QpSlot& s, rte_mbuf* m, const wire::PacketInfo& pi, std::uint8_t* data, bool linear,
                std::uint64_t now_ns);

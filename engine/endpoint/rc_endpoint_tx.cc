@@ -87,13 +87,16 @@ std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::ui
       if (tm != nullptr) rte_pktmbuf_free(tm);
       zero_copy = false;  // fall back to a copy (counted) rather than fail the packet
     } else {
+      // The template's headers take their CRC from it while still masked, then get their values.
+      const std::uint32_t icrc =
+          from_template ? wire::icrc_from_template_split(s.tx_tmpl.icrc, l3, l3_hdr_len, d.payload, d.payload_len, pad)
+                        : wire::icrc_compute_split(l3, l3_hdr_len, s.tmpl.ipv6, d.payload, d.payload_len, pad);
       if (from_template) wire::unmask_tx_headers(s.tx_tmpl, hdr, not_ect);
       m->data_len = static_cast<std::uint16_t>(hlen);
       m->pkt_len = hlen;
       auto* trailer = reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(tm, static_cast<std::uint16_t>(pad + 4)));
       std::memset(trailer, 0, pad);
-      wire::icrc_store(trailer + pad,
-                       wire::icrc_compute_split(l3, l3_hdr_len, s.tmpl.ipv6, d.payload, d.payload_len, pad));
+      wire::icrc_store(trailer + pad, icrc);
       if (rte_pktmbuf_chain(m, pm) != 0 || rte_pktmbuf_chain(m, tm) != 0) {
         rte_pktmbuf_free(m);
         return 0;

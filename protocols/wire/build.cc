@@ -183,6 +183,7 @@ TxTemplate TxTemplate::make(const HeaderTemplate& h) {
   std::uint8_t* bth = t.masked + h.bth_offset;
   bth[-2] = bth[-1] = 0xFF;  // UDP checksum
   bth[4] = 0xFF;             // FECN, BECN, resv6
+  t.icrc.learn(t.masked + h.l3_offset, h.ipv6);
   return t;
 }
 

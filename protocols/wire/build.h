@@ -4,12 +4,9 @@
 #include <cstdint>
 #include <cstring>
 
-extern "C" {
-#include <rte_net_crc.h>
-}
-
 #include "protocols/wire/ib_headers.h"
 #include "protocols/wire/icrc.h"
+#include "protocols/wire/icrc_template.h"
 #include "protocols/wire/l2l3_headers.h"
 #include "protocols/wire/opcode.h"
 
@@ -168,6 +165,7 @@ struct TxTemplate {
   std::uint64_t l3_word8 = 0;      // IPv4 bytes 8..15: TTL, protocol, checksum 0, source address
   std::uint8_t hop_limit = 0;      // IPv6
   std::uint32_t ip_sum[2] = {};    // IPv4: ones' complement sum of the words a frame keeps
+  IcrcTemplate icrc;               // the image's ICRC template: seal_tx_frame's header CRC
 
   [[nodiscard]] static TxTemplate make(const HeaderTemplate& t);
 };
@@ -239,12 +237,12 @@ inline void unmask_tx_headers(const TxTemplate& t, std::uint8_t* out, bool not_e
   bth[4] = 0;  // FECN, BECN, resv6
 }
 
-// The ICRC of a frame whose `len` bytes at `out` are masked headers (write_tx_headers), payload
-// and pad: one CRC pass over the image from 8 bytes before L3, as it lies (A17.4.1, icrc.h).
-// DPDK's CRC-32 from a zero seed is zlib's crc32, the ICRC's CRC.
+// The ICRC of a frame whose `len` bytes at `out` are headers written by write_tx_headers, payload
+// and pad (A17.4.1): the header CRC from the template and the bytes the frame set
+// (icrc_template.h), continued over extension headers, payload and pad. The headers are a copy
+// of the template's, so their invariant bytes are not compared.
 [[nodiscard]] inline std::uint32_t tx_masked_icrc(const TxTemplate& t, const std::uint8_t* out, std::uint32_t len) {
-  const std::uint8_t* from = out + t.l3_offset - 8;
-  return rte_net_crc_calc(from, static_cast<std::uint32_t>(out + len - from), RTE_NET_CRC32_ETH);
+  return icrc_from_template(t.icrc, out + t.l3_offset, len - t.l3_offset);
 }
 
 // Finishes such a frame: stores its ICRC after the `len` bytes, unmasks the headers and returns

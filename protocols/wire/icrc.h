@@ -4,17 +4,13 @@
 #include <cstdint>
 #include <cstring>
 
-extern "C" {
-#include <rte_net_crc.h>
-}
+#include "protocols/wire/crc32.h"
 
 namespace droce::wire {
 
-// Picks the fastest CRC-32 implementation DPDK offers on this CPU (AVX-512/VPCLMULQDQ, SSE4.2
-// PCLMULQDQ, else a table). Call once after rte_eal_init: before EAL has parsed
-// --force-max-simd-bitwidth, DPDK's SIMD limit is unset and it silently keeps the table path
-// (about 100x slower). Results are identical whichever path runs. Safe to call again.
-void icrc_init();
+// Every CRC here runs on crc32_continue (crc32.h), seeded: nothing to initialise, nothing shared
+// between workers. A QP's frames take the template form (icrc_template.h); these are the full
+// CRCs it falls back to and learns from.
 
 // ICRC of a packet whose IP header starts at `l3` and whose bytes up to (not including) the
 // ICRC trailer are contiguous: `len` = IP header + UDP + BTH + ext headers + payload + pad.
@@ -32,8 +28,7 @@ void icrc_init();
 [[nodiscard]] inline std::uint32_t icrc_compute_in_place(std::uint8_t* l3, std::uint32_t len, bool ipv6);
 
 // Split form for zero-copy TX: the headers (IP through the last ext header) in one buffer and
-// the payload + pad in another (the application's memory). CRCs of both parts are joined with
-// zlib's crc32_combine, since DPDK's CRC has no seed argument.
+// the payload + pad in another (the application's memory): one seeded CRC continued over each.
 [[nodiscard]] std::uint32_t icrc_compute_split(const std::uint8_t* l3, std::uint32_t hdr_len, bool ipv6,
                                                const std::uint8_t* payload, std::uint32_t payload_len,
                                                std::uint32_t pad);
@@ -59,6 +54,11 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
 // inline: every received frame runs it (the receive budget is counted in instructions).
 namespace detail {
 
+// Writes 8 bytes of ones (the LRH stand-in of A17.4.1) and the IP + UDP + BTH headers at `l3`
+// with §7.8.1's variant fields as ones into `buf` (kIcrcMaskedMax bytes); returns the bytes written.
+inline constexpr std::uint32_t kIcrcMaskedMax = 8 + 40 + 8 + 12;
+std::uint32_t icrc_masked_header(const std::uint8_t* l3, bool ipv6, std::uint8_t* buf);
+
 inline std::uint64_t icrc_load64(const std::uint8_t* p) {
   std::uint64_t v;
   std::memcpy(&v, p, sizeof(v));
@@ -78,7 +78,7 @@ inline void icrc_store64(std::uint8_t* p, std::uint64_t v) { std::memcpy(p, &v, 
   icrc_store64(l3 + 8, b | 0x00000000FFFF00FFu);   // TTL, header checksum (not the protocol)
   icrc_store64(l3 + 24, c | 0x00000000FFFF0000u);  // UDP checksum
   l3[32] = 0xFF;                                   // FECN, BECN, resv6
-  const std::uint32_t crc = rte_net_crc_calc(l3 - 8, len + 8, RTE_NET_CRC32_ETH);
+  const std::uint32_t crc = crc32_continue(0, l3 - 8, len + 8);
   icrc_store64(l3 - 8, lrh);
   icrc_store64(l3, a);
   icrc_store64(l3 + 8, b);

@@ -3,6 +3,7 @@
 // from application memory without a copy.
 #include <rte_cycles.h>
 
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -164,6 +165,60 @@ TEST_CASE("frames for unknown QPNs and corrupted frames are dropped and counted 
   for (int i = 0; i < 10; ++i) lab.b->poll(rte_rdtsc());
   CHECK(lab.b->counters().rx_drops[static_cast<int>(wire::DropReason::kUnknownQpn)] == 1);
   CHECK(lab.b->counters().rx_drops[static_cast<int>(wire::DropReason::kBadIcrc)] == 1);
+}
+
+TEST_CASE("the ICRC through the QP's template: another source port verifies in full, a flipped bit drops either way",
+          "[engine][transport][icrc]") {
+  Lab lab("tit", 0.0);
+  std::vector<std::uint8_t> dst(4 * 64), src(32);
+  rc::MemoryRegion dmr;
+  REQUIRE(lab.mem_b.register_memory(dst.data(), dst.size(), rc::kAccessLocalWrite, dmr).ok());
+  for (std::uint32_t i = 0; i < 4; ++i)
+    REQUIRE(lab.qb->post_recv({i, {reinterpret_cast<std::uint64_t>(dst.data() + i * 64), 64, dmr.lkey}}).ok());
+  // SEND ONLY frames to B's QP from A's address, as A's QP would send them (its first PSN
+  // 0xFFFF00), with the UDP source port the test picks; `flip` damages one byte after the ICRC.
+  auto inject = [&](std::uint16_t sport, std::uint32_t psn, std::uint8_t fill, int flip) {
+    wire::TemplateConfig tc;
+    tc.local = addr(1);
+    tc.remote = addr(2);
+    tc.dest_qpn = lab.qpn_b;
+    tc.udp_src_port = sport;
+    const auto t = wire::HeaderTemplate::make(tc);
+    wire::PacketFields f;
+    f.opcode = static_cast<std::uint8_t>(wire::Opcode::kSendOnly);
+    f.psn = psn;
+    f.ack_req = true;
+    f.payload_len = static_cast<std::uint32_t>(src.size());
+    std::fill(src.begin(), src.end(), fill);
+    std::uint8_t frame[256];
+    const auto n = wire::build_frame(t, f, src.data(), frame, sizeof(frame));
+    REQUIRE(n != 0);
+    if (flip >= 0) frame[flip] ^= 0x10;
+    rte_mbuf* m = rte_pktmbuf_alloc(pool().get());
+    REQUIRE(m != nullptr);
+    std::memcpy(rte_pktmbuf_append(m, static_cast<std::uint16_t>(n)), frame, n);
+    REQUIRE(rte_eth_tx_burst(lab.right.a->id(), 0, &m, 1) == 1);
+    for (int i = 0; i < 10; ++i) lab.b->poll(rte_rdtsc());
+  };
+  const auto bad_icrc = [&] { return lab.b->counters().rx_drops[static_cast<int>(wire::DropReason::kBadIcrc)]; };
+  constexpr int kPayloadByte = 14 + 20 + 8 + 12 + 5;  // Ethernet, IPv4, UDP, BTH, then the payload
+  constexpr int kSourcePortByte = 14 + 20 + 1;
+  inject(0xC001, 0xFFFF00, 0xA1, -1);            // the QP's first frame: learned, delivered
+  inject(0xC001, 0xFFFF01, 0xA2, kPayloadByte);  // the template's headers, a payload bit: dropped
+  CHECK(bad_icrc() == 1);
+  inject(0xD00D, 0xFFFF01, 0xA3, -1);               // another source port: the full CRC, delivered
+  inject(0xD00D, 0xFFFF02, 0xA4, kSourcePortByte);  // a source port bit flipped after the ICRC: dropped
+  CHECK(bad_icrc() == 2);
+  inject(0xC001, 0xFFFF02, 0xA5, -1);  // the first port again: delivered
+  rc::Completion c;
+  std::vector<std::uint8_t> got;
+  while (lab.qb->poll_cq(c)) {
+    CHECK(c.status == rc::WcStatus::kSuccess);
+    CHECK(c.byte_len == src.size());
+    got.push_back(dst[c.wr_id * 64]);
+  }
+  CHECK(got == std::vector<std::uint8_t>{0xA1, 0xA3, 0xA5});
+  CHECK(bad_icrc() == 2);
 }
 
 TEST_CASE("pcapng capture of a lossy run: every frame sent and received, as on the wire", "[engine][capture]") {
