@@ -8,7 +8,10 @@ and "--json FILE" (the end-of-run report); droce-perf with "--json FILE".
     import droce_run
     for line in droce_run.follow_gen(GEN, ["-l", "0", "--no-pci", "--no-huge", "-m", "512"],
                                      ["--duration", "5", "--interval", "0.5"]):
-        print(line["seq"], line["interval"]["goodput_gbps"])   # the final line ends the loop
+        if not line["final"]:                                   # interval lines: "interval"
+            print(line["seq"], line["interval"]["goodput_gbps"])
+        else:                                                   # the final line, last: "total"
+            print(line["seq"], line["total"]["goodput_gbps"])
     res = droce_run.run_gen(GEN, eal, app, on_line=print)      # {"lines", "final", "report"}
     perf = droce_run.run_perf(PERF, eal, app)                  # droce-perf's --json
 

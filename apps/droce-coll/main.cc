@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   // Under mpirun the job's size is the rank count, and the options are checked at it.
   const bool mpi = under_mpirun();
   if (mpi && mpirun_world_size() >= 2) opt.ranks = mpirun_world_size();
-  if (int rc = parse_options(split.app, opt); rc != 0) return rc > 0 ? 0 : 2;
+  if (int rc = parse_options(split.app, opt, split.eal); rc != 0) return rc > 0 ? 0 : 2;
   if (mpi) return run_mpi_rank(opt, split);
   if (!opt.port.empty()) return fail("--port: a rank's own port is for runs under mpirun (scripts/coll-mpi.sh)", 2);
   const std::vector<std::uint64_t> sizes = opt.sizes();

@@ -264,7 +264,7 @@ std::vector<std::uint64_t> Options::sizes() const {
   return v;
 }
 
-int parse_options(const std::vector<std::string>& args, Options& o) {
+int parse_options(const std::vector<std::string>& args, Options& o, const std::vector<std::string>& eal) {
   std::vector<std::pair<std::string, std::string>> overrides;
   o.pcap_snaplen = apps::cli::kDefaultPcapSnaplen;
   o.impairment.burst_frames = 8;
@@ -272,7 +272,7 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   o.sw.shaper_burst_us = 50'000;
   const auto app = apps::cli::make_app("droce-coll", kUsage);
   declare(*app, o, overrides);
-  if (int rc = apps::cli::parse(*app, long_names(args)); rc != 0) return rc;
+  if (int rc = apps::cli::parse(*app, long_names(args), eal); rc != 0) return rc;
   auto fail = [&app](const std::string& message) { return apps::cli::fail(*app, message); };
   o.ranks_given = apps::cli::given(*app, "--ranks");
   for (const char* name : kLabOnlyOptions)

@@ -88,6 +88,8 @@ inline constexpr const char* kLabOnlyOptions[] = {
 [[nodiscard]] bool parse_ipv4(const std::string& text, std::uint32_t& out);
 
 // 0: run; 1: --help/--version printed (exit 0); -1: an error printed (exit 2).
-[[nodiscard]] int parse_options(const std::vector<std::string>& args, Options& o);
+// `eal`: the arguments before `--`, where the app's own long options are refused by name.
+[[nodiscard]] int parse_options(const std::vector<std::string>& args, Options& o,
+                                const std::vector<std::string>& eal = {});
 
 }  // namespace droce::coll

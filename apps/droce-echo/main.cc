@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   // ---- options and EAL ----
   SplitArgs split = split_args(argc, argv);
   echo::Options o;
-  if (int r = echo::parse_options(split.app, o); r != 0) return r > 0 ? 0 : 2;
+  if (int r = echo::parse_options(split.app, o, split.eal); r != 0) return r > 0 ? 0 : 2;
   const bool defaults = split.eal.empty();
   // Loopback with an application thread needs the worker and that thread on two CPUs; a server
   // beside a client on one machine takes the last CPU.

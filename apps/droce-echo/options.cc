@@ -114,10 +114,10 @@ void declare(CLI::App& app, Options& o) {
 
 }  // namespace
 
-int parse_options(const std::vector<std::string>& args, Options& o) {
+int parse_options(const std::vector<std::string>& args, Options& o, const std::vector<std::string>& eal) {
   const auto app = apps::cli::make_app("droce-echo", kUsage);
   declare(*app, o);
-  if (int rc = apps::cli::parse(*app, args); rc != 0) return rc;
+  if (int rc = apps::cli::parse(*app, args, eal); rc != 0) return rc;
   const bool warmup_given = apps::cli::given(*app, "--warmup"), mtu_given = apps::cli::given(*app, "--mtu");
   const bool timeout_given = apps::cli::given(*app, "--qp-timeout"), qps_given = apps::cli::given(*app, "--qps");
   const bool rx_depth_given = apps::cli::given(*app, "--rx-depth");

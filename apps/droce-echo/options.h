@@ -50,6 +50,8 @@ struct Options {
 };
 
 // 0: run; 1: --help was printed; -1: an error was printed.
-[[nodiscard]] int parse_options(const std::vector<std::string>& args, Options& o);
+// `eal`: the arguments before `--`, where the app's own long options are refused by name.
+[[nodiscard]] int parse_options(const std::vector<std::string>& args, Options& o,
+                                const std::vector<std::string>& eal = {});
 
 }  // namespace droce::echo

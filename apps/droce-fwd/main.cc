@@ -86,7 +86,7 @@ class FwdLoop {
 int main(int argc, char** argv) {
   SplitArgs split = split_args(argc, argv);
   droce::fwd::Options opt;
-  if (int rc = droce::fwd::parse_options(split.app, opt); rc != 0) return rc > 0 ? 0 : 2;
+  if (int rc = droce::fwd::parse_options(split.app, opt, split.eal); rc != 0) return rc > 0 ? 0 : 2;
   if (split.eal.empty()) {
     split.eal = {"--vdev", "net_ring0", "--no-pci"};
     if (opt.tx_first == 0) opt.tx_first = 256;

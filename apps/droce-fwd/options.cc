@@ -54,10 +54,10 @@ void declare(CLI::App& app, Options& o) {
 
 }  // namespace
 
-int parse_options(const std::vector<std::string>& args, Options& o) {
+int parse_options(const std::vector<std::string>& args, Options& o, const std::vector<std::string>& eal) {
   const auto app = apps::cli::make_app("droce-fwd", kUsage);
   declare(*app, o);
-  return apps::cli::parse(*app, args);
+  return apps::cli::parse(*app, args, eal);
 }
 
 }  // namespace droce::fwd

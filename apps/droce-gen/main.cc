@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
   // ---- options and EAL ----
   SplitArgs split = split_args(argc, argv);
   gen::Options opt;
-  if (int rc = gen::parse_options(split.app, opt); rc != 0) return rc > 0 ? 0 : 2;
+  if (int rc = gen::parse_options(split.app, opt, split.eal); rc != 0) return rc > 0 ? 0 : 2;
   // The live feed opens first: with "--stats-json -" nothing else may print to stdout.
   gen::Feed feed;
   if (Status s = feed.open(opt); !s.ok()) return fail(s.message());

@@ -256,11 +256,11 @@ Status check_ip_families(const Options& o) {
   return {};
 }
 
-int parse_options(const std::vector<std::string>& args, Options& o) {
+int parse_options(const std::vector<std::string>& args, Options& o, const std::vector<std::string>& eal) {
   std::vector<std::pair<std::string, std::string>> overrides;  // applied after the preset
   const auto app = apps::cli::make_app("droce-gen", kUsage);
   declare(*app, o, overrides);
-  if (int rc = apps::cli::parse(*app, args); rc != 0) return rc;
+  if (int rc = apps::cli::parse(*app, args, eal); rc != 0) return rc;
   const bool remote_qpn_given = apps::cli::given(*app, "--remote-qpn");
   const bool pcp_given = apps::cli::given(*app, "--pcp");
   const bool size_given = apps::cli::given(*app, "--size");

@@ -103,7 +103,9 @@ inline constexpr std::uint16_t kMaxWorkers = 128;
 // differ, or an IPv6 address lacks the other one where its default, IPv4, would not do).
 [[nodiscard]] engine::Status check_ip_families(const Options& o);
 // Returns 0 to run, 1 after printing --help, -1 after printing an error.
-[[nodiscard]] int parse_options(const std::vector<std::string>& args, Options& o);
+// `eal`: the arguments before `--`, where the app's own long options are refused by name.
+[[nodiscard]] int parse_options(const std::vector<std::string>& args, Options& o,
+                                const std::vector<std::string>& eal = {});
 // IPv4 dotted quad and MAC parsing (false on anything malformed).
 using engine::parse_ipv4;
 using engine::parse_mac;

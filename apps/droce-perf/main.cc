@@ -65,7 +65,7 @@ int bad_workers(const std::string& msg) {
 int main(int argc, char** argv) {
   SplitArgs split = split_args(argc, argv);
   Options opt;
-  if (int rc = perf::parse_options(split.app, opt); rc != 0) return rc > 0 ? 0 : 2;
+  if (int rc = perf::parse_options(split.app, opt, split.eal); rc != 0) return rc > 0 ? 0 : 2;
   const bool server = opt.server();
   const bool default_port = split.eal.empty();
   if (default_port) split.eal = default_pair_eal_args(server);

@@ -314,7 +314,7 @@ void declare_droce(CLI::App& app, const TypedNames& typed, Options& o) {
 
 }  // namespace
 
-int parse_options(const std::vector<std::string>& args, Options& o) {
+int parse_options(const std::vector<std::string>& args, Options& o, const std::vector<std::string>& eal) {
   const auto app = apps::cli::make_app("droce-perf", kUsage);
   app->set_version_flag("-V,--version", apps::version_line("droce-perf"),
                         "droce's and DPDK's versions (-V: perftest's)")
@@ -338,7 +338,7 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   add_perftest_flags(*app, typed);
   auto bad = [&app](const std::string& message) { return apps::cli::fail(*app, message); };
   if (Status s = typed.scan(*app, args); !s.ok()) return bad(s.message());
-  if (int rc = apps::cli::parse(*app, args); rc != 0) return rc;
+  if (int rc = apps::cli::parse(*app, args, eal); rc != 0) return rc;
   if (words.empty())
     return bad(std::string("no test given: droce-perf -- TEST [options] [server-host] (TEST: ") + kTestList +
                "; --help)");

@@ -89,6 +89,8 @@ struct Options {
 };
 
 // Returns 0 to run, 1 after printing --help or --version, -1 after printing an error (one line).
-[[nodiscard]] int parse_options(const std::vector<std::string>& args, Options& o);
+// `eal`: the arguments before `--`, where the app's own long options are refused by name.
+[[nodiscard]] int parse_options(const std::vector<std::string>& args, Options& o,
+                                const std::vector<std::string>& eal = {});
 
 }  // namespace droce::perf

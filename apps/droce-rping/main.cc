@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   // ---- options and EAL ----
   SplitArgs split = split_args(argc, argv);
   rping::Options o;
-  if (int r = rping::parse_options(split.app, o); r != 0) return r > 0 ? 0 : 2;
+  if (int r = rping::parse_options(split.app, o, split.eal); r != 0) return r > 0 ? 0 : 2;
   const bool defaults = split.eal.empty();
   if (defaults) split.eal = default_pair_eal_args(o.server);
   install_stop_signals();

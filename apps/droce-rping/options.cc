@@ -93,10 +93,10 @@ const char* recovery_text(rc::Recovery r) {
   return r == rc::Recovery::kSelectiveRepeat ? "selective repeat" : "go-back-N";
 }
 
-int parse_options(const std::vector<std::string>& args, Options& o) {
+int parse_options(const std::vector<std::string>& args, Options& o, const std::vector<std::string>& eal) {
   const auto app = apps::cli::make_app("droce-rping", kUsage);
   declare(*app, o);
-  if (int rc = apps::cli::parse(*app, args); rc != 0) return rc;
+  if (int rc = apps::cli::parse(*app, args, eal); rc != 0) return rc;
   auto fail = [&app](const std::string& message) { return apps::cli::fail(*app, message); };
   if (o.server == o.client) return fail("give exactly one of -s (server) and -c (client)");
   if (o.client && o.address.empty()) return fail("-c needs -a, the server's address");

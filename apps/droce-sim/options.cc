@@ -212,7 +212,14 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   Overrides overrides, earlier;  // applied after the preset, whatever their order on the command line
   const auto app = apps::cli::make_app("droce-sim", usage_text());
   declare(*app, o, cc, overrides, earlier);
-  if (int rc = apps::cli::parse(*app, args); rc != 0) return rc;
+  // `droce-sim -- OPTIONS` as every other app is run: droce-sim starts no EAL, so nothing may stand
+  // before the `--` (an EAL option there would be silently meaningless).
+  const auto separator = std::find(args.begin(), args.end(), "--");
+  if (separator != args.end() && separator != args.begin())
+    return apps::cli::fail(*app,
+                           apps::quoted(args.front()) + " before --: droce-sim runs no EAL and takes no EAL options");
+  const std::vector<std::string> own(separator == args.end() ? args.begin() : separator + 1, args.end());
+  if (int rc = apps::cli::parse(*app, own); rc != 0) return rc;
   auto fail = [&app](const std::string& message) { return apps::cli::fail(*app, message); };
   SimConfig& cfg = o.cfg;
   cfg.cc = cc == "dcqcn";

@@ -266,7 +266,7 @@ int run_switch(sw::Options& o, rte_mempool* pool) {
 int main(int argc, char** argv) {
   SplitArgs split = split_args(argc, argv);
   sw::Options o;
-  if (int rc = sw::parse_options(split.app, o); rc != 0) return rc > 0 ? 0 : 2;
+  if (int rc = sw::parse_options(split.app, o, split.eal); rc != 0) return rc > 0 ? 0 : 2;
   if (o.lab_mode && split.eal.empty()) split.eal = {"--no-pci"};
   install_stop_signals();
   // Before EAL opens the telemetry socket: a client that finds it gets an answer (switch_telemetry.h).

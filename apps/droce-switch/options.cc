@@ -153,11 +153,11 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
 
 }  // namespace
 
-int parse_options(const std::vector<std::string>& args, Options& o) {
+int parse_options(const std::vector<std::string>& args, Options& o, const std::vector<std::string>& eal) {
   std::vector<std::pair<std::string, std::string>> overrides;
   const auto app = apps::cli::make_app("droce-switch", kUsage);
   declare(*app, o, overrides);
-  if (int rc = apps::cli::parse(*app, args); rc != 0) return rc;
+  if (int rc = apps::cli::parse(*app, args, eal); rc != 0) return rc;
   auto fail = [&app](const std::string& message) { return apps::cli::fail(*app, message); };
   if (apps::cli::given(*app, "--seed")) o.impairment.seed = o.sw.seed;  // one seed: impairment and RED
   o.lab_mode = apps::cli::given(*app, "--lab-senders");

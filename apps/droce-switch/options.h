@@ -26,6 +26,8 @@ struct Options {
 };
 
 // 0: run; 1: --help printed; -1: an error printed (naming the option).
-[[nodiscard]] int parse_options(const std::vector<std::string>& args, Options& o);
+// `eal`: the arguments before `--`, where the app's own long options are refused by name.
+[[nodiscard]] int parse_options(const std::vector<std::string>& args, Options& o,
+                                const std::vector<std::string>& eal = {});
 
 }  // namespace droce::sw

@@ -10,18 +10,36 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "engine/core/log.h"
 #include "engine/core/port.h"
+#include "engine/core/runtime_dir.h"
 
 namespace droce::engine {
 namespace {
 
 std::atomic<bool> g_eal_initialised{false};
 EalReport g_current_report;  // Eal::current()
+
+// What this process's EAL left on the file system and droce removes when the process ends: by the
+// Eal's destructor, or by exit() (an app that exits from a nested call) through an atexit handler.
+// Both run the removal at most once. A SIGKILLed run's are swept by the next run (Eal::init).
+struct Leftovers {
+  std::string runtime_dir;             // EAL's runtime directory, when this process made it its own
+  std::string huge_prefix;             // the --file-prefix whose hugepage files remain (no --huge-unlink)
+  std::vector<std::string> huge_dirs;  // --huge-dir, or empty: every mounted hugetlbfs
+};
+Leftovers g_leftovers;
+
+void remove_leftovers() {
+  remove_runtime_dir(g_leftovers.runtime_dir);
+  unlink_hugepage_files(g_leftovers.huge_prefix, g_leftovers.huge_dirs);
+  g_leftovers = Leftovers{};
+}
 
 bool has_arg(const std::vector<std::string>& args, const std::string& name) {
   for (const auto& a : args)
@@ -182,6 +200,26 @@ std::string join(const std::vector<unsigned>& v) {
   return s;
 }
 
+// Records what this run's EAL made that the process's end removes (runtime_dir.h).
+void note_leftovers(const EalReport& report, const std::vector<std::string>& args, bool own_prefix) {
+  // A secondary process (dpdk-dumpcap, dpdk-telemetry's peers) uses its primary's files: not ours.
+  if (rte_eal_process_type() != RTE_PROC_PRIMARY) return;
+  // With shared files this primary holds the prefix's lock, so no other process uses the directory;
+  // without them (--no-shconf, --in-memory) only a prefix droce made is known to be this run's
+  // (a shared default such as "rte" is not).
+  const bool shared_files = !has_arg(args, "--no-shconf") && !has_arg(args, "--in-memory");
+  if (own_prefix || (shared_files && !report.file_prefix.empty())) g_leftovers.runtime_dir = rte_eal_get_runtime_dir();
+  // Hugepage files stay linked for the run so that dpdk-dumpcap and other secondaries can attach;
+  // they are unlinked at exit (--huge-unlink, which droce gives its own prefixes, unlinks at once).
+  if (report.hugepages && shared_files && !report.file_prefix.empty() && !has_arg(args, "--huge-unlink")) {
+    g_leftovers.huge_prefix = report.file_prefix;
+    std::string dir;
+    if (find_value(args, "--huge-dir", dir)) g_leftovers.huge_dirs = {dir};
+  }
+  static std::atomic<bool> registered{false};
+  if (!registered.exchange(true)) std::atexit(remove_leftovers);
+}
+
 }  // namespace
 
 SplitArgs split_args(int argc, char** argv) {
@@ -318,16 +356,27 @@ std::unique_ptr<Eal> Eal::init(const std::string& app_name, const std::vector<st
   std::vector<char*> argv;
   for (auto& s : storage) argv.push_back(s.data());
   argv.push_back(nullptr);
+  // Runtime directories of droce runs that ended without an exit path (SIGKILL, OOM) stay on a RAM
+  // tmpfs until reboot: swept before this run adds its own.
+  sweep_stale_runtime_dirs(runtime_parent_dir());
+  // A prefix droce made names this process: its runtime directory is this run's alone.
+  long prefix_pid = 0;
+  const bool own_prefix = parse_own_prefix(eal->report_.file_prefix, prefix_pid) && prefix_pid == getpid();
   // rte_eal_init may reorder argv; it keeps pointers into `storage`, which outlives the call.
   const int rc = rte_eal_init(static_cast<int>(storage.size()), argv.data());
   if (rc < 0) {
+    const int eal_errno = rte_errno;
+    // What a failed init made under a prefix of this process goes too; a user's prefix may be
+    // another live process's ("Cannot create lock"), so it stays.
+    if (own_prefix) remove_runtime_dir(runtime_parent_dir() + "/" + eal->report_.file_prefix);
     std::string all;
     for (const auto& a : args) all += " " + a;
-    err = Status::error(StatusCode::kError, std::string("EAL initialisation failed: ") + rte_strerror(rte_errno) +
+    err = Status::error(StatusCode::kError, std::string("EAL initialisation failed: ") + rte_strerror(eal_errno) +
                                                 " (EAL args:" + all + ")");
     return nullptr;
   }
   eal->initialised_ = true;
+  note_leftovers(eal->report_, args, own_prefix);
   g_current_report = eal->report_;
   err = Status();
   return eal;
@@ -342,9 +391,11 @@ Eal::~Eal() {
   // Not parked within 10 s: the process's exit releases what the cleanup would have.
   if (!InterruptThreadHold::park_until_exit(10000)) {
     DROCE_LOG(WARNING, "EAL's interrupt thread did not park within 10 s; exiting without rte_eal_cleanup");
+    remove_leftovers();
     return;
   }
   rte_eal_cleanup();
+  remove_leftovers();  // rte_eal_cleanup (22.11) keeps the runtime directory and hugepage files
 }
 
 }  // namespace droce::engine

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Hostile command lines for every app: each bad value -> exit 2 and exactly one stderr line naming
 # the option, nothing on stdout, nothing run (no EAL, no simulation, no file left behind); good
-# values still parse. Usage: check_options.sh GEN ECHO PERF FWD SWITCH SIM RPING
+# values still parse. Usage: check_options.sh GEN ECHO PERF FWD SWITCH SIM RPING COLL
 set -uo pipefail
-gen=$1 echo_=$2 perf=$3 fwd=$4 switch=$5 sim=$6 rping=$7
+gen=$1 echo_=$2 perf=$3 fwd=$4 switch=$5 sim=$6 rping=$7 coll=$8
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -509,6 +509,24 @@ bad "--clients is the server's" "$rping" -- -c -a 10.0.0.2 --clients 2
 good rping-client "$rping" -- -c -a 10.0.0.2 -p 7174 -C 3 -S 4096 -v -V --help
 good rping-server "$rping" -- -s -a 10.0.0.2 --local-ip 10.0.0.2 -C 3 --help
 good rping-sr-server "$rping" -- -s --clients 64 --recovery sr --sr-bdp-packets 16 --help
+
+# --- an app's own long option before `--` (among the EAL options): one line naming it and where it
+# goes, exit 2, before EAL (which would print its whole usage and exit 1); EAL's own names pass.
+bad "--op is droce-gen's option: put it after --" "$gen" -l 0 --op send -- --size 64
+bad "--op is droce-gen's option: put it after --" "$gen" --op=send --
+bad "--config is droce-gen's option" "$gen" --no-pci --config "$tmp/none.ini" -- --op send
+bad "--mode is droce-echo's option: put it after --" "$echo_" --no-pci --mode server --
+bad "--out_json is droce-perf's option: put it after --" "$perf" -l 0 --out_json -- -s 64
+bad "--duration is droce-fwd's option: put it after --" "$fwd" --duration 1 --
+bad "--kmin-bytes is droce-switch's option: put it after --" "$switch" --no-pci --kmin-bytes=1000 --
+bad "--timeout is droce-rping's option: put it after --" "$rping" --timeout 5 -- -s
+bad "--pattern is droce-coll's option: put it after --" "$coll" -l 0 --pattern alltoall -- --ranks 2
+good eal-names-pass "$gen" -l 0 --no-pci --no-huge -m 256 --file-prefix "h34opt$$" --vdev net_null0 -- --help
+good eal-names-pass-perf "$perf" --no-pci --no-shconf -- --help
+# droce-sim runs no EAL: it takes the `--` every app takes, and nothing before it.
+good sim-separator "$sim" -- --flows 2 --help
+bad "'-l' before --: droce-sim runs no EAL" "$sim" -l 0 -- --flows 2
+bad "'--flows' before --" "$sim" --flows 2 -- --json "$tmp/sim.json"
 
 # --- the final write can still fail (disk full): reported, exit non-zero
 if [ -w /dev/full ]; then

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <utility>
 
+#include "apps/common/cli/eal_side.h"
 #include "apps/common/cli_number.h"
 #include "apps/common/version_line.h"
 
@@ -98,7 +99,9 @@ int fail(const CLI::App& app, const std::string& message) {
   return -1;
 }
 
-int parse(CLI::App& app, const std::vector<std::string>& args) {
+int parse(CLI::App& app, const std::vector<std::string>& args, const std::vector<std::string>& eal) {
+  if (const std::string own = app_option_among_eal(app, eal); !own.empty())
+    return fail(app, own + " is " + app.get_name() + "'s option: put it after --");
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
   try {
     app.parse(reversed);

@@ -22,8 +22,10 @@ inline constexpr const char* kSuffixNote =
 [[nodiscard]] std::unique_ptr<CLI::App> make_app(const std::string& name, const std::string& usage);
 
 // 0: parse and run; 1: --help or --version was printed (exit 0); -1: one line "NAME: message" naming
-// the option was printed on stderr (exit 2). `args` are the app's own, after EAL's "--".
-[[nodiscard]] int parse(CLI::App& app, const std::vector<std::string>& args);
+// the option was printed on stderr (exit 2). `args` are the app's own, after EAL's "--"; `eal` are
+// those before it, where one of the app's long options is refused first ("--op is droce-gen's
+// option: put it after --"), since EAL would answer it with its whole usage and exit 1.
+[[nodiscard]] int parse(CLI::App& app, const std::vector<std::string>& args, const std::vector<std::string>& eal = {});
 
 // The one-line message for a CLI11 error (control bytes shown as '?'), without the app's name.
 [[nodiscard]] std::string error_text(const CLI::App& app, const CLI::Error& e);
