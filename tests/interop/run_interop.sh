@@ -44,6 +44,11 @@ T0=$(date +%s)
 timeout 1200 "$LAB/build-image.sh" || fail_loud "the guest image could not be built (needs root and the Debian archive once; cached in .cache/rxe-lab)"
 timeout 400 "$LAB/boot.sh" || fail_loud "the rxe guest did not boot (see the log above)"
 echo "guest booted in $(( $(date +%s) - T0 )) s (image included)"
+# The guest's RoCE v2 GID indexes for its IPv4 address and its ULA: the table holds the
+# link-local, the IPv4-mapped and the ULA GIDs in the order the kernel added them (lib.sh).
+GID4=$(lab_gid_index "$GUEST_IP") || fail_loud "the guest's rxe0 has no RoCE v2 GID for $GUEST_IP"
+GID6=$(lab_gid_index "$GUEST_IP6") || fail_loud "the guest's rxe0 has no RoCE v2 GID for $GUEST_IP6"
+echo "guest rxe0 RoCE v2 GIDs: [$GID4] ::ffff:$GUEST_IP, [$GID6] $GUEST_IP6"
 
 # Addressing of every droce run on the lab link. No MAC is given either way (issue 17: ARP replaces
 # static MACs): droce finds the guest's by ARP, and the guest, booted without a neighbour entry
@@ -109,7 +114,7 @@ droce_serves() {
 }
 
 EC=("$ECHO" $(lab_droce_eal) --)
-PP="ibv_rc_pingpong -d rxe0 -g 1"
+PP="ibv_rc_pingpong -d rxe0 -g $GID4"
 echo_client() { echo "${EC[@]} --mode client --peer rc_pingpong --oob-port $LAB_OOB_HOSTFWD ${DROCE_ADDR[*]} --timeout 60"; }
 echo_server() { echo "${EC[@]} --mode server --peer rc_pingpong --oob-port $LAB_OOB_HOST ${DROCE_ADDR[*]} --timeout 60"; }
 
@@ -122,7 +127,7 @@ droce_serves rc_pingpong_droce_server_4KiB "$PP -s 4096 -n 20 $GUEST_OOB_ADDR" $
 # ---- ibv_srq_pingpong, both roles: -q QPs a side, each side's receives from one SRQ; -n counts
 # exchanges over all QPs (4 QPs at 64 B; its default 16 at 4 KiB; a small SRQ, -r 8, at 4 QPs;
 # loss both ways) ----
-SP="ibv_srq_pingpong -d rxe0 -g 1"
+SP="ibv_srq_pingpong -d rxe0 -g $GID4"
 srq_client() { echo "${EC[@]} --mode client --peer srq_pingpong --oob-port $LAB_OOB_HOSTFWD ${DROCE_ADDR[*]} --timeout 60"; }
 srq_server() { echo "${EC[@]} --mode server --peer srq_pingpong --oob-port $LAB_OOB_HOST ${DROCE_ADDR[*]} --timeout 60"; }
 guest_serves srq_pingpong_guest_server_q4_64B "$SP -q 4 -s 64 -n 20" $(srq_client) --qps 4 --size 64 --count 20
@@ -154,7 +159,7 @@ fi
 DP=("$PERF" $(lab_droce_eal) --)
 perf_client() { echo "${DP[@]} $1 -p $LAB_OOB_HOSTFWD ${DROCE_ADDR[*]} --timeout 60 ${*:2} 127.0.0.1"; }
 perf_server() { echo "${DP[@]} $1 -p $LAB_OOB_HOST ${DROCE_ADDR[*]} --timeout 60 ${*:2}"; }
-X="-d rxe0 -x 1 -F"
+X="-d rxe0 -x $GID4 -F"
 guest_serves send_bw_guest_server "ib_send_bw $X -s 4096 -n 20" $(perf_client send_bw -s 4096 -n 20)
 droce_serves send_bw_droce_server "ib_send_bw $X -s 4096 -n 20 $GUEST_OOB_ADDR" $(perf_server send_bw -s 4096 -n 20)
 guest_serves write_bw_guest_server "ib_write_bw $X -s 4096 -n 20" $(perf_client write_bw -s 4096 -n 20)
