@@ -172,6 +172,16 @@ Status write_server_json(const Options& o, const EchoWorkers& workers, const std
                       {"stalled", stalled},
                       {"problem", problem},
                       {"workers", ws}};
+  // Neighbour resolution, as the client's report has it: on IPv6, the solicitations for our
+  // address answered and the ND frames ignored (others' targets and DAD probes, conflicts).
+  std::uint64_t arp_answered = 0, nd_answered = 0, nd_ignored = 0;
+  for (const engine::RcEndpoint* ep : eps) {
+    arp_answered += ep->counters().arp_requests_answered;
+    nd_answered += ep->counters().nd_solicitations_answered;
+    nd_ignored += ep->counters().nd_ignored;
+  }
+  j["endpoint"] = {
+      {"arp_requests_answered", arp_answered}, {"nd_solicitations_answered", nd_answered}, {"nd_ignored", nd_ignored}};
   const engine::CounterSums sums = apps::counter_sums(eps);
   j["hw_counters"] = apps::hw_counters_json(sums);
   j["drop_reasons"] = apps::drop_reasons_json(sums);

@@ -51,7 +51,12 @@ int report(const Options& o, Setup& st, const Client& c) {
                      {"rx_view_drops", ec.rx_view_drops},
                      {"tx_alloc_failures", ec.tx_alloc_failures},
                      {"rx_drops", drops},
-                     {"arp_requests_answered", ec.arp_requests_answered}};
+                     {"arp_requests_answered", ec.arp_requests_answered},
+                     // IPv6: solicitations answered (resolutions of our address) and ND frames
+                     // ignored (others' targets, others' DAD probes, conflicts): the rxe lab's
+                     // check that a guest's DAD probes are seen and not answered.
+                     {"nd_solicitations_answered", ec.nd_solicitations_answered},
+                     {"nd_ignored", ec.nd_ignored}};
     j["mode"] = o.mode;
     j["thread"] = o.thread;
     j["size"] = o.size;

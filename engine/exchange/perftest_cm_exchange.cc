@@ -2,6 +2,8 @@
 // message, and the disconnects, all driven from the endpoint's poll with deadlines.
 #include "engine/exchange/perftest_cm_exchange.h"
 
+#include <arpa/inet.h>
+
 #include <chrono>
 #include <cstring>
 
@@ -51,9 +53,11 @@ std::string rej_text(std::uint16_t reason) {
   }
 }
 
-std::string ip_text(const wire::L2L3Address& a) {
-  return std::to_string(a.ip[0]) + "." + std::to_string(a.ip[1]) + "." + std::to_string(a.ip[2]) + "." +
-         std::to_string(a.ip[3]);
+// For messages: the address in its family's text (IPv6 as inet_ntop writes it, RFC 5952).
+std::string ip_text(const wire::L2L3Address& a, bool ipv6) {
+  char text[INET6_ADDRSTRLEN] = {};
+  if (inet_ntop(ipv6 ? AF_INET6 : AF_INET, a.ip, text, sizeof(text)) == nullptr) return "?";
+  return text;
 }
 
 }  // namespace
@@ -114,7 +118,7 @@ PerftestCmSession::~PerftestCmSession() {
 }
 
 std::string PerftestCmSession::server_text() const {
-  return ip_text(cfg_.server) + " port " + std::to_string(cfg_.port);
+  return ip_text(cfg_.server, ep_.config().addresses.ipv6) + " port " + std::to_string(cfg_.port);
 }
 
 void PerftestCmSession::pump() {

@@ -33,7 +33,7 @@ T0=$(date +%s)
 lab_hold_link || lab_die "droce-echo did not create $LAB_RUN/vhost.sock"
 qemu-system-x86_64 "${accel[@]}" -m "$LAB_MEM" -smp 1 -nodefaults -display none -no-reboot -name rxe-lab \
   -kernel "$LAB_CACHE/vmlinuz" -initrd "$LAB_CACHE/initrd.img" \
-  -append "console=ttyS0 panic=-1 quiet lab.ip=$GUEST_IP/24 lab.mac=$GUEST_MAC lab.mgmtmac=$GUEST_MGMT_MAC lab.mtu=$LAB_MTU${LAB_STATIC_NEIGH:+ lab.neigh=$DROCE_IP,$DROCE_MAC}" \
+  -append "console=ttyS0 panic=-1 quiet lab.ip=$GUEST_IP/24 lab.ip6=$GUEST_IP6/64 lab.mac=$GUEST_MAC lab.mgmtmac=$GUEST_MGMT_MAC lab.mtu=$LAB_MTU${LAB_STATIC_NEIGH:+ lab.neigh=$DROCE_IP,$DROCE_MAC}" \
   -serial "file:$LAB_RUN/console.log" -monitor "unix:$LAB_RUN/monitor.sock,server=on,wait=off" \
   -virtfs "local,path=$LAB_SHARE,mount_tag=host,security_model=none,id=host" \
   -object "memory-backend-memfd,id=mem,size=${LAB_MEM}M,share=on" -numa node,memdev=mem \
@@ -54,5 +54,5 @@ if ! lab_wait_for "$BOOT_TIMEOUT" ready || ! lab_qemu_pid > /dev/null; then
   exit 1
 fi
 lab_release_link
-lab_log "guest up in $(( $(date +%s) - T0 )) s (guest uptime $(cat "$LAB_JOBS/READY") s): eth0 $GUEST_MAC $GUEST_IP, rxe0 GID[1] ::ffff:$GUEST_IP"
+lab_log "guest up in $(( $(date +%s) - T0 )) s (guest uptime $(cat "$LAB_JOBS/READY") s): eth0 $GUEST_MAC $GUEST_IP $GUEST_IP6"
 cat "$LAB_JOBS/info.txt" >&2

@@ -2,7 +2,7 @@
 # /init of the rxe lab guest: the initramfs is the whole root filesystem. Brings up the data NIC
 # and rxe0 on it, the management NIC, and the job agent on the 9p share, then idles.
 # Kernel command line (set by boot.sh):
-#   lab.ip=10.0.77.1/24  lab.mac=52:54:00:77:00:01  lab.mgmtmac=52:54:00:77:01:01  lab.mtu=1500
+#   lab.ip=10.0.77.1/24  lab.ip6=fd77::1/64  lab.mac=52:54:00:77:00:01  lab.mgmtmac=52:54:00:77:01:01  lab.mtu=1500
 #   lab.neigh=10.0.77.3,02:00:00:77:00:03   permanent neighbour entry for droce (no ARP needed;
 #                                           only with LAB_STATIC_NEIGH=1 at boot: the lab uses ARP)
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
@@ -17,15 +17,15 @@ mount -t tmpfs tmpfs /dev/shm
 ln -sf /proc/self/fd /dev/fd 2>/dev/null
 ulimit -l unlimited   # verbs memory registration pins pages
 
-IP= MAC= MGMTMAC= MTU=1500 NEIGH=
+IP= IP6= MAC= MGMTMAC= MTU=1500 NEIGH=
 for a in $(cat /proc/cmdline); do
   case "$a" in
-    lab.ip=*) IP=${a#*=} ;; lab.mac=*) MAC=${a#*=} ;; lab.mgmtmac=*) MGMTMAC=${a#*=} ;;
+    lab.ip=*) IP=${a#*=} ;; lab.ip6=*) IP6=${a#*=} ;; lab.mac=*) MAC=${a#*=} ;; lab.mgmtmac=*) MGMTMAC=${a#*=} ;;
     lab.mtu=*) MTU=${a#*=} ;; lab.neigh=*) NEIGH=${a#*=} ;;
   esac
 done
 hostname rxe-lab
-echo "lab-init: kernel $(uname -r) ip=$IP mac=$MAC mtu=$MTU"
+echo "lab-init: kernel $(uname -r) ip=$IP ip6=$IP6 mac=$MAC mtu=$MTU"
 for m in virtio_pci virtio_net 9pnet_virtio 9p ib_uverbs rdma_ucm rdma_rxe; do modprobe "$m" || echo "lab-init: modprobe $m failed"; done
 sysctl -qw kernel.printk="4 4 1 7"
 ip link set lo up
@@ -42,11 +42,21 @@ fi
 D=$(ifbymac "$MAC")
 if [ -n "$D" ]; then
   [ "$D" != eth0 ] && { [ -e /sys/class/net/eth0 ] && ip link set eth0 name ethx; ip link set "$D" name eth0; }
-  # IPv6 off: the rxe port then holds exactly two GIDs, [0] fe80::... and [1] ::ffff:<IPv4>.
-  sysctl -qw net.ipv6.conf.eth0.disable_ipv6=1
+  # IPv6 on eth0 with the ULA only (no router solicitations, no SLAAC): the rxe port's RoCE v2
+  # GIDs are then the link-local fe80::..., ::ffff:<IPv4> and the ULA, in the order the kernel
+  # adds them (the host reads their indexes from sysfs: lib.sh's lab_gid_index). Without
+  # lab.ip6, IPv6 stays off and the table holds the first two only. The ULA goes through DAD
+  # (RFC 4862 §5.4) once the link first has carrier: droce's ND sees those probes and must not
+  # answer them.
+  if [ -n "$IP6" ]; then
+    sysctl -qw net.ipv6.conf.eth0.accept_ra=0 net.ipv6.conf.eth0.autoconf=0
+  else
+    sysctl -qw net.ipv6.conf.eth0.disable_ipv6=1
+  fi
   # The MTU before rxe attaches: rxe's active_mtu is the largest IB MTU that fits (1500 -> 1024).
   ip link set eth0 mtu "$MTU"
   ip addr add "$IP" dev eth0
+  [ -n "$IP6" ] && ip -6 addr add "$IP6" dev eth0
   ip link set eth0 up
   [ -n "$NEIGH" ] && ip neigh replace "${NEIGH%,*}" lladdr "${NEIGH#*,}" dev eth0 nud permanent
   rdma link add rxe0 type rxe netdev eth0

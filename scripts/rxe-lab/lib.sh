@@ -9,10 +9,13 @@
 #                                                        (droce as OOB server, guest tool as client)
 #
 # Guest addresses (fixed; the guest's /init takes them from the kernel command line):
-#   eth0  52:54:00:77:00:01  10.0.77.1/24  rxe0 port 1, GID[1] = ::ffff:10.0.77.1 (RoCE v2)
+#   eth0  52:54:00:77:00:01  10.0.77.1/24  rxe0 port 1: RoCE v2 GIDs ::ffff:10.0.77.1, fd77::1 and
+#                            fd77::1/64    the link-local fe80::...; their indexes come from the guest
+#                                          (lab_gid_index), never assumed
 #   mgmt0 52:54:00:77:01:01  10.0.2.15     QEMU user networking, restrict=on
 #   droce 02:00:00:77:00:03  10.0.77.3     found by ARP (droce answers it); LAB_STATIC_NEIGH=1 at boot
 #                                          gives the guest a permanent neighbour entry instead
+#   droce 02:00:00:77:00:03  fd77::2       the same droce over IPv6, found by Neighbor Discovery
 #   droce 02:00:00:77:00:04  10.0.77.4     a second droce process, on the switched lab only
 #
 # The switched lab: droce-switch owns the guest's vhost-user socket instead, and droce processes
@@ -34,7 +37,9 @@ LAB_OOB_HOSTFWD=${LAB_OOB_HOSTFWD:-28515}   # host port forwarded to the guest's
 LAB_OOB_HOST=${LAB_OOB_HOST:-18515}         # host port the guest reaches as 10.0.2.100:18515
 LAB_MTU=${LAB_MTU:-1500}            # guest eth0 MTU at boot (4200 gives rxe active_mtu 4096)
 GUEST_IP=10.0.77.1 GUEST_MAC=52:54:00:77:00:01 GUEST_MGMT_MAC=52:54:00:77:01:01
+GUEST_IP6=fd77::1                   # unique-local (RFC 4193), /64 on the guest's eth0
 DROCE_IP=10.0.77.3 DROCE_MAC=02:00:00:77:00:03
+DROCE_IP6=fd77::2
 DROCE2_IP=10.0.77.4 DROCE2_MAC=02:00:00:77:00:04   # a second droce process (switched lab)
 GUEST_OOB_ADDR=10.0.2.100           # the guestfwd address (droce's OOB server, seen from the guest)
 
@@ -97,6 +102,19 @@ lab_gwaitport() {
 # vhost-user backend is connected).
 lab_glinkwait() {
   lab_gexec "for i in \$(seq $(( ${1:-30} * 5 ))); do read c < /sys/class/net/eth0/carrier 2>/dev/null; s=\$(cat /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null); [ \"\$c\" = 1 ] && case \"\$s\" in *ACTIVE*) exit 0;; esac; sleep 0.2; done; echo \"carrier=\$c rxe0=\$s\"; exit 1" $(( ${1:-30} + 30 ))
+}
+
+# lab_gid_index ADDRESS: the index of the guest rxe0 port 1's RoCE v2 GID for ADDRESS (an IPv4
+# address as its ::ffff:a.b.c.d GID). The table grows with the guest's addresses (the link-local,
+# the IPv4-mapped, the ULA) in the order the kernel adds them: read from sysfs (gids/N and
+# gid_attrs/types/N), not assumed. 1 when no such GID.
+lab_gid_index() {
+  local want
+  want=$(/usr/bin/python3 -c 'import ipaddress, sys
+a = ipaddress.ip_address(sys.argv[1])
+print((ipaddress.IPv6Address("::ffff:" + str(a)) if a.version == 4 else a).exploded)' "$1") || return 1
+  # One grep over the whole table (rxe has 1024 slots: a process per slot is minutes under TCG).
+  lab_gexec "cd /sys/class/infiniband/rxe0/ports/1/gids || exit 1; for i in \$(grep -lx $want * | sort -n); do [ \"\$(cat ../gid_attrs/types/\$i 2>/dev/null)\" = 'RoCE v2' ] && { echo \$i; exit 0; }; done; exit 1" 180
 }
 
 # ---- host processes, ended by PID only ----

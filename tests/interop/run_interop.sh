@@ -44,6 +44,11 @@ T0=$(date +%s)
 timeout 1200 "$LAB/build-image.sh" || fail_loud "the guest image could not be built (needs root and the Debian archive once; cached in .cache/rxe-lab)"
 timeout 400 "$LAB/boot.sh" || fail_loud "the rxe guest did not boot (see the log above)"
 echo "guest booted in $(( $(date +%s) - T0 )) s (image included)"
+# The guest's RoCE v2 GID indexes for its IPv4 address and its ULA: the table holds the
+# link-local, the IPv4-mapped and the ULA GIDs in the order the kernel added them (lib.sh).
+GID4=$(lab_gid_index "$GUEST_IP") || fail_loud "the guest's rxe0 has no RoCE v2 GID for $GUEST_IP"
+GID6=$(lab_gid_index "$GUEST_IP6") || fail_loud "the guest's rxe0 has no RoCE v2 GID for $GUEST_IP6"
+echo "guest rxe0 RoCE v2 GIDs: [$GID4] ::ffff:$GUEST_IP, [$GID6] $GUEST_IP6"
 
 # Addressing of every droce run on the lab link. No MAC is given either way (issue 17: ARP replaces
 # static MACs): droce finds the guest's by ARP, and the guest, booted without a neighbour entry
@@ -73,20 +78,25 @@ droce_against_guest() {
   result "$name" $(( rc != 0 || grc != 0 )) $(( $(date +%s) - t0 ))
 }
 # Guest tool as the server (listening on its 18515, reached through the hostfwd), droce the client.
+# With GS_CAPTURE=1 the guest's frames are captured as in the RDMA-CM cases (gcapture_start).
 # guest_serves NAME 'guest command' droce-app-args...
 guest_serves() {
-  local name=$1 gcmd=$2 t0 id; shift 2
+  local name=$1 gcmd=$2 t0 id cap=; shift 2
   wanted "$name" || return 0
   t0=$(date +%s)
   echo "--- $name: guest: $gcmd | droce: $*"
   # The link up while the tool starts (perftest refuses a port that is down), then droce's turn.
   lab_hold_link && lab_glinkwait 30 > /dev/null || { echo "the guest link did not come up"; lab_release_link; result "$name" 1 $(( $(date +%s) - t0 )); return; }
-  id=$(lab_gstart "$gcmd") || { lab_release_link; result "$name" 1 0; return; }
+  if [ "${GS_CAPTURE:-0}" = 1 ]; then
+    cap=$(gcapture_start "$name") || { echo "tcpdump did not start in the guest"; lab_release_link; result "$name" 1 0; return; }
+  fi
+  id=$(lab_gstart "$gcmd") || { lab_release_link; [ -n "$cap" ] && gcapture_stop "$cap" "$name"; result "$name" 1 0; return; }
   if ! lab_gwaitport 18515 60; then
-    echo "the guest tool did not listen"; lab_release_link; lab_gwait "$id" 5; result "$name" 1 $(( $(date +%s) - t0 )); return
+    echo "the guest tool did not listen"; lab_release_link; lab_gwait "$id" 5; [ -n "$cap" ] && gcapture_stop "$cap" "$name"
+    result "$name" 1 $(( $(date +%s) - t0 )); return
   fi
   lab_release_link
-  droce_against_guest "$name" "$t0" "$id" "" "$@"
+  droce_against_guest "$name" "$t0" "$id" "$cap" "$@"
 }
 # droce the server (OOB on the host's $LAB_OOB_HOST, the guest's 10.0.2.100:18515), guest tool the
 # client. droce_serves NAME 'guest command' droce-app-args...
@@ -109,7 +119,7 @@ droce_serves() {
 }
 
 EC=("$ECHO" $(lab_droce_eal) --)
-PP="ibv_rc_pingpong -d rxe0 -g 1"
+PP="ibv_rc_pingpong -d rxe0 -g $GID4"
 echo_client() { echo "${EC[@]} --mode client --peer rc_pingpong --oob-port $LAB_OOB_HOSTFWD ${DROCE_ADDR[*]} --timeout 60"; }
 echo_server() { echo "${EC[@]} --mode server --peer rc_pingpong --oob-port $LAB_OOB_HOST ${DROCE_ADDR[*]} --timeout 60"; }
 
@@ -122,7 +132,7 @@ droce_serves rc_pingpong_droce_server_4KiB "$PP -s 4096 -n 20 $GUEST_OOB_ADDR" $
 # ---- ibv_srq_pingpong, both roles: -q QPs a side, each side's receives from one SRQ; -n counts
 # exchanges over all QPs (4 QPs at 64 B; its default 16 at 4 KiB; a small SRQ, -r 8, at 4 QPs;
 # loss both ways) ----
-SP="ibv_srq_pingpong -d rxe0 -g 1"
+SP="ibv_srq_pingpong -d rxe0 -g $GID4"
 srq_client() { echo "${EC[@]} --mode client --peer srq_pingpong --oob-port $LAB_OOB_HOSTFWD ${DROCE_ADDR[*]} --timeout 60"; }
 srq_server() { echo "${EC[@]} --mode server --peer srq_pingpong --oob-port $LAB_OOB_HOST ${DROCE_ADDR[*]} --timeout 60"; }
 guest_serves srq_pingpong_guest_server_q4_64B "$SP -q 4 -s 64 -n 20" $(srq_client) --qps 4 --size 64 --count 20
@@ -154,7 +164,7 @@ fi
 DP=("$PERF" $(lab_droce_eal) --)
 perf_client() { echo "${DP[@]} $1 -p $LAB_OOB_HOSTFWD ${DROCE_ADDR[*]} --timeout 60 ${*:2} 127.0.0.1"; }
 perf_server() { echo "${DP[@]} $1 -p $LAB_OOB_HOST ${DROCE_ADDR[*]} --timeout 60 ${*:2}"; }
-X="-d rxe0 -x 1 -F"
+X="-d rxe0 -x $GID4 -F"
 guest_serves send_bw_guest_server "ib_send_bw $X -s 4096 -n 20" $(perf_client send_bw -s 4096 -n 20)
 droce_serves send_bw_droce_server "ib_send_bw $X -s 4096 -n 20 $GUEST_OOB_ADDR" $(perf_server send_bw -s 4096 -n 20)
 guest_serves write_bw_guest_server "ib_write_bw $X -s 4096 -n 20" $(perf_client write_bw -s 4096 -n 20)
@@ -232,12 +242,13 @@ guest_serves write_bw_bidir_guest_server "ib_write_bw $X -b -s 4096 -n 20" $(per
 # perftest's port 18515 (no hostfwd); droce-perf has no --peer-mac (the guest's MAC by ARP).
 # The helpers wait for the rdma_cm listener (the guest's, seen by `rdma res show cm_id`) or for
 # droce-perf's "Waiting for client" line instead of a TCP port. ----
-# gcapture_start NAME: tcpdump in the guest, ARP and RoCEv2 on eth0, into $LAB_SHARE/NAME.pcap;
+# gcapture_start NAME: tcpdump in the guest, ARP, Neighbor Discovery (ICMPv6 types 135 and 136
+# right after the IPv6 header) and RoCEv2 on eth0, into $LAB_SHARE/NAME.pcap;
 # prints its job id once it captures. gcapture_stop ID NAME: ends it (and keeps the file when
 # INTEROP_CAPTURES is set).
 gcapture_start() {
   local id
-  id=$(lab_gstart "exec tcpdump -i eth0 -n -U -s 0 -w /host/$1.pcap 'arp or udp port 4791'") || return 1
+  id=$(lab_gstart "exec tcpdump -i eth0 -n -U -s 0 -w /host/$1.pcap 'arp or udp port 4791 or (icmp6 and (ip6[40] == 135 or ip6[40] == 136))'") || return 1
   lab_wait_for 30 grep -qs 'listening on' "$LAB_JOBS/$id.out" || { lab_gkill "$id"; return 1; }
   echo "$id"
 }
@@ -401,6 +412,79 @@ if wanted rping_guest_server || wanted rping_droce_server || wanted rping_droce_
     result rping_guest_entry_removed 1 0
   fi
 fi
+
+# ---- IPv6 (issue 43): the same tools over the guest's ULA GID ($GID6, fd77::1) against droce on
+# fd77::2. droce finds the guest's MAC by Neighbor Discovery (RFC 4861) and answers the guest
+# kernel's solicitations for fd77::2; the TCP exchanges stay on the IPv4 management link, only the
+# RoCEv2 frames are IPv6 (40-byte header, the ICRC over its masked fields). ----
+DROCE6_ADDR=(--local-ip "$DROCE_IP6" --local-mac "$DROCE_MAC")
+PP6="ibv_rc_pingpong -d rxe0 -g $GID6"
+X6="-d rxe0 -x $GID6 -F"
+echo6_client() { echo "${EC[@]} --mode client --peer rc_pingpong --oob-port $LAB_OOB_HOSTFWD ${DROCE6_ADDR[*]} --timeout 60"; }
+echo6_server() { echo "${EC[@]} --mode server --peer rc_pingpong --oob-port $LAB_OOB_HOST ${DROCE6_ADDR[*]} --timeout 60"; }
+perf6_client() { echo "${DP[@]} $1 -p $LAB_OOB_HOSTFWD ${DROCE6_ADDR[*]} --timeout 60 ${*:2} 127.0.0.1"; }
+perf6_server() { echo "${DP[@]} $1 -p $LAB_OOB_HOST ${DROCE6_ADDR[*]} --timeout 60 ${*:2}"; }
+# nd_resolved NAME FILE: droce's JSON says it found the guest's MAC by Neighbor Discovery.
+nd_resolved() {
+  wanted "$1" || return 0
+  if /usr/bin/python3 -c "import json, sys; j = json.load(open(sys.argv[1])); r = j['remote']
+assert r['mac_from'] == 'nd' and r['mac'] == sys.argv[2] and j['addresses']['family'] == 'IPv6', (r, j['addresses'])
+print('droce: guest MAC by ND; answered', j['endpoint']['nd_solicitations_answered'], 'NS, ignored', j['endpoint']['nd_ignored'], 'ND frame(s)')" \
+     "$2" "$GUEST_MAC"; then
+    result "$1" 0 0
+  else
+    result "$1" 1 0
+  fi
+}
+GS_CAPTURE=1 guest_serves v6_rc_pingpong_guest_server "$PP6 -s 4096 -n 20" $(echo6_client) --size 4096 --count 20 --json "$LAB_RUN/v6_echo.json"
+nd_resolved v6_rc_pingpong_guest_server_nd "$LAB_RUN/v6_echo.json"
+droce_serves v6_rc_pingpong_droce_server "$PP6 -s 64 -n 20 $GUEST_OOB_ADDR" $(echo6_server) --size 64 --count 20
+guest_serves v6_write_bw_guest_server "ib_write_bw $X6 -s 4096 -n 20" $(perf6_client write_bw -s 4096 -n 20)
+droce_serves v6_write_bw_droce_server "ib_write_bw $X6 -s 4096 -n 20 $GUEST_OOB_ADDR" $(perf6_server write_bw -s 4096 -n 20)
+guest_serves v6_send_bw_guest_server "ib_send_bw $X6 -s 4096 -n 20" $(perf6_client send_bw -s 4096 -n 20)
+droce_serves v6_send_bw_droce_server "ib_send_bw $X6 -s 4096 -n 20 $GUEST_OOB_ADDR" $(perf6_server send_bw -s 4096 -n 20)
+# Loss both ways, as the IPv4 cases (loss.sh filters IPv6 UDP 4791 too): every 7th guest packet
+# and 5 % at droce for the pingpongs, every 11th and 2 % for perftest.
+if "$LAB/loss.sh" 7 > /dev/null; then
+  guest_serves v6_rc_pingpong_guest_server_lossy "$PP6 -s 4096 -n 30" $(echo6_client) --size 4096 --count 30 --loss 0.05 --seed 13
+  droce_serves v6_rc_pingpong_droce_server_lossy "$PP6 -s 4096 -n 30 $GUEST_OOB_ADDR" $(echo6_server) --size 4096 --count 30 --loss 0.05 --seed 14
+  echo "guest tc counters:"; "$LAB/loss.sh" off | sed 's/^/  /'
+else
+  result v6_loss_setup 1 0
+fi
+if "$LAB/loss.sh" 11 > /dev/null; then
+  guest_serves v6_send_bw_guest_server_lossy "ib_send_bw $X6 -s 4096 -n 20" $(perf6_client send_bw -s 4096 -n 20 -t 2 --loss 0.02 --seed 15)
+  droce_serves v6_write_bw_droce_server_lossy "ib_write_bw $X6 -s 4096 -n 20 -t 2 $GUEST_OOB_ADDR" $(perf6_server write_bw -s 4096 -n 20 --loss 0.02 --seed 16)
+  echo "guest tc counters:"; "$LAB/loss.sh" off | sed 's/^/  /'
+else
+  result v6_perf_loss_setup 1 0
+fi
+# Duplicate Address Detection: while droce-echo (fd77::2) waits for its client, the guest adds
+# fd77::1:0:2, whose solicited-node group (ff02::1:ff00:2, RFC 4291 §2.7.1) is droce's own, so
+# the probe (an NS from :: for that target, RFC 4862 §5.4.2) passes droce's multicast filter and
+# reaches its ND. droce must count it ignored (another target) and not answer: an answer would
+# leave the address "dadfailed" in the guest (§5.4.5). Then rc_pingpong runs as usual.
+DAD_ADDR=fd77::1:0:2
+droce_serves v6_nd_ignores_guest_dad "ip -6 addr add $DAD_ADDR/64 dev eth0 || exit 1
+for i in \$(seq 150); do ip -6 addr show dev eth0 to $DAD_ADDR/128 | grep -q tentative || break; sleep 0.2; done
+ip -6 addr show dev eth0 to $DAD_ADDR/128; st=\$(ip -6 addr show dev eth0 to $DAD_ADDR/128)
+ip -6 addr del $DAD_ADDR/64 dev eth0
+case \"\$st\" in *tentative*|*dadfailed*|'') echo 'DAD of $DAD_ADDR did not succeed'; exit 1;; esac
+exec $PP6 -s 64 -n 10 $GUEST_OOB_ADDR" $(echo6_server) --size 64 --count 10 --json "$LAB_RUN/v6_dad.json"
+if wanted v6_nd_ignores_guest_dad_counted; then
+  if /usr/bin/python3 -c "import json, sys; e = json.load(open(sys.argv[1]))['endpoint']
+print('droce: ND frames ignored', e['nd_ignored'], ', NS answered', e['nd_solicitations_answered'])
+assert e['nd_ignored'] >= 1, e" "$LAB_RUN/v6_dad.json"; then
+    result v6_nd_ignores_guest_dad_counted 0 0
+  else
+    result v6_nd_ignores_guest_dad_counted 1 0
+  fi
+fi
+# No -R (RDMA-CM) case over IPv6: the guest's perftest 6.06 resolves and binds its rdma_cm address
+# as IPv4 only. As client: "Address family for hostname not supported for fd77::2:18515"; as
+# server (listening by IPv4) the guest answers droce-perf's REQ to fd77::1 with REJ reason 28
+# (consumer reject). Its --ipv6-addr option is newer than 6.06 ("unrecognized option").
+# rping is IPv4-only on droce's side (droce-rping's -a and --local-ip; docs/interop.md).
 
 # ---- the switched lab (scripts/rxe-lab/lib.sh, lab_switch_start): droce-switch is the guest's
 # vhost-user peer and droce apps attach to its memif ports, so that several droce processes share

@@ -15,6 +15,7 @@ struct CaptureStats {
   int frames = 0;
   int roce = 0;
   int rejected = 0;
+  int ipv6 = 0;  // RoCEv2 frames over IPv6
   std::map<int, int> opcodes;
   std::map<int, int> syndromes;  // of ACK packets
   std::vector<std::uint32_t> qpns;
@@ -34,6 +35,7 @@ CaptureStats read_capture(const std::string& name) {
       UNSCOPED_INFO(name << " frame " << s.frames << ": " << drop_reason_name(r));
       return;
     }
+    if (pi.ipv6) ++s.ipv6;
     ++s.opcodes[pi.opcode];
     if (pi.opcode == 0x11) ++s.syndromes[pi.aeth_syndrome];
     s.qpns.push_back(pi.dest_qpn);
@@ -85,4 +87,25 @@ TEST_CASE("capture contents match what rxe did: opcodes, NAKs, ACK syndromes", "
   const auto big = read_capture("write_bw_mtu4096.pcap");
   CHECK(big.opcodes.at(0x06) == 5);  // 4096-byte WRITE_FIRST frames
   CHECK(big.opcodes.at(0x08) == 5);
+}
+
+TEST_CASE("rxe over IPv6: every RoCEv2 frame of the ULA capture parses and its ICRC verifies", "[wire][captures]") {
+  // The rxe lab guest (fd77::1, QPN 0x13) against droce-echo (fd77::2, QPN 0x11): ibv_rc_pingpong
+  // -g <its fd77::1 GID> -s 4096 -n 20 (tests/data/pcaps/README.md). The five ND frames before
+  // them are ICMPv6, not RoCE. rxe resent two of its 4 KiB SENDs (4 packets each), so it sent 22.
+  const auto s = read_capture("rxe_v6_rc_pingpong.pcap");
+  CHECK(s.frames == 213);
+  CHECK(s.roce == 208);
+  CHECK(s.rejected == 0);
+  CHECK(s.ipv6 == 208);
+  CHECK(s.opcodes.at(0x00) == 42);  // SEND_FIRST
+  CHECK(s.opcodes.at(0x01) == 84);  // SEND_MIDDLE
+  CHECK(s.opcodes.at(0x02) == 42);  // SEND_LAST
+  CHECK(s.opcodes.at(0x11) == 40);  // ACK
+  CHECK(s.syndromes.at(0x1F) == 40);
+  std::map<std::uint32_t, int> by_qpn;
+  for (auto q : s.qpns) ++by_qpn[q];
+  CHECK(by_qpn.size() == 2);
+  CHECK(by_qpn[0x11] == 108);  // rxe's requests and ACKs to droce's QP
+  CHECK(by_qpn[0x13] == 100);  // droce's to rxe's
 }
