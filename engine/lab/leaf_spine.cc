@@ -31,6 +31,27 @@ Status LeafSpineConfig::validate() const {
   return {};
 }
 
+namespace {
+
+// A leaf's or a spine's switch: the tier's settings (queues, RED/ECN, PFC) with what the fabric
+// decides per switch (its ports, routes, egress rates and buffers) left for the caller to fill,
+// and no flooding: every endpoint has a host route.
+LabSwitchConfig fabric_switch(const LabSwitchConfig& tier, rte_mempool* pool) {
+  LabSwitchConfig sc = tier;
+  sc.pool = pool;
+  sc.ports.clear();
+  sc.frame_ports.clear();
+  sc.routes.clear();
+  sc.host_routes.clear();
+  sc.ecmp_ports.clear();
+  sc.egress_gbps.clear();
+  sc.egress_buffer_bytes.clear();
+  sc.flood = false;
+  return sc;
+}
+
+}  // namespace
+
 LeafSpine::~LeafSpine() { finish(); }
 
 std::unique_ptr<LeafSpine> LeafSpine::create(const LeafSpineConfig& cfg, Status& err) {
@@ -53,16 +74,7 @@ std::unique_ptr<LeafSpine> LeafSpine::create(const LeafSpineConfig& cfg, Status&
     if (!cfg.ipv6.empty()) sc.host_routes.push_back(HostRoute::ipv6(cfg.ipv6[endpoint].data(), out));
   };
   for (std::uint32_t leaf = 0; leaf < cfg.leaves; ++leaf) {
-    LabSwitchConfig sc = cfg.leaf;
-    sc.pool = cfg.pool;
-    sc.ports.clear();
-    sc.frame_ports.clear();
-    sc.routes.clear();
-    sc.host_routes.clear();
-    sc.ecmp_ports.clear();
-    sc.egress_gbps.clear();
-    sc.egress_buffer_bytes.clear();
-    sc.flood = false;
+    LabSwitchConfig sc = fabric_switch(cfg.leaf, cfg.pool);
     sc.ecmp = cfg.ecmp;
     // Ports in link order (FabricSpec::leafspine): endpoints, then uplinks.
     const std::vector<RingEnd*> ends = f->fabric_->ends_of(n + leaf);
@@ -86,16 +98,7 @@ std::unique_ptr<LeafSpine> LeafSpine::create(const LeafSpineConfig& cfg, Status&
     }
   }
   for (std::uint32_t spine = 0; spine < cfg.spines; ++spine) {
-    LabSwitchConfig sc = cfg.spine;
-    sc.pool = cfg.pool;
-    sc.ports.clear();
-    sc.frame_ports.clear();
-    sc.routes.clear();
-    sc.host_routes.clear();
-    sc.ecmp_ports.clear();
-    sc.egress_gbps.clear();
-    sc.egress_buffer_bytes.clear();
-    sc.flood = false;
+    LabSwitchConfig sc = fabric_switch(cfg.spine, cfg.pool);
     for (RingEnd* end : f->fabric_->ends_of(n + cfg.leaves + spine)) sc.frame_ports.push_back(FramePort::ring(end));
     for (std::uint32_t leaf = 0; leaf < cfg.leaves; ++leaf) {
       const LinkQueueParams p = link_params(cfg.downlinks, cfg.downlink, leaf, spine);
