@@ -17,6 +17,7 @@ FUZZ_SECONDS=${DROCE_FUZZ_SECONDS:-30}
 status=0
 builds=()
 build_failures=0
+failed_steps=()  # builds, the demo and examples/ that failed: named again in the summary
 
 # configure DIR [meson options...]: fresh or reconfigure, so a reused tree picks up option changes.
 configure() {
@@ -36,6 +37,7 @@ run_build() {
     echo "== $name: BUILD FAILED =="
     status=1
     build_failures=$((build_failures + 1))
+    failed_steps+=("$name: configure or build")
     return
   fi
   echo "== $name: tests =="
@@ -98,6 +100,7 @@ if [ -f build/build.ninja ]; then
   else
     echo "demo: FAILED, last lines of build/demo.log:"
     tail -n 30 build/demo.log | sed 's/^/  /'
+    failed_steps+=("scripts/demo.sh --short (build/demo.log)")
     demo_failures=1
     status=1
   fi
@@ -114,6 +117,7 @@ if [ -f build/build.ninja ]; then
   else
     echo "examples: FAILED, last lines of build/examples.log:"
     tail -n 30 build/examples.log | sed 's/^/  /'
+    failed_steps+=("examples/run.sh (build/examples.log)")
     examples_failures=1
     status=1
   fi
@@ -139,10 +143,12 @@ else
   echo "== clang TSan build: BUILD FAILED =="
   status=1
   build_failures=$((build_failures + 1))
+  failed_steps+=("clang TSan build: configure or build")
 fi
 
 # One summary over all builds, from meson's machine-readable logs.
-BUILD_FAILURES=$((build_failures + demo_failures + examples_failures)) DEMO_PASSED=$((demo_passed + examples_passed)) python3 - "${builds[@]}" <<'PY'
+FAILED_STEPS=$(printf '%s\n' "${failed_steps[@]}") BUILD_FAILURES=$((build_failures + demo_failures + examples_failures)) \
+  DEMO_PASSED=$((demo_passed + examples_passed)) python3 - "${builds[@]}" <<'PY'
 import json, os, sys
 skipped = 0
 failed = int(os.environ.get("BUILD_FAILURES", "0"))  # a failed build or demo counts as a failed test
@@ -167,6 +173,8 @@ for d in sys.argv[1:]:
                 failures.append((d, log, t.get("name"), r, t.get("duration", 0), out.splitlines()[-25:]))
 # The failures again, last: a CI log is often read from its tail only, and meson's error logs
 # scroll far above it.
+for step in filter(None, os.environ.get("FAILED_STEPS", "").splitlines()):
+    print(f"FAILED: {step}")
 for d, log, name, r, secs, tail in failures:
     where = "loaded pass" if log == "loaded.json" else "tests"
     print(f"FAILED: {d} ({where}): {name}: {r} after {secs:.0f} s; its last lines:")
