@@ -213,14 +213,13 @@ std::string scratch_dir() {
   return tmpl;
 }
 
-// Replays `name` into a droce endpoint standing where the capture's responder stood.
-Replayed replay(const std::string& name, std::uint64_t region_bytes) {
+// Replays `name` (its `frames`, whose roles are `r`) into a droce endpoint standing where the capture's responder
+// stood.
+Replayed replay(const std::string& name, const std::vector<Bytes>& frames, const Roles& r, std::uint64_t region_bytes) {
   static int run = 0;
   const std::string dir = scratch_dir();
   const std::string stem = name.substr(0, name.rfind('.'));
   const std::string in = dir + "/" + stem + ".in.pcap", out = dir + "/" + stem + ".droce.pcap";
-  const std::vector<Bytes> frames = read_pcap(std::string(DROCE_TEST_DATA) + "/pcaps/" + name);
-  const Roles r = find_roles(frames);
 
   Replayed result;
   MemoryRegistry mem;
@@ -372,7 +371,7 @@ bool all_acknowledged(const std::vector<std::uint32_t>& need, const std::vector<
 void check_replay(const std::string& name, std::uint64_t region_bytes) {
   const std::vector<Bytes> frames = read_pcap(std::string(DROCE_TEST_DATA) + "/pcaps/" + name);
   const Roles r = find_roles(frames);
-  const Replayed run = replay(name, region_bytes);
+  const Replayed run = replay(name, frames, r, region_bytes);
   INFO(name);
   std::vector<Bytes> rxe_payloads;
   const std::vector<Answer> rxe = answers(frames, r, &rxe_payloads);
