@@ -296,11 +296,13 @@ assert d['out_of_order'] == 0 and d['errors'] == 0 and d['problem'] == '', d
 PY
 }
 
+# 1000 messages (about 10,000 frames captured, both ways, with retransmissions and ACKs): the
+# capture's Scapy check below costs about 3 ms a frame, so this count sets most of the script's length.
 run_pair sendloss --op send --size 64,1500,6000 --loss 0.05 --duplicate 0.01 --reorder 0.01 --seed 3 -- \
-  --op send --size 64,1500,6000 --count 6000 --loss 0.05 --duplicate 0.01 --reorder 0.01 --pcap "$out/memif.pcapng"
+  --op send --size 64,1500,6000 --count 1000 --loss 0.05 --duplicate 0.01 --reorder 0.01 --pcap "$out/memif.pcapng"
 check "memif SEND, 5 % loss + duplication + reordering both ways: both ends exit 0" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ]"
 check "memif SEND: client JSON verified by both ends, retransmissions seen" \
-  "verified '$out/sendloss.c.json' && /usr/bin/python3 -c \"import json; d=json.load(open('$out/sendloss.c.json')); assert d['retransmitted_packets'] > 0 and d['peer_received'] >= 6000 and d['impairment']['dropped'] > 0\""
+  "verified '$out/sendloss.c.json' && /usr/bin/python3 -c \"import json; d=json.load(open('$out/sendloss.c.json')); assert d['retransmitted_packets'] > 0 and d['peer_received'] >= 1000 and d['impairment']['dropped'] > 0\""
 check "memif SEND: server JSON verified" "verified '$out/sendloss.s.json'"
 check "pcapng of the lossy memif run decodes in tshark and its ICRCs verify in Scapy" \
   "bash '$root/scripts/verify_capture.sh' '$out/memif.pcapng' > '$out/pcap.txt' 2>&1"
