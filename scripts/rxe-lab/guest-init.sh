@@ -73,7 +73,11 @@ if mount -t 9p -o trans=virtio,version=9p2000.L,cache=none host /host; then
         [ -e "$j" ] || continue
         b=${j%.sh}
         mv "$j" "$b.run" || continue
-        setsid bash -c 'echo $$ > "$1.pid"; bash "$1.run" > "$1.out" 2>&1; echo $? > "$1.rc.tmp"; mv "$1.rc.tmp" "$1.rc"' _ "$b" &
+        # The host ends a job by SIGTERM to its whole process group (lab_gkill), this wrapper
+        # included: the wrapper traps TERM (a handler, not an ignore, so the job's own commands
+        # still die of it), outlives the job and records its status (143), so the host's
+        # lab_gwait returns at once instead of sitting out its timeout.
+        setsid bash -c 'trap : TERM; echo $$ > "$1.pid"; bash "$1.run" > "$1.out" 2>&1; echo $? > "$1.rc.tmp"; mv "$1.rc.tmp" "$1.rc"' _ "$b" &
       done
       sleep 0.1
     done
