@@ -6,6 +6,7 @@
 #include <rte_telemetry.h>
 
 #include <cstdlib>
+#include <iterator>
 #include <mutex>
 #include <string>
 
@@ -27,19 +28,24 @@ constexpr Field kFields[] = {
     {"tx_inline_frames", &EndpointCounters::tx_inline_frames},
     {"tx_payload_bytes", &EndpointCounters::tx_payload_bytes},
     {"tx_payload_bytes_copied", &EndpointCounters::tx_payload_bytes_copied},
+    {"tx_payload_bytes_inlined", &EndpointCounters::tx_payload_bytes_inlined},
     {"tx_alloc_failures", &EndpointCounters::tx_alloc_failures},
     {"tx_backlog_drops", &EndpointCounters::tx_backlog_drops},
     {"rx_view_messages", &EndpointCounters::rx_view_messages},
     {"rx_view_bytes", &EndpointCounters::rx_view_bytes},
+    {"rx_view_bytes_copied", &EndpointCounters::rx_view_bytes_copied},
     {"rx_view_drops", &EndpointCounters::rx_view_drops},
     {"rx_linearized", &EndpointCounters::rx_linearized},
     {"np_ecn_marked_roce_packets", &EndpointCounters::np_ecn_marked_roce_packets},
     {"np_cnp_sent", &EndpointCounters::np_cnp_sent},
     {"rp_cnp_handled", &EndpointCounters::rp_cnp_handled},
     {"rp_cnp_ignored", &EndpointCounters::rp_cnp_ignored},
+    {"cnp_unknown_qp", &EndpointCounters::cnp_unknown_qp},
+    {"cnp_tx_failures", &EndpointCounters::cnp_tx_failures},
     {"pacer_waits", &EndpointCounters::pacer_waits},
     {"pfc_pause_frames", &EndpointCounters::pfc_pause_frames},
     {"pfc_resume_frames", &EndpointCounters::pfc_resume_frames},
+    {"pfc_other_frames", &EndpointCounters::pfc_other_frames},
     {"pfc_paused_ns", &EndpointCounters::pfc_paused_ns},
     {"tx_qp_turns", &EndpointCounters::tx_qp_turns},
     {"timer_fires", &EndpointCounters::timer_fires},
@@ -52,7 +58,20 @@ constexpr Field kFields[] = {
     {"arp_announcements_sent", &EndpointCounters::arp_announcements_sent},
     {"arp_resolve_failures", &EndpointCounters::arp_resolve_failures},
     {"arp_tx_failures", &EndpointCounters::arp_tx_failures},
+    {"nd_solicitations_answered", &EndpointCounters::nd_solicitations_answered},
+    {"nd_solicitations_learned", &EndpointCounters::nd_solicitations_learned},
+    {"nd_advertisements_learned", &EndpointCounters::nd_advertisements_learned},
+    {"nd_malformed", &EndpointCounters::nd_malformed},
+    {"nd_ignored", &EndpointCounters::nd_ignored},
+    {"nd_solicitations_sent", &EndpointCounters::nd_solicitations_sent},
+    {"nd_announcements_sent", &EndpointCounters::nd_announcements_sent},
+    {"nd_resolve_failures", &EndpointCounters::nd_resolve_failures},
+    {"nd_tx_failures", &EndpointCounters::nd_tx_failures},
 };
+// Every counter is exported: the struct is this table's fields plus the drops by reason (each
+// exported as drop_<reason>), so a counter added without its row here fails to build.
+static_assert(sizeof(EndpointCounters) == (std::size(kFields) + wire::kDropReasonCount) * sizeof(std::uint64_t),
+              "an EndpointCounters member is missing from kFields");
 
 std::uint64_t load(const std::uint64_t& v) { return __atomic_load_n(&v, __ATOMIC_RELAXED); }
 

@@ -57,6 +57,11 @@ ids = query(path, "/droce/endpoints")
 per = [query(path, f"/droce/endpoint_stats,{i}") for i in ids]
 for p in per:
     assert p["tx_frames"] > 0 and p["rx_frames"] > 0 and p["qps"] == 2, p
+    # Every EndpointCounters field is exported (a static_assert holds the table to the struct):
+    # ARP's, ND's, the CNP and PFC side counts among them.
+    missing = [k for k in ("arp_requests_sent", "nd_solicitations_sent", "nd_resolve_failures", "cnp_unknown_qp",
+                           "pfc_other_frames", "rx_view_bytes_copied", "tx_payload_bytes_inlined") if k not in p]
+    assert not missing, missing
 unknown = query(path, "/droce/endpoint_stats,99999")
 assert unknown in (None, {}), f"unknown id answered: {unknown}"
 tot = query(path, "/droce/endpoint_totals")
