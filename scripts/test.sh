@@ -18,6 +18,14 @@ status=0
 builds=()
 build_failures=0
 failed_steps=()  # builds, the demo and examples/ that failed: named again in the summary
+phase_times=()   # "name seconds" of each step, printed before the summary (CI's budget is 50 min)
+# timed NAME COMMAND...: runs it, records how long it took.
+timed() {
+  local name=$1 t0=$SECONDS rc=0; shift
+  "$@" || rc=$?
+  phase_times+=("$name: $(( SECONDS - t0 )) s")
+  return $rc
+}
 
 # configure DIR [meson options...]: fresh or reconfigure, so a reused tree picks up option changes.
 configure() {
@@ -33,7 +41,7 @@ configure() {
 run_build() {
   local name=$1 dir=$2 test_args=$3; shift 3
   echo "== $name: configure + build ($dir) =="
-  if ! configure "$dir" "$@" || ! ninja -C "$dir" -j "$JOBS"; then
+  if ! configure "$dir" "$@" || ! timed "$name (compile)" ninja -C "$dir" -j "$JOBS"; then
     echo "== $name: BUILD FAILED =="
     status=1
     build_failures=$((build_failures + 1))
@@ -43,7 +51,7 @@ run_build() {
   echo "== $name: tests =="
   builds+=("$dir")
   # shellcheck disable=SC2086
-  meson test -C "$dir" --print-errorlogs --num-processes "$JOBS" $test_args || status=1
+  timed "$name (tests)" meson test -C "$dir" --print-errorlogs --num-processes "$JOBS" $test_args || status=1
 }
 
 # The Soft-RoCE interop suite (a QEMU guest, several minutes) runs once, in the gcc build.
@@ -83,7 +91,7 @@ rm -f build/meson-logs/loaded.json
 if [[ " ${builds[*]} " == *" build "* ]]; then
   echo "== gcc build: loaded pass, beside two CPU hogs: ${LOADED_TESTS[*]} =="
   start_hogs
-  meson test -C build --no-rebuild --print-errorlogs --num-processes "$JOBS" --logbase loaded \
+  timed "loaded pass" meson test -C build --no-rebuild --print-errorlogs --num-processes "$JOBS" --logbase loaded \
     "${LOADED_TESTS[@]}" || status=1
   stop_hogs
   echo "== gcc build: loaded pass done, hogs stopped =="
@@ -94,7 +102,7 @@ demo_failures=0
 demo_passed=0
 if [ -f build/build.ninja ]; then
   echo "== scripts/demo.sh --short (the README's first command) =="
-  if DROCE_SKIP_SETUP=1 timeout 900 bash scripts/demo.sh --short > build/demo.log 2>&1; then
+  if DROCE_SKIP_SETUP=1 timed "demo" timeout 900 bash scripts/demo.sh --short > build/demo.log 2>&1; then
     echo "demo: ran to its end (log: build/demo.log)"
     demo_passed=1
   else
@@ -111,7 +119,7 @@ examples_failures=0
 examples_passed=0
 if [ -f build/build.ninja ]; then
   echo "== examples/run.sh (examples/ built from the installed package) =="
-  if timeout 300 bash examples/run.sh build > build/examples.log 2>&1; then
+  if timed "examples" timeout 300 bash examples/run.sh build > build/examples.log 2>&1; then
     tail -n 1 build/examples.log
     examples_passed=1
   else
@@ -135,10 +143,10 @@ CC=clang CXX=clang++ run_build "clang ASan+UBSan build" build-asan "--no-suite i
 echo "== clang TSan build: configure + build (build-tsan, workers tests only) =="
 if CC=clang CXX=clang++ configure build-tsan -Dbuildtype=debug -Dwerror=true -Db_sanitize=thread -Db_lundef=false \
      -Dbench=false -Dfuzz=false &&
-   ninja -C build-tsan -j "$JOBS" tests/engine/workers/engine_workers_tests; then
+   timed "clang TSan build (compile)" ninja -C build-tsan -j "$JOBS" tests/engine/workers/engine_workers_tests; then
   echo "== clang TSan build: tests =="
   builds+=(build-tsan)
-  meson test -C build-tsan --no-rebuild --print-errorlogs --test-args '~[memif]' engine_workers || status=1
+  timed "clang TSan build (tests)" meson test -C build-tsan --no-rebuild --print-errorlogs --test-args '~[memif]' engine_workers || status=1
 else
   echo "== clang TSan build: BUILD FAILED =="
   status=1
@@ -146,6 +154,9 @@ else
   failed_steps+=("clang TSan build: configure or build")
 fi
 
+# Where the time went (setup included in the total), then the slowest tests: CI has a budget.
+echo "== time: ${SECONDS} s in all =="
+printf '  %s\n' "${phase_times[@]}"
 # One summary over all builds, from meson's machine-readable logs.
 FAILED_STEPS=$(printf '%s\n' "${failed_steps[@]}") BUILD_FAILURES=$((build_failures + demo_failures + examples_failures)) \
   DEMO_PASSED=$((demo_passed + examples_passed)) python3 - "${builds[@]}" <<'PY'
@@ -171,6 +182,14 @@ for d in sys.argv[1:]:
                 failed += 1
                 out = (t.get("stdout") or "") + (t.get("stderr") or "")
                 failures.append((d, log, t.get("name"), r, t.get("duration", 0), out.splitlines()[-25:]))
+durations = []  # (seconds, build, test) of every test outside the loaded pass
+for d in sys.argv[1:]:
+    try:
+        tests = [json.loads(l) for l in open(f"{d}/meson-logs/testlog.json")]
+    except OSError:
+        continue
+    durations += [(t.get("duration", 0), d, t.get("name")) for t in tests]
+print("slowest tests: " + ", ".join(f"{n} ({d}) {s:.0f} s" for s, d, n in sorted(durations, reverse=True)[:8]))
 # The failures again, last: a CI log is often read from its tail only, and meson's error logs
 # scroll far above it.
 for step in filter(None, os.environ.get("FAILED_STEPS", "").splitlines()):
