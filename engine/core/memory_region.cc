@@ -5,6 +5,7 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_memory.h>
+#include <rte_random.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -30,7 +31,9 @@ rte_iova_t iova_of(const void* va, bool dpdk_memory) {
 
 }  // namespace
 
-MemoryRegistry::MemoryRegistry(std::uint32_t capacity) : table_(capacity), entries_(capacity) {}
+// R_Keys nobody can predict: each registry's key parts come from EAL's PRNG (seeded at EAL init),
+// unless the embedder seeds them itself (seed_keys, for deterministic runs).
+MemoryRegistry::MemoryRegistry(std::uint32_t capacity) : table_(capacity, rte_rand()), entries_(capacity) {}
 
 MemoryRegistry::~MemoryRegistry() {
   for (auto& e : entries_)
@@ -49,10 +52,24 @@ const MemoryRegistry::Entry* MemoryRegistry::entry(std::uint32_t lkey) const {
 }
 
 Status MemoryRegistry::register_memory(void* addr, std::uint64_t len, std::uint32_t access, rc::MemoryRegion& out) {
-  auto mr = table_.register_region(addr, len, access);
+  return add(addr, len, access, nullptr, out);
+}
+
+Status MemoryRegistry::register_memory_with_rkey(void* addr, std::uint64_t len, std::uint32_t access,
+                                                 std::uint32_t rkey, rc::MemoryRegion& out) {
+  return add(addr, len, access, &rkey, out);
+}
+
+Status MemoryRegistry::add(void* addr, std::uint64_t len, std::uint32_t access, const std::uint32_t* forced_rkey,
+                           rc::MemoryRegion& out) {
+  auto mr = forced_rkey == nullptr ? table_.register_region(addr, len, access)
+                                   : table_.register_region_with_rkey(addr, len, access, *forced_rkey);
   if (!mr) {
     if (addr == nullptr || len == 0)
       return Status::error(StatusCode::kInvalidArgument, "cannot register an empty memory region");
+    if (forced_rkey != nullptr)
+      return Status::error(StatusCode::kBadState, "R_Key " + std::to_string(*forced_rkey) +
+                                                      ": its slot (low 16 bits) is in use or beyond the table");
     return Status::error(StatusCode::kNoMemory, "memory region table is full");
   }
   auto& slot = entries_[mr->index];

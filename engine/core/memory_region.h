@@ -40,6 +40,14 @@ class MemoryRegistry {
   // memory (rte_extmem_register) so IOVA lookups and device DMA mapping work; memory that DPDK
   // already knows (hugepages, rte_malloc) is used as is.
   [[nodiscard]] Status register_memory(void* addr, std::uint64_t len, std::uint32_t access, rc::MemoryRegion& out);
+  // Capture replays (docs/hardening.md, "Forcing identities"): the same, with exactly `rkey` as
+  // the region's R_Key (its L_Key is `rkey` with bit 23 flipped), so a recorded RETH names it.
+  // kBadState when the slot the key's low 16 bits name is in use or beyond the table.
+  [[nodiscard]] Status register_memory_with_rkey(void* addr, std::uint64_t len, std::uint32_t access,
+                                                 std::uint32_t rkey, rc::MemoryRegion& out);
+  // Deterministic keys (a simulator, a replay): later registrations' random key parts come from
+  // `seed` instead of EAL's PRNG.
+  void seed_keys(std::uint64_t seed) { table_.seed_keys(seed); }
   // Refused while frames still reference the region.
   [[nodiscard]] Status deregister(std::uint32_t lkey);
 
@@ -83,6 +91,8 @@ class MemoryRegistry {
     bool in_use = false;
     bool dpdk_memory = false;  // allocated by DPDK (hugepages, rte_malloc): has a memseg
   };
+  [[nodiscard]] Status add(void* addr, std::uint64_t len, std::uint32_t access, const std::uint32_t* forced_rkey,
+                           rc::MemoryRegion& out);
   Entry* entry(std::uint32_t lkey);
   const Entry* entry(std::uint32_t lkey) const;
 

@@ -38,7 +38,8 @@ struct EndpointCm::Conn {
   wire::L2L3Address peer;
   std::uint16_t pkey = wire::kDefaultPkey;  // the REQ's (replies carry it)
   std::uint16_t port = 0, peer_port = 0;
-  bool qp_connected = false;                                                      // this connection moved the QP to RTS
+  std::uint64_t opened_ns = 0;  // passive: when its REQ came (the oldest half-open one goes first)
+  bool qp_connected = false;    // this connection moved the QP to RTS
   std::uint8_t rep_private[cm::kRepPrivateBytes] = {};                            // active: the REP's private data
   rc::Recovery (*recovery_at_rep)(const std::uint8_t*, std::uint32_t) = nullptr;  // CmConnectTo's
 };
@@ -102,6 +103,20 @@ EndpointCm::Conn* EndpointCm::free_slot() {
   for (std::uint32_t i = 0; i < kMaxConnections; ++i)
     if (!conns_[i].cm) return &conns_[i];
   return nullptr;
+}
+
+EndpointCm::Conn* EndpointCm::evict_half_open(std::uint64_t now_ns, std::uint64_t now_tsc) {
+  Conn* oldest = nullptr;
+  for (std::uint32_t i = 0; i < kMaxConnections; ++i) {
+    Conn& c = conns_[i];
+    if (c.cm && c.cm->half_open() && (oldest == nullptr || c.opened_ns < oldest->opened_ns)) oldest = &c;
+  }
+  if (oldest == nullptr) return nullptr;
+  ++c_.half_open_evicted;
+  // REJ (Timeout) to its peer and timed_out to the consumer (its QP, if bound, to ERROR); apply()
+  // frees the slot.
+  apply(*oldest, oldest->cm->abandon(now_ns), now_tsc);
+  return oldest->cm ? nullptr : oldest;
 }
 
 // Random and unique among ours (a peer matches messages to connections by it; a reused one
@@ -352,6 +367,9 @@ void EndpointCm::on_frame(const std::uint8_t* frame, std::uint32_t len, std::uin
     const bool header_ok =
         cm::parse_rdma_cm_header(req.private_data, cm::kReqPrivateBytes, h) == cm::RdmaCmHeaderRefusal::kNone &&
         h.ipv6 == v6 && same_ip(h.src_ip, from.ip, v6) && same_ip(h.dst_ip, cfg_.addresses.local.ip, v6);
+    // A flood of REQs from forged addresses must not lock a real client out: a full table gives
+    // up its oldest half-open connection (docs/hardening.md, "The CM under attack").
+    if (header_ok && c == nullptr && id != 0) c = evict_half_open(now_ns, now_tsc);
     if (!header_ok || c == nullptr || id == 0) {
       if (!header_ok)
         ++c_.bad_rdma_cm_header;
@@ -371,6 +389,7 @@ void EndpointCm::on_frame(const std::uint8_t* frame, std::uint32_t len, std::uin
     c->pkey = p.pkey;
     (void)cm::rdma_cm_tcp_port(req.service_id, c->port);
     c->peer_port = h.src_port;
+    c->opened_ns = now_ns;
     c->qp_connected = false;
     c->recovery_at_rep = nullptr;  // the slot may have held an active connection
     apply(*c, c->cm->on_message(m, now_ns), now_tsc);

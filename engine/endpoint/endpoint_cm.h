@@ -77,6 +77,7 @@ struct CmCounters {
   std::uint64_t wrong_peer = 0;                          // a message for a connection from another address
   std::uint64_t bad_rdma_cm_header = 0;                  // a REQ whose private data is no rdma_cm header (REJ)
   std::uint64_t table_full = 0;                          // a REQ that found no free connection slot (REJ no resources)
+  std::uint64_t half_open_evicted = 0;                   // half-open passive connections dropped for a new REQ
   std::uint64_t rejects_sent = 0;                        // REJ for REQs nobody listens for, or refused
   std::uint64_t events_lost = 0;                         // events the consumer did not take before the queue filled
 };
@@ -92,7 +93,7 @@ inline constexpr CmCounterField kCmCounterFields[] = {
     {"cm_mad_tx_failures", &CmCounters::mad_tx_failures}, {"cm_unknown_connection", &CmCounters::unknown_connection},
     {"cm_wrong_peer", &CmCounters::wrong_peer},           {"cm_bad_rdma_cm_header", &CmCounters::bad_rdma_cm_header},
     {"cm_table_full", &CmCounters::table_full},           {"cm_rejects_sent", &CmCounters::rejects_sent},
-    {"cm_events_lost", &CmCounters::events_lost},
+    {"cm_events_lost", &CmCounters::events_lost},         {"cm_half_open_evicted", &CmCounters::half_open_evicted},
 };
 
 class EndpointCm {
@@ -136,6 +137,10 @@ class EndpointCm {
   [[nodiscard]] const Conn* find(std::uint32_t conn) const;
   Conn* find_by_qpn(std::uint32_t qpn);
   Conn* free_slot();
+  // With the table full, a REQ takes the slot of the oldest half-open passive connection (REQ
+  // received, REP sent: what a forged REQ leaves), as a SYN cache drops its oldest entry; nullptr
+  // when every connection is established or active.
+  Conn* evict_half_open(std::uint64_t now_ns, std::uint64_t now_tsc);
   std::uint32_t new_comm_id() const;
   [[nodiscard]] cm::CmLocalConfig local_config(std::uint32_t qpn, Status& err) const;
   void on_req(const wire::UdPacket& p, const cm::CmMessage& m, std::uint64_t now_tsc);

@@ -173,6 +173,14 @@ CmOutput CmConnection::on_timer(std::uint64_t now) {
       state_ = CmState::kClosed;
       deadline_ = 0;
       return o;
+    case CmState::kReqRcvd:
+    case CmState::kMraReqSent:
+      // The consumer never answered and the active side has given up: free the slot.
+      send_timeout_rej(o);
+      event(o, CmEventKind::kTimedOut, static_cast<std::uint16_t>(RejReason::kTimeout), false, true);
+      state_ = CmState::kClosed;
+      deadline_ = 0;
+      return o;
     case CmState::kTimeWait:
       state_ = CmState::kClosed;
       deadline_ = 0;

@@ -144,8 +144,14 @@ class CmConnection {
   CmOutput on_qp_traffic(std::uint64_t now);
   // Both, in kEstablished: sends the DREQ.
   CmOutput disconnect(std::uint64_t now);
-  // Call when now >= deadline(): resends, gives up, or leaves TimeWait.
+  // Call when now >= deadline(): resends, gives up (a REQ its consumer never answered too), or
+  // leaves TimeWait.
   CmOutput on_timer(std::uint64_t now);
+  // Passive and not yet established (REQ received, MRA or REP sent): a forged REQ looks like this.
+  [[nodiscard]] bool half_open() const;
+  // A half-open passive connection the engine drops to make room (its table is full): REJ
+  // (Timeout) and kTimedOut, as the timer's give-up. Nothing happens (a note) in any other state.
+  CmOutput abandon(std::uint64_t now);
 
   [[nodiscard]] CmRole role() const { return role_; }
   [[nodiscard]] CmState state() const { return state_; }

@@ -95,8 +95,10 @@ CmOutput CmConnection::on_req(const CmMessage& m, std::uint64_t now) {
   req_ = req;
   remote_comm_id_ = req.local_comm_id;
   tid_ = m.header.tid;
-  peer_response_timeout_ = req.local_cm_response_timeout;
-  max_retries_ = req.max_cm_retries;
+  // The peer's timing fields are its choice: capped (cm_timing.h), so a forged REQ's 2.4-hour
+  // timeouts cannot hold this slot for hours.
+  peer_response_timeout_ = capped_peer_timeout(req.local_cm_response_timeout);
+  max_retries_ = req.max_cm_retries > 15 ? 15 : req.max_cm_retries;
   // The REQ's own rules before the consumer sees it (§12.6.7 reasons).
   RejReason refuse{};
   bool refused = false;
@@ -112,6 +114,8 @@ CmOutput CmConnection::on_req(const CmMessage& m, std::uint64_t now) {
     return reject(refuse, now);
   }
   state_ = CmState::kReqRcvd;
+  // The consumer has until the active side gives up; then the CM's own timer frees the slot.
+  deadline_ = now + cm_consumer_wait_ns(req.remote_cm_response_timeout, req.max_cm_retries, cfg_.packet_life_time);
   event(o, CmEventKind::kReqReceived);
   return o;
 }
@@ -130,7 +134,8 @@ CmOutput CmConnection::send_mra(std::uint8_t service_timeout, std::uint64_t now)
   send(o, mra, tid_, reply_);
   have_reply_ = true;
   state_ = CmState::kMraReqSent;
-  (void)now;  // the active side times the MRA; we owe it a REP within service_timeout
+  // We owe the REP within service_timeout (the active side waits that long again per try).
+  deadline_ = now + cm_consumer_wait_ns(service_timeout, req_.max_cm_retries, cfg_.packet_life_time);
   return o;
 }
 
@@ -318,6 +323,26 @@ CmOutput CmConnection::on_rej(const CmMessage& m) {
       o.note = "REJ: not establishing";
       return o;
   }
+}
+
+bool CmConnection::half_open() const {
+  return role_ == CmRole::kPassive && (state_ == CmState::kReqRcvd || state_ == CmState::kMraReqSent ||
+                                       state_ == CmState::kRepSent || state_ == CmState::kMraRepRcvd);
+}
+
+CmOutput CmConnection::abandon(std::uint64_t now) {
+  CmOutput o;
+  if (!half_open()) {
+    o.note = "abandon: not a half-open passive connection";
+    return o;
+  }
+  // As the timer's give-up: REJ (Timeout) to the peer, which, if real, simply sends its REQ again.
+  send_timeout_rej(o);
+  event(o, CmEventKind::kTimedOut, static_cast<std::uint16_t>(RejReason::kTimeout), false, true);
+  state_ = CmState::kClosed;
+  deadline_ = 0;
+  (void)now;
+  return o;
 }
 
 }  // namespace droce::cm

@@ -104,7 +104,7 @@ const char* param_options_help() {
          "ai-mbps R              additive increase step\n"
          "hai-mbps R             hyper increase step\n"
          "min-rate-mbps R        floor of any rate cut\n"
-         "cut-monitor-us U       CNPs within U of the last cut are ignored (0: every CNP cuts)\n"
+         "cut-monitor-us U       CNPs within U of the last cut are ignored, > 0\n"
          "cnp-interval-us U      notification point: at most one CNP per QP per U\n"
          "cnp-dscp D             DSCP of the CNPs we send, 0..63\n";
 }

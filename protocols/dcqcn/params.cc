@@ -17,7 +17,7 @@ DcqcnParams DcqcnParams::paper(double line_rate_bps) {
   p.fast_recovery_steps = 5;
   p.ai_rate_bps = 40e6 * line_rate_bps / 40e9;
   p.hai_rate_bps = 5 * p.ai_rate_bps;
-  p.min_time_between_cuts_ns = 0;
+  p.min_time_between_cuts_ns = 50'000;  // = the CNP interval (see params.h)
   p.np_min_time_between_cnps_ns = 50'000;
   return p;
 }
@@ -54,6 +54,7 @@ Status DcqcnParams::validate() const {
   if (fast_recovery_steps == 0) return bad("fast_recovery_steps", "must be >= 1");
   if (!std::isfinite(ai_rate_bps) || ai_rate_bps <= 0) return bad("ai_rate_bps", "must be > 0");
   if (!std::isfinite(hai_rate_bps) || hai_rate_bps <= 0) return bad("hai_rate_bps", "must be > 0");
+  if (min_time_between_cuts_ns == 0) return bad("min_time_between_cuts_ns", "must be > 0");
   if (np_min_time_between_cnps_ns == 0) return bad("np_min_time_between_cnps_ns", "must be > 0");
   if (cnp_dscp > 63) return bad("cnp_dscp", "must be 0..63");
   return {};

@@ -21,8 +21,9 @@ struct DcqcnParams {
   double ai_rate_bps = 40e6;                       // R_AI: additive increase step
   double hai_rate_bps = 200e6;                     // R_HAI: hyper increase step (times the stage index)
   // Cuts closer together than this are ignored (rp_cnp_ignored): mlx5's
-  // rate_reduce_monitor_period. 0 = every CNP cuts.
-  std::uint64_t min_time_between_cuts_ns = 0;
+  // rate_reduce_monitor_period. Never 0: a CNP carries no secret, so anyone who can send from the
+  // peer's address could otherwise cut the rate once per CNP (docs/hardening.md, "CNP floods").
+  std::uint64_t min_time_between_cuts_ns = 50'000;
   // Notification point (receiver, per QP)
   std::uint64_t np_min_time_between_cnps_ns = 50'000;  // at most one CNP per QP per interval
   // CNPs' DSCP on the wire (mlx5 default 48; priority 6 by the usual DSCP map)
@@ -31,6 +32,9 @@ struct DcqcnParams {
   // The DCQCN paper's parameters for a 40 Gb/s fabric (§5, Table 1): g = 1/256, T = 55 µs,
   // B = 10 MB, F = 5, R_AI = 40 Mb/s, CNP interval 50 µs. R_HAI is not fixed by the paper's
   // table; 200 Mb/s (5 x R_AI) is our choice and is settable. Rates scale with the line rate.
+  // The paper has no cut-monitor period; ours equals the CNP interval, as mlx5's defaults pair
+  // them (4 µs and 4 µs): a flood of spoofed CNPs cuts no more often than an honest notification
+  // point may ask.
   [[nodiscard]] static DcqcnParams paper(double line_rate_bps = 40e9);
   // ConnectX-5 firmware defaults as exposed in /sys/class/net/*/ecn/roce_rp and roce_np:
   // rpg_time_reset 300 µs, rpg_byte_reset 32767 B, rpg_threshold 1, rpg_ai_rate 5 Mb/s,

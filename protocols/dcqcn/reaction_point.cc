@@ -21,7 +21,7 @@ void DcqcnReactionPoint::reset(const DcqcnParams& p, std::uint64_t now_ns) {
 
 void DcqcnReactionPoint::on_cnp(std::uint64_t now_ns) {
   advance(now_ns);
-  if (cut_once_ && p_.min_time_between_cuts_ns != 0 && now_ns - last_cut_ns_ < p_.min_time_between_cuts_ns) {
+  if (cut_once_ && now_ns - last_cut_ns_ < p_.min_time_between_cuts_ns) {
     ++s_.rp_cnp_ignored;
     return;
   }

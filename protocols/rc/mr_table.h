@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <optional>
+#include <random>
 #include <vector>
 
 namespace droce::rc {
@@ -35,33 +36,52 @@ struct MemoryRegion {
 enum class MrCheck : std::uint8_t { kOk, kBadKey, kOutOfBounds, kAccessDenied };
 
 // A fixed-size table indexed by the low bits of the key: lookups are an array index plus a key
-// compare, never a hash. The high 8 bits of a key are a generation tag so a stale key of a
-// deregistered region does not match a newer region in the same slot.
+// compare, never a hash. A key is [31:24] a random key part (verbs' key variant, as rxe draws
+// its low byte at random), [23] 1 for an R_Key and 0 for an L_Key, [15:0] the slot. The index is
+// predictable (slots are handed out in order); the key part is not: a peer guessing a live R_Key
+// from its index is right at most once in 254 tries (docs/hardening.md), and a stale key of a
+// deregistered region never matches the next region in its slot (the part differs from the
+// slot's previous one).
 class MrTable {
  public:
   static constexpr std::uint32_t kIndexBits = 16;
   static constexpr std::uint32_t kMaxRegions = 1u << kIndexBits;
+  static constexpr std::uint32_t kRkeyBit = 1u << 23;
+  // The key source's seed when nobody gives one: protocol tests and fuzzers get the same keys
+  // run after run. The engine seeds each registry from rte_rand() (MemoryRegistry).
+  static constexpr std::uint64_t kDefaultKeySeed = 0x6b657973;  // "keys"
 
-  explicit MrTable(std::uint32_t capacity = 1024)
-      : slots_(capacity > kMaxRegions ? kMaxRegions : capacity), capacity_(static_cast<std::uint32_t>(slots_.size())) {}
+  explicit MrTable(std::uint32_t capacity = 1024, std::uint64_t key_seed = kDefaultKeySeed)
+      : slots_(capacity > kMaxRegions ? kMaxRegions : capacity),
+        capacity_(static_cast<std::uint32_t>(slots_.size())),
+        keys_(key_seed) {}
+
+  // The key parts of later registrations come from `seed`: the same seed and the same
+  // registrations give the same keys (the simulator, replays); a seed nobody can guess gives
+  // keys nobody can guess.
+  void seed_keys(std::uint64_t seed) { keys_.seed(seed); }
 
   // Registers [addr, addr+length). Returns nullopt if the table is full, addr is null or length is 0.
   [[nodiscard]] std::optional<MemoryRegion> register_region(void* addr, std::uint64_t length, std::uint32_t access) {
     if (addr == nullptr || length == 0) return std::nullopt;
     for (std::uint32_t n = 0; n < capacity_; ++n) {
       const std::uint32_t i = (next_free_hint_ + n) % capacity_;
-      Slot& s = slots_[i];
-      if (s.in_use) continue;
-      s.in_use = true;
-      s.rkey_invalidated.store(false, std::memory_order_relaxed);
-      s.generation = static_cast<std::uint8_t>(s.generation + 1);
-      const std::uint32_t key_hi = static_cast<std::uint32_t>(s.generation) << 24;
-      // lkey and rkey differ in bit 23 so that one can never be passed for the other.
-      s.mr = MemoryRegion{static_cast<std::uint8_t*>(addr), length, key_hi | i, key_hi | (1u << 23) | i, access, i};
+      if (slots_[i].in_use) continue;
       next_free_hint_ = i + 1;
-      return s.mr;
+      return fill(slots_[i], addr, length, access, (next_key_part(slots_[i].key_part) << 24) | kRkeyBit | i);
     }
     return std::nullopt;
+  }
+
+  // Capture replays (docs/hardening.md, "Forcing identities"): registers the region with exactly
+  // `rkey`, so that a recorded RETH or AtomicETH names it; its L_Key is `rkey` with bit 23
+  // flipped. nullopt when addr is null, length 0, or the slot the key's low 16 bits name is
+  // beyond the table or in use.
+  [[nodiscard]] std::optional<MemoryRegion> register_region_with_rkey(void* addr, std::uint64_t length,
+                                                                      std::uint32_t access, std::uint32_t rkey) {
+    const std::uint32_t i = rkey & (kMaxRegions - 1);
+    if (addr == nullptr || length == 0 || i >= capacity_ || slots_[i].in_use) return std::nullopt;
+    return fill(slots_[i], addr, length, access, rkey);
   }
 
   // Returns false for an unknown or stale key.
@@ -113,9 +133,27 @@ class MrTable {
   struct Slot {
     MemoryRegion mr;
     bool in_use = false;
-    std::uint8_t generation = 0;
+    std::uint8_t key_part = 0;                  // of the slot's last region: the next one differs
     std::atomic<bool> rkey_invalidated{false};  // by a SEND with Invalidate (invalidate_remote)
   };
+
+  // 1..255, never `previous`: uniform over the 254 (255 when previous is 0) values left.
+  std::uint32_t next_key_part(std::uint8_t previous) {
+    const std::uint32_t choices = previous == 0 ? 255 : 254;
+    std::uint32_t k = 1 + static_cast<std::uint32_t>(keys_() % choices);
+    if (previous != 0 && k >= previous) ++k;
+    return k;
+  }
+
+  MemoryRegion fill(Slot& s, void* addr, std::uint64_t length, std::uint32_t access, std::uint32_t rkey) {
+    const std::uint32_t i = rkey & (kMaxRegions - 1);
+    s.in_use = true;
+    s.rkey_invalidated.store(false, std::memory_order_relaxed);
+    s.key_part = static_cast<std::uint8_t>(rkey >> 24);
+    // lkey and rkey differ in bit 23 so that one can never be passed for the other.
+    s.mr = MemoryRegion{static_cast<std::uint8_t*>(addr), length, rkey ^ kRkeyBit, rkey, access, i};
+    return s.mr;
+  }
 
   // Every work request and every WRITE/READ looks a key up: the bound is a stored count, not
   // the vector's size (a division by sizeof(Slot)).
@@ -143,6 +181,7 @@ class MrTable {
   std::vector<Slot> slots_;
   std::uint32_t capacity_ = 0;  // slots_.size()
   std::uint32_t next_free_hint_ = 0;
+  std::mt19937_64 keys_;  // the key parts (control path only: registration)
 };
 
 }  // namespace droce::rc

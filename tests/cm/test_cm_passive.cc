@@ -291,3 +291,72 @@ TEST_CASE("cm: an active and a passive side connect and disconnect through MADs 
   CHECK(a.on_timer(a.deadline()).has_event(CmEventKind::kClosed));
   CHECK(b.on_timer(b.deadline()).has_event(CmEventKind::kClosed));
 }
+
+TEST_CASE("cm passive: a REQ its consumer never answers is freed by the CM's own timer (REJ Timeout)",
+          "[cm][passive][hardening]") {
+  Passive p;
+  (void)p.take(sample_req(), 1000);
+  // The active side tries 1 + 2 times, each waiting its remote CM response timeout (12) plus the
+  // packet lifetime both ways: past that it has given up.
+  const std::uint64_t wait = 3 * cm_wait_ns(12, 8);
+  CHECK(cm_consumer_wait_ns(12, 2, 8) == wait);
+  REQUIRE(p.c.deadline() == 1000 + wait);
+  CHECK(p.c.on_timer(1000 + wait - 1).event_count == 0);
+  CHECK(p.c.state() == CmState::kReqRcvd);
+  const CmOutput o = p.c.on_timer(1000 + wait);
+  CHECK(p.c.state() == CmState::kClosed);
+  CHECK(o.has_event(CmEventKind::kTimedOut));
+  const CmMessage m = out_msg(o);
+  const auto& rej = std::get<CmRej>(m.body);
+  CHECK(rej.reason == static_cast<std::uint16_t>(RejReason::kTimeout));
+  CHECK(rej.remote_comm_id == kCommA);
+  CHECK(p.c.deadline() == 0);
+}
+
+TEST_CASE("cm passive: after our MRA the REQ waits service_timeout per try, then the slot is freed",
+          "[cm][passive][hardening]") {
+  Passive p;
+  (void)p.take(sample_req(), 1000);
+  (void)p.c.send_mra(14, 2000);
+  CHECK(p.c.state() == CmState::kMraReqSent);
+  REQUIRE(p.c.deadline() == 2000 + 3 * cm_wait_ns(14, 8));
+  CHECK(p.c.on_timer(p.c.deadline()).has_event(CmEventKind::kTimedOut));
+  CHECK(p.c.state() == CmState::kClosed);
+}
+
+TEST_CASE("cm passive: a forged REQ's 2.4-hour timeouts are capped at rdma_cm's 4.3 s", "[cm][passive][hardening]") {
+  Passive p;
+  CmReq r = sample_req();
+  r.local_cm_response_timeout = 31;
+  r.remote_cm_response_timeout = 31;
+  r.max_cm_retries = 15;
+  (void)p.take(r, 1000);
+  CHECK(p.c.deadline() == 1000 + 16 * cm_wait_ns(kMaxPeerCmResponseTimeout, 8));
+  (void)p.c.accept(nullptr, 0, 2000);
+  CHECK(p.c.deadline() == 2000 + cm_wait_ns(kMaxPeerCmResponseTimeout, 8));  // the REP's resend
+}
+
+TEST_CASE("cm passive: abandon() drops a half-open connection with REJ Timeout; an established one stays",
+          "[cm][passive][hardening]") {
+  Passive p;
+  (void)p.take();
+  CHECK(p.c.half_open());
+  (void)p.c.accept(nullptr, 0, 2000);
+  CHECK(p.c.half_open());
+  Passive q;
+  (void)q.take();
+  (void)q.c.accept(nullptr, 0, 2000);
+  (void)q.c.on_message(msg(rtu()), 3000);
+  REQUIRE(q.c.state() == CmState::kEstablished);
+  CHECK_FALSE(q.c.half_open());
+  CmOutput o = q.c.abandon(4000);
+  CHECK(o.mad_count == 0);
+  CHECK(q.c.state() == CmState::kEstablished);
+
+  o = p.c.abandon(4000);
+  CHECK(p.c.state() == CmState::kClosed);
+  CHECK(o.has_event(CmEventKind::kTimedOut));
+  CHECK(std::get<CmRej>(out_msg(o).body).reason == static_cast<std::uint16_t>(RejReason::kTimeout));
+  CmConnection active(CmRole::kActive, config(kQpA, 1), kCommA);
+  CHECK_FALSE(active.half_open());
+}

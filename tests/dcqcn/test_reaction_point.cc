@@ -16,6 +16,7 @@ TEST_CASE("a new QP starts at line rate with alpha = initial alpha", "[dcqcn][rp
 
 TEST_CASE("CNP -> Rt = Rc, Rc = Rc(1 - a/2), a = (1-g)a + g", "[dcqcn][rp]") {
   auto p = DcqcnParams::paper();
+  p.min_time_between_cuts_ns = 1;  // back-to-back cuts: Algorithm 1's arithmetic, not the cut monitor
   DcqcnReactionPoint rp(p, 0);
   rp.on_cnp(1000);
   CHECK(rp.state().target_rate_bps == 40e9);
@@ -53,6 +54,7 @@ TEST_CASE("fast recovery: F timer events halve the gap to Rt without raising Rt"
 TEST_CASE("additive increase once one stage reaches F: Rt += R_AI", "[dcqcn][rp]") {
   auto p = DcqcnParams::paper();
   p.fast_recovery_steps = 2;
+  p.min_time_between_cuts_ns = 1;  // two cuts 10 ns apart
   DcqcnReactionPoint rp(p, 0);
   rp.on_cnp(0);
   rp.on_cnp(10);                                   // Rt 20G, Rc 10G
@@ -65,6 +67,7 @@ TEST_CASE("hyper increase once both stages reach F: Rt += i * R_HAI", "[dcqcn][r
   auto p = DcqcnParams::paper();
   p.fast_recovery_steps = 1;
   p.byte_counter_bytes = 1000;
+  p.min_time_between_cuts_ns = 1;  // two cuts 1 ns apart
   DcqcnReactionPoint rp(p, 0);
   rp.on_cnp(0);
   rp.on_cnp(1);               // Rt 20G
@@ -118,6 +121,30 @@ TEST_CASE("CNPs within min_time_between_cuts are ignored and counted", "[dcqcn][
   CHECK(rp.state().rp_cnp_ignored == 2);
   rp.on_cnp(14'000);
   CHECK(rp.state().rp_cnp_handled == 2);
+}
+
+TEST_CASE("every preset bounds how often a QP's rate can be cut; a zero monitor period is refused",
+          "[dcqcn][rp][hardening]") {
+  CHECK(DcqcnParams{}.min_time_between_cuts_ns > 0);
+  CHECK(DcqcnParams::paper().min_time_between_cuts_ns == DcqcnParams::paper().np_min_time_between_cnps_ns);
+  CHECK(DcqcnParams::mlx5().min_time_between_cuts_ns > 0);
+  auto p = DcqcnParams::paper();
+  p.min_time_between_cuts_ns = 0;
+  CHECK(p.validate().code() == droce::StatusCode::kInvalidArgument);
+  CHECK(p.validate().message().rfind("min_time_between_cuts_ns:", 0) == 0);
+}
+
+TEST_CASE("spoofed CNP flood at the paper preset -> one cut per monitor period, the rate far above its floor",
+          "[dcqcn][rp][hardening]") {
+  const auto p = DcqcnParams::paper();
+  DcqcnReactionPoint rp(p, 0);
+  // 2,000 CNPs in 200 us (one every 100 ns): at most one cut per 50 us period, at 0, 50, 100, 150, 200 us.
+  for (std::uint64_t i = 0; i <= 2'000; ++i) rp.on_cnp(i * 100);
+  CHECK(rp.state().rp_cnp_handled == 5);
+  CHECK(rp.state().rp_cnp_ignored == 2'001 - 5);
+  // Five cuts at alpha ~1 leave about line/32; an unbounded flood would have hit Rmin (line/4000).
+  CHECK(rp.rate_bps() >= p.line_rate_bps / 64);
+  CHECK(rp.rate_bps() > 50 * p.min_rate_bps);
 }
 
 TEST_CASE("notification point: one CNP per QP per interval, every CE mark counted", "[dcqcn][np]") {

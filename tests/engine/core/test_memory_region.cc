@@ -45,10 +45,43 @@ TEST_CASE("registered region: keys resolve, bounds and access are enforced", "[e
   CHECK(reg.table().check_remote(mr.rkey, base, 16, kAccessRemoteRead, &p) == droce::rc::MrCheck::kAccessDenied);
   CHECK(reg.table().check_remote(mr.lkey, base, 16, kAccessRemoteWrite, &p) == droce::rc::MrCheck::kBadKey);
   CHECK(reg.table().check_remote(mr.rkey ^ 0x01000000u, base, 16, kAccessRemoteWrite, &p) ==
-        droce::rc::MrCheck::kBadKey);  // stale generation
+        droce::rc::MrCheck::kBadKey);  // another key part
   CHECK(reg.deregister(mr.lkey).ok());
   CHECK(reg.table().check_remote(mr.rkey, base, 16, kAccessRemoteWrite, &p) == droce::rc::MrCheck::kBadKey);
   CHECK_FALSE(reg.deregister(mr.lkey).ok());
+}
+
+TEST_CASE("two identical runs get different R_Keys; seed_keys repeats a run's; a forced R_Key is exact",
+          "[engine][mr][hardening]") {
+  std::vector<std::uint8_t> buf(4096);
+  droce::rc::MemoryRegion mr;
+  // The same eight registrations in two registries (two runs of one program): each key part is
+  // drawn from EAL's PRNG, so the sequences differ (all eight equal by chance: 255^-8).
+  const auto run = [&](MemoryRegistry& reg) {
+    std::vector<std::uint32_t> keys;
+    for (int i = 0; i < 8; ++i) {
+      REQUIRE(reg.register_memory(buf.data(), buf.size(), kAccessRemoteWrite, mr).ok());
+      keys.push_back(mr.rkey);
+    }
+    return keys;
+  };
+  MemoryRegistry one(16), two(16);
+  const auto k1 = run(one), k2 = run(two);
+  CHECK(k1 != k2);
+  for (std::size_t i = 0; i < k1.size(); ++i) CHECK((k1[i] & 0xFFFF) == (k2[i] & 0xFFFF));  // same slots
+  // A deterministic run: seeded registries repeat each other.
+  MemoryRegistry three(16), four(16);
+  three.seed_keys(12345);
+  four.seed_keys(12345);
+  CHECK(run(three) == run(four));
+  // Capture replays force the recorded key.
+  MemoryRegistry replay(1024);
+  REQUIRE(replay.register_memory_with_rkey(buf.data(), buf.size(), kAccessRemoteWrite, 0x00000305u, mr).ok());
+  CHECK(mr.rkey == 0x00000305u);
+  const auto base = reinterpret_cast<std::uint64_t>(buf.data());
+  CHECK(replay.table().check_remote(0x305, base, 8, kAccessRemoteWrite, nullptr) == droce::rc::MrCheck::kOk);
+  const droce::Status taken = replay.register_memory_with_rkey(buf.data(), buf.size(), kAccessRemoteWrite, 0x305, mr);
+  CHECK(taken.code() == droce::StatusCode::kBadState);
 }
 
 TEST_CASE("empty or null regions are refused", "[engine][mr]") {

@@ -105,12 +105,12 @@ void run_a_alone(Lab& lab, std::uint64_t ns) {
   }
 }
 
-// A REQ from host 9's QP 0x99 for `port`, as librdmacm writes it.
-void make_req(std::uint8_t* mad, std::uint16_t port, std::uint32_t comm_id = 0x1234) {
+// A REQ from host `from_host`'s (9's) QP 0x99 for `port`, as librdmacm writes it.
+void make_req(std::uint8_t* mad, std::uint16_t port, std::uint32_t comm_id = 0x1234, std::uint8_t from_host = 9) {
   cm::CmReq req;
   req.local_comm_id = comm_id;
   req.service_id = cm::rdma_cm_tcp_service_id(port);
-  req.local_ca_guid = 0x0200000000000009ull;
+  req.local_ca_guid = 0x0200000000000000ull | from_host;
   req.local_qpn = 0x99;
   req.responder_resources = 4;
   req.initiator_depth = 4;
@@ -124,7 +124,7 @@ void make_req(std::uint8_t* mad, std::uint16_t port, std::uint32_t comm_id = 0x1
   req.primary.local_ack_timeout = 14;
   cm::RdmaCmHeader h;
   h.src_port = 40000;
-  std::memcpy(h.src_ip, addr(9).ip, 4);
+  std::memcpy(h.src_ip, addr(from_host).ip, 4);
   std::memcpy(h.dst_ip, addr(1).ip, 4);
   REQUIRE(cm::write_rdma_cm_req_private(h, nullptr, 0, req.private_data) > 0);
   cm::encode_cm(req, std::uint64_t{comm_id} << 32, mad);
@@ -455,4 +455,189 @@ TEST_CASE("cm: malformed or foreign QP1 frames are counted and change nothing", 
   CHECK(count_of<cm::CmRej>(sent) == 1);   // the spoofed REQ
   CHECK(count_of<cm::CmDrep>(sent) == 1);  // the stray DREQ
   CHECK(lab.a->cm_state(0xABCDEF) == cm::CmState::kClosed);
+}
+
+// The CM under attack (docs/hardening.md): forged REQs free their slots by the CM's own timers
+// and cannot lock a real client out; a DREQ or REJ from an address other than the connection's
+// peer is dropped and counted.
+
+TEST_CASE("cm under attack: 64 forged REQs nobody completes are freed by the CM's own timer",
+          "[engine][cm][hardening]") {
+  Lab lab("cmreqto", on_test_clock());
+  REQUIRE(lab.a->cm_listen(kPort).ok());
+  for (std::uint32_t i = 0; i < EndpointCm::kMaxConnections; ++i) {
+    std::uint8_t mad[cm::kMadBytes];
+    const auto host = static_cast<std::uint8_t>(10 + i);
+    make_req(mad, kPort, 0x50000000 + i, host);
+    inject_to_a(lab, mad, wire::kGsiQkey, false, host);
+  }
+  run_a_alone(lab, kStepNs);
+  // The consumer never answers. make_req's REQ: 3 tries of (4096 ns << 18) + 2 x our packet
+  // lifetime (4096 ns << 16) each, about 4.8 s; 10 s of test clock in 10 ms steps.
+  std::uint32_t requests = 0, timed_out = 0;
+  CmEndpointEvent e;
+  for (int step = 0; step < 1000 && timed_out < EndpointCm::kMaxConnections; ++step) {
+    lab.advance_ns(10'000'000);
+    lab.a->poll(lab.now_tsc());
+    while (lab.a->cm_next_event(e)) {
+      requests += e.kind == CmEndpointEventKind::kConnectRequest;
+      timed_out += e.kind == CmEndpointEventKind::kTimedOut && e.timed_out;
+    }
+  }
+  CHECK(requests == EndpointCm::kMaxConnections);
+  CHECK(timed_out == EndpointCm::kMaxConnections);
+  const std::vector<cm::CmMessage> sent = a_sent_cm(lab);
+  CHECK(count_of<cm::CmRej>(sent) == EndpointCm::kMaxConnections);  // REJ (Timeout) each
+  for (const auto& m : sent)
+    if (const auto* r = std::get_if<cm::CmRej>(&m.body))
+      CHECK(r->reason == static_cast<std::uint16_t>(cm::RejReason::kTimeout));
+  // Every slot is free again: a new REQ is taken, not refused.
+  std::uint8_t mad[cm::kMadBytes];
+  make_req(mad, kPort, 0x60000000, 9);
+  inject_to_a(lab, mad);
+  run_a_alone(lab, kStepNs);
+  REQUIRE(lab.a->cm_next_event(e));
+  CHECK(e.kind == CmEndpointEventKind::kConnectRequest);
+  CHECK(lab.a->cm_counters().table_full == 0);
+}
+
+TEST_CASE("cm under attack: a REQ flood from forged addresses cannot lock out a real client",
+          "[engine][cm][hardening]") {
+  Lab lab("cmflood", on_test_clock());
+  REQUIRE(lab.a->cm_listen(kPort).ok());
+  std::uint32_t forged = 0;
+  // REQs from forged hosts 10..249, each with its own communication ID, never completed.
+  const auto flood = [&](std::uint32_t n) {
+    for (std::uint32_t i = 0; i < n; ++i, ++forged) {
+      std::uint8_t mad[cm::kMadBytes];
+      const auto host = static_cast<std::uint8_t>(10 + forged % 240);
+      make_req(mad, kPort, 0x70000000 + forged, host);
+      inject_to_a(lab, mad, wire::kGsiQkey, false, host);
+    }
+  };
+  // A's consumer answers only the real client; the forged REQs wait as long as the CM lets them
+  // (the worst case: the slots are held, not answered).
+  std::uint32_t qa = 0, evicted_events = 0;
+  bool a_accepted = false;
+  const auto serve_a = [&] {
+    CmEndpointEvent e;
+    while (lab.a->cm_next_event(e)) {
+      if (e.kind == CmEndpointEventKind::kConnectRequest && std::memcmp(e.peer.ip, addr(2).ip, 4) == 0) {
+        REQUIRE_FALSE(a_accepted);
+        REQUIRE(lab.a->create_qp(qp_attr(0x300, 4, 4), qa).ok());
+        REQUIRE(lab.a->cm_accept(e.conn, qa).ok());
+        a_accepted = true;
+      }
+      evicted_events += e.kind == CmEndpointEventKind::kTimedOut;
+    }
+  };
+  flood(EndpointCm::kMaxConnections);  // the table is full of half-open connections
+  lab.poll();
+  serve_a();
+  std::uint32_t qb = 0, cb = 0;
+  REQUIRE(lab.b->create_qp(qp_attr(0x400, 4, 4), qb).ok());
+  CmConnectTo to;
+  to.peer = addr(1);
+  to.port = kPort;
+  REQUIRE(lab.b->cm_connect(qb, to, cb).ok());
+  // The flood goes on, 4 forged REQs per poll (a whole table's worth every 16 polls), while B
+  // connects. Bounded at 2,000 polls (0.2 s of test clock: B's REQ is never even resent).
+  bool established = false;
+  for (int i = 0; i < 2000 && !established; ++i) {
+    flood(4);
+    lab.poll();
+    serve_a();
+    CmEndpointEvent e;
+    while (lab.b->cm_next_event(e)) {
+      REQUIRE(e.kind == CmEndpointEventKind::kEstablished);
+      established = true;
+    }
+  }
+  REQUIRE(established);
+  CHECK(a_accepted);
+  CHECK(lab.b->qp(qb)->state() == rc::QpState::kRts);
+  CHECK(lab.a->qp(qa)->state() == rc::QpState::kRts);
+  const CmCounters& ca = lab.a->cm_counters();
+  CHECK(forged > EndpointCm::kMaxConnections);
+  CHECK(ca.table_full == 0);
+  CHECK(ca.half_open_evicted > 0);
+  // Every REQ, forged or B's, got a slot: the ones not evicted are still held.
+  CHECK(ca.half_open_evicted + EndpointCm::kMaxConnections >= forged + 1);
+  // Each evicted connection told its consumer (timed_out) and its peer (REJ Timeout).
+  serve_a();
+  CHECK(evicted_events == ca.half_open_evicted);
+  // The real connection survives the flood that follows: established ones are never evicted.
+  for (int i = 0; i < 40; ++i) {
+    flood(4);
+    lab.poll();
+    serve_a();
+  }
+  CHECK(lab.b->cm_state(cb) == cm::CmState::kEstablished);
+  CHECK(lab.a->qp(qa)->state() == rc::QpState::kRts);
+}
+
+TEST_CASE("cm under attack: a DREQ or REJ from an address other than the peer's is dropped and counted",
+          "[engine][cm][hardening]") {
+  Lab lab("cmforge", on_test_clock());
+  REQUIRE(lab.b->cm_listen(kPort).ok());
+  std::uint32_t qa = 0, qb = 0, ca = 0;
+  REQUIRE(lab.a->create_qp(qp_attr(0x10, 4, 4), qa).ok());
+  CmConnectTo to;
+  to.peer = addr(2);
+  to.port = kPort;
+  REQUIRE(lab.a->cm_connect(qa, to, ca).ok());
+  const CmEndpointEvent req = wait_event(lab, *lab.b);
+  REQUIRE(req.kind == CmEndpointEventKind::kConnectRequest);
+  REQUIRE(lab.b->create_qp(qp_attr(0x20, 4, 4), qb).ok());
+  REQUIRE(lab.b->cm_accept(req.conn, qb).ok());
+  REQUIRE(wait_event(lab, *lab.a).kind == CmEndpointEventKind::kEstablished);
+  REQUIRE(wait_event(lab, *lab.b).kind == CmEndpointEventKind::kEstablished);
+
+  // A DREQ exactly as B would send it (B's and A's communication IDs, A's QPN), from host 9.
+  cm::CmDreq dreq;
+  dreq.local_comm_id = req.conn;
+  dreq.remote_comm_id = ca;
+  dreq.remote_qpn = qa;
+  std::uint8_t mad[cm::kMadBytes];
+  cm::encode_cm(dreq, 0xD0000001ull, mad);
+  const std::uint64_t wrong_before = lab.a->cm_counters().wrong_peer;
+  inject_to_a(lab, mad, wire::kGsiQkey, false, 9);
+  run_a_alone(lab, kStepNs);
+  CHECK(lab.a->cm_counters().wrong_peer == wrong_before + 1);
+  CHECK(lab.a->cm_state(ca) == cm::CmState::kEstablished);
+  CHECK(lab.a->qp(qa)->state() == rc::QpState::kRts);
+  CmEndpointEvent e;
+  CHECK_FALSE(lab.a->cm_next_event(e));
+  CHECK(count_of<cm::CmDrep>(a_sent_cm(lab)) == 0);
+  // The same DREQ from B's address is B's: A disconnects (the rule, not the message, refused it).
+  inject_to_a(lab, mad, wire::kGsiQkey, false, 2);
+  run_a_alone(lab, kStepNs);
+  REQUIRE(lab.a->cm_next_event(e));
+  CHECK(e.kind == CmEndpointEventKind::kDisconnected);
+  CHECK(e.by_peer);
+  CHECK(lab.a->qp(qa)->state() == rc::QpState::kError);
+
+  // A REJ for a REQ A holds (from host 9), sent from host 8: dropped; from host 9 it rejects.
+  REQUIRE(lab.a->cm_listen(kPort).ok());
+  make_req(mad, kPort, 0x1234, 9);
+  inject_to_a(lab, mad, wire::kGsiQkey, false, 9);
+  run_a_alone(lab, kStepNs);
+  CmEndpointEvent r;
+  for (int i = 0; i < 16 && lab.a->cm_next_event(r) && r.kind != CmEndpointEventKind::kConnectRequest; ++i) {
+  }
+  REQUIRE(r.kind == CmEndpointEventKind::kConnectRequest);
+  cm::CmRej rej;
+  rej.local_comm_id = 0x1234;
+  rej.remote_comm_id = r.conn;
+  rej.message = cm::RejTarget::kRep;
+  rej.reason = static_cast<std::uint16_t>(cm::RejReason::kConsumerReject);
+  cm::encode_cm(rej, 0x1234ull << 32, mad);
+  const std::uint64_t wrong_mid = lab.a->cm_counters().wrong_peer;
+  inject_to_a(lab, mad, wire::kGsiQkey, false, 8);
+  run_a_alone(lab, kStepNs);
+  CHECK(lab.a->cm_counters().wrong_peer == wrong_mid + 1);
+  CHECK(lab.a->cm_state(r.conn) == cm::CmState::kReqRcvd);
+  inject_to_a(lab, mad, wire::kGsiQkey, false, 9);
+  run_a_alone(lab, kStepNs);
+  CHECK(lab.a->cm_state(r.conn) == cm::CmState::kClosed);
 }

@@ -96,9 +96,10 @@ TEST_CASE("DCQCN in the engine: CE marks draw CNPs, the sender's rate is cut and
   CHECK(lab.relay.ce_marked > 100);
   CHECK(nb.np_cnp_sent > 0);
   CHECK(nb.np_cnp_sent <= nb.np_ecn_marked_roce_packets);
-  // Each CNP reached A's reaction point and cut (the paper preset has no cut-monitor period).
+  // Each CNP reached A's reaction point; it cut unless it came within the cut-monitor period
+  // (50 us, the CNP interval) of the last cut, as one delayed behind a queue may.
   CHECK(na.rp_cnp_handled + na.rp_cnp_ignored == nb.np_cnp_sent);
-  CHECK(na.rp_cnp_handled == nb.np_cnp_sent);
+  CHECK(na.rp_cnp_handled > 0);
   const dcqcn::DcqcnReactionPoint* rp = lab.a->dcqcn_state(lab.qpn_a);
   REQUIRE(rp != nullptr);
   CHECK(rp->state().rate_cuts == na.rp_cnp_handled);
@@ -257,6 +258,38 @@ TEST_CASE("hostile CNPs: unknown QPs counted and dropped; a flood cannot push th
   std::uint32_t done = 0;
   REQUIRE(lab.run([&] { return (done += reap(lab)) == 32; }, 10));
   CHECK(job.dst == job.src);
+}
+
+TEST_CASE(
+    "spoofed CNPs from the peer's address at the unmodified paper preset: one cut per 50 us, rate above its floor",
+    "[engine][dcqcn][hardening]") {
+  LabOptions o;
+  o.tune_a = enable_rp;  // DcqcnParams::paper(10e9) as it ships: Rmin 2.5 Mb/s, cut monitor 50 us
+  o.clock_step_ns = kPollNs;
+  Lab lab("tcnpflood", o);
+  wire::TemplateConfig tc;
+  tc.local = addr(2);  // forged as B's: the source-address check lets them through
+  tc.remote = addr(1);
+  const auto t = wire::HeaderTemplate::make(tc);
+  std::uint8_t cnp[128];
+  const std::uint32_t n = wire::build_cnp(t, lab.qpn_a, 48, cnp, sizeof(cnp));
+  REQUIRE(n != 0);
+  // 20 CNPs every 10 us of the test's clock for 300 us: 620 CNPs, cuts only at 0, 50, ... 300 us.
+  for (int burst = 0; burst <= 30; ++burst) {
+    for (int i = 0; i < 20; ++i) inject(lab, cnp, n);
+    lab.a->poll(lab.now_tsc());
+    lab.advance_ns(10'000);
+  }
+  const auto& na = lab.a->counters();
+  CHECK(na.rp_cnp_handled + na.rp_cnp_ignored == 620);
+  CHECK(na.rp_cnp_handled <= 7);
+  CHECK(na.rp_cnp_handled >= 6);
+  const dcqcn::DcqcnReactionPoint* rp = lab.a->dcqcn_state(lab.qpn_a);
+  REQUIRE(rp != nullptr);
+  // At most 7 cuts at alpha <= 1 leave at least 10 Gb/s / 2^7 (78 Mb/s, 31 x Rmin); 620 unbounded
+  // cuts would sit at Rmin (2.5 Mb/s).
+  CHECK(rp->rate_bps() >= 10e9 / 128);
+  CHECK(rp->rate_bps() > 30 * rp->params().min_rate_bps);
 }
 
 TEST_CASE("PFC: a pause for our priority holds transmit for its quanta, XON resumes, others are ignored",
