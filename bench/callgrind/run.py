@@ -57,7 +57,10 @@ RECEIVE_FN = "droce::engine::RcEndpoint::receive(rte_mbuf*, unsigned long)"
 TRANSMIT_FN = "droce::engine::RcEndpoint::transmit(droce::engine::RcEndpoint::QpSlot&, droce::rc::TxDescriptor const&, unsigned long)"
 POLL_FN = "droce::engine::RcEndpoint::poll(unsigned long)"
 POLL_RECEIVED_FN = "droce::engine::RcEndpoint::poll_received(unsigned long, rte_mbuf* const*, unsigned short)"
-ON_REQUEST_FN = "droce::rc::RcQp::on_request(droce::wire::PacketInfo const&, droce::wire::OpcodeInfo const&, unsigned char const*)"
+# Received ACKs and responses: the completer's entry, called once per such frame. Requests are the
+# rest of the received frames (a run of SENDs reaches the responder in one call, on_send_run, so
+# calls of on_request no longer count requests).
+ON_RESPONSE_FN = "droce::rc::RcQp::on_response(droce::wire::PacketInfo const&, unsigned char const*, unsigned long)"
 
 # Toggle runs: name -> valgrind --toggle-collect pattern (valgrind matches demangled names, * and ?).
 TOGGLES = {
@@ -316,7 +319,7 @@ def analyse(o, counts, res):
     whole_lo, whole_hi = prof["whole"]
     rx_frames = whole_hi.calls[RECEIVE_FN] - whole_lo.calls[RECEIVE_FN]
     tx_frames = whole_hi.calls[TRANSMIT_FN] - whole_lo.calls[TRANSMIT_FN]
-    requests = whole_hi.calls[ON_REQUEST_FN] - whole_lo.calls[ON_REQUEST_FN]
+    requests = rx_frames - (whole_hi.calls[ON_RESPONSE_FN] - whole_lo.calls[ON_RESPONSE_FN])
     if rx_frames <= 0 or tx_frames <= 0:
         sys.exit(f"callgrind: no calls of {RECEIVE_FN} / {TRANSMIT_FN} counted: renamed? (rx {rx_frames}, tx {tx_frames})")
 

@@ -26,7 +26,10 @@ struct EalReport {
 
 // Returns the EAL argument list droce will pass for the user's `eal` arguments, or an error:
 // adds --no-huge (+ --no-shconf, -m) when no hugepages are usable, a per-process --file-prefix,
-// --force-max-simd-bitwidth=512 (the ICRC's AVX-512 CRC path), a quiet log level; checks that
+// --force-max-simd-bitwidth=512 (DPDK's run-time SIMD ceiling: a PMD's AVX-512 burst paths where
+// the NIC has them, and rte_net_crc in bench_wire's CRC comparison; the ICRC no longer uses DPDK's
+// CRC but ISA-L's or zlib's, protocols/wire/crc32.h, which pick their kernels themselves), a
+// quiet log level; checks that
 // every requested lcore exists; gives a net_memif --vdev without a bsize buffers that hold a
 // whole frame (bsize=8192: DPDK 22.11's net_memif corrupts frames split over buffers, see
 // eal.cc). Pure function of its inputs and the machine; used by Eal::init.

@@ -313,9 +313,15 @@ class RcEndpoint final : public ViewHome, private CmQpControl {
   void touch_received(QpSlot& s);
   void settle_received();
   // One frame: parse, the side protocols' frames (PFC, ARP/ND, QP1), ICRC, CNPs, then the header
-  // check and delivery. Out of line on purpose: bench/callgrind/run.py counts received frames by
-  // its calls.
+  // check and delivery, or a place in the run being gathered (rx_run_). True when the frame is no
+  // longer the caller's (a view kept it, or the run holds it). Out of line on purpose:
+  // bench/callgrind/run.py counts received frames by its calls.
   [[gnu::noinline]] bool receive(rte_mbuf* m, std::uint64_t now_ns);
+  // Receive by bursts: whether a parsed, ICRC-checked frame may join a run of QP `s` (a SEND the
+  // responder's run path executes, on a QP that takes runs, passing the header check, with no CE
+  // mark or CM wait to act on); the run executed, its frames freed, what it left packet by packet.
+  [[nodiscard]] bool joins_run(const wire::PacketInfo& pi, const QpSlot* s) const;
+  void flush_run(std::uint64_t now_ns);
   // rxe's hdr_check for a parsed RC packet: its QP, the QP's state, the addresses, the P_Key and a
   // response's length. `addressed` is slot(pi.dest_qpn), looked up once for the ICRC. The QP, or
   // nullptr when the packet was dropped (counted).
@@ -377,6 +383,18 @@ class RcEndpoint final : public ViewHome, private CmQpControl {
   // note_activity() when the burst is done (settle_received) instead of one per packet.
   std::uint32_t rx_touched_[kRxBurst] = {};
   std::uint32_t rx_touched_n_ = 0;
+  // Receive by bursts (issue 37): consecutive SEND frames of one QP, each one PSN after the one
+  // before, gathered as receive() meets them and executed as one run (RcQp::on_send_run) when a
+  // frame that cannot join arrives (before that frame is looked at) or the burst ends. pi[n] is
+  // where receive() parses the next frame, so a frame that joins is not copied.
+  struct RxRun {
+    QpSlot* slot = nullptr;
+    std::uint32_t n = 0;
+    wire::PacketInfo pi[kRxBurst + 1];
+    const std::uint8_t* payload[kRxBurst] = {};
+    rte_mbuf* frames[kRxBurst] = {};
+  };
+  RxRun rx_run_;
   // The clock the QPs see (max_poll_gap_ns), and the poll time it last advanced from.
   std::uint64_t qp_now_ns_ = 0;
   std::uint64_t last_poll_ns_ = 0;

@@ -15,6 +15,7 @@
 #include "protocols/wire/parse.h"
 #include "protocols/wire/parse_fast.h"
 #include "protocols/wire/pfc.h"
+#include "protocols/wire/psn.h"
 #include "protocols/wire/ud.h"
 
 namespace droce::engine {
@@ -291,7 +292,6 @@ void RcEndpoint::receive_burst(rte_mbuf* const* rx, std::uint16_t n, std::uint64
   c_.rx_frames += n;
   for (std::uint16_t i = 0; i < n; ++i) {
     if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(rx[i + 1], void*));
-    if (rx_touched_n_ == kRxBurst) settle_received();  // a burst longer than kRxBurst (a worker's)
     if (receive(rx[i], now_ns)) continue;
     done[n_done++] = rx[i];
     if (n_done == kRxBurst) {
@@ -299,8 +299,42 @@ void RcEndpoint::receive_burst(rte_mbuf* const* rx, std::uint16_t n, std::uint64
       n_done = 0;
     }
   }
+  flush_run(now_ns);
   if (n_done != 0) free_received(done, n_done);
   settle_received();
+}
+
+// A run's requests are a contract between frames already checked one by one (parse, ICRC, header
+// check: every frame's own bytes) and the responder's run path (what holds for the whole run).
+// Anything with more to do than the run path does (a CE mark to answer, the CM's first packet, a
+// QP on selective repeat, message views or an SRQ) takes the per-frame path.
+bool RcEndpoint::joins_run(const wire::PacketInfo& pi, const QpSlot* s) const {
+  return s != nullptr && rc::RcQp::joins_send_run(pi) && pi.ecn != wire::kEcnCe && !s->cm_wait_traffic &&
+         s->qp->run_capable() && check_addresses(*s, pi) == wire::DropReason::kNone &&
+         (!cfg_.addresses.check_pkey || wire::pkey_matches(pi.pkey, s->qp->attr().pkey));
+}
+
+// The run gathered so far, executed: the prefix the responder's run path took is done with (a
+// posted-buffer QP keeps no frame); a packet it left (a NAK or RNR NAK due, the QP's state moved)
+// and every one after it go through the header check and delivery one by one, as they would have
+// without the run, in order.
+void RcEndpoint::flush_run(std::uint64_t now_ns) {
+  const std::uint32_t n = rx_run_.n;
+  if (n == 0) return;
+  rx_run_.n = 0;
+  QpSlot& s = *rx_run_.slot;
+  const std::uint32_t done = s.qp->on_send_run(rx_run_.pi, rx_run_.payload, n);
+  if (done != 0) {
+    touch_received(s);
+    free_received(rx_run_.frames, done);
+  }
+  for (std::uint32_t i = done; i < n; ++i) {
+    rte_mbuf* m = rx_run_.frames[i];
+    const wire::PacketInfo& pi = rx_run_.pi[i];
+    QpSlot* const c = check_header(pi, &s);
+    if (c == nullptr || !deliver(*c, m, pi, rte_pktmbuf_mtod(m, std::uint8_t*), /*linear=*/true, now_ns))
+      rte_pktmbuf_free(m);
+  }
 }
 
 // A QP that received a packet: an ACK, NAK, response or request may have made something due to
@@ -309,6 +343,7 @@ void RcEndpoint::receive_burst(rte_mbuf* const* rx, std::uint16_t n, std::uint64
 // after the burst (timers, transmit, the application's poll_cq).
 inline void RcEndpoint::touch_received(QpSlot& s) {
   if (s.rx_touched) return;
+  if (rx_touched_n_ == kRxBurst) settle_received();  // a burst longer than kRxBurst (a worker's)
   s.rx_touched = true;
   rx_touched_[rx_touched_n_++] = s.index;
 }
@@ -399,12 +434,17 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
     ++c_.rx_linearized;
   }
   if (wire::is_mac_control(data, len)) {
+    flush_run(now_ns);
     on_mac_control(data, len, now_ns);
     return false;
   }
-  wire::PacketInfo pi;
+  // Parsed where the run keeps its packets: a frame that joins the run is not copied. Every other
+  // outcome that acts on something first lets the run gathered so far act (flush_run), so that
+  // each frame meets the state every frame before it left.
+  wire::PacketInfo& pi = rx_run_.pi[rx_run_.n];
   const wire::DropReason r = wire::parse_headers(data, len, pi, parse_opt_);
   if (r != wire::DropReason::kNone) {
+    flush_run(now_ns);
     // ARP (refused as not IP) and Neighbor Discovery (ICMPv6: IP but not UDP, refused as not_udp)
     // are looked at only here, among the frames already refused: RoCE frames pay nothing.
     if (neighbours_.on_frame(r, data, len, rx_promiscuous_, now_ns, rx_now_tsc_)) return false;
@@ -421,6 +461,21 @@ bool RcEndpoint::receive(rte_mbuf* m, std::uint64_t now_ns) {
     drop(wire::DropReason::kBadIcrc);
     return false;
   }
+  if (linear && joins_run(pi, addressed)) {
+    RxRun& run = rx_run_;
+    if (run.n != 0 && (run.slot != addressed || run.n == kRxBurst || pi.psn != wire::psn_next(run.pi[run.n - 1].psn))) {
+      // Another QP's frame, or not the next PSN: the run so far goes first, this frame starts the next.
+      const std::uint32_t at = run.n;
+      flush_run(now_ns);
+      run.pi[0] = run.pi[at];
+    }
+    run.slot = addressed;
+    run.payload[run.n] = data + pi.payload_offset;
+    run.frames[run.n] = m;
+    ++run.n;
+    return true;
+  }
+  flush_run(now_ns);
   if (pi.opcode == static_cast<std::uint8_t>(wire::Opcode::kCnp)) {
     on_cnp(pi, now_ns);
     return false;

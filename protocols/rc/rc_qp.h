@@ -68,6 +68,21 @@ class RcQp {
       on_response(pi, payload, now_ns);
     return RxDelivery::kNone;
   }
+  // Receive by bursts: whether a packet may join a run for on_send_run (a go-back-N SEND packet
+  // without an IETH: the kind the run path executes), and whether this QP takes runs at all.
+  [[nodiscard]] static bool joins_send_run(const wire::PacketInfo& pi) {
+    const auto& op = wire::opcode_info(pi.opcode);
+    return pi.opcode < 0xC0 && op.is_request && op.kind == wire::OpKind::kSend && (op.headers & wire::kHdrIeth) == 0;
+  }
+  [[nodiscard]] bool run_capable() const {
+    return (state_ == QpState::kRtr || state_ == QpState::kRts) && !sr_ &&
+           attr_.recv_mode == RecvMode::kPostedBuffers && srq_ == nullptr;
+  }
+  // A run of SEND packets (joins_send_run), each one PSN after the one before, with their
+  // payloads: executed as on_packet() would one by one, checked once where a check holds for the
+  // whole run, acknowledged by one coalesced ACK (responder.cc). Returns how many of them, from
+  // the first, it executed; the caller hands the rest to on_packet() in order.
+  std::uint32_t on_send_run(const wire::PacketInfo* pi, const std::uint8_t* const* payload, std::uint32_t n);
   // Fires the requester's timer if it expired: the IBTA local ACK timeout, the adaptive RTO or a
   // tail-loss probe, whichever is due (requester_timers.cc).
   void on_timer(std::uint64_t now_ns);
@@ -459,6 +474,7 @@ class RcQp {
   void clear_atomic_results();
   bool next_response(TxDescriptor& out);
   bool queue_ack(std::uint32_t psn, std::uint8_t syndrome);
+  bool queue_ack(std::uint32_t psn, std::uint8_t syndrome, std::uint32_t msn);
   [[nodiscard]] static std::size_t resp_ring_size(std::uint32_t max_dest_rd_atomic) {
     return 4 * static_cast<std::size_t>(max_dest_rd_atomic) + 1;
   }

@@ -44,7 +44,11 @@ bool payload_length_valid(const wire::OpcodeInfo& op, std::uint32_t payload_len,
 // The one exception keeps the stronger item: a NAK still queued already acknowledges the PSN
 // before it, which is all a re-ACK of a duplicate (ePSN - 1) would say. Inline: every message
 // asking for an ACK comes here, and only this file does.
-inline bool RcQp::queue_ack(std::uint32_t psn, std::uint8_t syndrome) {
+inline bool RcQp::queue_ack(std::uint32_t psn, std::uint8_t syndrome) { return queue_ack(psn, syndrome, rq_.msn); }
+
+// The same, for an ACK whose MSN is not the current one: a run's coalesced ACK carries the MSN
+// its last AckReq packet saw (on_send_run), as the per-packet ACK of that packet would have.
+inline bool RcQp::queue_ack(std::uint32_t psn, std::uint8_t syndrome, std::uint32_t msn) {
   if (rq_.resp_tail != rq_.resp_head) {
     RespItem& last = resp_at(rq_.resp_tail - 1);
     if (!last.holds_resource_kind()) {
@@ -54,7 +58,7 @@ inline bool RcQp::queue_ack(std::uint32_t psn, std::uint8_t syndrome) {
       if (is_ack && last_is_nak && wire::psn_lt(psn, last.psn)) return true;
       last.psn = psn;
       last.syndrome = syndrome;
-      last.msn = rq_.msn;
+      last.msn = msn;
       return true;
     }
   }
@@ -63,7 +67,7 @@ inline bool RcQp::queue_ack(std::uint32_t psn, std::uint8_t syndrome) {
   it = RespItem{};
   it.psn = psn;
   it.syndrome = syndrome;
-  it.msn = rq_.msn;
+  it.msn = msn;
   ++rq_.resp_tail;
   return true;
 }
@@ -412,6 +416,81 @@ RxDelivery RcQp::on_request(const wire::PacketInfo& pi, const wire::OpcodeInfo& 
       nak_invalid_request(pi.psn);  // no request kind reaches here; answered as one not understood
       return RxDelivery::kNone;
   }
+}
+
+// Receive by bursts (issue 37): a run of SEND packets the caller found consecutive in PSN (each
+// the one before it plus one) is checked once where a check holds for the whole run, and packet
+// by packet where it does not:
+//  - once: the QP may receive (RTR/RTS), takes runs at all (run_capable: go-back-N, posted
+//    buffers, no SRQ), the run's first PSN is ePSN (§9.7.5.1.1: the rest follow it, so none is a
+//    duplicate or opens a gap, and the window arithmetic of check_psn is not needed), and the
+//    posted receives cover the messages the run starts (§9.7.5.1.5; a message in progress
+//    already holds its WQE at the head): the run ends before the first they do not cover;
+//  - per packet, before it executes: that it is a SEND of the run's kind and the next PSN (one
+//    compare each: the caller's promise, not trusted), the opcode sequence (§9.7.5.1.2), the PMTU
+//    length rules (§9.7.5.1.6) and the room left in the receive buffer. A packet that fails one
+//    ends the run unexecuted: it and the rest go through on_packet() one by one, which answers it
+//    exactly as it would have been answered alone (the NAK, the QP's move to Error);
+//  - after the run: one coalesced ACK for its last AckReq packet (what queue_ack would have made
+//    of one ACK per AckReq packet: each supersedes the one before; the counters as if each came).
+// Returns how many packets (a prefix of the run) it executed; 0 when a once-check fails or the
+// first packet fails its own, and then nothing changed.
+std::uint32_t RcQp::on_send_run(const wire::PacketInfo* pi, const std::uint8_t* const* payload, std::uint32_t n) {
+  if (n == 0 || !run_capable() || pi[0].psn != rq_.epsn) return 0;
+  // Credits, once: the posted receives not held by a message in progress, against the messages the
+  // run starts. The run ends before the first start they do not cover (its RNR NAK is the
+  // per-packet path's).
+  std::uint64_t credits = rq_.tail - rq_.head;
+  if (rq_.in_progress == static_cast<std::uint8_t>(OpKind::kSend) && credits != 0) --credits;
+  std::uint32_t limit = 0;
+  for (; limit < n; ++limit) {
+    const OpPosition pos = wire::opcode_info(pi[limit].opcode).position;
+    if (pos == OpPosition::kFirst || pos == OpPosition::kOnly) {
+      if (credits == 0) break;
+      --credits;
+    }
+  }
+  std::uint32_t acks = 0, ack_psn = 0, ack_msn = 0;
+  std::uint32_t done = 0;
+  for (; done < limit; ++done) {
+    const wire::PacketInfo& p = pi[done];
+    const wire::OpcodeInfo& op = wire::opcode_info(p.opcode);
+    const bool starts = op.position == OpPosition::kFirst || op.position == OpPosition::kOnly;
+    const bool ends = op.position == OpPosition::kLast || op.position == OpPosition::kOnly;
+    const std::uint8_t expect_in_progress = starts ? 0 : static_cast<std::uint8_t>(OpKind::kSend);
+    const std::uint32_t plen = p.payload_len;
+    const std::uint32_t offset = starts ? 0 : rq_.offset;
+    RecvWqe& r = rq_at(rq_.head);
+    if (!joins_send_run(p) || p.psn != psn_add(pi[0].psn, static_cast<std::int32_t>(done)) ||
+        rq_.in_progress != expect_in_progress || !payload_length_valid(op, plen, attr_.pmtu) ||
+        offset + plen > r.wr.sge.length) [[unlikely]]
+      break;
+    if (plen != 0) std::memcpy(r.local + offset, payload[done], plen);
+    rq_.offset = offset + plen;
+    c_.bytes_copied += plen;
+    c_.bytes_delivered += plen;
+    rq_.in_progress = ends ? 0 : static_cast<std::uint8_t>(OpKind::kSend);
+    if (ends) {
+      ++rq_.msn;
+      const bool has_imm = (op.headers & wire::kHdrImmDt) != 0;
+      push_completion(r.wr.wr_id, WcStatus::kSuccess, has_imm ? WcOpcode::kRecvWithImm : WcOpcode::kRecv, rq_.offset,
+                      /*is_recv=*/true, has_imm, p.imm_data);
+      ++rq_.head;
+    }
+    if (p.ack_req) {
+      ++acks;
+      ack_psn = p.psn;
+      ack_msn = rq_.msn;
+    }
+  }
+  if (done == 0) return 0;
+  rq_.nak_sent = false;  // ePSN arrived and is well formed: the gap, if any, is closed
+  rq_.epsn = psn_add(rq_.epsn, static_cast<std::int32_t>(done));
+  if (acks != 0 && queue_ack(ack_psn, wire::kAethAckUnlimited, ack_msn)) {
+    c_.acks_sent += acks;
+    c_.acks_coalesced += acks - 1;
+  }
+  return done;
 }
 
 bool RcQp::next_response(TxDescriptor& d) {
