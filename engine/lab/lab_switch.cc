@@ -668,12 +668,8 @@ void LabSwitch::transmit(PortState& p, std::uint64_t now_tsc) {
   // frames were all held by pauses earns no catch-up for the pause.
   const std::uint64_t credit = p.backlogged ? std::max(shaper_credit_tsc_, tsc_hz_ / 500'000) : tsc_hz_ / 500'000;
   std::uint64_t next = std::max(p.next_tx_tsc, now_tsc > credit ? now_tsc - credit : 0);
-  bool shaped_out = false;
   while (n < 32) {
-    if (p.tsc_per_byte > 0 && next > now_tsc) {
-      shaped_out = true;
-      break;
-    }
+    if (p.tsc_per_byte > 0 && next > now_tsc) break;
     const int q = pick(p, now_tsc);
     if (q < 0) break;
     // Dequeued now; whatever the PMD refuses goes back to the front of its queue below.
@@ -710,7 +706,7 @@ void LabSwitch::transmit(PortState& p, std::uint64_t now_tsc) {
   bool held_only = true;
   for (const ClassQueue& c : p.cq)
     if (c.head != kNil && ((p.paused >> p.items[c.head].prio) & 1u) == 0) held_only = false;
-  p.backlogged = shaped_out || (p.c.queue_frames != 0 && !held_only);
+  p.backlogged = p.c.queue_frames != 0 && !held_only;
   if (sent != 0 && p.tsc_per_byte > 0) p.next_tx_tsc = next_after[sent - 1];
 }
 
