@@ -80,7 +80,7 @@ check "one port is refused with a clear message" "[ $? -ne 0 ] && grep -q 'at le
 i=0
 for bad in "--scheduler fifo" "--scheduler weighted:1,2,3" "--scheduler weighted:0,1,1,1,1,1,1,1" \
     "--dscp-map 64=1" "--dscp-map 26" "--priority-queues 0,1,2,3,4,5,6,8" "--lossless-priorities 9" \
-    "--cnp-priority 8" "--drop-rule every:1" "--drop-rule ip-id:256" "--pfc-watchdog-ms -1"; do
+    "--cnp-priority 8" "--drop-rule every:1" "--drop-rule ip-id:256" "--pfc-watchdog-ms -1" "--stuck-port 1"; do
   i=$((i + 1))
   # shellcheck disable=SC2086  # the option and its value are two words
   "$sw" -- $bad > "$out/c$i.txt" 2>&1
