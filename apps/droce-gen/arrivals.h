@@ -9,8 +9,15 @@
 namespace droce::gen {
 
 // How the due times are spaced: kConstant, one group every `gap`; kPoisson, exponential gaps of
-// that mean (a Poisson process of groups). A group is `burst` messages due at the same instant.
-enum class Arrivals { kConstant, kPoisson };
+// that mean (a Poisson process of groups); kOnOff, periodic bursts: in each period the groups come
+// evenly spaced during its first `on` ticks and none in the rest, at the peak rate that keeps the
+// mean (gap x on / period apart). A group is `burst` messages due at the same instant.
+enum class Arrivals { kConstant, kPoisson, kOnOff };
+
+// kOnOff's period: `on` ticks sending, then `off` ticks silent (both > 0).
+struct OnOffPeriod {
+  double on = 0, off = 0;
+};
 [[nodiscard]] const char* arrivals_name(Arrivals a);
 
 // The open-loop policy, in nanoseconds of TSC time:
@@ -30,8 +37,9 @@ class ArrivalSchedule {
   // `mean_gap` ticks between messages on average (> 0); groups of `burst` (>= 1) due together,
   // spaced burst * mean_gap apart on average; `seed` and `stream` pick the Poisson gaps (streams
   // of one seed differ); the first group is due at `start` (kConstant) or one gap after (kPoisson).
+  // `onoff` is kOnOff's period (ignored by the others).
   ArrivalSchedule(Arrivals kind, double mean_gap, std::uint32_t burst, std::uint64_t seed, std::uint64_t stream,
-                  std::uint64_t start);
+                  std::uint64_t start, OnOffPeriod onoff = {});
 
   [[nodiscard]] bool enabled() const { return group_gap_ > 0; }
   // When the next message is due.
@@ -50,6 +58,9 @@ class ArrivalSchedule {
   // Groups due in the next `span` ticks after the current one (exact when constant).
   [[nodiscard]] std::uint64_t groups_within(double span) const;
   [[nodiscard]] double exponential();  // a unit-mean exponential draw
+  // kOnOff: group n's time (ticks after start_), and how many groups come before `t`.
+  [[nodiscard]] double onoff_time(std::uint64_t n) const;
+  [[nodiscard]] std::uint64_t onoff_groups_before(double t) const;
 
   Arrivals kind_ = Arrivals::kConstant;
   double group_gap_ = 0;  // mean ticks between groups (0: closed loop)
@@ -58,6 +69,8 @@ class ArrivalSchedule {
   std::uint64_t group_ = 0;  // the current group's number (kConstant: its time is group_ * gap)
   std::uint64_t start_ = 0;
   double at_ = 0;        // the current group's time, ticks after start_
+  OnOffPeriod onoff_;    // kOnOff
+  double on_gap_ = 0;    // kOnOff: ticks between groups while on
   std::mt19937_64 rng_;  // the Poisson gaps (its sequence is the standard's: a seed repeats a run)
 };
 

@@ -58,7 +58,8 @@ void Job::plan(const RunPlan& plan, std::uint32_t active, std::uint64_t count, d
   count_ = count;
   const Options& o = *plan.opt;
   schedule_ = msg_rate > 0 && active_reqs_ > 0 && !plan.server
-                  ? ArrivalSchedule(o.arrivals, plan.hz / msg_rate, o.burst, o.seed, index_, plan.start_tsc)
+                  ? ArrivalSchedule(o.arrivals, plan.hz / msg_rate, o.burst, o.seed, index_, plan.start_tsc,
+                                    OnOffPeriod{o.on_us * 1e-6 * plan.hz, o.off_us * 1e-6 * plan.hz})
                   : ArrivalSchedule{};
   late_after_tsc_ = static_cast<std::uint64_t>(plan.hz * static_cast<double>(kLateAfterNs) / 1e9);
   shed_after_tsc_ = static_cast<std::uint64_t>(plan.hz * static_cast<double>(kShedAfterNs) / 1e9);

@@ -174,9 +174,17 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
                 "offered load in messages/s (default: closed loop); with either, each\n"
                 "message is due on a schedule and its latency counts from then",
                 apps::Suffixes::kDecimal);
-  cli::add_choice(app, g, "--arrivals", {"constant", "poisson"},
-                  "the schedule: evenly spaced, or exponential gaps seeded by --seed\n(default constant)",
-                  [&o](std::size_t i) { o.arrivals = i == 0 ? Arrivals::kConstant : Arrivals::kPoisson; });
+  cli::add_choice(app, g, "--arrivals", {"constant", "poisson", "onoff"},
+                  "the schedule: evenly spaced, exponential gaps seeded by --seed, or periodic\n"
+                  "bursts (--on-us sending at the peak rate that keeps the mean, --off-us silent)\n"
+                  "(default constant)",
+                  [&o](std::size_t i) {
+                    o.arrivals = i == 0 ? Arrivals::kConstant : i == 1 ? Arrivals::kPoisson : Arrivals::kOnOff;
+                  });
+  cli::add_real(app, g, "--on-us", "U", o.on_us, 0.001, 1e9,
+                "--arrivals onoff: sending span of each period (default " + cli::num(o.on_us) + ")");
+  cli::add_real(app, g, "--off-us", "U", o.off_us, 0.001, 1e9,
+                "--arrivals onoff: silent span of each period (default " + cli::num(o.off_us) + ")");
   cli::add_uint(app, g, "--burst", "N", o.burst, 1, 1'000'000,
                 "N messages due at once, bursts spaced to keep the rate, 1..1000000\n(default 1)");
   work = {};
@@ -264,6 +272,7 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
   const bool remote_qpn_given = apps::cli::given(*app, "--remote-qpn");
   const bool pcp_given = apps::cli::given(*app, "--pcp");
   const bool size_given = apps::cli::given(*app, "--size");
+  const bool onoff_given = apps::cli::given(*app, "--on-us") || apps::cli::given(*app, "--off-us");
   auto fail = [&app](const std::string& message) { return apps::cli::fail(*app, message); };
   // DCQCN: the preset at the line rate, then each override; one message naming a bad parameter.
   if (Status s = apps::cli::apply_dcqcn(o.preset, o.line_gbps, overrides, o.dcqcn); !s.ok()) return fail(s.message());
@@ -301,6 +310,8 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
                         "droce-gen: --arrivals and --burst shape an offered load: give --rate-gbps or "
                         "--msg-rate\n"),
            -1;
+  if (onoff_given && o.arrivals != Arrivals::kOnOff)
+    return std::fprintf(stderr, "droce-gen: --on-us and --off-us shape --arrivals onoff: give it\n"), -1;
   if (o.mode != Mode::kLoopback && o.oob_port == 0 && !remote_qpn_given)
     return std::fprintf(stderr, "droce-gen: a static connection (--oob-port 0) needs --remote-qpn\n"), -1;
   if (o.mode != Mode::kLoopback && o.oob_port == 0 && o.op != Op::kSend)

@@ -43,6 +43,7 @@ struct Options {
   double msg_rate = 0;                      // messages per second (0 = closed loop)
   Arrivals arrivals = Arrivals::kConstant;  // open loop: how the due times are spaced
   std::uint32_t burst = 1;                  // open loop: messages due at the same instant
+  double on_us = 100, off_us = 900;         // --arrivals onoff: each period's sending and silent spans
   // Addressing and connection (client/server).
   std::string local_ip, local_mac, peer_ip, peer_mac;  // IPv4 or IPv6 (one family); empty: mode defaults
   // Our frames' IP DSCP and 802.1Q tag (client/server; the engine builds them, ECN stays ECT(0)).

@@ -49,7 +49,16 @@ nlohmann::json port_json(const SwitchPortCounters& c) {
           {"pfc_pause_sent", c.pfc_pause_sent},
           {"pfc_resume_sent", c.pfc_resume_sent},
           {"pfc_pause_received", c.pfc_pause_received},
-          {"pfc_paused_ns", c.pfc_paused_ns}};
+          {"pfc_paused_ns", c.pfc_paused_ns},
+          {"rule_drops", c.rule_drops},
+          {"pfc_watchdog_trips", c.pfc_watchdog_trips},
+          {"pfc_watchdog_restores", c.pfc_watchdog_restores},
+          {"pfc_watchdog_drops", c.pfc_watchdog_drops},
+          {"by_class", nlohmann::json{{"queue_tx_frames", c.queue_tx_frames},
+                                      {"queue_tail_drops", c.queue_tail_drops},
+                                      {"prio_pause_sent", c.prio_pause_sent},
+                                      {"prio_pause_received", c.prio_pause_received},
+                                      {"prio_paused_ns", c.prio_paused_ns}}}};
 }
 
 int run_lab(sw::Options& o, rte_mempool* pool) {

@@ -7,6 +7,8 @@
 
 #include "apps/common/cli/app.h"
 #include "apps/common/cli/groups.h"
+#include "apps/common/cli/switch_class_options.h"
+#include "apps/common/cli/switch_failure_options.h"
 #include "apps/common/cli/values.h"
 #include "apps/common/cli_number.h"
 
@@ -112,6 +114,8 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   pfc.pfc_quanta = &s.pfc_pause_quanta;
   pfc.link_gbps = &s.link_gbps_for_pfc;
   cli::add_switch(app, pfc);
+  cli::add_switch_classes(app, "traffic classes (every port: eight egress queues)", s);
+  cli::add_switch_failures(app, "failure switches (docs/fabric-lab.md)", s, true);
 
   g = cli::kOutput;
   cli::add_real(app, g, "--duration", "S", o.duration_s, 0, 1e6, "stop after S seconds (default: until Ctrl-C)");
@@ -165,6 +169,8 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
     return fail("--lab-sample-us: more than " + std::to_string(static_cast<long>(kMaxLabSamples)) +
                 " samples over --lab-duration-ms; sample less often");
   if (o.sw.kmin_bytes > o.sw.kmax_bytes) return fail("--kmin-bytes must not exceed --kmax-bytes");
+  if (!o.sw.stuck_ports.empty() && !o.sw.pfc)
+    return fail("--stuck-port: a stuck NIC pauses lossless classes: give --pfc");
   if (Status s = o.impairment.validate(); !s.ok()) return fail("--" + s.message());
   if (Status s = apps::cli::apply_dcqcn(o.preset, o.line_gbps, overrides, o.lab.params); !s.ok())
     return fail(s.message());

@@ -1,5 +1,5 @@
-// LabSwitch: forwarding (rte_lpm routes, rte_hash MAC learning), RED/ECN egress queues, shaping,
-// delay and PFC. One thread polls it; nothing is shared.
+// LabSwitch: forwarding (rte_lpm routes, rte_hash MAC learning), eight RED/ECN egress queues per
+// port and their scheduler, shaping, delay and PFC per priority. One thread polls it; nothing is shared.
 #include "engine/lab/lab_switch.h"
 
 #include <rte_cycles.h>
@@ -14,18 +14,20 @@
 #include <cstring>
 
 #include "protocols/wire/l2l3_headers.h"
+#include "protocols/wire/opcode.h"
 #include "protocols/wire/pfc.h"
 
 namespace droce::engine {
 
 namespace {
 
-// Where the L3 header starts and the frame's priority: the VLAN PCP when tagged, else DSCP / 8
-// (DSCP 26, the usual RoCE class, is priority 3).
+// Where the L3 header starts, and the frame's VLAN PCP (tagged) or DSCP (untagged IP).
 struct Classified {
   std::uint32_t l3 = 0;
   std::uint16_t ether_type = 0;
-  std::uint8_t prio = 0;
+  bool tagged = false;
+  std::uint8_t pcp = 0;
+  std::uint8_t dscp = 0;
 };
 
 Classified classify(const std::uint8_t* f, std::uint32_t len) {
@@ -33,17 +35,26 @@ Classified classify(const std::uint8_t* f, std::uint32_t len) {
   if (len < 14) return c;
   c.ether_type = static_cast<std::uint16_t>((f[12] << 8) | f[13]);
   c.l3 = 14;
-  bool tagged = false;
   if (c.ether_type == 0x8100 && len >= 18) {
-    c.prio = static_cast<std::uint8_t>(f[14] >> 5);
+    c.pcp = static_cast<std::uint8_t>(f[14] >> 5);
     c.ether_type = static_cast<std::uint16_t>((f[16] << 8) | f[17]);
     c.l3 = 18;
-    tagged = true;
+    c.tagged = true;
   }
-  if (!tagged && c.ether_type == 0x0800 && len >= c.l3 + 20) c.prio = static_cast<std::uint8_t>(f[c.l3 + 1] >> 5);
-  if (!tagged && c.ether_type == 0x86DD && len >= c.l3 + 40)
-    c.prio = static_cast<std::uint8_t>(((f[c.l3] & 0x0F) << 4 | f[c.l3 + 1] >> 4) >> 5);
+  if (c.ether_type == 0x0800 && len >= c.l3 + 20) c.dscp = static_cast<std::uint8_t>(f[c.l3 + 1] >> 2);
+  if (c.ether_type == 0x86DD && len >= c.l3 + 40)
+    c.dscp = static_cast<std::uint8_t>(((f[c.l3] & 0x0F) << 4 | f[c.l3 + 1] >> 4) >> 2);
   return c;
+}
+
+// A RoCEv2 CNP: UDP to 4791 whose BTH opcode is 0x81 (Annex A17.9.3).
+bool is_cnp(const std::uint8_t* f, std::uint32_t len, const Classified& c) {
+  std::uint32_t udp = 0;
+  if (c.ether_type == 0x0800 && len >= c.l3 + 20 && f[c.l3 + 9] == 17) udp = c.l3 + 4u * (f[c.l3] & 0x0F);
+  if (c.ether_type == 0x86DD && len >= c.l3 + 40 && f[c.l3 + 6] == 17) udp = c.l3 + 40;
+  if (udp == 0 || len < udp + 9) return false;
+  const auto dport = static_cast<std::uint16_t>(f[udp + 2] << 8 | f[udp + 3]);
+  return dport == wire::kRoceV2UdpPort && f[udp + 8] == static_cast<std::uint8_t>(wire::Opcode::kCnp);
 }
 
 std::atomic<unsigned> g_instance{0};
@@ -107,12 +118,30 @@ Status LabSwitchConfig::validate() const {
   if (!(shaper_burst_us >= 0 && shaper_burst_us <= 1e6))
     return Status::fail(StatusCode::kInvalidArgument, "--shaper-burst-us: must be in [0, 1e6]");
   if (pfc_priority > 7) return Status::fail(StatusCode::kInvalidArgument, "--pfc-priority: must be 0..7");
+  for (std::uint8_t p : dscp_priority)
+    if (p > 7) return Status::fail(StatusCode::kInvalidArgument, "--dscp-map: a priority must be 0..7");
+  for (std::uint8_t q : priority_queue)
+    if (q > 7) return Status::fail(StatusCode::kInvalidArgument, "--priority-queues: a queue must be 0..7");
+  if (cnp_priority > 7 && cnp_priority != kCnpByDscp)
+    return Status::fail(StatusCode::kInvalidArgument, "--cnp-priority: must be 0..7");
+  if (scheduler == SwitchScheduler::kWeighted)
+    for (std::uint32_t w : queue_weights)
+      if (w == 0 || w > 1000)
+        return Status::fail(StatusCode::kInvalidArgument, "--scheduler: a queue weight must be 1..1000");
   if (pfc && pfc_xon_bytes >= pfc_xoff_bytes)
     return Status::fail(StatusCode::kInvalidArgument, "--pfc-xon-bytes: must be below --pfc-xoff-bytes");
   if (pfc && pfc_xoff_bytes >= buffer_bytes)
     return Status::fail(StatusCode::kInvalidArgument, "--pfc-xoff-bytes: must be below --buffer-bytes (headroom)");
   if (pfc && pfc_pause_quanta == 0) return Status::fail(StatusCode::kInvalidArgument, "--pfc-quanta: must be > 0");
   if (!(link_gbps_for_pfc > 0)) return Status::fail(StatusCode::kInvalidArgument, "--link-gbps: must be > 0");
+  for (std::uint16_t p : stuck_ports)
+    if (p >= port_count())
+      return Status::error(StatusCode::kInvalidArgument,
+                           "--stuck-port: port index " + std::to_string(p) + " does not exist");
+  if (!stuck_ports.empty() && !pfc)
+    return Status::fail(StatusCode::kInvalidArgument, "--stuck-port: a stuck NIC pauses lossless classes: give --pfc");
+  if (!(pfc_watchdog_ms >= 0 && pfc_watchdog_ms <= 1e6))
+    return Status::fail(StatusCode::kInvalidArgument, "--pfc-watchdog-ms: must be in [0, 1e6]");
   if (pool == nullptr) return Status::fail(StatusCode::kInvalidArgument, "no mbuf pool");
   return {};
 }
@@ -129,6 +158,12 @@ std::unique_ptr<LabSwitch> LabSwitch::create(const LabSwitchConfig& cfg, Status&
   s->shaper_credit_tsc_ = static_cast<std::uint64_t>(cfg.shaper_burst_us * 1e-6 * static_cast<double>(s->tsc_hz_));
   s->rng_.seed(cfg.seed);
   s->red_ = dcqcn::RedProfile{cfg.kmin_bytes, cfg.kmax_bytes, cfg.pmax};
+  s->lossless_ = cfg.lossless_mask();
+  s->watchdog_tsc_ = static_cast<std::uint64_t>(cfg.pfc_watchdog_ms * 1e-3 * static_cast<double>(s->tsc_hz_));
+  if (cfg.drop_rule.any()) {
+    s->drop_rule_ = DropRule::create(cfg.drop_rule, err);
+    if (!s->drop_rule_) return nullptr;
+  }
   const unsigned id = g_instance.fetch_add(1);
   s->q_.resize(cfg.port_count());
   for (std::size_t i = 0; i < cfg.port_count(); ++i) {
@@ -138,9 +173,13 @@ std::unique_ptr<LabSwitch> LabSwitch::create(const LabSwitchConfig& cfg, Status&
     p.tsc_per_byte = g > 0 ? 8.0 * static_cast<double>(s->tsc_hz_) / (g * 1e9) : 0;
     const std::uint64_t own = i < cfg.egress_buffer_bytes.size() ? cfg.egress_buffer_bytes[i] : 0;
     p.buffer_bytes = own != 0 ? own : cfg.buffer_bytes;
-    // Frames of at least 64 bytes: the queue can never need more slots than this.
-    p.ring.resize(std::min<std::size_t>(p.buffer_bytes / 60 + 1, 1u << 20));
+    // Frames of at least 64 bytes: the queues together can never need more slots than this.
+    p.items.resize(std::min<std::size_t>(p.buffer_bytes / 60 + 1, 1u << 20));
+    for (std::size_t k = 0; k < p.items.size(); ++k)
+      p.items[k].next = k + 1 < p.items.size() ? static_cast<std::uint32_t>(k + 1) : kNil;
+    p.free_head = 0;
   }
+  for (std::uint16_t i : cfg.stuck_ports) s->q_[i].stuck = true;
   if (!cfg.routes.empty()) {
     rte_lpm_config lc{};
     lc.max_rules = 1024;
@@ -210,8 +249,19 @@ LabSwitch::~LabSwitch() {
 
 void LabSwitch::finish() {
   for (auto& p : q_) {
-    for (; p.count != 0; --p.count, p.head = static_cast<std::uint32_t>((p.head + 1) % p.ring.size()))
-      rte_pktmbuf_free(p.ring[p.head].m);
+    for (std::uint32_t q = 0; q < kSwitchClasses; ++q) {
+      ClassQueue& c = p.cq[q];
+      while (c.head != kNil) {
+        Item& it = p.items[c.head];
+        rte_pktmbuf_free(it.m);
+        const std::uint32_t next = it.next;
+        it.next = p.free_head;
+        p.free_head = c.head;
+        c.head = next;
+      }
+      c = ClassQueue{};
+      p.c.queue_class_bytes[q] = 0;
+    }
     p.c.queue_bytes = 0;
     p.c.queue_frames = 0;
   }
@@ -276,81 +326,180 @@ void LabSwitch::learn(const std::uint8_t* src, std::uint16_t in) {
   if (pos >= 0 && static_cast<std::size_t>(pos) < mac_port_.size()) mac_port_[static_cast<std::size_t>(pos)] = in;
 }
 
-void LabSwitch::send_pfc(PortState& p, std::uint16_t quanta) {
+std::uint8_t LabSwitch::priority_of(const std::uint8_t* f, std::uint32_t len) const {
+  const Classified c = classify(f, len);
+  if (cfg_.cnp_priority != kCnpByDscp && is_cnp(f, len, c)) return cfg_.cnp_priority;
+  if (c.tagged) return c.pcp;
+  return cfg_.dscp_priority[c.dscp];
+}
+
+void LabSwitch::send_pfc(PortState& p, std::uint32_t prio, std::uint16_t quanta) {
   rte_mbuf* m = rte_pktmbuf_alloc(cfg_.pool);
   if (m == nullptr) return;
   wire::PfcFrame f;
-  f.class_enable = static_cast<std::uint16_t>(1u << cfg_.pfc_priority);
-  f.quanta[cfg_.pfc_priority] = quanta;
+  f.class_enable = static_cast<std::uint16_t>(1u << prio);
+  f.quanta[prio] = quanta;
   auto* d = reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(m, wire::kPfcFrameBytes));
   if (d == nullptr || wire::build_pfc(switch_mac_, f, d, wire::kPfcFrameBytes) == 0) {
     rte_pktmbuf_free(m);
     return;
   }
-  // Control frames bypass the egress queue: a pause stuck behind the data it is meant to stop
+  // Control frames bypass the egress queues: a pause stuck behind the data it is meant to stop
   // would come too late.
   if (p.io.tx_burst(&m, 1) != 1) {
     rte_pktmbuf_free(m);
     return;
   }
-  ++(quanta != 0 ? p.c.pfc_pause_sent : p.c.pfc_resume_sent);
+  if (quanta != 0) {
+    ++p.c.pfc_pause_sent;
+    ++p.c.prio_pause_sent[prio];
+  } else {
+    ++p.c.pfc_resume_sent;
+  }
 }
 
 void LabSwitch::pfc_check(std::uint16_t in, std::uint64_t now_tsc) {
   if (!cfg_.pfc) return;
   PortState& p = q_[in];
-  if (p.c.ingress_bytes > cfg_.pfc_xoff_bytes) {
-    if (!p.xoff || now_tsc >= p.refresh_tsc) {
-      send_pfc(p, cfg_.pfc_pause_quanta);
-      p.xoff = true;
-      // Refresh at half the pause so the upstream never resumes while we are still full.
-      const double pause_s = wire::pfc_quanta_to_ns(cfg_.pfc_pause_quanta, cfg_.link_gbps_for_pfc * 1e9) * 1e-9;
-      p.refresh_tsc = now_tsc + static_cast<std::uint64_t>(pause_s * static_cast<double>(tsc_hz_) / 2);
+  for (std::uint32_t prio = 0; prio < kSwitchClasses; ++prio) {
+    if (((lossless_ >> prio) & 1u) == 0) continue;
+    const std::uint64_t held = p.c.prio_ingress_bytes[prio];
+    const auto bit = static_cast<std::uint8_t>(1u << prio);
+    if (held > cfg_.pfc_xoff_bytes) {
+      if ((p.xoff & bit) == 0 || now_tsc >= p.refresh_tsc[prio]) {
+        send_pfc(p, prio, cfg_.pfc_pause_quanta);
+        p.xoff |= bit;
+        // Refresh at half the pause so the upstream never resumes while we are still full.
+        const double pause_s = wire::pfc_quanta_to_ns(cfg_.pfc_pause_quanta, cfg_.link_gbps_for_pfc * 1e9) * 1e-9;
+        p.refresh_tsc[prio] = now_tsc + static_cast<std::uint64_t>(pause_s * static_cast<double>(tsc_hz_) / 2);
+      }
+    } else if ((p.xoff & bit) != 0 && held <= cfg_.pfc_xon_bytes) {
+      send_pfc(p, prio, 0);
+      p.xoff = static_cast<std::uint8_t>(p.xoff & ~bit);
     }
-  } else if (p.xoff && p.c.ingress_bytes <= cfg_.pfc_xon_bytes) {
-    send_pfc(p, 0);
-    p.xoff = false;
   }
+}
+
+void LabSwitch::end_pause(PortState& p, std::uint32_t prio, std::uint64_t at_tsc) {
+  const auto bit = static_cast<std::uint8_t>(1u << prio);
+  if ((p.paused & bit) == 0) return;
+  if (at_tsc > p.paused_since_tsc[prio]) {
+    const auto ns = static_cast<std::uint64_t>(static_cast<double>(at_tsc - p.paused_since_tsc[prio]) * 1e9 /
+                                               static_cast<double>(tsc_hz_));
+    p.c.pfc_paused_ns += ns;
+    p.c.prio_paused_ns[prio] += ns;
+  }
+  p.paused = static_cast<std::uint8_t>(p.paused & ~bit);
 }
 
 void LabSwitch::on_pfc(PortState& p, const std::uint8_t* frame, std::uint32_t len, std::uint64_t now_tsc) {
   wire::PfcFrame f;
-  if (!wire::parse_pfc(frame, len, f) || (f.class_enable & (1u << cfg_.pfc_priority)) == 0) return;
-  const std::uint16_t quanta = f.quanta[cfg_.pfc_priority];
-  auto end_pause = [&](std::uint64_t at) {
-    if (p.paused && at > p.paused_since_tsc)
-      p.c.pfc_paused_ns +=
-          static_cast<std::uint64_t>(static_cast<double>(at - p.paused_since_tsc) * 1e9 / static_cast<double>(tsc_hz_));
-    p.paused = false;
-  };
-  if (quanta == 0) {
-    end_pause(std::min(now_tsc, p.paused_until_tsc));
-    return;
+  if (!wire::parse_pfc(frame, len, f)) return;
+  // Only the lossless priorities honour pauses; a pause for a lossy one is ignored, as a port
+  // without PFC enabled for that priority does (802.1Qbb 36.1.3.2).
+  for (std::uint32_t prio = 0; prio < kSwitchClasses; ++prio) {
+    if ((f.class_enable & (1u << prio)) == 0 || ((lossless_ >> prio) & 1u) == 0) continue;
+    const std::uint16_t quanta = f.quanta[prio];
+    if (quanta == 0) {
+      end_pause(p, prio, std::min(now_tsc, p.paused_until_tsc[prio]));
+      continue;
+    }
+    const double ns = static_cast<double>(wire::pfc_quanta_to_ns(quanta, cfg_.link_gbps_for_pfc * 1e9));
+    pause(p, prio, now_tsc + static_cast<std::uint64_t>(ns * 1e-9 * static_cast<double>(tsc_hz_)), now_tsc);
   }
-  ++p.c.pfc_pause_received;
-  if (!p.paused) {
-    p.paused = true;
-    p.paused_since_tsc = now_tsc;
+}
+
+void LabSwitch::pause(PortState& p, std::uint32_t prio, std::uint64_t until_tsc, std::uint64_t now_tsc) {
+  const auto bit = static_cast<std::uint8_t>(1u << prio);
+  p.last_pause_tsc[prio] = now_tsc;
+  if ((p.watchdog & bit) != 0) return;  // the watchdog no longer honours this priority's pauses
+  if ((p.paused & bit) == 0) {
+    ++p.c.pfc_pause_received;
+    ++p.c.prio_pause_received[prio];
+    p.paused |= bit;
+    p.paused_since_tsc[prio] = now_tsc;
+  } else if (!p.stuck) {
+    ++p.c.pfc_pause_received;  // a refresh: a stuck NIC's endless pause counts once
+    ++p.c.prio_pause_received[prio];
   }
-  const double ns = static_cast<double>(wire::pfc_quanta_to_ns(quanta, cfg_.link_gbps_for_pfc * 1e9));
-  p.paused_until_tsc = now_tsc + static_cast<std::uint64_t>(ns * 1e-9 * static_cast<double>(tsc_hz_));
+  p.paused_until_tsc[prio] = until_tsc;
+}
+
+void LabSwitch::flush_priority(PortState& p, std::uint32_t prio) {
+  for (ClassQueue& c : p.cq) {
+    std::uint32_t prev = kNil;
+    for (std::uint32_t slot = c.head; slot != kNil;) {
+      Item& it = p.items[slot];
+      const std::uint32_t next = it.next;
+      if (it.prio != prio) {
+        prev = slot;
+        slot = next;
+        continue;
+      }
+      (prev == kNil ? c.head : p.items[prev].next) = next;
+      if (c.tail == slot) c.tail = prev;
+      --c.count;
+      c.bytes -= it.bytes;
+      p.c.queue_bytes -= it.bytes;
+      --p.c.queue_frames;
+      ++p.c.pfc_watchdog_drops;
+      released(it);
+      rte_pktmbuf_free(it.m);
+      it.next = p.free_head;
+      p.free_head = slot;
+      slot = next;
+    }
+  }
+  for (std::uint32_t q = 0; q < kSwitchClasses; ++q) p.c.queue_class_bytes[q] = p.cq[q].bytes;
+}
+
+void LabSwitch::watchdog_check(PortState& p, std::uint64_t now_tsc) {
+  for (std::uint32_t prio = 0; prio < kSwitchClasses; ++prio) {
+    const auto bit = static_cast<std::uint8_t>(1u << prio);
+    if ((p.watchdog & bit) != 0) {
+      // Restored once pauses stopped coming for a watchdog period.
+      if (now_tsc - p.last_pause_tsc[prio] >= watchdog_tsc_) {
+        p.watchdog = static_cast<std::uint8_t>(p.watchdog & ~bit);
+        ++p.c.pfc_watchdog_restores;
+      }
+      continue;
+    }
+    if ((p.paused & bit) != 0 && now_tsc - p.paused_since_tsc[prio] >= watchdog_tsc_) {
+      end_pause(p, prio, now_tsc);
+      p.watchdog |= bit;
+      p.last_pause_tsc[prio] = now_tsc;  // the restore period starts at the trip
+      ++p.c.pfc_watchdog_trips;
+      flush_priority(p, prio);
+    }
+  }
 }
 
 void LabSwitch::released(const Item& it) {
+  if (!lossless(it.prio)) return;
   PortState& in = q_[it.ingress];
-  if (cfg_.pfc && it.prio == cfg_.pfc_priority) in.c.ingress_bytes -= it.bytes;
+  in.c.ingress_bytes -= it.bytes;
+  in.c.prio_ingress_bytes[it.prio] -= it.bytes;
 }
 
 void LabSwitch::enqueue(std::uint16_t in, std::uint16_t out, rte_mbuf* m, std::uint64_t now_tsc) {
   PortState& q = q_[out];
   const std::uint32_t bytes = m->pkt_len;
-  if (q.count == q.ring.size() || q.c.queue_bytes + bytes > q.buffer_bytes) {
-    ++q.c.tail_drops;
+  auto* f = rte_pktmbuf_mtod(m, std::uint8_t*);
+  const Classified c = classify(f, m->data_len);
+  const std::uint8_t prio = priority_of(f, m->data_len);
+  const std::uint8_t queue = cfg_.priority_queue[prio];
+  if (((q.watchdog >> prio) & 1u) != 0) {
+    ++q.c.pfc_watchdog_drops;
     rte_pktmbuf_free(m);
     return;
   }
-  auto* f = rte_pktmbuf_mtod(m, std::uint8_t*);
-  const Classified c = classify(f, m->data_len);
+  // One buffer per port shared by its queues: tail drop when the frame does not fit.
+  if (q.free_head == kNil || q.c.queue_bytes + bytes > q.buffer_bytes) {
+    ++q.c.tail_drops;
+    ++q.c.queue_tail_drops[queue];
+    rte_pktmbuf_free(m);
+    return;
+  }
   // RED/ECN on the instantaneous queue (DCQCN paper §4). Only ECN-capable frames are marked;
   // the ICRC leaves the TOS byte out, the IPv4 header checksum does not.
   if (red_.mark(q.c.queue_bytes, rng_)) {
@@ -371,14 +520,24 @@ void LabSwitch::enqueue(std::uint16_t in, std::uint16_t out, rte_mbuf* m, std::u
       }
     }
   }
-  const auto tail = static_cast<std::uint32_t>((q.head + q.count) % q.ring.size());
-  q.ring[tail] = Item{m, now_tsc + delay_tsc_, bytes, in, c.prio};
-  ++q.count;
-  q.c.queue_frames = q.count;
+  const std::uint32_t slot = q.free_head;
+  q.free_head = q.items[slot].next;
+  q.items[slot] = Item{m, now_tsc + delay_tsc_, bytes, kNil, in, prio};
+  ClassQueue& cq = q.cq[queue];
+  if (cq.tail == kNil)
+    cq.head = slot;
+  else
+    q.items[cq.tail].next = slot;
+  cq.tail = slot;
+  ++cq.count;
+  cq.bytes += bytes;
+  ++q.c.queue_frames;
   q.c.queue_bytes += bytes;
+  q.c.queue_class_bytes[queue] = cq.bytes;
   q.c.queue_max_bytes = std::max(q.c.queue_max_bytes, q.c.queue_bytes);
-  if (cfg_.pfc && c.prio == cfg_.pfc_priority) {
+  if (lossless(prio)) {
     q_[in].c.ingress_bytes += bytes;
+    q_[in].c.prio_ingress_bytes[prio] += bytes;
     pfc_check(in, now_tsc);
   }
 }
@@ -395,6 +554,11 @@ void LabSwitch::receive(std::uint16_t in, rte_mbuf* m, std::uint64_t now_tsc) {
   if (wire::is_mac_control(f, m->data_len)) {
     // PAUSE/PFC is link-local: it acts on this port and is never forwarded (802.1Qbb 36.1.3).
     on_pfc(p, f, m->data_len, now_tsc);
+    rte_pktmbuf_free(m);
+    return;
+  }
+  if (drop_rule_ != nullptr && drop_rule_->drops(f, m->data_len)) {
+    ++p.c.rule_drops;
     rte_pktmbuf_free(m);
     return;
   }
@@ -435,47 +599,114 @@ void LabSwitch::receive(std::uint16_t in, rte_mbuf* m, std::uint64_t now_tsc) {
     rte_pktmbuf_free(m);
 }
 
-void LabSwitch::transmit(PortState& p, std::uint64_t now_tsc) {
-  if (p.paused && now_tsc >= p.paused_until_tsc) {
-    p.c.pfc_paused_ns += static_cast<std::uint64_t>(static_cast<double>(p.paused_until_tsc - p.paused_since_tsc) * 1e9 /
-                                                    static_cast<double>(tsc_hz_));
-    p.paused = false;
+bool LabSwitch::eligible(const PortState& p, std::uint32_t q, std::uint64_t now_tsc) const {
+  const ClassQueue& c = p.cq[q];
+  if (c.head == kNil) return false;
+  const Item& it = p.items[c.head];
+  // A received pause holds its priority's frames; a queue whose head is held waits (head-of-line
+  // blocking only inside a queue shared by a paused and an unpaused priority).
+  return it.ready_tsc <= now_tsc && ((p.paused >> it.prio) & 1u) == 0;
+}
+
+int LabSwitch::pick(PortState& p, std::uint64_t now_tsc) {
+  if (cfg_.scheduler == SwitchScheduler::kWeighted) return pick_weighted(p, now_tsc);
+  for (int q = kSwitchClasses - 1; q >= 0; --q)
+    if (eligible(p, static_cast<std::uint32_t>(q), now_tsc)) return q;
+  return -1;
+}
+
+int LabSwitch::pick_weighted(PortState& p, std::uint64_t now_tsc) {
+  // Deficit round robin (Shreedhar and Varghese): a queue earns its quantum once per visit and
+  // sends while its deficit covers its head; an emptied queue forfeits what it saved. Frames of
+  // up to 64 quanta are reached within the bound; a larger one waits for the next transmit,
+  // which resumes the round where this one stopped.
+  for (std::uint32_t visit = 0; visit < 64 * kSwitchClasses; ++visit) {
+    const std::uint32_t q = p.rr;
+    ClassQueue& c = p.cq[q];
+    if (eligible(p, q, now_tsc)) {
+      if (!p.credited) {
+        c.deficit += static_cast<std::int64_t>(cfg_.queue_weights[q]) * 1024;
+        p.credited = true;
+      }
+      if (c.deficit >= static_cast<std::int64_t>(p.items[c.head].bytes)) return static_cast<int>(q);
+    } else if (c.head == kNil) {
+      c.deficit = 0;
+    }
+    p.rr = static_cast<std::uint8_t>((q + 1) % kSwitchClasses);
+    p.credited = false;
   }
-  if (p.paused) p.backlogged = false;  // a paused port earns no catch-up for the pause
+  return -1;
+}
+
+void LabSwitch::push_front(PortState& p, std::uint32_t q, std::uint32_t slot) {
+  ClassQueue& c = p.cq[q];
+  Item& it = p.items[slot];
+  it.next = c.head;
+  c.head = slot;
+  if (c.tail == kNil) c.tail = slot;
+  ++c.count;
+  c.bytes += it.bytes;
+  if (cfg_.scheduler == SwitchScheduler::kWeighted) c.deficit += it.bytes;
+}
+
+void LabSwitch::transmit(PortState& p, std::uint64_t now_tsc) {
+  // A stuck NIC pauses every lossless priority, always (what the watchdog does not ignore).
+  if (p.stuck)
+    for (std::uint32_t prio = 0; prio < kSwitchClasses; ++prio)
+      if (lossless(static_cast<std::uint8_t>(prio))) pause(p, prio, UINT64_MAX, now_tsc);
+  if (watchdog_tsc_ != 0) watchdog_check(p, now_tsc);
+  for (std::uint32_t prio = 0; prio < kSwitchClasses; ++prio)
+    if (((p.paused >> prio) & 1u) != 0 && now_tsc >= p.paused_until_tsc[prio])
+      end_pause(p, prio, p.paused_until_tsc[prio]);
   rte_mbuf* burst[32];
+  std::uint32_t slots[32];
+  std::uint8_t queues[32];
   std::uint64_t next_after[32];
   std::uint16_t n = 0;
   // An idle port may bank 2 µs so that a late poll does not lose rate; a backlogged one catches
-  // up to shaper_burst_us (the frames a late poll would have sent, sent now).
+  // up to shaper_burst_us (the frames a late poll would have sent, sent now). A port whose
+  // frames were all held by pauses earns no catch-up for the pause.
   const std::uint64_t credit = p.backlogged ? std::max(shaper_credit_tsc_, tsc_hz_ / 500'000) : tsc_hz_ / 500'000;
   std::uint64_t next = std::max(p.next_tx_tsc, now_tsc > credit ? now_tsc - credit : 0);
-  for (std::uint32_t k = 0; k < p.count && n < 32; ++k) {
-    const Item& it = p.ring[(p.head + k) % p.ring.size()];
-    if (it.ready_tsc > now_tsc) break;
-    // A received pause holds the lossless priority; with one FIFO per port that is head-of-line
-    // blocking for everything behind it, as on a switch without per-priority queues.
-    if (p.paused && it.prio == cfg_.pfc_priority) break;
-    if (p.tsc_per_byte > 0) {
-      if (next > now_tsc) break;
-      // Ethernet's 24 bytes of preamble, FCS and inter-frame gap count against the rate.
-      next += static_cast<std::uint64_t>(static_cast<double>(it.bytes + 24) * p.tsc_per_byte);
-    }
+  while (n < 32) {
+    if (p.tsc_per_byte > 0 && next > now_tsc) break;
+    const int q = pick(p, now_tsc);
+    if (q < 0) break;
+    // Dequeued now; whatever the PMD refuses goes back to the front of its queue below.
+    ClassQueue& c = p.cq[static_cast<std::uint32_t>(q)];
+    const std::uint32_t slot = c.head;
+    const Item& it = p.items[slot];
+    c.head = it.next;
+    if (c.head == kNil) c.tail = kNil;
+    --c.count;
+    c.bytes -= it.bytes;
+    if (cfg_.scheduler == SwitchScheduler::kWeighted) c.deficit -= it.bytes;
+    // Ethernet's 24 bytes of preamble, FCS and inter-frame gap count against the rate.
+    if (p.tsc_per_byte > 0) next += static_cast<std::uint64_t>(static_cast<double>(it.bytes + 24) * p.tsc_per_byte);
     next_after[n] = next;
+    slots[n] = slot;
+    queues[n] = static_cast<std::uint8_t>(q);
     burst[n++] = it.m;
   }
-  if (n == 0) return;
-  const std::uint16_t sent = p.io.tx_burst(burst, n);
+  const std::uint16_t sent = n == 0 ? 0 : p.io.tx_burst(burst, n);
   for (std::uint16_t i = 0; i < sent; ++i) {
-    const Item& it = p.ring[p.head];
+    Item& it = p.items[slots[i]];
     ++p.c.tx_frames;
     p.c.tx_bytes += it.bytes;
+    ++p.c.queue_tx_frames[queues[i]];
     p.c.queue_bytes -= it.bytes;
+    --p.c.queue_frames;
     released(it);
-    p.head = static_cast<std::uint32_t>((p.head + 1) % p.ring.size());
-    --p.count;
+    it.next = p.free_head;
+    p.free_head = slots[i];
   }
-  p.c.queue_frames = p.count;
-  p.backlogged = p.count != 0;
+  for (std::uint16_t i = n; i > sent; --i) push_front(p, queues[i - 1], slots[i - 1]);
+  for (std::uint32_t q = 0; q < kSwitchClasses; ++q) p.c.queue_class_bytes[q] = p.cq[q].bytes;
+  // Backlogged: frames were left that a pause does not hold (the shaper, the PMD or the delay did).
+  bool held_only = true;
+  for (const ClassQueue& c : p.cq)
+    if (c.head != kNil && ((p.paused >> p.items[c.head].prio) & 1u) == 0) held_only = false;
+  p.backlogged = p.c.queue_frames != 0 && !held_only;
   if (sent != 0 && p.tsc_per_byte > 0) p.next_tx_tsc = next_after[sent - 1];
 }
 

@@ -1,11 +1,13 @@
 // LabSwitch: a store-and-forward Ethernet switch between DPDK ports for RoCE labs — IPv4 routes
-// and MAC learning, a shaped egress FIFO per port with RED/ECN marking and tail drop, a fixed
-// delay, and lossless operation with IEEE 802.1Qbb PFC. The core of apps/droce-switch (between
+// and MAC learning, eight shaped egress queues per port (DSCP -> priority -> queue, a strict or
+// weighted scheduler) with RED/ECN marking and tail drop, a fixed delay, and lossless classes
+// with IEEE 802.1Qbb PFC per priority. The core of apps/droce-switch (between
 // ethdevs) and of in-process labs (between ring links: FramePort).
 #pragma once
 
 #include <rte_mbuf.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <random>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "engine/core/status.h"
+#include "engine/lab/drop_rule.h"
 #include "engine/lab/ecmp_hash.h"
 #include "engine/lab/frame_port.h"
 #include "protocols/dcqcn/red_marking.h"
@@ -24,6 +27,23 @@ namespace droce::engine {
 
 // A route's `out` that means "one of LabSwitchConfig::ecmp_ports, chosen by the flow's hash".
 inline constexpr std::uint16_t kEcmpRoute = 0xFFFF;
+
+// IEEE 802.1Q traffic classes: eight priorities, eight egress queues per port.
+inline constexpr std::size_t kSwitchClasses = 8;
+// LabSwitchConfig::cnp_priority's "no class of their own": CNPs are classified by DSCP like data.
+inline constexpr std::uint8_t kCnpByDscp = 0xFF;
+
+// How a port picks the queue it sends from next. Strict: the highest eligible queue (7 first),
+// 802.1Q 8.6.8.1. Weighted: deficit round robin over the eligible queues, each queue's quantum
+// its weight times 1024 bytes (a weighted-fair share of the port's rate while backlogged).
+enum class SwitchScheduler : std::uint8_t { kStrict, kWeighted };
+
+// The default DSCP -> priority map: DSCP / 8 (the class selector; DSCP 26 is priority 3).
+[[nodiscard]] constexpr std::array<std::uint8_t, 64> dscp_div8_priorities() {
+  std::array<std::uint8_t, 64> m{};
+  for (std::size_t d = 0; d < m.size(); ++d) m[d] = static_cast<std::uint8_t>(d / 8);
+  return m;
+}
 
 struct SwitchRoute {
   std::uint32_t prefix = 0;  // IPv4, host order
@@ -71,21 +91,48 @@ struct LabSwitchConfig {
   // (droce-coll's lab) needs tens of ms, or a port loses its rate while the process is not
   // running. An idle port banks 2 µs whatever this is, so bursts after idleness stay short.
   double shaper_burst_us = 2;
-  // Lossless: an ingress port whose frames of `pfc_priority` hold more than xoff bytes in the
-  // switch gets a PFC pause upstream (refreshed while it stays above xon), then XON below xon.
+  // Classification: a tagged frame's priority is its VLAN PCP, an untagged one's
+  // dscp_priority[DSCP]; the priority picks the egress queue by priority_queue (default the
+  // identity). RoCEv2 CNPs (BTH opcode 0x81) take cnp_priority instead when it is set, so
+  // congestion notifications never wait behind the data they are about (what switch vendors'
+  // RoCE profiles do with the CNP's own DSCP).
+  std::array<std::uint8_t, 64> dscp_priority = dscp_div8_priorities();
+  std::array<std::uint8_t, kSwitchClasses> priority_queue = {0, 1, 2, 3, 4, 5, 6, 7};
+  std::uint8_t cnp_priority = kCnpByDscp;
+  SwitchScheduler scheduler = SwitchScheduler::kStrict;
+  std::array<std::uint32_t, kSwitchClasses> queue_weights = {1, 1, 1, 1, 1, 1, 1, 1};  // kWeighted only
+  // Lossless: an ingress port whose frames of a lossless priority hold more than xoff bytes in
+  // the switch gets a PFC pause for that priority upstream (refreshed while it stays above xon),
+  // then XON below xon; received pauses hold that priority's frames only (802.1Qbb 36.1). The
+  // lossless priorities are the bits of lossless_priorities, or pfc_priority alone when it is 0.
+  // Lossy priorities are neither paused nor pause anyone: their frames tail-drop.
   bool pfc = false;
   std::uint8_t pfc_priority = 3;
+  std::uint8_t lossless_priorities = 0;
   std::uint64_t pfc_xoff_bytes = 100'000;
   std::uint64_t pfc_xon_bytes = 50'000;
   std::uint16_t pfc_pause_quanta = 0xFFFF;
   double link_gbps_for_pfc = 10;  // converts pause quanta to time (received and sent)
-  std::uint64_t seed = 1;         // RED's random draws
-  rte_mempool* pool = nullptr;    // PFC frames are built here
+  // Failure switches (docs/fabric-lab.md has a recipe for each). drop_rule: a deterministic drop
+  // at every ingress (DropRule). stuck_ports: ports whose peer is a stuck NIC pausing every
+  // lossless priority forever (its egress never drains; counted as one pause received each
+  // time the pause begins). pfc_watchdog_ms: a lossless priority held at an egress longer than
+  // this stops honouring pauses and drops its frames, queued and arriving, until no pause has
+  // come for as long again (vendors' PFC watchdog, "drop" action); 0: off.
+  DropRuleConfig drop_rule;
+  std::vector<std::uint16_t> stuck_ports;
+  double pfc_watchdog_ms = 0;
+  std::uint64_t seed = 1;       // RED's random draws
+  rte_mempool* pool = nullptr;  // PFC frames are built here
 
   // Ok when valid; otherwise kInvalidArgument and one message naming the bad option.
   [[nodiscard]] Status validate() const;
   // Switch ports: frame_ports when given, else ports.
   [[nodiscard]] std::size_t port_count() const { return frame_ports.empty() ? ports.size() : frame_ports.size(); }
+  // The lossless priorities as a bit mask (bit p: priority p).
+  [[nodiscard]] std::uint8_t lossless_mask() const {
+    return lossless_priorities != 0 ? lossless_priorities : static_cast<std::uint8_t>(1u << pfc_priority);
+  }
 };
 
 struct SwitchPortCounters {
@@ -103,7 +150,19 @@ struct SwitchPortCounters {
   std::uint64_t pfc_pause_sent = 0;  // pauses (and refreshes) sent upstream from this ingress
   std::uint64_t pfc_resume_sent = 0;
   std::uint64_t pfc_pause_received = 0;  // pauses received on this port: its egress holds
-  std::uint64_t pfc_paused_ns = 0;       // time this egress was held by received pauses
+  std::uint64_t pfc_paused_ns = 0;       // time this egress was held by received pauses (sum over priorities)
+  std::uint64_t rule_drops = 0;          // frames of this ingress the drop rule dropped
+  std::uint64_t pfc_watchdog_trips = 0;  // this egress' watchdog stopped honouring a priority's pauses
+  std::uint64_t pfc_watchdog_restores = 0;
+  std::uint64_t pfc_watchdog_drops = 0;  // frames it dropped meanwhile (queued and arriving)
+  // The same by class: egress queue q's frames, drops and bytes now; priority p's pauses.
+  std::array<std::uint64_t, kSwitchClasses> queue_tx_frames{};
+  std::array<std::uint64_t, kSwitchClasses> queue_tail_drops{};
+  std::array<std::uint64_t, kSwitchClasses> queue_class_bytes{};
+  std::array<std::uint64_t, kSwitchClasses> prio_ingress_bytes{};
+  std::array<std::uint64_t, kSwitchClasses> prio_pause_sent{};
+  std::array<std::uint64_t, kSwitchClasses> prio_pause_received{};
+  std::array<std::uint64_t, kSwitchClasses> prio_paused_ns{};
 };
 
 class LabSwitch {
@@ -121,38 +180,69 @@ class LabSwitch {
 
   [[nodiscard]] std::size_t ports() const { return q_.size(); }
   [[nodiscard]] const SwitchPortCounters& counters(std::size_t port) const { return q_[port].c; }
+  // The drop rule's counters (zero when there is none).
+  [[nodiscard]] DropRuleCounters drop_rule_counters() const {
+    return drop_rule_ != nullptr ? drop_rule_->counters() : DropRuleCounters{};
+  }
 
  private:
+  static constexpr std::uint32_t kNil = 0xFFFFFFFF;
   struct Item {
     rte_mbuf* m;
     std::uint64_t ready_tsc;  // enqueue time + delay
     std::uint32_t bytes;
+    std::uint32_t next;  // the next item of its queue, or of the free list
     std::uint16_t ingress;
     std::uint8_t prio;
+  };
+  // One egress queue: a FIFO linked through the port's item slots.
+  struct ClassQueue {
+    std::uint32_t head = kNil, tail = kNil, count = 0;
+    std::uint64_t bytes = 0;
+    std::int64_t deficit = 0;  // kWeighted: bytes it may still send this round
   };
   struct PortState {
     FramePort io;
     double tsc_per_byte = 0;  // shaper: 0 = unshaped
     std::uint64_t next_tx_tsc = 0;
-    bool backlogged = false;  // frames were left queued at the last transmit
-    std::vector<Item> ring;   // egress FIFO (fixed capacity)
+    bool backlogged = false;  // an eligible frame was left queued at the last transmit
+    std::vector<Item> items;  // every queue's frames (fixed capacity), linked per queue
+    std::uint32_t free_head = kNil;
+    std::array<ClassQueue, kSwitchClasses> cq;
+    std::uint8_t rr = 0;    // kWeighted: the queue the round is at
+    bool credited = false;  // kWeighted: rr's quantum was added this visit
     std::uint64_t buffer_bytes = 0;
-    std::uint32_t head = 0, count = 0;
-    // PFC state of this port as an ingress (pauses we sent) and as an egress (pauses received).
-    bool xoff = false;
-    std::uint64_t refresh_tsc = 0;
-    std::uint64_t paused_until_tsc = 0;
-    std::uint64_t paused_since_tsc = 0;
-    bool paused = false;
+    // PFC state of this port as an ingress (pauses we sent) and as an egress (pauses received),
+    // by priority.
+    std::uint8_t xoff = 0;    // bit p: priority p paused upstream
+    std::uint8_t paused = 0;  // bit p: priority p held here
+    std::array<std::uint64_t, kSwitchClasses> refresh_tsc{};
+    std::array<std::uint64_t, kSwitchClasses> paused_until_tsc{};
+    std::array<std::uint64_t, kSwitchClasses> paused_since_tsc{};
+    bool stuck = false;         // its peer pauses every lossless priority forever
+    std::uint8_t watchdog = 0;  // bit p: the watchdog ignores priority p's pauses and drops its frames
+    std::array<std::uint64_t, kSwitchClasses> last_pause_tsc{};  // when a pause for p last came
     SwitchPortCounters c;
   };
   LabSwitch() = default;
   void receive(std::uint16_t in, rte_mbuf* m, std::uint64_t now_tsc);
   void enqueue(std::uint16_t in, std::uint16_t out, rte_mbuf* m, std::uint64_t now_tsc);
   void transmit(PortState& p, std::uint64_t now_tsc);
+  // The queue the scheduler sends from next, or -1 when no queue has an eligible head (empty,
+  // delayed, or its priority paused).
+  int pick(PortState& p, std::uint64_t now_tsc);
+  int pick_weighted(PortState& p, std::uint64_t now_tsc);
+  [[nodiscard]] bool eligible(const PortState& p, std::uint32_t q, std::uint64_t now_tsc) const;
+  void push_front(PortState& p, std::uint32_t q, std::uint32_t slot);
+  void end_pause(PortState& p, std::uint32_t prio, std::uint64_t at_tsc);
   void on_pfc(PortState& p, const std::uint8_t* frame, std::uint32_t len, std::uint64_t now_tsc);
+  void pause(PortState& p, std::uint32_t prio, std::uint64_t until_tsc, std::uint64_t now_tsc);
+  void watchdog_check(PortState& p, std::uint64_t now_tsc);
+  // Frees every queued frame of priority `prio` (the watchdog's drop action).
+  void flush_priority(PortState& p, std::uint32_t prio);
   void pfc_check(std::uint16_t in, std::uint64_t now_tsc);
-  void send_pfc(PortState& p, std::uint16_t quanta);
+  void send_pfc(PortState& p, std::uint32_t prio, std::uint16_t quanta);
+  [[nodiscard]] std::uint8_t priority_of(const std::uint8_t* f, std::uint32_t len) const;
   // The route's port for an IP frame (host routes, then prefixes; ECMP resolved), or false when
   // no route covers it.
   bool route(const std::uint8_t* f, std::uint32_t len, std::uint16_t ether_type, std::uint32_t l3,
@@ -160,6 +250,7 @@ class LabSwitch {
   bool learn_lookup(const std::uint8_t* dst, std::uint16_t& out) const;
   void learn(const std::uint8_t* src, std::uint16_t in);
   void released(const Item& it);
+  [[nodiscard]] bool lossless(std::uint8_t prio) const { return cfg_.pfc && ((lossless_ >> prio) & 1u) != 0; }
 
   LabSwitchConfig cfg_;
   std::vector<PortState> q_;
@@ -170,6 +261,9 @@ class LabSwitch {
   std::uint64_t tsc_hz_ = 1;
   std::uint64_t delay_tsc_ = 0;
   std::uint64_t shaper_credit_tsc_ = 0;
+  std::uint8_t lossless_ = 0;       // cfg_.lossless_mask()
+  std::uint64_t watchdog_tsc_ = 0;  // 0: no watchdog
+  std::unique_ptr<DropRule> drop_rule_;
   dcqcn::RedProfile red_;
   std::mt19937_64 rng_;  // RED draws, seeded: a run is repeatable for the same traffic
   std::uint8_t switch_mac_[6] = {0x02, 0x00, 0x00, 0x00, 0x5A, 0x01};

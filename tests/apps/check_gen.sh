@@ -159,6 +159,16 @@ import json; L = json.load(open('$out/burst.json'))['load']
 assert L['arrivals'] == 'constant' and L['burst'] == 50 and abs(L['offered_msg_rate'] - 20000) <= 0.15 * 20000, L
 assert L['shed'] == 0 and L['achieved_msg_rate'] >= 0.7 * L['offered_msg_rate'], L
 \" || { tail -n 4 '$out/burst.txt'; false; }"
+"$gen" -- --op send --size 256 --msg-rate 20000 --arrivals onoff --on-us 1000 --off-us 9000 --duration 1 --quiet \
+  --json "$out/onoff.json" > "$out/onoff.txt" 2>&1
+check "open loop, on-off arrivals (1 ms on, 9 ms off) at 20000 msg/s: verified, offered within 15 % of the rate" \
+  "[ $? -eq 0 ] && load_ok '$out/onoff.json' && /usr/bin/python3 -c \"
+import json; L = json.load(open('$out/onoff.json'))['load']
+assert L['arrivals'] == 'onoff' and abs(L['offered_msg_rate'] - 20000) <= 0.15 * 20000, L
+assert L['shed'] == 0, L
+\" || { tail -n 4 '$out/onoff.txt'; false; }"
+"$gen" -- --msg-rate 1000 --on-us 10 --count 10 > "$out/e8b.txt" 2>&1
+check "--on-us without --arrivals onoff refused" "[ $? -eq 2 ] && grep -q -- '--on-us' '$out/e8b.txt'"
 "$gen" -- --arrivals poisson --count 10 > "$out/e8.txt" 2>&1
 check "--arrivals without an offered load refused" "[ $? -eq 2 ] && grep -q -- '--msg-rate' '$out/e8.txt'"
 

@@ -76,6 +76,16 @@ check "a bad prefix length is refused" "[ $? -eq 2 ] && grep -q -- '--route' '$o
 check "g = 0 refused by name" "[ $? -eq 2 ] && grep -q -- '--dcqcn-g:' '$out/e3.txt'"
 "$sw" --no-pci --vdev net_null0 -- --duration 1 > "$out/e4.txt" 2>&1
 check "one port is refused with a clear message" "[ $? -ne 0 ] && grep -q 'at least two' '$out/e4.txt'"
+# Traffic classes and failure switches: each bad value refused in one line naming its option.
+i=0
+for bad in "--scheduler fifo" "--scheduler weighted:1,2,3" "--scheduler weighted:0,1,1,1,1,1,1,1" \
+    "--dscp-map 64=1" "--dscp-map 26" "--priority-queues 0,1,2,3,4,5,6,8" "--lossless-priorities 9" \
+    "--cnp-priority 8" "--drop-rule every:1" "--drop-rule ip-id:256" "--pfc-watchdog-ms -1" "--stuck-port 1"; do
+  i=$((i + 1))
+  # shellcheck disable=SC2086  # the option and its value are two words
+  "$sw" -- $bad > "$out/c$i.txt" 2>&1
+  check "$bad refused by name" "[ $? -eq 2 ] && grep -q -- '${bad%% *}' '$out/c$i.txt' && [ \$(wc -l < '$out/c$i.txt') -le 2 ]"
+done
 "$sw" -- --bogus > "$out/e5.txt" 2>&1
 check "unknown option exits 2" "[ $? -eq 2 ] && grep -q 'unknown option' '$out/e5.txt'"
 

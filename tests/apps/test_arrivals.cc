@@ -1,5 +1,5 @@
 // droce-gen's open-loop schedule: due times never go back, keep the configured mean rate (constant,
-// Poisson and bursts), come in groups of --burst, and shed or count a backlog exactly.
+// Poisson, on-off and bursts), come in groups of --burst, and shed or count a backlog exactly.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
@@ -136,4 +136,30 @@ TEST_CASE("arrivals: a Poisson backlog is shed by its expectation, and the sched
     shed += n;
   }
   CHECK(static_cast<double>(shed) == Approx(1'000'000).epsilon(0.01));
+}
+
+TEST_CASE("arrivals: on-off sends periodic bursts at the peak rate that keeps the mean", "[arrivals]") {
+  // Mean gap 10, period 100 on + 900 off: while on, one message a tick (ten times the mean rate).
+  ArrivalSchedule s(Arrivals::kOnOff, 10, 1, 1, 0, 0, droce::gen::OnOffPeriod{100, 900});
+  for (std::uint64_t k = 0; k < 100; ++k) {
+    CHECK(s.due() == k);
+    s.advance();
+  }
+  CHECK(s.due() == 1000);  // nothing due while off
+  ArrivalSchedule m(Arrivals::kOnOff, 10, 1, 1, 0, 0, droce::gen::OnOffPeriod{100, 900});
+  const Gaps g = measure(m, 100'000);
+  CHECK(g.non_decreasing);
+  CHECK(g.mean == Approx(10).epsilon(1e-3));  // the mean rate is the configured one
+  // The backlog: counted and shed exactly, the schedule staying on its grid.
+  ArrivalSchedule b(Arrivals::kOnOff, 10, 1, 1, 0, 0, droce::gen::OnOffPeriod{100, 900});
+  CHECK(b.due_by(99) == 100);
+  CHECK(b.due_by(500) == 100);
+  CHECK(b.due_by(1000) == 101);
+  CHECK(b.skip_before(1050) == 150);  // 0 .. 99 and 1000 .. 1049
+  CHECK(b.due() == 1050);
+  // Groups of 2: a group every 2 ticks while on, 100 messages a period.
+  ArrivalSchedule two(Arrivals::kOnOff, 10, 2, 1, 0, 0, droce::gen::OnOffPeriod{100, 900});
+  CHECK(two.due_by(99) == 100);
+  for (int i = 0; i < 100; ++i) two.advance();
+  CHECK(two.due() == 1000);
 }

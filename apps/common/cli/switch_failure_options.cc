@@ -1,0 +1,27 @@
+// The failure options: each value parsed strictly into the switch's config.
+#include "apps/common/cli/switch_failure_options.h"
+
+#include "apps/common/cli/values.h"
+
+namespace droce::apps::cli {
+
+void add_switch_failures(CLI::App& app, const std::string& group, engine::LabSwitchConfig& c, bool stuck_port) {
+  add_repeatable(app, group, "--drop-rule", "every:N|ip-id:B",
+                 "drop every Nth frame of each flow, or every IPv4 frame whose ID ends in byte B\n"
+                 "(SIGCOMM'16's 1/256 bug: ip-id:0xff); both when given twice; counted as rule_drops",
+                 [&c](const std::string& v) { return engine::DropRuleConfig::parse(v, c.drop_rule).message(); });
+  add_real(app, group, "--pfc-watchdog-ms", "T", c.pfc_watchdog_ms, 0, 1e6,
+           "a lossless priority paused longer than T at an egress stops honouring pauses and\n"
+           "drops its frames until pauses stop for T (default 0: off)");
+  if (stuck_port)
+    add_repeatable(app, group, "--stuck-port", "PORT",
+                   "the peer on PORT is a stuck NIC pausing every lossless priority forever (needs --pfc)",
+                   [&c](const std::string& v) {
+                     std::uint16_t port = 0;
+                     if (Status s = parse_uint("--stuck-port", v, 0, 63, port); !s.ok()) return s.message();
+                     c.stuck_ports.push_back(port);
+                     return std::string();
+                   });
+}
+
+}  // namespace droce::apps::cli

@@ -1,0 +1,230 @@
+// LabSwitch's failure switches with raw frames on a star of ring links: the drop rule drops exactly
+// its frames (IPv4 ID ending in a byte; every Nth of each flow); a stuck NIC without a watchdog
+// holds its lossless class and the switch pauses the upstream, counted; the PFC watchdog stops
+// honouring the endless pause, drops the held frames, resumes the upstream, and restores once
+// pauses stop. Waits are on counters, bounded by generous deadlines; no result depends on speed.
+#include <rte_cycles.h>
+
+#include <catch2/catch.hpp>
+#include <vector>
+
+#include "engine/lab/lab_switch.h"
+#include "protocols/wire/pfc.h"
+#include "tests/engine/lab/frames_udp.h"
+#include "tests/engine/rc_lab.h"
+
+using namespace droce;
+using namespace droce::engine;
+
+namespace {
+
+constexpr std::uint32_t kEndpoints = 3;  // endpoints 0 and 1 send to endpoint 2
+std::uint32_t ip4(std::uint32_t i) { return 0x0A000000u | (i + 1); }
+
+// A 256-byte frame to endpoint 2: DSCP, IPv4 ID and UDP source port as given, `seq` in its payload.
+std::vector<std::uint8_t> frame(std::uint8_t dscp, std::uint16_t ip_id, std::uint16_t sport = 49152,
+                                std::uint32_t seq = 0) {
+  auto f = test::udp4_frame(ip4(0), ip4(2), sport, 256 - 42);
+  f[15] = static_cast<std::uint8_t>(dscp << 2 | 2);
+  f[18] = static_cast<std::uint8_t>(ip_id >> 8);
+  f[19] = static_cast<std::uint8_t>(ip_id);
+  for (int i = 0; i < 4; ++i) f[60 + i] = static_cast<std::uint8_t>(seq >> (24 - 8 * i));
+  return f;
+}
+
+std::vector<std::uint8_t> pfc_frame(std::uint32_t prio, std::uint16_t quanta) {
+  wire::PfcFrame p;
+  p.class_enable = static_cast<std::uint16_t>(1u << prio);
+  p.quanta[prio] = quanta;
+  std::vector<std::uint8_t> f(wire::kPfcFrameBytes);
+  const std::uint8_t mac[6] = {0x02, 0, 0, 0, 0, 0x77};
+  REQUIRE(wire::build_pfc(mac, p, f.data(), wire::kPfcFrameBytes) == wire::kPfcFrameBytes);
+  return f;
+}
+
+struct Star {
+  std::unique_ptr<RingFabric> fabric;
+  std::unique_ptr<LabSwitch> sw;
+
+  explicit Star(LabSwitchConfig c) {
+    Status err;
+    fabric = RingFabric::create(FabricSpec::star(kEndpoints, ImpairmentConfig{}), test::pool().get(), err);
+    REQUIRE(fabric);
+    for (RingEnd* end : fabric->ends_of(kEndpoints)) c.frame_ports.push_back(FramePort::ring(end));
+    for (std::uint16_t i = 0; i < kEndpoints; ++i) c.host_routes.push_back(HostRoute::ipv4(ip4(i), i));
+    c.pool = test::pool().get();
+    c.link_gbps_for_pfc = 0.001;  // 65535 quanta: a 33 s pause
+    sw = LabSwitch::create(c, err);
+    INFO(err.message());
+    REQUIRE(sw);
+  }
+  ~Star() {
+    sw.reset();
+    fabric->drain();
+  }
+  void send(std::uint32_t from, const std::vector<std::uint8_t>& f) {
+    rte_mbuf* m = rte_pktmbuf_alloc(test::pool().get());
+    REQUIRE(m != nullptr);
+    auto* d = reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(m, static_cast<std::uint16_t>(f.size())));
+    REQUIRE(d != nullptr);
+    std::memcpy(d, f.data(), f.size());
+    REQUIRE(fabric->end(from, 0).send(&m, 1) == 1);
+  }
+  // One switch round, then what endpoint `at` received (the first 64 bytes of each frame).
+  std::vector<std::vector<std::uint8_t>> round(std::uint32_t at) {
+    sw->poll(rte_get_tsc_cycles());
+    std::vector<std::vector<std::uint8_t>> got;
+    rte_mbuf* pkts[32];
+    const std::uint16_t n = fabric->end(at, 0).receive(pkts, 32);
+    for (std::uint16_t i = 0; i < n; ++i) {
+      const auto* d = rte_pktmbuf_mtod(pkts[i], const std::uint8_t*);
+      got.emplace_back(d, d + std::min<std::uint32_t>(pkts[i]->data_len, 64));
+    }
+    rte_pktmbuf_free_bulk(pkts, n);
+    return got;
+  }
+  std::vector<std::vector<std::uint8_t>> received(std::uint32_t at, int polls) {
+    std::vector<std::vector<std::uint8_t>> all;
+    for (int r = 0; r < polls; ++r)
+      for (auto& f : round(at)) all.push_back(std::move(f));
+    return all;
+  }
+  // Polls until `done` holds or 30 s pass (a deadline for a stalled test, never the expectation).
+  template <typename F>
+  bool poll_until(F done) {
+    const std::uint64_t end = rte_get_tsc_cycles() + 30 * rte_get_tsc_hz();
+    while (!done()) {
+      if (rte_get_tsc_cycles() > end) return false;
+      sw->poll(rte_get_tsc_cycles());
+    }
+    return true;
+  }
+};
+
+std::uint32_t seq_of(const std::vector<std::uint8_t>& f) {
+  return std::uint32_t{f[60]} << 24 | std::uint32_t{f[61]} << 16 | std::uint32_t{f[62]} << 8 | f[63];
+}
+
+std::size_t pfc_frames(const std::vector<std::vector<std::uint8_t>>& got, std::uint32_t prio, bool xon) {
+  std::size_t n = 0;
+  for (const auto& f : got) {
+    wire::PfcFrame p;
+    if (wire::parse_pfc(f.data(), static_cast<std::uint32_t>(f.size()), p) && (p.class_enable & (1u << prio)) != 0 &&
+        (p.quanta[prio] == 0) == xon)
+      ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("drop rule ip-id:0xff drops exactly the frames whose IPv4 ID ends in 0xff", "[lab][failures]") {
+  LabSwitchConfig c;
+  REQUIRE(DropRuleConfig::parse("ip-id:0xff", c.drop_rule).ok());
+  Star s{c};
+  std::vector<std::uint32_t> got;
+  for (std::uint32_t id = 0; id < 1024; id += 16) {
+    for (std::uint32_t k = id; k < id + 16; ++k) s.send(0, frame(26, static_cast<std::uint16_t>(k), 49152, k));
+    for (const auto& f : s.received(2, 4)) got.push_back(seq_of(f));
+  }
+  REQUIRE(got.size() == 1024 - 4);
+  for (std::uint32_t seq : got) CHECK((seq & 0xFF) != 0xFF);
+  CHECK(s.sw->counters(0).rule_drops == 4);
+  CHECK(s.sw->drop_rule_counters().dropped == 4);
+  CHECK(s.sw->drop_rule_counters().seen == 1024);
+}
+
+TEST_CASE("drop rule every:4 drops every fourth frame of each flow", "[lab][failures]") {
+  LabSwitchConfig c;
+  REQUIRE(DropRuleConfig::parse("every:4", c.drop_rule).ok());
+  Star s{c};
+  std::vector<std::uint32_t> a, b;  // two flows, interleaved: each counts its own frames
+  for (std::uint32_t k = 1; k <= 20; ++k) {
+    s.send(0, frame(26, 0, 50000, k));
+    s.send(0, frame(26, 0, 50001, 100 + k));
+    for (const auto& f : s.received(2, 2)) (seq_of(f) < 100 ? a : b).push_back(seq_of(f));
+  }
+  REQUIRE(a.size() == 15);
+  REQUIRE(b.size() == 15);
+  for (std::uint32_t seq : a) CHECK(seq % 4 != 0);
+  for (std::uint32_t seq : b) CHECK((seq - 100) % 4 != 0);
+  CHECK(s.sw->counters(0).rule_drops == 10);
+}
+
+TEST_CASE("drop rule: bad rules are refused naming --drop-rule", "[lab][failures]") {
+  DropRuleConfig r;
+  for (const char* bad : {"every:1", "every:", "every:x", "ip-id:256", "ip-id:0x100", "ip-id:-1", "all", ""}) {
+    const Status s = DropRuleConfig::parse(bad, r);
+    CHECK(!s.ok());
+    CHECK(s.message().find("--drop-rule") != std::string::npos);
+  }
+}
+
+TEST_CASE("a stuck NIC without a watchdog holds its class and the switch pauses the upstream", "[lab][failures][pfc]") {
+  LabSwitchConfig c;
+  c.pfc = true;
+  c.pfc_xoff_bytes = 2'000;
+  c.pfc_xon_bytes = 1'000;
+  c.stuck_ports = {2};
+  Star s{c};
+  for (std::uint32_t k = 0; k < 10; ++k) s.send(0, frame(26, static_cast<std::uint16_t>(k)));
+  for (std::uint32_t k = 0; k < 5; ++k) s.send(1, frame(8, static_cast<std::uint16_t>(k)));  // lossy: flows
+  const auto at2 = s.received(2, 50);
+  CHECK(at2.size() == 5);
+  for (const auto& f : at2) CHECK((f[15] >> 2) == 8);
+  CHECK(s.sw->counters(2).prio_pause_received[3] == 1);  // one endless pause
+  CHECK(s.sw->counters(2).queue_class_bytes[3] == 10 * 256);
+  CHECK(s.sw->counters(0).prio_pause_sent[3] >= 1);
+  CHECK(pfc_frames(s.received(0, 1), 3, false) >= 1);
+  CHECK(s.sw->counters(0).pfc_resume_sent == 0);
+  CHECK(s.sw->counters(2).pfc_watchdog_trips == 0);
+}
+
+TEST_CASE("the PFC watchdog ends a stuck NIC's storm: held frames dropped, the upstream resumed",
+          "[lab][failures][pfc]") {
+  LabSwitchConfig c;
+  c.pfc = true;
+  c.pfc_xoff_bytes = 2'000;
+  c.pfc_xon_bytes = 1'000;
+  c.stuck_ports = {2};
+  c.pfc_watchdog_ms = 20;
+  Star s{c};
+  const std::uint64_t start = rte_get_tsc_cycles();
+  for (std::uint32_t k = 0; k < 10; ++k) s.send(0, frame(26, static_cast<std::uint16_t>(k)));
+  REQUIRE(s.poll_until([&] { return s.sw->counters(0).pfc_resume_sent == 1; }));
+  const double held_ms =
+      static_cast<double>(rte_get_tsc_cycles() - start) * 1e3 / static_cast<double>(rte_get_tsc_hz());
+  CHECK(held_ms >= 20);  // not before the watchdog's time
+  const SwitchPortCounters& stuck = s.sw->counters(2);
+  CHECK(stuck.pfc_watchdog_trips == 1);
+  CHECK(stuck.pfc_watchdog_drops == 10);
+  CHECK(stuck.queue_class_bytes[3] == 0);
+  CHECK(s.sw->counters(0).prio_ingress_bytes[3] == 0);
+  const auto to0 = s.received(0, 1);
+  CHECK(pfc_frames(to0, 3, false) >= 1);
+  CHECK(pfc_frames(to0, 3, true) == 1);
+  // Arriving frames of the class are dropped too, never held: the upstream stays resumed.
+  for (std::uint32_t k = 0; k < 20; ++k) s.send(0, frame(26, static_cast<std::uint16_t>(k)));
+  CHECK(s.received(2, 20).empty());
+  CHECK(stuck.pfc_watchdog_drops == 30);
+  CHECK(s.sw->counters(0).prio_pause_sent[3] == 1);
+  CHECK(stuck.pfc_watchdog_restores == 0);  // the stuck NIC never stops pausing
+}
+
+TEST_CASE("the PFC watchdog restores a priority once pauses stop", "[lab][failures][pfc]") {
+  LabSwitchConfig c;
+  c.pfc = true;
+  c.pfc_watchdog_ms = 20;
+  Star s{c};
+  s.send(2, pfc_frame(3, 0xFFFF));  // one 33 s pause, never refreshed
+  REQUIRE(s.poll_until([&] { return s.sw->counters(2).pfc_watchdog_trips == 1; }));
+  REQUIRE(s.poll_until([&] { return s.sw->counters(2).pfc_watchdog_restores == 1; }));
+  // Honoured again: frames flow, and a new pause holds them.
+  s.send(0, frame(26, 1));
+  CHECK(s.received(2, 10).size() == 1);
+  s.send(2, pfc_frame(3, 0xFFFF));
+  s.received(2, 2);
+  s.send(0, frame(26, 2));
+  CHECK(s.received(2, 10).empty());
+  CHECK(s.sw->counters(2).prio_pause_received[3] == 2);
+}
