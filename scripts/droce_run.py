@@ -17,7 +17,8 @@ and "--json FILE" (the end-of-run report); droce-perf with "--json FILE".
 
 Each run is its own process group, killed whole (SIGTERM, then SIGKILL) when `timeout` seconds
 pass. A non-zero exit raises DroceRunError carrying the exit status, the last stderr lines and,
-where the program wrote one, its report.
+where the program wrote one, its report; its below_threshold is true when droce-gen's run was
+verified but missed --expect-gbps or --expect-p99-us (exit status 3, the report's "expect").
 """
 import collections
 import json
@@ -28,6 +29,7 @@ import tempfile
 import threading
 
 STDERR_TAIL = 20  # stderr lines kept for the error message
+GEN_BELOW_THRESHOLD = 3  # droce-gen's exit status for a verified run that missed --expect-gbps/--expect-p99-us
 KILL_GRACE_S = 5  # between SIGTERM and SIGKILL
 
 
@@ -40,6 +42,11 @@ class DroceRunError(RuntimeError):
         self.stderr_tail = list(stderr_tail)
         self.report = report
         self.timed_out = timed_out
+
+    @property
+    def below_threshold(self):
+        """droce-gen ran and verified everything but missed a threshold (report["expect"] says which)."""
+        return self.returncode == GEN_BELOW_THRESHOLD
 
 
 class _Process:

@@ -3,21 +3,13 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
+
+#include "apps/common/memory_budget.h"
 
 namespace droce::coll {
 
-std::string bytes_text(std::uint64_t b) {
-  char s[32];
-  if (b >= (1ull << 30))
-    std::snprintf(s, sizeof s, "%.1f GiB", static_cast<double>(b) / (1ull << 30));
-  else if (b >= (1ull << 20))
-    std::snprintf(s, sizeof s, "%.1f MiB", static_cast<double>(b) / (1ull << 20));
-  else
-    std::snprintf(s, sizeof s, "%.1f KiB", static_cast<double>(b) / 1024);
-  return s;
-}
+// Both live in apps/common (droce-gen's memory check uses them too).
+std::string bytes_text(std::uint64_t b) { return apps::bytes_text(b); }
 
 MemoryPlan plan_memory(const Options& o, const SizeSchedule& largest) {
   MemoryPlan m;
@@ -58,16 +50,6 @@ engine::Status check_memory(const MemoryPlan& m, std::uint64_t available_bytes, 
           "smaller --maxbytes, --chunk or --buffers");
 }
 
-std::uint64_t memory_available() {
-  std::ifstream f("/proc/meminfo");
-  std::string line;
-  while (std::getline(f, line)) {
-    std::istringstream in(line);
-    std::string key;
-    std::uint64_t kb = 0;
-    if (in >> key >> kb && key == "MemAvailable:") return kb * 1024;
-  }
-  return 0;
-}
+std::uint64_t memory_available() { return apps::available_memory_bytes(); }
 
 }  // namespace droce::coll

@@ -9,6 +9,7 @@
 #include "apps/common/cli/groups.h"
 #include "apps/common/cli/values.h"
 #include "apps/common/cli_number.h"
+#include "apps/common/memory_budget.h"
 
 namespace droce::gen {
 
@@ -52,6 +53,8 @@ std::uint64_t buffer_bytes(const Options& o) {
   return slots * o.max_size();
 }
 
+std::uint64_t run_buffer_bytes(const Options& o) { return buffer_bytes(o) * (o.mode == Mode::kLoopback ? 2 : 1); }
+
 std::string sizes_text(const std::vector<std::uint32_t>& s) {
   std::string t;
   for (std::size_t i = 0; i < s.size(); ++i) {
@@ -65,7 +68,7 @@ namespace {
 
 constexpr std::size_t kMaxSizes = 64;  // entries of a --size list
 
-// --size BYTES[,BYTES..]: each entry 1 B .. 1 MiB (binary suffixes), at most kMaxSizes of them.
+// --size BYTES[,BYTES..]: each entry 1 B .. kMaxMessageBytes (binary suffixes), at most kMaxSizes of them.
 Status parse_sizes(const std::string& v, std::vector<std::uint32_t>& out) {
   std::vector<std::uint32_t> sizes;
   for (std::size_t start = 0;;) {
@@ -75,7 +78,8 @@ Status parse_sizes(const std::string& v, std::vector<std::uint32_t>& out) {
                            "--size: more than " + std::to_string(kMaxSizes) + " sizes in the list");
     std::uint32_t size = 0;
     const std::string item = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (Status s = apps::parse_uint("--size", item, 1, 1u << 20, size, apps::Suffixes::kBinary); !s.ok()) return s;
+    if (Status s = apps::parse_uint("--size", item, 1, kMaxMessageBytes, size, apps::Suffixes::kBinary); !s.ok())
+      return s;
     sizes.push_back(size);
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -140,7 +144,9 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
                       "equal to the operations completed)",
                   [&o](std::size_t i) { o.op = static_cast<Op>(i); });
   cli::add_value(app, g, "--size", "BYTES[,BYTES..]",
-                 "message size 1..1048576 (1M), or a list cycled through" + d + sizes_text(o.sizes) + "; atomics: 8)",
+                 "message size 1..1073741824 (1G; the engine's RC limit is 2^31), or a list\n"
+                 "cycled through" +
+                     d + sizes_text(o.sizes) + "; atomics: 8)",
                  [&o](const std::string& v) { return parse_sizes(v, o.sizes).message(); });
   cli::WorkloadFields work;
   work.mtu = &o.mtu;
@@ -221,6 +227,14 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   imp.seed_help = "seed of the impairment and of --arrivals poisson";
   cli::add_impairment(app, imp);
 
+  g = "thresholds";
+  cli::add_real(app, g, "--expect-gbps", "G", o.expect_gbps, 0.000001, 100000,
+                "pass only at G Gb/s of verified goodput or more (this end's BW average);\n"
+                "below it the run exits 3 (default: no threshold)");
+  cli::add_real(app, g, "--expect-p99-us", "U", o.expect_p99_us, 0.001, 1e9,
+                "pass only with a p99 latency of U us or less (client and loopback, where\n"
+                "latency is measured); above it the run exits 3 (default: no threshold)");
+
   cli::OutputFields out;
   out.json = &o.json;
   out.csv = &o.csv;
@@ -264,6 +278,20 @@ Status check_ip_families(const Options& o) {
   return {};
 }
 
+Status check_memory(const Options& o, std::uint64_t available) {
+  // Heap buffers, registered once (a software RNIC DMAs nothing: they need no hugepages).
+  const std::uint64_t need = run_buffer_bytes(o);
+  if (available == 0 || need <= available) return {};  // 0: neither /proc nor sysconf said
+  const std::uint32_t idle = o.qps - o.active();
+  return Status::error(StatusCode::kNoMemory,
+                       "the run needs " + apps::bytes_text(need) + " of message buffers (" +
+                           (o.mode == Mode::kLoopback ? "2 ends x " : "") + std::to_string(o.active()) +
+                           " QPs x --inflight " + std::to_string(o.inflight) +
+                           (idle != 0 ? " + " + std::to_string(idle) + " idle QPs" : "") + ", each " +
+                           apps::bytes_text(o.max_size()) + "), more than the " + apps::bytes_text(available) +
+                           " this host has available (MemAvailable): lower --size, --qps or --inflight");
+}
+
 int parse_options(const std::vector<std::string>& args, Options& o, const std::vector<std::string>& eal) {
   std::vector<std::pair<std::string, std::string>> overrides;  // applied after the preset
   const auto app = apps::cli::make_app("droce-gen", kUsage);
@@ -303,6 +331,11 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
         local.ipv6)
       return std::fprintf(stderr, "droce-gen: --connect cm with an IPv6 --local-ip needs the server's --peer-ip\n"), -1;
   }
+  if (o.expect_p99_us > 0 && o.mode == Mode::kServer)
+    return std::fprintf(stderr,
+                        "droce-gen: --expect-p99-us: a server measures no latency (its client does): give it to the "
+                        "client\n"),
+           -1;
   if (o.rate_gbps > 0 && o.msg_rate > 0)
     return std::fprintf(stderr, "droce-gen: --rate-gbps and --msg-rate both set: give one offered load\n"), -1;
   if ((o.arrivals != Arrivals::kConstant || o.burst != 1) && o.rate_gbps == 0 && o.msg_rate == 0)
@@ -361,9 +394,8 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
     return std::fprintf(stderr, "droce-gen: --workers %u is more than --qps %u: every worker needs a QP\n",
                         static_cast<unsigned>(o.workers), o.qps),
            -1;
-  // Buffers: inflight slots of the largest size per active QP (one per idle QP) on each side.
-  if (buffer_bytes(o) > (512ull << 20))
-    return std::fprintf(stderr, "droce-gen: --qps x --inflight x --size needs more than 512 MiB of buffers\n"), -1;
+  if (Status s = check_memory(o, apps::available_memory_bytes()); !s.ok())
+    return std::fprintf(stderr, "droce-gen: %s\n", s.message().c_str()), -1;
   return 0;
 }
 

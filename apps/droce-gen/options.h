@@ -79,6 +79,10 @@ struct Options {
   std::string stats_json;  // the live feed (JSON Lines); "-": stdout, the console line then on stderr
   double interval_s = 1;   // the live line's, --csv's and --stats-json's period
   bool quiet = false;
+  // Thresholds (0 = none): a verified run below --expect-gbps or above --expect-p99-us exits
+  // kExitBelowThreshold, not the runtime-failure status 1.
+  double expect_gbps = 0;
+  double expect_p99_us = 0;
 
   [[nodiscard]] std::uint32_t max_size() const;
   [[nodiscard]] std::uint32_t active() const { return active_qps == 0 ? qps : active_qps; }
@@ -96,10 +100,20 @@ inline constexpr std::uint32_t kMaxCmQps = 64;
 [[nodiscard]] const char* recovery_name(rc::Recovery r);  // "gbn" or "sr"
 [[nodiscard]] std::string sizes_text(const std::vector<std::uint32_t>& s);
 inline constexpr std::uint32_t kMaxQps = 16384;
+// The exit status of a verified run that missed --expect-gbps or --expect-p99-us (1: it failed).
+inline constexpr int kExitBelowThreshold = 3;
 inline constexpr std::uint16_t kMaxWorkers = 128;
+// The largest --size: 1 GiB, the largest message an AI fabric moves; the engine's own limit is
+// 2^31 bytes (rc::kMaxMessageBytes, IBTA §9.4's DMA length).
+inline constexpr std::uint32_t kMaxMessageBytes = 1u << 30;
 // Buffers of a run's QPs on each side: `inflight` slots of the largest size for each active QP,
 // one slot for each idle one (its responder buffer is still announced to the peer).
 [[nodiscard]] std::uint64_t buffer_bytes(const Options& o);
+// The buffers this process allocates: both ends' in loopback, one end's as client or server.
+[[nodiscard]] std::uint64_t run_buffer_bytes(const Options& o);
+// Ok when run_buffer_bytes fits in `available` bytes (0: unknown, not checked); else
+// kNoMemory and one line naming the figure, its factors and what is available.
+[[nodiscard]] engine::Status check_memory(const Options& o, std::uint64_t available);
 // Ok, or kInvalidArgument and why --local-ip and --peer-ip cannot be used together (families
 // differ, or an IPv6 address lacks the other one where its default, IPv4, would not do).
 [[nodiscard]] engine::Status check_ip_families(const Options& o);

@@ -10,6 +10,7 @@
 
 #include "apps/common/counters_json.h"
 #include "apps/common/output_file.h"
+#include "apps/droce-gen/verdict.h"
 
 namespace droce::gen {
 
@@ -238,6 +239,7 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
   const double mmps = secs > 0 ? static_cast<double>(t.messages) / secs / 1e6 : 0;
   print_text(o, st, r, c, gbps, mmps);
   if (!r.problem.empty()) std::fprintf(stderr, "droce-gen: %s\n", r.problem.c_str());
+  const Verdict verdict = judge(o, gbps, r.hist.percentile(0.99));
 
   // The --json document; the feed's final line takes its figures from it.
   if (!o.json.empty() || feed.on()) {
@@ -306,6 +308,10 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
       j["atomic_replays"] = c.atomic_replays;
     }
     j["problem"] = r.problem;
+    j["expect"] = {{"gbps", o.expect_gbps},
+                   {"p99_us", o.expect_p99_us},
+                   {"verdict", verdict_name(verdict)},
+                   {"reason", verdict.reason}};
     j["recovery"] = recovery_name(st.recovery);  // in use (client/server: as the two agreed)
     j["connect"] = o.mode == Mode::kLoopback ? "loopback" : o.oob_port == 0 ? "static" : connect_name(o.connect);
     if (o.connect == Connect::kCm && o.mode != Mode::kLoopback)
@@ -366,7 +372,12 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
   if (!ok)
     std::fprintf(stderr,
                  "droce-gen: FAILED: transport errors, verification failures or an incomplete run (see the report)\n");
-  return ok ? 0 : 1;
+  if (!ok) return 1;
+  if (!verdict.pass) {
+    std::fprintf(stderr, "droce-gen: BELOW THRESHOLD: %s\n", verdict.reason.c_str());
+    return kExitBelowThreshold;
+  }
+  return 0;
 }
 
 }  // namespace droce::gen

@@ -311,7 +311,7 @@ Status create_qps(const Options& o, Setup& st) {
   // The transport is up (the usage checks passed): DPDK's tools may attach from here.
   apps::start_telemetry("droce-gen");
   const std::uint32_t max_size = o.max_size();
-  st.pattern = std::make_unique<Pattern>(max_size);
+  st.pattern = std::make_unique<Pattern>();
   const std::uint32_t slots = o.inflight;
   const std::size_t slot_bytes = max_size;
   // The responder's buffers; an atomic run's counters (the first word of each QP's slice) also

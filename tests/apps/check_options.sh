@@ -114,7 +114,7 @@ bad --workers "$gen" -- --workers 0
 bad --workers "$gen" -- --workers 1.5
 bad --workers "$gen" -- --workers 129
 bad --workers "$gen" -- --workers 3 --qps 2
-bad --qps "$gen" -- --qps 16384 --size 65536
+bad MemAvailable "$gen" -- --qps 16384 --size 1G   # 2 ends x 16384 QPs x 16 x 1 GiB: more than any host has
 # droce-gen --local-mac: a port's source MAC (client and server modes), a MAC that parses.
 bad "--local-mac" "$gen" -- --local-mac 02:00:00:00:00:01
 bad "--local-mac" "$gen" -- --mode server --local-mac 02:00:00:00:00:0g
@@ -325,7 +325,7 @@ good sim-run "$sim" --flows 2 --duration-ms 1 --sample-us 1e2 --seed 0x10 --pres
 # --config FILE (name = value; the command line wins), one line naming the option on a bad one
 good gen-equals "$gen" -- --qps=2 --size=1K,64 --msg-rate=1M --count=1K --mode=client --help
 good gen-suffix "$gen" -- --size 1M --inflight 4 --help
-bad --size "$gen" -- --size 2M
+bad --size "$gen" -- --size 2G
 bad --size "$gen" -- --size=1.5K
 bad --msg-rate "$gen" -- --msg-rate 2G
 bad --qps "$gen" -- --qps=nan

@@ -67,6 +67,14 @@ class FailureTest(unittest.TestCase):
         self.assertIn("unknown option", str(cm.exception))
         self.assertEqual(len(cm.exception.stderr_tail), 1, cm.exception.stderr_tail)
 
+    def test_missed_threshold_raises_below_threshold_with_the_verdict(self):
+        with self.assertRaises(droce_run.DroceRunError) as cm:
+            droce_run.run_gen(GEN, EAL, ["--count", "500", "--expect-gbps", "100000"], timeout=120)
+        self.assertEqual(cm.exception.returncode, droce_run.GEN_BELOW_THRESHOLD)
+        self.assertTrue(cm.exception.below_threshold)
+        self.assertEqual(cm.exception.report["expect"]["verdict"], "fail")
+        self.assertEqual(cm.exception.report["messages"], 500)
+
     def test_bad_interval_raises(self):
         with self.assertRaises(droce_run.DroceRunError) as cm:
             droce_run.run_gen(GEN, EAL, ["--interval", "0"], timeout=60)
