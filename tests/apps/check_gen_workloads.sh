@@ -48,18 +48,20 @@ odd=$((mid + 5))
 check "loopback WRITE of $odd-byte messages (a partial last word), MTU 4096: 3 verified" \
   "[ $? -eq 0 ] && verified '$out/odd.json' 3 $odd || { tail -n 4 '$out/odd.txt'; false; }"
 
-# Over net_memif between two processes: each holds one end's 2 x 64 MiB.
+# Over net_memif between two processes: each holds one end's 2 x 64 MiB. Filling them took up to
+# 12 s on a loaded host, so each side waits 120 s for the other (the 30 s default is not a bound
+# this test means to check).
 free_port() { /usr/bin/python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"; }
 last_cpu=$(( $(nproc) - 1 ))
 port=$(free_port)
 timeout 400 "$gen" -l "$last_cpu" --no-pci --vdev "net_memif0,role=server,socket=$out/big.sock" -- --mode server \
-  --oob-port "$port" --op write --size "$big" --inflight 2 --qp-timeout 16 --quiet --json "$out/mem.s.json" \
+  --oob-port "$port" --op write --size "$big" --inflight 2 --qp-timeout 16 --connect-timeout 120 --quiet --json "$out/mem.s.json" \
   > "$out/mem.s.txt" 2>&1 &
 spid=$!
 # The server listens: net_memif's socket is abstract (/proc/net/unix shows @PATH).
 for _ in $(seq 300); do grep -q -F "@$out/big.sock" /proc/net/unix && break; sleep 0.1; done
 timeout 400 "$gen" -l 0 --no-pci --vdev "net_memif0,role=client,socket=$out/big.sock" -- --mode client \
-  --oob-port "$port" --op write --size "$big" --inflight 2 --qp-timeout 16 --count 6 --quiet --json "$out/mem.c.json" \
+  --oob-port "$port" --op write --size "$big" --inflight 2 --qp-timeout 16 --connect-timeout 120 --count 6 --quiet --json "$out/mem.c.json" \
   > "$out/mem.c.txt" 2>&1
 crc=$?
 wait $spid
