@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "protocols/wire/steer.h"
+#include "protocols/wire/ud.h"
 
 namespace droce::engine {
 namespace {
@@ -181,7 +182,7 @@ std::uint16_t Worker::steer(rte_mbuf* const* rx, std::uint16_t n, rte_mbuf** loc
       local[n_local++] = m;
       continue;
     }
-    const std::uint16_t o = p.cls == wire::SteerClass::kRoceV2 ? group_->range_owner(p.dest_qpn) : index_;
+    const std::uint16_t o = group_->steer_owner(p, index_);
     // Unknown QPNs and everything else stay: this endpoint counts the drop by its reason.
     if (o == index_ || o >= workers)
       local[n_local++] = m;
@@ -307,6 +308,20 @@ std::uint16_t WorkerGroup::range_owner(std::uint32_t qpn) const {
   if (qpn < cfg_.endpoint.transport.qpn_base) return cfg_.workers;
   const std::uint32_t w = (qpn - cfg_.endpoint.transport.qpn_base) / cfg_.qps_per_worker;
   return w < cfg_.workers ? static_cast<std::uint16_t>(w) : cfg_.workers;
+}
+
+std::uint16_t WorkerGroup::steer_owner(const wire::SteerPeek& p, std::uint16_t reader) const {
+  switch (p.cls) {
+    case wire::SteerClass::kRoceV2:
+      // QP1 (the CM's GMPs, IBTA ch. 13) has no worker's range: it belongs to the port owner.
+      return p.dest_qpn == wire::kGsiQpn ? kPortOwner : range_owner(p.dest_qpn);
+    case wire::SteerClass::kNeighbour:
+      return kPortOwner;
+    case wire::SteerClass::kMacControl:
+    case wire::SteerClass::kOther:
+      break;
+  }
+  return reader;
 }
 
 std::uint16_t WorkerGroup::owner_of(std::uint32_t qpn) const {

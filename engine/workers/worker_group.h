@@ -14,6 +14,7 @@
 #include "engine/core/status.h"
 #include "engine/endpoint/rc_endpoint.h"
 #include "engine/workers/rss_placement.h"
+#include "protocols/wire/steer.h"
 
 struct rte_ring;
 
@@ -48,8 +49,9 @@ struct WorkerGroupConfig {
 // lcore (or, before the workers are launched, on the thread that sets them up).
 class Worker {
  public:
-  // RX burst from queue w -> steer (own frames; other owners' rings in bursts; MAC Control to
-  // all) -> frames other workers handed over -> endpoint().poll_received (timers, TX, flush).
+  // RX burst from queue w -> steer (own frames; other owners' rings in bursts; QP1, ARP and ND
+  // to the port owner; MAC Control to all) -> frames other workers handed over ->
+  // endpoint().poll_received (timers, TX, flush).
   void poll(std::uint64_t now_tsc);
   void finish();
   [[nodiscard]] RcEndpoint& endpoint() { return *endpoint_; }
@@ -86,6 +88,11 @@ class Worker {
 
 class WorkerGroup {
  public:
+  // The worker that owns what has no QP on the port: QP1 (its endpoint's EndpointCm answers every
+  // CM message), ARP and ND (its endpoint keeps the port's neighbour table). Steering hands it
+  // those frames whatever queue they land on (docs/cm.md, "One CM per port").
+  static constexpr std::uint16_t kPortOwner = 0;
+
   [[nodiscard]] static std::unique_ptr<WorkerGroup> create(const WorkerGroupConfig& cfg, Status& err);
   ~WorkerGroup();
   WorkerGroup(const WorkerGroup&) = delete;
@@ -110,6 +117,9 @@ class WorkerGroup {
 
  private:
   WorkerGroup() = default;
+  // Where a peeked frame goes: the owner of its QP, the port owner for QP1, ARP and ND, or
+  // `reader` (the worker that read it) for everything else, including QPNs no worker owns.
+  [[nodiscard]] std::uint16_t steer_owner(const wire::SteerPeek& p, std::uint16_t reader) const;
   // The worker owning `qpn`, or size() when no worker's range holds it.
   [[nodiscard]] std::uint16_t range_owner(std::uint32_t qpn) const;
   WorkerGroupConfig cfg_;

@@ -1,5 +1,6 @@
 // WorkerGroup tests: N workers per side over net_ring ports with N queues, 64 QPs per side, 5 %
-// loss with reordering and duplication; frames on the wrong queue; PFC reaching every worker.
+// loss with reordering and duplication; frames on the wrong queue; PFC reaching every worker; QP1,
+// ARP and ND reaching the port owner from every queue.
 #include <rte_cycles.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
@@ -24,11 +25,15 @@
 #include "engine/core/worker.h"
 #include "engine/lab/link_impairment.h"
 #include "engine/workers/worker_group.h"
+#include "protocols/cm/cm_messages.h"
+#include "protocols/cm/rdma_cm_header.h"
 #include "protocols/wire/pfc.h"
+#include "protocols/wire/ud.h"
 
 namespace {
 
 using namespace droce::engine;
+namespace cm = droce::cm;
 namespace rc = droce::rc;
 namespace wire = droce::wire;
 
@@ -472,6 +477,94 @@ TEST_CASE("a PFC pause frame on worker 0's queue pauses every worker's transmit"
   CHECK(rte_mempool_in_use_count(lab.b.pools[0].get()) == in_use);
 }
 
+namespace {
+
+// Sends `len` bytes on side B's TX queue q, which is side A's RX queue q.
+void send_to_a_queue(WorkersLab& lab, std::uint16_t q, const std::uint8_t* frame, std::uint32_t len) {
+  rte_mbuf* m = rte_pktmbuf_alloc(lab.b.pools[q].get());
+  REQUIRE(m != nullptr);
+  std::memcpy(rte_pktmbuf_append(m, static_cast<std::uint16_t>(len)), frame, len);
+  REQUIRE(rte_eth_tx_burst(lab.b.port->id(), q, &m, 1) == 1);
+}
+
+// A's QP1 as the destination of a REQ from B's address (host 2) for rdma_cm port `port`, as
+// librdmacm writes it; `len` gets the frame's length.
+void req_frame_to_a(std::uint32_t comm_id, std::uint16_t port, std::uint8_t* frame, std::uint32_t room,
+                    std::uint32_t& len) {
+  cm::CmReq req;
+  req.local_comm_id = comm_id;
+  req.service_id = cm::rdma_cm_tcp_service_id(port);
+  req.local_ca_guid = 0x0200000000000002ull;
+  req.local_qpn = 0x99;
+  req.starting_psn = 0x777;
+  req.path_mtu = 3;
+  req.max_cm_retries = 2;
+  cm::RdmaCmHeader h;
+  h.src_port = 40000;
+  std::memcpy(h.src_ip, addr(2).ip, 4);
+  std::memcpy(h.dst_ip, addr(1).ip, 4);
+  REQUIRE(cm::write_rdma_cm_req_private(h, nullptr, 0, req.private_data) > 0);
+  std::uint8_t mad[cm::kMadBytes];
+  cm::encode_cm(req, std::uint64_t{comm_id} << 32, mad);
+  wire::TemplateConfig tc;
+  tc.local = addr(2);
+  tc.remote = addr(1);
+  tc.dest_qpn = wire::kGsiQpn;
+  const wire::HeaderTemplate t = wire::HeaderTemplate::make(tc);
+  len = wire::build_ud_send(t, wire::UdSendFields{}, mad, cm::kMadBytes, frame, room);
+  REQUIRE(len > 0);
+}
+
+}  // namespace
+
+TEST_CASE("frames for QP1, ARP and ND landing on every queue in turn reach the port owner (worker 0)",
+          "[workers][cm]") {
+  for (std::uint16_t n : {std::uint16_t{2}, std::uint16_t{4}}) {
+    INFO(n << " workers");
+    WorkersLab lab("w1", n, 0.0);
+    Worker& owner = lab.a.group->worker(WorkerGroup::kPortOwner);
+    const std::uint64_t now = rte_rdtsc();
+    for (std::uint16_t q = 0; q < n; ++q) {
+      INFO("frames on A's queue " << q);
+      // A REQ for a port nobody listens on: the port owner's CM takes it and answers REJ.
+      std::uint8_t frame[512];
+      std::uint32_t len = 0;
+      req_frame_to_a(0x1000u + q, 7000, frame, sizeof(frame), len);
+      send_to_a_queue(lab, q, frame, len);
+      // An ARP frame and an ICMPv6 one (ND's carrier): the port owner's neighbour table reads them.
+      std::uint8_t arp[60] = {};
+      arp[12] = 0x08;
+      arp[13] = 0x06;
+      send_to_a_queue(lab, q, arp, sizeof(arp));
+      std::uint8_t nd[14 + 40 + 32] = {};
+      nd[12] = 0x86;
+      nd[13] = 0xDD;
+      nd[14] = 0x60;
+      nd[14 + 6] = 58;  // next header: ICMPv6
+      send_to_a_queue(lab, q, nd, sizeof(nd));
+      const std::uint64_t before = owner.endpoint().counters().rx_frames;
+      // The reader polls first (it hands the frames over), then every worker.
+      lab.a.group->worker(q).poll(now);
+      for (std::uint16_t w = 0; w < n; ++w) lab.a.group->worker(w).poll(now);
+      CHECK(owner.endpoint().cm_counters().mads_received == q + 1u);
+      CHECK(owner.endpoint().cm_counters().rejects_sent == q + 1u);
+      CHECK(owner.endpoint().counters().rx_frames == before + 3);
+      for (std::uint16_t w = 0; w < n; ++w) {
+        if (w == WorkerGroup::kPortOwner) continue;
+        INFO("worker " << w);
+        CHECK(lab.a.group->worker(w).endpoint().cm_counters().mads_received == 0);
+        CHECK(lab.a.group->worker(w).endpoint().counters().rx_frames == 0);
+      }
+      CHECK(lab.a.group->worker(q).steering().rx_steered_in_software == (q == 0 ? 0u : 3u));
+    }
+    // Every frame another worker read went through the software path to the owner.
+    CHECK(owner.steering().rx_steered_in == 3u * (n - 1u));
+    // The REJs left on the owner's queue: B's worker 0 reads them (a message for no connection).
+    for (std::uint16_t w = 0; w < n; ++w) lab.b.group->worker(w).poll(now);
+    CHECK(lab.b.group->worker(0).endpoint().cm_counters().mads_received == n);
+  }
+}
+
 TEST_CASE("frames for QPNs no worker owns, and non-RoCE frames, stay on the worker that read them", "[workers]") {
   WorkersLab lab("wu", 2, 0.0);
   rte_mbuf* m = rte_pktmbuf_alloc(lab.b.pools[1].get());
@@ -479,7 +572,7 @@ TEST_CASE("frames for QPNs no worker owns, and non-RoCE frames, stay on the work
   auto* p = reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(m, 60));
   std::memset(p, 0, 60);
   p[12] = 0x08;
-  p[13] = 0x06;  // ARP
+  p[13] = 0x00;  // IPv4, but no UDP 4791 behind it
   REQUIRE(rte_eth_tx_burst(lab.b.port->id(), 1, &m, 1) == 1);
   const std::uint64_t now = rte_rdtsc();
   for (std::uint16_t w = 0; w < lab.n; ++w) lab.a.group->worker(w).poll(now);
