@@ -37,4 +37,16 @@ class CmQpControl {
   ~CmQpControl() = default;
 };
 
+// With several workers (engine/workers), one CM per port holds every connection, and a QP of
+// another worker waits for its RTU there: that worker's endpoint tells the port owner's CM, through
+// this, that the QP received its first packet (§12.9.7: it stands for the RTU). Called on the QP
+// owner's thread; the implementation hands it over (engine/workers/group_cm_qps.h).
+class CmTrafficNotice {
+ public:
+  virtual void qp_traffic(std::uint32_t qpn) = 0;
+
+ protected:
+  ~CmTrafficNotice() = default;
+};
+
 }  // namespace droce::engine

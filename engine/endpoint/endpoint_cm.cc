@@ -67,14 +67,14 @@ bool same_ip(const std::uint8_t* a, const std::uint8_t* b, bool ipv6) { return s
 }  // namespace
 
 EndpointCm::EndpointCm(const EndpointConfig& cfg, ControlFrames& out, CmQpControl& qps)
-    : cfg_(cfg), out_(out), qps_(qps), conns_(new Conn[kMaxConnections]), events_(new CmEndpointEvent[kEventQueue]) {
+    : cfg_(cfg), out_(out), qps_(&qps), conns_(new Conn[kMaxConnections]), events_(new CmEndpointEvent[kEventQueue]) {
   // Ephemeral source ports as Linux picks them (32768..60999), starting anywhere.
   next_src_port_ = static_cast<std::uint16_t>(32768 + rte_rand_max(28232));
 }
 
 EndpointCm::~EndpointCm() = default;
 
-std::uint64_t EndpointCm::api_now_ns() const { return now_ns_ != 0 ? now_ns_ : qps_.clock_ns(rte_rdtsc()); }
+std::uint64_t EndpointCm::api_now_ns() const { return now_ns_ != 0 ? now_ns_ : qps_->clock_ns(rte_rdtsc()); }
 
 std::uint32_t EndpointCm::index_of(std::uint32_t conn) const {
   if (conn == 0) return kMaxConnections;
@@ -143,7 +143,7 @@ cm::CmState EndpointCm::state(std::uint32_t conn) const {
 cm::CmLocalConfig EndpointCm::local_config(std::uint32_t qpn, Status& err) const {
   cm::CmLocalConfig cfg;
   rc::QpAttr a;
-  err = qps_.attr_in_init(qpn, a);
+  err = qps_->attr_in_init(qpn, a);
   if (err.code() == StatusCode::kNotFound) {
     err = Status::error(StatusCode::kNotFound, "CM: unknown QPN " + std::to_string(qpn));
     return cfg;
@@ -250,7 +250,7 @@ Status EndpointCm::accept(std::uint32_t conn, std::uint32_t qpn, const std::uint
     return Status::error(StatusCode::kBadState, std::string("cm_accept: ") + (o.note ? o.note : "refused"));
   // rdma_accept's order: the QP is ready (RTR, then RTS) before the REP tells the peer to send.
   const cm::CmQpParams& q = trial.qp_params();
-  if (Status st = qps_.connect_agreed(qpn, c->peer, q); !st.ok()) {
+  if (Status st = qps_->connect_agreed(qpn, c->peer, q); !st.ok()) {
     // The REP stays unsent: the peer gets a REJ instead, and the slot goes.
     apply(*c, c->cm->reject(cm::RejReason::kNoQp, api_now_ns()), tsc);
     return st.context("cm_accept: ");
@@ -258,7 +258,7 @@ Status EndpointCm::accept(std::uint32_t conn, std::uint32_t qpn, const std::uint
   c->cm = std::move(trial);
   c->qpn = qpn;
   c->qp_connected = true;
-  qps_.set_waits_for_traffic(qpn, true);
+  qps_->set_waits_for_traffic(qpn, true);
   apply(*c, o, tsc);
   return {};
 }
@@ -282,7 +282,7 @@ Status EndpointCm::disconnect(std::uint32_t conn) {
                                                     std::string(cm::cm_state_name(c->cm->state())) +
                                                     ", not established");
   // rdma_disconnect's order: the QP goes to ERROR (its work completes flushed), then the DREQ.
-  if (c->qp_connected) (void)qps_.set_qp_error(c->qpn);
+  if (c->qp_connected) (void)qps_->set_qp_error(c->qpn);
   const std::uint64_t tsc = rte_rdtsc();
   apply(*c, c->cm->disconnect(api_now_ns()), tsc);
   return {};
@@ -306,10 +306,14 @@ void EndpointCm::push_event(const CmEndpointEvent& e) {
 }
 
 void EndpointCm::on_qp_traffic(std::uint32_t qpn, std::uint64_t now_tsc) {
-  qps_.set_waits_for_traffic(qpn, false);
+  qps_->set_waits_for_traffic(qpn, false);
   Conn* c = find_by_qpn(qpn);
-  if (c == nullptr) return;
-  apply(*c, c->cm->on_qp_traffic(qps_.clock_ns(now_tsc)), now_tsc);
+  if (c == nullptr) {
+    // A worker's QP whose connection is the port owner's CM's: tell it there.
+    if (forward_ != nullptr) forward_->qp_traffic(qpn);
+    return;
+  }
+  apply(*c, c->cm->on_qp_traffic(qps_->clock_ns(now_tsc)), now_tsc);
 }
 
 void EndpointCm::on_frame(const std::uint8_t* frame, std::uint32_t len, std::uint64_t now_ns, std::uint64_t now_tsc) {
@@ -460,8 +464,8 @@ void EndpointCm::apply(Conn& c, const cm::CmOutput& o, std::uint64_t now_tsc) {
           const cm::CmQpParams& q = c.cm->qp_params();
           Status st;
           if (c.recovery_at_rep != nullptr)
-            st = qps_.set_qp_recovery(c.qpn, c.recovery_at_rep(c.rep_private, cm::kRepPrivateBytes));
-          if (st.ok()) st = qps_.connect_agreed(c.qpn, c.peer, q);
+            st = qps_->set_qp_recovery(c.qpn, c.recovery_at_rep(c.rep_private, cm::kRepPrivateBytes));
+          if (st.ok()) st = qps_->connect_agreed(c.qpn, c.peer, q);
           if (!st.ok()) {
             // The QP cannot take the connection (the consumer moved it): no RTU, so the peer's
             // REP times out into a REJ; the consumer hears it as a local reject.
@@ -476,19 +480,19 @@ void EndpointCm::apply(Conn& c, const cm::CmOutput& o, std::uint64_t now_tsc) {
           ev.private_len = cm::kRepPrivateBytes;
           std::memcpy(ev.private_data, c.rep_private, cm::kRepPrivateBytes);
         }
-        qps_.set_waits_for_traffic(c.qpn, false);
+        qps_->set_waits_for_traffic(c.qpn, false);
         break;
       case cm::CmEventKind::kRejected:
         ev.kind = CmEndpointEventKind::kRejected;
-        if (c.qp_connected) (void)qps_.set_qp_error(c.qpn);
+        if (c.qp_connected) (void)qps_->set_qp_error(c.qpn);
         break;
       case cm::CmEventKind::kTimedOut:
         ev.kind = CmEndpointEventKind::kTimedOut;
-        if (c.qp_connected) (void)qps_.set_qp_error(c.qpn);
+        if (c.qp_connected) (void)qps_->set_qp_error(c.qpn);
         break;
       case cm::CmEventKind::kDisconnected:
         ev.kind = CmEndpointEventKind::kDisconnected;
-        if (c.qp_connected) (void)qps_.set_qp_error(c.qpn);
+        if (c.qp_connected) (void)qps_->set_qp_error(c.qpn);
         break;
       case cm::CmEventKind::kClosed:
         ev.kind = CmEndpointEventKind::kClosed;
@@ -507,7 +511,7 @@ void EndpointCm::apply(Conn& c, const cm::CmOutput& o, std::uint64_t now_tsc) {
       ev.peer = c.peer;
       push_event(ev);
     }
-    if (c.qpn != 0) qps_.set_waits_for_traffic(c.qpn, false);
+    if (c.qpn != 0) qps_->set_waits_for_traffic(c.qpn, false);
     c.cm.reset();
     c.id = 0;
     c.qpn = 0;

@@ -116,6 +116,11 @@ class EndpointCm {
   }
   // The passive side's first packet on a QP still waiting for the RTU (§12.9.7: it stands for it).
   void on_qp_traffic(std::uint32_t qpn, std::uint64_t now_tsc);
+  // Several workers: the port owner's CM moves QPs through `qps` (which hands each move to the QP's
+  // worker) instead of its own endpoint's; another worker's CM tells `notice` of the first packet
+  // of a QP none of its connections holds. Set before the workers run.
+  void route_qps(CmQpControl& qps) { qps_ = &qps; }
+  void forward_traffic(CmTrafficNotice* notice) { forward_ = notice; }
 
   [[nodiscard]] Status listen(std::uint16_t port);
   [[nodiscard]] Status connect(std::uint32_t qpn, const CmConnectTo& to, std::uint32_t& conn);
@@ -156,7 +161,8 @@ class EndpointCm {
 
   const EndpointConfig& cfg_;
   ControlFrames& out_;
-  CmQpControl& qps_;
+  CmQpControl* qps_;
+  CmTrafficNotice* forward_ = nullptr;
   std::unique_ptr<Conn[]> conns_;
   cm::CmListener listener_;
   std::unique_ptr<CmEndpointEvent[]> events_;

@@ -118,6 +118,15 @@ class RcEndpoint final : public ViewHome, private CmQpControl {
   [[nodiscard]] bool cm_next_event(CmEndpointEvent& out) { return cm_.next_event(out); }
   [[nodiscard]] cm::CmState cm_state(std::uint32_t conn) const { return cm_.state(conn); }
   [[nodiscard]] const CmCounters& cm_counters() const { return cm_.counters(); }
+  // Several workers (engine/workers/group_cm_qps.h, docs/cm.md "One CM per port"): the QP moves
+  // this endpoint's CM would make (the worker runs the port owner's commands through them); the
+  // port owner's CM routed through `qps`; another worker's QP traffic told to `notice`; a QP
+  // traffic notice from another worker given to this endpoint's CM. Control path only.
+  [[nodiscard]] CmQpControl& cm_qps() { return *this; }
+  [[nodiscard]] const CmQpControl& cm_qps() const { return *this; }
+  void cm_route_qps(CmQpControl& qps) { cm_.route_qps(qps); }
+  void cm_forward_traffic(CmTrafficNotice* notice) { cm_.forward_traffic(notice); }
+  void cm_qp_traffic(std::uint32_t qpn, std::uint64_t now_tsc) { cm_.on_qp_traffic(qpn, now_tsc); }
 
   // ---- verbs-like data path ----
   [[nodiscard]] Status post_send(std::uint32_t qpn, const rc::SendWr& wr);

@@ -12,40 +12,25 @@
 #include <string>
 #include <type_traits>
 
+#include "engine/workers/tsan_handover.h"
 #include "protocols/wire/steer.h"
+#include "protocols/wire/ud.h"
 
 namespace droce::engine {
 namespace {
 
 constexpr std::uint16_t kBurst = RcEndpoint::kRxBurst;
 
-// rte_ring hands frames from one worker to another with x86 ordering and compiler barriers that
-// ThreadSanitizer cannot see; under TSan the hand-over is declared (a release before the enqueue,
-// an acquire after the dequeue, on the ring), so it sees the order the ring gives and no more.
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define DROCE_TSAN 1
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define DROCE_TSAN 1
-#endif
-#ifdef DROCE_TSAN
-extern "C" void __tsan_acquire(void* addr);
-extern "C" void __tsan_release(void* addr);
-void ring_handing_over(rte_ring* r) { __tsan_release(r); }
-void ring_taken_over(rte_ring* r) { __tsan_acquire(r); }
-#else
-void ring_handing_over(rte_ring*) {}
-void ring_taken_over(rte_ring*) {}
-#endif
+// rte_ring hands frames from one worker to another with ordering ThreadSanitizer cannot see.
+void ring_handing_over(rte_ring* r) { tsan_handing_over(r); }
+void ring_taken_over(rte_ring* r) { tsan_taken_over(r); }
+constexpr unsigned kCommandsPerPoll = 32;    // a flood of commands cannot keep a worker from its RX
 constexpr std::uint32_t kMaxQpn = 0xFFFFFF;  // 24-bit QPNs (IBTA §9.2: BTH DestQP)
 
-std::string ring_name(std::uint16_t w) {
+std::string ring_name(const char* kind, std::uint16_t w) {
   // Ring names are global to the EAL instance: pid and a process-wide serial keep groups apart.
   static std::atomic<unsigned> serial{0};
-  return "dstr" + std::to_string(getpid() % 100000) + "_" + std::to_string(serial.fetch_add(1)) + "_" +
-         std::to_string(w);
+  return kind + std::to_string(getpid() % 100000) + "_" + std::to_string(serial.fetch_add(1)) + "_" + std::to_string(w);
 }
 
 Status check_config(const WorkerGroupConfig& cfg) {
@@ -71,6 +56,10 @@ Status check_config(const WorkerGroupConfig& cfg) {
   if (cfg.steer_ring_size < 2u * kBurst || cfg.steer_ring_size > RTE_RING_SZ_MASK)
     return Status::error(StatusCode::kInvalidArgument, "workers: steer_ring_size must be between " +
                                                            std::to_string(2 * kBurst) + " and " +
+                                                           std::to_string(RTE_RING_SZ_MASK));
+  if (cfg.workers > 1 && (cfg.control_ring_size < kCommandsPerPoll || cfg.control_ring_size > RTE_RING_SZ_MASK))
+    return Status::error(StatusCode::kInvalidArgument, "workers: control_ring_size must be between " +
+                                                           std::to_string(kCommandsPerPoll) + " and " +
                                                            std::to_string(RTE_RING_SZ_MASK));
   const std::uint16_t port = cfg.endpoint.queues.port_id;
   if (!rte_eth_dev_is_valid_port(port))
@@ -116,6 +105,9 @@ void drain_ring(rte_ring* r) {
 // ---- Worker ----
 
 void Worker::poll(std::uint64_t now_tsc) {
+  // Commands first: a move the port owner's CM posted before its REP or RTU left is made before
+  // this worker's next burst, where the peer's answer lands (docs/cm.md).
+  if (control_ != nullptr) run_commands(now_tsc);
   if (!held_.empty()) retry_held();
   rte_mbuf* local[kBurst];
   std::uint16_t n_local = 0;
@@ -181,7 +173,7 @@ std::uint16_t Worker::steer(rte_mbuf* const* rx, std::uint16_t n, rte_mbuf** loc
       local[n_local++] = m;
       continue;
     }
-    const std::uint16_t o = p.cls == wire::SteerClass::kRoceV2 ? group_->range_owner(p.dest_qpn) : index_;
+    const std::uint16_t o = group_->steer_owner(p, index_);
     // Unknown QPNs and everything else stay: this endpoint counts the drop by its reason.
     if (o == index_ || o >= workers)
       local[n_local++] = m;
@@ -228,6 +220,40 @@ void Worker::deliver(std::uint64_t now_tsc, rte_mbuf** local, std::uint16_t n_lo
   }
 }
 
+bool Worker::post_command(std::uint16_t to, const QpCommand& c) {
+  if (group_->workers_[to]->control_->post(c)) return true;
+  ++steer_.qp_commands_refused;
+  return false;
+}
+
+void Worker::run_commands(std::uint64_t now_tsc) {
+  QpCommand c[kCommandsPerPoll];
+  const unsigned n = control_->take(c, kCommandsPerPoll);
+  CmQpControl& qps = endpoint_->cm_qps();
+  for (unsigned i = 0; i < n; ++i) {
+    Status st;
+    switch (c[i].kind) {
+      case QpCommand::Kind::kSetRecovery:
+        st = qps.set_qp_recovery(c[i].qpn, c[i].recovery);
+        break;
+      case QpCommand::Kind::kConnectAgreed:
+        st = qps.connect_agreed(c[i].qpn, c[i].peer, c[i].agreed);
+        break;
+      case QpCommand::Kind::kSetError:
+        st = qps.set_qp_error(c[i].qpn);
+        break;
+      case QpCommand::Kind::kWaitForTraffic:
+        qps.set_waits_for_traffic(c[i].qpn, c[i].waiting);
+        break;
+      case QpCommand::Kind::kTrafficSeen:
+        endpoint_->cm_qp_traffic(c[i].qpn, now_tsc);
+        break;
+    }
+    ++steer_.qp_commands_run;
+    if (!st.ok()) ++steer_.qp_commands_failed;
+  }
+}
+
 void Worker::free_pending() {
   if (!held_.empty()) rte_pktmbuf_free_bulk(held_.data(), static_cast<unsigned>(held_.size()));
   held_.clear();
@@ -259,8 +285,8 @@ std::unique_ptr<WorkerGroup> WorkerGroup::create(const WorkerGroupConfig& cfg, S
     if (cfg.endpoint.recording.counters != nullptr) ec.recording.counters = cfg.endpoint.recording.counters + w;
     if (!cfg.memories.empty()) ec.queues.memory = cfg.memories[w];
     // Multi-producer (every other worker hands frames in), single consumer (the owner).
-    wk->inbound_ =
-        rte_ring_create(ring_name(w).c_str(), cfg.steer_ring_size, rte_socket_id(), RING_F_SC_DEQ | RING_F_EXACT_SZ);
+    wk->inbound_ = rte_ring_create(ring_name("dstr", w).c_str(), cfg.steer_ring_size, rte_socket_id(),
+                                   RING_F_SC_DEQ | RING_F_EXACT_SZ);
     if (wk->inbound_ == nullptr) {
       err = Status::error(StatusCode::kNoMemory, "workers: cannot create worker " + std::to_string(w) +
                                                      "'s steering ring of " + std::to_string(cfg.steer_ring_size) +
@@ -272,10 +298,25 @@ std::unique_ptr<WorkerGroup> WorkerGroup::create(const WorkerGroupConfig& cfg, S
       err = err.context("workers: worker " + std::to_string(w) + ": ");
       return nullptr;
     }
+    if (cfg.workers > 1) {
+      wk->control_ = QpCommandRing::create(ring_name("dctl", w), cfg.control_ring_size, err);
+      if (!wk->control_) return nullptr;
+    }
     wk->out_.assign(std::size_t{cfg.workers} * kBurst, nullptr);
     wk->out_n_.assign(cfg.workers, 0);
     wk->blocked_.assign(cfg.workers, 0);
     g->workers_.push_back(std::move(wk));
+  }
+  if (cfg.workers > 1) {
+    // One CM per port (docs/cm.md): the port owner's reaches every worker's QPs; the others tell
+    // it of their QPs' first packets.
+    g->cm_qps_ = std::make_unique<GroupCmQps>(*g);
+    for (auto& wk : g->workers_) {
+      if (wk->index_ == kPortOwner)
+        wk->endpoint_->cm_route_qps(*g->cm_qps_);
+      else
+        wk->endpoint_->cm_forward_traffic(g->cm_qps_.get());
+    }
   }
   for (auto& wk : g->workers_) {
     wk->held_cap_ = 2 * wk->held_room_per_burst();
@@ -303,10 +344,26 @@ std::uint16_t WorkerGroup::size() const { return static_cast<std::uint16_t>(work
 
 Worker& WorkerGroup::worker(std::uint16_t w) { return *workers_[w]; }
 
+const Worker& WorkerGroup::worker(std::uint16_t w) const { return *workers_[w]; }
+
 std::uint16_t WorkerGroup::range_owner(std::uint32_t qpn) const {
   if (qpn < cfg_.endpoint.transport.qpn_base) return cfg_.workers;
   const std::uint32_t w = (qpn - cfg_.endpoint.transport.qpn_base) / cfg_.qps_per_worker;
   return w < cfg_.workers ? static_cast<std::uint16_t>(w) : cfg_.workers;
+}
+
+std::uint16_t WorkerGroup::steer_owner(const wire::SteerPeek& p, std::uint16_t reader) const {
+  switch (p.cls) {
+    case wire::SteerClass::kRoceV2:
+      // QP1 (the CM's GMPs, IBTA ch. 13) has no worker's range: it belongs to the port owner.
+      return p.dest_qpn == wire::kGsiQpn ? kPortOwner : range_owner(p.dest_qpn);
+    case wire::SteerClass::kNeighbour:
+      return kPortOwner;
+    case wire::SteerClass::kMacControl:
+    case wire::SteerClass::kOther:
+      break;
+  }
+  return reader;
 }
 
 std::uint16_t WorkerGroup::owner_of(std::uint32_t qpn) const {
@@ -321,6 +378,9 @@ SteeringCounters WorkerGroup::steering_totals() const {
     t.rx_steered_in += w->steer_.rx_steered_in;
     t.rx_broadcast += w->steer_.rx_broadcast;
     t.steer_ring_full_waits += w->steer_.steer_ring_full_waits;
+    t.qp_commands_run += w->steer_.qp_commands_run;
+    t.qp_commands_failed += w->steer_.qp_commands_failed;
+    t.qp_commands_refused += w->steer_.qp_commands_refused;
   }
   return t;
 }

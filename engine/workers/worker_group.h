@@ -13,7 +13,10 @@
 #include "engine/core/memory_region.h"
 #include "engine/core/status.h"
 #include "engine/endpoint/rc_endpoint.h"
+#include "engine/workers/group_cm_qps.h"
+#include "engine/workers/qp_command_ring.h"
 #include "engine/workers/rss_placement.h"
+#include "protocols/wire/steer.h"
 
 struct rte_ring;
 
@@ -25,6 +28,12 @@ struct SteeringCounters {
   std::uint64_t rx_steered_in = 0;           // frames other workers handed to this one
   std::uint64_t rx_broadcast = 0;            // MAC Control (PFC) frames copied to every worker
   std::uint64_t steer_ring_full_waits = 0;   // an owner's ring was full: the frame waited here, not dropped
+  // The control rings (qp_command_ring.h): commands this worker ran for the port owner's CM (or,
+  // on the port owner, traffic notices it took), those its endpoint refused (a QP destroyed
+  // meanwhile), and those this worker could not post because the target's ring was full.
+  std::uint64_t qp_commands_run = 0;
+  std::uint64_t qp_commands_failed = 0;
+  std::uint64_t qp_commands_refused = 0;
 };
 
 struct WorkerGroupConfig {
@@ -38,6 +47,10 @@ struct WorkerGroupConfig {
   std::uint32_t qps_per_worker = 64;
   std::vector<rte_mempool*> pools;       // one per worker (its RX queue's pool and its TX mbufs)
   std::uint32_t steer_ring_size = 4096;  // frames each worker's inbound steering ring holds
+  // Commands each worker's control ring holds (several workers only): a CM connection posts at
+  // most four to a QP's worker (recovery, RTR/RTS, wait for traffic, ERROR), and the CM holds
+  // EndpointCm::kMaxConnections, so 1024 leaves room for every connection's commands four times.
+  std::uint32_t control_ring_size = 1024;
   // Optional, one per worker: worker w's endpoint uses memories[w] instead of endpoint.queues.memory.
   // MemoryRegistry's pointer lookup (find_lkey) writes a last-hit cache, so a registry shared by
   // workers on several lcores is written by all of them; per-worker registries avoid that.
@@ -48,14 +61,18 @@ struct WorkerGroupConfig {
 // lcore (or, before the workers are launched, on the thread that sets them up).
 class Worker {
  public:
-  // RX burst from queue w -> steer (own frames; other owners' rings in bursts; MAC Control to
-  // all) -> frames other workers handed over -> endpoint().poll_received (timers, TX, flush).
+  // RX burst from queue w -> steer (own frames; other owners' rings in bursts; QP1, ARP and ND
+  // to the port owner; MAC Control to all) -> frames other workers handed over ->
+  // endpoint().poll_received (timers, TX, flush).
   void poll(std::uint64_t now_tsc);
   void finish();
   [[nodiscard]] RcEndpoint& endpoint() { return *endpoint_; }
   [[nodiscard]] const RcEndpoint& endpoint() const { return *endpoint_; }
   [[nodiscard]] std::uint16_t index() const { return index_; }
   [[nodiscard]] const SteeringCounters& steering() const { return steer_; }
+  // On this worker's thread: `c` to worker `to`'s control ring; false (counted
+  // qp_commands_refused) when that ring is full.
+  [[nodiscard]] bool post_command(std::uint16_t to, const QpCommand& c);
 
  private:
   friend class WorkerGroup;
@@ -64,6 +81,7 @@ class Worker {
   SteeringCounters steer_;
   class WorkerGroup* group_ = nullptr;
   rte_ring* inbound_ = nullptr;
+  std::unique_ptr<QpCommandRing> control_;  // several workers only
   // Frames for another worker whose ring was full: they wait here (bounded; RX stops while full).
   std::vector<rte_mbuf*> held_;
   std::vector<std::uint16_t> held_owner_;  // held_[i] goes to worker held_owner_[i]
@@ -82,10 +100,17 @@ class Worker {
   void hold(rte_mbuf* m, std::uint16_t owner);
   void deliver(std::uint64_t now_tsc, rte_mbuf** local, std::uint16_t n_local);
   void free_pending();
+  // Runs what the control ring holds (bounded per poll), before the next RX burst.
+  void run_commands(std::uint64_t now_tsc);
 };
 
 class WorkerGroup {
  public:
+  // The worker that owns what has no QP on the port: QP1 (its endpoint's EndpointCm answers every
+  // CM message), ARP and ND (its endpoint keeps the port's neighbour table). Steering hands it
+  // those frames whatever queue they land on (docs/cm.md, "One CM per port").
+  static constexpr std::uint16_t kPortOwner = 0;
+
   [[nodiscard]] static std::unique_ptr<WorkerGroup> create(const WorkerGroupConfig& cfg, Status& err);
   ~WorkerGroup();
   WorkerGroup(const WorkerGroup&) = delete;
@@ -93,6 +118,7 @@ class WorkerGroup {
 
   [[nodiscard]] std::uint16_t size() const;
   [[nodiscard]] Worker& worker(std::uint16_t w);
+  [[nodiscard]] const Worker& worker(std::uint16_t w) const;
   // The worker whose endpoint owns `qpn` (its QPN range); a QPN outside every range belongs to
   // worker 0, whose endpoint counts it as unknown. (Steering does not move such frames: the
   // worker that read one counts the drop itself, which needs no hand-over.)
@@ -110,10 +136,15 @@ class WorkerGroup {
 
  private:
   WorkerGroup() = default;
+  // Where a peeked frame goes: the owner of its QP, the port owner for QP1, ARP and ND, or
+  // `reader` (the worker that read it) for everything else, including QPNs no worker owns.
+  [[nodiscard]] std::uint16_t steer_owner(const wire::SteerPeek& p, std::uint16_t reader) const;
   // The worker owning `qpn`, or size() when no worker's range holds it.
   [[nodiscard]] std::uint16_t range_owner(std::uint32_t qpn) const;
   WorkerGroupConfig cfg_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  // Several workers: the port owner's CM reaches every worker's QPs through this.
+  std::unique_ptr<GroupCmQps> cm_qps_;
   friend class Worker;
 };
 

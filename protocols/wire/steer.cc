@@ -1,4 +1,5 @@
-// steer_peek: bounds-checked walk over Ethernet, 802.1Q, IPv4/IPv6, UDP to the BTH's DestQP.
+// steer_peek: bounds-checked walk over Ethernet, 802.1Q, IPv4/IPv6, UDP to the BTH's DestQP; ARP
+// and ICMPv6 (Neighbor Discovery) recognised on the way.
 #include "protocols/wire/steer.h"
 
 #include "protocols/wire/l2l3_headers.h"
@@ -12,6 +13,7 @@ constexpr std::uint32_t kIpv6Bytes = 40;
 constexpr std::uint32_t kUdpBytes = 8;
 constexpr std::uint32_t kBthBytes = 12;
 constexpr std::uint32_t kBthDestQpOffset = 5;  // BTH bytes 5..7: DestQP (IBTA §9.2, figure 42)
+constexpr std::uint8_t kIpProtoIcmpv6 = 58;    // IPv6 next header of ICMPv6 (RFC 4443), ND's carrier
 
 std::uint16_t be16_at(const std::uint8_t* p) { return static_cast<std::uint16_t>((p[0] << 8) | p[1]); }
 
@@ -51,6 +53,17 @@ SteerPeek steer_peek(const std::uint8_t* frame, std::uint32_t len) {
     if (len < off + kVlanBytes) return out;
     type = be16_at(frame + off + 2);
     off += kVlanBytes;
+  }
+  // ARP and ND go to the one endpoint that keeps the port's neighbour table. ND is taken as an
+  // ICMPv6 message straight after the fixed IPv6 header, as Linux and droce send it; one behind an
+  // extension header stays where it arrived (the endpoint's ND ignores those too).
+  if (type == kEtherTypeArp) {
+    out.cls = SteerClass::kNeighbour;
+    return out;
+  }
+  if (type == kEtherTypeIpv6 && len >= off + kIpv6Bytes && (frame[off] >> 4) == 6 && frame[off + 6] == kIpProtoIcmpv6) {
+    out.cls = SteerClass::kNeighbour;
+    return out;
   }
   std::uint32_t udp = 0;
   if (type == kEtherTypeIpv4)

@@ -1,5 +1,5 @@
 // steer_peek: RoCEv2 dest QPN through Ethernet / 802.1Q / IPv4|IPv6 / UDP 4791 / BTH, MAC Control,
-// everything else "other"; never a read past the frame's length.
+// ARP and ND, everything else "other"; never a read past the frame's length.
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <vector>
@@ -85,16 +85,43 @@ TEST_CASE("RoCEv2 over IPv4, IPv6, tagged or not, with IPv4 options -> its dest 
   CHECK(peek(frame(opts)).dest_qpn == 0xFFFFFF);
 }
 
+TEST_CASE("ARP, and ICMPv6 (ND) after the fixed IPv6 header, tagged or not -> the port's neighbour owner",
+          "[wire][steer]") {
+  for (bool vlan : {false, true}) {
+    std::vector<std::uint8_t> arp(60, 0);
+    const std::size_t t = vlan ? 16 : 12;
+    if (vlan) {
+      arp[12] = 0x81;
+      arp[13] = 0x00;
+    }
+    arp[t] = 0x08;
+    arp[t + 1] = 0x06;
+    CHECK(peek(arp).cls == SteerClass::kNeighbour);
+    FrameSpec nd;
+    nd.vlan = vlan;
+    nd.ipv6 = true;
+    nd.proto = 58;
+    CHECK(peek(frame(nd)).cls == SteerClass::kNeighbour);
+    // Cut inside the IPv6 header: not judged, other.
+    const std::vector<std::uint8_t> f = frame(nd);
+    CHECK(steer_peek(f.data(), static_cast<std::uint32_t>(t + 2 + 39)).cls == SteerClass::kOther);
+  }
+  // ICMP over IPv4 (protocol 1) and ICMPv6 behind a hop-by-hop header are neither: other.
+  FrameSpec icmp4;
+  icmp4.proto = 1;
+  CHECK(peek(frame(icmp4)).cls == SteerClass::kOther);
+  FrameSpec hbh;
+  hbh.ipv6 = true;
+  hbh.proto = 0;
+  CHECK(peek(frame(hbh)).cls == SteerClass::kOther);
+}
+
 TEST_CASE("MAC Control (PFC) -> every worker; other EtherTypes, UDP ports, protocols, fragments -> other",
           "[wire][steer]") {
   std::vector<std::uint8_t> pfc(60, 0);
   pfc[12] = 0x88;
   pfc[13] = 0x08;
   CHECK(peek(pfc).cls == SteerClass::kMacControl);
-  std::vector<std::uint8_t> arp(60, 0);
-  arp[12] = 0x08;
-  arp[13] = 0x06;
-  CHECK(peek(arp).cls == SteerClass::kOther);
   FrameSpec s;
   s.dport = 4792;
   CHECK(peek(frame(s)).cls == SteerClass::kOther);
