@@ -149,7 +149,8 @@ void add_output(CLI::App& app, const OutputFields& f) {
   if (f.json != nullptr) cli::add_output(app, g, "--json", *f.json, f.json_help);
   if (f.csv != nullptr)
     cli::add_output(app, g, "--csv", *f.csv,
-                    "one row per interval: time, goodput, message rate, retransmissions, NAKs");
+                    "one row per interval, the last marked partial: the interval's goodput and\n"
+                    "message rate, retransmissions and NAKs since the start");
   if (f.stats_json != nullptr)
     cli::add_output(app, g, "--stats-json", *f.stats_json,
                     "the live feed: one JSON object per line and interval, then a final line\n"
