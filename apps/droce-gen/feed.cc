@@ -158,7 +158,7 @@ void Feed::interval(const Options& o, const Setup& st, bool partial) {
   // count: recent values).
   const engine::CounterSums sums = apps::counter_sums(st.endpoints());
   line["hw_counters"] = apps::hw_counters_json(sums);
-  line["drop_reasons"] = apps::drop_reasons_json(sums);
+  line["drop_reasons"] = apps::drop_reasons_json(sums, st.impaired().dropped);
   line["timestamp"] = apps::utc_timestamp();
   line.update(per_qp(o, st));
   if (st.jobs.size() > 1) {

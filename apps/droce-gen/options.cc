@@ -211,6 +211,8 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   imp.burst_frames = &o.burst_frames;
   imp.seed = &o.seed;
   imp.seed_help = "seed of the impairment and of --arrivals poisson";
+  imp.direction = &o.impair_direction;
+  imp.group = cli::kImpairmentDirected;
   cli::add_impairment(app, imp);
 
   cli::OutputFields out;

@@ -66,7 +66,8 @@ struct Options {
   double line_gbps = 40;          // the pacer's ceiling: DCQCN's line rate
   dcqcn::DcqcnParams dcqcn;       // preset + --dcqcn-* overrides, validated
   std::uint8_t pfc_priority = 3;  // the priority whose PFC pauses we honour
-  // Lab impairment at this process's receive side.
+  // Lab impairment of what this process receives (rx), sends (tx) or both.
+  std::string impair_direction = "rx";
   double loss = 0;
   double duplicate = 0;
   double reorder = 0;

@@ -325,8 +325,20 @@ check "pcapng of the lossy memif run decodes in tshark and its ICRCs verify in S
 
 run_pair write --op write --size 4096 --mtu 4096 --connect-timeout 5 -- --connect-timeout 5 --op write --size 4096 --mtu 4096 --qps 2 --count 4000 --loss 0.02
 check "client and server with different workloads: both fail, the server says why" "[ $cli_rc -ne 0 ] && [ $srv_rc -ne 0 ] && grep -q 'same workload' '$out/write.s.txt'"
-run_pair write2 --op write --size 4096 --mtu 4096 --qps 2 --loss 0.02 -- --op write --size 4096 --mtu 4096 --qps 2 --count 4000 --loss 0.02
+# Loss where the user means it (issue 34): the client's impairment on what it sends and receives
+# (its WRITE data and the ACKs), the server's on what it receives; each report says where.
+run_pair write2 --op write --size 4096 --mtu 4096 --qps 2 --loss 0.02 -- --op write --size 4096 --mtu 4096 --qps 2 --count 4000 \
+  --loss 0.02 --impair-direction both
 check "memif WRITE over 2 QPs with 2 % loss both ways: verified" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/write2.c.json'"
+check "--impair-direction: the client dropped data it sent and ACKs it received, the server only what it received" \
+  "/usr/bin/python3 - '$out/write2.c.json' '$out/write2.s.json' <<'PY'
+import json, sys
+c, s = (json.load(open(f))['impairment'] for f in sys.argv[1:3])
+assert c['direction'] == 'both' and c['dropped_tx'] > 0 and c['dropped_rx'] > 0, c
+assert s['direction'] == 'rx' and s['dropped_rx'] > 0 and s['dropped_tx'] == 0, s
+for f, i in zip(sys.argv[1:3], (c, s)):
+    assert i['dropped'] == i['dropped_rx'] + i['dropped_tx'] == json.load(open(f))['drop_reasons']['injected_loss'], f
+PY"
 # Selective repeat is agreed in droce-gen's exchange: used only when both ends ask for it.
 recovery_is() {  # RECOVERY JSON...: each file's "recovery"
   local want=$1; shift

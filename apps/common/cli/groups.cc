@@ -98,6 +98,11 @@ void add_impairment(CLI::App& app, const ImpairmentFields& f) {
   if (f.seed != nullptr)
     add_uint(app, g, "--seed", "S", *f.seed, 0, 1'000'000'000'000'000'000ull,
              f.seed_help + dflt(std::to_string(*f.seed)));
+  if (f.direction != nullptr)
+    add_choice(app, g, "--impair-direction", {"rx", "tx", "both"}, *f.direction,
+               "where the options above act: rx (frames this process receives),\n"
+               "tx (frames it sends: a WRITE client's data) or both" +
+                   dflt(*f.direction));
 }
 
 void add_dcqcn(CLI::App& app, const DcqcnFields& f) {
