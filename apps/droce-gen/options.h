@@ -75,9 +75,10 @@ struct Options {
   std::uint32_t burst_frames = 8;  // frames each burst drops
   std::uint64_t seed = 1;
   std::string json, csv, pcap;
-  std::string plot;        // a PNG of the run (scripts/plot_gen.py over the feed)
-  std::string stats_json;  // the live feed (JSON Lines); "-": stdout, the console line then on stderr
-  double interval_s = 1;   // the live line's, --csv's and --stats-json's period
+  std::uint32_t pcap_snaplen = 0;  // set to the shared default (apps/common/cli) by the parser
+  std::string plot;                // a PNG of the run (scripts/plot_gen.py over the feed)
+  std::string stats_json;          // the live feed (JSON Lines); "-": stdout, the console line then on stderr
+  double interval_s = 1;           // the live line's, --csv's and --stats-json's period
   bool quiet = false;
 
   [[nodiscard]] std::uint32_t max_size() const;

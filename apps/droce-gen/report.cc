@@ -242,6 +242,15 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
   const double gbps = secs > 0 ? static_cast<double>(t.bytes) * 8.0 / secs / 1e9 : 0;
   const double mmps = secs > 0 ? static_cast<double>(t.messages) / secs / 1e6 : 0;
   print_text(o, st, r, c, gbps, mmps);
+  // What a capture kept: frames cut to the snap length keep their headers, not their payload.
+  if (!o.pcap.empty())
+    std::printf(
+        " capture: %llu frames in %s; longer ones cut to %u bytes (--pcap-snaplen: every header, CM, ARP and ND "
+        "frames whole)%s\n",
+        static_cast<ull>(st.capture.captured()), o.pcap.c_str(), o.pcap_snaplen,
+        st.capture.dropped() != 0
+            ? (", " + std::to_string(st.capture.dropped()) + " not captured (no copy buffer)").c_str()
+            : "");
   if (!r.problem.empty()) std::fprintf(stderr, "droce-gen: %s\n", r.problem.c_str());
 
   // The --json document; the feed's final line takes its figures from it.
@@ -306,6 +315,11 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
                        {"dropped_rx", lab.dropped_rx},    {"dropped_tx", lab.dropped_tx},
                        {"duplicated", lab.duplicated},    {"reordered", lab.reordered}};
     j["peer_received"] = r.peer_received;
+    if (!o.pcap.empty())
+      j["capture"] = {{"file", o.pcap},
+                      {"frames", st.capture.captured()},
+                      {"snaplen", o.pcap_snaplen},
+                      {"not_captured", st.capture.dropped()}};
     if (r.atomic_checked) {
       j["atomic_counter"] = r.atomic_counter;
       j["atomic_completed"] = r.atomic_completed;
