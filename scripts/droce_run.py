@@ -8,7 +8,7 @@ and "--json FILE" (the end-of-run report); droce-perf with "--json FILE".
     import droce_run
     for line in droce_run.follow_gen(GEN, ["-l", "0", "--no-pci", "--no-huge", "-m", "512"],
                                      ["--duration", "5", "--interval", "0.5"]):
-        if not line["final"]:                                   # interval lines: "interval"
+        if not line["final"]:              # interval lines: "interval" (the last "partial")
             print(line["seq"], line["interval"]["goodput_gbps"])
         else:                                                   # the final line, last: "total"
             print(line["seq"], line["total"]["goodput_gbps"])

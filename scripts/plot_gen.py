@@ -38,6 +38,16 @@ def edges(intervals):
     return [first["elapsed_s"] - first.get("interval_s", 0.0)] + [ln["elapsed_s"] for ln in intervals]
 
 
+def shade_partial(axes, intervals):
+    """The run's end cut the last interval short: its figures are over its own, shorter span."""
+    if intervals and intervals[-1].get("partial"):
+        last = intervals[-1]
+        for ax in axes:
+            ax.axvspan(last["elapsed_s"] - last.get("interval_s", 0.0), last["elapsed_s"], color="gray", alpha=0.15,
+                       label="partial (the run's end)" if ax is axes[0] else None)
+        axes[0].legend(loc="lower left", fontsize=8)
+
+
 def draw_rates(ax_gbps, ax_mps, intervals):
     t = edges(intervals)
     ax_gbps.stairs([ln["interval"]["goodput_gbps"] for ln in intervals], t, color="tab:blue")
@@ -107,6 +117,7 @@ def main():
     draw_rates(ax_gbps, ax_mps, intervals)
     draw_recovery(ax_rec, intervals)
     draw_cdf(ax_cdf, final)
+    shade_partial([ax_gbps, ax_mps, ax_rec], intervals)
     title = sys.argv[sys.argv.index("--title") + 1] if "--title" in sys.argv else title_of(final, intervals)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()

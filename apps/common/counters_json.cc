@@ -22,11 +22,13 @@ nlohmann::json hw_counters_json(const engine::CounterSums& s) {
   return j;
 }
 
-nlohmann::json drop_reasons_json(const engine::CounterSums& s) {
+nlohmann::json drop_reasons_json(const engine::CounterSums& s, std::uint64_t injected_loss) {
   nlohmann::json j = nlohmann::json::object();
   // Reason 0 is "none": not a drop.
   for (std::size_t r = 1; r < wire::kDropReasonCount; ++r)
     j[std::string(wire::drop_reason_name(static_cast<wire::DropReason>(r)))] = s.rx_drops[r];
+  constexpr auto kInjected = static_cast<std::size_t>(wire::DropReason::kInjectedLoss);
+  j[std::string(wire::drop_reason_name(wire::DropReason::kInjectedLoss))] = s.rx_drops[kInjected] + injected_loss;
   return j;
 }
 

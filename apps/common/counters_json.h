@@ -20,7 +20,9 @@ namespace droce::apps {
 // {"out_of_sequence": n, ...}: every Linux name droce has (engine::linux_counters()).
 [[nodiscard]] nlohmann::json hw_counters_json(const engine::CounterSums& s);
 // {"bad_icrc": n, ...}: every drop reason by name (wire::drop_reason_name), zeros included.
-[[nodiscard]] nlohmann::json drop_reasons_json(const engine::CounterSums& s);
+// `injected_loss`: the frames a lab impairment dropped before any endpoint saw them, received or
+// sent (they are in no endpoint's rx_drops, so hw_counters' rcvd_pkts stays rx_frames - rx_drops).
+[[nodiscard]] nlohmann::json drop_reasons_json(const engine::CounterSums& s, std::uint64_t injected_loss = 0);
 // {"cm_mads_received": n, ..., "cm_ud_bad_icrc": n, "cm_mad_not_cm": n, ...}: QP1's (RDMA-CM)
 // counters of one endpoint (engine::kCmCounterFields and the refusals by rule), zeros included.
 [[nodiscard]] nlohmann::json cm_counters_json(const engine::RcEndpoint& ep);

@@ -102,7 +102,7 @@ nlohmann::json Feed::per_qp(const Options& o, const Setup& st) const {
   return f;
 }
 
-void Feed::interval(const Options& o, const Setup& st) {
+void Feed::interval(const Options& o, const Setup& st, bool partial) {
   if (!on()) return;
   const auto now = std::chrono::steady_clock::now();
   const double dt = std::chrono::duration<double>(now - last_).count();
@@ -114,6 +114,8 @@ void Feed::interval(const Options& o, const Setup& st) {
   nlohmann::json line;
   line["seq"] = seq_++;
   line["final"] = false;
+  // The run's end cuts the last interval short: its line comes too, marked, with its own length.
+  line["partial"] = partial;
   line["elapsed_s"] = el;
   line["interval_s"] = dt;
   line["interval"] = {{"messages", im},
@@ -156,7 +158,7 @@ void Feed::interval(const Options& o, const Setup& st) {
   // count: recent values).
   const engine::CounterSums sums = apps::counter_sums(st.endpoints());
   line["hw_counters"] = apps::hw_counters_json(sums);
-  line["drop_reasons"] = apps::drop_reasons_json(sums);
+  line["drop_reasons"] = apps::drop_reasons_json(sums, st.impaired().dropped);
   line["timestamp"] = apps::utc_timestamp();
   line.update(per_qp(o, st));
   if (st.jobs.size() > 1) {

@@ -37,8 +37,9 @@ class Feed {
   [[nodiscard]] engine::Status plot(const Options& o);
   // The run starts now: elapsed times count from here.
   void start();
-  // One interval line: what the jobs published since the previous line, and the totals.
-  void interval(const Options& o, const Setup& st);
+  // One interval line: what the jobs published since the previous line, and the totals. `partial`:
+  // the last one, which the run's end cut short (the final line follows it).
+  void interval(const Options& o, const Setup& st, bool partial);
   // The final line: `report` is the end-of-run report's JSON (the --json document's keys).
   void final_line(const Options& o, const Setup& st, const nlohmann::json& report);
 

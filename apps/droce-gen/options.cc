@@ -225,6 +225,8 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   imp.burst_frames = &o.burst_frames;
   imp.seed = &o.seed;
   imp.seed_help = "seed of the impairment and of --arrivals poisson";
+  imp.direction = &o.impair_direction;
+  imp.group = cli::kImpairmentDirected;
   cli::add_impairment(app, imp);
 
   g = "thresholds";
@@ -241,6 +243,7 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   out.stats_json = &o.stats_json;
   out.interval_s = &o.interval_s;
   out.pcap = &o.pcap;
+  out.pcap_snaplen = &o.pcap_snaplen;
   out.plot = &o.plot;
   out.plot_help =
       "a PNG of the run: goodput and message rate over time, retransmissions,\n"
@@ -295,6 +298,7 @@ Status check_memory(const Options& o, std::uint64_t available) {
 int parse_options(const std::vector<std::string>& args, Options& o, const std::vector<std::string>& eal) {
   std::vector<std::pair<std::string, std::string>> overrides;  // applied after the preset
   const auto app = apps::cli::make_app("droce-gen", kUsage);
+  o.pcap_snaplen = apps::cli::kDefaultPcapSnaplen;
   declare(*app, o, overrides);
   if (int rc = apps::cli::parse(*app, args, eal); rc != 0) return rc;
   const bool remote_qpn_given = apps::cli::given(*app, "--remote-qpn");

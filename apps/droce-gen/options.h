@@ -67,7 +67,8 @@ struct Options {
   double line_gbps = 40;          // the pacer's ceiling: DCQCN's line rate
   dcqcn::DcqcnParams dcqcn;       // preset + --dcqcn-* overrides, validated
   std::uint8_t pfc_priority = 3;  // the priority whose PFC pauses we honour
-  // Lab impairment at this process's receive side.
+  // Lab impairment of what this process receives (rx), sends (tx) or both.
+  std::string impair_direction = "rx";
   double loss = 0;
   double duplicate = 0;
   double reorder = 0;
@@ -75,9 +76,10 @@ struct Options {
   std::uint32_t burst_frames = 8;  // frames each burst drops
   std::uint64_t seed = 1;
   std::string json, csv, pcap;
-  std::string plot;        // a PNG of the run (scripts/plot_gen.py over the feed)
-  std::string stats_json;  // the live feed (JSON Lines); "-": stdout, the console line then on stderr
-  double interval_s = 1;   // the live line's, --csv's and --stats-json's period
+  std::uint32_t pcap_snaplen = 0;  // set to the shared default (apps/common/cli) by the parser
+  std::string plot;                // a PNG of the run (scripts/plot_gen.py over the feed)
+  std::string stats_json;          // the live feed (JSON Lines); "-": stdout, the console line then on stderr
+  double interval_s = 1;           // the live line's, --csv's and --stats-json's period
   bool quiet = false;
   // Thresholds (0 = none): a verified run below --expect-gbps or above --expect-p99-us exits
   // kExitBelowThreshold, not the runtime-failure status 1.

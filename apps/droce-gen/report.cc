@@ -158,7 +158,7 @@ LoadFigures load_figures(const Options& o, const Setup& st, const RunOutcome& r)
 void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters& c, double gbps, double mmps) {
   const Totals& t = r.t;
   const engine::LatencyHistogram& hist = r.hist;
-  const engine::ImpairmentCounters lab = st.impaired();
+  const LabImpairment lab = st.impaired();
   std::printf("---------------------------------------------------------------------------------------\n");
   // The QPs' line names idle QPs and workers only when there are some (a plain run reads as before).
   std::string qps = std::to_string(o.qps) + " QP(s)";
@@ -167,8 +167,9 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
   // Selective repeat named when in use (a go-back-N run reads as before).
   if (st.recovery == rc::Recovery::kSelectiveRepeat)
     qps += ", selective repeat (" + std::to_string(o.sr_bdp_pkts) + " pkts in flight)";
-  std::printf(" droce-gen %s: RC %s, %s, MTU %u, inflight %u, impairment loss %g dup %g reorder %g\n",
-              mode_name(o.mode), op_name(o.op), qps.c_str(), o.mtu, o.inflight, o.loss, o.duplicate, o.reorder);
+  std::printf(" droce-gen %s: RC %s, %s, MTU %u, inflight %u, impairment loss %g dup %g reorder %g (%s)\n",
+              mode_name(o.mode), op_name(o.op), qps.c_str(), o.mtu, o.inflight, o.loss, o.duplicate, o.reorder,
+              o.impair_direction.c_str());
   std::printf(" #bytes     #iterations    BW average[Gb/sec]   MsgRate[Mpps]\n");
   std::printf(" %-10s %-14llu %-20.3f %.6f\n", sizes_text(o.sizes).c_str(), static_cast<ull>(t.messages), gbps, mmps);
   if (const LoadFigures f = load_figures(o, st, r); f.open) {
@@ -203,8 +204,12 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
                 static_cast<ull>(qp->srtt_ns() / 1000), static_cast<ull>(qp->min_rtt_ns() / 1000));
   }
   std::printf("\n");
-  std::printf(" impairment: dropped %llu (bursts included)  duplicated %llu  reordered %llu\n",
-              static_cast<ull>(lab.dropped), static_cast<ull>(lab.duplicated), static_cast<ull>(lab.reordered));
+  // Where the drops happened: a WRITE client's rx drops are ACKs, its tx drops the data.
+  std::printf(
+      " impairment: dropped %llu (bursts included): %llu received here, %llu sent from here  duplicated %llu  "
+      "reordered %llu\n",
+      static_cast<ull>(lab.dropped), static_cast<ull>(lab.dropped_rx), static_cast<ull>(lab.dropped_tx),
+      static_cast<ull>(lab.duplicated), static_cast<ull>(lab.reordered));
   std::printf(" verification%s: lost %llu  duplicated %llu  out of order %llu  corrupted %llu  errors %llu\n",
               o.mode == Mode::kClient && o.connect == Connect::kTcp ? " (both ends)" : "", static_cast<ull>(t.lost),
               static_cast<ull>(t.duplicated), static_cast<ull>(t.out_of_order), static_cast<ull>(t.corrupted),
@@ -238,13 +243,22 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
   const double gbps = secs > 0 ? static_cast<double>(t.bytes) * 8.0 / secs / 1e9 : 0;
   const double mmps = secs > 0 ? static_cast<double>(t.messages) / secs / 1e6 : 0;
   print_text(o, st, r, c, gbps, mmps);
+  // What a capture kept: frames cut to the snap length keep their headers, not their payload.
+  if (!o.pcap.empty())
+    std::printf(
+        " capture: %llu frames in %s; longer ones cut to %u bytes (--pcap-snaplen: every header, CM, ARP and ND "
+        "frames whole)%s\n",
+        static_cast<ull>(st.capture.captured()), o.pcap.c_str(), o.pcap_snaplen,
+        st.capture.dropped() != 0
+            ? (", " + std::to_string(st.capture.dropped()) + " not captured (no copy buffer)").c_str()
+            : "");
   if (!r.problem.empty()) std::fprintf(stderr, "droce-gen: %s\n", r.problem.c_str());
   const Verdict verdict = judge(o, gbps, r.hist.percentile(0.99));
 
   // The --json document; the feed's final line takes its figures from it.
   if (!o.json.empty() || feed.on()) {
     const engine::LatencyHistogram& hist = r.hist;
-    const engine::ImpairmentCounters lab = st.impaired();
+    const LabImpairment lab = st.impaired();
     nlohmann::json j;
     j["messages"] = t.messages;
     j["bytes"] = t.bytes;
@@ -299,8 +313,15 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
     j["loss_recovery"] = loss_recovery_json(o, st, c);
     j["duplicate_requests"] = c.dup_req;
     j["out_of_sequence"] = c.oos;
-    j["impairment"] = {{"dropped", lab.dropped}, {"duplicated", lab.duplicated}, {"reordered", lab.reordered}};
+    j["impairment"] = {{"direction", o.impair_direction}, {"dropped", lab.dropped},
+                       {"dropped_rx", lab.dropped_rx},    {"dropped_tx", lab.dropped_tx},
+                       {"duplicated", lab.duplicated},    {"reordered", lab.reordered}};
     j["peer_received"] = r.peer_received;
+    if (!o.pcap.empty())
+      j["capture"] = {{"file", o.pcap},
+                      {"frames", st.capture.captured()},
+                      {"snaplen", o.pcap_snaplen},
+                      {"not_captured", st.capture.dropped()}};
     if (r.atomic_checked) {
       j["atomic_counter"] = r.atomic_counter;
       j["atomic_completed"] = r.atomic_completed;
@@ -320,7 +341,7 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
     // dropped and why, and which droce wrote the report when.
     const engine::CounterSums sums = apps::counter_sums(st.endpoints());
     j["hw_counters"] = apps::hw_counters_json(sums);
-    j["drop_reasons"] = apps::drop_reasons_json(sums);
+    j["drop_reasons"] = apps::drop_reasons_json(sums, lab.dropped);
     apps::stamp_report(j);
     j["workers"] = workers_json(o, st, secs);
     j["setup_s"] = {{"create_qps", st.create_qps_s}, {"connect", st.connect_s}};

@@ -204,7 +204,10 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
   if (!o.csv.empty()) {
     csv = std::fopen(o.csv.c_str(), "w");
     if (csv == nullptr) return Status::error(StatusCode::kIo, "cannot write " + o.csv);
-    std::fprintf(csv, "time_s,goodput_gbps,msg_rate_mps,retransmitted_packets,naks_sent,naks_received,rnr_naks\n");
+    // goodput and message rate per interval; the recovery counts since the start (total_).
+    std::fprintf(csv,
+                 "time_s,interval_s,goodput_gbps,msg_rate_mps,total_retransmitted_packets,total_naks_sent,"
+                 "total_naks_received,total_rnr_naks,partial\n");
   }
   const double hz = static_cast<double>(rte_get_tsc_hz());
   RunPlan plan;
@@ -237,6 +240,46 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
   std::vector<std::uint64_t> worker_bytes_seen(st.jobs.size(), 0);
   std::string end_line, server_stop;
   bool peer_ended = false, peer_gone = false;
+  // One interval's outputs: the live line, the --csv row and the feed line. Goodput and message
+  // rate are the interval's (per second over it as it ran: the loop may pass the due time); the
+  // recovery counts are totals since the start, and say so. The run's end cuts its last interval
+  // short: that one is emitted too, marked partial, so every message is in some interval.
+  auto emit_line = [&](std::uint64_t at, const Sums& s, bool partial) {
+    const std::uint64_t line_bytes = s.all_bytes - line_bytes_seen, line_msgs = s.all_messages - line_msgs_seen;
+    const double secs = static_cast<double>(at - last_line) / hz;
+    const double gbps = static_cast<double>(line_bytes) * 8.0 / secs / 1e9,
+                 mmps = static_cast<double>(line_msgs) / secs / 1e6;
+    feed.interval(o, st, partial);
+    if (!o.quiet) {
+      std::string per_worker;
+      if (st.jobs.size() > 1) {
+        per_worker = "  workers Gb/s:";
+        for (std::size_t w = 0; w < st.jobs.size(); ++w) {
+          const std::uint64_t b = st.jobs[w]->figures().all_bytes.load(std::memory_order_relaxed);
+          char v[32];
+          std::snprintf(v, sizeof(v), " %.3f", static_cast<double>(b - worker_bytes_seen[w]) * 8.0 / secs / 1e9);
+          per_worker += v;
+          worker_bytes_seen[w] = b;
+        }
+      }
+      std::printf(
+          "droce-gen: last %.2f s%s: %7.3f Gb/s  %8.4f Mmsg/s%s  | since start: retransmitted %llu  naks %llu/%llu  "
+          "cnps %llu/%llu  rate: %s\n",
+          secs, partial ? " (partial, the run's end)" : "", gbps, mmps, per_worker.c_str(),
+          static_cast<unsigned long long>(s.retx), static_cast<unsigned long long>(s.naks_sent),
+          static_cast<unsigned long long>(s.naks_received), static_cast<unsigned long long>(s.cnps_sent),
+          static_cast<unsigned long long>(s.cnps_received), rate_text(o, s).c_str());
+      std::fflush(stdout);
+    }
+    if (csv != nullptr)
+      std::fprintf(csv, "%.3f,%.3f,%.6f,%.6f,%llu,%llu,%llu,%llu,%d\n", static_cast<double>(at - start) / hz, secs,
+                   gbps, mmps, static_cast<unsigned long long>(s.retx), static_cast<unsigned long long>(s.naks_sent),
+                   static_cast<unsigned long long>(s.naks_received), static_cast<unsigned long long>(s.rnr),
+                   partial ? 1 : 0);
+    line_msgs_seen = s.all_messages;
+    line_bytes_seen = s.all_bytes;
+    last_line = at;
+  };
   Job& ours = *st.jobs[0];
   for (auto& j : st.jobs) j->set_phase(Phase::kRun);
 
@@ -289,38 +332,7 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
         break;
     }
     if (now >= next_line) {
-      const std::uint64_t line_bytes = s.all_bytes - line_bytes_seen, line_msgs = s.all_messages - line_msgs_seen;
-      // Per second over the interval as it ran (the loop may pass the due time).
-      const double secs = static_cast<double>(now - last_line) / hz;
-      const double gbps = static_cast<double>(line_bytes) * 8.0 / secs / 1e9,
-                   mmps = static_cast<double>(line_msgs) / secs / 1e6;
-      feed.interval(o, st);
-      if (!o.quiet) {
-        std::string per_worker;
-        if (st.jobs.size() > 1) {
-          per_worker = "  workers Gb/s:";
-          for (std::size_t w = 0; w < st.jobs.size(); ++w) {
-            const std::uint64_t b = st.jobs[w]->figures().all_bytes.load(std::memory_order_relaxed);
-            char v[32];
-            std::snprintf(v, sizeof(v), " %.3f", static_cast<double>(b - worker_bytes_seen[w]) * 8.0 / secs / 1e9);
-            per_worker += v;
-            worker_bytes_seen[w] = b;
-          }
-        }
-        std::printf(
-            "droce-gen: %7.3f Gb/s  %8.4f Mmsg/s  retransmitted %llu  naks %llu/%llu  cnps %llu/%llu  rate: %s%s\n",
-            gbps, mmps, static_cast<unsigned long long>(s.retx), static_cast<unsigned long long>(s.naks_sent),
-            static_cast<unsigned long long>(s.naks_received), static_cast<unsigned long long>(s.cnps_sent),
-            static_cast<unsigned long long>(s.cnps_received), rate_text(o, s).c_str(), per_worker.c_str());
-        std::fflush(stdout);
-      }
-      if (csv != nullptr)
-        std::fprintf(csv, "%.3f,%.6f,%.6f,%llu,%llu,%llu,%llu\n", static_cast<double>(now - start) / hz, gbps, mmps,
-                     static_cast<unsigned long long>(s.retx), static_cast<unsigned long long>(s.naks_sent),
-                     static_cast<unsigned long long>(s.naks_received), static_cast<unsigned long long>(s.rnr));
-      line_msgs_seen = s.all_messages;
-      line_bytes_seen = s.all_bytes;
-      last_line = now;
+      emit_line(now, s, false);
       next_line = now + interval_tsc;
     }
   }
@@ -332,6 +344,8 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
     std::fflush(nullptr);
     std::_Exit(1);  // it still polls the port: nothing may be torn down under it
   }
+  // The last, partial interval: what the workers verified since the last line, up to their stop.
+  if (const std::uint64_t at = rte_rdtsc(); at > last_line) emit_line(at, sum_figures(st), true);
   std::string first_failure;
   bool pending = false;
   for (auto& j : st.jobs) {

@@ -86,11 +86,21 @@ SetupError open_labs(const Options& o, Setup& st) {
     auto lab = engine::LoopbackLab::create(lc, err);
     if (!lab) return run_error(err);
     st.shards.push_back(Shard{&lab->a(), &lab->b(), &lab->memory_a(), &lab->memory_b()});
-    if (base.any()) {
+    if (base.any() && o.impair_direction != "tx") {
       for (std::uint16_t p : {lab->port_id_a(), lab->port_id_b()}) {
         engine::ImpairmentConfig imp = base;
         imp.seed = o.seed * 2 + p;
         auto li = engine::LinkImpairment::attach(p, 0, imp, st.pools[w].get(), err);
+        if (!li) return run_error(err);
+        st.impairments.push_back(std::move(li));
+      }
+    }
+    if (base.any() && o.impair_direction != "rx") {
+      std::uint64_t side = 0;
+      for (engine::RcEndpoint* ep : {&lab->a(), &lab->b()}) {
+        engine::ImpairmentConfig imp = base;
+        imp.seed = o.seed * 2 + 1000003 * (w * 2 + ++side);
+        auto li = engine::LinkImpairment::attach_send(*ep, imp, st.pools[w].get(), err);
         if (!li) return run_error(err);
         st.impairments.push_back(std::move(li));
       }
@@ -188,12 +198,22 @@ SetupError open_port(const Options& o, bool default_port, Setup& st) {
   } else if (SetupError e = open_worker_group(o, ec, st); !e.status.ok()) {
     return e;
   }
-  // The impairment sits on every RX queue (each worker's), each with its own seed.
+  // The impairment sits on every RX queue (each worker's) and/or every worker's endpoint's
+  // sending, each with its own seed.
   engine::ImpairmentConfig imp = impairment_of(o);
-  if (imp.any()) {
+  if (imp.any() && o.impair_direction != "tx") {
     for (std::uint16_t q = 0; q < o.workers; ++q) {
       if (q != 0) imp.seed = o.seed * 7919 + q;
       auto li = engine::LinkImpairment::attach(st.port->id(), q, imp, st.pools[q].get(), err);
+      if (!li) return run_error(err);
+      st.impairments.push_back(std::move(li));
+    }
+  }
+  if (imp.any() && o.impair_direction != "rx") {
+    for (std::uint16_t q = 0; q < o.workers; ++q) {
+      imp.seed = o.seed * 7919 + 1000003 + q;
+      engine::RcEndpoint& ep = st.endpoint ? *st.endpoint : st.group->worker(q).endpoint();
+      auto li = engine::LinkImpairment::attach_send(ep, imp, st.pools[q].get(), err);
       if (!li) return run_error(err);
       st.impairments.push_back(std::move(li));
     }
@@ -206,12 +226,17 @@ SetupError open_port(const Options& o, bool default_port, Setup& st) {
 Setup::Setup() = default;
 Setup::~Setup() = default;
 
-engine::ImpairmentCounters Setup::impaired() const {
-  engine::ImpairmentCounters t;
+LabImpairment Setup::impaired() const {
+  // The live feed reads these while the workers count (recent values, as the endpoints' counters).
+  auto load = [](const std::uint64_t& v) { return __atomic_load_n(&v, __ATOMIC_RELAXED); };
+  LabImpairment t;
   for (const auto& i : impairments) {
-    t.dropped += i->counters().dropped + i->counters().burst_dropped;
-    t.duplicated += i->counters().duplicated;
-    t.reordered += i->counters().reordered;
+    const engine::ImpairmentCounters& c = i->counters();
+    const std::uint64_t dropped = load(c.dropped) + load(c.burst_dropped);
+    t.dropped += dropped;
+    (i->side() == engine::ImpairedSide::kSend ? t.dropped_tx : t.dropped_rx) += dropped;
+    t.duplicated += load(c.duplicated);
+    t.reordered += load(c.reordered);
   }
   return t;
 }
@@ -284,7 +309,7 @@ SetupError open_transport(const Options& o, bool default_port, const std::vector
     st.pools.push_back(std::move(pool));
   }
   if (!o.pcap.empty())
-    if (Status s = st.capture.open(o.pcap); !s.ok()) return run_error(s);
+    if (Status s = st.capture.open(o.pcap, o.pcap_snaplen); !s.ok()) return run_error(s);
   SetupError e = o.mode == Mode::kLoopback ? open_labs(o, st) : open_port(o, default_port, st);
   if (!e.status.ok()) return e;
   for (std::uint16_t w = 0; w < o.workers; ++w) {

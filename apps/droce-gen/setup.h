@@ -35,6 +35,12 @@ struct Shard {
   engine::MemoryRegistry* rsp_mem = nullptr;
 };
 
+// What the lab impairment did over the run: frames dropped (bursts included) on each side.
+struct LabImpairment {
+  std::uint64_t dropped = 0, dropped_rx = 0, dropped_tx = 0;
+  std::uint64_t duplicated = 0, reordered = 0;
+};
+
 // Everything one run owns besides EAL.
 struct Setup {
   bool server = false;
@@ -63,7 +69,7 @@ struct Setup {
   Setup(const Setup&) = delete;
   Setup& operator=(const Setup&) = delete;
 
-  [[nodiscard]] engine::ImpairmentCounters impaired() const;
+  [[nodiscard]] LabImpairment impaired() const;
   // Every endpoint of every job, each once (the Linux-named counters and drop reasons sum them).
   [[nodiscard]] std::vector<const engine::RcEndpoint*> endpoints() const;
   // The run's QP i (its requester or responder, whichever lives here).

@@ -191,6 +191,10 @@ class RcEndpoint final : public ViewHome, private CmQpControl {
     app_stage_ = fn;
     app_stage_ctx_ = ctx;
   }
+  // A lab's impairment of what this endpoint sends (LinkImpairment::attach_send): every frame
+  // passes fn once, before its first tx_burst. nullptr removes it; the owner of ctx removes it
+  // before ctx goes away.
+  void set_tx_filter(TxFilter fn, void* ctx) { tx_.set_filter(fn, ctx); }
   // Frees everything pending (shutdown). Views the application still holds stay valid until it
   // releases them (they are plain mbuf chains from the RX pool).
   void finish();

@@ -22,6 +22,13 @@ timeout 120 "$gen" -- --op send --size 1500 --qps 2 --loss 0.02 --count 300 --qu
   > "$out/loop.txt" 2>&1
 check "loopback run with --pcap exits 0" "[ $? -eq 0 ]" "$out/loop.txt"
 check "loopback capture: tshark decodes it, Scapy verifies every ICRC" "verified '$out/loop.pcapng'" "$out/loop.pcapng.verify.txt"
+# Captures that fit (issue 34): by default each frame is cut to 346 bytes (--pcap-snaplen), every
+# header kept; the 1500-byte SENDs are cut, their headers checked, the ACKs whole, ICRC verified.
+check "default --pcap-snaplen: no frame over 346 bytes, SENDs cut with headers whole, ACKs' ICRC verified, the report says so" \
+  "[ \$(tshark -r '$out/loop.pcapng' -T fields -e frame.cap_len 2>/dev/null | sort -n | tail -1) -le 346 ] &&
+   grep -Eq ' [1-9][0-9]* icrc ok, 0 bad, [1-9][0-9]* cut by the snap length' '$out/loop.pcapng.verify.txt' &&
+   grep -Eq 'capture: [1-9][0-9]* frames in .*longer ones cut to 346 bytes' '$out/loop.txt' &&
+   grep -Eq '^ +[0-9]+ 0x[0-9a-f]{2}$' '$out/loop.pcapng.verify.txt'" "$out/loop.pcapng.verify.txt"
 # Selective repeat (docs/selective-repeat.md): its manufacturer-specific opcodes (SR WRITE
 # packets 0xC6..0xCB, SACKs 0xD1) are RoCEv2 frames as any: the same decode and ICRC check holds.
 timeout 120 "$gen" -- --op write --size 3000 --loss 0.02 --count 300 --recovery sr --quiet --pcap "$out/sr.pcapng" \

@@ -217,7 +217,8 @@ assert d['messages'] == 3000 and all(w['qps'] == 500 and w['active_qps'] == 5 fo
 # --plot draws the same run (its data file holds the same lines).
 # shellcheck disable=SC2086
 timeout 120 "$gen" $two_lcores -- --workers 2 --op write --size 1024 --qps 100 --msg-rate 20000 --duration 1.5 \
-  --interval 0.5 --stats-json - --json "$out/feed.json" --plot "$out/feed.png" > "$out/feed.jsonl" 2> "$out/feed.txt"
+  --interval 0.5 --stats-json - --json "$out/feed.json" --plot "$out/feed.png" --csv "$out/feed.csv" \
+  > "$out/feed.jsonl" 2> "$out/feed.txt"
 check "--stats-json -, 2 workers, 100 QPs, offered load: exits 0" "[ $? -eq 0 ] || { tail -n 3 '$out/feed.txt'; false; }"
 check "--stats-json -: JSON lines only on stdout, per-worker and load figures, a final line equal to the report" \
   "/usr/bin/python3 - '$out/feed.jsonl' '$out/feed.json' <<'PY'
@@ -231,6 +232,23 @@ for l in lines[:-1]:
 f = lines[-1]
 assert f['total']['messages'] == d['messages'] > 0 and f['total']['bytes'] == d['bytes'], (f, d)
 assert f['load'] == d['load'] and f['workers'] == d['workers'], (f, d)
+PY"
+# The run's end cuts its last interval short (issue 34): that interval is emitted too, marked
+# partial, in the feed, the CSV and the live line, so the intervals' messages add up to the run's.
+check "the final partial interval: in the feed, the --csv rows and the live line; the intervals add up to the total" \
+  "/usr/bin/python3 - '$out/feed.jsonl' '$out/feed.csv' '$out/feed.txt' <<'PY'
+import csv, json, sys
+lines = [json.loads(t) for t in open(sys.argv[1])]
+iv = [l for l in lines if not l['final']]
+assert [l['partial'] for l in iv] == [False] * (len(iv) - 1) + [True], [l['partial'] for l in iv]
+assert sum(l['interval']['messages'] for l in iv) == lines[-1]['total']['messages'], (iv, lines[-1]['total'])
+assert sum(l['interval']['bytes'] for l in iv) == lines[-1]['total']['bytes'], (iv, lines[-1]['total'])
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert len(rows) == len(iv) and [r['partial'] for r in rows] == ['0'] * (len(rows) - 1) + ['1'], rows
+assert 'total_retransmitted_packets' in rows[0] and float(rows[-1]['interval_s']) > 0, rows[-1]
+live = [t for t in open(sys.argv[3]) if t.startswith('droce-gen: last ')]
+assert len(live) == len(iv) and '(partial' in live[-1] and all('(partial' not in t for t in live[:-1]), live
+assert all('| since start: retransmitted' in t for t in live), live
 PY"
 check "--plot: a PNG of the run, drawn from a copy of the feed (FILE.png.jsonl) whose final line carries the latency CDF" \
   "/usr/bin/python3 - '$out/feed.jsonl' '$out/feed.png.jsonl' '$out/feed.png' '$out/feed.json' <<'PY'
@@ -319,8 +337,20 @@ check "pcapng of the lossy memif run decodes in tshark and its ICRCs verify in S
 
 run_pair write --op write --size 4096 --mtu 4096 --connect-timeout 5 -- --connect-timeout 5 --op write --size 4096 --mtu 4096 --qps 2 --count 4000 --loss 0.02
 check "client and server with different workloads: both fail, the server says why" "[ $cli_rc -ne 0 ] && [ $srv_rc -ne 0 ] && grep -q 'same workload' '$out/write.s.txt'"
-run_pair write2 --op write --size 4096 --mtu 4096 --qps 2 --loss 0.02 -- --op write --size 4096 --mtu 4096 --qps 2 --count 4000 --loss 0.02
+# Loss where the user means it (issue 34): the client's impairment on what it sends and receives
+# (its WRITE data and the ACKs), the server's on what it receives; each report says where.
+run_pair write2 --op write --size 4096 --mtu 4096 --qps 2 --loss 0.02 -- --op write --size 4096 --mtu 4096 --qps 2 --count 4000 \
+  --loss 0.02 --impair-direction both
 check "memif WRITE over 2 QPs with 2 % loss both ways: verified" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/write2.c.json'"
+check "--impair-direction: the client dropped data it sent and ACKs it received, the server only what it received" \
+  "/usr/bin/python3 - '$out/write2.c.json' '$out/write2.s.json' <<'PY'
+import json, sys
+c, s = (json.load(open(f))['impairment'] for f in sys.argv[1:3])
+assert c['direction'] == 'both' and c['dropped_tx'] > 0 and c['dropped_rx'] > 0, c
+assert s['direction'] == 'rx' and s['dropped_rx'] > 0 and s['dropped_tx'] == 0, s
+for f, i in zip(sys.argv[1:3], (c, s)):
+    assert i['dropped'] == i['dropped_rx'] + i['dropped_tx'] == json.load(open(f))['drop_reasons']['injected_loss'], f
+PY"
 # Selective repeat is agreed in droce-gen's exchange: used only when both ends ask for it.
 recovery_is() {  # RECOVERY JSON...: each file's "recovery"
   local want=$1; shift

@@ -49,6 +49,7 @@ bad --size "$gen" -- --size nan
 bad --size "$gen" -- --size inf
 bad --size "$gen" -- --size -nan
 bad --size "$gen" -- --size 4096.5
+bad --impair-direction "$gen" -- --impair-direction sideways
 bad --size "$gen" -- --size ''
 bad --size "$gen" -- --size 0
 bad --size "$gen" -- --size 64,,4096
@@ -254,7 +255,7 @@ bad --size "$gen" -- --json "$tmp/new.json" --size nan
 [ ! -e "$tmp/new.json" ] || { echo "FAILED: the --json check left $tmp/new.json behind"; fail=1; }
 
 # --- good lines still parse (options before --help are parsed, then the help is printed)
-good help-gen "$gen" -- --size 1e3,64,0x40 --mtu 4096 --qps 2 --count 1e6 --seed 0 --loss 0.01 --json "$tmp/g.json" --help
+good help-gen "$gen" -- --size 1e3,64,0x40 --mtu 4096 --qps 2 --count 1e6 --seed 0 --loss 0.01 --impair-direction both --json "$tmp/g.json" --help
 good help-gen-workers "$gen" -- --qps 16384 --active-qps 100 --workers 4 --inflight 4 --size 4096 --help
 good help-gen-open "$gen" -- --msg-rate 1e5 --arrivals poisson --burst 8 --seed 3 --help
 good help-gen-marks "$gen" -- --mode client --dscp 26 --vlan 100 --pcp 3 --help

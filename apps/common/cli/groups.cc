@@ -98,6 +98,11 @@ void add_impairment(CLI::App& app, const ImpairmentFields& f) {
   if (f.seed != nullptr)
     add_uint(app, g, "--seed", "S", *f.seed, 0, 1'000'000'000'000'000'000ull,
              f.seed_help + dflt(std::to_string(*f.seed)));
+  if (f.direction != nullptr)
+    add_choice(app, g, "--impair-direction", {"rx", "tx", "both"}, *f.direction,
+               "where the options above act: rx (frames this process receives),\n"
+               "tx (frames it sends: a WRITE client's data) or both" +
+                   dflt(*f.direction));
 }
 
 void add_dcqcn(CLI::App& app, const DcqcnFields& f) {
@@ -149,7 +154,8 @@ void add_output(CLI::App& app, const OutputFields& f) {
   if (f.json != nullptr) cli::add_output(app, g, "--json", *f.json, f.json_help);
   if (f.csv != nullptr)
     cli::add_output(app, g, "--csv", *f.csv,
-                    "one row per interval: time, goodput, message rate, retransmissions, NAKs");
+                    "one row per interval, the last marked partial: the interval's goodput and\n"
+                    "message rate, retransmissions and NAKs since the start");
   if (f.stats_json != nullptr)
     cli::add_output(app, g, "--stats-json", *f.stats_json,
                     "the live feed: one JSON object per line and interval, then a final line\n"

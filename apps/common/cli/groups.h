@@ -19,6 +19,8 @@ inline constexpr const char* kWorkload = "workload";
 inline constexpr const char* kDcqcn = "congestion and flow control";
 inline constexpr const char* kImpairment =
     "lab impairment (at this process's receive side; the transport never sees it)";
+inline constexpr const char* kImpairmentDirected =
+    "lab impairment (where --impair-direction says; the transport never sees it)";
 inline constexpr const char* kOutput = "output";
 
 // The queue pair's connection (client/server): the peer's address and the out-of-band exchange.
@@ -53,7 +55,8 @@ struct ImpairmentFields {
   double* burst_start = nullptr;
   std::uint32_t* burst_frames = nullptr;
   std::uint64_t* seed = nullptr;
-  std::string loss_note;  // after the default, where the app limits it
+  std::string* direction = nullptr;  // --impair-direction rx|tx|both (the group: kImpairmentDirected)
+  std::string loss_note;             // after the default, where the app limits it
   std::string group = kImpairment;
   std::string seed_help = "seed of the impairment";
 };
