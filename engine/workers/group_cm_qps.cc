@@ -21,46 +21,45 @@ Status GroupCmQps::attr_in_init(std::uint32_t qpn, rc::QpAttr& out) const {
   return g.worker(g.owner_of(qpn)).endpoint().cm_qps().attr_in_init(qpn, out);
 }
 
-Status GroupCmQps::set_qp_recovery(std::uint32_t qpn, rc::Recovery recovery) {
+template <typename Local>
+Status GroupCmQps::route(std::uint32_t qpn, QpCommand c, Local&& local) {
   const std::uint16_t w = group_.owner_of(qpn);
-  if (w == WorkerGroup::kPortOwner) return group_.worker(w).endpoint().cm_qps().set_qp_recovery(qpn, recovery);
+  if (w == WorkerGroup::kPortOwner) return local(group_.worker(w).endpoint().cm_qps());
+  c.qpn = qpn;
+  return posted(group_.worker(WorkerGroup::kPortOwner).post_command(w, c), w);
+}
+
+Status GroupCmQps::set_qp_recovery(std::uint32_t qpn, rc::Recovery recovery) {
   QpCommand c;
   c.kind = QpCommand::Kind::kSetRecovery;
-  c.qpn = qpn;
   c.recovery = recovery;
-  return posted(group_.worker(WorkerGroup::kPortOwner).post_command(w, c), w);
+  return route(qpn, c, [&](CmQpControl& own) { return own.set_qp_recovery(qpn, recovery); });
 }
 
 Status GroupCmQps::connect_agreed(std::uint32_t qpn, const wire::L2L3Address& peer, const cm::CmQpParams& agreed) {
-  const std::uint16_t w = group_.owner_of(qpn);
-  if (w == WorkerGroup::kPortOwner) return group_.worker(w).endpoint().cm_qps().connect_agreed(qpn, peer, agreed);
   QpCommand c;
   c.kind = QpCommand::Kind::kConnectAgreed;
-  c.qpn = qpn;
   c.peer = peer;
   c.agreed = agreed;
-  return posted(group_.worker(WorkerGroup::kPortOwner).post_command(w, c), w);
+  return route(qpn, c, [&](CmQpControl& own) { return own.connect_agreed(qpn, peer, agreed); });
 }
 
 Status GroupCmQps::set_qp_error(std::uint32_t qpn) {
-  const std::uint16_t w = group_.owner_of(qpn);
-  if (w == WorkerGroup::kPortOwner) return group_.worker(w).endpoint().cm_qps().set_qp_error(qpn);
   QpCommand c;
   c.kind = QpCommand::Kind::kSetError;
-  c.qpn = qpn;
-  return posted(group_.worker(WorkerGroup::kPortOwner).post_command(w, c), w);
+  return route(qpn, c, [&](CmQpControl& own) { return own.set_qp_error(qpn); });
 }
 
 void GroupCmQps::set_waits_for_traffic(std::uint32_t qpn, bool waiting) {
-  const std::uint16_t w = group_.owner_of(qpn);
-  if (w == WorkerGroup::kPortOwner) return group_.worker(w).endpoint().cm_qps().set_waits_for_traffic(qpn, waiting);
   QpCommand c;
   c.kind = QpCommand::Kind::kWaitForTraffic;
-  c.qpn = qpn;
   c.waiting = waiting;
   // A full ring is counted there (qp_commands_refused); the flag only speeds up establishment
   // (without it the RTU, or its resend after the REP's, still establishes the connection).
-  (void)group_.worker(WorkerGroup::kPortOwner).post_command(w, c);
+  (void)route(qpn, c, [&](CmQpControl& own) {
+    own.set_waits_for_traffic(qpn, waiting);
+    return Status{};
+  });
 }
 
 std::uint64_t GroupCmQps::clock_ns(std::uint64_t tsc) const {

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "engine/endpoint/cm_qp_control.h"
+#include "engine/workers/qp_command_ring.h"
 
 namespace droce::engine {
 
@@ -33,6 +34,11 @@ class GroupCmQps final : public CmQpControl, public CmTrafficNotice {
   void qp_traffic(std::uint32_t qpn) override;
 
  private:
+  // The one rule of every move: the port owner's own QP through `local` (its CmQpControl), at
+  // once; another worker's QP as command `c` (qpn filled in) on that worker's ring.
+  template <typename Local>
+  Status route(std::uint32_t qpn, QpCommand c, Local&& local);
+
   WorkerGroup& group_;
 };
 
