@@ -11,6 +11,7 @@
 #include "engine/lab/lab_switch.h"
 #include "protocols/wire/pfc.h"
 #include "tests/engine/lab/frames_udp.h"
+#include "tests/engine/lab/switch_star.h"
 #include "tests/engine/rc_lab.h"
 
 using namespace droce;
@@ -18,8 +19,9 @@ using namespace droce::engine;
 
 namespace {
 
-constexpr std::uint32_t kEndpoints = 3;  // endpoints 0 and 1 send to endpoint 2
-std::uint32_t ip4(std::uint32_t i) { return 0x0A000000u | (i + 1); }
+using test::pfc_frame;
+using test::Star;
+std::uint32_t ip4(std::uint32_t i) { return test::star_ip4(i); }
 
 // A frame to endpoint 2 of `bytes` on the wire with the given DSCP; a CNP (BTH opcode 0x81) when asked.
 std::vector<std::uint8_t> frame(std::uint32_t from, std::uint8_t dscp, std::uint16_t bytes = 1024, bool cnp = false) {
@@ -28,62 +30,6 @@ std::vector<std::uint8_t> frame(std::uint32_t from, std::uint8_t dscp, std::uint
   if (cnp) f[42] = 0x81;
   return f;
 }
-
-std::vector<std::uint8_t> pfc_frame(std::uint32_t prio, std::uint16_t quanta) {
-  wire::PfcFrame p;
-  p.class_enable = static_cast<std::uint16_t>(1u << prio);
-  p.quanta[prio] = quanta;
-  std::vector<std::uint8_t> f(wire::kPfcFrameBytes);
-  const std::uint8_t mac[6] = {0x02, 0, 0, 0, 0, 0x77};
-  REQUIRE(wire::build_pfc(mac, p, f.data(), wire::kPfcFrameBytes) == wire::kPfcFrameBytes);
-  return f;
-}
-
-struct Star {
-  std::unique_ptr<RingFabric> fabric;
-  std::unique_ptr<LabSwitch> sw;
-
-  explicit Star(LabSwitchConfig c) {
-    Status err;
-    fabric = RingFabric::create(FabricSpec::star(kEndpoints, ImpairmentConfig{}), test::pool().get(), err);
-    REQUIRE(fabric);
-    for (RingEnd* end : fabric->ends_of(kEndpoints)) c.frame_ports.push_back(FramePort::ring(end));
-    for (std::uint16_t i = 0; i < kEndpoints; ++i) c.host_routes.push_back(HostRoute::ipv4(ip4(i), i));
-    c.pool = test::pool().get();
-    // Pauses on a 1 Mb/s clock: 65535 quanta hold for 33 s, far longer than any test waits.
-    c.link_gbps_for_pfc = 0.001;
-    sw = LabSwitch::create(c, err);
-    INFO(err.message());
-    REQUIRE(sw);
-  }
-  ~Star() {
-    sw.reset();
-    fabric->drain();
-  }
-  void send(std::uint32_t from, const std::vector<std::uint8_t>& f) {
-    rte_mbuf* m = rte_pktmbuf_alloc(test::pool().get());
-    REQUIRE(m != nullptr);
-    auto* d = reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(m, static_cast<std::uint16_t>(f.size())));
-    REQUIRE(d != nullptr);
-    std::memcpy(d, f.data(), f.size());
-    REQUIRE(fabric->end(from, 0).send(&m, 1) == 1);
-  }
-  // What endpoint `at` received over `polls` switch rounds: the first bytes of each frame.
-  std::vector<std::vector<std::uint8_t>> received(std::uint32_t at, int polls) {
-    std::vector<std::vector<std::uint8_t>> got;
-    for (int round = 0; round < polls; ++round) {
-      sw->poll(rte_get_tsc_cycles());
-      rte_mbuf* pkts[32];
-      const std::uint16_t n = fabric->end(at, 0).receive(pkts, 32);
-      for (std::uint16_t i = 0; i < n; ++i) {
-        const auto* d = rte_pktmbuf_mtod(pkts[i], const std::uint8_t*);
-        got.emplace_back(d, d + std::min<std::uint32_t>(pkts[i]->data_len, 64));
-      }
-      rte_pktmbuf_free_bulk(pkts, n);
-    }
-    return got;
-  }
-};
 
 std::uint8_t dscp_of(const std::vector<std::uint8_t>& f) { return static_cast<std::uint8_t>(f[15] >> 2); }
 

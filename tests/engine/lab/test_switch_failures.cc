@@ -11,6 +11,7 @@
 #include "engine/lab/lab_switch.h"
 #include "protocols/wire/pfc.h"
 #include "tests/engine/lab/frames_udp.h"
+#include "tests/engine/lab/switch_star.h"
 #include "tests/engine/rc_lab.h"
 
 using namespace droce;
@@ -18,8 +19,9 @@ using namespace droce::engine;
 
 namespace {
 
-constexpr std::uint32_t kEndpoints = 3;  // endpoints 0 and 1 send to endpoint 2
-std::uint32_t ip4(std::uint32_t i) { return 0x0A000000u | (i + 1); }
+using test::pfc_frame;
+using test::Star;
+std::uint32_t ip4(std::uint32_t i) { return test::star_ip4(i); }
 
 // A 256-byte frame to endpoint 2: DSCP, IPv4 ID and UDP source port as given, `seq` in its payload.
 std::vector<std::uint8_t> frame(std::uint8_t dscp, std::uint16_t ip_id, std::uint16_t sport = 49152,
@@ -31,75 +33,6 @@ std::vector<std::uint8_t> frame(std::uint8_t dscp, std::uint16_t ip_id, std::uin
   for (int i = 0; i < 4; ++i) f[60 + i] = static_cast<std::uint8_t>(seq >> (24 - 8 * i));
   return f;
 }
-
-std::vector<std::uint8_t> pfc_frame(std::uint32_t prio, std::uint16_t quanta) {
-  wire::PfcFrame p;
-  p.class_enable = static_cast<std::uint16_t>(1u << prio);
-  p.quanta[prio] = quanta;
-  std::vector<std::uint8_t> f(wire::kPfcFrameBytes);
-  const std::uint8_t mac[6] = {0x02, 0, 0, 0, 0, 0x77};
-  REQUIRE(wire::build_pfc(mac, p, f.data(), wire::kPfcFrameBytes) == wire::kPfcFrameBytes);
-  return f;
-}
-
-struct Star {
-  std::unique_ptr<RingFabric> fabric;
-  std::unique_ptr<LabSwitch> sw;
-
-  explicit Star(LabSwitchConfig c) {
-    Status err;
-    fabric = RingFabric::create(FabricSpec::star(kEndpoints, ImpairmentConfig{}), test::pool().get(), err);
-    REQUIRE(fabric);
-    for (RingEnd* end : fabric->ends_of(kEndpoints)) c.frame_ports.push_back(FramePort::ring(end));
-    for (std::uint16_t i = 0; i < kEndpoints; ++i) c.host_routes.push_back(HostRoute::ipv4(ip4(i), i));
-    c.pool = test::pool().get();
-    c.link_gbps_for_pfc = 0.001;  // 65535 quanta: a 33 s pause
-    sw = LabSwitch::create(c, err);
-    INFO(err.message());
-    REQUIRE(sw);
-  }
-  ~Star() {
-    sw.reset();
-    fabric->drain();
-  }
-  void send(std::uint32_t from, const std::vector<std::uint8_t>& f) {
-    rte_mbuf* m = rte_pktmbuf_alloc(test::pool().get());
-    REQUIRE(m != nullptr);
-    auto* d = reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(m, static_cast<std::uint16_t>(f.size())));
-    REQUIRE(d != nullptr);
-    std::memcpy(d, f.data(), f.size());
-    REQUIRE(fabric->end(from, 0).send(&m, 1) == 1);
-  }
-  // One switch round, then what endpoint `at` received (the first 64 bytes of each frame).
-  std::vector<std::vector<std::uint8_t>> round(std::uint32_t at) {
-    sw->poll(rte_get_tsc_cycles());
-    std::vector<std::vector<std::uint8_t>> got;
-    rte_mbuf* pkts[32];
-    const std::uint16_t n = fabric->end(at, 0).receive(pkts, 32);
-    for (std::uint16_t i = 0; i < n; ++i) {
-      const auto* d = rte_pktmbuf_mtod(pkts[i], const std::uint8_t*);
-      got.emplace_back(d, d + std::min<std::uint32_t>(pkts[i]->data_len, 64));
-    }
-    rte_pktmbuf_free_bulk(pkts, n);
-    return got;
-  }
-  std::vector<std::vector<std::uint8_t>> received(std::uint32_t at, int polls) {
-    std::vector<std::vector<std::uint8_t>> all;
-    for (int r = 0; r < polls; ++r)
-      for (auto& f : round(at)) all.push_back(std::move(f));
-    return all;
-  }
-  // Polls until `done` holds or 30 s pass (a deadline for a stalled test, never the expectation).
-  template <typename F>
-  bool poll_until(F done) {
-    const std::uint64_t end = rte_get_tsc_cycles() + 30 * rte_get_tsc_hz();
-    while (!done()) {
-      if (rte_get_tsc_cycles() > end) return false;
-      sw->poll(rte_get_tsc_cycles());
-    }
-    return true;
-  }
-};
 
 std::uint32_t seq_of(const std::vector<std::uint8_t>& f) {
   return std::uint32_t{f[60]} << 24 | std::uint32_t{f[61]} << 16 | std::uint32_t{f[62]} << 8 | f[63];
