@@ -23,20 +23,30 @@ Status cannot_write(std::string_view option, const std::string& path, int err) {
 
 Status check_output_path(std::string_view option, const std::string& path) {
   if (path.empty()) return Status::error(StatusCode::kInvalidArgument, std::string(option) + ": needs a file name");
-  // No O_TRUNC: the check must not destroy an existing file. O_NONBLOCK: a FIFO without a
-  // reader fails with ENXIO instead of blocking the parser forever.
-  int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd >= 0) {
-    ::close(fd);
-    return {};
+  // Several processes may check one path at once (every rank of an mpirun job parses the same
+  // --json): another's probe can appear or vanish between the two steps below, so a step that
+  // loses such a race is tried again, a bounded number of times.
+  int err = 0;
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    // No O_TRUNC: the check must not destroy an existing file. O_NONBLOCK: a FIFO without a
+    // reader fails with ENXIO instead of blocking the parser forever.
+    int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd >= 0) {
+      ::close(fd);
+      return {};
+    }
+    if (errno != ENOENT) return cannot_write(option, path, errno);
+    // Not there yet: create it to prove the directory takes it, then take it away again.
+    fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+      ::close(fd);
+      (void)::unlink(path.c_str());
+      return {};
+    }
+    err = errno;
+    if (err != EEXIST) break;  // EEXIST: another process's probe came in between; look again
   }
-  if (errno != ENOENT) return cannot_write(option, path, errno);
-  // Not there yet: create it to prove the directory takes it, then take it away again.
-  fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY | O_CLOEXEC, 0666);
-  if (fd < 0) return cannot_write(option, path, errno);
-  ::close(fd);
-  (void)::unlink(path.c_str());
-  return {};
+  return cannot_write(option, path, err);
 }
 
 Status write_text_file(const std::string& path, const std::string& text) {

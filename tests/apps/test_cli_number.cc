@@ -4,11 +4,14 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "apps/common/cli_number.h"
 #include "apps/common/output_file.h"
@@ -135,6 +138,22 @@ TEST_CASE("output paths: checked without truncating an old file or leaving a new
   CHECK_FALSE(check_output_path("--json", fifo).ok());
   unlink(fifo.c_str());
   unlink(old_file.c_str());
+  rmdir(dir.c_str());
+}
+
+TEST_CASE("output paths: processes checking one new path at once all pass (every rank parses --json)", "[cli]") {
+  const std::string dir = temp_dir();
+  const std::string path = dir + "/shared.json";
+  std::atomic<int> refused{0};
+  std::vector<std::thread> checkers;
+  for (int t = 0; t < 8; ++t)
+    checkers.emplace_back([&] {
+      for (int round = 0; round < 300; ++round)
+        if (!check_output_path("--json", path).ok()) refused.fetch_add(1);
+    });
+  for (auto& c : checkers) c.join();
+  CHECK(refused.load() == 0);
+  CHECK(access(path.c_str(), F_OK) != 0);
   rmdir(dir.c_str());
 }
 
