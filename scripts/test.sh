@@ -54,9 +54,10 @@ run_build() {
   timed "$name (tests)" meson test -C "$dir" --print-errorlogs --num-processes "$JOBS" $test_args || status=1
 }
 
-# The Soft-RoCE interop suite (a QEMU guest, several minutes) runs once, in the gcc build.
+# The Soft-RoCE interop suite (a QEMU guest, several minutes) runs once, in the gcc build, and in the
+# background of the steps after the loaded pass (below).
 # pkgconfig.relocatable: a default, given here too so that a reused build tree has it (examples/run.sh).
-run_build "gcc build" build "" -Dbuildtype=debugoptimized -Dwerror=true -Dfuzz=false -Dpkgconfig.relocatable=true
+run_build "gcc build" build "--no-suite interop" -Dbuildtype=debugoptimized -Dwerror=true -Dfuzz=false -Dpkgconfig.relocatable=true
 
 # ---- The loaded pass: CI machines are busy, so the app tests that pair processes over the TCP
 # exchange, net_memif and telemetry (the ones whose waits a busy machine stretches) run again on
@@ -96,6 +97,29 @@ if [[ " ${builds[*]} " == *" build "* ]]; then
   stop_hogs
   echo "== gcc build: loaded pass done, hogs stopped =="
 fi
+
+# The interop suite: a QEMU guest under TCG for about seven minutes, mostly the guest's own CPU
+# and its waits, so it runs beside the demo, examples/ and the ASan build instead of alone (CI's
+# budget is 50 minutes; its cases are bounded by their own timeouts, written for a busy host). Its
+# results (meson-logs/interop.json) join the summary; its output is build/interop.log, shown
+# below if it fails.
+interop_pid=""
+interop_t0=$SECONDS
+stop_interop() {
+  # Its own session (setsid below): the whole group, so the suite's trap stops its guest.
+  [ -n "$interop_pid" ] && kill -TERM -- -"$interop_pid" 2>/dev/null && wait "$interop_pid" 2>/dev/null
+  interop_pid=""
+}
+rm -f build/meson-logs/interop.json
+if [[ " ${builds[*]} " == *" build "* ]]; then
+  echo "== gcc build: the interop suite starts in the background (log: build/interop.log) =="
+  setsid meson test -C build --no-rebuild --print-errorlogs --num-processes 1 --logbase interop --suite interop \
+    > build/interop.log 2>&1 &
+  interop_pid=$!
+fi
+trap 'stop_hogs; stop_interop' EXIT
+trap 'stop_hogs; stop_interop; exit 130' INT
+trap 'stop_hogs; stop_interop; exit 143' TERM
 
 # The README's first command, in its short mode, on the gcc build: it must run to its end.
 demo_failures=0
@@ -154,6 +178,21 @@ else
   failed_steps+=("clang TSan build: configure or build")
 fi
 
+if [ -n "$interop_pid" ]; then
+  echo "== gcc build: waiting for the interop suite (started $(( SECONDS - interop_t0 )) s ago) =="
+  interop_rc=0
+  wait "$interop_pid" || interop_rc=$?
+  interop_pid=""
+  phase_times+=("interop (in the background, from the loaded pass's end): $(( SECONDS - interop_t0 )) s")
+  if [ "$interop_rc" -ne 0 ]; then
+    status=1
+    echo "interop: FAILED (exit $interop_rc), last lines of build/interop.log:"
+    tail -n 40 build/interop.log | sed 's/^/  /'
+  else
+    grep -E "^ *[0-9]+/[0-9]+ " build/interop.log | sed 's/^/  /'
+  fi
+fi
+
 # Where the time went (setup included in the total), then the slowest tests: CI has a budget.
 echo "== time: ${SECONDS} s in all =="
 printf '  %s\n' "${phase_times[@]}"
@@ -167,7 +206,8 @@ passed = int(os.environ.get("DEMO_PASSED", "0"))  # the demo ran to its end, exa
 loaded = 0
 failures = []  # (build, log, test name, result, seconds, last lines of its output)
 for d in sys.argv[1:]:
-    for log in ("testlog.json", "loaded.json"):  # loaded.json: the gcc build's loaded pass
+    # loaded.json: the gcc build's loaded pass; interop.json: its interop suite, run in the background
+    for log in ("testlog.json", "loaded.json", "interop.json"):
         try:
             lines = open(f"{d}/meson-logs/{log}").read().splitlines()
         except OSError:
@@ -184,11 +224,12 @@ for d in sys.argv[1:]:
                 failures.append((d, log, t.get("name"), r, t.get("duration", 0), out.splitlines()[-25:]))
 durations = []  # (seconds, build, test) of every test outside the loaded pass
 for d in sys.argv[1:]:
-    try:
-        tests = [json.loads(l) for l in open(f"{d}/meson-logs/testlog.json")]
-    except OSError:
-        continue
-    durations += [(t.get("duration", 0), d, t.get("name")) for t in tests]
+    for log in ("testlog.json", "interop.json"):
+        try:
+            tests = [json.loads(l) for l in open(f"{d}/meson-logs/{log}")]
+        except OSError:
+            continue
+        durations += [(t.get("duration", 0), d, t.get("name")) for t in tests]
 print("slowest tests: " + ", ".join(f"{n} ({d}) {s:.0f} s" for s, d, n in sorted(durations, reverse=True)[:8]))
 # The failures again, last: a CI log is often read from its tail only, and meson's error logs
 # scroll far above it.
