@@ -3,11 +3,13 @@
 // thread counts as aligned 64-bit loads: recent values, never torn ones.
 #include "apps/droce-switch/switch_telemetry.h"
 
+#include <droce/engine/core/telemetry_params.h>
 #include <droce/engine/lab/lab_switch.h>
 #include <rte_telemetry.h>
 
-#include <cstdlib>
 #include <mutex>
+#include <span>
+#include <string>
 
 namespace droce::sw {
 namespace {
@@ -27,12 +29,17 @@ int cmd_switch(const char*, const char*, rte_tel_data* d) {
 }
 
 int cmd_switch_port(const char*, const char* params, rte_tel_data* d) {
-  if (params == nullptr || *params == '\0') return -1;
-  char* end = nullptr;
-  const unsigned long i = std::strtoul(params, &end, 10);
-  if (*end != '\0') return -1;
+  std::uint32_t i = 0;
+  std::string reason;
+  static constexpr const char* kNames[] = {"port index"};
+  if (!engine::parse_telemetry_ids(params, std::span(&i, 1), kNames, reason))
+    return engine::telemetry_refuse(d, reason);
   std::lock_guard<std::mutex> lock(g_mu);
-  if (g_sw == nullptr || i >= g_sw->ports()) return -1;
+  if (g_sw == nullptr) return engine::telemetry_refuse(d, std::string("the switch is ") + g_state);
+  if (i >= g_sw->ports())
+    return engine::telemetry_refuse(d, "no port " + std::to_string(i) + ": the switch has " +
+                                           std::to_string(g_sw->ports()) + " (0 to " +
+                                           std::to_string(g_sw->ports() - 1) + ")");
   const engine::SwitchPortCounters& c = g_sw->counters(i);
   rte_tel_data_start_dict(d);
   const struct {

@@ -5,11 +5,12 @@
 
 #include <rte_telemetry.h>
 
-#include <cstdlib>
 #include <iterator>
 #include <mutex>
+#include <span>
 #include <string>
 
+#include "engine/core/telemetry_params.h"
 #include "engine/endpoint/endpoint_directory.h"
 #include "engine/endpoint/qp_telemetry.h"
 #include "engine/endpoint/rc_endpoint.h"
@@ -112,23 +113,23 @@ int cmd_endpoints(const char*, const char*, rte_tel_data* d) {
 }
 
 int cmd_endpoint_stats(const char*, const char* params, rte_tel_data* d) {
-  if (params == nullptr || *params == '\0') return -1;
-  char* end = nullptr;
-  const unsigned long id = std::strtoul(params, &end, 10);
-  if (*end != '\0' || id > UINT32_MAX) return -1;
+  std::uint32_t id = 0;
+  std::string reason;
+  static constexpr const char* kNames[] = {"endpoint id"};
+  if (!parse_telemetry_ids(params, std::span(&id, 1), kNames, reason)) return telemetry_refuse(d, reason);
   EndpointCounters c;
   std::uint64_t qps = 0, views = 0;
   std::uint16_t port = 0, queue = 0;
   std::uint32_t qpn_base = 0;
   CmCounters cm;
-  if (!EndpointDirectory::instance().with(static_cast<std::uint32_t>(id), [&](const RcEndpoint& ep) {
+  if (!EndpointDirectory::instance().with(id, [&](const RcEndpoint& ep) {
         accumulate(ep, c, qps, views);
         cm = ep.cm_counters();
         port = ep.config().queues.port_id;
         queue = ep.config().queues.queue;
         qpn_base = ep.config().transport.qpn_base;
       }))
-    return -1;
+    return telemetry_refuse(d, "no endpoint " + std::to_string(id) + " in this process (/droce/endpoints lists them)");
   rte_tel_data_start_dict(d);
   rte_tel_data_add_dict_u64(d, "port", port);
   rte_tel_data_add_dict_u64(d, "queue", queue);

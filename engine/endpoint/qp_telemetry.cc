@@ -5,9 +5,11 @@
 
 #include <rte_telemetry.h>
 
-#include <cstdlib>
+#include <cstdio>
+#include <span>
 #include <string>
 
+#include "engine/core/telemetry_params.h"
 #include "engine/endpoint/endpoint_directory.h"
 #include "engine/endpoint/linux_counter_names.h"
 #include "engine/endpoint/rc_endpoint.h"
@@ -31,30 +33,22 @@ const char* state_name(rc::QpState s) {
   return "unknown";
 }
 
-// Parses "<a>" or "<a>,<b>" (decimal, 32-bit); false on anything else.
-bool parse_ids(const char* params, std::uint32_t& a, std::uint32_t* b) {
-  if (params == nullptr || *params == '\0') return false;
-  char* end = nullptr;
-  const unsigned long x = std::strtoul(params, &end, 10);
-  if (end == params || x > UINT32_MAX) return false;
-  a = static_cast<std::uint32_t>(x);
-  if (b == nullptr) return *end == '\0';
-  if (*end != ',') return false;
-  const char* p = end + 1;
-  const unsigned long y = std::strtoul(p, &end, 10);
-  if (end == p || *end != '\0' || y > UINT32_MAX) return false;
-  *b = static_cast<std::uint32_t>(y);
-  return true;
-}
-
 void add_linux_names(rte_tel_data* d, const CounterSums& s, bool qp_only) {
   for (const LinuxCounter& c : linux_counters())
     if (c.per_qp || !qp_only) rte_tel_data_add_dict_u64(d, c.name, c.value(s));
 }
 
+constexpr const char* kEndpointParam[] = {"endpoint id"};
+constexpr const char* kQpParams[] = {"endpoint id", "QPN"};
+
+std::string no_endpoint(std::uint32_t id) {
+  return "no endpoint " + std::to_string(id) + " in this process (/droce/endpoints lists them)";
+}
+
 int cmd_qps(const char*, const char* params, rte_tel_data* d) {
   std::uint32_t id = 0;
-  if (!parse_ids(params, id, nullptr)) return -1;
+  std::string reason;
+  if (!parse_telemetry_ids(params, std::span(&id, 1), kEndpointParam, reason)) return telemetry_refuse(d, reason);
   bool found = EndpointDirectory::instance().with(id, [&](const RcEndpoint& ep) {
     rte_tel_data_start_dict(d);
     const std::uint32_t base = ep.config().transport.qpn_base;
@@ -64,12 +58,14 @@ int cmd_qps(const char*, const char* params, rte_tel_data* d) {
       rte_tel_data_add_dict_string(d, std::to_string(base + i).c_str(), state_name(q->state()));
     }
   });
-  return found ? 0 : -1;
+  return found ? 0 : telemetry_refuse(d, no_endpoint(id));
 }
 
 int cmd_qp(const char*, const char* params, rte_tel_data* d) {
-  std::uint32_t id = 0, qpn = 0;
-  if (!parse_ids(params, id, &qpn)) return -1;
+  std::uint32_t ids[2] = {};
+  std::string reason;
+  if (!parse_telemetry_ids(params, ids, kQpParams, reason)) return telemetry_refuse(d, reason);
+  const std::uint32_t id = ids[0], qpn = ids[1];
   bool known = false;
   const bool found = EndpointDirectory::instance().with(id, [&](const RcEndpoint& ep) {
     const std::uint32_t index = qpn - ep.config().transport.qpn_base;  // wraps to a huge index below the base
@@ -113,15 +109,23 @@ int cmd_qp(const char*, const char* params, rte_tel_data* d) {
     for (const LinuxCounter& lc : linux_counters())
       if (lc.per_qp) rte_tel_data_add_dict_u64(d, (std::string("hw_") + lc.name).c_str(), lc.value(s));
   });
-  return found && known ? 0 : -1;
+  if (!found) return telemetry_refuse(d, no_endpoint(id));
+  if (!known) {
+    char text[96];
+    std::snprintf(text, sizeof text, "no QP 0x%06x (%u) on endpoint %u (/droce/qps,%u lists them)", qpn, qpn, id, id);
+    return telemetry_refuse(d, text);
+  }
+  return 0;
 }
 
 int cmd_hw_counters(const char*, const char* params, rte_tel_data* d) {
   CounterSums s;
   if (params != nullptr && *params != '\0') {
     std::uint32_t id = 0;
-    if (!parse_ids(params, id, nullptr)) return -1;
-    if (!EndpointDirectory::instance().with(id, [&](const RcEndpoint& ep) { add_endpoint_and_qps(s, ep); })) return -1;
+    std::string reason;
+    if (!parse_telemetry_ids(params, std::span(&id, 1), kEndpointParam, reason)) return telemetry_refuse(d, reason);
+    if (!EndpointDirectory::instance().with(id, [&](const RcEndpoint& ep) { add_endpoint_and_qps(s, ep); }))
+      return telemetry_refuse(d, no_endpoint(id));
   } else {
     EndpointDirectory::instance().for_each([&](const RcEndpoint& ep) { add_endpoint_and_qps(s, ep); });
   }
@@ -139,7 +143,7 @@ void register_qp_telemetry() {
   // DPDK refuses a help text of 128 characters or more (RTE_TEL_MAX_STRING_LEN).
   rte_telemetry_register_cmd("/droce/qp", cmd_qp,
                              "One QP: state, PSNs, outstanding WRs, DCQCN rate, counters. Parameters: int endpoint id, "
-                             "int QPN");
+                             "QPN (decimal or 0x hex)");
   rte_telemetry_register_cmd("/droce/hw_counters", cmd_hw_counters,
                              "Counters by their Linux hw_counters names (mlx5, rxe), of one endpoint or of all. "
                              "Parameters: [int endpoint id]");

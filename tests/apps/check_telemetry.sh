@@ -63,7 +63,7 @@ for p in per:
                            "pfc_other_frames", "rx_view_bytes_copied", "tx_payload_bytes_inlined") if k not in p]
     assert not missing, missing
 unknown = query(path, "/droce/endpoint_stats,99999")
-assert unknown in (None, {}), f"unknown id answered: {unknown}"
+assert unknown.startswith("error: no endpoint 99999"), f"unknown id answered: {unknown}"
 tot = query(path, "/droce/endpoint_totals")
 assert tot["endpoints"] == 4 and tot["qps"] == 8, tot
 # Counters keep moving between the per-endpoint reads and the totals: the totals are at least the sum.
@@ -86,10 +86,16 @@ for i in ids:
         assert q["hw_sent_pkts"] == q["packets_sent"] and q["hw_out_of_sequence"] == q["out_of_sequence"], q
         assert q["hw_rnr_nak_retry_err"] == q["rnr_naks_received"], q
         assert q["hw_retry_rnr_exceeded_err"] == q["rnr_nak_retry_err"] == 0, q
+        # The QPN as every report prints it, in hex, names the same QP.
+        assert query(path, f"/droce/qp,{i},{int(qpn):#06x}")["qpn"] == int(qpn), (i, qpn)
         sent += q["packets_sent"]
 assert sent > 0, "no QP sent a packet"
-assert query(path, f"/droce/qp,{ids[0]},99999") is None
-assert query(path, "/droce/qps,99999") is None
+# A bad or unknown parameter gets a reason, not DPDK's bare null.
+assert query(path, f"/droce/qp,{ids[0]},99999").startswith(f"error: no QP 0x01869f (99999) on endpoint {ids[0]}")
+assert query(path, "/droce/qps,99999").startswith("error: no endpoint 99999")
+assert query(path, "/droce/qp,abc").startswith("error: bad endpoint id 'abc'"), query(path, "/droce/qp,abc")
+assert query(path, f"/droce/qp,{ids[0]}").startswith("error: missing QPN")
+assert query(path, "/droce/port_stats,77").startswith("error: no port 77")
 print("ok: /droce/qps and /droce/qp give each QP's state, PSNs, outstanding work and counters")
 
 # Linux names, all endpoints: they only grow, and the 1 % loss shows as gaps the responders saw
@@ -99,8 +105,18 @@ assert hw["sent_pkts"] >= sent and hw["rcvd_pkts"] > 0, (hw, sent)
 assert hw["out_of_seq_request"] == hw["out_of_sequence"] and hw["rcvd_seq_err"] == hw["packet_seq_err"], hw
 one = query(path, f"/droce/hw_counters,{ids[0]}")
 assert set(one) == set(hw) and 0 < one["sent_pkts"] <= query(path, "/droce/hw_counters")["sent_pkts"], one
-assert query(path, "/droce/hw_counters,99999") is None
+assert query(path, "/droce/hw_counters,99999").startswith("error: no endpoint 99999")
 print("ok: /droce/hw_counters: Linux names, per endpoint and summed; loss shows in out_of_sequence and packet_seq_err")
+
+# The ports droce drives: each named, with its driver, link and ethdev counters; the lab's links
+# carry the run's frames.
+ports = query(path, "/droce/ports")
+assert len(ports) >= 2, ports
+stats = [query(path, f"/droce/port_stats,{p}") for p in ports]
+for st in stats:
+    assert st["name"] and st["driver"] and st["link"] in ("up", "down"), st
+assert sum(st["ethdev_opackets"] for st in stats) > 0 and sum(st["ethdev_ipackets"] for st in stats) > 0, stats
+print(f"ok: /droce/ports lists {len(ports)} ports; /droce/port_stats names each with moving ethdev counters")
 PY
 result "droce-gen: endpoints, QPs and Linux-named counters over telemetry" $? "$out/gen.txt"
 
@@ -218,7 +234,10 @@ wait_until(path, "/droce/switch", lambda s: s["state"] == "running" and s["ports
 a = wait_until(path, "/droce/switch_port,0", lambda p: p["rx_frames"] > 0)
 b = wait_until(path, "/droce/switch_port,0", lambda p: p["rx_frames"] > a["rx_frames"])
 assert b["rx_bytes"] >= a["rx_bytes"] and "queue_bytes" in b and "pfc_pause_sent" in b, b
-assert query(path, "/droce/switch_port,2") is None
+assert query(path, "/droce/switch_port,2").startswith("error: no port 2: the switch has 2"), query(path, "/droce/switch_port,2")
+# Its ethdev ports answer the engine's commands too.
+assert query(path, "/droce/ports") == [0, 1], query(path, "/droce/ports")
+assert all(query(path, f"/droce/port_stats,{p}")["driver"] == "net_null" for p in (0, 1))
 PY
 result "droce-switch: its ports' counters over telemetry, moving" $? "$out/switch.txt"
 stop "$pid"
