@@ -2,8 +2,9 @@
 # The examples against the installed package, as a service's own build would see it: installs the
 # meson build into a scratch --destdir, checks that every public header is there and compiles on
 # its own flags, builds examples/ with make outside the meson tree (pkg-config --cflags --libs
-# droce), then runs upper-service and upper-client against each other over net_memif. Exit 0
-# only when every step passed and the client checked every reply.
+# droce), and once more against the build tree uninstalled (meson-uninstalled), then runs
+# upper-service and upper-client against each other over net_memif. Exit 0 only when every step
+# passed and the client checked every reply.
 #
 #   examples/run.sh [BUILD_DIR] [REQUESTS]     (defaults: build, 1000)
 set -uo pipefail
@@ -47,6 +48,14 @@ c++ -std=c++20 -Wall -Wextra -Werror -fsyntax-only $cflags "$scratch/all_headers
 cp "$root"/examples/Makefile "$root"/examples/*.cc "$root"/examples/*.h "$scratch/"
 make -C "$scratch" -j2 > "$scratch/make.log" 2>&1 || { cat "$scratch/make.log" >&2; die "make failed"; }
 echo "examples: built upper-service and upper-client with make (pkg-config --cflags --libs droce)"
+
+# ---- and against the build tree, uninstalled: meson's droce-uninstalled.pc, as a service's
+# developer builds against a droce checkout without installing it ----
+mkdir -p "$scratch/uninstalled"
+cp "$root"/examples/Makefile "$root"/examples/*.cc "$root"/examples/*.h "$scratch/uninstalled/"
+PKG_CONFIG_PATH=$(cd "$build" && pwd)/meson-uninstalled make -C "$scratch/uninstalled" -j2 > "$scratch/make-uninstalled.log" 2>&1 ||
+  { cat "$scratch/make-uninstalled.log" >&2; die "make against the build tree (PKG_CONFIG_PATH=$build/meson-uninstalled) failed"; }
+echo "examples: built them against the build tree too (PKG_CONFIG_PATH=$build/meson-uninstalled)"
 
 # ---- run them over net_memif: the service on the last CPU, the client on the first ----
 # A shared libdroce (-Ddefault_library=shared) is found in the scratch prefix; DPDK's PMDs,
