@@ -32,6 +32,7 @@ template <std::uint16_t kCapacity = 512, bool kTrackBytes = true>
 class TxBatch {
  public:
   static constexpr std::uint16_t kBurst = 32;
+  static constexpr std::uint16_t kSlots = kCapacity;  // frames it can hold back (pool sizing counts them)
   static_assert(kCapacity >= kBurst);
 
   [[nodiscard]] bool push(rte_mbuf* m) {
