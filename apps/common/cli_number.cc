@@ -114,4 +114,20 @@ Status parse_uint(std::string_view option, std::string_view text, std::uint64_t 
   return {};
 }
 
+Status parse_ib_mtu(std::string_view option, std::string_view text, std::uint32_t& out) {
+  std::uint32_t m = 0;
+  if (Status s = parse_uint(option, text, 0, 1u << 20, m); !s.ok()) return s;
+  if (m == 256 || m == 512 || m == 1024 || m == 2048 || m == 4096) {
+    out = m;
+    return {};
+  }
+  // An Ethernet MTU must hold the path MTU plus IP, UDP, BTH, RETH, ImmDt and ICRC: about 80
+  // bytes over IPv4, 100 over IPv6.
+  return Status::error(StatusCode::kInvalidArgument,
+                       std::string(option) + ": " + std::to_string(m) +
+                           " is not an IB MTU (256, 512, 1024, 2048 or 4096): it is RoCE's path MTU, the payload "
+                           "of one packet, not the Ethernet MTU; an Ethernet MTU of 1500 carries 1024, one of "
+                           "4200 or more (9000 jumbo frames) carries 4096");
+}
+
 }  // namespace droce::apps

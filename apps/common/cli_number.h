@@ -46,4 +46,9 @@ template <typename T>
   return s;
 }
 
+// RoCE's path MTU (IBTA 9.8: 256, 512, 1024, 2048 or 4096 payload bytes a packet), not an
+// Ethernet MTU: Ok and `out`, or one message that says so and which Ethernet MTU carries which
+// path MTU (users coming from `ip link` type 1500 or 9000).
+[[nodiscard]] Status parse_ib_mtu(std::string_view option, std::string_view text, std::uint32_t& out);
+
 }  // namespace droce::apps

@@ -31,20 +31,20 @@ void start_telemetry(const char* app) {
     const auto has = [&args](const char* opt) {
       return std::any_of(args.begin(), args.end(), [opt](const std::string& a) { return a.rfind(opt, 0) == 0; });
     };
+    // Why dpdk-dumpcap cannot attach, in a few words (docs/hardening.md says the rest): the line
+    // stays short enough to read at a glance beside the run's own output.
     std::string why;
     if (rte_pdump_init() != 0)
       why = std::string("rte_pdump: ") + rte_strerror(rte_errno);
     else if (has("--no-shconf") || has("--in-memory"))
-      why = "no multi-process channel (--no-shconf or --in-memory)";
+      why = "--in-memory/--no-shconf";
     else if (has("--no-huge"))
-      why = "no hugepages to share";
+      why = "--no-huge";
     else if (has("--huge-unlink"))
-      why = "hugepage files unlinked";
+      why = "give --file-prefix";
     if (!why.empty()) {
-      std::fprintf(stderr,
-                   "%s: EAL file prefix %s: dpdk-telemetry.py -f %s (dpdk-dumpcap cannot attach: %s; give "
-                   "--file-prefix NAME, with hugepages, to capture)\n",
-                   app, prefix.c_str(), prefix.c_str(), why.c_str());
+      std::fprintf(stderr, "%s: EAL file prefix %s: dpdk-telemetry.py -f %s (no dpdk-dumpcap: %s)\n", app,
+                   prefix.c_str(), prefix.c_str(), why.c_str());
       return;
     }
     std::fprintf(stderr, "%s: EAL file prefix %s: dpdk-telemetry.py -f %s; dpdk-dumpcap --file-prefix=%s -i PORT\n",

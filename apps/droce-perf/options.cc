@@ -221,11 +221,7 @@ void declare_link(CLI::App& app, const TypedNames& typed, Options& o, Extra& x) 
                       "RDMA-CM (QP1), no TCP; the client's host must be an IPv4 address");
   add_text(app, typed, g, "-m,--mtu", "MTU", "256, 512, 1024, 2048 or 4096 (default 1024; both sides use the smaller)",
            [&o](const std::string& name, const std::string& v) {
-             std::uint32_t n = 0;
-             if (Status s = apps::parse_uint(name, v, 0, 1u << 20, n); !s.ok()) return s.message();
-             if (n != 256 && n != 512 && n != 1024 && n != 2048 && n != 4096)
-               return name + ": " + v + " is not an IB MTU (256, 512, 1024, 2048 or 4096)";
-             o.mtu = n;
+             if (Status s = apps::parse_ib_mtu(name, v, o.mtu); !s.ok()) return s.message();
              return std::string();
            });
   // The 5-bit Local ACK Timeout (IBTA §9.7.6.1.3); 0, never, is not offered.

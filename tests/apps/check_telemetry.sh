@@ -210,7 +210,7 @@ grep -q "^droce-perf: EAL file prefix $prefix: dpdk-telemetry.py -f $prefix; dpd
   "$out/perf.c.txt" &&
   # The server's prefix is droce's own pick: its hugepage files are unlinked (or, without
   # hugepages, it has no multi-process channel), so the line says why capture cannot attach.
-  grep -Eq "^droce-perf: EAL file prefix [^: ]+: dpdk-telemetry.py -f [^ ]+ \(dpdk-dumpcap cannot attach: " \
+  grep -Eq "^droce-perf: EAL file prefix [^: ]+: dpdk-telemetry.py -f [^ ]+ \(no dpdk-dumpcap: " \
     "$out/perf.s.txt"
 result "droce-perf: the prefix line, naming dpdk-dumpcap only where it can attach" $? "$out/perf.c.txt" "$out/perf.s.txt"
 stop "$pid"

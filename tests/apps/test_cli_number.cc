@@ -222,3 +222,17 @@ TEST_CASE("--udp-sport: derived, BASE and BASE,STRIDE; 0, garbage and ports past
   CHECK(past.code() == droce::StatusCode::kInvalidArgument);
   CHECK(past.message().find("65536") != std::string::npos);
 }
+
+TEST_CASE("--mtu: an IB path MTU, and an Ethernet MTU refused with what to give instead", "[cli]") {
+  std::uint32_t m = 0;
+  REQUIRE(droce::apps::parse_ib_mtu("--mtu", "4096", m).ok());
+  CHECK(m == 4096);
+  for (const char* bad : {"9000", "1500", "1000", "0"}) {
+    const droce::Status s = droce::apps::parse_ib_mtu("--mtu", bad, m);
+    CHECK(s.code() == droce::StatusCode::kInvalidArgument);
+    CHECK(s.message().rfind(std::string("--mtu: ") + bad + " is not an IB MTU", 0) == 0);
+    CHECK(s.message().find("not the Ethernet MTU; an Ethernet MTU of 1500 carries 1024") != std::string::npos);
+  }
+  CHECK(m == 4096);  // untouched by the refusals
+  CHECK(droce::apps::parse_ib_mtu("-m", "x", m).message().rfind("-m: ", 0) == 0);
+}

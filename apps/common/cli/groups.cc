@@ -58,13 +58,9 @@ void add_workload(CLI::App& app, const WorkloadFields& f) {
   if (f.mtu != nullptr) {
     std::uint32_t* mtu = f.mtu;
     add_value(app, g, "--mtu", "BYTES",
-              "path MTU: 256, 512, 1024, 2048 or 4096" + dflt(std::to_string(*mtu) + f.mtu_note),
+              "RoCE path MTU (payload a packet, not the Ethernet MTU): 256, 512, 1024, 2048 or 4096" + dflt(std::to_string(*mtu) + f.mtu_note),
               [mtu](const std::string& v) {
-                std::uint32_t m = 0;
-                if (Status s = parse_uint("--mtu", v, 256, 4096, m); !s.ok()) return s.message();
-                if (m != 256 && m != 512 && m != 1024 && m != 2048 && m != 4096)
-                  return "--mtu: " + std::to_string(m) + " is not an IB MTU (256, 512, 1024, 2048, 4096)";
-                *mtu = m;
+                if (Status s = parse_ib_mtu("--mtu", v, *mtu); !s.ok()) return s.message();
                 return std::string();
               });
   }
