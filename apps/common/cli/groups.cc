@@ -58,7 +58,8 @@ void add_workload(CLI::App& app, const WorkloadFields& f) {
   if (f.mtu != nullptr) {
     std::uint32_t* mtu = f.mtu;
     add_value(app, g, "--mtu", "BYTES",
-              "RoCE path MTU (payload a packet, not the Ethernet MTU): 256, 512, 1024, 2048 or 4096" + dflt(std::to_string(*mtu) + f.mtu_note),
+              "RoCE path MTU (payload a packet, not the Ethernet MTU): 256, 512, 1024, 2048 or 4096" +
+                  dflt(std::to_string(*mtu) + f.mtu_note),
               [mtu](const std::string& v) {
                 if (Status s = parse_ib_mtu("--mtu", v, *mtu); !s.ok()) return s.message();
                 return std::string();
