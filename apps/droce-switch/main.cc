@@ -21,6 +21,7 @@
 #include "apps/common/counters_json.h"
 #include "apps/common/output_file.h"
 #include "apps/common/telemetry_setup.h"
+#include "apps/droce-switch/eal_ports.h"
 #include "apps/droce-switch/options.h"
 #include "apps/droce-switch/switch_telemetry.h"
 
@@ -277,6 +278,11 @@ int main(int argc, char** argv) {
   sw::Options o;
   if (int rc = sw::parse_options(split.app, o, split.eal); rc != 0) return rc > 0 ? 0 : 2;
   if (o.lab_mode && split.eal.empty()) split.eal = {"--no-pci"};
+  if (!o.lab_mode)
+    if (Status s = sw::name_switch_ports(split.eal); !s.ok()) {
+      std::fprintf(stderr, "droce-switch: %s\n", s.message().c_str());
+      return 2;
+    }
   install_stop_signals();
   // Before EAL opens the telemetry socket: a client that finds it gets an answer (switch_telemetry.h).
   if (!o.lab_mode) droce::sw::register_switch_telemetry();

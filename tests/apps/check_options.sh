@@ -195,6 +195,8 @@ bad --dcqcn-ai-mbps "$switch" -- --dcqcn-ai-mbps inf
 bad --json "$switch" -- --json "$nope"
 bad --plot "$switch" -- --plot /nonexistent-droce-dir/plot.png
 bad --bogus "$switch" -- --bogus
+# No port named: refused before EAL, which would otherwise probe and take the host's PCI NICs.
+bad "no ports: name at least two" "$switch" -- --route 10.0.0.1/32=0
 
 # --- droce-sim (no EAL; its own options)
 bad --sample-us "$sim" --sample-us 1e-6 --json "$tmp/sim.json"
