@@ -18,8 +18,8 @@ bool has_option(const std::vector<std::string>& eal, std::string_view shrt, std:
 }  // namespace
 
 Status name_switch_ports(std::vector<std::string>& eal) {
-  const bool pci = has_option(eal, "-a", "--allow") || has_option(eal, "-b", "--block") ||
-                   has_option(eal, "", "--no-pci");
+  const bool pci =
+      has_option(eal, "-a", "--allow") || has_option(eal, "-b", "--block") || has_option(eal, "", "--no-pci");
   const bool vdev = has_option(eal, "", "--vdev");
   if (!pci && !vdev)
     return Status::error(StatusCode::kInvalidArgument,
