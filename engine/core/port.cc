@@ -7,6 +7,7 @@
 #include <rte_errno.h>
 #include <rte_interrupts.h>
 #include <rte_lcore.h>
+#include <rte_log.h>
 #include <rte_mbuf.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -22,6 +23,29 @@ namespace droce::engine {
 namespace {
 
 std::string err_text(int rc) { return rte_strerror(rc < 0 ? -rc : rc); }
+
+// A memif client's server socket, from its devargs (net_memif's default when none is given).
+std::string memif_socket_of(const char* args) {
+  const char* p = std::strstr(args, "socket=");
+  if (p == nullptr) return "/run/memif.sock";
+  p += 7;
+  return std::string(p, std::strcspn(p, ","));
+}
+
+// Starts a port. A memif client started before its server is listening fails its connect, and
+// DPDK's PMD logs each failure as an error ("memif_connect_client(): Failed to connect socket"):
+// wait_link_up starts it again every 500 ms, so a client whose peer never comes printed a line
+// per try before droce's own one. For a memif client the PMD's log type is quiet while the start
+// runs (the connect happens inside it); droce's timeout names the socket instead.
+int start_port(std::uint16_t pid, bool memif_client) {
+  if (!memif_client) return rte_eth_dev_start(pid);
+  const int type = rte_log_register("pmd.net.memif");  // the PMD's own type, looked up by name
+  const int level = type >= 0 ? rte_log_get_level(type) : -1;
+  if (level >= 0) rte_log_set_level(type, RTE_LOG_CRIT);
+  const int rc = rte_eth_dev_start(pid);
+  if (level >= 0) rte_log_set_level(type, static_cast<std::uint32_t>(level));
+  return rc;
+}
 
 // The ethdev name of a devargs string is what precedes the first comma ("net_ring0,..." -> "net_ring0").
 std::string device_name(const std::string& devargs) { return devargs.substr(0, devargs.find(',')); }
@@ -196,8 +220,9 @@ std::unique_ptr<Port> Port::open(const PortConfig& cfg, Status& err) {
   if (port->driver_ == "net_memif" && port->device_ != nullptr) {
     const rte_devargs* da = rte_dev_devargs(port->device_);
     port->memif_client_ = da != nullptr && da->args != nullptr && std::strstr(da->args, "role=client") != nullptr;
+    if (port->memif_client_) port->memif_socket_ = memif_socket_of(da->args);
   }
-  if (int rc = rte_eth_dev_start(pid); rc == 0) {
+  if (int rc = start_port(pid, port->memif_client_); rc == 0) {
     port->started_ = true;
   } else if (!port->memif_client_) {
     err = Status::error(StatusCode::kError, "port " + port->name_ + ": start failed: " + err_text(rc));
@@ -244,11 +269,15 @@ Status Port::wait_link_up(std::uint32_t timeout_ms) const {
     // in vain, so the port is started again, which connects again. Start order then does not matter.
     if (memif_client_ && now >= next_retry) {
       if (started_) (void)rte_eth_dev_stop(port_id_);
-      started_ = rte_eth_dev_start(port_id_) == 0;
+      started_ = start_port(port_id_, true) == 0;
       next_retry = now + std::chrono::milliseconds(500);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  if (memif_client_)
+    return Status::error(StatusCode::kTimeout, "link of port " + name_ + " did not come up within " +
+                                                   std::to_string(timeout_ms) + " ms: no memif server at " +
+                                                   memif_socket_ + " (is the peer running?)");
   return Status::error(StatusCode::kTimeout, "link of port " + name_ + " did not come up within " +
                                                  std::to_string(timeout_ms) + " ms (is the peer running?)");
 }

@@ -148,6 +148,7 @@ class Port {
   std::string name_;
   std::string driver_;
   bool memif_client_ = false;  // net_memif in the client role: it connects only when started
+  std::string memif_socket_;   // its server's socket, for the error when nobody answers
   PortOffloads offloads_;
   std::unique_ptr<InterruptThreadHold> hold_;
 };
