@@ -29,18 +29,21 @@ void declare(CLI::App& app, Options& o) {
   const char* g = cli::kConnection;
   cli::add_flag(app, g, "-s,--server", o.server, "server side: listen on -p, answer the client's pings");
   cli::add_flag(app, g, "-c,--client", o.client, "client side: connect to -a:-p and ping");
-  cli::add_value(app, g, "-a,--address", "A.B.C.D",
-                 "client: the server's IPv4 address (required); server: ours, as --local-ip",
+  cli::add_value(app, g, "-a,--address", "IP",
+                 "client: the server's IPv4 or IPv6 address (required); server: ours, as\n"
+                 "--local-ip",
                  [&o](const std::string& v) {
-                   std::uint8_t ip[4];
-                   if (!engine::parse_ipv4(v, ip)) return "-a: '" + v + "' is not an IPv4 address";
+                   engine::IpAddress ip;
+                   if (!engine::parse_ip(v, ip)) return "-a: '" + v + "' is not an IPv4 or IPv6 address";
+                   if (const char* why = engine::unusable_ip(ip)) return "-a: " + v + " " + why;
                    o.address = v;
                    return std::string();
                  });
   cli::add_uint(app, g, "-p,--port", "PORT", o.port, 1, 65535,
                 "the RDMA-CM port (service ID 0x1060000 + PORT)" + d + std::to_string(o.port) + ")");
-  cli::add_ipv4(app, g, "--local-ip", o.local_ip,
-                "our RoCE address (default -a on the server; 10.0.0.1 client, 10.0.0.2 server)");
+  cli::add_ip(app, g, "--local-ip", o.local_ip,
+              "our RoCE address, IPv4 or IPv6, of -a's family (default -a on the server;\n"
+              "10.0.0.1 client, 10.0.0.2 server; an IPv6 client gives it)");
   cli::add_mac(app, g, "--local-mac", o.local_mac, "source MAC of our frames (default: the port's MAC)");
   cli::add_mac(app, g, "--peer-mac", o.peer_mac,
                "client: the server's MAC (default: found by ARP); the server takes the\n"
@@ -107,6 +110,15 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
   if (o.client && apps::cli::given(*app, "--clients"))
     return fail("--clients is the server's: a client makes one connection");
   if (o.server && o.local_ip.empty()) o.local_ip = o.address;
+  // One endpoint's frames all carry one IP version: the server's address is of ours.
+  engine::IpAddress server_ip, local;
+  const bool have_server = !o.address.empty() && engine::parse_ip(o.address, server_ip);
+  const bool have_local = !o.local_ip.empty() && engine::parse_ip(o.local_ip, local);
+  if (o.client && have_server && have_local && server_ip.ipv6 != local.ipv6)
+    return fail("-a " + o.address + " is " + engine::family_name(server_ip) + " and --local-ip " + o.local_ip +
+                " " + engine::family_name(local) + ": give both of one family");
+  if (o.client && have_server && server_ip.ipv6 && !have_local)
+    return fail("-a " + o.address + " is IPv6: give --local-ip, our IPv6 address, too");
   o.count_given = apps::cli::given(*app, "--count");
   if (o.server && !o.count_given) o.count = 0;
   return 0;

@@ -14,12 +14,6 @@ namespace droce::rping {
 
 namespace {
 
-std::string ip_text(const std::uint8_t* ip) {
-  char b[20];
-  std::snprintf(b, sizeof b, "%u.%u.%u.%u", ip[0], ip[1], ip[2], ip[3]);
-  return b;
-}
-
 std::string mac_text(const std::uint8_t* m) {
   char b[20];
   std::snprintf(b, sizeof b, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
@@ -60,7 +54,7 @@ int report(const Options& o, const Setup& st, const std::vector<Results>& conns,
   const bool tell_each = o.recovery == rc::Recovery::kSelectiveRepeat || o.clients > 1;
   if (ok && o.clients == 1)
     std::printf("droce-rping: %s: %llu pings of %u bytes verified with %s (%s, MAC from %s), QP %#x <-> %#x\n",
-                o.role(), static_cast<unsigned long long>(r.verified), r.ping_size, ip_text(r.peer_ip).c_str(),
+                o.role(), static_cast<unsigned long long>(r.verified), r.ping_size, engine::ip_text(r.peer_ip).c_str(),
                 mac_text(r.peer_mac).c_str(), r.mac_from, r.qpn, r.established.params.remote_qpn);
   else if (ok)
     std::printf("droce-rping: server: %llu pings verified with %zu clients\n",
@@ -71,7 +65,7 @@ int report(const Options& o, const Setup& st, const std::vector<Results>& conns,
     for (std::size_t i = 0; i < conns.size(); ++i) {
       const Results& c = conns[i];
       std::printf("droce-rping: %s: connection %zu: %s, %s, %llu pings verified, retransmitted packets: %llu\n",
-                  o.role(), i + 1, ip_text(c.peer_ip).c_str(), recovery_text(c.recovery),
+                  o.role(), i + 1, engine::ip_text(c.peer_ip).c_str(), recovery_text(c.recovery),
                   static_cast<unsigned long long>(c.verified),
                   static_cast<unsigned long long>(c.retransmitted_packets));
     }
@@ -86,9 +80,9 @@ int report(const Options& o, const Setup& st, const std::vector<Results>& conns,
     j["count"] = o.count;
     j["pings"] = r.pings;
     j["verified"] = r.verified;
-    j["local"] = {{"ip", ip_text(st.ip)}, {"mac", mac_text(st.mac)}, {"qpn", r.qpn}};
+    j["local"] = {{"ip", engine::ip_text(st.ip)}, {"mac", mac_text(st.mac)}, {"qpn", r.qpn}};
     j["peer"] = {
-        {"ip", ip_text(r.peer_ip)}, {"mac", mac_text(r.peer_mac)}, {"mac_from", r.mac_from}, {"qpn", p.remote_qpn}};
+        {"ip", engine::ip_text(r.peer_ip)}, {"mac", mac_text(r.peer_mac)}, {"mac_from", r.mac_from}, {"qpn", p.remote_qpn}};
     j["connection"] = {{"comm_id", r.conn},
                        {"established", r.connected},
                        {"disconnected", r.disconnected},
@@ -109,7 +103,7 @@ int report(const Options& o, const Setup& st, const std::vector<Results>& conns,
     j["rejected_requests"] = rejected;
     nlohmann::json list = nlohmann::json::array();
     for (const Results& c : conns)
-      list.push_back({{"peer_ip", ip_text(c.peer_ip)},
+      list.push_back({{"peer_ip", engine::ip_text(c.peer_ip)},
                       {"peer_qpn", c.established.params.remote_qpn},
                       {"qpn", c.qpn},
                       {"recovery", recovery_name(c.recovery)},

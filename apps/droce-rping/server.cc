@@ -19,9 +19,12 @@ namespace {
 
 constexpr std::uint64_t kLingerUs = 50'000;  // as Session::finish
 
-std::string ip_of(const std::uint8_t* ip) {
-  return std::to_string(ip[0]) + "." + std::to_string(ip[1]) + "." + std::to_string(ip[2]) + "." +
-         std::to_string(ip[3]);
+// A REQ's sender, in our family (the engine takes REQs of our family only).
+std::string ip_of(const std::uint8_t* ip, bool ipv6) {
+  engine::IpAddress a;
+  a.ipv6 = ipv6;
+  std::memcpy(a.bytes, ip, ipv6 ? 16 : 4);
+  return engine::ip_text(a);
 }
 
 }  // namespace
@@ -51,7 +54,7 @@ Status Server::step(bool& progressed) {
       ++rejected_;
       if (o_.clients > 1)
         std::fprintf(stderr, "droce-rping: rejected a connection request from %s: --clients %u are served already\n",
-                     ip_of(e.peer.ip).c_str(), o_.clients);
+                     ip_of(e.peer.ip, st_.ip.ipv6).c_str(), o_.clients);
       continue;
     }
     std::uint8_t* region = st_.buffers.get() + sessions_.size() * Session::kRegionBytes;
@@ -63,7 +66,7 @@ Status Server::step(bool& progressed) {
     s->poll_completions();
     if (Status st = s->serve(progressed); !st.ok()) {
       if (o_.clients == 1) return st;
-      return st.context("client " + ip_of(s->results().peer_ip) + ": ");
+      return st.context("client " + engine::ip_text(s->results().peer_ip) + ": ");
     }
   }
   return {};
@@ -72,8 +75,7 @@ Status Server::step(bool& progressed) {
 Status Server::run() {
   if (Status s = st_.ep->cm_listen(o_.port); !s.ok()) return s;
   // Scripts start the client on this line.
-  std::printf("droce-rping: server listening on %u.%u.%u.%u port %u\n", st_.ip[0], st_.ip[1], st_.ip[2], st_.ip[3],
-              o_.port);
+  std::printf("droce-rping: server listening on %s port %u\n", engine::ip_text(st_.ip).c_str(), o_.port);
   std::fflush(stdout);
   const std::uint64_t window = static_cast<std::uint64_t>(o_.timeout_s * static_cast<double>(rte_get_tsc_hz()));
   std::uint64_t deadline = rte_rdtsc() + window;
@@ -90,7 +92,7 @@ Status Server::run() {
       for (const auto& s : sessions_)
         if (!s->served())
           return o_.clients == 1 ? s->waiting_for()
-                                 : s->waiting_for() + " (client " + ip_of(s->results().peer_ip) + ")";
+                                 : s->waiting_for() + " (client " + engine::ip_text(s->results().peer_ip) + ")";
       return "connection request on port " + std::to_string(o_.port);
     };
     if (engine::stop_requested()) return Status::error(StatusCode::kError, "interrupted while waiting for " + what());

@@ -222,14 +222,18 @@ const char* offer_text(const std::uint8_t* priv, std::uint32_t len, apps::Recove
 }  // namespace
 
 Status Session::connect() {
-  std::uint8_t ip[4];
-  (void)engine::parse_ipv4(o_.address, ip);  // validated by the parser
-  std::memcpy(r_.peer_ip, ip, 4);
+  engine::IpAddress ip;
+  (void)engine::parse_ip(o_.address, ip);  // validated by the parser, of our family
+  r_.peer_ip = ip;
   apps::PeerMac peer_mac(o_.peer_mac, ep_, [this] { ep_.poll(); });
   peer_mac.announce();
   const auto wait_ms = static_cast<std::uint32_t>(o_.timeout_s * 1000);
-  if (Status s = peer_mac.of_ipv4(ip, wait_ms, r_.peer_mac); !s.ok()) return s;
-  r_.mac_from = peer_mac.by_arp() ? "arp" : "given";
+  // The server's MAC: ARP for IPv4, Neighbor Discovery for IPv6 (rdma_resolve_addr's two ways).
+  if (Status s = ip.ipv6 ? peer_mac.of_ipv6(ip.bytes, wait_ms, r_.peer_mac)
+                         : peer_mac.of_ipv4(ip.bytes, wait_ms, r_.peer_mac);
+      !s.ok())
+    return s;
+  r_.mac_from = !peer_mac.by_arp() ? "given" : ip.ipv6 ? "nd" : "arp";
   if (Status s = create_qp(1024); !s.ok()) return s;
   engine::CmConnectTo to;
   to.peer = engine::lab_address(ip, r_.peer_mac);
@@ -258,7 +262,8 @@ Status Session::connect() {
 
 Status Session::accept(const CmEndpointEvent& req) {
   // The client's addresses come from its REQ's frame: no ARP, no --peer-mac.
-  std::memcpy(r_.peer_ip, req.peer.ip, 4);
+  r_.peer_ip.ipv6 = ep_.config().addresses.ipv6;  // a REQ reaches us in our family only
+  std::memcpy(r_.peer_ip.bytes, req.peer.ip, r_.peer_ip.ipv6 ? 16 : 4);
   std::memcpy(r_.peer_mac, req.peer.mac, 6);
   r_.mac_from = "req";
   r_.conn = req.conn;

@@ -26,9 +26,9 @@ struct Results {
   std::uint32_t ping_size = 0;  // the client's size (the server learns it from the first advertisement)
   std::uint32_t conn = 0;       // our communication ID
   std::uint32_t qpn = 0;
-  std::uint8_t peer_ip[4] = {};
+  engine::IpAddress peer_ip;
   std::uint8_t peer_mac[6] = {};
-  const char* mac_from = "";            // "given", "arp" (client) or "req" (server: the REQ's frame)
+  const char* mac_from = "";            // "given", "arp", "nd" (client) or "req" (server: the REQ's frame)
   engine::CmEndpointEvent established;  // kEstablished: the agreed parameters
   bool connected = false;
   bool disconnected = false;

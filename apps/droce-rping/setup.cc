@@ -31,8 +31,8 @@ Status set_up(const Options& o, bool defaults, Setup& st) {
   if (Status s = st.port->hold_peer_events(5000); !s.ok())
     std::fprintf(stderr, "droce-rping: warning: %s\n", s.message().c_str());
   const std::uint8_t default_ip[4] = {10, 0, 0, static_cast<std::uint8_t>(o.server ? 2 : 1)};
-  std::memcpy(st.ip, default_ip, 4);
-  if (!o.local_ip.empty()) (void)engine::parse_ipv4(o.local_ip, st.ip);  // validated by the parser
+  std::memcpy(st.ip.bytes, default_ip, 4);
+  if (!o.local_ip.empty()) (void)engine::parse_ip(o.local_ip, st.ip);  // validated by the parser
   const rte_ether_addr port_mac = st.port->mac();
   if (o.local_mac.empty() || !engine::parse_mac(o.local_mac, st.mac)) std::memcpy(st.mac, port_mac.addr_bytes, 6);
   st.memory = std::make_unique<engine::MemoryRegistry>();
@@ -42,6 +42,7 @@ Status set_up(const Options& o, bool defaults, Setup& st) {
   ec.queues.memory = st.memory.get();
   ec.addresses.promiscuous = pc.promiscuous;  // peers may address us by the lab rule's MAC
   ec.addresses.local = engine::lab_address(st.ip, st.mac);
+  ec.addresses.ipv6 = st.ip.ipv6;  // RoCEv2 over IPv6: ND instead of ARP, the CM's addresses 16 bytes
   ec.transport.max_qps = std::max<std::uint32_t>(4, o.clients);  // the server's QP per client
   st.ep = engine::RcEndpoint::create(ec, err);
   if (!st.ep) return err;

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "apps/common/address_text.h"
 #include "apps/droce-rping/options.h"
 
 namespace droce::rping {
@@ -25,7 +26,7 @@ struct Setup {
   std::unique_ptr<engine::Port> port;
   std::unique_ptr<engine::MemoryRegistry> memory;
   std::unique_ptr<engine::RcEndpoint> ep;
-  std::uint8_t ip[4] = {};   // our IPv4 address
+  engine::IpAddress ip;      // our address: IPv4 or IPv6 (the endpoint's family)
   std::uint8_t mac[6] = {};  // our MAC
 };
 

@@ -32,7 +32,7 @@ pair() {
   sleep 0.5
   t0=$(date +%s)
   timeout 120 "$rping" -l 0 --no-pci --vdev "net_memif0,role=client,socket=$sock" -- \
-    -c -a 10.0.0.2 --json "$out/$name.c.json" "${cargs[@]}" > "$out/$name.c.txt" 2>&1
+    -c -a "${server_ip:-10.0.0.2}" --json "$out/$name.c.json" "${cargs[@]}" > "$out/$name.c.txt" 2>&1
   cli_rc=$?
   cli_s=$(( $(date +%s) - t0 ))
   wait $spid
@@ -52,6 +52,16 @@ check "server: 20 pings verified, the client's MAC from its REQ, the client disc
 cm_ok="d['cm']['cm_mads_sent'] >= 2 and d['cm']['cm_mads_received'] >= 2 and \
 sum(v for k, v in d['cm'].items() if k.startswith(('cm_mad_', 'cm_ud_')) and k != 'cm_mad_tx_failures') == 0"
 check "both: QP1 MADs sent and received, none refused" "json small c \"$cm_ok\" && json small s \"$cm_ok\""
+
+# RDMA-CM over IPv6: 16-byte addresses in the REQ's rdma_cm header, IPv6 GIDs in its path; the
+# client finds the server's MAC by Neighbor Discovery, the server the client's from its REQ.
+server_ip=fd00::2 pair v6 -p 7176 --local-ip fd00::2 --timeout 20 -- -p 7176 --local-ip fd00::1 -C 10 -S 3000 --timeout 20
+check "IPv6: 10 pings of 3000 bytes, both exit 0" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ]"
+check "IPv6 client: every ping verified with fd00::2, its MAC by ND" \
+  "json v6 c \"d['ok'] and d['verified'] == 10 and d['peer']['mac_from'] == 'nd' and d['peer']['ip'] == 'fd00::2' and d['local']['ip'] == 'fd00::1'\""
+check "IPv6 server: every ping verified with fd00::1, its MAC from the REQ" \
+  "json v6 s \"d['ok'] and d['verified'] == 10 and d['peer']['mac_from'] == 'req' and d['peer']['ip'] == 'fd00::1'\""
+check "IPv6: the server's listening line names fd00::2" "grep -q 'listening on fd00::2 port 7176' '$out/v6.s.txt'"
 
 # Pings of several packets each way (PMTU 1024): the READ's responses and the WRITE span 5 packets.
 pair large -p 7300 -C 5 --timeout 20 -- -p 7300 -C 5 -S 5000 --timeout 20
@@ -123,6 +133,10 @@ fi
 "$rping" -- -c -a 10.0.0.2 --clients 2 > "$out/u4.txt" 2>&1; u4=$?
 "$rping" -- -s --clients 65 > "$out/u5.txt" 2>&1; u5=$?
 "$rping" -- -s --recovery xyz > "$out/u6.txt" 2>&1; u6=$?
+"$rping" -- -c -a fd00::2 > "$out/u7.txt" 2>&1; u7=$?                    # IPv6 without --local-ip
+"$rping" -- -c -a fd00::2 --local-ip 10.0.0.1 > "$out/u8.txt" 2>&1; u8=$?  # two families
+"$rping" -- -c -a ff02::1 --local-ip fd00::1 > "$out/u9.txt" 2>&1; u9=$?   # multicast: no host owns it
 check "usage errors exit 2 with one line" "[ $u1 -eq 2 ] && [ $u2 -eq 2 ] && [ $u3 -eq 2 ] && [ $u4 -eq 2 ] && [ $u5 -eq 2 ] && \
-  [ $u6 -eq 2 ] && [ \$(cat '$out'/u?.txt | wc -l) -eq 6 ]"
+  [ $u6 -eq 2 ] && [ $u7 -eq 2 ] && [ $u8 -eq 2 ] && [ $u9 -eq 2 ] && [ \$(cat '$out'/u?.txt | wc -l) -eq 9 ] &&
+  grep -q 'is IPv6: give --local-ip' '$out/u7.txt' && grep -q 'give both of one family' '$out/u8.txt'"
 exit $fail

@@ -484,7 +484,17 @@ fi
 # as IPv4 only. As client: "Address family for hostname not supported for fd77::2:18515"; as
 # server (listening by IPv4) the guest answers droce-perf's REQ to fd77::1 with REJ reason 28
 # (consumer reject). Its --ipv6-addr option is newer than 6.06 ("unrecognized option").
-# rping is IPv4-only on droce's side (droce-rping's -a and --local-ip; docs/interop.md).
+# rping over RDMA-CM and IPv6, both roles: the CM's REQ carries 16-byte addresses in its rdma_cm
+# header and IPv6 GIDs in its path; droce-rping's client finds the guest's MAC by Neighbor
+# Discovery, the guest's rdma_resolve_addr finds droce's the same way, droce-rping's server takes
+# the client's from its REQ's frame.
+RP6_ADDR=(--local-ip "$DROCE_IP6" --local-mac "$DROCE_MAC" --timeout 60)
+rdmacm_guest_serves v6_rping_guest_server 7174 "exec rping -s -a $GUEST_IP6 -v" \
+  "${RP[@]}" -c -a "$GUEST_IP6" "${RP6_ADDR[@]}" -C 10 -S 64 -v --json "$LAB_RUN/v6_rping_client.json"
+rping_json_check v6_rping_guest_server_nd "$LAB_RUN/v6_rping_client.json" nd
+rdmacm_droce_serves v6_rping_droce_server 'listening on' 1 "rping -c -a $DROCE_IP6 -C 10 -S 64 -v -V" \
+  "${RP[@]}" -s "${RP6_ADDR[@]}" -C 10 -v --json "$LAB_RUN/v6_rping_server.json"
+rping_json_check v6_rping_droce_server_mac_from_req "$LAB_RUN/v6_rping_server.json" req
 
 # ---- the switched lab (scripts/rxe-lab/lib.sh, lab_switch_start): droce-switch is the guest's
 # vhost-user peer and droce apps attach to its memif ports, so that several droce processes share
