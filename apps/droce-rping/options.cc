@@ -115,8 +115,8 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
   const bool have_server = !o.address.empty() && engine::parse_ip(o.address, server_ip);
   const bool have_local = !o.local_ip.empty() && engine::parse_ip(o.local_ip, local);
   if (o.client && have_server && have_local && server_ip.ipv6 != local.ipv6)
-    return fail("-a " + o.address + " is " + engine::family_name(server_ip) + " and --local-ip " + o.local_ip +
-                " " + engine::family_name(local) + ": give both of one family");
+    return fail("-a " + o.address + " is " + engine::family_name(server_ip) + " and --local-ip " + o.local_ip + " " +
+                engine::family_name(local) + ": give both of one family");
   if (o.client && have_server && server_ip.ipv6 && !have_local)
     return fail("-a " + o.address + " is IPv6: give --local-ip, our IPv6 address, too");
   o.count_given = apps::cli::given(*app, "--count");

@@ -81,8 +81,10 @@ int report(const Options& o, const Setup& st, const std::vector<Results>& conns,
     j["pings"] = r.pings;
     j["verified"] = r.verified;
     j["local"] = {{"ip", engine::ip_text(st.ip)}, {"mac", mac_text(st.mac)}, {"qpn", r.qpn}};
-    j["peer"] = {
-        {"ip", engine::ip_text(r.peer_ip)}, {"mac", mac_text(r.peer_mac)}, {"mac_from", r.mac_from}, {"qpn", p.remote_qpn}};
+    j["peer"] = {{"ip", engine::ip_text(r.peer_ip)},
+                 {"mac", mac_text(r.peer_mac)},
+                 {"mac_from", r.mac_from},
+                 {"qpn", p.remote_qpn}};
     j["connection"] = {{"comm_id", r.conn},
                        {"established", r.connected},
                        {"disconnected", r.disconnected},

@@ -229,8 +229,8 @@ Status Session::connect() {
   peer_mac.announce();
   const auto wait_ms = static_cast<std::uint32_t>(o_.timeout_s * 1000);
   // The server's MAC: ARP for IPv4, Neighbor Discovery for IPv6 (rdma_resolve_addr's two ways).
-  if (Status s = ip.ipv6 ? peer_mac.of_ipv6(ip.bytes, wait_ms, r_.peer_mac)
-                         : peer_mac.of_ipv4(ip.bytes, wait_ms, r_.peer_mac);
+  if (Status s =
+          ip.ipv6 ? peer_mac.of_ipv6(ip.bytes, wait_ms, r_.peer_mac) : peer_mac.of_ipv4(ip.bytes, wait_ms, r_.peer_mac);
       !s.ok())
     return s;
   r_.mac_from = !peer_mac.by_arp() ? "given" : ip.ipv6 ? "nd" : "arp";
