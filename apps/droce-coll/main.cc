@@ -128,9 +128,7 @@ int main(int argc, char** argv) {
     if (engine::Status s = write_json(opt, sum, st.lab.get(), st.observer.get(), endpoint_totals(eps)); !s.ok())
       rc = fail(s.message());
     if (!opt.plot.empty())
-      if (engine::Status s =
-              apps::run_python(std::string(DROCE_SOURCE_ROOT) + "/scripts/plot_coll.py", {opt.json, opt.plot});
-          !s.ok())
+      if (engine::Status s = apps::run_script("plot_coll.py", {opt.json, opt.plot}); !s.ok())
         rc = fail("--plot: " + s.message());
   }
   st.teardown();

@@ -74,12 +74,17 @@ int main(int argc, char** argv) {
 
   // ---- run: ibv_srq_pingpong's exchanges (either end), the server alone, or the client on the
   // worker or an application thread ----
-  if (o.srq_pingpong()) return echo::run_srq(o, st);
-  if (st.client_ep == nullptr) return echo::run_server_workers(o, st);
+  if (o.srq_pingpong() || st.client_ep == nullptr) {
+    const int rc = o.srq_pingpong() ? echo::run_srq(o, st) : echo::run_server_workers(o, st);
+    echo::report_capture(o, st);
+    return rc;
+  }
   echo::Client client;
   if (Status s = echo::prepare_client(o, st, client); !s.ok()) return fail(s.message());
   echo::run_client(o, st, allowed, client);
-  // ---- end-of-run handshake (END, DONE, BYE), then the report ----
+  // ---- end-of-run handshake (END, DONE, BYE), then the report and what the capture kept ----
   echo::end_client_run(o, st, client);
-  return echo::report(o, st, client);
+  const int rc = echo::report(o, st, client);
+  echo::report_capture(o, st);
+  return rc;
 }

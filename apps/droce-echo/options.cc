@@ -109,6 +109,9 @@ void declare(CLI::App& app, Options& o) {
       "results as JSON (rtt_ns p50/p90/p99/p999/max; the server's: echoed, and a\n"
       "\"workers\" array with each worker's share)";
   out.pcap = &o.pcap;
+  out.pcap_snaplen = &o.pcap_snaplen;
+  out.pcap_max_mb = &o.pcap_max_mb;
+  out.pcap_files = &o.pcap_files;
   cli::add_output(app, out);
 }
 
@@ -116,6 +119,7 @@ void declare(CLI::App& app, Options& o) {
 
 int parse_options(const std::vector<std::string>& args, Options& o, const std::vector<std::string>& eal) {
   const auto app = apps::cli::make_app("droce-echo", kUsage);
+  o.pcap_snaplen = apps::cli::kDefaultPcapSnaplen;
   declare(*app, o);
   if (int rc = apps::cli::parse(*app, args, eal); rc != 0) return rc;
   const bool warmup_given = apps::cli::given(*app, "--warmup"), mtu_given = apps::cli::given(*app, "--mtu");

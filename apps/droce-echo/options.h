@@ -27,11 +27,14 @@ struct Options {
   // local_ip is IPv4 or IPv6; the peer's comes from its GID in the exchange, of the same family.
   std::string local_ip, local_mac, peer_mac;
   // Our frames' IP DSCP and 802.1Q tag (server/client; the engine builds them, ECN stays ECT(0)).
-  std::uint8_t dscp = 0;      // --dscp 0..63
-  std::uint16_t vlan_id = 0;  // --vlan 1..4094; 0 = untagged
-  std::uint8_t vlan_pcp = 0;  // --pcp 0..7, with --vlan
-  std::string pcap;           // --pcap: our port's frames, both ways (server/client)
-  double loss = 0;            // frames dropped at our receive side (lab impairment)
+  std::uint8_t dscp = 0;           // --dscp 0..63
+  std::uint16_t vlan_id = 0;       // --vlan 1..4094; 0 = untagged
+  std::uint8_t vlan_pcp = 0;       // --pcp 0..7, with --vlan
+  std::string pcap;                // --pcap: our port's frames, both ways (server/client)
+  std::uint32_t pcap_snaplen = 0;  // --pcap-snaplen; set to the shared default by the parser
+  std::uint64_t pcap_max_mb = 0;   // --pcap-max-mb: a cap on each file; 0 = none
+  std::uint32_t pcap_files = 0;    // --pcap-files: a ring of this many files; 0 = none
+  double loss = 0;                 // frames dropped at our receive side (lab impairment)
   std::uint64_t seed = 1;
   double timeout_s = 30;
   std::string json;

@@ -5,10 +5,17 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "apps/common/capture_report.h"
 #include "apps/common/counters_json.h"
 #include "apps/common/output_file.h"
 
 namespace droce::echo {
+
+void report_capture(const Options& o, Setup& st) {
+  if (o.pcap.empty()) return;
+  st.capture.close();  // the workers' later frames, if any, are not captured
+  std::printf("  %s\n", apps::capture_line(capture_options(o), st.capture).c_str());
+}
 
 int report(const Options& o, Setup& st, const Client& c) {
   const auto& h = c.hist;
@@ -72,6 +79,10 @@ int report(const Options& o, Setup& st, const Client& c) {
     j["send_errors"] = c.send_errors;
     j["stalled"] = c.stalled;
     j["problem"] = c.problem;
+    if (!o.pcap.empty()) {
+      st.capture.close();
+      j["capture"] = apps::capture_json(capture_options(o), st.capture);
+    }
     if (!st.lab) {
       char mac[18];
       std::snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", st.peer_mac[0], st.peer_mac[1], st.peer_mac[2],

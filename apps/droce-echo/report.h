@@ -13,4 +13,8 @@ namespace droce::echo {
 // end_client_run().
 [[nodiscard]] int report(const Options& o, Setup& st, const Client& c);
 
+// What --pcap kept, once the run has ended: the capture closed, its one line printed (every
+// mode: the client's report, the server's, ibv_srq_pingpong's runs).
+void report_capture(const Options& o, Setup& st);
+
 }  // namespace droce::echo

@@ -104,7 +104,8 @@ SetupError set_up_port(const Options& o, bool defaults, Setup& st) {
   wc.endpoint.addresses.vlan_pcp = o.vlan_pcp;
   if (!o.pcap.empty()) {
     // One file for every worker's queue (the capture serialises its writers).
-    if (Status s = st.capture.open(o.pcap); !s.ok()) return run_error(s);
+    if (Status s = st.capture.open(o.pcap, o.pcap_snaplen, 4095, apps::capture_limits(capture_options(o))); !s.ok())
+      return run_error(s);
     wc.endpoint.recording.capture = &st.capture;
   }
   st.group = engine::WorkerGroup::create(wc, err);

@@ -18,10 +18,16 @@
 #include <vector>
 
 #include "apps/common/address_text.h"
+#include "apps/common/capture_report.h"
 #include "apps/droce-echo/echo_server.h"
 #include "apps/droce-echo/options.h"
 
 namespace droce::echo {
+
+// --pcap and its shape, as the shared capture report reads them.
+inline apps::CaptureOptions capture_options(const Options& o) {
+  return {o.pcap, o.pcap_snaplen, o.pcap_max_mb, o.pcap_files};
+}
 
 constexpr std::uint32_t kMaxQps = 64;  // --qps's limit: what a server takes from a client
 

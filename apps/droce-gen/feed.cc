@@ -233,13 +233,11 @@ engine::Status Feed::plot(const Options& o) {
   const bool flushed = std::fclose(plot_out_) == 0;
   plot_out_ = nullptr;
   if (!flushed) return engine::Status::error(engine::StatusCode::kIo, "--plot: cannot write " + plot_data_);
-  // The drawing is Python's (matplotlib, as droce-sim's); its script sits in droce's source tree.
-  const std::string script = std::string(DROCE_SOURCE_ROOT) + "/scripts/plot_gen.py";
-  if (::access(script.c_str(), R_OK) != 0)
-    return engine::Status::error(engine::StatusCode::kNotFound, "--plot: " + script + " is not there to draw with");
-  if (engine::Status s = apps::run_python(script, {plot_data_, o.plot}); !s.ok())
-    return engine::Status::error(s.code(), "--plot: drawing " + o.plot + " failed: " + s.message() +
-                                               " (it needs python3-matplotlib; the data is in " + plot_data_ + ")");
+  // The drawing is Python's (matplotlib, as droce-sim's): the script installed beside droce-gen,
+  // else the source tree's; the failure's own cause is in the message.
+  if (engine::Status s = apps::run_script("plot_gen.py", {plot_data_, o.plot}); !s.ok())
+    return engine::Status::error(
+        s.code(), "--plot: drawing " + o.plot + " failed: " + s.message() + " (the data is in " + plot_data_ + ")");
   return {};
 }
 

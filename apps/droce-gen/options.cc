@@ -244,6 +244,8 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   out.interval_s = &o.interval_s;
   out.pcap = &o.pcap;
   out.pcap_snaplen = &o.pcap_snaplen;
+  out.pcap_max_mb = &o.pcap_max_mb;
+  out.pcap_files = &o.pcap_files;
   out.plot = &o.plot;
   out.plot_help =
       "a PNG of the run: goodput and message rate over time, retransmissions,\n"

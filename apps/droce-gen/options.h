@@ -77,6 +77,8 @@ struct Options {
   std::uint64_t seed = 1;
   std::string json, csv, pcap;
   std::uint32_t pcap_snaplen = 0;  // set to the shared default (apps/common/cli) by the parser
+  std::uint64_t pcap_max_mb = 0;   // --pcap-max-mb: a cap on each file; 0 = none
+  std::uint32_t pcap_files = 0;    // --pcap-files: a ring of this many files; 0 = none
   std::string plot;                // a PNG of the run (scripts/plot_gen.py over the feed)
   std::string stats_json;          // the live feed (JSON Lines); "-": stdout, the console line then on stderr
   double interval_s = 1;           // the live line's, --csv's and --stats-json's period

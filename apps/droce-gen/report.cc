@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/capture_report.h"
 #include "apps/common/counters_json.h"
 #include "apps/common/output_file.h"
 #include "apps/droce-gen/verdict.h"
@@ -155,6 +156,8 @@ LoadFigures load_figures(const Options& o, const Setup& st, const RunOutcome& r)
   return f;
 }
 
+apps::CaptureOptions capture_options(const Options& o) { return {o.pcap, o.pcap_snaplen, o.pcap_max_mb, o.pcap_files}; }
+
 void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters& c, double gbps, double mmps) {
   const Totals& t = r.t;
   const engine::LatencyHistogram& hist = r.hist;
@@ -231,6 +234,8 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
                   static_cast<ull>(w.messages), r.secs > 0 ? static_cast<double>(w.bytes) * 8.0 / r.secs / 1e9 : 0.0);
     }
   }
+  // What a capture kept: frames cut to the snap length keep their headers, not their payload.
+  if (!o.pcap.empty()) std::printf(" %s\n", apps::capture_line(capture_options(o), st.capture).c_str());
   std::printf("---------------------------------------------------------------------------------------\n");
 }
 
@@ -243,15 +248,6 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
   const double gbps = secs > 0 ? static_cast<double>(t.bytes) * 8.0 / secs / 1e9 : 0;
   const double mmps = secs > 0 ? static_cast<double>(t.messages) / secs / 1e6 : 0;
   print_text(o, st, r, c, gbps, mmps);
-  // What a capture kept: frames cut to the snap length keep their headers, not their payload.
-  if (!o.pcap.empty())
-    std::printf(
-        " capture: %llu frames in %s; longer ones cut to %u bytes (--pcap-snaplen: every header, CM, ARP and ND "
-        "frames whole)%s\n",
-        static_cast<ull>(st.capture.captured()), o.pcap.c_str(), o.pcap_snaplen,
-        st.capture.dropped() != 0
-            ? (", " + std::to_string(st.capture.dropped()) + " not captured (no copy buffer)").c_str()
-            : "");
   if (!r.problem.empty()) std::fprintf(stderr, "droce-gen: %s\n", r.problem.c_str());
   const Verdict verdict = judge(o, gbps, r.hist.percentile(0.99));
 
@@ -317,11 +313,7 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
                        {"dropped_rx", lab.dropped_rx},    {"dropped_tx", lab.dropped_tx},
                        {"duplicated", lab.duplicated},    {"reordered", lab.reordered}};
     j["peer_received"] = r.peer_received;
-    if (!o.pcap.empty())
-      j["capture"] = {{"file", o.pcap},
-                      {"frames", st.capture.captured()},
-                      {"snaplen", o.pcap_snaplen},
-                      {"not_captured", st.capture.dropped()}};
+    if (!o.pcap.empty()) j["capture"] = apps::capture_json(capture_options(o), st.capture);
     if (r.atomic_checked) {
       j["atomic_counter"] = r.atomic_counter;
       j["atomic_completed"] = r.atomic_completed;

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "apps/common/address_text.h"
+#include "apps/common/capture_report.h"
 #include "apps/common/default_port.h"
 #include "apps/common/telemetry_setup.h"
 
@@ -309,7 +310,10 @@ SetupError open_transport(const Options& o, bool default_port, const std::vector
     st.pools.push_back(std::move(pool));
   }
   if (!o.pcap.empty())
-    if (Status s = st.capture.open(o.pcap, o.pcap_snaplen); !s.ok()) return run_error(s);
+    if (Status s = st.capture.open(o.pcap, o.pcap_snaplen, 4095,
+                                   apps::capture_limits({o.pcap, o.pcap_snaplen, o.pcap_max_mb, o.pcap_files}));
+        !s.ok())
+      return run_error(s);
   SetupError e = o.mode == Mode::kLoopback ? open_labs(o, st) : open_port(o, default_port, st);
   if (!e.status.ok()) return e;
   for (std::uint16_t w = 0; w < o.workers; ++w) {

@@ -125,9 +125,7 @@ int main(int argc, char** argv) {
                 droce::sim::recovery_name(cfg.recovery.mode), r.goodput_gbps,
                 static_cast<unsigned long long>(retransmitted), r.base_rtt_us, r.bdp_packets);
   if (!plot_path.empty()) {
-    if (droce::Status s =
-            droce::apps::run_python(std::string(DROCE_SOURCE_ROOT) + "/scripts/plot_sim.py", {json_path, plot_path});
-        !s.ok())
+    if (droce::Status s = droce::apps::run_script("plot_sim.py", {json_path, plot_path}); !s.ok())
       return std::fprintf(stderr, "droce-sim: plotting failed: %s\n", s.message().c_str()), 1;
   }
   return 0;

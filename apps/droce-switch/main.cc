@@ -20,6 +20,7 @@
 
 #include "apps/common/counters_json.h"
 #include "apps/common/output_file.h"
+#include "apps/common/run_python.h"
 #include "apps/common/telemetry_setup.h"
 #include "apps/droce-switch/eal_ports.h"
 #include "apps/droce-switch/options.h"
@@ -148,13 +149,10 @@ int run_lab(sw::Options& o, rte_mempool* pool) {
     j["series"] = {{"time_ms", t},     {"rate_gbps", rate},   {"goodput_gbps", good},
                    {"queue_bytes", q}, {"ecn_marked", marks}, {"cnps", cnps}};
     if (Status s = droce::apps::write_text_file(o.json, j.dump(1) + "\n"); !s.ok()) return fail(s.message());
-    if (!o.plot.empty()) {
-      const std::string cmd = "/usr/bin/python3 \"" + std::string(DROCE_SOURCE_ROOT) +
-                              "/scripts/plot_switch_lab.py\" \"" + o.json + "\" \"" + o.plot + "\"";
-      if (std::system(cmd.c_str()) != 0) return fail("plotting failed (python3-matplotlib?)");
-    }
-  } else if (!o.plot.empty()) {
-    return fail("--plot needs --json");
+    // An argument vector, no shell: the file names are names, whatever characters they hold.
+    if (!o.plot.empty())
+      if (Status s = droce::apps::run_script("plot_switch_lab.py", {o.json, o.plot}); !s.ok())
+        return fail("--plot: " + s.message());
   }
   return r.data_ok ? 0 : 1;
 }

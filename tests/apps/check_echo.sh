@@ -123,6 +123,25 @@ assert c['addresses'] == {'family': 'IPv6', 'local_ip': 'fd00:e::1', 'peer_ip': 
    [ -n \"\$(e6_frames 'icmpv6.type == 135 && vlan.id == 300')\" ] && [ -n \"\$(e6_frames 'icmpv6.type == 136 && vlan.id == 300')\" ] &&
    [ -z \"\$(e6_frames 'arp')\" ]"
 workers_pair ip6mix --local-ip fd00:e::2 -- --count 100
+# Captures that fit (issue 34): the client stops writing at 1 MiB (--pcap-max-mb), the server
+# keeps a ring of two 1 MiB files (--pcap-files); 1 KiB messages are cut to the default 346-byte
+# snap length. Each file stays under its cap and still verifies (cut frames' headers, whole
+# frames' ICRC); each report says what was cut and what was not written or rotated away.
+root=$(cd "$(dirname "$0")/../.." && pwd)
+workers_pair capcap --pcap "$out/capsrv.pcapng" --pcap-max-mb 1 --pcap-files 2 -- \
+  --count 6000 --size 1024 --pcap "$out/capcli.pcapng" --pcap-max-mb 1
+srv_files=$(ls "$out"/capsrv_*.pcapng 2>/dev/null | wc -l)
+srv_last=$(ls "$out"/capsrv_*.pcapng 2>/dev/null | tail -n 1)
+check "--pcap-max-mb 1 (client) and a ring of 2 (server): caps held, files verified, reports and JSON say what was cut" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && [ \$(stat -c %s '$out/capcli.pcapng') -le 1048576 ] &&
+   bash '$root/scripts/verify_capture.sh' '$out/capcli.pcapng' > '$out/capcli.verify.txt' 2>&1 &&
+   grep -Eq 'capture: [1-9][0-9]* frames in .*; [1-9][0-9]* cut to 346 bytes.*; [1-9][0-9]* not written' '$out/capcap.c.txt' &&
+   /usr/bin/python3 -c \"
+import json; c = json.load(open('$out/capcap.c.json'))['capture']
+assert c['not_written'] > 0 and c['cut'] > 0 and c['max_mb'] == 1, c\" &&
+   [ '$srv_files' -eq 2 ] && [ ! -e '$out/capsrv_00001.pcapng' ] && [ \$(stat -c %s '$srv_last') -le 1048576 ] &&
+   bash '$root/scripts/verify_capture.sh' '$srv_last' > '$out/capsrv.verify.txt' 2>&1 &&
+   grep -Eq 'ring of 2 files of 1 MiB: [1-9][0-9]* rotated' '$out/capcap.s.txt'"
 check "an IPv6 server and an IPv4 client: both fail, the server naming the two families" \
   "[ $cli_rc -ne 0 ] && [ $srv_rc -eq 1 ] && grep -q \"the peer's GID 10.0.0.1 is an IPv4 address and ours, fd00:e::2, is IPv6\" '$out/ip6mix.s.txt'"
 workers_pair wm --workers 2 -- --qps 2 --count 100

@@ -89,5 +89,19 @@ done
 "$sw" -- --bogus > "$out/e5.txt" 2>&1
 check "unknown option exits 2" "[ $? -eq 2 ] && grep -q 'unknown option' '$out/e5.txt'"
 
+# --plot without --json: refused by name before EAL, the experiment never run (issue 34 item 6).
+"$sw" -- --lab-senders 2 --lab-duration-ms 150 --plot "$out/noj.png" > "$out/e6.txt" 2>&1
+check "--plot without --json: one line naming both, exit 2, before EAL" \
+  "[ $? -eq 2 ] && [ \$(wc -l < '$out/e6.txt') -eq 1 ] && grep -q -- '--plot needs --json' '$out/e6.txt' && [ ! -e '$out/noj.png' ]"
+# File names with shell characters are names: the plot script runs from an argument vector, and
+# a $(...) in a name is never executed. The PNG is drawn under its odd name.
+# (A name holds no '/': each touch would make its file in the working directory, $out.)
+odd_json="$out/lab \$(touch pwned-json) 'q\".json"
+odd_png="$out/plot \$(touch pwned-png);\`touch pwned-tick\`.png"
+(cd "$out" && "$sw" -- --lab-senders 2 --lab-duration-ms 100 --json "$odd_json" --plot "$odd_png") > "$out/odd.txt" 2>&1
+check "--json and --plot names with \$(...), backquotes and quotes: written under those names, nothing executed" \
+  "[ $? -eq 0 ] && [ -s \"\$odd_json\" ] && [ -s \"\$odd_png\" ] &&
+   [ ! -e '$out/pwned-json' ] && [ ! -e '$out/pwned-png' ] && [ ! -e '$out/pwned-tick' ]" "$out/odd.txt"
+
 [ $fail -eq 0 ] && echo "droce-switch: all checks passed"
 exit $fail

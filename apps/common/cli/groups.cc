@@ -161,11 +161,28 @@ void add_output(CLI::App& app, const OutputFields& f) {
   if (f.interval_s != nullptr)
     add_real(app, g, "--interval", "S", *f.interval_s, 0.1, 3600,
              "seconds between live lines, CSV rows and feed lines, 0.1..3600" + dflt(num(*f.interval_s)));
-  if (f.pcap != nullptr) cli::add_output(app, g, "--pcap", *f.pcap, f.pcap_help);
+  CLI::Option* pcap = f.pcap != nullptr ? cli::add_output(app, g, "--pcap", *f.pcap, f.pcap_help) : nullptr;
+  // The capture's shape without a capture is a mistake said at once.
+  auto with_pcap = [pcap](CLI::Option* o) {
+    if (pcap != nullptr) o->needs(pcap);
+    return o;
+  };
   if (f.pcap_snaplen != nullptr)
-    add_uint(app, g, "--pcap-snaplen", "BYTES", *f.pcap_snaplen, 64, 65535,
-             "bytes kept of each captured frame, 64..65535" + dflt(std::to_string(*f.pcap_snaplen)) +
-                 ":\nevery RoCEv2 header and whole CM, ARP and ND frames)");
+    with_pcap(add_uint(app, g, "--pcap-snaplen", "BYTES", *f.pcap_snaplen, 64, 65535,
+                       "bytes kept of each captured frame, 64..65535" + dflt(std::to_string(*f.pcap_snaplen)) +
+                           ":\nevery RoCEv2 header and whole CM, ARP and ND frames)"));
+  CLI::Option* max_mb = nullptr;
+  if (f.pcap_max_mb != nullptr)
+    max_mb = with_pcap(add_uint(app, g, "--pcap-max-mb", "MIB", *f.pcap_max_mb, 1, 1u << 20,
+                                "stop writing the capture at this many MiB, 1..1048576 (the report\n"
+                                "counts the frames not written); with --pcap-files, the size of each file"));
+  if (f.pcap_files != nullptr) {
+    CLI::Option* files =
+        with_pcap(add_uint(app, g, "--pcap-files", "N", *f.pcap_files, 2, 100000,
+                           "a ring for soaks, 2..100000: --pcap's name numbered (run_00001.pcapng, ...),\n"
+                           "a new file at each --pcap-max-mb, only the last N kept"));
+    if (max_mb != nullptr) files->needs(max_mb);
+  }
   if (f.plot != nullptr) cli::add_output(app, g, "--plot", *f.plot, f.plot_help);
   if (f.quiet != nullptr) add_flag(app, g, "--quiet", *f.quiet, "no live line");
 }

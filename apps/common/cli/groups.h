@@ -97,6 +97,10 @@ struct OutputFields {
   std::string* pcap = nullptr;
   std::string pcap_help = "capture our port's frames (pcapng, Wireshark decodes RoCEv2)";
   std::uint32_t* pcap_snaplen = nullptr;  // --pcap-snaplen, default kDefaultPcapSnaplen
+  // --pcap-max-mb (MiB a file, 0 = no limit) and --pcap-files (a ring; needs --pcap-max-mb):
+  // engine::CaptureLimits, as dumpcap's -a filesize: and -b filesize: -b files:.
+  std::uint64_t* pcap_max_mb = nullptr;
+  std::uint32_t* pcap_files = nullptr;
   std::string* plot = nullptr;
   std::string plot_help = "a PNG of the run (matplotlib)";
   bool* quiet = nullptr;
