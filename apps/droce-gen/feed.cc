@@ -60,18 +60,12 @@ engine::Status Feed::open(const Options& o) {
 }
 
 void Feed::start() {
-  start_ = last_ = std::chrono::steady_clock::now();
+  start_ = std::chrono::steady_clock::now();
   prev_ = Totals{};
 }
 
 double Feed::elapsed() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-}
-
-Feed::Totals Feed::sum(const Setup& st) {
-  Totals s;
-  for (const auto& j : st.jobs) s.add(j->figures());
-  return s;
 }
 
 // Each QP's messages and bytes since the start (requesters' completions; a server: its
@@ -102,13 +96,12 @@ nlohmann::json Feed::per_qp(const Options& o, const Setup& st) const {
   return f;
 }
 
-void Feed::interval(const Options& o, const Setup& st, bool partial) {
+void Feed::interval(const Options& o, const Setup& st, const FigureTotals& now, bool partial, double secs,
+                    bool counted) {
   if (!on()) return;
-  const auto now = std::chrono::steady_clock::now();
-  const double dt = std::chrono::duration<double>(now - last_).count();
-  const double el = std::chrono::duration<double>(now - start_).count();
-  last_ = now;
-  const Totals s = sum(st);
+  const double dt = secs;
+  const double el = elapsed();
+  const Totals& s = now;
   const Totals& p = prev_;
   const std::uint64_t im = s.all_messages - p.all_messages, ib = s.all_bytes - p.all_bytes;
   nlohmann::json line;
@@ -116,6 +109,8 @@ void Feed::interval(const Options& o, const Setup& st, bool partial) {
   line["final"] = false;
   // The run's end cuts the last interval short: its line comes too, marked, with its own length.
   line["partial"] = partial;
+  // Whether the report's peak and minimum interval goodput cover this line (interval_bandwidth.h).
+  line["counted"] = counted;
   line["elapsed_s"] = el;
   line["interval_s"] = dt;
   line["interval"] = {{"messages", im},
@@ -196,6 +191,7 @@ void Feed::final_line(const Options& o, const Setup& st, const nlohmann::json& r
                         "duplicated", "out_of_order", "corrupted", "errors"})
     total[k] = report.at(k);
   line["total"] = total;
+  line["interval_goodput_gbps"] = report.at("interval_goodput_gbps");
   if (o.offered_msg_rate() > 0 && !st.server) line["load"] = report.at("load");
   line["latency_ns"] = report.at("latency_ns");
   line["latency_cdf_ns"] = report.at("latency_cdf_ns");

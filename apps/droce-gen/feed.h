@@ -38,14 +38,16 @@ class Feed {
   // The run starts now: elapsed times count from here.
   void start();
   // One interval line: what the jobs published since the previous line, and the totals. `partial`:
-  // the last one, which the run's end cut short (the final line follows it).
-  void interval(const Options& o, const Setup& st, bool partial);
+  // the last one, which the run's end cut short (the final line follows it). `now` and `secs`: the
+  // jobs' figures summed and the interval's length as the run read them for the console and --csv,
+  // so that every output shows the same interval; `counted`: it is one of the full intervals after
+  // the warm-up that the peak and minimum bandwidth cover.
+  void interval(const Options& o, const Setup& st, const FigureTotals& now, bool partial, double secs, bool counted);
   // The final line: `report` is the end-of-run report's JSON (the --json document's keys).
   void final_line(const Options& o, const Setup& st, const nlohmann::json& report);
 
  private:
   using Totals = FigureTotals;
-  static Totals sum(const Setup& st);
   [[nodiscard]] double elapsed() const;
   [[nodiscard]] nlohmann::json per_qp(const Options& o, const Setup& st) const;
   void write(const nlohmann::json& line);
@@ -55,7 +57,7 @@ class Feed {
   std::FILE* plot_out_ = nullptr;  // --plot's copy of the feed
   std::string plot_data_;
   std::uint64_t seq_ = 0;
-  std::chrono::steady_clock::time_point start_{}, last_{};
+  std::chrono::steady_clock::time_point start_{};
   Totals prev_;
   std::vector<std::uint64_t> worker_msgs_, worker_bytes_;
 };

@@ -119,6 +119,14 @@ nlohmann::json loss_recovery_json(const Options& o, Setup& st, const Counters& c
           {"min_rtt_us", min_rtt}};
 }
 
+// Peak and minimum goodput over the full intervals; null figures when the run had none.
+nlohmann::json interval_json(const Options& o, const IntervalBandwidth& bw) {
+  nlohmann::json j = {{"interval_s", o.interval_s}, {"intervals", bw.intervals}};
+  j["peak"] = bw.intervals != 0 ? nlohmann::json(bw.peak_gbps) : nlohmann::json();
+  j["min"] = bw.intervals != 0 ? nlohmann::json(bw.min_gbps) : nlohmann::json();
+  return j;
+}
+
 std::string percentiles_text(const engine::LatencyHistogram& h) {
   char b[200];
   std::snprintf(b, sizeof(b), "min %llu  p50 %llu  p90 %llu  p99 %llu  p99.9 %llu  max %llu", static_cast<ull>(h.min()),
@@ -175,6 +183,12 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
               o.impair_direction.c_str());
   std::printf(" #bytes     #iterations    BW average[Gb/sec]   MsgRate[Mpps]\n");
   std::printf(" %-10s %-14llu %-20.3f %.6f\n", sizes_text(o.sizes).c_str(), static_cast<ull>(t.messages), gbps, mmps);
+  // Peak and minimum beside the average: whole --interval intervals after the warm-up.
+  if (const IntervalBandwidth& bw = r.interval_bw; bw.intervals != 0)
+    std::printf(" BW per interval [Gb/sec]: peak %.3f  min %.3f  (%u full intervals of %.2f s after the warm-up)\n",
+                bw.peak_gbps, bw.min_gbps, bw.intervals, o.interval_s);
+  else
+    std::printf(" BW per interval [Gb/sec]: no full %.2f s interval after the warm-up (--interval)\n", o.interval_s);
   if (const LoadFigures f = load_figures(o, st, r); f.open) {
     // Open loop: latency counts from when a message was due, so a backlog shows in it.
     const LoadCounters& l = r.load;
@@ -261,6 +275,7 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
     j["duration_s"] = secs;
     j["goodput_gbps"] = gbps;
     j["msg_rate_mps"] = mmps;
+    j["interval_goodput_gbps"] = interval_json(o, r.interval_bw);
     j["latency_ns"] = percentiles_json(hist);  // from the due time (closed loop: the posting)
     j["service_ns"] = percentiles_json(r.service);
     j["latency_cdf_ns"] = hist.cdf();  // [[ns, fraction <= ns], ...]: --plot draws it

@@ -249,7 +249,11 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
     const double secs = static_cast<double>(at - last_line) / hz;
     const double gbps = static_cast<double>(line_bytes) * 8.0 / secs / 1e9,
                  mmps = static_cast<double>(line_msgs) / secs / 1e6;
-    feed.interval(o, st, partial);
+    // Peak and minimum count whole intervals of measured traffic only (interval_bandwidth.h).
+    const bool measured = last_line >= measured_start && (!server || (s.first_rx != 0 && last_line >= s.first_rx));
+    const bool counted = !partial && measured;
+    if (counted) out.interval_bw.add(gbps);
+    feed.interval(o, st, s, partial, secs, counted);
     if (!o.quiet) {
       std::string per_worker;
       if (st.jobs.size() > 1) {

@@ -11,6 +11,7 @@
 #include "apps/common/latency_histogram.h"
 #include "apps/droce-gen/connect.h"
 #include "apps/droce-gen/feed.h"
+#include "apps/droce-gen/interval_bandwidth.h"
 #include "apps/droce-gen/options.h"
 #include "apps/droce-gen/setup.h"
 #include "apps/droce-gen/workload.h"
@@ -23,6 +24,7 @@ struct RunOutcome {
   engine::LatencyHistogram service;  // from the posting to completion
   LoadCounters load;                 // the requesters' schedule (open loop), summed over the jobs
   double secs = 0;                   // measured time (the server: first to last message verified)
+  IntervalBandwidth interval_bw;     // peak and minimum over the full intervals after the warm-up
   bool unfinished = false;           // a --count run that did not complete its postings
   bool interrupted = false;
   bool served_only = false;  // a server of READs over RDMA-CM: it served, the client counted

@@ -507,14 +507,23 @@ cli_rc=$?
 last_pair=order
 check "memif client started 2 s before its server: both exit 0" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ]"
 
-# A client that vanishes mid-run: the server says so and fails, without hanging.
+# A client that vanishes mid-run: the server says so and fails, without hanging. The client is
+# killed once it is running (its first live line), not after a fixed time: on a busy host its
+# set-up alone may take longer than any fixed guess, and the server would see no client at all.
 port=$(free_port)
-timeout 60 "$gen" $(srv_eal gone) -- --mode server --oob-port "$port" --quiet --op send --size 256 > "$out/gone.s.txt" 2>&1 &
+timeout 90 "$gen" $(srv_eal gone) -- --mode server --oob-port "$port" --quiet --op send --size 256 > "$out/gone.s.txt" 2>&1 &
 spid=$!
-sleep 0.5
-( timeout -s KILL 2 "$gen" $(cli_eal gone) -- --mode client --oob-port "$port" --quiet --op send --size 256 --duration 30 > /dev/null 2>&1 ) 2>/dev/null
+# No timeout(1) around the client: its pid must be droce-gen's own for the KILL (the wait below is
+# bounded and the KILL unconditional).
+"$gen" $(cli_eal gone) -- --mode client --oob-port "$port" --interval 0.2 --op send --size 256 --duration 60 \
+  > "$out/gone.c.txt" 2>&1 &
+cpid=$!
+for _ in $(seq 600); do grep -q '^droce-gen: last ' "$out/gone.c.txt" 2>/dev/null && break; kill -0 $cpid 2>/dev/null || break; sleep 0.1; done
+kill -KILL $cpid 2>/dev/null
+wait $cpid 2>/dev/null
 wait $spid
 srv_rc=$?
+last_pair=gone
 check "a client killed mid-run: the server exits non-zero and says the client disappeared" \
   "[ $srv_rc -eq 1 ] && grep -q 'disappeared' '$out/gone.s.txt'"
 # The server learns how long its client runs: a client run longer than the server's own

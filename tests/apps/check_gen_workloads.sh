@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # droce-gen's workloads (issue 40): large messages verified end to end in loopback and over
-# memif, a request that cannot fit refused with its figure before EAL, and the thresholds'
-# verdict (--expect-gbps / --expect-p99-us: exit 3 below, 0 above, the verdict in the JSON).
+# memif, a request that cannot fit refused with its figure before EAL, the thresholds'
+# verdict (--expect-gbps / --expect-p99-us: exit 3 below, 0 above, the verdict in the JSON), and
+# the peak and minimum interval bandwidth beside the average.
 # Usage: check_gen_workloads.sh DROCE_GEN [SANITIZE]: SANITIZE (meson's b_sanitize) other than
 # "none" scales the large messages down (64 MiB -> 4 MiB, 256 MiB -> 16 MiB): under ASan every
 # payload word is checked by the sanitizer and 256 MiB messages would take minutes.
@@ -106,5 +107,40 @@ check "a failed run with a threshold exits 1, not 3" "[ $? -eq 1 ] || { tail -n 
 "$gen" -- --mode server --expect-p99-us 10 > "$out/e3.txt" 2>&1
 check "--expect-p99-us on a server refused (exit 2): the client measures latency" \
   "[ $? -eq 2 ] && grep -q -- '--expect-p99-us' '$out/e3.txt'"
+
+# peaks_match JSON FEED: the report's peak and minimum interval goodput are the feed's counted
+# lines' extremes; the first line (begun in the warm-up) and the partial last one are not counted.
+peaks_match() {
+  /usr/bin/python3 - "$@" <<'PY'
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+lines = [json.loads(l) for l in open(sys.argv[2])]
+bw = d['interval_goodput_gbps']
+ivs = [l for l in lines if not l['final']]
+counted = [l['interval']['goodput_gbps'] for l in ivs if l['counted']]
+assert d['problem'] == '' and d['lost'] == 0 and d['messages'] > 0, d['problem']
+assert bw['interval_s'] == 0.25 and bw['intervals'] == len(counted) >= 1, (bw, len(counted))
+assert math.isclose(bw['peak'], max(counted), rel_tol=1e-12) and math.isclose(bw['min'], min(counted), rel_tol=1e-12), (bw, counted)
+assert bw['min'] <= bw['peak'], bw
+assert ivs[-1]['partial'] and not ivs[-1]['counted'] and not ivs[0]['counted'], (ivs[0], ivs[-1])
+assert all(not l['partial'] for l in ivs if l['counted'])
+assert lines[-1]['final'] and lines[-1]['interval_goodput_gbps'] == bw, lines[-1].get('interval_goodput_gbps')
+PY
+}
+
+# ---- peak and minimum interval bandwidth (item 5): full intervals after the warm-up ----
+# The report's peak and minimum are exactly the feed's lines marked counted: none is the partial
+# last one or one that began in the warm-up (the first line began at 0 s, inside the 0.5 s).
+"$gen" -- --op write --size 4096 --duration 2 --warmup 0.5 --interval 0.25 --quiet --json "$out/pk.json" \
+  --stats-json "$out/pk.jsonl" > "$out/pk.txt" 2>&1
+check "peak/min interval goodput: the report's figures are the feed's counted intervals, warm-up and partial excluded" \
+  "[ $? -eq 0 ] && grep -q 'BW per interval \[Gb/sec\]: peak [0-9.]*  min [0-9.]*  ([0-9]* full intervals of 0.25 s after the warm-up)' '$out/pk.txt' && \
+   peaks_match '$out/pk.json' '$out/pk.jsonl' || { tail -n 4 '$out/pk.txt'; false; }"
+# A run shorter than one interval has no full interval: null figures, said so in the text.
+"$gen" -- --op write --size 4096 --count 50 --interval 30 --quiet --json "$out/pk0.json" > "$out/pk0.txt" 2>&1
+check "a run shorter than --interval: no peak or minimum (null), the text says so" \
+  "[ $? -eq 0 ] && grep -q 'BW per interval \[Gb/sec\]: no full 30.00 s interval after the warm-up' '$out/pk0.txt' && \
+   /usr/bin/python3 -c \"import json; b=json.load(open('$out/pk0.json'))['interval_goodput_gbps']; assert b == {'interval_s': 30.0, 'intervals': 0, 'peak': None, 'min': None}, b\" \
+   || { tail -n 4 '$out/pk0.txt'; false; }"
 
 exit $fail
