@@ -41,9 +41,9 @@ verify() {  # FILE SIZE PATTERN [PROCESSES RANKS_PER_PROCESS] (default 4 x 1)
 import json, sys
 d = json.load(open(sys.argv[1]))
 size, pattern = int(sys.argv[2]), sys.argv[3]
-procs, k = (int(sys.argv[4]), int(sys.argv[5])) if len(sys.argv) > 5 else (4, 1)
+procs, per = (int(sys.argv[4]), int(sys.argv[5])) if len(sys.argv) > 5 else (4, 1)
 assert d['ok'] and d['wrong'] == 0 and d['failure'] == '', (d['wrong'], d['failure'])
-assert d['config']['pattern'] == pattern and d['config']['ranks'] == procs * k == 4, d['config']
+assert d['config']['pattern'] == pattern and d['config']['ranks'] == procs * per == 4, d['config']
 assert [r['size'] for r in d['results']] == [size], d['results']
 for r in d['results']:
     assert r['wrong'] == 0 and r['busbw_gbps'] > 0 and r['algbw_gbps'] > 0, r
@@ -52,15 +52,15 @@ for r in d['results']:
             assert r[k]['wrong'] == 0 and r[k]['wrong_on_arrival'] == 0, r[k]
             assert len(r[k]['iteration_us']['all']) == d['config']['iters'], r[k]
 m = d['mpi']
-assert m['processes'] == procs and m['ranks_per_process'] == k, m
+assert m['processes'] == procs and m['ranks_per_process'] == per, m
 assert sorted(x['rank'] for x in m['ranks']) == [0, 1, 2, 3], m
 # rank = process x K + local index; each process its own pid, its ranks sharing it.
-assert all(x['process'] == x['rank'] // k for x in m['ranks']), m
+assert all(x['process'] == x['rank'] // per for x in m['ranks']), m
 assert len({x['pid'] for x in m['ranks']}) == procs, m
 for p in range(procs):
     assert len({x['pid'] for x in m['ranks'] if x['process'] == p}) == 1, m
 # Ranks of one process talk through it (looped), never back out of the switch port they came in on.
-assert (m['looped_frames'] > 0) == (k > 1), m
+assert (m['looped_frames'] > 0) == (per > 1), m
 assert d['hw_counters']['sent_pkts'] > 0 and d['hw_counters']['rcvd_pkts'] > 0, d['hw_counters']
 print('retransmitted', sum(r[k]['retransmitted_packets'] for r in d['results'] for k in ('out_of_place', 'in_place') if k in r))
 PY
