@@ -22,7 +22,8 @@ std::unique_ptr<SharedPort> SharedPort::create(std::uint16_t port_id, std::uint3
   p->port_ = port_id;
   p->first_ip_ = first_ip;
   p->inbox_.resize(count);
-  for (auto& in : p->inbox_) in.reserve(kHeld);
+  // Never grown on the datapath: an inbox holds at most one RX burst and kHeld from every ring.
+  for (auto& in : p->inbox_) in.reserve(std::size_t{count} * kHeld + kBurst);
   p->out_.reserve(kHeld);
   for (std::uint32_t i = 0; i < count; ++i) {
     // One producer (the rank's endpoint) and one consumer (this owner), on the process's thread.
@@ -67,7 +68,10 @@ int SharedPort::owner(const rte_mbuf* m) const {
 }
 
 void SharedPort::drain_rings() {
-  for (rte_ring* r : rings_) {
+  // Each pass starts at the next ring: a port that backs up does not starve the last ranks.
+  next_ring_ = (next_ring_ + 1) % rings_.size();
+  for (std::size_t j = 0; j < rings_.size(); ++j) {
+    rte_ring* r = rings_[(next_ring_ + j) % rings_.size()];
     // Bounded per pass (kHeld from each ring, and what the port's queue holds): the rest waits
     // in the ring, then in the endpoint's own backlog.
     for (std::uint32_t taken = 0; taken < kHeld && out_.size() + kBurst <= kHeld;) {

@@ -59,6 +59,7 @@ class SharedPort {
   std::vector<std::vector<rte_mbuf*>> inbox_;
   // Frames for the port that it did not take yet, in order.
   std::vector<rte_mbuf*> out_;
+  std::size_t next_ring_ = 0;  // the ring a pass drains first
   std::uint64_t looped_ = 0, sent_ = 0;
 };
 
