@@ -6,7 +6,8 @@
 //   data_keys.h     every element's value       rank*.cc            one rank: QPs, credits, chunks, checks
 //   lab_fabric.cc   rings, switch, endpoints    fabric_observer.cc  per-port bytes, matrix, capture
 //   setup.cc        building and wiring         lab_run.cc          workers, iterations, stalls
-//   report.cc       the table and the JSON      mpi_run.cc          one rank per process, under mpirun
+//   report.cc       the table and the JSON      mpi_run.cc          under mpirun: K ranks per process
+//   shared_port.cc  K ranks on one port (mpirun)
 #include <droce/engine/core/eal.h>
 #include <droce/engine/core/stop_signal.h>
 
@@ -56,8 +57,19 @@ int main(int argc, char** argv) {
   const bool mpi = under_mpirun();
   if (mpi && mpirun_world_size() >= 2) opt.ranks = mpirun_world_size();
   if (int rc = parse_options(split.app, opt, split.eal); rc != 0) return rc > 0 ? 0 : 2;
+  // K ranks in each process (--ranks-per-process): the options are checked again at the world
+  // they make, -np x K (run_mpi_rank refuses a world outside 2..64).
+  const std::uint32_t world = mpirun_world_size() * opt.ranks_per_process;
+  if (mpi && !opt.ranks_given && world != opt.ranks && world >= 2 && world <= kMaxRanks) {
+    opt = Options();
+    opt.ranks = world;
+    if (int rc = parse_options(split.app, opt, split.eal); rc != 0) return rc > 0 ? 0 : 2;
+  }
   if (mpi) return run_mpi_rank(opt, split);
   if (!opt.port.empty()) return fail("--port: a rank's own port is for runs under mpirun (scripts/coll-mpi.sh)", 2);
+  if (opt.ranks_per_process_given)
+    return fail("--ranks-per-process: ranks sharing a process's port are for runs under mpirun (scripts/coll-mpi.sh)",
+                2);
   const std::vector<std::uint64_t> sizes = opt.sizes();
   const SizeSchedule largest = SizeSchedule::build(schedule_params(opt, sizes.back()), false);
   const MemoryPlan mem = plan_memory(opt, largest);

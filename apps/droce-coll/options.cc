@@ -24,16 +24,17 @@ constexpr const char* kUsage =
     "  droce-coll -- --pattern allreduce --ranks 8 --minbytes 1M --maxbytes 64M\n"
     "  droce-coll -- --pattern alltoall --ranks 4 --size 1M --loss 0.01 --recovery sr --json a.json\n"
     "With no EAL options, droce-coll runs on lcores 0..W-1 (--workers W).\n"
-    "Under mpirun, one rank per process, each on its own --port (scripts/coll-mpi.sh NP: one host):\n"
+    "Under mpirun, each process on its own --port with one rank, or K (-g K) sharing it\n"
+    "(scripts/coll-mpi.sh NP [-g K]: one host):\n"
     "  mpirun -np 4 --bind-to none droce-coll -- --port 0000:3b:00.0 --ip-base 192.168.10.1 --size 64M";
 
 constexpr std::uint64_t kMaxBytes = 1ull << 30;
 
 // nccl-tests' short letters, after "--" only (EAL reads them before it).
 std::vector<std::string> long_names(const std::vector<std::string>& args) {
-  static const std::pair<const char*, const char*> kShort[] = {{"-b", "--minbytes"},     {"-e", "--maxbytes"},
-                                                               {"-f", "--stepfactor"},   {"-n", "--iters"},
-                                                               {"-w", "--warmup_iters"}, {"-d", "--dtype"}};
+  static const std::pair<const char*, const char*> kShort[] = {
+      {"-b", "--minbytes"},     {"-e", "--maxbytes"}, {"-f", "--stepfactor"},       {"-n", "--iters"},
+      {"-w", "--warmup_iters"}, {"-d", "--dtype"},    {"-g", "--ranks-per-process"}};
   std::vector<std::string> out;
   for (const std::string& a : args) {
     std::string v = a;
@@ -218,7 +219,7 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   out.quiet = &o.quiet;
   cli::add_output(app, out);
 
-  g = "across processes and hosts (under mpirun: one rank per process)";
+  g = "across processes and hosts (under mpirun: each process on its own port)";
   cli::add_value(app, g, "--port", "DEVARGS",
                  "this rank's DPDK port: a vdev (net_memif0,role=client,socket=/run/x{rank}.sock) or a\n"
                  "PCI address; A|B: the host's ports, one per local rank in turn ({rank} and\n"
@@ -236,6 +237,11 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
                    o.ip_base = v;
                    return std::string();
                  });
+  cli::add_uint(app, g, "--ranks-per-process", "K", o.ranks_per_process, 1, kMaxRanks,
+                "-g K: K ranks in each process, all on its one --port (a NIC one process opens): the\n"
+                "world is -np x K, rank = process x K + local index; frames between two ranks of\n"
+                "one process are looped in it, as a RoCE NIC loops its own addresses" +
+                    d + "1)");
 }
 
 }  // namespace
@@ -275,6 +281,7 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
   if (int rc = apps::cli::parse(*app, long_names(args), eal); rc != 0) return rc;
   auto fail = [&app](const std::string& message) { return apps::cli::fail(*app, message); };
   o.ranks_given = apps::cli::given(*app, "--ranks");
+  o.ranks_per_process_given = apps::cli::given(*app, "--ranks-per-process");
   for (const char* name : kLabOnlyOptions)
     if (apps::cli::given(*app, name)) o.lab_only_given.emplace_back(name);
   if (o.minbytes > o.maxbytes) return fail("--minbytes must not exceed --maxbytes");

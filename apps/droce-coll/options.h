@@ -65,10 +65,14 @@ struct Options {
   std::string json, plot, pcap;
   std::uint32_t pcap_snaplen = 0;  // set to the shared default by the parser
   bool quiet = false;
-  // Under mpirun (docs/droce-coll.md, "Across processes and hosts"): one rank per process on its
-  // own port; {rank} and {local_rank} in the devargs are replaced. Rank r's IPv4 is ip_base + r.
+  // Under mpirun (docs/droce-coll.md, "Across processes and hosts"): each process on its own
+  // port; {rank} and {local_rank} in the devargs are replaced. Rank r's IPv4 is ip_base + r.
   std::string port;
   std::string ip_base = "10.0.0.1";
+  // K ranks in each process, all on its one port (a NIC one primary process opens): the world is
+  // mpirun's -np x K, rank = process x K + local index (nccl-tests' -g, GPUs per thread).
+  std::uint32_t ranks_per_process = 1;
+  bool ranks_per_process_given = false;
   bool ranks_given = false;
   std::vector<std::string> lab_only_given;  // options of the one-process lab that were given
 

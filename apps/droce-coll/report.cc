@@ -52,17 +52,25 @@ nlohmann::json place_json(const PlacementResult& p) {
 
 void print_table_header(const Options& o) {
   const bool mpi = !o.port.empty();
-  const std::string where = mpi ? std::to_string(o.ranks) + " ranks, one per process (mpirun)"
-                                : std::to_string(o.ranks) + " ranks on " + std::to_string(o.workers) + " worker(s)";
+  const std::string where =
+      !mpi ? std::to_string(o.ranks) + " ranks on " + std::to_string(o.workers) + " worker(s)"
+      : o.ranks_per_process == 1
+          ? std::to_string(o.ranks) + " ranks, one per process (mpirun)"
+          : std::to_string(o.ranks) + " ranks, " + std::to_string(o.ranks_per_process) + " per process (mpirun)";
   std::printf("# droce-coll: %s%s, %s, chunk %u B x %u slots, %u QP(s) per peer (UDP source ports %s), MTU %u, %s%s\n",
               pattern_name(o.pattern),
               o.pattern == Pattern::kAllReduce ? (o.algo == Algo::kRing ? " (ring)" : " (halving-doubling)") : "",
               where.c_str(), o.chunk_bytes, o.buffers, o.qps_per_peer, o.udp_sport.describe().c_str(), o.mtu,
               o.recovery == rc::Recovery::kGoBackN ? "go-back-N" : "selective repeat",
               o.cc == "dcqcn" ? ", DCQCN" : "");
-  if (mpi)
+  if (mpi && o.ranks_per_process == 1)
     std::printf("# fabric: outside droce-coll; each rank on its own port (%s), rank r at %s + r\n", o.port.c_str(),
                 o.ip_base.c_str());
+  else if (mpi)
+    std::printf(
+        "# fabric: outside droce-coll; each process's %u ranks on its port (%s; frames between them looped in the "
+        "process), rank r at %s + r\n",
+        o.ranks_per_process, o.port.c_str(), o.ip_base.c_str());
   else
     std::printf(
         "# fabric: one switch port per rank, egress %s, buffer %llu B, %s; loss %g, duplication %g, reordering %g\n",

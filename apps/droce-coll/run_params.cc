@@ -32,7 +32,8 @@ std::string value_text(const char* option, std::uint64_t v) {
 
 std::vector<RunParam> run_params(const Options& o, std::uint32_t world) {
   const dcqcn::DcqcnParams& d = o.dcqcn;
-  return {{"--ranks (mpirun -np)", world},
+  return {{"--ranks-per-process", o.ranks_per_process},
+          {"--ranks (mpirun -np)", world},
           {"--pattern", static_cast<std::uint64_t>(o.pattern)},
           {"--algo", static_cast<std::uint64_t>(o.algo)},
           {"--dtype", static_cast<std::uint64_t>(o.dtype)},

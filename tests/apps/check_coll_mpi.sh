@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # droce-coll under mpirun (scripts/coll-mpi.sh): 4 processes, one rank each on its own net_memif
-# port through droce-switch. alltoall clean and allreduce at 1 % loss, rank 0's JSON checked (every
+# port through droce-switch; 2 processes of 2 ranks each (--ranks-per-process), alltoall and
+# allreduce, rank 0's JSON naming 4 ranks in 2 processes; the refusals of K against the options. alltoall clean and allreduce at 1 % loss, rank 0's JSON checked (every
 # element verified on arrival and in the outputs, the sizes, busbw, every rank's process); a rank
 # SIGSTOPped mid-run is named by droce (rank 0's line) and the job ends non-zero before the
 # script's own bound; a rank started with another --size refuses at bootstrap naming rank and
@@ -35,13 +36,14 @@ run() {  # NAME [droce-coll options]: sets rc; output in $out/NAME.txt
   rc=$?
 }
 # Rank 0's JSON: nothing wrong anywhere, the sizes asked for, busbw, every rank's process named.
-verify() {  # FILE SIZE PATTERN
+verify() {  # FILE SIZE PATTERN [PROCESSES RANKS_PER_PROCESS] (default 4 x 1)
   /usr/bin/python3 - "$@" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 size, pattern = int(sys.argv[2]), sys.argv[3]
+procs, per = (int(sys.argv[4]), int(sys.argv[5])) if len(sys.argv) > 5 else (4, 1)
 assert d['ok'] and d['wrong'] == 0 and d['failure'] == '', (d['wrong'], d['failure'])
-assert d['config']['pattern'] == pattern and d['config']['ranks'] == 4, d['config']
+assert d['config']['pattern'] == pattern and d['config']['ranks'] == procs * per == 4, d['config']
 assert [r['size'] for r in d['results']] == [size], d['results']
 for r in d['results']:
     assert r['wrong'] == 0 and r['busbw_gbps'] > 0 and r['algbw_gbps'] > 0, r
@@ -49,8 +51,16 @@ for r in d['results']:
         if k in r:
             assert r[k]['wrong'] == 0 and r[k]['wrong_on_arrival'] == 0, r[k]
             assert len(r[k]['iteration_us']['all']) == d['config']['iters'], r[k]
-assert d['mpi']['processes'] == 4 and sorted(x['rank'] for x in d['mpi']['ranks']) == [0, 1, 2, 3], d['mpi']
-assert len({x['pid'] for x in d['mpi']['ranks']}) == 4, d['mpi']
+m = d['mpi']
+assert m['processes'] == procs and m['ranks_per_process'] == per, m
+assert sorted(x['rank'] for x in m['ranks']) == [0, 1, 2, 3], m
+# rank = process x K + local index; each process its own pid, its ranks sharing it.
+assert all(x['process'] == x['rank'] // per for x in m['ranks']), m
+assert len({x['pid'] for x in m['ranks']}) == procs, m
+for p in range(procs):
+    assert len({x['pid'] for x in m['ranks'] if x['process'] == p}) == 1, m
+# Ranks of one process talk through it (looped), never back out of the switch port they came in on.
+assert (m['looped_frames'] > 0) == (per > 1), m
 assert d['hw_counters']['sent_pkts'] > 0 and d['hw_counters']['rcvd_pkts'] > 0, d['hw_counters']
 print('retransmitted', sum(r[k]['retransmitted_packets'] for r in d['results'] for k in ('out_of_place', 'in_place') if k in r))
 PY
@@ -65,6 +75,19 @@ COLL_MPI_SWITCH_ARGS="--loss 0.01 --seed 3" run ar --pattern allreduce --size 1M
 check "allreduce (ring, out of place and in place) at 1 % loss: exit 0, every element verified, frames resent" \
   "[ $rc -eq 0 ] && verify $out/ar.json 1048576 allreduce | tee $out/ar.retx && ! grep -qx 'retransmitted 0' $out/ar.retx" \
   "$out/ar.txt"
+
+# Two processes of two ranks each (--ranks-per-process 2, the -g of nccl-tests): each process's
+# ranks on its one port, frames between them looped in the process, the others through the switch.
+COLL_MPI_DIR="$out/k2a.d" COLL_MPI_TIMEOUT=300 "$root/scripts/coll-mpi.sh" 2 --ranks-per-process 2 --pattern alltoall \
+  --size 1M --iters 5 --warmup_iters 1 --timeout 60 --json "$out/k2a.json" > "$out/k2a.txt" 2>&1
+rc=$?
+check "alltoall, 2 processes x 2 ranks: exit 0, rank 0's JSON names 4 ranks in 2 processes, every element verified" \
+  "[ $rc -eq 0 ] && verify $out/k2a.json 1048576 alltoall 2 2" "$out/k2a.txt"
+COLL_MPI_DIR="$out/k2r.d" COLL_MPI_TIMEOUT=300 "$root/scripts/coll-mpi.sh" 2 -g 2 --pattern allreduce \
+  --size 1M --iters 5 --warmup_iters 1 --timeout 60 --json "$out/k2r.json" > "$out/k2r.txt" 2>&1
+rc=$?
+check "allreduce (ring, out of place and in place), 2 processes x 2 ranks (-g 2): exit 0, every element verified" \
+  "[ $rc -eq 0 ] && verify $out/k2r.json 1048576 allreduce 2 2" "$out/k2r.txt"
 
 # A rank stopped (SIGSTOP) mid-run: its pid by the run's own socket directory and its rank's
 # environment. The job has iterations for minutes; it must end by droce's verdict, not by the bound.
@@ -102,6 +125,35 @@ OMPI_COMM_WORLD_SIZE=4 OMPI_COMM_WORLD_RANK=0 "$coll" -- --size 64K --port net_n
 rc=$?
 check "under mpirun with a lab-only option (--loss): one line naming it, exit 2" \
   "[ $rc -eq 2 ] && [ \$(wc -l < $out/lab.txt) -eq 1 ] && grep -q -- '^droce-coll: --loss: ' $out/lab.txt" "$out/lab.txt"
+# --ranks-per-process against what the other options say: one line naming it, exit 2, before MPI.
+OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=0 "$coll" -- --size 64K --port net_null0 --ranks-per-process 2 \
+  --ranks 5 > "$out/kdiv.txt" 2>&1
+rc=$?
+check "--ranks 5 with --ranks-per-process 2: one line, exit 2" \
+  "[ $rc -eq 2 ] && [ \$(wc -l < $out/kdiv.txt) -eq 1 ] && \
+   grep -qx 'droce-coll: --ranks 5: not a multiple of --ranks-per-process 2 (every process holds 2 ranks)' $out/kdiv.txt" \
+  "$out/kdiv.txt"
+OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=0 "$coll" -- --size 64K --port net_null0 -g 2 --ranks 6 > "$out/knp.txt" 2>&1
+rc=$?
+check "--ranks 6 with -g 2 under -np 2: one line naming -np 3, exit 2" \
+  "[ $rc -eq 2 ] && [ \$(wc -l < $out/knp.txt) -eq 1 ] && grep -q -- '^droce-coll: --ranks 6: .*(-np 3 for 6)' $out/knp.txt" \
+  "$out/knp.txt"
+"$root/scripts/coll-mpi.sh" 20 -g 4 --size 64K > "$out/kmax.txt" 2>&1
+rc=$?
+check "coll-mpi.sh 20 -g 4 (80 ranks): one line, exit 2, no switch started" \
+  "[ $rc -eq 2 ] && [ \$(wc -l < $out/kmax.txt) -eq 1 ]" "$out/kmax.txt"
+"$coll" -- --size 64K -g 2 > "$out/knompi.txt" 2>&1
+rc=$?
+check "--ranks-per-process outside mpirun: one line, exit 2" \
+  "[ $rc -eq 2 ] && [ \$(wc -l < $out/knompi.txt) -eq 1 ] && grep -q -- '^droce-coll: --ranks-per-process: ' $out/knompi.txt" \
+  "$out/knompi.txt"
+# Explicit EAL options reach every process unchanged: a --file-prefix on a host of two is refused.
+OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=2 "$coll" --no-pci --file-prefix same \
+  -- --size 64K --port net_null0 > "$out/prefix.txt" 2>&1
+rc=$?
+check "under mpirun, two processes on a host given one --file-prefix: one line, exit 2" \
+  "[ $rc -eq 2 ] && [ \$(wc -l < $out/prefix.txt) -eq 1 ] && grep -q -- '^droce-coll: --file-prefix: ' $out/prefix.txt" \
+  "$out/prefix.txt"
 "$coll" -- --size 64K --port net_null0 > "$out/nompi.txt" 2>&1
 rc=$?
 check "--port outside mpirun: one line, exit 2" "[ $rc -eq 2 ] && [ \$(wc -l < $out/nompi.txt) -eq 1 ]" "$out/nompi.txt"

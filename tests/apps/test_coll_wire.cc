@@ -144,6 +144,12 @@ TEST_CASE("shared parameters: equal -> accepted; a difference -> the rank and th
   b = encode_params(run_params(other, 4));
   REQUIRE(compared(mine, b, 1, droce::engine::StatusCode::kInvalidArgument)
               .find("rank 1 runs with --timeout 5, rank 0 with 30") == 0);
+  // Another --ranks-per-process is named first: it is why the process sends another count of cards.
+  other = a;
+  other.ranks_per_process = 2;
+  b = encode_params(run_params(other, 4));
+  REQUIRE(compared(mine, b, 2, droce::engine::StatusCode::kInvalidArgument) ==
+          "rank 2 runs with --ranks-per-process 2, rank 0 with 1: every rank needs the same parameters");
   b = encode_params(mine);
   b.pop_back();
   REQUIRE(compared(mine, b, 2, droce::engine::StatusCode::kPeer).find("rank 2 sent") == 0);
