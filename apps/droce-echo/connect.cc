@@ -73,7 +73,11 @@ Status connect_qps(const Options& o, Setup& st) {
     engine::RcEndpoint& ep = st.group->worker(static_cast<std::uint16_t>(i % o.workers)).endpoint();
     const std::uint32_t psn = (server ? 0x200 : 0x100) + i;
     std::uint32_t qpn = 0;
-    s = ep.create_qp(echo_qp_attr(o, psn), qpn);
+    rc::QpAttr attr = echo_qp_attr(o, psn);
+    // The server gives its client a protection domain of its own (docs/hardening.md, "Protection
+    // domains"): the echo buffer EchoServer registers in the QP's domain is reached by this QP alone.
+    if (server) s = st.memories[i % o.workers]->create_domain(attr.pd);
+    if (s.ok()) s = ep.create_qp(attr, qpn);
     ConnInfo local, peer;
     local.qpn = qpn;
     local.psn = psn;

@@ -23,7 +23,11 @@ using engine::Status;
 
 EchoServer::EchoServer(engine::RcEndpoint& ep, engine::MemoryRegistry& mem, std::uint32_t qpn, bool rc_pingpong)
     : ep_(ep), qpn_(qpn), rc_pingpong_(rc_pingpong), buf_(kSlots * 65536) {
-  (void)mem.register_memory(buf_.data(), buf_.size(), rc::kAccessLocalWrite, mr_);
+  // In the QP's own protection domain: its replies' L_Key is checked against it (a failed
+  // registration shows as the first reply's error).
+  const rc::RcQp* qp = ep.qp(qpn);
+  (void)mem.register_memory(buf_.data(), buf_.size(), rc::kAccessLocalWrite,
+                            qp == nullptr ? rc::MrTable::kDefaultDomain : qp->attr().pd, mr_);
 }
 
 void EchoServer::serve() {

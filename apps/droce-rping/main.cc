@@ -52,7 +52,9 @@ int main(int argc, char** argv) {
     return rping::report(o, st, server.results(), server.rejected(), s);
   }
   rc::MemoryRegion mr;
-  Status s = rping::register_buffers(st, rping::Session::kRegionBytes, mr);
+  rping::allocate_buffers(st, rping::Session::kRegionBytes);
+  Status s =
+      rping::register_region(st, st.buffers.get(), rping::Session::kRegionBytes, rc::MrTable::kDefaultDomain, mr);
   rping::Session session(o, st, st.buffers.get(), mr);
   if (s.ok()) s = session.connect();
   if (s.ok()) s = session.run();

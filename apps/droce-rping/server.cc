@@ -29,7 +29,20 @@ std::string ip_of(const std::uint8_t* ip, bool ipv6) {
 
 }  // namespace
 
-Status Server::prepare() { return register_buffers(st_, std::size_t{o_.clients} * Session::kRegionBytes, mr_); }
+Status Server::prepare() {
+  allocate_buffers(st_, std::size_t{o_.clients} * Session::kRegionBytes);
+  return {};
+}
+
+Status Server::next_session() {
+  std::uint8_t* region = st_.buffers.get() + sessions_.size() * Session::kRegionBytes;
+  std::uint32_t pd = 0;
+  if (Status s = st_.memory->create_domain(pd); !s.ok()) return s;
+  rc::MemoryRegion mr;
+  if (Status s = register_region(st_, region, Session::kRegionBytes, pd, mr); !s.ok()) return s;
+  sessions_.push_back(std::make_unique<Session>(o_, st_, region, mr));
+  return {};
+}
 
 Session* Server::find(std::uint32_t conn) {
   for (auto& s : sessions_)
@@ -57,8 +70,7 @@ Status Server::step(bool& progressed) {
                      ip_of(e.peer.ip, st_.ip.ipv6).c_str(), o_.clients);
       continue;
     }
-    std::uint8_t* region = st_.buffers.get() + sessions_.size() * Session::kRegionBytes;
-    sessions_.push_back(std::make_unique<Session>(o_, st_, region, mr_));
+    if (Status s = next_session(); !s.ok()) return s;
     if (Status s = sessions_.back()->accept(e); !s.ok()) return s;
     progressed = true;
   }

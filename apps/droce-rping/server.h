@@ -20,7 +20,8 @@ class Server {
  public:
   Server(const Options& o, Setup& st) : o_(o), st_(st) {}
 
-  // The region for every client's session: --clients x Session::kRegionBytes, registered once.
+  // The memory for every client's session: --clients x Session::kRegionBytes. Each part is
+  // registered when its client is accepted, in a protection domain of its own (next_session).
   [[nodiscard]] engine::Status prepare();
   // Listens, accepts, serves; returns when all --clients are done or at the first failure.
   [[nodiscard]] engine::Status run();
@@ -36,10 +37,13 @@ class Server {
   // session), every session's completions. Sets `progressed` when something new happened.
   [[nodiscard]] engine::Status step(bool& progressed);
   [[nodiscard]] Session* find(std::uint32_t conn);
+  // The next client's session: a protection domain of its own, its part of the buffers registered
+  // in it, and (Session::create_qp) its QP in the same domain, so that an R_Key this client's
+  // session advertises reaches nothing through another client's QP (docs/hardening.md).
+  [[nodiscard]] engine::Status next_session();
 
   const Options& o_;
   Setup& st_;
-  rc::MemoryRegion mr_{};
   std::vector<std::unique_ptr<Session>> sessions_;
   std::uint64_t rejected_ = 0;  // REQs beyond --clients
 };

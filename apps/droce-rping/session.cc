@@ -38,7 +38,8 @@ Status Session::create_qp(std::uint32_t pmtu) {
   a.sr_bdp_pkts = o_.sr_bdp_pkts;
   a.sq_psn = static_cast<std::uint32_t>(rte_rdtsc() >> 4) & 0xFFFFFF;  // as random as rdma_cm's
   a.access = rc::kAccessRemoteRead | rc::kAccessRemoteWrite;  // the peer READs our start buffer, WRITEs our sink
-  a.sq_depth = 16;                                            // rping's RPING_SQ_DEPTH
+  a.pd = mr_.pd;    // the QP reaches this session's region alone (the server's: a domain per client)
+  a.sq_depth = 16;  // rping's RPING_SQ_DEPTH
   a.rq_depth = 16;
   a.min_rnr_timer = 1;
   a.recv_mode = rc::RecvMode::kPostedBuffers;

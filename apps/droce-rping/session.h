@@ -49,7 +49,8 @@ class Session {
   static constexpr std::uint32_t kSlots = 2;
   static constexpr std::size_t kRegionBytes = 2 * kSlots * kAdvertBytes + 2 * std::size_t{kBufBytes};
 
-  // `region`: kRegionBytes of memory registered as `mr` (Setup::buffers, session i's part).
+  // `region`: kRegionBytes of memory registered as `mr` (Setup::buffers, session i's part); the
+  // session's QP is created in the region's protection domain (mr.pd).
   Session(const Options& o, Setup& st, std::uint8_t* region, const rc::MemoryRegion& mr);
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;

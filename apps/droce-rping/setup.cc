@@ -50,11 +50,14 @@ Status set_up(const Options& o, bool defaults, Setup& st) {
   return {};
 }
 
-Status register_buffers(Setup& st, std::size_t bytes, rc::MemoryRegion& mr) {
+void allocate_buffers(Setup& st, std::size_t bytes) {
   st.buffers = std::make_unique<std::uint8_t[]>(bytes);
   std::memset(st.buffers.get(), 0, bytes);
-  return st.memory->register_memory(st.buffers.get(), bytes,
-                                    rc::kAccessLocalWrite | rc::kAccessRemoteRead | rc::kAccessRemoteWrite, mr);
+}
+
+Status register_region(Setup& st, std::uint8_t* region, std::size_t bytes, std::uint32_t pd, rc::MemoryRegion& mr) {
+  return st.memory->register_memory(region, bytes,
+                                    rc::kAccessLocalWrite | rc::kAccessRemoteRead | rc::kAccessRemoteWrite, pd, mr);
 }
 
 }  // namespace droce::rping

@@ -32,7 +32,11 @@ struct Setup {
 
 // `defaults`: no EAL options were given (the net_memif pair on /tmp/droce-rping.sock).
 [[nodiscard]] engine::Status set_up(const Options& o, bool defaults, Setup& st);
-// Setup::buffers: `bytes` of zeros, registered for local write and remote read and write as `mr`.
-[[nodiscard]] engine::Status register_buffers(Setup& st, std::size_t bytes, rc::MemoryRegion& mr);
+// Setup::buffers: `bytes` of zeros, not registered yet.
+void allocate_buffers(Setup& st, std::size_t bytes);
+// [region, region + bytes) of Setup::buffers registered for local write and remote read and write
+// as `mr`, in protection domain `pd` (rc::MrTable::kDefaultDomain, or one of create_domain).
+[[nodiscard]] engine::Status register_region(Setup& st, std::uint8_t* region, std::size_t bytes, std::uint32_t pd,
+                                             rc::MemoryRegion& mr);
 
 }  // namespace droce::rping

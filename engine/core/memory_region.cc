@@ -51,22 +51,49 @@ const MemoryRegistry::Entry* MemoryRegistry::entry(std::uint32_t lkey) const {
   return entries_[mr->index].get();
 }
 
+Status MemoryRegistry::create_domain(std::uint32_t& pd) {
+  const auto id = table_.create_domain();
+  if (!id)
+    return Status::error(StatusCode::kNoMemory, "create_domain: all " + std::to_string(rc::MrTable::kMaxDomains - 1) +
+                                                    " protection domains are in use");
+  pd = *id;
+  return {};
+}
+
+Status MemoryRegistry::destroy_domain(std::uint32_t pd) {
+  if (pd == rc::MrTable::kDefaultDomain)
+    return Status::error(StatusCode::kInvalidArgument, "destroy_domain: the default domain (0) is never destroyed");
+  if (!table_.domain_exists(pd))
+    return Status::error(StatusCode::kNotFound, "destroy_domain: no protection domain " + std::to_string(pd));
+  if (!table_.destroy_domain(pd))
+    return Status::error(StatusCode::kBadState, "destroy_domain: domain " + std::to_string(pd) + " still has " +
+                                                    std::to_string(table_.domain_regions(pd)) + " regions");
+  return {};
+}
+
 Status MemoryRegistry::register_memory(void* addr, std::uint64_t len, std::uint32_t access, rc::MemoryRegion& out) {
-  return add(addr, len, access, nullptr, out);
+  return add(addr, len, access, rc::MrTable::kDefaultDomain, nullptr, out);
+}
+
+Status MemoryRegistry::register_memory(void* addr, std::uint64_t len, std::uint32_t access, std::uint32_t pd,
+                                       rc::MemoryRegion& out) {
+  return add(addr, len, access, pd, nullptr, out);
 }
 
 Status MemoryRegistry::register_memory_with_rkey(void* addr, std::uint64_t len, std::uint32_t access,
                                                  std::uint32_t rkey, rc::MemoryRegion& out) {
-  return add(addr, len, access, &rkey, out);
+  return add(addr, len, access, rc::MrTable::kDefaultDomain, &rkey, out);
 }
 
-Status MemoryRegistry::add(void* addr, std::uint64_t len, std::uint32_t access, const std::uint32_t* forced_rkey,
-                           rc::MemoryRegion& out) {
-  auto mr = forced_rkey == nullptr ? table_.register_region(addr, len, access)
-                                   : table_.register_region_with_rkey(addr, len, access, *forced_rkey);
+Status MemoryRegistry::add(void* addr, std::uint64_t len, std::uint32_t access, std::uint32_t pd,
+                           const std::uint32_t* forced_rkey, rc::MemoryRegion& out) {
+  auto mr = forced_rkey == nullptr ? table_.register_region(addr, len, access, pd)
+                                   : table_.register_region_with_rkey(addr, len, access, *forced_rkey, pd);
   if (!mr) {
     if (addr == nullptr || len == 0)
       return Status::error(StatusCode::kInvalidArgument, "cannot register an empty memory region");
+    if (!table_.domain_exists(pd))
+      return Status::error(StatusCode::kNotFound, "register_memory: no protection domain " + std::to_string(pd));
     if (forced_rkey != nullptr)
       return Status::error(StatusCode::kBadState, "R_Key " + std::to_string(*forced_rkey) +
                                                       ": its slot (low 16 bits) is in use or beyond the table");
@@ -141,7 +168,10 @@ bool MemoryRegistry::attach_payload_va(rte_mbuf* m, std::uint32_t lkey, const st
   Entry* e = entry(lkey);
   if (e == nullptr || len == 0 || len > UINT16_MAX || !RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1) return false;
   std::uint8_t* p = nullptr;
-  if (table_.check_local(lkey, reinterpret_cast<std::uint64_t>(va), len, 0, &p) != rc::MrCheck::kOk) return false;
+  // The region's own domain: the QP that posted the work request had its L_Key checked against
+  // its domain already (RcQp::post_send).
+  if (table_.check_local(lkey, reinterpret_cast<std::uint64_t>(va), len, 0, &p, e->mr.pd) != rc::MrCheck::kOk)
+    return false;
   rte_mbuf_ext_refcnt_update(&e->shinfo, 1);
   rte_pktmbuf_attach_extbuf(m, p, iova_of(p, e->dpdk_memory), static_cast<std::uint16_t>(len), &e->shinfo);
   m->data_len = static_cast<std::uint16_t>(len);

@@ -39,7 +39,22 @@ class MemoryRegistry {
   // Registers [addr, addr+len) once. Also registers the enclosing pages with DPDK as external
   // memory (rte_extmem_register) so IOVA lookups and device DMA mapping work; memory that DPDK
   // already knows (hugepages, rte_malloc) is used as is.
+  // ... in the default protection domain (rc::MrTable::kDefaultDomain), which QPs created
+  // without a domain (rc::QpAttr::pd 0) reach.
   [[nodiscard]] Status register_memory(void* addr, std::uint64_t len, std::uint32_t access, rc::MemoryRegion& out);
+  // ... in protection domain `pd` (create_domain): only QPs of `pd` reach it, by R_Key or L_Key
+  // (docs/hardening.md, "Protection domains"). kNotFound for a domain that does not exist.
+  [[nodiscard]] Status register_memory(void* addr, std::uint64_t len, std::uint32_t access, std::uint32_t pd,
+                                       rc::MemoryRegion& out);
+
+  // Protection domains (verbs' ibv_alloc_pd / ibv_dealloc_pd), control path. A new domain's id
+  // is never 0 and never an earlier domain's; kNoMemory past rc::MrTable::kMaxDomains - 1 live.
+  [[nodiscard]] Status create_domain(std::uint32_t& pd);
+  // kBadState while regions are registered in it (deregister them first), kNotFound for an
+  // unknown id, kInvalidArgument for the default domain. A QP left in a destroyed domain
+  // reaches no region (its id is never reused).
+  [[nodiscard]] Status destroy_domain(std::uint32_t pd);
+  [[nodiscard]] bool domain_exists(std::uint32_t pd) const { return table_.domain_exists(pd); }
   // Capture replays (docs/hardening.md, "Forcing identities"): the same, with exactly `rkey` as
   // the region's R_Key (its L_Key is `rkey` with bit 23 flipped), so a recorded RETH names it.
   // kBadState when the slot the key's low 16 bits name is in use or beyond the table.
@@ -91,8 +106,8 @@ class MemoryRegistry {
     bool in_use = false;
     bool dpdk_memory = false;  // allocated by DPDK (hugepages, rte_malloc): has a memseg
   };
-  [[nodiscard]] Status add(void* addr, std::uint64_t len, std::uint32_t access, const std::uint32_t* forced_rkey,
-                           rc::MemoryRegion& out);
+  [[nodiscard]] Status add(void* addr, std::uint64_t len, std::uint32_t access, std::uint32_t pd,
+                           const std::uint32_t* forced_rkey, rc::MemoryRegion& out);
   Entry* entry(std::uint32_t lkey);
   const Entry* entry(std::uint32_t lkey) const;
 

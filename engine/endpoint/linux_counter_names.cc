@@ -125,6 +125,7 @@ constexpr RcCounterField kRcFields[] = {
     {"req_remote_access_errors", &rc::RcCounters::req_remote_access_errors},
     {"req_remote_invalid_request", &rc::RcCounters::req_remote_invalid_request},
     {"resp_remote_access_errors", &rc::RcCounters::resp_remote_access_errors},
+    {"resp_wrong_domain", &rc::RcCounters::resp_wrong_domain},
     {"resp_invalid_request", &rc::RcCounters::resp_invalid_request},
     {"resp_invalidate_errors", &rc::RcCounters::resp_invalidate_errors},
     {"resp_remote_operational_errors", &rc::RcCounters::resp_remote_operational_errors},

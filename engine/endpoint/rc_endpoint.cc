@@ -131,6 +131,9 @@ Status RcEndpoint::create_qp(rc::QpAttr attr, std::uint32_t& qpn) {
     if (qps_[i]) continue;
     attr.qpn = cfg_.transport.qpn_base + i;
     if (Status s = attr.validate(); !s.ok()) return s.context("QP attributes: ");
+    if (!cfg_.queues.memory->domain_exists(attr.pd))
+      return Status::error(StatusCode::kNotFound, "QP attributes: no protection domain " + std::to_string(attr.pd) +
+                                                      " in the endpoint's memory registry");
     if (cfg_.dcqcn.reaction_point || cfg_.dcqcn.notification_point)
       if (Status s = cfg_.dcqcn.params.validate(); !s.ok()) return s.context("DCQCN parameter ");
     auto q = std::make_unique<rc::RcQp>(attr, cfg_.queues.memory->table());

@@ -55,8 +55,10 @@ class RcEndpoint final : public ViewHome, private CmQpControl {
   RcEndpoint& operator=(const RcEndpoint&) = delete;
 
   // ---- verbs-like control path ----
-  // Creates a QP (RESET -> INIT) from `attr` (PMTU, PSN, timers, depths, access, receive mode;
-  // attr.qpn is assigned here and returned in `qpn`).
+  // Creates a QP (RESET -> INIT) from `attr` (PMTU, PSN, timers, depths, access, receive mode,
+  // protection domain; attr.qpn is assigned here and returned in `qpn`). attr.pd must exist in
+  // the endpoint's MemoryRegistry (create_domain; 0, the default, always does): the QP reaches
+  // only that domain's regions (docs/hardening.md, "Protection domains"); kNotFound otherwise.
   [[nodiscard]] Status create_qp(rc::QpAttr attr, std::uint32_t& qpn);
   // Connects it (INIT -> RTR -> RTS) to `remote`. Message-view QPs get their receive credits here.
   [[nodiscard]] Status connect(std::uint32_t qpn, const RemoteQp& remote);
@@ -145,7 +147,11 @@ class RcEndpoint final : public ViewHome, private CmQpControl {
   // and before connect; their SENDs then take receives from it, and their receive completions
   // come through poll_cq as usual. Posted-buffer QPs only.
   static constexpr std::uint32_t kMaxSrqs = 64;
+  // The SRQ belongs to protection domain `pd` (0, the default, without it): its receives' buffers
+  // must be of that domain, and only QPs of that domain attach to it (kInvalidArgument otherwise,
+  // as verbs' SRQ and QP share one ibv_pd).
   [[nodiscard]] Status create_srq(std::uint32_t depth, std::uint32_t& srq_id);
+  [[nodiscard]] Status create_srq(std::uint32_t depth, std::uint32_t pd, std::uint32_t& srq_id);
   [[nodiscard]] Status attach_srq(std::uint32_t qpn, std::uint32_t srq_id);
   [[nodiscard]] Status post_srq_recv(std::uint32_t srq_id, const rc::RecvWr& wr);
   // The limit event (verbs' IBV_EVENT_SRQ_LIMIT_REACHED): armed with a limit, it fires once when

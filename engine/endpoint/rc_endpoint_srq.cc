@@ -15,15 +15,21 @@ const rc::SharedRecvQueue* RcEndpoint::srq(std::uint32_t srq_id) const {
 
 // Control path: the SRQ's ring is allocated here, once.
 Status RcEndpoint::create_srq(std::uint32_t depth, std::uint32_t& srq_id) {
+  return create_srq(depth, rc::MrTable::kDefaultDomain, srq_id);
+}
+
+Status RcEndpoint::create_srq(std::uint32_t depth, std::uint32_t pd, std::uint32_t& srq_id) {
   if (cfg_.queues.memory == nullptr)
     return Status::error(StatusCode::kInvalidArgument, "create_srq: endpoint has no memory registry");
+  if (!cfg_.queues.memory->domain_exists(pd))
+    return Status::error(StatusCode::kNotFound, "create_srq: no protection domain " + std::to_string(pd));
   if (depth == 0 || depth > 65536)
     return Status::error(StatusCode::kInvalidArgument,
                          "create_srq: depth " + std::to_string(depth) + " is not 1..65536");
   if (srqs_.size() >= kMaxSrqs)
     return Status::error(StatusCode::kNoMemory,
                          "create_srq: the endpoint has its " + std::to_string(kMaxSrqs) + " SRQs");
-  srqs_.push_back(std::make_unique<rc::SharedRecvQueue>(depth, cfg_.queues.memory->table()));
+  srqs_.push_back(std::make_unique<rc::SharedRecvQueue>(depth, cfg_.queues.memory->table(), pd));
   srq_id = static_cast<std::uint32_t>(srqs_.size());
   return {};
 }

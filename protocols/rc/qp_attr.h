@@ -53,6 +53,9 @@ struct QpAttr {
   std::uint32_t max_rd_atomic = 16;
   std::uint32_t max_dest_rd_atomic = 16;
   std::uint32_t access = 0;  // rc::Access flags remote peers get
+  // The QP's protection domain (rc::MrTable): the only regions its peer's R_Keys and its own work
+  // requests' L_Keys reach. The owner checks that the domain exists (RcEndpoint::create_qp).
+  std::uint32_t pd = 0;
   std::uint16_t pkey = 0xFFFF;
   std::uint32_t sq_depth = 256;
   std::uint32_t rq_depth = 256;

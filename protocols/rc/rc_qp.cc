@@ -153,9 +153,10 @@ Status RcQp::post_send(const SendWr& wr) {
   const std::uint32_t need = is_read_or_atomic(wr.opcode) ? static_cast<std::uint32_t>(kAccessLocalWrite) : 0u;
   std::uint8_t* local = nullptr;
   if (wr.sge.length != 0) {
-    if (mrs_.check_local(wr.sge.lkey, wr.sge.addr, wr.sge.length, need, &local) != MrCheck::kOk)
+    if (mrs_.check_local(wr.sge.lkey, wr.sge.addr, wr.sge.length, need, &local, attr_.pd) != MrCheck::kOk)
       return Status::fail(StatusCode::kBadKey,
-                          "post_send: local buffer not in a registered region (lkey, bounds or access)");
+                          "post_send: local buffer not in a registered region of the QP's domain (lkey, bounds, "
+                          "access or domain)");
   }
   // Filled in place, every field (the slot is reused).
   SendWqe& w = sq_at(sq_.tail);
@@ -188,6 +189,10 @@ Status RcQp::attach_srq(SharedRecvQueue* srq) {
                         "attach_srq: a selective-repeat QP takes no shared receive queue");
   if (srq != nullptr && attr_.recv_mode != RecvMode::kPostedBuffers)
     return Status::fail(StatusCode::kInvalidArgument, "attach_srq: a message-view QP takes no shared receive queue");
+  // The SRQ's WQEs name regions of its domain, which the QP places into: one domain for both.
+  if (srq != nullptr && srq->pd() != attr_.pd)
+    return Status::fail(StatusCode::kInvalidArgument,
+                        "attach_srq: the shared receive queue is of another protection domain than the QP");
   if (srq != nullptr && rq_.head != rq_.tail)
     return Status::fail(StatusCode::kBadState, "attach_srq: the QP already has receives posted");
   srq_ = srq;
@@ -204,8 +209,9 @@ Status RcQp::post_recv(const RecvWr& wr) {
   std::uint8_t* local = nullptr;
   // A credit for a message view carries no buffer (see RecvMode::kMessageViews).
   if (wr.sge.length != 0 && attr_.recv_mode == RecvMode::kPostedBuffers &&
-      mrs_.check_local(wr.sge.lkey, wr.sge.addr, wr.sge.length, kAccessLocalWrite, &local) != MrCheck::kOk)
-    return Status::fail(StatusCode::kBadKey, "post_recv: buffer not in a registered, locally writable region");
+      mrs_.check_local(wr.sge.lkey, wr.sge.addr, wr.sge.length, kAccessLocalWrite, &local, attr_.pd) != MrCheck::kOk)
+    return Status::fail(StatusCode::kBadKey,
+                        "post_recv: buffer not in a registered, locally writable region of the QP's domain");
   RecvWqe& r = rq_at(rq_.tail);
   r.wr = wr;
   r.local = local;

@@ -485,8 +485,9 @@ class RcQp {
   void pop_response();
   void drop_responses();
   void responder_nak(std::uint32_t psn, std::uint8_t syndrome);
-  void nak_invalid_request(std::uint32_t psn);      // counted in resp_invalid_request
-  void nak_remote_access_error(std::uint32_t psn);  // counted in resp_remote_access_errors
+  void nak_invalid_request(std::uint32_t psn);  // counted in resp_invalid_request
+  // Counted in resp_remote_access_errors, and in resp_wrong_domain when `why` says so.
+  void nak_remote_access_error(std::uint32_t psn, MrCheck why);
   // Writes the next CQ entry in place (every field: slots are reused). The CQ holds one entry
   // per WQE at most, so it cannot be full.
   void push_completion(std::uint64_t wr_id, WcStatus status, WcOpcode opcode, std::uint32_t byte_len, bool is_recv,

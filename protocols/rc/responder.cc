@@ -120,7 +120,8 @@ void RcQp::replay_read(const wire::PacketInfo& pi) {
   }
   if (rq_.replays_queued >= attr_.max_dest_rd_atomic) return;
   std::uint8_t* src = nullptr;
-  if (mrs_.check_remote(pi.reth_rkey, pi.reth_va, pi.reth_dma_len, kAccessRemoteRead, &src) != MrCheck::kOk) return;
+  if (mrs_.check_remote(pi.reth_rkey, pi.reth_va, pi.reth_dma_len, kAccessRemoteRead, &src, attr_.pd) != MrCheck::kOk)
+    return;
   queue_read(pi, src, /*replay=*/true);
 }
 
@@ -151,8 +152,9 @@ void RcQp::nak_invalid_request(std::uint32_t psn) {
   responder_nak(psn, wire::nak_syndrome(NakCode::kInvalidRequest));
 }
 
-void RcQp::nak_remote_access_error(std::uint32_t psn) {
+void RcQp::nak_remote_access_error(std::uint32_t psn, MrCheck why) {
   ++c_.resp_remote_access_errors;
+  if (why == MrCheck::kWrongDomain) ++c_.resp_wrong_domain;
   responder_nak(psn, wire::nak_syndrome(NakCode::kRemoteAccessError));
 }
 
@@ -196,8 +198,10 @@ void RcQp::execute_read(const wire::PacketInfo& pi) {
     return;
   }
   std::uint8_t* src = nullptr;
-  if (mrs_.check_remote(pi.reth_rkey, pi.reth_va, pi.reth_dma_len, kAccessRemoteRead, &src) != MrCheck::kOk) {
-    nak_remote_access_error(pi.psn);
+  if (const MrCheck chk =
+          mrs_.check_remote(pi.reth_rkey, pi.reth_va, pi.reth_dma_len, kAccessRemoteRead, &src, attr_.pd);
+      chk != MrCheck::kOk) {
+    nak_remote_access_error(pi.psn, chk);
     return;
   }
   queue_read(pi, src, /*replay=*/false);
@@ -250,9 +254,9 @@ void RcQp::execute_read(const wire::PacketInfo& pi) {
                                                     bool starts) {
   if (op.kind != OpKind::kWrite || !starts) return true;
   std::uint8_t* dst = nullptr;
-  const auto chk = mrs_.check_remote(pi.reth_rkey, pi.reth_va, pi.reth_dma_len, kAccessRemoteWrite, &dst);
+  const auto chk = mrs_.check_remote(pi.reth_rkey, pi.reth_va, pi.reth_dma_len, kAccessRemoteWrite, &dst, attr_.pd);
   if (chk != MrCheck::kOk || pi.payload_len > pi.reth_dma_len) {
-    nak_remote_access_error(pi.psn);
+    nak_remote_access_error(pi.psn, chk);
     return false;
   }
   rq_.write_ptr = dst;
@@ -332,7 +336,7 @@ bool RcQp::take_from_srq() {
 // responder class J and completes the receive the same way; the spec clause naming the NAK code
 // for it could not be checked here, so invalid request is chosen to match that receive status.
 [[gnu::always_inline]] inline bool RcQp::execute_invalidate(const wire::PacketInfo& pi, const wire::OpcodeInfo& op) {
-  if ((op.headers & wire::kHdrIeth) == 0 || mrs_.invalidate_remote(pi.ieth_rkey) == MrCheck::kOk) return true;
+  if ((op.headers & wire::kHdrIeth) == 0 || mrs_.invalidate_remote(pi.ieth_rkey, attr_.pd) == MrCheck::kOk) return true;
   refuse_invalidate(pi.psn);
   return false;
 }

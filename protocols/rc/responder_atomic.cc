@@ -47,9 +47,10 @@ bool RcQp::check_atomic_alignment(const wire::PacketInfo& pi) {
 // remote atomic access; otherwise remote access error. Returns the target, or nullptr when NAKed.
 std::uint8_t* RcQp::check_atomic_rkey(const wire::PacketInfo& pi) {
   std::uint8_t* target = nullptr;
-  if (mrs_.check_remote(pi.atomic_rkey, pi.atomic_va, kAtomicBytes, kAccessRemoteAtomic, &target) == MrCheck::kOk)
-    return target;
-  nak_remote_access_error(pi.psn);
+  const MrCheck chk =
+      mrs_.check_remote(pi.atomic_rkey, pi.atomic_va, kAtomicBytes, kAccessRemoteAtomic, &target, attr_.pd);
+  if (chk == MrCheck::kOk) return target;
+  nak_remote_access_error(pi.psn, chk);
   return nullptr;
 }
 

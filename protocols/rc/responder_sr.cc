@@ -136,8 +136,9 @@ bool RcQp::sr_place(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, cons
   const bool ends = op.position == OpPosition::kLast || op.position == OpPosition::kOnly;
   if (op.kind == OpKind::kWrite) {
     std::uint8_t* dst = nullptr;
-    if (mrs_.check_remote(pi.reth_rkey, pi.reth_va, plen, kAccessRemoteWrite, &dst) != MrCheck::kOk) {
-      nak_remote_access_error(pi.psn);
+    if (const MrCheck chk = mrs_.check_remote(pi.reth_rkey, pi.reth_va, plen, kAccessRemoteWrite, &dst, attr_.pd);
+        chk != MrCheck::kOk) {
+      nak_remote_access_error(pi.psn, chk);
       return false;
     }
     if (plen != 0) std::memcpy(dst, payload, plen);
@@ -197,7 +198,7 @@ void RcQp::sr_deliver_in_order() {
         nak_invalid_request(rq_.epsn);
         return;
       }
-      if (s.has_inv && mrs_.invalidate_remote(s.ieth_rkey) != MrCheck::kOk) {
+      if (s.has_inv && mrs_.invalidate_remote(s.ieth_rkey, attr_.pd) != MrCheck::kOk) {
         refuse_invalidate(rq_.epsn);
         return;
       }

@@ -72,8 +72,10 @@ bool RcQp::sr_execute(const SrRxSlot& s) {
       return false;
     }
     std::uint8_t* src = nullptr;
-    if (mrs_.check_remote(pi.reth_rkey, pi.reth_va, pi.reth_dma_len, kAccessRemoteRead, &src) != MrCheck::kOk) {
-      nak_remote_access_error(pi.psn);
+    if (const MrCheck chk =
+            mrs_.check_remote(pi.reth_rkey, pi.reth_va, pi.reth_dma_len, kAccessRemoteRead, &src, attr_.pd);
+        chk != MrCheck::kOk) {
+      nak_remote_access_error(pi.psn, chk);
       return false;
     }
     queue_read(pi, src, /*replay=*/false);

@@ -7,7 +7,7 @@ namespace {
 constexpr std::uint32_t kMaxSrqDepth = 65536;
 }  // namespace
 
-SharedRecvQueue::SharedRecvQueue(std::uint32_t depth, const MrTable& mrs) : mrs_(mrs) {
+SharedRecvQueue::SharedRecvQueue(std::uint32_t depth, const MrTable& mrs, std::uint32_t pd) : mrs_(mrs), pd_(pd) {
   cap_ = depth == 0 ? 1 : depth > kMaxSrqDepth ? kMaxSrqDepth : depth;
   std::uint64_t size = 1;
   while (size < cap_) size <<= 1;
@@ -19,8 +19,9 @@ Status SharedRecvQueue::post_recv(const RecvWr& wr) {
   if (tail_ - head_ >= cap_) return Status::fail(StatusCode::kQueueFull, "post_srq_recv: shared receive queue full");
   std::uint8_t* local = nullptr;
   if (wr.sge.length != 0 &&
-      mrs_.check_local(wr.sge.lkey, wr.sge.addr, wr.sge.length, kAccessLocalWrite, &local) != MrCheck::kOk)
-    return Status::fail(StatusCode::kBadKey, "post_srq_recv: buffer not in a registered, locally writable region");
+      mrs_.check_local(wr.sge.lkey, wr.sge.addr, wr.sge.length, kAccessLocalWrite, &local, pd_) != MrCheck::kOk)
+    return Status::fail(StatusCode::kBadKey,
+                        "post_srq_recv: buffer not in a registered, locally writable region of the SRQ's domain");
   PostedRecv& r = ring_[tail_ & mask_];
   r.wr = wr;
   r.local = local;

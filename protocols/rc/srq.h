@@ -26,8 +26,10 @@ struct PostedRecv {
 // locking.
 class SharedRecvQueue {
  public:
-  // `depth` WQEs at most (1..65536); `mrs` checks the buffers posted.
-  SharedRecvQueue(std::uint32_t depth, const MrTable& mrs);
+  // `depth` WQEs at most (1..65536); `mrs` checks the buffers posted, which must be regions of
+  // protection domain `pd`. Only QPs of the same domain attach (RcQp::attach_srq).
+  SharedRecvQueue(std::uint32_t depth, const MrTable& mrs, std::uint32_t pd = MrTable::kDefaultDomain);
+  [[nodiscard]] std::uint32_t pd() const { return pd_; }
 
   // Errors (queue full, a buffer outside a locally writable region) are returned at once.
   [[nodiscard]] Status post_recv(const RecvWr& wr);
@@ -54,6 +56,7 @@ class SharedRecvQueue {
 
  private:
   const MrTable& mrs_;
+  std::uint32_t pd_;
   std::vector<PostedRecv> ring_;
   std::uint64_t mask_ = 0;
   std::uint32_t cap_ = 1;

@@ -168,6 +168,7 @@ struct RcCounters {
   std::uint64_t req_remote_access_errors = 0;
   std::uint64_t req_remote_invalid_request = 0;
   std::uint64_t resp_remote_access_errors = 0;
+  std::uint64_t resp_wrong_domain = 0;  // responder: of those, a live R_Key of another protection domain's region
   std::uint64_t resp_invalid_request = 0;
   std::uint64_t resp_invalidate_errors = 0;  // responder: SEND with Invalidate naming a key it may not invalidate
   std::uint64_t resp_remote_operational_errors = 0;  // responder: a message accepted that its owner could not keep
