@@ -467,6 +467,21 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
       }
     }
   }
+  // A static connection (--oob-port 0) has no goodbye to wait for: a server whose counts are
+  // reached keeps its QPs polled as TCP's TIME_WAIT (RFC 793 §3.5) for twice the client's whole
+  // retry span (local ACK timeout 4.096 us x 2^--qp-timeout, --retry-count + 1 sends), so that a
+  // request whose ACK from us was lost is acknowledged again (IBTA C9-105) instead of exhausting
+  // the client's retries against a stopped port. At most 30 s (--qp-timeout 31 would make it
+  // hours); Ctrl-C ends it at once.
+  if (server && o.oob_port == 0 && !out.interrupted) {
+    const double span_s =
+        std::min(30.0, 2.0 * 4.096e-6 * static_cast<double>(std::uint64_t{1} << o.qp_timeout) * (o.retry_cnt + 1));
+    const std::uint64_t until = rte_rdtsc() + static_cast<std::uint64_t>(span_s * hz);
+    while (rte_rdtsc() < until && !engine::stop_requested()) {
+      keep_polling();
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
   // The client polls no more (or is gone): stop every job, then our port, before saying so.
   if (!move_jobs_to(st, Phase::kStop)) {
     std::fprintf(stderr, "droce-gen: a worker did not stop polling within 10 s\n");

@@ -2,8 +2,8 @@
 # droce-switch end to end: the in-process lab (CNPs and rate cuts at a bottleneck; PFC lossless),
 # then the switch as its own process between two droce-gen processes over memif, then bad input.
 set -uo pipefail
-sw=$1
-gen=$2
+sw=$(realpath "$1")  # absolute: one check runs from another folder
+gen=$(realpath "$2")
 out=$(mktemp -d)
 tag=$$
 pids=()
