@@ -17,15 +17,15 @@ bool has_option(const std::vector<std::string>& eal, std::string_view shrt, std:
 
 }  // namespace
 
-Status name_switch_ports(std::vector<std::string>& eal) {
+engine::Status name_switch_ports(std::vector<std::string>& eal) {
   const bool pci =
       has_option(eal, "-a", "--allow") || has_option(eal, "-b", "--block") || has_option(eal, "", "--no-pci");
   const bool vdev = has_option(eal, "", "--vdev");
   if (!pci && !vdev)
-    return Status::error(StatusCode::kInvalidArgument,
-                         "no ports: name at least two in the EAL options before -- (--vdev "
-                         "net_memif0,role=server,socket=PATH ... or -a PCI_ADDRESS), or run the lab with "
-                         "--lab-senders N");
+    return engine::Status::error(engine::StatusCode::kInvalidArgument,
+                                 "no ports: name at least two in the EAL options before -- (--vdev "
+                                 "net_memif0,role=server,socket=PATH ... or -a PCI_ADDRESS), or run the lab with "
+                                 "--lab-senders N");
   if (!pci) eal.push_back("--no-pci");
   return {};
 }
