@@ -3,13 +3,29 @@
 
 #include <signal.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <cstdint>
 
 namespace droce::engine {
 namespace {
 std::atomic<bool> g_stop{false};
 std::atomic<int> g_signals{0};
 std::atomic<bool> g_end_tcp_waits{false};
+std::atomic<int64_t> g_first_signal_ns{0};
+
+// One Ctrl-C often arrives twice: timeout(1) passes a signal on to its child and then to its whole
+// process group, and a terminal signals that group too. A repeat this soon after the first is taken
+// as the same request; a person's second Ctrl-C comes later and gives up at once.
+constexpr int64_t kSameRequestNs = 1'000'000'000;
+
+// clock_gettime is async-signal-safe (POSIX.1-2008 2.4.3).
+int64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
 
 // getsockopt and shutdown are async-signal-safe (POSIX.1-2008 2.4.3). The fd table is scanned up to
 // a bound far above what these apps open (a few dozen).
@@ -28,7 +44,12 @@ void shut_down_tcp_sockets() {
 
 void on_signal(int) {
   g_stop.store(true, std::memory_order_relaxed);
-  if (g_signals.fetch_add(1, std::memory_order_relaxed) >= 1) _exit(130);  // second Ctrl-C: give up waiting
+  const int64_t now = monotonic_ns();
+  if (g_signals.fetch_add(1, std::memory_order_relaxed) == 0) {
+    g_first_signal_ns.store(now, std::memory_order_relaxed);
+  } else if (now - g_first_signal_ns.load(std::memory_order_relaxed) >= kSameRequestNs) {
+    _exit(130);  // a second Ctrl-C: give up waiting
+  }
   if (g_end_tcp_waits.load(std::memory_order_relaxed)) shut_down_tcp_sockets();
 }
 }  // namespace
@@ -47,6 +68,7 @@ void request_stop() { g_stop.store(true, std::memory_order_relaxed); }
 void clear_stop() {
   g_stop.store(false, std::memory_order_relaxed);
   g_signals.store(0, std::memory_order_relaxed);
+  g_first_signal_ns.store(0, std::memory_order_relaxed);
 }
 
 void set_stop_ends_tcp_waits(bool on) {
