@@ -148,7 +148,7 @@ Status LabSwitchConfig::validate() const {
 
 std::unique_ptr<LabSwitch> LabSwitch::create(const LabSwitchConfig& cfg, Status& err) {
   if (Status s = cfg.validate(); !s.ok()) {
-    err = s.context("droce-switch: ");
+    err = s.context("lab switch: ");
     return nullptr;
   }
   std::unique_ptr<LabSwitch> s(new LabSwitch());
@@ -188,12 +188,12 @@ std::unique_ptr<LabSwitch> LabSwitch::create(const LabSwitchConfig& cfg, Status&
     s->lpm_ = rte_lpm_create(name.c_str(), SOCKET_ID_ANY, &lc);
     if (s->lpm_ == nullptr) {
       err = Status::error(StatusCode::kNoMemory,
-                          "droce-switch: rte_lpm_create failed: " + std::string(rte_strerror(rte_errno)));
+                          "lab switch: rte_lpm_create failed: " + std::string(rte_strerror(rte_errno)));
       return nullptr;
     }
     for (const auto& r : cfg.routes)
       if (rte_lpm_add(s->lpm_, r.prefix, r.depth, r.out) != 0) {
-        err = Status::error(StatusCode::kError, "droce-switch: cannot add route");
+        err = Status::error(StatusCode::kError, "lab switch: cannot add route");
         return nullptr;
       }
   }
@@ -208,7 +208,7 @@ std::unique_ptr<LabSwitch> LabSwitch::create(const LabSwitchConfig& cfg, Status&
     s->hosts_ = rte_hash_create(&hp);
     if (s->hosts_ == nullptr) {
       err = Status::error(StatusCode::kNoMemory,
-                          "droce-switch: rte_hash_create failed: " + std::string(rte_strerror(rte_errno)));
+                          "lab switch: rte_hash_create failed: " + std::string(rte_strerror(rte_errno)));
       return nullptr;
     }
     for (const auto& r : cfg.host_routes) {
@@ -217,7 +217,7 @@ std::unique_ptr<LabSwitch> LabSwitch::create(const LabSwitchConfig& cfg, Status&
       alignas(8) std::uint8_t key[sizeof r.addr];
       std::memcpy(key, r.addr, sizeof key);
       if (rte_hash_add_key_data(s->hosts_, key, reinterpret_cast<void*>(std::uintptr_t{r.out})) != 0) {
-        err = Status::error(StatusCode::kError, "droce-switch: cannot add host route");
+        err = Status::error(StatusCode::kError, "lab switch: cannot add host route");
         return nullptr;
       }
     }
@@ -232,7 +232,7 @@ std::unique_ptr<LabSwitch> LabSwitch::create(const LabSwitchConfig& cfg, Status&
   s->macs_ = rte_hash_create(&hp);
   if (s->macs_ == nullptr) {
     err = Status::error(StatusCode::kNoMemory,
-                        "droce-switch: rte_hash_create failed: " + std::string(rte_strerror(rte_errno)));
+                        "lab switch: rte_hash_create failed: " + std::string(rte_strerror(rte_errno)));
     return nullptr;
   }
   s->mac_port_.assign(hp.entries + 64, 0);
