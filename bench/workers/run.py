@@ -23,6 +23,7 @@ Not a test (timings): bench/workers/results.md records the figures and the comma
 import argparse
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -37,11 +38,21 @@ def lcores(workers, cpus):
     return ",".join(f"{k}@{k % cpus}" for k in range(workers))
 
 
+def memory_args(a):
+    """Hugepages without files (--in-memory), or none at all: EAL refuses the two together."""
+    return ["--no-huge", "-m", str(a.mem_mb)] if a.no_huge else ["--in-memory"]
+
+
+def free_port():
+    """A TCP port nobody holds now (the kernel's pick for port 0), for the pair's exchange."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def run_gen(a, work, tag, workers, op, size, qps, active=None):
     out = os.path.join(work, f"{tag}.json")
-    cmd = [a.gen, "--lcores", lcores(workers, a.cpus), "--no-pci", "--in-memory"]
-    if a.no_huge:
-        cmd += ["--no-huge", "-m", str(a.mem_mb)]
+    cmd = [a.gen, "--lcores", lcores(workers, a.cpus), "--no-pci"] + memory_args(a)
     cmd += ["--", "--mode", "loopback", "--op", op, "--size", str(size), "--qps", str(qps),
             "--workers", str(workers), "--duration", str(a.duration), "--warmup", str(a.warmup),
             "--qp-timeout", "14", "--quiet", "--json", out]
@@ -64,10 +75,9 @@ def run_gen(a, work, tag, workers, op, size, qps, active=None):
 def run_pair(a, work, tag, qps, active):
     """droce-gen server and client over one memif pair, each on its own CPU: the client's report."""
     sock = os.path.join(work, f"{tag}.sock")
-    oob = str(20000 + os.getpid() % 5000)
-    eal = lambda role, cpu: [a.gen, "-l", str(cpu % a.cpus), "--no-pci", "--in-memory", "--file-prefix", f"dw{role}{os.getpid()}",
-                             "--vdev", f"net_memif0,role={role},socket={sock},bsize=8192"] + \
-        (["--no-huge", "-m", str(a.mem_mb)] if a.no_huge else [])
+    oob = str(free_port())
+    eal = lambda role, cpu: [a.gen, "-l", str(cpu % a.cpus), "--no-pci", "--file-prefix", f"dw{role}{os.getpid()}",
+                             "--vdev", f"net_memif0,role={role},socket={sock},bsize=8192"] + memory_args(a)
     common = ["--op", "send", "--size", "64", "--qps", str(qps), "--active-qps", str(active), "--oob-port", oob,
               "--qp-timeout", "14", "--quiet"]
     outs = {r: os.path.join(work, f"{tag}-{r}.json") for r in ("server", "client")}
