@@ -217,4 +217,25 @@ struct Lab {
   }
 };
 
+// The sending half of a test that streams `total` SENDs of `size` bytes one way, A to B: message i
+// comes from src + i * size with immediate i; at most `window` are unacknowledged; A's completions
+// are counted as they come.
+struct SendStream {
+  const std::uint8_t* src = nullptr;
+  std::uint32_t size = 0;
+  int total = 0;
+  int window = 32;
+  int posted = 0, acked = 0, failed = 0;
+  void step(Lab& lab) {
+    while (posted < total && posted - acked < window) {
+      const auto seq = static_cast<std::uint32_t>(posted);
+      if (!lab.a->send_message(lab.qpn_a, src + static_cast<std::size_t>(posted) * size, size, seq, &seq).ok()) break;
+      ++posted;
+    }
+    rc::Completion c[16];
+    for (unsigned n = lab.a->poll_cq(lab.qpn_a, c, 16), i = 0; i < n; ++i)
+      (c[i].status == rc::WcStatus::kSuccess ? acked : failed)++;
+  }
+};
+
 }  // namespace droce::test

@@ -81,17 +81,11 @@ TEST_CASE("pool sizing: a receiver's pool sized for its views never runs dry whi
   for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::uint8_t>(i * 7 + 3);
   rc::MemoryRegion smr;
   REQUIRE(lab.mem_a.register_memory(src.data(), src.size(), rc::kAccessLocalWrite, smr).ok());
-  int posted = 0, acked = 0, failed = 0, got = 0, full_holds = 0;
+  SendStream tx{src.data(), kSize, kMsgs};
+  int got = 0, full_holds = 0;
   std::vector<MessageView> held;
   const bool done = lab.run([&] {
-    while (posted < kMsgs && posted - acked < 32) {
-      const auto seq = static_cast<std::uint32_t>(posted);
-      if (!lab.a->send_message(lab.qpn_a, src.data() + posted * kSize, kSize, seq, &seq).ok()) break;
-      ++posted;
-    }
-    rc::Completion c[16];
-    for (unsigned n = lab.a->poll_cq(lab.qpn_a, c, 16), i = 0; i < n; ++i)
-      (c[i].status == rc::WcStatus::kSuccess ? acked : failed)++;
+    tx.step(lab);
     MessageView v;
     while (lab.b->receive_message(lab.qpn_b, v)) {
       CHECK(v.imm == static_cast<std::uint32_t>(got));
@@ -102,10 +96,10 @@ TEST_CASE("pool sizing: a receiver's pool sized for its views never runs dry whi
       ++full_holds;
       held.clear();
     }
-    return failed != 0 || (got == kMsgs && acked == kMsgs);
+    return tx.failed != 0 || (got == kMsgs && tx.acked == kMsgs);
   });
   CHECK(done);
-  CHECK(failed == 0);
+  CHECK(tx.failed == 0);
   CHECK(got == kMsgs);
   CHECK(full_holds == 3);
   CHECK(lab.b->counters().rx_drops[static_cast<std::size_t>(wire::DropReason::kNoRxBuffer)] == 0);

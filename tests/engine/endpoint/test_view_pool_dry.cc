@@ -29,18 +29,12 @@ TEST_CASE("endpoint views: a receiver pool that runs dry drops and recovers, not
   for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::uint8_t>(i * 13 + 5);
   rc::MemoryRegion smr;
   REQUIRE(lab.mem_a.register_memory(src.data(), src.size(), rc::kAccessLocalWrite, smr).ok());
-  int posted = 0, acked = 0, failed = 0, got = 0;
+  SendStream tx{src.data(), kSize, kMsgs};
+  int got = 0;
   std::vector<MessageView> held;
   bool released = false;
   const bool done = lab.run([&] {
-    while (posted < kMsgs && posted - acked < 32) {
-      const auto seq = static_cast<std::uint32_t>(posted);
-      if (!lab.a->send_message(lab.qpn_a, src.data() + posted * kSize, kSize, seq, &seq).ok()) break;
-      ++posted;
-    }
-    rc::Completion c[16];
-    for (unsigned n = lab.a->poll_cq(lab.qpn_a, c, 16), i = 0; i < n; ++i)
-      (c[i].status == rc::WcStatus::kSuccess ? acked : failed)++;
+    tx.step(lab);
     for (;;) {
       MessageView v;
       if (!lab.b->receive_message(lab.qpn_b, v)) break;
@@ -56,11 +50,11 @@ TEST_CASE("endpoint views: a receiver pool that runs dry drops and recovers, not
       held.clear();
       released = true;
     }
-    return failed != 0 || (got == kMsgs && acked == kMsgs);
+    return tx.failed != 0 || (got == kMsgs && tx.acked == kMsgs);
   });
   CHECK(done);
   CHECK(released);
-  CHECK(failed == 0);
+  CHECK(tx.failed == 0);
   CHECK(got == kMsgs);
   CHECK(lab.qa->state() == rc::QpState::kRts);
   CHECK(lab.qb->state() == rc::QpState::kRts);
