@@ -7,7 +7,8 @@ namespace droce::engine {
 
 // Installs SIGINT/SIGTERM handlers that set the stop flag (a second signal, a second or more after
 // the first, exits at once with status 130; a repeat within that second is the same request, as
-// timeout(1) and a terminal deliver one Ctrl-C twice), and ignores SIGPIPE (virtio_user and the OOB TCP channel see it when a peer exits).
+// timeout(1) and a terminal deliver one Ctrl-C twice), and ignores SIGPIPE (virtio_user and the OOB TCP channel see it
+// when a peer exits).
 void install_stop_signals();
 [[nodiscard]] bool stop_requested();
 void request_stop();

@@ -1,9 +1,10 @@
 // The stop signals: one Ctrl-C delivered twice at once (timeout(1) passes it to its child and then
 // to the child's process group) is one request; a second Ctrl-C a second later gives up at once.
-#include <catch2/catch.hpp>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <catch2/catch.hpp>
 
 #include "engine/core/stop_signal.h"
 
