@@ -28,7 +28,9 @@ const char* op_name(Op op) {
   }
   return "?";
 }
-const char* recovery_name(rc::Recovery r) { return r == rc::Recovery::kSelectiveRepeat ? "sr" : "gbn"; }
+const char* recovery_name(rc::Recovery r) {
+  return r == rc::Recovery::kSelectiveRepeat ? "sr" : r == rc::Recovery::kGoBack0 ? "gb0" : "gbn";
+}
 const char* connect_name(Connect c) { return c == Connect::kCm ? "cm" : "tcp"; }
 const char* mode_name(Mode m) { return m == Mode::kLoopback ? "loopback" : m == Mode::kClient ? "client" : "server"; }
 
@@ -164,13 +166,16 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   cli::add_uint(app, g, "--inflight", "N", o.inflight, 1, 128,
                 "outstanding messages per QP, 1..128" + d + std::to_string(o.inflight) + ")");
   cli::add_choice(
-      app, g, "--recovery", {"gbn", "sr"},
+      app, g, "--recovery", {"gbn", "sr", "gb0"},
       "loss recovery: gbn (go-back-N, IBTA) or sr (selective repeat between\n"
       "droce-gen peers, every --op; a READ spans at most --sr-bdp-packets x --mtu;\n"
       "client/server: used only when the server runs --recovery sr too, else both\n"
-      "fall back to gbn)" +
+      "fall back to gbn); gb0 (go-back-0, loopback only: a lost packet restarts its\n"
+      "whole SEND or WRITE, the NIC behaviour behind the 1-in-256 livelock)" +
           d + recovery_name(o.recovery) + ")",
-      [&o](std::size_t i) { o.recovery = i == 0 ? rc::Recovery::kGoBackN : rc::Recovery::kSelectiveRepeat; });
+      [&o](std::size_t i) {
+        o.recovery = i == 0 ? rc::Recovery::kGoBackN : i == 1 ? rc::Recovery::kSelectiveRepeat : rc::Recovery::kGoBack0;
+      });
   cli::add_uint(app, g, "--sr-bdp-packets", "N", o.sr_bdp_pkts, 1, rc::kSrMaxBdpPkts,
                 "selective repeat: packets in flight per QP, 1.." + std::to_string(rc::kSrMaxBdpPkts) + d +
                     std::to_string(o.sr_bdp_pkts) + ")");
@@ -358,6 +363,11 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
                         "droce-gen: --op %s needs the peer's buffer address and rkey, which only the "
                         "out-of-band exchange carries: use --oob-port, or --op send\n",
                         op_name(o.op)),
+           -1;
+  if (o.recovery == rc::Recovery::kGoBack0 && o.mode != Mode::kLoopback)
+    return std::fprintf(stderr,
+                        "droce-gen: --recovery gb0 is the lab's go-back-0: --mode loopback only (no peer "
+                        "negotiates it)\n"),
            -1;
   if (o.recovery == rc::Recovery::kSelectiveRepeat && o.mode != Mode::kLoopback && o.oob_port == 0)
     return std::fprintf(stderr, "droce-gen: --recovery sr is agreed in the out-of-band exchange: use --oob-port\n"), -1;

@@ -26,6 +26,7 @@ struct Counters {
   std::uint64_t pfc_frames = 0, pfc_paused_ns = 0, zc = 0, copied_tx = 0, inlined = 0;
   std::uint64_t atomics_executed = 0, atomic_replays = 0;
   std::uint64_t adaptive_timeouts = 0, tail_probes = 0, spurious = 0;  // of the loss-recovery timer
+  std::uint64_t gb0_discarded = 0;  // go-back-0: partial messages the responders threw away
 };
 
 void add_qp(Counters& s, engine::RcEndpoint* ep, std::uint32_t qpn) {
@@ -42,6 +43,7 @@ void add_qp(Counters& s, engine::RcEndpoint* ep, std::uint32_t qpn) {
   s.adaptive_timeouts += c.adaptive_timeouts;
   s.tail_probes += c.tail_probes;
   s.spurious += c.spurious_retransmits;
+  s.gb0_discarded += c.gb0_messages_discarded;
 }
 
 Counters counters_of(Setup& st) {
@@ -94,6 +96,11 @@ nlohmann::json workers_json(const Options& o, Setup& st, double secs) {
   return a;
 }
 
+// Whether the QPs ran the adaptive RTO: go-back-0's have the IBTA timer alone (rc::QpAttr).
+bool adaptive_rto_on(const Options& o, const Setup& st) {
+  return o.adaptive_rto && st.recovery != rc::Recovery::kGoBack0;
+}
+
 // The loss-recovery timer (docs/transport.md): its counts, and each requester QP's timeout and
 // round trip as the run left them (a server's report has no requester: empty lists).
 nlohmann::json loss_recovery_json(const Options& o, Setup& st, const Counters& c) {
@@ -108,11 +115,12 @@ nlohmann::json loss_recovery_json(const Options& o, Setup& st, const Counters& c
       srtt.push_back(qp->srtt_ns() / 1000);
       min_rtt.push_back(qp->min_rtt_ns() / 1000);
     }
-  return {{"adaptive_rto", o.adaptive_rto ? "on" : "off"},
+  return {{"adaptive_rto", adaptive_rto_on(o, st) ? "on" : "off"},
           {"ack_timeouts", c.timeouts},
           {"adaptive_timeouts", c.adaptive_timeouts},
           {"tail_probes", c.tail_probes},
           {"spurious_retransmits", c.spurious},
+          {"gb0_messages_discarded", c.gb0_discarded},
           {"rto_us", rto},
           {"pto_us", pto},
           {"srtt_us", srtt},
@@ -178,6 +186,8 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
   // Selective repeat named when in use (a go-back-N run reads as before).
   if (st.recovery == rc::Recovery::kSelectiveRepeat)
     qps += ", selective repeat (" + std::to_string(o.sr_bdp_pkts) + " pkts in flight)";
+  if (st.recovery == rc::Recovery::kGoBack0)
+    qps += ", go-back-0 (" + std::to_string(c.gb0_discarded) + " partial messages discarded)";
   std::printf(" droce-gen %s: RC %s, %s, MTU %u, inflight %u, impairment loss %g dup %g reorder %g (%s)\n",
               mode_name(o.mode), op_name(o.op), qps.c_str(), o.mtu, o.inflight, o.loss, o.duplicate, o.reorder,
               o.impair_direction.c_str());
@@ -212,8 +222,8 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
               static_cast<ull>(c.rnr), static_cast<ull>(c.timeouts));
   // The loss-recovery timer's share of the recovery; the first requester QP's timer as it ended.
   std::printf(" loss recovery: adaptive RTO %s  tail probes %llu  adaptive timeouts %llu  spurious retransmits %llu",
-              o.adaptive_rto ? "on" : "off", static_cast<ull>(c.tail_probes), static_cast<ull>(c.adaptive_timeouts),
-              static_cast<ull>(c.spurious));
+              adaptive_rto_on(o, st) ? "on" : "off", static_cast<ull>(c.tail_probes),
+              static_cast<ull>(c.adaptive_timeouts), static_cast<ull>(c.spurious));
   if (!st.server && o.qps != 0) {
     const Requester& q = st.requester(0);
     const rc::RcQp* qp = q.ep->qp(q.qpn);

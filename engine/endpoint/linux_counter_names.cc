@@ -151,6 +151,7 @@ constexpr RcCounterField kRcFields[] = {
     {"adaptive_timeouts", &rc::RcCounters::adaptive_timeouts},
     {"tail_probes", &rc::RcCounters::tail_probes},
     {"spurious_retransmits", &rc::RcCounters::spurious_retransmits},
+    {"gb0_messages_discarded", &rc::RcCounters::gb0_messages_discarded},
 };
 // RcCounters is only 64-bit counters: a field added there must be added here too.
 static_assert(sizeof(rc::RcCounters) == std::size(kRcFields) * sizeof(std::uint64_t),

@@ -214,6 +214,8 @@ void RcQp::on_sequence_nak(std::uint32_t psn, std::uint64_t now_ns) {
   if (!retry_or_fail(false)) return;
   sq_.seq_nak_acted = true;
   sq_.seq_nak_psn = psn;
+  // Go-back-0: the responder discarded the message, parts it had acknowledged included.
+  if (gb0_ && psn_lt(psn, sq_.una) && outstanding_contains(psn)) gb0_forget_from(psn);
   rewind_to(psn);
   restart_timer_after_nak(now_ns);
 }

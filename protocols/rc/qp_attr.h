@@ -27,7 +27,20 @@ enum class RecvMode : std::uint8_t { kPostedBuffers, kMessageViews };
 //    accepts them out of order within kSrWindow PSNs and acknowledges with a SACK bitmap, and the
 //    requester resends only what is missing, with at most sr_bdp_pkts PSNs in flight. Both ends
 //    must agree (the owner negotiates it); READs and atomics are not carried yet.
-enum class Recovery : std::uint8_t { kGoBackN, kSelectiveRepeat };
+//  - kGoBack0: a lab reproduction of the NICs that restart a whole message on any loss (the
+//    SIGCOMM'16 "RDMA over Commodity Ethernet at Scale" livelock: a switch dropping every frame
+//    whose IPv4 ID ends in 0xff kept 4 MB messages from ever completing). Its responder keeps no
+//    part of a SEND or WRITE whose packets it has not all received: a gap, or a resent packet of
+//    the message in progress, discards what it placed, rewinds ePSN to the message's first PSN
+//    and NAKs (PSN sequence error) from there, below what it may have acknowledged of the
+//    message. Its requester takes such a NAK back to that PSN, and a timeout back to the first
+//    PSN of its oldest message: every resend starts at a message's first packet. Mid-message
+//    ACKs are progress as ever (they refill the retries), so a message that never gets through
+//    whole makes no progress without failing: the livelock, as the paper saw it.
+//    READ responses and atomics recover as go-back-N. The IBTA timer alone runs (adaptive_rto is
+//    ignored: see set_ack_timeout_from_attr). Lab only: no peer negotiates it, and it needs
+//    posted receive buffers (a message view's frames are handed over as they arrive).
+enum class Recovery : std::uint8_t { kGoBackN, kSelectiveRepeat, kGoBack0 };
 
 // The SR window (wire::kSrWindow): the most PSNs a selective-repeat requester keeps in flight.
 inline constexpr std::uint32_t kSrMaxBdpPkts = 128;
@@ -102,8 +115,10 @@ struct QpAttr {
     if (rto_floor_us == 0 || rto_floor_us > (1u << 31))
       return Status::fail(StatusCode::kInvalidArgument, "rto_floor_us: must be 1..2^31");
     if (pto_floor_us > (1u << 31)) return Status::fail(StatusCode::kInvalidArgument, "pto_floor_us: must be 0..2^31");
-    if (recovery != Recovery::kGoBackN && recovery != Recovery::kSelectiveRepeat)
-      return Status::fail(StatusCode::kInvalidArgument, "recovery: must be go-back-N or selective repeat");
+    if (recovery != Recovery::kGoBackN && recovery != Recovery::kSelectiveRepeat && recovery != Recovery::kGoBack0)
+      return Status::fail(StatusCode::kInvalidArgument, "recovery: must be go-back-N, selective repeat or go-back-0");
+    if (recovery == Recovery::kGoBack0 && recv_mode != RecvMode::kPostedBuffers)
+      return Status::fail(StatusCode::kInvalidArgument, "recovery: go-back-0 needs posted receive buffers");
     if (recovery == Recovery::kSelectiveRepeat) {
       if (sr_bdp_pkts == 0 || sr_bdp_pkts > kSrMaxBdpPkts)
         return Status::fail(StatusCode::kInvalidArgument, "sr_bdp_pkts: must be 1..128");

@@ -75,7 +75,7 @@ class RcQp {
     return pi.opcode < 0xC0 && op.is_request && op.kind == wire::OpKind::kSend && (op.headers & wire::kHdrIeth) == 0;
   }
   [[nodiscard]] bool run_capable() const {
-    return (state_ == QpState::kRtr || state_ == QpState::kRts) && !sr_ &&
+    return (state_ == QpState::kRtr || state_ == QpState::kRts) && !sr_ && !gb0_ &&
            attr_.recv_mode == RecvMode::kPostedBuffers && srq_ == nullptr;
   }
   // A run of SEND packets (joins_send_run), each one PSN after the one before, with their
@@ -239,7 +239,8 @@ class RcQp {
     std::uint32_t offset = 0;
     std::uint8_t* write_ptr = nullptr;
     std::uint32_t write_left = 0;
-    std::uint32_t write_len = 0;  // the WRITE's RETH DMA length: a WRITE with immediate's byte_len
+    std::uint32_t write_len = 0;      // the WRITE's RETH DMA length: a WRITE with immediate's byte_len
+    std::uint32_t msg_first_psn = 0;  // go-back-0: the first PSN of the message in progress
     // Owed responses in PSN order. Never two ACK/NAK items side by side (a newer one supersedes
     // the older), new READs <= max_dest_rd_atomic, replays <= max_dest_rd_atomic: at most
     // 4 * max_dest_rd_atomic + 1 items (resp_ring_size), so nothing owed is ever dropped for room.
@@ -327,14 +328,26 @@ class RcQp {
   void size_resp_ring(std::uint32_t max_dest_rd_atomic);  // and the saved atomic results
   void set_ack_timeout_from_attr() {
     ack_timeout_ns_ = attr_.ack_timeout_ns();
-    adaptive_ = attr_.adaptive_rto && ack_timeout_ns_ != 0;
+    // Go-back-0 models a NIC with the IBTA timer alone: an adaptive RTO or a probe would restart
+    // the message in progress (its packets are acknowledged only at its end) on silence alone.
+    adaptive_ = attr_.adaptive_rto && ack_timeout_ns_ != 0 && attr_.recovery != Recovery::kGoBack0;
     update_rto();
   }
   void set_recovery_from_attr() {
     sr_ = attr_.recovery == Recovery::kSelectiveRepeat;
     sr_opcode_mask_ = sr_ ? 0xC0 : 0;
+    gb0_ = attr_.recovery == Recovery::kGoBack0;
   }
+  bool gb0_restarts(const wire::PacketInfo& pi);
+  void gb0_discard_message();
   void rewind_to(std::uint32_t psn);
+  // Whether a WQE still outstanding (head .. tail) holds `psn`.
+  [[nodiscard]] bool outstanding_contains(std::uint32_t psn) const;
+  // Go-back-0: what the responder acknowledged from `psn` on is gone (it discarded the message).
+  void gb0_forget_from(std::uint32_t psn) {
+    sq_.una = psn;
+    sq_.acked_psn = wire::psn_add(psn, -1);
+  }
   void fill_send_write(const SendWqe& w, std::uint32_t idx, TxDescriptor& d) const;
   // requester_timers.cc: the local ACK timer, the adaptive RTO and the tail-loss probes.
   void arm_loss_timers(std::uint64_t from_ns);
@@ -532,6 +545,7 @@ class RcQp {
   // (control path), and the SACK bitmaps handed out by next_packet (a descriptor's payload stays
   // valid until kSackBuffers more SACKs have been generated).
   bool sr_ = false;
+  bool gb0_ = false;                 // Recovery::kGoBack0 (lab only): partial messages are discarded, not resumed
   std::uint8_t sr_opcode_mask_ = 0;  // 0xC0 when sr_ (on_packet's one test), else 0
   std::vector<SrRxSlot> sr_rx_;
   std::vector<std::uint8_t> sr_tx_;

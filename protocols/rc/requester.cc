@@ -252,6 +252,15 @@ void RcQp::skip_answered_requests() {
   }
 }
 
+bool RcQp::outstanding_contains(std::uint32_t psn) const {
+  for (std::uint64_t i = sq_.head; i != sq_.tail; ++i) {
+    const SendWqe& w = sq_.ring[i & sq_mask_];
+    const std::int32_t off = psn_diff(psn, w.first_psn);
+    if (off >= 0 && static_cast<std::uint32_t>(off) < w.npkts) return true;
+  }
+  return false;
+}
+
 void RcQp::rewind_to(std::uint32_t psn) {
   // Go-back-N (§9.7.4.1.2): resend from `psn`, which may be mid-message.
   for (std::uint64_t i = sq_.head; i != sq_.tail; ++i) {

@@ -111,6 +111,8 @@ void RcQp::expire_and_resend(std::uint64_t now_ns, bool ibta) {
   sq_.probing = false;
   sq_.resend_open = true;
   sq_.resend_probe = false;
+  // Go-back-0: the oldest message from its first packet (the responder keeps no part of it).
+  if (gb0_ && sq_.head != sq_.tail) gb0_forget_from(sq_at(sq_.head).first_psn);
   sq_.resend_psn = sq_.una;
   sq_.resend_ns = now_ns;
   if (sr_)

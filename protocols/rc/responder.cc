@@ -218,15 +218,34 @@ void RcQp::execute_read(const wire::PacketInfo& pi) {
 // an earlier one is a duplicate.
 [[gnu::always_inline]] inline bool RcQp::check_psn(const wire::PacketInfo& pi, const wire::OpcodeInfo& op) {
   const std::int32_t d = psn_diff(pi.psn, rq_.epsn);
+  if (d == 0) [[likely]]
+    return true;
+  if (gb0_ && rq_.in_progress != 0 && gb0_restarts(pi)) return pi.psn == rq_.epsn;
   if (d > 0) {
     on_out_of_sequence();
     return false;
   }
-  if (d < 0) {
-    on_duplicate_request(pi, op);
-    return false;
-  }
+  on_duplicate_request(pi, op);
+  return false;
+}
+
+// Go-back-0 (Recovery::kGoBack0, lab only), with a message in progress: a gap, or a packet of
+// that message sent again (the requester restarted it), discards the message: ePSN goes back to
+// its first PSN. A gap is then NAKed from there; a resent first packet executes anew. Whether it
+// did is the answer: the caller goes on only for that first packet.
+bool RcQp::gb0_restarts(const wire::PacketInfo& pi) {
+  const bool gap = psn_diff(pi.psn, rq_.epsn) > 0;
+  if (!gap && wire::psn_lt(pi.psn, rq_.msg_first_psn)) return false;  // a message before it: a duplicate
+  gb0_discard_message();
+  if (pi.psn != rq_.epsn) on_out_of_sequence();
   return true;
+}
+
+void RcQp::gb0_discard_message() {
+  ++c_.gb0_messages_discarded;
+  rq_.epsn = rq_.msg_first_psn;
+  rq_.in_progress = 0;
+  rq_.nak_sent = false;  // the rewound ePSN is a new gap: it gets its NAK
 }
 
 // Opcode sequence check (§9.7.5.1.2): a message in progress only continues with MIDDLE/LAST of
@@ -362,6 +381,7 @@ void RcQp::refuse_invalidate(std::uint32_t psn) {
   const bool kept = views && op.kind == OpKind::kSend && plen != 0;
   if (!kept) c_.bytes_copied += plen;
   c_.bytes_delivered += plen;
+  if (!ends && rq_.in_progress == 0) rq_.msg_first_psn = pi.psn;  // a FIRST packet: go-back-0 restarts here
   rq_.in_progress = ends ? 0 : static_cast<std::uint8_t>(op.kind);
   RxDelivery delivery = kept ? (ends ? RxDelivery::kKeepEnd : RxDelivery::kKeep) : RxDelivery::kNone;
   if (ends) {

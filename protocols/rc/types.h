@@ -198,6 +198,8 @@ struct RcCounters {
   std::uint64_t adaptive_timeouts = 0;  // requester: expiries of the adaptive RTO before the IBTA timeout (no retry)
   std::uint64_t tail_probes = 0;        // requester: tail-loss probes sent (a probe timeout without an acknowledgement)
   std::uint64_t spurious_retransmits = 0;  // requester: timer or probe resends acknowledged sooner than min RTT after
+  // Go-back-0 (Recovery::kGoBack0, lab only): messages whose placed part the responder discarded.
+  std::uint64_t gb0_messages_discarded = 0;
 };
 
 }  // namespace droce::rc

@@ -17,6 +17,7 @@
 
 #include "engine/core/mempool.h"
 #include "engine/endpoint/rc_endpoint.h"
+#include "engine/lab/drop_rule.h"
 #include "tests/engine/ring_pair.h"
 
 namespace droce::test {
@@ -44,6 +45,8 @@ struct LossyRelay {
   std::uint32_t ce_every = 0;
   bool ce_from_p2 = false;  // mark the other direction instead (READ response data, B to A)
   std::uint64_t ect_seen = 0, ce_marked = 0;
+  // A switch's deterministic drop (engine/lab/drop_rule.h) on the frames from p1 to p2 (none: off).
+  engine::DropRule* drop_rule = nullptr;
   // The UDP source port of the last IPv4 UDP frame each way (from p1, from p2): which flow a QP is.
   std::uint16_t last_udp_sport[2] = {0, 0};
   void note_sport(std::uint16_t from, const rte_mbuf* m) {
@@ -71,7 +74,9 @@ struct LossyRelay {
     for (std::uint16_t i = 0; i < n; ++i) {
       const std::uint16_t kept_before = k;
       note_sport(from, b[i]);
-      if (u(rng) < loss) {
+      const bool ruled = drop_rule != nullptr && from == p1 &&
+                         drop_rule->drops(rte_pktmbuf_mtod(b[i], const std::uint8_t*), b[i]->data_len);
+      if (ruled || u(rng) < loss) {
         rte_pktmbuf_free(b[i]);
         ++dropped;
       } else if (serialise && b[i]->nb_segs > 1) {
