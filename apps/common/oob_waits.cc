@@ -20,18 +20,24 @@ std::uint32_t ms_until(Clock::time_point deadline) {
 
 }  // namespace
 
+PeerWaits peer_waits(double option_s, double default_s) {
+  if (option_s == 0) return PeerWaits{kWaitForever, default_s};
+  return PeerWaits{static_cast<std::uint32_t>(option_s * 1000), option_s};
+}
+
 Status accept_stoppable(RcPingpongServer& listener, std::uint32_t timeout_ms, OobConnection& out) {
-  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  const bool forever = timeout_ms == kWaitForever;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(forever ? 0 : timeout_ms);
   for (;;) {
     if (stop_requested()) return Status::error(StatusCode::kError, "interrupted while waiting for a client to connect");
-    const std::uint32_t left = ms_until(deadline);
+    const std::uint32_t left = forever ? kSliceMs : ms_until(deadline);
     Status s = listener.accept(std::min(left, kSliceMs), out);
     if (s.ok()) {
       listener.close();
       return s;
     }
     if (stop_requested()) return Status::error(StatusCode::kError, "interrupted while waiting for a client to connect");
-    if (ms_until(deadline) == 0)
+    if (!forever && ms_until(deadline) == 0)
       return Status::error(StatusCode::kTimeout, "no client connected within " + std::to_string(timeout_ms) + " ms");
   }
 }

@@ -13,6 +13,7 @@
 #include "apps/common/oob_waits.h"
 #include "apps/common/peer_mac.h"
 #include "apps/common/rss_line.h"
+#include "apps/droce-gen/connect_waits.h"
 #include "apps/droce-gen/control_lines.h"
 
 namespace droce::gen {
@@ -135,8 +136,9 @@ Status apply_recovery(const Options& o, Setup& st) {
   return {};
 }
 
-Status exchange_qps(const Options& o, Setup& st, Connection& c, std::uint32_t timeout_ms) {
+Status exchange_qps(const Options& o, Setup& st, Connection& c, const engine::PeerWaits& waits) {
   const bool server = st.server;
+  const std::uint32_t timeout_ms = waits.bound_ms();  // every step but the wait for a client
   const std::function<void()> poll = poll_worker0(st);
   apps::PeerMac peer_mac(o.peer_mac, arp_endpoint(st), poll);
   peer_mac.announce();  // without --peer-mac only; it leaves with the first poll
@@ -145,7 +147,7 @@ Status exchange_qps(const Options& o, Setup& st, Connection& c, std::uint32_t ti
     if (Status s = c.listener.listen(o.oob_port, bound); !s.ok()) return s;
     if (!o.quiet) std::printf("droce-gen: server waiting for a client on TCP port %u\n", bound);
     std::fflush(stdout);
-    if (Status s = engine::accept_stoppable(c.listener, timeout_ms, c.oob); !s.ok()) return exchange_error(s);
+    if (Status s = engine::accept_stoppable(c.listener, waits.for_client_ms, c.oob); !s.ok()) return exchange_error(s);
   } else if (Status s = engine::connect_stoppable(o.oob_host, o.oob_port, timeout_ms, c.oob); !s.ok()) {
     return exchange_error(s);
   }
@@ -216,7 +218,7 @@ std::uint32_t static_remote_qpn(const Options& o, std::uint32_t i) {
   return o.remote_qpn + job_of(i, o.workers) * per + slot_in_job(i, o.workers);
 }
 
-Status connect_static(const Options& o, Setup& st) {
+Status connect_static(const Options& o, Setup& st, std::uint32_t wait_ms) {
   // --peer-ip's MAC: --peer-mac, or ARP (IPv4) or Neighbor Discovery (IPv6). Without an exchange
   // the peer may still be starting: resolutions go on until --connect-timeout.
   apps::PeerMac peer_mac(o.peer_mac, arp_endpoint(st), poll_worker0(st));
@@ -224,7 +226,6 @@ Status connect_static(const Options& o, Setup& st) {
   engine::IpAddress ip;
   std::uint8_t mac[6];
   (void)engine::parse_ip(st.peer_ip, ip);  // checked by the option parser: of our family
-  const auto wait_ms = static_cast<std::uint32_t>(o.connect_timeout_s * 1000);
   if (Status m = ip.ipv6 ? peer_mac.of_ipv6(ip.bytes, wait_ms, mac) : peer_mac.of_ipv4(ip.bytes, wait_ms, mac); !m.ok())
     return m;
   const wire::L2L3Address peer_static = engine::lab_address(ip, mac);
@@ -257,11 +258,11 @@ Status connect_qps(const Options& o, Setup& st, Connection& c) {
   // in: it keeps go-back-N (parse_options refuses --recovery sr with --oob-port 0).
   st.recovery = o.mode == Mode::kLoopback ? o.recovery : rc::Recovery::kGoBackN;
   if (o.mode == Mode::kLoopback) return connect_loopback(o, st);
-  const auto timeout_ms = static_cast<std::uint32_t>(o.connect_timeout_s * 1000);
-  Status s = o.oob_port == 0 ? connect_static(o, st)
+  const engine::PeerWaits waits = connect_waits(o);
+  Status s = o.oob_port == 0 ? connect_static(o, st, waits.bound_ms())
              : o.connect == Connect::kCm
-                 ? cm_connect_qps(o, st, c.cm, c.run_limit_s, c.run_warmup_s, c.run_from_client, timeout_ms)
-                 : exchange_qps(o, st, c, timeout_ms);
+                 ? cm_connect_qps(o, st, c.cm, c.run_limit_s, c.run_warmup_s, c.run_from_client, waits.bound_ms())
+                 : exchange_qps(o, st, c, waits);
   if (s.ok() && st.group) apps::place_flows_and_say("droce-gen", *st.group);  // the port's RSS table, where it has one
   return s;
 }

@@ -15,6 +15,7 @@
 #include "apps/common/peer_mac.h"
 #include "apps/droce-gen/cm_private.h"
 #include "apps/droce-gen/connect.h"
+#include "apps/droce-gen/connect_waits.h"
 
 namespace droce::gen {
 
@@ -134,7 +135,10 @@ bool on_request(const Options& o, Setup& st, CmLink& link, ServerState& ss, cons
 }
 
 Status connect_server(const Options& o, Setup& st, CmLink& link, double& limit_s, double& warmup_s, bool& from_client,
-                      Clock::time_point deadline) {
+                      const engine::PeerWaits& waits) {
+  // --connect-timeout 0: no deadline until the client's first REQ; from it, the bound for the rest.
+  Clock::time_point deadline =
+      waits.forever() ? Clock::time_point::max() : Clock::now() + std::chrono::milliseconds(waits.for_client_ms);
   engine::RcEndpoint& ep = cm_endpoint(st);
   if (Status s = ep.cm_listen(o.oob_port); !s.ok()) return s;
   if (!o.quiet) std::printf("droce-gen: server waiting for a client on RDMA-CM port %u\n", o.oob_port);
@@ -143,12 +147,13 @@ Status connect_server(const Options& o, Setup& st, CmLink& link, double& limit_s
   std::uint32_t established = 0;
   for (std::uint64_t iter = 0; established < o.qps; ++iter) {
     if (engine::stop_requested()) return Status::error(StatusCode::kError, "interrupted during the RDMA-CM connection");
+    if (waits.forever() && deadline == Clock::time_point::max() && ss.accepted != 0)
+      deadline = Clock::now() + std::chrono::milliseconds(waits.bound_ms());
     if ((iter & 255) == 0 && Clock::now() > deadline)
-      return Status::error(StatusCode::kTimeout, "no droce-gen client connected its " + std::to_string(o.qps) +
-                                                     " QPs over RDMA-CM within " +
-                                                     std::to_string(static_cast<int>(o.connect_timeout_s)) + " s (" +
-                                                     std::to_string(ss.accepted) + " accepted, " +
-                                                     std::to_string(established) + " established)");
+      return Status::error(StatusCode::kTimeout,
+                           "no droce-gen client connected its " + std::to_string(o.qps) + " QPs over RDMA-CM within " +
+                               std::to_string(static_cast<int>(waits.bound_s)) + " s (" + std::to_string(ss.accepted) +
+                               " accepted, " + std::to_string(established) + " established)");
     poll_once(st);
     CmEndpointEvent ev;
     for (int k = 0; k < 64 && ep.cm_next_event(ev); ++k) {
@@ -239,7 +244,7 @@ Status connect_client(const Options& o, Setup& st, CmLink& link, double run_limi
     if ((iter & 255) == 0 && Clock::now() > deadline)
       return Status::error(StatusCode::kTimeout, "the RDMA-CM connection to " + st.peer_ip + " port " +
                                                      std::to_string(o.oob_port) + " did not complete within " +
-                                                     std::to_string(static_cast<int>(o.connect_timeout_s)) + " s (" +
+                                                     std::to_string(static_cast<int>(timeout_ms / 1000)) + " s (" +
                                                      std::to_string(established) + " of " + std::to_string(o.qps) +
                                                      " QPs established)");
     poll_once(st);
@@ -290,13 +295,15 @@ Status connect_client(const Options& o, Setup& st, CmLink& link, double run_limi
 
 Status cm_connect_qps(const Options& o, Setup& st, CmLink& link, double& run_limit_s, double& run_warmup_s,
                       bool& from_client, std::uint32_t timeout_ms) {
+  // timeout_ms is the bound; a server given --connect-timeout 0 waits for the first REQ forever.
+  const engine::PeerWaits waits = connect_waits(o);
   link.on = true;
   link.conns.assign(o.qps, 0);
   link.down.assign(o.qps, false);
   link.down_count = 0;
+  if (st.server) return connect_server(o, st, link, run_limit_s, run_warmup_s, from_client, waits);
   const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-  return st.server ? connect_server(o, st, link, run_limit_s, run_warmup_s, from_client, deadline)
-                   : connect_client(o, st, link, run_limit_s, run_warmup_s, deadline, timeout_ms);
+  return connect_client(o, st, link, run_limit_s, run_warmup_s, deadline, timeout_ms);
 }
 
 bool cm_peer_ended(Setup& st, CmLink& link) {

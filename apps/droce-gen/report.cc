@@ -405,8 +405,13 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
       return 1;
     }
   }
-  const bool ok = t.errors == 0 && t.lost == 0 && t.duplicated == 0 && t.out_of_order == 0 && t.corrupted == 0 &&
-                  !r.unfinished && (t.messages > 0 || r.served_only) && r.problem.empty() && !r.interrupted;
+  const bool verified = t.errors == 0 && t.lost == 0 && t.duplicated == 0 && t.out_of_order == 0 && t.corrupted == 0;
+  // A loopback run ended by Ctrl-C with nothing wrong in what it did: the shell's 128 + SIGINT, as
+  // a program that ends on the signal, its report printed. A client or server cut short exits 1:
+  // its peer's run was cut too.
+  constexpr int kExitInterrupted = 130;
+  if (o.mode == Mode::kLoopback && r.interrupted && verified && r.problem == "interrupted") return kExitInterrupted;
+  const bool ok = verified && !r.unfinished && (t.messages > 0 || r.served_only) && r.problem.empty() && !r.interrupted;
   if (!ok)
     std::fprintf(stderr,
                  "droce-gen: FAILED: transport errors, verification failures or an incomplete run (see the report)\n");

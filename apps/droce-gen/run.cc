@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "apps/common/oob_waits.h"
+#include "apps/droce-gen/connect_waits.h"
 #include "apps/droce-gen/control_lines.h"
 
 namespace droce::gen {
@@ -229,7 +230,7 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
   // A server waits for the client's end-of-run line as long as the client may run (its warm-up and
   // run length), plus the connect time and a margin for a busy machine.
   const double limit_s =
-      server ? (c.run_from_client ? c.run_warmup_s : o.warmup_s) + c.run_limit_s + o.connect_timeout_s + 10
+      server ? (c.run_from_client ? c.run_warmup_s : o.warmup_s) + c.run_limit_s + connect_waits(o).bound_s + 10
              : o.warmup_s + c.run_limit_s;
   const auto deadline = start + static_cast<std::uint64_t>(limit_s * hz);
   const std::uint64_t measured_start = plan.warm_end_tsc;
@@ -238,7 +239,7 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
   feed.start();
   std::uint64_t line_msgs_seen = 0, line_bytes_seen = 0;
   std::vector<std::uint64_t> worker_bytes_seen(st.jobs.size(), 0);
-  std::string end_line, server_stop;
+  std::string end_line, server_stop, client_stop;
   bool peer_ended = false, peer_gone = false;
   // One interval's outputs: the live line, the --csv row and the feed line. Goodput and message
   // rate are the interval's (per second over it as it ran: the loop may pass the due time); the
@@ -305,6 +306,11 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
       bool closed = false;
       std::string line;
       if (oob.poll_line(line, closed)) {
+        // A client's Ctrl-C: "STOP interrupted", its END lines after it (taken after the drain).
+        if (server && line.rfind("STOP ", 0) == 0) {
+          client_stop = line.substr(5, 80);
+          break;
+        }
         if (server) {
           end_line = line;
           peer_ended = true;
@@ -379,8 +385,18 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
   std::string& problem = out.problem;
   auto keep_polling = [&] { ours.poll_only(rte_rdtsc()); };
   if (c.cm.on) end_cm_run(o, st, c, keep_polling, peer_ended, server_stop, out);
+  if (server && !client_stop.empty()) {
+    // The client was stopped (its Ctrl-C): what it saw acknowledged follows, and is checked as at
+    // any end; the run's problem names the client's stop.
+    const LineWait w = engine::wait_line(oob, end_line, kEndWaitMs, keep_polling, false);
+    peer_ended = w == LineWait::kLine;
+    peer_gone = w == LineWait::kClosed;
+  }
+  bool ended_first = false;  // the server's workers stopped verifying before the client stopped posting
+  std::string unchecked_note;
   if (server && oob.is_open() && !peer_ended && !peer_gone) {
     // We end first (Ctrl-C or the deadline): ask the client to end, and keep serving until it has.
+    ended_first = true;
     if (oob.send_line(out.interrupted ? "STOP interrupted" : "STOP deadline", 5000).ok()) {
       std::string line;
       const LineWait w = engine::wait_line(oob, line, kEndWaitMs, keep_polling, false);
@@ -394,6 +410,9 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
   if (o.mode == Mode::kClient && peer_gone) {
     problem = "the server disappeared during the run (control connection closed)";
   } else if (o.mode == Mode::kClient && oob.is_open()) {
+    // Our Ctrl-C ended the run: the server hears it, then our counts, so that it names our stop
+    // instead of reporting a run that ended as planned.
+    if (out.interrupted && server_stop.empty()) (void)oob.send_line("STOP interrupted", 5000);
     std::vector<std::uint64_t> counts;
     for (std::uint32_t i = 0; i < o.qps; ++i) counts.push_back(st.requester(i).completed_ok);
     Status sent;
@@ -445,10 +464,15 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
         problem = "malformed end-of-run line from the client: " + e.message();
         counts.clear();
       }
-      std::uint64_t sent_ok = 0;
+      std::uint64_t sent_ok = 0, unchecked = 0;
       for (std::size_t i = 0; i < counts.size(); ++i) {
         const std::uint64_t expected = st.responder(static_cast<std::uint32_t>(i)).expected;
-        if (o.op != Op::kRead && !is_atomic_op(o.op) && counts[i] > expected) t.lost += counts[i] - expected;
+        // What the client saw acknowledged beyond what we verified is lost, except when we ended
+        // first: then our transport went on acknowledging the client's window (RC acknowledges in
+        // order: an ACK covers every earlier PSN) after our workers stopped verifying. Those
+        // arrived unchecked, and the problem says how many; they are not lost.
+        if (o.op != Op::kRead && !is_atomic_op(o.op) && counts[i] > expected)
+          (ended_first ? unchecked : t.lost) += counts[i] - expected;
         // The client's window (the same --inflight: the workloads matched) bounds what was in flight.
         if (is_atomic_op(o.op) && i < o.active())
           check_atomic_counter(st.responder(static_cast<std::uint32_t>(i)), counts[i], o.inflight, out);
@@ -456,6 +480,10 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
       }
       // READs and atomics complete at the client; the server only served.
       if (o.op == Op::kRead || is_atomic_op(o.op)) t.messages = sent_ok;
+      if (unchecked != 0)
+        unchecked_note = std::to_string(unchecked) +
+                         " messages the client saw acknowledged arrived after this server stopped verifying (its "
+                         "in-flight window at our stop: acknowledged in order, not checked)";
       const std::string res =
           format_result_line(ResultLine{t.messages, t.lost, t.duplicated, t.out_of_order, t.corrupted, t.errors});
       // Keep serving until the client has stopped polling (its BYE): it may still be retransmitting.
@@ -490,7 +518,10 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
   }
   st.stop_port();
   if (server && oob.is_open() && peer_ended) (void)oob.send_line("BYE", 1000);
+  if (server && !client_stop.empty())
+    problem = "the client ended the run early (" + client_stop + ")" + (problem.empty() ? "" : "; " + problem);
   if (problem.empty() && out.interrupted) problem = "interrupted";
+  if (!unchecked_note.empty()) problem += (problem.empty() ? "" : "; ") + unchecked_note;
   if (!first_failure.empty()) problem += (problem.empty() ? "" : "; first failed completion: ") + first_failure;
   st.finish();
   st.capture.close();

@@ -12,6 +12,7 @@
 #include "apps/common/capture_report.h"
 #include "apps/common/default_port.h"
 #include "apps/common/telemetry_setup.h"
+#include "apps/droce-gen/connect_waits.h"
 
 namespace droce::gen {
 
@@ -165,7 +166,7 @@ SetupError open_port(const Options& o, bool default_port, Setup& st) {
   Status err;
   st.port = engine::Port::open(pc, err);
   if (!st.port) return run_error(err);
-  const auto wait_ms = static_cast<std::uint32_t>(o.connect_timeout_s * 1000);
+  const std::uint32_t wait_ms = connect_waits(o).bound_ms();  // 0 unbinds only the server's wait for a client
   if (Status s = st.port->wait_link_up(wait_ms); !s.ok()) return run_error(s);
   // Before the first burst: a peer that ends (even killed) must not tear the rings down under us.
   if (Status s = st.port->hold_peer_events(5000); !s.ok())

@@ -272,9 +272,10 @@ assert cdf == d['latency_cdf_ns'] and cdf[-1][1] == 1.0 and cdf[-1][0] == d['lat
 assert all(a[0] < b[0] and a[1] < b[1] for a, b in zip(cdf, cdf[1:])), cdf
 PY"
 
-# Ctrl-C ends a run on every worker: once the live line shows traffic, SIGINT -> exit 1 within
-# 5 s saying interrupted, with every worker's verified figures in the report. (--duration 60
-# bounds the run should the signal be lost.)
+# Ctrl-C ends a loopback run on every worker: once the live line shows traffic, SIGINT -> exit 130
+# (the shell's status for SIGINT: nothing failed, the user ended it) saying interrupted, with the
+# report of what was done and every worker's verified figures in it. (--duration 60 bounds the run
+# should the signal be lost.)
 # shellcheck disable=SC2086
 "$gen" $two_lcores -- --workers 2 --qps 4 --op write --size 1024 --duration 60 --json "$out/wint.json" > "$out/wint.txt" 2>&1 &
 wpid=$!
@@ -284,8 +285,9 @@ kill -INT $wpid
 wait $wpid
 wrc=$?
 took=$(( SECONDS - t0 ))
-check "Ctrl-C to a 2-worker loopback run: exits 1 within 12 s saying interrupted, both workers verified (took ${took} s)" \
-  "[ $wrc -eq 1 ] && [ $took -le 12 ] && grep -q 'droce-gen: interrupted' '$out/wint.txt' && /usr/bin/python3 -c \"
+check "Ctrl-C to a 2-worker loopback run: exits 130 within 12 s saying interrupted, its report printed, both workers verified (took ${took} s)" \
+  "[ $wrc -eq 130 ] && [ $took -le 12 ] && grep -q 'droce-gen: interrupted' '$out/wint.txt' && grep -q ' verification: lost 0' '$out/wint.txt' &&
+   ! grep -q 'FAILED' '$out/wint.txt' && /usr/bin/python3 -c \"
 import json; d = json.load(open('$out/wint.json'))
 assert d['problem'] == 'interrupted' and len(d['workers']) == 2, d
 assert all(w['messages'] > 0 and w['lost'] == 0 and w['corrupted'] == 0 and w['errors'] == 0 for w in d['workers']), d['workers']
@@ -606,6 +608,66 @@ took=$(( SECONDS - t0 ))
 kill $tcp_pid 2>/dev/null; wait $tcp_pid 2>/dev/null
 check "Ctrl-C to a client whose server never answers the exchange: exits 1 within 12 s saying interrupted (took ${took} s)" \
   "[ $cli_rc -eq 1 ] && [ $took -le 12 ] && grep -q 'droce-gen: interrupted' '$out/int.c.txt' || { tail -n 3 '$out/int.c.txt'; false; }"
+
+# --connect-timeout 0: a server waits for its client forever (perftest's server), where one given a
+# bound gives up; Ctrl-C still ends the wait at once. Both start together: once the bounded one has
+# ended (1 s after it listened) and the other has listened for 3 s, the other must still wait.
+bound_port=$(free_port)
+forever_port=$(free_port)
+# shellcheck disable=SC2086
+"$gen" $null_eal -- --mode server --oob-port "$bound_port" --connect-timeout 1 > "$out/bound.s.txt" 2>&1 &
+bpid=$!
+# shellcheck disable=SC2086
+"$gen" $null_eal -- --mode server --oob-port "$forever_port" --connect-timeout 0 > "$out/forever.s.txt" 2>&1 &
+fpid=$!
+( timeout 90 tail --pid=$fpid -f /dev/null || { grep -q -F "$forever_port" "/proc/$fpid/cmdline" && kill -KILL $fpid; } ) > /dev/null 2>&1 &
+( timeout 90 tail --pid=$bpid -f /dev/null || { grep -q -F "$bound_port" "/proc/$bpid/cmdline" && kill -KILL $bpid; } ) > /dev/null 2>&1 &
+for _ in $(seq 600); do grep -q 'waiting for a client' "$out/forever.s.txt" && break; sleep 0.1; done
+listened=$SECONDS
+wait $bpid
+brc=$?
+while [ $(( SECONDS - listened )) -lt 3 ]; do sleep 0.2; done
+kill -0 $fpid 2>/dev/null
+alive=$?
+t0=$SECONDS
+kill -INT $fpid
+wait $fpid
+frc=$?
+took=$(( SECONDS - t0 ))
+check "--connect-timeout 0: the server still waits after the bounded one gave up, then Ctrl-C ends it with exit 1 within 12 s saying interrupted (took ${took} s)" \
+  "[ $brc -eq 1 ] && grep -q 'no client connected within 1000 ms' '$out/bound.s.txt' && [ $alive -eq 0 ] && [ $frc -eq 1 ] &&
+   [ $took -le 12 ] && grep -q 'droce-gen: interrupted' '$out/forever.s.txt' || { tail -n 3 '$out/bound.s.txt' '$out/forever.s.txt'; false; }"
+
+# A client's Ctrl-C mid-run (the TCP exchange): the client says interrupted, the server that the
+# client ended the run early; both exit 1, and neither counts the client's in-flight window as lost
+# (each end's verification covers what arrived and was acknowledged).
+last_pair=cint
+port=$(free_port)
+# shellcheck disable=SC2046
+timeout 120 "$gen" $(srv_eal cint) -- --mode server --oob-port "$port" --quiet --op write --size 4096 --qp-timeout 16 \
+  --json "$out/cint.s.json" > "$out/cint.s.txt" 2>&1 &
+srv_pid=$!
+for _ in $(seq 300); do grep -q -F "@$out/cint.sock" /proc/net/unix && break; sleep 0.1; done  # memif: abstract socket
+# shellcheck disable=SC2046
+"$gen" $(cli_eal cint) -- --mode client --oob-port "$port" --op write --size 4096 --qp-timeout 16 --duration 60 \
+  --json "$out/cint.c.json" > "$out/cint.c.txt" 2>&1 &
+cli_pid=$!
+( timeout 120 tail --pid=$cli_pid -f /dev/null || { grep -q -F "$port" "/proc/$cli_pid/cmdline" && kill -KILL $cli_pid; } ) > /dev/null 2>&1 &
+for _ in $(seq 600); do grep -q 'Gb/s' "$out/cint.c.txt" 2>/dev/null && break; sleep 0.1; done
+kill -INT $cli_pid
+wait $cli_pid
+cli_rc=$?
+wait $srv_pid
+srv_rc=$?
+check "a client's Ctrl-C mid-run: both exit 1, the client says interrupted, the server that the client ended the run early, nothing lost" \
+  "[ $cli_rc -eq 1 ] && [ $srv_rc -eq 1 ] && grep -q 'droce-gen: interrupted' '$out/cint.c.txt' &&
+   grep -q 'droce-gen: the client ended the run early (interrupted)' '$out/cint.s.txt' && /usr/bin/python3 -c \"
+import json
+c, s = json.load(open('$out/cint.c.json')), json.load(open('$out/cint.s.json'))
+assert c['problem'] == 'interrupted' and s['problem'] == 'the client ended the run early (interrupted)', (c['problem'], s['problem'])
+for d in (c, s):
+    assert d['messages'] > 0 and d['lost'] == 0 and d['duplicated'] == 0 and d['corrupted'] == 0 and d['errors'] == 0, d
+\""
 
 # ---- the peer's MAC: by ARP when --peer-mac is not given (every pair above), else as given ----
 # arp_frames PCAP: the ARP frames of a capture, one line each (tshark's summary).

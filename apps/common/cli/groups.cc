@@ -27,8 +27,11 @@ void add_connection(CLI::App& app, const ConnectionFields& f) {
     add_host(app, g, "--oob-host", *f.oob_host,
              "where the server's exchange listens, for the client" + dflt(*f.oob_host));
   if (f.connect_timeout_s != nullptr)
-    add_real(app, g, "--connect-timeout", "S", *f.connect_timeout_s, 0.1, 3600,
-             "how long to wait for the peer, 0.1..3600 s" + dflt(num(*f.connect_timeout_s)));
+    add_real(
+        app, g, "--connect-timeout", "S", *f.connect_timeout_s, 0, 3600,
+        "how long to wait for the peer, 0..3600 s" + dflt(num(*f.connect_timeout_s)) +
+            ";\n0: a server waits for its client forever, as perftest's (Ctrl-C ends\nit), every later wait keeping "
+            "the default");
   if (f.qp_timeout != nullptr)
     add_uint(app, g, "--qp-timeout", "N", *f.qp_timeout, 1, 31,
              "local ACK timeout 4.096 us * 2^N, 1..31" + dflt(std::to_string(*f.qp_timeout) + ": 67 ms, perftest's"));
