@@ -205,7 +205,9 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   imp.burst_start = &o.impairment.burst_start;
   imp.burst_frames = &o.impairment.burst_frames;
   imp.seed = &o.seed;
-  imp.seed_help = "seed of the permutation, the impairment and RED";
+  imp.seed_help =
+      "seed of the permutation, the impairment and RED; when given, of the first\nPSNs too (else drawn from the OS's "
+      "entropy)";
   cli::add_impairment(app, imp);
 
   cli::OutputFields out;
@@ -281,6 +283,7 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
   if (int rc = apps::cli::parse(*app, long_names(args), eal); rc != 0) return rc;
   auto fail = [&app](const std::string& message) { return apps::cli::fail(*app, message); };
   o.ranks_given = apps::cli::given(*app, "--ranks");
+  if (apps::cli::given(*app, "--seed")) o.psn_seed = o.seed;
   o.ranks_per_process_given = apps::cli::given(*app, "--ranks-per-process");
   for (const char* name : kLabOnlyOptions)
     if (apps::cli::given(*app, name)) o.lab_only_given.emplace_back(name);

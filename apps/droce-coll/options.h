@@ -10,6 +10,7 @@
 #include <droce/protocols/rc/qp_attr.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,7 +58,8 @@ struct Options {
   double uplink_gbps = -1;  // every leaf-spine link, both ways; below 0: --egress-gbps
   engine::EcmpHashConfig ecmp;
   engine::ImpairmentConfig impairment;
-  std::uint64_t seed = 1;  // the permutation, the impairment and RED
+  std::uint64_t seed = 1;                 // the permutation, the impairment and RED
+  std::optional<std::uint64_t> psn_seed;  // --seed given: the first PSNs' too; else the OS's entropy
   // Runs.
   double timeout_s = 30;
   int stall_rank = -1;

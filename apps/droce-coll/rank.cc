@@ -17,11 +17,6 @@ std::uint32_t pow2_at_least(std::uint32_t v) {
   return p;
 }
 
-// Each QP's first PSN, from the pair and the QP: distinct per connection, the same in every run.
-std::uint32_t first_psn(std::uint32_t rank, std::uint32_t peer, std::uint32_t k) {
-  return mix32(rank * 0x9E3779B1u + peer * 0x85EBCA77u + k * 0xC2B2AE3Du) & 0xFFFFFFu;
-}
-
 void* alloc_pages(std::uint64_t bytes) {
   const std::uint64_t rounded = (bytes + 4095) / 4096 * 4096;
   return rounded == 0 ? nullptr : std::aligned_alloc(4096, rounded);
@@ -89,10 +84,11 @@ std::unique_ptr<CollRank> CollRank::create(const RankConfig& cfg, const SizeSche
   rc::QpAttr qa = cfg.qp;
   qa.sq_depth = qa.rq_depth = pow2_at_least(2 * cfg.slots + 8);
   qa.access = rc::kAccessRemoteWrite;
+  engine::PsnSource psns = engine::PsnSource::from(cfg.psn_seed);
   for (std::size_t i = 0; i < r->peers_.size(); ++i) {
     Peer& peer = r->peers_[i];
     for (std::uint32_t k = 0; k < cfg.qps_per_peer; ++k) {
-      qa.sq_psn = peer.psn[k] = first_psn(cfg.rank, peer.rank, k);
+      qa.sq_psn = peer.psn[k] = psns.next();  // drawn; our card tells the peer
       if (Status st = ep.create_qp(qa, peer.qpn[k]); !st.ok()) {
         err = Status::error(st.code(), "rank " + std::to_string(cfg.rank) + ": " + st.message());
         return nullptr;

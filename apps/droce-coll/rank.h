@@ -7,6 +7,7 @@
 #pragma once
 
 #include <droce/engine/core/memory_region.h>
+#include <droce/engine/core/psn_source.h>
 #include <droce/engine/core/status.h>
 #include <droce/engine/endpoint/rc_endpoint.h>
 
@@ -32,6 +33,9 @@ struct RankConfig {
   std::uint32_t qps_per_peer = 1;         // 1..kMaxQpsPerPeer: chunks round-robin over them
   apps::UdpSportPlan udp_sport;           // QP k's UDP source port (checked for qps_per_peer)
   rc::QpAttr qp;                          // PMTU, timers, recovery; QPNs, PSNs and depths are set here
+  // The first PSNs' seed (each rank's own stream of it); none: the OS's entropy. The cards tell
+  // the peers (docs/hardening.md, "First PSNs").
+  std::optional<std::uint64_t> psn_seed;
 };
 
 // What one rank measured over one size.

@@ -41,6 +41,8 @@ RankConfig rank_config(const Options& o, std::uint32_t rank) {
   rc.qp.adaptive_rto = o.adaptive_rto;
   rc.qp.recovery = o.recovery;
   rc.qp.sr_bdp_pkts = o.sr_bdp_pkts;
+  // One seed, a stream per rank: ranks of one process never draw the same PSNs in lockstep.
+  if (o.psn_seed) rc.psn_seed = *o.psn_seed ^ (0x9E3779B97F4A7C15ull * (rank + 1ull));
   return rc;
 }
 

@@ -67,11 +67,12 @@ Status connect_qps(const Options& o, Setup& st) {
                     : engine::connect_stoppable(o.oob_host, o.oob_port, timeout_ms, oob);
   if (s.ok() && server) s = engine::accept_stoppable(st.listener, timeout_ms, oob);
   // ibv_srq_pingpong's exchange is one table of QPs each way (srq_exchange.h).
-  if (s.ok() && o.srq_pingpong()) s = connect_srq_qps(o, st, peer_mac, poll);
+  engine::PsnSource psns = engine::PsnSource::from(o.psn_seed);
+  if (s.ok() && o.srq_pingpong()) s = connect_srq_qps(o, st, psns, peer_mac, poll);
   std::uint32_t qps = o.srq_pingpong() ? 0 : server ? 1 : o.qps;
   for (std::uint32_t i = 0; s.ok() && i < qps; ++i) {
     engine::RcEndpoint& ep = st.group->worker(static_cast<std::uint16_t>(i % o.workers)).endpoint();
-    const std::uint32_t psn = (server ? 0x200 : 0x100) + i;
+    const std::uint32_t psn = psns.next();  // drawn (docs/hardening.md, "First PSNs"); the exchange tells the peer
     std::uint32_t qpn = 0;
     rc::QpAttr attr = echo_qp_attr(o, psn);
     // The server gives its client a protection domain of its own (docs/hardening.md, "Protection

@@ -101,6 +101,7 @@ void declare(CLI::App& app, Options& o) {
   imp.loss = &o.loss;
   imp.loss_note = "; server/client only";
   imp.seed = &o.seed;
+  imp.seed_help = "seed of the lab loss; when given, of the first PSNs too (else drawn from\nthe OS's entropy)";
   cli::add_impairment(app, imp);
 
   cli::OutputFields out;
@@ -125,6 +126,7 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
   const bool warmup_given = apps::cli::given(*app, "--warmup"), mtu_given = apps::cli::given(*app, "--mtu");
   const bool timeout_given = apps::cli::given(*app, "--qp-timeout"), qps_given = apps::cli::given(*app, "--qps");
   const bool rx_depth_given = apps::cli::given(*app, "--rx-depth");
+  if (apps::cli::given(*app, "--seed")) o.psn_seed = o.seed;
   auto fail = [&app](const std::string& message) { return apps::cli::fail(*app, message); };
   if (o.mode == "server" && o.thread == "app")
     return fail("--thread app is the client's; the server always echoes on its worker");

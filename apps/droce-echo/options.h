@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,7 @@ struct Options {
   std::uint32_t pcap_files = 0;    // --pcap-files: a ring of this many files; 0 = none
   double loss = 0;                 // frames dropped at our receive side (lab impairment)
   std::uint64_t seed = 1;
+  std::optional<std::uint64_t> psn_seed;  // --seed given: the first PSNs' seed too; else the OS's entropy
   double timeout_s = 30;
   std::string json;
   // Server: poll-mode workers, each on its own EAL lcore with its own queue pair (QP i on worker

@@ -1,6 +1,7 @@
 // droce-echo's set-up (see setup.h).
 #include "apps/droce-echo/setup.h"
 
+#include <droce/engine/core/psn_source.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 
@@ -37,11 +38,16 @@ SetupError set_up_loopback(const Options& o, Setup& st) {
   st.server_ep = &st.lab->b();
   st.client_mem = &st.lab->memory_a();
   st.server_mem = &st.lab->memory_b();
-  if (!st.client_ep->create_qp(echo_qp_attr(o, 0x100), st.client_qpn).ok() ||
-      !st.server_ep->create_qp(echo_qp_attr(o, 0x200), st.server_qpn).ok() ||
-      !st.client_ep->connect(st.client_qpn, engine::RemoteQp{engine::LoopbackLab::address(1), st.server_qpn, 0x200})
+  // Both first PSNs drawn (docs/hardening.md, "First PSNs"); each side is told the other's.
+  engine::PsnSource psns = engine::PsnSource::from(o.psn_seed);
+  const std::uint32_t client_psn = psns.next(), server_psn = psns.next();
+  if (!st.client_ep->create_qp(echo_qp_attr(o, client_psn), st.client_qpn).ok() ||
+      !st.server_ep->create_qp(echo_qp_attr(o, server_psn), st.server_qpn).ok() ||
+      !st.client_ep
+           ->connect(st.client_qpn, engine::RemoteQp{engine::LoopbackLab::address(1), st.server_qpn, server_psn})
            .ok() ||
-      !st.server_ep->connect(st.server_qpn, engine::RemoteQp{engine::LoopbackLab::address(0), st.client_qpn, 0x100})
+      !st.server_ep
+           ->connect(st.server_qpn, engine::RemoteQp{engine::LoopbackLab::address(0), st.client_qpn, client_psn})
            .ok())
     return run_error(Status::error(StatusCode::kError, "cannot connect the loopback QPs"));
   st.lab_echo = std::make_unique<EchoWorker>(*st.server_ep, *st.server_mem, o.rc_pingpong());

@@ -48,7 +48,8 @@ Status parse_srq_table(const std::vector<std::uint8_t>& table, std::uint32_t max
   return {};
 }
 
-Status connect_srq_qps(const Options& o, Setup& st, apps::PeerMac& peer_mac, const std::function<void()>& poll) {
+Status connect_srq_qps(const Options& o, Setup& st, engine::PsnSource& psns, apps::PeerMac& peer_mac,
+                       const std::function<void()>& poll) {
   const bool server = o.mode == "server";
   const auto timeout_ms = static_cast<std::uint32_t>(o.timeout_s * 1000);
   engine::RcEndpoint& ep = st.group->worker(0).endpoint();
@@ -68,8 +69,8 @@ Status connect_srq_qps(const Options& o, Setup& st, apps::PeerMac& peer_mac, con
   if (Status s = ep.create_srq(o.rx_depth, st.srq_id); !s.ok()) return s;
   std::vector<ConnInfo> local(qps);
   for (std::uint32_t i = 0; i < qps; ++i) {
-    rc::QpAttr a = echo_qp_attr(o, (server ? 0x200 : 0x100) + i);
-    a.recv_mode = rc::RecvMode::kPostedBuffers;  // an SRQ hands out posted buffers (verbs semantics)
+    rc::QpAttr a = echo_qp_attr(o, psns.next());  // drawn; our QP table tells the peer
+    a.recv_mode = rc::RecvMode::kPostedBuffers;   // an SRQ hands out posted buffers (verbs semantics)
     if (Status s = ep.create_qp(a, local[i].qpn); !s.ok()) return s;
     if (Status s = ep.attach_srq(local[i].qpn, st.srq_id); !s.ok()) return s;
     local[i].psn = a.sq_psn;

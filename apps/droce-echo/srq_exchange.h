@@ -2,6 +2,7 @@
 // ibv_srq_pingpong's exchange over the control connection.
 #pragma once
 
+#include <droce/engine/core/psn_source.h>
 #include <droce/engine/core/status.h>
 #include <droce/engine/exchange/oob_exchange.h>
 
@@ -34,7 +35,7 @@ inline constexpr std::size_t kSrqPingpongEntries = 256;
 // in table order. On success st.own_qps holds them and st.srq_id the SRQ.
 // Both tables, our SRQ and QPs, each QP connected to the peer's of the same index; the peer's MAC
 // through `peer_mac` (given or ARP), `poll` run while we wait for the peer's bytes.
-[[nodiscard]] engine::Status connect_srq_qps(const Options& o, Setup& st, apps::PeerMac& peer_mac,
-                                             const std::function<void()>& poll);
+[[nodiscard]] engine::Status connect_srq_qps(const Options& o, Setup& st, engine::PsnSource& psns,
+                                             apps::PeerMac& peer_mac, const std::function<void()>& poll);
 
 }  // namespace droce::echo

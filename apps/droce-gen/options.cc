@@ -128,9 +128,11 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
                 "static: our first QPN" + d + cli::hex(o.local_qpn) + ")");
   cli::add_uint(app, g, "--remote-qpn", "N", o.remote_qpn, 1, 0xFFFFFF,
                 "static: the peer's first QPN (required with --oob-port 0)");
-  cli::add_uint(app, g, "--psn", "N", o.psn, 0, 0xFFFFFF, "static: our first PSN" + d + cli::hex(o.psn) + ")");
+  cli::add_uint(app, g, "--psn", "N", o.psn, 0, 0xFFFFFF,
+                "static (and loopback, when given): our first PSN" + d + cli::hex(o.psn) +
+                    "; otherwise every first PSN is drawn at random, from --seed when given)");
   cli::add_uint(app, g, "--remote-psn", "N", o.remote_psn, 0, 0xFFFFFF,
-                "static: the peer's first PSN" + d + cli::hex(o.remote_psn) + ")");
+                "static (and loopback, when given): the peer's first PSN" + d + cli::hex(o.remote_psn) + ")");
   conn = {};
   conn.connect_timeout_s = &o.connect_timeout_s;
   conn.qp_timeout = &o.qp_timeout;
@@ -229,7 +231,9 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   imp.burst_start = &o.burst_start;
   imp.burst_frames = &o.burst_frames;
   imp.seed = &o.seed;
-  imp.seed_help = "seed of the impairment and of --arrivals poisson";
+  imp.seed_help =
+      "seed of the impairment and of --arrivals poisson; when given, of the\nfirst PSNs too (else drawn from the OS's "
+      "entropy)";
   imp.direction = &o.impair_direction;
   imp.group = cli::kImpairmentDirected;
   cli::add_impairment(app, imp);
@@ -312,6 +316,8 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
   const bool pcp_given = apps::cli::given(*app, "--pcp");
   const bool size_given = apps::cli::given(*app, "--size");
   const bool onoff_given = apps::cli::given(*app, "--on-us") || apps::cli::given(*app, "--off-us");
+  o.psns_given = apps::cli::given(*app, "--psn") || apps::cli::given(*app, "--remote-psn");
+  if (apps::cli::given(*app, "--seed")) o.psn_seed = o.seed;
   auto fail = [&app](const std::string& message) { return apps::cli::fail(*app, message); };
   // DCQCN: the preset at the line rate, then each override; one message naming a bad parameter.
   if (Status s = apps::cli::apply_dcqcn(o.preset, o.line_gbps, overrides, o.dcqcn); !s.ok()) return fail(s.message());

@@ -5,6 +5,7 @@
 #include <droce/protocols/rc/qp_attr.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,8 +56,9 @@ struct Options {
   Connect connect = Connect::kTcp;
   std::uint32_t local_qpn = 0x11;       // first local QPN (static connection)
   std::uint32_t remote_qpn = 0;         // first peer QPN (static connection)
-  std::uint32_t psn = 0x000100;         // our first PSN (static)
-  std::uint32_t remote_psn = 0x000100;  // the peer's first PSN (static)
+  std::uint32_t psn = 0x000100;         // our first PSN (static; loopback when given)
+  std::uint32_t remote_psn = 0x000100;  // the peer's first PSN (static; loopback when given)
+  bool psns_given = false;              // --psn or --remote-psn given: loopback uses them too
   double connect_timeout_s = 30;
   std::uint8_t qp_timeout =
       14;  // local ACK timeout 4.096 us * 2^N (14: 67 ms, perftest's; a busy host stalls a process for tens of ms)
@@ -75,6 +77,9 @@ struct Options {
   double burst_start = 0;          // probability per frame that a loss burst starts
   std::uint32_t burst_frames = 8;  // frames each burst drops
   std::uint64_t seed = 1;
+  // --seed given: the first PSNs are drawn from it too (the same seed, the same PSNs); else from
+  // the OS's entropy (docs/hardening.md, "First PSNs").
+  std::optional<std::uint64_t> psn_seed;
   std::string json, csv, pcap;
   std::uint32_t pcap_snaplen = 0;  // set to the shared default (apps/common/cli) by the parser
   std::uint64_t pcap_max_mb = 0;   // --pcap-max-mb: a cap on each file; 0 = none

@@ -127,6 +127,20 @@ nlohmann::json loss_recovery_json(const Options& o, Setup& st, const Counters& c
           {"min_rtt_us", min_rtt}};
 }
 
+// Each QP's first PSNs as connected (docs/hardening.md, "First PSNs"): ours and the peer's, from
+// our end of the QP (the requester's in loopback and as client, the responder's as server).
+nlohmann::json first_psns_json(const Options& o, Setup& st) {
+  nlohmann::json a = nlohmann::json::array();
+  for (std::uint32_t i = 0; i < o.qps; ++i) {
+    engine::RcEndpoint& ep = st.server ? *st.responder(i).ep : *st.requester(i).ep;
+    const std::uint32_t qpn = st.server ? st.responder(i).qpn : st.requester(i).qpn;
+    const rc::RcQp* qp = ep.qp(qpn);
+    if (qp == nullptr) continue;  // not created: the run ended in its set-up
+    a.push_back({{"qpn", qpn}, {"send", qp->attr().sq_psn}, {"receive", qp->attr().rq_psn}});
+  }
+  return a;
+}
+
 // Peak and minimum goodput over the full intervals; null figures when the run had none.
 nlohmann::json interval_json(const Options& o, const IntervalBandwidth& bw) {
   nlohmann::json j = {{"interval_s", o.interval_s}, {"intervals", bw.intervals}};
@@ -332,6 +346,7 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
     j["errors"] = t.errors;
     j["ack_timeouts"] = c.timeouts;
     j["loss_recovery"] = loss_recovery_json(o, st, c);
+    j["first_psns"] = first_psns_json(o, st);
     j["duplicate_requests"] = c.dup_req;
     j["out_of_sequence"] = c.oos;
     j["impairment"] = {{"direction", o.impair_direction}, {"dropped", lab.dropped},

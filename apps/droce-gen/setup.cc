@@ -1,6 +1,7 @@
 // droce-gen's set-up (see setup.h).
 #include "apps/droce-gen/setup.h"
 
+#include <droce/engine/core/psn_source.h>
 #include <droce/engine/workers/worker_group.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
@@ -28,11 +29,21 @@ wire::L2L3Address make_address(const std::string& ip, const std::uint8_t* mac) {
   return engine::lab_address(a, mac);
 }
 
-rc::QpAttr qp_attr(const Options& o, std::uint32_t i, bool requester_side) {
+// QP i's first send PSN. A static connection's peer knows ours only from its command line, so
+// static keeps --psn (and a loopback run given --psn or --remote-psn keeps them); every other
+// first PSN is drawn (docs/hardening.md, "First PSNs"), and the exchange, the CM or the loopback
+// wiring tells the peer.
+std::uint32_t first_psn(const Options& o, std::uint32_t i, bool requester_side, engine::PsnSource& psns) {
+  const bool static_connection = o.mode != Mode::kLoopback && o.oob_port == 0;
+  if (!static_connection && !(o.mode == Mode::kLoopback && o.psns_given)) return psns.next();
+  if (o.mode == Mode::kLoopback && !requester_side) return (o.remote_psn + 0x10000 * i) & 0xFFFFFF;
+  return (o.psn + 0x10000 * i) & 0xFFFFFF;
+}
+
+rc::QpAttr qp_attr(const Options& o, std::uint32_t i, bool requester_side, engine::PsnSource& psns) {
   rc::QpAttr a;
   a.pmtu = o.mtu;
-  a.sq_psn = (o.psn + 0x10000 * i) & 0xFFFFFF;
-  if (o.mode == Mode::kLoopback && !requester_side) a.sq_psn = (o.remote_psn + 0x20000 * i + 0x800000) & 0xFFFFFF;
+  a.sq_psn = first_psn(o, i, requester_side, psns);
   a.timeout = o.qp_timeout;
   a.retry_cnt = o.retry_cnt;
   a.adaptive_rto = o.adaptive_rto;
@@ -348,6 +359,7 @@ Status create_qps(const Options& o, Setup& st) {
   // take remote atomics.
   const std::uint32_t kRemoteAccess = rc::kAccessLocalWrite | rc::kAccessRemoteWrite | rc::kAccessRemoteRead |
                                       (is_atomic_op(o.op) ? rc::kAccessRemoteAtomic : 0u);
+  engine::PsnSource psns = engine::PsnSource::from(o.psn_seed);
   for (std::uint16_t w = 0; w < o.workers; ++w) {
     Job& job = *st.jobs[w];
     const Shard& sh = st.shards[w];
@@ -371,7 +383,7 @@ Status create_qps(const Options& o, Setup& st) {
         r.buf = slice(buf.data(), j);
         r.mr = mr;
         r.post_tsc.resize(slots);
-        if (Status s = sh.req_ep->create_qp(qp_attr(o, r.index, true), r.qpn); !s.ok()) return s;
+        if (Status s = sh.req_ep->create_qp(qp_attr(o, r.index, true, psns), r.qpn); !s.ok()) return s;
         if (Status s = set_udp_sport(o, *sh.req_ep, r.qpn, r.index); !s.ok()) return s;
       }
     }
@@ -387,7 +399,7 @@ Status create_qps(const Options& o, Setup& st) {
         r.index = j * o.workers + w;
         r.buf = slice(buf.data(), j);
         r.mr = mr;
-        if (Status s = sh.rsp_ep->create_qp(qp_attr(o, r.index, false), r.qpn); !s.ok()) return s;
+        if (Status s = sh.rsp_ep->create_qp(qp_attr(o, r.index, false, psns), r.qpn); !s.ok()) return s;
         if (Status s = set_udp_sport(o, *sh.rsp_ep, r.qpn, r.index); !s.ok()) return s;
         // READ serves a fixed pattern per slot.
         if (o.op == Op::kRead)

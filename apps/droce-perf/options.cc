@@ -301,7 +301,8 @@ void declare_droce(CLI::App& app, const TypedNames& typed, Options& o) {
              o.loss = p;
              return std::string();
            });
-  add_number(app, typed, cli::kImpairment, "--seed", "N", o.seed, 0, UINT64_MAX, "seed of the lab loss (default 1)");
+  add_number(app, typed, cli::kImpairment, "--seed", "N", o.seed, 0, UINT64_MAX,
+             "seed of the lab loss (default 1); when given, of the first PSNs\ntoo (else drawn from the OS's entropy)");
   cli::OutputFields out;
   out.json = &o.json;
   out.json_help = "the results as JSON";
@@ -349,6 +350,7 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
   const bool size_given = given("-s"), iters_given = given("-n"), tx_given = given("-t"), atomic_given = given("-A");
   const bool pcp_given = given("--pcp"), inline_given = given("-I"), rate_type_given = given("--rate_limit_type");
   const bool rate_units_given = given("--rate_units"), burst_given = given("--burst_size");
+  if (given("--seed")) o.psn_seed = o.seed;
   // -T and --dscp both set our DSCP: the later on the command line wins, as perftest's getopt
   // would have it (either over --config).
   if (given("-T")) {

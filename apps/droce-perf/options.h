@@ -5,6 +5,7 @@
 #include <droce/engine/exchange/perftest_exchange.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,7 +79,8 @@ struct Options {
   std::uint8_t vlan_pcp = 0;  // --pcp 0..7, with --vlan
   double loss = 0;            // lab loss at our port's receive side
   std::uint64_t seed = 1;
-  double timeout_s = 30;  // connect, and every exchange step
+  std::optional<std::uint64_t> psn_seed;  // --seed given: the first PSNs' seed too; else the OS's entropy
+  double timeout_s = 30;                  // connect, and every exchange step
   std::string json;
   std::uint32_t workers = 1;  // --workers: QP i runs on worker i % workers, each on its own lcore
 

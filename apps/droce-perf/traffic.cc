@@ -2,13 +2,13 @@
 // run's end, a stop signal, or --timeout seconds without progress.
 #include "apps/droce-perf/traffic.h"
 
+#include <droce/engine/core/psn_source.h>
 #include <droce/engine/core/stop_signal.h>
 #include <droce/engine/exchange/oob_exchange.h>
 #include <rte_cycles.h>
 
 #include <algorithm>
 #include <cstring>
-#include <random>
 
 namespace droce::perf {
 
@@ -118,12 +118,12 @@ Status Traffic::create() {
       rc::kAccessRemoteWrite | rc::kAccessRemoteRead | (o_.atomic_test() ? rc::kAccessRemoteAtomic : 0u);
   if (Status s = memory_.register_memory(buf_.get(), total, rc::kAccessLocalWrite | remote_access, mr_); !s.ok())
     return s;
-  std::random_device rd;
+  engine::PsnSource psns = engine::PsnSource::from(o_.psn_seed);
   qps_.resize(qp_count_);
   for (auto& q : qps_) {
     rc::QpAttr a;
     a.pmtu = pre_.mtu;
-    q.psn = rd() & 0xFFFFFF;  // perftest: lrand48() & 0xffffff
+    q.psn = psns.next();  // perftest: lrand48() & 0xffffff (docs/hardening.md, "First PSNs")
     a.sq_psn = q.psn;
     a.timeout = static_cast<std::uint8_t>(o_.qp_timeout);  // -u (perftest's DEF_QP_TIME 14 by default)
     a.adaptive_rto = o_.adaptive_rto;

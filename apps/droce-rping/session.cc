@@ -29,14 +29,14 @@ std::string ping_name(std::uint64_t i) { return "ping " + std::to_string(i); }
 }  // namespace
 
 Session::Session(const Options& o, Setup& st, std::uint8_t* region, const rc::MemoryRegion& mr)
-    : o_(o), ep_(*st.ep), region_(region), mr_(mr) {}
+    : o_(o), ep_(*st.ep), psns_(st.psns), region_(region), mr_(mr) {}
 
 Status Session::create_qp(std::uint32_t pmtu) {
   rc::QpAttr a;
   a.pmtu = pmtu;
   a.recovery = r_.recovery;  // the client sets SR at the REP (connect), the server before its REP
   a.sr_bdp_pkts = o_.sr_bdp_pkts;
-  a.sq_psn = static_cast<std::uint32_t>(rte_rdtsc() >> 4) & 0xFFFFFF;  // as random as rdma_cm's
+  a.sq_psn = psns_.next();                                    // drawn, as rdma_cm's; the CM tells the peer
   a.access = rc::kAccessRemoteRead | rc::kAccessRemoteWrite;  // the peer READs our start buffer, WRITEs our sink
   a.pd = mr_.pd;    // the QP reaches this session's region alone (the server's: a domain per client)
   a.sq_depth = 16;  // rping's RPING_SQ_DEPTH

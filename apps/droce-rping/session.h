@@ -110,6 +110,7 @@ class Session {
 
   const Options& o_;
   engine::RcEndpoint& ep_;
+  engine::PsnSource& psns_;  // Setup::psns
   std::uint8_t* region_;
   rc::MemoryRegion mr_;
   Results r_;

@@ -5,6 +5,7 @@
 #include <droce/engine/core/memory_region.h>
 #include <droce/engine/core/mempool.h>
 #include <droce/engine/core/port.h>
+#include <droce/engine/core/psn_source.h>
 #include <droce/engine/core/status.h>
 #include <droce/engine/endpoint/rc_endpoint.h>
 
@@ -28,6 +29,9 @@ struct Setup {
   std::unique_ptr<engine::RcEndpoint> ep;
   engine::IpAddress ip;      // our address: IPv4 or IPv6 (the endpoint's family)
   std::uint8_t mac[6] = {};  // our MAC
+  // Every session's first PSN (docs/hardening.md, "First PSNs"): the OS's entropy, as rdma_cm's
+  // random PSNs; the CM tells the peer.
+  engine::PsnSource psns;
 };
 
 // `defaults`: no EAL options were given (the net_memif pair on /tmp/droce-rping.sock).

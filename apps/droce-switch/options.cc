@@ -103,8 +103,10 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   imp.duplicate = &o.impairment.duplicate;
   imp.reorder = &o.impairment.reorder;
   cli::add_impairment(app, imp);
-  cli::add_uint(app, imp.group, "--seed", "S", s.seed, 0, 1'000'000'000'000'000'000ull,
-                "seed of the impairment and of RED" + d + std::to_string(s.seed) + ")");
+  cli::add_uint(
+      app, imp.group, "--seed", "S", s.seed, 0, 1'000'000'000'000'000'000ull,
+      "seed of the impairment, of RED and of the lab's first PSNs (these drawn from\nthe OS's entropy unless given)" +
+          d + std::to_string(s.seed) + ")");
 
   cli::SwitchFields pfc;
   pfc.pfc = &s.pfc;
@@ -163,7 +165,10 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
   declare(*app, o, overrides);
   if (int rc = apps::cli::parse(*app, args, eal); rc != 0) return rc;
   auto fail = [&app](const std::string& message) { return apps::cli::fail(*app, message); };
-  if (apps::cli::given(*app, "--seed")) o.impairment.seed = o.sw.seed;  // one seed: impairment and RED
+  if (apps::cli::given(*app, "--seed")) {
+    o.impairment.seed = o.sw.seed;  // one seed: impairment and RED
+    o.lab.psn_seed = o.sw.seed;     // and the lab's first PSNs
+  }
   o.lab_mode = apps::cli::given(*app, "--lab-senders");
   if (o.lab_mode && o.lab.duration_ms * 1e3 / o.lab.sample_us > kMaxLabSamples)
     return fail("--lab-sample-us: more than " + std::to_string(static_cast<long>(kMaxLabSamples)) +

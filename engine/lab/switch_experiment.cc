@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/core/psn_source.h"
+
 namespace droce::engine {
 
 namespace {
@@ -94,6 +96,7 @@ std::unique_ptr<SwitchExperiment> SwitchExperiment::create(const SwitchExperimen
   }
   lab->src_.resize(n);
   lab->src_mr_.resize(n);
+  PsnSource psns = PsnSource::from(cfg.psn_seed);
   for (std::uint32_t i = 0; i < n; ++i) {
     auto& src = lab->src_[i];
     src.resize(slice);
@@ -105,11 +108,11 @@ std::unique_ptr<SwitchExperiment> SwitchExperiment::create(const SwitchExperimen
     }
     rc::QpAttr qa;
     qa.pmtu = cfg.mtu;
-    qa.sq_psn = 0x100 + i;
+    qa.sq_psn = psns.next();
     qa.sq_depth = std::max<std::uint32_t>(cfg.inflight, 16);
     qa.timeout = 16;  // ~268 ms: a deep lossless queue must not look like loss
     rc::QpAttr ra = qa;
-    ra.sq_psn = 0x9000 + i;
+    ra.sq_psn = psns.next();
     ra.access = rc::kAccessRemoteWrite;
     std::uint32_t sq = 0, rq = 0;
     for (Status s : {lab->eps_[i]->create_qp(qa, sq), lab->eps_[n]->create_qp(ra, rq)})

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,9 @@ struct SwitchExperimentConfig {
   std::uint32_t min_messages_per_sender = 0;
   double sample_us = 500;
   std::uint8_t dscp = 26;  // priority 3, the lossless class
+  // The QPs' first PSNs are drawn (docs/hardening.md, "First PSNs"): from this seed when given
+  // (droce-switch's --seed), else from the OS's entropy.
+  std::optional<std::uint64_t> psn_seed;
   rte_mempool* pool = nullptr;
 };
 

@@ -52,6 +52,28 @@ for d in (g, s):
     assert d['out_of_order'] == 0 and d['errors'] == 0 and d['problem'] == '', d
 assert 0 < s['retransmitted_packets'] < g['retransmitted_packets'], (s['retransmitted_packets'], g['retransmitted_packets'])
 PY"
+check "the same --seed draws the same first PSNs (docs/hardening.md)" \
+  "/usr/bin/python3 - '$out/rec_gbn.json' '$out/rec_sr.json' <<'PY'
+import json, sys
+g, s = (json.load(open(f))['first_psns'] for f in sys.argv[1:3])
+assert len(g) == 1 and [(q['send'], q['receive']) for q in g] == [(q['send'], q['receive']) for q in s], (g, s)
+PY"
+# First PSNs drawn from the OS's entropy (issue 42): two identical runs without --seed draw
+# different ones, and both verify every message.
+for k in 1 2; do
+  "$gen" -- --op send --size 100 --qps 2 --count 200 --quiet --json "$out/psn$k.json" > "$out/psn$k.txt" 2>&1
+  check "loopback SEND over 2 QPs, no --seed (run $k): exits 0" "[ $? -eq 0 ] || { tail -n 4 '$out/psn$k.txt'; false; }"
+done
+check "two identical runs without --seed: different first PSNs, every message verified by both" \
+  "/usr/bin/python3 - '$out/psn1.json' '$out/psn2.json' <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+for d in (a, b):
+    assert d['messages'] == 200 and d['lost'] == d['duplicated'] == d['corrupted'] == d['errors'] == 0, d
+    assert len(d['first_psns']) == 2 and all(0 <= q[k] < 1 << 24 for q in d['first_psns'] for k in ('send', 'receive')), d
+pa, pb = ([(q['send'], q['receive']) for q in d['first_psns']] for d in (a, b))
+assert pa != pb, (pa, pb)
+PY"
 # READ and the atomics over selective repeat (issue 19): lossy loopback runs, every byte and every
 # atomic result verified, each atomic executed once (the counters equal the operations completed).
 "$gen" -- --op read --size 8192 --mtu 4096 --loss 0.02 --recovery sr --count 800 --quiet --json "$out/sr_read.json" \
@@ -326,6 +348,15 @@ run_pair() {
   wait $spid
   srv_rc=$?
 }
+psns_agree() {  # CLIENT_JSON SERVER_JSON: each QP's first PSNs as the other end was told them
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import json, sys
+c, s = (json.load(open(f))['first_psns'] for f in sys.argv[1:3])
+assert len(c) == len(s) > 0, (c, s)
+for qc, qs in zip(c, s):
+    assert qc['send'] == qs['receive'] and qc['receive'] == qs['send'], (qc, qs)
+PY
+}
 verified() {  # JSON file: every key, verified, no loss
   /usr/bin/python3 - "$1" <<'PY'
 import json, sys
@@ -352,7 +383,8 @@ check "client and server with different workloads: both fail, the server says wh
 # (its WRITE data and the ACKs), the server's on what it receives; each report says where.
 run_pair write2 --op write --size 4096 --mtu 4096 --qps 2 --loss 0.02 -- --op write --size 4096 --mtu 4096 --qps 2 --count 4000 \
   --loss 0.02 --impair-direction both
-check "memif WRITE over 2 QPs with 2 % loss both ways: verified" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/write2.c.json'"
+check "memif WRITE over 2 QPs with 2 % loss both ways: verified, each end's first PSNs the other's" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/write2.c.json' && psns_agree '$out/write2.c.json' '$out/write2.s.json'"
 check "--impair-direction: the client dropped data it sent and ACKs it received, the server only what it received" \
   "/usr/bin/python3 - '$out/write2.c.json' '$out/write2.s.json' <<'PY'
 import json, sys
@@ -401,7 +433,7 @@ check "--connect cm, memif WRITE: both exit 0, verified, connect cm with CM coun
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/cmwrite.c.json' && cm_ok '$out/cmwrite.c.json' '$out/cmwrite.s.json'"
 run_pair cmsend --connect cm --op send --size 64,1500 --qps 4 -- --connect cm --op send --size 64,1500 --qps 4 --count 4000
 check "--connect cm, memif SEND over 4 QPs: both exit 0, verified by both ends" \
-  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/cmsend.c.json' && verified '$out/cmsend.s.json' && cm_ok '$out/cmsend.c.json' '$out/cmsend.s.json'"
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/cmsend.c.json' && verified '$out/cmsend.s.json' && cm_ok '$out/cmsend.c.json' '$out/cmsend.s.json' && psns_agree '$out/cmsend.c.json' '$out/cmsend.s.json'"
 run_pair cmread --connect cm --op read --size 8192 --mtu 4096 -- --connect cm --op read --size 8192 --mtu 4096 --count 1000
 check "--connect cm, memif READ (the server's buffer from the REP): both exit 0, verified at the client" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && verified '$out/cmread.c.json' && cm_ok '$out/cmread.c.json'"
