@@ -25,6 +25,8 @@ free_port() { /usr/bin/python3 -c "import socket; s = socket.socket(); s.bind(('
 # CI host beside CPU hogs deschedules a poller for longer than that now and then (results, not timing).
 qp_timeout=16
 # run_pair NAME TEST SERVER_ARGS -- CLIENT_ARGS: server in the background, then the client; sets srv_rc, cli_rc.
+# CLI_JSON_STDOUT=1: the client takes --json -, its
+# stdout becomes NAME.c.json and its stderr NAME.c.txt.
 run_pair() {
   local name=$1 test=$2; shift 2
   last_pair=$name
@@ -42,8 +44,15 @@ run_pair() {
   # up to 15 s (a loaded host starts slowly; the server gives its link 20 s).
   for _ in $(seq 150); do grep -q -F "@$out/$name.sock" /proc/net/unix && break; sleep 0.1; done
   # shellcheck disable=SC2086
-  timeout 120 "$perf" ${CLI_L:--l 0} --no-pci --vdev "net_memif0,role=client,socket=$out/$name.sock" -- \
-    "$test" -p $port --timeout 20 -u $qp_timeout --json "$out/$name.c.json" "${cargs[@]}" "${PAIR_HOST:-127.0.0.1}" > "$out/$name.c.txt" 2>&1
+  if [ -n "${CLI_JSON_STDOUT:-}" ]; then
+    # shellcheck disable=SC2086
+    timeout 120 "$perf" ${CLI_L:--l 0} --no-pci --vdev "net_memif0,role=client,socket=$out/$name.sock" -- \
+      "$test" -p $port --timeout 20 -u $qp_timeout --json - "${cargs[@]}" "${PAIR_HOST:-127.0.0.1}" > "$out/$name.c.json" 2> "$out/$name.c.txt"
+  else
+    # shellcheck disable=SC2086
+    timeout 120 "$perf" ${CLI_L:--l 0} --no-pci --vdev "net_memif0,role=client,socket=$out/$name.sock" -- \
+      "$test" -p $port --timeout 20 -u $qp_timeout --json "$out/$name.c.json" "${cargs[@]}" "${PAIR_HOST:-127.0.0.1}" > "$out/$name.c.txt" 2>&1
+  fi
   cli_rc=$?
   wait $spid
   srv_rc=$?
@@ -84,7 +93,8 @@ PY
 has_banner() { grep -q "$2" "$1" && grep -q ' local address: LID 0000 QPN 0x' "$1" && grep -q ' remote address: LID 0000 QPN 0x' "$1"; }
 
 # ---- the eight tests ----
-run_pair sbw send_bw -s 4096 -n 300 -- -s 4096 -n 300
+# The client with --json -: its table on stderr (sbw.c.txt), its JSON alone on stdout (sbw.c.json, read below).
+CLI_JSON_STDOUT=1 run_pair sbw send_bw -s 4096 -n 300 -- -s 4096 -n 300
 check "send_bw: both exit 0, banner, one row of 300 iterations on each side" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && has_banner '$out/sbw.c.txt' 'Send BW Test' && table '$out/sbw.c.txt' 1 300 bw && table '$out/sbw.s.txt' 1 300 bw"
 run_pair wbw write_bw -s 8192 -n 300 -- -s 8192 -n 300
@@ -129,7 +139,7 @@ check "atomic_lat (FETCH_AND_ADD): both exit 0, 200 iterations, each fetch retur
 run_pair alatc atomic_lat -A CMP_AND_SWAP -n 200 -- -A CMP_AND_SWAP -n 200
 check "atomic_lat -A CMP_AND_SWAP: both exit 0, 200 iterations, every swap returned the same original" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && has_banner '$out/alatc.c.txt' 'Atomic CMP_AND_SWAP Latency Test' && table '$out/alatc.c.txt' 1 200 lat && atomic_json '$out/alatc.c.json' CMP_AND_SWAP 200"
-check "JSON: the client's figures match its table" "/usr/bin/python3 -c \"
+check "JSON (the client's, from --json - on its stdout): its figures match its table" "/usr/bin/python3 -c \"
 import json; d = json.load(open('$out/sbw.c.json'))
 assert d['test'] == 'send_bw' and d['role'] == 'client' and d['peer_version'] == '6.06' and d['problem'] == ''
 r = d['results'][0]; assert r['bytes'] == 4096 and r['iterations'] == 300 and r['bw_average'] > 0 and d['unit'] == 'MB/sec'
