@@ -39,6 +39,7 @@
 #include "apps/droce-perf/perftest_json.h"
 #include "apps/droce-perf/report.h"
 #include "apps/droce-perf/run.h"
+#include "apps/droce-perf/test_mismatch.h"
 #include "apps/droce-perf/traffic.h"
 
 using namespace droce;
@@ -178,6 +179,9 @@ int main(int argc, char** argv) {
   // looks at the worker's figures meanwhile. The CM's waits end at a stall or a Ctrl-C here (the
   // TCP ones end by themselves: end_tcp_waits_now, set_stop_ends_tcp_waits).
   bool cm_abandoned = false;
+  // A peer running another test (perf/test_mismatch.h): its first request of a foreign kind ends
+  // the waiting step at once, as a stall does.
+  std::string peer_test;
   auto idle = [&] {
     const std::uint64_t now = rte_rdtsc();
     if (!workers) {
@@ -185,10 +189,14 @@ int main(int argc, char** argv) {
     } else {
       workers->poll(now);
       watch.on_idle(now, workers->rx_frames());
+      if (peer_test.empty() && !(peer_test = perf::request_mismatch(opt, workers->request_kinds())).empty())
+        end_tcp_waits_now();
     }
-    if (cm != nullptr && !cm_abandoned && (watch.stalled() || stop_requested())) {
+    if (cm != nullptr && !cm_abandoned && (watch.stalled() || !peer_test.empty() || stop_requested())) {
       cm_abandoned = true;
-      cm->abandon_wait(watch.stalled() ? "the peer went silent" : "interrupted");
+      cm->abandon_wait(watch.stalled()      ? "the peer went silent"
+                       : !peer_test.empty() ? "the peer runs another test"
+                                            : "interrupted");
     }
   };
   const PerftestRole role = server ? PerftestRole::kServer : PerftestRole::kClient;
@@ -279,6 +287,8 @@ int main(int argc, char** argv) {
   perf::RunOutcome run = perf::run_test(opt, session, *workers, mine[0], watch);
   std::string& problem = run.problem;
   workers->stop();  // the launched workers poll no more, as worker 0 from here on
+  // A peer running another test is named by its requests, whatever symptom the run ended on.
+  if (std::string m = perf::request_mismatch(opt, workers->request_kinds_now()); !m.empty()) problem = m;
   // ---- goodbye: no port is stopped while its peer still polls. perftest's exchange ends without a
   // message for it (its tools just close), so end-of-file says it: the client, polling no more,
   // half-closes; the server then stops its port and closes; then the client stops its port. A

@@ -25,7 +25,7 @@ free_port() { /usr/bin/python3 -c "import socket; s = socket.socket(); s.bind(('
 # CI host beside CPU hogs deschedules a poller for longer than that now and then (results, not timing).
 qp_timeout=16
 # run_pair NAME TEST SERVER_ARGS -- CLIENT_ARGS: server in the background, then the client; sets srv_rc, cli_rc.
-# CLI_JSON_STDOUT=1: the client takes --json -, its
+# CLI_TEST: the client runs this test instead. CLI_JSON_STDOUT=1: the client takes --json -, its
 # stdout becomes NAME.c.json and its stderr NAME.c.txt.
 run_pair() {
   local name=$1 test=$2; shift 2
@@ -47,11 +47,11 @@ run_pair() {
   if [ -n "${CLI_JSON_STDOUT:-}" ]; then
     # shellcheck disable=SC2086
     timeout 120 "$perf" ${CLI_L:--l 0} --no-pci --vdev "net_memif0,role=client,socket=$out/$name.sock" -- \
-      "$test" -p $port --timeout 20 -u $qp_timeout --json - "${cargs[@]}" "${PAIR_HOST:-127.0.0.1}" > "$out/$name.c.json" 2> "$out/$name.c.txt"
+      "${CLI_TEST:-$test}" -p $port --timeout 20 -u $qp_timeout --json - "${cargs[@]}" "${PAIR_HOST:-127.0.0.1}" > "$out/$name.c.json" 2> "$out/$name.c.txt"
   else
     # shellcheck disable=SC2086
     timeout 120 "$perf" ${CLI_L:--l 0} --no-pci --vdev "net_memif0,role=client,socket=$out/$name.sock" -- \
-      "$test" -p $port --timeout 20 -u $qp_timeout --json "$out/$name.c.json" "${cargs[@]}" "${PAIR_HOST:-127.0.0.1}" > "$out/$name.c.txt" 2>&1
+      "${CLI_TEST:-$test}" -p $port --timeout 20 -u $qp_timeout --json "$out/$name.c.json" "${cargs[@]}" "${PAIR_HOST:-127.0.0.1}" > "$out/$name.c.txt" 2>&1
   fi
   cli_rc=$?
   wait $spid
@@ -145,6 +145,23 @@ assert d['test'] == 'send_bw' and d['role'] == 'client' and d['peer_version'] ==
 r = d['results'][0]; assert r['bytes'] == 4096 and r['iterations'] == 300 and r['bw_average'] > 0 and d['unit'] == 'MB/sec'
 d = json.load(open('$out/slat.c.json')); r = d['results'][0]; assert r['iterations'] == 200 and r['t_typical_us'] > 0
 \""
+
+# ---- a client running another test: perftest 6.06's exchange carries no test, so the server
+# names the client's from its first request of a kind its own test never receives, and ends at
+# once; the client then finds the exchange closed. Both exit non-zero, neither at --timeout. ----
+# mismatch NAME: both failed, the server's line names both tests (its stderr and its JSON's
+# problem), and no side ended by a timeout.
+mismatch() {
+  [ "$cli_rc" -ne 0 ] && [ "$srv_rc" -ne 0 ] && grep -qF "$2" "$out/$1.s.txt" &&
+    /usr/bin/python3 -c "import json, sys; p = json.load(open(sys.argv[1]))['problem']; assert sys.argv[2] in p, p" "$out/$1.s.json" "$2" &&
+    ! grep -q 'no progress for\|no frame from the client' "$out/$1.s.txt" "$out/$1.c.txt"
+}
+CLI_TEST=send_bw run_pair mmsw write_bw -s 4096 -n 300 -- -s 4096 -n 300
+check "write_bw server, send_bw client: the server names both tests at the first SEND; both fail at once" \
+  "mismatch mmsw 'the client runs send_bw or send_lat (its requests are SENDs), this server write_bw'"
+CLI_TEST=read_bw run_pair mmws send_bw -s 4096 -n 300 -- -s 4096 -n 300
+check "send_bw server, read_bw client: the server names both tests at the first READ request; both fail at once" \
+  "mismatch mmws 'the client runs read_bw or read_lat (its requests are RDMA READs), this server send_bw'"
 
 # ---- -a (sizes 2..16384), -D, --report_gbits, --loss ----
 run_pair all send_bw -a --max-size 16384 -n 20 -- -a --max-size 16384 -n 20
