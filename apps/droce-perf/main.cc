@@ -1,5 +1,6 @@
 // droce-perf: perftest's eight RC tests (ib_send_bw ... ib_atomic_lat) on droce's transport, speaking
 // perftest 6.06's TCP exchange byte for byte so that either side may be perftest itself.
+#include <droce/engine/core/capture.h>
 #include <droce/engine/core/eal.h>
 #include <droce/engine/core/mempool.h>
 #include <droce/engine/core/port.h>
@@ -27,6 +28,7 @@
 #include <vector>
 
 #include "apps/common/address_text.h"
+#include "apps/common/capture_report.h"
 #include "apps/common/default_port.h"
 #include "apps/common/oob_waits.h"
 #include "apps/common/output_file.h"
@@ -140,6 +142,15 @@ int main(int argc, char** argv) {
   wc.endpoint.addresses.dscp = opt.dscp;
   wc.endpoint.addresses.vlan_id = opt.vlan_id;
   wc.endpoint.addresses.vlan_pcp = opt.vlan_pcp;
+  // --pcap: one file for every worker's queue (the capture serialises its writers); declared
+  // before the group, whose endpoints write to it, so that it outlives them.
+  PcapngCapture capture;
+  const apps::CaptureOptions capture_opts{opt.pcap, opt.pcap_snaplen, opt.pcap_max_mb, opt.pcap_files};
+  if (!opt.pcap.empty()) {
+    if (Status s = capture.open(opt.pcap, opt.pcap_snaplen, 4095, apps::capture_limits(capture_opts)); !s.ok())
+      return fail(s.message());
+    wc.endpoint.recording.capture = &capture;
+  }
   auto group = WorkerGroup::create(wc, err);
   if (!group) return fail(err.message());
   // The peer's MAC: --peer-mac, or ARP through worker 0's endpoint, the one the peer's ARP frames
@@ -331,6 +342,10 @@ int main(int argc, char** argv) {
         "too\n",
         static_cast<unsigned long long>(tt.rnr_naks_sent));
   workers->print_worker_lines();
+  if (!opt.pcap.empty()) {
+    capture.close();  // the ports have stopped: every frame is in
+    std::printf(" droce: %s\n", apps::capture_line(capture_opts, capture).c_str());
+  }
   if (t0.atomic_mismatches() != 0)
     std::printf(" droce: %llu of %llu atomics returned an original value out of the sequence the first implies\n",
                 static_cast<unsigned long long>(t0.atomic_mismatches()),
@@ -396,6 +411,7 @@ int main(int argc, char** argv) {
       j["atomic_mismatches"] = t0.atomic_mismatches();
     }
     j["problem"] = problem;
+    if (!opt.pcap.empty()) j["capture"] = apps::capture_json(capture_opts, capture);
     perf::add_counter_names(j, *group);
     if (Status s = droce::apps::write_text_file(opt.json, j.dump(2) + "\n"); !s.ok()) return fail(s.message());
   }

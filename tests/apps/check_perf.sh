@@ -3,6 +3,7 @@
 # net_memif, the numbers read back from perftest's table; -a, -D, lab loss; bad input.
 set -uo pipefail
 perf=$1
+root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(mktemp -d)
 trap '[ -n "${KEEP_OUT:-}" ] || rm -rf "$out"' EXIT
 fail=0
@@ -108,9 +109,16 @@ check "read_bw over 2 QPs: both exit 0, 400 iterations (perftest counts all QPs)
 run_pair rbo read_bw -s 4096 -n 200 -t 64 -o 4 -- -s 4096 -n 200 -t 64 -o 16
 check "read_bw -o 4 (server) / -o 16 (client): both exit 0, each advertises its own, the client keeps to 4" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/rbo.c.txt' 1 200 bw && grep -q 'local address.*OUT 0x10' '$out/rbo.c.txt' && grep -q 'remote address.*OUT 0x04' '$out/rbo.c.txt' && grep -q 'local address.*OUT 0x04' '$out/rbo.s.txt'"
-run_pair slat send_lat -n 200 -- -n 200
+# The client captures (--pcap, the shared capture options): a file tshark decodes with every ICRC
+# right, and the report's capture line and JSON say what it holds.
+run_pair slat send_lat -n 200 -- -n 200 --pcap "$out/slat.pcapng"
 check "send_lat: both exit 0, latency row of 200 iterations with positive times" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && has_banner '$out/slat.c.txt' 'Send Latency Test' && table '$out/slat.c.txt' 1 200 lat && table '$out/slat.s.txt' 1 200 lat"
+check "send_lat --pcap: the capture verifies (tshark, every ICRC), the capture line and JSON count its frames" \
+  "bash '$root/scripts/verify_capture.sh' '$out/slat.pcapng' > '$out/slat.verify.txt' 2>&1 &&
+   grep -Eq 'capture: [1-9][0-9]* frames in .*slat.pcapng' '$out/slat.c.txt' &&
+   /usr/bin/python3 -c \"import json; c = json.load(open('$out/slat.c.json'))['capture']; assert c['frames'] >= 400 and c['snaplen'] == 346, c\" ||
+   { tail -n 5 '$out/slat.verify.txt'; false; }"
 run_pair wlat write_lat -s 64 -n 200 -- -s 64 -n 200
 check "write_lat: both exit 0 (ping-pong by polling the last byte)" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/wlat.c.txt' 1 200 lat && table '$out/wlat.s.txt' 1 200 lat"
