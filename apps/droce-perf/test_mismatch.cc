@@ -57,8 +57,14 @@ std::string request_mismatch(const Options& o, std::uint8_t seen) {
   const std::uint8_t foreign = seen & static_cast<std::uint8_t>(~expected_request_kinds(o));
   if (foreign == 0) return {};
   const std::uint8_t first = foreign & static_cast<std::uint8_t>(-foreign);  // the lowest bit: one kind named
-  return std::string("the ") + (o.server() ? "client" : "server") + " runs " + tests_of(first) + ", this " +
-         (o.server() ? "server " : "client ") + engine::perftest_test_name(o.test) + (o.duplex ? " -b" : "") +
+  const std::string peer = o.server() ? "client" : "server", self = o.server() ? "server " : "client ";
+  const char* test = engine::perftest_test_name(o.test);
+  // Our own test's requests, unexpected: a bw peer sending both ways (perftest's -b is not in
+  // its exchange either).
+  if (first == kind_of(o.test) && o.bw())
+    return "the " + peer + " runs " + test + " -b (it sends " + test + "'s requests too), this " + self + test +
+           " without -b: give both sides -b or neither";
+  return "the " + peer + " runs " + tests_of(first) + ", this " + self + test + (o.duplex ? " -b" : "") +
          ": give both sides the same test";
 }
 

@@ -24,7 +24,8 @@ inline constexpr std::uint8_t kSendRequests = 1, kWriteRequests = 2, kReadReques
 [[nodiscard]] std::uint8_t expected_request_kinds(const Options& o);
 
 // Empty when `seen` holds only expected kinds; else one line naming both tests, e.g. "the client
-// runs send_bw or send_lat (its requests are SENDs), this server write_bw".
+// runs send_bw or send_lat (its requests are SENDs), this server write_bw"; a bw peer sending our
+// own test's requests runs -b where we do not.
 [[nodiscard]] std::string request_mismatch(const Options& o, std::uint8_t seen);
 
 }  // namespace droce::perf
