@@ -49,7 +49,43 @@ Status check_output_path(std::string_view option, const std::string& path) {
   return cannot_write(option, path, err);
 }
 
+namespace {
+
+std::FILE* g_claimed_stdout = nullptr;  // set once, before the app's threads start
+std::string g_claimed_by;               // the option that claimed it, for the second one's message
+
+}  // namespace
+
+Status claim_stdout(std::string_view option) {
+  if (g_claimed_stdout != nullptr)
+    return Status::error(StatusCode::kInvalidArgument,
+                         std::string(option) + " -: stdout already carries " + g_claimed_by + " -");
+  std::fflush(stdout);
+  const int fd = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (fd < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+    const int err = errno;
+    if (fd >= 0) ::close(fd);
+    return Status::error(StatusCode::kIo, std::string(option) + " -: cannot set stdout aside: " + std::strerror(err));
+  }
+  g_claimed_stdout = ::fdopen(fd, "w");
+  if (g_claimed_stdout == nullptr) {
+    const int err = errno;
+    ::close(fd);
+    return Status::error(StatusCode::kIo, std::string(option) + " -: cannot set stdout aside: " + std::strerror(err));
+  }
+  g_claimed_by = std::string(option);
+  return {};
+}
+
+std::FILE* claimed_stdout() { return g_claimed_stdout; }
+
 Status write_text_file(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    std::FILE* out = g_claimed_stdout != nullptr ? g_claimed_stdout : stdout;
+    if (std::fwrite(text.data(), 1, text.size(), out) != text.size() || std::fflush(out) != 0)
+      return Status::error(StatusCode::kIo, std::string("cannot write the standard output: ") + std::strerror(errno));
+    return {};
+  }
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) return Status::error(StatusCode::kIo, "cannot write " + quoted(path) + ": " + std::strerror(errno));
   const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0;

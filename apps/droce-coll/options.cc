@@ -330,6 +330,7 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
   if (engine::Status s = apps::cli::apply_dcqcn(o.preset, o.line_gbps, overrides, o.dcqcn); !s.ok())
     return fail(s.message());
   if (!o.plot.empty() && o.json.empty()) return fail("--plot needs --json (the plot is drawn from it)");
+  if (!o.plot.empty() && o.json == "-") return fail("--plot draws from the --json file: give it a file, not -");
   return 0;
 }
 

@@ -1,14 +1,13 @@
 // droce-gen's live feed (see feed.h).
 #include "apps/droce-gen/feed.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <string>
 
 #include "apps/common/counters_json.h"
+#include "apps/common/output_file.h"
 #include "apps/common/run_python.h"
 #include "apps/droce-gen/job.h"
 
@@ -39,20 +38,15 @@ engine::Status Feed::open(const Options& o) {
   }
   if (o.stats_json.empty()) return {};
   if (o.stats_json == "-") {
-    // The feed keeps the real stdout; everything printed to descriptor 1 from here goes to stderr.
-    std::fflush(stdout);
-    const int fd = ::dup(STDOUT_FILENO);
-    if (fd < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
-      return engine::Status::error(engine::StatusCode::kIo, "--stats-json -: cannot set stdout aside");
-    out_ = ::fdopen(fd, "w");
-    if (out_ == nullptr) {
-      ::close(fd);
-      return engine::Status::error(engine::StatusCode::kIo, "--stats-json -: cannot set stdout aside");
-    }
-  } else {
-    out_ = std::fopen(o.stats_json.c_str(), "w");
-    if (out_ == nullptr) return engine::Status::error(engine::StatusCode::kIo, "cannot write " + o.stats_json);
+    // cli::parse() set the real stdout aside for the feed (descriptor 1 now goes to stderr).
+    out_ = apps::claimed_stdout();
+    if (out_ == nullptr)
+      return engine::Status::error(engine::StatusCode::kBadState, "--stats-json -: stdout was not set aside");
+    std::signal(SIGPIPE, SIG_IGN);
+    return {};
   }
+  out_ = std::fopen(o.stats_json.c_str(), "w");
+  if (out_ == nullptr) return engine::Status::error(engine::StatusCode::kIo, "cannot write " + o.stats_json);
   own_ = true;
   // A reader that goes away makes writes fail (EPIPE), not the process die mid-run.
   std::signal(SIGPIPE, SIG_IGN);

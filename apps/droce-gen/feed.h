@@ -27,9 +27,9 @@ class Feed {
   Feed& operator=(const Feed&) = delete;
   ~Feed();
 
-  // Opens --stats-json (nothing when it is not given). "-" keeps stdout's descriptor for the feed
-  // and points descriptor 1 at stderr, so that the console line, the text report and the EAL's
-  // lines never mix into it. Call before anything else prints.
+  // Opens --stats-json (nothing when it is not given). "-": the stdout cli::parse() set aside for
+  // the feed (apps::claim_stdout: descriptor 1 already points at stderr, so that the console
+  // line, the text report and the EAL's lines never mix into it).
   // With --plot, every line also goes to the picture's data file, FILE.png.jsonl beside it.
   [[nodiscard]] engine::Status open(const Options& o);
   [[nodiscard]] bool on() const { return out_ != nullptr || plot_out_ != nullptr; }

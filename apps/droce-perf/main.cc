@@ -1,5 +1,6 @@
 // droce-perf: perftest's eight RC tests (ib_send_bw ... ib_atomic_lat) on droce's transport, speaking
 // perftest 6.06's TCP exchange byte for byte so that either side may be perftest itself.
+#include <droce/engine/core/capture.h>
 #include <droce/engine/core/eal.h>
 #include <droce/engine/core/mempool.h>
 #include <droce/engine/core/port.h>
@@ -27,6 +28,7 @@
 #include <vector>
 
 #include "apps/common/address_text.h"
+#include "apps/common/capture_report.h"
 #include "apps/common/default_port.h"
 #include "apps/common/oob_waits.h"
 #include "apps/common/output_file.h"
@@ -39,6 +41,7 @@
 #include "apps/droce-perf/perftest_json.h"
 #include "apps/droce-perf/report.h"
 #include "apps/droce-perf/run.h"
+#include "apps/droce-perf/test_mismatch.h"
 #include "apps/droce-perf/traffic.h"
 
 using namespace droce;
@@ -139,6 +142,15 @@ int main(int argc, char** argv) {
   wc.endpoint.addresses.dscp = opt.dscp;
   wc.endpoint.addresses.vlan_id = opt.vlan_id;
   wc.endpoint.addresses.vlan_pcp = opt.vlan_pcp;
+  // --pcap: one file for every worker's queue (the capture serialises its writers); declared
+  // before the group, whose endpoints write to it, so that it outlives them.
+  PcapngCapture capture;
+  const apps::CaptureOptions capture_opts{opt.pcap, opt.pcap_snaplen, opt.pcap_max_mb, opt.pcap_files};
+  if (!opt.pcap.empty()) {
+    if (Status s = capture.open(opt.pcap, opt.pcap_snaplen, 4095, apps::capture_limits(capture_opts)); !s.ok())
+      return fail(s.message());
+    wc.endpoint.recording.capture = &capture;
+  }
   auto group = WorkerGroup::create(wc, err);
   if (!group) return fail(err.message());
   // The peer's MAC: --peer-mac, or ARP through worker 0's endpoint, the one the peer's ARP frames
@@ -178,6 +190,9 @@ int main(int argc, char** argv) {
   // looks at the worker's figures meanwhile. The CM's waits end at a stall or a Ctrl-C here (the
   // TCP ones end by themselves: end_tcp_waits_now, set_stop_ends_tcp_waits).
   bool cm_abandoned = false;
+  // A peer running another test (perf/test_mismatch.h): its first request of a foreign kind ends
+  // the waiting step at once, as a stall does.
+  std::string peer_test;
   auto idle = [&] {
     const std::uint64_t now = rte_rdtsc();
     if (!workers) {
@@ -185,10 +200,14 @@ int main(int argc, char** argv) {
     } else {
       workers->poll(now);
       watch.on_idle(now, workers->rx_frames());
+      if (peer_test.empty() && !(peer_test = perf::request_mismatch(opt, workers->request_kinds())).empty())
+        end_tcp_waits_now();
     }
-    if (cm != nullptr && !cm_abandoned && (watch.stalled() || stop_requested())) {
+    if (cm != nullptr && !cm_abandoned && (watch.stalled() || !peer_test.empty() || stop_requested())) {
       cm_abandoned = true;
-      cm->abandon_wait(watch.stalled() ? "the peer went silent" : "interrupted");
+      cm->abandon_wait(watch.stalled()      ? "the peer went silent"
+                       : !peer_test.empty() ? "the peer runs another test"
+                                            : "interrupted");
     }
   };
   const PerftestRole role = server ? PerftestRole::kServer : PerftestRole::kClient;
@@ -279,6 +298,8 @@ int main(int argc, char** argv) {
   perf::RunOutcome run = perf::run_test(opt, session, *workers, mine[0], watch);
   std::string& problem = run.problem;
   workers->stop();  // the launched workers poll no more, as worker 0 from here on
+  // A peer running another test is named by its requests, whatever symptom the run ended on.
+  if (std::string m = perf::request_mismatch(opt, workers->request_kinds_now()); !m.empty()) problem = m;
   // ---- goodbye: no port is stopped while its peer still polls. perftest's exchange ends without a
   // message for it (its tools just close), so end-of-file says it: the client, polling no more,
   // half-closes; the server then stops its port and closes; then the client stops its port. A
@@ -321,6 +342,10 @@ int main(int argc, char** argv) {
         "too\n",
         static_cast<unsigned long long>(tt.rnr_naks_sent));
   workers->print_worker_lines();
+  if (!opt.pcap.empty()) {
+    capture.close();  // the ports have stopped: every frame is in
+    std::printf(" droce: %s\n", apps::capture_line(capture_opts, capture).c_str());
+  }
   if (t0.atomic_mismatches() != 0)
     std::printf(" droce: %llu of %llu atomics returned an original value out of the sequence the first implies\n",
                 static_cast<unsigned long long>(t0.atomic_mismatches()),
@@ -386,6 +411,7 @@ int main(int argc, char** argv) {
       j["atomic_mismatches"] = t0.atomic_mismatches();
     }
     j["problem"] = problem;
+    if (!opt.pcap.empty()) j["capture"] = apps::capture_json(capture_opts, capture);
     perf::add_counter_names(j, *group);
     if (Status s = droce::apps::write_text_file(opt.json, j.dump(2) + "\n"); !s.ok()) return fail(s.message());
   }

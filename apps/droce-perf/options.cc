@@ -306,6 +306,10 @@ void declare_droce(CLI::App& app, const TypedNames& typed, Options& o) {
   cli::OutputFields out;
   out.json = &o.json;
   out.json_help = "the results as JSON";
+  out.pcap = &o.pcap;
+  out.pcap_snaplen = &o.pcap_snaplen;
+  out.pcap_max_mb = &o.pcap_max_mb;
+  out.pcap_files = &o.pcap_files;
   cli::add_output(app, out);
 }
 
@@ -313,6 +317,7 @@ void declare_droce(CLI::App& app, const TypedNames& typed, Options& o) {
 
 int parse_options(const std::vector<std::string>& args, Options& o, const std::vector<std::string>& eal) {
   const auto app = apps::cli::make_app("droce-perf", kUsage);
+  o.pcap_snaplen = apps::cli::kDefaultPcapSnaplen;
   app->set_version_flag("-V,--version", apps::version_line("droce-perf"),
                         "droce's and DPDK's versions (-V: perftest's)")
       ->group("general");

@@ -82,7 +82,11 @@ struct Options {
   std::optional<std::uint64_t> psn_seed;  // --seed given: the first PSNs' seed too; else the OS's entropy
   double timeout_s = 30;                  // connect, and every exchange step
   std::string json;
-  std::uint32_t workers = 1;  // --workers: QP i runs on worker i % workers, each on its own lcore
+  std::string pcap;                // --pcap: our port's frames, both ways
+  std::uint32_t pcap_snaplen = 0;  // --pcap-snaplen; set to the shared default by the parser
+  std::uint64_t pcap_max_mb = 0;   // --pcap-max-mb: a cap on each file; 0 = none
+  std::uint32_t pcap_files = 0;    // --pcap-files: a ring of this many files; 0 = none
+  std::uint32_t workers = 1;       // --workers: QP i runs on worker i % workers, each on its own lcore
 
   [[nodiscard]] bool bw() const { return engine::perftest_is_bw(test); }
   [[nodiscard]] bool atomic_test() const { return engine::perftest_is_atomic(test); }

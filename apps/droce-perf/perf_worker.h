@@ -57,13 +57,20 @@ class PerfWorker {
   // Published figures: frames this worker's endpoint received, messages its last runs completed.
   [[nodiscard]] std::uint64_t rx_frames() const { return rx_frames_.load(std::memory_order_relaxed); }
   [[nodiscard]] std::uint64_t messages() const { return messages_.load(std::memory_order_relaxed); }
+  // The kinds of request its QPs have received (test_mismatch.h's bits), looked at every 256 polls.
+  [[nodiscard]] std::uint8_t request_kinds() const { return request_kinds_.load(std::memory_order_relaxed); }
 
  private:
-  void publish() { rx_frames_.store(worker_.endpoint().counters().rx_frames, std::memory_order_relaxed); }
+  void publish() {
+    rx_frames_.store(worker_.endpoint().counters().rx_frames, std::memory_order_relaxed);
+    if ((++publishes_ & 255) == 0) request_kinds_.store(traffic_.request_kinds(), std::memory_order_relaxed);
+  }
 
   engine::Worker& worker_;
   Traffic traffic_;
   std::atomic<std::uint64_t> rx_frames_{0}, messages_{0};
+  std::atomic<std::uint8_t> request_kinds_{0};
+  std::uint32_t publishes_ = 0;  // the worker's own: how often publish() ran
   // The mailbox (see the class comment).
   // Atomic too (relaxed), so that a kQuit written while an older command is still unread races with nothing.
   std::atomic<Command> command_{Command::kNone};

@@ -94,6 +94,18 @@ std::uint64_t PerfWorkers::rx_frames() const {
   return n;
 }
 
+std::uint8_t PerfWorkers::request_kinds() const {
+  std::uint8_t kinds = 0;
+  for (const auto& w : w_) kinds |= w->request_kinds();
+  return kinds;
+}
+
+std::uint8_t PerfWorkers::request_kinds_now() const {
+  std::uint8_t kinds = 0;
+  for (const auto& w : w_) kinds |= w->traffic().request_kinds();
+  return kinds;
+}
+
 Status PerfWorkers::wait_all(const std::vector<std::uint32_t>& seqs) {
   const double hz = static_cast<double>(rte_get_tsc_hz());
   const auto quiet_limit = static_cast<std::uint64_t>((o_.timeout_s + 5) * hz);

@@ -58,6 +58,10 @@ class PerfWorkers {
   void poll(std::uint64_t now_tsc) { w_[0]->poll(now_tsc); }
   // Frames received by all workers (published figures: any thread).
   [[nodiscard]] std::uint64_t rx_frames() const;
+  // The kinds of request all workers' QPs have received (published figures: any thread).
+  [[nodiscard]] std::uint8_t request_kinds() const;
+  // The same read from the QPs themselves: after stop() (main lcore only).
+  [[nodiscard]] std::uint8_t request_kinds_now() const;
 
   // Ends the launched workers (each finishes its command, then quits) and joins them.
   void stop();

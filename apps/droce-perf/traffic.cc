@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "apps/droce-perf/test_mismatch.h"
+
 namespace droce::perf {
 
 using engine::PerftestTest;
@@ -275,8 +277,12 @@ Status Traffic::poll(F&& on) {
 
 Status Traffic::stalled(std::uint64_t now, std::uint64_t last_progress) {
   if (engine::stop_requested()) return Status::error(StatusCode::kError, "interrupted");
+  const auto checks = ++stall_checks_;
+  // The peer's requests, every 1024 rounds: one of a kind this test never receives names its test.
+  if ((checks & 1023) == 0)
+    if (std::string m = request_mismatch(o_, request_kinds()); !m.empty()) return Status::error(StatusCode::kPeer, m);
   // A system call per 4096 rounds: the peer's end shows within a millisecond or so.
-  if (peer_closed_ && (++stall_checks_ & 4095) == 0 && peer_closed_())
+  if (peer_closed_ && (checks & 4095) == 0 && peer_closed_())
     return Status::error(StatusCode::kPeer,
                          "the peer closed the control connection during the test (it ended or vanished)");
   if (now > last_progress && now - last_progress > stall_tsc_)
@@ -295,7 +301,22 @@ std::uint64_t Traffic::remote_offset(std::uint64_t n, std::uint32_t size) const 
 }
 
 Status Traffic::run_bw(std::uint32_t size, BwRow& row) {
-  return o_.server() && !o_.duplex ? bw_receiver(size, row) : bw_requester(size, row);
+  const Status s = o_.server() && !o_.duplex ? bw_receiver(size, row) : bw_requester(size, row);
+  return s.ok() ? s : peer_test_or(s);
+}
+
+std::uint8_t Traffic::request_kinds() const {
+  std::uint8_t kinds = 0;
+  for (const auto& q : qps_)
+    if (const rc::RcQp* qp = ep_.qp(q.qpn); qp != nullptr) kinds |= received_request_kinds(qp->counters());
+  return kinds;
+}
+
+// A run that failed against a peer running another test (its requests refused, our QP in error,
+// or no answer) is told by the test, not by the symptom.
+Status Traffic::peer_test_or(const Status& s) const {
+  if (std::string m = request_mismatch(o_, request_kinds()); !m.empty()) return Status::error(StatusCode::kPeer, m);
+  return s;
 }
 
 bool Traffic::signaled(std::uint64_t n) const {
@@ -318,14 +339,19 @@ Status Traffic::received_one(std::uint32_t i, std::uint32_t size, bool duration)
 }
 
 Status Traffic::run_lat(std::uint32_t size, LatRow& row) {
+  Status s;
   switch (o_.test) {
     case PerftestTest::kSendLat:
-      return lat_send(size, row);
+      s = lat_send(size, row);
+      break;
     case PerftestTest::kWriteLat:
-      return lat_write(size, row);
+      s = lat_write(size, row);
+      break;
     default:
-      return lat_read(size, row);  // read_lat, atomic_lat: perftest's run_iter_lat
+      s = lat_read(size, row);  // read_lat, atomic_lat: perftest's run_iter_lat
+      break;
   }
+  return s.ok() ? s : peer_test_or(s);
 }
 
 // run_iter_bw: up to tx_depth requests outstanding per QP, a completion every cq_mod of them;

@@ -83,6 +83,8 @@ class Traffic {
   [[nodiscard]] std::uint32_t qp_count() const { return static_cast<std::uint32_t>(qps_.size()); }
 
   [[nodiscard]] TransportTotals totals();
+  // The kinds of request (test_mismatch.h's bits) this worker's QPs have received from the peer.
+  [[nodiscard]] std::uint8_t request_kinds() const;
   [[nodiscard]] std::uint32_t tx_depth() const { return tx_depth_; }
   [[nodiscard]] std::uint32_t rx_depth() const { return rx_depth_; }
   [[nodiscard]] std::uint32_t cq_mod() const { return cq_mod_; }
@@ -116,8 +118,11 @@ class Traffic {
   // a failed completion is the run's end, reported with the QP and status.
   template <class F>
   [[nodiscard]] engine::Status poll(F&& on);
-  // No progress for --timeout seconds, or a stop signal: the run cannot finish.
+  // No progress for --timeout seconds, a stop signal, or (looked at every 1024th call) a request
+  // of a kind this test never receives (the peer runs another test): the run cannot finish.
   [[nodiscard]] engine::Status stalled(std::uint64_t now, std::uint64_t last_progress);
+  // `s` (a failed run), or the peer's other test where its requests show one.
+  [[nodiscard]] engine::Status peer_test_or(const engine::Status& s) const;
   [[nodiscard]] std::uint64_t remote_offset(std::uint64_t n, std::uint32_t size) const;
   // -Q: whether request n of a QP asks for a completion (perftest signals every cq_mod-th and the
   // last of an iterations run); a completion stands for every request of its QP up to it.

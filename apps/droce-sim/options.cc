@@ -248,6 +248,8 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   if (Status s = o.use_fabric ? o.fabric.validate() : cfg.validate(); !s.ok()) return fail(s.message());
   if (Status s = check_sample_count(cfg); !s.ok()) return fail(s.message());
   if (o.json_path.empty()) return fail("--json FILE is required (see --help)");
+  if (!o.plot_path.empty() && o.json_path == "-")
+    return fail("--plot draws from the --json file: give it a file, not -");
   return 0;
 }
 

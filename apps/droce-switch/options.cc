@@ -176,6 +176,7 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
   if (o.sw.kmin_bytes > o.sw.kmax_bytes) return fail("--kmin-bytes must not exceed --kmax-bytes");
   // Said before the experiment runs, not after it.
   if (!o.plot.empty() && o.json.empty()) return fail("--plot needs --json (the plot is drawn from it)");
+  if (!o.plot.empty() && o.json == "-") return fail("--plot draws from the --json file: give it a file, not -");
   if (!o.sw.stuck_ports.empty() && !o.sw.pfc)
     return fail("--stuck-port: a stuck NIC pauses lossless classes: give --pfc");
   if (Status s = o.impairment.validate(); !s.ok()) return fail("--" + s.message());

@@ -426,14 +426,20 @@ void RcQp::refuse_invalidate(std::uint32_t psn) {
 RxDelivery RcQp::on_request(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, const std::uint8_t* payload) {
   if (!check_psn(pi, op) || !check_op_sequence(pi, op) || !check_length(pi, op)) return RxDelivery::kNone;
   rq_.nak_sent = false;  // ePSN arrived and is well formed: the gap, if any, is closed
+  const bool starts = op.position == OpPosition::kFirst || op.position == OpPosition::kOnly;
   switch (op.kind) {
     case OpKind::kSend:
+      c_.send_requests += starts;
+      return on_send_write(pi, op, payload);
     case OpKind::kWrite:
+      c_.write_requests += starts;
       return on_send_write(pi, op, payload);
     case OpKind::kReadRequest:
+      ++c_.read_requests;
       execute_read(pi);
       return RxDelivery::kNone;
     case OpKind::kAtomic:
+      ++c_.atomic_requests;
       on_atomic(pi);
       return RxDelivery::kNone;
     default:
@@ -490,6 +496,7 @@ std::uint32_t RcQp::on_send_run(const wire::PacketInfo* pi, const std::uint8_t* 
         offset + plen > r.wr.sge.length) [[unlikely]]
       break;
     if (plen != 0) std::memcpy(r.local + offset, payload[done], plen);
+    c_.send_requests += starts;
     rq_.offset = offset + plen;
     c_.bytes_copied += plen;
     c_.bytes_delivered += plen;

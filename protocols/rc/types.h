@@ -187,6 +187,13 @@ struct RcCounters {
   std::uint64_t packets_sent = 0;
   std::uint64_t bytes_copied = 0;  // receive/WRITE/READ placement (a NIC's DMA)
   std::uint64_t bytes_delivered = 0;
+  // Go-back-N responder: request messages arrived in sequence, by kind, counted before the R_Key and
+  // receive checks (what the peer asks of this QP, refused or not): a perftest server names a
+  // client running another test from them (its exchange carries no test).
+  std::uint64_t send_requests = 0;
+  std::uint64_t write_requests = 0;
+  std::uint64_t read_requests = 0;
+  std::uint64_t atomic_requests = 0;
   // Selective repeat (docs/selective-repeat.md).
   std::uint64_t recovery_mismatch =
       0;                               // a packet of the other recovery (SR opcode to a go-back-N QP, or back): dropped

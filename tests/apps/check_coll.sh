@@ -55,8 +55,9 @@ for n in 3 4 8; do
 done
 
 # Ring allreduce: each rank sends 2(N-1)/N x size to its successor and nothing to anyone else.
+# --json -: the JSON alone on stdout (ring.json), nccl-tests' table on stderr.
 "$coll" "${eal[@]}" -- --ranks 4 --size 64K --iters 2 --warmup_iters 1 --placement out-of-place --quiet \
-  --json "$out/ring.json" > "$out/ring.txt" 2>&1
+  --json - > "$out/ring.json" 2> "$out/ring.txt"
 check "ring allreduce's traffic matrix is the theory's (2(N-1)/N x size to the successor only)" "[ $? -eq 0 ] && /usr/bin/python3 - '$out/ring.json' <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))

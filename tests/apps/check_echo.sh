@@ -8,7 +8,8 @@ trap 'rm -rf "$out"' EXIT
 fail=0
 check() { if eval "$2"; then echo "ok: $1"; else echo "FAILED: $1"; fail=1; fi; }
 
-timeout 120 "$echo_bin" -- --count 5000 --size 100 --json "$out/w.json" > "$out/w.txt" 2>&1
+# --json -: the JSON alone on stdout (w.json, read below), the report on stderr.
+timeout 120 "$echo_bin" -- --count 5000 --size 100 --json - > "$out/w.json" 2> "$out/w.txt"
 check "loopback, client on the worker: every reply intact" "[ $? -eq 0 ]"
 timeout 120 "$echo_bin" -- --count 5000 --size 9000 --thread app --json "$out/a.json" > "$out/a.txt" 2>&1
 check "loopback, client on an application thread through QpChannel (multi-packet messages)" "[ $? -eq 0 ]"

@@ -19,8 +19,11 @@ check() {
   fi
 }
 
-"$gen" -- --op write --size 3000 --loss 0.02 --count 3000 --quiet --json "$out/w.json" > "$out/w.txt" 2>&1
+# --json -: the report as one JSON document on stdout, the text report on stderr.
+"$gen" -- --op write --size 3000 --loss 0.02 --count 3000 --quiet --json - > "$out/w.json" 2> "$out/w.txt"
 check "lossy WRITE run exits 0" "[ $? -eq 0 ]"
+check "--json -: stdout is the one JSON report (3000 messages), the text report on stderr" \
+  "/usr/bin/python3 -c \"import json; d = json.load(open('$out/w.json')); assert d['messages'] == 3000, d['messages']\" && grep -q 'lost' '$out/w.txt'"
 "$gen" -- --op read --size 8192 --mtu 4096 --loss 0.02 --count 800 --quiet --json "$out/r.json" > "$out/r.txt" 2>&1
 check "lossy READ run exits 0" "[ $? -eq 0 ]"
 "$gen" -- --op send --size 100 --qps 3 --loss 0.05 --count 3000 --quiet --json "$out/s.json" > "$out/s.txt" 2>&1

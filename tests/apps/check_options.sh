@@ -219,6 +219,7 @@ bad --json "$sim" --flows 2
 bad --plot "$sim" --json "$tmp/sim.json" --plot /nonexistent-droce-dir/plot.png
 bad --bogus "$sim" --bogus --json "$tmp/sim.json"
 bad "'extra'" "$sim" --json "$tmp/sim.json" extra
+bad --plot "$sim" --json - --plot "$tmp/sim.png"
 [ ! -e "$tmp/sim.json" ] || { echo "FAILED: a refused droce-sim run left $tmp/sim.json behind"; fail=1; }
 
 # --- droce-perf and droce-echo --workers / --qps (issue 13): refused at parse time
@@ -323,6 +324,18 @@ good help-switch "$switch" -- --kmin-bytes 1e4 --pmax 0.2 --lab-start-ms 0,5 --j
 good help-sim "$sim" --flows 3 --seed 7 --help
 good sim-run "$sim" --flows 2 --duration-ms 1 --sample-us 1e2 --seed 0x10 --preset=mlx5 --json "$tmp/ok.json"
 [ -s "$tmp/ok.json" ] || { echo "FAILED: droce-sim wrote no JSON"; fail=1; }
+# --json -: the JSON alone on stdout, the summary line on stderr.
+cases=$((cases + 1))
+if ! timeout 60 "$sim" -- --flows 2 --duration-ms 1 --sample-us 1e2 --json - > "$tmp/sim-stdout.json" 2> "$tmp/sim-err" ||
+  ! /usr/bin/python3 -c "import json, sys; assert len(json.load(open(sys.argv[1]))['flows']) == 2" "$tmp/sim-stdout.json" ||
+  ! grep -q '^droce-sim: 2 flows' "$tmp/sim-err"; then
+  echo "FAILED: droce-sim --json -: not one JSON document on stdout and the summary on stderr"
+  head -c 300 "$tmp/sim-stdout.json" "$tmp/sim-err" | sed 's/^/    | /'
+  fail=1
+fi
+# Two outputs cannot both be stdout; --plot draws from a file.
+bad --stats-json "$gen" -- --json - --stats-json -
+bad --plot "$coll" -- --json - --plot "$tmp/coll.png"
 
 # --- CLI11 forms (issue 18): --opt=value, K/M/G suffixes (sizes binary, rates and counts decimal),
 # --config FILE (name = value; the command line wins), one line naming the option on a bad one

@@ -3,6 +3,7 @@
 # net_memif, the numbers read back from perftest's table; -a, -D, lab loss; bad input.
 set -uo pipefail
 perf=$1
+root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(mktemp -d)
 trap '[ -n "${KEEP_OUT:-}" ] || rm -rf "$out"' EXIT
 fail=0
@@ -25,6 +26,8 @@ free_port() { /usr/bin/python3 -c "import socket; s = socket.socket(); s.bind(('
 # CI host beside CPU hogs deschedules a poller for longer than that now and then (results, not timing).
 qp_timeout=16
 # run_pair NAME TEST SERVER_ARGS -- CLIENT_ARGS: server in the background, then the client; sets srv_rc, cli_rc.
+# CLI_TEST: the client runs this test instead. CLI_JSON_STDOUT=1: the client takes --json -, its
+# stdout becomes NAME.c.json and its stderr NAME.c.txt.
 run_pair() {
   local name=$1 test=$2; shift 2
   last_pair=$name
@@ -42,8 +45,15 @@ run_pair() {
   # up to 15 s (a loaded host starts slowly; the server gives its link 20 s).
   for _ in $(seq 150); do grep -q -F "@$out/$name.sock" /proc/net/unix && break; sleep 0.1; done
   # shellcheck disable=SC2086
-  timeout 120 "$perf" ${CLI_L:--l 0} --no-pci --vdev "net_memif0,role=client,socket=$out/$name.sock" -- \
-    "$test" -p $port --timeout 20 -u $qp_timeout --json "$out/$name.c.json" "${cargs[@]}" "${PAIR_HOST:-127.0.0.1}" > "$out/$name.c.txt" 2>&1
+  if [ -n "${CLI_JSON_STDOUT:-}" ]; then
+    # shellcheck disable=SC2086
+    timeout 120 "$perf" ${CLI_L:--l 0} --no-pci --vdev "net_memif0,role=client,socket=$out/$name.sock" -- \
+      "${CLI_TEST:-$test}" -p $port --timeout 20 -u $qp_timeout --json - "${cargs[@]}" "${PAIR_HOST:-127.0.0.1}" > "$out/$name.c.json" 2> "$out/$name.c.txt"
+  else
+    # shellcheck disable=SC2086
+    timeout 120 "$perf" ${CLI_L:--l 0} --no-pci --vdev "net_memif0,role=client,socket=$out/$name.sock" -- \
+      "${CLI_TEST:-$test}" -p $port --timeout 20 -u $qp_timeout --json "$out/$name.c.json" "${cargs[@]}" "${PAIR_HOST:-127.0.0.1}" > "$out/$name.c.txt" 2>&1
+  fi
   cli_rc=$?
   wait $spid
   srv_rc=$?
@@ -84,7 +94,8 @@ PY
 has_banner() { grep -q "$2" "$1" && grep -q ' local address: LID 0000 QPN 0x' "$1" && grep -q ' remote address: LID 0000 QPN 0x' "$1"; }
 
 # ---- the eight tests ----
-run_pair sbw send_bw -s 4096 -n 300 -- -s 4096 -n 300
+# The client with --json -: its table on stderr (sbw.c.txt), its JSON alone on stdout (sbw.c.json, read below).
+CLI_JSON_STDOUT=1 run_pair sbw send_bw -s 4096 -n 300 -- -s 4096 -n 300
 check "send_bw: both exit 0, banner, one row of 300 iterations on each side" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && has_banner '$out/sbw.c.txt' 'Send BW Test' && table '$out/sbw.c.txt' 1 300 bw && table '$out/sbw.s.txt' 1 300 bw"
 run_pair wbw write_bw -s 8192 -n 300 -- -s 8192 -n 300
@@ -98,9 +109,16 @@ check "read_bw over 2 QPs: both exit 0, 400 iterations (perftest counts all QPs)
 run_pair rbo read_bw -s 4096 -n 200 -t 64 -o 4 -- -s 4096 -n 200 -t 64 -o 16
 check "read_bw -o 4 (server) / -o 16 (client): both exit 0, each advertises its own, the client keeps to 4" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/rbo.c.txt' 1 200 bw && grep -q 'local address.*OUT 0x10' '$out/rbo.c.txt' && grep -q 'remote address.*OUT 0x04' '$out/rbo.c.txt' && grep -q 'local address.*OUT 0x04' '$out/rbo.s.txt'"
-run_pair slat send_lat -n 200 -- -n 200
+# The client captures (--pcap, the shared capture options): a file tshark decodes with every ICRC
+# right, and the report's capture line and JSON say what it holds.
+run_pair slat send_lat -n 200 -- -n 200 --pcap "$out/slat.pcapng"
 check "send_lat: both exit 0, latency row of 200 iterations with positive times" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && has_banner '$out/slat.c.txt' 'Send Latency Test' && table '$out/slat.c.txt' 1 200 lat && table '$out/slat.s.txt' 1 200 lat"
+check "send_lat --pcap: the capture verifies (tshark, every ICRC), the capture line and JSON count its frames" \
+  "bash '$root/scripts/verify_capture.sh' '$out/slat.pcapng' > '$out/slat.verify.txt' 2>&1 &&
+   grep -Eq 'capture: [1-9][0-9]* frames in .*slat.pcapng' '$out/slat.c.txt' &&
+   /usr/bin/python3 -c \"import json; c = json.load(open('$out/slat.c.json'))['capture']; assert c['frames'] >= 400 and c['snaplen'] == 346, c\" ||
+   { tail -n 5 '$out/slat.verify.txt'; false; }"
 run_pair wlat write_lat -s 64 -n 200 -- -s 64 -n 200
 check "write_lat: both exit 0 (ping-pong by polling the last byte)" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/wlat.c.txt' 1 200 lat && table '$out/wlat.s.txt' 1 200 lat"
@@ -129,12 +147,29 @@ check "atomic_lat (FETCH_AND_ADD): both exit 0, 200 iterations, each fetch retur
 run_pair alatc atomic_lat -A CMP_AND_SWAP -n 200 -- -A CMP_AND_SWAP -n 200
 check "atomic_lat -A CMP_AND_SWAP: both exit 0, 200 iterations, every swap returned the same original" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && has_banner '$out/alatc.c.txt' 'Atomic CMP_AND_SWAP Latency Test' && table '$out/alatc.c.txt' 1 200 lat && atomic_json '$out/alatc.c.json' CMP_AND_SWAP 200"
-check "JSON: the client's figures match its table" "/usr/bin/python3 -c \"
+check "JSON (the client's, from --json - on its stdout): its figures match its table" "/usr/bin/python3 -c \"
 import json; d = json.load(open('$out/sbw.c.json'))
 assert d['test'] == 'send_bw' and d['role'] == 'client' and d['peer_version'] == '6.06' and d['problem'] == ''
 r = d['results'][0]; assert r['bytes'] == 4096 and r['iterations'] == 300 and r['bw_average'] > 0 and d['unit'] == 'MB/sec'
 d = json.load(open('$out/slat.c.json')); r = d['results'][0]; assert r['iterations'] == 200 and r['t_typical_us'] > 0
 \""
+
+# ---- a client running another test: perftest 6.06's exchange carries no test, so the server
+# names the client's from its first request of a kind its own test never receives, and ends at
+# once; the client then finds the exchange closed. Both exit non-zero, neither at --timeout. ----
+# mismatch NAME: both failed, the server's line names both tests (its stderr and its JSON's
+# problem), and no side ended by a timeout.
+mismatch() {
+  [ "$cli_rc" -ne 0 ] && [ "$srv_rc" -ne 0 ] && grep -qF "$2" "$out/$1.s.txt" &&
+    /usr/bin/python3 -c "import json, sys; p = json.load(open(sys.argv[1]))['problem']; assert sys.argv[2] in p, p" "$out/$1.s.json" "$2" &&
+    ! grep -q 'no progress for\|no frame from the client' "$out/$1.s.txt" "$out/$1.c.txt"
+}
+CLI_TEST=send_bw run_pair mmsw write_bw -s 4096 -n 300 -- -s 4096 -n 300
+check "write_bw server, send_bw client: the server names both tests at the first SEND; both fail at once" \
+  "mismatch mmsw 'the client runs send_bw or send_lat (its requests are SENDs), this server write_bw'"
+CLI_TEST=read_bw run_pair mmws send_bw -s 4096 -n 300 -- -s 4096 -n 300
+check "send_bw server, read_bw client: the server names both tests at the first READ request; both fail at once" \
+  "mismatch mmws 'the client runs read_bw or read_lat (its requests are RDMA READs), this server send_bw'"
 
 # ---- -a (sizes 2..16384), -D, --report_gbits, --loss ----
 run_pair all send_bw -a --max-size 16384 -n 20 -- -a --max-size 16384 -n 20

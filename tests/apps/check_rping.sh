@@ -31,8 +31,13 @@ pair() {
   local spid=$!
   sleep 0.5
   t0=$(date +%s)
-  timeout 120 "$rping" -l 0 --no-pci --vdev "net_memif0,role=client,socket=$sock" -- \
-    -c -a "${server_ip:-10.0.0.2}" --json "$out/$name.c.json" "${cargs[@]}" > "$out/$name.c.txt" 2>&1
+  if [ -n "${CLI_JSON_STDOUT:-}" ]; then  # --json -: the JSON alone on stdout (NAME.c.json), the rest on stderr
+    timeout 120 "$rping" -l 0 --no-pci --vdev "net_memif0,role=client,socket=$sock" -- \
+      -c -a "${server_ip:-10.0.0.2}" --json - "${cargs[@]}" > "$out/$name.c.json" 2> "$out/$name.c.txt"
+  else
+    timeout 120 "$rping" -l 0 --no-pci --vdev "net_memif0,role=client,socket=$sock" -- \
+      -c -a "${server_ip:-10.0.0.2}" --json "$out/$name.c.json" "${cargs[@]}" > "$out/$name.c.txt" 2>&1
+  fi
   cli_rc=$?
   cli_s=$(( $(date +%s) - t0 ))
   wait $spid
@@ -42,9 +47,10 @@ pair() {
 # json NAME SIDE 'python assertion on d'
 json() { $py -c "import json, sys; d = json.load(open(sys.argv[1])); assert $3, d" "$out/$1.$2.json"; }
 
-pair small -p 7174 --timeout 20 -- -p 7174 -C 20 -V --timeout 20
+# The client with --json -: the JSON read below came on its stdout alone.
+CLI_JSON_STDOUT=1 pair small -p 7174 --timeout 20 -- -p 7174 -C 20 -V --timeout 20
 check "20 pings of 64 bytes: both exit 0" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ]"
-check "client: 20 pings verified, the server's MAC by ARP" \
+check "client (--json - on stdout): 20 pings verified, the server's MAC by ARP" \
   "json small c \"d['ok'] and d['pings'] == 20 and d['verified'] == 20 and d['peer']['mac_from'] == 'arp'\""
 check "server: 20 pings verified, the client's MAC from its REQ, the client disconnected" \
   "json small s \"d['ok'] and d['verified'] == 20 and d['peer']['mac_from'] == 'req' and d['connection']['disconnected_by_peer']\""

@@ -27,8 +27,9 @@ t = d['series']['time_ms']
 assert len(t) > 0 and all(a < b for a, b in zip(t, t[1:])) and t[-1] <= 150 + 1
 assert all(len(r) == 2 for r in d['series']['rate_gbps'])
 PY" "$out/lab.txt"
+# --json -: the JSON alone on stdout (pfc.json), the report on stderr.
 "$sw" -- --lab-senders 3 --lab-duration-ms 100 --cc none --pfc --pfc-xoff-bytes 30000 --pfc-xon-bytes 15000 \
-  --json "$out/pfc.json" > "$out/pfc.txt" 2>&1
+  --json - > "$out/pfc.json" 2> "$out/pfc.txt"
 check "lossless lab (PFC, no DCQCN) exits 0 with pauses and no drops or retransmissions" "[ $? -eq 0 ] && /usr/bin/python3 - '$out/pfc.json' <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))

@@ -7,7 +7,9 @@
 #include <utility>
 
 #include "apps/common/cli/eal_side.h"
+#include "apps/common/cli/values.h"
 #include "apps/common/cli_number.h"
+#include "apps/common/output_file.h"
 #include "apps/common/version_line.h"
 
 namespace droce::apps::cli {
@@ -114,6 +116,10 @@ int parse(CLI::App& app, const std::vector<std::string>& args, const std::vector
   } catch (const CLI::Error& e) {
     return fail(app, error_text(app, e));
   }
+  // An output given "-" takes stdout now, before EAL or the app prints anything (output_file.h).
+  for (const CLI::Option* o : app.get_options())
+    if (o->get_type_name() == kDashOutput && o->count() > 0 && o->results().back() == "-")
+      if (Status s = claim_stdout(o->get_name()); !s.ok()) return fail(app, s.message());
   return 0;
 }
 

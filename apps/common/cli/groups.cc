@@ -151,7 +151,9 @@ Status apply_dcqcn(const std::string& preset, double line_gbps,
 
 void add_output(CLI::App& app, const OutputFields& f) {
   const char* g = kOutput;
-  if (f.json != nullptr) cli::add_output(app, g, "--json", *f.json, f.json_help);
+  if (f.json != nullptr)
+    cli::add_output(app, g, "--json", *f.json, f.json_help + "\n(with -: on stdout, and all other output on stderr)",
+                    true);
   if (f.csv != nullptr)
     cli::add_output(app, g, "--csv", *f.csv,
                     "one row per interval, the last marked partial: the interval's goodput and\n"

@@ -61,7 +61,7 @@ CLI::Option* add_choice(CLI::App& app, const std::string& group, const std::stri
 
 CLI::Option* add_output(CLI::App& app, const std::string& group, const std::string& name, std::string& field,
                         const std::string& help, bool dash) {
-  return add_value(app, group, name, dash ? "FILE|-" : "FILE", help, [&field, name, dash](const std::string& v) {
+  return add_value(app, group, name, dash ? kDashOutput : "FILE", help, [&field, name, dash](const std::string& v) {
     if (!(dash && v == "-"))
       if (Status s = check_output_path(name, v); !s.ok()) return s.message();
     field = v;

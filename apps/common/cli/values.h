@@ -45,6 +45,8 @@ CLI::Option* add_choice(CLI::App& app, const std::string& group, const std::stri
 CLI::Option* add_choice(CLI::App& app, const std::string& group, const std::string& name,
                         const std::vector<std::string>& choices, std::string& field, const std::string& help);
 
+// The type name of an output that takes "-": cli::parse() has such an option claim stdout.
+inline constexpr const char* kDashOutput = "FILE|-";
 // A file written at the end, checked now (check_output_path); `dash` also takes "-" (stdout).
 CLI::Option* add_output(CLI::App& app, const std::string& group, const std::string& name, std::string& field,
                         const std::string& help, bool dash = false);
