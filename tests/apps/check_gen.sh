@@ -638,7 +638,7 @@ port=$(free_port)
 timeout 120 "$gen" $(srv_eal cint) -- --mode server --oob-port "$port" --quiet --op write --size 4096 --qp-timeout 16 \
   --json "$out/cint.s.json" > "$out/cint.s.txt" 2>&1 &
 srv_pid=$!
-for _ in $(seq 600); do grep -q 'waiting for a client' "$out/cint.s.txt" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q -F "@$out/cint.sock" /proc/net/unix && break; sleep 0.1; done  # memif: abstract socket
 # shellcheck disable=SC2046
 "$gen" $(cli_eal cint) -- --mode client --oob-port "$port" --op write --size 4096 --qp-timeout 16 --duration 60 \
   --json "$out/cint.c.json" > "$out/cint.c.txt" 2>&1 &
