@@ -206,8 +206,11 @@ void end_client_run(const Options& o, Setup& st, Client& c) {
     c.problem = "the server disappeared during the run (control connection closed)";
   } else if (lines) {
     // Poll on until the server's DONE (our last ACKs delivered), then BYE once we poll no more.
+    // Our own Ctrl-C says so after the count, so that the server names it instead of reporting a
+    // run that ended as planned (a server reading only "END n" ignores the rest).
     std::string line;
-    const bool sent = st.oob.send_line("END " + std::to_string(c.done()), 5000).ok();
+    const bool cut = engine::stop_requested() && c.server_stop.empty();
+    const bool sent = st.oob.send_line("END " + std::to_string(c.done()) + (cut ? " interrupted" : ""), 5000).ok();
     const LineWait w = sent ? engine::wait_line(
                                   st.oob, line, kEndWaitMs, [&] { poll_all(st, rte_rdtsc()); }, false)
                             : LineWait::kClosed;

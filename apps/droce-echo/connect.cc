@@ -49,7 +49,7 @@ Status exchange_qp_count(OobConnection& oob, bool server, std::uint32_t workers,
 
 }  // namespace
 
-Status connect_qps(const Options& o, Setup& st) {
+Status connect_qps(const Options& o, Setup& st, std::uint32_t for_client_ms) {
   const bool server = o.mode == "server";
   const auto timeout_ms = static_cast<std::uint32_t>(o.timeout_s * 1000);
   OobConnection& oob = st.oob;
@@ -65,7 +65,7 @@ Status connect_qps(const Options& o, Setup& st) {
   std::uint16_t bound = 0;
   Status s = server ? st.listener.listen(o.oob_port, bound)
                     : engine::connect_stoppable(o.oob_host, o.oob_port, timeout_ms, oob);
-  if (s.ok() && server) s = engine::accept_stoppable(st.listener, timeout_ms, oob);
+  if (s.ok() && server) s = engine::accept_stoppable(st.listener, for_client_ms, oob);
   // ibv_srq_pingpong's exchange is one table of QPs each way (srq_exchange.h).
   engine::PsnSource psns = engine::PsnSource::from(o.psn_seed);
   if (s.ok() && o.srq_pingpong()) s = connect_srq_qps(o, st, psns, peer_mac, poll);

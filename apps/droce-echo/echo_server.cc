@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "apps/common/counters_json.h"
 #include "apps/common/oob_waits.h"
@@ -255,7 +256,11 @@ int run_server(const Options& o, EchoWorkers& workers, engine::OobConnection& oo
     // Our last replies acknowledged (bounded), then DONE; serve until the client polls no more.
     const std::uint64_t until = rte_rdtsc() + 10 * rte_get_tsc_hz();
     while (!workers.idle() && rte_rdtsc() < until) keep_serving();
-    if (line.rfind("END", 0) != 0) problem = "unexpected end-of-run line from the client: " + line.substr(0, 80);
+    constexpr std::string_view kCut = " interrupted";  // the client's Ctrl-C ended its run
+    if (line.rfind("END", 0) != 0)
+      problem = "unexpected end-of-run line from the client: " + line.substr(0, 80);
+    else if (line.size() > kCut.size() && line.compare(line.size() - kCut.size(), kCut.size(), kCut) == 0)
+      problem = "the client ended the run early (interrupted)";
     if (oob.send_line("DONE " + std::to_string(workers.echoed()), 5000).ok())
       (void)engine::wait_line(oob, line, kEndWaitMs, keep_serving, false);
   } else if (lines) {

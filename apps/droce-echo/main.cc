@@ -15,6 +15,7 @@
 #include <string>
 
 #include "apps/common/default_port.h"
+#include "apps/common/oob_waits.h"
 #include "apps/droce-echo/client_run.h"
 #include "apps/droce-echo/connect.h"
 #include "apps/droce-echo/echo_server.h"
@@ -47,6 +48,10 @@ int main(int argc, char** argv) {
   SplitArgs split = split_args(argc, argv);
   echo::Options o;
   if (int r = echo::parse_options(split.app, o, split.eal); r != 0) return r > 0 ? 0 : 2;
+  // --timeout 0: the server waits for its client forever (ibv_rc_pingpong's); every other wait,
+  // and the stall watch, keep the default bound.
+  const PeerWaits waits = peer_waits(o.timeout_s, echo::Options{}.timeout_s);
+  o.timeout_s = waits.bound_s;
   const bool defaults = split.eal.empty();
   // Loopback with an application thread needs the worker and that thread on two CPUs; a server
   // beside a client on one machine takes the last CPU.
@@ -65,7 +70,7 @@ int main(int argc, char** argv) {
   // Ctrl-C now closes the connection ----
   if (!st.lab) {
     set_stop_ends_tcp_waits(true);
-    const Status s = echo::connect_qps(o, st);
+    const Status s = echo::connect_qps(o, st, waits.for_client_ms);
     set_stop_ends_tcp_waits(false);
     // Our own Ctrl-C closed the connection: the exchange's error says "peer closed", not the cause.
     if (stop_requested()) return fail("interrupted during the connection exchange");

@@ -63,8 +63,10 @@ void declare(CLI::App& app, Options& o) {
   cli::add_dscp(app, g, o.dscp);
   cli::add_vlan(app, g, o.vlan_id);
   cli::add_pcp(app, g, o.vlan_pcp);
-  cli::add_real(app, g, "--timeout", "S", o.timeout_s, 0.1, 3600,
-                "give up after this long without progress" + d + cli::num(o.timeout_s) + ")");
+  cli::add_real(app, g, "--timeout", "S", o.timeout_s, 0, 3600,
+                "give up after this long without progress, 0..3600 s" + d + cli::num(o.timeout_s) +
+                    ");\n0: the server waits for its client forever, as ibv_rc_pingpong's\n(Ctrl-C ends it), every "
+                    "later wait keeping the default");
 
   g = cli::kWorkload;
   cli::add_uint(app, g, "--size", "BYTES", o.size, 1, 65536,

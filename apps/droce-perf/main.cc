@@ -69,6 +69,10 @@ int main(int argc, char** argv) {
   SplitArgs split = split_args(argc, argv);
   Options opt;
   if (int rc = perf::parse_options(split.app, opt, split.eal); rc != 0) return rc > 0 ? 0 : 2;
+  // --timeout 0: the server waits for its client forever (perftest's); every other wait, and the
+  // stall watch, keep the default bound.
+  const PeerWaits waits = peer_waits(opt.timeout_s, Options{}.timeout_s);
+  opt.timeout_s = waits.bound_s;
   const bool server = opt.server();
   const bool default_port = split.eal.empty();
   if (default_port) split.eal = default_pair_eal_args(server);
@@ -236,7 +240,11 @@ int main(int argc, char** argv) {
           "*\n************************************\n");
       std::fflush(stdout);
     }
+    // --timeout 0: the server waits for the client's REQ without end (a Ctrl-C abandons it); the
+    // steps after it keep the bound.
+    if (server) cm->set_timeout(waits.for_client_ms);
     if (Status s2 = cm->open(); !s2.ok()) return fail(s2.message());
+    cm->set_timeout(timeout_ms);
   } else {
     if (server) {
       std::uint16_t bound = 0;
@@ -245,7 +253,7 @@ int main(int argc, char** argv) {
           "\n************************************\n* Waiting for client to connect... "
           "*\n************************************\n");
       std::fflush(stdout);
-      if (Status s = accept_stoppable(listener, timeout_ms, conn); !s.ok()) return fail(s.message());
+      if (Status s = accept_stoppable(listener, waits.for_client_ms, conn); !s.ok()) return fail(s.message());
     } else if (Status s = connect_stoppable(opt.host, opt.port, timeout_ms, conn); !s.ok()) {
       return fail(s.message());
     }
@@ -297,6 +305,12 @@ int main(int argc, char** argv) {
   // ---- traffic, size by size, with perftest's barriers around each; then the end ----
   perf::RunOutcome run = perf::run_test(opt, session, *workers, mine[0], watch);
   std::string& problem = run.problem;
+  // perftest's exchange has no message for a stop: the peer's Ctrl-C (or any end of it) is its
+  // closed connection, which the failed step names; say whose run was cut (our own Ctrl-C is said
+  // below).
+  if (!problem.empty() && !stop_requested() && peer_closed())
+    problem = std::string(server ? "the client" : "the server") +
+              " ended the run early (it closed the connection: interrupted, or gone): " + problem;
   workers->stop();  // the launched workers poll no more, as worker 0 from here on
   // A peer running another test is named by its requests, whatever symptom the run ended on.
   if (std::string m = perf::request_mismatch(opt, workers->request_kinds_now()); !m.empty()) problem = m;

@@ -279,11 +279,13 @@ void declare_droce(CLI::App& app, const TypedNames& typed, Options& o) {
              "the tag's priority, 0..7 (default 0; needs --vlan): match it to the\nfabric's lossless class");
   // The requester's own timers, under -u's (docs/transport.md): no perftest flag, nothing on the wire.
   cli::add_adaptive_rto(app, g, o.adaptive_rto);
-  add_text(app, typed, g, "--timeout", "S", "connect and every exchange step, 1..3600 s (default 30)",
+  add_text(app, typed, g, "--timeout", "S",
+           "connect and every exchange step, 0..3600 s (default 30); 0: the server\n"
+           "waits for its client forever, as perftest's (Ctrl-C ends it), every\nlater wait keeping the default",
            [&o](const std::string& name, const std::string& v) {
              std::uint32_t n = 0;
-             const Status s = apps::parse_uint(name, v, 1, 3600, n);
-             if (s.ok()) o.timeout_s = n;
+             const Status s = apps::parse_uint(name, v, 0, 3600, n);
+             if (s.ok()) o.timeout_s = n;  // 0: main() makes it the server's wait for its client only
              return s.message();
            });
   add_number(app, typed, "workers", "--workers", "N", o.workers, 1, 64,

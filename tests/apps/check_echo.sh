@@ -238,5 +238,54 @@ took=$(( SECONDS - t0 ))
 kill $tcp_pid 2>/dev/null; wait $tcp_pid 2>/dev/null
 check "Ctrl-C to a server waiting in the exchange: exits 1 within 12 s saying interrupted (took ${took} s)" \
   "[ $rc -eq 1 ] && [ $took -le 12 ] && grep -q 'droce-echo: interrupted' '$out/int.txt' || { tail -n 3 '$out/int.txt'; false; }"
+# --timeout 0: the server waits for its client forever (ibv_rc_pingpong's server), where one given
+# a bound gives up; Ctrl-C still ends the wait at once. Both start together: once the bounded one has
+# ended (1 s after it listened) and the other has listened for 3 s, the other must still wait.
+bound_port=$(free_port)
+forever_port=$(free_port)
+"$echo_bin" -l "$last_cpu" --no-pci --no-huge -m 256 --vdev net_null0 -- --mode server --oob-port "$bound_port" --timeout 1 \
+  > "$out/bound.txt" 2>&1 &
+bpid=$!
+"$echo_bin" -l "$last_cpu" --no-pci --no-huge -m 256 --vdev net_null0 -- --mode server --oob-port "$forever_port" --timeout 0 \
+  > "$out/forever.txt" 2>&1 &
+fpid=$!
+( timeout 90 tail --pid=$fpid -f /dev/null || { grep -q -F "$forever_port" /proc/$fpid/cmdline && kill -KILL $fpid; } ) > /dev/null 2>&1 &
+( timeout 90 tail --pid=$bpid -f /dev/null || { grep -q -F "$bound_port" /proc/$bpid/cmdline && kill -KILL $bpid; } ) > /dev/null 2>&1 &
+for _ in $(seq 600); do ss -ltn 2>/dev/null | grep -q ":$forever_port " && break; sleep 0.1; done
+listened=$SECONDS
+wait $bpid
+brc=$?
+while [ $(( SECONDS - listened )) -lt 3 ]; do sleep 0.2; done
+kill -0 $fpid 2>/dev/null
+alive=$?
+t0=$SECONDS
+kill -INT $fpid
+wait $fpid
+frc=$?
+took=$(( SECONDS - t0 ))
+check "--timeout 0: the server still waits after the bounded one gave up, then Ctrl-C ends it with exit 1 within 12 s saying interrupted (took ${took} s)" \
+  "[ $brc -eq 1 ] && grep -q 'no client connected within 1000 ms' '$out/bound.txt' && [ $alive -eq 0 ] && [ $frc -eq 1 ] &&
+   [ $took -le 12 ] && grep -q 'droce-echo: interrupted' '$out/forever.txt' || { tail -n 3 '$out/bound.txt' '$out/forever.txt'; false; }"
+# A client's Ctrl-C mid-run: the client says interrupted, the server that the client ended the run
+# early; both exit 1.
+cport=$(free_port)
+"$echo_bin" -l "$last_cpu" --no-pci --vdev "net_memif0,role=server,socket=$out/ci.sock" -- \
+  --mode server --oob-port "$cport" --timeout 20 > "$out/ci.s.txt" 2>&1 &
+spid=$!
+( timeout 120 tail --pid=$spid -f /dev/null || { grep -q -F "ci.sock" /proc/$spid/cmdline && kill -KILL $spid; } ) > /dev/null 2>&1 &
+for _ in $(seq 150); do grep -q -F "@$out/ci.sock" /proc/net/unix && break; sleep 0.1; done  # memif: abstract socket
+"$echo_bin" -l 0 --no-pci --vdev "net_memif0,role=client,socket=$out/ci.sock" -- \
+  --mode client --oob-port "$cport" --count 100000000 --timeout 20 > "$out/ci.c.txt" 2>&1 &
+cpid=$!
+( timeout 120 tail --pid=$cpid -f /dev/null || { grep -q -F "ci.sock" /proc/$cpid/cmdline && kill -KILL $cpid; } ) > /dev/null 2>&1 &
+for _ in $(seq 300); do grep -q 'echoing' "$out/ci.s.txt" && grep -q 'round trips to go' "$out/ci.c.txt" && break; sleep 0.1; done
+t0=$SECONDS
+kill -INT $cpid
+wait $cpid; cli_rc=$?
+wait $spid; srv_rc=$?
+took=$(( SECONDS - t0 ))
+check "a client's Ctrl-C mid-run: both exit 1 within 15 s (took ${took} s), the client saying interrupted, the server that the client ended the run early" \
+  "[ $cli_rc -eq 1 ] && [ $srv_rc -eq 1 ] && [ $took -le 15 ] && grep -q 'droce-echo: interrupted' '$out/ci.c.txt' &&
+   grep -q 'the client ended the run early (interrupted)' '$out/ci.s.txt' || { tail -n 3 '$out/ci.s.txt' '$out/ci.c.txt'; false; }"
 [ $fail -eq 0 ] && echo "droce-echo checks passed"
 exit $fail

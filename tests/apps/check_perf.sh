@@ -506,6 +506,43 @@ took=$(( SECONDS - t0 ))
 kill -KILL $cpid; kill -CONT $cpid 2>/dev/null; wait $cpid 2>/dev/null
 check "a passive server whose client stops: exits 1 after --timeout 5 s without a frame (took ${took} s), saying so" \
   "[ $srv_rc -eq 1 ] && [ $took -le 20 ] && grep -q 'no frame from the client for 5 s' '$out/pstall.s.txt' || { tail -n 3 '$out/pstall.s.txt'; false; }"
+# A client's Ctrl-C mid-run: it exits 1 saying interrupted; its server, whose client closed the
+# connection (perftest's exchange has no stop message), exits 1 saying the client ended the run early.
+start_passive pcint 20
+t0=$SECONDS
+kill -INT $cpid
+wait $cpid; cli_rc=$?
+wait $spid; srv_rc=$?
+took=$(( SECONDS - t0 ))
+check "Ctrl-C to a write_bw client mid-run: both exit 1 within 15 s (took ${took} s), the client saying interrupted, the server that the client ended the run early" \
+  "[ $cli_rc -eq 1 ] && [ $srv_rc -eq 1 ] && [ $took -le 15 ] && grep -q 'droce-perf: interrupted' '$out/pcint.c.txt' &&
+   grep -q 'droce-perf: the client ended the run early' '$out/pcint.s.txt' || { tail -n 3 '$out/pcint.s.txt' '$out/pcint.c.txt'; false; }"
+# --timeout 0: the server waits for its client forever (perftest's server), where one given a bound
+# gives up; Ctrl-C still ends the wait at once. Both start together: once the bounded one has ended
+# (1 s after it listened) and the other has listened for 3 s, the other must still wait.
+bound_port=$(free_port)
+forever_port=$(free_port)
+"$perf" -l "$last_cpu" --no-pci --no-huge -m 512 --vdev net_null0 -- write_bw -p "$bound_port" --timeout 1 > "$out/bound.txt" 2>&1 &
+bpid=$!
+"$perf" -l "$last_cpu" --no-pci --no-huge -m 512 --vdev net_null0 -- write_bw -p "$forever_port" --timeout 0 > "$out/forever.txt" 2>&1 &
+fpid=$!
+( timeout 90 tail --pid=$fpid -f /dev/null || { grep -q -F "$forever_port" /proc/$fpid/cmdline && kill -KILL $fpid; } ) > /dev/null 2>&1 &
+( timeout 90 tail --pid=$bpid -f /dev/null || { grep -q -F "$bound_port" /proc/$bpid/cmdline && kill -KILL $bpid; } ) > /dev/null 2>&1 &
+for _ in $(seq 600); do ss -ltn 2>/dev/null | grep -q ":$forever_port " && break; sleep 0.1; done
+listened=$SECONDS
+wait $bpid
+brc=$?
+while [ $(( SECONDS - listened )) -lt 3 ]; do sleep 0.2; done
+kill -0 $fpid 2>/dev/null
+alive=$?
+t0=$SECONDS
+kill -INT $fpid
+wait $fpid
+frc=$?
+took=$(( SECONDS - t0 ))
+check "--timeout 0: the server still waits after the bounded one gave up, then Ctrl-C ends it with exit 1 within 12 s saying interrupted (took ${took} s)" \
+  "[ $brc -eq 1 ] && grep -q 'no client connected within 1000 ms' '$out/bound.txt' && [ $alive -eq 0 ] && [ $frc -eq 1 ] &&
+   [ $took -le 12 ] && grep -q 'droce-perf: interrupted' '$out/forever.txt' || { tail -n 3 '$out/bound.txt' '$out/forever.txt'; false; }"
 
 [ $fail -eq 0 ] && echo "droce-perf checks passed"
 exit $fail
