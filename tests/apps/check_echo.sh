@@ -79,6 +79,8 @@ workers_pair() {
   srv_rc=$?
   if [ $cli_rc -ne 0 ] || [ $srv_rc -ne 0 ]; then echo "== $name: client exit $cli_rc, server exit $srv_rc"; tail -n 4 "$out/$name.c.txt" "$out/$name.s.txt"; fi
 }
+# shellcheck source=tests/apps/forever_wait.sh
+. "$(dirname "$0")/forever_wait.sh"
 workers_pair w2 --workers 2 -- --workers 2 --qps 4 --count 2000 --warmup 100 --size 300
 check "server --workers 2, client --qps 4 over two-queue memif: every reply intact; each server worker echoed its 2 QPs' 4200" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && /usr/bin/python3 -c \"
@@ -249,23 +251,7 @@ bpid=$!
 "$echo_bin" -l "$last_cpu" --no-pci --no-huge -m 256 --vdev net_null0 -- --mode server --oob-port "$forever_port" --timeout 0 \
   > "$out/forever.txt" 2>&1 &
 fpid=$!
-( timeout 90 tail --pid=$fpid -f /dev/null || { grep -q -F "$forever_port" /proc/$fpid/cmdline && kill -KILL $fpid; } ) > /dev/null 2>&1 &
-( timeout 90 tail --pid=$bpid -f /dev/null || { grep -q -F "$bound_port" /proc/$bpid/cmdline && kill -KILL $bpid; } ) > /dev/null 2>&1 &
-for _ in $(seq 600); do ss -ltn 2>/dev/null | grep -q ":$forever_port " && break; sleep 0.1; done
-listened=$SECONDS
-wait $bpid
-brc=$?
-while [ $(( SECONDS - listened )) -lt 3 ]; do sleep 0.2; done
-kill -0 $fpid 2>/dev/null
-alive=$?
-t0=$SECONDS
-kill -INT $fpid
-wait $fpid
-frc=$?
-took=$(( SECONDS - t0 ))
-check "--timeout 0: the server still waits after the bounded one gave up, then Ctrl-C ends it with exit 1 within 12 s saying interrupted (took ${took} s)" \
-  "[ $brc -eq 1 ] && grep -q 'no client connected within 1000 ms' '$out/bound.txt' && [ $alive -eq 0 ] && [ $frc -eq 1 ] &&
-   [ $took -le 12 ] && grep -q 'droce-echo: interrupted' '$out/forever.txt' || { tail -n 3 '$out/bound.txt' '$out/forever.txt'; false; }"
+forever_wait_check droce-echo "$bpid" "$out/bound.txt" "$fpid" "$out/forever.txt" "ss -ltn 2>/dev/null | grep -q ':$forever_port '"
 # A client's Ctrl-C mid-run: the client says interrupted, the server that the client ended the run
 # early; both exit 1.
 cport=$(free_port)

@@ -18,6 +18,8 @@ check() {
     done
   fi
 }
+# shellcheck source=tests/apps/forever_wait.sh
+. "$(dirname "$0")/forever_wait.sh"
 
 # --json -: the report as one JSON document on stdout, the text report on stderr.
 "$gen" -- --op write --size 3000 --loss 0.02 --count 3000 --quiet --json - > "$out/w.json" 2> "$out/w.txt"
@@ -655,23 +657,7 @@ bpid=$!
 # shellcheck disable=SC2086
 "$gen" $null_eal -- --mode server --oob-port "$forever_port" --connect-timeout 0 > "$out/forever.s.txt" 2>&1 &
 fpid=$!
-( timeout 90 tail --pid=$fpid -f /dev/null || { grep -q -F "$forever_port" "/proc/$fpid/cmdline" && kill -KILL $fpid; } ) > /dev/null 2>&1 &
-( timeout 90 tail --pid=$bpid -f /dev/null || { grep -q -F "$bound_port" "/proc/$bpid/cmdline" && kill -KILL $bpid; } ) > /dev/null 2>&1 &
-for _ in $(seq 600); do grep -q 'waiting for a client' "$out/forever.s.txt" && break; sleep 0.1; done
-listened=$SECONDS
-wait $bpid
-brc=$?
-while [ $(( SECONDS - listened )) -lt 3 ]; do sleep 0.2; done
-kill -0 $fpid 2>/dev/null
-alive=$?
-t0=$SECONDS
-kill -INT $fpid
-wait $fpid
-frc=$?
-took=$(( SECONDS - t0 ))
-check "--connect-timeout 0: the server still waits after the bounded one gave up, then Ctrl-C ends it with exit 1 within 12 s saying interrupted (took ${took} s)" \
-  "[ $brc -eq 1 ] && grep -q 'no client connected within 1000 ms' '$out/bound.s.txt' && [ $alive -eq 0 ] && [ $frc -eq 1 ] &&
-   [ $took -le 12 ] && grep -q 'droce-gen: interrupted' '$out/forever.s.txt' || { tail -n 3 '$out/bound.s.txt' '$out/forever.s.txt'; false; }"
+forever_wait_check droce-gen "$bpid" "$out/bound.s.txt" "$fpid" "$out/forever.s.txt" "grep -q 'waiting for a client' '$out/forever.s.txt'"
 
 # A client's Ctrl-C mid-run (the TCP exchange): the client says interrupted, the server that the
 # client ended the run early; both exit 1, and neither counts the client's in-flight window as lost

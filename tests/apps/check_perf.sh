@@ -18,6 +18,8 @@ check() {
     done
   fi
 }
+# shellcheck source=tests/apps/forever_wait.sh
+. "$(dirname "$0")/forever_wait.sh"
 
 last_cpu=$(( $(nproc) - 1 ))
 # A TCP port nobody uses now (other runs of this script, or perftest, may be on 18515 and near it).
@@ -526,23 +528,7 @@ forever_port=$(free_port)
 bpid=$!
 "$perf" -l "$last_cpu" --no-pci --no-huge -m 512 --vdev net_null0 -- write_bw -p "$forever_port" --timeout 0 > "$out/forever.txt" 2>&1 &
 fpid=$!
-( timeout 90 tail --pid=$fpid -f /dev/null || { grep -q -F "$forever_port" /proc/$fpid/cmdline && kill -KILL $fpid; } ) > /dev/null 2>&1 &
-( timeout 90 tail --pid=$bpid -f /dev/null || { grep -q -F "$bound_port" /proc/$bpid/cmdline && kill -KILL $bpid; } ) > /dev/null 2>&1 &
-for _ in $(seq 600); do ss -ltn 2>/dev/null | grep -q ":$forever_port " && break; sleep 0.1; done
-listened=$SECONDS
-wait $bpid
-brc=$?
-while [ $(( SECONDS - listened )) -lt 3 ]; do sleep 0.2; done
-kill -0 $fpid 2>/dev/null
-alive=$?
-t0=$SECONDS
-kill -INT $fpid
-wait $fpid
-frc=$?
-took=$(( SECONDS - t0 ))
-check "--timeout 0: the server still waits after the bounded one gave up, then Ctrl-C ends it with exit 1 within 12 s saying interrupted (took ${took} s)" \
-  "[ $brc -eq 1 ] && grep -q 'no client connected within 1000 ms' '$out/bound.txt' && [ $alive -eq 0 ] && [ $frc -eq 1 ] &&
-   [ $took -le 12 ] && grep -q 'droce-perf: interrupted' '$out/forever.txt' || { tail -n 3 '$out/bound.txt' '$out/forever.txt'; false; }"
+forever_wait_check droce-perf "$bpid" "$out/bound.txt" "$fpid" "$out/forever.txt" "ss -ltn 2>/dev/null | grep -q ':$forever_port '"
 
 [ $fail -eq 0 ] && echo "droce-perf checks passed"
 exit $fail

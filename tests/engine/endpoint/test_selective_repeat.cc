@@ -49,6 +49,15 @@ struct Run {
   bool done = false;
 };
 
+// Every one of `msgs` messages delivered once, in order and intact, and no failed completion.
+void check_every_message(const Run& r, int msgs) {
+  CHECK(r.done);
+  CHECK(r.errors == 0);
+  CHECK(r.delivered == msgs);
+  CHECK(r.in_order == msgs);
+  CHECK(r.corrupt == 0);
+}
+
 // kMsgs messages A -> B: SENDs, and every third a WRITE with immediate into the buffer the
 // matching receive names (an SR WRITE places itself; its immediate completes in order).
 Run run_messages(Lab& lab, int msgs) {
@@ -120,11 +129,7 @@ TEST_CASE(
     Lab lab("tsr" + std::to_string(static_cast<int>(loss * 100)), o);
     constexpr int kMsgs = 300;
     const Run r = run_messages(lab, kMsgs);
-    CHECK(r.done);
-    CHECK(r.errors == 0);
-    CHECK(r.delivered == kMsgs);
-    CHECK(r.in_order == kMsgs);
-    CHECK(r.corrupt == 0);
+    check_every_message(r, kMsgs);
     check_all_sr(lab);
     if (loss > 0) {
       CHECK(lab.relay.dropped > 0);
@@ -337,11 +342,7 @@ TEST_CASE("first PSNs just below the 24-bit wrap with 5 % loss: go-back-N and SR
     lab.qpn_b = qpn_b;
     constexpr int kMsgs = 120;  // about 360 packets: A's PSNs pass 0xFFFFFF -> 0 at the 16th
     const Run r = run_messages(lab, kMsgs);
-    CHECK(r.done);
-    CHECK(r.errors == 0);
-    CHECK(r.delivered == kMsgs);
-    CHECK(r.in_order == kMsgs);
-    CHECK(r.corrupt == 0);
+    check_every_message(r, kMsgs);
     CHECK(lab.relay.dropped > 0);
     CHECK(lab.qa->counters().retransmitted_packets > 0);
     // A's next PSN went round: past the wrap, below where it started.
