@@ -128,7 +128,9 @@ nlohmann::json loss_recovery_json(const Options& o, Setup& st, const Counters& c
 }
 
 // Each QP's first PSNs as connected (docs/hardening.md, "First PSNs"): ours and the peer's, from
-// our end of the QP (the requester's in loopback and as client, the responder's as server).
+// our end of the QP (the requester's in loopback and as client, the responder's as server); and
+// the R_Key of the responder's buffer that the QP's WRITEs and READs name (docs/hardening.md, its
+// random key part; 0 where the client was told none).
 nlohmann::json first_psns_json(const Options& o, Setup& st) {
   nlohmann::json a = nlohmann::json::array();
   for (std::uint32_t i = 0; i < o.qps; ++i) {
@@ -136,7 +138,8 @@ nlohmann::json first_psns_json(const Options& o, Setup& st) {
     const std::uint32_t qpn = st.server ? st.responder(i).qpn : st.requester(i).qpn;
     const rc::RcQp* qp = ep.qp(qpn);
     if (qp == nullptr) continue;  // not created: the run ended in its set-up
-    a.push_back({{"qpn", qpn}, {"send", qp->attr().sq_psn}, {"receive", qp->attr().rq_psn}});
+    const std::uint32_t rkey = st.server ? st.responder(i).mr.rkey : st.requester(i).rkey;
+    a.push_back({{"qpn", qpn}, {"send", qp->attr().sq_psn}, {"receive", qp->attr().rq_psn}, {"rkey", rkey}});
   }
   return a;
 }

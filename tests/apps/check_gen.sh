@@ -64,8 +64,9 @@ g, s = (json.load(open(f))['first_psns'] for f in sys.argv[1:3])
 assert len(g) == 1 and [(q['send'], q['receive']) for q in g] == [(q['send'], q['receive']) for q in s], (g, s)
 PY"
 # First PSNs drawn from the OS's entropy (issue 42): two identical runs without --seed draw
-# different ones, and both verify every message.
-for k in 1 2; do
+# different ones, and both verify every message. R_Keys: their key part is drawn from 1..255, so
+# two runs share one 1 time in 255; three runs all share one 1 time in 65,025.
+for k in 1 2 3; do
   "$gen" -- --op send --size 100 --qps 2 --count 200 --quiet --json "$out/psn$k.json" > "$out/psn$k.txt" 2>&1
   check "loopback SEND over 2 QPs, no --seed (run $k): exits 0" "[ $? -eq 0 ] || { tail -n 4 '$out/psn$k.txt'; false; }"
 done
@@ -78,6 +79,12 @@ for d in (a, b):
     assert len(d['first_psns']) == 2 and all(0 <= q[k] < 1 << 24 for q in d['first_psns'] for k in ('send', 'receive')), d
 pa, pb = ([(q['send'], q['receive']) for q in d['first_psns']] for d in (a, b))
 assert pa != pb, (pa, pb)
+PY"
+check "three identical runs: not all with the same R_Key (its random key part, docs/hardening.md)" \
+  "/usr/bin/python3 - '$out/psn1.json' '$out/psn2.json' '$out/psn3.json' <<'PY'
+import json, sys
+keys = [json.load(open(f))['first_psns'][0]['rkey'] for f in sys.argv[1:4]]
+assert all(k != 0 for k in keys) and len(set(keys)) >= 2, [hex(k) for k in keys]
 PY"
 # READ and the atomics over selective repeat (issue 19): lossy loopback runs, every byte and every
 # atomic result verified, each atomic executed once (the counters equal the operations completed).
