@@ -85,6 +85,11 @@ Status MemoryRegistry::register_memory_with_rkey(void* addr, std::uint64_t len, 
   return add(addr, len, access, rc::MrTable::kDefaultDomain, &rkey, out);
 }
 
+Status MemoryRegistry::register_memory_with_rkey(void* addr, std::uint64_t len, std::uint32_t access,
+                                                 std::uint32_t rkey, std::uint32_t pd, rc::MemoryRegion& out) {
+  return add(addr, len, access, pd, &rkey, out);
+}
+
 Status MemoryRegistry::add(void* addr, std::uint64_t len, std::uint32_t access, std::uint32_t pd,
                            const std::uint32_t* forced_rkey, rc::MemoryRegion& out) {
   auto mr = forced_rkey == nullptr ? table_.register_region(addr, len, access, pd)

@@ -60,6 +60,9 @@ class MemoryRegistry {
   // kBadState when the slot the key's low 16 bits name is in use or beyond the table.
   [[nodiscard]] Status register_memory_with_rkey(void* addr, std::uint64_t len, std::uint32_t access,
                                                  std::uint32_t rkey, rc::MemoryRegion& out);
+  // ... in protection domain `pd` (a replay of a peer whose QPs have their own domain).
+  [[nodiscard]] Status register_memory_with_rkey(void* addr, std::uint64_t len, std::uint32_t access,
+                                                 std::uint32_t rkey, std::uint32_t pd, rc::MemoryRegion& out);
   // Deterministic keys (a simulator, a replay): later registrations' random key parts come from
   // `seed` instead of EAL's PRNG.
   void seed_keys(std::uint64_t seed) { table_.seed_keys(seed); }

@@ -82,6 +82,16 @@ TEST_CASE("two identical runs get different R_Keys; seed_keys repeats a run's; a
   CHECK(replay.table().check_remote(0x305, base, 8, kAccessRemoteWrite, nullptr) == droce::rc::MrCheck::kOk);
   const droce::Status taken = replay.register_memory_with_rkey(buf.data(), buf.size(), kAccessRemoteWrite, 0x305, mr);
   CHECK(taken.code() == droce::StatusCode::kBadState);
+  // ... in a protection domain: exact, and reached only by that domain's QPs.
+  std::uint32_t pd = 0;
+  REQUIRE(replay.create_domain(pd).ok());
+  REQUIRE(replay.register_memory_with_rkey(buf.data(), buf.size(), kAccessRemoteWrite, 0x00000307u, pd, mr).ok());
+  CHECK(mr.rkey == 0x00000307u);
+  CHECK(replay.table().check_remote(0x307, base, 8, kAccessRemoteWrite, nullptr, pd) == droce::rc::MrCheck::kOk);
+  CHECK(replay.table().check_remote(0x307, base, 8, kAccessRemoteWrite, nullptr) == droce::rc::MrCheck::kWrongDomain);
+  const droce::Status no_pd =
+      replay.register_memory_with_rkey(buf.data(), buf.size(), kAccessRemoteWrite, 0x309u, pd + 1000, mr);
+  CHECK(no_pd.code() == droce::StatusCode::kNotFound);
 }
 
 TEST_CASE("empty or null regions are refused", "[engine][mr]") {
