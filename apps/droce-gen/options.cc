@@ -237,6 +237,13 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   imp.direction = &o.impair_direction;
   imp.group = cli::kImpairmentDirected;
   cli::add_impairment(app, imp);
+  // A switch's deterministic drop on this link (droce-switch's option, same values): with
+  // --recovery gb0 in loopback it reproduces SIGCOMM'16's 1-in-256 livelock (docs/fabric-lab.md).
+  cli::add_repeatable(app, cli::kImpairmentDirected, "--drop-rule", "every:N|ip-id:B",
+                      "drop every Nth frame of each flow, or every IPv4 frame whose ID ends in byte B\n"
+                      "(SIGCOMM'16's 1/256 bug: ip-id:0xff); both when given twice; where\n"
+                      "--impair-direction says; counted as rule_dropped",
+                      [&o](const std::string& v) { return engine::DropRuleConfig::parse(v, o.drop_rule).message(); });
 
   g = "thresholds";
   cli::add_real(app, g, "--expect-gbps", "G", o.expect_gbps, 0.000001, 100000,

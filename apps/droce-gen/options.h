@@ -1,6 +1,7 @@
 // droce-gen options: one struct with defaults that --help prints, and a strict parser.
 #pragma once
 
+#include <droce/engine/lab/drop_rule.h>
 #include <droce/protocols/dcqcn/params.h>
 #include <droce/protocols/rc/qp_attr.h>
 
@@ -74,8 +75,9 @@ struct Options {
   double loss = 0;
   double duplicate = 0;
   double reorder = 0;
-  double burst_start = 0;          // probability per frame that a loss burst starts
-  std::uint32_t burst_frames = 8;  // frames each burst drops
+  double burst_start = 0;            // probability per frame that a loss burst starts
+  std::uint32_t burst_frames = 8;    // frames each burst drops
+  engine::DropRuleConfig drop_rule;  // --drop-rule: a switch's deterministic drop on this side
   std::uint64_t seed = 1;
   // --seed given: the first PSNs are drawn from it too (the same seed, the same PSNs); else from
   // the OS's entropy (docs/hardening.md, "First PSNs").

@@ -189,6 +189,18 @@ LoadFigures load_figures(const Options& o, const Setup& st, const RunOutcome& r)
   return f;
 }
 
+// --drop-rule as given: "every:N", "ip-id:0xBB", both joined by a comma, or "" for none.
+std::string drop_rule_text(const engine::DropRuleConfig& r) {
+  std::string t;
+  if (r.every_nth != 0) t = "every:" + std::to_string(r.every_nth);
+  if (r.ip_id_low_byte >= 0) {
+    char b[24];
+    std::snprintf(b, sizeof(b), "ip-id:0x%02x", static_cast<unsigned>(r.ip_id_low_byte) & 0xFFu);
+    t += (t.empty() ? "" : ",") + std::string(b);
+  }
+  return t;
+}
+
 apps::CaptureOptions capture_options(const Options& o) { return {o.pcap, o.pcap_snaplen, o.pcap_max_mb, o.pcap_files}; }
 
 void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters& c, double gbps, double mmps) {
@@ -205,9 +217,11 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
     qps += ", selective repeat (" + std::to_string(o.sr_bdp_pkts) + " pkts in flight)";
   if (st.recovery == rc::Recovery::kGoBack0)
     qps += ", go-back-0 (" + std::to_string(c.gb0_discarded) + " partial messages discarded)";
-  std::printf(" droce-gen %s: RC %s, %s, MTU %u, inflight %u, impairment loss %g dup %g reorder %g (%s)\n",
+  // The drop rule named when given (a run without one reads as before).
+  const std::string rule = o.drop_rule.any() ? " drop rule " + drop_rule_text(o.drop_rule) : "";
+  std::printf(" droce-gen %s: RC %s, %s, MTU %u, inflight %u, impairment loss %g dup %g reorder %g%s (%s)\n",
               mode_name(o.mode), op_name(o.op), qps.c_str(), o.mtu, o.inflight, o.loss, o.duplicate, o.reorder,
-              o.impair_direction.c_str());
+              rule.c_str(), o.impair_direction.c_str());
   std::printf(" #bytes     #iterations    BW average[Gb/sec]   MsgRate[Mpps]\n");
   std::printf(" %-10s %-14llu %-20.3f %.6f\n", sizes_text(o.sizes).c_str(), static_cast<ull>(t.messages), gbps, mmps);
   // Peak and minimum beside the average: whole --interval intervals after the warm-up.
@@ -250,10 +264,10 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
   std::printf("\n");
   // Where the drops happened: a WRITE client's rx drops are ACKs, its tx drops the data.
   std::printf(
-      " impairment: dropped %llu (bursts included): %llu received here, %llu sent from here  duplicated %llu  "
-      "reordered %llu\n",
+      " impairment: dropped %llu (bursts and drop rule included): %llu received here, %llu sent from here  "
+      "by the drop rule %llu  duplicated %llu  reordered %llu\n",
       static_cast<ull>(lab.dropped), static_cast<ull>(lab.dropped_rx), static_cast<ull>(lab.dropped_tx),
-      static_cast<ull>(lab.duplicated), static_cast<ull>(lab.reordered));
+      static_cast<ull>(lab.rule_dropped), static_cast<ull>(lab.duplicated), static_cast<ull>(lab.reordered));
   std::printf(" verification%s: lost %llu  duplicated %llu  out of order %llu  corrupted %llu  errors %llu\n",
               o.mode == Mode::kClient && o.connect == Connect::kTcp ? " (both ends)" : "", static_cast<ull>(t.lost),
               static_cast<ull>(t.duplicated), static_cast<ull>(t.out_of_order), static_cast<ull>(t.corrupted),
@@ -352,8 +366,9 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
     j["first_psns"] = first_psns_json(o, st);
     j["duplicate_requests"] = c.dup_req;
     j["out_of_sequence"] = c.oos;
-    j["impairment"] = {{"direction", o.impair_direction}, {"dropped", lab.dropped},
-                       {"dropped_rx", lab.dropped_rx},    {"dropped_tx", lab.dropped_tx},
+    j["impairment"] = {{"direction", o.impair_direction}, {"drop_rule", drop_rule_text(o.drop_rule)},
+                       {"dropped", lab.dropped},          {"dropped_rx", lab.dropped_rx},
+                       {"dropped_tx", lab.dropped_tx},    {"rule_dropped", lab.rule_dropped},
                        {"duplicated", lab.duplicated},    {"reordered", lab.reordered}};
     j["peer_received"] = r.peer_received;
     if (!o.pcap.empty()) j["capture"] = apps::capture_json(capture_options(o), st.capture);

@@ -77,6 +77,7 @@ engine::ImpairmentConfig impairment_of(const Options& o) {
   imp.burst_start = o.burst_start;
   imp.burst_frames = o.burst_frames;
   imp.seed = o.seed;
+  imp.drop_rule = o.drop_rule;
   return imp;
 }
 
@@ -245,8 +246,9 @@ LabImpairment Setup::impaired() const {
   LabImpairment t;
   for (const auto& i : impairments) {
     const engine::ImpairmentCounters& c = i->counters();
-    const std::uint64_t dropped = load(c.dropped) + load(c.burst_dropped);
+    const std::uint64_t dropped = load(c.dropped) + load(c.burst_dropped) + load(c.rule_dropped);
     t.dropped += dropped;
+    t.rule_dropped += load(c.rule_dropped);
     (i->side() == engine::ImpairedSide::kSend ? t.dropped_tx : t.dropped_rx) += dropped;
     t.duplicated += load(c.duplicated);
     t.reordered += load(c.reordered);

@@ -88,6 +88,20 @@ done
 "$gen" -- --op send --size 8000 --recovery gb0 --loss 0.01 --count 300 --quiet --json "$out/gb0.json" > "$out/gb0.txt" 2>&1
 check "--recovery gb0 loopback, 8000 B SENDs at 1 % loss: all 300 verified, partial messages discarded and counted" \
   "[ $? -eq 0 ] && /usr/bin/python3 -c \"import json; d=json.load(open('$out/gb0.json')); assert d['recovery'] == 'gb0' and d['messages'] == 300 and d['lost'] == d['duplicated'] == d['corrupted'] == d['errors'] == 0 and d['loss_recovery']['gb0_messages_discarded'] > 0 and d['loss_recovery']['adaptive_rto'] == 'off', d\" || { tail -n 4 '$out/gb0.txt'; false; }"
+# SIGCOMM'16's 1-in-256 drop (--drop-rule ip-id:0xff) on 512 KiB WRITEs (512 packets at PMTU 1024):
+# go-back-N completes every message through it; go-back-0 restarts each one for ever (no message in
+# 2 s, exit 1), every restart one of the rule's drops.
+"$gen" -- --op write --size 524288 --mtu 1024 --drop-rule ip-id:0xff --count 20 --quiet --json "$out/rule_gbn.json" \
+  > "$out/rule_gbn.txt" 2>&1
+check "--drop-rule ip-id:0xff, go-back-N: all 20 512 KiB WRITEs verified, the rule's drops counted apart" \
+  "[ $? -eq 0 ] && grep -q 'drop rule ip-id:0xff' '$out/rule_gbn.txt' && /usr/bin/python3 -c \"import json; d=json.load(open('$out/rule_gbn.json')); i=d['impairment']; assert d['messages'] == 20 and d['lost'] == d['corrupted'] == d['errors'] == 0 and i['drop_rule'] == 'ip-id:0xff' and i['rule_dropped'] > 0 and i['dropped'] == i['rule_dropped'], d\" || { tail -n 4 '$out/rule_gbn.txt'; false; }"
+"$gen" -- --op write --size 524288 --mtu 1024 --recovery gb0 --drop-rule ip-id:0xff --duration 2 --quiet \
+  --json "$out/rule_gb0.json" > "$out/rule_gb0.txt" 2>&1
+check "--drop-rule ip-id:0xff, go-back-0: the livelock (no 512 KiB WRITE completes, exit 1), each restart a ruled drop" \
+  "[ $? -eq 1 ] && /usr/bin/python3 -c \"import json; d=json.load(open('$out/rule_gb0.json')); i=d['impairment']; r=d['loss_recovery']; assert d['messages'] == 0 and d['errors'] == 0 and r['gb0_messages_discarded'] > 0 and i['rule_dropped'] >= r['gb0_messages_discarded'], d\" || { tail -n 4 '$out/rule_gb0.txt'; false; }"
+"$gen" -- --drop-rule ip-id:256 > "$out/e12.txt" 2>&1
+check "--drop-rule with a bad byte refused in one line naming it" \
+  "[ $? -eq 2 ] && [ \$(wc -l < '$out/e12.txt') -eq 1 ] && grep -q -- '--drop-rule' '$out/e12.txt'"
 "$gen" -- --mode client --recovery gb0 > "$out/e11.txt" 2>&1
 check "--recovery gb0 outside loopback refused in one line" \
   "[ $? -eq 2 ] && [ \$(wc -l < '$out/e11.txt') -eq 1 ] && grep -q 'gb0' '$out/e11.txt'"
