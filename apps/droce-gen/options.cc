@@ -222,6 +222,7 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   cc.line_gbps = &o.line_gbps;
   cc.overrides = &overrides;
   cc.pfc_priority = &o.pfc_priority;
+  cc.pfc_watchdog_ms = &o.pfc_watchdog_ms;
   cli::add_dcqcn(app, cc);
 
   cli::ImpairmentFields imp;

@@ -70,6 +70,7 @@ struct Options {
   double line_gbps = 40;          // the pacer's ceiling: DCQCN's line rate
   dcqcn::DcqcnParams dcqcn;       // preset + --dcqcn-* overrides, validated
   std::uint8_t pfc_priority = 3;  // the priority whose PFC pauses we honour
+  double pfc_watchdog_ms = 0;     // the endpoints' PFC watchdog (0: off)
   // Lab impairment of what this process receives (rx), sends (tx) or both.
   std::string impair_direction = "rx";
   double loss = 0;

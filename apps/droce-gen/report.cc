@@ -24,6 +24,7 @@ struct Counters {
   std::uint64_t retx = 0, naks_sent = 0, naks_rcvd = 0, rnr = 0, timeouts = 0, dup_req = 0, oos = 0;
   std::uint64_t cnps_sent = 0, cnps_rcvd = 0, ecn_marked = 0, cnp_handled = 0, cnp_ignored = 0;
   std::uint64_t pfc_frames = 0, pfc_paused_ns = 0, zc = 0, copied_tx = 0, inlined = 0;
+  std::uint64_t pfc_wd_trips = 0, pfc_wd_restores = 0, pfc_wd_ignored = 0;  // the endpoints' PFC watchdog
   std::uint64_t atomics_executed = 0, atomic_replays = 0;
   std::uint64_t adaptive_timeouts = 0, tail_probes = 0, spurious = 0;  // of the loss-recovery timer
   std::uint64_t gb0_discarded = 0;  // go-back-0: partial messages the responders threw away
@@ -60,6 +61,9 @@ Counters counters_of(Setup& st) {
       s.cnp_ignored += c.rp_cnp_ignored;
       s.pfc_frames += c.pfc_pause_frames;
       s.pfc_paused_ns += c.pfc_paused_ns;
+      s.pfc_wd_trips += c.pfc_watchdog_trips;
+      s.pfc_wd_restores += c.pfc_watchdog_restores;
+      s.pfc_wd_ignored += c.pfc_watchdog_ignored;
       s.zc += c.tx_zero_copy_frames;
       s.copied_tx += c.tx_payload_bytes_copied;
       s.inlined += c.tx_inline_frames;
@@ -347,6 +351,7 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
     j["rp_cnp_ignored"] = c.cnp_ignored;
     j["pfc_pause_frames"] = c.pfc_frames;
     j["pfc_paused_ns"] = c.pfc_paused_ns;
+    j["pfc_watchdog"] = {{"trips", c.pfc_wd_trips}, {"restores", c.pfc_wd_restores}, {"ignored", c.pfc_wd_ignored}};
     if (o.cc == "dcqcn") {
       nlohmann::json rates = nlohmann::json::array();
       if (!st.server)

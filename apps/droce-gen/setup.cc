@@ -96,6 +96,7 @@ SetupError open_labs(const Options& o, Setup& st) {
     lc.dcqcn.reaction_point = o.cc == "dcqcn";
     lc.dcqcn.params = o.dcqcn;
     lc.pfc.priority = o.pfc_priority;
+    lc.pfc.watchdog_ms = o.pfc_watchdog_ms;
     Status err;
     auto lab = engine::LoopbackLab::create(lc, err);
     if (!lab) return run_error(err);
@@ -195,6 +196,7 @@ SetupError open_port(const Options& o, bool default_port, Setup& st) {
   ec.dcqcn.reaction_point = o.cc == "dcqcn";
   ec.dcqcn.params = o.dcqcn;
   ec.pfc.priority = o.pfc_priority;
+  ec.pfc.watchdog_ms = o.pfc_watchdog_ms;
   rte_ether_addr mac = st.port->mac();
   if (!o.local_mac.empty()) (void)engine::parse_mac(o.local_mac, mac.addr_bytes);  // checked by the option parser
   ec.addresses.local = make_address(st.local_ip, mac.addr_bytes);

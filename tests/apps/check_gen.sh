@@ -102,6 +102,11 @@ check "--drop-rule ip-id:0xff, go-back-0: the livelock (no 512 KiB WRITE complet
 "$gen" -- --drop-rule ip-id:256 > "$out/e12.txt" 2>&1
 check "--drop-rule with a bad byte refused in one line naming it" \
   "[ $? -eq 2 ] && [ \$(wc -l < '$out/e12.txt') -eq 1 ] && grep -q -- '--drop-rule' '$out/e12.txt'"
+"$gen" -- --pfc-watchdog-ms -1 > "$out/e13.txt" 2>&1
+check "--pfc-watchdog-ms below 0 refused in one line naming it" \
+  "[ $? -eq 2 ] && [ \$(wc -l < '$out/e13.txt') -eq 1 ] && grep -q -- '--pfc-watchdog-ms' '$out/e13.txt'"
+check "the JSON carries the endpoints' PFC watchdog counters (none tripped in a run without pauses)" \
+  "/usr/bin/python3 -c \"import json; d=json.load(open('$out/rule_gbn.json')); assert d['pfc_watchdog'] == {'trips': 0, 'restores': 0, 'ignored': 0}, d['pfc_watchdog']\""
 "$gen" -- --mode client --recovery gb0 > "$out/e11.txt" 2>&1
 check "--recovery gb0 outside loopback refused in one line" \
   "[ $? -eq 2 ] && [ \$(wc -l < '$out/e11.txt') -eq 1 ] && grep -q 'gb0' '$out/e11.txt'"
