@@ -17,7 +17,7 @@ receive sides (requests and ACKs pass it, as through a switch), for each --sizes
 Each configuration runs --repeats times in interleaved rounds; the table gives medians. A gb0 run
 that completes nothing exits 1 by design (droce-gen's "incomplete run"): it is a sample of 0 Gb/s,
 kept when nothing was lost, duplicated or corrupted. Writes --out DIR/drop_rule.json (every sample,
-the command lines, the machine's load) and DIR/drop_rule.md (the table), and prints the table.
+the command lines, the machine's load) and DIR/drop_rule-table.md (the table), and prints the table.
 Not a test: about 5 x sizes x repeats x (duration + 1) seconds.
 """
 import argparse
@@ -129,7 +129,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "drop_rule.json"), "w") as f:
         json.dump(doc, f, indent=1)
-    with open(os.path.join(a.out, "drop_rule.md"), "w") as f:
+    with open(os.path.join(a.out, "drop_rule-table.md"), "w") as f:
         f.write(md)
     print(md)
     return 0 if all(samples.get(f"{s}/{n}") for s in sizes for n, _, _, _ in CONFIGS) else 1
