@@ -139,6 +139,11 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   conn.retry_cnt = &o.retry_cnt;
   conn.adaptive_rto = &o.adaptive_rto;
   cli::add_connection(app, conn);
+  cli::add_uint(app, g, "--pto-floor-us", "U", o.pto_floor_us, 0, 1'000'000,
+                "with --adaptive-rto on: what the tail-loss probe's timeout adds to its round\n"
+                "trips, 0..1000000 us (lower: a lost NAK or tail recovered sooner, more needless\n"
+                "probes on a busy host)" +
+                    d + std::to_string(o.pto_floor_us) + ")");
 
   g = cli::kWorkload;
   cli::add_choice(app, g, "--op", {"send", "write", "read", "fetch_add", "cmp_swap"},

@@ -65,6 +65,7 @@ struct Options {
       14;  // local ACK timeout 4.096 us * 2^N (14: 67 ms, perftest's; a busy host stalls a process for tens of ms)
   std::uint8_t retry_cnt = 7;  // retries after ACK timeouts and sequence NAKs before RETRY_EXC_ERR
   bool adaptive_rto = true;    // RTT-based retransmission timeout and tail-loss probes (docs/transport.md)
+  std::uint32_t pto_floor_us = rc::kDefaultPtoFloorUs;  // what the probe timeout adds to its round trips
   std::string cc = "none";
   std::string preset = "paper";   // DCQCN parameter set
   double line_gbps = 40;          // the pacer's ceiling: DCQCN's line rate

@@ -47,6 +47,7 @@ rc::QpAttr qp_attr(const Options& o, std::uint32_t i, bool requester_side, engin
   a.timeout = o.qp_timeout;
   a.retry_cnt = o.retry_cnt;
   a.adaptive_rto = o.adaptive_rto;
+  a.pto_floor_us = o.pto_floor_us;
   a.rnr_retry = 7;
   a.min_rnr_timer = 1;  // 0.01 ms: a busy receiver is back quickly in a lab
   a.access = rc::kAccessRemoteWrite | rc::kAccessRemoteRead | (is_atomic_op(o.op) ? rc::kAccessRemoteAtomic : 0u);
