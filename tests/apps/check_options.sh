@@ -297,7 +297,7 @@ bad "client and server modes" "$gen" -- --local-ip fd00::1
 bad --connect "$gen" -- --mode client --connect udp
 bad --connect "$gen" -- --mode client --connect
 bad "--connect cm connects a client and a server" "$gen" -- --connect cm
-bad "--connect cm runs one worker" "$gen" -- --mode client --connect cm --workers 2 --qps 2
+good help-gen-cm-workers "$gen" -- --mode client --connect cm --workers 2 --qps 2 --help
 bad "--connect cm connects at most 64 QPs" "$gen" -- --mode server --connect cm --qps 65
 bad "RDMA-CM port --oob-port" "$gen" -- --mode server --connect cm --oob-port 0 --remote-qpn 0x11 --op send
 bad "needs the server's --peer-ip" "$gen" -- --mode client --connect cm --local-ip fd00::1
