@@ -27,9 +27,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The one endpoint of a one-worker run: its queue takes every frame, QP1's included.
+// The port owner's endpoint (worker 0's; the one endpoint of a one-worker run): its CM holds every
+// connection of the port, whichever worker owns the QP, and QP1's frames reach it from every
+// queue (docs/cm.md, "One CM per port").
 engine::RcEndpoint& cm_endpoint(Setup& st) { return st.server ? *st.shards[0].rsp_ep : *st.shards[0].req_ep; }
-void poll_once(Setup& st) { st.jobs[0]->poll_only(rte_rdtsc()); }
+// While connecting, before the workers run on their lcores, this thread polls every worker in
+// turn: another worker's queue may take QP1's frames (steered to the port owner in its poll), and
+// the CM's moves of its QPs wait in its control ring for its poll.
+void poll_once(Setup& st) {
+  const std::uint64_t now = rte_rdtsc();
+  for (auto& j : st.jobs) j->poll_only(now);
+}
 
 std::string peer_text(const Setup& st, const wire::L2L3Address& peer) {
   engine::IpAddress ip;
@@ -61,6 +69,28 @@ void note_down(CmLink& link, int i, bool by_peer) {
 // A few polls so that a REJ just queued leaves before the caller gives up and stops the port.
 void flush(Setup& st) {
   for (int k = 0; k < 64; ++k) poll_once(st);
+}
+
+// Established is the port owner's word; the CM's moves of another worker's QP (RTR and RTS)
+// wait in that worker's control ring until its poll. Every QP of the run is past them (RTS, or
+// ERROR should the peer already have disconnected it: the run then says so) before any worker
+// posts. Polls every worker until then, up to `deadline`.
+Status wait_qps_moved(const Options& o, Setup& st, Clock::time_point deadline) {
+  for (std::uint64_t iter = 0;; ++iter) {
+    std::uint32_t moved = 0;
+    for (std::uint32_t i = 0; i < o.qps; ++i) {
+      engine::RcEndpoint& ep = st.server ? *st.responder(i).ep : *st.requester(i).ep;
+      const rc::RcQp* qp = ep.qp(st.server ? st.responder(i).qpn : st.requester(i).qpn);
+      if (qp != nullptr && (qp->state() == rc::QpState::kRts || qp->state() == rc::QpState::kError)) ++moved;
+    }
+    if (moved == o.qps) return {};
+    if (engine::stop_requested()) return Status::error(StatusCode::kError, "interrupted during the RDMA-CM connection");
+    if ((iter & 255) == 0 && Clock::now() > deadline)
+      return Status::error(StatusCode::kTimeout, std::to_string(o.qps - moved) + " of " + std::to_string(o.qps) +
+                                                     " QPs established over RDMA-CM were not moved to RTS by their "
+                                                     "worker in time (its control ring's commands)");
+    poll_once(st);
+  }
 }
 
 struct ServerState {
@@ -105,8 +135,9 @@ bool on_request(const Options& o, Setup& st, CmLink& link, ServerState& ss, cons
   const rc::Recovery agreed = req.propose_sr && sr_here ? rc::Recovery::kSelectiveRepeat : rc::Recovery::kGoBackN;
   if (ss.first) {
     st.recovery = agreed;
+    // Each QP through its own worker's endpoint (the workers do not run yet: this thread may).
     for (std::uint32_t i = 0; agreed != o.recovery && i < o.qps; ++i)
-      if (Status s = ep.set_recovery(st.responder(i).qpn, agreed); !s.ok()) {
+      if (Status s = st.responder(i).ep->set_recovery(st.responder(i).qpn, agreed); !s.ok()) {
         fatal = s;
         return false;
       }
@@ -183,7 +214,7 @@ Status connect_server(const Options& o, Setup& st, CmLink& link, double& limit_s
       }
     }
   }
-  return {};
+  return wait_qps_moved(o, st, deadline);
 }
 
 std::string reject_text(const Setup& st, const Options& o, std::uint32_t i, const CmEndpointEvent& ev) {
@@ -288,7 +319,7 @@ Status connect_client(const Options& o, Setup& st, CmLink& link, double run_limi
       }
     }
   }
-  return {};
+  return wait_qps_moved(o, st, deadline);
 }
 
 }  // namespace

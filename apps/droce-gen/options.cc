@@ -120,8 +120,8 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   cli::add_connection(app, conn);
   cli::add_choice(app, g, "--connect", {"tcp", "cm"},
                   "how client and server connect: tcp (droce-gen's TCP exchange to --oob-host)\n"
-                  "or cm (RDMA-CM over QP1 to --peer-ip, on RDMA-CM port --oob-port; one\n"
-                  "worker, at most " +
+                  "or cm (RDMA-CM over QP1 to --peer-ip, on RDMA-CM port --oob-port; worker\n"
+                  "0's CM connects the QPs of every worker, at most " +
                       std::to_string(kMaxCmQps) + " QPs)" + d + connect_name(o.connect) + ")",
                   [&o](std::size_t i) { o.connect = i == 0 ? Connect::kTcp : Connect::kCm; });
   cli::add_uint(app, g, "--local-qpn", "N", o.local_qpn, 1, 0xFFFFFF,
@@ -343,12 +343,6 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
       return std::fprintf(stderr,
                           "droce-gen: --connect cm listens and connects on RDMA-CM port --oob-port: give one "
                           "(not 0)\n"),
-             -1;
-    // The CM runs on the endpoint whose queue takes QP1's frames (worker 0's); the other workers'
-    // QPs would need it to move them, across threads.
-    if (o.workers > 1)
-      return std::fprintf(stderr, "droce-gen: --connect cm runs one worker: --workers %u needs --connect tcp\n",
-                          static_cast<unsigned>(o.workers)),
              -1;
     if (o.qps > kMaxCmQps)
       return std::fprintf(stderr,

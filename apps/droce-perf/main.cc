@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
   WorkerGroupConfig wc;
   wc.workers = static_cast<std::uint16_t>(opt.workers);
   wc.qps_per_worker = (opt.qps + opt.workers - 1) / opt.workers;
-  if (opt.rdma_cm) wc.qps_per_worker += 1;  // -R: the comm QP beside the data QPs (one worker)
+  if (opt.rdma_cm) wc.qps_per_worker += 1;  // -R: the comm QP beside the data QPs (on worker 0, the port owner)
   for (auto& p : pools) wc.pools.push_back(p.get());
   wc.endpoint.queues.port_id = port->id();
   wc.endpoint.queues.pool = pools[0].get();
@@ -157,11 +157,15 @@ int main(int argc, char** argv) {
   }
   auto group = WorkerGroup::create(wc, err);
   if (!group) return fail(err.message());
-  // The peer's MAC: --peer-mac, or ARP through worker 0's endpoint, the one the peer's ARP frames
-  // reach (queue 0: its worker 0 sends them; RSS puts non-IP frames there, docs/arp.md), and the
-  // MAC goes to every worker. Worker 0 is polled whenever we wait for the peer (the session's
-  // idle below, then the resolution's own loop), so we answer its ARP too.
-  apps::PeerMac peer_mac(opt.peer_mac, group->worker(0).endpoint(), [&group] { group->worker(0).poll(rte_rdtsc()); });
+  // The peer's MAC: --peer-mac, or ARP through worker 0's endpoint, the port owner, which every
+  // ARP and ND frame reaches whatever queue it lands on (docs/cm.md), and the MAC goes to every
+  // worker. The resolutions run before the workers are launched: this thread polls them all
+  // whenever we wait for the peer (the session's idle below, then the resolution's own loop), so
+  // we answer its ARP too.
+  apps::PeerMac peer_mac(opt.peer_mac, group->worker(0).endpoint(), [&group] {
+    const std::uint64_t now = rte_rdtsc();
+    for (std::uint16_t w = 0; w < group->size(); ++w) group->worker(w).poll(now);
+  });
   peer_mac.announce();             // ARP only; it leaves with the first poll
   std::uint8_t peer_mac0[6] = {};  // the first QP's peer MAC, for the JSON report
   // Lab loss at our receive side, on every queue (a seed each: the queues' losses differ).
@@ -180,7 +184,8 @@ int main(int argc, char** argv) {
   };
 
   // ---- the exchange: perftest's TCP socket (its server listens, its client connects), or with -R
-  // its rdma_cm comm connection on worker 0's endpoint (the only one: -R takes one worker) ----
+  // its rdma_cm comm connection on the port owner's endpoint (worker 0's: its CM connects the data
+  // QPs of every worker, QP i on worker i % N; docs/cm.md "One CM per port") ----
   // perftest's exchange has no message for "stop": every wait on it (the passive server's included)
   // ends at a Ctrl-C by closing the connection, which is also how the peer learns of it.
   set_stop_ends_tcp_waits(true);
@@ -200,7 +205,9 @@ int main(int argc, char** argv) {
   auto idle = [&] {
     const std::uint64_t now = rte_rdtsc();
     if (!workers) {
-      group->worker(0).poll(now);
+      // Every worker, from this thread (none runs on its lcore yet): QP1's frames may land on any
+      // queue, and reach the port owner through the reader's poll.
+      for (std::uint16_t w = 0; w < group->size(); ++w) group->worker(w).poll(now);
     } else {
       workers->poll(now);
       watch.on_idle(now, workers->rx_frames());
@@ -296,6 +303,8 @@ int main(int argc, char** argv) {
     return {};
   });
   if (!connected.ok()) return fail(connected.message());
+  if (cm != nullptr)
+    if (Status s = workers->wait_cm_moved(mine, timeout_ms); !s.ok()) return fail(s.message());
   apps::place_flows_and_say("droce-perf", *group);  // N > 1 workers: the port's RSS table, where it has one
   if (Status s = workers->launch(); !s.ok()) return fail(s.message());
   const perf::Traffic& t0 = workers->traffic0();

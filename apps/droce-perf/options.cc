@@ -387,8 +387,6 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
   if (o.duplex && o.atomic_test())
     return bad("-b: droce-perf runs send_bw, write_bw and read_bw bidirectionally, not atomic_bw");
   if (o.duplex && o.workers > 1) return bad("-b: one worker only (--workers 1)");
-  // The comm QP and every data QP live on the one endpoint whose QP1 carries their CM messages.
-  if (o.rdma_cm && o.workers > 1) return bad("-R: one worker only (--workers 1): rdma_cm's QPs share one endpoint");
   if (inline_given && engine::perftest_uses_out_reads(o.test))
     return bad("-I: inline data is not available on READ/atomic tests");
   std::vector<std::string> warnings = perftest_flag_warnings(*app, typed);

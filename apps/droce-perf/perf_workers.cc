@@ -66,6 +66,36 @@ Status PerfWorkers::take_peer(std::uint32_t i, const engine::PerftestKeys& keys)
   return w_[i % n]->traffic().take_peer(i / n, keys);
 }
 
+void PerfWorkers::poll(std::uint64_t now_tsc) {
+  if (launched_) {
+    w_[0]->poll(now_tsc);
+    return;
+  }
+  for (auto& w : w_) w->poll(now_tsc);
+}
+
+Status PerfWorkers::wait_cm_moved(const std::vector<engine::PerftestKeys>& mine, std::uint32_t timeout_ms) {
+  const auto n = static_cast<std::uint32_t>(w_.size());
+  const std::uint64_t hz = rte_get_tsc_hz();
+  const std::uint64_t deadline = rte_rdtsc() + hz * timeout_ms / 1000;
+  for (;;) {
+    std::uint32_t moved = 0;
+    for (std::uint32_t i = 0; i < mine.size(); ++i) {
+      const rc::RcQp* qp = w_[i % n]->worker().endpoint().qp(mine[i].qpn);
+      if (qp != nullptr && (qp->state() == rc::QpState::kRts || qp->state() == rc::QpState::kError)) ++moved;
+    }
+    if (moved == mine.size()) return {};
+    const std::uint64_t now = rte_rdtsc();
+    if (now > deadline)
+      return Status::error(StatusCode::kTimeout, "-R: " + std::to_string(mine.size() - moved) + " of " +
+                                                     std::to_string(mine.size()) +
+                                                     " QPs established over RDMA-CM were not moved to RTS by their "
+                                                     "worker within " +
+                                                     std::to_string(timeout_ms) + " ms (its control ring's commands)");
+    poll(now);
+  }
+}
+
 Status PerfWorkers::launch() {
   unsigned lcore = rte_get_main_lcore();
   for (std::size_t w = 1; w < w_.size(); ++w) {

@@ -54,8 +54,15 @@ class PerfWorkers {
   [[nodiscard]] engine::Status run_bw(std::uint32_t size, BwRow& row);
   // Latency tests run one QP: worker 0.
   [[nodiscard]] engine::Status run_lat(std::uint32_t size, LatRow& row) { return w_[0]->run_lat(size, row); }
-  // One iteration of the main lcore's share while a TCP step waits.
-  void poll(std::uint64_t now_tsc) { w_[0]->poll(now_tsc); }
+  // One iteration of the main lcore's share while a step of the exchange waits: worker 0's once
+  // the others run on their lcores; before launch() and after stop() this thread polls every
+  // worker (another worker's queue may take QP1's frames, steered to the port owner in its poll,
+  // and -R's CM moves that worker's QPs through commands its poll runs: docs/cm.md).
+  void poll(std::uint64_t now_tsc);
+  // -R, before launch(): polls every worker until each QP of `mine` is in RTS (the CM has
+  // established them; a move of another worker's QP waits in its control ring for its poll), up
+  // to timeout_ms: no worker posts on a QP still in INIT.
+  [[nodiscard]] engine::Status wait_cm_moved(const std::vector<engine::PerftestKeys>& mine, std::uint32_t timeout_ms);
   // Frames received by all workers (published figures: any thread).
   [[nodiscard]] std::uint64_t rx_frames() const;
   // The kinds of request all workers' QPs have received (published figures: any thread).

@@ -241,6 +241,8 @@ void PerftestCmSession::accept_data(const CmEndpointEvent& e) {
   // We send at the REQ's Starting PSN; our REP announces the QP's configured first PSN as the one
   // we receive at (CmLocalConfig::start_psn).
   d.send_psn = e.params.send_psn;
+  // On the port owner of several workers the QP may be another worker's (ep_.qp finds none there):
+  // the established event gives its agreed PSNs either way.
   if (const rc::RcQp* qp = ep_.qp(d.qpn); qp != nullptr) d.expected_psn = qp->attr().sq_psn;
   if (Status s = ep_.cm_accept(e.conn, d.qpn); !s.ok()) {
     c.failed = true;
@@ -406,7 +408,10 @@ Status PerftestCmSession::request_data(std::size_t i) {
   if (Status s = ep_.cm_connect(data_[i].qpn, to, c.conn); !s.ok())
     return s.context("perftest -R: data QP " + std::to_string(i) + " (QPN " + std::to_string(data_[i].qpn) + "): ");
   data_[i].conn = c.conn;
-  data_[i].expected_psn = ep_.qp(data_[i].qpn)->attr().sq_psn;  // our REQ's Starting PSN; the REP gives send_psn
+  // Our REQ's Starting PSN (the REP gives send_psn). On the port owner of several workers the QP
+  // may be another worker's, which ep_.qp does not find (the CM reached it through GroupCmQps;
+  // docs/cm.md, "QPs of other workers"): the established event gives the agreed PSNs either way.
+  if (const rc::RcQp* qp = ep_.qp(data_[i].qpn); qp != nullptr) data_[i].expected_psn = qp->attr().sq_psn;
   return {};
 }
 

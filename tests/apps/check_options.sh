@@ -297,7 +297,7 @@ bad "client and server modes" "$gen" -- --local-ip fd00::1
 bad --connect "$gen" -- --mode client --connect udp
 bad --connect "$gen" -- --mode client --connect
 bad "--connect cm connects a client and a server" "$gen" -- --connect cm
-bad "--connect cm runs one worker" "$gen" -- --mode client --connect cm --workers 2 --qps 2
+good help-gen-cm-workers "$gen" -- --mode client --connect cm --workers 2 --qps 2 --help
 bad "--connect cm connects at most 64 QPs" "$gen" -- --mode server --connect cm --qps 65
 bad "RDMA-CM port --oob-port" "$gen" -- --mode server --connect cm --oob-port 0 --remote-qpn 0x11 --op send
 bad "needs the server's --peer-ip" "$gen" -- --mode client --connect cm --local-ip fd00::1
@@ -435,7 +435,7 @@ bad "-i needs a value" "$perf" -- write_bw -i
 bad "unknown option '--Size'" "$perf" -- write_bw --Size 64
 bad "no test given" "$perf" --
 bad "two server names given: '127.0.0.1' and 'x'" "$perf" -- write_bw -S 3 127.0.0.1 --pkey_index 0 x -e
-bad "-R: one worker only (--workers 1)" "$perf" -- write_bw -R -q 2 --workers 2
+good help-perf-R-workers "$perf" -- write_bw -R -q 2 --workers 2 --help
 bad "--comm_rdma_cm: perftest's, not implemented" "$perf" -- send_bw --comm_rdma_cm
 bad "--run_infinitely: perftest's" "$perf" -- send_bw --run_infinitely
 bad "-w: perftest's" "$perf" -- write_bw -w 10
