@@ -535,7 +535,7 @@ Status PerftestCmSession::disconnect_all(std::vector<Conn*>& conns, bool passive
         return false;
     return true;
   };
-  Status s = wait_for(ours_over, cfg_.teardown_ms, std::string("end of every ") + what);
+  Status s = wait_for(ours_over, cfg_.answer_ms, std::string("end of every ") + what);
   if (!s.ok()) {
     std::string left;
     for (std::size_t i = 0; i < conns.size() && left.size() < 200; ++i)

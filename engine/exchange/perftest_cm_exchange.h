@@ -81,8 +81,12 @@ struct PerftestCmConfig {
   std::uint32_t retry_gap_ms = kPerftestCmRetryGapMs;
   // Tries of the comm connection: perftest's rdma_client_connect makes one.
   std::uint32_t comm_connect_tries = 1;
-  // The end: how long each side waits for its disconnects to be answered.
+  // The end: how long the server waits for the client's DREQs before sending its own.
   std::uint32_t teardown_ms = 2000;
+  // How long each side waits for its DREQs to be answered. A lost DREQ or DREP is sent again only
+  // after the peer's CM response timeout (4.096 us x 2^20 = 4.3 s at rdma_cm's default, 20): one
+  // loss among 1 % lost MADs made a 2 s wait end with connections still open. Two tries fit.
+  std::uint32_t answer_ms = 10'000;
 };
 
 // One side of perftest's -R exchange over one RcEndpoint: the comm QP and all data QPs live on
@@ -135,7 +139,7 @@ class PerftestCmSession final : public PerftestControl {
   // destroy_ctx's order: the data connections, then the comm one. The client disconnects every
   // established data connection (DREQ) and waits for each to end; the server waits teardown_ms
   // for the client's DREQs, then disconnects what is left; then the comm connection likewise.
-  // An answer missing after teardown_ms is an error naming the connection (the peer may simply
+  // An answer missing after answer_ms is an error naming the connection (the peer may simply
   // have exited: its kernel answers DREQs even then, so this is rare).
   [[nodiscard]] Status disconnect();
 
