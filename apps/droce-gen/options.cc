@@ -265,11 +265,12 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
 
   g = "thresholds";
   cli::add_real(app, g, "--expect-gbps", "G", o.expect_gbps, 0.000001, 100000,
-                "pass only at G Gb/s of verified goodput or more (this end's BW average);\n"
-                "below it the run exits 3 (default: no threshold)");
+                "pass only at G Gb/s of verified goodput or more (this end's BW average; a\n"
+                "sweep: its largest size's); below it the run exits 3 (default: no threshold)");
   cli::add_real(app, g, "--expect-p99-us", "U", o.expect_p99_us, 0.001, 1e9,
                 "pass only with a p99 latency of U us or less (client and loopback, where\n"
-                "latency is measured); above it the run exits 3 (default: no threshold)");
+                "latency is measured; a sweep: its smallest size's); above it the run exits 3\n"
+                "(default: no threshold)");
 
   cli::OutputFields out;
   out.json = &o.json;
