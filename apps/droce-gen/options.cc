@@ -140,6 +140,11 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   conn.retry_cnt = &o.retry_cnt;
   conn.adaptive_rto = &o.adaptive_rto;
   cli::add_connection(app, conn);
+  cli::add_uint(app, g, "--pto-floor-us", "U", o.pto_floor_us, 0, 1'000'000,
+                "with --adaptive-rto on: what the tail-loss probe's timeout adds to its round\n"
+                "trips, 0..1000000 us (lower: a lost NAK or tail recovered sooner, more needless\n"
+                "probes on a busy host)" +
+                    d + std::to_string(o.pto_floor_us) + ")");
 
   g = cli::kWorkload;
   cli::add_choice(app, g, "--op", {"send", "write", "read", "fetch_add", "cmp_swap"},
@@ -247,6 +252,7 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   cc.line_gbps = &o.line_gbps;
   cc.overrides = &overrides;
   cc.pfc_priority = &o.pfc_priority;
+  cc.pfc_watchdog_ms = &o.pfc_watchdog_ms;
   cli::add_dcqcn(app, cc);
 
   cli::ImpairmentFields imp;
@@ -262,6 +268,13 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   imp.direction = &o.impair_direction;
   imp.group = cli::kImpairmentDirected;
   cli::add_impairment(app, imp);
+  // A switch's deterministic drop on this link (droce-switch's option, same values): with
+  // --recovery gb0 in loopback it reproduces SIGCOMM'16's 1-in-256 livelock (docs/fabric-lab.md).
+  cli::add_repeatable(app, cli::kImpairmentDirected, "--drop-rule", "every:N|ip-id:B",
+                      "drop every Nth frame of each flow, or every IPv4 frame whose ID ends in byte B\n"
+                      "(SIGCOMM'16's 1/256 bug: ip-id:0xff); both when given twice; where\n"
+                      "--impair-direction says; counted as rule_dropped",
+                      [&o](const std::string& v) { return engine::DropRuleConfig::parse(v, o.drop_rule).message(); });
 
   g = "thresholds";
   cli::add_real(app, g, "--expect-gbps", "G", o.expect_gbps, 0.000001, 100000,

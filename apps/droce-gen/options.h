@@ -1,6 +1,7 @@
 // droce-gen options: one struct with defaults that --help prints, and a strict parser.
 #pragma once
 
+#include <droce/engine/lab/drop_rule.h>
 #include <droce/protocols/dcqcn/params.h>
 #include <droce/protocols/rc/qp_attr.h>
 
@@ -70,18 +71,21 @@ struct Options {
       14;  // local ACK timeout 4.096 us * 2^N (14: 67 ms, perftest's; a busy host stalls a process for tens of ms)
   std::uint8_t retry_cnt = 7;  // retries after ACK timeouts and sequence NAKs before RETRY_EXC_ERR
   bool adaptive_rto = true;    // RTT-based retransmission timeout and tail-loss probes (docs/transport.md)
+  std::uint32_t pto_floor_us = rc::kDefaultPtoFloorUs;  // what the probe timeout adds to its round trips
   std::string cc = "none";
   std::string preset = "paper";   // DCQCN parameter set
   double line_gbps = 40;          // the pacer's ceiling: DCQCN's line rate
   dcqcn::DcqcnParams dcqcn;       // preset + --dcqcn-* overrides, validated
   std::uint8_t pfc_priority = 3;  // the priority whose PFC pauses we honour
+  double pfc_watchdog_ms = 0;     // the endpoints' PFC watchdog (0: off)
   // Lab impairment of what this process receives (rx), sends (tx) or both.
   std::string impair_direction = "rx";
   double loss = 0;
   double duplicate = 0;
   double reorder = 0;
-  double burst_start = 0;          // probability per frame that a loss burst starts
-  std::uint32_t burst_frames = 8;  // frames each burst drops
+  double burst_start = 0;            // probability per frame that a loss burst starts
+  std::uint32_t burst_frames = 8;    // frames each burst drops
+  engine::DropRuleConfig drop_rule;  // --drop-rule: a switch's deterministic drop on this side
   std::uint64_t seed = 1;
   // --seed given: the first PSNs are drawn from it too (the same seed, the same PSNs); else from
   // the OS's entropy (docs/hardening.md, "First PSNs").

@@ -24,6 +24,7 @@ struct Counters {
   std::uint64_t retx = 0, naks_sent = 0, naks_rcvd = 0, rnr = 0, timeouts = 0, dup_req = 0, oos = 0;
   std::uint64_t cnps_sent = 0, cnps_rcvd = 0, ecn_marked = 0, cnp_handled = 0, cnp_ignored = 0;
   std::uint64_t pfc_frames = 0, pfc_paused_ns = 0, zc = 0, copied_tx = 0, inlined = 0;
+  std::uint64_t pfc_wd_trips = 0, pfc_wd_restores = 0, pfc_wd_ignored = 0;  // the endpoints' PFC watchdog
   std::uint64_t atomics_executed = 0, atomic_replays = 0;
   std::uint64_t adaptive_timeouts = 0, tail_probes = 0, spurious = 0;  // of the loss-recovery timer
   std::uint64_t gb0_discarded = 0;  // go-back-0: partial messages the responders threw away
@@ -60,6 +61,9 @@ Counters counters_of(Setup& st) {
       s.cnp_ignored += c.rp_cnp_ignored;
       s.pfc_frames += c.pfc_pause_frames;
       s.pfc_paused_ns += c.pfc_paused_ns;
+      s.pfc_wd_trips += c.pfc_watchdog_trips;
+      s.pfc_wd_restores += c.pfc_watchdog_restores;
+      s.pfc_wd_ignored += c.pfc_watchdog_ignored;
       s.zc += c.tx_zero_copy_frames;
       s.copied_tx += c.tx_payload_bytes_copied;
       s.inlined += c.tx_inline_frames;
@@ -260,6 +264,18 @@ nlohmann::json results_json(const Options& o, const RunOutcome& r) {
   return a;
 }
 
+// --drop-rule as given: "every:N", "ip-id:0xBB", both joined by a comma, or "" for none.
+std::string drop_rule_text(const engine::DropRuleConfig& r) {
+  std::string t;
+  if (r.every_nth != 0) t = "every:" + std::to_string(r.every_nth);
+  if (r.ip_id_low_byte >= 0) {
+    char b[24];
+    std::snprintf(b, sizeof(b), "ip-id:0x%02x", static_cast<unsigned>(r.ip_id_low_byte) & 0xFFu);
+    t += (t.empty() ? "" : ",") + std::string(b);
+  }
+  return t;
+}
+
 apps::CaptureOptions capture_options(const Options& o) { return {o.pcap, o.pcap_snaplen, o.pcap_max_mb, o.pcap_files}; }
 
 void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters& c, double gbps, double mmps) {
@@ -276,9 +292,11 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
     qps += ", selective repeat (" + std::to_string(o.sr_bdp_pkts) + " pkts in flight)";
   if (st.recovery == rc::Recovery::kGoBack0)
     qps += ", go-back-0 (" + std::to_string(c.gb0_discarded) + " partial messages discarded)";
-  std::printf(" droce-gen %s: RC %s, %s, MTU %u, inflight %u, impairment loss %g dup %g reorder %g (%s)\n",
+  // The drop rule named when given (a run without one reads as before).
+  const std::string rule = o.drop_rule.any() ? " drop rule " + drop_rule_text(o.drop_rule) : "";
+  std::printf(" droce-gen %s: RC %s, %s, MTU %u, inflight %u, impairment loss %g dup %g reorder %g%s (%s)\n",
               mode_name(o.mode), op_name(o.op), qps.c_str(), o.mtu, o.inflight, o.loss, o.duplicate, o.reorder,
-              o.impair_direction.c_str());
+              rule.c_str(), o.impair_direction.c_str());
   if (o.sweep) {
     print_sweep_table(o, st, r);
   } else {
@@ -327,10 +345,10 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
   std::printf("\n");
   // Where the drops happened: a WRITE client's rx drops are ACKs, its tx drops the data.
   std::printf(
-      " impairment: dropped %llu (bursts included): %llu received here, %llu sent from here  duplicated %llu  "
-      "reordered %llu\n",
+      " impairment: dropped %llu (bursts and drop rule included): %llu received here, %llu sent from here  "
+      "by the drop rule %llu  duplicated %llu  reordered %llu\n",
       static_cast<ull>(lab.dropped), static_cast<ull>(lab.dropped_rx), static_cast<ull>(lab.dropped_tx),
-      static_cast<ull>(lab.duplicated), static_cast<ull>(lab.reordered));
+      static_cast<ull>(lab.rule_dropped), static_cast<ull>(lab.duplicated), static_cast<ull>(lab.reordered));
   std::printf(" verification%s: lost %llu  duplicated %llu  out of order %llu  corrupted %llu  errors %llu\n",
               o.mode == Mode::kClient && o.connect == Connect::kTcp ? " (both ends)" : "", static_cast<ull>(t.lost),
               static_cast<ull>(t.duplicated), static_cast<ull>(t.out_of_order), static_cast<ull>(t.corrupted),
@@ -411,6 +429,7 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
     j["rp_cnp_ignored"] = c.cnp_ignored;
     j["pfc_pause_frames"] = c.pfc_frames;
     j["pfc_paused_ns"] = c.pfc_paused_ns;
+    j["pfc_watchdog"] = {{"trips", c.pfc_wd_trips}, {"restores", c.pfc_wd_restores}, {"ignored", c.pfc_wd_ignored}};
     if (o.cc == "dcqcn") {
       nlohmann::json rates = nlohmann::json::array();
       if (!st.server)
@@ -430,8 +449,9 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
     j["first_psns"] = first_psns_json(o, st);
     j["duplicate_requests"] = c.dup_req;
     j["out_of_sequence"] = c.oos;
-    j["impairment"] = {{"direction", o.impair_direction}, {"dropped", lab.dropped},
-                       {"dropped_rx", lab.dropped_rx},    {"dropped_tx", lab.dropped_tx},
+    j["impairment"] = {{"direction", o.impair_direction}, {"drop_rule", drop_rule_text(o.drop_rule)},
+                       {"dropped", lab.dropped},          {"dropped_rx", lab.dropped_rx},
+                       {"dropped_tx", lab.dropped_tx},    {"rule_dropped", lab.rule_dropped},
                        {"duplicated", lab.duplicated},    {"reordered", lab.reordered}};
     j["peer_received"] = r.peer_received;
     if (!o.pcap.empty()) j["capture"] = apps::capture_json(capture_options(o), st.capture);

@@ -47,6 +47,7 @@ rc::QpAttr qp_attr(const Options& o, std::uint32_t i, bool requester_side, engin
   a.timeout = o.qp_timeout;
   a.retry_cnt = o.retry_cnt;
   a.adaptive_rto = o.adaptive_rto;
+  a.pto_floor_us = o.pto_floor_us;
   a.rnr_retry = 7;
   a.min_rnr_timer = 1;  // 0.01 ms: a busy receiver is back quickly in a lab
   a.access = rc::kAccessRemoteWrite | rc::kAccessRemoteRead | (is_atomic_op(o.op) ? rc::kAccessRemoteAtomic : 0u);
@@ -77,6 +78,7 @@ engine::ImpairmentConfig impairment_of(const Options& o) {
   imp.burst_start = o.burst_start;
   imp.burst_frames = o.burst_frames;
   imp.seed = o.seed;
+  imp.drop_rule = o.drop_rule;
   return imp;
 }
 
@@ -95,6 +97,7 @@ SetupError open_labs(const Options& o, Setup& st) {
     lc.dcqcn.reaction_point = o.cc == "dcqcn";
     lc.dcqcn.params = o.dcqcn;
     lc.pfc.priority = o.pfc_priority;
+    lc.pfc.watchdog_ms = o.pfc_watchdog_ms;
     Status err;
     auto lab = engine::LoopbackLab::create(lc, err);
     if (!lab) return run_error(err);
@@ -194,6 +197,7 @@ SetupError open_port(const Options& o, bool default_port, Setup& st) {
   ec.dcqcn.reaction_point = o.cc == "dcqcn";
   ec.dcqcn.params = o.dcqcn;
   ec.pfc.priority = o.pfc_priority;
+  ec.pfc.watchdog_ms = o.pfc_watchdog_ms;
   rte_ether_addr mac = st.port->mac();
   if (!o.local_mac.empty()) (void)engine::parse_mac(o.local_mac, mac.addr_bytes);  // checked by the option parser
   ec.addresses.local = make_address(st.local_ip, mac.addr_bytes);
@@ -245,8 +249,9 @@ LabImpairment Setup::impaired() const {
   LabImpairment t;
   for (const auto& i : impairments) {
     const engine::ImpairmentCounters& c = i->counters();
-    const std::uint64_t dropped = load(c.dropped) + load(c.burst_dropped);
+    const std::uint64_t dropped = load(c.dropped) + load(c.burst_dropped) + load(c.rule_dropped);
     t.dropped += dropped;
+    t.rule_dropped += load(c.rule_dropped);
     (i->side() == engine::ImpairedSide::kSend ? t.dropped_tx : t.dropped_rx) += dropped;
     t.duplicated += load(c.duplicated);
     t.reordered += load(c.reordered);

@@ -35,9 +35,10 @@ struct Shard {
   engine::MemoryRegistry* rsp_mem = nullptr;
 };
 
-// What the lab impairment did over the run: frames dropped (bursts included) on each side.
+// What the lab impairment did over the run: frames dropped (bursts and the drop rule's included)
+// on each side, and of them the drop rule's.
 struct LabImpairment {
-  std::uint64_t dropped = 0, dropped_rx = 0, dropped_tx = 0;
+  std::uint64_t dropped = 0, dropped_rx = 0, dropped_tx = 0, rule_dropped = 0;
   std::uint64_t duplicated = 0, reordered = 0;
 };
 

@@ -61,6 +61,8 @@ Status validate(const EndpointConfig& cfg) {
   if (cfg.pfc.priority > 7) return bad("pfc.priority " + std::to_string(cfg.pfc.priority) + " is not 0..7");
   if (!std::isfinite(cfg.pfc.link_bps) || cfg.pfc.link_bps < 0)
     return bad("pfc.link_bps " + std::to_string(cfg.pfc.link_bps) + " is not a rate >= 0");
+  if (!(cfg.pfc.watchdog_ms >= 0 && cfg.pfc.watchdog_ms <= 1e6))
+    return bad("pfc.watchdog_ms " + std::to_string(cfg.pfc.watchdog_ms) + " is not 0..1000000");
   return Status();
 }
 

@@ -82,6 +82,10 @@ struct EndpointPfc {
   bool honour = true;
   std::uint8_t priority = 3;  // 0..7
   double link_bps = 0;
+  // The PFC watchdog, as NICs have one against a pause storm (a peer that pauses for ever): held
+  // by pauses longer than this, transmit stops honouring them until none has come for as long
+  // (0: off). Counted as pfc_watchdog_trips, _restores and _ignored (pause frames not obeyed).
+  double watchdog_ms = 0;
 };
 
 // What the endpoint records besides its own counters (both optional).

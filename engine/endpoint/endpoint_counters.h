@@ -36,10 +36,13 @@ struct EndpointCounters {
   std::uint64_t cnp_tx_failures = 0;  // a CNP could not be sent (pool empty, backlog full)
   std::uint64_t pacer_waits = 0;      // a QP had data but its DCQCN rate said wait
   // PFC honoured on transmit.
-  std::uint64_t pfc_pause_frames = 0;   // PFC frames that paused (or extended a pause of) our priority
-  std::uint64_t pfc_resume_frames = 0;  // XON: zero quanta for our priority
-  std::uint64_t pfc_other_frames = 0;   // MAC Control frames not for our priority (or not PFC)
-  std::uint64_t pfc_paused_ns = 0;      // time transmit was held by PFC
+  std::uint64_t pfc_pause_frames = 0;       // PFC frames that paused (or extended a pause of) our priority
+  std::uint64_t pfc_resume_frames = 0;      // XON: zero quanta for our priority
+  std::uint64_t pfc_other_frames = 0;       // MAC Control frames not for our priority (or not PFC)
+  std::uint64_t pfc_paused_ns = 0;          // time transmit was held by PFC
+  std::uint64_t pfc_watchdog_trips = 0;     // held longer than EndpointPfc::watchdog_ms: pauses ignored since
+  std::uint64_t pfc_watchdog_restores = 0;  // no pause for watchdog_ms while tripped: honoured again
+  std::uint64_t pfc_watchdog_ignored = 0;   // pause frames for our priority not obeyed while tripped
   // Work per poll follows activity, not the number of QPs: transmit visits only QPs on the
   // ready list, and timers are kept on wheels. An idle connected QP adds to neither.
   std::uint64_t tx_qp_turns = 0;  // transmit turns given to QPs (one per ready QP visited)

@@ -384,6 +384,7 @@ void RcEndpoint::poll_received(std::uint64_t now_tsc, rte_mbuf* const* rx, std::
   if (app_stage_ != nullptr) app_stage_(app_stage_ctx_);
   if (cfg_.recording.counters != nullptr) cfg_.recording.counters->rx_packets += n;
   if (pfc_paused_ && now >= pfc_pause_until_ns_) account_pause(now);
+  if (pfc_watchdog_ns_ != 0) pfc_watchdog(now);
   release_paced(now_tsc);
   run_timers(now, qp_now);
   neighbours_.poll(now, now_tsc);

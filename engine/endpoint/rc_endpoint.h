@@ -234,6 +234,8 @@ class RcEndpoint final : public ViewHome, private CmQpControl {
   [[nodiscard]] const dcqcn::DcqcnReactionPoint* dcqcn_state(std::uint32_t qpn);
   // True while PFC holds our priority.
   [[nodiscard]] bool pfc_paused() const { return pfc_paused_; }
+  // True while the PFC watchdog has stopped honouring pauses (EndpointPfc::watchdog_ms).
+  [[nodiscard]] bool pfc_watchdog_tripped() const { return pfc_watchdog_tripped_; }
   [[nodiscard]] std::uint64_t now_ns(std::uint64_t tsc) const;
   // Payload bytes copied per payload byte delivered, over all QPs (RX side): 0 for pure views,
   // 1 for verbs receives and WRITEs (the one placement a NIC's DMA would also do).
@@ -377,6 +379,8 @@ class RcEndpoint final : public ViewHome, private CmQpControl {
   void send_cnp(QpSlot& s, std::uint64_t now_tsc);
   void on_mac_control(const std::uint8_t* frame, std::uint32_t len, std::uint64_t now_ns);
   void account_pause(std::uint64_t now_ns);
+  // The PFC watchdog's two edges: a pause held past watchdog_ms trips it, a quiet watchdog_ms restores.
+  void pfc_watchdog(std::uint64_t now_ns);
 
   EndpointConfig cfg_;
   bool multi_seg_ok_ = false;
@@ -454,6 +458,9 @@ class RcEndpoint final : public ViewHome, private CmQpControl {
   bool pfc_paused_ = false;
   std::uint64_t pfc_paused_since_ns_ = 0;
   std::uint64_t pfc_pause_until_ns_ = 0;
+  std::uint64_t pfc_watchdog_ns_ = 0;    // EndpointPfc::watchdog_ms; 0: off
+  bool pfc_watchdog_tripped_ = false;    // pauses are not obeyed
+  std::uint64_t pfc_last_pause_ns_ = 0;  // the last pause frame for our priority
   std::uint64_t views_held_ = 0;
   std::uint32_t telemetry_id_ = 0;
   std::uint32_t published_qps_ = 0;  // slots below it are whole (qp_at); first_free_slot_ once create_qp is done

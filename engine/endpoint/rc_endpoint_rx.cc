@@ -197,11 +197,31 @@ void RcEndpoint::on_mac_control(const std::uint8_t* frame, std::uint32_t len, st
     return;
   }
   ++c_.pfc_pause_frames;
+  pfc_last_pause_ns_ = now_ns;
+  if (pfc_watchdog_tripped_) {  // a storm the watchdog stopped obeying
+    ++c_.pfc_watchdog_ignored;
+    return;
+  }
   if (!pfc_paused_) {
     pfc_paused_ = true;
     pfc_paused_since_ns_ = now_ns;
   }
   pfc_pause_until_ns_ = now_ns + wire::pfc_quanta_to_ns(f.quanta[prio], pfc_link_bps_);
+}
+
+// The watchdog NICs keep against a pause storm (a stuck peer pausing for ever, SIGCOMM'16 §4.3):
+// transmit held by pauses, renewed or not, for watchdog_ms stops obeying them; once no pause has
+// come for watchdog_ms it obeys again. What it sends meanwhile the paused peer may drop, which is
+// the point: a storm no longer spreads upstream through this endpoint.
+void RcEndpoint::pfc_watchdog(std::uint64_t now_ns) {
+  if (pfc_paused_ && now_ns - pfc_paused_since_ns_ >= pfc_watchdog_ns_) {
+    account_pause(now_ns);
+    pfc_watchdog_tripped_ = true;
+    ++c_.pfc_watchdog_trips;
+  } else if (pfc_watchdog_tripped_ && now_ns - pfc_last_pause_ns_ >= pfc_watchdog_ns_) {
+    pfc_watchdog_tripped_ = false;
+    ++c_.pfc_watchdog_restores;
+  }
 }
 
 void RcEndpoint::account_pause(std::uint64_t now_ns) {

@@ -59,6 +59,7 @@ RcEndpoint::RcEndpoint(const EndpointConfig& cfg)
   ns_per_tsc_ = 1e9 / static_cast<double>(tsc_hz_);
   // Pause quanta are bit times of the link the PFC frame came over.
   pfc_link_bps_ = cfg.pfc.link_bps;
+  pfc_watchdog_ns_ = static_cast<std::uint64_t>(cfg.pfc.watchdog_ms * 1e6);
   if (pfc_link_bps_ <= 0 && cfg.queues.tx_ring != nullptr) pfc_link_bps_ = 10e9;  // no link to ask
   if (pfc_link_bps_ <= 0) {
     rte_eth_link link{};

@@ -16,6 +16,13 @@ Status ImpairmentConfig::validate() const {
   return {};
 }
 
+Status FrameImpairment::arm_rule() {
+  if (!cfg_.drop_rule.any() || rule_ != nullptr) return {};
+  Status made;
+  rule_ = DropRule::create(cfg_.drop_rule, made);
+  return made;
+}
+
 void FrameImpairment::release_held() {
   if (held_ != nullptr) rte_pktmbuf_free(held_);
   held_ = nullptr;
@@ -25,6 +32,11 @@ std::uint16_t FrameImpairment::apply(rte_mbuf* pkts[], std::uint16_t n, std::uin
   std::uint16_t k = 0;
   for (std::uint16_t i = 0; i < n; ++i) {
     ++c_.frames;
+    if (rule_ != nullptr && rule_->drops(rte_pktmbuf_mtod(pkts[i], const std::uint8_t*), pkts[i]->data_len)) {
+      ++c_.rule_dropped;
+      rte_pktmbuf_free(pkts[i]);
+      continue;
+    }
     if (burst_left_ == 0 && chance(cfg_.burst_start)) burst_left_ = cfg_.burst_frames;
     if (burst_left_ != 0) {
       --burst_left_;

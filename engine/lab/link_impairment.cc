@@ -17,6 +17,7 @@ std::unique_ptr<LinkImpairment> LinkImpairment::attach_send(RcEndpoint& ep, cons
                                                             rte_mempool* copy_pool, Status& err) {
   if (err = check(cfg, copy_pool); !err.ok()) return nullptr;
   std::unique_ptr<LinkImpairment> li(new LinkImpairment(0, 0, cfg, copy_pool));
+  if (err = li->imp_.arm_rule(); !err.ok()) return nullptr;
   li->ep_ = &ep;
   ep.set_tx_filter(&LinkImpairment::on_tx, li.get());
   return li;
@@ -27,6 +28,7 @@ std::unique_ptr<LinkImpairment> LinkImpairment::attach(std::uint16_t port, std::
                                                        Status& err) {
   if (err = check(cfg, copy_pool); !err.ok()) return nullptr;
   std::unique_ptr<LinkImpairment> li(new LinkImpairment(port, queue, cfg, copy_pool));
+  if (err = li->imp_.arm_rule(); !err.ok()) return nullptr;
   li->cb_ = rte_eth_add_rx_callback(port, queue, &LinkImpairment::on_rx, li.get());
   if (li->cb_ == nullptr) {
     err =

@@ -1,5 +1,5 @@
-// LinkImpairment: lab impairment of one side of a link — FrameImpairment's loss, loss bursts,
-// duplication and reordering — either at a port queue's receive side, installed as a DPDK RX
+// LinkImpairment: lab impairment of one side of a link — FrameImpairment's drop rule, loss, loss
+// bursts, duplication and reordering — either at a port queue's receive side, installed as a DPDK RX
 // callback, or over what an endpoint sends, installed as its TX batch's filter (see TxFilter for
 // why not an ethdev TX callback). The transport above never knows it is there.
 #pragma once

@@ -112,6 +112,7 @@ std::unique_ptr<RingFabric> RingFabric::create(const FabricSpec& spec, rte_mempo
         return nullptr;
       }
       f->impairments_[2 * l + static_cast<unsigned>(side)] = std::make_unique<FrameImpairment>(ic, pool);
+      if (err = f->impairments_[2 * l + static_cast<unsigned>(side)]->arm_rule(); !err.ok()) return nullptr;
       e.impairment = f->impairments_[2 * l + static_cast<unsigned>(side)].get();
     }
   }

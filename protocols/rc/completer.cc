@@ -31,6 +31,12 @@ WcOpcode wc_opcode(WrOpcode o) {
       return WcOpcode::kSend;
   }
 }
+
+bool is_sequence_nak(const wire::PacketInfo& pi) {
+  return wire::opcode_info(pi.opcode).kind == wire::OpKind::kAck &&
+         (pi.aeth_syndrome & wire::kAethTypeMask) == wire::kAethTypeNak &&
+         static_cast<wire::NakCode>(pi.aeth_syndrome & 0x1F) == wire::NakCode::kPsnSequenceError;
+}
 }  // namespace
 
 // A successful send's completion, inline: retire_through runs it for every acknowledged WQE.
@@ -168,6 +174,10 @@ bool RcQp::response_is_stale(const wire::PacketInfo& pi) {
     return true;
   }
   if (psn_lt(pi.psn, sq_.una)) {
+    // Go-back-0: a responder that discarded a message NAKs from its first PSN, below what its
+    // mid-message ACKs acknowledged; that NAK is news (on_sequence_nak forgets those ACKs), and
+    // dropping it as a duplicate left every restart to the local ACK timer.
+    if (gb0_ && is_sequence_nak(pi) && outstanding_contains(pi.psn)) return false;
     ++c_.duplicate_responses;
     return true;
   }

@@ -106,6 +106,11 @@ void RcQp::expire_and_resend(std::uint64_t now_ns, bool ibta) {
     ++sq_.rto_backoff;
     update_rto();
   }
+  // The silence outlasted the RTO, so no probe ran in it: the probe timeout had backed off past
+  // the RTO (needless probes double it, only a probe that finds a loss halves it). Without this,
+  // a backed-off PTO never probes again to come down, and every later lost NAK or tail waits for
+  // the RTO (seen: 75-120 adaptive expiries per 5 s go-back-N run at 1 % loss, half the goodput).
+  if (adaptive_) back_off_pto(/*found_loss=*/true);
   sq_.probe_pending = false;
   sq_.probe_open = false;
   sq_.probing = false;

@@ -243,6 +243,31 @@ TEST_CASE("spurious_retransmits: a resend acknowledged sooner than the minimum R
   CHECK(r.qp.counters().tail_probes == 2);
 }
 
+// A PTO backed off by needless probes comes down again at an adaptive expiry: the silence outlasted
+// the RTO, so no probe ran in it. Before, only a probe that found a loss could halve it, and a PTO
+// backed off past the RTO never probed again: every later lost NAK or tail waited for the RTO.
+TEST_CASE("an adaptive RTO expiry halves a PTO that needless probes had backed off", "[rc][rto][probe]") {
+  Requester r(14, 1000);        // IBTA 67 ms, RTO floor 1 ms
+  r.round_trip(1, 1000, 2000);  // PTO 6 us
+  r.send(2);
+  r.transmit(10'000);
+  r.qp.on_timer(16'000);
+  r.transmit(16'000);  // the probe
+  r.ack(11, 17'999);   // the original's ACK: the probe was needless
+  CHECK(r.qp.pto_ns() == 12'000);
+  r.send(3);
+  r.transmit(20'000);  // then silence: probes at 32, 56, 104, .. us, unanswered, until the RTO
+  std::uint64_t at = 0;
+  while ((at = r.qp.next_timer_ns()) < 20'000 + 1'000'000) {
+    r.qp.on_timer(at);
+    r.transmit(at);
+  }
+  CHECK(r.qp.counters().adaptive_timeouts == 0);
+  r.qp.on_timer(at);  // the RTO
+  CHECK(r.qp.counters().adaptive_timeouts == 1);
+  CHECK(r.qp.pto_ns() == 6'000);  // halved back
+}
+
 // A lossless path whose queue builds (PFC pauses, a DCQCN bottleneck filling): the round trip goes
 // from 3 ms to 6 ms in one step and stays there, four one-packet messages in flight at a time, each
 // answered a round trip after it left. 2 x SRTT alone would fire exactly when the first doubled

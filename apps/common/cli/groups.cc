@@ -138,6 +138,10 @@ void add_dcqcn(CLI::App& app, const DcqcnFields& f) {
   if (f.pfc_priority != nullptr)
     add_uint(app, g, "--pfc-priority", "N", *f.pfc_priority, 0, 7,
              "honour PFC pauses for this priority, 0..7" + dflt(std::to_string(*f.pfc_priority)));
+  if (f.pfc_watchdog_ms != nullptr)
+    add_real(app, g, "--pfc-watchdog-ms", "T", *f.pfc_watchdog_ms, 0, 1e6,
+             "the endpoints' PFC watchdog: transmit held by pauses longer than T stops obeying\n"
+             "them until none has come for T (a pause storm; default 0: off)");
 }
 
 Status apply_dcqcn(const std::string& preset, double line_gbps,

@@ -69,6 +69,7 @@ struct DcqcnFields {
   std::string* preset = nullptr;  // paper|mlx5
   double* line_gbps = nullptr;
   std::uint8_t* pfc_priority = nullptr;
+  double* pfc_watchdog_ms = nullptr;  // the endpoints' PFC watchdog (EndpointPfc::watchdog_ms)
   std::vector<std::pair<std::string, std::string>>* overrides = nullptr;  // (NAME, value) as given
   std::string cc_help =
       "DCQCN paces each QP and cuts its rate on CNPs; CE-marked\n"

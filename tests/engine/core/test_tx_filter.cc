@@ -48,7 +48,13 @@ std::uint32_t seq_of(const rte_mbuf* m) {
 struct Judge {
   FrameImpairment imp;
   std::uint64_t seen = 0;
-  Judge(double loss, std::uint64_t seed) : imp(ImpairmentConfig{loss, 0, 0, 0, 0, seed}, nullptr) {}
+  Judge(double loss, std::uint64_t seed) : imp(config(loss, seed), nullptr) {}
+  static ImpairmentConfig config(double loss, std::uint64_t seed) {
+    ImpairmentConfig c;
+    c.loss = loss;
+    c.seed = seed;
+    return c;
+  }
   static std::uint16_t filter(void* self, rte_mbuf* pkts[], std::uint16_t n, std::uint16_t max) {
     auto* j = static_cast<Judge*>(self);
     j->seen += n;

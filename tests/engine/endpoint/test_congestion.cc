@@ -343,3 +343,70 @@ TEST_CASE("PFC: a pause for our priority holds transmit for its quanta, XON resu
   CHECK(second >= 51'000);
   CHECK(second <= 51'300);
 }
+
+// A pause storm (a stuck peer renewing its XOFF for ever, SIGCOMM'16 §4.3) against the endpoint's
+// watchdog: held for its 2 ms, transmit stops obeying and the WRITE leaves; later pauses are
+// counted as ignored; 2 ms without one and pauses are obeyed again. Test clock: 1 µs per poll.
+TEST_CASE("PFC watchdog: a storm held past watchdog_ms is no longer obeyed; a quiet watchdog_ms restores",
+          "[engine][pfc]") {
+  LabOptions o;
+  o.tune_a = [](EndpointConfig& c) {
+    c.pfc.priority = 3;
+    c.pfc.link_bps = 10e9;  // 65535 quanta = 3.36 ms, longer than the watchdog
+    c.pfc.watchdog_ms = 2;
+  };
+  o.clock_step_ns = kPollNs;
+  Lab lab("tpfcwd", o);
+  WriteJob job(lab, 2, 1024);
+  std::uint8_t f[wire::kPfcFrameBytes];
+
+  // The storm: a fresh XOFF every 500 µs, each longer than the gap.
+  inject(lab, f, pfc_frame(1u << 3, 3, 65535, f));
+  lab.a->poll(lab.now_tsc());
+  REQUIRE(lab.a->pfc_paused());
+  job.post(lab, 0, 1024);
+  std::uint32_t done = 0;
+  for (int i = 0; i < 1'900; ++i) {  // 1.9 ms: held, not yet tripped
+    if (i % 500 == 499) inject(lab, f, pfc_frame(1u << 3, 3, 65535, f));
+    lab.poll();
+    done += reap(lab);
+  }
+  CHECK(done == 0);
+  CHECK(lab.a->pfc_paused());
+  CHECK(lab.a->counters().pfc_watchdog_trips == 0);
+  for (int i = 1'900; i < 3'000 && done == 0; ++i) {  // past 2 ms the watchdog lets it go
+    if (i % 500 == 499) inject(lab, f, pfc_frame(1u << 3, 3, 65535, f));
+    lab.poll();
+    done += reap(lab);
+  }
+  CHECK(done == 1);
+  CHECK(job.dst[0] == job.src[0]);
+  CHECK(lab.a->pfc_watchdog_tripped());
+  CHECK(lab.a->counters().pfc_watchdog_trips == 1);
+  const std::uint64_t held = lab.a->counters().pfc_paused_ns;
+  CHECK(held >= 2'000'000);
+  CHECK(held < 2'100'000);
+
+  // The storm goes on: its pauses are counted, not obeyed.
+  inject(lab, f, pfc_frame(1u << 3, 3, 65535, f));
+  lab.poll();
+  CHECK(!lab.a->pfc_paused());
+  CHECK(lab.a->counters().pfc_watchdog_ignored >= 1);
+
+  // It stops: 2 ms later the watchdog restores, and a pause holds transmit again.
+  for (int i = 0; i < 2'100; ++i) lab.poll();
+  CHECK(!lab.a->pfc_watchdog_tripped());
+  CHECK(lab.a->counters().pfc_watchdog_restores == 1);
+  inject(lab, f, pfc_frame(1u << 3, 3, 65535, f));
+  lab.a->poll(lab.now_tsc());
+  CHECK(lab.a->pfc_paused());
+  job.post(lab, 1, 1024);
+  for (int i = 0; i < 500; ++i) {
+    lab.poll();
+    done += reap(lab);
+  }
+  CHECK(done == 1);
+  inject(lab, f, pfc_frame(1u << 3, 3, 0, f));
+  REQUIRE(lab.run([&] { return (done += reap(lab)) == 2; }, 5));
+  CHECK(lab.a->counters().pfc_watchdog_trips == 1);
+}

@@ -24,6 +24,7 @@ struct WriteRun {
   rc::WcStatus first_error = rc::WcStatus::kSuccess;
   bool intact = true;
   bool ended = false;
+  std::uint64_t naks_received = 0, timer_expiries = 0;  // the requester's
 };
 
 // `msgs` WRITEs of `size` bytes A -> B, one at a time, through the lab's relay with the IP ID rule
@@ -73,6 +74,8 @@ WriteRun write_through_rule(rc::Recovery recovery, std::uint32_t size, int msgs,
         return r.failed != 0 || r.ok == msgs || gave_up;
       },
       120);
+  r.naks_received = lab.qa->counters().naks_received;
+  r.timer_expiries = lab.qa->counters().local_ack_timeout_err;
   *discarded = lab.qb->counters().gb0_messages_discarded;
   *ruled = rule->counters().dropped;
   return r;
@@ -93,6 +96,10 @@ TEST_CASE("go-back-0: a 1-in-256 IP ID drop keeps a 512-packet WRITE from comple
   CHECK(gb0.failed == 0);
   CHECK(discarded >= 20);
   CHECK(ruled >= discarded);  // every restart began with a ruled drop
+  // Each restart is the responder's NAK from the message's first PSN (below what its mid-message
+  // ACKs acknowledged), not the local ACK timer: that NAK is not a stale duplicate.
+  CHECK(gb0.naks_received + 1 >= discarded);
+  CHECK(gb0.timer_expiries <= 2);
 
   const WriteRun gbn = write_through_rule(rc::Recovery::kGoBackN, kSize, 3, 0, &discarded, &ruled);
   CHECK(gbn.ended);
