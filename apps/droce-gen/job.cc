@@ -67,7 +67,16 @@ void Job::plan(const RunPlan& plan, std::uint32_t active, std::uint64_t count, d
   last_run_ = plan.start_tsc;
   measuring_ = plan.opt->warmup_s == 0;
   next_publish_ = plan.start_tsc;
-  // Per-QP figures for the live feed: the requesters' (a server: the responders').
+  // A sweep's next size counts afresh (the previous one's figures were taken while parked).
+  t_ = Totals{};
+  hist_ = engine::LatencyHistogram{};
+  service_ = engine::LatencyHistogram{};
+  load_ = LoadCounters{};
+  total_posted_ = 0;
+  figures_.ended.store(false, std::memory_order_relaxed);
+  // Per-QP figures for the live feed (since the start, across a sweep's sizes): the requesters'
+  // (a server: the responders').
+  if (figures_.qp_messages) return;
   figures_.qp_entries = static_cast<std::uint32_t>(plan.server ? rsps_.size() : reqs_.size());
   figures_.qp_messages = std::make_unique<std::atomic<std::uint64_t>[]>(figures_.qp_entries);
   figures_.qp_bytes = std::make_unique<std::atomic<std::uint64_t>[]>(figures_.qp_entries);
@@ -83,6 +92,14 @@ int Job::lcore_main(void* arg) {
     const std::uint64_t now = rte_rdtsc();
     if (p == Phase::kRun && !engine::stop_requested() && !j.figures_.ended.load(std::memory_order_relaxed)) {
       j.run_once(now);
+      continue;
+    }
+    if (p == Phase::kPause) {
+      // Parked: the main lcore plans the next size; nothing here may touch the job meanwhile.
+      if (!j.figures_.parked.load(std::memory_order_relaxed))
+        (void)j.pause_once(now);
+      else
+        rte_pause();
       continue;
     }
     if (p == Phase::kDrain && !j.figures_.draining.load(std::memory_order_relaxed)) {
@@ -106,6 +123,24 @@ void Job::poll_transport(std::uint64_t now) {
 }
 
 void Job::poll_only(std::uint64_t now) { poll_transport(now); }
+
+bool Job::in_flight() const {
+  for (std::uint32_t i = 0; i < active_reqs_; ++i)
+    if (reqs_[i].completed != reqs_[i].posted) return true;
+  return false;
+}
+
+bool Job::pause_once(std::uint64_t now) {
+  if (figures_.parked.load(std::memory_order_relaxed)) return true;
+  // run_once posts nothing outside kRun: this completes and verifies what is in flight. In
+  // loopback a requester's completion follows its responder's (the ACK leaves after the
+  // message was verified), so nothing in flight means both ends are done.
+  run_once(now);
+  if (in_flight() && t_.errors == 0) return false;
+  publish(rte_rdtsc());
+  figures_.parked.store(true, std::memory_order_release);
+  return true;
+}
 
 // Posts the next message on `q`; open loop: the schedule's next, which it takes (due no later than now).
 bool Job::post_one(Requester& q, bool open) {
@@ -329,8 +364,10 @@ void Job::run_once(std::uint64_t now) {
   // Offered load: every message due by now is posted as soon as a QP's window has room, oldest
   // first; what waits is the backlog (its wait counts in its latency), shed only past kShedAfterNs.
   const bool open = schedule_.enabled();
-  if (open && (o.count == 0 || total_posted_ < count_)) shed_stale(now);
-  for (std::uint32_t i = 0; i < active_reqs_; ++i) {
+  // kPause (a sweep between sizes) posts nothing: what is in flight completes.
+  const bool posting = phase_.load(std::memory_order_relaxed) == Phase::kRun;
+  if (posting && open && (o.count == 0 || total_posted_ < count_)) shed_stale(now);
+  for (std::uint32_t i = 0; posting && i < active_reqs_; ++i) {
     Requester& q = reqs_[i];
     while (q.posted - q.completed < plan_.slots && (o.count == 0 || total_posted_ < count_) &&
            (!open || schedule_.due() <= now) && q.ep->qp(q.qpn)->state() == rc::QpState::kRts && post_one(q, open)) {

@@ -25,8 +25,11 @@ namespace droce::gen {
 
 // What the run is doing, set by the main lcore and followed by every job.
 enum class Phase : int {
-  kWait,   // not started: the job has not touched anything yet
-  kRun,    // offered load, posting, verification
+  kWait,  // not started: the job has not touched anything yet
+  kRun,   // offered load, posting, verification
+  // Between the sizes of a sweep: post nothing, complete and verify what is in flight, then park
+  // (figures().parked) touching nothing until the main lcore has planned the next size.
+  kPause,
   kDrain,  // the end-of-run exchange: keep the transport polled (retransmissions, ACKs), post nothing
   kStop,   // leave the loop: nothing polls the port any more
 };
@@ -49,6 +52,7 @@ struct JobFigures {
   std::atomic<std::uint64_t> first_rx_tsc{0}, last_rx_tsc{0};  // server: first and last message verified
   std::atomic<std::uint64_t> steered_in_software{0}, steered_in{0};
   std::atomic<bool> ended{false};     // a failed completion, or its share of --count all completed
+  std::atomic<bool> parked{false};    // kPause: nothing in flight, the job's state the main lcore's
   std::atomic<bool> draining{false};  // it saw kDrain: its workload state is the main lcore's to read
   std::atomic<bool> finished{false};  // it left its loop (kStop): everything is the main lcore's
 };
@@ -93,7 +97,8 @@ class Job {
   [[nodiscard]] std::vector<std::uint8_t>& responder_buffer() { return rsp_buf_; }
   // Its share of the workload: the first `active` QPs of each side carry traffic, at most `count`
   // messages (0: by duration), at `msg_rate` messages/s (0: closed loop) due as --arrivals and
-  // --burst say (its own stream of --seed).
+  // --burst say (its own stream of --seed). Again for each size of a sweep (the job parked): the
+  // step's counters, latency and schedule start from zero; the QPs' sequences go on.
   void plan(const RunPlan& plan, std::uint32_t active, std::uint64_t count, double msg_rate);
 
   // ---- the run ----
@@ -104,6 +109,11 @@ class Job {
   void run_once(std::uint64_t now);
   // The transport alone: timers, retransmissions, ACKs (no posting, no completions).
   void poll_only(std::uint64_t now);
+  // kPause, one iteration: completes and verifies what is in flight; once nothing is, publishes
+  // and parks (figures().parked). True once parked.
+  bool pause_once(std::uint64_t now);
+  // The main lcore, once the next step is planned (the job parked): it runs again on kRun.
+  void unpark() { figures_.parked.store(false, std::memory_order_relaxed); }
   // kDrain seen (always true for a job the caller polls itself).
   void enter_drain() { figures_.draining.store(true, std::memory_order_release); }
   void leave() { figures_.finished.store(true, std::memory_order_release); }
@@ -150,6 +160,7 @@ class Job {
   [[nodiscard]] bool atomic_result_ok(const Requester& q, const rc::Completion& c) const;
   void note_failure(std::uint32_t index, engine::RcEndpoint& ep, std::uint32_t qpn, const rc::Completion& c);
   [[nodiscard]] bool share_completed() const;
+  [[nodiscard]] bool in_flight() const;  // an active requester's posting not yet completed
 
   const std::uint16_t index_;
   const unsigned lcore_;

@@ -10,6 +10,7 @@
 #include "apps/common/cli/values.h"
 #include "apps/common/cli_number.h"
 #include "apps/common/memory_budget.h"
+#include "apps/droce-gen/sweep.h"
 
 namespace droce::gen {
 
@@ -157,6 +158,30 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
                  "cycled through" +
                      d + sizes_text(o.sizes) + "; atomics: 8)",
                  [&o](const std::string& v) { return parse_sizes(v, o.sizes).message(); });
+  const std::string max_text = std::to_string(kMaxMessageBytes);
+  cli::add_value(
+      app, g, "--minbytes", "BYTES",
+      "a size sweep (nccl-tests' -b), with --maxbytes: each size from BYTES to\n"
+      "--maxbytes runs in turn on the same QPs with its own --warmup and its own\n"
+      "--duration or --count, one row per size (loopback; not with --size)",
+      [&o](const std::string& v) {
+        return apps::parse_uint("--minbytes", v, 1, kMaxMessageBytes, o.min_bytes, apps::Suffixes::kBinary).message();
+      });
+  cli::add_value(
+      app, g, "--maxbytes", "BYTES", "the sweep's largest size, 1.." + max_text + " (nccl-tests' -e)",
+      [&o](const std::string& v) {
+        return apps::parse_uint("--maxbytes", v, 1, kMaxMessageBytes, o.max_bytes, apps::Suffixes::kBinary).message();
+      });
+  cli::add_uint(app, g, "--stepfactor", "F", o.step_factor, 2, 1024,
+                "the sweep: each size F times the previous, 2..1024 (nccl-tests' -f;\n"
+                "default 2)");
+  cli::add_value(
+      app, g, "--stepbytes", "BYTES",
+      "the sweep: each size BYTES more than the previous, instead of\n"
+      "--stepfactor (nccl-tests' -i)",
+      [&o](const std::string& v) {
+        return apps::parse_uint("--stepbytes", v, 1, kMaxMessageBytes, o.step_bytes, apps::Suffixes::kBinary).message();
+      });
   cli::WorkloadFields work;
   work.mtu = &o.mtu;
   cli::add_workload(app, work);
@@ -253,11 +278,12 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
 
   g = "thresholds";
   cli::add_real(app, g, "--expect-gbps", "G", o.expect_gbps, 0.000001, 100000,
-                "pass only at G Gb/s of verified goodput or more (this end's BW average);\n"
-                "below it the run exits 3 (default: no threshold)");
+                "pass only at G Gb/s of verified goodput or more (this end's BW average; a\n"
+                "sweep: its largest size's); below it the run exits 3 (default: no threshold)");
   cli::add_real(app, g, "--expect-p99-us", "U", o.expect_p99_us, 0.001, 1e9,
                 "pass only with a p99 latency of U us or less (client and loopback, where\n"
-                "latency is measured); above it the run exits 3 (default: no threshold)");
+                "latency is measured; a sweep: its smallest size's); above it the run exits 3\n"
+                "(default: no threshold)");
 
   cli::OutputFields out;
   out.json = &o.json;
@@ -283,6 +309,29 @@ constexpr const char* kUsage =
     "selective-repeat) reliability, every message\n"
     "verified on arrival. With no EAL options, loopback mode builds an in-process lab (two endpoints\n"
     "on net_ring ports) and client/server modes use net_memif on /tmp/droce-gen.sock.";
+
+// The sweep's options, consistent, and its sizes into o.sizes (every check after this one, the
+// memory's and selective repeat's READ limit, then sees the sweep's largest size).
+Status check_sweep(Options& o, bool size_given) {
+  const bool asked = o.min_bytes != 0 || o.max_bytes != 0 || o.step_factor != 0 || o.step_bytes != 0;
+  if (!asked) return {};
+  if (size_given)
+    return Status::error(StatusCode::kInvalidArgument, "--size and a sweep (--minbytes/--maxbytes) both set: give one");
+  if (is_atomic_op(o.op))
+    return Status::error(StatusCode::kInvalidArgument,
+                         std::string("--op ") + op_name(o.op) + " works on 8 bytes: it has no size to sweep");
+  // A server verifies by the sizes it was started with: the exchange does not carry a sweep yet.
+  if (o.mode != Mode::kLoopback)
+    return Status::error(StatusCode::kInvalidArgument,
+                         "a sweep (--minbytes/--maxbytes) runs in --mode loopback only (a server does not follow a "
+                         "client's sweep)");
+  if (o.step_factor != 0 && o.step_bytes != 0)
+    return Status::error(StatusCode::kInvalidArgument, "--stepfactor and --stepbytes both set: give one");
+  if (o.step_factor == 0 && o.step_bytes == 0) o.step_factor = 2;
+  if (Status s = sweep_sizes(o.min_bytes, o.max_bytes, o.step_factor, o.step_bytes, o.sizes); !s.ok()) return s;
+  o.sweep = true;
+  return {};
+}
 
 }  // namespace
 
@@ -395,6 +444,8 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
                           static_cast<unsigned long long>(max_read), o.max_size()),
              -1;
   }
+  if (Status s = check_sweep(o, size_given); !s.ok())
+    return std::fprintf(stderr, "droce-gen: %s\n", s.message().c_str()), -1;
   if (is_atomic_op(o.op)) {
     // An atomic works on 8 bytes (IBTA §9.4.5): that is its size, given or not.
     if (size_given && (o.sizes.size() != 1 || o.sizes[0] != 8))

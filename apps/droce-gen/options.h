@@ -27,7 +27,13 @@ enum class Connect { kTcp, kCm };
 struct Options {
   Mode mode = Mode::kLoopback;
   Op op = Op::kWrite;
-  std::vector<std::uint32_t> sizes = {4096};  // message i has sizes[i % n] bytes (a size mix)
+  std::vector<std::uint32_t> sizes = {4096};  // message i has sizes[i % n] bytes (a size mix); a sweep: its sizes
+  // A size sweep (nccl-tests' -b/-e/-f/-i): --minbytes to --maxbytes, each size run in turn with its
+  // own warm-up and its own --duration or --count (sweep.h). 0 = none given.
+  std::uint32_t min_bytes = 0, max_bytes = 0;
+  std::uint32_t step_factor = 0;  // multiply by it (default 2 when neither step is given)
+  std::uint32_t step_bytes = 0;   // or add it
+  bool sweep = false;             // sizes holds the sweep's sizes, one per step, smallest first
   std::uint32_t mtu = 1024;
   std::uint32_t qps = 1;
   apps::UdpSportPlan udp_sport;  // QP i's UDP source port (default: derived from the QP pair)

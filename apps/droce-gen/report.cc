@@ -74,10 +74,11 @@ Counters counters_of(Setup& st) {
 
 // Each worker's share: its QPs, what it verified, its goodput, and (workers of an engine worker
 // group) the frames its steering handed over.
-nlohmann::json workers_json(const Options& o, Setup& st, double secs) {
+nlohmann::json workers_json(const Options& o, Setup& st, const RunOutcome& r) {
+  const double secs = r.secs;
   nlohmann::json a = nlohmann::json::array();
   for (auto& j : st.jobs) {
-    const Totals& t = j->totals();
+    const Totals& t = r.job_totals[j->index()];
     const std::uint16_t w = j->index();
     nlohmann::json e = {{"index", w},
                         {"lcore", j->lcore()},
@@ -193,6 +194,76 @@ LoadFigures load_figures(const Options& o, const Setup& st, const RunOutcome& r)
   return f;
 }
 
+double gbps_of(const StepResult& r) { return r.secs > 0 ? static_cast<double>(r.t.bytes) * 8.0 / r.secs / 1e9 : 0; }
+double mmps_of(const StepResult& r) { return r.secs > 0 ? static_cast<double>(r.t.messages) / r.secs / 1e6 : 0; }
+
+// A sweep's rows, as perftest's -a and nccl-tests print them: one per size, smallest first, each
+// with its own latency (post or due to completion) and its own peak and minimum interval.
+void print_sweep_table(const Options& o, const Setup& st, const RunOutcome& r) {
+  char each[64];
+  if (o.count != 0)
+    std::snprintf(each, sizeof each, "%llu messages", static_cast<ull>(o.count));
+  else
+    std::snprintf(each, sizeof each, "%g s", o.duration_s);
+  std::printf(" sweep: %zu of %zu sizes, each %s%s\n", r.steps.size(), o.sizes.size(), each,
+              o.warmup_s > 0 ? " after its own warm-up" : "");
+  std::printf(" %-11s %-13s %-20s %-15s %-11s %-11s %s\n", "#bytes", "#iterations", "BW average[Gb/sec]",
+              "MsgRate[Mpps]", "p50[us]", "p99[us]", "BW peak/min[Gb/sec]");
+  for (const StepResult& s : r.steps) {
+    char p50[32] = "-", p99[32] = "-", peak[48] = "-";
+    if (!st.server && s.hist.count() != 0) {
+      std::snprintf(p50, sizeof p50, "%.2f", static_cast<double>(s.hist.percentile(0.5)) / 1e3);
+      std::snprintf(p99, sizeof p99, "%.2f", static_cast<double>(s.hist.percentile(0.99)) / 1e3);
+    }
+    if (s.interval_bw.intervals != 0)
+      std::snprintf(peak, sizeof peak, "%.3f/%.3f", s.interval_bw.peak_gbps, s.interval_bw.min_gbps);
+    std::printf(" %-11u %-13llu %-20.3f %-15.6f %-11s %-11s %s\n", s.size, static_cast<ull>(s.t.messages), gbps_of(s),
+                mmps_of(s), p50, p99, peak);
+  }
+}
+
+// A sweep's verdict: --expect-gbps judges its largest size (bandwidth is a large message's
+// figure), --expect-p99-us its smallest (latency a small one's); a size that did not run fails.
+Verdict judge_sweep(const Options& o, const RunOutcome& r) {
+  Verdict v;
+  if (o.expect_gbps == 0 && o.expect_p99_us == 0) return v;
+  const StepResult* largest = r.steps.empty() || r.steps.back().size != o.sizes.back() ? nullptr : &r.steps.back();
+  const StepResult* smallest = r.steps.empty() ? nullptr : &r.steps.front();
+  Options gbps_only = o, p99_only = o;
+  gbps_only.expect_p99_us = 0;
+  p99_only.expect_gbps = 0;
+  if (o.expect_gbps > 0)
+    combine(v, largest == nullptr
+                   ? Verdict{true, false, "size " + std::to_string(o.sizes.back()) + " did not run (--expect-gbps)"}
+                   : judge(gbps_only, gbps_of(*largest), 0, "size " + std::to_string(largest->size) + ": "));
+  if (o.expect_p99_us > 0 && smallest != nullptr)
+    combine(v, judge(p99_only, 0, smallest->hist.percentile(0.99), "size " + std::to_string(smallest->size) + ": "));
+  v.judged = true;
+  return v;
+}
+
+// A sweep's results[]: one object per size run, in order, with the figures a single-size run
+// has at the top level.
+nlohmann::json results_json(const Options& o, const RunOutcome& r) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const StepResult& s : r.steps)
+    a.push_back({{"size", s.size},
+                 {"messages", s.t.messages},
+                 {"bytes", s.t.bytes},
+                 {"duration_s", s.secs},
+                 {"goodput_gbps", gbps_of(s)},
+                 {"msg_rate_mps", mmps_of(s)},
+                 {"interval_goodput_gbps", interval_json(o, s.interval_bw)},
+                 {"latency_ns", percentiles_json(s.hist)},
+                 {"service_ns", percentiles_json(s.service)},
+                 {"lost", s.t.lost},
+                 {"duplicated", s.t.duplicated},
+                 {"out_of_order", s.t.out_of_order},
+                 {"corrupted", s.t.corrupted},
+                 {"errors", s.t.errors}});
+  return a;
+}
+
 // --drop-rule as given: "every:N", "ip-id:0xBB", both joined by a comma, or "" for none.
 std::string drop_rule_text(const engine::DropRuleConfig& r) {
   std::string t;
@@ -226,13 +297,19 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
   std::printf(" droce-gen %s: RC %s, %s, MTU %u, inflight %u, impairment loss %g dup %g reorder %g%s (%s)\n",
               mode_name(o.mode), op_name(o.op), qps.c_str(), o.mtu, o.inflight, o.loss, o.duplicate, o.reorder,
               rule.c_str(), o.impair_direction.c_str());
-  std::printf(" #bytes     #iterations    BW average[Gb/sec]   MsgRate[Mpps]\n");
-  std::printf(" %-10s %-14llu %-20.3f %.6f\n", sizes_text(o.sizes).c_str(), static_cast<ull>(t.messages), gbps, mmps);
-  // Peak and minimum beside the average: whole --interval intervals after the warm-up.
-  if (const IntervalBandwidth& bw = r.interval_bw; bw.intervals != 0)
+  if (o.sweep) {
+    print_sweep_table(o, st, r);
+  } else {
+    std::printf(" #bytes     #iterations    BW average[Gb/sec]   MsgRate[Mpps]\n");
+    std::printf(" %-10s %-14llu %-20.3f %.6f\n", sizes_text(o.sizes).c_str(), static_cast<ull>(t.messages), gbps, mmps);
+  }
+  // Peak and minimum beside the average: whole --interval intervals after the warm-up (a sweep:
+  // each size's, in its row).
+  const IntervalBandwidth& bw = r.interval_bw;
+  if (!o.sweep && bw.intervals != 0)
     std::printf(" BW per interval [Gb/sec]: peak %.3f  min %.3f  (%u full intervals of %.2f s after the warm-up)\n",
                 bw.peak_gbps, bw.min_gbps, bw.intervals, o.interval_s);
-  else
+  else if (!o.sweep)
     std::printf(" BW per interval [Gb/sec]: no full %.2f s interval after the warm-up (--interval)\n", o.interval_s);
   if (const LoadFigures f = load_figures(o, st, r); f.open) {
     // Open loop: latency counts from when a message was due, so a backlog shows in it.
@@ -249,7 +326,7 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
         static_cast<ull>(l.backlog));
     std::printf(" latency ns (due to completion): %s\n", percentiles_text(hist).c_str());
     std::printf(" service ns (post to completion): %s\n", percentiles_text(r.service).c_str());
-  } else if (!st.server) {
+  } else if (!st.server && !o.sweep) {
     std::printf(" latency ns (post to completion): %s\n", percentiles_text(hist).c_str());
   }
   std::printf(" retransmitted %llu  naks sent %llu / received %llu  rnr naks %llu  ack timeouts %llu\n",
@@ -286,7 +363,7 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
   // per-worker figures are its own end's).
   if (st.jobs.size() > 1) {
     for (auto& j : st.jobs) {
-      const Totals& w = j->totals();
+      const Totals& w = r.job_totals[j->index()];
       const std::uint16_t i = j->index();
       std::printf(" worker %u (lcore %u): %u QP(s), %u active, %llu messages, %.3f Gb/s\n", static_cast<unsigned>(i),
                   j->lcore(), share_of(o.qps, i, o.workers), share_of(o.active(), i, o.workers),
@@ -308,7 +385,7 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
   const double mmps = secs > 0 ? static_cast<double>(t.messages) / secs / 1e6 : 0;
   print_text(o, st, r, c, gbps, mmps);
   if (!r.problem.empty()) std::fprintf(stderr, "droce-gen: %s\n", r.problem.c_str());
-  const Verdict verdict = judge(o, gbps, r.hist.percentile(0.99));
+  const Verdict verdict = o.sweep ? judge_sweep(o, r) : judge(o, gbps, r.hist.percentile(0.99));
 
   // The --json document; the feed's final line takes its figures from it.
   if (!o.json.empty() || feed.on()) {
@@ -320,7 +397,8 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
     j["duration_s"] = secs;
     j["goodput_gbps"] = gbps;
     j["msg_rate_mps"] = mmps;
-    j["interval_goodput_gbps"] = interval_json(o, r.interval_bw);
+    j["interval_goodput_gbps"] = interval_json(o, r.interval_bw);  // a sweep: each size's, in results[]
+    if (o.sweep) j["results"] = results_json(o, r);
     j["latency_ns"] = percentiles_json(hist);  // from the due time (closed loop: the posting)
     j["service_ns"] = percentiles_json(r.service);
     j["latency_cdf_ns"] = hist.cdf();  // [[ns, fraction <= ns], ...]: --plot draws it
@@ -398,7 +476,7 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
     j["hw_counters"] = apps::hw_counters_json(sums);
     j["drop_reasons"] = apps::drop_reasons_json(sums, lab.dropped);
     apps::stamp_report(j);
-    j["workers"] = workers_json(o, st, secs);
+    j["workers"] = workers_json(o, st, r);
     j["setup_s"] = {{"create_qps", st.create_qps_s}, {"connect", st.connect_s}};
     j["config"] = {{"mode", mode_name(o.mode)},
                    {"op", op_name(o.op)},
@@ -411,6 +489,11 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
                    {"inflight", o.inflight},
                    {"duration_s", o.duration_s},
                    {"count", o.count},
+                   {"sweep", o.sweep ? nlohmann::json{{"minbytes", o.min_bytes},
+                                                      {"maxbytes", o.max_bytes},
+                                                      {"stepfactor", o.step_factor},
+                                                      {"stepbytes", o.step_bytes}}
+                                     : nlohmann::json()},
                    {"warmup_s", o.warmup_s},
                    {"qp_timeout", o.qp_timeout},
                    {"retry_cnt", o.retry_cnt},

@@ -196,6 +196,37 @@ void end_cm_run(const Options& o, Setup& st, Connection& c, const std::function<
   }
 }
 
+// A sweep between sizes: every job completes what it has in flight and parks (bounded; worker 0
+// is ours to run meanwhile).
+Status pause_jobs(Setup& st) {
+  for (auto& j : st.jobs) j->set_phase(Phase::kPause);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kEndWaitMs);
+  for (;;) {
+    bool all = st.jobs[0]->pause_once(rte_rdtsc());
+    for (std::size_t w = 1; w < st.jobs.size(); ++w)
+      all = all && st.jobs[w]->figures().parked.load(std::memory_order_acquire);
+    if (all) return {};
+    if (std::chrono::steady_clock::now() > deadline)
+      return Status::error(StatusCode::kTimeout,
+                           "messages still in flight " + std::to_string(kEndWaitMs / 1000) + " s after its end");
+  }
+}
+
+// One measurement's figures, summed over the jobs (each job's also into out.job_totals).
+StepResult collect_step(const Setup& st, std::uint32_t size, double secs, RunOutcome& out) {
+  StepResult r;
+  r.size = size;
+  r.secs = secs;
+  for (const auto& j : st.jobs) {
+    r.t += j->totals();
+    out.job_totals[j->index()] += j->totals();
+    r.hist.merge(j->latency());
+    r.service.merge(j->service_latency());
+    r.load += j->load();
+  }
+  return r;
+}
+
 }  // namespace
 
 Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& out) {
@@ -221,19 +252,31 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
   plan.hz = hz;
   plan.start_tsc = rte_rdtsc();
   plan.warm_end_tsc = plan.start_tsc + static_cast<std::uint64_t>(o.warmup_s * hz);
-  plan_jobs(o, st, plan);
+  // A sweep: each size's own options (that size alone), which the jobs' plans point to in turn.
+  const std::size_t n_steps = o.sweep ? o.sizes.size() : 1;
+  if (o.sweep) {
+    out.step_options.assign(n_steps, o);
+    for (std::size_t k = 0; k < n_steps; ++k) out.step_options[k].sizes = {o.sizes[k]};
+  }
+  auto step_options = [&](std::size_t k) -> const Options& { return o.sweep ? out.step_options[k] : o; };
+  plan.opt = &step_options(0);
+  plan_jobs(step_options(0), st, plan);
+  out.job_totals.assign(st.jobs.size(), Totals{});
   if (Status s = launch_workers(st); !s.ok()) {
     if (csv != nullptr) std::fclose(csv);
     return s;
   }
   const std::uint64_t start = plan.start_tsc;
   // A server waits for the client's end-of-run line as long as the client may run (its warm-up and
-  // run length), plus the connect time and a margin for a busy machine.
+  // run length), plus the connect time and a margin for a busy machine. A sweep: each size's.
   const double limit_s =
       server ? (c.run_from_client ? c.run_warmup_s : o.warmup_s) + c.run_limit_s + connect_waits(o).bound_s + 10
              : o.warmup_s + c.run_limit_s;
-  const auto deadline = start + static_cast<std::uint64_t>(limit_s * hz);
-  const std::uint64_t measured_start = plan.warm_end_tsc;
+  auto deadline = start + static_cast<std::uint64_t>(limit_s * hz);
+  std::uint64_t measured_start = plan.warm_end_tsc;
+  std::size_t step = 0;
+  IntervalBandwidth step_bw;  // a sweep's peak and minimum are each size's own
+  IntervalBandwidth& bw = o.sweep ? step_bw : out.interval_bw;
   const auto interval_tsc = static_cast<std::uint64_t>(o.interval_s * hz);
   std::uint64_t next_line = start + interval_tsc, last_line = start;
   feed.start();
@@ -253,7 +296,7 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
     // Peak and minimum count whole intervals of measured traffic only (interval_bandwidth.h).
     const bool measured = last_line >= measured_start && (!server || (s.first_rx != 0 && last_line >= s.first_rx));
     const bool counted = !partial && measured;
-    if (counted) out.interval_bw.add(gbps);
+    if (counted) bw.add(gbps);
     feed.interval(o, st, s, partial, secs, counted);
     if (!o.quiet) {
       std::string per_worker;
@@ -289,62 +332,101 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
   for (auto& j : st.jobs) j->set_phase(Phase::kRun);
 
   std::uint64_t now = start;
-  for (std::uint64_t iter = 1; !engine::stop_requested() && now < deadline; ++iter) {
-    if (!ours.figures().ended.load(std::memory_order_relaxed))
-      ours.run_once(now);
-    else
-      ours.poll_only(now);
-    now = rte_rdtsc();
-    if ((iter & 63) != 0) continue;
-    const Sums s = sum_figures(st);
-    // A failed completion ends the run; a --count client ends when every job's share completed.
-    if (s.errors != 0) break;
-    if (!server && o.count != 0 && s.all_ended) break;
-    // The server ends when the client says so (or is gone); statically, after --duration of traffic
-    // or --count messages. The client ends early when the server stops the run or is gone.
-    if ((iter & 1023) == 0 && oob.is_open()) {
-      bool closed = false;
-      std::string line;
-      if (oob.poll_line(line, closed)) {
-        // A client's Ctrl-C: "STOP interrupted", its END lines after it (taken after the drain).
-        if (server && line.rfind("STOP ", 0) == 0) {
-          client_stop = line.substr(5, 80);
+  for (;;) {  // each size of a sweep (a single-size run: once)
+    for (std::uint64_t iter = 1; !engine::stop_requested() && now < deadline; ++iter) {
+      if (!ours.figures().ended.load(std::memory_order_relaxed))
+        ours.run_once(now);
+      else
+        ours.poll_only(now);
+      now = rte_rdtsc();
+      if ((iter & 63) != 0) continue;
+      const Sums s = sum_figures(st);
+      // A failed completion ends the run; a --count client ends when every job's share completed.
+      if (s.errors != 0) break;
+      if (!server && o.count != 0 && s.all_ended) break;
+      // The server ends when the client says so (or is gone); statically, after --duration of traffic
+      // or --count messages. The client ends early when the server stops the run or is gone.
+      if ((iter & 1023) == 0 && oob.is_open()) {
+        bool closed = false;
+        std::string line;
+        if (oob.poll_line(line, closed)) {
+          // A client's Ctrl-C: "STOP interrupted", its END lines after it (taken after the drain).
+          if (server && line.rfind("STOP ", 0) == 0) {
+            client_stop = line.substr(5, 80);
+            break;
+          }
+          if (server) {
+            end_line = line;
+            peer_ended = true;
+            break;
+          }
+          server_stop =
+              line.rfind("STOP ", 0) == 0 ? line.substr(5, 80) : "unexpected line '" + line.substr(0, 80) + "'";
           break;
         }
-        if (server) {
-          end_line = line;
+        if (closed) {
+          peer_gone = true;
+          break;
+        }
+      }
+      // Over RDMA-CM the run ends in a disconnect: the client's DREQs end the server's run; the
+      // server's (its deadline, Ctrl-C) end the client's early.
+      if (c.cm.on && (iter & 1023) == 0) {
+        if (cm_peer_ended(st, c.cm) && server) {
           peer_ended = true;
           break;
         }
-        server_stop = line.rfind("STOP ", 0) == 0 ? line.substr(5, 80) : "unexpected line '" + line.substr(0, 80) + "'";
-        break;
+        if (!server && c.cm.peer_disconnected) {
+          server_stop = "the server disconnected";
+          break;
+        }
       }
-      if (closed) {
-        peer_gone = true;
-        break;
+      if (server && !oob.is_open() && !c.cm.on && (iter & 1023) == 0) {
+        if ((o.count != 0 && s.messages >= o.count) ||
+            (s.first_rx != 0 && now - s.first_rx > static_cast<std::uint64_t>(o.duration_s * hz)))
+          break;
       }
-    }
-    // Over RDMA-CM the run ends in a disconnect: the client's DREQs end the server's run; the
-    // server's (its deadline, Ctrl-C) end the client's early.
-    if (c.cm.on && (iter & 1023) == 0) {
-      if (cm_peer_ended(st, c.cm) && server) {
-        peer_ended = true;
-        break;
-      }
-      if (!server && c.cm.peer_disconnected) {
-        server_stop = "the server disconnected";
-        break;
+      if (now >= next_line) {
+        emit_line(now, s, false);
+        next_line = now + interval_tsc;
       }
     }
-    if (server && !oob.is_open() && !c.cm.on && (iter & 1023) == 0) {
-      if ((o.count != 0 && s.messages >= o.count) ||
-          (s.first_rx != 0 && now - s.first_rx > static_cast<std::uint64_t>(o.duration_s * hz)))
-        break;
+    // A sweep: the next size, once this one's messages have all completed (its figures taken).
+    if (o.sweep && step + 1 < n_steps && !engine::stop_requested()) {
+      const Sums s = sum_figures(st);
+      const std::string size_text = "size " + std::to_string(o.sizes[step]);
+      if (o.count != 0 && !s.all_ended && s.errors == 0)
+        out.problem = size_text + ": its --count did not complete within its run limit";
+      if (s.errors == 0 && out.problem.empty()) {
+        if (Status p = pause_jobs(st); !p.ok()) {
+          out.problem = size_text + ": " + p.message();
+        } else {
+          const std::uint64_t at = rte_rdtsc();
+          if (at > last_line) emit_line(at, sum_figures(st), true);
+          StepResult r = collect_step(st, o.sizes[step], static_cast<double>(now - measured_start) / hz, out);
+          r.interval_bw = step_bw;
+          out.steps.push_back(std::move(r));
+          ++step;
+          step_bw = IntervalBandwidth{};
+          plan.opt = &step_options(step);
+          plan.start_tsc = rte_rdtsc();
+          plan.warm_end_tsc = plan.start_tsc + static_cast<std::uint64_t>(o.warmup_s * hz);
+          plan_jobs(step_options(step), st, plan);
+          for (auto& j : st.jobs) {
+            j->publish(plan.start_tsc);
+            j->unpark();
+          }
+          deadline = plan.start_tsc + static_cast<std::uint64_t>(limit_s * hz);
+          measured_start = plan.warm_end_tsc;
+          last_line = plan.start_tsc;
+          next_line = plan.start_tsc + interval_tsc;
+          now = plan.start_tsc;
+          for (auto& j : st.jobs) j->set_phase(Phase::kRun);
+          continue;
+        }
+      }
     }
-    if (now >= next_line) {
-      emit_line(now, s, false);
-      next_line = now + interval_tsc;
-    }
+    break;
   }
   out.interrupted = engine::stop_requested();
   // Every job posts and verifies no more, and keeps its transport polled: from here its workload
@@ -359,16 +441,34 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
   std::string first_failure;
   bool pending = false;
   for (auto& j : st.jobs) {
-    out.t += j->totals();
-    out.hist.merge(j->latency());
-    out.service.merge(j->service_latency());
-    out.load += j->load();
     pending = pending || j->unfinished();
     if (first_failure.empty()) first_failure = j->first_failure();
   }
   const Sums s = sum_figures(st);
-  out.secs = static_cast<double>(now - measured_start) / hz;
-  if (server && s.first_rx != 0) out.secs = static_cast<double>(s.last_rx - std::max(s.first_rx, measured_start)) / hz;
+  double secs = static_cast<double>(now - measured_start) / hz;
+  if (server && s.first_rx != 0) secs = static_cast<double>(s.last_rx - std::max(s.first_rx, measured_start)) / hz;
+  StepResult last = collect_step(st, o.sweep ? o.sizes[step] : 0, secs, out);
+  if (o.sweep) {
+    // The run's figures are the sum of its sizes'.
+    last.interval_bw = step_bw;
+    out.steps.push_back(std::move(last));
+    for (const StepResult& r : out.steps) {
+      out.t += r.t;
+      out.hist.merge(r.hist);
+      out.service.merge(r.service);
+      out.load += r.load;
+      out.secs += r.secs;
+    }
+    if (out.steps.size() < n_steps && out.problem.empty() && !engine::stop_requested())
+      out.problem = "the sweep stopped at size " + std::to_string(o.sizes[step]) + " (" +
+                    std::to_string(out.steps.size()) + " of " + std::to_string(n_steps) + " sizes run)";
+  } else {
+    out.t = last.t;
+    out.hist = last.hist;
+    out.service = last.service;
+    out.load = last.load;
+    out.secs = last.secs;
+  }
   out.unfinished = pending && out.t.errors == 0;
   if (csv != nullptr) std::fclose(csv);
   if (is_atomic_op(o.op) && o.mode == Mode::kLoopback)

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "apps/common/latency_histogram.h"
 #include "apps/droce-gen/connect.h"
@@ -17,6 +18,16 @@
 #include "apps/droce-gen/workload.h"
 
 namespace droce::gen {
+
+// What one measurement saw: a whole run, or one size of a sweep.
+struct StepResult {
+  std::uint32_t size = 0;  // a sweep's size (a whole run: 0)
+  Totals t;
+  engine::LatencyHistogram hist, service;
+  LoadCounters load;
+  double secs = 0;
+  IntervalBandwidth interval_bw;
+};
 
 struct RunOutcome {
   Totals t;                          // both ends' verification (the client adds the server's report)
@@ -35,6 +46,13 @@ struct RunOutcome {
   bool atomic_checked = false;
   std::uint64_t atomic_counter = 0;
   std::uint64_t atomic_completed = 0;
+  // A sweep (o.sweep): one entry per size run, in order (fewer than o.sizes when it stopped
+  // early: problem says why); the figures above are their sums. Empty for a single-size run.
+  std::vector<StepResult> steps;
+  // A sweep: each size's options, o with that size alone (the jobs' plans point into it).
+  std::vector<Options> step_options;
+  // Each job's verification over the whole run (every size of a sweep), by job index.
+  std::vector<Totals> job_totals;
 };
 
 // The run. An error is what kept it from starting (a CSV file, a busy lcore); after it starts,
