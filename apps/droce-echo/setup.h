@@ -48,9 +48,11 @@ struct Setup {
   // (net_tap's close did so into freed pools: a SIGSEGV in rte_eth_dev_close at every exit).
   std::vector<engine::MbufPool> pools;  // server/client: one per worker
   std::unique_ptr<engine::Port> port;
-  apps::LabImpairments impairments;                               // --loss where --impair-direction says
   std::vector<std::unique_ptr<engine::MemoryRegistry>> memories;  // one per worker
   std::unique_ptr<engine::WorkerGroup> group;
+  // --loss where --impair-direction says: removed before the workers whose sending it filters
+  // (a TX impairment resets its endpoint's filter) and before the port whose queues it watches.
+  apps::LabImpairments impairments;
   std::vector<QpPlace> own_qps;  // QP i: its worker and QPN
   std::uint32_t srq_id = 0;      // --peer srq_pingpong: worker 0's shared receive queue, every QP's
   engine::RcEndpoint* client_ep = nullptr;
