@@ -152,7 +152,7 @@ namespace {
 
 // The server's JSON report: totals, then each worker's share.
 Status write_server_json(const Options& o, const EchoWorkers& workers, const std::vector<unsigned>& lcores,
-                         bool stalled, const std::string& problem) {
+                         bool stalled, const std::string& problem, const apps::LabImpairments& impairments) {
   nlohmann::json ws = nlohmann::json::array();
   std::vector<const engine::RcEndpoint*> eps;
   for (std::size_t w = 0; w < workers.size(); ++w) {
@@ -189,7 +189,8 @@ Status write_server_json(const Options& o, const EchoWorkers& workers, const std
       {"arp_requests_answered", arp_answered}, {"nd_solicitations_answered", nd_answered}, {"nd_ignored", nd_ignored}};
   const engine::CounterSums sums = apps::counter_sums(eps);
   j["hw_counters"] = apps::hw_counters_json(sums);
-  j["drop_reasons"] = apps::drop_reasons_json(sums);
+  j["drop_reasons"] = apps::drop_reasons_json(sums, impairments.tally().dropped());
+  if (!impairments.empty()) j["impairment"] = impairments.json();
   apps::stamp_report(j);
   return apps::write_text_file(o.json, j.dump(2) + "\n");
 }
@@ -197,7 +198,7 @@ Status write_server_json(const Options& o, const EchoWorkers& workers, const std
 }  // namespace
 
 int run_server(const Options& o, EchoWorkers& workers, engine::OobConnection& oob, engine::Port* port,
-               const std::vector<std::unique_ptr<engine::LinkImpairment>>& impairments) {
+               const apps::LabImpairments& impairments) {
   const std::uint64_t total = o.warmup + o.count;
   const auto stall_tsc = static_cast<std::uint64_t>(o.timeout_s * static_cast<double>(rte_get_tsc_hz()));
   // The end of a run between two droce-echo processes, over the control connection: the client
@@ -279,15 +280,7 @@ int run_server(const Options& o, EchoWorkers& workers, engine::OobConnection& oo
     std::printf(", %llu requests differing from our previous reply%s",
                 static_cast<unsigned long long>(workers.mismatched()),
                 stalled ? ", STALLED (no message within --timeout)" : "");
-  if (!impairments.empty()) {
-    std::uint64_t dropped = 0, frames = 0;
-    for (const auto& i : impairments) {
-      dropped += i->counters().dropped;
-      frames += i->counters().frames;
-    }
-    std::printf("; impairment dropped %llu of %llu received frames", static_cast<unsigned long long>(dropped),
-                static_cast<unsigned long long>(frames));
-  }
+  if (!impairments.empty()) std::printf("; %s", impairments.line().c_str());
   std::printf("\n");
   if (workers.size() > 1)
     for (std::size_t w = 0; w < workers.size(); ++w)
@@ -295,7 +288,7 @@ int run_server(const Options& o, EchoWorkers& workers, engine::OobConnection& oo
                   static_cast<unsigned long long>(workers.worker(w).echoed()));
   if (workers.errors() != 0) std::printf("  first error: %s\n", workers.first_error().c_str());
   if (!o.json.empty()) {
-    if (Status s = write_server_json(o, workers, lcores, stalled, problem); !s.ok()) {
+    if (Status s = write_server_json(o, workers, lcores, stalled, problem, impairments); !s.ok()) {
       std::fprintf(stderr, "droce-echo: %s\n", s.message().c_str());
       return 1;
     }

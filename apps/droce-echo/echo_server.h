@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/lab_impairments.h"
 #include "apps/droce-echo/options.h"
 
 namespace droce::echo {
@@ -137,7 +138,7 @@ class EchoWorkers {
 // connection, or its -n messages from ibv_rc_pingpong), a stall of --timeout or a stop; then the
 // end-of-run lines, the port stopped, the report. Returns the exit status.
 [[nodiscard]] int run_server(const Options& o, EchoWorkers& workers, engine::OobConnection& oob, engine::Port* port,
-                             const std::vector<std::unique_ptr<engine::LinkImpairment>>& impairments);
+                             const apps::LabImpairments& impairments);
 
 // The server once its QPs are connected (connect.h): an echo stage on each worker of st.group
 // serving its QPs, workers 1..N-1 launched, run_server, then every worker stopped and the group

@@ -100,8 +100,10 @@ void declare(CLI::App& app, Options& o) {
                     std::to_string(o.rx_depth) + "); --rx-depth x --size at most 64 MiB");
 
   cli::ImpairmentFields imp;
+  imp.group = cli::kImpairmentDirected;
   imp.loss = &o.loss;
   imp.loss_note = "; server/client only";
+  imp.direction = &o.impair_direction;
   imp.seed = &o.seed;
   imp.seed_help = "seed of the lab loss; when given, of the first PSNs too (else drawn from\nthe OS's entropy)";
   cli::add_impairment(app, imp);
@@ -132,10 +134,12 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
   auto fail = [&app](const std::string& message) { return apps::cli::fail(*app, message); };
   if (o.mode == "server" && o.thread == "app")
     return fail("--thread app is the client's; the server always echoes on its worker");
-  if (o.mode == "loopback" && (o.pingpong_tool() || o.loss > 0 || !o.local_ip.empty() || !o.local_mac.empty() ||
-                               !o.peer_mac.empty() || o.dscp != 0 || o.vlan_id != 0 || !o.pcap.empty()))
+  if (o.mode == "loopback" &&
+      (o.pingpong_tool() || o.loss > 0 || apps::cli::given(*app, "--impair-direction") || !o.local_ip.empty() ||
+       !o.local_mac.empty() || !o.peer_mac.empty() || o.dscp != 0 || o.vlan_id != 0 || !o.pcap.empty()))
     return std::fprintf(stderr,
-                        "droce-echo: --peer rc_pingpong or srq_pingpong, --loss, --pcap and the addressing options "
+                        "droce-echo: --peer rc_pingpong or srq_pingpong, --loss, --impair-direction, --pcap and the "
+                        "addressing options "
                         "(--dscp and --vlan too) need --mode server or client\n"),
            -1;
   if (apps::cli::given(*app, "--pcp") && o.vlan_id == 0)

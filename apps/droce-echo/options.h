@@ -35,7 +35,9 @@ struct Options {
   std::uint32_t pcap_snaplen = 0;  // --pcap-snaplen; set to the shared default by the parser
   std::uint64_t pcap_max_mb = 0;   // --pcap-max-mb: a cap on each file; 0 = none
   std::uint32_t pcap_files = 0;    // --pcap-files: a ring of this many files; 0 = none
-  double loss = 0;                 // frames dropped at our receive side (lab impairment)
+  double loss = 0;                 // frames dropped where impair_direction says (lab impairment)
+  // --impair-direction rx|tx|both (apps/common/lab_impairments.h)
+  std::string impair_direction = "rx";
   std::uint64_t seed = 1;
   std::optional<std::uint64_t> psn_seed;  // --seed given: the first PSNs' seed too; else the OS's entropy
   double timeout_s = 30;

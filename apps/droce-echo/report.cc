@@ -31,15 +31,7 @@ int report(const Options& o, Setup& st, const Client& c) {
               static_cast<unsigned long long>(c.send_errors),
               c.first_send_error.empty() ? "" : (" (first: " + c.first_send_error + ")").c_str(),
               c.stalled ? ", STALLED (no reply within --timeout)" : "");
-  if (!st.impairments.empty()) {
-    std::uint64_t dropped = 0, frames = 0;
-    for (const auto& i : st.impairments) {
-      dropped += i->counters().dropped;
-      frames += i->counters().frames;
-    }
-    std::printf("  impairment dropped %llu of %llu received frames\n", static_cast<unsigned long long>(dropped),
-                static_cast<unsigned long long>(frames));
-  }
+  if (!st.impairments.empty()) std::printf("  %s\n", st.impairments.line().c_str());
   // The endpoint's own view of the run: what it dropped and why, so a stall can be read.
   const engine::EndpointCounters ec = st.lab ? st.client_ep->counters() : st.group->endpoint_totals();
   nlohmann::json drops = nlohmann::json::object();
@@ -104,7 +96,8 @@ int report(const Options& o, Setup& st, const Client& c) {
     }
     const engine::CounterSums sums = apps::counter_sums(eps);
     j["hw_counters"] = apps::hw_counters_json(sums);
-    j["drop_reasons"] = apps::drop_reasons_json(sums);
+    j["drop_reasons"] = apps::drop_reasons_json(sums, st.impairments.tally().dropped());
+    if (!st.impairments.empty()) j["impairment"] = st.impairments.json();
     apps::stamp_report(j);
     if (Status s = droce::apps::write_text_file(o.json, j.dump(2) + "\n"); !s.ok()) {
       std::fprintf(stderr, "droce-echo: %s\n", s.message().c_str());

@@ -116,15 +116,20 @@ SetupError set_up_port(const Options& o, bool defaults, Setup& st) {
   }
   st.group = engine::WorkerGroup::create(wc, err);
   if (!st.group) return run_error(err);
-  // Lab loss at our receive side, every queue (a seed each): the transport sees only the gaps.
-  for (std::uint32_t q = 0; o.loss > 0 && q < o.workers; ++q) {
-    engine::ImpairmentConfig ic;
-    ic.loss = o.loss;
-    ic.seed = o.seed + q;
-    st.impairments.push_back(
-        engine::LinkImpairment::attach(st.port->id(), static_cast<std::uint16_t>(q), ic, st.pools[q].get(), err));
-    if (!st.impairments.back()) return run_error(err);
+  // Lab loss where --impair-direction says: every RX queue and/or every worker's sending (a seed
+  // each), before any worker polls; the transport sees only the gaps.
+  std::vector<rte_mempool*> pools;
+  std::vector<engine::RcEndpoint*> eps;
+  for (std::uint16_t q = 0; q < st.group->size(); ++q) {
+    pools.push_back(st.pools[q].get());
+    eps.push_back(&st.group->worker(q).endpoint());
   }
+  engine::ImpairmentConfig ic;
+  ic.loss = o.loss;
+  ic.seed = o.seed;
+  apps::ImpairDirection dir = apps::ImpairDirection::kRx;
+  if (Status s = apps::parse_impair_direction(o.impair_direction, dir); !s.ok()) return run_error(s);
+  if (Status s = st.impairments.install(ic, dir, st.port->id(), pools, eps); !s.ok()) return run_error(s);
   return {};
 }
 

@@ -1,5 +1,5 @@
 // droce-echo's set-up: the loopback lab with its two connected QPs, or our port, one pool and one
-// memory registry per worker, the engine's worker group and the lab loss at our receive side.
+// memory registry per worker, the engine's worker group and the lab loss (--impair-direction).
 #pragma once
 
 #include <droce/engine/core/capture.h>
@@ -19,6 +19,7 @@
 
 #include "apps/common/address_text.h"
 #include "apps/common/capture_report.h"
+#include "apps/common/lab_impairments.h"
 #include "apps/droce-echo/echo_server.h"
 #include "apps/droce-echo/options.h"
 
@@ -47,9 +48,11 @@ struct Setup {
   // (net_tap's close did so into freed pools: a SIGSEGV in rte_eth_dev_close at every exit).
   std::vector<engine::MbufPool> pools;  // server/client: one per worker
   std::unique_ptr<engine::Port> port;
-  std::vector<std::unique_ptr<engine::LinkImpairment>> impairments;
   std::vector<std::unique_ptr<engine::MemoryRegistry>> memories;  // one per worker
   std::unique_ptr<engine::WorkerGroup> group;
+  // --loss where --impair-direction says: removed before the workers whose sending it filters
+  // (a TX impairment resets its endpoint's filter) and before the port whose queues it watches.
+  apps::LabImpairments impairments;
   std::vector<QpPlace> own_qps;  // QP i: its worker and QPN
   std::uint32_t srq_id = 0;      // --peer srq_pingpong: worker 0's shared receive queue, every QP's
   engine::RcEndpoint* client_ep = nullptr;

@@ -151,13 +151,7 @@ class SrqPingpong {
                   ull(hist_.max()));
     if (errors_ != 0) std::printf("  first error: %s\n", first_error_.c_str());
     const char* peer_end = droce_peer ? "fin" : linger.peer() == EndLinger::Peer::kClosed ? "closed" : "silent";
-    std::uint64_t dropped = 0, frames = 0;
-    for (const auto& i : st_.impairments) {
-      dropped += i->counters().dropped;
-      frames += i->counters().frames;
-    }
-    if (!st_.impairments.empty())
-      std::printf("  impairment dropped %llu of %llu received frames\n", ull(dropped), ull(frames));
+    if (!st_.impairments.empty()) std::printf("  %s\n", st_.impairments.line().c_str());
     const bool interrupted = engine::stop_requested();
     if (interrupted) std::fprintf(stderr, "droce-echo: interrupted\n");
     if (!o_.json.empty()) {
@@ -182,7 +176,8 @@ class SrqPingpong {
       const engine::RcEndpoint* eps[] = {&ep_};
       const engine::CounterSums sums = apps::counter_sums(eps);
       j["hw_counters"] = apps::hw_counters_json(sums);
-      j["drop_reasons"] = apps::drop_reasons_json(sums);
+      j["drop_reasons"] = apps::drop_reasons_json(sums, st_.impairments.tally().dropped());
+      if (!st_.impairments.empty()) j["impairment"] = st_.impairments.json();
       apps::stamp_report(j);
       if (Status s = apps::write_text_file(o_.json, j.dump(2) + "\n"); !s.ok()) {
         std::fprintf(stderr, "droce-echo: %s\n", s.message().c_str());

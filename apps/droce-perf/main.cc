@@ -30,6 +30,7 @@
 #include "apps/common/address_text.h"
 #include "apps/common/capture_report.h"
 #include "apps/common/default_port.h"
+#include "apps/common/lab_impairments.h"
 #include "apps/common/oob_waits.h"
 #include "apps/common/output_file.h"
 #include "apps/common/peer_mac.h"
@@ -168,20 +169,24 @@ int main(int argc, char** argv) {
   });
   peer_mac.announce();             // ARP only; it leaves with the first poll
   std::uint8_t peer_mac0[6] = {};  // the first QP's peer MAC, for the JSON report
-  // Lab loss at our receive side, on every queue (a seed each: the queues' losses differ).
-  std::vector<std::unique_ptr<LinkImpairment>> impairments;
-  for (std::uint32_t q = 0; opt.loss > 0 && q < opt.workers; ++q) {
+  // Lab loss where --impair-direction says: every RX queue and/or every worker's sending (a seed
+  // each: the losses differ), before any worker polls.
+  apps::LabImpairments impairments;
+  {
+    std::vector<rte_mempool*> qpools;
+    std::vector<RcEndpoint*> eps;
+    for (std::uint16_t q = 0; q < group->size(); ++q) {
+      qpools.push_back(pools[q].get());
+      eps.push_back(&group->worker(q).endpoint());
+    }
     ImpairmentConfig ic;
     ic.loss = opt.loss;
-    ic.seed = opt.seed + q;
-    impairments.push_back(LinkImpairment::attach(port->id(), static_cast<std::uint16_t>(q), ic, pools[q].get(), err));
-    if (!impairments.back()) return fail(err.message());
+    ic.seed = opt.seed;
+    apps::ImpairDirection dir = apps::ImpairDirection::kRx;
+    if (Status s = apps::parse_impair_direction(opt.impair_direction, dir); !s.ok()) return fail(s.message());
+    if (Status s = impairments.install(ic, dir, port->id(), qpools, eps); !s.ok()) return fail(s.message());
   }
-  auto impairment_dropped = [&] {
-    std::uint64_t n = 0;
-    for (const auto& i : impairments) n += i->counters().dropped;
-    return n;
-  };
+  auto impairment_dropped = [&] { return impairments.tally().dropped(); };
 
   // ---- the exchange: perftest's TCP socket (its server listens, its client connects), or with -R
   // its rdma_cm comm connection on the port owner's endpoint (worker 0's: its CM connects the data
@@ -364,6 +369,7 @@ int main(int argc, char** argv) {
         " droce: we answered the peer's SENDs with %llu RNR NAKs (no receive posted): a peer running -b needs -b here "
         "too\n",
         static_cast<unsigned long long>(tt.rnr_naks_sent));
+  if (!impairments.empty()) std::printf(" droce: %s\n", impairments.line().c_str());
   workers->print_worker_lines();
   if (!opt.pcap.empty()) {
     capture.close();  // the ports have stopped: every frame is in
@@ -427,6 +433,7 @@ int main(int argc, char** argv) {
       j["results_remote"] = remote;
     }
     j["impairment_dropped"] = impairment_dropped();
+    if (!impairments.empty()) j["impairment"] = impairments.json();
     j["workers"] = workers->workers_json();
     if (opt.atomic_test()) {
       j["atomic_type"] = perf::atomic_type_name(opt.atomic);
@@ -435,7 +442,7 @@ int main(int argc, char** argv) {
     }
     j["problem"] = problem;
     if (!opt.pcap.empty()) j["capture"] = apps::capture_json(capture_opts, capture);
-    perf::add_counter_names(j, *group);
+    perf::add_counter_names(j, *group, impairment_dropped());
     if (Status s = droce::apps::write_text_file(opt.json, j.dump(2) + "\n"); !s.ok()) return fail(s.message());
   }
   return problem.empty() ? 0 : 1;

@@ -294,8 +294,7 @@ void declare_droce(CLI::App& app, const TypedNames& typed, Options& o) {
              "with its own RX and TX queue of the port (N of each); at most -q. With\n"
              "N > 1 the peer is droce-perf (bw tests); perftest's report stays one table\n"
              "of totals, and droce's own line after it adds each worker's messages");
-  add_text(app, typed, cli::kImpairment, "--loss", "P",
-           "drop this fraction of frames arriving at our port, [0, 1) (default 0)",
+  add_text(app, typed, cli::kImpairmentDirected, "--loss", "P", "drop this fraction of frames, [0, 1) (default 0)",
            [&o](const std::string& name, const std::string& v) {
              double p = 0;
              if (!apps::parse_real(name, v, 0, 1, p).ok() || p == 1)
@@ -303,8 +302,12 @@ void declare_droce(CLI::App& app, const TypedNames& typed, Options& o) {
              o.loss = p;
              return std::string();
            });
-  add_number(app, typed, cli::kImpairment, "--seed", "N", o.seed, 0, UINT64_MAX,
+  add_number(app, typed, cli::kImpairmentDirected, "--seed", "N", o.seed, 0, UINT64_MAX,
              "seed of the lab loss (default 1); when given, of the first PSNs\ntoo (else drawn from the OS's entropy)");
+  cli::ImpairmentFields imp;
+  imp.group = cli::kImpairmentDirected;
+  imp.direction = &o.impair_direction;
+  cli::add_impairment(app, imp);
   cli::OutputFields out;
   out.json = &o.json;
   out.json_help = "the results as JSON";

@@ -77,7 +77,9 @@ struct Options {
   std::uint8_t dscp = 0;      // --dscp 0..63 (ECN stays ECT(0))
   std::uint16_t vlan_id = 0;  // --vlan 1..4094; 0 = untagged
   std::uint8_t vlan_pcp = 0;  // --pcp 0..7, with --vlan
-  double loss = 0;            // lab loss at our port's receive side
+  double loss = 0;            // lab loss where impair_direction says
+  // --impair-direction rx|tx|both (apps/common/lab_impairments.h)
+  std::string impair_direction = "rx";
   std::uint64_t seed = 1;
   std::optional<std::uint64_t> psn_seed;  // --seed given: the first PSNs' seed too; else the OS's entropy
   double timeout_s = 30;                  // connect, and every exchange step

@@ -11,12 +11,12 @@
 
 namespace droce::perf {
 
-void add_counter_names(nlohmann::json& j, engine::WorkerGroup& group) {
+void add_counter_names(nlohmann::json& j, engine::WorkerGroup& group, std::uint64_t injected_loss) {
   std::vector<const engine::RcEndpoint*> eps;
   for (std::uint16_t w = 0; w < group.size(); ++w) eps.push_back(&group.worker(w).endpoint());
   const engine::CounterSums sums = apps::counter_sums(eps);
   j["hw_counters"] = apps::hw_counters_json(sums);
-  j["drop_reasons"] = apps::drop_reasons_json(sums);
+  j["drop_reasons"] = apps::drop_reasons_json(sums, injected_loss);
   apps::stamp_report(j);
 }
 

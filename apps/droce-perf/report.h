@@ -45,7 +45,8 @@ struct LatRow {
 [[nodiscard]] nlohmann::json to_json(const BwRow& r);
 [[nodiscard]] nlohmann::json to_json(const LatRow& r);
 // Adds droce's counters by their Linux names ("hw_counters"), the drop reasons, the version and
-// the time to the --json report, summed over the group's endpoints.
-void add_counter_names(nlohmann::json& j, engine::WorkerGroup& group);
+// the time to the --json report, summed over the group's endpoints; `injected_loss`: the frames
+// the lab impairment dropped (drop reason injected_loss, counted where no endpoint saw them).
+void add_counter_names(nlohmann::json& j, engine::WorkerGroup& group, std::uint64_t injected_loss = 0);
 
 }  // namespace droce::perf

@@ -81,6 +81,14 @@ void declare(CLI::App& app, Options& o) {
                 "have pinged and disconnected; a REQ beyond N is rejected (1.." +
                     std::to_string(kMaxClients) + d + std::to_string(o.clients) + ")");
 
+  cli::ImpairmentFields imp;
+  imp.group = cli::kImpairmentDirected;
+  imp.loss = &o.loss;
+  imp.seed = &o.seed;
+  imp.seed_help = "seed of the lab loss";
+  imp.direction = &o.impair_direction;
+  cli::add_impairment(app, imp);
+
   cli::OutputFields out;
   out.json = &o.json;
   out.json_help =

@@ -32,6 +32,10 @@ struct Options {
   std::string local_ip, local_mac, peer_mac;
   double timeout_s = 30;  // give up after this long without progress
   std::string json;
+  // Lab loss (apps/common/lab_impairments.h): frames dropped where impair_direction says.
+  double loss = 0;
+  std::uint64_t seed = 1;
+  std::string impair_direction = "rx";
   // Loss recovery (docs/selective-repeat.md): selective repeat only with a droce peer that asks or
   // accepts it in the CM private data (apps/common/recovery_offer.h); go-back-N with any other.
   rc::Recovery recovery = rc::Recovery::kGoBackN;

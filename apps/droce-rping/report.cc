@@ -61,6 +61,7 @@ int report(const Options& o, const Setup& st, const std::vector<Results>& conns,
                 static_cast<unsigned long long>(verified), conns.size());
   else
     std::fprintf(stderr, "droce-rping: %s\n", failure.ok() ? "no ping was verified" : failure.message().c_str());
+  if (!st.impairments.empty()) std::printf("droce-rping: %s: %s\n", o.role(), st.impairments.line().c_str());
   if (tell_each)
     for (std::size_t i = 0; i < conns.size(); ++i) {
       const Results& c = conns[i];
@@ -117,6 +118,10 @@ int report(const Options& o, const Setup& st, const std::vector<Results>& conns,
                       {"retransmitted_packets", c.retransmitted_packets},
                       {"sr_resent_on_sack", c.sr_resent_on_sack}});
     j["connections"] = list;
+    // The endpoint's drops by reason, the lab loss's under injected_loss, and where it dropped.
+    const engine::RcEndpoint* eps[] = {st.ep.get()};
+    j["drop_reasons"] = apps::drop_reasons_json(apps::counter_sums(eps), st.impairments.tally().dropped());
+    if (!st.impairments.empty()) j["impairment"] = st.impairments.json();
     apps::stamp_report(j);
     if (Status s = apps::write_text_file(o.json, j.dump(2) + "\n"); !s.ok()) {
       std::fprintf(stderr, "droce-rping: %s\n", s.message().c_str());

@@ -46,6 +46,15 @@ Status set_up(const Options& o, bool defaults, Setup& st) {
   ec.transport.max_qps = std::max<std::uint32_t>(4, o.clients);  // the server's QP per client
   st.ep = engine::RcEndpoint::create(ec, err);
   if (!st.ep) return err;
+  // Lab loss where --impair-direction says, before the first poll; the CM's MADs are frames too.
+  engine::ImpairmentConfig ic;
+  ic.loss = o.loss;
+  ic.seed = o.seed;
+  apps::ImpairDirection dir = apps::ImpairDirection::kRx;
+  if (Status s = apps::parse_impair_direction(o.impair_direction, dir); !s.ok()) return s;
+  rte_mempool* const pools[] = {st.pool.get()};
+  engine::RcEndpoint* const eps[] = {st.ep.get()};
+  if (Status s = st.impairments.install(ic, dir, st.port->id(), pools, eps); !s.ok()) return s;
   apps::start_telemetry("droce-rping");
   return {};
 }

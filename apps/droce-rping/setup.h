@@ -1,5 +1,5 @@
 // droce-rping's set-up: the port (link up), one mbuf pool, one memory registry and one endpoint,
-// polled by this thread alone (one thread serves every connection: no worker group).
+// polled by this thread alone (one thread serves every connection: no worker group), and the lab loss.
 #pragma once
 
 #include <droce/engine/core/memory_region.h>
@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "apps/common/address_text.h"
+#include "apps/common/lab_impairments.h"
 #include "apps/droce-rping/options.h"
 
 namespace droce::rping {
@@ -27,8 +28,9 @@ struct Setup {
   std::unique_ptr<engine::Port> port;
   std::unique_ptr<engine::MemoryRegistry> memory;
   std::unique_ptr<engine::RcEndpoint> ep;
-  engine::IpAddress ip;      // our address: IPv4 or IPv6 (the endpoint's family)
-  std::uint8_t mac[6] = {};  // our MAC
+  apps::LabImpairments impairments;  // --loss where --impair-direction says; removed before the endpoint
+  engine::IpAddress ip;              // our address: IPv4 or IPv6 (the endpoint's family)
+  std::uint8_t mac[6] = {};          // our MAC
   // Every session's first PSN (docs/hardening.md, "First PSNs"): the OS's entropy, as rdma_cm's
   // random PSNs; the CM tells the peer.
   engine::PsnSource psns;

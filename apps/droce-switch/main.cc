@@ -1,5 +1,6 @@
 // droce-switch: a DPDK lab switch between every port of the process, or (--lab-senders) the live
 // DCQCN/PFC lab: droce senders through the same switch core to one receiver.
+#include <droce/engine/core/capture.h>
 #include <droce/engine/core/eal.h>
 #include <droce/engine/core/mempool.h>
 #include <droce/engine/core/port.h>
@@ -18,12 +19,14 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "apps/common/capture_report.h"
 #include "apps/common/counters_json.h"
 #include "apps/common/output_file.h"
 #include "apps/common/run_python.h"
 #include "apps/common/telemetry_setup.h"
 #include "apps/droce-switch/eal_ports.h"
 #include "apps/droce-switch/options.h"
+#include "apps/droce-switch/port_capture.h"
 #include "apps/droce-switch/switch_telemetry.h"
 
 using namespace droce;
@@ -163,9 +166,18 @@ constexpr double kMemifGateIntervalS = 0.05;
 int run_switch(sw::Options& o, rte_mempool* pool) {
   // Declared before the ports so that it is released after they are closed.
   InterruptThreadHold memif_gate;
+  // --pcap: declared before the ports, closed once they have stopped (every frame is in).
+  PcapngCapture capture;
+  const droce::apps::CaptureOptions capture_opts{o.pcap, o.pcap_snaplen, o.pcap_max_mb, o.pcap_files};
   std::vector<std::unique_ptr<Port>> ports;
   std::vector<std::unique_ptr<LinkImpairment>> impair;
+  std::vector<std::unique_ptr<droce::sw::PortCapture>> port_captures;  // removed first, at any return
   Status err;
+  // The capture first: a --pcap file that cannot be written, or a pool that cannot be made, ends
+  // the run before any port is opened or any peer has connected.
+  if (!o.pcap.empty())
+    if (Status s = capture.open(o.pcap, o.pcap_snaplen, 4095, droce::apps::capture_limits(capture_opts)); !s.ok())
+      return fail("--pcap: " + s.message());
   std::uint16_t pid = 0;
   RTE_ETH_FOREACH_DEV(pid) {
     char name[RTE_ETH_NAME_MAX_LEN];
@@ -200,6 +212,14 @@ int run_switch(sw::Options& o, rte_mempool* pool) {
       if (!li) return fail(err.message());
       impair.push_back(std::move(li));
     }
+  // After the impairment's callbacks: the file holds what reached the forwarding stage.
+  if (!o.pcap.empty()) {
+    for (auto& p : ports) {
+      auto pc = droce::sw::PortCapture::attach(p->id(), capture, err);
+      if (!pc) return fail(err.message());
+      port_captures.push_back(std::move(pc));
+    }
+  }
   for (auto& p : ports)
     if (Status s = p->wait_link_up(100); !s.ok() && !o.quiet)
       std::printf("droce-switch: port %u link not up yet (its peer may connect later)\n", p->id());
@@ -259,9 +279,15 @@ int run_switch(sw::Options& o, rte_mempool* pool) {
   }
   sw->finish();
   for (auto& p : ports) p->stop();  // from our thread, while the gate holds the interrupt thread
+  port_captures.clear();
   std::printf("droce-switch: stopped after %.3f s\n", static_cast<double>(now - start) / hz);
+  if (!o.pcap.empty()) {
+    capture.close();
+    std::printf("droce-switch: %s\n", droce::apps::capture_line(capture_opts, capture).c_str());
+  }
   if (!o.json.empty()) {
     j["ports"] = pj;
+    if (!o.pcap.empty()) j["capture"] = droce::apps::capture_json(capture_opts, capture);
     j["duration_s"] = static_cast<double>(now - start) / hz;
     j["series"] = {{"time_ms", t}, {"queue_bytes", depth}};
     if (Status s = droce::apps::write_text_file(o.json, j.dump(1) + "\n"); !s.ok()) return fail(s.message());

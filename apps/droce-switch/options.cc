@@ -127,6 +127,13 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   out.json = &o.json;
   out.json_help = "counters per port and the queue-depth series";
   out.quiet = &o.quiet;
+  out.pcap = &o.pcap;
+  out.pcap_help =
+      "capture every frame the ports receive: one pcapng, an interface per port\n"
+      "(Wireshark decodes RoCEv2; docs/droce-switch.md)";
+  out.pcap_snaplen = &o.pcap_snaplen;
+  out.pcap_max_mb = &o.pcap_max_mb;
+  out.pcap_files = &o.pcap_files;
   cli::add_output(app, out);
 
   g = "live lab: N droce senders -> switch -> one receiver, in this process over net_ring links";
@@ -162,6 +169,7 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
 int parse_options(const std::vector<std::string>& args, Options& o, const std::vector<std::string>& eal) {
   std::vector<std::pair<std::string, std::string>> overrides;
   const auto app = apps::cli::make_app("droce-switch", kUsage);
+  o.pcap_snaplen = apps::cli::kDefaultPcapSnaplen;
   declare(*app, o, overrides);
   if (int rc = apps::cli::parse(*app, args, eal); rc != 0) return rc;
   auto fail = [&app](const std::string& message) { return apps::cli::fail(*app, message); };
@@ -173,6 +181,8 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
   if (o.lab_mode && o.lab.duration_ms * 1e3 / o.lab.sample_us > kMaxLabSamples)
     return fail("--lab-sample-us: more than " + std::to_string(static_cast<long>(kMaxLabSamples)) +
                 " samples over --lab-duration-ms; sample less often");
+  if (o.lab_mode && !o.pcap.empty())
+    return fail("--pcap captures the switch between real ports, not the lab (--lab-senders)");
   if (o.sw.kmin_bytes > o.sw.kmax_bytes) return fail("--kmin-bytes must not exceed --kmax-bytes");
   // Said before the experiment runs, not after it.
   if (!o.plot.empty() && o.json.empty()) return fail("--plot needs --json (the plot is drawn from it)");

@@ -5,6 +5,7 @@
 #include <droce/engine/lab/link_impairment.h>
 #include <droce/engine/lab/switch_experiment.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,11 @@ struct Options {
   double sample_ms = 10;                       // queue-depth series in the JSON
   std::string json, plot;
   bool quiet = false;
+  // --pcap: every frame each port receives, one file (port_capture.h); the shared capture options.
+  std::string pcap;
+  std::uint32_t pcap_snaplen = 0;  // set to the shared default by the parser
+  std::uint64_t pcap_max_mb = 0;   // 0: no cap
+  std::uint32_t pcap_files = 0;    // 0: no ring
   // --lab-senders N: the live DCQCN/PFC lab instead of real ports.
   engine::SwitchExperimentConfig lab;
   bool lab_mode = false;

@@ -95,11 +95,20 @@ w = s['workers']; assert [x['worker'] for x in w] == [0, 1] and all(x['qps'] == 
 # 4.3 s before the retry count runs out) rides out a busy machine's pauses, where the default 67 ms
 # (0.5 s in all) ended a QP in "transport retry counter exceeded" with four pollers, a guest and
 # builds on two CPUs (p99.9 RTT 6.4 s in that run). ~80 timeouts over 4 QPs: ~11 s.
-workers_pair wl --workers 2 --loss 0.02 --seed 3 --qp-timeout 17 -- --workers 2 --qps 4 --count 500 --warmup 0 --loss 0.02 --seed 4 --qp-timeout 17
-check "the same at 2 % lab loss on every queue, both sides: every reply intact" \
+# The server's loss acts on what it sends (--impair-direction tx: every worker's replies and ACKs),
+# the client's on what it receives (the default): each report says where its drops happened, and
+# each JSON counts them by side and under the drop reason injected_loss (issue 34 item 3).
+workers_pair wl --workers 2 --loss 0.02 --seed 3 --qp-timeout 17 --impair-direction tx -- --workers 2 --qps 4 --count 500 --warmup 0 --loss 0.02 --seed 4 --qp-timeout 17
+check "the same at 2 % lab loss, the server's on its sending, the client's on its receiving: every reply intact, drops counted where they happened" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && /usr/bin/python3 -c \"
 import json; c = json.load(open('$out/wl.c.json')); s = json.load(open('$out/wl.s.json'))
-assert c['round_trips'] == 2000 and c['bad_replies'] == 0 and s['echoed'] == 2000, (c, s)\""
+assert c['round_trips'] == 2000 and c['bad_replies'] == 0 and s['echoed'] == 2000, (c, s)
+ci, si = c['impairment'], s['impairment']
+assert si['direction'] == 'tx' and si['dropped_tx'] > 0 and si['dropped_rx'] == 0 and si['frames_rx'] == 0, si
+assert ci['direction'] == 'rx' and ci['dropped_rx'] > 0 and ci['dropped_tx'] == 0 and ci['frames_tx'] == 0, ci
+assert s['drop_reasons']['injected_loss'] == si['dropped'] and c['drop_reasons']['injected_loss'] == ci['dropped'], (c, s)
+\" && grep -Eq 'impairment \(tx\): dropped [1-9][0-9]*: 0 of 0 received here, [1-9][0-9]* of [1-9][0-9]* sent from here' '$out/wl.s.txt' &&
+  grep -Eq 'impairment \(rx\): dropped [1-9][0-9]*: [1-9][0-9]* of [1-9][0-9]* received here, 0 of 0 sent from here' '$out/wl.c.txt'"
 # --peer-mac given both ways: no ARP, the client uses the server's MAC as given.
 workers_pair wmac --local-mac 02:00:00:00:00:22 --peer-mac 02:00:00:00:00:11 -- \
   --local-mac 02:00:00:00:00:11 --peer-mac 02:00:00:00:00:22 --count 500
@@ -170,8 +179,13 @@ workers_pair sq4 "${SRQ[@]}" --count 2000 --size 300 -- "${SRQ[@]}" --qps 4 --co
 check "srq_pingpong, 4 QPs on one SRQ a side: 2000 exchanges, every reply and request intact" "$(srq_ok sq4 4 2000)"
 workers_pair sq16 "${SRQ[@]}" --count 3000 --size 1000 -- "${SRQ[@]}" --count 3000 --size 1000
 check "srq_pingpong, its default 16 QPs: 3000 exchanges of 1000 bytes intact" "$(srq_ok sq16 16 3000)"
-workers_pair sql "${SRQ[@]}" --count 1000 --loss 0.02 --seed 3 --qp-timeout 17 -- "${SRQ[@]}" --qps 16 --count 1000 --loss 0.02 --seed 4 --qp-timeout 17  # as wl above
-check "srq_pingpong, 16 QPs at 2 % lab loss both sides: 1000 exchanges intact" "$(srq_ok sql 16 1000)"
+# The client's loss both ways (1 % of what it receives, 1 % of what it sends), the server's on its receiving.
+workers_pair sql "${SRQ[@]}" --count 1000 --loss 0.02 --seed 3 --qp-timeout 17 -- "${SRQ[@]}" --qps 16 --count 1000 --loss 0.01 --impair-direction both --seed 4 --qp-timeout 17  # as wl above
+check "srq_pingpong, 16 QPs at 2 % lab loss, the client's both ways: 1000 exchanges intact, the client's drops on both sides" \
+  "$(srq_ok sql 16 1000) && /usr/bin/python3 -c \"
+import json; c = json.load(open('$out/sql.c.json'))['impairment']; s = json.load(open('$out/sql.s.json'))['impairment']
+assert c['direction'] == 'both' and c['dropped_rx'] > 0 and c['dropped_tx'] > 0, c
+assert s['direction'] == 'rx' and s['dropped_rx'] > 0 and s['dropped_tx'] == 0, s\""
 workers_pair sqr "${SRQ[@]}" --count 1000 --rx-depth 4 -- "${SRQ[@]}" --qps 4 --count 1000 --rx-depth 4
 check "srq_pingpong, 4 QPs on an SRQ of 4 receives (RNR when it runs dry, the limit event fires): 1000 exchanges intact" \
   "$(srq_ok sqr 4 1000) && grep -q '\"limit_events\": [1-9]' '$out/sqr.s.json'"

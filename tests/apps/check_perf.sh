@@ -185,10 +185,18 @@ check "write_bw -D 2 --report_gbits: iterations counted in the measured window, 
 run_pair durl send_lat -D 2 -- -D 2
 check "send_lat -D 2: t_avg and tps" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/durl.c.txt' 1 0 lat && grep -q 'tps average' '$out/durl.c.txt'"
-run_pair loss write_bw -s 4096 -n 400 --loss 0.03 --seed 5 -- -s 4096 -n 400 --loss 0.03 --seed 6
-check "write_bw with 3 % lab loss at both ports: completes, retransmissions counted" \
+# The client's loss on what it sends (--impair-direction tx: the WRITEs' data), the server's on
+# what it receives (the default): each counts its drops on its own side (issue 34 item 3).
+run_pair loss write_bw -s 4096 -n 400 --loss 0.03 --seed 5 -- -s 4096 -n 400 --loss 0.03 --seed 6 --impair-direction tx
+check "write_bw with 3 % lab loss, the client's on its sending, the server's on its receiving: completes, retransmissions and drops counted where they happened" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/loss.c.txt' 1 400 bw && /usr/bin/python3 -c \"
-import json; d = json.load(open('$out/loss.c.json')); assert d['retransmitted_packets'] > 0 and d['impairment_dropped'] > 0, d\""
+import json; d = json.load(open('$out/loss.c.json')); s = json.load(open('$out/loss.s.json'))
+assert d['retransmitted_packets'] > 0 and d['impairment_dropped'] > 0, d
+c, si = d['impairment'], s['impairment']
+assert c['direction'] == 'tx' and c['dropped_tx'] == d['impairment_dropped'] and c['dropped_rx'] == 0 and c['frames_rx'] == 0, c
+assert si['direction'] == 'rx' and si['dropped_rx'] > 0 and si['dropped_tx'] == 0, si
+assert d['drop_reasons']['injected_loss'] == c['dropped'] and s['drop_reasons']['injected_loss'] == si['dropped'], (d, s)
+\" && grep -Eq 'droce: impairment \(tx\): dropped [1-9][0-9]*: 0 of 0 received here, [1-9][0-9]* of [1-9][0-9]* sent from here' '$out/loss.c.txt'"
 run_pair vlan write_bw -s 4096 -n 200 --dscp 26 --vlan 100 --pcp 3 -- -s 4096 -n 200 --dscp 26 --vlan 100 --pcp 3
 check "write_bw with --dscp 26 --vlan 100 --pcp 3 on both sides (tagged frames, ARP on the VLAN): both exit 0" \
   "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && table '$out/vlan.c.txt' 1 200 bw"

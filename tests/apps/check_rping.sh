@@ -70,9 +70,16 @@ check "IPv6 server: every ping verified with fd00::1, its MAC from the REQ" \
 check "IPv6: the server's listening line names fd00::2" "grep -q 'listening on fd00::2 port 7176' '$out/v6.s.txt'"
 
 # Pings of several packets each way (PMTU 1024): the READ's responses and the WRITE span 5 packets.
-pair large -p 7300 -C 5 --timeout 20 -- -p 7300 -C 5 -S 5000 --timeout 20
-check "5 pings of 5000 bytes, the server expecting -C 5: both exit 0" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ]"
-check "server: 5000-byte pings, 5 verified" "json large s \"d['size'] == 5000 and d['verified'] == 5\""
+# 5 % lab loss at each end: the client's on what it sends (--impair-direction tx: its WRITEs, its
+# SENDs, its ACKs of the READ), the server's on what it receives (the default); each counts its
+# drops on its own side, under the drop reason injected_loss too (issue 34 item 3).
+pair large -p 7300 -C 20 --loss 0.05 --seed 2 --timeout 20 -- -p 7300 -C 20 -S 5000 --loss 0.05 --seed 3 --impair-direction tx --timeout 20
+check "20 pings of 5000 bytes at 5 % lab loss, the server expecting -C 20: both exit 0" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ]"
+check "server: 5000-byte pings, 20 verified" "json large s \"d['size'] == 5000 and d['verified'] == 20\""
+check "the client's drops on its sending, the server's on its receiving, each under injected_loss; the client's line says where" \
+  "json large c \"d['impairment']['direction'] == 'tx' and d['impairment']['dropped_tx'] > 0 and d['impairment']['dropped_rx'] == 0 and d['drop_reasons']['injected_loss'] == d['impairment']['dropped']\" &&
+   json large s \"d['impairment']['direction'] == 'rx' and d['impairment']['dropped_rx'] > 0 and d['impairment']['dropped_tx'] == 0 and d['drop_reasons']['injected_loss'] == d['impairment']['dropped']\" &&
+   grep -Eq 'droce-rping: client: impairment \(tx\): dropped [1-9][0-9]*: 0 of 0 received here, [1-9][0-9]* of [1-9][0-9]* sent from here' '$out/large.c.txt'"
 
 # Nobody listens on 7175: the server's CM answers the REQ with REJ (invalid service ID).
 pair rejected -p 7174 --timeout 4 -- -p 7175 --timeout 30

@@ -4,6 +4,7 @@
 set -uo pipefail
 sw=$(realpath "$1")  # absolute: one check runs from another folder
 gen=$(realpath "$2")
+root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(mktemp -d)
 tag=$$
 pids=()
@@ -47,7 +48,7 @@ oob=$((20000 + tag % 20000))
 # and a second signal ends droce-switch at once, before its report; --duration bounds the run.
 "$sw" --no-pci -l 1 --vdev "net_memif0,role=server,socket=$s0" --vdev "net_memif1,role=server,socket=$s1" -- \
   --route 10.0.0.1/32=0 --route 10.0.0.2/32=1 --egress-gbps 1=2 --duration 40 --quiet --json "$out/sw.json" \
-  > "$out/sw.txt" 2>&1 &
+  --pcap "$out/sw.pcapng" > "$out/sw.txt" 2>&1 &
 swpid=$!
 pids+=($swpid)
 sleep 1
@@ -68,6 +69,20 @@ for a, b in ((0, 1), (1, 0)):
     assert p[a]['rx_frames'] == p[b]['tx_frames'] + p[b]['tail_drops'] + p[b]['queue_frames'], p
 assert p[0]['rx_frames'] > 3000
 PY" "$out/sw.txt"
+# --pcap (issue 34 item 1): every frame each port received, in one file with an interface per
+# port, cut to the default snap length with every header kept; tshark decodes it, Scapy checks
+# the headers of the cut frames and the ICRC of the whole ones (the ACKs).
+check "switch --pcap: one file, both ports' interfaces, every received frame, verified" \
+  "bash '$root/scripts/verify_capture.sh' '$out/sw.pcapng' > '$out/swcap.txt' 2>&1 &&
+   grep -Eq ' [1-9][0-9]* icrc ok, 0 bad, [1-9][0-9]* cut by the snap length' '$out/swcap.txt' &&
+   [ \"\$(tshark -r '$out/sw.pcapng' -T fields -e frame.interface_id 2>/dev/null | sort -u | paste -sd,)\" = 0,1 ] &&
+   grep -Eq 'droce-switch: capture: [1-9][0-9]* frames in .*sw.pcapng; [1-9][0-9]* cut to 346 bytes' '$out/sw.txt' &&
+   /usr/bin/python3 - '$out/sw.json' <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+c, p = d['capture'], d['ports']
+assert c['frames'] == sum(x['rx_frames'] for x in p) and c['cut'] > 0 and c['not_captured'] == 0, (c, p)
+PY" "$out/swcap.txt"
 
 "$sw" -- --kmin-bytes 10 --kmax-bytes 5 > "$out/e1.txt" 2>&1
 check "Kmin > Kmax refused by name" "[ $? -eq 2 ] && grep -q -- '--kmin-bytes' '$out/e1.txt'"
@@ -87,6 +102,10 @@ for bad in "--scheduler fifo" "--scheduler weighted:1,2,3" "--scheduler weighted
   "$sw" -- $bad > "$out/c$i.txt" 2>&1
   check "$bad refused by name" "[ $? -eq 2 ] && grep -q -- '${bad%% *}' '$out/c$i.txt' && [ \$(wc -l < '$out/c$i.txt') -le 2 ]"
 done
+# --pcap captures the switch between ports: the in-process lab refuses it before EAL, in one line.
+"$sw" -- --lab-senders 2 --pcap "$out/lab.pcapng" > "$out/e7.txt" 2>&1
+check "--pcap with --lab-senders refused by name" \
+  "[ $? -eq 2 ] && [ \$(wc -l < '$out/e7.txt') -eq 1 ] && grep -q -- '--pcap' '$out/e7.txt' && [ ! -e '$out/lab.pcapng' ]"
 "$sw" -- --bogus > "$out/e5.txt" 2>&1
 check "unknown option exits 2" "[ $? -eq 2 ] && grep -q 'unknown option' '$out/e5.txt'"
 
