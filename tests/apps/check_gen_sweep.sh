@@ -4,16 +4,8 @@
 # of every size verified; --expect-gbps judges the largest size; bad combinations exit 2 with
 # one line, before EAL. Two runs of droce-gen: a few seconds each on an idle host.
 # Usage: check_gen_sweep.sh DROCE_GEN
-set -uo pipefail
-gen=$1
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-fail=0
-check() {
-  if eval "$2"; then echo "ok: $1"; return; fi
-  echo "FAILED: $1"
-  fail=1
-}
+# shellcheck source=tests/apps/gen_check_lib.sh
+. "$(dirname "$0")/gen_check_lib.sh" "$@"
 # swept JSON TEXT COUNT SIZE..: one results[] entry and one text row per size, in order; with
 # COUNT > 0, each size's exactly COUNT messages of its bytes; every one verified; the top level
 # the sum of the sizes'.
@@ -54,7 +46,6 @@ check "five rows and five results[], 60 messages of each size verified, verdict 
 
 # ---- by --stepbytes, by --duration with its own --warmup per size, two workers, SEND (each
 # message's length checked too); a reachable --expect-gbps passes (exit 0) ----
-last_cpu=$(( $(nproc) - 1 ))
 timeout 300 "$gen" --lcores "0@0,1@$last_cpu" --no-pci -- --workers 2 --op send --qps 4 --minbytes 1000 \
   --maxbytes 3000 --stepbytes 1000 --duration 0.5 --warmup 0.1 --expect-gbps 0.000001 --json "$out/dur.json" \
   > "$out/dur.txt" 2>&1

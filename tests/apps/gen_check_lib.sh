@@ -1,5 +1,5 @@
-# Sourced by check_gen.sh and check_gen_pairs.sh (droce-gen end to end): the binary ($1), a
-# scratch directory removed at exit, check(), and the lcores both halves use.
+# Sourced by droce-gen's end-to-end checks (check_gen.sh, check_gen_pairs.sh, check_gen_sweep.sh):
+# the binary ($1), a scratch directory removed at exit, check(), and the lcores they use.
 set -uo pipefail
 gen=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
