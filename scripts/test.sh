@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds droce three times (gcc release-with-asserts, clang ASan+UBSan with the fuzz targets,
-# clang TSan with the threaded tests only) and runs every test suite in the first two, the threaded
-# tests in the third (the gcc build runs the app tests of the suite 'loaded' beside two CPU hogs,
-# the loaded pass, instead of in its plain pass), the demo (scripts/demo.sh --short) and examples/ (examples/run.sh,
-# against the gcc build's installed package) on the gcc build; ends with one
-# "N passed, N failed" line. Exit status 0 only if all pass.
+# clang TSan with the threaded tests only) and runs every unit test in the first two, the threaded
+# tests in the third, and every app test once: those of the suite 'loaded' in the gcc build beside
+# two CPU hogs (the loaded pass), the other app tests (suite 'apps') under ASan+UBSan; then the
+# interop suite, the demo (scripts/demo.sh --short) and examples/ (examples/run.sh, against the gcc
+# build's installed package) on the gcc build; ends with one "N passed, N failed" line. Exit
+# status 0 only if all pass.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -54,17 +55,34 @@ run_build() {
   timed "$name (tests)" meson test -C "$dir" --print-errorlogs --num-processes "$JOBS" $test_args || status=1
 }
 
+# The interop suite's guest image (scripts/rxe-lab/build-image.sh: debootstrap from the Debian
+# archive, 2-3 minutes of mostly downloading and unpacking) is built in the background of the gcc
+# compile and the tests after it, instead of in the interop suite's own time: the suite's call of
+# the same script then finds it cached and takes a second. A failure here is reported by the
+# suite, which calls the script again and fails loud if it still cannot build the image.
+image_log=$(mktemp)
+(timeout 1200 bash scripts/rxe-lab/build-image.sh > "$image_log" 2>&1; echo "exit $?" >> "$image_log") &
+image_pid=$!
+
 # The Soft-RoCE interop suite (a QEMU guest, several minutes) runs once, in the gcc build, after
 # the loaded pass (below).
 # pkgconfig.relocatable: a default, given here too so that a reused build tree has it (examples/run.sh).
-run_build "gcc build" build "--no-suite interop --no-suite loaded" -Dbuildtype=debugoptimized -Dwerror=true -Dfuzz=false -Dpkgconfig.relocatable=true
+# The app tests (suite 'apps', two processes or more each, most of CI's test time) run once: in
+# this build's loaded pass (suite 'loaded', below) or, the others, in the ASan+UBSan build, where
+# a memory error or undefined behaviour in the apps' code shows. Running each in both builds cost
+# about 10 minutes of CI's 50 (the run in both took 3,572 s in all on the CI machine). The unit
+# tests (suites other than 'apps') are cheap and run in both builds.
+# -g1 (line tables and function names, no variables' locations): a crash's backtrace still names
+# file and line, and the compile is about a tenth shorter than with -g's full debug information.
+run_build "gcc build" build "--no-suite interop --no-suite apps" -Dbuildtype=debugoptimized -Dcpp_args=-g1 -Dc_args=-g1 \
+  -Dwerror=true -Dfuzz=false -Dpkgconfig.relocatable=true
 
 # ---- The loaded pass: CI machines are busy, so the app tests that pair processes over the TCP
 # exchange, net_memif and telemetry (the ones whose waits a busy machine stretches) run again on
 # the gcc build beside two CPU hogs, `python3 -c "while True: pass"` twice, the standard the tests
 # are written to hold under. A test that holds only on an idle machine turns CI red here, on the
 # developer's machine. These tests carry the suite 'loaded' (tests/apps/meson.build) and run only
-# here in this build: the plain pass above leaves them out, the hogs being the harder condition.
+# here: the plain pass above leaves out every app test, and the ASan+UBSan build these ones.
 # Its results are counted in the summary (meson-logs/loaded.json). ----
 hog_pids=()
 stop_hogs() {
@@ -104,6 +122,9 @@ fi
 # CPU and droce's poller take both cores, so the ASan build's compile beside it took twice as long
 # (580 s alone, 1197 s beside it). Its results (meson-logs/interop.json) join the summary.
 rm -f build/meson-logs/interop.json
+wait "$image_pid" 2>/dev/null
+echo "== the guest image, built in the background: $(tail -n 1 "$image_log") =="
+rm -f "$image_log"
 if [[ " ${builds[*]} " == *" build "* ]]; then
   echo "== gcc build: the interop suite (Soft-RoCE in a QEMU guest) =="
   timed "interop" meson test -C build --no-rebuild --print-errorlogs --num-processes 1 --logbase interop --suite interop ||
@@ -145,7 +166,8 @@ if [ -f build/build.ninja ]; then
 fi
 # The sanitizer builds keep line tables only (-gline-tables-only): their reports name file and line,
 # and the compile is about a tenth shorter than with full debug information.
-CC=clang CXX=clang++ run_build "clang ASan+UBSan build" build-asan "--no-suite interop" \
+# Every unit test and fuzz target, and the app tests the gcc build's loaded pass does not run.
+CC=clang CXX=clang++ run_build "clang ASan+UBSan build" build-asan "--no-suite interop --no-suite loaded" \
   -Dbuildtype=debug -Dcpp_args=-gline-tables-only -Dc_args=-gline-tables-only \
   -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dbench=false \
   -Dfuzz=true -Dfuzz_seconds="$FUZZ_SECONDS"
