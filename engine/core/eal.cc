@@ -236,21 +236,30 @@ SplitArgs split_args(int argc, char** argv) {
   return r;
 }
 
-bool Eal::hugepages_available() {
-  bool mounted = false;
+bool Eal::hugetlbfs_mounted() {
   std::ifstream mounts("/proc/mounts");
   std::string dev, dir, type;
   std::string rest;
   while (mounts >> dev >> dir >> type && std::getline(mounts, rest))
-    if (type == "hugetlbfs") mounted = true;
-  if (!mounted) return false;
-  for (const char* size : {"hugepages-2048kB", "hugepages-1048576kB"}) {
-    std::ifstream f(std::string("/sys/kernel/mm/hugepages/") + size + "/free_hugepages");
-    long n = 0;
-    if (f >> n && n > 0) return true;
-  }
+    if (type == "hugetlbfs") return true;
   return false;
 }
+
+std::uint64_t Eal::free_hugepage_bytes() {
+  std::uint64_t bytes = 0;
+  for (const auto& [dir, page_bytes] : {std::pair{"hugepages-2048kB", std::uint64_t{2} << 20},
+                                        std::pair{"hugepages-1048576kB", std::uint64_t{1} << 30}}) {
+    std::ifstream f(std::string("/sys/kernel/mm/hugepages/") + dir + "/free_hugepages");
+    std::uint64_t n = 0;
+    if (f >> n) bytes += n * page_bytes;
+  }
+  return bytes;
+}
+
+// A process that starts on the last few free pages gets through EAL (DPDK maps memory on demand)
+// and then fails to create its mbuf pool, a failure that depends on what the other DPDK processes
+// of the machine hold at that moment. Below the floor, --no-huge is the dependable choice.
+bool Eal::hugepages_available() { return hugetlbfs_mounted() && free_hugepage_bytes() >= kMinFreeHugepageBytes; }
 
 std::vector<unsigned> Eal::allowed_cpus() {
   std::vector<unsigned> cpus;
@@ -301,7 +310,16 @@ Status build_eal_args(const std::vector<std::string>& eal, std::vector<std::stri
   report.hugepages = !has_arg(eal, "--no-huge");
   if (!user_memory_mode && !Eal::hugepages_available()) {
     report.hugepages = false;
-    if (!quiet) DROCE_LOG(WARNING, "no usable hugepages (see scripts/setup.sh); running with --no-huge");
+    if (!quiet) {
+      if (!Eal::hugetlbfs_mounted())
+        DROCE_LOG(WARNING, "no usable hugepages (no hugetlbfs mounted; see scripts/setup.sh): running with --no-huge");
+      else
+        DROCE_LOG(
+            WARNING,
+            "only %llu MiB of hugepages free (droce wants %llu MiB; see scripts/setup.sh): running with --no-huge",
+            static_cast<unsigned long long>(Eal::free_hugepage_bytes() >> 20),
+            static_cast<unsigned long long>(Eal::kMinFreeHugepageBytes >> 20));
+    }
     out.emplace_back("--no-huge");
     if (!has_arg(eal, "-m") && !has_arg(eal, "--socket-mem")) {
       out.emplace_back("-m");

@@ -1,6 +1,7 @@
 // Eal: the one owner of DPDK's Environment Abstraction Layer in a process (init once, cleanup at exit).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,8 +52,13 @@ class Eal {
   // that has no Eal at hand (the apps' telemetry set-up). Written once, before any reader.
   [[nodiscard]] static const EalReport& current();
 
-  // Hugepages usable now: a mounted hugetlbfs and free pages of some size.
+  // Hugepages usable now: a mounted hugetlbfs and at least kMinFreeHugepageBytes free (a droce
+  // process with its default pools maps about 220 MiB: a loopback droce-gen, 108 pages of 2 MiB).
+  static constexpr std::uint64_t kMinFreeHugepageBytes = std::uint64_t{256} << 20;
   [[nodiscard]] static bool hugepages_available();
+  [[nodiscard]] static bool hugetlbfs_mounted();
+  // Free hugepage memory of every size (2 MiB and 1 GiB pages), in bytes.
+  [[nodiscard]] static std::uint64_t free_hugepage_bytes();
   // CPUs this process may run on (sched_getaffinity), used to validate lcore lists.
   [[nodiscard]] static std::vector<unsigned> allowed_cpus();
 
