@@ -78,11 +78,11 @@ void declare(CLI::App& app, Options& o) {
                     std::to_string(o.sr_bdp_pkts) + ")");
   cli::add_uint(app, cli::kConnection, "--clients", "N", o.clients, 1, kMaxClients,
                 "server: serve N clients at once, each on its own QP, and end when all N\n"
-                "have pinged and disconnected; a REQ beyond N is rejected (1.." +
+                "have pinged and disconnected; a REQ beyond N is rejected. 1.." +
                     std::to_string(kMaxClients) + d + std::to_string(o.clients) + ")");
   cli::add_uint(app, cli::kConnection, "--connections", "N", o.connections, 1, kMaxClients,
                 "client: N connections one after another, each its own QP, its -C pings and\n"
-                "its DREQ (1.." +
+                "its DREQ. 1.." +
                     std::to_string(kMaxClients) + d + std::to_string(o.connections) + ")");
   cli::add_uint(app, cli::kConnection, "--workers", "N", o.workers, 1, kMaxWorkers,
                 "poll-mode workers; connection i's QP on worker i % N. Server: each on its\n"
