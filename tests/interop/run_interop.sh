@@ -590,7 +590,13 @@ mixed_recovery_peers
 lab_droce_eal2() { echo "--lcores 0@$LAB_DROCE_CPU,1@$LAB_DROCE_CPU --no-pci --no-huge -m 512 --vdev net_vhost0,iface=$LAB_RUN/vhost.sock,queues=2"; }
 if wanted w2_rping_droce_server || wanted w2_rping_droce_server_per_worker || wanted w2_rping_guest_server ||
    wanted w2_rping_guest_server_arp || wanted w2_send_bw-R-q4_droce_server; then
-  if lab_gexec "ethtool -L eth0 combined 2 && ethtool -l eth0 | tail -n 5 | grep -q 'Combined:.*2'" 30 > /dev/null; then
+  # The channel change goes through virtio-net's control queue to QEMU and on to the vhost-user
+  # backend: made while a placeholder backend holds the link (lab_hold_link), as at the end.
+  w2_ok=0
+  lab_hold_link && lab_glinkwait 30 > /dev/null &&
+    lab_gexec "ethtool -L eth0 combined 2 && ethtool -l eth0 | tail -n 5 | grep -q 'Combined:.*2'" 30 > /dev/null && w2_ok=1
+  lab_release_link
+  if [ "$w2_ok" -eq 1 ]; then
     RP2=("$RPING" $(lab_droce_eal2) --)
     # droce-rping serving two of the guest's rping clients at once: client i's QP on worker i.
     rdmacm_droce_serves w2_rping_droce_server 'listening on' 0 \
@@ -622,7 +628,9 @@ print('droce-rping: workers', d['workers'])" "$LAB_RUN/w2_rping_server.json" "$G
     echo "the guest's eth0 did not take two queue pairs (ethtool -L eth0 combined 2)"
     result w2_guest_two_queue_pairs 1 0
   fi
+  lab_hold_link && lab_glinkwait 30 > /dev/null
   lab_gexec "ethtool -L eth0 combined 1" 30 > /dev/null || echo "warning: the guest's eth0 kept two queue pairs"
+  lab_release_link
 fi
 
 echo "rxe counters: $(lab_gexec 'cd /sys/class/infiniband/rxe0/ports/1/hw_counters && for f in sent_pkts rcvd_pkts duplicate_request out_of_seq_request rcvd_seq_err completer_retry_err retry_exceeded_err; do printf "%s=%s " $f $(cat $f); done' 30)"
