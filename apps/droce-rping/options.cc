@@ -18,10 +18,10 @@ constexpr const char* kUsage =
     "its own buffer's as the go-ahead; the client SENDs its sink buffer's; the server RDMA WRITEs the\n"
     "data there and SENDs the go-ahead; the client compares the two buffers. -C times, then the\n"
     "client disconnects (DREQ). The server serves one client, or with --clients N that many at once,\n"
-    "each on its own QP; --recovery sr agrees selective repeat with a droce peer, go-back-N with any\n"
-    "other. Exit 0 only when every ping was verified. With no EAL options the\n"
-    "two ends meet over net_memif on /tmp/droce-rping.sock; against Linux: rping -s, or\n"
-    "rping -c -a <--local-ip> -C N -V, on a RoCE NIC or Soft-RoCE.";
+    "each on its own QP (QP i on worker i % --workers); --recovery sr agrees selective repeat with\n"
+    "a droce peer, go-back-N with any other. Exit 0 only when every ping was verified. With no\n"
+    "EAL options the two ends meet over net_memif on /tmp/droce-rping.sock; against Linux:\n"
+    "rping -s, or rping -c -a <--local-ip> -C N -V, on a RoCE NIC or Soft-RoCE.";
 
 void declare(CLI::App& app, Options& o) {
   namespace cli = apps::cli;
@@ -78,8 +78,19 @@ void declare(CLI::App& app, Options& o) {
                     std::to_string(o.sr_bdp_pkts) + ")");
   cli::add_uint(app, cli::kConnection, "--clients", "N", o.clients, 1, kMaxClients,
                 "server: serve N clients at once, each on its own QP, and end when all N\n"
-                "have pinged and disconnected; a REQ beyond N is rejected (1.." +
+                "have pinged and disconnected; a REQ beyond N is rejected. 1.." +
                     std::to_string(kMaxClients) + d + std::to_string(o.clients) + ")");
+  cli::add_uint(app, cli::kConnection, "--connections", "N", o.connections, 1, kMaxClients,
+                "client: N connections one after another, each its own QP, its -C pings and\n"
+                "its DREQ. 1.." +
+                    std::to_string(kMaxClients) + d + std::to_string(o.connections) + ")");
+  cli::add_uint(app, cli::kConnection, "--workers", "N", o.workers, 1, kMaxWorkers,
+                "poll-mode workers; connection i's QP on worker i % N. Server: each on its\n"
+                "own EAL lcore (-l must give N; the main lcore is worker 0, whose CM accepts\n"
+                "every client) with its own RX/TX queue pair. Client: N queue pairs, all\n"
+                "polled by its one lcore (give the server's N: net_memif pairs the two\n"
+                "sides' queues). 1.." +
+                    std::to_string(kMaxWorkers) + d + std::to_string(o.workers) + ")");
 
   cli::ImpairmentFields imp;
   imp.group = cli::kImpairmentDirected;
@@ -116,7 +127,9 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
   if (o.server && !o.address.empty() && !o.local_ip.empty() && o.address != o.local_ip)
     return fail("-a " + o.address + " and --local-ip " + o.local_ip + " differ: on the server both name our address");
   if (o.client && apps::cli::given(*app, "--clients"))
-    return fail("--clients is the server's: a client makes one connection");
+    return fail("--clients is the server's: a client makes one connection (or --connections N, one after another)");
+  if (o.server && apps::cli::given(*app, "--connections"))
+    return fail("--connections is the client's: the server serves --clients N");
   if (o.server && o.local_ip.empty()) o.local_ip = o.address;
   // One endpoint's frames all carry one IP version: the server's address is of ours.
   engine::IpAddress server_ip, local;

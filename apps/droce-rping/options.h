@@ -16,6 +16,7 @@ inline constexpr std::uint32_t kMinSize = 26;
 inline constexpr std::uint32_t kMaxSize = 65535;
 inline constexpr std::uint16_t kDefaultPort = 7174;
 inline constexpr std::uint32_t kMaxClients = 64;  // the engine's CM connection slots
+inline constexpr std::uint32_t kMaxWorkers = 16;
 
 struct Options {
   bool server = false;                // -s
@@ -41,6 +42,12 @@ struct Options {
   rc::Recovery recovery = rc::Recovery::kGoBackN;
   std::uint32_t sr_bdp_pkts = rc::kSrMaxBdpPkts;  // SR: PSNs in flight per QP, 1..128
   std::uint32_t clients = 1;                      // server: connections to serve, each on its own QP, 1..kMaxClients
+  std::uint32_t connections = 1;                  // client: connections made one after another, 1..kMaxClients
+  // Poll-mode workers (engine/workers/worker_group.h): connection i's QP on worker i % workers,
+  // as droce-perf and droce-gen place QP i. Server: one EAL lcore each (the main one is worker 0,
+  // the port owner, whose CM accepts every client). Client: as many queue pairs, all polled by
+  // its one lcore (net_memif pairs the two sides' queues).
+  std::uint32_t workers = 1;
 
   [[nodiscard]] const char* role() const { return server ? "server" : "client"; }
 };

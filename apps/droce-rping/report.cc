@@ -40,7 +40,7 @@ int report(const Options& o, const Setup& st, const std::vector<Results>& conns,
   Results r;  // the top-level fields: the first connection's (the only one, but for --clients N)
   if (!conns.empty()) r = conns.front();
   std::uint64_t pings = 0, verified = 0;
-  bool each_ok = conns.size() == (o.server ? o.clients : 1u);
+  bool each_ok = conns.size() == (o.server ? o.clients : o.connections);
   for (const Results& c : conns) {
     pings += c.pings;
     verified += c.verified;
@@ -51,13 +51,17 @@ int report(const Options& o, const Setup& st, const std::vector<Results>& conns,
   const bool ok = failure.ok() && each_ok;
   // The recovery's line only when it was asked for or there are several clients: a plain run
   // prints what rping's scripts expect, and nothing more.
-  const bool tell_each = o.recovery == rc::Recovery::kSelectiveRepeat || o.clients > 1;
-  if (ok && o.clients == 1)
+  const bool several = (o.server ? o.clients : o.connections) > 1;
+  const bool tell_each = o.recovery == rc::Recovery::kSelectiveRepeat || several;
+  if (ok && !several)
     std::printf("droce-rping: %s: %llu pings of %u bytes verified with %s (%s, MAC from %s), QP %#x <-> %#x\n",
                 o.role(), static_cast<unsigned long long>(r.verified), r.ping_size, engine::ip_text(r.peer_ip).c_str(),
                 mac_text(r.peer_mac).c_str(), r.mac_from, r.qpn, r.established.params.remote_qpn);
-  else if (ok)
+  else if (ok && o.server)
     std::printf("droce-rping: server: %llu pings verified with %zu clients\n",
+                static_cast<unsigned long long>(verified), conns.size());
+  else if (ok)
+    std::printf("droce-rping: client: %llu pings verified over %zu connections\n",
                 static_cast<unsigned long long>(verified), conns.size());
   else
     std::fprintf(stderr, "droce-rping: %s\n", failure.ok() ? "no ping was verified" : failure.message().c_str());
@@ -98,17 +102,19 @@ int report(const Options& o, const Setup& st, const std::vector<Results>& conns,
                        {"max_dest_rd_atomic", p.max_dest_rd_atomic},
                        {"retry_count", p.retry_count},
                        {"rnr_retry", p.rnr_retry}};
-    j["cm"] = st.ep ? apps::cm_counters_json(*st.ep) : nlohmann::json::object();
+    j["cm"] = st.group ? apps::cm_counters_json(st.cm()) : nlohmann::json::object();
     j["recovery"] = recovery_of(conns);
     j["recovery_asked"] = recovery_name(o.recovery);
     j["sr_bdp_packets"] = o.sr_bdp_pkts;
     j["clients"] = o.server ? o.clients : 1u;
+    j["connections_asked"] = o.server ? o.clients : o.connections;
     j["rejected_requests"] = rejected;
     nlohmann::json list = nlohmann::json::array();
     for (const Results& c : conns)
       list.push_back({{"peer_ip", engine::ip_text(c.peer_ip)},
                       {"peer_qpn", c.established.params.remote_qpn},
                       {"qpn", c.qpn},
+                      {"worker", c.worker},
                       {"recovery", recovery_name(c.recovery)},
                       {"peer_offer", c.offer},
                       {"peer_sr_bdp_packets", c.peer_sr_bdp_pkts},
@@ -119,7 +125,24 @@ int report(const Options& o, const Setup& st, const std::vector<Results>& conns,
                       {"sr_resent_on_sack", c.sr_resent_on_sack}});
     j["connections"] = list;
     // The endpoint's drops by reason, the lab loss's under injected_loss, and where it dropped.
-    const engine::RcEndpoint* eps[] = {st.ep.get()};
+    // Per worker: the steering stage's hand-overs and the CM's commands for its QPs (docs/workers.md).
+    std::vector<const engine::RcEndpoint*> eps;
+    nlohmann::json workers = nlohmann::json::array();
+    for (std::uint16_t w = 0; st.group && w < st.group->size(); ++w) {
+      const engine::Worker& wk = st.group->worker(w);
+      eps.push_back(&wk.endpoint());
+      const engine::SteeringCounters& sc = wk.steering();
+      std::uint32_t qps = 0;
+      for (const Results& c : conns) qps += c.worker == w ? 1 : 0;
+      workers.push_back({{"worker", w},
+                         {"connections", qps},
+                         {"rx_steered_in_software", sc.rx_steered_in_software},
+                         {"rx_steered_in", sc.rx_steered_in},
+                         {"qp_commands_run", sc.qp_commands_run},
+                         {"qp_commands_failed", sc.qp_commands_failed},
+                         {"qp_commands_refused", sc.qp_commands_refused}});
+    }
+    j["workers"] = workers;
     j["drop_reasons"] = apps::drop_reasons_json(apps::counter_sums(eps), st.impairments.tally().dropped());
     if (!st.impairments.empty()) j["impairment"] = st.impairments.json();
     apps::stamp_report(j);

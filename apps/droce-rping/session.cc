@@ -28,15 +28,17 @@ std::string ping_name(std::uint64_t i) { return "ping " + std::to_string(i); }
 
 }  // namespace
 
-Session::Session(const Options& o, Setup& st, std::uint8_t* region, const rc::MemoryRegion& mr)
-    : o_(o), ep_(*st.ep), psns_(st.psns), region_(region), mr_(mr) {}
+Session::Session(const Options& o, Setup& st, std::uint16_t worker, std::uint8_t* region, const rc::MemoryRegion& mr)
+    : o_(o), st_(st), ep_(st.group->worker(worker).endpoint()), cm_(st.cm()), psns_(st.psns), region_(region), mr_(mr) {
+  r_.worker = worker;
+}
 
-Status Session::create_qp(std::uint32_t pmtu) {
+Status Session::create_qp(std::uint32_t pmtu, std::uint32_t psn) {
   rc::QpAttr a;
   a.pmtu = pmtu;
   a.recovery = r_.recovery;  // the client sets SR at the REP (connect), the server before its REP
   a.sr_bdp_pkts = o_.sr_bdp_pkts;
-  a.sq_psn = psns_.next();                                    // drawn, as rdma_cm's; the CM tells the peer
+  a.sq_psn = psn;                                             // drawn, as rdma_cm's; the CM tells the peer
   a.access = rc::kAccessRemoteRead | rc::kAccessRemoteWrite;  // the peer READs our start buffer, WRITEs our sink
   a.pd = mr_.pd;    // the QP reaches this session's region alone (the server's: a domain per client)
   a.sq_depth = 16;  // rping's RPING_SQ_DEPTH
@@ -111,11 +113,13 @@ Status Session::wait_for(const std::string& what, Done done) {
 }
 
 void Session::step() {
-  ep_.poll();
+  // Every worker: the port owner's CM (first, so that the moves it posts for another worker's QP
+  // are run by that worker's poll in the same round), then the QP's worker.
+  st_.poll_all();
   // Events first: a disconnect flushes the QP's receives in the same poll, and its event says
   // those flushes are expected.
   CmEndpointEvent e;
-  for (int k = 0; k < 16 && ep_.cm_next_event(e); ++k) on_cm_event(e);
+  for (int k = 0; k < 16 && cm_.cm_next_event(e); ++k) on_cm_event(e);
   poll_completions();
 }
 
@@ -137,6 +141,10 @@ void Session::on_completion(const rc::Completion& c) {
   if (c.status != rc::WcStatus::kSuccess) {
     // A disconnect moves the QP to ERROR: what was still posted (our receives) comes back flushed.
     if (c.status == rc::WcStatus::kWrFlushErr && (disconnecting_ || r_.disconnected)) return;
+    if (c.status == rc::WcStatus::kWrFlushErr && o_.server) {
+      flushed_early_ = true;  // the DREQ's event may still be on its way (session.h)
+      return;
+    }
     const char* what = c.is_recv                          ? "receive"
                        : c.opcode == rc::WcOpcode::kRead  ? "RDMA READ"
                        : c.opcode == rc::WcOpcode::kWrite ? "RDMA WRITE"
@@ -168,7 +176,7 @@ void Session::on_completion(const rc::Completion& c) {
 void Session::on_cm_event(const CmEndpointEvent& e) {
   switch (e.kind) {
     case CmEndpointEventKind::kConnectRequest:
-      (void)ep_.cm_reject(e.conn);  // the server's are server.cc's: none reaches a session
+      (void)cm_.cm_reject(e.conn);  // the server's are server.cc's: none reaches a session
       return;
     case CmEndpointEventKind::kEstablished:
       if (e.conn != r_.conn) return;
@@ -226,7 +234,7 @@ Status Session::connect() {
   engine::IpAddress ip;
   (void)engine::parse_ip(o_.address, ip);  // validated by the parser, of our family
   r_.peer_ip = ip;
-  apps::PeerMac peer_mac(o_.peer_mac, ep_, [this] { ep_.poll(); });
+  apps::PeerMac peer_mac(o_.peer_mac, cm_, [this] { st_.poll_all(); });
   peer_mac.announce();
   const auto wait_ms = static_cast<std::uint32_t>(o_.timeout_s * 1000);
   // The server's MAC: ARP for IPv4, Neighbor Discovery for IPv6 (rdma_resolve_addr's two ways).
@@ -235,7 +243,7 @@ Status Session::connect() {
       !s.ok())
     return s;
   r_.mac_from = !peer_mac.by_arp() ? "given" : ip.ipv6 ? "nd" : "arp";
-  if (Status s = create_qp(1024); !s.ok()) return s;
+  if (Status s = create_qp(1024, psns_.next()); !s.ok()) return s;
   engine::CmConnectTo to;
   to.peer = engine::lab_address(ip, r_.peer_mac);
   to.port = o_.port;
@@ -248,7 +256,7 @@ Status Session::connect() {
     to.private_len = sizeof offer;
     to.recovery_at_rep = recovery_from_rep;
   }
-  if (Status s = ep_.cm_connect(r_.qpn, to, r_.conn); !s.ok()) return s;
+  if (Status s = cm_.cm_connect(r_.qpn, to, r_.conn); !s.ok()) return s;
   if (Status s = wait_for("answer to our REQ from " + o_.address + " port " + std::to_string(o_.port),
                           [this] { return r_.connected; });
       !s.ok())
@@ -261,7 +269,7 @@ Status Session::connect() {
   return {};
 }
 
-Status Session::accept(const CmEndpointEvent& req) {
+Status Session::prepare_accept(const CmEndpointEvent& req, std::uint32_t psn) {
   // The client's addresses come from its REQ's frame: no ARP, no --peer-mac.
   r_.peer_ip.ipv6 = ep_.config().addresses.ipv6;  // a REQ reaches us in our family only
   std::memcpy(r_.peer_ip.bytes, req.peer.ip, r_.peer_ip.ipv6 ? 16 : 4);
@@ -276,10 +284,15 @@ Status Session::accept(const CmEndpointEvent& req) {
   r_.recovery = sr ? rc::Recovery::kSelectiveRepeat : rc::Recovery::kGoBackN;
   if (sr) r_.peer_sr_bdp_pkts = offer.sr_bdp_pkts;
   const std::uint32_t pmtu = cm::mtu_bytes(req.params.path_mtu);
-  if (Status s = create_qp(pmtu == 0 ? 1024 : pmtu); !s.ok()) return s;
-  std::uint8_t acceptance[apps::kRecoveryOfferBytes];
-  apps::encode_recovery_offer(apps::RecoveryOffer{r_.recovery, static_cast<std::uint16_t>(o_.sr_bdp_pkts)}, acceptance);
-  return ep_.cm_accept(r_.conn, r_.qpn, sr ? acceptance : nullptr, sr ? sizeof acceptance : 0);
+  if (Status s = create_qp(pmtu == 0 ? 1024 : pmtu, psn); !s.ok()) return s;
+  apps::encode_recovery_offer(apps::RecoveryOffer{r_.recovery, static_cast<std::uint16_t>(o_.sr_bdp_pkts)},
+                              acceptance_);
+  acceptance_len_ = sr ? sizeof acceptance_ : 0;
+  return {};
+}
+
+Status Session::send_rep() {
+  return cm_.cm_accept(r_.conn, r_.qpn, acceptance_len_ != 0 ? acceptance_ : nullptr, acceptance_len_);
 }
 
 Status Session::run() {
@@ -322,6 +335,12 @@ Status Session::run() {
 }
 
 std::string Session::waiting_for() const {
+  if (flushed_early_ && !r_.disconnected)
+    return "DREQ event from the CM after this client's QP was flushed (" + waiting_for_step() + ")";
+  return waiting_for_step();
+}
+
+std::string Session::waiting_for_step() const {
   switch (serve_) {
     case Serve::kWaitRtu:
       return "RTU (or first packet) from the client";
@@ -429,7 +448,7 @@ Status Session::finish() {
   Status s;
   if (o_.client && r_.connected && !r_.disconnected) {
     disconnecting_ = true;
-    s = ep_.cm_disconnect(r_.conn);
+    s = cm_.cm_disconnect(r_.conn);
     if (s.ok()) s = wait_for("DREP from the server", [this] { return r_.disconnected; });
   }
   const std::uint64_t end = rte_rdtsc() + rte_get_tsc_hz() / 1'000'000 * kLingerUs;

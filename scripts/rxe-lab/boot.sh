@@ -2,7 +2,11 @@
 # Boots the rxe lab guest (building its image first if needed) and waits until its job agent is
 # ready; the guest keeps running after this script returns (scripts/rxe-lab/down.sh stops it).
 #   guest eth0 = virtio-net over vhost-user: QEMU is the CLIENT of $LAB_RUN/vhost.sock with
-#                reconnect=1, so each droce app run (the vhost-user server) reconnects the link
+#                reconnect=1, so each droce app run (the vhost-user server) reconnects the link.
+#                Two queue pairs (queues=2, mq=on) for droce's runs on two workers, each of which
+#                sends on its own queue; the guest's one CPU makes Linux use one pair
+#                (virtio-net's default is min(pairs, CPUs)) until `ethtool -L eth0 combined 2`,
+#                so droce's one-queue runs (net_vhost queues=1) see every frame on queue 0.
 #   guest mgmt0 = QEMU user networking, restrict=on: hostfwd 127.0.0.1:$LAB_OOB_HOSTFWD -> guest
 #                :18515, guestfwd 10.0.2.100:18515 -> host 127.0.0.1:$LAB_OOB_HOST (one socat per
 #                connection)
@@ -38,8 +42,8 @@ qemu-system-x86_64 "${accel[@]}" -m "$LAB_MEM" -smp 1 -nodefaults -display none 
   -virtfs "local,path=$LAB_SHARE,mount_tag=host,security_model=none,id=host" \
   -object "memory-backend-memfd,id=mem,size=${LAB_MEM}M,share=on" -numa node,memdev=mem \
   -chardev "socket,id=vu0,path=$LAB_RUN/vhost.sock,reconnect=1" \
-  -netdev vhost-user,id=d0,chardev=vu0,queues=1 \
-  -device "virtio-net-pci,netdev=d0,mac=$GUEST_MAC,vectors=0" \
+  -netdev vhost-user,id=d0,chardev=vu0,queues=2 \
+  -device "virtio-net-pci,netdev=d0,mac=$GUEST_MAC,vectors=0,mq=on" \
   -netdev "user,id=m0,restrict=on,net=10.0.2.0/24,hostfwd=tcp:127.0.0.1:$LAB_OOB_HOSTFWD-:18515,guestfwd=tcp:$GUEST_OOB_ADDR:18515-cmd:socat - TCP:127.0.0.1:$LAB_OOB_HOST" \
   -device "virtio-net-pci,netdev=m0,mac=$GUEST_MGMT_MAC" \
   < /dev/null > "$LAB_RUN/qemu.log" 2>&1 &

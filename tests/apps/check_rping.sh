@@ -6,6 +6,8 @@
 # REJ, a one-line error naming it, exit non-zero, long before --timeout. Then loss recovery: an SR
 # client against a default server runs go-back-N; and one server (--clients 2 --recovery sr)
 # serving a selective-repeat and a go-back-N client at once through droce-switch with 1 % loss.
+# Then several workers (issue 41): a server with --clients 4 on 2 and on 4 workers against a client
+# making 4 connections one after another on as many queue pairs, 1 % loss at both ends.
 set -uo pipefail
 rping=$1
 sw=${2:-}
@@ -20,13 +22,15 @@ last_cpu=$(( $(nproc) - 1 ))
 py=/usr/bin/python3
 
 # pair NAME PORT SERVER_ARGS -- CLIENT_ARGS: sets srv_rc, cli_rc, cli_s (the client's seconds).
+# SRV_L / CLI_L: the EAL lcore options of each side (default: the last CPU and CPU 0).
 pair() {
   local name=$1 sock="$out/$1.sock" sargs=() cargs=() side=s t0; shift
   for a in "$@"; do
     if [ "$a" = -- ] && [ $side = s ]; then side=c; continue; fi
     if [ $side = s ]; then sargs+=("$a"); else cargs+=("$a"); fi
   done
-  timeout 120 "$rping" -l "$last_cpu" --no-pci --vdev "net_memif0,role=server,socket=$sock" -- \
+  # shellcheck disable=SC2086  # SRV_L / CLI_L: EAL lcore options, word-split on purpose
+  timeout 120 "$rping" ${SRV_L:--l $last_cpu} --no-pci --vdev "net_memif0,role=server,socket=$sock" -- \
     -s --json "$out/$name.s.json" "${sargs[@]}" > "$out/$name.s.txt" 2>&1 &
   local spid=$!
   sleep 0.5
@@ -35,7 +39,8 @@ pair() {
     timeout 120 "$rping" -l 0 --no-pci --vdev "net_memif0,role=client,socket=$sock" -- \
       -c -a "${server_ip:-10.0.0.2}" --json - "${cargs[@]}" > "$out/$name.c.json" 2> "$out/$name.c.txt"
   else
-    timeout 120 "$rping" -l 0 --no-pci --vdev "net_memif0,role=client,socket=$sock" -- \
+    # shellcheck disable=SC2086
+    timeout 120 "$rping" ${CLI_L:--l 0} --no-pci --vdev "net_memif0,role=client,socket=$sock" -- \
       -c -a "${server_ip:-10.0.0.2}" --json "$out/$name.c.json" "${cargs[@]}" > "$out/$name.c.txt" 2>&1
   fi
   cli_rc=$?
@@ -139,6 +144,37 @@ else
   echo "skipped: the two-client run through droce-switch (no droce-switch given)"
 fi
 
+# Several workers (issue 41): client i's QP on the server's worker i % N, accepted by the port
+# owner's CM (worker 0, the main lcore) and served by its worker's lcore; the CM's RTR/RTS at the
+# REP and ERROR at the DREQ reach worker 1..N-1's QPs through their control rings. The client makes
+# its 4 connections one after another (connection i on its worker i % N, all polled by its one
+# lcore), each 10 pings of 3000 bytes (3 packets at PMTU 1024); 1 % lab loss at both ends, the CM's
+# MADs included. Every ping checked on both sides; every connection reported on its own.
+# json_workers NAME SIDE N: N connections, each 10 pings verified, connection i on worker i % W,
+# each worker's commands run and none failed or refused, workers 1.. ran some.
+json_workers() {
+  json "$1" "$2" "d['ok'] and d['verified'] == 10 * $3 and len(d['connections']) == $3 and \
+all(c['pings_verified'] == 10 and c['worker'] == i % len(d['workers']) for i, c in enumerate(d['connections'])) and \
+all(w['qp_commands_failed'] == 0 and w['qp_commands_refused'] == 0 for w in d['workers']) and \
+all(w['connections'] == $3 // len(d['workers']) for w in d['workers'])"
+}
+if [ "$(nproc)" -ge 2 ]; then two_lcores="-l 0-1"; else two_lcores="--lcores=0@0,1@0"; fi
+SRV_L=$two_lcores pair w2 -p 7180 --clients 4 --workers 2 -C 10 --loss 0.01 --seed 5 --timeout 30 -- \
+  -p 7180 --connections 4 --workers 2 -C 10 -S 3000 -V --loss 0.01 --seed 6 --timeout 30
+check "--clients 4 --workers 2 against --connections 4 --workers 2, 1 % loss: both exit 0" "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ]"
+check "... server: 4 connections on workers 0, 1, 0, 1, 10 pings verified each; worker 1 ran the CM's commands for its QPs" \
+  "json_workers w2 s 4 && json w2 s \"d['workers'][1]['qp_commands_run'] >= 2\""
+check "... client: 4 connections one after another, 10 pings verified each, its line says so" \
+  "json_workers w2 c 4 && grep -q 'client: 40 pings verified over 4 connections' '$out/w2.c.txt'"
+check "... the server's line, and one line per connection" \
+  "grep -q 'server: 40 pings verified with 4 clients' '$out/w2.s.txt' && [ \$(grep -c 'server: connection [1-4]: 10.0.0.1, go-back-N, 10 pings verified' '$out/w2.s.txt') -eq 4 ]"
+# Four workers a side (four lcores over the CPUs there are: slow under load, judged on results).
+SRV_L="--lcores 0@0,1@$last_cpu,2@0,3@$last_cpu" pair w4 -p 7181 --clients 4 --workers 4 -C 10 --loss 0.01 --seed 7 --timeout 30 -- \
+  -p 7181 --connections 4 --workers 4 -C 10 -S 3000 --loss 0.01 --seed 8 --timeout 30
+check "--clients 4 --workers 4, 1 % loss: both exit 0, each worker one connection, 10 pings verified each" \
+  "[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] && json_workers w4 s 4 && json_workers w4 c 4 && \
+   json w4 s \"all(w['qp_commands_run'] >= 2 for w in d['workers'][1:])\""
+
 # Usage errors: one line, exit 2.
 "$rping" -- -s -c > "$out/u1.txt" 2>&1; u1=$?
 "$rping" -- -c > "$out/u2.txt" 2>&1; u2=$?
@@ -149,7 +185,12 @@ fi
 "$rping" -- -c -a fd00::2 > "$out/u7.txt" 2>&1; u7=$?                    # IPv6 without --local-ip
 "$rping" -- -c -a fd00::2 --local-ip 10.0.0.1 > "$out/u8.txt" 2>&1; u8=$?  # two families
 "$rping" -- -c -a ff02::1 --local-ip fd00::1 > "$out/u9.txt" 2>&1; u9=$?   # multicast: no host owns it
+"$rping" -- -s --connections 2 > "$out/u10.txt" 2>&1; u10=$?               # the client's option
 check "usage errors exit 2 with one line" "[ $u1 -eq 2 ] && [ $u2 -eq 2 ] && [ $u3 -eq 2 ] && [ $u4 -eq 2 ] && [ $u5 -eq 2 ] && \
-  [ $u6 -eq 2 ] && [ $u7 -eq 2 ] && [ $u8 -eq 2 ] && [ $u9 -eq 2 ] && [ \$(cat '$out'/u?.txt | wc -l) -eq 9 ] &&
+  [ $u6 -eq 2 ] && [ $u7 -eq 2 ] && [ $u8 -eq 2 ] && [ $u9 -eq 2 ] && [ $u10 -eq 2 ] && [ \$(cat '$out'/u*.txt | wc -l) -eq 10 ] &&
   grep -q 'is IPv6: give --local-ip' '$out/u7.txt' && grep -q 'give both of one family' '$out/u8.txt'"
+# Two server workers on one lcore: a usage error naming the limit (EAL's own lines may precede it).
+"$rping" -l 0 --no-pci --no-huge -m 256 --vdev "net_memif0,role=server,socket=$out/u11.sock" -- -s --workers 2 \
+  > "$out/w11.txt" 2>&1; u11=$?
+check "--workers 2 on one lcore: exit 2, the limit named" "[ $u11 -eq 2 ] && grep -q 'droce-rping: .*lcore' '$out/w11.txt'"
 exit $fail

@@ -578,6 +578,61 @@ assert c['recovery'] == 'sr', c['recovery']" "$sj" "$cj" "$GUEST_IP" "$DROCE2_IP
 }
 mixed_recovery_peers
 
+# ---- RDMA-CM on two workers against Linux (issue 41): droce's port owner (worker 0) runs the CM
+# of every connection and moves worker 1's QPs through its control ring; QP i is on worker i % 2.
+# Each worker sends on its own queue, so the link opens two queue pairs (boot.sh: vhost-user
+# queues=2, virtio-net mq=on; net_vhost queues=2 here) and the guest uses both for these cases only
+# (ethtool -L eth0 combined 2; back to 1 after, since every other droce run reads queue 0 alone and
+# a frame the guest sent on queue 1 would be lost there). The guest spreads its frames over both
+# queues by flow (XPS, one CPU for both), so QP1's MADs and ARP reach the port owner from either
+# queue through droce's software steering. 1 % lab loss on what droce receives. Both lcores on
+# LAB_DROCE_CPU: results are judged, not speed. ----
+lab_droce_eal2() { echo "--lcores 0@$LAB_DROCE_CPU,1@$LAB_DROCE_CPU --no-pci --no-huge -m 512 --vdev net_vhost0,iface=$LAB_RUN/vhost.sock,queues=2"; }
+if wanted w2_rping_droce_server || wanted w2_rping_droce_server_per_worker || wanted w2_rping_guest_server ||
+   wanted w2_rping_guest_server_arp || wanted w2_send_bw-R-q4_droce_server; then
+  # The channel change goes through virtio-net's control queue to QEMU and on to the vhost-user
+  # backend: made while a placeholder backend holds the link (lab_hold_link), as at the end.
+  w2_ok=0
+  lab_hold_link && lab_glinkwait 30 > /dev/null &&
+    lab_gexec "ethtool -L eth0 combined 2 && ethtool -l eth0 | tail -n 5 | grep -q 'Combined:.*2'" 30 > /dev/null && w2_ok=1
+  lab_release_link
+  if [ "$w2_ok" -eq 1 ]; then
+    RP2=("$RPING" $(lab_droce_eal2) --)
+    # droce-rping serving two of the guest's rping clients at once: client i's QP on worker i.
+    rdmacm_droce_serves w2_rping_droce_server 'listening on' 0 \
+      "rping -c -a $DROCE_IP -C 10 -S 64 -V & p=\$!; rping -c -a $DROCE_IP -C 10 -S 64 -V; r=\$?; wait \$p && exit \$r" \
+      "${RP2[@]}" -s "${RP_ADDR[@]}" --workers 2 --clients 2 -C 10 --loss 0.01 --seed 11 --json "$LAB_RUN/w2_rping_server.json"
+    if wanted w2_rping_droce_server_per_worker; then
+      if /usr/bin/python3 -c "import json, sys; d = json.load(open(sys.argv[1]))
+assert d['ok'] and len(d['connections']) == 2 and [c['worker'] for c in d['connections']] == [0, 1], d['connections']
+assert all(c['pings_verified'] == 10 and c['peer_ip'] == sys.argv[2] for c in d['connections']), d['connections']
+assert d['workers'][1]['qp_commands_run'] >= 2 and all(w['qp_commands_failed'] == 0 for w in d['workers']), d['workers']
+print('droce-rping: workers', d['workers'])" "$LAB_RUN/w2_rping_server.json" "$GUEST_IP"; then
+        result w2_rping_droce_server_per_worker 0 0
+      else
+        result w2_rping_droce_server_per_worker 1 0
+      fi
+    fi
+    # droce-rping the client on two workers against rping -s: its one QP on worker 0, the guest's
+    # frames on either queue.
+    rdmacm_guest_serves w2_rping_guest_server 7174 "exec rping -s -a $GUEST_IP -V" \
+      "${RP2[@]}" -c -a "$GUEST_IP" "${RP_ADDR[@]}" --workers 2 -C 10 -S 64 --loss 0.01 --seed 12 \
+      --json "$LAB_RUN/w2_rping_client.json"
+    rping_json_check w2_rping_guest_server_arp "$LAB_RUN/w2_rping_client.json" arp
+    # ib_send_bw -R -q 4 against droce-perf -R -q 4 --workers 2: the comm QP and data QPs 0 and 2 on
+    # worker 0, 1 and 3 on worker 1, every one connected by the port owner's CM.
+    rdmacm_droce_serves w2_send_bw-R-q4_droce_server "Waiting for client" 0 \
+      "ib_send_bw -R -q 4 $X -s 4096 -n 20 $DROCE_IP" \
+      "$PERF" $(lab_droce_eal2) -- send_bw -R -q 4 --workers 2 "${CM_ADDR[@]}" -s 4096 -n 20 --loss 0.01 --seed 13
+  else
+    echo "the guest's eth0 did not take two queue pairs (ethtool -L eth0 combined 2)"
+    result w2_guest_two_queue_pairs 1 0
+  fi
+  lab_hold_link && lab_glinkwait 30 > /dev/null
+  lab_gexec "ethtool -L eth0 combined 1" 30 > /dev/null || echo "warning: the guest's eth0 kept two queue pairs"
+  lab_release_link
+fi
+
 echo "rxe counters: $(lab_gexec 'cd /sys/class/infiniband/rxe0/ports/1/hw_counters && for f in sent_pkts rcvd_pkts duplicate_request out_of_seq_request rcvd_seq_err completer_retry_err retry_exceeded_err; do printf "%s=%s " $f $(cat $f); done' 30)"
 echo "interop: ${#passed[@]} passed, ${#failed[@]} failed in $(( $(date +%s) - T0 )) s${failed[*]:+ (failed: ${failed[*]})}"
 [ ${#failed[@]} -eq 0 ] && [ ${#passed[@]} -gt 0 ]
