@@ -45,6 +45,9 @@ c = d['clients']
 assert len(c) == n_pass + n_fail == d['config']['clients'], c
 assert d['config']['qps'] == 2 * len(c) and d['config']['qps_per_client'] == 2, d['config']
 assert sorted(x['first_qp'] for x in c) == [2 * k for k in range(len(c))], c
+# One QPN space for every client's QPs: none shared.
+qpns = [x['qpn'] for x in d['first_psns']]
+assert len(qpns) == len(set(qpns)) == d['config']['qps'], qpns
 good = [x for x in c if x['verdict'] == 'pass']
 bad = [x for x in c if x['verdict'] == 'fail']
 assert len(good) == n_pass and len(bad) == n_fail, c
@@ -58,6 +61,20 @@ assert sum(x['messages'] for x in c) == d['messages'] and sum(x['bytes'] for x i
 assert d['lost'] == 0 and d['corrupted'] == 0 and d['errors'] == 0, d
 PY
 }
+
+# ---- refused before EAL, one line naming --clients, exit 2 ----
+refused() {  # NAME ARGS...
+  local name=$1; shift
+  "$gen" -- "$@" > "$out/refused.txt" 2>&1
+  local rc=$?
+  check "refused: $name (exit $rc)" "[ $rc -eq 2 ] && [ \$(wc -l < '$out/refused.txt') -eq 1 ] && grep -q -- '--clients' '$out/refused.txt'"
+}
+refused "--clients in client mode" --mode client --clients 2
+refused "--clients with --connect cm" --mode server --clients 2 --connect cm
+refused "--clients with a static connection" --mode server --clients 2 --oob-port 0 --remote-qpn 0x11 --op send
+refused "--clients with --active-qps" --mode server --clients 2 --qps 4 --active-qps 2
+refused "--clients 65" --mode server --clients 65
+refused "--clients 64 x --qps 257: past 16384 QPs" --mode server --clients 64 --qps 257
 
 # ---- three clients, every message verified by both ends of each ----
 start_switch clean
