@@ -25,7 +25,7 @@ PeerWaits peer_waits(double option_s, double default_s) {
   return PeerWaits{static_cast<std::uint32_t>(option_s * 1000), option_s};
 }
 
-Status accept_stoppable(RcPingpongServer& listener, std::uint32_t timeout_ms, OobConnection& out) {
+Status accept_stoppable(RcPingpongServer& listener, std::uint32_t timeout_ms, OobConnection& out, bool keep_listening) {
   const bool forever = timeout_ms == kWaitForever;
   const auto deadline = Clock::now() + std::chrono::milliseconds(forever ? 0 : timeout_ms);
   for (;;) {
@@ -33,7 +33,7 @@ Status accept_stoppable(RcPingpongServer& listener, std::uint32_t timeout_ms, Oo
     const std::uint32_t left = forever ? kSliceMs : ms_until(deadline);
     Status s = listener.accept(std::min(left, kSliceMs), out);
     if (s.ok()) {
-      listener.close();
+      if (!keep_listening) listener.close();
       return s;
     }
     if (stop_requested()) return Status::error(StatusCode::kError, "interrupted while waiting for a client to connect");

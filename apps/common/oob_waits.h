@@ -35,7 +35,9 @@ struct PeerWaits {
 // accept_stoppable takes kWaitForever (no deadline); connect_stoppable does not.
 // Once a client is accepted the listener is closed: later or queued connectors are reset at once
 // instead of waiting out their own deadlines on a server that will not answer them.
-[[nodiscard]] Status accept_stoppable(RcPingpongServer& listener, std::uint32_t timeout_ms, OobConnection& out);
+// `keep_listening`: the listener stays open for more clients (a server of several, droce-gen --clients).
+[[nodiscard]] Status accept_stoppable(RcPingpongServer& listener, std::uint32_t timeout_ms, OobConnection& out,
+                                      bool keep_listening = false);
 [[nodiscard]] Status connect_stoppable(const std::string& host, std::uint16_t port, std::uint32_t timeout_ms,
                                        OobConnection& out);
 

@@ -5,6 +5,7 @@
 #include <rte_cycles.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -79,6 +80,30 @@ constexpr const char* kProposeSr = " recovery=sr";
 
 std::string recovery_line(rc::Recovery r) { return std::string("RECOVERY ") + recovery_name(r); }
 
+// What one peer's exchange settled: the client's run length (a server learns it from the RUN
+// line), the recovery both use, and the peer's address (its GID's).
+struct PeerRun {
+  double limit_s = 0, warmup_s = 0;
+  bool from_client = false;
+  rc::Recovery recovery = rc::Recovery::kGoBackN;
+  std::string peer_ip;
+};
+
+// Every wait of one peer's exchange: at most `cap_ms`, and no later than `until` (a server of
+// several clients gathers them all within one deadline, so that the first, waiting for its
+// buffer keys, is not kept past its own bound by a later one that stalls).
+struct StepWaits {
+  std::uint32_t cap_ms = 0;
+  std::chrono::steady_clock::time_point until = std::chrono::steady_clock::time_point::max();
+  [[nodiscard]] std::uint32_t ms() const {
+    const auto now = std::chrono::steady_clock::now();
+    if (until == std::chrono::steady_clock::time_point::max()) return cap_ms;
+    if (now >= until) return 1;  // the deadline has passed: a last look, then the wait's own timeout
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count();
+    return static_cast<std::uint32_t>(std::clamp<long long>(left, 1, cap_ms));
+  }
+};
+
 // The first QP's exchange is followed by droce's own lines, before that QP connects (a QP's
 // recovery is fixed once it leaves INIT): the client's workload, which the server must be running
 // too, then how long it will run, so that the server waits for it as long as it may take. A client
@@ -87,51 +112,119 @@ std::string recovery_line(rc::Recovery r) { return std::string("RECOVERY ") + re
 // that both want it use it), once its first QP is connected (send_recovery): the client connects
 // its own only then, so its first packets find the server's QP ready, as rc_pingpong's order
 // (connect, then answer) ensures for the others.
-Status announce_or_check_workload(const Options& o, Connection& c, std::uint32_t timeout_ms,
-                                  const std::function<void()>& poll, rc::Recovery& agreed) {
+Status announce_or_check_workload(const Options& o, engine::OobConnection& oob, const StepWaits& waits,
+                                  const std::function<void()>& poll, PeerRun& run) {
   const bool propose_sr = o.recovery == rc::Recovery::kSelectiveRepeat;
   std::string line;
   if (o.mode == Mode::kClient) {
-    if (Status s = c.oob.send_line(config_line(o) + (propose_sr ? kProposeSr : ""), timeout_ms); !s.ok())
+    if (Status s = oob.send_line(config_line(o) + (propose_sr ? kProposeSr : ""), waits.ms()); !s.ok())
       return exchange_error(s);
-    if (Status s = c.oob.send_line(run_line(c.run_limit_s, c.run_warmup_s), timeout_ms); !s.ok())
-      return exchange_error(s);
-    if (Status s = engine::recv_line_stoppable(c.oob, line, timeout_ms, "the server's recovery line", poll); !s.ok())
+    if (Status s = oob.send_line(run_line(run.limit_s, run.warmup_s), waits.ms()); !s.ok()) return exchange_error(s);
+    if (Status s = engine::recv_line_stoppable(oob, line, waits.ms(), "the server's recovery line", poll); !s.ok())
       return exchange_error(s);
     if (line == recovery_line(rc::Recovery::kSelectiveRepeat) && propose_sr)
-      agreed = rc::Recovery::kSelectiveRepeat;
+      run.recovery = rc::Recovery::kSelectiveRepeat;
     else if (line == recovery_line(rc::Recovery::kGoBackN))
-      agreed = rc::Recovery::kGoBackN;
+      run.recovery = rc::Recovery::kGoBackN;
     else
       return Status::error(StatusCode::kPeer, "the server sent '" + line.substr(0, 80) +
                                                   "' where its recovery was expected (is it this droce-gen?)");
     return {};
   }
-  if (Status s = engine::recv_line_stoppable(c.oob, line, timeout_ms, "the client's workload line", poll); !s.ok())
+  if (Status s = engine::recv_line_stoppable(oob, line, waits.ms(), "the client's workload line", poll); !s.ok())
     return exchange_error(s);
   const std::size_t suffix = std::char_traits<char>::length(kProposeSr);
   const bool client_sr = line.size() > suffix && line.compare(line.size() - suffix, suffix, kProposeSr) == 0;
   if (client_sr) line.resize(line.size() - suffix);
-  agreed = client_sr && propose_sr ? rc::Recovery::kSelectiveRepeat : rc::Recovery::kGoBackN;
+  run.recovery = client_sr && propose_sr ? rc::Recovery::kSelectiveRepeat : rc::Recovery::kGoBackN;
   if (line != config_line(o))
     return Status::error(StatusCode::kPeer, "the client runs '" + line.substr(std::min<std::size_t>(7, line.size())) +
                                                 "' but this server '" + config_line(o).substr(7) +
                                                 "': start both with the same workload options");
-  if (Status s = engine::recv_line_stoppable(c.oob, line, timeout_ms, "the client's run length", poll); !s.ok())
+  if (Status s = engine::recv_line_stoppable(oob, line, waits.ms(), "the client's run length", poll); !s.ok())
     return exchange_error(s);
-  if (!parse_run_line(line, c.run_limit_s, c.run_warmup_s))
+  if (!parse_run_line(line, run.limit_s, run.warmup_s))
     return Status::error(StatusCode::kPeer, "the client sent '" + line.substr(0, 80) +
                                                 "' where its run length was expected (is it this droce-gen?)");
-  c.run_from_client = true;
+  run.from_client = true;
   return {};
 }
 
-// Every local QP of the run to the agreed recovery (all still in INIT).
-Status apply_recovery(const Options& o, Setup& st) {
-  for (std::uint32_t i = 0; st.recovery != o.recovery && i < o.qps; ++i) {
+// The peer's local QPs `first` .. `first + n - 1` (all still in INIT) to the agreed recovery.
+Status apply_recovery(const Options& o, Setup& st, std::uint32_t first, std::uint32_t n, rc::Recovery agreed) {
+  for (std::uint32_t i = first; agreed != o.recovery && i < first + n; ++i) {
     engine::RcEndpoint& ep = st.server ? *st.responder(i).ep : *st.requester(i).ep;
-    if (Status s = ep.set_recovery(st.server ? st.responder(i).qpn : st.requester(i).qpn, st.recovery); !s.ok())
-      return s;
+    if (Status s = ep.set_recovery(st.server ? st.responder(i).qpn : st.requester(i).qpn, agreed); !s.ok()) return s;
+  }
+  return {};
+}
+
+// rc_pingpong's exchange on `oob` for the run's QPs `first` .. `first + n - 1` (one peer's), with
+// droce's workload lines after the first, each QP connected as it goes.
+Status exchange_peer_qps(const Options& o, Setup& st, engine::OobConnection& oob, std::uint32_t first, std::uint32_t n,
+                         apps::PeerMac& peer_mac, const StepWaits& waits, PeerRun& run) {
+  const bool server = st.server;
+  const std::function<void()> poll = poll_worker0(st);
+  for (std::uint32_t i = first; i < first + n; ++i) {
+    engine::RcEndpoint& ep = server ? *st.responder(i).ep : *st.requester(i).ep;
+    const std::uint32_t qpn = server ? st.responder(i).qpn : st.requester(i).qpn;
+    engine::ConnInfo local, peer;
+    local.qpn = qpn;
+    local.psn = ep.qp(qpn)->attr().sq_psn;
+    engine::gid_of(st.local, local.gid);
+    Status s =
+        server ? oob.server_read_peer(peer, waits.ms(), poll) : oob.exchange_as_client(local, peer, waits.ms(), poll);
+    if (!s.ok()) return exchange_error(s.context("exchange for QP " + std::to_string(i - first) + ": "));
+    // The peer's IP is its GID's, of our family (one endpoint speaks one IP version). Its MAC:
+    // --peer-mac, or ARP / Neighbor Discovery (once: later QPs find it known). The peer polls
+    // while it waits for us; resolutions go on until the connect timeout, so that lab loss (which
+    // drops ARP and ND frames too) cannot end the run.
+    engine::IpAddress pip;
+    if (Status g = engine::peer_ip_of_gid(peer.gid, st.local, pip); !g.ok()) return g;
+    if (i == first) run.peer_ip = engine::ip_text(pip);
+    std::uint8_t mac[6];
+    if (Status m = peer_mac.of_gid(peer.gid, waits.ms(), mac); !m.ok()) return exchange_error(m);
+    if (i == first) {
+      // The first QP's answer goes before the workload lines; the client connects only after the
+      // server's recovery line, which follows the server's connect (announce_or_check_workload).
+      if (server)
+        if (Status a = oob.server_answer(local, waits.ms(), poll); !a.ok()) return exchange_error(a);
+      if (Status w = announce_or_check_workload(o, oob, waits, poll, run); !w.ok()) return w;
+      if (Status r = apply_recovery(o, st, first, n, run.recovery); !r.ok()) return r;
+    }
+    if (Status cs = ep.connect(qpn, engine::RemoteQp{engine::lab_address(pip, mac), peer.qpn, peer.psn}); !cs.ok())
+      return cs;
+    if (server && i == first)
+      if (Status s = oob.send_line(recovery_line(run.recovery), waits.ms()); !s.ok()) return exchange_error(s);
+    // As rc_pingpong: connect first, then answer and wait for "done".
+    if (server && i != first)
+      if (Status a = oob.server_answer(local, waits.ms(), poll); !a.ok()) return exchange_error(a);
+  }
+  return {};
+}
+
+// Then the responder's buffers (WRITE target, READ source) for each of the peer's QPs.
+Status exchange_buffers(const Options& o, Setup& st, engine::OobConnection& oob, std::uint32_t first, std::uint32_t n,
+                        std::uint32_t timeout_ms) {
+  const std::function<void()> poll = poll_worker0(st);
+  for (std::uint32_t i = first; i < first + n; ++i) {
+    if (st.server) {
+      const Responder& r = st.responder(i);
+      const std::string mr =
+          format_mr_line(MrLine{reinterpret_cast<std::uint64_t>(r.buf), r.mr.rkey, i < o.active() ? o.inflight : 1});
+      if (Status s = oob.send_line(mr, timeout_ms); !s.ok()) return exchange_error(s);
+      continue;
+    }
+    std::string line;
+    if (Status s = engine::recv_line_stoppable(oob, line, timeout_ms, "the server's buffer keys", poll); !s.ok())
+      return exchange_error(s);
+    MrLine mr;
+    if (Status s = parse_mr_line(line, mr); !s.ok())
+      return Status::error(StatusCode::kPeer, "the server's buffer keys: " + s.message() + " (is it droce-gen?)");
+    Requester& q = st.requester(i);
+    q.remote_va = mr.vaddr;
+    q.rkey = mr.rkey;
+    q.remote_slots = mr.slots;
   }
   return {};
 }
@@ -139,8 +232,7 @@ Status apply_recovery(const Options& o, Setup& st) {
 Status exchange_qps(const Options& o, Setup& st, Connection& c, const engine::PeerWaits& waits) {
   const bool server = st.server;
   const std::uint32_t timeout_ms = waits.bound_ms();  // every step but the wait for a client
-  const std::function<void()> poll = poll_worker0(st);
-  apps::PeerMac peer_mac(o.peer_mac, arp_endpoint(st), poll);
+  apps::PeerMac peer_mac(o.peer_mac, arp_endpoint(st), poll_worker0(st));
   peer_mac.announce();  // without --peer-mac only; it leaves with the first poll
   if (server) {
     std::uint16_t bound = 0;
@@ -151,61 +243,89 @@ Status exchange_qps(const Options& o, Setup& st, Connection& c, const engine::Pe
   } else if (Status s = engine::connect_stoppable(o.oob_host, o.oob_port, timeout_ms, c.oob); !s.ok()) {
     return exchange_error(s);
   }
-  for (std::uint32_t i = 0; i < o.qps; ++i) {
-    engine::RcEndpoint& ep = server ? *st.responder(i).ep : *st.requester(i).ep;
-    const std::uint32_t qpn = server ? st.responder(i).qpn : st.requester(i).qpn;
-    engine::ConnInfo local, peer;
-    local.qpn = qpn;
-    local.psn = ep.qp(qpn)->attr().sq_psn;
-    engine::gid_of(st.local, local.gid);
-    Status s = server ? c.oob.server_read_peer(peer, timeout_ms, poll)
-                      : c.oob.exchange_as_client(local, peer, timeout_ms, poll);
-    if (!s.ok()) return exchange_error(s.context("exchange for QP " + std::to_string(i) + ": "));
-    // The peer's IP is its GID's, of our family (one endpoint speaks one IP version). Its MAC:
-    // --peer-mac, or ARP / Neighbor Discovery (once: later QPs find it known). The peer polls
-    // while it waits for us; resolutions go on until the connect timeout, so that lab loss (which
-    // drops ARP and ND frames too) cannot end the run.
-    engine::IpAddress pip;
-    if (Status g = engine::peer_ip_of_gid(peer.gid, st.local, pip); !g.ok()) return g;
-    if (i == 0) st.peer_ip = engine::ip_text(pip);
-    std::uint8_t mac[6];
-    if (Status m = peer_mac.of_gid(peer.gid, timeout_ms, mac); !m.ok()) return exchange_error(m);
-    if (i == 0) {
-      // The first QP's answer goes before the workload lines; the client connects only after the
-      // server's recovery line, which follows the server's connect (announce_or_check_workload).
-      if (server)
-        if (Status a = c.oob.server_answer(local, timeout_ms, poll); !a.ok()) return exchange_error(a);
-      if (Status w = announce_or_check_workload(o, c, timeout_ms, poll, st.recovery); !w.ok()) return w;
-      if (Status r = apply_recovery(o, st); !r.ok()) return r;
-    }
-    if (Status cs = ep.connect(qpn, engine::RemoteQp{engine::lab_address(pip, mac), peer.qpn, peer.psn}); !cs.ok())
-      return cs;
-    if (server && i == 0)
-      if (Status s = c.oob.send_line(recovery_line(st.recovery), timeout_ms); !s.ok()) return exchange_error(s);
-    // As rc_pingpong: connect first, then answer and wait for "done".
-    if (server && i != 0)
-      if (Status a = c.oob.server_answer(local, timeout_ms, poll); !a.ok()) return exchange_error(a);
+  PeerRun run;
+  run.limit_s = c.run_limit_s;
+  run.warmup_s = c.run_warmup_s;
+  if (Status s = exchange_peer_qps(o, st, c.oob, 0, o.qps, peer_mac, StepWaits{timeout_ms}, run); !s.ok()) return s;
+  st.peer_ip = run.peer_ip;
+  st.recovery = run.recovery;
+  if (server) {
+    c.run_limit_s = run.limit_s;
+    c.run_warmup_s = run.warmup_s;
+    c.run_from_client = run.from_client;
   }
-  // Then the responder's buffers (WRITE target, READ source) for each QP.
-  for (std::uint32_t i = 0; i < o.qps; ++i) {
-    if (server) {
-      const Responder& r = st.responder(i);
-      const std::string mr =
-          format_mr_line(MrLine{reinterpret_cast<std::uint64_t>(r.buf), r.mr.rkey, i < o.active() ? o.inflight : 1});
-      if (Status s = c.oob.send_line(mr, timeout_ms); !s.ok()) return exchange_error(s);
+  return exchange_buffers(o, st, c.oob, 0, o.qps, timeout_ms);
+}
+
+// --clients N: the server takes its clients one after the other, each through the whole exchange
+// on its own QPs; once one has completed it (it then waits for its buffer keys, for the connect
+// timeout at most), the others must complete theirs within half the connect timeout. Then every
+// client gets its buffer keys at once, so they all start together. A client that fails its
+// exchange, or does not come in time, is reported failed and runs nothing; the others run. No
+// client at all is the run's error.
+Status serve_clients(const Options& o, Setup& st, Connection& c, const engine::PeerWaits& waits) {
+  using Clock = std::chrono::steady_clock;
+  const std::uint32_t timeout_ms = waits.bound_ms();
+  const std::uint32_t per = o.per_client_qps();
+  apps::PeerMac peer_mac(o.peer_mac, arp_endpoint(st), poll_worker0(st));
+  peer_mac.announce();
+  std::uint16_t bound = 0;
+  if (Status s = c.listener.listen(o.oob_port, bound); !s.ok()) return s;
+  if (!o.quiet) std::printf("droce-gen: server waiting for %u clients on TCP port %u\n", o.clients, bound);
+  std::fflush(stdout);
+  c.clients.resize(o.clients);
+  StepWaits steps{timeout_ms};  // gains its deadline once a client waits for its keys
+  bool any = false;
+  std::string last_failure;
+  for (std::uint32_t k = 0; k < o.clients; ++k) {
+    ClientLink& cl = c.clients[k];
+    Status s = engine::accept_stoppable(c.listener, any ? steps.ms() : waits.for_client_ms, cl.oob, k + 1 < o.clients);
+    if (!s.ok()) {
+      if (engine::stop_requested() || !any) return exchange_error(s);
+      char why[96];
+      std::snprintf(why, sizeof(why), "it did not connect within %.1f s of the first client ready",
+                    timeout_ms / 2000.0);
+      for (std::uint32_t m = k; m < o.clients; ++m) c.clients[m].failed = why;
+      std::fprintf(stderr, "droce-gen: client %u: %s\n", k, why);
+      break;
+    }
+    PeerRun run;
+    if (Status e = exchange_peer_qps(o, st, cl.oob, k * per, per, peer_mac, steps, run); !e.ok()) {
+      if (engine::stop_requested()) return e;
+      cl.failed = last_failure = e.message();
+      cl.oob = engine::OobConnection{};  // closed: the client hears it at once
+      std::fprintf(stderr, "droce-gen: client %u: %s\n", k, e.message().c_str());
       continue;
     }
-    std::string line;
-    if (Status s = engine::recv_line_stoppable(c.oob, line, timeout_ms, "the server's buffer keys", poll); !s.ok())
-      return exchange_error(s);
-    MrLine mr;
-    if (Status s = parse_mr_line(line, mr); !s.ok())
-      return Status::error(StatusCode::kPeer, "the server's buffer keys: " + s.message() + " (is it droce-gen?)");
-    Requester& q = st.requester(i);
-    q.remote_va = mr.vaddr;
-    q.rkey = mr.rkey;
-    q.remote_slots = mr.slots;
+    cl.peer_ip = run.peer_ip;
+    cl.recovery = run.recovery;
+    cl.run_limit_s = run.limit_s;
+    cl.run_warmup_s = run.warmup_s;
+    if (!any) {
+      st.peer_ip = run.peer_ip;
+      st.recovery = run.recovery;
+      steps.until = Clock::now() + std::chrono::milliseconds(timeout_ms / 2);
+    }
+    any = true;
   }
+  c.listener.close();
+  if (!any)
+    return Status::error(StatusCode::kPeer, "no client completed the exchange (the last: " + last_failure + ")");
+  // The run lasts as long as the longest of theirs (a server's own --duration does not count).
+  c.run_limit_s = c.run_warmup_s = 0;
+  for (std::uint32_t k = 0; k < o.clients; ++k) {
+    ClientLink& cl = c.clients[k];
+    if (!cl.failed.empty()) continue;
+    if (Status e = exchange_buffers(o, st, cl.oob, k * per, per, timeout_ms); !e.ok()) {
+      if (engine::stop_requested()) return e;
+      cl.failed = e.message();
+      cl.oob = engine::OobConnection{};
+      continue;
+    }
+    c.run_limit_s = std::max(c.run_limit_s, cl.run_limit_s);
+    c.run_warmup_s = std::max(c.run_warmup_s, cl.run_warmup_s);
+  }
+  c.run_from_client = true;
   return {};
 }
 
@@ -243,8 +363,9 @@ Status connect_static(const Options& o, Setup& st, std::uint32_t wait_ms) {
 }  // namespace
 
 std::string config_line(const Options& o) {
+  // A server of several clients: one client's share (its --qps), as each client says it.
   std::string l = "CONFIG op=" + std::string(op_name(o.op)) + " size=" + sizes_text(o.sizes) +
-                  " mtu=" + std::to_string(o.mtu) + " qps=" + std::to_string(o.qps) +
+                  " mtu=" + std::to_string(o.mtu) + " qps=" + std::to_string(o.per_client_qps()) +
                   " inflight=" + std::to_string(o.inflight);
   // Only when some QPs are idle, so that a run with all QPs busy speaks the line as before.
   if (o.active() != o.qps) l += " active=" + std::to_string(o.active());
@@ -262,7 +383,8 @@ Status connect_qps(const Options& o, Setup& st, Connection& c) {
   Status s = o.oob_port == 0 ? connect_static(o, st, waits.bound_ms())
              : o.connect == Connect::kCm
                  ? cm_connect_qps(o, st, c.cm, c.run_limit_s, c.run_warmup_s, c.run_from_client, waits.bound_ms())
-                 : exchange_qps(o, st, c, waits);
+             : o.clients > 1 ? serve_clients(o, st, c, waits)
+                             : exchange_qps(o, st, c, waits);
   if (s.ok() && st.group) apps::place_flows_and_say("droce-gen", *st.group);  // the port's RSS table, where it has one
   return s;
 }

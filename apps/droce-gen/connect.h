@@ -8,12 +8,28 @@
 #include <droce/engine/exchange/oob_exchange.h>
 
 #include <string>
+#include <vector>
 
 #include "apps/droce-gen/connect_cm.h"
 #include "apps/droce-gen/options.h"
 #include "apps/droce-gen/setup.h"
 
 namespace droce::gen {
+
+// A server of several clients (--clients): one client's control connection and what it said.
+// Client k (in the order they connected) holds the run's QPs k x per_client_qps() onwards.
+struct ClientLink {
+  engine::OobConnection oob;
+  std::string peer_ip;  // its GID's address
+  rc::Recovery recovery = rc::Recovery::kGoBackN;
+  double run_limit_s = 0, run_warmup_s = 0;
+  // Why the client was not connected (its exchange failed, or it never came): it runs nothing and
+  // is reported failed; the others run.
+  std::string failed;
+  // How its run ended (clients.h): its first END line, its STOP, its connection closed.
+  bool ended = false, gone = false;
+  std::string end_line, stop;
+};
 
 // The control connection kept for the run, and what the client told the server about its run.
 struct Connection {
@@ -25,6 +41,9 @@ struct Connection {
   double run_limit_s = 0;
   double run_warmup_s = 0;
   bool run_from_client = false;
+  // --clients N: one entry per client slot (the oob above then stays closed); run_limit_s and
+  // run_warmup_s are the longest of theirs.
+  std::vector<ClientLink> clients;
 };
 
 // The workload must be the same on both sides: the client announces it, the server checks.

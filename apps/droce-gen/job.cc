@@ -69,6 +69,7 @@ void Job::plan(const RunPlan& plan, std::uint32_t active, std::uint64_t count, d
   next_publish_ = plan.start_tsc;
   // A sweep's next size counts afresh (the previous one's figures were taken while parked).
   t_ = Totals{};
+  for (Responder& r : rsps_) r.t = Totals{};
   hist_ = engine::LatencyHistogram{};
   service_ = engine::LatencyHistogram{};
   load_ = LoadCounters{};
@@ -227,8 +228,12 @@ void Job::note_failure(std::uint32_t index, RcEndpoint& ep, std::uint32_t qpn, c
 void Job::verify_message(Responder& r, const rc::Completion& c, std::uint64_t now) {
   const Options& o = *plan_.opt;
   if (plan_.cm && c.status == rc::WcStatus::kWrFlushErr) return;
+  // The QP's own figures beside the job's (a server of several clients reports each client's).
+  Totals found;
   if (c.status != rc::WcStatus::kSuccess) {
-    ++t_.errors;
+    found.errors = 1;
+    t_ += found;
+    r.t += found;
     note_failure(r.index, *r.ep, r.qpn, c);
     return;
   }
@@ -236,25 +241,29 @@ void Job::verify_message(Responder& r, const rc::Completion& c, std::uint64_t no
   const std::uint64_t seq = c.imm;
   const std::uint64_t want = r.expected & 0xFFFFFFFFull;
   if (seq < want) {
-    ++t_.duplicated;
+    found.duplicated = 1;
   } else if (seq > want) {
-    t_.lost += seq - want;
-    ++t_.out_of_order;
+    found.lost = seq - want;
+    found.out_of_order = 1;
   }
   const std::uint32_t size = o.size_of(seq);
   const std::uint8_t* p = o.op == Op::kSend ? r.buf + (c.wr_id % plan_.slots) * plan_.slot_bytes
                                             : r.buf + (seq % plan_.slots) * plan_.slot_bytes;
-  if ((o.op == Op::kSend && c.byte_len != size) || !plan_.pattern->check(p, size, r.index, seq)) ++t_.corrupted;
+  if ((o.op == Op::kSend && c.byte_len != size) || !plan_.pattern->check(p, size, r.index, seq)) found.corrupted = 1;
   r.expected = seq + 1;
   r.bytes_received += size;
   if (plan_.server) {
-    ++t_.messages;
-    t_.bytes += size;
+    found.messages = 1;
+    found.bytes = size;
     ++all_messages_;
     all_bytes_ += size;
     if (first_rx_ == 0) first_rx_ = now;
     last_rx_ = now;
+    if (r.first_rx_tsc == 0) r.first_rx_tsc = now;
+    r.last_rx_tsc = now;
   }
+  t_ += found;
+  r.t += found;
 }
 
 // An atomic's original value (its 8-byte result) is its sequence number: the operations before it
@@ -356,6 +365,7 @@ void Job::run_once(std::uint64_t now) {
   if (!measuring_ && now >= plan_.warm_end_tsc) {
     measuring_ = true;
     t_ = Totals{};
+    for (Responder& r : rsps_) r.t = Totals{};
     hist_ = engine::LatencyHistogram{};
     service_ = engine::LatencyHistogram{};
     load_ = LoadCounters{};

@@ -193,6 +193,12 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
       "Linux does) or BASE[,STRIDE]: QP i sends from BASE + i x STRIDE (STRIDE 0: all\n"
       "on one port; give a client and its server the same; default derived)",
       [&o](const std::string& v) { return apps::UdpSportPlan::parse("--udp-sport", v, o.udp_sport).message(); });
+  cli::add_uint(app, g, "--clients", "N", o.clients, 1, kMaxClients,
+                "server: serve N droce-gen clients at once, 1.." + std::to_string(kMaxClients) +
+                    ", each with --qps QPs of its own\n"
+                    "and its own exchange, all running this workload; reported per client and in\n"
+                    "total; a client that fails or dies does not end the others' runs" +
+                    d + std::to_string(o.clients) + ")");
   cli::add_uint(app, g, "--active-qps", "M", o.active_qps, 1, kMaxQps,
                 "only the first M QPs carry traffic; the others are connected and idle\n(default: all)");
   cli::add_uint(app, g, "--inflight", "N", o.inflight, 1, 128,
@@ -474,6 +480,22 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
     return std::fprintf(stderr, "droce-gen: --workers %u is more than --qps %u: every worker needs a QP\n",
                         static_cast<unsigned>(o.workers), o.qps),
            -1;
+  if (o.clients > 1) {
+    // Each client brings its own exchange over TCP: RDMA-CM and static connections have one peer.
+    if (o.mode != Mode::kServer || o.connect != Connect::kTcp || o.oob_port == 0)
+      return std::fprintf(stderr,
+                          "droce-gen: --clients serves several clients over droce-gen's TCP exchange: --mode server "
+                          "with --connect tcp and an --oob-port\n"),
+             -1;
+    // Idle QPs are the first M of a run; with several clients they would be every client's last ones.
+    if (o.active_qps != 0)
+      return std::fprintf(stderr, "droce-gen: --clients and --active-qps both set: give one\n"), -1;
+    if (static_cast<std::uint64_t>(o.qps) * o.clients > kMaxQps)
+      return std::fprintf(stderr, "droce-gen: --clients %u x --qps %u is more than %u QPs\n", o.clients, o.qps,
+                          kMaxQps),
+             -1;
+    o.qps *= o.clients;  // from here the server's total; per_client_qps() is --qps
+  }
   if (Status s = check_memory(o, apps::available_memory_bytes()); !s.ok())
     return std::fprintf(stderr, "droce-gen: %s\n", s.message().c_str()), -1;
   return 0;

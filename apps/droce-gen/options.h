@@ -39,7 +39,11 @@ struct Options {
   apps::UdpSportPlan udp_sport;  // QP i's UDP source port (default: derived from the QP pair)
   std::uint32_t active_qps = 0;  // the first N QPs carry traffic, the rest stay connected and idle; 0 = all
   std::uint16_t workers = 1;     // poll-mode workers (EAL lcores from -l); QP i runs on worker i % workers
-  std::uint32_t inflight = 16;   // outstanding messages per QP
+  // --clients N (server): N droce-gen clients at once, each with --qps QPs of its own. After
+  // parse_options, `qps` is the server's total (N x --qps): client k's QPs are the run's
+  // k x per_client_qps() .. (k + 1) x per_client_qps() - 1.
+  std::uint32_t clients = 1;
+  std::uint32_t inflight = 16;  // outstanding messages per QP
   // Loss recovery (docs/selective-repeat.md): go-back-N, or selective repeat between droce-gen
   // peers (a client proposes it; the server agrees only when started with it too).
   rc::Recovery recovery = rc::Recovery::kGoBackN;
@@ -105,6 +109,8 @@ struct Options {
 
   [[nodiscard]] std::uint32_t max_size() const;
   [[nodiscard]] std::uint32_t active() const { return active_qps == 0 ? qps : active_qps; }
+  // One client's QPs: --qps as given (a server of several clients holds `clients` times as many).
+  [[nodiscard]] std::uint32_t per_client_qps() const { return qps / clients; }
   [[nodiscard]] std::uint32_t size_of(std::uint64_t seq) const { return sizes[seq % sizes.size()]; }
   // The offered load in messages/s (--msg-rate, or --rate-gbps over the mean size); 0: closed loop.
   [[nodiscard]] double offered_msg_rate() const;
@@ -122,6 +128,8 @@ inline constexpr std::uint32_t kMaxQps = 16384;
 // The exit status of a verified run that missed --expect-gbps or --expect-p99-us (1: it failed).
 inline constexpr int kExitBelowThreshold = 3;
 inline constexpr std::uint16_t kMaxWorkers = 128;
+// --clients: at most this many clients per server (each a TCP connection and its own QPs).
+inline constexpr std::uint32_t kMaxClients = 64;
 // The largest --size: 1 GiB, the largest message an AI fabric moves; the engine's own limit is
 // 2^31 bytes (rc::kMaxMessageBytes, IBTA §9.4's DMA length).
 inline constexpr std::uint32_t kMaxMessageBytes = 1u << 30;

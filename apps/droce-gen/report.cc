@@ -101,6 +101,35 @@ nlohmann::json workers_json(const Options& o, Setup& st, const RunOutcome& r) {
   return a;
 }
 
+double client_gbps(const ClientResult& c) {
+  return c.secs > 0 ? static_cast<double>(c.t.bytes) * 8.0 / c.secs / 1e9 : 0;
+}
+
+// A server of several clients: each client's share, in the order they connected.
+nlohmann::json clients_json(const RunOutcome& r) {
+  nlohmann::json a = nlohmann::json::array();
+  for (std::size_t k = 0; k < r.clients.size(); ++k) {
+    const ClientResult& c = r.clients[k];
+    a.push_back({{"index", k},
+                 {"peer_ip", c.peer_ip},
+                 {"first_qp", c.first_qp},
+                 {"qps", c.qps},
+                 {"recovery", recovery_name(c.recovery)},
+                 {"messages", c.t.messages},
+                 {"bytes", c.t.bytes},
+                 {"duration_s", c.secs},
+                 {"goodput_gbps", client_gbps(c)},
+                 {"lost", c.t.lost},
+                 {"duplicated", c.t.duplicated},
+                 {"out_of_order", c.t.out_of_order},
+                 {"corrupted", c.t.corrupted},
+                 {"errors", c.t.errors},
+                 {"problem", c.problem},
+                 {"verdict", c.ok() ? "pass" : "fail"}});
+  }
+  return a;
+}
+
 // Whether the QPs ran the adaptive RTO: go-back-0's have the IBTA timer alone (rc::QpAttr).
 bool adaptive_rto_on(const Options& o, const Setup& st) {
   return o.adaptive_rto && st.recovery != rc::Recovery::kGoBack0;
@@ -286,6 +315,7 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
   // The QPs' line names idle QPs and workers only when there are some (a plain run reads as before).
   std::string qps = std::to_string(o.qps) + " QP(s)";
   if (o.active() != o.qps) qps += " (" + std::to_string(o.active()) + " active)";
+  if (o.clients > 1) qps += " for " + std::to_string(o.clients) + " clients";
   if (o.workers > 1) qps += " on " + std::to_string(o.workers) + " workers";
   // Selective repeat named when in use (a go-back-N run reads as before).
   if (st.recovery == rc::Recovery::kSelectiveRepeat)
@@ -369,6 +399,18 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
                   j->lcore(), share_of(o.qps, i, o.workers), share_of(o.active(), i, o.workers),
                   static_cast<ull>(w.messages), r.secs > 0 ? static_cast<double>(w.bytes) * 8.0 / r.secs / 1e9 : 0.0);
     }
+  }
+  // Several clients: each one's share and its verdict (the lines above are the totals).
+  for (std::size_t k = 0; k < r.clients.size(); ++k) {
+    const ClientResult& cl = r.clients[k];
+    std::printf(
+        " client %zu (%s, QPs %u-%u): %llu messages, %.3f Gb/s, lost %llu  duplicated %llu  out of order %llu  "
+        "corrupted %llu  errors %llu: %s%s%s\n",
+        k, cl.peer_ip.empty() ? "-" : cl.peer_ip.c_str(), cl.first_qp, cl.first_qp + cl.qps - 1,
+        static_cast<ull>(cl.t.messages), client_gbps(cl), static_cast<ull>(cl.t.lost),
+        static_cast<ull>(cl.t.duplicated), static_cast<ull>(cl.t.out_of_order), static_cast<ull>(cl.t.corrupted),
+        static_cast<ull>(cl.t.errors), cl.ok() ? "ok" : "FAILED", cl.problem.empty() ? "" : " (",
+        cl.problem.empty() ? "" : (cl.problem + ")").c_str());
   }
   // What a capture kept: frames cut to the snap length keep their headers, not their payload.
   if (!o.pcap.empty()) std::printf(" %s\n", apps::capture_line(capture_options(o), st.capture).c_str());
@@ -477,12 +519,15 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
     j["drop_reasons"] = apps::drop_reasons_json(sums, lab.dropped);
     apps::stamp_report(j);
     j["workers"] = workers_json(o, st, r);
+    if (!r.clients.empty()) j["clients"] = clients_json(r);
     j["setup_s"] = {{"create_qps", st.create_qps_s}, {"connect", st.connect_s}};
     j["config"] = {{"mode", mode_name(o.mode)},
                    {"op", op_name(o.op)},
                    {"size", o.sizes},
                    {"mtu", o.mtu},
                    {"qps", o.qps},
+                   {"clients", o.clients},
+                   {"qps_per_client", o.per_client_qps()},
                    {"active_qps", o.active()},
                    {"udp_sport", o.udp_sport.describe()},
                    {"workers", o.workers},

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "apps/common/oob_waits.h"
+#include "apps/droce-gen/clients.h"
 #include "apps/droce-gen/connect_waits.h"
 #include "apps/droce-gen/control_lines.h"
 
@@ -24,12 +25,6 @@ using engine::LineWait;
 using engine::Status;
 
 namespace {
-
-constexpr std::uint32_t kEndWaitMs = 10000;  // each end-of-run step (the peer may be descheduled)
-// Counts per END line: 14 counts of up to 16 digits (2^53 - 1) and the "END" fit in the 255
-// bytes a control line may hold. A run with more QPs sends several END lines, in QP order; with
-// up to 14 QPs it is the one line it always was.
-constexpr std::size_t kEndCountsPerLine = 14;
 
 // The figures the main lcore sums over the jobs.
 struct Sums : FigureTotals {
@@ -125,46 +120,6 @@ std::vector<std::string> end_lines(const std::vector<std::uint64_t>& counts) {
         counts.begin() + static_cast<std::ptrdiff_t>(i),
         counts.begin() + static_cast<std::ptrdiff_t>(std::min(counts.size(), i + kEndCountsPerLine)))));
   return lines;
-}
-
-// The client's END lines: `first` (already read) and as many more as its QPs need.
-Status read_end_counts(engine::OobConnection& oob, const std::string& first, std::size_t qps,
-                       const std::function<void()>& keep_polling, std::vector<std::uint64_t>& counts) {
-  counts.clear();
-  std::string line = first;
-  for (std::size_t k = 0; counts.size() < qps; ++k) {
-    if (k != 0) {
-      switch (engine::wait_line(oob, line, kEndWaitMs, keep_polling, false)) {
-        case LineWait::kLine:
-          break;
-        case LineWait::kClosed:
-          return Status::error(StatusCode::kPeer, "the client closed the connection in its END lines");
-        default:
-          return Status::error(StatusCode::kPeer,
-                               "the client's END lines stopped after " + std::to_string(counts.size()) + " counts");
-      }
-    }
-    std::vector<std::uint64_t> part;
-    if (Status e = parse_end_line(line, std::min(kEndCountsPerLine, qps - counts.size()), part); !e.ok()) return e;
-    counts.insert(counts.end(), part.begin(), part.end());
-  }
-  return {};
-}
-
-// Atomic runs: QP i's counter at the responder against the operations its requester saw complete
-// (`completed`). Each operation adds exactly one, so they are equal, except that operations still
-// in flight when the run ended (up to `unresolved`: a --duration run's last window) may have run
-// or not. Fewer is a lost operation, more one executed twice.
-void check_atomic_counter(const Responder& r, std::uint64_t completed, std::uint64_t unresolved, RunOutcome& out) {
-  // The responder's worker may still poll (retransmissions answered from saved results change
-  // nothing): read the word whole.
-  const std::uint64_t counter =
-      std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(r.buf)).load(std::memory_order_acquire);
-  out.atomic_checked = true;
-  out.atomic_counter += counter;
-  out.atomic_completed += completed;
-  if (counter < completed) out.t.lost += completed - counter;
-  if (counter > completed + unresolved) out.t.duplicated += counter - completed - unresolved;
 }
 
 // The end over RDMA-CM: whichever side ends first disconnects every QP (DREQ), the other answers
@@ -330,6 +285,7 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
   };
   Job& ours = *st.jobs[0];
   for (auto& j : st.jobs) j->set_phase(Phase::kRun);
+  const bool many = !c.clients.empty();  // a server of several clients (--clients)
 
   std::uint64_t now = start;
   for (;;) {  // each size of a sweep (a single-size run: once)
@@ -341,8 +297,9 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
       now = rte_rdtsc();
       if ((iter & 63) != 0) continue;
       const Sums s = sum_figures(st);
-      // A failed completion ends the run; a --count client ends when every job's share completed.
-      if (s.errors != 0) break;
+      // A failed completion ends the run (a server of several clients: only that client's, in its
+      // figures); a --count client ends when every job's share completed.
+      if (s.errors != 0 && !many) break;
       if (!server && o.count != 0 && s.all_ended) break;
       // The server ends when the client says so (or is gone); statically, after --duration of traffic
       // or --count messages. The client ends early when the server stops the run or is gone.
@@ -369,6 +326,8 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
           break;
         }
       }
+      // Several clients: each ends its own run (END, STOP or gone); the run ends with the last.
+      if (many && (iter & 1023) == 0 && poll_clients(c)) break;
       // Over RDMA-CM the run ends in a disconnect: the client's DREQs end the server's run; the
       // server's (its deadline, Ctrl-C) end the client's early.
       if (c.cm.on && (iter & 1023) == 0) {
@@ -381,7 +340,7 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
           break;
         }
       }
-      if (server && !oob.is_open() && !c.cm.on && (iter & 1023) == 0) {
+      if (server && !oob.is_open() && !c.cm.on && !many && (iter & 1023) == 0) {
         if ((o.count != 0 && s.messages >= o.count) ||
             (s.first_rx != 0 && now - s.first_rx > static_cast<std::uint64_t>(o.duration_s * hz)))
           break;
@@ -610,6 +569,7 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
       std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
   }
+  if (many) end_clients(o, st, c, keep_polling, measured_start, hz, out);
   // The client polls no more (or is gone): stop every job, then our port, before saying so.
   if (!move_jobs_to(st, Phase::kStop)) {
     std::fprintf(stderr, "droce-gen: a worker did not stop polling within 10 s\n");
@@ -618,6 +578,7 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
   }
   st.stop_port();
   if (server && oob.is_open() && peer_ended) (void)oob.send_line("BYE", 1000);
+  bye_clients(c);
   if (server && !client_stop.empty())
     problem = "the client ended the run early (" + client_stop + ")" + (problem.empty() ? "" : "; " + problem);
   if (problem.empty() && out.interrupted) problem = "interrupted";

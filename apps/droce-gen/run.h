@@ -29,6 +29,20 @@ struct StepResult {
   IntervalBandwidth interval_bw;
 };
 
+// A server of several clients (--clients): one client's share of the run, from its QPs.
+struct ClientResult {
+  std::string peer_ip;                  // its GID's address ("" when it never completed the exchange)
+  std::uint32_t first_qp = 0, qps = 0;  // the run's QPs it held
+  rc::Recovery recovery = rc::Recovery::kGoBackN;
+  Totals t;             // what its QPs verified, with the losses its END counts showed
+  double secs = 0;      // its first to last message verified after the warm-up
+  std::string problem;  // empty when its run and its end-of-run exchange went right
+  [[nodiscard]] bool ok() const {
+    return problem.empty() && t.messages > 0 && t.lost == 0 && t.duplicated == 0 && t.out_of_order == 0 &&
+           t.corrupted == 0 && t.errors == 0;
+  }
+};
+
 struct RunOutcome {
   Totals t;                          // both ends' verification (the client adds the server's report)
   engine::LatencyHistogram hist;     // from the due time (closed loop: from the posting) to completion
@@ -53,6 +67,8 @@ struct RunOutcome {
   std::vector<Options> step_options;
   // Each job's verification over the whole run (every size of a sweep), by job index.
   std::vector<Totals> job_totals;
+  // --clients N: each client's share, in the order they connected (empty otherwise).
+  std::vector<ClientResult> clients;
 };
 
 // The run. An error is what kept it from starting (a CSV file, a busy lcore); after it starts,

@@ -401,7 +401,9 @@ Status create_qps(const Options& o, Setup& st) {
       for (std::uint32_t j = 0; j < mine; ++j) {
         Responder& r = job.responders()[j];
         r.ep = sh.rsp_ep;
-        r.index = j * o.workers + w;
+        // Its client's QP number (a server of several clients: the run's QP modulo --qps), which
+        // the client's payload pattern and --udp-sport plan are computed from.
+        r.index = (j * o.workers + w) % o.per_client_qps();
         r.buf = slice(buf.data(), j);
         r.mr = mr;
         if (Status s = sh.rsp_ep->create_qp(qp_attr(o, r.index, false, psns), r.qpn); !s.ok()) return s;

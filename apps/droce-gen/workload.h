@@ -77,20 +77,6 @@ struct Requester {
   std::uint64_t bytes_ok = 0;  // of the completed_ok messages (the live feed)
 };
 
-// The responding end: keeps receives posted (SEND data lands in them; WRITE with immediate
-// consumes one) and checks each message's sequence and content; for READ it only serves data.
-struct Responder {
-  engine::RcEndpoint* ep = nullptr;
-  std::uint32_t qpn = 0;
-  std::uint32_t index = 0;
-  std::uint8_t* buf = nullptr;
-  rc::MemoryRegion mr;
-  std::uint64_t recv_posted = 0;
-  std::uint64_t expected = 0;  // next sequence number
-  std::uint64_t received = 0;
-  std::uint64_t bytes_received = 0;  // of the received messages (the live feed)
-};
-
 struct Totals {
   std::uint64_t messages = 0, bytes = 0, lost = 0, duplicated = 0, out_of_order = 0, corrupted = 0, errors = 0;
   Totals& operator+=(const Totals& o) {
@@ -103,6 +89,24 @@ struct Totals {
     errors += o.errors;
     return *this;
   }
+};
+
+// The responding end: keeps receives posted (SEND data lands in them; WRITE with immediate
+// consumes one) and checks each message's sequence and content; for READ it only serves data.
+struct Responder {
+  engine::RcEndpoint* ep = nullptr;
+  std::uint32_t qpn = 0;
+  std::uint32_t index = 0;
+  std::uint8_t* buf = nullptr;
+  rc::MemoryRegion mr;
+  std::uint64_t recv_posted = 0;
+  std::uint64_t expected = 0;  // next sequence number
+  std::uint64_t received = 0;
+  std::uint64_t bytes_received = 0;  // of the received messages (the live feed)
+  // This QP's share of its job's verification, from the end of the warm-up (a server of several
+  // clients reports each client's from its QPs'), and when it verified its first and last message.
+  Totals t;
+  std::uint64_t first_rx_tsc = 0, last_rx_tsc = 0;
 };
 
 // The open loop's account of one job's schedule (see arrivals.h), from the end of the warm-up:
