@@ -253,8 +253,8 @@ void RcQp::on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns) {
       // sent (sq.probes: no progress since) draws one follow-up probe at once, of the new sq.una:
       // were the responder waiting at it (its NAK lost, or the resend of its gap lost, so it drops
       // the rest silently), the follow-up arrives as its ePSN, and its ACK, for a packet that left
-      // without AckReq, answers for certain. Without it the answer waited a whole PTO (a quarter
-      // of go-back-N's probes at 1 % loss, bench/loss/results.md). Where the ACK was one in
+      // without AckReq, answers for certain. Without it the answer waited a whole PTO (28 of 64
+      // probes a second at 1 % loss in loopback, bench/loss/results.md). Where the ACK was one in
       // flight the follow-up costs one packet, re-ACKed; a follow-up's own such answer (sent after
       // progress, sq.probes 0) draws none, so a stalled peer's backlog of ACKs draws one.
       // (An ACK through the last packet sent before the probe shows nothing lost, whichever it is.)
