@@ -188,8 +188,11 @@ void RcQp::on_response(const wire::PacketInfo& pi, const std::uint8_t* payload, 
   if (response_is_stale(pi)) {
     // A re-ACK of sq.una - 1 retires nothing, but it is how a probe's answer looks once the ACKs
     // in flight before the probe are in (on_probe_answer): the responder held everything before.
+    // Sooner than min RTT after the probe it answers an earlier resend, whose duplicate the
+    // responder re-ACKed the same way: no news.
     if (sq_.probe_open && psn_add(pi.psn, 1) == sq_.una && wire::opcode_info(pi.opcode).kind == wire::OpKind::kAck &&
-        (pi.aeth_syndrome & wire::kAethTypeMask) == wire::kAethTypeAck)
+        (pi.aeth_syndrome & wire::kAethTypeMask) == wire::kAethTypeAck &&
+        now_ns - sq_.probe_sent_ns >= rtt_.min_rtt_ns())
       on_probe_answer(pi.psn, /*answers_probe=*/true, now_ns);
     return;
   }
@@ -244,6 +247,25 @@ void RcQp::on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns) {
     case wire::kAethTypeAck: {
       ++c_.acks_received;
       const bool answers_probe = sq_.probe_open && answers_a_resend(pi.psn);  // before retiring
+      // An ACK for a packet sent before the probe, with AckReq, is an ACK in flight or the probe's
+      // answer where the responder's ePSN was a message's first packet (its re-ACK of ePSN - 1
+      // lands on the last packet of the message before): nothing tells which. A probe the timer
+      // sent (sq.probes: no progress since) draws one follow-up probe at once, of the new sq.una:
+      // were the responder waiting at it (its NAK lost, or the resend of its gap lost, so it drops
+      // the rest silently), the follow-up arrives as its ePSN, and its ACK, for a packet that left
+      // without AckReq, answers for certain. Without it the answer waited a whole PTO (28 of 64
+      // probes a second at 1 % loss in loopback, bench/loss/results.md). Where the ACK was one in
+      // flight the follow-up costs one packet, re-ACKed; a follow-up's own such answer (sent after
+      // progress, sq.probes 0) draws none, so a stalled peer's backlog of ACKs draws one.
+      // (An ACK through the last packet sent before the probe shows nothing lost, whichever it is.)
+      const bool may_answer =
+          sq_.probe_open && !answers_probe && sq_.probes != 0 && psn_lt(psn_add(pi.psn, 1), sq_.probe_high);
+      // The probe's answer is judged by what it shows (on_probe_answer), never by the minimum RTT:
+      // a lone probe meets no queue, and comes back sooner than any packet of a window did (seen
+      // in loopback: 5 us against a min RTT of 13 us), so the time rule took probes that found a
+      // loss for spurious ones and backed the PTO off. One that may be the answer judges nothing
+      // either: its follow-up is judged instead.
+      if (answers_probe || may_answer) sq_.resend_open = false;
       // An ACK for the probed packet and nothing after it may be the probe's own answer: the probe
       // moved it, not the window. It restarts the IBTA timer (it is progress, §9.7.6.1.3) but not
       // the adaptive RTO, so a chain of such probes (a lost NAK behind one-packet messages, one
@@ -260,6 +282,7 @@ void RcQp::on_ack_or_nak(const wire::PacketInfo& pi, std::uint64_t now_ns) {
         update_timer_deadline();
       }
       if (sq_.probe_open) on_probe_answer(pi.psn, answers_probe, now_ns);
+      if (may_answer && state_ == QpState::kRts && psn_lt(sq_.una, sq_.high)) sq_.probe_pending = true;
       return;
     }
     case wire::kAethTypeRnrNak:

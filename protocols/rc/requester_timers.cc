@@ -172,19 +172,22 @@ void RcQp::sr_mark_probe(std::uint64_t now_ns) {
 // lost. RFC 8985 acts only on what an ACK shows of packets sent after the lost one (§6.2, RACK's
 // rule), and so does this: an ACK is taken for the probe's answer only when no packet sent before
 // the probe could have drawn it (answers_a_resend). Any other ACK is progress (it re-arms the probe
-// timeout), never a reason to rewind; one for a packet sent after the probe closes it unjudged. One
-// sooner than min RTT after the probe answered an earlier transmission. An answer that shows nothing
+// timeout), never a reason to rewind (but may draw a follow-up probe, on_ack_or_nak); one for a packet sent
+// after the probe closes it unjudged. The answer is taken whenever it comes: a lone probe meets no
+// queue and may come back sooner than min RTT, which packets of a window set (a re-ACK of sq.una - 1
+// that soon is an earlier resend's, on_response). An answer that shows nothing
 // missing made the probe needless: the PTO backs off (back_off_pto). A response that is not an ACK
 // ends the probe too (the caller): a NAK rewinds on its own, a READ response or atomic
 // acknowledgement goes through the implied NAK.
-void RcQp::on_probe_answer(std::uint32_t acked_psn, bool answers_probe, std::uint64_t now_ns) {
+void RcQp::on_probe_answer(std::uint32_t acked_psn, bool answers_probe,
+                           std::uint64_t /*now_ns: the answer is taken whenever it comes*/) {
   if (!answers_probe) {
     // An ACK for a packet sent after the probe: the answer came before it (or was coalesced into
-    // it, queue_ack), and every packet the probe asked about is acknowledged.
+    // it, queue_ack), and every packet the probe asked about is acknowledged. One for a packet sent
+    // before it may draw a follow-up probe (on_ack_or_nak).
     if (!psn_lt(acked_psn, sq_.probe_high)) sq_.probe_open = false;
     return;
   }
-  if (now_ns - sq_.probe_sent_ns < rtt_.min_rtt_ns()) return;
   sq_.probe_open = false;
   if (state_ != QpState::kRts) return;
   const std::uint32_t from = psn_add(acked_psn, 1);

@@ -329,14 +329,23 @@ TEST_CASE("an ACK in flight when the probe leaves does not rewind go-back-N; the
   std::uint64_t at = 40'000;  // 24 us after the probe: far beyond min RTT
   for (const std::uint32_t psn : acks) {
     r.ack(psn, at);
-    CHECK_FALSE(r.qp.next_packet(at, d));  // nothing rewound
+    if (psn == 11) {
+      // It may be the probe's answer (a responder waiting at 12 re-ACKs 11): one follow-up probe,
+      // of 12, asks again (on_probe_answer).
+      REQUIRE(r.qp.next_packet(at, d));
+      CHECK(d.psn == 12);
+      CHECK(d.ack_req);
+    }
+    CHECK_FALSE(r.qp.next_packet(at, d));  // nothing rewound, and no second follow-up
     at += 100;
   }
   CHECK(r.qp.sq_una() == 15);
-  r.ack(14, at);  // the probe's answer: a re-ACK, nothing missing
+  at += 10'000;
+  r.ack(14, at);  // the follow-up's answer: a re-ACK, nothing missing
   CHECK_FALSE(r.qp.next_packet(at, d));
-  CHECK(r.qp.counters().tail_probes == 1);
-  CHECK(r.qp.pto_ns() == 12'000);  // backed off
+  CHECK(r.qp.counters().tail_probes == 2);
+  CHECK(r.qp.counters().spurious_retransmits == 1);  // the follow-up, answered by the ACK for 12 in flight
+  CHECK(r.qp.pto_ns() == 24'000);                    // backed off by both needless probes
   rc::Completion c;
   int done = 0;
   while (r.qp.poll_cq(c)) {
@@ -363,6 +372,76 @@ TEST_CASE("an ACK for a packet that left without AckReq answers the probe and re
   REQUIRE(r.qp.next_packet(30'000, d));
   CHECK(d.psn == 13);
   CHECK(r.qp.counters().local_ack_timeout_err == 0);
+}
+
+// A lone probe meets no queue: its answer may come back sooner than the minimum RTT, which the
+// packets of a window set (loopback at 1 % loss: 5 us against 13 us). An ACK only the probe could
+// have drawn is its answer whenever it comes: it rewinds, and the probe, which found a loss, is
+// neither spurious nor a reason to back the PTO off.
+TEST_CASE("a probe answered sooner than min RTT by an ACK only it could draw rewinds, and is not spurious",
+          "[rc][rto][probe]") {
+  Requester r(14, 1000);
+  r.round_trip(1, 1000, 2000);  // PSN 10; min RTT 2 us, PTO 6 us
+  r.send(2, 3 * 1024);          // PSNs 11..13, AckReq on 13
+  for (std::uint32_t psn = 11; psn <= 13; ++psn) CHECK(r.transmit(10'000).psn == psn);
+  r.qp.on_timer(16'000);
+  CHECK(r.transmit(16'000).psn == 11);  // the probe
+  r.ack(11, 16'500);                    // 0.5 us later: the responder's ePSN was 12
+  rc::TxDescriptor d;
+  REQUIRE(r.qp.next_packet(16'500, d));
+  CHECK(d.psn == 12);
+  CHECK(r.qp.counters().spurious_retransmits == 0);
+  CHECK(r.qp.pto_ns() == 6'000);
+}
+
+// The probe's answer is the responder's ePSN - 1; when ePSN is a message's first packet, that is
+// the last packet of the message before, which asked for an ACK when it first left: an ACK in
+// flight looks the same. One follow-up probe, of the new sq.una, asks again at once; its answer
+// (an ACK for a packet that left without AckReq) rewinds a round trip later, not a PTO later.
+TEST_CASE("an ACK that may be the probe's answer or one in flight draws one follow-up probe, whose answer rewinds",
+          "[rc][rto][probe]") {
+  Requester r(14, 1000);
+  r.round_trip(1, 1000, 2000);  // PSN 10; PTO 6 us
+  r.send(2, 3 * 1024);          // PSNs 11..13
+  r.send(3, 3 * 1024);          // PSNs 14..16
+  for (std::uint32_t psn = 11; psn <= 16; ++psn) CHECK(r.transmit(10'000).psn == psn);
+  r.qp.on_timer(16'000);
+  CHECK(r.transmit(16'000).psn == 11);  // the probe
+  r.ack(13, 16'500);                    // the responder waits at 14 (its NAK lost), or an ACK in flight
+  rc::TxDescriptor d;
+  REQUIRE(r.qp.next_packet(16'500, d));  // the follow-up
+  CHECK(d.psn == 14);
+  CHECK(d.ack_req);
+  CHECK(d.retransmission);
+  CHECK_FALSE(r.qp.next_packet(16'500, d));
+  r.ack(14, 17'000);  // it arrived as the responder's ePSN: 15 and 16 were dropped
+  REQUIRE(r.qp.next_packet(17'000, d));
+  CHECK(d.psn == 15);
+  REQUIRE(r.qp.next_packet(17'000, d));
+  CHECK(d.psn == 16);
+  CHECK(r.qp.counters().tail_probes == 2);
+  CHECK(r.qp.counters().spurious_retransmits == 0);
+  CHECK(r.qp.counters().local_ack_timeout_err == 0);
+  CHECK(r.qp.pto_ns() == 6'000);
+}
+
+// A follow-up draws no follow-up of its own: a stalled peer's backlog of ACKs costs one packet.
+TEST_CASE("a follow-up probe's own ambiguous answer draws no further probe", "[rc][rto][probe]") {
+  Requester r(14, 1000);
+  r.round_trip(1, 1000, 2000);                                    // PSN 10; PTO 6 us
+  for (std::uint64_t i = 0; i < 3; ++i) r.send(2 + i, 3 * 1024);  // PSNs 11..19
+  for (std::uint32_t psn = 11; psn <= 19; ++psn) CHECK(r.transmit(10'000).psn == psn);
+  r.qp.on_timer(16'000);
+  CHECK(r.transmit(16'000).psn == 11);
+  r.ack(13, 30'000);
+  CHECK(r.transmit(30'000).psn == 14);  // the follow-up
+  r.ack(16, 30'100);                    // ambiguous again
+  rc::TxDescriptor d;
+  CHECK_FALSE(r.qp.next_packet(30'100, d));
+  CHECK(r.qp.counters().tail_probes == 2);
+  r.ack(17, 40'000);  // a packet that left without AckReq: only a resend drew this
+  REQUIRE(r.qp.next_packet(40'000, d));
+  CHECK(d.psn == 18);
 }
 
 // An atomic answered after a rewind reached it is executed but not yet retired (it looks unsent
@@ -583,7 +662,7 @@ TEST_CASE("go-back-N: a lost NAK behind a window of one-packet messages costs at
   CHECK(steps >= 20'000);  // the RTO's floor: the probes alone did not finish
   CHECK(steps <= 21'000);  // one RTO, then a round trip or two
   CHECK(p.req().adaptive_timeouts == 1);
-  CHECK(p.req().tail_probes <= 4);            // one every 5 ms before the RTO
+  CHECK(p.req().tail_probes <= 8);            // one every 5 ms before the RTO, each with a follow-up (on_ack_or_nak)
   CHECK(p.req().local_ack_timeout_err == 1);  // that adaptive expiry; no IBTA one, no retry spent
   CHECK(p.lb.qp(1).counters().naks_sent == 1);
 }
