@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Builds droce three times (gcc release-with-asserts, clang ASan+UBSan with the fuzz targets,
-# clang TSan with the threaded tests only) and runs every unit test in the first two, the threaded
-# tests in the third, and every app test once: those of the suite 'loaded' in the gcc build beside
-# two CPU hogs (the loaded pass), the other app tests (suite 'apps') under ASan+UBSan; then the
-# interop suite, the demo (scripts/demo.sh --short) and examples/ (examples/run.sh, against the gcc
-# build's installed package) on the gcc build; ends with one "N passed, N failed" line. Exit
-# status 0 only if all pass.
+# Builds droce three times (gcc release-with-asserts with the app tests only, clang ASan+UBSan with
+# every unit test and the fuzz targets, clang TSan with the threaded tests only) and runs every
+# unit test and fuzz target under ASan+UBSan, the threaded tests under TSan, and every app test
+# once: those of the suite 'loaded' in the gcc build beside two CPU hogs (the loaded pass), the
+# gcc-only ones (suite 'plain': the kernel PMDs, vhost-user peer death) in the gcc build, the other
+# app tests (suite 'apps') under ASan+UBSan; then the interop suite, the demo (scripts/demo.sh
+# --short) and examples/ (examples/run.sh, against the gcc build's installed package) on the gcc
+# build; ends with one "N passed, N failed" line. Exit status 0 only if all pass.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -70,12 +71,16 @@ image_pid=$!
 # The app tests (suite 'apps', two processes or more each, most of CI's test time) run once: in
 # this build's loaded pass (suite 'loaded', below) or, the others, in the ASan+UBSan build, where
 # a memory error or undefined behaviour in the apps' code shows. Running each in both builds cost
-# about 10 minutes of CI's 50 (the run in both took 3,572 s in all on the CI machine). The unit
-# tests (suites other than 'apps') are cheap and run in both builds.
+# about 10 minutes of CI's 50 (the run in both took 3,572 s in all on the CI machine). The test
+# pass right after this build runs the app tests that exist in a plain build only (suite 'plain').
+# -Dunit_tests=false: this build compiles no unit test suite (tests/wire ... tests/engine): they run
+# in the ASan+UBSan build, where a memory error shows too, and compiling them here cost about
+# 350 s of the 50 minutes (their 53 engine test files alone 430 s of CPU) for 70 s of tests that
+# the other build runs again. The apps, the benchmarks and the app tests' own helpers are built.
 # -g1 (line tables and function names, no variables' locations): a crash's backtrace still names
 # file and line, and the compile is about a tenth shorter than with -g's full debug information.
 run_build "gcc build" build "--no-suite interop --no-suite apps" -Dbuildtype=debugoptimized -Dcpp_args=-g1 -Dc_args=-g1 \
-  -Dwerror=true -Dfuzz=false -Dpkgconfig.relocatable=true
+  -Dwerror=true -Dfuzz=false -Dpkgconfig.relocatable=true -Dunit_tests=false
 
 # ---- The loaded pass: CI machines are busy, so the app tests that pair processes over the TCP
 # exchange, net_memif and telemetry (the ones whose waits a busy machine stretches) run again on
@@ -166,10 +171,11 @@ if [ -f build/build.ninja ]; then
 fi
 # The sanitizer builds keep line tables only (-gline-tables-only): their reports name file and line,
 # and the compile is about a tenth shorter than with full debug information.
-# Every unit test and fuzz target, and the app tests the gcc build's loaded pass does not run.
+# Every unit test and fuzz target, and the app tests the gcc build does not run (suite 'apps' less
+# 'loaded').
 CC=clang CXX=clang++ run_build "clang ASan+UBSan build" build-asan "--no-suite interop --no-suite loaded" \
   -Dbuildtype=debug -Dcpp_args=-gline-tables-only -Dc_args=-gline-tables-only \
-  -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dbench=false \
+  -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dbench=false -Dunit_tests=true \
   -Dfuzz=true -Dfuzz_seconds="$FUZZ_SECONDS"
 
 # ThreadSanitizer over the threaded tests only (the workers' binary: workers on EAL lcores
@@ -180,7 +186,7 @@ CC=clang CXX=clang++ run_build "clang ASan+UBSan build" build-asan "--no-suite i
 # whose locks TSan cannot see and whose frames it cannot name for a precise suppression.
 echo "== clang TSan build: configure + build (build-tsan, workers tests only) =="
 if CC=clang CXX=clang++ configure build-tsan -Dbuildtype=debug -Dcpp_args=-gline-tables-only -Dc_args=-gline-tables-only -Dwerror=true -Db_sanitize=thread -Db_lundef=false \
-     -Dbench=false -Dfuzz=false &&
+     -Dbench=false -Dfuzz=false -Dunit_tests=true &&
    timed "clang TSan build (compile)" ninja -C build-tsan -j "$JOBS" tests/engine/workers/engine_workers_tests; then
   echo "== clang TSan build: tests =="
   builds+=(build-tsan)

@@ -3,13 +3,17 @@
 # droce-echo and droce-perf client/server pairs (server on the last CPU, on a private socket and
 # TCP port), one side killed mid-run. SIGKILL (no goodbye) -> the survivor ends within its timeout with a
 # clear line, its report and a non-zero status, never a crash; SIGINT -> both sides end, no crash.
-# Usage: check_peer_death.sh DROCE_GEN DROCE_ECHO DROCE_PERF [ROUNDS [memif|vhost]]
+# Usage: check_peer_death.sh DROCE_GEN DROCE_ECHO DROCE_PERF [ROUNDS [memif|vhost [APPS]]]
 # vhost: the server's port is net_vhost (its vhost-user socket), the client's virtio_user.
+# APPS: which apps' pairs run, a comma list of gen, echo and perf (default all three).
 # ROUNDS SIGKILLs per app and side (default 2: 12 kills and 6 interrupts, each pair about 7 s on
 # a busy 2-core machine, so about 2 to 3 minutes in all).
 set -uo pipefail
-gen=$1 echo_bin=$2 perf=$3 rounds=${4:-2} pmd=${5:-memif}
+gen=$1 echo_bin=$2 perf=$3 rounds=${4:-2} pmd=${5:-memif} apps=${6:-gen,echo,perf}
 case $pmd in memif|vhost) ;; *) echo "check_peer_death.sh: PMD must be memif or vhost, not '$pmd'" >&2; exit 2 ;; esac
+for a in ${apps//,/ }; do
+  case $a in gen|echo|perf) ;; *) echo "check_peer_death.sh: APPS are gen, echo or perf, not '$a'" >&2; exit 2 ;; esac
+done
 out=$(mktemp -d)
 fail=0
 trap '[ -n "${KEEP_OUT:-}" ] || rm -rf "$out"' EXIT
@@ -111,7 +115,7 @@ one() {
   fi
 }
 
-for app in gen echo perf; do
+for app in ${apps//,/ }; do
   for victim in server client; do
     for n in $(seq "$rounds"); do
       one $app $victim KILL "$n" || { [ $? -eq 2 ] && { one $app $victim KILL "$n-again" || { echo "FAILED: $app $victim KILL $n: no run started"; fail=1; }; }; }

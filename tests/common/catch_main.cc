@@ -1,3 +1,5 @@
-// Catch2 v2 runner for test binaries that need no EAL (protocol suites).
-#define CATCH_CONFIG_MAIN
-#include <catch2/catch.hpp>
+// main of the test binaries that need no EAL (protocol suites); Catch's implementation is in
+// catch_session.cc.
+#include "tests/common/catch_session.h"
+
+int main(int argc, char** argv) { return droce::test::run_catch_session(argc, argv); }

@@ -1,12 +1,11 @@
 // Catch2 runner for engine tests: initialises EAL once per test binary (DPDK cannot do it twice).
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "engine/core/eal.h"
 #include "engine/core/stop_signal.h"
+#include "tests/common/catch_session.h"
 
 int main(int argc, char** argv) {
   // Needs neither hugepages nor root: --no-huge with --no-shconf, no PCI scan, no telemetry socket.
@@ -27,5 +26,5 @@ int main(int argc, char** argv) {
     return 2;
   }
   droce::engine::install_stop_signals();
-  return Catch::Session().run(argc, argv);
+  return droce::test::run_catch_session(argc, argv);
 }

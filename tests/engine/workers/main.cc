@@ -1,12 +1,11 @@
 // Catch2 runner for the workers tests: EAL with three lcores on any machine (main + two workers),
 // each free to run on every allowed CPU, so a two-CPU machine runs the threaded case too.
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
 #include <cstdio>
 #include <string>
 
 #include "engine/core/eal.h"
 #include "engine/core/stop_signal.h"
+#include "tests/common/catch_session.h"
 
 int main(int argc, char** argv) {
   const auto cpus = droce::engine::Eal::allowed_cpus();
@@ -24,5 +23,5 @@ int main(int argc, char** argv) {
     return 2;
   }
   droce::engine::install_stop_signals();
-  return Catch::Session().run(argc, argv);
+  return droce::test::run_catch_session(argc, argv);
 }
