@@ -11,5 +11,5 @@ if q=$(lab_qemu_pid); then
   lab_log "guest stopped (qemu pid $q)"
 fi
 [ -f "$LAB_RUN/holder.pid" ] && lab_stop_pid "$(cat "$LAB_RUN/holder.pid")" 3
-rm -f "$LAB_RUN/qemu.pid" "$LAB_RUN/holder.pid" "$LAB_RUN/vhost.sock" "$LAB_RUN/monitor.sock"
+rm -f "$LAB_RUN/qemu.pid" "$LAB_RUN/holder.pid" "$LAB_RUN/vhost.sock" "$LAB_RUN/holder.sock" "$LAB_RUN/monitor.sock"
 exit 0

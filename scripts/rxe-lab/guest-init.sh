@@ -64,10 +64,16 @@ fi
 
 # Job agent: each <id>.sh appearing in /host/jobs runs in its own session; output -> <id>.out,
 # exit status -> <id>.rc, session leader PID -> <id>.pid (the host kills a job through it).
+# It looks every 50 ms and waits between looks with `read -t` on a fifo nobody writes (a builtin):
+# a `sleep` would start a process 10 times a second for the guest's whole life, each a fork and
+# exec that an emulated CPU pays for while a tool starts. Jobs use the same fifo (lib.sh's
+# LAB_GFUNCS).
+mkfifo /run/lab.tick
 if mount -t 9p -o trans=virtio,version=9p2000.L,cache=none host /host; then
   mkdir -p /host/jobs
   (
     cd /host/jobs || exit 1
+    exec 3<> /run/lab.tick
     while :; do
       for j in *.sh; do
         [ -e "$j" ] || continue
@@ -77,9 +83,12 @@ if mount -t 9p -o trans=virtio,version=9p2000.L,cache=none host /host; then
         # included: the wrapper traps TERM (a handler, not an ignore, so the job's own commands
         # still die of it), outlives the job and records its status (143), so the host's
         # lab_gwait returns at once instead of sitting out its timeout.
-        setsid bash -c 'trap : TERM; echo $$ > "$1.pid"; bash "$1.run" > "$1.out" 2>&1; echo $? > "$1.rc.tmp"; mv "$1.rc.tmp" "$1.rc"' _ "$b" &
+        # The job runs in a subshell of the wrapper (a fork, not a second bash to exec; the
+        # subshell's TERM is the default again), and its status is written in one write: the
+        # host waits for a non-empty <id>.rc (no `mv`, a process more per job).
+        setsid bash -c 'trap : TERM; echo $$ > "$1.pid"; ( . "./$1.run" ) > "$1.out" 2>&1; echo $? > "$1.rc"' _ "$b" 3<&- &
       done
-      sleep 0.1
+      read -t 0.05 -u 3
     done
   ) &
   { ip -br link; ip -br addr; rdma link show; ibv_devinfo -v -d rxe0 2>&1 | grep -E 'GID|mtu|state'; } > /host/jobs/info.txt 2>&1

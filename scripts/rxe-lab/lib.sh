@@ -45,23 +45,39 @@ GUEST_OOB_ADDR=10.0.2.100           # the guestfwd address (droce's OOB server, 
 
 lab_log() { printf '[rxe-lab %s] %s\n' "$(date +%T)" "$*" >&2; }
 lab_die() { lab_log "ERROR: $*"; exit 1; }
+# lab_trace_start NAME / lab_trace STEP: with LAB_TRACE=1 (run_interop.sh's INTEROP_TRACE=1), one
+# line on stderr per step of a case: the wall clock and the seconds since lab_trace_start, so that
+# a case's time can be split into its steps. Bash builtins only ($EPOCHREALTIME): no process.
+LAB_TRACE=${LAB_TRACE:-0}
+LAB_TRACE_T0= LAB_TRACE_NAME=
+lab_trace_start() { LAB_TRACE_T0=${EPOCHREALTIME/./} LAB_TRACE_NAME=$1; lab_trace "start"; }
+lab_trace() {
+  [ "$LAB_TRACE" = 1 ] || return 0
+  local now=${EPOCHREALTIME/./} d
+  d=$(( now - ${LAB_TRACE_T0:-$now} ))
+  printf '[trace %(%T)T +%d.%03d] %s: %s\n' "${now:0:-6}" $(( d / 1000000 )) $(( d % 1000000 / 1000 )) "${LAB_TRACE_NAME:--}" "$*" >&"${LAB_TRACE_FD:-2}"
+}
 lab_need() { command -v "$1" >/dev/null 2>&1 || lab_die "missing host tool '$1' (apt-get install $2; scripts/setup.sh installs it)"; }
 
-# lab_wait_for SECONDS COMMAND...: polls COMMAND every 0.2 s until it succeeds; 1 on timeout.
+# lab_wait_for SECONDS COMMAND...: polls COMMAND every LAB_POLL_S (0.05 s) until it succeeds; 1 on
+# timeout. Each step of a case waits on the one before it: a coarse poll adds half its period to
+# every step (0.2 s cost a case about a second), and a host `sleep` is cheap beside the guest.
+LAB_POLL_S=${LAB_POLL_S:-0.05}
 lab_wait_for() {
   local t=$1 end; shift
-  end=$(( $(date +%s) + t ))
+  end=$(( EPOCHSECONDS + t ))
   until "$@"; do
-    [ "$(date +%s)" -ge "$end" ] && return 1
-    sleep 0.2
+    (( EPOCHSECONDS >= end )) && return 1
+    sleep "$LAB_POLL_S"
   done
 }
 
-# lab_qemu_pid: the running guest's QEMU PID, or nothing.
+# lab_qemu_pid: the running guest's QEMU PID, or nothing. Builtins only: lab_gwait asks it at
+# every poll.
 lab_qemu_pid() {
-  local p
-  p=$(cat "$LAB_RUN/qemu.pid" 2>/dev/null) || return 1
-  [ -n "$p" ] && kill -0 "$p" 2>/dev/null && [ "$(cat "/proc/$p/comm" 2>/dev/null)" = qemu-system-x86 ] && echo "$p"
+  local p= c=
+  { read -r p < "$LAB_RUN/qemu.pid"; } 2>/dev/null || return 1
+  [ -n "$p" ] && kill -0 "$p" 2>/dev/null && { read -r c < "/proc/$p/comm"; } 2>/dev/null && [ "$c" = qemu-system-x86 ] && echo "$p"
 }
 
 # ---- commands in the guest: the 9p job directory (see guest-init.sh) ----
@@ -70,23 +86,25 @@ lab_gstart() {
   local id d=$LAB_JOBS
   id=$(date +%s%N)
   printf '%s\n' "$*" > "$d/.$id.tmp" && mv "$d/.$id.tmp" "$d/$id.sh" || return 1
+  lab_trace "guest job $id queued"
   echo "$id"
 }
 # lab_gwait ID [TIMEOUT_S]: waits for the job, prints its output, returns its exit status (124 on
 # timeout; the job is then killed in the guest through its pid file).
 lab_gwait() {
   local id=$1 t=${2:-120} d=$LAB_JOBS end
-  end=$(( $(date +%s) + t ))
-  while [ ! -e "$d/$id.rc" ]; do
-    if [ "$(date +%s)" -ge "$end" ]; then
+  end=$(( EPOCHSECONDS + t ))
+  while [ ! -s "$d/$id.rc" ]; do
+    if (( EPOCHSECONDS >= end )); then
       lab_log "guest job $id timed out after ${t}s"
       cat "$d/$id.out" 2>/dev/null
       lab_gkill "$id"
       return 124
     fi
     lab_qemu_pid > /dev/null || { lab_log "the guest is gone (job $id)"; cat "$d/$id.out" 2>/dev/null; return 125; }
-    sleep 0.2
+    sleep "$LAB_POLL_S"
   done
+  lab_trace "guest job $id done (exit $(cat "$d/$id.rc"))"
   cat "$d/$id.out"
   return "$(cat "$d/$id.rc")"
 }
@@ -94,14 +112,80 @@ lab_gwait() {
 lab_gkill() { [ -e "$LAB_JOBS/$1.pid" ] && printf 'kill -TERM -- -%s 2>/dev/null\n' "$(cat "$LAB_JOBS/$1.pid")" > "$LAB_JOBS/.k$1.tmp" && mv "$LAB_JOBS/.k$1.tmp" "$LAB_JOBS/k$1.sh"; return 0; }
 # lab_gexec 'shell commands' [TIMEOUT_S]
 lab_gexec() { local id; id=$(lab_gstart "$1") || return 1; lab_gwait "$id" "${2:-120}"; }
-# lab_gwaitport PORT [TIMEOUT_S]: until a TCP port listens in the guest.
-lab_gwaitport() {
-  lab_gexec "for i in \$(seq $(( ${2:-60} * 5 ))); do ss -ltn | grep -q ':$1 ' && exit 0; sleep 0.2; done; exit 1" $(( ${2:-60} + 30 )) > /dev/null
-}
+# Shell functions for guest jobs (put LAB_GFUNCS first in the job). Each process started in the
+# guest costs a fork and an exec on its one emulated CPU, and a poll that starts processes steals
+# that CPU from the tool the case waits for: these poll with bash builtins only, every 50 ms.
+#   g_sleep_ms MS             a wait without `sleep` (read -t on a fifo nobody writes)
+#   g_until SECONDS MS CMD... CMD every MS ms until it succeeds; 1 after SECONDS
+#   g_link_up                 eth0 has carrier and rxe0 port 1 is ACTIVE; G_LINK says what they were
+#   g_tcp_listens HEXPORT     a TCP socket listens on the port (/proc/net/tcp, tcp6; hex, 4 digits)
+LAB_GFUNCS='[ -p /run/lab.tick ] || mkfifo /run/lab.tick 2>/dev/null
+g_sleep_ms() { local f=00$(( $1 % 1000 )); read -t "$(( $1 / 1000 )).${f: -3}" <> /run/lab.tick; return 0; }
+g_until() { local n=$(( $1 * 1000 / $2 )) ms=$2; shift 2; until "$@"; do (( n-- > 0 )) || return 1; g_sleep_ms "$ms"; done; }
+g_link_up() { local c= s=; { read -r c < /sys/class/net/eth0/carrier; read -r s < /sys/class/infiniband/rxe0/ports/1/state; } 2>/dev/null; G_LINK="carrier=$c rxe0=$s"; [ "$c" = 1 ] && [[ $s == *ACTIVE* ]]; }
+g_tcp_listens() { local f a st; for f in /proc/net/tcp /proc/net/tcp6; do while read -r _ a _ st _; do [ "$st" = 0A ] && [ "${a##*:}" = "$1" ] && return 0; done < "$f"; done; return 1; }'
+# lab_gtcp_listens PORT: the guest-side test (for lab_gserve_start) that a TCP port listens in the guest.
+lab_gtcp_listens() { printf 'g_tcp_listens %04X' "$1"; }
 # lab_glinkwait [TIMEOUT_S]: until the guest's eth0 has carrier and rxe0 port 1 is ACTIVE (a
 # vhost-user backend is connected).
 lab_glinkwait() {
-  lab_gexec "for i in \$(seq $(( ${1:-30} * 5 ))); do read c < /sys/class/net/eth0/carrier 2>/dev/null; s=\$(cat /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null); [ \"\$c\" = 1 ] && case \"\$s\" in *ACTIVE*) exit 0;; esac; sleep 0.2; done; echo \"carrier=\$c rxe0=\$s\"; exit 1" $(( ${1:-30} + 30 ))
+  lab_gexec "$LAB_GFUNCS
+g_until ${1:-30} 50 g_link_up && exit 0; echo \"\$G_LINK\"; exit 1" $(( ${1:-30} + 30 )) && lab_trace "guest link up"
+}
+# lab_gexec_linked 'CMD' [TIMEOUT_S]: CMD in the guest once the link is up (at most 30 s), as one job.
+lab_gexec_linked() {
+  lab_gexec "$LAB_GFUNCS
+g_until 30 50 g_link_up || { echo \"lab: the guest link did not come up (\$G_LINK)\"; exit 90; }
+$1" "${2:-120}"
+}
+# The steps of one guest tool that serves, as one guest job (a job per step cost a bash start and
+# a poll each): wait for the link, start the tool in the background, poll until it listens
+# (LISTENS, a guest-side test such as `lab_gtcp_listens PORT`), say so by a marker file, and wait
+# for the tool: the job's status is the tool's. A tool that exits before it listens ends the job at once with its status.
+# LISTENS is polled every POLL_MS (default 50; a test that starts processes, such as `rdma res`,
+# wants longer). lab_gserve_script MARKER LISTENS 'COMMAND' [POLL_MS]: prints the job.
+lab_gserve_script() {
+  printf '%s\n' "$LAB_GFUNCS" 'g_until 30 50 g_link_up || { echo "lab: the guest link did not come up ($G_LINK)"; exit 90; }' \
+    "{ $3
+} &" 'lab_tool=$!' "lab_ready() { $2 || ! kill -0 \$lab_tool 2>/dev/null; }" \
+    "g_until 60 ${4:-50} lab_ready || { echo 'lab: the tool did not listen within 60 s'; kill -TERM \$lab_tool; wait \$lab_tool; exit 91; }" \
+    "kill -0 \$lab_tool 2>/dev/null && : > /host/jobs/$1" 'wait $lab_tool'
+}
+# The guest tool as the client, as one job: wait for the host's go (GO: droce listens), then for
+# the link, then run COMMAND in the job's shell (so that its `exit` and `exec` are the job's).
+# lab_gclient_script GO 'COMMAND': prints the job.
+lab_gclient_script() {
+  printf '%s\n' "$LAB_GFUNCS" \
+    "g_until 120 50 test -e /host/jobs/$1 || { echo 'lab: no go from the host within 120 s'; exit 92; }" \
+    'g_until 30 50 g_link_up || { echo "lab: the guest link did not come up ($G_LINK)"; exit 90; }' "$2"
+}
+# lab_gname: a fresh name for a marker or go file in the job directory (not a job: no .sh).
+lab_gname() { echo "m${EPOCHREALTIME/./}.$RANDOM"; }
+# lab_ggo NAME: the host's go to a job waiting for it.
+lab_ggo() { : > "$LAB_JOBS/$1"; lab_trace "go $1"; }
+# lab_gserve_start LISTENS 'COMMAND' [POLL_MS]: queues the job of lab_gserve_script, then
+# holds the link up (lab_hold_link: perftest refuses a port that is down) while it starts; its id
+# in LAB_GSERVE_ID. The guest starts the job while the placeholder's EAL comes up. 1 (with the
+# job ended) if the placeholder did not start.
+lab_gserve_start() {
+  LAB_GSERVE_MARK=$(lab_gname)
+  LAB_GSERVE_ID=$(lab_gstart "$(lab_gserve_script "$LAB_GSERVE_MARK" "$1" "$2" "${3:-}")") || return 1
+  lab_hold_link || { lab_gkill "$LAB_GSERVE_ID"; lab_gwait "$LAB_GSERVE_ID" 15; return 1; }
+}
+# lab_gserve_wait [TIMEOUT_S]: until the tool listens (the job's marker; default 120 s); the
+# placeholder still holds the link: start the droce app, then lab_handover_link. 1 if the job ended
+# first or the time ran out: its output printed, the job ended and awaited, the link released.
+lab_gserve_wait() {
+  local id=$LAB_GSERVE_ID
+  if lab_wait_for "${1:-120}" eval '[ -e "$LAB_JOBS/$LAB_GSERVE_MARK" ] || [ -s "$LAB_JOBS/$LAB_GSERVE_ID.rc" ] || ! lab_qemu_pid > /dev/null' &&
+     [ -e "$LAB_JOBS/$LAB_GSERVE_MARK" ]; then
+    lab_trace "the guest tool listens"
+    return 0
+  fi
+  lab_release_link
+  lab_gkill "$id"
+  lab_gwait "$id" 15
+  return 1
 }
 
 # lab_gid_index ADDRESS: the index of the guest rxe0 port 1's RoCE v2 GID for ADDRESS (an IPv4
@@ -150,25 +234,45 @@ lab_droce_start() {
   lab_switch_running || rm -f "$LAB_RUN/vhost.sock"
   "$@" < /dev/null > "$log" 2>&1 &
   LAB_DROCE_PID=$!
+  lab_trace "droce started (pid $LAB_DROCE_PID)"
 }
 
 # The guest's link is up only while a vhost-user server is connected, and some tools refuse to
 # start on a port that is down (perftest: "Port number 1 state is Down"). lab_hold_link runs
 # droce-echo as a placeholder server that only keeps the link up (the guest sees carrier, rxe0
-# ACTIVE) until lab_release_link; a droce app started afterwards reconnects the link within ~1 s.
+# ACTIVE) until lab_release_link. The placeholder's socket is $LAB_RUN/holder.sock and vhost.sock
+# a symbolic link to it (QEMU's connect follows it): a droce app started while the placeholder
+# still holds the link removes the link and binds vhost.sock itself, and lab_handover_link stops
+# the placeholder only once it has (the placeholder's exit unlinks holder.sock, its own path),
+# so that the app's EAL start-up is not added to the case. QEMU reconnects 1 s after the
+# placeholder's end (its reconnect=1; the socket is then there, not a second later).
 # While the lab switch runs, the switch is that server and holds the link: nothing to do.
 lab_hold_link() {
   lab_switch_running && return 0
-  lab_droce_start "$LAB_RUN/holder.log" "$DROCE_ECHO" $(lab_droce_eal) -- --mode server --oob-port 0 --timeout 900
-  LAB_HOLDER_PID=$LAB_DROCE_PID
-  LAB_DROCE_PID=
+  rm -f "$LAB_RUN/holder.sock" "$LAB_RUN/vhost.sock"
+  "$DROCE_ECHO" -l "$LAB_DROCE_CPU" --no-pci --no-huge -m 512 --vdev "net_vhost0,iface=$LAB_RUN/holder.sock,queues=1" -- \
+    --mode server --oob-port 0 --timeout 900 < /dev/null > "$LAB_RUN/holder.log" 2>&1 &
+  LAB_HOLDER_PID=$!
   echo "$LAB_HOLDER_PID" > "$LAB_RUN/holder.pid"
-  lab_wait_for 30 test -S "$LAB_RUN/vhost.sock" || { cat "$LAB_RUN/holder.log" >&2; lab_release_link; return 1; }
+  ln -s holder.sock "$LAB_RUN/vhost.sock"
+  lab_trace "holder started (pid $LAB_HOLDER_PID)"
+  lab_wait_for 30 test -S "$LAB_RUN/holder.sock" || { cat "$LAB_RUN/holder.log" >&2; lab_release_link; return 1; }
+  lab_trace "holder's vhost-user socket up"
 }
 lab_release_link() {
-  [ -n "${LAB_HOLDER_PID:-}" ] && lab_stop_pid "$LAB_HOLDER_PID" 3
+  [ -n "${LAB_HOLDER_PID:-}" ] && lab_stop_pid "$LAB_HOLDER_PID" 3 && lab_trace "holder stopped"
   LAB_HOLDER_PID=
-  rm -f "$LAB_RUN/holder.pid"
+  rm -f "$LAB_RUN/holder.pid" "$LAB_RUN/holder.sock"
+  [ -L "$LAB_RUN/vhost.sock" ] && rm -f "$LAB_RUN/vhost.sock"
+  return 0
+}
+# lab_handover_link: right after lab_droce_start, while the placeholder holds the link: once the
+# app's vhost-user socket is there (or the app ended; at most 30 s), the placeholder stops.
+lab_handover_link() {
+  [ -n "${LAB_HOLDER_PID:-}" ] || return 0
+  lab_wait_for 30 eval '[ -S "$LAB_RUN/vhost.sock" ] && [ ! -L "$LAB_RUN/vhost.sock" ] || ! lab_alive "$LAB_DROCE_PID"'
+  lab_trace "droce's vhost-user socket up"
+  lab_release_link
 }
 
 # ---- the lab switch: several droce processes on the lab link at once ----

@@ -8,6 +8,8 @@
 # INTEROP_ONLY=REGEX runs only the cases whose names match it (grep -E), e.g.
 # INTEROP_ONLY='bidir' for the perftest -b cases; the guest boots all the same.
 # INTEROP_CAPTURES=DIR keeps the frames the guest captured in the rping and -R cases (NAME.pcap) there.
+# INTEROP_TRACE=1 prints a timestamped line per step of every case (placeholder up, guest job
+# queued and done, the tool listening, droce started and exited, ...): where a case's seconds go.
 set -uo pipefail
 ECHO=$1 PERF=$2 RPING=${3:-} SWITCH=${4:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -17,6 +19,10 @@ LAB_RUN=$(mktemp -d /tmp/droce-interop.XXXXXX)
 # Ports of our own, so a lab someone keeps running on the defaults is left alone.
 export LAB_OOB_HOSTFWD=$(( 29000 + $$ % 400 )) LAB_OOB_HOST=$(( 19000 + $$ % 400 ))
 export DROCE_ECHO=$ECHO DROCE_SWITCH=$SWITCH
+# INTEROP_TRACE=1: a timestamped line per step of every case (lib.sh's lab_trace), on this
+# script's stderr even where a step's output goes to a log.
+export LAB_TRACE=${INTEROP_TRACE:-0}
+exec {LAB_TRACE_FD}>&2
 source "$LAB/lib.sh"
 
 fail_loud() {
@@ -58,6 +64,7 @@ passed=() failed=()
 # wanted NAME: the case runs (INTEROP_ONLY unset, or its name matches).
 wanted() { [ -z "${INTEROP_ONLY:-}" ] || grep -q -E -- "$INTEROP_ONLY" <<< "$1"; }
 result() {  # result NAME RC SECONDS
+  lab_trace "result $2"
   if [ "$2" -eq 0 ]; then passed+=("$1"); echo "PASS $1 (${3} s)"; else failed+=("$1"); echo "FAIL $1 (${3} s)"; fi
 }
 
@@ -68,7 +75,9 @@ result() {  # result NAME RC SECONDS
 droce_against_guest() {
   local name=$1 t0=$2 id=$3 cap=$4 rc=0 grc=0; shift 4
   lab_droce_start "$LAB_RUN/droce.log" timeout 180 "$@"
+  lab_handover_link
   wait "$LAB_DROCE_PID" || rc=$?
+  lab_trace "droce exited ($rc)"
   LAB_DROCE_PID=
   [ "$rc" -ne 0 ] && lab_gkill "$id"
   lab_gwait "$id" 120 > "$LAB_RUN/guest.log" 2>&1 || grc=$?
@@ -77,41 +86,71 @@ droce_against_guest() {
   echo "guest (exit $grc):"; sed 's/^/  /' "$LAB_RUN/guest.log"
   result "$name" $(( rc != 0 || grc != 0 )) $(( $(date +%s) - t0 ))
 }
+# gserve NAME LISTENS 'guest command' CAPTURE [POLL_MS]: the guest tool started and listening,
+# the link released for droce (lib.sh's lab_gserve_start/lab_gserve_wait: one guest job that waits
+# for the link, starts the tool and says when it listens, while a placeholder holds the link).
+# With CAPTURE 1 the guest's frames are captured (gcapture_queue): tcpdump and the tool start
+# together (a listening tool sends nothing), and droce only once both are up. Sets GS_ID (the
+# tool's job) and GS_CAP (the capture's job, or empty); 1 with the reason said and everything
+# ended when the tool did not come up.
+gserve() {
+  local name=$1 listens=$2 gcmd=$3
+  GS_ID= GS_CAP=
+  if [ "$4" = 1 ]; then
+    GS_CAP=$(gcapture_queue "$name") || { echo "tcpdump did not start in the guest"; return 1; }
+  fi
+  if ! lab_gserve_start "$listens" "$gcmd" "${5:-}"; then
+    echo "the placeholder that holds the link did not start"
+    [ -n "$GS_CAP" ] && gcapture_stop "$GS_CAP" "$name"
+    return 1
+  fi
+  GS_ID=$LAB_GSERVE_ID
+  if [ -n "$GS_CAP" ] && ! gcapture_wait "$GS_CAP"; then
+    echo "tcpdump did not start in the guest"; lab_release_link; lab_gkill "$GS_ID"; lab_gwait "$GS_ID" 15
+    gcapture_stop "$GS_CAP" "$name"; return 1
+  fi
+  if ! lab_gserve_wait 150; then
+    echo "the guest tool did not listen (its job's output above)"
+    [ -n "$GS_CAP" ] && gcapture_stop "$GS_CAP" "$name"
+    return 1
+  fi
+}
 # Guest tool as the server (listening on its 18515, reached through the hostfwd), droce the client.
-# With GS_CAPTURE=1 the guest's frames are captured as in the RDMA-CM cases (gcapture_start).
+# With GS_CAPTURE=1 the guest's frames are captured as in the RDMA-CM cases.
 # guest_serves NAME 'guest command' droce-app-args...
 guest_serves() {
-  local name=$1 gcmd=$2 t0 id cap=; shift 2
+  local name=$1 gcmd=$2 t0; shift 2
   wanted "$name" || return 0
   t0=$(date +%s)
+  lab_trace_start "$name"
   echo "--- $name: guest: $gcmd | droce: $*"
-  # The link up while the tool starts (perftest refuses a port that is down), then droce's turn.
-  lab_hold_link && lab_glinkwait 30 > /dev/null || { echo "the guest link did not come up"; lab_release_link; result "$name" 1 $(( $(date +%s) - t0 )); return; }
-  if [ "${GS_CAPTURE:-0}" = 1 ]; then
-    cap=$(gcapture_start "$name") || { echo "tcpdump did not start in the guest"; lab_release_link; result "$name" 1 0; return; }
-  fi
-  id=$(lab_gstart "$gcmd") || { lab_release_link; [ -n "$cap" ] && gcapture_stop "$cap" "$name"; result "$name" 1 0; return; }
-  if ! lab_gwaitport 18515 60; then
-    echo "the guest tool did not listen"; lab_release_link; lab_gwait "$id" 5; [ -n "$cap" ] && gcapture_stop "$cap" "$name"
-    result "$name" 1 $(( $(date +%s) - t0 )); return
-  fi
-  lab_release_link
-  droce_against_guest "$name" "$t0" "$id" "$cap" "$@"
+  gserve "$name" "$(lab_gtcp_listens 18515)" "$gcmd" "${GS_CAPTURE:-0}" || { result "$name" 1 $(( $(date +%s) - t0 )); return; }
+  droce_against_guest "$name" "$t0" "$GS_ID" "$GS_CAP" "$@"
 }
 # droce the server (OOB on the host's $LAB_OOB_HOST, the guest's 10.0.2.100:18515), guest tool the
 # client. droce_serves NAME 'guest command' droce-app-args...
+# The guest's job is queued as droce starts (lib.sh's lab_gclient_script): its bash starts while
+# droce's EAL comes up, and it waits for the host's go (droce listens) and for the link.
 droce_serves() {
-  local name=$1 gcmd=$2 t0 rc=0 grc=0; shift 2
+  local name=$1 gcmd=$2 t0 rc=0 grc=0 go id; shift 2
   wanted "$name" || return 0
   t0=$(date +%s)
+  lab_trace_start "$name"
   echo "--- $name: droce: $* | guest: $gcmd"
+  go=$(lab_gname)
   lab_droce_start "$LAB_RUN/droce.log" timeout 180 "$@"
-  if ! lab_wait_for 30 eval "ss -ltn | grep -q ':$LAB_OOB_HOST '" || ! lab_glinkwait 30 > /dev/null; then
-    echo "droce did not listen, or the guest link did not come up"; lab_stop_pid "$LAB_DROCE_PID" 3
-    cat "$LAB_RUN/droce.log"; LAB_DROCE_PID=; result "$name" 1 $(( $(date +%s) - t0 )); return
+  id=$(lab_gstart "$(lab_gclient_script "$go" "$gcmd")")
+  if [ -z "$id" ] || ! lab_wait_for 30 eval "ss -ltn | grep -q ':$LAB_OOB_HOST '"; then
+    echo "droce did not listen"; [ -n "$id" ] && { lab_gkill "$id"; lab_gwait "$id" 15; }
+    lab_stop_pid "$LAB_DROCE_PID" 3; cat "$LAB_RUN/droce.log"; LAB_DROCE_PID=; result "$name" 1 $(( $(date +%s) - t0 )); return
   fi
-  lab_gexec "$gcmd" 120 > "$LAB_RUN/guest.log" 2>&1 || grc=$?
+  lab_trace "droce listens"
+  lab_ggo "$go"
+  lab_gwait "$id" 180 > "$LAB_RUN/guest.log" 2>&1 || grc=$?
+  # The job's own steps failed (90: no link, 92: no go): droce waits for a client in vain.
+  [ "$grc" -eq 90 ] || [ "$grc" -eq 92 ] && lab_stop_pid "$LAB_DROCE_PID" 3
   wait "$LAB_DROCE_PID" || rc=$?
+  lab_trace "droce exited ($rc)"
   LAB_DROCE_PID=
   echo "droce (exit $rc):"; sed 's/^/  /' "$LAB_RUN/droce.log"
   echo "guest (exit $grc):"; sed 's/^/  /' "$LAB_RUN/guest.log"
@@ -242,28 +281,40 @@ guest_serves write_bw_bidir_guest_server "ib_write_bw $X -b -s 4096 -n 20" $(per
 # perftest's port 18515 (no hostfwd); droce-perf has no --peer-mac (the guest's MAC by ARP).
 # The helpers wait for the rdma_cm listener (the guest's, seen by `rdma res show cm_id`) or for
 # droce-perf's "Waiting for client" line instead of a TCP port. ----
-# gcapture_start NAME: tcpdump in the guest, ARP, Neighbor Discovery (ICMPv6 types 135 and 136
-# right after the IPv6 header) and RoCEv2 on eth0, into $LAB_SHARE/NAME.pcap;
-# prints its job id once it captures. gcapture_stop ID NAME: ends it (and keeps the file when
-# INTEROP_CAPTURES is set).
-gcapture_start() {
-  local id
-  id=$(lab_gstart "exec tcpdump -i eth0 -n -U -s 0 -w /host/$1.pcap 'arp or udp port 4791 or (icmp6 and (ip6[40] == 135 or ip6[40] == 136))'") || return 1
-  lab_wait_for 30 grep -qs 'listening on' "$LAB_JOBS/$id.out" || { lab_gkill "$id"; return 1; }
-  echo "$id"
+# The capture: tcpdump in the guest, ARP, Neighbor Discovery (ICMPv6 types 135 and 136 right after
+# the IPv6 header) and RoCEv2 on eth0, into $LAB_SHARE/NAME.pcap (INTEROP_CAPTURES=DIR keeps a
+# copy). tcpdump writes to the guest's tmpfs, not over 9p: a write per frame over 9p fell seconds
+# behind on a busy TCG guest, and the host had to wait for the file to stop growing. The job waits
+# for the host's stop (NAME.stop in the job directory), gives tcpdump until its file stops growing
+# (at most 10 s) so that the last frames (DREQ, DREP) are in, ends it (SIGINT: it flushes) and
+# copies the file to the share at once.
+# gcapture_queue NAME queues the capture and prints its job id at once, gcapture_wait ID waits
+# until it captures (1, the job ended, when not within 30 s): the guest starts tcpdump while the
+# host does the case's other steps. gcapture_stop ID NAME ends it.
+gcapture_queue() {
+  rm -f "$LAB_JOBS/$1.stop"
+  lab_gstart "$LAB_GFUNCS
+tcpdump -i eth0 -n -U -s 0 -w /tmp/$1.pcap 'arp or udp port 4791 or (icmp6 and (ip6[40] == 135 or ip6[40] == 136))' &
+p=\$!
+g_until 900 100 eval '[ -e /host/jobs/$1.stop ] || ! kill -0 \$p 2>/dev/null'
+size=-1
+for i in \$(seq 50); do
+  now=\$(stat -c %s /tmp/$1.pcap 2>/dev/null || echo 0)
+  [ \"\$now\" = \"\$size\" ] && break
+  size=\$now; g_sleep_ms 200
+done
+kill -INT \$p 2>/dev/null; wait \$p; rc=\$?
+cp /tmp/$1.pcap /host/$1.pcap; rm -f /tmp/$1.pcap
+exit \$rc"
+}
+gcapture_wait() {
+  lab_wait_for 30 grep -qs 'listening on' "$LAB_JOBS/$1.out" && lab_trace "tcpdump listens" && return 0
+  lab_gkill "$1"; lab_gwait "$1" 15 > /dev/null 2>&1; return 1
 }
 gcapture_stop() {
-  # tcpdump writes each frame over 9p as it comes and falls behind on a busy TCG guest: wait until
-  # the file stops growing (up to 20 s) before ending it, or the last frames (DREQ, DREP) are lost.
-  local size=-1 now i
-  for i in $(seq 40); do
-    now=$(stat -c %s "$LAB_SHARE/$2.pcap" 2>/dev/null || echo 0)
-    [ "$now" = "$size" ] && break
-    size=$now
-    sleep 0.5
-  done
-  lab_gkill "$1"
-  lab_gwait "$1" 15 > /dev/null 2>&1
+  : > "$LAB_JOBS/$2.stop"
+  lab_gwait "$1" 30 > /dev/null 2>&1
+  lab_trace "capture stopped"
   echo "guest capture: $2.pcap, $(stat -c %s "$LAB_SHARE/$2.pcap" 2>/dev/null || echo 0) bytes"
   [ -n "${INTEROP_CAPTURES:-}" ] && mkdir -p "$INTEROP_CAPTURES" && cp "$LAB_SHARE/$2.pcap" "$INTEROP_CAPTURES/"
   return 0
@@ -272,38 +323,44 @@ gcapture_stop() {
 # hostfwd), the guest's frames captured (tcpdump on eth0). The tool listens once its cm_id is
 # bound: `rdma res show cm_id` lists it LISTENing on PORT.
 # rdmacm_guest_serves NAME PORT 'guest command' droce-command...
+# The test starts processes (rdma, grep): polled every 200 ms, not 50.
 rdmacm_guest_serves() {
-  local name=$1 port=$2 gcmd=$3 t0 id cap; shift 3
+  local name=$1 port=$2 gcmd=$3 t0; shift 3
   wanted "$name" || return 0
   t0=$(date +%s)
+  lab_trace_start "$name"
   echo "--- $name: guest: $gcmd | droce: $*"
-  lab_hold_link && lab_glinkwait 30 > /dev/null || { echo "the guest link did not come up"; lab_release_link; result "$name" 1 $(( $(date +%s) - t0 )); return; }
-  cap=$(gcapture_start "$name") || { echo "tcpdump did not start in the guest"; lab_release_link; result "$name" 1 0; return; }
-  id=$(lab_gstart "$gcmd") || { lab_release_link; gcapture_stop "$cap" "$name"; result "$name" 1 0; return; }
-  if ! lab_gexec "for i in \$(seq 300); do rdma res show cm_id 2>/dev/null | grep LISTEN | grep -q ':$port' && exit 0; sleep 0.2; done; exit 1" 90 > /dev/null; then
-    echo "the guest tool did not listen (rdma_cm, port $port)"; lab_release_link; lab_gkill "$id"; lab_gwait "$id" 5; gcapture_stop "$cap" "$name"
-    result "$name" 1 $(( $(date +%s) - t0 )); return
-  fi
-  lab_release_link
-  droce_against_guest "$name" "$t0" "$id" "$cap" "$@"
+  gserve "$name" "rdma res show cm_id 2>/dev/null | grep LISTEN | grep -q ':$port'" "$gcmd" 1 200 ||
+    { result "$name" 1 $(( $(date +%s) - t0 )); return; }
+  droce_against_guest "$name" "$t0" "$GS_ID" "$GS_CAP" "$@"
 }
 # droce listening by rdma_cm (READY: the line it prints then), the guest tool the client, the
 # guest's frames captured; NEED_CAPTURE 1 fails the case when tcpdump did not run.
 # rdmacm_droce_serves NAME READY NEED_CAPTURE 'guest command' droce-command...
+# The capture and the guest's job are queued as droce starts; the job goes once droce listens and
+# tcpdump captures (or failed to start).
 rdmacm_droce_serves() {
-  local name=$1 ready=$2 need_cap=$3 gcmd=$4 t0 cap rc=0 grc=0; shift 4
+  local name=$1 ready=$2 need_cap=$3 gcmd=$4 t0 cap rc=0 grc=0 go id; shift 4
   wanted "$name" || return 0
   t0=$(date +%s)
+  lab_trace_start "$name"
   echo "--- $name: droce: $* | guest: $gcmd"
+  go=$(lab_gname)
   lab_droce_start "$LAB_RUN/droce.log" timeout 180 "$@"
-  if ! lab_wait_for 30 grep -q "$ready" "$LAB_RUN/droce.log" || ! lab_glinkwait 30 > /dev/null; then
-    echo "droce did not listen, or the guest link did not come up"; lab_stop_pid "$LAB_DROCE_PID" 3
-    cat "$LAB_RUN/droce.log"; LAB_DROCE_PID=; result "$name" 1 $(( $(date +%s) - t0 )); return
+  cap=$(gcapture_queue "$name")
+  id=$(lab_gstart "$(lab_gclient_script "$go" "$gcmd")")
+  if [ -z "$id" ] || ! lab_wait_for 30 grep -q "$ready" "$LAB_RUN/droce.log"; then
+    echo "droce did not listen"; [ -n "$id" ] && { lab_gkill "$id"; lab_gwait "$id" 15; }
+    [ -n "$cap" ] && gcapture_stop "$cap" "$name"
+    lab_stop_pid "$LAB_DROCE_PID" 3; cat "$LAB_RUN/droce.log"; LAB_DROCE_PID=; result "$name" 1 $(( $(date +%s) - t0 )); return
   fi
-  cap=$(gcapture_start "$name") || echo "tcpdump did not start in the guest"
-  lab_gexec "$gcmd" 120 > "$LAB_RUN/guest.log" 2>&1 || grc=$?
+  lab_trace "droce listens"
+  if [ -z "$cap" ] || ! gcapture_wait "$cap"; then echo "tcpdump did not start in the guest"; cap=; fi
+  lab_ggo "$go"
+  lab_gwait "$id" 180 > "$LAB_RUN/guest.log" 2>&1 || grc=$?
   [ "$grc" -ne 0 ] && lab_stop_pid "$LAB_DROCE_PID" 3
   wait "$LAB_DROCE_PID" || rc=$?
+  lab_trace "droce exited ($rc)"
   LAB_DROCE_PID=
   [ -n "$cap" ] && gcapture_stop "$cap" "$name"
   echo "droce (exit $rc):"; sed 's/^/  /' "$LAB_RUN/droce.log"
@@ -394,12 +451,19 @@ if wanted rping_guest_server || wanted rping_droce_server || wanted rping_droce_
     rping_json_check rping_droce_server_mac_from_req "$LAB_RUN/rping_server.json" req
     # A Linux client for a port nobody listens on: droce's CM answers REJ, rping fails at once.
     rping_droce_serves_reject() {
-      local name=rping_droce_rejects_other_port t0 rc=0 grc=0
+      local name=rping_droce_rejects_other_port t0 rc=0 grc=0 go id
       wanted "$name" || return 0
       t0=$(date +%s)
+      lab_trace_start "$name"
+      go=$(lab_gname)
       lab_droce_start "$LAB_RUN/droce.log" timeout 180 "${RP[@]}" -s "${RP_ADDR[@]}" -p 7174 --timeout 20
-      if lab_wait_for 30 grep -q 'listening on' "$LAB_RUN/droce.log" && lab_glinkwait 30 > /dev/null; then
-        lab_gexec "rping -c -a $DROCE_IP -p 7175 -C 1" 60 > "$LAB_RUN/guest.log" 2>&1 || grc=$?
+      id=$(lab_gstart "$(lab_gclient_script "$go" "rping -c -a $DROCE_IP -p 7175 -C 1")")
+      : > "$LAB_RUN/guest.log"
+      if [ -n "$id" ] && lab_wait_for 30 grep -q 'listening on' "$LAB_RUN/droce.log"; then
+        lab_ggo "$go"
+        lab_gwait "$id" 90 > "$LAB_RUN/guest.log" 2>&1 || grc=$?
+      else
+        echo "droce did not listen"; [ -n "$id" ] && { lab_gkill "$id"; lab_gwait "$id" 15 > /dev/null 2>&1; }
       fi
       lab_stop_pid "$LAB_DROCE_PID" 3; LAB_DROCE_PID=
       echo "guest (exit $grc):"; sed 's/^/  /' "$LAB_RUN/guest.log"
@@ -593,8 +657,8 @@ if wanted w2_rping_droce_server || wanted w2_rping_droce_server_per_worker || wa
   # The channel change goes through virtio-net's control queue to QEMU and on to the vhost-user
   # backend: made while a placeholder backend holds the link (lab_hold_link), as at the end.
   w2_ok=0
-  lab_hold_link && lab_glinkwait 30 > /dev/null &&
-    lab_gexec "ethtool -L eth0 combined 2 && ethtool -l eth0 | tail -n 5 | grep -q 'Combined:.*2'" 30 > /dev/null && w2_ok=1
+  lab_hold_link &&
+    lab_gexec_linked "ethtool -L eth0 combined 2 && ethtool -l eth0 | tail -n 5 | grep -q 'Combined:.*2'" 60 > /dev/null && w2_ok=1
   lab_release_link
   if [ "$w2_ok" -eq 1 ]; then
     RP2=("$RPING" $(lab_droce_eal2) --)
@@ -628,8 +692,8 @@ print('droce-rping: workers', d['workers'])" "$LAB_RUN/w2_rping_server.json" "$G
     echo "the guest's eth0 did not take two queue pairs (ethtool -L eth0 combined 2)"
     result w2_guest_two_queue_pairs 1 0
   fi
-  lab_hold_link && lab_glinkwait 30 > /dev/null
-  lab_gexec "ethtool -L eth0 combined 1" 30 > /dev/null || echo "warning: the guest's eth0 kept two queue pairs"
+  lab_hold_link
+  lab_gexec_linked "ethtool -L eth0 combined 1" 60 > /dev/null || echo "warning: the guest's eth0 kept two queue pairs"
   lab_release_link
 fi
 
