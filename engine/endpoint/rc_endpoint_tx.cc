@@ -72,7 +72,7 @@ std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::ui
   const std::uint8_t op_class = tx_opcode_class_[d.opcode];
   const bool from_template = (op_class & kTxFromTemplate) != 0;
   const bool not_ect = (op_class & kTxNotEct) != 0;
-  const std::uint32_t hlen = from_template ? wire::write_tx_headers(s.tx_tmpl, op, d, s.ip_id++, hdr)
+  const std::uint32_t hlen = from_template ? wire::write_tx_headers(s.tx_tmpl, op, d, s.ip_id++, not_ect, hdr)
                                            : write_general_headers(s.tmpl, d, s.ip_id++, hdr);
   std::uint8_t* l3 = hdr + s.tmpl.l3_offset;
   const std::uint32_t l3_hdr_len = hlen - s.tmpl.l3_offset;
@@ -87,11 +87,9 @@ std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::ui
       if (tm != nullptr) rte_pktmbuf_free(tm);
       zero_copy = false;  // fall back to a copy (counted) rather than fail the packet
     } else {
-      // The template's headers take their CRC from it while still masked, then get their values.
       const std::uint32_t icrc =
           from_template ? wire::icrc_from_template_split(s.tx_tmpl.icrc, l3, l3_hdr_len, d.payload, d.payload_len, pad)
                         : wire::icrc_compute_split(l3, l3_hdr_len, s.tmpl.ipv6, d.payload, d.payload_len, pad);
-      if (from_template) wire::unmask_tx_headers(s.tx_tmpl, hdr, not_ect);
       m->data_len = static_cast<std::uint16_t>(hlen);
       m->pkt_len = hlen;
       auto* trailer = reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(tm, static_cast<std::uint16_t>(pad + 4)));
@@ -122,7 +120,7 @@ std::uint32_t RcEndpoint::transmit(QpSlot& s, const rc::TxDescriptor& d, std::ui
     }
     std::uint32_t len = hlen + d.payload_len + pad;
     if (from_template) {
-      len = wire::seal_tx_frame(s.tx_tmpl, hdr, len, not_ect);
+      len = wire::seal_tx_frame(s.tx_tmpl, hdr, len);
     } else {
       wire::icrc_store(hdr + len, wire::icrc_compute_in_place(l3, len - s.tmpl.l3_offset, s.tmpl.ipv6));
       len += wire::kIcrcBytes;

@@ -141,49 +141,29 @@ TxTemplate TxTemplate::make(const HeaderTemplate& h) {
   t.l3_offset = h.l3_offset;
   t.bth_offset = h.bth_offset;
   t.ipv6 = h.ipv6;
-  std::memcpy(t.masked, h.bytes, sizeof(t.masked));
-  const std::uint8_t* l3 = h.bytes + h.l3_offset;
-  std::memcpy(&t.l2_tail, l3 - 8, 8);
-  std::uint8_t* m = t.masked + h.l3_offset;
-  std::memset(m - 8, 0xFF, 8);  // A17.4.1: ones in place of the LRH
+  std::memcpy(t.image[0], h.bytes, sizeof(t.image[0]));
+  std::memcpy(t.image[1], h.bytes, sizeof(t.image[1]));
+  std::uint8_t* not_ect = t.image[1] + h.l3_offset;
   if (h.ipv6) {
     // Traffic class bits 27:20 of the first word; ECN is its low two bits (RFC 3168 §5).
-    const std::uint32_t v = reinterpret_cast<const Ipv6Hdr*>(l3)->vtc_flow.value();
-    t.l3_word0[0] = __builtin_bswap32(v);
-    t.l3_word0[1] = __builtin_bswap32(v & ~(std::uint32_t{3} << 20));
-    t.hop_limit = l3[7];
-    m[0] |= 0x0F;  // traffic class and flow label
-    m[1] = m[2] = m[3] = 0xFF;
-    m[7] = 0xFF;  // hop limit
+    not_ect[1] = static_cast<std::uint8_t>(not_ect[1] & ~(3u << 4));
   } else {
-    std::memcpy(&t.l3_word0[0], l3, 4);
-    t.l3_word0[1] = t.l3_word0[0] & ~(std::uint32_t{3} << 8);  // TOS's ECN bits: Not-ECT
-    std::memcpy(&t.l3_word8, l3 + 8, 8);
-    t.l3_word8 &= ~(std::uint64_t{0xFFFF} << 16);  // the checksum goes in per frame
+    not_ect[1] = static_cast<std::uint8_t>(not_ect[1] & ~3u);  // TOS's ECN bits
     // The words a frame keeps, read as stored (the ones' complement sum is the same in either
-    // byte order, RFC 1071 §2(B)): all but total length, ID and the checksum.
+    // byte order, RFC 1071 §2(B)): all but total length, ID and the checksum, all zero here.
     for (int v = 0; v < 2; ++v) {
-      std::uint8_t hdr[sizeof(Ipv4Hdr)];
-      std::memcpy(hdr, l3, sizeof(hdr));
-      std::memcpy(hdr, &t.l3_word0[v], 4);
-      std::memset(hdr + 2, 0, 4);   // total length, ID
-      std::memset(hdr + 10, 0, 2);  // checksum
+      const std::uint8_t* l3 = t.image[v] + h.l3_offset;
       std::uint32_t sum = 0;
-      for (std::size_t i = 0; i < sizeof(hdr); i += 2) {
+      for (std::size_t i = 0; i < sizeof(Ipv4Hdr); i += 2) {
         std::uint16_t w;
-        std::memcpy(&w, hdr + i, 2);
+        std::memcpy(&w, l3 + i, 2);
         sum += w;
       }
       t.ip_sum[v] = sum;
     }
-    m[1] = 0xFF;           // TOS
-    m[8] = 0xFF;           // TTL
-    m[10] = m[11] = 0xFF;  // header checksum
   }
-  std::uint8_t* bth = t.masked + h.bth_offset;
-  bth[-2] = bth[-1] = 0xFF;  // UDP checksum
-  bth[4] = 0xFF;             // FECN, BECN, resv6
-  t.icrc.learn(t.masked + h.l3_offset, h.ipv6);
+  // Both images differ only in ECN, which the ICRC masks (§7.8.1): one template for both.
+  t.icrc.learn(t.image[0] + h.l3_offset, h.ipv6);
   return t;
 }
 

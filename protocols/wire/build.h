@@ -91,16 +91,19 @@ inline constexpr std::uint32_t kMaxHeaderBytes = HeaderTemplate::kMaxBytes + 28;
 [[nodiscard]] std::uint32_t build_frame(const HeaderTemplate& t, const PacketFields& f, const std::uint8_t* payload,
                                         std::uint8_t* out, std::uint32_t room);
 
-// --- Transmit fast path: a QP's headers from precomputed words, the ICRC over a masked image ---
+// --- Transmit fast path: a QP's headers copied as they leave, the ICRC from its template ---
 //
-// TxTemplate is a HeaderTemplate prepared once per QP for the datapath. write_tx_headers copies
-// its image with the ICRC's variant fields already set to ones (IBTA A17.4.1: 8 bytes of ones
-// stand in for the LRH; §7.8.1: IPv4 TOS, TTL, header checksum / IPv6 traffic class, flow label,
-// hop limit; UDP checksum; BTH byte 4), so seal_tx_frame runs one CRC pass over the frame as it
-// lies and then writes those fields' real values: no save and restore around the CRC. The IPv4
-// header checksum is the template's partial sum plus the two words a frame changes (total
-// length, ID), the incremental form of RFC 1624 eqn. 3 (HC' = ~(C + m'), C the sum over the
-// words that stay), instead of a sum over the whole header per frame.
+// TxTemplate is a HeaderTemplate prepared once per QP for the datapath: two images of the headers
+// exactly as they leave (data with the template's ECN, acknowledgements Not-ECT), so that
+// write_tx_headers copies one and writes only what changes per frame (IPv4 total length, ID and
+// checksum / IPv6 payload length, UDP length, BTH opcode, flags, AckReq and PSN, the extension
+// headers). The ICRC (A17.4.1) is its template's CRC combined with those bytes
+// (icrc_template.h), which reads none of the invariant ones: the variant fields that A17.4.1 and
+// §7.8.1 replace with ones (IPv4 TOS, TTL, checksum / IPv6 traffic class, flow label, hop limit;
+// UDP checksum; BTH byte 4) hold their real values from the copy on and are never stored twice.
+// The IPv4 header checksum is the template's partial sum plus the two words a frame changes
+// (total length, ID), the incremental form of RFC 1624 eqn. 3 (HC' = ~(C + m'), C the sum over
+// the words that stay), instead of a sum over the whole header per frame.
 //
 // The extension headers after the BTH, in wire order (RETH or AtomicETH, AETH, AtomicAckETH, ImmDt,
 // IETH; §9.3), from any fields type that names them as PacketFields does (rc::TxDescriptor too);
@@ -154,47 +157,42 @@ inline constexpr std::uint8_t kTxTemplateHeaders = kHdrReth | kHdrAeth | kHdrImm
 }
 
 struct TxTemplate {
-  std::uint8_t masked[HeaderTemplate::kMaxBytes] = {};  // the template, ICRC-variant fields as ones
+  // The headers as they leave, [0] with the template's ECN (data), [1] Not-ECT (acknowledgements;
+  // as write_headers' ecn_override = kEcnNotEct); lengths, ID and IPv4 checksum zero.
+  std::uint8_t image[2][HeaderTemplate::kMaxBytes] = {};
   std::uint16_t l3_offset = 0;
   std::uint16_t bth_offset = 0;
   bool ipv6 = false;
-  // The real values of the masked fields, [0] with the template's ECN (data), [1] Not-ECT
-  // (acknowledgements; as write_headers' ecn_override = kEcnNotEct).
-  std::uint64_t l2_tail = 0;       // the 8 bytes before L3 (end of Ethernet / the VLAN tag)
-  std::uint32_t l3_word0[2] = {};  // IPv4: version/IHL, TOS, total length 0; IPv6: version, TC, flow label
-  std::uint64_t l3_word8 = 0;      // IPv4 bytes 8..15: TTL, protocol, checksum 0, source address
-  std::uint8_t hop_limit = 0;      // IPv6
-  std::uint32_t ip_sum[2] = {};    // IPv4: ones' complement sum of the words a frame keeps
-  IcrcTemplate icrc;               // the image's ICRC template: seal_tx_frame's header CRC
+  std::uint32_t ip_sum[2] = {};  // IPv4: ones' complement sum of the words a frame keeps, per image
+  IcrcTemplate icrc;             // the ICRC template of both images (ECN is an ICRC-variant field)
 
   [[nodiscard]] static TxTemplate make(const HeaderTemplate& t);
 };
 
-// The IPv4 header checksum of a TxTemplate frame whose total length and ID lie in the frame (as
-// stored, network order): the partial sum plus those two words, folded (RFC 1071 §2, RFC 1624).
+// The IPv4 header checksum of a TxTemplate frame from its total length and ID as stored (network
+// order, read natively): the partial sum plus those two words, folded (RFC 1071 §2, RFC 1624).
 // Returned in the byte order it is stored in, like the rest of the sum (native order).
-[[nodiscard]] inline std::uint16_t tx_ipv4_checksum(const TxTemplate& t, const std::uint8_t* l3, bool not_ect) {
-  std::uint16_t len, id;
-  std::memcpy(&len, l3 + 2, sizeof(len));
-  std::memcpy(&id, l3 + 4, sizeof(id));
-  std::uint32_t sum = t.ip_sum[not_ect] + len + id;
+[[nodiscard]] inline std::uint16_t tx_ipv4_checksum(const TxTemplate& t, std::uint16_t total_be, std::uint16_t id_be,
+                                                    bool not_ect) {
+  std::uint32_t sum = t.ip_sum[not_ect] + total_be + id_be;
   sum = (sum & 0xFFFFu) + (sum >> 16);
   sum = (sum & 0xFFFFu) + (sum >> 16);
   return static_cast<std::uint16_t>(~sum);
 }
 
-// Writes the masked headers of one packet at `out` (room: kMaxHeaderBytes) and returns their
-// length; the caller appends payload and pad, then seal_tx_frame. `F` is any struct with
-// PacketFields' names for the BTH and RETH/AETH/ImmDt/IETH fields (rc::TxDescriptor has them);
-// `op` must be opcode_info(f.opcode) and tx_template_covers(op). Byte-identical to
-// write_headers once sealed (tests/wire/test_build_tx.cc).
+// Writes the headers of one packet at `out` (room: kMaxHeaderBytes), final but for the ICRC, and
+// returns their length; the caller appends payload and pad, then seal_tx_frame (or, for a payload
+// elsewhere, icrc_from_template_split). `F` is any struct with PacketFields' names for the BTH and
+// RETH/AETH/ImmDt/IETH fields (rc::TxDescriptor has them); `op` must be opcode_info(f.opcode) and
+// tx_template_covers(op). Byte-identical to write_headers with ecn_override = kEcnNotEct when
+// `not_ect` (tests/wire/test_build_tx.cc).
 template <class F>
 [[nodiscard, gnu::always_inline]] inline std::uint32_t write_tx_headers(const TxTemplate& t, const OpcodeInfo& op,
-                                                                        const F& f, std::uint16_t ip_id,
+                                                                        const F& f, std::uint16_t ip_id, bool not_ect,
                                                                         std::uint8_t* out) {
   const std::uint32_t pad = op.has_payload ? pad_for(f.payload_len) : 0;
-  static_assert(sizeof(t.masked) <= kMaxHeaderBytes);
-  std::memcpy(out, t.masked, sizeof(t.masked));  // fixed size: inline moves, not a call
+  static_assert(sizeof(t.image[0]) <= kMaxHeaderBytes);
+  std::memcpy(out, t.image[not_ect], sizeof(t.image[0]));  // fixed size: inline moves, not a call
   const std::uint32_t udp_len =
       static_cast<std::uint32_t>(sizeof(UdpHdr) + sizeof(Bth)) + op.ext_bytes + f.payload_len + pad + kIcrcBytes;
   std::uint8_t* l3 = out + t.l3_offset;
@@ -202,55 +200,37 @@ template <class F>
   if (t.ipv6) {
     std::memcpy(l3 + 4, &udp_len_be, 2);  // payload length
   } else {
+    // Total length and ID as one 4-byte store, and the checksum from them (RFC 1624).
     const std::uint16_t total_be = __builtin_bswap16(static_cast<std::uint16_t>(udp_len + sizeof(Ipv4Hdr)));
     const std::uint16_t id_be = __builtin_bswap16(ip_id);
-    std::memcpy(l3 + 2, &total_be, 2);
-    std::memcpy(l3 + 4, &id_be, 2);
+    const std::uint32_t len_id = std::uint32_t{total_be} | std::uint32_t{id_be} << 16;
+    std::memcpy(l3 + 2, &len_id, 4);
+    const std::uint16_t cksum = tx_ipv4_checksum(t, total_be, id_be, not_ect);
+    std::memcpy(l3 + 10, &cksum, 2);
   }
   std::uint8_t* bth = out + t.bth_offset;
   std::memcpy(bth - 4, &udp_len_be, 2);  // UDP length
-  bth[0] = f.opcode;
-  bth[1] = static_cast<std::uint8_t>((f.se ? 0x80 : 0) | pad << 4);  // SE, MigReq 0, PadCnt, TVer 0
+  // BTH opcode and flags (SE, MigReq 0, PadCnt, TVer 0) as one 2-byte store; P_Key stays.
+  const std::uint16_t op_flags =
+      static_cast<std::uint16_t>(f.opcode | static_cast<std::uint32_t>((f.se ? 0x80 : 0) | pad << 4) << 8);
+  std::memcpy(bth, &op_flags, 2);
   const std::uint32_t ack_psn = __builtin_bswap32((f.ack_req ? 0x80000000u : 0u) | (f.psn & 0x00FFFFFFu));
   std::memcpy(bth + 8, &ack_psn, 4);
   std::uint8_t* ext = write_ext_headers<kTxTemplateHeaders>(op, f, bth + sizeof(Bth));
   return static_cast<std::uint32_t>(ext - out);
 }
 
-// Writes the real values of the masked fields of the headers write_tx_headers wrote at `out`
-// (the IPv4 checksum included): the headers become what write_headers writes.
-inline void unmask_tx_headers(const TxTemplate& t, std::uint8_t* out, bool not_ect) {
-  std::uint8_t* l3 = out + t.l3_offset;
-  std::memcpy(l3 - 8, &t.l2_tail, 8);
-  if (t.ipv6) {
-    std::uint32_t w0 = t.l3_word0[not_ect];
-    std::memcpy(l3, &w0, 4);
-    l3[7] = t.hop_limit;
-  } else {
-    l3[1] = static_cast<std::uint8_t>(t.l3_word0[not_ect] >> 8);  // TOS
-    const std::uint64_t w8 = t.l3_word8 | std::uint64_t{tx_ipv4_checksum(t, l3, not_ect)} << 16;
-    std::memcpy(l3 + 8, &w8, 8);
-  }
-  std::uint8_t* bth = out + t.bth_offset;
-  bth[-2] = 0;  // UDP checksum: A17.4.2, RoCEv2 senders send 0
-  bth[-1] = 0;
-  bth[4] = 0;  // FECN, BECN, resv6
-}
-
 // The ICRC of a frame whose `len` bytes at `out` are headers written by write_tx_headers, payload
 // and pad (A17.4.1): the header CRC from the template and the bytes the frame set
 // (icrc_template.h), continued over extension headers, payload and pad. The headers are a copy
 // of the template's, so their invariant bytes are not compared.
-[[nodiscard]] inline std::uint32_t tx_masked_icrc(const TxTemplate& t, const std::uint8_t* out, std::uint32_t len) {
+[[nodiscard]] inline std::uint32_t tx_icrc(const TxTemplate& t, const std::uint8_t* out, std::uint32_t len) {
   return icrc_from_template(t.icrc, out + t.l3_offset, len - t.l3_offset);
 }
 
-// Finishes such a frame: stores its ICRC after the `len` bytes, unmasks the headers and returns
-// the frame length.
-[[nodiscard]] inline std::uint32_t seal_tx_frame(const TxTemplate& t, std::uint8_t* out, std::uint32_t len,
-                                                 bool not_ect) {
-  icrc_store(out + len, tx_masked_icrc(t, out, len));
-  unmask_tx_headers(t, out, not_ect);
+// Finishes such a frame: stores its ICRC after the `len` bytes and returns the frame length.
+[[nodiscard]] inline std::uint32_t seal_tx_frame(const TxTemplate& t, std::uint8_t* out, std::uint32_t len) {
+  icrc_store(out + len, tx_icrc(t, out, len));
   return len + kIcrcBytes;
 }
 

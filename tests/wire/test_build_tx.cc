@@ -1,6 +1,8 @@
 // The transmit fast path (TxTemplate, write_tx_headers, seal_tx_frame) against the general
-// builder: the same bytes, ICRC included, for every opcode it covers; the IPv4 checksum from the
-// template's partial sum against a full RFC 1071 recompute.
+// builder: the same bytes, ICRC included, for every opcode it covers, every payload size edge of
+// each PMTU, IPv4 and IPv6, PSNs across the 24-bit wrap; the zero-copy ICRC of the same frame;
+// the receiver's full CRC over it; the IPv4 checksum from the template's partial sum against a
+// full RFC 1071 recompute.
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <random>
@@ -83,7 +85,10 @@ TEST_CASE("the IPv4 checksum from the template's partial sum equals a full recom
           l3[3] = static_cast<std::uint8_t>(len);
           l3[4] = static_cast<std::uint8_t>(id >> 8);
           l3[5] = static_cast<std::uint8_t>(id);
-          const std::uint16_t c = tx_ipv4_checksum(t, l3, not_ect);  // as stored: network order
+          std::uint16_t len_be, id_be;
+          std::memcpy(&len_be, l3 + 2, 2);
+          std::memcpy(&id_be, l3 + 4, 2);
+          const std::uint16_t c = tx_ipv4_checksum(t, len_be, id_be, not_ect);  // as stored: network order
           const std::uint16_t want = full_ipv4_checksum(l3);
           std::uint8_t stored[2];
           std::memcpy(stored, &c, 2);
@@ -100,7 +105,11 @@ TEST_CASE("the IPv4 checksum from the template's partial sum equals a full recom
 
 TEST_CASE("template-built frames are byte-identical to build_frame for every covered opcode", "[wire][build]") {
   std::mt19937 rng(7);
-  int covered = 0, frames = 0;
+  int covered = 0, frames = 0, wrapped = 0;
+  // Payload sizes: the small edges, then each PMTU (256, 1024, 4096) less one and itself.
+  const std::uint32_t sizes[] = {0, 1, 2, 3, 4, 61, 63, 64, 255, 256, 1023, 1024, 4095, 4096};
+  // PSNs across the 24-bit wrap, and values wider than 24 bits (both builders keep the low 24).
+  const std::uint32_t psns[] = {0xFFFFFEu, 0xFFFFFFu, 0u, 1u, 0x1000000u, 0xFF800000u};
   for (int opc = 0; opc < 256; ++opc) {
     const OpcodeInfo& op = opcode_info(static_cast<std::uint8_t>(opc));
     if (!op.valid()) continue;
@@ -113,11 +122,15 @@ TEST_CASE("template-built frames are byte-identical to build_frame for every cov
     for (const bool ipv6 : {false, true}) {
       for (const bool vlan : {false, true}) {
         for (const bool not_ect : {false, true}) {
-          for (const std::uint32_t len : {0u, 1u, 2u, 3u, 4u, 61u, 64u, 255u, 1024u, 4093u, 4096u}) {
+          for (const std::uint32_t len : sizes) {
             if (!op.has_payload && len != 0) continue;
             const HeaderTemplate h = HeaderTemplate::make(random_config(rng, ipv6, vlan));
             const TxTemplate t = TxTemplate::make(h);
             PacketFields f = random_fields(rng, static_cast<std::uint8_t>(opc), len);
+            if ((rng() & 1) != 0) {
+              f.psn = psns[rng() % std::size(psns)];
+              ++wrapped;
+            }
             if (not_ect) f.ecn_override = kEcnNotEct;
             std::vector<std::uint8_t> payload(len);
             for (auto& b : payload) b = static_cast<std::uint8_t>(rng());
@@ -125,19 +138,22 @@ TEST_CASE("template-built frames are byte-identical to build_frame for every cov
             const std::uint32_t n =
                 build_frame(h, f, payload.data(), want.data(), static_cast<std::uint32_t>(want.size()));
             REQUIRE(n != 0);
-            const std::uint32_t hlen = write_tx_headers(t, op, f, f.ip_id, got.data());
-            // Zero-copy frames unmask the headers alone and CRC the parts separately.
-            std::vector<std::uint8_t> headers_only(got.begin(), got.begin() + kMaxHeaderBytes);
-            unmask_tx_headers(t, headers_only.data(), not_ect);
+            const std::uint32_t hlen = write_tx_headers(t, op, f, f.ip_id, not_ect, got.data());
             const std::uint32_t pad = op.has_payload ? pad_for(len) : 0;
+            // Zero-copy frames CRC the headers and the payload where it lies, the pad as zeros.
+            const std::uint32_t split = icrc_from_template_split(t.icrc, got.data() + t.l3_offset, hlen - t.l3_offset,
+                                                                 payload.data(), len, pad);
             if (len != 0) std::memcpy(got.data() + hlen, payload.data(), len);
             std::memset(got.data() + hlen + len, 0, pad);
-            const std::uint32_t m = seal_tx_frame(t, got.data(), hlen + len + pad, not_ect);
+            const std::uint32_t m = seal_tx_frame(t, got.data(), hlen + len + pad);
             INFO(op.name << (ipv6 ? " IPv6" : " IPv4") << (vlan ? " VLAN" : "") << " not_ect " << not_ect << " payload "
-                         << len);
+                         << len << " psn " << f.psn);
             REQUIRE(m == n);
             CHECK(std::memcmp(got.data(), want.data(), n) == 0);
-            CHECK(std::memcmp(headers_only.data(), want.data(), hlen) == 0);
+            CHECK(split == icrc_load(want.data() + n - kIcrcBytes));
+            // The receiver's full CRC (no template) over the frame as it leaves.
+            CHECK(icrc_compute(got.data() + t.l3_offset, n - t.l3_offset - kIcrcBytes, ipv6) ==
+                  icrc_load(got.data() + n - kIcrcBytes));
             ++frames;
           }
         }
@@ -148,5 +164,6 @@ TEST_CASE("template-built frames are byte-identical to build_frame for every cov
   // the selective-repeat extension (docs/selective-repeat.md: SEND, WRITE, READ request and
   // responses, SACK; its CmpSwap, FetchAdd and ATOMIC Acknowledge are left out as the RC ones).
   CHECK(covered == 40);
-  CHECK(frames > 20 * 8);
+  CHECK(frames > 10 * 8 * 14);  // at least the ten RC opcodes with a payload, every size
+  CHECK(wrapped > 100);
 }
