@@ -86,6 +86,7 @@ void Job::reset_measures() {
   service_ = engine::LatencyHistogram{};
   load_ = LoadCounters{};
   ops_ = PerOp{};
+  sizes_ = PerSize{};
 }
 
 int Job::lcore_main(void* arg) {
@@ -336,6 +337,7 @@ void Job::complete_request(Requester& q, const rc::Completion& c, std::uint64_t 
   if (is_atomic_op(op) && !atomic_result_ok(q, c)) ++t_.corrupted;
   const auto latency = static_cast<std::uint64_t>(static_cast<double>(now - q.due_tsc[slot]) * 1e9 / plan_.hz);
   hist_.record(latency);
+  if (!o.size_weights.empty()) ++sizes_[o.size_weights.draw_index(o.seed, kSizeStream, q.index, c.wr_id)];
   if (!o.mix.empty()) {
     OpFigures& f = ops_[static_cast<std::size_t>(op)];
     ++f.messages;

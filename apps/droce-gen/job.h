@@ -82,6 +82,8 @@ struct OpFigures {
 // Indexed by Op (send, write, read: the ops a mix takes).
 inline constexpr std::size_t kMixOps = 3;
 using PerOp = std::array<OpFigures, kMixOps>;
+// Weighted sizes (--size SIZE:WEIGHT,..): the messages completed of each size, in the order given.
+using PerSize = std::array<std::uint64_t, WeightedDraw::kMaxChoices>;
 
 // What every job shares (read-only during the run).
 struct RunPlan {
@@ -146,6 +148,7 @@ class Job {
   [[nodiscard]] const engine::LatencyHistogram& service_latency() const { return service_; }
   // A --mix run: each op's share (empty figures otherwise).
   [[nodiscard]] const PerOp& per_op() const { return ops_; }
+  [[nodiscard]] const PerSize& per_size() const { return sizes_; }
   // The schedule's account, the backlog taken at the job's last iteration.
   [[nodiscard]] LoadCounters load() const;
   [[nodiscard]] const std::string& first_failure() const { return first_failure_; }
@@ -213,6 +216,7 @@ class Job {
   Totals t_;
   engine::LatencyHistogram hist_, service_;
   PerOp ops_;
+  PerSize sizes_{};
   std::string first_failure_;
 };
 

@@ -38,7 +38,23 @@ std::string workload_sizes_text(const Options& o) {
   return o.size_weights.empty() ? sizes_text(o.sizes) : o.size_weights.text();
 }
 
+nlohmann::json size_messages_json(const Options& o, const RunOutcome& r) {
+  nlohmann::json a = nlohmann::json::array();
+  for (std::size_t i = 0; i < o.size_weights.size(); ++i) a.push_back(r.sizes[i]);
+  return a;
+}
+
 void print_mix(const Options& o, const RunOutcome& r) {
+  if (!o.size_weights.empty()) {
+    std::uint64_t all = 0;
+    for (std::size_t i = 0; i < o.size_weights.size(); ++i) all += r.sizes[i];
+    std::printf(" sizes drawn from --seed %llu, messages completed:", static_cast<ull>(o.seed));
+    for (std::size_t i = 0; i < o.size_weights.size(); ++i)
+      std::printf("%s %u x %llu (%.1f%%, weight %.1f%%)", i == 0 ? "" : ",", o.size_weights.value(i),
+                  static_cast<ull>(r.sizes[i]), 100 * share(r.sizes[i], all),
+                  100 * share(o.size_weights.weight(i), o.size_weights.total()));
+    std::printf("\n");
+  }
   if (o.mix.empty()) return;
   const std::uint64_t all = mix_messages(r);
   std::printf(

@@ -14,10 +14,12 @@ namespace droce::gen {
 [[nodiscard]] std::string mix_text(const Options& o);
 // The sizes column: the list ("64,4096"), or the weighted sizes ("64:70,4096:25,1048576:5").
 [[nodiscard]] std::string workload_sizes_text(const Options& o);
-// One line per op of the mix (nothing without one).
+// One line per op of the mix (nothing without one), and one of the weighted sizes' counts.
 void print_mix(const Options& o, const RunOutcome& r);
 // {"spec", "seed", "received_at_responder", "ops": [{"op", "weight", "messages", "share", "bytes", "goodput_gbps",
 // "msg_rate_mps", "latency_ns"}]}.
 [[nodiscard]] nlohmann::json mix_json(const Options& o, const RunOutcome& r);
+// Weighted sizes: the messages completed of each size, in the order given ([] without weights).
+[[nodiscard]] nlohmann::json size_messages_json(const Options& o, const RunOutcome& r);
 
 }  // namespace droce::gen

@@ -580,6 +580,7 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
       nlohmann::json w = nlohmann::json::array();
       for (std::size_t i = 0; i < o.size_weights.size(); ++i) w.push_back(o.size_weights.weight(i));
       j["config"]["size_weights"] = w;
+      j["size_messages"] = size_messages_json(o, r);
     }
     feed.final_line(o, st, j);
     if (Status s = o.json.empty() ? Status{} : droce::apps::write_text_file(o.json, j.dump(2) + "\n"); !s.ok()) {

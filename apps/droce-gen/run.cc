@@ -179,6 +179,7 @@ StepResult collect_step(const Setup& st, std::uint32_t size, double secs, RunOut
     r.service.merge(j->service_latency());
     r.load += j->load();
     for (std::size_t k = 0; k < kMixOps; ++k) r.ops[k] += j->per_op()[k];
+    for (std::size_t k = 0; k < r.sizes.size(); ++k) r.sizes[k] += j->per_size()[k];
   }
   return r;
 }
@@ -428,6 +429,7 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
     out.service = last.service;
     out.load = last.load;
     out.ops = last.ops;
+    out.sizes = last.sizes;
     out.secs = last.secs;
   }
   out.unfinished = pending && out.t.errors == 0;

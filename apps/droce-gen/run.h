@@ -28,7 +28,8 @@ struct StepResult {
   LoadCounters load;
   double secs = 0;
   IntervalBandwidth interval_bw;
-  PerOp ops;  // a --mix run: each op's share
+  PerOp ops;        // a --mix run: each op's share
+  PerSize sizes{};  // weighted sizes: the messages of each
 };
 
 // A server of several clients (--clients): one client's share of the run, from its QPs.
@@ -54,6 +55,7 @@ struct RunOutcome {
   IntervalBandwidth interval_bw;     // peak and minimum over the full intervals after the warm-up
   PerOp ops;                         // a --mix run: each op's share of t (its requesters' view)
   std::uint64_t mix_received = 0;    // a --mix run: the SENDs and WRITEs its responders verified
+  PerSize sizes{};                   // weighted sizes: the messages completed of each, in the order given
   bool unfinished = false;           // a --count run that did not complete its postings
   bool interrupted = false;
   bool served_only = false;  // a server of READs over RDMA-CM: it served, the client counted

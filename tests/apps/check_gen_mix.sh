@@ -63,6 +63,11 @@ assert d['messages'] == 1000 and 2030 < d['bytes'] / d['messages'] < 6660, (d['m
 assert d['lost'] == d['duplicated'] == d['out_of_order'] == d['corrupted'] == d['errors'] == 0, d
 assert d['config']['size'] == [64, 4096, 65536] and d['config']['size_weights'] == [70, 25, 5], d['config']
 assert 'mix' not in d and d['config']['op'] == 'send', d['config']
+# Each size's messages, in the order given: all 1000, each share within 0.05 of its weight's (5
+# standard deviations of the 25 % share's).
+n = d['size_messages']
+assert sum(n) == 1000 and all(abs(c / 1000 - w) < 0.05 for c, w in zip(n, (0.7, 0.25, 0.05))), n
+assert n[2] > 0, n
 PY"
 
 # ---- a mix of weighted sizes, another seed: READs of every size checked at the requester ----
