@@ -68,11 +68,7 @@ void Job::plan(const RunPlan& plan, std::uint32_t active, std::uint64_t count, d
   measuring_ = plan.opt->warmup_s == 0;
   next_publish_ = plan.start_tsc;
   // A sweep's next size counts afresh (the previous one's figures were taken while parked).
-  t_ = Totals{};
-  for (Responder& r : rsps_) r.t = Totals{};
-  hist_ = engine::LatencyHistogram{};
-  service_ = engine::LatencyHistogram{};
-  load_ = LoadCounters{};
+  reset_measures();
   total_posted_ = 0;
   figures_.ended.store(false, std::memory_order_relaxed);
   // Per-QP figures for the live feed (since the start, across a sweep's sizes): the requesters'
@@ -81,6 +77,16 @@ void Job::plan(const RunPlan& plan, std::uint32_t active, std::uint64_t count, d
   figures_.qp_entries = static_cast<std::uint32_t>(plan.server ? rsps_.size() : reqs_.size());
   figures_.qp_messages = std::make_unique<std::atomic<std::uint64_t>[]>(figures_.qp_entries);
   figures_.qp_bytes = std::make_unique<std::atomic<std::uint64_t>[]>(figures_.qp_entries);
+}
+
+void Job::reset_measures() {
+  t_ = Totals{};
+  for (Responder& r : rsps_) r.t = Totals{};
+  hist_ = engine::LatencyHistogram{};
+  service_ = engine::LatencyHistogram{};
+  load_ = LoadCounters{};
+  ops_ = PerOp{};
+  sizes_ = PerSize{};
 }
 
 int Job::lcore_main(void* arg) {
@@ -147,26 +153,29 @@ bool Job::pause_once(std::uint64_t now) {
 bool Job::post_one(Requester& q, bool open) {
   const Options& o = *plan_.opt;
   const std::uint64_t seq = q.posted;
-  const std::uint32_t size = o.size_of(seq);
+  const std::uint32_t size = o.size_of(q.index, seq);
+  const Op op = o.op_of(q.index, seq);
   const std::size_t slot = seq % plan_.slots;
   std::uint8_t* s = q.buf + slot * plan_.slot_bytes;
   rc::SendWr w;
   w.wr_id = seq;
   w.imm = static_cast<std::uint32_t>(seq);
   w.sge = {reinterpret_cast<std::uint64_t>(s), size, q.mr.lkey};
-  w.remote_addr = q.remote_va + (seq % q.remote_slots) * plan_.slot_bytes;
+  // A mix: the op's own region of the responder's buffer (Options::region_of; 0 without one).
+  const std::uint64_t region = std::uint64_t{o.region_of(op)} * q.remote_slots;
+  w.remote_addr = q.remote_va + (region + seq % q.remote_slots) * plan_.slot_bytes;
   w.rkey = q.rkey;
-  if (o.op == Op::kRead) {
+  if (op == Op::kRead) {
     w.opcode = rc::WrOpcode::kRead;
-  } else if (is_atomic_op(o.op)) {
+  } else if (is_atomic_op(op)) {
     // One counter per QP, the first word of the responder's slice: FetchAdd 1, or CmpSwap from the
     // value the previous operations left (RC executes in order) to the next.
     w.remote_addr = q.remote_va;
-    w.opcode = o.op == Op::kFetchAdd ? rc::WrOpcode::kFetchAdd : rc::WrOpcode::kCmpSwap;
-    w.compare_add = o.op == Op::kFetchAdd ? 1 : seq;
+    w.opcode = op == Op::kFetchAdd ? rc::WrOpcode::kFetchAdd : rc::WrOpcode::kCmpSwap;
+    w.compare_add = op == Op::kFetchAdd ? 1 : seq;
     w.swap = seq + 1;
   } else {
-    w.opcode = o.op == Op::kSend ? rc::WrOpcode::kSendWithImm : rc::WrOpcode::kWriteWithImm;
+    w.opcode = op == Op::kSend ? rc::WrOpcode::kSendWithImm : rc::WrOpcode::kWriteWithImm;
     plan_.pattern->fill(s, size, q.index, seq);
   }
   if (!q.ep->post_send(q.qpn, w).ok()) return false;
@@ -208,13 +217,16 @@ LoadCounters Job::load() const {
 
 void Job::keep_receives_posted(Responder& r) {
   const Options& o = *plan_.opt;
-  if (o.op == Op::kRead || is_atomic_op(o.op)) return;
+  // SEND and WRITE with immediate each consume a receive (IBTA §9.4.1.1, §9.4.3); READs and
+  // atomics none.
+  if (!o.carries(Op::kSend) && !o.carries(Op::kWrite)) return;
+  const std::size_t region = std::size_t{o.region_of(Op::kSend)} * plan_.slots;
   while (r.recv_posted - r.received < plan_.slots) {
-    const std::size_t slot = r.recv_posted % plan_.slots;
+    const std::size_t slot = region + r.recv_posted % plan_.slots;
     rc::RecvWr w{r.recv_posted,
                  {reinterpret_cast<std::uint64_t>(r.buf + slot * plan_.slot_bytes),
                   static_cast<std::uint32_t>(plan_.slot_bytes), r.mr.lkey}};
-    if (o.op == Op::kWrite) w.sge = {0, 0, 0};  // WRITE with immediate only consumes a receive
+    if (!o.carries(Op::kSend)) w.sge = {0, 0, 0};  // WRITE with immediate only consumes a receive
     if (!r.ep->post_recv(r.qpn, w).ok()) break;
     ++r.recv_posted;
   }
@@ -239,17 +251,23 @@ void Job::verify_message(Responder& r, const rc::Completion& c, std::uint64_t no
   }
   ++r.received;
   const std::uint64_t seq = c.imm;
-  const std::uint64_t want = r.expected & 0xFFFFFFFFull;
+  // A mix's READs never reach this end: the next one expected is the next SEND or WRITE.
+  const std::uint64_t want = next_received(r.index, r.expected) & 0xFFFFFFFFull;
   if (seq < want) {
     found.duplicated = 1;
   } else if (seq > want) {
-    found.lost = seq - want;
+    found.lost = received_between(r.index, want, seq);
     found.out_of_order = 1;
   }
-  const std::uint32_t size = o.size_of(seq);
-  const std::uint8_t* p = o.op == Op::kSend ? r.buf + (c.wr_id % plan_.slots) * plan_.slot_bytes
-                                            : r.buf + (seq % plan_.slots) * plan_.slot_bytes;
-  if ((o.op == Op::kSend && c.byte_len != size) || !plan_.pattern->check(p, size, r.index, seq)) found.corrupted = 1;
+  const std::uint32_t size = o.size_of(r.index, seq);
+  const Op op = o.op_of(r.index, seq);
+  // A SEND's data is in the receive it consumed, a WRITE's in its slot of the WRITEs' region.
+  const std::size_t slot = op == Op::kSend ? o.region_of(Op::kSend) * plan_.slots + c.wr_id % plan_.slots
+                                           : o.region_of(Op::kWrite) * plan_.slots + seq % plan_.slots;
+  const std::uint8_t* p = r.buf + slot * plan_.slot_bytes;
+  // A READ drawn for this sequence number cannot arrive as a receive: a message the requester did not send.
+  if (op == Op::kRead || (op == Op::kSend && c.byte_len != size) || !plan_.pattern->check(p, size, r.index, seq))
+    found.corrupted = 1;
   r.expected = seq + 1;
   r.bytes_received += size;
   if (plan_.server) {
@@ -264,6 +282,29 @@ void Job::verify_message(Responder& r, const rc::Completion& c, std::uint64_t no
   }
   t_ += found;
   r.t += found;
+}
+
+// Without READs in a mix every message reaches the responder. With them, runs of READs are
+// skipped, at most kMaxReadRun at a time: a longer run (likely only where READs are nearly the
+// whole mix, e.g. read:999999,write:1) makes the message after it count as out of order, a false
+// alarm, never a miss.
+namespace {
+constexpr std::uint64_t kMaxReadRun = 1u << 20;
+}  // namespace
+
+std::uint64_t Job::next_received(std::uint32_t qp, std::uint64_t seq) const {
+  const Options& o = *plan_.opt;
+  if (o.mix.empty() || !o.carries(Op::kRead)) return seq;
+  for (std::uint64_t n = 0; n < kMaxReadRun && o.op_of(qp, seq) == Op::kRead; ++n) ++seq;
+  return seq;
+}
+
+std::uint64_t Job::received_between(std::uint32_t qp, std::uint64_t from, std::uint64_t to) const {
+  const Options& o = *plan_.opt;
+  if (o.mix.empty() || !o.carries(Op::kRead) || to - from > kMaxReadRun) return to - from;
+  std::uint64_t n = 0;
+  for (std::uint64_t s = from; s < to; ++s) n += o.op_of(qp, s) != Op::kRead ? 1 : 0;
+  return n;
 }
 
 // An atomic's original value (its 8-byte result) is its sequence number: the operations before it
@@ -286,14 +327,23 @@ void Job::complete_request(Requester& q, const rc::Completion& c, std::uint64_t 
   }
   if (c.wr_id != q.completed - 1) ++t_.out_of_order;
   const std::size_t slot = c.wr_id % plan_.slots;
-  const std::uint32_t size = o.size_of(c.wr_id);
-  if (o.op == Op::kRead &&
+  const std::uint32_t size = o.size_of(q.index, c.wr_id);
+  const Op op = o.op_of(q.index, c.wr_id);
+  if (op == Op::kRead &&
       !plan_.pattern->check(q.buf + slot * plan_.slot_bytes, size, q.index, c.wr_id % q.remote_slots))
     ++t_.corrupted;
   // An atomic's original value is the count of operations before it: anything else means one
   // was lost or ran twice (a CmpSwap that found another value also failed to swap).
-  if (is_atomic_op(o.op) && !atomic_result_ok(q, c)) ++t_.corrupted;
-  hist_.record(static_cast<std::uint64_t>(static_cast<double>(now - q.due_tsc[slot]) * 1e9 / plan_.hz));
+  if (is_atomic_op(op) && !atomic_result_ok(q, c)) ++t_.corrupted;
+  const auto latency = static_cast<std::uint64_t>(static_cast<double>(now - q.due_tsc[slot]) * 1e9 / plan_.hz);
+  hist_.record(latency);
+  if (!o.size_weights.empty()) ++sizes_[o.size_weights.draw_index(o.seed, kSizeStream, q.index, c.wr_id)];
+  if (!o.mix.empty()) {
+    OpFigures& f = ops_[static_cast<std::size_t>(op)];
+    ++f.messages;
+    f.bytes += size;
+    f.hist.record(latency);
+  }
   service_.record(static_cast<std::uint64_t>(static_cast<double>(now - q.post_tsc[slot]) * 1e9 / plan_.hz));
   ++q.completed_ok;
   q.bytes_ok += size;
@@ -364,11 +414,7 @@ void Job::run_once(std::uint64_t now) {
   const Options& o = *plan_.opt;
   if (!measuring_ && now >= plan_.warm_end_tsc) {
     measuring_ = true;
-    t_ = Totals{};
-    for (Responder& r : rsps_) r.t = Totals{};
-    hist_ = engine::LatencyHistogram{};
-    service_ = engine::LatencyHistogram{};
-    load_ = LoadCounters{};
+    reset_measures();
   }
   last_run_ = now;
   // Offered load: every message due by now is posted as soon as a QP's window has room, oldest

@@ -5,6 +5,7 @@
 
 #include <droce/engine/endpoint/rc_endpoint.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -65,6 +66,24 @@ struct FigureTotals {
   std::uint64_t ack_timeouts = 0, scheduled = 0, posted = 0, late = 0, shed = 0;
   void add(const JobFigures& f);
 };
+
+// A --mix run's figures for one op, from the end of the warm-up: what its requesters saw complete
+// (a READ's data checked there; SEND and WRITE data at the responder, in the run's totals).
+struct OpFigures {
+  std::uint64_t messages = 0, bytes = 0;
+  engine::LatencyHistogram hist;  // as the run's latency: due (closed loop: posted) to completion
+  OpFigures& operator+=(const OpFigures& o) {
+    messages += o.messages;
+    bytes += o.bytes;
+    hist.merge(o.hist);
+    return *this;
+  }
+};
+// Indexed by Op (send, write, read: the ops a mix takes).
+inline constexpr std::size_t kMixOps = 3;
+using PerOp = std::array<OpFigures, kMixOps>;
+// Weighted sizes (--size SIZE:WEIGHT,..): the messages completed of each size, in the order given.
+using PerSize = std::array<std::uint64_t, WeightedDraw::kMaxChoices>;
 
 // What every job shares (read-only during the run).
 struct RunPlan {
@@ -127,6 +146,9 @@ class Job {
   // service time, from its posting, both to its completion.
   [[nodiscard]] const engine::LatencyHistogram& latency() const { return hist_; }
   [[nodiscard]] const engine::LatencyHistogram& service_latency() const { return service_; }
+  // A --mix run: each op's share (empty figures otherwise).
+  [[nodiscard]] const PerOp& per_op() const { return ops_; }
+  [[nodiscard]] const PerSize& per_size() const { return sizes_; }
   // The schedule's account, the backlog taken at the job's last iteration.
   [[nodiscard]] LoadCounters load() const;
   [[nodiscard]] const std::string& first_failure() const { return first_failure_; }
@@ -161,6 +183,11 @@ class Job {
   void note_failure(std::uint32_t index, engine::RcEndpoint& ep, std::uint32_t qpn, const rc::Completion& c);
   [[nodiscard]] bool share_completed() const;
   [[nodiscard]] bool in_flight() const;  // an active requester's posting not yet completed
+  // A --mix run's responder: the first sequence number from `seq` on that reaches it (READs do
+  // not), and how many of [from, to) do (those missing are lost).
+  [[nodiscard]] std::uint64_t next_received(std::uint32_t qp, std::uint64_t seq) const;
+  [[nodiscard]] std::uint64_t received_between(std::uint32_t qp, std::uint64_t from, std::uint64_t to) const;
+  void reset_measures();
 
   const std::uint16_t index_;
   const unsigned lcore_;
@@ -188,6 +215,8 @@ class Job {
   std::uint64_t next_publish_ = 0;
   Totals t_;
   engine::LatencyHistogram hist_, service_;
+  PerOp ops_;
+  PerSize sizes_{};
   std::string first_failure_;
 };
 

@@ -43,20 +43,42 @@ std::uint32_t Options::max_size() const {
 
 double Options::mean_size() const {
   double sum = 0;
+  if (!size_weights.empty()) {
+    for (std::size_t i = 0; i < size_weights.size(); ++i)
+      sum += static_cast<double>(size_weights.value(i)) * size_weights.weight(i);
+    return sum / static_cast<double>(size_weights.total());
+  }
   for (auto s : sizes) sum += s;
   return sum / static_cast<double>(sizes.size());
+}
+
+bool Options::carries(Op k) const {
+  if (mix.empty()) return op == k;
+  for (std::size_t i = 0; i < mix.size(); ++i)
+    if (static_cast<Op>(mix.value(i)) == k) return true;
+  return false;
+}
+
+std::uint32_t Options::region_of(Op k) const {
+  for (std::size_t i = 0; i < mix.size(); ++i)
+    if (static_cast<Op>(mix.value(i)) == k) return static_cast<std::uint32_t>(i);
+  return 0;
 }
 
 double Options::offered_msg_rate() const {
   return msg_rate > 0 ? msg_rate : rate_gbps > 0 ? rate_gbps * 1e9 / 8 / mean_size() : 0;
 }
 
-std::uint64_t buffer_bytes(const Options& o) {
-  const std::uint64_t slots = static_cast<std::uint64_t>(o.inflight) * o.active() + (o.qps - o.active());
+std::uint64_t buffer_bytes(const Options& o, bool responder) {
+  const std::uint64_t per_qp = static_cast<std::uint64_t>(o.inflight) * (responder ? o.responder_regions() : 1);
+  const std::uint64_t slots = per_qp * o.active() + (o.qps - o.active());
   return slots * o.max_size();
 }
 
-std::uint64_t run_buffer_bytes(const Options& o) { return buffer_bytes(o) * (o.mode == Mode::kLoopback ? 2 : 1); }
+std::uint64_t run_buffer_bytes(const Options& o) {
+  if (o.mode == Mode::kLoopback) return buffer_bytes(o) + buffer_bytes(o, true);
+  return buffer_bytes(o, o.mode == Mode::kServer);
+}
 
 std::string sizes_text(const std::vector<std::uint32_t>& s) {
   std::string t;
@@ -155,9 +177,20 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
                   [&o](std::size_t i) { o.op = static_cast<Op>(i); });
   cli::add_value(app, g, "--size", "BYTES[,BYTES..]",
                  "message size 1..1073741824 (1G; the engine's RC limit is 2^31), or a list\n"
-                 "cycled through" +
+                 "cycled through, or BYTES:WEIGHT,.. (e.g. 64:70,4096:25,1M:5): each message's\n"
+                 "size drawn by weight from --seed (loopback)" +
                      d + sizes_text(o.sizes) + "; atomics: 8)",
-                 [&o](const std::string& v) { return parse_sizes(v, o.sizes).message(); });
+                 [&o](const std::string& v) {
+                   if (is_weighted_sizes(v))
+                     return parse_weighted_sizes(v, kMaxMessageBytes, o.size_weights, o.sizes).message();
+                   o.size_weights = WeightedDraw{};
+                   return parse_sizes(v, o.sizes).message();
+                 });
+  cli::add_value(app, g, "--mix", "OP:WEIGHT[,OP:WEIGHT..]",
+                 "each message's op drawn by weight from --seed instead of one --op, e.g.\n"
+                 "write:60,read:30,send:10 (send, write, read; weights 1..1000000, relative;\n"
+                 "loopback; reported per op)",
+                 [&o](const std::string& v) { return parse_mix(v, o.mix).message(); });
   const std::string max_text = std::to_string(kMaxMessageBytes);
   cli::add_value(
       app, g, "--minbytes", "BYTES",
@@ -339,6 +372,22 @@ Status check_sweep(Options& o, bool size_given) {
   return {};
 }
 
+// --mix and weighted sizes: what they combine with. Both ends draw each message's op and size
+// from the same --seed; a server would have to be told them, and the exchange does not carry
+// them yet: loopback only.
+Status check_draws(const Options& o, bool op_given) {
+  const bool mix = !o.mix.empty(), weighted = !o.size_weights.empty();
+  if (!mix && !weighted) return {};
+  if (mix && op_given) return Status::error(StatusCode::kInvalidArgument, "--mix and --op both set: give one");
+  if (o.mode != Mode::kLoopback)
+    return Status::error(StatusCode::kInvalidArgument,
+                         std::string(mix ? "--mix" : "a weighted --size") +
+                             " runs in --mode loopback only (a server does not learn a client's draws)");
+  if (mix && o.sweep)
+    return Status::error(StatusCode::kInvalidArgument, "--mix and a sweep (--minbytes/--maxbytes) both set: give one");
+  return {};
+}
+
 }  // namespace
 
 Status check_ip_families(const Options& o) {
@@ -365,10 +414,14 @@ Status check_memory(const Options& o, std::uint64_t available) {
   const std::uint64_t need = run_buffer_bytes(o);
   if (available == 0 || need <= available) return {};  // 0: neither /proc nor sysconf said
   const std::uint32_t idle = o.qps - o.active();
+  // A mix's responder holds a region per op (Options::responder_regions).
+  const std::uint32_t regions = o.mode == Mode::kClient ? 1 : o.responder_regions();
+  const std::string ends = o.mode != Mode::kLoopback ? ""
+                           : regions == 1            ? "2 ends x "
+                                                     : "(1 + " + std::to_string(regions) + " --mix regions) x ";
   return Status::error(StatusCode::kNoMemory,
-                       "the run needs " + apps::bytes_text(need) + " of message buffers (" +
-                           (o.mode == Mode::kLoopback ? "2 ends x " : "") + std::to_string(o.active()) +
-                           " QPs x --inflight " + std::to_string(o.inflight) +
+                       "the run needs " + apps::bytes_text(need) + " of message buffers (" + ends +
+                           std::to_string(o.active()) + " QPs x --inflight " + std::to_string(o.inflight) +
                            (idle != 0 ? " + " + std::to_string(idle) + " idle QPs" : "") + ", each " +
                            apps::bytes_text(o.max_size()) + "), more than the " + apps::bytes_text(available) +
                            " this host has available (MemAvailable): lower --size, --qps or --inflight");
@@ -441,7 +494,7 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
     return std::fprintf(stderr, "droce-gen: --recovery sr is agreed in the out-of-band exchange: use --oob-port\n"), -1;
   // Selective repeat holds all of a READ's PSNs in flight at once: rc::RcQp::post_send refuses a
   // READ longer than --sr-bdp-packets packets (docs/selective-repeat.md), so we refuse it here.
-  if (o.recovery == rc::Recovery::kSelectiveRepeat && o.op == Op::kRead) {
+  if (o.recovery == rc::Recovery::kSelectiveRepeat && o.carries(Op::kRead)) {
     const std::uint64_t max_read = static_cast<std::uint64_t>(o.sr_bdp_pkts) * o.mtu;
     if (o.max_size() > max_read)
       return std::fprintf(stderr,
@@ -452,12 +505,15 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
   }
   if (Status s = check_sweep(o, size_given); !s.ok())
     return std::fprintf(stderr, "droce-gen: %s\n", s.message().c_str()), -1;
+  if (Status s = check_draws(o, apps::cli::given(*app, "--op")); !s.ok())
+    return std::fprintf(stderr, "droce-gen: %s\n", s.message().c_str()), -1;
   if (is_atomic_op(o.op)) {
     // An atomic works on 8 bytes (IBTA §9.4.5): that is its size, given or not.
     if (size_given && (o.sizes.size() != 1 || o.sizes[0] != 8))
       return std::fprintf(stderr, "droce-gen: --op %s works on 8 bytes: leave --size out or give 8\n", op_name(o.op)),
              -1;
     o.sizes = {8};
+    o.size_weights = WeightedDraw{};
   }
   if (pcp_given && o.vlan_id == 0)
     return std::fprintf(stderr, "droce-gen: --pcp is the priority of the 802.1Q tag: give --vlan too\n"), -1;

@@ -13,6 +13,7 @@
 #include "apps/common/address_text.h"
 #include "apps/common/udp_sport_plan.h"
 #include "apps/droce-gen/arrivals.h"
+#include "apps/droce-gen/mix.h"
 
 namespace droce::gen {
 
@@ -28,6 +29,11 @@ struct Options {
   Mode mode = Mode::kLoopback;
   Op op = Op::kWrite;
   std::vector<std::uint32_t> sizes = {4096};  // message i has sizes[i % n] bytes (a size mix); a sweep: its sizes
+  // --size SIZE:WEIGHT,..: each message's size drawn by weight (mix.h); empty: `sizes` cycled.
+  WeightedDraw size_weights;
+  // --mix OP:WEIGHT,..: each message's op drawn by weight (values: Op's send, write, read);
+  // empty: every message is `op`.
+  WeightedDraw mix;
   // A size sweep (nccl-tests' -b/-e/-f/-i): --minbytes to --maxbytes, each size run in turn with its
   // own warm-up and its own --duration or --count (sweep.h). 0 = none given.
   std::uint32_t min_bytes = 0, max_bytes = 0;
@@ -111,7 +117,24 @@ struct Options {
   [[nodiscard]] std::uint32_t active() const { return active_qps == 0 ? qps : active_qps; }
   // One client's QPs: --qps as given (a server of several clients holds `clients` times as many).
   [[nodiscard]] std::uint32_t per_client_qps() const { return qps / clients; }
-  [[nodiscard]] std::uint32_t size_of(std::uint64_t seq) const { return sizes[seq % sizes.size()]; }
+  // Message `seq` of QP `qp`: its size (drawn by weight, or the list cycled) and its op (drawn
+  // from the mix, or --op). Both ends compute the same (mix.h).
+  [[nodiscard]] std::uint32_t size_of(std::uint32_t qp, std::uint64_t seq) const {
+    return size_weights.empty() ? sizes[seq % sizes.size()] : size_weights.draw(seed, kSizeStream, qp, seq);
+  }
+  [[nodiscard]] Op op_of(std::uint32_t qp, std::uint64_t seq) const {
+    return mix.empty() ? op : static_cast<Op>(mix.draw(seed, kOpStream, qp, seq));
+  }
+  // Whether some message of the run is a `k` (the mix's ops, or --op).
+  [[nodiscard]] bool carries(Op k) const;
+  // The responder's buffer per active QP holds this many regions of --inflight slots: one per op
+  // of a mix (a WRITE's target, a READ's source and a SEND's receive must not share a slot while
+  // in flight), else one.
+  [[nodiscard]] std::uint32_t responder_regions() const {
+    return mix.empty() ? 1 : static_cast<std::uint32_t>(mix.size());
+  }
+  // Op `k`'s region of the responder's buffer (0 without a mix).
+  [[nodiscard]] std::uint32_t region_of(Op k) const;
   // The offered load in messages/s (--msg-rate, or --rate-gbps over the mean size); 0: closed loop.
   [[nodiscard]] double offered_msg_rate() const;
   [[nodiscard]] double mean_size() const;
@@ -133,9 +156,10 @@ inline constexpr std::uint32_t kMaxClients = 64;
 // The largest --size: 1 GiB, the largest message an AI fabric moves; the engine's own limit is
 // 2^31 bytes (rc::kMaxMessageBytes, IBTA §9.4's DMA length).
 inline constexpr std::uint32_t kMaxMessageBytes = 1u << 30;
-// Buffers of a run's QPs on each side: `inflight` slots of the largest size for each active QP,
-// one slot for each idle one (its responder buffer is still announced to the peer).
-[[nodiscard]] std::uint64_t buffer_bytes(const Options& o);
+// Buffers of a run's QPs on each side: `inflight` slots of the largest size for each active QP
+// (the responder: that many per region, Options::responder_regions), one slot for each idle one
+// (its responder buffer is still announced to the peer).
+[[nodiscard]] std::uint64_t buffer_bytes(const Options& o, bool responder = false);
 // The buffers this process allocates: both ends' in loopback, one end's as client or server.
 [[nodiscard]] std::uint64_t run_buffer_bytes(const Options& o);
 // Ok when run_buffer_bytes fits in `available` bytes (0: unknown, not checked); else

@@ -11,6 +11,7 @@
 #include "apps/common/capture_report.h"
 #include "apps/common/counters_json.h"
 #include "apps/common/output_file.h"
+#include "apps/droce-gen/mix_report.h"
 #include "apps/droce-gen/verdict.h"
 
 namespace droce::gen {
@@ -324,14 +325,17 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
     qps += ", go-back-0 (" + std::to_string(c.gb0_discarded) + " partial messages discarded)";
   // The drop rule named when given (a run without one reads as before).
   const std::string rule = o.drop_rule.any() ? " drop rule " + drop_rule_text(o.drop_rule) : "";
+  // A mix named by its ops and weights (a one-op run reads as before).
+  const std::string ops = o.mix.empty() ? op_name(o.op) : "mix " + mix_text(o);
   std::printf(" droce-gen %s: RC %s, %s, MTU %u, inflight %u, impairment loss %g dup %g reorder %g%s (%s)\n",
-              mode_name(o.mode), op_name(o.op), qps.c_str(), o.mtu, o.inflight, o.loss, o.duplicate, o.reorder,
+              mode_name(o.mode), ops.c_str(), qps.c_str(), o.mtu, o.inflight, o.loss, o.duplicate, o.reorder,
               rule.c_str(), o.impair_direction.c_str());
   if (o.sweep) {
     print_sweep_table(o, st, r);
   } else {
     std::printf(" #bytes     #iterations    BW average[Gb/sec]   MsgRate[Mpps]\n");
-    std::printf(" %-10s %-14llu %-20.3f %.6f\n", sizes_text(o.sizes).c_str(), static_cast<ull>(t.messages), gbps, mmps);
+    std::printf(" %-10s %-14llu %-20.3f %.6f\n", workload_sizes_text(o).c_str(), static_cast<ull>(t.messages), gbps,
+                mmps);
   }
   // Peak and minimum beside the average: whole --interval intervals after the warm-up (a sweep:
   // each size's, in its row).
@@ -359,6 +363,7 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
   } else if (!st.server && !o.sweep) {
     std::printf(" latency ns (post to completion): %s\n", percentiles_text(hist).c_str());
   }
+  print_mix(o, r);
   std::printf(" retransmitted %llu  naks sent %llu / received %llu  rnr naks %llu  ack timeouts %llu\n",
               static_cast<ull>(c.retx), static_cast<ull>(c.naks_sent), static_cast<ull>(c.naks_rcvd),
               static_cast<ull>(c.rnr), static_cast<ull>(c.timeouts));
@@ -441,6 +446,7 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
     j["msg_rate_mps"] = mmps;
     j["interval_goodput_gbps"] = interval_json(o, r.interval_bw);  // a sweep: each size's, in results[]
     if (o.sweep) j["results"] = results_json(o, r);
+    if (!o.mix.empty()) j["mix"] = mix_json(o, r);
     j["latency_ns"] = percentiles_json(hist);  // from the due time (closed loop: the posting)
     j["service_ns"] = percentiles_json(r.service);
     j["latency_cdf_ns"] = hist.cdf();  // [[ns, fraction <= ns], ...]: --plot draws it
@@ -565,6 +571,17 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
                    {"pcp", o.vlan_pcp},
                    {"oob_port", o.oob_port},
                    {"connect", connect_name(o.connect)}};
+    // A mix and weighted sizes named where they apply (a one-op, plain-size run's config as before).
+    if (!o.mix.empty()) {
+      j["config"]["op"] = "mix";
+      j["config"]["mix"] = mix_text(o);
+    }
+    if (!o.size_weights.empty()) {
+      nlohmann::json w = nlohmann::json::array();
+      for (std::size_t i = 0; i < o.size_weights.size(); ++i) w.push_back(o.size_weights.weight(i));
+      j["config"]["size_weights"] = w;
+      j["size_messages"] = size_messages_json(o, r);
+    }
     feed.final_line(o, st, j);
     if (Status s = o.json.empty() ? Status{} : droce::apps::write_text_file(o.json, j.dump(2) + "\n"); !s.ok()) {
       std::fprintf(stderr, "droce-gen: %s\n", s.message().c_str());

@@ -178,6 +178,8 @@ StepResult collect_step(const Setup& st, std::uint32_t size, double secs, RunOut
     r.hist.merge(j->latency());
     r.service.merge(j->service_latency());
     r.load += j->load();
+    for (std::size_t k = 0; k < kMixOps; ++k) r.ops[k] += j->per_op()[k];
+    for (std::size_t k = 0; k < r.sizes.size(); ++k) r.sizes[k] += j->per_size()[k];
   }
   return r;
 }
@@ -426,10 +428,16 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
     out.hist = last.hist;
     out.service = last.service;
     out.load = last.load;
+    out.ops = last.ops;
+    out.sizes = last.sizes;
     out.secs = last.secs;
   }
   out.unfinished = pending && out.t.errors == 0;
   if (csv != nullptr) std::fclose(csv);
+  // A mix (loopback): what its responders checked, SEND and WRITE data (READs are checked at the
+  // requesters), to set beside the requesters' per-op counts.
+  if (!o.mix.empty())
+    for (std::uint32_t i = 0; i < o.qps; ++i) out.mix_received += st.responder(i).received;
   if (is_atomic_op(o.op) && o.mode == Mode::kLoopback)
     for (std::uint32_t i = 0; i < o.active(); ++i) {
       const Requester& q = st.requester(i);

@@ -13,6 +13,7 @@
 #include "apps/droce-gen/connect.h"
 #include "apps/droce-gen/feed.h"
 #include "apps/droce-gen/interval_bandwidth.h"
+#include "apps/droce-gen/job.h"
 #include "apps/droce-gen/options.h"
 #include "apps/droce-gen/setup.h"
 #include "apps/droce-gen/workload.h"
@@ -27,6 +28,8 @@ struct StepResult {
   LoadCounters load;
   double secs = 0;
   IntervalBandwidth interval_bw;
+  PerOp ops;        // a --mix run: each op's share
+  PerSize sizes{};  // weighted sizes: the messages of each
 };
 
 // A server of several clients (--clients): one client's share of the run, from its QPs.
@@ -50,6 +53,9 @@ struct RunOutcome {
   LoadCounters load;                 // the requesters' schedule (open loop), summed over the jobs
   double secs = 0;                   // measured time (the server: first to last message verified)
   IntervalBandwidth interval_bw;     // peak and minimum over the full intervals after the warm-up
+  PerOp ops;                         // a --mix run: each op's share of t (its requesters' view)
+  std::uint64_t mix_received = 0;    // a --mix run: the SENDs and WRITEs its responders verified
+  PerSize sizes{};                   // weighted sizes: the messages completed of each, in the order given
   bool unfinished = false;           // a --count run that did not complete its postings
   bool interrupted = false;
   bool served_only = false;  // a server of READs over RDMA-CM: it served, the client counted

@@ -369,23 +369,24 @@ Status create_qps(const Options& o, Setup& st) {
     Job& job = *st.jobs[w];
     const Shard& sh = st.shards[w];
     const std::uint32_t mine = share_of(o.qps, w, o.workers), active = share_of(o.active(), w, o.workers);
-    // Active QPs get `inflight` slots, idle ones one (a responder buffer still announced to the peer).
-    const std::size_t bytes = (static_cast<std::size_t>(active) * slots + (mine - active)) * slot_bytes;
-    auto slice = [&](std::uint8_t* base, std::uint32_t j) {
-      return base +
-             (std::min(j, active) * static_cast<std::size_t>(slots) + (j > active ? j - active : 0)) * slot_bytes;
+    // Active QPs get `inflight` slots (a responder: that many per region of a mix), idle ones one
+    // (a responder buffer still announced to the peer).
+    auto bytes_of = [&](std::size_t per_qp) { return (active * per_qp + (mine - active)) * slot_bytes; };
+    auto slice = [&](std::uint8_t* base, std::uint32_t j, std::size_t per_qp) {
+      return base + (std::min(j, active) * per_qp + (j > active ? j - active : 0)) * slot_bytes;
     };
+    const std::size_t req_slots = slots, rsp_slots = static_cast<std::size_t>(slots) * o.responder_regions();
     if (sh.req_ep != nullptr) {
       auto& buf = job.requester_buffer();
-      buf.resize(bytes);
+      buf.resize(bytes_of(req_slots));
       rc::MemoryRegion mr;
-      if (Status s = sh.req_mem->register_memory(buf.data(), bytes, rc::kAccessLocalWrite, mr); !s.ok()) return s;
+      if (Status s = sh.req_mem->register_memory(buf.data(), buf.size(), rc::kAccessLocalWrite, mr); !s.ok()) return s;
       job.requesters().resize(mine);
       for (std::uint32_t j = 0; j < mine; ++j) {
         Requester& r = job.requesters()[j];
         r.ep = sh.req_ep;
         r.index = j * o.workers + w;
-        r.buf = slice(buf.data(), j);
+        r.buf = slice(buf.data(), j, req_slots);
         r.mr = mr;
         r.post_tsc.resize(slots);
         if (Status s = sh.req_ep->create_qp(qp_attr(o, r.index, true, psns), r.qpn); !s.ok()) return s;
@@ -394,9 +395,9 @@ Status create_qps(const Options& o, Setup& st) {
     }
     if (sh.rsp_ep != nullptr) {
       auto& buf = job.responder_buffer();
-      buf.resize(bytes);
+      buf.resize(bytes_of(rsp_slots));
       rc::MemoryRegion mr;
-      if (Status s = sh.rsp_mem->register_memory(buf.data(), bytes, kRemoteAccess, mr); !s.ok()) return s;
+      if (Status s = sh.rsp_mem->register_memory(buf.data(), buf.size(), kRemoteAccess, mr); !s.ok()) return s;
       job.responders().resize(mine);
       for (std::uint32_t j = 0; j < mine; ++j) {
         Responder& r = job.responders()[j];
@@ -404,14 +405,16 @@ Status create_qps(const Options& o, Setup& st) {
         // Its client's QP number (a server of several clients: the run's QP modulo --qps), which
         // the client's payload pattern and --udp-sport plan are computed from.
         r.index = (j * o.workers + w) % o.per_client_qps();
-        r.buf = slice(buf.data(), j);
+        r.buf = slice(buf.data(), j, rsp_slots);
         r.mr = mr;
         if (Status s = sh.rsp_ep->create_qp(qp_attr(o, r.index, false, psns), r.qpn); !s.ok()) return s;
         if (Status s = set_udp_sport(o, *sh.rsp_ep, r.qpn, r.index); !s.ok()) return s;
-        // READ serves a fixed pattern per slot.
-        if (o.op == Op::kRead)
+        // READ serves a fixed pattern per slot (a mix: in the READs' region).
+        if (o.carries(Op::kRead)) {
+          std::uint8_t* region = r.buf + (j < active ? std::size_t{o.region_of(Op::kRead)} * slots * slot_bytes : 0);
           for (std::uint32_t s = 0; s < (j < active ? slots : 1); ++s)
-            st.pattern->fill(r.buf + s * slot_bytes, max_size, r.index, s);
+            st.pattern->fill(region + s * slot_bytes, max_size, r.index, s);
+        }
       }
     }
   }
