@@ -42,7 +42,7 @@ check "loopback WRITE sweep 64..16384 by 4, --count 60 at 1 % loss, --expect-gbp
 check "five rows and five results[], 60 messages of each size verified, verdict fail" \
   "swept '$out/count.json' '$out/count.txt' 60 64 256 1024 4096 16384 &&
    python3 -c \"import json; assert json.load(open('$out/count.json'))['expect']['verdict'] == 'fail'\" ||
-   cat '$out/count.txt'"
+   { cat '$out/count.txt'; false; }"
 
 # ---- by --stepbytes, by --duration with its own --warmup per size, two workers, SEND (each
 # message's length checked too); a reachable --expect-gbps passes (exit 0) ----
