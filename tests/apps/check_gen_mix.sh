@@ -77,15 +77,7 @@ check "loopback --mix read:1,write:1 with --size 100:1,3000:1 --seed 7: exits 0"
   "[ $? -eq 0 ] || { tail -n 5 '$out/both.txt'; false; }"
 check "both ops reported, 600 messages verified" "mixed '$out/both.json' '$out/both.txt' 600 read:1 write:1 || { cat '$out/both.txt'; false; }"
 
-# ---- bad specs: one line naming the option, exit 2, before EAL (no EAL line) ----
-refused() {  # refused WHAT ARGS..: exit 2, one line on stderr containing WHAT
-  local what=$1
-  shift
-  "$gen" -- "$@" > "$out/bad.txt" 2>&1
-  local rc=$?
-  [ $rc -eq 2 ] && [ "$(wc -l < "$out/bad.txt")" -eq 1 ] && grep -q -- "$what" "$out/bad.txt" ||
-    { echo "rc $rc for $*:"; cat "$out/bad.txt"; false; }
-}
+# ---- bad specs: one line naming the option, exit 2, before EAL (no EAL line; refused() in gen_check_lib.sh) ----
 check "an unknown op refused" "refused \"unknown op 'bogus'\" --mix write:1,bogus:2"
 check "an op given twice refused" "refused 'write given twice' --mix write:1,write:2"
 check "an atomic in a mix refused" "refused 'cmp_swap cannot be mixed' --mix write:1,cmp_swap:1"

@@ -55,15 +55,7 @@ check "three rows and three results[], every message verified, the workers' tota
   "swept '$out/dur.json' '$out/dur.txt' 0 1000 2000 3000 &&
    python3 -c \"import json; d = json.load(open('$out/dur.json')); assert sum(w['messages'] for w in d['workers']) == d['messages'] and d['expect']['verdict'] == 'pass'\""
 
-# ---- bad combinations: one line naming the options, exit 2, before EAL (no EAL line) ----
-refused() {  # refused WHAT ARGS..: exit 2, one line on stderr containing WHAT
-  local what=$1
-  shift
-  "$gen" -- "$@" > "$out/bad.txt" 2>&1
-  local rc=$?
-  [ $rc -eq 2 ] && [ "$(wc -l < "$out/bad.txt")" -eq 1 ] && grep -q -- "$what" "$out/bad.txt" ||
-    { echo "rc $rc for $*:"; cat "$out/bad.txt"; false; }
-}
+# ---- bad combinations: one line naming the options, exit 2, before EAL (no EAL line; refused() in gen_check_lib.sh) ----
 check "--size with --minbytes refused" "refused '--size and a sweep' --size 64 --minbytes 64 --maxbytes 128"
 check "--minbytes above --maxbytes refused" "refused '--minbytes 128 is more than --maxbytes 64' --minbytes 128 --maxbytes 64"
 check "--stepfactor 1 refused" "refused '--stepfactor' --minbytes 64 --maxbytes 128 --stepfactor 1"

@@ -1,5 +1,6 @@
-# Sourced by droce-gen's end-to-end checks (check_gen.sh, check_gen_pairs.sh, check_gen_sweep.sh):
-# the binary ($1), a scratch directory removed at exit, check(), and the lcores they use.
+# Sourced by droce-gen's end-to-end checks (check_gen.sh, check_gen_pairs.sh, check_gen_sweep.sh,
+# check_gen_mix.sh): the binary ($1), a scratch directory removed at exit, check(), refused(), and
+# the lcores they use.
 set -uo pipefail
 gen=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -41,4 +42,14 @@ assert sum(x['messages'] for x in w) == d['messages'] and sum(x['bytes'] for x i
 assert d['lost'] == 0 and d['duplicated'] == 0 and d['corrupted'] == 0 and d['errors'] == 0 and d['problem'] == '', d
 assert d['config']['workers'] == n and d['config']['qps'] == qps and d['config']['active_qps'] == active
 PY
+}
+# refused WHAT ARGS..: droce-gen given ARGS (no EAL arguments) exits 2 with one line on stderr
+# containing WHAT, before EAL (so no EAL line); else the exit status and the output, and false.
+refused() {
+  local what=$1
+  shift
+  "$gen" -- "$@" > "$out/bad.txt" 2>&1
+  local rc=$?
+  [ $rc -eq 2 ] && [ "$(wc -l < "$out/bad.txt")" -eq 1 ] && grep -q -- "$what" "$out/bad.txt" ||
+    { echo "rc $rc for $*:"; cat "$out/bad.txt"; false; }
 }
