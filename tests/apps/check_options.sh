@@ -522,6 +522,14 @@ bad "--sr-bdp-packets" "$rping" -- -c -a 10.0.0.2 --sr-bdp-packets 129
 bad "--clients" "$rping" -- -s --clients 0
 bad "--clients" "$rping" -- -s --clients 65
 bad "--clients is the server's" "$rping" -- -c -a 10.0.0.2 --clients 2
+bad "--workers" "$rping" -- -s --workers 0
+bad "--workers" "$rping" -- -s --workers 17
+bad "--workers 2: EAL gives 1 lcore" "$rping" -- -s --workers 2
+bad "--connections" "$rping" -- -c -a 10.0.0.2 --connections 0
+bad "--connections" "$rping" -- -c -a 10.0.0.2 --connections 65
+bad "--connections is the client's" "$rping" -- -s --connections 2
+good rping-server-workers "$rping" -l 0-1 -- -s --workers 2 --help
+good rping-client-connections "$rping" -- -c -a 10.0.0.2 --connections 4 --workers 2 --help
 good rping-client "$rping" -- -c -a 10.0.0.2 -p 7174 -C 3 -S 4096 -v -V --help
 good rping-server "$rping" -- -s -a 10.0.0.2 --local-ip 10.0.0.2 -C 3 --help
 good rping-sr-server "$rping" -- -s --clients 64 --recovery sr --sr-bdp-packets 16 --help
