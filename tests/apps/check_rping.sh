@@ -134,8 +134,10 @@ if [ -n "$sw" ]; then
   kill -INT $swpid 2>/dev/null
   wait $swpid 2>/dev/null
   for f in s sr gbn; do echo "--- multi ($f):"; sed 's/^/  /' "$out/multi.$f.txt"; done
+  # The switch's own lines (its start, a port's trouble) only when the run failed: what the
+  # clients and the server printed does not say whether the switch forwarded.
   check "two clients at once through the lossy switch: both clients and the server exit 0" \
-    "[ $c1_rc -eq 0 ] && [ $c2_rc -eq 0 ] && [ $srv_rc -eq 0 ]"
+    "[ $c1_rc -eq 0 ] && [ $c2_rc -eq 0 ] && [ $srv_rc -eq 0 ] || { echo '--- multi (droce-switch):'; sed 's/^/  /' '$out/sw.txt'; false; }"
   check "clients: the SR one ran selective repeat, the default one go-back-N" \
     "json multi sr \"d['recovery'] == 'sr' and d['verified'] == 20\" && json multi gbn \"d['recovery'] == 'gbn' and d['verified'] == 20\""
   check "server: 2 connections, sr with 10.0.0.1 and gbn with 10.0.0.3, every ping verified" \
