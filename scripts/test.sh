@@ -83,11 +83,11 @@ run_build "gcc build" build "--no-suite interop --no-suite apps" -Dbuildtype=deb
   -Dwerror=true -Dfuzz=false -Dpkgconfig.relocatable=true -Dunit_tests=false
 
 # ---- The loaded pass: CI machines are busy, so the app tests that pair processes over the TCP
-# exchange, net_memif and telemetry (the ones whose waits a busy machine stretches) run again on
+# exchange, net_memif and telemetry (the ones whose waits a busy machine stretches) run on
 # the gcc build beside two CPU hogs, `python3 -c "while True: pass"` twice, the standard the tests
 # are written to hold under. A test that holds only on an idle machine turns CI red here, on the
 # developer's machine. These tests carry the suite 'loaded' (tests/apps/meson.build) and run only
-# here: the plain pass above leaves out every app test, and the ASan+UBSan build these ones.
+# here: the plain pass above runs the suite 'plain' only, and the ASan+UBSan build leaves these out.
 # Its results are counted in the summary (meson-logs/loaded.json). ----
 hog_pids=()
 stop_hogs() {
