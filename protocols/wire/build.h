@@ -200,20 +200,18 @@ template <class F>
   if (t.ipv6) {
     std::memcpy(l3 + 4, &udp_len_be, 2);  // payload length
   } else {
-    // Total length and ID as one 4-byte store, and the checksum from them (RFC 1624).
+    // Total length and ID, and the checksum from them (RFC 1624).
     const std::uint16_t total_be = __builtin_bswap16(static_cast<std::uint16_t>(udp_len + sizeof(Ipv4Hdr)));
     const std::uint16_t id_be = __builtin_bswap16(ip_id);
-    const std::uint32_t len_id = std::uint32_t{total_be} | std::uint32_t{id_be} << 16;
-    std::memcpy(l3 + 2, &len_id, 4);
+    std::memcpy(l3 + 2, &total_be, 2);
+    std::memcpy(l3 + 4, &id_be, 2);
     const std::uint16_t cksum = tx_ipv4_checksum(t, total_be, id_be, not_ect);
     std::memcpy(l3 + 10, &cksum, 2);
   }
   std::uint8_t* bth = out + t.bth_offset;
   std::memcpy(bth - 4, &udp_len_be, 2);  // UDP length
-  // BTH opcode and flags (SE, MigReq 0, PadCnt, TVer 0) as one 2-byte store; P_Key stays.
-  const std::uint16_t op_flags =
-      static_cast<std::uint16_t>(f.opcode | static_cast<std::uint32_t>((f.se ? 0x80 : 0) | pad << 4) << 8);
-  std::memcpy(bth, &op_flags, 2);
+  bth[0] = f.opcode;
+  bth[1] = static_cast<std::uint8_t>((f.se ? 0x80 : 0) | pad << 4);  // SE, MigReq 0, PadCnt, TVer 0; P_Key stays
   const std::uint32_t ack_psn = __builtin_bswap32((f.ack_req ? 0x80000000u : 0u) | (f.psn & 0x00FFFFFFu));
   std::memcpy(bth + 8, &ack_psn, 4);
   std::uint8_t* ext = write_ext_headers<kTxTemplateHeaders>(op, f, bth + sizeof(Bth));
