@@ -129,7 +129,7 @@ void LabRunner::broadcast(Op op) {
   while (acked_.load(std::memory_order_acquire) < workers_.size()) step_main();
 }
 
-std::string LabRunner::stall_report(double elapsed_s) const {
+std::string LabRunner::stall_report(double elapsed_s, bool timed_out) const {
   // The rank that stopped: of the ranks not done, the one whose last progress is oldest (a rank
   // that stops, stops first; the ranks waiting on it go on until they run out of work).
   int culprit = -1;
@@ -143,6 +143,13 @@ std::string LabRunner::stall_report(double elapsed_s) const {
   if (culprit < 0) return "every rank done";
   const CollRank& c = *ranks_[static_cast<std::size_t>(culprit)];
   const double quiet_s = static_cast<double>(rte_rdtsc() - c.last_progress_tsc()) / (tsc_per_us_ * 1e6);
+  if (!timed_out && quiet_s < 1 && quiet_s < cfg_.timeout_s / 10) {
+    // A failure ended an iteration that was still moving: where the ranks stood, not a stall.
+    char moving[160];
+    std::snprintf(moving, sizeof moving, "the iteration %.3f s old, %u of %zu ranks not done; rank %d waits for",
+                  elapsed_s, not_done, ranks_.size(), culprit);
+    return moving + c.waiting_for();
+  }
   if (quiet_s < 1 && quiet_s < cfg_.timeout_s / 10) {
     // Every rank still moves: the iteration is slow, not stuck (a port rate too low for the size).
     char slow[200];
@@ -228,12 +235,13 @@ engine::Status LabRunner::run(const SizeSchedule& s, PlacementResult& out) {
           }
         return engine::Status::error(
             engine::StatusCode::kPeer,
-            why + "; " + stall_report(static_cast<double>(now - op_start_tsc_) / static_cast<double>(hz)));
+            why + "; " + stall_report(static_cast<double>(now - op_start_tsc_) / static_cast<double>(hz), false));
       }
       if (now > deadline) {
         broadcast(Op::kHalt);
-        return engine::Status::error(engine::StatusCode::kTimeout,
-                                     stall_report(static_cast<double>(now - op_start_tsc_) / static_cast<double>(hz)));
+        return engine::Status::error(
+            engine::StatusCode::kTimeout,
+            stall_report(static_cast<double>(now - op_start_tsc_) / static_cast<double>(hz), true));
       }
       if (cfg_.live && now > next_live) {
         next_live = now + hz;

@@ -47,7 +47,9 @@ class LabRunner {
   enum class Op : std::uint8_t { kNone, kPrepare, kStart, kFinish, kHalt, kResume };
   void broadcast(Op op);
   void step_main();
-  [[nodiscard]] std::string stall_report(double elapsed_s) const;
+  // Where the ranks stand: after --timeout (timed_out) the stalled rank or the slow iteration; after a
+  // rank's failure, the rank that stopped first or, if all still moved, where they stood.
+  [[nodiscard]] std::string stall_report(double elapsed_s, bool timed_out) const;
   void collect(const SizeSchedule& s, PlacementResult& out);
 
   CollLab& lab_;

@@ -143,6 +143,7 @@ class CollRank {
   [[nodiscard]] std::uint8_t* at(Buf b, std::uint64_t elem_off) const;
   [[nodiscard]] std::uint64_t chunks_of(const Transfer& t) const { return (t.count + chunk_elems_ - 1) / chunk_elems_; }
   void fail(const std::string& why);
+  [[nodiscard]] std::string qp_failure(std::uint32_t qpn, std::uint32_t peer_rank, rc::WcStatus st) const;
   void check_done();
 
   RankConfig cfg_;

@@ -2,6 +2,8 @@
 // applied in order, credits back, chunks out. Nothing here allocates or builds strings except a
 // failure's one line.
 #include <algorithm>
+#include <cstdio>
+#include <string>
 
 #include "apps/droce-coll/rank.h"
 
@@ -18,6 +20,28 @@ constexpr std::uint32_t imm_of(bool credit, std::uint32_t tag, std::uint32_t n) 
 constexpr std::uint64_t kWrCredit = 1ull << 63;
 
 }  // namespace
+
+// A failed QP's line names what spent its retries (IBTA §9.7.6.1.3: each timeout and each sequence
+// or implied NAK without progress between them), so that a failure on a loaded or lossy host says
+// whether the peer went silent (timeouts) or kept refusing (NAKs), and at which timeout.
+std::string CollRank::qp_failure(std::uint32_t qpn, std::uint32_t peer_rank, rc::WcStatus st) const {
+  char b[320];
+  int n = std::snprintf(b, sizeof b, "QP 0x%x to rank %u failed: %s", qpn, peer_rank, rc::wc_status_name(st));
+  const rc::RcQp* q = const_cast<engine::RcEndpoint&>(ep_).qp(qpn);
+  if (q != nullptr && n > 0 && static_cast<std::size_t>(n) < sizeof b) {
+    const rc::RcCounters& k = q->counters();
+    const double timeout_ms = q->attr().timeout == 0 ? 0 : 4.096e-3 * static_cast<double>(1ull << q->attr().timeout);
+    std::snprintf(
+        b + n, sizeof b - static_cast<std::size_t>(n),
+        " (retry_cnt %u; local ACK timeout %.0f ms expired %llu times, %llu of them adaptive; "
+        "%llu sequence NAKs, %llu implied NAKs; %llu packets retransmitted)",
+        static_cast<unsigned>(q->attr().retry_cnt), timeout_ms,
+        static_cast<unsigned long long>(k.local_ack_timeout_err), static_cast<unsigned long long>(k.adaptive_timeouts),
+        static_cast<unsigned long long>(k.packet_seq_err), static_cast<unsigned long long>(k.implied_nak_seq_err),
+        static_cast<unsigned long long>(k.retransmitted_packets));
+  }
+  return b;
+}
 
 void CollRank::stage(void* self) { static_cast<CollRank*>(self)->progress(); }
 
@@ -40,13 +64,7 @@ void CollRank::on_completion(const rc::Completion& c) {
   const std::uint32_t slot = c.qp_num - first_qpn_;
   const std::uint32_t peer = slot < qp_peer_.size() ? qp_peer_[slot] : 0;
   if (c.status != rc::WcStatus::kSuccess) {
-    fail("QP 0x" +
-         [](std::uint32_t v) {
-           char b[16];
-           std::snprintf(b, sizeof b, "%x", v);
-           return std::string(b);
-         }(c.qp_num) +
-         " to rank " + std::to_string(peers_[peer].rank) + " failed: " + rc::wc_status_name(c.status));
+    fail(qp_failure(c.qp_num, peers_[peer].rank, c.status));
     return;
   }
   last_progress_tsc_ = now_tsc_;
