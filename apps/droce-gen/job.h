@@ -149,8 +149,9 @@ class Job {
   // A --mix run: each op's share (empty figures otherwise).
   [[nodiscard]] const PerOp& per_op() const { return ops_; }
   [[nodiscard]] const PerSize& per_size() const { return sizes_; }
-  // The schedule's account, the backlog taken at the job's last iteration.
-  [[nodiscard]] LoadCounters load() const;
+  // The schedule's account up to `end_tsc`, the measured window's end (the run's clock, not this
+  // job's: a job last run before it still owes what fell due since, counted as backlog).
+  [[nodiscard]] LoadCounters load(std::uint64_t end_tsc) const;
   [[nodiscard]] const std::string& first_failure() const { return first_failure_; }
   // A --count run: some active QP's postings have not all completed.
   [[nodiscard]] bool unfinished() const;

@@ -167,8 +167,9 @@ Status pause_jobs(Setup& st) {
   }
 }
 
-// One measurement's figures, summed over the jobs (each job's also into out.job_totals).
-StepResult collect_step(const Setup& st, std::uint32_t size, double secs, RunOutcome& out) {
+// One measurement's figures, summed over the jobs (each job's also into out.job_totals), its window
+// `secs` long and ending at `end_tsc`.
+StepResult collect_step(const Setup& st, std::uint32_t size, double secs, std::uint64_t end_tsc, RunOutcome& out) {
   StepResult r;
   r.size = size;
   r.secs = secs;
@@ -177,7 +178,7 @@ StepResult collect_step(const Setup& st, std::uint32_t size, double secs, RunOut
     out.job_totals[j->index()] += j->totals();
     r.hist.merge(j->latency());
     r.service.merge(j->service_latency());
-    r.load += j->load();
+    r.load += j->load(end_tsc);
     for (std::size_t k = 0; k < kMixOps; ++k) r.ops[k] += j->per_op()[k];
     for (std::size_t k = 0; k < r.sizes.size(); ++k) r.sizes[k] += j->per_size()[k];
   }
@@ -364,7 +365,7 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
         } else {
           const std::uint64_t at = rte_rdtsc();
           if (at > last_line) emit_line(at, sum_figures(st), true);
-          StepResult r = collect_step(st, o.sizes[step], static_cast<double>(now - measured_start) / hz, out);
+          StepResult r = collect_step(st, o.sizes[step], static_cast<double>(now - measured_start) / hz, now, out);
           r.interval_bw = step_bw;
           out.steps.push_back(std::move(r));
           ++step;
@@ -408,7 +409,7 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
   const Sums s = sum_figures(st);
   double secs = static_cast<double>(now - measured_start) / hz;
   if (server && s.first_rx != 0) secs = static_cast<double>(s.last_rx - std::max(s.first_rx, measured_start)) / hz;
-  StepResult last = collect_step(st, o.sweep ? o.sizes[step] : 0, secs, out);
+  StepResult last = collect_step(st, o.sweep ? o.sizes[step] : 0, secs, now, out);
   if (o.sweep) {
     // The run's figures are the sum of its sizes'.
     last.interval_bw = step_bw;
