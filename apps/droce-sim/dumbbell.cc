@@ -40,6 +40,9 @@ Status SimConfig::validate() const {
   if (packet_bytes <= kRoceOverheadBytes && recovery.mode != Recovery::kNone)
     return Status::fail(StatusCode::kInvalidArgument,
                         "--packet-bytes: must exceed the 62 header bytes to carry payload");
+  if (recovery.rcqp && pmtu_for(packet_bytes, kRoceOverheadBytes) == 0)
+    return Status::fail(StatusCode::kInvalidArgument,
+                        "--packet-bytes: --transport rcqp needs room for a 256-byte PMTU and 62 header bytes (318)");
   return recovery.validate();
 }
 
@@ -75,6 +78,23 @@ struct Queued {
 void fill_recovery(FlowResult& r, const RcFlow& rc, double half_ns) {
   r.goodput_gbps = static_cast<double>(rc.last_half_payload) * 8 / half_ns;
   r.delivered_bytes = rc.delivered_payload;
+  r.completion_us = rc.completed_ns != 0 ? static_cast<double>(rc.completed_ns) / 1e3 : -1;
+  if (rc.qp) {
+    // The real QPs' own counters (docs/counters.md): a requester resend, an expiry of its timer
+    // (the adaptive ones included), a NAK it received; the responder's duplicates and PSNs ahead.
+    const rc::RcCounters& t = rc.qp->requester();
+    const rc::RcCounters& x = rc.qp->responder();
+    r.retransmitted = t.retransmitted_packets;
+    r.timeouts = t.local_ack_timeout_err;
+    r.naks = t.naks_received;
+    r.tail_probes = t.tail_probes;
+    r.duplicates = x.duplicate_request;
+    r.out_of_sequence = x.out_of_sequence;
+    r.messages = rc.qp->stats().messages;
+    r.transport_drops = rc.qp->stats().ring_overruns + rc.qp->stats().parse_drops;
+    r.qp_failed = rc.qp->failed();
+    return;
+  }
   const auto& t = rc.tx.stats();
   const auto& x = rc.rx.stats();
   r.retransmitted = t.retransmitted;
@@ -84,7 +104,6 @@ void fill_recovery(FlowResult& r, const RcFlow& rc, double half_ns) {
   r.duplicates = x.duplicates;
   r.out_of_sequence = x.out_of_sequence;
   r.order_errors = x.order_errors;
-  r.completion_us = rc.completed_ns != 0 ? static_cast<double>(rc.completed_ns) / 1e3 : -1;
 }
 
 std::uint64_t percentile(std::vector<double> v, double p) {
@@ -121,7 +140,7 @@ SimResult run_dumbbell(const SimConfig& cfg) {
   res.bdp_packets =
       cfg.recovery.bdp_packets != 0 ? cfg.recovery.bdp_packets : bdp_packets(rtt_ns, bps, cfg.packet_bytes);
   for (std::uint32_t i = 0; i < cfg.flows; ++i) {
-    if (rc) flows[i].rc.reset(cfg.recovery, res.bdp_packets, cfg.packet_bytes);
+    if (rc) flows[i].rc.reset(cfg.recovery, res.bdp_packets, cfg.packet_bytes, cfg.seed, i);
     const std::uint64_t start =
         cfg.incast ? 0 : static_cast<std::uint64_t>(cfg.start_stagger_ms * 1e6 * static_cast<double>(i));
     flows[i].rp.reset(dcq, start);
@@ -151,21 +170,23 @@ SimResult run_dumbbell(const SimConfig& cfg) {
       case EventType::kSenderSend: {
         Flow& f = flows[e.a];
         std::uint64_t psn = 0;
+        std::uint32_t bytes = cfg.packet_bytes;
         if (rc) {
-          const auto p = f.rc.tx.next_psn(now);
+          const auto p = f.rc.next_packet(now, cfg.packet_bytes);
           if (!p) {
             f.rc.waiting = true;  // window full or all sent: an ACK or the timer wakes it
             break;
           }
-          psn = *p;
+          psn = p->id;
+          bytes = p->wire_bytes;
           f.rc.arm_timer(q, e.a);
         }
         const double rate = cfg.cc ? f.rp.rate_bps() : bps;
-        f.pacer.on_send(cfg.packet_bytes, rate, now);
-        if (cfg.cc) f.rp.on_bytes_sent(cfg.packet_bytes, now);
+        f.pacer.on_send(bytes, rate, now);
+        if (cfg.cc) f.rp.on_bytes_sent(bytes, now);
         ++f.r.packets_sent;
-        q.push(now + ser_ns(cfg.packet_bytes) + delay_ns, EventType::kSwitchArrive, e.a, cfg.packet_bytes, psn);
-        q.push(std::max(f.pacer.next_send_ticks(), now + ser_ns(cfg.packet_bytes)), EventType::kSenderSend, e.a);
+        q.push(now + ser_ns(bytes) + delay_ns, EventType::kSwitchArrive, e.a, bytes, psn);
+        q.push(std::max(f.pacer.next_send_ticks(), now + ser_ns(bytes)), EventType::kSenderSend, e.a);
         break;
       }
       case EventType::kSwitchArrive: {
@@ -189,14 +210,14 @@ SimResult run_dumbbell(const SimConfig& cfg) {
         if (cfg.loss > 0 && uni(rng) < cfg.loss)
           ++res.drops;
         else
-          q.push(now + delay_ns, EventType::kReceiverArrive, p.flow, p.ce ? 1u : 0u, p.psn);
+          q.push(now + delay_ns, EventType::kReceiverArrive, p.flow, p.ce ? 1u : 0u, p.psn, p.bytes);
         start_tx(now);
         break;
       }
       case EventType::kReceiverArrive: {
         Flow& f = flows[e.a];
-        f.r.bytes_received += cfg.packet_bytes;
-        if (now >= half_ns) f.last_half_bytes += cfg.packet_bytes;
+        f.r.bytes_received += e.d;
+        if (now >= half_ns) f.last_half_bytes += e.d;
         if (rc) {
           f.rc.on_packet(q, e.a, e.c, now, ack_delay_ns, now >= half_ns, payload);
         } else {

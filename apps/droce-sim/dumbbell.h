@@ -47,6 +47,11 @@ struct FlowResult {
   std::uint64_t retransmitted = 0, timeouts = 0, naks = 0, sacks = 0;
   std::uint64_t duplicates = 0, out_of_sequence = 0, order_errors = 0;
   double completion_us = -1;  // --flow-bytes: when the last byte was handed on; -1: not (yet)
+  // --transport rcqp only: tail-loss probes sent, 64 KiB WRITEs completed, frames the simulation
+  // could not hand to a QP (a frame ring overrun or a frame that did not parse: never, checked),
+  // and whether the requester's QP failed (its retries spent).
+  std::uint64_t tail_probes = 0, messages = 0, transport_drops = 0;
+  bool qp_failed = false;
 };
 
 struct SimResult {

@@ -58,10 +58,18 @@ int main(int argc, char** argv) {
                           {"out_of_sequence", f.out_of_sequence},
                           {"order_errors", f.order_errors},
                           {"completion_us", f.completion_us}});
+    if (cfg.recovery.rcqp) {
+      auto& x = j["flows"].back();
+      x["tail_probes"] = f.tail_probes;
+      x["messages"] = f.messages;
+      x["transport_drops"] = f.transport_drops;
+      x["qp_failed"] = f.qp_failed;
+    }
   }
   j["retransmitted"] = retransmitted;
   j["order_errors"] = order_errors;
   j["recovery"] = {{"mode", droce::sim::recovery_name(cfg.recovery.mode)},
+                   {"transport", cfg.recovery.rcqp ? "rcqp" : "model"},
                    {"bdp_packets", r.bdp_packets},
                    {"base_rtt_us", r.base_rtt_us},
                    {"rto_us", cfg.recovery.rto_us},
@@ -111,7 +119,8 @@ int main(int argc, char** argv) {
                  {"pfc", fabric.pfc},
                  {"pfc_xoff_bytes", fabric.xoff_bytes},
                  {"pfc_xon_bytes", fabric.xon_bytes},
-                 {"recovery", droce::sim::recovery_name(cfg.recovery.mode)}};
+                 {"recovery", droce::sim::recovery_name(cfg.recovery.mode)},
+                 {"transport", cfg.recovery.rcqp ? "rcqp" : "model"}};
   if (droce::Status s = droce::apps::write_text_file(json_path, j.dump() + "\n"); !s.ok())
     return std::fprintf(stderr, "droce-sim: %s\n", s.message().c_str()), 1;
   std::printf(
@@ -121,9 +130,10 @@ int main(int argc, char** argv) {
       static_cast<unsigned long long>(r.queue_p99_bytes), static_cast<unsigned long long>(r.queue_max_bytes),
       static_cast<unsigned long long>(r.drops), static_cast<unsigned long long>(r.cnps));
   if (cfg.recovery.mode != droce::sim::Recovery::kNone)
-    std::printf("droce-sim: recovery %s: goodput %.3f Gb/s, %llu packets resent, base RTT %.2f us, BDP %u packets\n",
-                droce::sim::recovery_name(cfg.recovery.mode), r.goodput_gbps,
-                static_cast<unsigned long long>(retransmitted), r.base_rtt_us, r.bdp_packets);
+    std::printf(
+        "droce-sim: recovery %s (%s): goodput %.3f Gb/s, %llu packets resent, base RTT %.2f us, BDP %u packets\n",
+        droce::sim::recovery_name(cfg.recovery.mode), cfg.recovery.rcqp ? "droce's RcQp" : "model", r.goodput_gbps,
+        static_cast<unsigned long long>(retransmitted), r.base_rtt_us, r.bdp_packets);
   if (!plot_path.empty()) {
     if (droce::Status s = droce::apps::run_script("plot_sim.py", {json_path, plot_path}); !s.ok())
       return std::fprintf(stderr, "droce-sim: plotting failed: %s\n", s.message().c_str()), 1;

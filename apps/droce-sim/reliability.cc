@@ -33,6 +33,8 @@ Status RecoveryConfig::validate() const {
     return Status::fail(StatusCode::kInvalidArgument, "--rto-us: must be in [1, 10000000]");
   if (flow_bytes != 0 && mode == Recovery::kNone)
     return Status::fail(StatusCode::kInvalidArgument, "--flow-bytes: needs --recovery gbn or sr");
+  if (rcqp && mode == Recovery::kNone)
+    return Status::fail(StatusCode::kInvalidArgument, "--transport rcqp: needs --recovery gbn or sr");
   return {};
 }
 

@@ -26,6 +26,9 @@ struct RecoveryConfig {
   std::uint32_t bdp_packets = 0;  // sr: most packets past the cumulative ACK; 0 = link rate x base RTT
   double rto_us = 320;            // ACK timeout (the backstop in both modes)
   std::uint64_t flow_bytes = 0;   // payload each flow sends; 0 = an infinite backlog
+  // --transport rcqp: droce's own RC transport (protocols/rc's RcQp, frames built and parsed as on
+  // the wire) instead of the model; gbn or sr, the dumbbell simulation only.
+  bool rcqp = false;
 
   // Ok when valid; otherwise kInvalidArgument and a message naming the bad option.
   [[nodiscard]] Status validate() const;
