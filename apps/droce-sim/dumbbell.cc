@@ -14,6 +14,7 @@
 
 #include "apps/droce-sim/event_queue.h"
 #include "apps/droce-sim/rc_flow.h"
+#include "apps/droce-sim/serial_clock.h"
 
 namespace droce::sim {
 
@@ -46,6 +47,11 @@ Status SimConfig::validate() const {
   return recovery.validate();
 }
 
+std::uint32_t data_frame_bytes(const SimConfig& cfg) {
+  if (!cfg.recovery.rcqp) return cfg.packet_bytes;
+  return pmtu_for(cfg.packet_bytes, kRoceOverheadBytes) + kRoceOverheadBytes;
+}
+
 double jain_index(const std::vector<double>& x) {
   double s = 0, s2 = 0;
   for (double v : x) {
@@ -64,6 +70,7 @@ struct Flow {
   RcFlow rc;
   FlowResult r;
   std::uint64_t last_half_bytes = 0;
+  SerialClock link;  // the sender's link
 };
 
 struct Queued {
@@ -138,7 +145,7 @@ SimResult run_dumbbell(const SimConfig& cfg) {
   const std::uint32_t payload = cfg.packet_bytes > kRoceOverheadBytes ? cfg.packet_bytes - kRoceOverheadBytes : 0;
   res.base_rtt_us = rtt_ns / 1e3;
   res.bdp_packets =
-      cfg.recovery.bdp_packets != 0 ? cfg.recovery.bdp_packets : bdp_packets(rtt_ns, bps, cfg.packet_bytes);
+      cfg.recovery.bdp_packets != 0 ? cfg.recovery.bdp_packets : bdp_packets(rtt_ns, bps, data_frame_bytes(cfg));
   for (std::uint32_t i = 0; i < cfg.flows; ++i) {
     if (rc) flows[i].rc.reset(cfg.recovery, res.bdp_packets, cfg.packet_bytes, cfg.seed, i);
     const std::uint64_t start =
@@ -154,12 +161,13 @@ SimResult run_dumbbell(const SimConfig& cfg) {
   std::deque<Queued> egress;
   std::uint64_t queue_bytes = 0;
   bool port_busy = false;
+  SerialClock port_clock;
   std::vector<double> queue_samples;
 
   auto start_tx = [&](std::uint64_t now) {
     if (port_busy || egress.empty()) return;
     port_busy = true;
-    q.push(now + ser_ns(egress.front().bytes), EventType::kPortTxDone);
+    q.push(now + port_clock.ns(egress.front().bytes, bps), EventType::kPortTxDone);
   };
 
   while (!q.empty()) {
@@ -185,8 +193,9 @@ SimResult run_dumbbell(const SimConfig& cfg) {
         f.pacer.on_send(bytes, rate, now);
         if (cfg.cc) f.rp.on_bytes_sent(bytes, now);
         ++f.r.packets_sent;
-        q.push(now + ser_ns(bytes) + delay_ns, EventType::kSwitchArrive, e.a, bytes, psn);
-        q.push(std::max(f.pacer.next_send_ticks(), now + ser_ns(bytes)), EventType::kSenderSend, e.a);
+        const std::uint64_t on_link = f.link.ns(bytes, bps);
+        q.push(now + on_link + delay_ns, EventType::kSwitchArrive, e.a, bytes, psn);
+        q.push(std::max(f.pacer.next_send_ticks(), now + on_link), EventType::kSenderSend, e.a);
         break;
       }
       case EventType::kSwitchArrive: {

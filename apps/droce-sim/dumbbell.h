@@ -73,6 +73,10 @@ struct SimResult {
   std::vector<double> series_queue_bytes;
 };
 
+// A data packet's bytes on the wire: --packet-bytes for the model; the real transport's frames
+// carry the PMTU that fits it plus 62 bytes (a WRITE's first packet 16 more, its RETH).
+[[nodiscard]] std::uint32_t data_frame_bytes(const SimConfig& cfg);
+
 // Runs the whole simulation in virtual time. Deterministic: the same config gives the same result.
 [[nodiscard]] SimResult run_dumbbell(const SimConfig& cfg);
 

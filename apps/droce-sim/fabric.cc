@@ -14,6 +14,7 @@
 
 #include "apps/droce-sim/event_queue.h"
 #include "apps/droce-sim/rc_flow.h"
+#include "apps/droce-sim/serial_clock.h"
 
 namespace droce::sim {
 
@@ -34,8 +35,9 @@ namespace {
 struct Pkt {
   std::uint32_t flow;
   bool ce;
-  std::uint16_t in;  // ingress port at the switch holding it
-  std::uint64_t psn;
+  std::uint16_t in;     // ingress port at the switch holding it
+  std::uint64_t psn;    // the model's PSN, or the real transport's frame id
+  std::uint32_t bytes;  // on the wire: --packet-bytes, or the real frame's size
 };
 
 std::uint32_t hops_of(Topology t) { return t == Topology::kTwoHop ? 3 : 2; }
@@ -47,6 +49,7 @@ struct SwPort {
   bool busy = false, paused = false;
   std::uint64_t ingress_bytes = 0;  // buffered bytes that arrived on this port
   bool xoff_sent = false;
+  SerialClock clock;
 };
 
 struct Host {
@@ -58,6 +61,7 @@ struct Host {
   std::uint64_t paused_since = 0, paused_ns = 0;
   FlowResult r;
   std::uint64_t last_half_bytes = 0, sample_bytes = 0;
+  SerialClock link;  // the sender's link
 };
 
 }  // namespace
@@ -74,7 +78,10 @@ FabricResult run_fabric(const FabricConfig& fc) {
   const auto end_ns = static_cast<std::uint64_t>(cfg.duration_ms * 1e6), half_ns = end_ns / 2;
   const auto delay_ns = static_cast<std::uint64_t>(cfg.link_delay_us * 1e3);
   const std::uint32_t pkt = cfg.packet_bytes;
-  const auto ser = [&](double rate) { return static_cast<std::uint64_t>(std::llround(pkt * 8e9 / rate)); };
+  const auto ser_of = [](std::uint32_t bytes, double rate) {
+    return static_cast<std::uint64_t>(std::llround(bytes * 8e9 / rate));
+  };
+  const auto ser = [&](double rate) { return ser_of(pkt, rate); };
   const auto sample_ns = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(cfg.sample_us * 1e3));
   std::mt19937_64 rng(cfg.seed);
   const dcqcn::RedProfile red{cfg.kmin_bytes, cfg.kmax_bytes, cfg.pmax};
@@ -108,9 +115,10 @@ FabricResult run_fabric(const FabricConfig& fc) {
   const bool rc = cfg.recovery.mode != Recovery::kNone;
   const std::uint32_t payload = pkt > kRoceOverheadBytes ? pkt - kRoceOverheadBytes : 0;
   res.base_rtt_us = rtt_ns / 1e3;
-  res.bdp_packets = cfg.recovery.bdp_packets != 0 ? cfg.recovery.bdp_packets : bdp_packets(rtt_ns, bps, pkt);
+  res.bdp_packets =
+      cfg.recovery.bdp_packets != 0 ? cfg.recovery.bdp_packets : bdp_packets(rtt_ns, bps, data_frame_bytes(cfg));
   for (std::uint32_t i = 0; i < nflows; ++i) {
-    if (rc) hosts[i].rc.reset(cfg.recovery, res.bdp_packets, pkt);
+    if (rc) hosts[i].rc.reset(cfg.recovery, res.bdp_packets, pkt, cfg.seed, i);
     const std::uint64_t start = cfg.incast || i == innocent
                                     ? 0
                                     : static_cast<std::uint64_t>(cfg.start_stagger_ms * 1e6 * static_cast<double>(i));
@@ -126,7 +134,7 @@ FabricResult run_fabric(const FabricConfig& fc) {
     SwPort& port = sw[s][p];
     if (port.busy || port.paused || port.q.empty()) return;
     port.busy = true;
-    q.push(now + ser(port.bps), EventType::kPortTxDone, s, p);
+    q.push(now + port.clock.ns(port.q.front().bytes, port.bps), EventType::kPortTxDone, s, p);
   };
   // PFC at ingress (s, in): XOFF upstream above xoff, XON below xon; one link delay away.
   auto pfc_check = [&](std::uint32_t s, std::uint32_t in, std::uint64_t now) {
@@ -152,7 +160,7 @@ FabricResult run_fabric(const FabricConfig& fc) {
     // Lossy: each egress queue has the buffer. Lossless: the buffer is shared and accounted per
     // ingress port, which pauses its upstream at XOFF and keeps buffer - XOFF as headroom for
     // what is still in flight; a drop then means the headroom was too small.
-    if (fc.pfc ? sw[s][in].ingress_bytes + pkt > cfg.buffer_bytes : e.bytes + pkt > cfg.buffer_bytes) {
+    if (fc.pfc ? sw[s][in].ingress_bytes + p.bytes > cfg.buffer_bytes : e.bytes + p.bytes > cfg.buffer_bytes) {
       ++res.drops;
       return;
     }
@@ -161,9 +169,9 @@ FabricResult run_fabric(const FabricConfig& fc) {
     p.ce = p.ce || ce;
     p.in = static_cast<std::uint16_t>(in);
     e.q.push_back(p);
-    e.bytes += pkt;
+    e.bytes += p.bytes;
     if (&e == &bottleneck) res.queue_max_bytes = std::max(res.queue_max_bytes, e.bytes);
-    sw[s][in].ingress_bytes += pkt;
+    sw[s][in].ingress_bytes += p.bytes;
     pfc_check(s, in, now);
     start_tx(s, out, now);
   };
@@ -181,27 +189,30 @@ FabricResult run_fabric(const FabricConfig& fc) {
           break;
         }
         std::uint64_t psn = 0;
+        std::uint32_t bytes = pkt;
         if (rc) {
-          const auto next = h.rc.tx.next_psn(now);
+          const auto next = h.rc.next_packet(now, pkt);
           if (!next) {
             h.rc.waiting = true;  // window full or all sent: an ACK or the timer wakes it
             break;
           }
-          psn = *next;
+          psn = next->id;
+          bytes = next->wire_bytes;
           h.rc.arm_timer(q, ev.a);
         }
         const double rate = cfg.cc ? h.rp.rate_bps() : bps;
-        h.pacer.on_send(pkt, rate, now);
-        if (cfg.cc) h.rp.on_bytes_sent(pkt, now);
+        h.pacer.on_send(bytes, rate, now);
+        if (cfg.cc) h.rp.on_bytes_sent(bytes, now);
         ++h.r.packets_sent;
-        q.push(now + ser(bps) + delay_ns, EventType::kSwitchArrive, ev.a, 0, psn);
-        q.push(std::max(h.pacer.next_send_ticks(), now + ser(bps)), EventType::kSenderSend, ev.a);
+        const std::uint64_t on_link = h.link.ns(bytes, bps);
+        q.push(now + on_link + delay_ns, EventType::kSwitchArrive, ev.a, 0, psn, bytes);
+        q.push(std::max(h.pacer.next_send_ticks(), now + on_link), EventType::kSenderSend, ev.a);
         break;
       }
       case EventType::kSwitchArrive: {
         // b: 0 = at S1 from the sender's port; 1 = at S2 from S1 (flow in a), ce in bit 1.
         const bool at_s2 = (ev.b & 1) != 0;
-        const Pkt p{ev.a, (ev.b & 2) != 0, 0, ev.c};
+        const Pkt p{ev.a, (ev.b & 2) != 0, 0, ev.c, static_cast<std::uint32_t>(ev.d)};
         if (!at_s2)
           enqueue(0, ev.a, up, p, now);
         else
@@ -212,22 +223,22 @@ FabricResult run_fabric(const FabricConfig& fc) {
         SwPort& e = sw[ev.a][ev.b];
         const Pkt p = e.q.front();
         e.q.pop_front();
-        e.bytes -= pkt;
+        e.bytes -= p.bytes;
         e.busy = false;
-        sw[ev.a][p.in].ingress_bytes -= pkt;
+        sw[ev.a][p.in].ingress_bytes -= p.bytes;
         pfc_check(ev.a, p.in, now);
         if (ev.a == 0 && two_hop)
-          q.push(now + delay_ns, EventType::kSwitchArrive, p.flow, 1u | (p.ce ? 2u : 0u), p.psn);
+          q.push(now + delay_ns, EventType::kSwitchArrive, p.flow, 1u | (p.ce ? 2u : 0u), p.psn, p.bytes);
         else
-          q.push(now + delay_ns, EventType::kReceiverArrive, p.flow, p.ce ? 1u : 0u, p.psn);
+          q.push(now + delay_ns, EventType::kReceiverArrive, p.flow, p.ce ? 1u : 0u, p.psn, p.bytes);
         start_tx(ev.a, ev.b, now);
         break;
       }
       case EventType::kReceiverArrive: {
         Host& h = hosts[ev.a];
-        h.r.bytes_received += pkt;
-        h.sample_bytes += pkt;
-        if (now >= half_ns) h.last_half_bytes += pkt;
+        h.r.bytes_received += ev.d;
+        h.sample_bytes += ev.d;
+        if (now >= half_ns) h.last_half_bytes += ev.d;
         if (rc) {
           h.rc.on_packet(q, ev.a, ev.c, now, ack_delay_ns, now >= half_ns, payload);
         } else {

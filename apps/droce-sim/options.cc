@@ -139,8 +139,7 @@ void declare(CLI::App& app, Options& o, std::string& cc, Overrides& overrides, O
                   "model: the simulator's own go-back-N and selective repeat (default);\n"
                   "rcqp: droce's RC transport itself, a requester and a responder RcQp per flow\n"
                   "(protocols/rc), frames built and parsed as on the wire, 64 KiB WRITEs, PMTU the\n"
-                  "largest of 256..4096 that --packet-bytes holds, adaptive RTO from --rto-us;\n"
-                  "dumbbell without --pfc only",
+                  "largest of 256..4096 that --packet-bytes holds, adaptive RTO from --rto-us",
                   [&r](std::size_t i) { r.rcqp = i == 1; });
 
   cli::DcqcnFields dc;
@@ -251,8 +250,6 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   cfg.dcqcn.line_rate_bps = cfg.link_gbps * 1e9;
   if (Status s = dcqcn::validate_options(cfg.dcqcn, option_of, "--link-gbps"); !s.ok()) return fail(s.message());
 
-  if (cfg.recovery.rcqp && o.use_fabric)
-    return fail("--transport rcqp: the dumbbell without --pfc only (the fabric simulation runs the model)");
   o.fabric.base = cfg;
   if (Status s = o.use_fabric ? o.fabric.validate() : cfg.validate(); !s.ok()) return fail(s.message());
   if (Status s = check_sample_count(cfg); !s.ok()) return fail(s.message());

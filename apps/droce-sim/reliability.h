@@ -27,7 +27,7 @@ struct RecoveryConfig {
   double rto_us = 320;            // ACK timeout (the backstop in both modes)
   std::uint64_t flow_bytes = 0;   // payload each flow sends; 0 = an infinite backlog
   // --transport rcqp: droce's own RC transport (protocols/rc's RcQp, frames built and parsed as on
-  // the wire) instead of the model; gbn or sr, the dumbbell simulation only.
+  // the wire) instead of the model; gbn or sr, in both simulations.
   bool rcqp = false;
 
   // Ok when valid; otherwise kInvalidArgument and a message naming the bad option.

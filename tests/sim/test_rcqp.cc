@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "apps/droce-sim/dumbbell.h"
+#include "apps/droce-sim/fabric.h"
 #include "apps/droce-sim/qp_flow.h"
 #include "apps/droce-sim/reliability.h"
 
@@ -97,4 +98,62 @@ TEST_CASE("rcqp options: the PMTU from --packet-bytes, refusals by name", "[sim]
   const auto n = c.validate();
   REQUIRE_FALSE(n.ok());
   CHECK(n.message().find("--transport rcqp") != std::string::npos);
+}
+
+TEST_CASE("rcqp on the two-hop incast: PFC with go-back-N pauses the innocent flow, sr without PFC spares it",
+          "[sim][rcqp][pfc]") {
+  FabricConfig f;
+  f.base.flows = 8;
+  f.base.incast = true;
+  f.base.link_gbps = 100;
+  f.base.duration_ms = 10;
+  f.base.cc = false;
+  f.base.packet_bytes = 4096 + kRoceOverheadBytes;  // PMTU 4096: sr's 128-PSN cap holds the BDP
+  f.base.recovery.rcqp = true;
+  f.topology = Topology::kTwoHop;
+  f.pfc = true;
+  f.base.recovery.mode = Recovery::kGoBackN;
+  REQUIRE(f.validate().ok());
+  const auto pfc_gbn = run_fabric(f);
+  f.pfc = false;
+  f.base.recovery.mode = Recovery::kSelectiveRepeat;
+  const auto sr = run_fabric(f);
+  CHECK(pfc_gbn.sim.drops == 0);
+  CHECK(pfc_gbn.pauses_sent > 0);
+  CHECK(pfc_gbn.sim.flows.back().goodput_gbps < 40);
+  CHECK(sr.pauses_sent == 0);
+  CHECK(sr.sim.flows.back().goodput_gbps > 2 * pfc_gbn.sim.flows.back().goodput_gbps);
+  CHECK(sr.sim.utilization > 0.95);
+  for (const auto* r : {&pfc_gbn, &sr})
+    for (const auto& fl : r->sim.flows) {
+      CHECK(fl.transport_drops == 0);
+      CHECK_FALSE(fl.qp_failed);
+    }
+}
+
+TEST_CASE("rcqp on the lossless fabric: finite flows complete, every byte once, nothing resent", "[sim][rcqp][pfc]") {
+  FabricConfig f;
+  f.base.flows = 4;
+  f.base.incast = true;
+  f.base.link_gbps = 40;
+  f.base.duration_ms = 10;
+  f.base.cc = false;
+  f.base.recovery.rcqp = true;
+  f.base.recovery.mode = Recovery::kGoBackN;
+  f.base.recovery.flow_bytes = 300'000;
+  f.pfc = true;
+  f.xoff_bytes = 20'000;  // below a QP's 128-PSN window (73 KB), so its ingress pauses
+  f.xon_bytes = 10'000;
+  REQUIRE(f.validate().ok());
+  const auto a = run_fabric(f);
+  const auto b = run_fabric(f);
+  CHECK(a.sim.drops == 0);
+  CHECK(a.pauses_sent > 0);
+  CHECK(a.sim.events == b.sim.events);
+  for (const auto& fl : a.sim.flows) {
+    CHECK(fl.delivered_bytes == f.base.recovery.flow_bytes);
+    CHECK(fl.completion_us > 0);
+    CHECK(fl.retransmitted == 0);
+    CHECK(fl.messages == 5);
+  }
 }
