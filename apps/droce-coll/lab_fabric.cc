@@ -59,6 +59,7 @@ engine::Status CollLab::build_leafspine() {
   lc.uplink.gbps = cfg_.uplink_gbps;
   lc.downlink.gbps = cfg_.uplink_gbps;
   lc.ecmp = cfg_.ecmp;
+  lc.link_failures = cfg_.link_failures;
   lc.toward_endpoints = cfg_.toward_rank;
   lc.ring_slots = cfg_.ring_slots;
   lc.pool = cfg_.pool;

@@ -27,7 +27,8 @@ struct LabConfig {
   std::uint32_t leaves = 0, spines = 0;
   double uplink_gbps = 0;
   engine::EcmpHashConfig ecmp;
-  engine::ImpairmentConfig toward_rank;  // every link, towards its rank
+  std::vector<engine::LinkFailure> link_failures;  // leaf-spine: their clock starts at start_link_clock
+  engine::ImpairmentConfig toward_rank;            // every link, towards its rank
   std::uint8_t dscp = 26;
   engine::EndpointDcqcn dcqcn;
   engine::EndpointPfc pfc;
@@ -73,6 +74,12 @@ class CollLab {
     else
       sw_->poll(now_tsc);
   }
+  // The origin of the link failures' times (on the thread that polls the switch; once: later
+  // calls change nothing, so the schedule runs once over the whole run).
+  void start_link_clock(std::uint64_t now_tsc) {
+    if (leafspine_ && !link_clock_started_) leafspine_->start_clock(now_tsc);
+    link_clock_started_ = true;
+  }
   // Shutdown after the pollers stopped: queued frames freed, endpoints finished.
   void finish();
 
@@ -85,6 +92,7 @@ class CollLab {
   std::unique_ptr<engine::LabSwitch> sw_;
   std::unique_ptr<engine::LeafSpine> leafspine_;
   engine::RingFabric* rings_ = nullptr;  // the star's or the leaf-spine's
+  bool link_clock_started_ = false;
   std::vector<std::unique_ptr<engine::MemoryRegistry>> mem_;
   std::vector<std::unique_ptr<engine::RcEndpoint>> eps_;
 };

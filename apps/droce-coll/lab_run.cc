@@ -218,6 +218,8 @@ engine::Status LabRunner::run(const SizeSchedule& s, PlacementResult& out) {
     broadcast(Op::kPrepare);
     ranks_done_.store(0, std::memory_order_release);
     op_start_tsc_ = rte_rdtsc();
+    // --link-down counts from the first timed iteration (this thread polls the switch).
+    if (it == cfg_.warmup) lab_.start_link_clock(op_start_tsc_);
     broadcast(Op::kStart);
     const std::uint64_t deadline = op_start_tsc_ + timeout_tsc;
     while (ranks_done_.load(std::memory_order_acquire) < ranks_.size()) {

@@ -178,6 +178,17 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
                  "leaf-spine: what a leaf hashes to pick a spine, from src-ip,dst-ip,proto,src-port,\n"
                  "dst-port (or 5-tuple), and seed=N (default 5-tuple,seed=0)",
                  [&o](const std::string& v) { return engine::EcmpHashConfig::parse(v, o.ecmp).message(); });
+  cli::add_repeatable(app, g, "--link-down", "LEAF:SPINE@T1[:T2]",
+                      "leaf-spine: the link between leaf LEAF and spine SPINE fails T1 ms after the\n"
+                      "first timed iteration starts and comes back at T2 (never without it); what it\n"
+                      "holds is dropped, its flows re-hashed onto the other spines and moved back when\n"
+                      "it returns (resilient hashing; docs/fabric-lab.md); repeatable",
+                      [&o](const std::string& v) {
+                        engine::LinkFailure f;
+                        if (engine::Status s = engine::LinkFailure::parse(v, f); !s.ok()) return s.message();
+                        o.link_failures.push_back(f);
+                        return std::string();
+                      });
   cli::add_real(app, g, "--shaper-burst-us", "U", s.shaper_burst_us, 0, 1e6,
                 "how far a backlogged shaped port may fall behind and catch up: this process's lab\n"
                 "stops whenever the OS deschedules it (default 50000)");
@@ -319,6 +330,9 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
   if (o.leaves == 0 && (apps::cli::given(*app, "--uplink-gbps") || apps::cli::given(*app, "--ecmp-hash")))
     return fail(std::string(apps::cli::given(*app, "--uplink-gbps") ? "--uplink-gbps" : "--ecmp-hash") +
                 ": only with --fabric leafspine:L,S");
+  if (o.leaves == 0 && !o.link_failures.empty()) return fail("--link-down: only with --fabric leafspine:L,S");
+  if (engine::Status s = engine::check_link_failures(o.link_failures, o.leaves, o.spines); !s.ok())
+    return fail(s.message());
   if (o.sw.kmin_bytes > o.sw.kmax_bytes) return fail("--kmin-bytes must not exceed --kmax-bytes");
   if (o.sw.pfc && o.sw.pfc_xon_bytes >= o.sw.pfc_xoff_bytes)
     return fail("--pfc-xon-bytes must be below --pfc-xoff-bytes");

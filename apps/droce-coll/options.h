@@ -6,6 +6,7 @@
 #include <droce/engine/lab/ecmp_hash.h>
 #include <droce/engine/lab/frame_impairment.h>
 #include <droce/engine/lab/lab_switch.h>
+#include <droce/engine/lab/leaf_spine.h>
 #include <droce/protocols/dcqcn/params.h>
 #include <droce/protocols/rc/qp_attr.h>
 
@@ -57,6 +58,7 @@ struct Options {
   std::uint32_t leaves = 0, spines = 0;
   double uplink_gbps = -1;  // every leaf-spine link, both ways; below 0: --egress-gbps
   engine::EcmpHashConfig ecmp;
+  std::vector<engine::LinkFailure> link_failures;  // --link-down, in ms from the timed run's start
   engine::ImpairmentConfig impairment;
   std::uint64_t seed = 1;                 // the permutation, the impairment and RED
   std::optional<std::uint64_t> psn_seed;  // --seed given: the first PSNs' too; else the OS's entropy
@@ -88,7 +90,7 @@ inline constexpr const char* kLabOnlyOptions[] = {
     "--delay-us",    "--pfc",          "--pfc-xoff-bytes", "--pfc-xon-bytes",
     "--pfc-quanta",  "--loss",         "--duplicate",      "--reorder",
     "--burst-start", "--burst-frames", "--pcap",           "--pcap-snaplen",
-    "--fabric",      "--uplink-gbps",  "--ecmp-hash"};
+    "--fabric",      "--uplink-gbps",  "--ecmp-hash",      "--link-down"};
 
 // "A.B.C.D" -> host-order IPv4; false when it is not one.
 [[nodiscard]] bool parse_ipv4(const std::string& text, std::uint32_t& out);

@@ -180,6 +180,25 @@ bool print_summary(const Options& o, const RunSummary& s, const CollLab* lab, co
                 static_cast<unsigned long long>(l.up.ecn_marked), static_cast<unsigned long long>(l.up.queue_max_bytes),
                 static_cast<unsigned long long>(l.down.tx_frames), static_cast<unsigned long long>(l.down.tail_drops),
                 static_cast<unsigned long long>(l.down.ecn_marked));
+  if (!lab->config().link_failures.empty()) {
+    // --link-down: what each failed link dropped and how many flows ECMP moved off it.
+    std::printf(
+        "#\n# link failures (ms from the first timed iteration; resilient re-hash: only the failed link's\n"
+        "# flows move, and move back when it returns)\n#   %14s  %5s  %5s  %10s  %10s  %10s  %10s  %9s  %9s\n",
+        "link", "state", "downs", "down at", "up at", "drops up", "drops down", "re-hashed", "rh frames");
+    for (const engine::FabricLinkCounters& l : links) {
+      if (l.downs == 0 && l.up.rehashed_frames == 0) continue;
+      char down_at[24] = "-", up_at[24] = "-";
+      if (l.last_down_ns >= 0)
+        std::snprintf(down_at, sizeof down_at, "%.3f", static_cast<double>(l.last_down_ns) / 1e6);
+      if (l.last_up_ns >= 0) std::snprintf(up_at, sizeof up_at, "%.3f", static_cast<double>(l.last_up_ns) / 1e6);
+      std::printf(
+          "#   %14s  %5s  %5u  %10s  %10s  %10llu  %10llu  %9llu  %9llu\n", l.name.c_str(), l.link_up ? "up" : "down",
+          l.downs, down_at, up_at, static_cast<unsigned long long>(l.up.link_down_drops + l.down.link_down_lost),
+          static_cast<unsigned long long>(l.down.link_down_drops + l.up.link_down_lost),
+          static_cast<unsigned long long>(l.up.rehashed_flows), static_cast<unsigned long long>(l.up.rehashed_frames));
+    }
+  }
   if (s.failure.empty())
     std::printf("# every port's first-transmission payload %s the schedules' bytes\n",
                 matrix_ok ? "equals" : "DIFFERS FROM");
@@ -199,7 +218,17 @@ nlohmann::json link_direction_json(const engine::SwitchPortCounters& c) {
           {"pfc_pause_sent", c.pfc_pause_sent},
           {"pfc_pause_received", c.pfc_pause_received},
           {"pfc_paused_ns", c.pfc_paused_ns},
-          {"unrouted", c.unrouted}};
+          {"unrouted", c.unrouted},
+          {"link_down_drops", c.link_down_drops},
+          {"link_down_lost", c.link_down_lost},
+          {"rehashed_frames", c.rehashed_frames},
+          {"rehashed_flows", c.rehashed_flows},
+          {"rehash_untracked", c.rehash_untracked}};
+}
+
+// A time of the link's clock in ms, or null for "never".
+nlohmann::json ms_or_null(std::int64_t ns) {
+  return ns < 0 ? nlohmann::json(nullptr) : nlohmann::json(static_cast<double>(ns) / 1e6);
 }
 
 // The topology and, for a leaf-spine, every leaf-spine link by name: `up` is the leaf's queue
@@ -213,13 +242,24 @@ nlohmann::json fabric_json(const CollLab& lab) {
                      {"leaf", l.leaf},
                      {"spine", l.spine},
                      {"up", link_direction_json(l.up)},
-                     {"down", link_direction_json(l.down)}});
+                     {"down", link_direction_json(l.down)},
+                     {"link_up", l.link_up},
+                     {"downs", l.downs},
+                     {"last_down_ms", ms_or_null(l.last_down_ns)},
+                     {"last_up_ms", ms_or_null(l.last_up_ns)}});
+  nlohmann::json failures = nlohmann::json::array();
+  for (const engine::LinkFailure& f : c.link_failures)
+    failures.push_back({{"link", "leaf" + std::to_string(f.leaf) + "-spine" + std::to_string(f.spine)},
+                        {"down_ms", f.down_ms},
+                        {"up_ms", f.up_ms < 0 ? nlohmann::json(nullptr) : nlohmann::json(f.up_ms)}});
   return {{"topology", "leafspine"},
           {"leaves", c.leaves},
           {"spines", c.spines},
           {"ranks_per_leaf", c.ranks / c.leaves},
           {"uplink_gbps", c.uplink_gbps},
           {"ecmp_hash", c.ecmp.describe()},
+          {"ecmp_rehash", "resilient"},
+          {"link_failures", failures},
           {"links", links}};
 }
 

@@ -59,18 +59,34 @@ bool is_cnp(const std::uint8_t* f, std::uint32_t len, const Classified& c) {
 
 std::atomic<unsigned> g_instance{0};
 
+// A re-hashed flow as the switch remembers it: the 5-tuple and the next hop its hash picked, in
+// aligned words (rte_jhash reads 32-bit words).
+struct RehashKey {
+  alignas(8) std::uint8_t src[16];
+  std::uint8_t dst[16];
+  std::uint16_t src_port, dst_port;
+  std::uint8_t proto, ipv6;
+  std::uint16_t pick;
+};
+static_assert(sizeof(RehashKey) == 40);
+
+// Distinct re-hashed flows a switch remembers (beyond: counted in rehash_untracked).
+constexpr std::uint32_t kRehashedFlows = 4096;
+
 }  // namespace
 
-HostRoute HostRoute::ipv4(std::uint32_t host_order, std::uint16_t out) {
+HostRoute HostRoute::ipv4(std::uint32_t host_order, std::uint16_t out, std::uint16_t ecmp_group) {
   HostRoute r;
+  r.ecmp_group = ecmp_group;
   r.addr[10] = r.addr[11] = 0xFF;
   for (int i = 0; i < 4; ++i) r.addr[12 + i] = static_cast<std::uint8_t>(host_order >> (24 - 8 * i));
   r.out = out;
   return r;
 }
 
-HostRoute HostRoute::ipv6(const std::uint8_t* addr, std::uint16_t out) {
+HostRoute HostRoute::ipv6(const std::uint8_t* addr, std::uint16_t out, std::uint16_t ecmp_group) {
   HostRoute r;
+  r.ecmp_group = ecmp_group;
   std::memcpy(r.addr, addr, 16);
   r.out = out;
   return r;
@@ -96,10 +112,14 @@ Status LabSwitchConfig::validate() const {
       return Status::error(StatusCode::kInvalidArgument,
                            "host route: port index " + std::to_string(r.out) + " does not exist");
     any_ecmp = any_ecmp || r.out == kEcmpRoute;
+    if (r.ecmp_group >= kMaxEcmpGroups)
+      return Status::error(StatusCode::kInvalidArgument,
+                           "host route: ECMP group " + std::to_string(r.ecmp_group) + " beyond the limit");
   }
   if (host_routes.size() > 65536) return Status::fail(StatusCode::kInvalidArgument, "at most 65536 host routes");
   if (any_ecmp && ecmp_ports.empty())
     return Status::fail(StatusCode::kInvalidArgument, "an ECMP route needs at least one ECMP port");
+  if (ecmp_ports.size() > 64) return Status::fail(StatusCode::kInvalidArgument, "at most 64 ECMP ports");
   for (std::uint16_t p : ecmp_ports)
     if (p >= port_count())
       return Status::error(StatusCode::kInvalidArgument, "ECMP port " + std::to_string(p) + " does not exist");
@@ -216,7 +236,9 @@ std::unique_ptr<LabSwitch> LabSwitch::create(const LabSwitchConfig& cfg, Status&
       // each): the key goes in aligned, as route() builds it (UBSan caught the misaligned load).
       alignas(8) std::uint8_t key[sizeof r.addr];
       std::memcpy(key, r.addr, sizeof key);
-      if (rte_hash_add_key_data(s->hosts_, key, reinterpret_cast<void*>(std::uintptr_t{r.out})) != 0) {
+      // The next hop, and for an ECMP route its group above it.
+      const std::uintptr_t data = r.out | (r.out == kEcmpRoute ? std::uintptr_t{r.ecmp_group} << 16 : 0);
+      if (rte_hash_add_key_data(s->hosts_, key, reinterpret_cast<void*>(data)) != 0) {
         err = Status::error(StatusCode::kError, "lab switch: cannot add host route");
         return nullptr;
       }
@@ -236,6 +258,28 @@ std::unique_ptr<LabSwitch> LabSwitch::create(const LabSwitchConfig& cfg, Status&
     return nullptr;
   }
   s->mac_port_.assign(hp.entries + 64, 0);
+  if (!cfg.ecmp_ports.empty()) {
+    std::uint16_t groups = 1;
+    for (const auto& r : cfg.host_routes)
+      if (r.out == kEcmpRoute) groups = std::max<std::uint16_t>(groups, static_cast<std::uint16_t>(r.ecmp_group + 1));
+    const std::uint64_t all = cfg.ecmp_ports.size() == 64 ? ~0ull : (1ull << cfg.ecmp_ports.size()) - 1;
+    s->ecmp_live_.assign(groups, all);
+    // The flows re-hashed (set_ecmp_live), remembered to count each once; sized at creation so the
+    // datapath allocates nothing.
+    const std::string rname = "droce_sw_rh" + std::to_string(id);
+    rte_hash_parameters rp{};
+    rp.name = rname.c_str();
+    rp.entries = kRehashedFlows;
+    rp.key_len = sizeof(RehashKey);
+    rp.hash_func = rte_jhash;
+    rp.socket_id = SOCKET_ID_ANY;
+    s->rehashed_ = rte_hash_create(&rp);
+    if (s->rehashed_ == nullptr) {
+      err = Status::error(StatusCode::kNoMemory,
+                          "lab switch: rte_hash_create failed: " + std::string(rte_strerror(rte_errno)));
+      return nullptr;
+    }
+  }
   err = Status();
   return s;
 }
@@ -245,6 +289,7 @@ LabSwitch::~LabSwitch() {
   if (lpm_ != nullptr) rte_lpm_free(lpm_);
   if (hosts_ != nullptr) rte_hash_free(hosts_);
   if (macs_ != nullptr) rte_hash_free(macs_);
+  if (rehashed_ != nullptr) rte_hash_free(rehashed_);
 }
 
 void LabSwitch::finish() {
@@ -275,7 +320,7 @@ struct MacKey {
 };
 
 bool LabSwitch::route(const std::uint8_t* f, std::uint32_t len, std::uint16_t ether_type, std::uint32_t l3,
-                      std::uint16_t& out) const {
+                      std::uint16_t& out, std::uint16_t& dead_pick) {
   std::uint32_t hop = 0;
   bool found = false;
   const bool v4 = ether_type == 0x0800 && len >= l3 + 20;
@@ -301,14 +346,96 @@ bool LabSwitch::route(const std::uint8_t* f, std::uint32_t len, std::uint16_t et
     found = rte_lpm_lookup(lpm_, rte_be_to_cpu_32(dst), &hop) == 0;
   }
   if (!found) return false;
-  if (hop != kEcmpRoute) {
+  if ((hop & 0xFFFF) != kEcmpRoute) {
     out = static_cast<std::uint16_t>(hop);
     return true;
   }
+  return ecmp_route(f, len, static_cast<std::uint16_t>(hop >> 16), out, dead_pick);
+}
+
+bool LabSwitch::ecmp_route(const std::uint8_t* f, std::uint32_t len, std::uint16_t group, std::uint16_t& out,
+                           std::uint16_t& dead_pick) {
   FlowKey key;
   if (!flow_key_of(f, len, key)) return false;
-  out = cfg_.ecmp_ports[ecmp_pick(key, cfg_.ecmp, static_cast<std::uint32_t>(cfg_.ecmp_ports.size()))];
+  const auto n = static_cast<std::uint32_t>(cfg_.ecmp_ports.size());
+  const std::uint32_t h = ecmp_hash(key, cfg_.ecmp);
+  const std::uint32_t pick = h % n;
+  const std::uint64_t live = group < ecmp_live_.size() ? ecmp_live_[group] : 0;
+  if ((live >> pick) & 1u) {
+    out = cfg_.ecmp_ports[pick];
+    return true;
+  }
+  // Resilient re-hash: the pick is dead, so this flow (and only the dead pick's flows) goes to a
+  // live next hop chosen by the rest of the same hash; every flow that did not pick it stays.
+  const int alive = __builtin_popcountll(live);
+  if (alive == 0) {
+    out = kEcmpRoute;
+    dead_pick = cfg_.ecmp_ports[pick];
+    return true;
+  }
+  std::uint32_t nth = (h / n) % static_cast<std::uint32_t>(alive);
+  std::uint32_t to = 0;
+  for (std::uint64_t m = live;; m &= m - 1) {
+    if (nth-- == 0) {
+      to = static_cast<std::uint32_t>(__builtin_ctzll(m));
+      break;
+    }
+  }
+  out = cfg_.ecmp_ports[to];
+  SwitchPortCounters& c = q_[cfg_.ecmp_ports[pick]].c;
+  ++c.rehashed_frames;
+  RehashKey rk{};
+  std::memcpy(rk.src, key.src, 16);
+  std::memcpy(rk.dst, key.dst, 16);
+  rk.src_port = key.src_port;
+  rk.dst_port = key.dst_port;
+  rk.proto = key.proto;
+  rk.ipv6 = key.ipv6 ? 1 : 0;
+  rk.pick = static_cast<std::uint16_t>(pick);
+  if (rte_hash_lookup(rehashed_, &rk) >= 0) return true;
+  if (rte_hash_add_key(rehashed_, &rk) >= 0)
+    ++c.rehashed_flows;
+  else
+    ++c.rehash_untracked;
   return true;
+}
+
+void LabSwitch::set_ecmp_live(std::uint16_t group, std::uint64_t live_mask) {
+  if (group < ecmp_live_.size()) ecmp_live_[group] = live_mask;
+}
+
+void LabSwitch::flush_port(PortState& p) {
+  for (std::uint32_t q = 0; q < kSwitchClasses; ++q) {
+    ClassQueue& c = p.cq[q];
+    while (c.head != kNil) {
+      const std::uint32_t slot = c.head;
+      Item& it = p.items[slot];
+      c.head = it.next;
+      ++p.c.link_down_drops;
+      released(it);
+      rte_pktmbuf_free(it.m);
+      it.next = p.free_head;
+      p.free_head = slot;
+    }
+    c = ClassQueue{};
+    p.c.queue_class_bytes[q] = 0;
+  }
+  p.c.queue_bytes = 0;
+  p.c.queue_frames = 0;
+}
+
+void LabSwitch::set_port_down(std::uint16_t port, bool down, std::uint64_t now_tsc) {
+  if (port >= q_.size()) return;
+  PortState& p = q_[port];
+  if (p.down == down) return;
+  p.down = down;
+  if (!down) return;
+  flush_port(p);
+  // A failed link carries no pause: what the peer asked of this egress ends now, and the pauses
+  // this ingress sent are void (the peer drops its own state as its side goes down).
+  for (std::uint32_t prio = 0; prio < kSwitchClasses; ++prio) end_pause(p, prio, now_tsc);
+  p.xoff = 0;
+  p.backlogged = false;
 }
 
 bool LabSwitch::learn_lookup(const std::uint8_t* dst, std::uint16_t& out) const {
@@ -334,6 +461,7 @@ std::uint8_t LabSwitch::priority_of(const std::uint8_t* f, std::uint32_t len) co
 }
 
 void LabSwitch::send_pfc(PortState& p, std::uint32_t prio, std::uint16_t quanta) {
+  if (p.down) return;  // no link to carry it
   rte_mbuf* m = rte_pktmbuf_alloc(cfg_.pool);
   if (m == nullptr) return;
   wire::PfcFrame f;
@@ -361,6 +489,7 @@ void LabSwitch::send_pfc(PortState& p, std::uint32_t prio, std::uint16_t quanta)
 void LabSwitch::pfc_check(std::uint16_t in, std::uint64_t now_tsc) {
   if (!cfg_.pfc) return;
   PortState& p = q_[in];
+  if (p.down) return;  // nothing to pause across a failed link; checked again once it is back
   for (std::uint32_t prio = 0; prio < kSwitchClasses; ++prio) {
     if (((lossless_ >> prio) & 1u) == 0) continue;
     const std::uint64_t held = p.c.prio_ingress_bytes[prio];
@@ -483,6 +612,11 @@ void LabSwitch::released(const Item& it) {
 
 void LabSwitch::enqueue(std::uint16_t in, std::uint16_t out, rte_mbuf* m, std::uint64_t now_tsc) {
   PortState& q = q_[out];
+  if (q.down) {
+    ++q.c.link_down_drops;
+    rte_pktmbuf_free(m);
+    return;
+  }
   const std::uint32_t bytes = m->pkt_len;
   auto* f = rte_pktmbuf_mtod(m, std::uint8_t*);
   const Classified c = classify(f, m->data_len);
@@ -551,6 +685,12 @@ void LabSwitch::receive(std::uint16_t in, rte_mbuf* m, std::uint64_t now_tsc) {
     rte_pktmbuf_free(m);
     return;
   }
+  if (p.down) {
+    // On the wire as the link failed: lost with it.
+    ++p.c.link_down_lost;
+    rte_pktmbuf_free(m);
+    return;
+  }
   if (wire::is_mac_control(f, m->data_len)) {
     // PAUSE/PFC is link-local: it acts on this port and is never forwarded (802.1Qbb 36.1.3).
     on_pfc(p, f, m->data_len, now_tsc);
@@ -564,8 +704,14 @@ void LabSwitch::receive(std::uint16_t in, rte_mbuf* m, std::uint64_t now_tsc) {
   }
   learn(f + 6, in);
   const Classified c = classify(f, m->data_len);
-  std::uint16_t out = 0;
-  if (route(f, m->data_len, c.ether_type, c.l3, out) && out != in) {
+  std::uint16_t out = 0, dead_pick = 0;
+  if (route(f, m->data_len, c.ether_type, c.l3, out, dead_pick) && out != in) {
+    if (out == kEcmpRoute) {
+      // Every next hop of its ECMP group is down: lost on the link its hash picked.
+      ++q_[dead_pick].c.link_down_drops;
+      rte_pktmbuf_free(m);
+      return;
+    }
     enqueue(in, out, m, now_tsc);
     return;
   }

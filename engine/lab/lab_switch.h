@@ -56,9 +56,15 @@ struct SwitchRoute {
 struct HostRoute {
   std::uint8_t addr[16] = {};  // IPv6, or IPv4-mapped ::ffff:a.b.c.d (RFC 4291 2.5.5.2)
   std::uint16_t out = 0;       // switch port index, or kEcmpRoute
-  [[nodiscard]] static HostRoute ipv4(std::uint32_t host_order, std::uint16_t out);
-  [[nodiscard]] static HostRoute ipv6(const std::uint8_t* addr, std::uint16_t out);
+  // With kEcmpRoute: the ECMP group whose live next hops the route uses (a leaf-spine gives each
+  // destination leaf its own, since a failed link removes a spine for some destinations only).
+  std::uint16_t ecmp_group = 0;
+  [[nodiscard]] static HostRoute ipv4(std::uint32_t host_order, std::uint16_t out, std::uint16_t ecmp_group = 0);
+  [[nodiscard]] static HostRoute ipv6(const std::uint8_t* addr, std::uint16_t out, std::uint16_t ecmp_group = 0);
 };
+
+// At most this many ECMP groups per switch (HostRoute::ecmp_group below it).
+inline constexpr std::uint16_t kMaxEcmpGroups = 1024;
 
 struct LabSwitchConfig {
   std::vector<std::uint16_t> ports;  // DPDK port ids; switch port i is ports[i]
@@ -155,6 +161,18 @@ struct SwitchPortCounters {
   std::uint64_t pfc_watchdog_trips = 0;  // this egress' watchdog stopped honouring a priority's pauses
   std::uint64_t pfc_watchdog_restores = 0;
   std::uint64_t pfc_watchdog_drops = 0;  // frames it dropped meanwhile (queued and arriving)
+  // Link down (LabSwitch::set_port_down): frames queued at this egress when it went down and
+  // frames routed to it while down (link_down_drops); frames that arrived on it while down, on
+  // the wire as it failed (link_down_lost: the peer counted them sent).
+  std::uint64_t link_down_drops = 0;
+  std::uint64_t link_down_lost = 0;
+  // ECMP resilient re-hash, counted on the next hop the flow's hash chose: frames sent to another
+  // live next hop because this one was not live for their group, and the distinct flows (5-tuple)
+  // among them over the run (rehash_untracked: frames of flows the switch's table had no room to
+  // remember, so rehashed_flows may be short by those flows).
+  std::uint64_t rehashed_frames = 0;
+  std::uint64_t rehashed_flows = 0;
+  std::uint64_t rehash_untracked = 0;
   // The same by class: egress queue q's frames, drops and bytes now; priority p's pauses.
   std::array<std::uint64_t, kSwitchClasses> queue_tx_frames{};
   std::array<std::uint64_t, kSwitchClasses> queue_tail_drops{};
@@ -184,6 +202,18 @@ class LabSwitch {
   [[nodiscard]] DropRuleCounters drop_rule_counters() const {
     return drop_rule_ != nullptr ? drop_rule_->counters() : DropRuleCounters{};
   }
+  // The link on `port` fails (down) or comes back. Going down drops every frame queued there
+  // (link_down_drops) and forgets the port's PFC state both ways (a link that fails loses its
+  // pauses); while down, frames routed to it and frames arriving on it are dropped and counted.
+  // ECMP is not changed here: set_ecmp_live says which next hops a group may use.
+  void set_port_down(std::uint16_t port, bool down, std::uint64_t now_tsc);
+  [[nodiscard]] bool port_down(std::uint16_t port) const { return q_[port].down; }
+  // Which of ecmp_ports (bit i: ecmp_ports[i]) group `group` may use; every one at creation.
+  // Resilient hashing: a flow keeps the next hop its hash picks among all of ecmp_ports while
+  // that one is live; a flow whose pick is not live goes to one of the live ones (picked by the
+  // same hash), so only the dead next hop's flows move; when it is live again they move back. A
+  // group with no live next hop drops the frame on the hash's pick (link_down_drops).
+  void set_ecmp_live(std::uint16_t group, std::uint64_t live_mask);
 
  private:
   static constexpr std::uint32_t kNil = 0xFFFFFFFF;
@@ -222,6 +252,7 @@ class LabSwitch {
     bool stuck = false;         // its peer pauses every lossless priority forever
     std::uint8_t watchdog = 0;  // bit p: the watchdog ignores priority p's pauses and drops its frames
     std::array<std::uint64_t, kSwitchClasses> last_pause_tsc{};  // when a pause for p last came
+    bool down = false;                                           // its link failed (set_port_down)
     SwitchPortCounters c;
   };
   LabSwitch() = default;
@@ -244,9 +275,15 @@ class LabSwitch {
   void send_pfc(PortState& p, std::uint32_t prio, std::uint16_t quanta);
   [[nodiscard]] std::uint8_t priority_of(const std::uint8_t* f, std::uint32_t len) const;
   // The route's port for an IP frame (host routes, then prefixes; ECMP resolved), or false when
-  // no route covers it.
-  bool route(const std::uint8_t* f, std::uint32_t len, std::uint16_t ether_type, std::uint32_t l3,
-             std::uint16_t& out) const;
+  // no route covers it. A frame whose ECMP group has no live next hop gets out = kEcmpRoute
+  // (dropped by the caller on the hash's pick, in `*dead_pick`).
+  bool route(const std::uint8_t* f, std::uint32_t len, std::uint16_t ether_type, std::uint32_t l3, std::uint16_t& out,
+             std::uint16_t& dead_pick);
+  // The ECMP choice for a frame of group `group` (resilient: see set_ecmp_live).
+  bool ecmp_route(const std::uint8_t* f, std::uint32_t len, std::uint16_t group, std::uint16_t& out,
+                  std::uint16_t& dead_pick);
+  // Drops every frame queued at port p (its link went down).
+  void flush_port(PortState& p);
   bool learn_lookup(const std::uint8_t* dst, std::uint16_t& out) const;
   void learn(const std::uint8_t* src, std::uint16_t in);
   void released(const Item& it);
@@ -264,6 +301,8 @@ class LabSwitch {
   std::uint8_t lossless_ = 0;       // cfg_.lossless_mask()
   std::uint64_t watchdog_tsc_ = 0;  // 0: no watchdog
   std::unique_ptr<DropRule> drop_rule_;
+  std::vector<std::uint64_t> ecmp_live_;  // by group: live next hops (bits of ecmp_ports)
+  rte_hash* rehashed_ = nullptr;          // the flows ECMP moved off their pick (distinct, over the run)
   dcqcn::RedProfile red_;
   std::mt19937_64 rng_;  // RED draws, seeded: a run is repeatable for the same traffic
   std::uint8_t switch_mac_[6] = {0x02, 0x00, 0x00, 0x00, 0x5A, 0x01};

@@ -1,8 +1,74 @@
 // LeafSpine: FabricSpec::leafspine's rings, one LabSwitch per leaf and per spine, routes from the
-// endpoints' addresses.
+// endpoints' addresses, and links that fail on a schedule.
 #include "engine/lab/leaf_spine.h"
 
+#include <rte_cycles.h>
+
+#include <charconv>
+#include <cmath>
+
 namespace droce::engine {
+
+namespace {
+
+bool parse_u32(std::string_view s, std::uint32_t& v) {
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  return !s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+bool parse_ms(std::string_view s, double& v) {
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  return !s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size() && std::isfinite(v) && v >= 0 &&
+         v <= 86'400'000;
+}
+
+}  // namespace
+
+Status LinkFailure::parse(const std::string& spec, LinkFailure& out) {
+  const auto bad = [&](const std::string& why) {
+    return Status::error(StatusCode::kInvalidArgument, "--link-down: '" + spec + "': " + why);
+  };
+  const std::string_view v(spec);
+  const std::size_t at = v.find('@'), colon = v.find(':');
+  if (at == std::string_view::npos || colon == std::string_view::npos || colon > at)
+    return bad("expected LEAF:SPINE@DOWN_MS[:UP_MS]");
+  LinkFailure f;
+  if (!parse_u32(v.substr(0, colon), f.leaf) || !parse_u32(v.substr(colon + 1, at - colon - 1), f.spine))
+    return bad("LEAF and SPINE must be numbers");
+  const std::string_view times = v.substr(at + 1);
+  const std::size_t c2 = times.find(':');
+  if (!parse_ms(times.substr(0, c2), f.down_ms)) return bad("DOWN_MS must be a time in ms, 0..86400000");
+  if (c2 != std::string_view::npos) {
+    if (!parse_ms(times.substr(c2 + 1), f.up_ms)) return bad("UP_MS must be a time in ms, 0..86400000");
+    if (f.up_ms <= f.down_ms) return bad("UP_MS must come after DOWN_MS");
+  }
+  out = f;
+  return {};
+}
+
+Status check_link_failures(const std::vector<LinkFailure>& failures, std::uint32_t leaves, std::uint32_t spines) {
+  for (std::size_t i = 0; i < failures.size(); ++i) {
+    const LinkFailure& f = failures[i];
+    if (f.leaf >= leaves || f.spine >= spines)
+      return Status::error(StatusCode::kInvalidArgument, "--link-down: no link leaf" + std::to_string(f.leaf) +
+                                                             "-spine" + std::to_string(f.spine) + " in a fabric of " +
+                                                             std::to_string(leaves) + " leaves and " +
+                                                             std::to_string(spines) + " spines");
+    // A one-leaf fabric has no spine switches (LeafSpine leaves them out): nothing to fail.
+    if (leaves < 2)
+      return Status::fail(StatusCode::kInvalidArgument,
+                          "--link-down: a one-leaf fabric carries nothing over its spines");
+    for (std::size_t j = 0; j < i; ++j) {
+      const LinkFailure& g = failures[j];
+      const double f_end = f.up_ms < 0 ? INFINITY : f.up_ms, g_end = g.up_ms < 0 ? INFINITY : g.up_ms;
+      if (g.leaf == f.leaf && g.spine == f.spine && f.down_ms < g_end && g.down_ms < f_end)
+        return Status::error(StatusCode::kInvalidArgument, "--link-down: two failures of leaf" +
+                                                               std::to_string(f.leaf) + "-spine" +
+                                                               std::to_string(f.spine) + " overlap");
+    }
+  }
+  return {};
+}
 
 Status LeafSpineConfig::validate() const {
   if (leaves < 1 || leaves > 32) return Status::fail(StatusCode::kInvalidArgument, "--fabric: leaves must be 1..32");
@@ -27,6 +93,7 @@ Status LeafSpineConfig::validate() const {
       if (ipv4[i] == ipv4[j])
         return Status::error(StatusCode::kInvalidArgument, "leaf-spine: endpoints " + std::to_string(j) + " and " +
                                                                std::to_string(i) + " share an IPv4 address");
+  if (Status s = check_link_failures(link_failures, leaves, spines); !s.ok()) return s;
   if (pool == nullptr) return Status::fail(StatusCode::kInvalidArgument, "leaf-spine: no mbuf pool");
   return {};
 }
@@ -69,9 +136,12 @@ std::unique_ptr<LeafSpine> LeafSpine::create(const LeafSpineConfig& cfg, Status&
   const std::uint32_t n = cfg.endpoints(), e = cfg.endpoints_per_leaf;
   auto link_params = [&](const std::vector<LinkQueueParams>& per_link, const LinkQueueParams& all, std::uint32_t leaf,
                          std::uint32_t spine) { return per_link.empty() ? all : per_link[leaf * cfg.spines + spine]; };
+  // An ECMP route's group is the destination's leaf: a failed link removes a spine for the
+  // destinations behind that leaf only.
   auto add_route = [&](LabSwitchConfig& sc, std::uint32_t endpoint, std::uint16_t out) {
-    sc.host_routes.push_back(HostRoute::ipv4(cfg.ipv4[endpoint], out));
-    if (!cfg.ipv6.empty()) sc.host_routes.push_back(HostRoute::ipv6(cfg.ipv6[endpoint].data(), out));
+    const auto group = static_cast<std::uint16_t>(endpoint / cfg.endpoints_per_leaf);
+    sc.host_routes.push_back(HostRoute::ipv4(cfg.ipv4[endpoint], out, group));
+    if (!cfg.ipv6.empty()) sc.host_routes.push_back(HostRoute::ipv6(cfg.ipv6[endpoint].data(), out, group));
   };
   for (std::uint32_t leaf = 0; leaf < cfg.leaves; ++leaf) {
     LabSwitchConfig sc = fabric_switch(cfg.leaf, cfg.pool);
@@ -118,8 +188,48 @@ std::unique_ptr<LeafSpine> LeafSpine::create(const LeafSpineConfig& cfg, Status&
       return nullptr;
     }
   }
+  f->link_state_.assign(std::size_t{cfg.leaves} * cfg.spines, LinkState{});
+  f->schedule_.assign(cfg.link_failures.size(), Scheduled{});
   err = Status();
   return f;
+}
+
+void LeafSpine::start_clock(std::uint64_t now_tsc) {
+  origin_tsc_ = now_tsc;
+  clock_started_ = true;
+  const double hz = static_cast<double>(rte_get_tsc_hz());
+  for (std::size_t i = 0; i < schedule_.size(); ++i) {
+    const LinkFailure& lf = cfg_.link_failures[i];
+    schedule_[i].down_tsc = now_tsc + static_cast<std::uint64_t>(lf.down_ms * 1e-3 * hz);
+    schedule_[i].up_tsc = lf.up_ms < 0 ? UINT64_MAX : now_tsc + static_cast<std::uint64_t>(lf.up_ms * 1e-3 * hz);
+    schedule_[i].stage = 0;
+  }
+}
+
+void LeafSpine::set_link(std::uint32_t leaf, std::uint32_t spine, bool up, std::uint64_t now_tsc) {
+  if (leaf >= cfg_.leaves || spine >= cfg_.spines || !spines_[spine]) return;
+  LinkState& st = link_state_[leaf * cfg_.spines + spine];
+  if (st.up == up) return;
+  st.up = up;
+  const auto ns = static_cast<std::int64_t>(static_cast<double>(now_tsc - std::min(now_tsc, origin_tsc_)) * 1e9 /
+                                            static_cast<double>(rte_get_tsc_hz()));
+  if (up) {
+    st.last_up_ns = ns;
+  } else {
+    st.last_down_ns = ns;
+    ++st.downs;
+  }
+  leaves_[leaf]->set_port_down(static_cast<std::uint16_t>(cfg_.endpoints_per_leaf + spine), !up, now_tsc);
+  spines_[spine]->set_port_down(static_cast<std::uint16_t>(leaf), !up, now_tsc);
+  // Leaf l reaches leaf d through spine s while both l-s and d-s are up (the spine withdraws its
+  // route to d, the leaf its own uplink): each leaf's group d keeps those spines.
+  for (std::uint32_t l = 0; l < cfg_.leaves; ++l)
+    for (std::uint32_t d = 0; d < cfg_.leaves; ++d) {
+      std::uint64_t live = 0;
+      for (std::uint32_t s = 0; s < cfg_.spines; ++s)
+        if (link_state_[l * cfg_.spines + s].up && link_state_[d * cfg_.spines + s].up) live |= 1ull << s;
+      leaves_[l]->set_ecmp_live(static_cast<std::uint16_t>(d), live);
+    }
 }
 
 std::vector<FabricLinkCounters> LeafSpine::fabric_links() const {
@@ -133,12 +243,30 @@ std::vector<FabricLinkCounters> LeafSpine::fabric_links() const {
       c.spine = spine;
       c.up = leaves_[leaf]->counters(cfg_.endpoints_per_leaf + spine);
       if (spines_[spine]) c.down = spines_[spine]->counters(leaf);
+      const LinkState& st = link_state_[leaf * cfg_.spines + spine];
+      c.link_up = st.up;
+      c.downs = st.downs;
+      c.last_down_ns = st.last_down_ns;
+      c.last_up_ns = st.last_up_ns;
       v.push_back(c);
     }
   return v;
 }
 
 void LeafSpine::poll(std::uint64_t now_tsc) {
+  if (clock_started_)
+    for (std::size_t i = 0; i < schedule_.size(); ++i) {
+      Scheduled& sc = schedule_[i];
+      const LinkFailure& lf = cfg_.link_failures[i];
+      if (sc.stage == 0 && now_tsc >= sc.down_tsc) {
+        set_link(lf.leaf, lf.spine, false, now_tsc);
+        sc.stage = 1;
+      }
+      if (sc.stage == 1 && now_tsc >= sc.up_tsc) {
+        set_link(lf.leaf, lf.spine, true, now_tsc);
+        sc.stage = 2;
+      }
+    }
   for (auto& l : leaves_) l->poll(now_tsc);
   for (auto& s : spines_)
     if (s) s->poll(now_tsc);

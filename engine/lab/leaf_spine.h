@@ -26,6 +26,21 @@ struct LinkQueueParams {
   std::uint64_t buffer_bytes = 0;
 };
 
+// A leaf-spine link that fails at down_ms and comes back at up_ms (below 0: never), both in ms
+// of the fabric's clock from LeafSpine::start_clock (droce-coll: the timed run's start).
+struct LinkFailure {
+  std::uint32_t leaf = 0, spine = 0;
+  double down_ms = 0;
+  double up_ms = -1;
+  // "LEAF:SPINE@T1[:T2]" (ms); Ok, or kInvalidArgument naming --link-down.
+  [[nodiscard]] static Status parse(const std::string& spec, LinkFailure& out);
+};
+
+// Ok when every failure names a link of a fabric of `leaves` x `spines` and no link's failures
+// overlap; else kInvalidArgument naming --link-down.
+[[nodiscard]] Status check_link_failures(const std::vector<LinkFailure>& failures, std::uint32_t leaves,
+                                         std::uint32_t spines);
+
 struct LeafSpineConfig {
   std::uint32_t leaves = 2, spines = 2, endpoints_per_leaf = 1;
   // Endpoint i's addresses (i = leaf * endpoints_per_leaf + k): IPv4 in host order, one per
@@ -44,6 +59,9 @@ struct LeafSpineConfig {
   ImpairmentConfig toward_endpoints, toward_leaves, toward_spines;
   std::uint32_t ring_slots = 1024;
   rte_mempool* pool = nullptr;
+  // Links that fail and come back (docs/fabric-lab.md "A link down and up"); the same link's
+  // failures must not overlap.
+  std::vector<LinkFailure> link_failures;
 
   [[nodiscard]] std::uint32_t endpoints() const { return leaves * endpoints_per_leaf; }
   // Ok when valid; otherwise kInvalidArgument naming what is wrong.
@@ -56,6 +74,11 @@ struct FabricLinkCounters {
   std::string name;  // "leaf0-spine1"
   std::uint32_t leaf = 0, spine = 0;
   SwitchPortCounters up, down;
+  // Failures (LinkFailure): is it up now, how often it went down, and when it last went down and
+  // came back, in ns of the fabric's clock (-1: never).
+  bool link_up = true;
+  std::uint32_t downs = 0;
+  std::int64_t last_down_ns = -1, last_up_ns = -1;
 };
 
 class LeafSpine {
@@ -81,7 +104,14 @@ class LeafSpine {
   [[nodiscard]] std::vector<FabricLinkCounters> fabric_links() const;
   // The spine a flow from a leaf goes up to (the leaves' ECMP choice).
   [[nodiscard]] std::uint32_t spine_of(const FlowKey& flow) const { return ecmp_pick(flow, cfg_.ecmp, cfg_.spines); }
-  // One round over every switch (one thread).
+  // The origin of LinkFailure's times: the schedule runs from here (before: no link fails).
+  void start_clock(std::uint64_t now_tsc);
+  // Takes the link between `leaf` and `spine` down or up now (what the schedule does; on the
+  // polling thread). Down: both ends drop what they hold and what comes (link_down_drops); every
+  // leaf stops sending towards `leaf` through `spine`, and `leaf` stops using `spine` at all
+  // (the route through the spine is withdrawn at once: no convergence time is modelled).
+  void set_link(std::uint32_t leaf, std::uint32_t spine, bool up, std::uint64_t now_tsc);
+  // One round over every switch (one thread); applies the failures due first.
   void poll(std::uint64_t now_tsc);
   // After the pollers stopped: queued frames freed.
   void finish();
@@ -91,6 +121,21 @@ class LeafSpine {
   LeafSpineConfig cfg_;
   std::unique_ptr<RingFabric> fabric_;
   std::vector<std::unique_ptr<LabSwitch>> leaves_, spines_;
+  struct LinkState {
+    bool up = true;
+    std::uint32_t downs = 0;
+    std::int64_t last_down_ns = -1, last_up_ns = -1;
+  };
+  std::vector<LinkState> link_state_;  // leaf * spines + spine
+  // The schedule in TSC, once start_clock gave it an origin: each failure's down and up times and
+  // how far it got (0 not yet down, 1 down, 2 done).
+  struct Scheduled {
+    std::uint64_t down_tsc = 0, up_tsc = 0;  // up_tsc UINT64_MAX: never
+    std::uint8_t stage = 0;
+  };
+  std::vector<Scheduled> schedule_;
+  std::uint64_t origin_tsc_ = 0;
+  bool clock_started_ = false;
 };
 
 }  // namespace droce::engine
