@@ -8,6 +8,7 @@
 #include "apps/droce-sim/fabric.h"
 #include "apps/droce-sim/qp_flow.h"
 #include "apps/droce-sim/reliability.h"
+#include "tests/sim/two_hop_incast.h"
 
 using namespace droce::sim;
 
@@ -103,21 +104,10 @@ TEST_CASE("rcqp options: the PMTU from --packet-bytes, refusals by name", "[sim]
 TEST_CASE("rcqp on the two-hop incast: PFC with go-back-N pauses the innocent flow, sr without PFC spares it",
           "[sim][rcqp][pfc]") {
   FabricConfig f;
-  f.base.flows = 8;
-  f.base.incast = true;
-  f.base.link_gbps = 100;
-  f.base.duration_ms = 10;
-  f.base.cc = false;
   f.base.packet_bytes = 4096 + kRoceOverheadBytes;  // PMTU 4096: sr's 128-PSN cap holds the BDP
   f.base.recovery.rcqp = true;
-  f.topology = Topology::kTwoHop;
-  f.pfc = true;
-  f.base.recovery.mode = Recovery::kGoBackN;
-  REQUIRE(f.validate().ok());
-  const auto pfc_gbn = run_fabric(f);
-  f.pfc = false;
-  f.base.recovery.mode = Recovery::kSelectiveRepeat;
-  const auto sr = run_fabric(f);
+  const auto [pfc_gbn, sr] = droce::test::run_two_hop_incast(f);
+  REQUIRE(!pfc_gbn.sim.flows.empty());
   CHECK(pfc_gbn.sim.drops == 0);
   CHECK(pfc_gbn.pauses_sent > 0);
   CHECK(pfc_gbn.sim.flows.back().goodput_gbps < 40);
