@@ -413,7 +413,8 @@ class RcEndpoint final : public ViewHome, private CmQpControl {
   struct RxRun {
     QpSlot* slot = nullptr;
     std::uint32_t n = 0;
-    wire::PacketInfo pi[kRxBurst + 1];
+    // Zeroed once: the parser leaves the fields of ext headers an opcode lacks as they were.
+    wire::PacketInfo pi[kRxBurst + 1] = {};
     const std::uint8_t* payload[kRxBurst] = {};
     rte_mbuf* frames[kRxBurst] = {};
   };

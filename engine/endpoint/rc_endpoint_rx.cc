@@ -288,7 +288,7 @@ void RcEndpoint::end_message(QpSlot& s, const wire::PacketInfo& pi) {
   v.segments = s.asm_head;
   v.length = s.asm_head != nullptr ? s.asm_head->pkt_len : 0;
   v.has_imm = (op.headers & wire::kHdrImmDt) != 0;
-  v.imm = pi.imm_data;
+  v.imm = v.has_imm ? pi.imm_data : 0;  // ImmDt's field only where the opcode carries it
   v.has_invalidate = (op.headers & wire::kHdrIeth) != 0;
   v.invalidated_rkey = v.has_invalidate ? pi.ieth_rkey : 0;
   v.write_with_imm = op.kind == wire::OpKind::kWrite;

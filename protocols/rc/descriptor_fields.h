@@ -13,21 +13,27 @@ namespace droce::rc {
   f.ack_req = d.ack_req;
   f.se = d.se;
   f.payload_len = d.payload_len;
-  f.reth_va = d.reth_va;
-  f.reth_rkey = d.reth_rkey;
-  f.reth_len = d.reth_len;
-  f.aeth_syndrome = d.aeth_syndrome;
-  f.aeth_msn = d.aeth_msn;
-  f.imm = d.imm;
-  f.ieth_rkey = d.ieth_rkey;
+  // Only the extension headers the opcode carries (§9.3): a descriptor's other fields may be a
+  // previous packet's (TxDescriptor's rule, types.h); the rest of `f` keeps its defaults.
   const auto& op = wire::opcode_info(d.opcode);
-  if (op.headers & (wire::kHdrAtomicEth | wire::kHdrAtomicAckEth)) {  // rare: not copied for every frame
+  if (op.headers & wire::kHdrReth) {
+    f.reth_va = d.reth_va;
+    f.reth_rkey = d.reth_rkey;
+    f.reth_len = d.reth_len;
+  }
+  if (op.headers & wire::kHdrAeth) {
+    f.aeth_syndrome = d.aeth_syndrome;
+    f.aeth_msn = d.aeth_msn;
+  }
+  if (op.headers & wire::kHdrImmDt) f.imm = d.imm;
+  if (op.headers & wire::kHdrIeth) f.ieth_rkey = d.ieth_rkey;
+  if (op.headers & wire::kHdrAtomicEth) {
     f.atomic_va = d.atomic_va;
     f.atomic_rkey = d.atomic_rkey;
     f.atomic_swap_add = d.atomic_swap_add;
     f.atomic_compare = d.atomic_compare;
-    f.atomic_ack_orig = d.atomic_ack_orig;
   }
+  if (op.headers & wire::kHdrAtomicAckEth) f.atomic_ack_orig = d.atomic_ack_orig;
   // Data leaves ECT(0), READ response data included: it is the bulk of a READ flow, so a switch
   // must be able to mark it and the responder's reaction point must slow it (DCQCN governs the QP
   // that sends the data, Annex A17.9). ACKs, NAKs and atomic acknowledgements carry no payload

@@ -214,9 +214,9 @@ bool RcQp::next_request(std::uint64_t now_ns, TxDescriptor& d) {
     return false;
   }
   const auto idx = static_cast<std::uint32_t>(pos);
-  d = TxDescriptor{};
-  d.retransmission = psn_lt(sq_.nxt, sq_.high);
+  const bool retransmission = psn_lt(sq_.nxt, sq_.high);
   if (is_read_or_atomic(w.wr.opcode)) {
+    d = TxDescriptor{};  // rare: fill_read_or_atomic sets only its own fields
     // A READ sent again asks only for the responses it still misses: those before read_pkts_done
     // are placed, and Linux rxe silently drops a duplicate READ that starts before the point its
     // last replay of that READ started (rxe_resp.c, duplicate_request: iova < va_org), so asking
@@ -226,6 +226,9 @@ bool RcQp::next_request(std::uint64_t now_ns, TxDescriptor& d) {
     sq_.since_ack_req = 0;
     ++sq_.cur;
   } else {
+    // No reset: fill_send_write sets every field a SEND or WRITE packet's readers may read
+    // (TxDescriptor's rule, types.h); the reset of the whole descriptor cost ~18 instructions a
+    // frame (bench/callgrind/results.md).
     fill_send_write(w, idx, d);
     const bool last = idx + 1 == w.npkts;
     // AckReq on the last packet of every message and at least every ack_req_every packets,
@@ -235,6 +238,7 @@ bool RcQp::next_request(std::uint64_t now_ns, TxDescriptor& d) {
     sq_.nxt = psn_add(sq_.nxt, 1);
     if (last) ++sq_.cur;
   }
+  d.retransmission = retransmission;
   if (psn_lt(sq_.high, sq_.nxt)) sq_.high = sq_.nxt;
   sent_request(d, now_ns);
   return true;

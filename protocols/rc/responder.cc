@@ -397,7 +397,7 @@ void RcQp::refuse_invalidate(std::uint32_t psn) {
       // IBV_WC_RECV_RDMA_WITH_IMM (and rxe: the responder's resp.length).
       push_completion(rq_at(rq_.head).wr.wr_id, WcStatus::kSuccess, wc,
                       op.kind == OpKind::kSend ? rq_.offset : rq_.write_len,
-                      /*is_recv=*/true, has_imm, pi.imm_data, has_inv, has_inv ? pi.ieth_rkey : 0);
+                      /*is_recv=*/true, has_imm, has_imm ? pi.imm_data : 0, has_inv, has_inv ? pi.ieth_rkey : 0);
       ++rq_.head;
     }
   }
@@ -505,7 +505,7 @@ std::uint32_t RcQp::on_send_run(const wire::PacketInfo* pi, const std::uint8_t* 
       ++rq_.msn;
       const bool has_imm = (op.headers & wire::kHdrImmDt) != 0;
       push_completion(r.wr.wr_id, WcStatus::kSuccess, has_imm ? WcOpcode::kRecvWithImm : WcOpcode::kRecv, rq_.offset,
-                      /*is_recv=*/true, has_imm, p.imm_data);
+                      /*is_recv=*/true, has_imm, has_imm ? p.imm_data : 0);
       ++rq_.head;
     }
     if (p.ack_req) {

@@ -123,6 +123,12 @@ struct Completion {
 
 // One packet to put on the wire. The payload points into registered memory (the sender's
 // buffer for requests, the responder's MR for READ responses): nothing is copied here.
+// One packet for the owner to send (RcQp::next_packet). Its rule, which lets the hot path skip a
+// reset per packet (requester.cc, next_request): opcode, psn, ack_req, se, payload, payload_len and
+// retransmission are set for every packet; each extension header's fields only when
+// opcode_info(opcode).headers carries that header (§9.3), and may otherwise hold a previous
+// packet's values. Readers read them only under that test (wire::write_ext_headers,
+// descriptor_fields.h's packet_fields).
 struct TxDescriptor {
   std::uint8_t opcode = 0;
   std::uint32_t psn = 0;

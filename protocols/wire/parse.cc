@@ -23,11 +23,12 @@ DropReason check_pkey_and_icrc(const std::uint8_t* frame, const PacketInfo& pi, 
 }  // namespace
 
 DropReason parse_frame(const std::uint8_t* frame, std::uint32_t len, PacketInfo& out, const ParseOptions& opt) {
-  // The fast path either parses the whole header set exactly as the general parser would, or
-  // declines without judging the frame; the general parser then names the rule it broke.
-  // Every call here is a tail call, so the fast path runs without a stack frame.
+  // The fast path either parses the whole header set as the general parser would (the ext headers
+  // the opcode lacks completed here), or declines without judging the frame; the general parser
+  // then names the rule it broke.
   if (!parse_headers_fast(frame, len, out, opt)) [[unlikely]]
     return parse_frame_general(frame, len, out, opt);
+  complete_ext_headers(out);  // the whole record, as the general parser leaves it
   if (!opt.check_pkey && !opt.verify_icrc) return DropReason::kNone;
   return check_pkey_and_icrc(frame, out, opt);
 }

@@ -128,7 +128,6 @@ constexpr bool packet_info_layout_is_known() {
 static_assert(packet_info_layout_is_known(), "PacketInfo changed: update parse_headers_fast's word stores");
 
 inline unsigned char* bytes_of(PacketInfo& out) { return reinterpret_cast<unsigned char*>(&out); }
-inline void put64(PacketInfo& out, std::size_t offset, std::uint64_t w) { std::memcpy(bytes_of(out) + offset, &w, 8); }
 
 template <typename T>
 T load(const std::uint8_t* p) {
@@ -166,12 +165,14 @@ inline bool ipv4_header_sums_to_ones(const std::uint8_t* h) {
 // The common shape: Ethernet without VLAN / IPv4 with IHL 5, not fragmented / UDP to 4791 /
 // BTH with TVer 0 and an opcode whose ext headers are only RETH, AETH, ImmDt or the CNP body
 // (RC SEND, WRITE, READ request and response, ACKNOWLEDGE, CNP).
-// When the frame has that shape and breaks no header rule, fills `out` exactly as
-// parse_headers_general (parse_general.h) would and returns true; P_Key and ICRC are still
-// unchecked. Otherwise returns false without judging the frame (`out` may be partly written):
-// the caller runs the general parser, which names the rule the frame broke, if any.
-// Built on SSE4.1 byte shuffles (every x86-64 DPDK target has them); elsewhere it always
-// declines and the general parser does all the work.
+// When the frame has that shape and breaks no header rule, fills `out` as parse_headers_general
+// (parse_general.h) would, except the fields of the ext headers the opcode does not carry: those
+// it leaves as they were (PacketInfo's rule: they are not read; parse_frame completes them with
+// complete_ext_headers below), and returns true; P_Key and ICRC are still unchecked. Otherwise
+// returns false without judging the frame (`out` may be partly written): the caller runs the
+// general parser, which names the rule the frame broke, if any. Built on SSE4.1 byte shuffles
+// (every x86-64 DPDK target has them); elsewhere it always declines and the general parser does
+// all the work.
 [[gnu::always_inline]] inline bool parse_headers_fast(const std::uint8_t* f, std::uint32_t len, PacketInfo& out,
                                                       const ParseOptions& opt) {
 #if defined(DROCE_PARSE_FAST)
@@ -251,21 +252,18 @@ inline bool ipv4_header_sums_to_ones(const std::uint8_t* h) {
   std::memcpy(bytes_of(out) + offsetof(PacketInfo, ecn), &ecn_dscp, 2);
   out.ack_req = (f[kBthAt + 8] & 0x80) != 0;
 
-  const auto* ext_shuffle = reinterpret_cast<const __m128i*>(kExtShuffles[static_cast<std::size_t>(op.ext)]);
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(bytes_of(out) + offsetof(PacketInfo, aeth_syndrome)),
-                   _mm_shuffle_epi8(bth, _mm_load_si128(ext_shuffle)));
-  __m128i reth = _mm_setzero_si128();
-  if (op.ext >= ExtLayout::kReth) {
-    reth = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(f + kExtAt)),
-                            _mm_load_si128(reinterpret_cast<const __m128i*>(kRethShuffle)));
+  // Only the ext headers the opcode carries (PacketInfo's rule: the others are not read); a SEND
+  // without immediate stores none of them. The fields of one header are written together.
+  if (op.ext == ExtLayout::kAeth || op.ext == ExtLayout::kImmDt) {
+    const auto* ext_shuffle = reinterpret_cast<const __m128i*>(kExtShuffles[static_cast<std::size_t>(op.ext)]);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(bytes_of(out) + offsetof(PacketInfo, aeth_syndrome)),
+                     _mm_shuffle_epi8(bth, _mm_load_si128(ext_shuffle)));
+  } else if (op.ext >= ExtLayout::kReth) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(bytes_of(out) + offsetof(PacketInfo, reth_va)),
+                     _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(f + kExtAt)),
+                                      _mm_load_si128(reinterpret_cast<const __m128i*>(kRethShuffle))));
     if (op.ext == ExtLayout::kRethImmDt) out.imm_data = be32(f + kExtAt + sizeof(Reth));
   }
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(bytes_of(out) + offsetof(PacketInfo, reth_va)), reth);
-  // No atomic headers.
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(bytes_of(out) + offsetof(PacketInfo, atomic_va)), _mm_setzero_si128());
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(bytes_of(out) + offsetof(PacketInfo, atomic_swap_add)),
-                   _mm_setzero_si128());
-  put64(out, offsetof(PacketInfo, atomic_ack_orig), 0);
   return true;
 #else
   (void)f;
@@ -276,10 +274,33 @@ inline bool ipv4_header_sums_to_ones(const std::uint8_t* h) {
 #endif
 }
 
+// Zeroes the fields of the ext headers `out`'s opcode does not carry, as parse_headers_general
+// leaves them: parse_frame's callers get the general parser's record field for field
+// (fuzz_parse_fast), while the receive path (parse_headers) skips these stores.
+inline void complete_ext_headers(PacketInfo& out) {
+  const std::uint8_t h = out.op().headers;
+  if ((h & kHdrReth) == 0) {
+    out.reth_va = 0;
+    out.reth_rkey = out.reth_dma_len = 0;
+  }
+  if ((h & kHdrAeth) == 0) {
+    out.aeth_syndrome = 0;
+    out.aeth_msn = 0;
+  }
+  if ((h & kHdrImmDt) == 0) out.imm_data = 0;
+  if ((h & kHdrIeth) == 0) out.ieth_rkey = 0;
+  if ((h & kHdrAtomicEth) == 0) {
+    out.atomic_va = out.atomic_swap_add = out.atomic_compare = 0;
+    out.atomic_rkey = 0;
+  }
+  if ((h & kHdrAtomicAckEth) == 0) out.atomic_ack_orig = 0;
+}
+
 // Every header rule of parse_frame, for a caller that checks the P_Key and the ICRC itself: the
 // fast path inline at the call site, the general parser behind it for every other shape and for
 // a frame the fast path declines (it names the rule the frame broke). With opt.check_pkey and
-// opt.verify_icrc false, the same result as parse_frame.
+// opt.verify_icrc false, the same result as parse_frame, but for the fields of ext headers the
+// opcode does not carry (parse_headers_fast), which the caller must not read.
 [[nodiscard, gnu::always_inline]] inline DropReason parse_headers(const std::uint8_t* f, std::uint32_t len,
                                                                   PacketInfo& out, const ParseOptions& opt) {
   if (parse_headers_fast(f, len, out, opt)) [[likely]]

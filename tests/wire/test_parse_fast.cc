@@ -281,3 +281,37 @@ TEST_CASE("fast path == general parser on every header byte corrupted and every 
   CHECK(d.mismatches == 0);
   CHECK(d.accepted > 0);
 }
+
+// The receive path's parse (parse_headers, the fast path inline) writes only the ext headers the
+// opcode carries: every other field as the general parser leaves it, the carried ext headers'
+// fields too, and the fields of headers the opcode lacks untouched (still the garbage they held).
+TEST_CASE("parse_headers fills only the ext headers the opcode carries, the rest as the general parser",
+          "[wire][parse_fast]") {
+  for (std::uint8_t opc : kCommonOpcodes) {
+    for (std::uint32_t len : {0u, 3u, 64u, 4096u}) {
+      for (std::uint32_t seed : {0u, 7u}) {
+        INFO(opcode_info(opc).name << " payload " << len << " seed " << seed);
+        const auto f = build(opc, len, Shape{false, false, kEcnCe, 26, 0x8001}, seed);
+        const auto n = static_cast<std::uint32_t>(f.size());
+        PacketInfo fast, general, garbage;
+        std::memset(&garbage, 0xA5, sizeof(garbage));
+        fast = garbage;
+        std::memset(&general, 0x5A, sizeof(general));
+        ParseOptions o;
+        o.verify_icrc = false;  // parse_headers leaves the ICRC to its caller
+        REQUIRE(parse_headers(f.data(), n, fast, o) == DropReason::kNone);
+        REQUIRE(parse_headers_general(f.data(), n, general, o) == DropReason::kNone);
+        const std::uint8_t h = opcode_info(opc).headers;
+        // The lacked headers' fields still hold the garbage.
+        if ((h & kHdrReth) == 0) CHECK(fast.reth_va == garbage.reth_va);
+        if ((h & kHdrAeth) == 0 && (h & kHdrImmDt) == 0) CHECK(fast.aeth_msn == garbage.aeth_msn);
+        if ((h & kHdrImmDt) == 0 && (h & kHdrAeth) == 0) CHECK(fast.imm_data == garbage.imm_data);
+        CHECK(fast.atomic_va == garbage.atomic_va);
+        CHECK(fast.atomic_ack_orig == garbage.atomic_ack_orig);
+        // Everything else, carried ext headers included, as the general parser's record.
+        complete_ext_headers(fast);
+        CHECK(first_difference(fast, general).empty());
+      }
+    }
+  }
+}
