@@ -3,12 +3,12 @@
 // as a connection brings them (IBTA §10.3), with first PSNs drawn from the simulator's seed.
 #include "apps/droce-sim/qp_flow.h"
 
+#include <droce/protocols/rc/descriptor_fields.h>
+#include <droce/protocols/wire/parse.h>
+
 #include <algorithm>
 #include <cmath>
 #include <random>
-
-#include "protocols/rc/descriptor_fields.h"
-#include "protocols/wire/parse.h"
 
 namespace droce::sim {
 

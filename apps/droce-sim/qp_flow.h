@@ -4,15 +4,16 @@
 // what each id stands for and turns an arrival into the QP's on_packet().
 #pragma once
 
+#include <droce/protocols/rc/mr_table.h>
+#include <droce/protocols/rc/rc_qp.h>
+#include <droce/protocols/wire/build.h>
+
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <vector>
 
 #include "apps/droce-sim/reliability.h"
-#include "protocols/rc/mr_table.h"
-#include "protocols/rc/rc_qp.h"
-#include "protocols/wire/build.h"
 
 namespace droce::sim {
 
