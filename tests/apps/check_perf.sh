@@ -27,6 +27,11 @@ free_port() { /usr/bin/python3 -c "import socket; s = socket.socket(); s.bind(('
 # The QPs' local ACK timeout: 4.096 us * 2^16 = 268 ms. perftest's 67 ms is met on an idle host; a
 # CI host beside CPU hogs deschedules a poller for longer than that now and then (results, not timing).
 qp_timeout=16
+# Each exchange step's wait (--timeout): 60 s. A pair's steps take well under a second; the local
+# CI's loaded pass (two CPU hogs, the interop guest's debootstrap unpacking beside it) once held two
+# clients more than 20 s between two steps of perftest's exchange, and their servers gave up. The
+# cases that judge a failure's timing give their own --timeout.
+step_timeout=60
 # run_pair NAME TEST SERVER_ARGS -- CLIENT_ARGS: server in the background, then the client; sets srv_rc, cli_rc.
 # CLI_TEST: the client runs this test instead. CLI_JSON_STDOUT=1: the client takes --json -, its
 # stdout becomes NAME.c.json and its stderr NAME.c.txt.
@@ -41,20 +46,20 @@ run_pair() {
   local port; port=$(free_port)
   # shellcheck disable=SC2086  # SRV_L / CLI_L: EAL lcore options, word-split on purpose
   timeout 120 "$perf" ${SRV_L:--l $last_cpu} --no-pci --vdev "net_memif0,role=server,socket=$out/$name.sock" -- \
-    "$test" -p $port --timeout 20 -u $qp_timeout --json "$out/$name.s.json" "${sargs[@]}" > "$out/$name.s.txt" 2>&1 &
+    "$test" -p $port --timeout $step_timeout -u $qp_timeout --json "$out/$name.s.json" "${sargs[@]}" > "$out/$name.s.txt" 2>&1 &
   local spid=$!
   # net_memif's socket is abstract by default (/proc/net/unix shows it as @PATH): until it listens,
-  # up to 15 s (a loaded host starts slowly; the server gives its link 20 s).
+  # up to 15 s (a loaded host starts slowly; the server gives its link --timeout).
   for _ in $(seq 150); do grep -q -F "@$out/$name.sock" /proc/net/unix && break; sleep 0.1; done
   # shellcheck disable=SC2086
   if [ -n "${CLI_JSON_STDOUT:-}" ]; then
     # shellcheck disable=SC2086
     timeout 120 "$perf" ${CLI_L:--l 0} --no-pci --vdev "net_memif0,role=client,socket=$out/$name.sock" -- \
-      "${CLI_TEST:-$test}" -p $port --timeout 20 -u $qp_timeout --json - "${cargs[@]}" "${PAIR_HOST:-127.0.0.1}" > "$out/$name.c.json" 2> "$out/$name.c.txt"
+      "${CLI_TEST:-$test}" -p $port --timeout $step_timeout -u $qp_timeout --json - "${cargs[@]}" "${PAIR_HOST:-127.0.0.1}" > "$out/$name.c.json" 2> "$out/$name.c.txt"
   else
     # shellcheck disable=SC2086
     timeout 120 "$perf" ${CLI_L:--l 0} --no-pci --vdev "net_memif0,role=client,socket=$out/$name.sock" -- \
-      "${CLI_TEST:-$test}" -p $port --timeout 20 -u $qp_timeout --json "$out/$name.c.json" "${cargs[@]}" "${PAIR_HOST:-127.0.0.1}" > "$out/$name.c.txt" 2>&1
+      "${CLI_TEST:-$test}" -p $port --timeout $step_timeout -u $qp_timeout --json "$out/$name.c.json" "${cargs[@]}" "${PAIR_HOST:-127.0.0.1}" > "$out/$name.c.txt" 2>&1
   fi
   cli_rc=$?
   wait $spid
