@@ -90,15 +90,19 @@ QpFlow::QpFlow(const QpFlowConfig& c) : cfg_(c), data_(2048), answers_(1024), fr
   qa.rq_psn = ra.sq_psn = static_cast<std::uint32_t>(rng() & 0xFFFFFF);
   req_ = std::make_unique<rc::RcQp>(qa, req_mrs_);
   resp_ = std::make_unique<rc::RcQp>(ra, resp_mrs_);
+  // A flow whose QPs could not be set up sends nothing and says so (failed()), never silently.
   for (rc::RcQp* q : {req_.get(), resp_.get()}) {
     const rc::QpAttr at = q->attr();
-    (void)q->modify(rc::QpState::kInit);
-    (void)q->modify(rc::QpState::kRtr, &at);
-    (void)q->modify(rc::QpState::kRts);
+    broken_ = broken_ || !q->modify(rc::QpState::kInit).ok() || !q->modify(rc::QpState::kRtr, &at).ok() ||
+              !q->modify(rc::QpState::kRts).ok();
   }
   const auto src = req_mrs_.register_region(source_region(), kMessageBytes, rc::kAccessLocalWrite);
   const auto dst =
       resp_mrs_.register_region(sink_region(), kMessageBytes, rc::kAccessRemoteWrite | rc::kAccessLocalWrite);
+  if (!src || !dst) {
+    broken_ = true;
+    return;
+  }
   lkey_ = src->lkey;
   rkey_ = dst->rkey;
   remote_va_ = reinterpret_cast<std::uint64_t>(dst->addr);

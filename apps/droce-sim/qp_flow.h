@@ -78,7 +78,8 @@ class QpFlow {
   void on_answer(std::uint64_t id, std::uint64_t now);
   void on_timer(std::uint64_t now) { req_->on_timer(now); }
   [[nodiscard]] std::uint64_t next_timer_ns() const { return req_->next_timer_ns(); }
-  [[nodiscard]] bool failed() const { return req_->state() == rc::QpState::kError; }
+  // The requester's QP failed (its retries spent), or the flow could not be set up at all.
+  [[nodiscard]] bool failed() const { return broken_ || req_->state() == rc::QpState::kError; }
   [[nodiscard]] const rc::RcCounters& requester() const { return req_->counters(); }
   [[nodiscard]] const rc::RcCounters& responder() const { return resp_->counters(); }
   [[nodiscard]] const QpFlowStats& stats() const { return st_; }
@@ -99,6 +100,7 @@ class QpFlow {
   std::uint64_t posted_bytes_ = 0;
   std::vector<std::uint8_t> frame_;  // one frame built and parsed at a time
   QpFlowStats st_;
+  bool broken_ = false;
 };
 
 }  // namespace droce::sim
