@@ -279,6 +279,8 @@ class LabSwitch {
   // (dropped by the caller on the hash's pick, in `*dead_pick`).
   bool route(const std::uint8_t* f, std::uint32_t len, std::uint16_t ether_type, std::uint32_t l3, std::uint16_t& out,
              std::uint16_t& dead_pick);
+  // The table of re-hashed flows (lab_switch_failover.cc), made at creation when ECMP is in use.
+  [[nodiscard]] Status make_rehash_table(unsigned id);
   // The ECMP choice for a frame of group `group` (resilient: see set_ecmp_live).
   bool ecmp_route(const std::uint8_t* f, std::uint32_t len, std::uint16_t group, std::uint16_t& out,
                   std::uint16_t& dead_pick);
