@@ -50,6 +50,15 @@ struct Clocked {
   std::vector<Flow> flows;
   std::map<std::pair<std::uint16_t, std::uint16_t>, int> got;  // (flow, seq) -> times delivered
 
+  // The fabric from `c`, its clock at the host's now, 0.1 ms a poll (start_clock is the caller's).
+  void open(const LeafSpineConfig& c) {
+    Status err;
+    f = LeafSpine::create(c, err);
+    INFO(err.message());
+    REQUIRE(f);
+    origin = now = rte_get_tsc_cycles();
+    step = rte_get_tsc_hz() / 10'000;
+  }
   std::uint64_t at_ms(double ms) const {
     return origin + static_cast<std::uint64_t>(ms * 1e-3 * static_cast<double>(rte_get_tsc_hz()));
   }
@@ -100,13 +109,8 @@ TEST_CASE("leaf-spine link failure: the failed link's flows move to the other sp
           "[lab][leafspine][linkdown]") {
   LeafSpineConfig c = config();
   c.link_failures.push_back(LinkFailure{0, 0, 1.0, 20.0});  // leaf0-spine0 down at 1 ms, up at 20 ms
-  Status err;
   Clocked lab;
-  lab.f = LeafSpine::create(c, err);
-  INFO(err.message());
-  REQUIRE(lab.f);
-  lab.origin = lab.now = rte_get_tsc_cycles();
-  lab.step = rte_get_tsc_hz() / 10'000;  // 0.1 ms a poll
+  lab.open(c);
   lab.f->start_clock(lab.origin);
   // 16 flows leaf 0 -> leaf 1 and 8 back, on distinct source ports: the first port from 49152 up
   // whose hash picks spine k % 2, so that each spine has flows both ways.
@@ -223,13 +227,8 @@ TEST_CASE("leaf-spine link failure: a link that never comes back, and a leaf wit
   LeafSpineConfig c = config();
   c.link_failures.push_back(LinkFailure{0, 0, 0.0, -1});
   c.link_failures.push_back(LinkFailure{0, 1, 2.0, -1});
-  Status err;
   Clocked lab;
-  lab.f = LeafSpine::create(c, err);
-  INFO(err.message());
-  REQUIRE(lab.f);
-  lab.origin = lab.now = rte_get_tsc_cycles();
-  lab.step = rte_get_tsc_hz() / 10'000;
+  lab.open(c);
   // Before start_clock nothing fails: the schedule counts from the timed run's start.
   lab.flows.push_back(Flow{0, 2, 50000, 0, 0});
   lab.send(0);
