@@ -198,6 +198,9 @@ class LabSwitch {
 
   [[nodiscard]] std::size_t ports() const { return q_.size(); }
   [[nodiscard]] const SwitchPortCounters& counters(std::size_t port) const { return q_[port].c; }
+  // The priorities whose pauses hold this egress now (bit p: priority p), a stuck peer's included;
+  // counters' pfc_paused_ns adds a pause's time only when it ends.
+  [[nodiscard]] std::uint8_t paused_priorities(std::size_t port) const { return q_[port].paused; }
   // The drop rule's counters (zero when there is none).
   [[nodiscard]] DropRuleCounters drop_rule_counters() const {
     return drop_rule_ != nullptr ? drop_rule_->counters() : DropRuleCounters{};

@@ -94,6 +94,19 @@ Status LeafSpineConfig::validate() const {
         return Status::error(StatusCode::kInvalidArgument, "leaf-spine: endpoints " + std::to_string(j) + " and " +
                                                                std::to_string(i) + " share an IPv4 address");
   if (Status s = check_link_failures(link_failures, leaves, spines); !s.ok()) return s;
+  for (std::size_t i = 0; i < stuck_endpoints.size(); ++i) {
+    if (stuck_endpoints[i] >= endpoints())
+      return Status::error(StatusCode::kInvalidArgument, "--stuck-endpoint: endpoint " +
+                                                             std::to_string(stuck_endpoints[i]) + " does not exist (" +
+                                                             std::to_string(endpoints()) + " endpoints)");
+    for (std::size_t j = 0; j < i; ++j)
+      if (stuck_endpoints[j] == stuck_endpoints[i])
+        return Status::error(StatusCode::kInvalidArgument,
+                             "--stuck-endpoint: endpoint " + std::to_string(stuck_endpoints[i]) + " given twice");
+  }
+  if (!stuck_endpoints.empty() && !leaf.pfc)
+    return Status::fail(StatusCode::kInvalidArgument,
+                        "--stuck-endpoint: a stuck NIC pauses lossless classes: give --pfc");
   if (pool == nullptr) return Status::fail(StatusCode::kInvalidArgument, "leaf-spine: no mbuf pool");
   return {};
 }
@@ -101,7 +114,7 @@ Status LeafSpineConfig::validate() const {
 namespace {
 
 // A leaf's or a spine's switch: the tier's settings (queues, RED/ECN, PFC) with what the fabric
-// decides per switch (its ports, routes, egress rates and buffers) left for the caller to fill,
+// decides per switch (its ports, routes, egress rates and buffers, stuck ports) left for the caller to fill,
 // and no flooding: every endpoint has a host route.
 LabSwitchConfig fabric_switch(const LabSwitchConfig& tier, rte_mempool* pool) {
   LabSwitchConfig sc = tier;
@@ -113,6 +126,7 @@ LabSwitchConfig fabric_switch(const LabSwitchConfig& tier, rte_mempool* pool) {
   sc.ecmp_ports.clear();
   sc.egress_gbps.clear();
   sc.egress_buffer_bytes.clear();
+  sc.stuck_ports.clear();  // a tier names no switch's ports: LeafSpineConfig::stuck_endpoints does
   sc.flood = false;
   return sc;
 }
@@ -161,6 +175,8 @@ std::unique_ptr<LeafSpine> LeafSpine::create(const LeafSpineConfig& cfg, Status&
     }
     for (std::uint32_t i = 0; i < n; ++i)
       add_route(sc, i, i / e == leaf ? static_cast<std::uint16_t>(i % e) : kEcmpRoute);
+    for (std::uint32_t i : cfg.stuck_endpoints)
+      if (i / e == leaf) sc.stuck_ports.push_back(static_cast<std::uint16_t>(i % e));
     f->leaves_.push_back(LabSwitch::create(sc, err));
     if (!f->leaves_.back()) {
       err = err.context("leaf" + std::to_string(leaf) + ": ");

@@ -62,6 +62,10 @@ struct LeafSpineConfig {
   // Links that fail and come back (docs/fabric-lab.md "A link down and up"); the same link's
   // failures must not overlap.
   std::vector<LinkFailure> link_failures;
+  // Endpoints whose NIC is stuck: it pauses every lossless priority forever and never drains
+  // (the leaf's port towards it is a LabSwitchConfig::stuck_ports entry). Needs leaf.pfc. What
+  // spreads from it, and what the tiers' pfc_watchdog_ms stops: docs/fabric-lab.md "A PFC storm".
+  std::vector<std::uint32_t> stuck_endpoints;
 
   [[nodiscard]] std::uint32_t endpoints() const { return leaves * endpoints_per_leaf; }
   // Ok when valid; otherwise kInvalidArgument naming what is wrong.

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "engine/lab/leaf_spine.h"
+#include "protocols/wire/pfc.h"
 #include "tests/engine/lab/frames_udp.h"
 #include "tests/engine/rc_lab.h"
 
@@ -261,4 +262,109 @@ TEST_CASE("leaf-spine: a spine's PFC pauses the leaf's uplink, nothing dropped",
   CHECK(l0.up.tail_drops == 0);
   CHECK(l0.up.tx_frames + l0.up.queue_frames == 40);
   f->finish();
+}
+
+namespace {
+
+// A stuck NIC on the leaf-spine (LeafSpineConfig::stuck_endpoints), on the fabric's own clock (1 us
+// a round). 2 leaves of 2 endpoints, 1 spine, PFC everywhere (XOFF 8 KB): endpoint 2 (leaf 1)
+// sends 60 frames of 1000 bytes to endpoint 0, whose NIC pauses forever; then endpoint 3 (leaf 1)
+// sends 20 to endpoint 1 (leaf 0), a flow that never meets the stuck port. Endpoints here inject
+// without honouring pauses: what is measured is the switches'.
+struct StuckStorm {
+  std::unique_ptr<LeafSpine> f;
+  std::uint32_t innocent_received = 0, storm_received = 0;
+  std::uint32_t pauses_to_sender = 0;  // PFC XOFF frames leaf 1 sent endpoint 2
+
+  explicit StuckStorm(double watchdog_ms, std::uint64_t rounds) {
+    LeafSpineConfig c = config(2, 1, 2);
+    for (LabSwitchConfig* t : {&c.leaf, &c.spine}) {
+      t->pfc = true;
+      t->pfc_xoff_bytes = 8'000;
+      t->pfc_xon_bytes = 4'000;
+      t->buffer_bytes = 200'000;
+      t->pfc_watchdog_ms = watchdog_ms;
+    }
+    c.stuck_endpoints = {0};
+    Status err;
+    f = LeafSpine::create(c, err);
+    INFO(err.message());
+    REQUIRE(f);
+    const std::uint64_t t0 = rte_get_tsc_cycles(), us = rte_get_tsc_hz() / 1'000'000;
+    for (std::uint64_t round = 0; round < rounds; ++round) {
+      if (round < 60) send(*f, 2, test::udp4_frame(ip4(2), ip4(0), 7, 1000));
+      if (round >= 100 && round < 120) send(*f, 3, test::udp4_frame(ip4(3), ip4(1), 9, 1000));
+      f->poll(t0 + round * us);
+      for (std::uint32_t i = 0; i < 4; ++i) {
+        rte_mbuf* pkts[32];
+        const std::uint16_t n = f->endpoint_end(i).receive(pkts, 32);
+        for (std::uint16_t k = 0; k < n; ++k) {
+          wire::PfcFrame pfc;
+          const auto* d = rte_pktmbuf_mtod(pkts[k], const std::uint8_t*);
+          if (wire::parse_pfc(d, rte_pktmbuf_data_len(pkts[k]), pfc)) {
+            if (i == 2 && (pfc.class_enable & (1u << 3)) != 0 && pfc.quanta[3] != 0) ++pauses_to_sender;
+          } else if (i == 1) {
+            ++innocent_received;
+          } else if (i == 0) {
+            ++storm_received;
+          }
+        }
+        rte_pktmbuf_free_bulk(pkts, n);
+      }
+    }
+  }
+  ~StuckStorm() { f->finish(); }
+};
+
+}  // namespace
+
+TEST_CASE("leaf-spine: a stuck NIC's pauses spread to the spine and the other leaf's hosts", "[lab][leafspine][pfc]") {
+  StuckStorm s(0, 3'000);
+  const FabricLinkCounters l0 = s.f->fabric_links()[0], l1 = s.f->fabric_links()[1];
+  CHECK(s.storm_received == 0);                                 // the stuck NIC drains nothing
+  CHECK(s.f->leaf(0).counters(0).prio_pause_received[3] == 1);  // one endless pause, counted once
+  CHECK(l0.up.pfc_pause_sent > 0);                              // leaf 0 paused the spine ...
+  CHECK(l0.down.pfc_pause_received > 0);
+  CHECK(l1.down.pfc_pause_sent > 0);  // ... the spine paused leaf 1 ...
+  CHECK(l1.up.pfc_pause_received > 0);
+  CHECK(s.pauses_to_sender > 0);  // ... and leaf 1 its sender
+  // The innocent flow shares leaf 1's paused uplink (one lossless class): it is held, not lost.
+  CHECK(s.innocent_received == 0);
+  CHECK(l1.up.queue_frames > 0);
+  for (const FabricLinkCounters& l : s.f->fabric_links()) {
+    CHECK(l.up.tail_drops == 0);
+    CHECK(l.down.tail_drops == 0);
+  }
+  CHECK(s.f->leaf(0).counters(0).pfc_watchdog_trips == 0);
+}
+
+TEST_CASE("leaf-spine: the PFC watchdog ends a stuck NIC's storm, the innocent flow delivered whole",
+          "[lab][leafspine][pfc]") {
+  StuckStorm s(1, 5'000);  // 1 ms: 1,000 rounds
+  const SwitchPortCounters& stuck = s.f->leaf(0).counters(0);
+  CHECK(stuck.pfc_watchdog_trips == 1);
+  CHECK(s.storm_received == 0);
+  // Every storm frame is dropped by the watchdog once it reaches the stuck port, none elsewhere.
+  CHECK(stuck.pfc_watchdog_drops == 60);
+  CHECK(s.innocent_received == 20);
+  for (const FabricLinkCounters& l : s.f->fabric_links()) {
+    CHECK(l.up.tail_drops == 0);
+    CHECK(l.up.queue_frames == 0);
+    CHECK(l.down.queue_frames == 0);
+  }
+}
+
+TEST_CASE("leaf-spine: a stuck endpoint that does not exist, or without PFC, is refused", "[lab][leafspine]") {
+  LeafSpineConfig c = config(2, 1, 2);
+  c.leaf.pfc = true;
+  c.stuck_endpoints = {4};
+  Status err;
+  CHECK(!LeafSpine::create(c, err));
+  CHECK(err.message().find("--stuck-endpoint") != std::string::npos);
+  c.stuck_endpoints = {1, 1};
+  CHECK(!LeafSpine::create(c, err));
+  c.stuck_endpoints = {1};
+  c.leaf.pfc = false;
+  CHECK(!LeafSpine::create(c, err));
+  CHECK(err.message().find("--pfc") != std::string::npos);
 }
