@@ -147,6 +147,9 @@ Status LabSwitchConfig::validate() const {
                            "--stuck-port: port index " + std::to_string(p) + " does not exist");
   if (!stuck_ports.empty() && !pfc)
     return Status::fail(StatusCode::kInvalidArgument, "--stuck-port: a stuck NIC pauses lossless classes: give --pfc");
+  if (Status s = check_slow_receivers(slow_receivers, stuck_ports, port_count(), pfc, slow_receiver_buffer_bytes);
+      !s.ok())
+    return s;
   if (!(pfc_watchdog_ms >= 0 && pfc_watchdog_ms <= 1e6))
     return Status::fail(StatusCode::kInvalidArgument, "--pfc-watchdog-ms: must be in [0, 1e6]");
   if (pool == nullptr) return Status::fail(StatusCode::kInvalidArgument, "no mbuf pool");
@@ -187,6 +190,13 @@ std::unique_ptr<LabSwitch> LabSwitch::create(const LabSwitchConfig& cfg, Status&
     p.free_head = 0;
   }
   for (std::uint16_t i : cfg.stuck_ports) s->q_[i].stuck = true;
+  for (const SlowReceiverConfig& r : cfg.slow_receivers) {
+    PortState& p = s->q_[r.port];
+    const double g = r.port < cfg.egress_gbps.size() && cfg.egress_gbps[r.port] > 0 ? cfg.egress_gbps[r.port]
+                                                                                    : cfg.link_gbps_for_pfc;
+    p.slow = std::make_unique<SlowReceiverNic>();
+    p.slow->init(r.fraction, g, cfg.slow_receiver_buffer_bytes, s->tsc_hz_);
+  }
   if (!cfg.routes.empty()) {
     rte_lpm_config lc{};
     lc.max_rules = 1024;
@@ -686,7 +696,26 @@ void LabSwitch::push_front(PortState& p, std::uint32_t q, std::uint32_t slot) {
   if (cfg_.scheduler == SwitchScheduler::kWeighted) c.deficit += it.bytes;
 }
 
+void LabSwitch::slow_receiver_step(PortState& p, std::uint64_t now_tsc) {
+  p.slow->drain(now_tsc, p.io);
+  const bool hold = p.slow->wants_pause();
+  if (hold != p.slow_holding)
+    for (std::uint32_t prio = 0; prio < kSwitchClasses; ++prio) {
+      if (!lossless(static_cast<std::uint8_t>(prio))) continue;
+      if (hold)
+        pause(p, prio, UINT64_MAX, now_tsc);  // until the NIC's XON
+      else
+        end_pause(p, prio, now_tsc);
+    }
+  p.slow_holding = hold;
+  const SlowReceiverCounters& n = p.slow->counters();
+  p.c.slow_receiver_pauses = n.pauses;
+  p.c.slow_receiver_resumes = n.resumes;
+  p.c.slow_receiver_max_bytes = n.held_max_bytes;
+}
+
 void LabSwitch::transmit(PortState& p, std::uint64_t now_tsc) {
+  if (p.slow) slow_receiver_step(p, now_tsc);
   // A stuck NIC pauses every lossless priority, always (what the watchdog does not ignore).
   if (p.stuck)
     for (std::uint32_t prio = 0; prio < kSwitchClasses; ++prio)
@@ -725,7 +754,7 @@ void LabSwitch::transmit(PortState& p, std::uint64_t now_tsc) {
     queues[n] = static_cast<std::uint8_t>(q);
     burst[n++] = it.m;
   }
-  const std::uint16_t sent = n == 0 ? 0 : p.io.tx_burst(burst, n);
+  const std::uint16_t sent = n == 0 ? 0 : p.slow ? p.slow->accept(burst, n) : p.io.tx_burst(burst, n);
   for (std::uint16_t i = 0; i < sent; ++i) {
     Item& it = p.items[slots[i]];
     ++p.c.tx_frames;

@@ -18,6 +18,7 @@
 #include "engine/lab/drop_rule.h"
 #include "engine/lab/ecmp_hash.h"
 #include "engine/lab/frame_port.h"
+#include "engine/lab/slow_receiver.h"
 #include "protocols/dcqcn/red_marking.h"
 
 struct rte_lpm;
@@ -128,6 +129,13 @@ struct LabSwitchConfig {
   DropRuleConfig drop_rule;
   std::vector<std::uint16_t> stuck_ports;
   double pfc_watchdog_ms = 0;
+  // slow_receivers: ports whose peer is a slow receiver, its NIC draining to its host at a
+  // fraction of the port's rate (the link rate for PFC when the port is unshaped) and pausing the
+  // port's lossless priorities as its buffer of slow_receiver_buffer_bytes fills (SlowReceiverNic:
+  // above half of it; resumed at a quarter). Counted as pauses received on the port and as
+  // slow_receiver_pauses; needs pfc.
+  std::vector<SlowReceiverConfig> slow_receivers;
+  std::uint64_t slow_receiver_buffer_bytes = 256'000;
   std::uint64_t seed = 1;       // RED's random draws
   rte_mempool* pool = nullptr;  // PFC frames are built here
 
@@ -161,6 +169,9 @@ struct SwitchPortCounters {
   std::uint64_t pfc_watchdog_trips = 0;  // this egress' watchdog stopped honouring a priority's pauses
   std::uint64_t pfc_watchdog_restores = 0;
   std::uint64_t pfc_watchdog_drops = 0;  // frames it dropped meanwhile (queued and arriving)
+  // A slow receiver on this port (LabSwitchConfig::slow_receivers): the XOFFs and XONs its NIC
+  // sent, and the most its buffer held.
+  std::uint64_t slow_receiver_pauses = 0, slow_receiver_resumes = 0, slow_receiver_max_bytes = 0;
   // Link down (LabSwitch::set_port_down): frames queued at this egress when it went down and
   // frames routed to it while down (link_down_drops); frames that arrived on it while down, on
   // the wire as it failed (link_down_lost: the peer counted them sent).
@@ -256,12 +267,16 @@ class LabSwitch {
     std::uint8_t watchdog = 0;  // bit p: the watchdog ignores priority p's pauses and drops its frames
     std::array<std::uint64_t, kSwitchClasses> last_pause_tsc{};  // when a pause for p last came
     bool down = false;                                           // its link failed (set_port_down)
+    std::unique_ptr<SlowReceiverNic> slow;                       // its peer is a slow receiver
+    bool slow_holding = false;                                   // that NIC's pause holds us
     SwitchPortCounters c;
   };
   LabSwitch() = default;
   void receive(std::uint16_t in, rte_mbuf* m, std::uint64_t now_tsc);
   void enqueue(std::uint16_t in, std::uint16_t out, rte_mbuf* m, std::uint64_t now_tsc);
   void transmit(PortState& p, std::uint64_t now_tsc);
+  // A slow receiver's port: its NIC drains to the host, then pauses or resumes the port.
+  void slow_receiver_step(PortState& p, std::uint64_t now_tsc);
   // The queue the scheduler sends from next, or -1 when no queue has an eligible head (empty,
   // delayed, or its priority paused).
   int pick(PortState& p, std::uint64_t now_tsc);

@@ -161,3 +161,74 @@ TEST_CASE("the PFC watchdog restores a priority once pauses stop", "[lab][failur
   CHECK(s.received(2, 10).empty());
   CHECK(s.sw->counters(2).prio_pause_received[3] == 2);
 }
+
+TEST_CASE("a slow receiver drains at its fraction of the port's rate and pauses the switch, nothing dropped",
+          "[lab][failures][pfc][slow]") {
+  LabSwitchConfig c;
+  c.pfc = true;
+  c.pfc_xoff_bytes = 8'000;
+  c.pfc_xon_bytes = 4'000;
+  c.egress_gbps = {0, 0, 1};              // the receiver's port at 1 Gb/s ...
+  c.slow_receivers = {{2, 0.25}};         // ... its host draining at 0.25 Gb/s
+  c.slow_receiver_buffer_bytes = 40'000;  // pauses above 20 KB, resumes at 10 KB
+  Star s{c};
+  constexpr std::uint32_t kFrames = 400;  // 256 bytes each: 112 KB on the wire
+  for (std::uint32_t k = 0; k < kFrames; ++k) s.send(0, frame(26, static_cast<std::uint16_t>(k), 49152, k));
+  // The switch on a clock of its own, 1 us a round.
+  const std::uint64_t t0 = rte_get_tsc_cycles(), us = rte_get_tsc_hz() / 1'000'000;
+  std::vector<std::uint32_t> seqs;
+  std::uint64_t last_round = 0, pauses_to_sender = 0;
+  for (std::uint64_t r = 0; r < 8'000; ++r) {
+    s.sw->poll(t0 + r * us);
+    rte_mbuf* pkts[32];
+    std::uint16_t n = s.fabric->end(2, 0).receive(pkts, 32);
+    for (std::uint16_t i = 0; i < n; ++i) {
+      const auto* d = rte_pktmbuf_mtod(pkts[i], const std::uint8_t*);
+      seqs.push_back(seq_of(std::vector<std::uint8_t>(d, d + 64)));
+      last_round = r;
+    }
+    rte_pktmbuf_free_bulk(pkts, n);
+    n = s.fabric->end(0, 0).receive(pkts, 32);
+    for (std::uint16_t i = 0; i < n; ++i) {
+      const auto* d = rte_pktmbuf_mtod(pkts[i], const std::uint8_t*);
+      pauses_to_sender += pfc_frames({std::vector<std::uint8_t>(d, d + rte_pktmbuf_data_len(pkts[i]))}, 3, false);
+    }
+    rte_pktmbuf_free_bulk(pkts, n);
+  }
+  REQUIRE(seqs.size() == kFrames);
+  for (std::uint32_t k = 0; k < kFrames; ++k) CHECK(seqs[k] == k);
+  // At 0.25 Gb/s the 399 frames after the first take 399 x (256 + 24) x 8 / 0.25 ns = 3,575 us:
+  // the last comes no sooner (less the NIC's 2 us of credit).
+  CHECK(last_round >= 3'572);
+  CHECK(last_round < 3'700);  // and the NIC drained at its rate, not slower
+  const SwitchPortCounters& rx = s.sw->counters(2);
+  CHECK(rx.slow_receiver_pauses >= 5);  // filled at 1 Gb/s, drained at a quarter: again and again
+  CHECK(rx.slow_receiver_resumes == rx.slow_receiver_pauses);
+  CHECK(rx.prio_pause_received[3] == rx.slow_receiver_pauses);
+  CHECK(rx.slow_receiver_max_bytes <= 40'000);
+  CHECK(rx.slow_receiver_max_bytes > 20'000);
+  CHECK(rx.pfc_paused_ns > 0);
+  CHECK(rx.tail_drops == 0);
+  // The switch's queue grew behind the pauses: its ingress paused the sender.
+  CHECK(s.sw->counters(0).pfc_pause_sent > 0);
+  CHECK(pauses_to_sender > 0);
+}
+
+TEST_CASE("slow receivers: bad values are refused naming --slow-receiver", "[lab][failures][slow]") {
+  SlowReceiverConfig r;
+  CHECK(SlowReceiverConfig::parse("--slow-receiver", "2:0.25", r).ok());
+  CHECK(r.port == 2);
+  CHECK(r.fraction == 0.25);
+  for (const char* bad : {"2", "2:", ":0.5", "2:1", "2:0", "2:-0.5", "2:x", "64:0.5", "a:0.5", "2:0.5x"}) {
+    INFO(bad);
+    const Status st = SlowReceiverConfig::parse("--slow-receiver", bad, r);
+    CHECK(!st.ok());
+    CHECK(st.message().find("--slow-receiver") != std::string::npos);
+  }
+  CHECK(!check_slow_receivers({{3, 0.5}}, {}, 3, true, 256'000).ok());            // no such port
+  CHECK(!check_slow_receivers({{1, 0.5}, {1, 0.3}}, {}, 3, true, 256'000).ok());  // twice
+  CHECK(!check_slow_receivers({{1, 0.5}}, {1}, 3, true, 256'000).ok());           // stuck already
+  CHECK(!check_slow_receivers({{1, 0.5}}, {}, 3, false, 256'000).ok());           // no PFC
+  CHECK(!check_slow_receivers({{1, 0.5}}, {}, 3, true, 10'000).ok());             // buffer too small
+  CHECK(check_slow_receivers({{1, 0.5}}, {}, 3, true, 256'000).ok());
+}
