@@ -189,6 +189,8 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
   if (!o.plot.empty() && o.json == "-") return fail("--plot draws from the --json file: give it a file, not -");
   if (!o.sw.stuck_ports.empty() && !o.sw.pfc)
     return fail("--stuck-port: a stuck NIC pauses lossless classes: give --pfc");
+  if (!o.sw.slow_receivers.empty() && !o.sw.pfc)
+    return fail("--slow-receiver: a slow receiver pauses lossless classes: give --pfc");
   if (Status s = o.impairment.validate(); !s.ok()) return fail("--" + s.message());
   if (Status s = apps::cli::apply_dcqcn(o.preset, o.line_gbps, overrides, o.lab.params); !s.ok())
     return fail(s.message());

@@ -39,6 +39,22 @@ assert sum(i['pfc_pause_sent'] for i in d['ingress']) > 0
 assert all(s['pfc_pause_frames'] > 0 and s['retransmitted_packets'] == 0 for s in d['senders'])
 PY" "$out/pfc.txt"
 
+# A slow receiver (issue 39 item 2): the receiver's NIC drains at a quarter of the bottleneck's
+# rate and pauses the switch as its buffer fills; the switch's queue backs up and pauses the
+# senders in turn. Lossless all the way: every message verified, nothing dropped or resent.
+"$sw" -- --lab-senders 2 --lab-duration-ms 100 --cc none --pfc --pfc-xoff-bytes 30000 --pfc-xon-bytes 15000 \
+  --slow-receiver 2:0.25 --slow-receiver-buffer-bytes 128K --json "$out/slow.json" > "$out/slow.txt" 2>&1
+check "slow receiver: its pauses counted at the switch, the senders paused, nothing lost" "[ $? -eq 0 ] && /usr/bin/python3 - '$out/slow.json' <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+b = d['bottleneck']
+assert d['data_ok'] and b['tail_drops'] == 0, b
+assert b['slow_receiver_pauses'] > 0 and b['pfc_pause_received'] >= b['slow_receiver_pauses'], b
+assert b['slow_receiver_resumes'] in (b['slow_receiver_pauses'], b['slow_receiver_pauses'] - 1), b
+assert 0 < b['slow_receiver_max_bytes'] <= 128 * 1024, b
+assert all(s['retransmitted_packets'] == 0 for s in d['senders'])
+PY" "$out/slow.txt"
+
 # Three processes: client -> memif -> switch (2 Gb/s egress to the server) -> memif -> server.
 # On a 2-CPU machine two of them share a CPU; the transport's timers ride that out.
 s0=/tmp/droce-sw-$tag-0.sock
@@ -96,7 +112,8 @@ check "one port is refused with a clear message" "[ $? -ne 0 ] && grep -q 'at le
 i=0
 for bad in "--scheduler fifo" "--scheduler weighted:1,2,3" "--scheduler weighted:0,1,1,1,1,1,1,1" \
     "--dscp-map 64=1" "--dscp-map 26" "--priority-queues 0,1,2,3,4,5,6,8" "--lossless-priorities 9" \
-    "--cnp-priority 8" "--drop-rule every:1" "--drop-rule ip-id:256" "--pfc-watchdog-ms -1" "--stuck-port 1"; do
+    "--cnp-priority 8" "--drop-rule every:1" "--drop-rule ip-id:256" "--pfc-watchdog-ms -1" "--stuck-port 1" \
+    "--slow-receiver 1:1" "--slow-receiver 1" "--slow-receiver-buffer-bytes 1000" "--slow-receiver 1:0.5"; do
   i=$((i + 1))
   # shellcheck disable=SC2086  # the option and its value are two words
   "$sw" -- $bad > "$out/c$i.txt" 2>&1

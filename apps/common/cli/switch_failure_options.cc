@@ -22,6 +22,23 @@ void add_switch_failures(CLI::App& app, const std::string& group, engine::LabSwi
                      c.stuck_ports.push_back(port);
                      return std::string();
                    });
+  if (stuck_port) {
+    add_repeatable(app, group, "--slow-receiver", "PORT:F",
+                   "the peer on PORT is a slow receiver: its NIC drains to its host at F (0..1) of the\n"
+                   "port's rate and pauses the port as its buffer fills (needs --pfc; counted as\n"
+                   "slow_receiver_pauses and pauses received)",
+                   [&c](const std::string& v) {
+                     engine::SlowReceiverConfig r;
+                     if (Status s = engine::SlowReceiverConfig::parse("--slow-receiver", v, r); !s.ok())
+                       return s.message();
+                     c.slow_receivers.push_back(r);
+                     return std::string();
+                   });
+    add_uint(app, group, "--slow-receiver-buffer-bytes", "B", c.slow_receiver_buffer_bytes, 36'000, 1ull << 30,
+             "a slow receiver's NIC buffer: it pauses above half, resumes at a quarter (default " +
+                 std::to_string(c.slow_receiver_buffer_bytes) + ")",
+             Suffixes::kBinary);
+  }
 }
 
 }  // namespace droce::apps::cli
