@@ -60,6 +60,9 @@ engine::Status CollLab::build_leafspine() {
   lc.downlink.gbps = cfg_.uplink_gbps;
   lc.ecmp = cfg_.ecmp;
   lc.link_failures = cfg_.link_failures;
+  // The switch template's stuck and slow ports are ranks: on the leaf-spine, endpoints.
+  lc.stuck_endpoints.assign(cfg_.sw.stuck_ports.begin(), cfg_.sw.stuck_ports.end());
+  lc.slow_endpoints = cfg_.sw.slow_receivers;
   lc.toward_endpoints = cfg_.toward_rank;
   lc.ring_slots = cfg_.ring_slots;
   lc.pool = cfg_.pool;

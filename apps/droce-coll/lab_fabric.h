@@ -21,7 +21,8 @@ struct LabConfig {
   std::uint32_t ranks = 2;
   std::uint32_t qps_per_rank = 64;  // each endpoint's QP table
   rte_mempool* pool = nullptr;
-  engine::LabSwitchConfig sw;  // ports, routes and pool are filled in
+  // Ports, routes and pool are filled in; its stuck_ports and slow_receivers name ranks.
+  engine::LabSwitchConfig sw;
   // 0: one switch; else a leaf-spine of `leaves` leaves (ranks / leaves ranks each) and `spines`
   // spines, every switch configured as `sw`, each leaf-spine link shaped to uplink_gbps both ways.
   std::uint32_t leaves = 0, spines = 0;

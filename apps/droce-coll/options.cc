@@ -6,6 +6,7 @@
 #include "apps/common/cli/address_options.h"
 #include "apps/common/cli/app.h"
 #include "apps/common/cli/groups.h"
+#include "apps/common/cli/switch_failure_options.h"
 #include "apps/common/cli/values.h"
 #include "apps/common/cli_number.h"
 #include "apps/droce-coll/schedule.h"
@@ -207,6 +208,8 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   sf.pfc_quanta = &s.pfc_pause_quanta;
   sf.link_gbps = &s.link_gbps_for_pfc;
   cli::add_switch(app, sf);
+  cli::add_switch_failures(app, "lab failure switches (every switch; docs/fabric-lab.md)", s,
+                           cli::FailurePeers::kRanks);
 
   cli::ImpairmentFields imp;
   imp.group = "lab impairment (every link, towards its rank; the transport never sees it)";
@@ -332,6 +335,16 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
                 ": only with --fabric leafspine:L,S");
   if (o.leaves == 0 && !o.link_failures.empty()) return fail("--link-down: only with --fabric leafspine:L,S");
   if (engine::Status s = engine::check_link_failures(o.link_failures, o.leaves, o.spines); !s.ok())
+    return fail(s.message());
+  // A stuck or slow rank's port: every one a rank, none both, PFC on (they pause lossless classes).
+  for (std::uint16_t r : o.sw.stuck_ports)
+    if (r >= o.ranks)
+      return fail("--stuck-rank: " + std::to_string(r) + " is not a rank (0.." + std::to_string(o.ranks - 1) + ")");
+  if (!o.sw.stuck_ports.empty() && !o.sw.pfc)
+    return fail("--stuck-rank: a stuck NIC pauses lossless classes: give --pfc");
+  if (engine::Status s = engine::check_slow_receivers(o.sw.slow_receivers, o.sw.stuck_ports, o.ranks, o.sw.pfc,
+                                                      o.sw.slow_receiver_buffer_bytes);
+      !s.ok())
     return fail(s.message());
   if (o.sw.kmin_bytes > o.sw.kmax_bytes) return fail("--kmin-bytes must not exceed --kmax-bytes");
   if (o.sw.pfc && o.sw.pfc_xon_bytes >= o.sw.pfc_xoff_bytes)

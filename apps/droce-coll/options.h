@@ -84,13 +84,35 @@ struct Options {
 };
 
 // The lab's own options (its switch, links, workers, capture): under mpirun the fabric is outside.
-inline constexpr const char* kLabOnlyOptions[] = {
-    "--workers",     "--stall-rank",   "--egress-gbps",    "--shaper-burst-us",
-    "--kmin-bytes",  "--kmax-bytes",   "--pmax",           "--buffer-bytes",
-    "--delay-us",    "--pfc",          "--pfc-xoff-bytes", "--pfc-xon-bytes",
-    "--pfc-quanta",  "--loss",         "--duplicate",      "--reorder",
-    "--burst-start", "--burst-frames", "--pcap",           "--pcap-snaplen",
-    "--fabric",      "--uplink-gbps",  "--ecmp-hash",      "--link-down"};
+inline constexpr const char* kLabOnlyOptions[] = {"--workers",
+                                                  "--stall-rank",
+                                                  "--egress-gbps",
+                                                  "--shaper-burst-us",
+                                                  "--kmin-bytes",
+                                                  "--kmax-bytes",
+                                                  "--pmax",
+                                                  "--buffer-bytes",
+                                                  "--delay-us",
+                                                  "--pfc",
+                                                  "--pfc-xoff-bytes",
+                                                  "--pfc-xon-bytes",
+                                                  "--pfc-quanta",
+                                                  "--loss",
+                                                  "--duplicate",
+                                                  "--reorder",
+                                                  "--burst-start",
+                                                  "--burst-frames",
+                                                  "--pcap",
+                                                  "--pcap-snaplen",
+                                                  "--fabric",
+                                                  "--uplink-gbps",
+                                                  "--ecmp-hash",
+                                                  "--link-down",
+                                                  "--drop-rule",
+                                                  "--pfc-watchdog-ms",
+                                                  "--stuck-rank",
+                                                  "--slow-receiver",
+                                                  "--slow-receiver-buffer-bytes"};
 
 // "A.B.C.D" -> host-order IPv4; false when it is not one.
 [[nodiscard]] bool parse_ipv4(const std::string& text, std::uint32_t& out);

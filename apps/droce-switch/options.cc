@@ -117,7 +117,7 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   pfc.link_gbps = &s.link_gbps_for_pfc;
   cli::add_switch(app, pfc);
   cli::add_switch_classes(app, "traffic classes (every port: eight egress queues)", s);
-  cli::add_switch_failures(app, "failure switches (docs/fabric-lab.md)", s, true);
+  cli::add_switch_failures(app, "failure switches (docs/fabric-lab.md)", s, cli::FailurePeers::kPorts);
 
   g = cli::kOutput;
   cli::add_real(app, g, "--duration", "S", o.duration_s, 0, 1e6, "stop after S seconds (default: until Ctrl-C)");

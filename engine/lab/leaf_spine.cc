@@ -104,6 +104,10 @@ Status LeafSpineConfig::validate() const {
         return Status::error(StatusCode::kInvalidArgument,
                              "--stuck-endpoint: endpoint " + std::to_string(stuck_endpoints[i]) + " given twice");
   }
+  const std::vector<std::uint16_t> stuck(stuck_endpoints.begin(), stuck_endpoints.end());
+  if (Status s = check_slow_receivers(slow_endpoints, stuck, endpoints(), leaf.pfc, leaf.slow_receiver_buffer_bytes);
+      !s.ok())
+    return s;
   if (!stuck_endpoints.empty() && !leaf.pfc)
     return Status::fail(StatusCode::kInvalidArgument,
                         "--stuck-endpoint: a stuck NIC pauses lossless classes: give --pfc");
@@ -126,7 +130,9 @@ LabSwitchConfig fabric_switch(const LabSwitchConfig& tier, rte_mempool* pool) {
   sc.ecmp_ports.clear();
   sc.egress_gbps.clear();
   sc.egress_buffer_bytes.clear();
-  sc.stuck_ports.clear();  // a tier names no switch's ports: LeafSpineConfig::stuck_endpoints does
+  // A tier names no switch's ports: LeafSpineConfig::stuck_endpoints and slow_endpoints do.
+  sc.stuck_ports.clear();
+  sc.slow_receivers.clear();
   sc.flood = false;
   return sc;
 }
@@ -177,6 +183,8 @@ std::unique_ptr<LeafSpine> LeafSpine::create(const LeafSpineConfig& cfg, Status&
       add_route(sc, i, i / e == leaf ? static_cast<std::uint16_t>(i % e) : kEcmpRoute);
     for (std::uint32_t i : cfg.stuck_endpoints)
       if (i / e == leaf) sc.stuck_ports.push_back(static_cast<std::uint16_t>(i % e));
+    for (const SlowReceiverConfig& r : cfg.slow_endpoints)
+      if (r.port / e == leaf) sc.slow_receivers.push_back({static_cast<std::uint16_t>(r.port % e), r.fraction});
     f->leaves_.push_back(LabSwitch::create(sc, err));
     if (!f->leaves_.back()) {
       err = err.context("leaf" + std::to_string(leaf) + ": ");

@@ -66,6 +66,9 @@ struct LeafSpineConfig {
   // (the leaf's port towards it is a LabSwitchConfig::stuck_ports entry). Needs leaf.pfc. What
   // spreads from it, and what the tiers' pfc_watchdog_ms stops: docs/fabric-lab.md "A PFC storm".
   std::vector<std::uint32_t> stuck_endpoints;
+  // Endpoints behind a slow receiver's NIC (SlowReceiverConfig::port: the endpoint's index), at
+  // its leaf's port towards it with the leaf tier's slow_receiver_buffer_bytes. Needs leaf.pfc.
+  std::vector<SlowReceiverConfig> slow_endpoints;
 
   [[nodiscard]] std::uint32_t endpoints() const { return leaves * endpoints_per_leaf; }
   // Ok when valid; otherwise kInvalidArgument naming what is wrong.

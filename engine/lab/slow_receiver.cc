@@ -12,11 +12,12 @@ Status SlowReceiverConfig::parse(const std::string& option, const std::string& t
     return Status::error(StatusCode::kInvalidArgument, option + ": '" + text + "': " + why);
   };
   const std::size_t colon = text.find(':');
-  if (colon == std::string::npos) return bad("expected PORT:F (e.g. 2:0.25)");
+  if (colon == std::string::npos) return bad("expected N:F, a port (droce-coll: a rank) and a fraction (e.g. 2:0.25)");
   SlowReceiverConfig c;
   const char* first = text.data();
   const auto r = std::from_chars(first, first + colon, c.port);
-  if (colon == 0 || r.ec != std::errc() || r.ptr != first + colon || c.port > 63) return bad("PORT must be 0..63");
+  if (colon == 0 || r.ec != std::errc() || r.ptr != first + colon || c.port > 63)
+    return bad("the port (rank) must be 0..63");
   const std::string f = text.substr(colon + 1);
   char* end = nullptr;
   c.fraction = std::strtod(f.c_str(), &end);
@@ -30,7 +31,7 @@ Status check_slow_receivers(const std::vector<SlowReceiverConfig>& slow, const s
                             std::size_t ports, bool pfc, std::uint64_t buffer_bytes) {
   for (std::size_t i = 0; i < slow.size(); ++i) {
     const std::uint16_t p = slow[i].port;
-    const std::string at = "--slow-receiver: port " + std::to_string(p);
+    const std::string at = "--slow-receiver: port (rank) " + std::to_string(p);
     if (p >= ports) return Status::error(StatusCode::kInvalidArgument, at + " does not exist");
     if (std::find(stuck_ports.begin(), stuck_ports.end(), p) != stuck_ports.end())
       return Status::error(StatusCode::kInvalidArgument, at + " is a stuck port already");

@@ -144,6 +144,34 @@ check "--udp-sport whose 4 QPs pass 65535: one line naming it, exit 2" "[ $? -eq
 check "--udp-sport 0: one line naming it, exit 2" "[ $? -eq 2 ] && [ \$(wc -l < '$out/usz.txt') -eq 1 ] &&
   grep -q -- '--udp-sport' '$out/usz.txt'" "$out/usz.txt"
 
+# The lab's failure switches (issue 39), PFC on, on the leaf-spine: rank 3 a slow receiver (its NIC
+# drains at 0.3 of its 2 Gb/s port) and a drop rule taking every 300th frame of each flow at every
+# ingress. Exact; the slow rank's pauses counted at its port and no other; the rule's drops counted
+# and resent by the transport.
+"$coll" "${eal[@]}" -- --fabric leafspine:2,2 --pattern allreduce --ranks 4 --size 1M --egress-gbps 2 --pfc \
+  --slow-receiver 3:0.3 --slow-receiver-buffer-bytes 64K --drop-rule every:300 --iters 2 --warmup_iters 1 --quiet \
+  --json "$out/fs.json" > "$out/fs.txt" 2>&1
+check "leaf-spine with a slow receiver and a drop rule: exact, pauses and drops counted where they happen" \
+  "[ $? -eq 0 ] && verify '$out/fs.json' && /usr/bin/python3 - '$out/fs.json' <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+sw = [p['switch'] for p in d['ports']]
+assert sw[3]['slow_receiver_pauses'] > 0 and sw[3]['pfc_pause_received'] >= sw[3]['slow_receiver_pauses'], sw[3]
+assert 0 < sw[3]['slow_receiver_max_bytes'] <= 64 * 1024, sw[3]
+assert all(s['slow_receiver_pauses'] == 0 for s in sw[:3]), sw
+assert all(s['tail_drops'] == 0 for s in sw), sw
+rule = sum(s['rule_drops'] for s in sw)
+retx = sum(r[k]['retransmitted_packets'] for r in d['results'] for k in ('out_of_place', 'in_place') if k in r)
+assert rule > 0 and retx > 0, (rule, retx)
+PY" "$out/fs.txt"
+for bad in "--slow-receiver 1:0.5" "--stuck-rank 1" "--pfc --slow-receiver 4:0.5" "--pfc --stuck-rank 4" \
+    "--pfc --stuck-rank 1 --slow-receiver 1:0.5" "--pfc --slow-receiver 1:1.5" "--drop-rule every:1"; do
+  # shellcheck disable=SC2086  # options and values are words
+  "$coll" -- --ranks 4 $bad > "$out/fb.txt" 2>&1
+  check "$bad with 4 ranks refused in one line naming its option" "[ $? -eq 2 ] && [ \$(wc -l < '$out/fb.txt') -eq 1 ] &&
+    grep -Eq -- '--(slow-receiver|stuck-rank|drop-rule)' '$out/fb.txt'" "$out/fb.txt"
+done
+
 # Hostile runs: one line, exit 2, before EAL; a stalled rank named within --timeout, exit non-zero.
 "$coll" -- --size 1001 --dtype int32 > "$out/b.txt" 2>&1
 check "a size that is not whole elements: one line, exit 2" "[ $? -eq 2 ] && [ \$(wc -l < '$out/b.txt') -eq 1 ] &&

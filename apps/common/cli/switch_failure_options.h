@@ -10,8 +10,12 @@
 
 namespace droce::apps::cli {
 
-// --drop-rule and --pfc-watchdog-ms; --stuck-port, --slow-receiver and its buffer too when
-// `stuck_port` is set.
-void add_switch_failures(CLI::App& app, const std::string& group, engine::LabSwitchConfig& c, bool stuck_port);
+// What a switch port's peer is called on the command line: droce-switch's ports, droce-coll's
+// ranks (rank r's port is port r), or neither (no per-peer options).
+enum class FailurePeers { kNone, kPorts, kRanks };
+
+// --drop-rule and --pfc-watchdog-ms; with peers, the stuck NIC (--stuck-port PORT or --stuck-rank
+// RANK, into stuck_ports) and the slow receiver (--slow-receiver PORT:F or RANK:F) and its buffer.
+void add_switch_failures(CLI::App& app, const std::string& group, engine::LabSwitchConfig& c, FailurePeers peers);
 
 }  // namespace droce::apps::cli
