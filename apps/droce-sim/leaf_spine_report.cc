@@ -23,10 +23,13 @@ nlohmann::json dir_json(const LinkDir& d) {
 int run_and_report_leaf_spine(const Options& o) {
   const LeafSpineConfig& c = o.leafspine;
   const auto t0 = std::chrono::steady_clock::now();
+  const double cpu0 = cpu_seconds();
   const LeafSpineResult r = run_leaf_spine(c);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double cpu = cpu_seconds() - cpu0;
   const std::uint64_t rss = peak_rss_bytes();
   const double events_per_s = wall > 0 ? static_cast<double>(r.events) / wall : 0;
+  const double events_per_cpu_s = cpu > 0 ? static_cast<double>(r.events) / cpu : 0;
   const SimConfig& b = c.fabric.base;
 
   nlohmann::json j;
@@ -88,6 +91,8 @@ int run_and_report_leaf_spine(const Options& o) {
   j["cost"] = {{"events", r.events},
                {"wall_s", wall},
                {"events_per_s", events_per_s},
+               {"cpu_s", cpu},
+               {"events_per_cpu_s", events_per_cpu_s},
                {"peak_rss_bytes", rss},
                {"peak_rss_bytes_per_rank", rss / c.coll.ranks}};
   if (Status s = apps::write_text_file(o.json_path, j.dump() + "\n"); !s.ok())
@@ -120,9 +125,11 @@ int run_and_report_leaf_spine(const Options& o) {
   std::printf("deepest queue %llu B (%s); drops %llu, ECN marks %llu, PFC pauses %llu\n",
               static_cast<unsigned long long>(max_q), max_q_link.c_str(), static_cast<unsigned long long>(r.drops),
               static_cast<unsigned long long>(r.ecn_marks), static_cast<unsigned long long>(r.pauses));
-  std::printf("cost: %llu events in %.2f s (%.3g events/s), peak RSS %.1f MiB (%.1f KiB a rank)\n",
-              static_cast<unsigned long long>(r.events), wall, events_per_s, static_cast<double>(rss) / 1048576.0,
-              static_cast<double>(rss) / 1024.0 / c.coll.ranks);
+  std::printf(
+      "cost: %llu events in %.2f s (%.3g events/s; %.2f CPU s, %.3g events per CPU s), peak RSS %.1f MiB (%.1f KiB a "
+      "rank)\n",
+      static_cast<unsigned long long>(r.events), wall, events_per_s, cpu, events_per_cpu_s,
+      static_cast<double>(rss) / 1048576.0, static_cast<double>(rss) / 1024.0 / c.coll.ranks);
   return 0;
 }
 

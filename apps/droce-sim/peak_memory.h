@@ -1,6 +1,9 @@
-// The process's peak resident memory (VmHWM of /proc/self/status, Linux): what a run cost in
-// memory, for the leaf-spine report's bytes per rank.
+// What a run cost the process: its peak resident memory (VmHWM of /proc/self/status, Linux), for
+// the leaf-spine report's bytes per rank, and its CPU time (on a shared machine the wall time
+// measures the neighbours too; events per CPU second measure the simulator).
 #pragma once
+
+#include <sys/resource.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -18,6 +21,14 @@ namespace droce::sim {
     if (std::strncmp(line, "VmHWM:", 6) == 0 && std::sscanf(line + 6, "%llu", &kb) == 1) break;
   std::fclose(f);
   return kb * 1024;
+}
+
+// User and system CPU seconds the process has used.
+[[nodiscard]] inline double cpu_seconds() {
+  rusage u{};
+  if (getrusage(RUSAGE_SELF, &u) != 0) return 0;
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return s(u.ru_utime) + s(u.ru_stime);
 }
 
 }  // namespace droce::sim
