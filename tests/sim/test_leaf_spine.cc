@@ -11,10 +11,12 @@ namespace coll = droce::coll;
 namespace {
 
 // 16 ranks on 2 leaves of 8 hosts at 100 Gb/s; 2 spines with uplinks at 4 x 100 Gb/s: 8 x 100 in,
-// 2 x 400 up, non-blocking (1:1). PFC on, so nothing is lost.
+// 2 x 400 up, non-blocking (1:1). PFC on, so nothing is lost. Frames of a 4096-byte PMTU (4158
+// bytes on the wire), a quarter of the events 1000-byte packets would take (the ASan build).
 LeafSpineConfig fabric16(coll::Pattern p, std::uint64_t size) {
   LeafSpineConfig c;
   c.fabric.base.link_gbps = 100;
+  c.fabric.base.packet_bytes = 4158;
   c.fabric.base.duration_ms = 1000;  // a cap: every run here finishes long before it
   c.fabric.base.buffer_bytes = 4'000'000;
   c.fabric.base.cc = false;
@@ -35,21 +37,22 @@ LeafSpineConfig fabric16(coll::Pattern p, std::uint64_t size) {
 
 TEST_CASE("leaf-spine ring allreduce: every byte delivered in step order, busbw at the formula's bound",
           "[sim][leafspine]") {
-  const auto c = fabric16(coll::Pattern::kAllReduce, 16 << 20);
+  const auto c = fabric16(coll::Pattern::kAllReduce, 32 << 20);
   REQUIRE(c.oversubscription() == 1.0);
   const LeafSpineResult r = run_leaf_spine(c);
   REQUIRE(r.complete);
   // Ring allreduce moves 2 (n - 1) / n of the buffer out of each of n ranks: 2 (n - 1) x size.
-  CHECK(r.expected_bytes == 2ull * 15 * (16 << 20));
+  CHECK(r.expected_bytes == 2ull * 15 * (32 << 20));
   CHECK(r.delivered_bytes == r.expected_bytes);
   CHECK(r.dependency_violations == 0);
   CHECK(r.drops == 0);
   CHECK(r.steps.size() == 30);  // 2 (n - 1)
   for (const StepStats& s : r.steps) CHECK(s.transfers == 16);
-  // busbw's bound is one link's payload rate: 100 Gb/s x 938 / 1000 bytes a packet = 11.725 GB/s.
-  // Each of the 30 steps also waits one chunk's last packet through 3 hops (about 3 x 1.08 us on
-  // a 1 MiB chunk's 89 us), so the run may fall short of the bound by up to 5 %, never exceed it.
-  const double bound = 100.0 / 8 * 938 / 1000;
+  // busbw's bound is one link's payload rate: 100 Gb/s x 4096 / 4158 bytes a frame = 12.31 GB/s.
+  // Each of the 30 steps also waits for a 2 MiB chunk's last frame to cross up to 4 links (about
+  // 4 x 1.33 us on the chunk's 170 us), so the run may fall short of the bound by up to 5 %, never
+  // exceed it.
+  const double bound = 100.0 / 8 * 4096 / 4158;
   CHECK(r.busbw_gbytes <= bound);
   CHECK(r.busbw_gbytes >= 0.95 * bound);
   CHECK(r.plan.busbw_factor == Approx(2.0 * 15 / 16));
