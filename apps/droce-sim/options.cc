@@ -54,7 +54,9 @@ std::string usage_text() {
   return std::string(
              "usage: droce-sim [options] --json FILE [--plot FILE.png]\n"
              "Simulates N DCQCN senders sharing one switch egress (RED/ECN marking, tail drop) in virtual\n"
-             "time, running droce's own DCQCN reaction/notification point and pacer. Deterministic per seed.\n") +
+             "time, running droce's own DCQCN reaction/notification point and pacer. Deterministic per seed.\n"
+             "--topology leafspine runs a droce-coll pattern over --ranks on a leaf-spine fabric instead and\n"
+             "reports it as nccl-tests does (busbw), with per-step tails, per-link counters and its own cost.\n") +
          paper +
          "droce-sim's earlier DCQCN names are still taken: --g, --alpha-period-us, --rate-increase-period-us,\n"
          "--byte-counter-bytes, --fast-recovery-steps, --ai-mbps, --hai-mbps, --min-rate-mbps and\n"
