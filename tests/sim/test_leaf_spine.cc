@@ -2,6 +2,7 @@
 // order, busbw at the formula's bound on a non-blocking fabric, the same result for a seed, less
 // under oversubscription, ECMP spreading flows over the spines, and drops counted, not hung on.
 #include <catch2/catch.hpp>
+#include <vector>
 
 #include "apps/droce-sim/leaf_spine.h"
 
@@ -114,7 +115,19 @@ TEST_CASE("leaf-spine: ECMP spreads the flows over every spine, by the lab's nam
     CHECK(r.links[i].up.bytes > 0);
     CHECK(r.links[i].down.bytes > 0);
   }
-  for (std::uint32_t s = 0; s < 4; ++s) CHECK(spine_of(c, 0, 8) == spine_of(c, 0, 8));
+  // The counts are the hash's picks for the 128 pairs, and another hash seed moves some of them.
+  std::vector<std::uint64_t> recount(4, 0);
+  std::uint32_t moved = 0;
+  auto reseeded = c;
+  reseeded.ecmp.seed = 1;
+  for (std::uint32_t a = 0; a < 16; ++a)
+    for (std::uint32_t b = 0; b < 16; ++b)
+      if (a / 8 != b / 8) {
+        ++recount[spine_of(c, a, b)];
+        moved += spine_of(c, a, b) != spine_of(reseeded, a, b);
+      }
+  CHECK(recount == r.flows_per_spine);
+  CHECK(moved > 0);
 }
 
 TEST_CASE("leaf-spine without PFC: a small buffer's drops are counted and the run ends incomplete",
