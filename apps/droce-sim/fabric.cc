@@ -5,16 +5,15 @@
 #include <droce/protocols/dcqcn/notification_point.h>
 #include <droce/protocols/dcqcn/pacer.h>
 #include <droce/protocols/dcqcn/reaction_point.h>
-#include <droce/protocols/dcqcn/red_marking.h>
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <random>
 
 #include "apps/droce-sim/event_queue.h"
 #include "apps/droce-sim/rc_flow.h"
 #include "apps/droce-sim/serial_clock.h"
+#include "apps/droce-sim/switch_port.h"
 
 namespace droce::sim {
 
@@ -32,25 +31,7 @@ Status FabricConfig::validate() const {
 
 namespace {
 
-struct Pkt {
-  std::uint32_t flow;
-  bool ce;
-  std::uint16_t in;     // ingress port at the switch holding it
-  std::uint64_t psn;    // the model's PSN, or the real transport's frame id
-  std::uint32_t bytes;  // on the wire: --packet-bytes, or the real frame's size
-};
-
 std::uint32_t hops_of(Topology t) { return t == Topology::kTwoHop ? 3 : 2; }
-
-struct SwPort {
-  std::deque<Pkt> q;
-  std::uint64_t bytes = 0;  // egress queue
-  double bps = 0;           // egress link rate
-  bool busy = false, paused = false;
-  std::uint64_t ingress_bytes = 0;  // buffered bytes that arrived on this port
-  bool xoff_sent = false;
-  SerialClock clock;
-};
 
 struct Host {
   dcqcn::DcqcnReactionPoint rp;
@@ -130,26 +111,24 @@ FabricResult run_fabric(const FabricConfig& fc) {
 
   std::vector<double> queue_samples;
 
+  const SwitchRules rules{cfg.buffer_bytes, fc.pfc, fc.xoff_bytes, fc.xon_bytes, red};
+
   auto start_tx = [&](std::uint32_t s, std::uint32_t p, std::uint64_t now) {
     SwPort& port = sw[s][p];
     if (port.busy || port.paused || port.q.empty()) return;
     port.busy = true;
     q.push(now + port.clock.ns(port.q.front().bytes, port.bps), EventType::kPortTxDone, s, p);
   };
-  // PFC at ingress (s, in): XOFF upstream above xoff, XON below xon; one link delay away.
-  auto pfc_check = [&](std::uint32_t s, std::uint32_t in, std::uint64_t now) {
-    if (!fc.pfc) return;
-    SwPort& port = sw[s][in];
-    bool send = false, on = false;
-    if (!port.xoff_sent && port.ingress_bytes > fc.xoff_bytes) {
-      port.xoff_sent = send = on = true;
+  // PFC at ingress (s, in): the upstream neighbour is a sender's NIC at S1, S1's uplink at S2;
+  // the pause travels one link delay.
+  auto pfc_check_at = [&](std::uint32_t s, std::uint32_t in, std::uint64_t now) {
+    const PfcSignal sig = pfc_check(rules, sw[s][in]);
+    if (sig == PfcSignal::kNone) return;
+    const bool on = sig == PfcSignal::kXoff;
+    if (on) {
       ++fr.pauses_sent;
       ++(s == 0 ? fr.pauses_s1 : fr.pauses_s2);
-    } else if (port.xoff_sent && port.ingress_bytes <= fc.xon_bytes) {
-      port.xoff_sent = false;
-      send = true;
     }
-    if (!send) return;
     if (s == 0)
       q.push(now + delay_ns, EventType::kHostPause, in, on ? 1u : 0u);
     else
@@ -157,22 +136,14 @@ FabricResult run_fabric(const FabricConfig& fc) {
   };
   auto enqueue = [&](std::uint32_t s, std::uint32_t in, std::uint32_t out, Pkt p, std::uint64_t now) {
     SwPort& e = sw[s][out];
-    // Lossy: each egress queue has the buffer. Lossless: the buffer is shared and accounted per
-    // ingress port, which pauses its upstream at XOFF and keeps buffer - XOFF as headroom for
-    // what is still in flight; a drop then means the headroom was too small.
-    if (fc.pfc ? sw[s][in].ingress_bytes + p.bytes > cfg.buffer_bytes : e.bytes + p.bytes > cfg.buffer_bytes) {
+    bool marked = false;
+    if (!admit(rules, sw[s][in], e, static_cast<std::uint16_t>(in), p, rng, marked)) {
       ++res.drops;
       return;
     }
-    const bool ce = red.mark(e.bytes, rng);
-    res.ecn_marked += ce && !p.ce;
-    p.ce = p.ce || ce;
-    p.in = static_cast<std::uint16_t>(in);
-    e.q.push_back(p);
-    e.bytes += p.bytes;
+    res.ecn_marked += marked;
     if (&e == &bottleneck) res.queue_max_bytes = std::max(res.queue_max_bytes, e.bytes);
-    sw[s][in].ingress_bytes += p.bytes;
-    pfc_check(s, in, now);
+    pfc_check_at(s, in, now);
     start_tx(s, out, now);
   };
 
@@ -221,12 +192,8 @@ FabricResult run_fabric(const FabricConfig& fc) {
       }
       case EventType::kPortTxDone: {
         SwPort& e = sw[ev.a][ev.b];
-        const Pkt p = e.q.front();
-        e.q.pop_front();
-        e.bytes -= p.bytes;
-        e.busy = false;
-        sw[ev.a][p.in].ingress_bytes -= p.bytes;
-        pfc_check(ev.a, p.in, now);
+        const Pkt p = depart(e, sw[ev.a][e.q.front().in]);
+        pfc_check_at(ev.a, p.in, now);
         if (ev.a == 0 && two_hop)
           q.push(now + delay_ns, EventType::kSwitchArrive, p.flow, 1u | (p.ce ? 2u : 0u), p.psn, p.bytes);
         else

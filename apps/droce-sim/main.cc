@@ -9,6 +9,7 @@
 #include "apps/common/run_python.h"
 #include "apps/droce-sim/dumbbell.h"
 #include "apps/droce-sim/fabric.h"
+#include "apps/droce-sim/leaf_spine_report.h"
 #include "apps/droce-sim/options.h"
 
 using droce::sim::SimConfig;
@@ -16,6 +17,7 @@ using droce::sim::SimConfig;
 int main(int argc, char** argv) {
   droce::sim::Options so;
   if (int rc = droce::sim::parse_options({argv + 1, argv + argc}, so); rc != 0) return rc == 1 ? 0 : 2;
+  if (so.use_leafspine) return droce::sim::run_and_report_leaf_spine(so);
   const SimConfig& cfg = so.cfg;
   const auto& fabric = so.fabric;
   const bool use_fabric = so.use_fabric;

@@ -54,7 +54,9 @@ std::string usage_text() {
   return std::string(
              "usage: droce-sim [options] --json FILE [--plot FILE.png]\n"
              "Simulates N DCQCN senders sharing one switch egress (RED/ECN marking, tail drop) in virtual\n"
-             "time, running droce's own DCQCN reaction/notification point and pacer. Deterministic per seed.\n") +
+             "time, running droce's own DCQCN reaction/notification point and pacer. Deterministic per seed.\n"
+             "--topology leafspine runs a droce-coll pattern over --ranks on a leaf-spine fabric instead and\n"
+             "reports it as nccl-tests does (busbw), with per-step tails, per-link counters and its own cost.\n") +
          paper +
          "droce-sim's earlier DCQCN names are still taken: --g, --alpha-period-us, --rate-increase-period-us,\n"
          "--byte-counter-bytes, --fast-recovery-steps, --ai-mbps, --hai-mbps, --min-rate-mbps and\n"
@@ -109,10 +111,44 @@ void declare(CLI::App& app, Options& o, std::string& cc, Overrides& overrides, O
                 "egress buffer, tail drop beyond" + d + std::to_string(c.buffer_bytes) + ")", Suffixes::kBinary);
   cli::add_real(app, g, "--loss", "P", c.loss, 0, 1,
                 "random loss on the bottleneck, [0, 1)" + d + cli::num(c.loss) + ")");
-  cli::add_choice(app, g, "--topology", {"dumbbell", "two-hop"},
+  cli::add_choice(app, g, "--topology", {"dumbbell", "two-hop", "leafspine"},
                   "N senders -> switch -> receiver, or N senders -> S1 -> S2 -> receiver\n"
-                  "plus an innocent flow S1 -> S2 -> another receiver (default dumbbell)",
-                  [&f](std::size_t i) { f.topology = i == 0 ? Topology::kDumbbell : Topology::kTwoHop; });
+                  "plus an innocent flow S1 -> S2 -> another receiver, or a leaf-spine fabric\n"
+                  "carrying --pattern over --ranks (default dumbbell)",
+                  [&f, &o](std::size_t i) {
+                    f.topology = i == 0 ? Topology::kDumbbell : Topology::kTwoHop;
+                    o.use_leafspine = i == 2;
+                  });
+
+  g = "leaf-spine (--topology leafspine: a droce-coll pattern, no congestion control, no loss recovery)";
+  LeafSpineConfig& ls = o.leafspine;
+  cli::add_uint(app, g, "--leaves", "L", ls.leaves, 1, 4096,
+                "leaves; --ranks / L hosts on each" + d + std::to_string(ls.leaves) + ")", Suffixes::kDecimal);
+  cli::add_uint(app, g, "--spines", "S", ls.spines, 1, 1024,
+                "spines, each joined to every leaf" + d + std::to_string(ls.spines) + ")", Suffixes::kDecimal);
+  cli::add_real(app, g, "--uplink-gbps", "G", ls.uplink_gbps, 0.001, 1e4,
+                "every leaf-spine link, both ways (default --link-gbps; oversubscription is\n"
+                "hosts per leaf x --link-gbps over spines x this)");
+  cli::add_value(app, g, "--ecmp-hash", "FIELDS", "the lab's ECMP hash fields and seed (default 5-tuple,seed=0)",
+                 [&ls](const std::string& v) {
+                   const Status s = engine::EcmpHashConfig::parse(v, ls.ecmp);
+                   return s.ok() ? std::string() : s.message();
+                 });
+  cli::add_value(app, g, "--pattern", "NAME",
+                 "allreduce (ring), alltoall, incast (to rank 0), permutation, bisection\n(default allreduce)",
+                 [&ls](const std::string& v) {
+                   coll::Pattern p{};
+                   if (!coll::pattern_by_name(v, p) || !sim_supports(p))
+                     return "--pattern: '" + v + "' is not allreduce, alltoall, incast, permutation or bisection";
+                   ls.coll.pattern = p;
+                   return std::string();
+                 });
+  cli::add_uint(app, g, "--ranks", "N", ls.coll.ranks, 2, kMaxSimRanks,
+                "ranks, one per host" + d + std::to_string(ls.coll.ranks) + ")", Suffixes::kDecimal);
+  cli::add_uint(
+      app, g, "--size", "B", ls.coll.size_bytes, 4, kMaxBytes,
+      "bytes, in nccl-tests' meaning for the pattern (float elements)" + d + std::to_string(ls.coll.size_bytes) + ")",
+      Suffixes::kBinary);
 
   g = "lossless (PFC)";
   cli::add_flag(app, g, "--pfc", f.pfc, "lossless: switch ingress above XOFF pauses its upstream (802.1Qbb)");
@@ -251,6 +287,23 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   if (Status s = dcqcn::validate_options(cfg.dcqcn, option_of, "--link-gbps"); !s.ok()) return fail(s.message());
 
   o.fabric.base = cfg;
+  if (o.use_leafspine) {
+    // The leaf-spine run moves a collective's bytes open-loop: say so rather than ignore an option.
+    if (apps::cli::given(*app, "--cc") && cfg.cc)
+      return fail("--cc dcqcn: not modelled with --topology leafspine (it runs --cc none)");
+    if (cfg.recovery.mode != Recovery::kNone || cfg.recovery.rcqp)
+      return fail(std::string(cfg.recovery.rcqp ? "--transport rcqp" : "--recovery") +
+                  ": not modelled with --topology leafspine (its transport is the model, lossless with --pfc)");
+    if (apps::cli::given(*app, "--flows") || cfg.incast)
+      return fail("--flows, --incast: --topology leafspine takes --ranks and --pattern");
+    o.fabric.base.cc = false;
+    o.leafspine.fabric = o.fabric;
+    o.leafspine.coll.seed = cfg.seed;
+    if (Status s = o.leafspine.validate(); !s.ok()) return fail(s.message());
+    if (o.json_path.empty()) return fail("--json FILE is required (see --help)");
+    if (!o.plot_path.empty()) return fail("--plot: not drawn for --topology leafspine");
+    return 0;
+  }
   if (Status s = o.use_fabric ? o.fabric.validate() : cfg.validate(); !s.ok()) return fail(s.message());
   if (Status s = check_sample_count(cfg); !s.ok()) return fail(s.message());
   if (o.json_path.empty()) return fail("--json FILE is required (see --help)");

@@ -6,13 +6,16 @@
 
 #include "apps/droce-sim/dumbbell.h"
 #include "apps/droce-sim/fabric.h"
+#include "apps/droce-sim/leaf_spine.h"
 
 namespace droce::sim {
 
 struct Options {
   SimConfig cfg;
   FabricConfig fabric = dumbbell_fabric();
-  bool use_fabric = false;  // --pfc or --topology two-hop: the fabric model
+  bool use_fabric = false;    // --pfc or --topology two-hop: the fabric model
+  LeafSpineConfig leafspine;  // --topology leafspine: a collective on a leaf-spine fabric
+  bool use_leafspine = false;
   std::string json_path, plot_path, preset = "paper";
 
  private:
