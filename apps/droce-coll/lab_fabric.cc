@@ -2,6 +2,8 @@
 // LeafSpine built from the ranks' addresses; one RcEndpoint per rank transmitting into its link.
 #include "apps/droce-coll/lab_fabric.h"
 
+#include <rte_cycles.h>
+
 namespace droce::coll {
 
 wire::L2L3Address CollLab::address(std::uint32_t rank) {
@@ -78,6 +80,7 @@ std::unique_ptr<CollLab> CollLab::create(const LabConfig& cfg, engine::Status& e
   lab->cfg_ = cfg;
   err = cfg.leaves == 0 ? lab->build_star() : lab->build_leafspine();
   if (!err.ok()) return nullptr;
+  lab->series_.init(cfg.ranks, cfg.leaves, cfg.spines, cfg.sample_ms, rte_get_tsc_hz());
   // Taps on both ends of each rank's link (link r in either topology).
   for (std::uint32_t r = 0; r < cfg.ranks; ++r) {
     engine::RingEnd& sw_end = lab->rings_->end(r, 1);

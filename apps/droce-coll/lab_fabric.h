@@ -15,6 +15,8 @@
 #include <memory>
 #include <vector>
 
+#include "apps/droce-coll/queue_series.h"
+
 namespace droce::coll {
 
 struct LabConfig {
@@ -34,6 +36,7 @@ struct LabConfig {
   engine::EndpointDcqcn dcqcn;
   engine::EndpointPfc pfc;
   std::uint32_t ring_slots = 1024;
+  double sample_ms = 1;  // the queue series' period (QueueSeries); 0: none
   // Taps (FrameTap): what each rank sends, seen as its switch port takes it (`ingress`, on the
   // switch's thread), and what the switch sends each rank, seen as the rank takes it (`egress`,
   // on the rank's thread, before the link's impairment). ctx arrays are indexed by rank.
@@ -74,13 +77,17 @@ class CollLab {
       leafspine_->poll(now_tsc);
     else
       sw_->poll(now_tsc);
+    series_.sample(now_tsc, sw_.get(), leafspine_.get());
   }
-  // The origin of the link failures' times (on the thread that polls the switch; once: later
-  // calls change nothing, so the schedule runs once over the whole run).
+  // The origin of the link failures' times and of the queue series (on the thread that polls the
+  // switch; once: later calls change nothing, so the schedule runs once over the whole run).
   void start_link_clock(std::uint64_t now_tsc) {
     if (leafspine_ && !link_clock_started_) leafspine_->start_clock(now_tsc);
+    series_.start(now_tsc);
     link_clock_started_ = true;
   }
+  // Every queue over the timed run (LabConfig::sample_ms); read once the pollers stopped.
+  [[nodiscard]] const QueueSeries& queue_series() const { return series_; }
   // Shutdown after the pollers stopped: queued frames freed, endpoints finished.
   void finish();
 
@@ -94,6 +101,7 @@ class CollLab {
   std::unique_ptr<engine::LeafSpine> leafspine_;
   engine::RingFabric* rings_ = nullptr;  // the star's or the leaf-spine's
   bool link_clock_started_ = false;
+  QueueSeries series_;
   std::vector<std::unique_ptr<engine::MemoryRegistry>> mem_;
   std::vector<std::unique_ptr<engine::RcEndpoint>> eps_;
 };

@@ -190,6 +190,10 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
                         o.link_failures.push_back(f);
                         return std::string();
                       });
+  cli::add_real(app, g, "--sample-ms", "M", o.sample_ms, 0, 1000,
+                "sample every queue of the lab fabric (each rank's port, both directions of every\n"
+                "leaf-spine link) every M ms of the timed run, into the JSON's fabric.series (default 1;\n"
+                "0: none)");
   cli::add_real(app, g, "--shaper-burst-us", "U", s.shaper_burst_us, 0, 1e6,
                 "how far a backlogged shaped port may fall behind and catch up: this process's lab\n"
                 "stops whenever the OS deschedules it (default 50000)");

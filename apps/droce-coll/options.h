@@ -59,6 +59,7 @@ struct Options {
   double uplink_gbps = -1;  // every leaf-spine link, both ways; below 0: --egress-gbps
   engine::EcmpHashConfig ecmp;
   std::vector<engine::LinkFailure> link_failures;  // --link-down, in ms from the timed run's start
+  double sample_ms = 1;                            // the lab's queue series (fabric.series in the JSON); 0: none
   engine::ImpairmentConfig impairment;
   std::uint64_t seed = 1;                 // the permutation, the impairment and RED
   std::optional<std::uint64_t> psn_seed;  // --seed given: the first PSNs' too; else the OS's entropy
@@ -112,7 +113,8 @@ inline constexpr const char* kLabOnlyOptions[] = {"--workers",
                                                   "--pfc-watchdog-ms",
                                                   "--stuck-rank",
                                                   "--slow-receiver",
-                                                  "--slow-receiver-buffer-bytes"};
+                                                  "--slow-receiver-buffer-bytes",
+                                                  "--sample-ms"};
 
 // "A.B.C.D" -> host-order IPv4; false when it is not one.
 [[nodiscard]] bool parse_ipv4(const std::string& text, std::uint32_t& out);

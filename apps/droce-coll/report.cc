@@ -199,6 +199,10 @@ bool print_summary(const Options& o, const RunSummary& s, const CollLab* lab, co
           static_cast<unsigned long long>(l.up.rehashed_flows), static_cast<unsigned long long>(l.up.rehashed_frames));
     }
   }
+  if (const QueueSeries& q = lab->queue_series(); q.on())
+    std::printf("#\n# queue series: %zu samples, one each %g ms of the timed run%s: in the JSON (fabric.series)\n",
+                q.samples(), q.sample_ms(),
+                q.dropped() != 0 ? (", " + std::to_string(q.dropped()) + " more not kept").c_str() : "");
   if (s.failure.empty())
     std::printf("# every port's first-transmission payload %s the schedules' bytes\n",
                 matrix_ok ? "equals" : "DIFFERS FROM");
@@ -235,9 +239,29 @@ nlohmann::json ms_or_null(std::int64_t ns) {
 
 // The topology and, for a leaf-spine, every leaf-spine link by name: `up` is the leaf's queue
 // towards the spine, `down` the spine's towards the leaf.
+// The queue series (QueueSeries): its times, each rank port's queue and, on a leaf-spine, each
+// link's two queues, named as the links are; null when off.
+nlohmann::json series_json(const CollLab& lab) {
+  const QueueSeries& q = lab.queue_series();
+  if (!q.on()) return nullptr;
+  const LabConfig& c = lab.config();
+  nlohmann::json ports = nlohmann::json::array();
+  for (std::uint32_t r = 0; r < c.ranks; ++r)
+    ports.push_back({{"rank", r}, {"queue_bytes", q.column(q.rank_column(r))}});
+  nlohmann::json links = nlohmann::json::array();
+  if (c.leaves >= 2)
+    for (std::uint32_t l = 0; l < c.leaves; ++l)
+      for (std::uint32_t s = 0; s < c.spines; ++s)
+        links.push_back({{"name", "leaf" + std::to_string(l) + "-spine" + std::to_string(s)},
+                         {"up_queue_bytes", q.column(q.link_column(l, s, true))},
+                         {"down_queue_bytes", q.column(q.link_column(l, s, false))}});
+  return {{"sample_ms", q.sample_ms()}, {"samples", q.samples()}, {"samples_dropped", q.dropped()},
+          {"time_ms", q.time_ms()},     {"ports", ports},         {"links", links}};
+}
+
 nlohmann::json fabric_json(const CollLab& lab) {
   const LabConfig& c = lab.config();
-  if (c.leaves == 0) return {{"topology", "star"}};
+  if (c.leaves == 0) return {{"topology", "star"}, {"series", series_json(lab)}};
   nlohmann::json links = nlohmann::json::array();
   for (const engine::FabricLinkCounters& l : lab.fabric_links())
     links.push_back({{"name", l.name},
@@ -262,7 +286,8 @@ nlohmann::json fabric_json(const CollLab& lab) {
           {"ecmp_hash", c.ecmp.describe()},
           {"ecmp_rehash", "resilient"},
           {"link_failures", failures},
-          {"links", links}};
+          {"links", links},
+          {"series", series_json(lab)}};
 }
 
 }  // namespace

@@ -90,7 +90,7 @@ check "--pcap: a pcap tshark decodes as InfiniBand over UDP, frames cut to --pca
 # the destination port alone (--ecmp-hash dst-port) each leaf's traffic collides on one uplink,
 # while 4 QPs per peer over the 5-tuple use both. With the hash on the source port alone, the
 # user's ports decide: --udp-sport 50000,0 puts every QP on one port (one uplink a leaf), and
-# 50000,1 gives a pair's 4 QPs 4 ports that reach both spines.
+# 50000,1 gives a pair's 4 QPs 4 ports that reach both spines. Each run's queue series is whole.
 fabric_check() {
   /usr/bin/python3 - "$1" "$2" <<'PY'
 import json, sys
@@ -117,6 +117,21 @@ for leaf in (0, 1):
         assert len(used) == 2, ('4 QPs per peer on distinct ports use both spines', mode, links)
 want = {'sport-one': '50000,0', 'sport-spread': '50000,1'}.get(mode, 'derived')
 assert d['config']['udp_sport'] == want, d['config']
+# The queue series (--sample-ms, 1 by default): one value per sample for every rank port and both
+# directions of every link, named as the links are, in time order; an uplink that carried nothing
+# never held anything.
+s = f['series']
+n = s['samples']
+assert s['sample_ms'] == 1 and n == len(s['time_ms']) > 0 and s['samples_dropped'] == 0, s['samples']
+assert all(a < b for a, b in zip(s['time_ms'], s['time_ms'][1:]))
+assert [p['rank'] for p in s['ports']] == list(range(len(m))) and all(len(p['queue_bytes']) == n for p in s['ports'])
+assert sorted(l['name'] for l in s['links']) == sorted(l['name'] for l in links)
+for l in s['links']:
+    assert len(l['up_queue_bytes']) == n and len(l['down_queue_bytes']) == n, l['name']
+    counted = next(c for c in links if c['name'] == l['name'])
+    if counted['up']['tx_frames'] == 0:
+        assert max(l['up_queue_bytes']) == 0, l
+    assert max(l['up_queue_bytes']) <= counted['up']['queue_max_bytes'], (l['name'], counted['up'])
 PY
 }
 for mode in collide spread sport-one sport-spread; do
