@@ -90,8 +90,7 @@ void Job::plan_lanes(double msg_rate) {
     q.lane = o.group_of(q.index);
   }
   for (Responder& r : rsps_) r.opt = &o.workload_of(r.index);
-  if (o.groups.empty()) {
-    lanes_[0].start_tsc = plan_.start_tsc;
+  if (o.groups.empty()) {  // the whole run, from its first iteration to its last
     lanes_[0].inflight = plan_.slots;
     if (active_reqs_ > 0) lanes_[0].schedule = schedule(o, msg_rate, index_, plan_.start_tsc);
     return;
