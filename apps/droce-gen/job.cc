@@ -56,11 +56,7 @@ void Job::plan(const RunPlan& plan, std::uint32_t active, std::uint64_t count, d
   index_qpns(reqs_, active_reqs_, req_index_);
   index_qpns(rsps_, active_rsps_, rsp_index_);
   count_ = count;
-  const Options& o = *plan.opt;
-  schedule_ = msg_rate > 0 && active_reqs_ > 0 && !plan.server
-                  ? ArrivalSchedule(o.arrivals, plan.hz / msg_rate, o.burst, o.seed, index_, plan.start_tsc,
-                                    OnOffPeriod{o.on_us * 1e-6 * plan.hz, o.off_us * 1e-6 * plan.hz})
-                  : ArrivalSchedule{};
+  plan_lanes(msg_rate);
   late_after_tsc_ = static_cast<std::uint64_t>(plan.hz * static_cast<double>(kLateAfterNs) / 1e9);
   shed_after_tsc_ = static_cast<std::uint64_t>(plan.hz * static_cast<double>(kShedAfterNs) / 1e9);
   for (auto& q : reqs_) q.due_tsc.assign(q.post_tsc.size(), 0);
@@ -79,6 +75,48 @@ void Job::plan(const RunPlan& plan, std::uint32_t active, std::uint64_t count, d
   figures_.qp_bytes = std::make_unique<std::atomic<std::uint64_t>[]>(figures_.qp_entries);
 }
 
+void Job::plan_lanes(double msg_rate) {
+  const Options& o = *plan_.opt;
+  const double hz = plan_.hz;
+  // A workload's open-loop schedule at `rate` messages/s from `start` (its own stream of --seed).
+  auto schedule = [&](const Options& w, double rate, std::uint64_t stream, std::uint64_t start) {
+    return rate > 0 && !plan_.server ? ArrivalSchedule(w.arrivals, hz / rate, w.burst, o.seed, stream, start,
+                                                       OnOffPeriod{w.on_us * 1e-6 * hz, w.off_us * 1e-6 * hz})
+                                     : ArrivalSchedule{};
+  };
+  lanes_.assign(std::max<std::size_t>(1, o.groups.size()), Lane{});
+  for (Requester& q : reqs_) {
+    q.opt = &o.workload_of(q.index);
+    q.lane = o.group_of(q.index);
+  }
+  for (Responder& r : rsps_) r.opt = &o.workload_of(r.index);
+  if (o.groups.empty()) {  // the whole run, from its first iteration to its last
+    lanes_[0].inflight = plan_.slots;
+    if (active_reqs_ > 0) lanes_[0].schedule = schedule(o, msg_rate, index_, plan_.start_tsc);
+    return;
+  }
+  for (std::uint32_t g = 0; g < o.groups.size(); ++g) {
+    const FlowGroup& fg = o.groups[g];
+    const Options& w = fg.workload;
+    Lane& l = lanes_[g];
+    l.start_tsc = plan_.start_tsc + static_cast<std::uint64_t>(fg.start_s * hz);
+    if (fg.stop_s > 0) l.stop_tsc = plan_.start_tsc + static_cast<std::uint64_t>(fg.stop_s * hz);
+    l.inflight = w.inflight;
+    // The group's offered load, split over its QPs: this job carries its QPs' share.
+    std::uint32_t mine = 0;
+    for (std::uint32_t i = 0; i < active_reqs_; ++i) mine += reqs_[i].lane == g ? 1 : 0;
+    if (mine > 0)
+      l.schedule = schedule(w, w.offered_msg_rate() * mine / w.qps, index_ | std::uint64_t{g + 1} << 16, l.start_tsc);
+  }
+}
+
+std::vector<GroupFigures> Job::group_figures() const {
+  std::vector<GroupFigures> v;
+  if (plan_.opt == nullptr || plan_.opt->groups.empty()) return v;
+  for (const Lane& l : lanes_) v.push_back(l.figs);
+  return v;
+}
+
 void Job::reset_measures() {
   t_ = Totals{};
   for (Responder& r : rsps_) r.t = Totals{};
@@ -87,6 +125,7 @@ void Job::reset_measures() {
   load_ = LoadCounters{};
   ops_ = PerOp{};
   sizes_ = PerSize{};
+  for (Lane& l : lanes_) l.figs = GroupFigures{};
 }
 
 int Job::lcore_main(void* arg) {
@@ -151,7 +190,7 @@ bool Job::pause_once(std::uint64_t now) {
 
 // Posts the next message on `q`; open loop: the schedule's next, which it takes (due no later than now).
 bool Job::post_one(Requester& q, bool open) {
-  const Options& o = *plan_.opt;
+  const Options& o = *q.opt;
   const std::uint64_t seq = q.posted;
   const std::uint32_t size = o.size_of(q.index, seq);
   const Op op = o.op_of(q.index, seq);
@@ -183,10 +222,11 @@ bool Job::post_one(Requester& q, bool open) {
   q.post_tsc[slot] = posted_at;
   q.due_tsc[slot] = posted_at;
   if (open) {
-    const std::uint64_t due = schedule_.due();
+    ArrivalSchedule& schedule = lanes_[q.lane].schedule;
+    const std::uint64_t due = schedule.due();
     q.due_tsc[slot] = due;
     if (posted_at - due > late_after_tsc_) ++load_.late;  // due <= the iteration's start <= posted_at
-    schedule_.advance();
+    schedule.advance();
     ++load_.scheduled;
   }
   ++load_.posted;
@@ -197,30 +237,33 @@ bool Job::post_one(Requester& q, bool open) {
 
 // Open loop: the backlog waits its turn until kShedAfterNs after its due time; older messages are
 // shed, each counted (the schedule jumps past them without drawing them one by one).
-void Job::shed_stale(std::uint64_t now) {
-  if (schedule_.due() > now || now - schedule_.due() <= shed_after_tsc_) return;
-  const std::uint64_t n = schedule_.skip_before(now - shed_after_tsc_);
+void Job::shed_stale(Lane& l, std::uint64_t now) {
+  if (l.schedule.due() > now || now - l.schedule.due() <= shed_after_tsc_) return;
+  const std::uint64_t n = l.schedule.skip_before(now - shed_after_tsc_);
   load_.shed += n;
   load_.scheduled += n;
 }
 
 LoadCounters Job::load(std::uint64_t end_tsc) const {
   LoadCounters l = load_;
-  if (!schedule_.enabled()) return l;
-  // The offered rate is the messages due in the window over the window's length: counted only to
-  // this job's last iteration, a job (or the host) descheduled near the end left the messages due
-  // after it out of a window that still counted the time (seen: 200 of 20,000 on-off messages
-  // missing from a 1.01 s window on a loaded host; a longer pause, more).
-  std::uint64_t backlog = schedule_.due_by(std::max(last_run_, end_tsc));
-  // A --count run offers its share and no more.
-  if (plan_.opt->count != 0) backlog = std::min(backlog, count_ - std::min(count_, total_posted_));
-  l.backlog = backlog;
-  l.scheduled += backlog;
+  for (const Lane& lane : lanes_) {
+    if (!lane.schedule.enabled()) continue;
+    // The offered rate is the messages due in the window over the window's length: counted only to
+    // this job's last iteration, a job (or the host) descheduled near the end left the messages due
+    // after it out of a window that still counted the time (seen: 200 of 20,000 on-off messages
+    // missing from a 1.01 s window on a loaded host; a longer pause, more).
+    // A flow group offers nothing due at or after its stop.
+    std::uint64_t backlog = lane.schedule.due_by(std::min(std::max(last_run_, end_tsc), lane.stop_tsc - 1));
+    // A --count run offers its share and no more.
+    if (plan_.opt->count != 0) backlog = std::min(backlog, count_ - std::min(count_, total_posted_));
+    l.backlog += backlog;
+    l.scheduled += backlog;
+  }
   return l;
 }
 
 void Job::keep_receives_posted(Responder& r) {
-  const Options& o = *plan_.opt;
+  const Options& o = *r.opt;
   // SEND and WRITE with immediate each consume a receive (IBTA §9.4.1.1, §9.4.3); READs and
   // atomics none.
   if (!o.carries(Op::kSend) && !o.carries(Op::kWrite)) return;
@@ -242,7 +285,7 @@ void Job::note_failure(std::uint32_t index, RcEndpoint& ep, std::uint32_t qpn, c
 
 // Responder: sequence and content of every message (SEND data, WRITE target memory).
 void Job::verify_message(Responder& r, const rc::Completion& c, std::uint64_t now) {
-  const Options& o = *plan_.opt;
+  const Options& o = *r.opt;
   if (plan_.cm && c.status == rc::WcStatus::kWrFlushErr) return;
   // The QP's own figures beside the job's (a server of several clients reports each client's).
   Totals found;
@@ -256,11 +299,11 @@ void Job::verify_message(Responder& r, const rc::Completion& c, std::uint64_t no
   ++r.received;
   const std::uint64_t seq = c.imm;
   // A mix's READs never reach this end: the next one expected is the next SEND or WRITE.
-  const std::uint64_t want = next_received(r.index, r.expected) & 0xFFFFFFFFull;
+  const std::uint64_t want = next_received(o, r.index, r.expected) & 0xFFFFFFFFull;
   if (seq < want) {
     found.duplicated = 1;
   } else if (seq > want) {
-    found.lost = received_between(r.index, want, seq);
+    found.lost = received_between(o, r.index, want, seq);
     found.out_of_order = 1;
   }
   const std::uint32_t size = o.size_of(r.index, seq);
@@ -296,15 +339,13 @@ namespace {
 constexpr std::uint64_t kMaxReadRun = 1u << 20;
 }  // namespace
 
-std::uint64_t Job::next_received(std::uint32_t qp, std::uint64_t seq) const {
-  const Options& o = *plan_.opt;
+std::uint64_t Job::next_received(const Options& o, std::uint32_t qp, std::uint64_t seq) {
   if (o.mix.empty() || !o.carries(Op::kRead)) return seq;
   for (std::uint64_t n = 0; n < kMaxReadRun && o.op_of(qp, seq) == Op::kRead; ++n) ++seq;
   return seq;
 }
 
-std::uint64_t Job::received_between(std::uint32_t qp, std::uint64_t from, std::uint64_t to) const {
-  const Options& o = *plan_.opt;
+std::uint64_t Job::received_between(const Options& o, std::uint32_t qp, std::uint64_t from, std::uint64_t to) {
   if (o.mix.empty() || !o.carries(Op::kRead) || to - from > kMaxReadRun) return to - from;
   std::uint64_t n = 0;
   for (std::uint64_t s = from; s < to; ++s) n += o.op_of(qp, s) != Op::kRead ? 1 : 0;
@@ -322,25 +363,30 @@ bool Job::atomic_result_ok(const Requester& q, const rc::Completion& c) const {
 // Requester: completions in order; READ data checked here; latency from the due time (closed
 // loop: the posting) and service time from the posting, each to the completion.
 void Job::complete_request(Requester& q, const rc::Completion& c, std::uint64_t now) {
-  const Options& o = *plan_.opt;
+  const Options& o = *q.opt;
+  GroupFigures& g = lanes_[q.lane].figs;
   ++q.completed;
   if (c.status != rc::WcStatus::kSuccess) {
     ++t_.errors;
+    ++g.t.errors;
     note_failure(q.index, *q.ep, q.qpn, c);
     return;
   }
-  if (c.wr_id != q.completed - 1) ++t_.out_of_order;
+  if (c.wr_id != q.completed - 1) ++t_.out_of_order, ++g.t.out_of_order;
   const std::size_t slot = c.wr_id % plan_.slots;
   const std::uint32_t size = o.size_of(q.index, c.wr_id);
   const Op op = o.op_of(q.index, c.wr_id);
   if (op == Op::kRead &&
       !plan_.pattern->check(q.buf + slot * plan_.slot_bytes, size, q.index, c.wr_id % q.remote_slots))
-    ++t_.corrupted;
+    ++t_.corrupted, ++g.t.corrupted;
   // An atomic's original value is the count of operations before it: anything else means one
   // was lost or ran twice (a CmpSwap that found another value also failed to swap).
   if (is_atomic_op(op) && !atomic_result_ok(q, c)) ++t_.corrupted;
   const auto latency = static_cast<std::uint64_t>(static_cast<double>(now - q.due_tsc[slot]) * 1e9 / plan_.hz);
   hist_.record(latency);
+  g.hist.record(latency);
+  ++g.t.messages;
+  g.t.bytes += size;
   if (!o.size_weights.empty()) ++sizes_[o.size_weights.draw_index(o.seed, kSizeStream, q.index, c.wr_id)];
   if (!o.mix.empty()) {
     OpFigures& f = ops_[static_cast<std::size_t>(op)];
@@ -423,14 +469,19 @@ void Job::run_once(std::uint64_t now) {
   last_run_ = now;
   // Offered load: every message due by now is posted as soon as a QP's window has room, oldest
   // first; what waits is the backlog (its wait counts in its latency), shed only past kShedAfterNs.
-  const bool open = schedule_.enabled();
   // kPause (a sweep between sizes) posts nothing: what is in flight completes.
   const bool posting = phase_.load(std::memory_order_relaxed) == Phase::kRun;
-  if (posting && open && (o.count == 0 || total_posted_ < count_)) shed_stale(now);
+  const bool share_left = o.count == 0 || total_posted_ < count_;
+  // Each lane (flow group) posts only within its window; the schedule's stale messages are shed
+  // there too (a later call on the same lane finds none left to shed).
   for (std::uint32_t i = 0; posting && i < active_reqs_; ++i) {
     Requester& q = reqs_[i];
-    while (q.posted - q.completed < plan_.slots && (o.count == 0 || total_posted_ < count_) &&
-           (!open || schedule_.due() <= now) && q.ep->qp(q.qpn)->state() == rc::QpState::kRts && post_one(q, open)) {
+    Lane& l = lanes_[q.lane];
+    if (now < l.start_tsc || now >= l.stop_tsc) continue;
+    const bool open = l.schedule.enabled();
+    if (open && share_left) shed_stale(l, now);
+    while (q.posted - q.completed < l.inflight && (o.count == 0 || total_posted_ < count_) &&
+           (!open || l.schedule.due() <= now) && q.ep->qp(q.qpn)->state() == rc::QpState::kRts && post_one(q, open)) {
     }
   }
   for (std::uint32_t i = 0; i < active_rsps_; ++i) keep_receives_posted(rsps_[i]);

@@ -85,6 +85,13 @@ using PerOp = std::array<OpFigures, kMixOps>;
 // Weighted sizes (--size SIZE:WEIGHT,..): the messages completed of each size, in the order given.
 using PerSize = std::array<std::uint64_t, WeightedDraw::kMaxChoices>;
 
+// A flow group's figures in one job, from the end of the warm-up: what its requesters saw complete
+// (the responders' verification of its QPs is in their Responder::t).
+struct GroupFigures {
+  Totals t;
+  engine::LatencyHistogram hist;  // as the run's latency: due (closed loop: posted) to completion
+};
+
 // What every job shares (read-only during the run).
 struct RunPlan {
   const Options* opt = nullptr;
@@ -116,8 +123,9 @@ class Job {
   [[nodiscard]] std::vector<std::uint8_t>& responder_buffer() { return rsp_buf_; }
   // Its share of the workload: the first `active` QPs of each side carry traffic, at most `count`
   // messages (0: by duration), at `msg_rate` messages/s (0: closed loop) due as --arrivals and
-  // --burst say (its own stream of --seed). Again for each size of a sweep (the job parked): the
-  // step's counters, latency and schedule start from zero; the QPs' sequences go on.
+  // --burst say (its own stream of --seed). Flow groups: each group's QPs here carry their share
+  // of its offered load (msg_rate is not used), within its start and stop. Again for each size of a sweep (the job
+  // parked): the step's counters, latency and schedule start from zero; the QPs' sequences go on.
   void plan(const RunPlan& plan, std::uint32_t active, std::uint64_t count, double msg_rate);
 
   // ---- the run ----
@@ -149,6 +157,8 @@ class Job {
   // A --mix run: each op's share (empty figures otherwise).
   [[nodiscard]] const PerOp& per_op() const { return ops_; }
   [[nodiscard]] const PerSize& per_size() const { return sizes_; }
+  // Flow groups: each group's figures, by group index (empty without groups).
+  [[nodiscard]] std::vector<GroupFigures> group_figures() const;
   // The schedule's account up to `end_tsc`, the measured window's end (the run's clock, not this
   // job's: a job last run before it still owes what fell due since, counted as backlog).
   [[nodiscard]] LoadCounters load(std::uint64_t end_tsc) const;
@@ -164,7 +174,16 @@ class Job {
  private:
   void poll_transport(std::uint64_t now);
   bool post_one(Requester& q, bool open);
-  void shed_stale(std::uint64_t now);
+  // A flow group's share of the job (a run without groups: one lane, the whole workload): its
+  // schedule and window, and its figures.
+  struct Lane {
+    ArrivalSchedule schedule;  // closed loop: disabled
+    std::uint64_t start_tsc = 0, stop_tsc = UINT64_MAX;
+    std::uint32_t inflight = 0;  // its window per QP (<= the run's slots)
+    GroupFigures figs;
+  };
+  void plan_lanes(double msg_rate);
+  void shed_stale(Lane& l, std::uint64_t now);
   void keep_receives_posted(Responder& r);
   // Completions: each endpoint's CQ drained once per iteration, each completion to its QP's entry.
   struct QpnIndex {
@@ -186,8 +205,9 @@ class Job {
   [[nodiscard]] bool in_flight() const;  // an active requester's posting not yet completed
   // A --mix run's responder: the first sequence number from `seq` on that reaches it (READs do
   // not), and how many of [from, to) do (those missing are lost).
-  [[nodiscard]] std::uint64_t next_received(std::uint32_t qp, std::uint64_t seq) const;
-  [[nodiscard]] std::uint64_t received_between(std::uint32_t qp, std::uint64_t from, std::uint64_t to) const;
+  [[nodiscard]] static std::uint64_t next_received(const Options& o, std::uint32_t qp, std::uint64_t seq);
+  [[nodiscard]] static std::uint64_t received_between(const Options& o, std::uint32_t qp, std::uint64_t from,
+                                                      std::uint64_t to);
   void reset_measures();
 
   const std::uint16_t index_;
@@ -204,8 +224,8 @@ class Job {
   std::vector<std::uint8_t> req_buf_, rsp_buf_;
   std::uint32_t active_reqs_ = 0, active_rsps_ = 0;
   QpnIndex req_index_, rsp_index_;
-  std::uint64_t count_ = 0;   // this job's share of --count (0: by duration)
-  ArrivalSchedule schedule_;  // this job's share of the offered load (closed loop: disabled)
+  std::uint64_t count_ = 0;                                // this job's share of --count (0: by duration)
+  std::vector<Lane> lanes_;                                // by flow group (one without groups)
   std::uint64_t late_after_tsc_ = 0, shed_after_tsc_ = 0;  // kLateAfterNs, kShedAfterNs in ticks
   LoadCounters load_;
   std::uint64_t last_run_ = 0;  // the last iteration's time: the backlog is counted there

@@ -1,6 +1,7 @@
 // droce-gen option parsing: every bad value is one clear message naming the option.
 #include "apps/droce-gen/options.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <utility>
 
@@ -10,6 +11,7 @@
 #include "apps/common/cli/values.h"
 #include "apps/common/cli_number.h"
 #include "apps/common/memory_budget.h"
+#include "apps/droce-gen/flow_group.h"
 #include "apps/droce-gen/sweep.h"
 
 namespace droce::gen {
@@ -38,8 +40,27 @@ const char* mode_name(Mode m) { return m == Mode::kLoopback ? "loopback" : m == 
 std::uint32_t Options::max_size() const {
   std::uint32_t m = 0;
   for (auto s : sizes) m = s > m ? s : m;
+  for (const FlowGroup& g : groups) m = std::max(m, g.workload.max_size());
   return m;
 }
+
+std::uint32_t Options::responder_regions() const {
+  std::uint32_t n = mix.empty() ? 1 : static_cast<std::uint32_t>(mix.size());
+  for (const FlowGroup& g : groups) n = std::max(n, g.workload.responder_regions());
+  return n;
+}
+
+const Options& Options::workload_of(std::uint32_t qp) const {
+  return groups.empty() ? *this : groups[group_of(qp)].workload;
+}
+
+std::uint32_t Options::group_of(std::uint32_t qp) const {
+  for (std::uint32_t g = 0; g < groups.size(); ++g)
+    if (qp < groups[g].first_qp + groups[g].workload.qps) return g;
+  return 0;
+}
+
+bool FlowGroup::has(const std::string& key) const { return std::find(keys.begin(), keys.end(), key) != keys.end(); }
 
 double Options::mean_size() const {
   double sum = 0;
@@ -53,6 +74,8 @@ double Options::mean_size() const {
 }
 
 bool Options::carries(Op k) const {
+  if (!groups.empty())
+    return std::any_of(groups.begin(), groups.end(), [k](const FlowGroup& g) { return g.workload.carries(k); });
   if (mix.empty()) return op == k;
   for (std::size_t i = 0; i < mix.size(); ++i)
     if (static_cast<Op>(mix.value(i)) == k) return true;
@@ -90,10 +113,9 @@ std::string sizes_text(const std::vector<std::uint32_t>& s) {
 }
 
 namespace {
-
 constexpr std::size_t kMaxSizes = 64;  // entries of a --size list
+}  // namespace
 
-// --size BYTES[,BYTES..]: each entry 1 B .. kMaxMessageBytes (binary suffixes), at most kMaxSizes of them.
 Status parse_sizes(const std::string& v, std::vector<std::uint32_t>& out) {
   std::vector<std::uint32_t> sizes;
   for (std::size_t start = 0;;) {
@@ -112,6 +134,8 @@ Status parse_sizes(const std::string& v, std::vector<std::uint32_t>& out) {
   out = std::move(sizes);
   return {};
 }
+
+namespace {
 
 // Every option, by group; the shared groups (apps/common/cli/groups.h) declare the common ones.
 void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::string>>& overrides) {
@@ -273,6 +297,24 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   work.duration_s = &o.duration_s;
   work.count = &o.count;
   cli::add_workload(app, work);
+  cli::add_repeatable(app, g, "--flow-group", "SPEC",
+                      "a group of QPs with its own workload, side by side with the other groups,\n"
+                      "each reported on its own; repeat it, one group each (loopback). SPEC is\n"
+                      "KEY=VALUE items separated by ';' (quote it): name (required), qps (default 1),\n"
+                      "op or mix (default write), size (as --size: one, a list or weighted; default\n"
+                      "4096), rate-gbps or msg-rate (with arrivals, burst, on-us, off-us; default\n"
+                      "closed loop), inflight (default 16), dscp (0..63, its frames and ACKs;\n"
+                      "default 0), start and stop (seconds after the run's start; default the whole\n"
+                      "run), e.g. 'name=rpc;qps=2;op=send;size=64:90,4096:10;msg-rate=2000;dscp=46'.\n"
+                      "Not with --op, --mix, --size, --qps, --active-qps, --inflight, --rate-gbps,\n"
+                      "--msg-rate, --arrivals, --burst, --on-us, --off-us, --dscp, --count, --clients\n"
+                      "or a sweep",
+                      [&o](const std::string& v) {
+                        FlowGroup g;
+                        if (Status s = parse_flow_group(v, g); !s.ok()) return s.message();
+                        o.groups.push_back(std::move(g));
+                        return std::string();
+                      });
   cli::add_real(app, g, "--warmup", "S", o.warmup_s, 0, 3600,
                 "seconds excluded from the statistics" + d + cli::num(o.warmup_s) + ")");
 
@@ -440,6 +482,10 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
   o.psns_given = apps::cli::given(*app, "--psn") || apps::cli::given(*app, "--remote-psn");
   if (apps::cli::given(*app, "--seed")) o.psn_seed = o.seed;
   auto fail = [&app](const std::string& message) { return apps::cli::fail(*app, message); };
+  // Flow groups first: every check below then sees the run's QPs and inflight as the groups make them.
+  if (Status s = finish_flow_groups(o, [&app](const std::string& name) { return apps::cli::given(*app, name); });
+      !s.ok())
+    return std::fprintf(stderr, "droce-gen: %s\n", s.message().c_str()), -1;
   // DCQCN: the preset at the line rate, then each override; one message naming a bad parameter.
   if (Status s = apps::cli::apply_dcqcn(o.preset, o.line_gbps, overrides, o.dcqcn); !s.ok()) return fail(s.message());
   if (Status s = o.udp_sport.check("--udp-sport", o.qps); !s.ok()) return fail(s.message());
@@ -494,7 +540,7 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
     return std::fprintf(stderr, "droce-gen: --recovery sr is agreed in the out-of-band exchange: use --oob-port\n"), -1;
   // Selective repeat holds all of a READ's PSNs in flight at once: rc::RcQp::post_send refuses a
   // READ longer than --sr-bdp-packets packets (docs/selective-repeat.md), so we refuse it here.
-  if (o.recovery == rc::Recovery::kSelectiveRepeat && o.carries(Op::kRead)) {
+  if (o.recovery == rc::Recovery::kSelectiveRepeat && o.carries(Op::kRead) && o.groups.empty()) {
     const std::uint64_t max_read = static_cast<std::uint64_t>(o.sr_bdp_pkts) * o.mtu;
     if (o.max_size() > max_read)
       return std::fprintf(stderr,

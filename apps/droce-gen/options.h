@@ -25,6 +25,8 @@ enum class Mode { kLoopback, kClient, kServer };
 // How client and server connect: droce-gen's TCP exchange, or RDMA-CM over QP1 (connect_cm.h).
 enum class Connect { kTcp, kCm };
 
+struct FlowGroup;  // --flow-group (defined below Options, which it holds)
+
 struct Options {
   Mode mode = Mode::kLoopback;
   Op op = Op::kWrite;
@@ -112,6 +114,9 @@ struct Options {
   // kExitBelowThreshold, not the runtime-failure status 1.
   double expect_gbps = 0;
   double expect_p99_us = 0;
+  // --flow-group, in the order given (flow_group.h): each its own QPs (consecutive, the first
+  // group's from QP 0), workload, load, DSCP and window. Empty: one workload for every QP, as above.
+  std::vector<FlowGroup> groups;
 
   [[nodiscard]] std::uint32_t max_size() const;
   [[nodiscard]] std::uint32_t active() const { return active_qps == 0 ? qps : active_qps; }
@@ -125,19 +130,36 @@ struct Options {
   [[nodiscard]] Op op_of(std::uint32_t qp, std::uint64_t seq) const {
     return mix.empty() ? op : static_cast<Op>(mix.draw(seed, kOpStream, qp, seq));
   }
-  // Whether some message of the run is a `k` (the mix's ops, or --op).
+  // Whether some message of the run is a `k` (the mix's ops, or --op; flow groups: any group's).
   [[nodiscard]] bool carries(Op k) const;
+  // The workload QP `qp` runs: its flow group's options (FlowGroup::workload), else these.
+  [[nodiscard]] const Options& workload_of(std::uint32_t qp) const;
+  // Its flow group's index, 0 without groups.
+  [[nodiscard]] std::uint32_t group_of(std::uint32_t qp) const;
   // The responder's buffer per active QP holds this many regions of --inflight slots: one per op
   // of a mix (a WRITE's target, a READ's source and a SEND's receive must not share a slot while
   // in flight), else one.
-  [[nodiscard]] std::uint32_t responder_regions() const {
-    return mix.empty() ? 1 : static_cast<std::uint32_t>(mix.size());
-  }
+  // Flow groups: the most any group's holds (every QP's buffer is sliced alike).
+  [[nodiscard]] std::uint32_t responder_regions() const;
   // Op `k`'s region of the responder's buffer (0 without a mix).
   [[nodiscard]] std::uint32_t region_of(Op k) const;
   // The offered load in messages/s (--msg-rate, or --rate-gbps over the mean size); 0: closed loop.
   [[nodiscard]] double offered_msg_rate() const;
   [[nodiscard]] double mean_size() const;
+};
+
+// One --flow-group: a name, a range of the run's QPs, and the workload they run. `workload` is
+// the run's options with the group's keys applied (op or mix, sizes, offered load, inflight,
+// DSCP, qps): every draw, schedule and check of a QP reads its group's, as a run without groups
+// reads the run's.
+struct FlowGroup {
+  std::string name;
+  std::string spec;                // as given
+  std::uint32_t first_qp = 0;      // the run's QPs first_qp .. first_qp + workload.qps - 1
+  double start_s = 0, stop_s = 0;  // posting from start_s to stop_s after the run's start; stop 0: its end
+  std::vector<std::string> keys;   // the keys given, in order
+  Options workload;
+  [[nodiscard]] bool has(const std::string& key) const;
 };
 
 [[nodiscard]] const char* op_name(Op op);
@@ -147,6 +169,8 @@ struct Options {
 inline constexpr std::uint32_t kMaxCmQps = 64;
 [[nodiscard]] const char* recovery_name(rc::Recovery r);  // "gbn" or "sr"
 [[nodiscard]] std::string sizes_text(const std::vector<std::uint32_t>& s);
+// --size BYTES[,BYTES..]: each entry 1 B .. kMaxMessageBytes (binary suffixes), at most 64 of them.
+[[nodiscard]] engine::Status parse_sizes(const std::string& v, std::vector<std::uint32_t>& out);
 inline constexpr std::uint32_t kMaxQps = 16384;
 // The exit status of a verified run that missed --expect-gbps or --expect-p99-us (1: it failed).
 inline constexpr int kExitBelowThreshold = 3;

@@ -11,6 +11,7 @@
 #include "apps/common/capture_report.h"
 #include "apps/common/counters_json.h"
 #include "apps/common/output_file.h"
+#include "apps/droce-gen/group_report.h"
 #include "apps/droce-gen/mix_report.h"
 #include "apps/droce-gen/verdict.h"
 
@@ -179,31 +180,6 @@ nlohmann::json first_psns_json(const Options& o, Setup& st) {
   return a;
 }
 
-// Peak and minimum goodput over the full intervals; null figures when the run had none.
-nlohmann::json interval_json(const Options& o, const IntervalBandwidth& bw) {
-  nlohmann::json j = {{"interval_s", o.interval_s}, {"intervals", bw.intervals}};
-  j["peak"] = bw.intervals != 0 ? nlohmann::json(bw.peak_gbps) : nlohmann::json();
-  j["min"] = bw.intervals != 0 ? nlohmann::json(bw.min_gbps) : nlohmann::json();
-  return j;
-}
-
-std::string percentiles_text(const engine::LatencyHistogram& h) {
-  char b[200];
-  std::snprintf(b, sizeof(b), "min %llu  p50 %llu  p90 %llu  p99 %llu  p99.9 %llu  max %llu", static_cast<ull>(h.min()),
-                static_cast<ull>(h.percentile(0.5)), static_cast<ull>(h.percentile(0.9)),
-                static_cast<ull>(h.percentile(0.99)), static_cast<ull>(h.percentile(0.999)), static_cast<ull>(h.max()));
-  return b;
-}
-
-nlohmann::json percentiles_json(const engine::LatencyHistogram& h) {
-  return {{"min", h.min()},
-          {"p50", h.percentile(0.5)},
-          {"p90", h.percentile(0.9)},
-          {"p99", h.percentile(0.99)},
-          {"p999", h.percentile(0.999)},
-          {"max", h.max()}};
-}
-
 // The offered load against what was achieved: the schedule's messages (due in the measured time)
 // and the mean size give the offered rates; the verified messages the achieved ones.
 struct LoadFigures {
@@ -326,7 +302,10 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
   // The drop rule named when given (a run without one reads as before).
   const std::string rule = o.drop_rule.any() ? " drop rule " + drop_rule_text(o.drop_rule) : "";
   // A mix named by its ops and weights (a one-op run reads as before).
-  const std::string ops = o.mix.empty() ? op_name(o.op) : "mix " + mix_text(o);
+  // Flow groups: each its own op and sizes, in their rows below; the run's row is all of them.
+  const std::string ops = !o.groups.empty() ? std::to_string(o.groups.size()) + " flow groups"
+                          : o.mix.empty()   ? op_name(o.op)
+                                            : "mix " + mix_text(o);
   std::printf(" droce-gen %s: RC %s, %s, MTU %u, inflight %u, impairment loss %g dup %g reorder %g%s (%s)\n",
               mode_name(o.mode), ops.c_str(), qps.c_str(), o.mtu, o.inflight, o.loss, o.duplicate, o.reorder,
               rule.c_str(), o.impair_direction.c_str());
@@ -334,8 +313,8 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
     print_sweep_table(o, st, r);
   } else {
     std::printf(" #bytes     #iterations    BW average[Gb/sec]   MsgRate[Mpps]\n");
-    std::printf(" %-10s %-14llu %-20.3f %.6f\n", workload_sizes_text(o).c_str(), static_cast<ull>(t.messages), gbps,
-                mmps);
+    std::printf(" %-10s %-14llu %-20.3f %.6f\n", o.groups.empty() ? workload_sizes_text(o).c_str() : "groups",
+                static_cast<ull>(t.messages), gbps, mmps);
   }
   // Peak and minimum beside the average: whole --interval intervals after the warm-up (a sweep:
   // each size's, in its row).
@@ -361,9 +340,13 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
     std::printf(" latency ns (due to completion): %s\n", percentiles_text(hist).c_str());
     std::printf(" service ns (post to completion): %s\n", percentiles_text(r.service).c_str());
   } else if (!st.server && !o.sweep) {
-    std::printf(" latency ns (post to completion): %s\n", percentiles_text(hist).c_str());
+    // Flow groups: an open-loop group's messages count from when they were due, as above.
+    std::printf(" latency ns (%s): %s\n",
+                o.groups.empty() ? "post to completion" : "all groups, due (closed loop: post) to completion",
+                percentiles_text(hist).c_str());
   }
   print_mix(o, r);
+  print_groups(o, st, r);
   std::printf(" retransmitted %llu  naks sent %llu / received %llu  rnr naks %llu  ack timeouts %llu\n",
               static_cast<ull>(c.retx), static_cast<ull>(c.naks_sent), static_cast<ull>(c.naks_rcvd),
               static_cast<ull>(c.rnr), static_cast<ull>(c.timeouts));
@@ -424,6 +407,31 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
 
 }  // namespace
 
+// Peak and minimum goodput over the full intervals; null figures when the run had none.
+nlohmann::json interval_json(const Options& o, const IntervalBandwidth& bw) {
+  nlohmann::json j = {{"interval_s", o.interval_s}, {"intervals", bw.intervals}};
+  j["peak"] = bw.intervals != 0 ? nlohmann::json(bw.peak_gbps) : nlohmann::json();
+  j["min"] = bw.intervals != 0 ? nlohmann::json(bw.min_gbps) : nlohmann::json();
+  return j;
+}
+
+std::string percentiles_text(const engine::LatencyHistogram& h) {
+  char b[200];
+  std::snprintf(b, sizeof(b), "min %llu  p50 %llu  p90 %llu  p99 %llu  p99.9 %llu  max %llu", static_cast<ull>(h.min()),
+                static_cast<ull>(h.percentile(0.5)), static_cast<ull>(h.percentile(0.9)),
+                static_cast<ull>(h.percentile(0.99)), static_cast<ull>(h.percentile(0.999)), static_cast<ull>(h.max()));
+  return b;
+}
+
+nlohmann::json percentiles_json(const engine::LatencyHistogram& h) {
+  return {{"min", h.min()},
+          {"p50", h.percentile(0.5)},
+          {"p90", h.percentile(0.9)},
+          {"p99", h.percentile(0.99)},
+          {"p999", h.percentile(0.999)},
+          {"max", h.max()}};
+}
+
 int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
   const Totals& t = r.t;
   const double secs = r.secs;
@@ -447,6 +455,7 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
     j["interval_goodput_gbps"] = interval_json(o, r.interval_bw);  // a sweep: each size's, in results[]
     if (o.sweep) j["results"] = results_json(o, r);
     if (!o.mix.empty()) j["mix"] = mix_json(o, r);
+    if (!o.groups.empty()) j["groups"] = groups_json(o, st, r);
     j["latency_ns"] = percentiles_json(hist);  // from the due time (closed loop: the posting)
     j["service_ns"] = percentiles_json(r.service);
     j["latency_cdf_ns"] = hist.cdf();  // [[ns, fraction <= ns], ...]: --plot draws it
@@ -572,6 +581,7 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
                    {"oob_port", o.oob_port},
                    {"connect", connect_name(o.connect)}};
     // A mix and weighted sizes named where they apply (a one-op, plain-size run's config as before).
+    if (!o.groups.empty()) j["config"]["op"] = "groups";  // each group's op in groups[]
     if (!o.mix.empty()) {
       j["config"]["op"] = "mix";
       j["config"]["mix"] = mix_text(o);

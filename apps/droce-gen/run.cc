@@ -18,6 +18,7 @@
 #include "apps/droce-gen/clients.h"
 #include "apps/droce-gen/connect_waits.h"
 #include "apps/droce-gen/control_lines.h"
+#include "apps/droce-gen/group_report.h"
 
 namespace droce::gen {
 
@@ -235,6 +236,8 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
   std::size_t step = 0;
   IntervalBandwidth step_bw;  // a sweep's peak and minimum are each size's own
   IntervalBandwidth& bw = o.sweep ? step_bw : out.interval_bw;
+  GroupIntervals group_bw;  // --flow-group: each group's, within its window
+  group_bw.start(o, start, hz);
   const auto interval_tsc = static_cast<std::uint64_t>(o.interval_s * hz);
   std::uint64_t next_line = start + interval_tsc, last_line = start;
   feed.start();
@@ -255,6 +258,7 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
     const bool measured = last_line >= measured_start && (!server || (s.first_rx != 0 && last_line >= s.first_rx));
     const bool counted = !partial && measured;
     if (counted) bw.add(gbps);
+    if (!o.groups.empty()) group_bw.interval(o, st, last_line, at, counted);
     feed.interval(o, st, s, partial, secs, counted);
     if (!o.quiet) {
       std::string per_worker;
@@ -410,6 +414,7 @@ Status run(const Options& o, Setup& st, Connection& c, Feed& feed, RunOutcome& o
   double secs = static_cast<double>(now - measured_start) / hz;
   if (server && s.first_rx != 0) secs = static_cast<double>(s.last_rx - std::max(s.first_rx, measured_start)) / hz;
   StepResult last = collect_step(st, o.sweep ? o.sizes[step] : 0, secs, now, out);
+  if (!o.groups.empty()) collect_groups(o, st, group_bw, start, measured_start, now, hz, out);
   if (o.sweep) {
     // The run's figures are the sum of its sizes'.
     last.interval_bw = step_bw;

@@ -46,6 +46,15 @@ struct ClientResult {
   }
 };
 
+// --flow-group: one group's share of the run, from the end of the warm-up.
+struct GroupResult {
+  // What its requesters completed (messages, bytes, their checks) and its responders verified.
+  Totals t;
+  engine::LatencyHistogram hist;  // due (closed loop: posted) to completion
+  double secs = 0;                // the measured window within its start and stop
+  IntervalBandwidth interval_bw;  // over the full intervals within that window
+};
+
 struct RunOutcome {
   Totals t;                          // both ends' verification (the client adds the server's report)
   engine::LatencyHistogram hist;     // from the due time (closed loop: from the posting) to completion
@@ -75,6 +84,8 @@ struct RunOutcome {
   std::vector<Totals> job_totals;
   // --clients N: each client's share, in the order they connected (empty otherwise).
   std::vector<ClientResult> clients;
+  // --flow-group: each group's share, in the order given (empty otherwise).
+  std::vector<GroupResult> groups;
 };
 
 // The run. An error is what kept it from starting (a CSV file, a busy lcore); after it starts,

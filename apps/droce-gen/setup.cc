@@ -351,6 +351,13 @@ Status set_udp_sport(const Options& o, engine::RcEndpoint& ep, std::uint32_t qpn
   return ep.set_udp_src_port(qpn, o.udp_sport.port(index));
 }
 
+// A flow group's DSCP on both ends of its QPs (its data one way, its ACKs the other); without
+// groups every QP keeps its endpoint's.
+Status set_group_dscp(const Options& o, engine::RcEndpoint& ep, std::uint32_t qpn, std::uint32_t index) {
+  if (o.groups.empty()) return {};
+  return ep.set_dscp(qpn, o.workload_of(index).dscp);
+}
+
 }  // namespace
 
 Status create_qps(const Options& o, Setup& st) {
@@ -391,6 +398,7 @@ Status create_qps(const Options& o, Setup& st) {
         r.post_tsc.resize(slots);
         if (Status s = sh.req_ep->create_qp(qp_attr(o, r.index, true, psns), r.qpn); !s.ok()) return s;
         if (Status s = set_udp_sport(o, *sh.req_ep, r.qpn, r.index); !s.ok()) return s;
+        if (Status s = set_group_dscp(o, *sh.req_ep, r.qpn, r.index); !s.ok()) return s;
       }
     }
     if (sh.rsp_ep != nullptr) {
@@ -409,9 +417,10 @@ Status create_qps(const Options& o, Setup& st) {
         r.mr = mr;
         if (Status s = sh.rsp_ep->create_qp(qp_attr(o, r.index, false, psns), r.qpn); !s.ok()) return s;
         if (Status s = set_udp_sport(o, *sh.rsp_ep, r.qpn, r.index); !s.ok()) return s;
-        // READ serves a fixed pattern per slot (a mix: in the READs' region).
-        if (o.carries(Op::kRead)) {
-          std::uint8_t* region = r.buf + (j < active ? std::size_t{o.region_of(Op::kRead)} * slots * slot_bytes : 0);
+        if (Status s = set_group_dscp(o, *sh.rsp_ep, r.qpn, r.index); !s.ok()) return s;
+        // READ serves a fixed pattern per slot (a mix: in the READs' region; flow groups: its group's).
+        if (const Options& w = o.workload_of(r.index); w.carries(Op::kRead)) {
+          std::uint8_t* region = r.buf + (j < active ? std::size_t{w.region_of(Op::kRead)} * slots * slot_bytes : 0);
           for (std::uint32_t s = 0; s < (j < active ? slots : 1); ++s)
             st.pattern->fill(region + s * slot_bytes, max_size, r.index, s);
         }

@@ -62,8 +62,13 @@ class Pattern {
 
 // The requesting end of QP `index` (the run's QP number, on every worker): posts SEND/WRITE/READ
 // from `slots` buffers of max_size bytes, a slice of its job's one registered buffer.
+struct Options;
+
 struct Requester {
   engine::RcEndpoint* ep = nullptr;
+  // The workload it runs (its flow group's options, else the run's) and its lane of its job.
+  const Options* opt = nullptr;
+  std::uint32_t lane = 0;
   std::uint32_t qpn = 0;
   std::uint32_t index = 0;
   std::uint8_t* buf = nullptr;
@@ -95,6 +100,7 @@ struct Totals {
 // consumes one) and checks each message's sequence and content; for READ it only serves data.
 struct Responder {
   engine::RcEndpoint* ep = nullptr;
+  const Options* opt = nullptr;  // the workload of its QP, as its requester's
   std::uint32_t qpn = 0;
   std::uint32_t index = 0;
   std::uint8_t* buf = nullptr;

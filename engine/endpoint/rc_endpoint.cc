@@ -211,7 +211,7 @@ Status RcEndpoint::connect_qp(std::uint32_t qpn, const RemoteQp& remote, const c
   tc.vlan = cfg_.addresses.vlan_id != 0;
   tc.vlan_id = cfg_.addresses.vlan_id;
   tc.vlan_pcp = cfg_.addresses.vlan_pcp;
-  tc.dscp = cfg_.addresses.dscp;
+  tc.dscp = s->dscp == kEndpointDscp ? cfg_.addresses.dscp : s->dscp;
   tc.dest_qpn = remote.qpn;
   tc.pkey = attr.pkey;
   if (s->udp_src_port == 0) s->udp_src_port = wire::roce_udp_src_port(attr.qpn, remote.qpn);
@@ -255,6 +255,18 @@ Status RcEndpoint::set_udp_src_port(std::uint32_t qpn, std::uint16_t port) {
   if (s->connected || s->qp->state() != rc::QpState::kInit)
     return Status::error(StatusCode::kBadState, "set_udp_src_port: QP " + std::to_string(qpn) + " is not in INIT");
   s->udp_src_port = port;
+  return {};
+}
+
+Status RcEndpoint::set_dscp(std::uint32_t qpn, std::uint8_t dscp) {
+  QpSlot* s = slot(qpn);
+  if (s == nullptr) return Status::error(StatusCode::kNotFound, "set_dscp: unknown QPN " + std::to_string(qpn));
+  if (dscp > 63)
+    return Status::error(StatusCode::kInvalidArgument, "set_dscp: DSCP " + std::to_string(dscp) + " is not 0..63");
+  // The DSCP goes into the header template built at connect, as the UDP source port does.
+  if (s->connected || s->qp->state() != rc::QpState::kInit)
+    return Status::error(StatusCode::kBadState, "set_dscp: QP " + std::to_string(qpn) + " is not in INIT");
+  s->dscp = dscp;
   return {};
 }
 

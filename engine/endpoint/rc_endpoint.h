@@ -74,6 +74,12 @@ class RcEndpoint final : public ViewHome, private CmQpControl {
   [[nodiscard]] Status set_udp_src_port(std::uint32_t qpn, std::uint16_t port);
   // The port the QP sends from once connected (set or derived); before that the one set, or 0.
   [[nodiscard]] std::uint16_t udp_src_port(std::uint32_t qpn) const;
+  // The IP DSCP (0..63) of every frame the QP sends, data and its ACKs/NAKs alike, while it is
+  // still in INIT: its header template's, so one endpoint carries flows of several traffic
+  // classes (RFC 2474 §3: the class is the sender's per flow). Unset, the endpoint's
+  // addresses.dscp. ECN stays the template's ECT(0) (RFC 3168 §6.1.1); CNPs keep
+  // dcqcn.params.cnp_dscp, their own class. kInvalidArgument above 63.
+  [[nodiscard]] Status set_dscp(std::uint32_t qpn, std::uint8_t dscp);
   // Both at once, with the peer's QPN and first PSN taken from attr.dest_qpn and attr.rq_psn.
   [[nodiscard]] Status create_qp(rc::QpAttr attr, const wire::L2L3Address& remote, rc::RcQp*& out);
   // The QP's state and counters (nullptr for an unknown QPN).
@@ -256,6 +262,7 @@ class RcEndpoint final : public ViewHome, private CmQpControl {
   [[nodiscard]] Status connect_qp(std::uint32_t qpn, const RemoteQp& remote, const cm::CmQpParams* agreed);
   static constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
   static constexpr std::uint64_t kNever = UINT64_MAX;
+  static constexpr std::uint8_t kEndpointDscp = 0xFF;  // QpSlot::dscp not set
   // A QP's transport state, allocated when the QP is created: a slot without a QP is one null
   // pointer, so max_qps can be large.
   struct QpSlot {
@@ -289,10 +296,11 @@ class RcEndpoint final : public ViewHome, private CmQpControl {
     dcqcn::DcqcnReactionPoint rp{};
     dcqcn::DcqcnNotificationPoint np{};
     dcqcn::Pacer pacer{};
-    bool paced_wait = false;         // on the timing wheel until its next send time
-    bool rx_touched = false;         // in rx_touched_: its note_activity() is due at the burst's end
-    bool cm_wait_traffic = false;    // accepted by the CM, RTU not seen: its first packet stands for it
-    std::uint16_t udp_src_port = 0;  // set_udp_src_port's (0: derived at connect), then the one in use
+    bool paced_wait = false;            // on the timing wheel until its next send time
+    bool rx_touched = false;            // in rx_touched_: its note_activity() is due at the burst's end
+    bool cm_wait_traffic = false;       // accepted by the CM, RTU not seen: its first packet stands for it
+    std::uint16_t udp_src_port = 0;     // set_udp_src_port's (0: derived at connect), then the one in use
+    std::uint8_t dscp = kEndpointDscp;  // set_dscp's, else the endpoint's addresses.dscp
   };
   QpSlot* slot(std::uint32_t qpn) {
     const std::uint32_t i = qpn - cfg_.transport.qpn_base;  // wraps to a huge index below the base

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -49,11 +50,16 @@ struct LossyRelay {
   engine::DropRule* drop_rule = nullptr;
   // The UDP source port of the last IPv4 UDP frame each way (from p1, from p2): which flow a QP is.
   std::uint16_t last_udp_sport[2] = {0, 0};
+  // And the IP TOS byte (DSCP and ECN) of the last such frame each way from each source port.
+  std::map<std::uint16_t, std::uint8_t> last_tos[2] = {};
   void note_sport(std::uint16_t from, const rte_mbuf* m) {
     const auto* f = rte_pktmbuf_mtod(m, const std::uint8_t*);
     if (m->data_len < 38 || f[12] != 0x08 || f[13] != 0x00 || f[23] != IPPROTO_UDP) return;
     const std::uint32_t l4 = 14 + 4 * (f[14] & 0x0F);
-    if (m->data_len >= l4 + 2) last_udp_sport[from == p1 ? 0 : 1] = static_cast<std::uint16_t>(f[l4] << 8 | f[l4 + 1]);
+    if (m->data_len < l4 + 2) return;
+    const auto sport = static_cast<std::uint16_t>(f[l4] << 8 | f[l4 + 1]);
+    last_udp_sport[from == p1 ? 0 : 1] = sport;
+    last_tos[from == p1 ? 0 : 1][sport] = f[15];
   }
   void maybe_mark(rte_mbuf* m) {
     auto* f = rte_pktmbuf_mtod(m, std::uint8_t*);
