@@ -473,9 +473,11 @@ void Job::run_once(std::uint64_t now) {
   const bool posting = phase_.load(std::memory_order_relaxed) == Phase::kRun;
   const bool share_left = o.count == 0 || total_posted_ < count_;
   // Each lane (flow group) posts only within its window; the schedule's stale messages are shed
-  // there too (a later call on the same lane finds none left to shed).
-  for (std::uint32_t i = 0; posting && i < active_reqs_; ++i) {
-    Requester& q = reqs_[i];
+  // there too (a later call on the same lane finds none left to shed). The QP that goes first
+  // turns with each call: open loop, the first QP with room would otherwise take every message
+  // due (a low rate's one at a time), and a lane's other QPs would carry nothing.
+  for (std::uint32_t k = 0; posting && k < active_reqs_; ++k) {
+    Requester& q = reqs_[(first_req_ + k) % active_reqs_];
     Lane& l = lanes_[q.lane];
     if (now < l.start_tsc || now >= l.stop_tsc) continue;
     const bool open = l.schedule.enabled();
@@ -484,6 +486,7 @@ void Job::run_once(std::uint64_t now) {
            (!open || l.schedule.due() <= now) && q.ep->qp(q.qpn)->state() == rc::QpState::kRts && post_one(q, open)) {
     }
   }
+  if (active_reqs_ != 0) first_req_ = (first_req_ + 1) % active_reqs_;
   for (std::uint32_t i = 0; i < active_rsps_; ++i) keep_receives_posted(rsps_[i]);
   poll_transport(now);
   now = rte_rdtsc();

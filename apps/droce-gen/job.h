@@ -223,6 +223,7 @@ class Job {
   std::vector<Responder> rsps_;
   std::vector<std::uint8_t> req_buf_, rsp_buf_;
   std::uint32_t active_reqs_ = 0, active_rsps_ = 0;
+  std::uint32_t first_req_ = 0;  // run_once's first requester this call (turns: fair open-loop posting)
   QpnIndex req_index_, rsp_index_;
   std::uint64_t count_ = 0;                                // this job's share of --count (0: by duration)
   std::vector<Lane> lanes_;                                // by flow group (one without groups)
