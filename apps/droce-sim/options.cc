@@ -304,6 +304,9 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     if (!o.plot_path.empty()) return fail("--plot: not drawn for --topology leafspine");
     return 0;
   }
+  // The leaf-spine's own options on another topology: refused, not ignored.
+  for (const char* name : {"--leaves", "--spines", "--uplink-gbps", "--ecmp-hash", "--pattern", "--ranks", "--size"})
+    if (apps::cli::given(*app, name)) return fail(std::string(name) + ": only with --topology leafspine");
   if (Status s = o.use_fabric ? o.fabric.validate() : cfg.validate(); !s.ok()) return fail(s.message());
   if (Status s = check_sample_count(cfg); !s.ok()) return fail(s.message());
   if (o.json_path.empty()) return fail("--json FILE is required (see --help)");

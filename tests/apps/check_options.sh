@@ -223,6 +223,15 @@ bad --plot "$sim" --json "$tmp/sim.json" --plot /nonexistent-droce-dir/plot.png
 bad --bogus "$sim" --bogus --json "$tmp/sim.json"
 bad "'extra'" "$sim" --json "$tmp/sim.json" extra
 bad --plot "$sim" --json - --plot "$tmp/sim.png"
+# --topology leafspine: its options and what it does not model, each refused by name
+bad --ranks "$sim" --topology leafspine --ranks 16 --leaves 3 --json "$tmp/sim.json"
+bad --pattern "$sim" --topology leafspine --ranks 16 --leaves 4 --pattern halving --json "$tmp/sim.json"
+bad --cc "$sim" --topology leafspine --ranks 16 --leaves 4 --cc dcqcn --json "$tmp/sim.json"
+bad --transport "$sim" --topology leafspine --ranks 16 --leaves 4 --transport rcqp --recovery gbn --json "$tmp/sim.json"
+bad --uplink-gbps "$sim" --topology leafspine --ranks 16 --leaves 4 --uplink-gbps -1 --json "$tmp/sim.json"
+bad --flows "$sim" --topology leafspine --ranks 16 --leaves 4 --flows 2 --json "$tmp/sim.json"
+bad --pattern "$sim" --pattern allreduce --flows 2 --json "$tmp/sim.json"
+bad --leaves "$sim" --topology two-hop --leaves 4 --json "$tmp/sim.json"
 [ ! -e "$tmp/sim.json" ] || { echo "FAILED: a refused droce-sim run left $tmp/sim.json behind"; fail=1; }
 
 # --- droce-perf and droce-echo --workers / --qps (issue 13): refused at parse time
