@@ -56,6 +56,7 @@ class CollLab {
   // Rank r's address: 10.0.(r / 200).(r % 200 + 1), MAC 02:00:00:00:(r / 200):(r % 200 + 1).
   [[nodiscard]] static wire::L2L3Address address(std::uint32_t rank);
   [[nodiscard]] engine::RcEndpoint& endpoint(std::uint32_t r) { return *eps_[r]; }
+  [[nodiscard]] const engine::RcEndpoint& endpoint(std::uint32_t r) const { return *eps_[r]; }
   [[nodiscard]] engine::MemoryRegistry& memory(std::uint32_t r) { return *mem_[r]; }
   // The switch port rank r is on (the star's switch, or its leaf).
   [[nodiscard]] const engine::SwitchPortCounters& rank_port(std::uint32_t r) const {
