@@ -5,13 +5,14 @@
 // counters named as the live lab names them (ep3-leaf0, leaf0-spine1).
 #pragma once
 
+#include <droce/engine/lab/ecmp_hash.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "apps/droce-sim/collective.h"
 #include "apps/droce-sim/fabric.h"
-#include "engine/lab/ecmp_hash.h"
 
 namespace droce::sim {
 

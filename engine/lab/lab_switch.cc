@@ -755,6 +755,7 @@ void LabSwitch::transmit(PortState& p, std::uint64_t now_tsc) {
     burst[n++] = it.m;
   }
   const std::uint16_t sent = n == 0 ? 0 : p.slow ? p.slow->accept(burst, n) : p.io.tx_burst(burst, n);
+  if (p.slow && sent != 0) slow_receiver_step(p, now_tsc);  // a NIC pauses as frames arrive past XOFF
   for (std::uint16_t i = 0; i < sent; ++i) {
     Item& it = p.items[slots[i]];
     ++p.c.tx_frames;
