@@ -9,14 +9,6 @@ namespace droce::coll {
 
 namespace {
 
-std::uint32_t mod(std::int64_t a, std::uint32_t n) {
-  const std::int64_t m = a % static_cast<std::int64_t>(n);
-  return static_cast<std::uint32_t>(m < 0 ? m + n : m);
-}
-
-// Element range of block b of `count` split into n nearly equal blocks.
-std::uint64_t block_lo(std::uint64_t count, std::uint32_t n, std::uint32_t b) { return count * b / n; }
-
 class Builder {
  public:
   explicit Builder(Schedule& s) : s_(s) {}
@@ -65,7 +57,7 @@ Transfer make(std::uint32_t src, std::uint32_t dst, std::uint32_t step, Buf src_
 // Contributors {first, first+1, ..., first+len-1} (mod n).
 std::uint64_t run_of(std::int64_t first, std::uint32_t len, std::uint32_t n) {
   std::uint64_t m = 0;
-  for (std::uint32_t i = 0; i < len; ++i) m |= rank_bit(mod(first + i, n));
+  for (std::uint32_t i = 0; i < len; ++i) m |= rank_bit(ring_mod(first + i, n));
   return m;
 }
 
@@ -78,7 +70,7 @@ void ring_allreduce(const ScheduleParams& p, Schedule& s, Builder& b) {
   std::vector<std::vector<std::int32_t>> delivered(n, std::vector<std::int32_t>(n, -1));
   for (std::uint32_t st = 0; st + 1 < n; ++st)
     for (std::uint32_t r = 0; r < n; ++r) {
-      const std::uint32_t blk = mod(static_cast<std::int64_t>(r) - st, n), to = (r + 1) % n;
+      const std::uint32_t blk = ring_mod(static_cast<std::int64_t>(r) - st, n), to = (r + 1) % n;
       const std::uint64_t lo = block_lo(count, n, blk), len = block_lo(count, n, blk + 1) - lo;
       const std::int32_t i = b.add(make(r, to, st, st == 0 ? Buf::kInput : Buf::kOutput, lo, lo, len, Apply::kAddInput,
                                         run_of(static_cast<std::int64_t>(r) - st, st + 1, n), kAnyDst, lo,
@@ -87,7 +79,7 @@ void ring_allreduce(const ScheduleParams& p, Schedule& s, Builder& b) {
     }
   for (std::uint32_t st = 0; st + 1 < n; ++st)
     for (std::uint32_t r = 0; r < n; ++r) {
-      const std::uint32_t blk = mod(static_cast<std::int64_t>(r) + 1 - st, n), to = (r + 1) % n;
+      const std::uint32_t blk = ring_mod(static_cast<std::int64_t>(r) + 1 - st, n), to = (r + 1) % n;
       const std::uint64_t lo = block_lo(count, n, blk), len = block_lo(count, n, blk + 1) - lo;
       const std::int32_t i = b.add(make(r, to, n - 1 + st, Buf::kOutput, lo, lo, len, Apply::kCopy, all_ranks(n),
                                         kAnyDst, lo, delivered[r][blk]));
@@ -174,7 +166,7 @@ void ring_reduce_scatter(const ScheduleParams& p, Schedule& s, Builder& b) {
   std::vector<std::vector<std::int32_t>> delivered(n, std::vector<std::int32_t>(n, -1));
   for (std::uint32_t st = 0; st + 1 < n; ++st)
     for (std::uint32_t r = 0; r < n; ++r) {
-      const std::uint32_t blk = mod(static_cast<std::int64_t>(r) - st - 1, n), to = (r + 1) % n;
+      const std::uint32_t blk = ring_mod(static_cast<std::int64_t>(r) - st - 1, n), to = (r + 1) % n;
       const bool last = st + 2 == n;  // the receiver's own block: into its output
       Transfer t = make(r, to, st, st == 0 ? Buf::kInput : Buf::kScratch, blk * c, last ? 0 : blk * c, c,
                         Apply::kAddInput, run_of(static_cast<std::int64_t>(r) - st, st + 1, n), kAnyDst, blk * c,
@@ -193,7 +185,7 @@ void ring_allgather(const ScheduleParams& p, Schedule& s, Builder& b) {
   for (std::uint32_t r = 0; r < n; ++r) b.copy(r, 0, r * c, c);
   for (std::uint32_t st = 0; st + 1 < n; ++st)
     for (std::uint32_t r = 0; r < n; ++r) {
-      const std::uint32_t blk = mod(static_cast<std::int64_t>(r) - st, n), to = (r + 1) % n;
+      const std::uint32_t blk = ring_mod(static_cast<std::int64_t>(r) - st, n), to = (r + 1) % n;
       delivered[to][blk] = b.add(make(r, to, st, st == 0 ? Buf::kInput : Buf::kOutput, st == 0 ? 0 : blk * c, blk * c,
                                       c, Apply::kCopy, rank_bit(blk), kAnyDst, 0, st == 0 ? -1 : delivered[r][blk]));
     }

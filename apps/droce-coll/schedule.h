@@ -108,6 +108,16 @@ struct Layout {
 [[nodiscard]] std::vector<std::uint64_t> traffic_matrix(const Schedule& s, std::uint32_t elem_bytes);
 // A seeded derangement of 0..n-1 (no rank maps to itself), n >= 2.
 [[nodiscard]] std::vector<std::uint32_t> derangement(std::uint32_t n, std::uint64_t seed);
+// Rank arithmetic the schedules share (and droce-sim's, which builds the same transfers past 64
+// ranks): `a` modulo n, never negative (ring neighbours and blocks from r - step); the first
+// element of block b when `count` elements split into n nearly equal blocks.
+[[nodiscard]] constexpr std::uint32_t ring_mod(std::int64_t a, std::uint32_t n) {
+  const std::int64_t m = a % static_cast<std::int64_t>(n);
+  return static_cast<std::uint32_t>(m < 0 ? m + n : m);
+}
+[[nodiscard]] constexpr std::uint64_t block_lo(std::uint64_t count, std::uint32_t n, std::uint32_t b) {
+  return count * b / n;
+}
 // The set of one rank, and of all N ranks.
 [[nodiscard]] constexpr std::uint64_t rank_bit(std::uint32_t r) { return std::uint64_t{1} << r; }
 [[nodiscard]] constexpr std::uint64_t all_ranks(std::uint32_t n) {

@@ -10,14 +10,6 @@ namespace droce::sim {
 
 namespace {
 
-std::uint32_t mod(std::int64_t a, std::uint32_t n) {
-  const std::int64_t m = a % static_cast<std::int64_t>(n);
-  return static_cast<std::uint32_t>(m < 0 ? m + n : m);
-}
-
-// Element range of block b of `count` split into n nearly equal blocks (droce-coll's block_lo).
-std::uint64_t block_lo(std::uint64_t count, std::uint32_t n, std::uint32_t b) { return count * b / n; }
-
 class Adder {
  public:
   explicit Adder(CollectivePlan& p) : p_(p) {}
@@ -38,14 +30,14 @@ void ring_allreduce(std::uint32_t n, std::uint64_t count, Adder& a) {
   std::vector<std::int32_t> last(n, -1);
   for (std::uint32_t st = 0; st + 1 < n; ++st)
     for (std::uint32_t r = 0; r < n; ++r) {
-      const std::uint32_t blk = mod(static_cast<std::int64_t>(r) - st, n);
-      const std::uint64_t lo = block_lo(count, n, blk), len = block_lo(count, n, blk + 1) - lo;
+      const std::uint32_t blk = coll::ring_mod(static_cast<std::int64_t>(r) - st, n);
+      const std::uint64_t lo = coll::block_lo(count, n, blk), len = coll::block_lo(count, n, blk + 1) - lo;
       last[blk] = a.add(r, (r + 1) % n, st, len, st == 0 ? -1 : last[blk]);
     }
   for (std::uint32_t st = 0; st + 1 < n; ++st)
     for (std::uint32_t r = 0; r < n; ++r) {
-      const std::uint32_t blk = mod(static_cast<std::int64_t>(r) + 1 - st, n);
-      const std::uint64_t lo = block_lo(count, n, blk), len = block_lo(count, n, blk + 1) - lo;
+      const std::uint32_t blk = coll::ring_mod(static_cast<std::int64_t>(r) + 1 - st, n);
+      const std::uint64_t lo = coll::block_lo(count, n, blk), len = coll::block_lo(count, n, blk + 1) - lo;
       last[blk] = a.add(r, (r + 1) % n, n - 1 + st, len, last[blk]);
     }
 }

@@ -114,10 +114,7 @@ FabricResult run_fabric(const FabricConfig& fc) {
   const SwitchRules rules{cfg.buffer_bytes, fc.pfc, fc.xoff_bytes, fc.xon_bytes, red};
 
   auto start_tx = [&](std::uint32_t s, std::uint32_t p, std::uint64_t now) {
-    SwPort& port = sw[s][p];
-    if (port.busy || port.paused || port.q.empty()) return;
-    port.busy = true;
-    q.push(now + port.clock.ns(port.q.front().bytes, port.bps), EventType::kPortTxDone, s, p);
+    if (std::uint64_t done = 0; sim::start_tx(sw[s][p], now, done)) q.push(done, EventType::kPortTxDone, s, p);
   };
   // PFC at ingress (s, in): the upstream neighbour is a sender's NIC at S1, S1's uplink at S2;
   // the pause travels one link delay.

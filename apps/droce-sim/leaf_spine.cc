@@ -138,10 +138,7 @@ LeafSpineResult run_leaf_spine(const LeafSpineConfig& cfg) {
     if (!nic[r].ready.empty()) wake(r, (r % 47) * 7);
 
   auto start_tx = [&](std::uint32_t s, std::uint32_t p, std::uint64_t now) {
-    SwPort& port = sw[s][p];
-    if (port.busy || port.paused || port.q.empty()) return;
-    port.busy = true;
-    q.push(now + port.clock.ns(port.q.front().bytes, port.bps), EventType::kPortTxDone, s, p);
+    if (std::uint64_t done = 0; sim::start_tx(sw[s][p], now, done)) q.push(done, EventType::kPortTxDone, s, p);
   };
   // PFC from ingress (s, in) to its upstream neighbour, one link delay away.
   auto pfc_at = [&](std::uint32_t s, std::uint32_t in, std::uint64_t now) {

@@ -68,6 +68,15 @@ inline bool admit(const SwitchRules& r, SwPort& in, SwPort& e, std::uint16_t in_
   return true;
 }
 
+// Starts sending the head of egress `e` when it is idle, not paused and not empty: true, and
+// `done_at` the time its last bit leaves (the caller's kPortTxDone event, then depart()).
+inline bool start_tx(SwPort& e, std::uint64_t now, std::uint64_t& done_at) {
+  if (e.busy || e.paused || e.q.empty()) return false;
+  e.busy = true;
+  done_at = now + e.clock.ns(e.q.front().bytes, e.bps);
+  return true;
+}
+
 // The head of egress `e` has left; `in` is the ingress it arrived on. Returns it.
 inline Pkt depart(SwPort& e, SwPort& in) {
   const Pkt p = e.q.front();

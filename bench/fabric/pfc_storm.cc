@@ -177,12 +177,8 @@ struct Series {
   std::vector<std::uint32_t> hosts_paused, ports_paused;
 };
 
-std::string json_list(const std::vector<double>& v) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
-std::string json_list(const std::vector<std::uint32_t>& v) {
+template <typename T>
+std::string json_list(const std::vector<T>& v) {
   std::string s = "[";
   for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
   return s + "]";
