@@ -25,8 +25,8 @@ MemoryPlan plan_memory(const Options& o, const SizeSchedule& largest) {
   }
   // Frames in flight: every rank's packets waiting for ACKs (the QPs' windows) and the lab's
   // rings and queues. 2048 per rank carries 8 ranks at full windows (a frame is 1 to 3 mbufs); a
-  // smaller pool costs resends, never data: a frame that finds the pool empty is not sent
-  // (tx_alloc_failures) and go-back-N sends it again. A shaped fabric's queues hold mbufs too.
+  // smaller pool costs time, never data: a sender that finds the pool empty stops its turn with
+  // the packet still queued in its QP (tx_alloc_failures). A shaped fabric's queues hold mbufs too.
   m.pool_mbufs = std::clamp<std::uint32_t>(o.ranks * 2048, 16383, 131071);
   m.mbuf_data_room = 2048 + 128;  // RTE_PKTMBUF_HEADROOM + a 2 KiB frame; payloads ride as external buffers
   m.pool_bytes = std::uint64_t{m.pool_mbufs} * (m.mbuf_data_room + 128 + 64);

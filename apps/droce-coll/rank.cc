@@ -316,9 +316,9 @@ std::string CollRank::waiting_for() const {
     w += line;
   }
   const engine::EndpointCounters& c = ep_.counters();
-  if (c.tx_alloc_failures != 0 || c.tx_backlog_drops != 0)
-    w += " endpoint: " + std::to_string(c.tx_alloc_failures) + " mbuf allocations failed, " +
-         std::to_string(c.tx_backlog_drops) + " frames dropped by a full backlog;";
+  if (c.tx_alloc_failures != 0 || c.tx_build_failures != 0 || c.tx_backlog_drops != 0)
+    w += " endpoint: " + std::to_string(c.tx_alloc_failures) + " turns found the mbuf pool empty, " +
+         std::to_string(c.tx_build_failures + c.tx_backlog_drops) + " frames lost before the wire;";
   if (!w.empty()) w.pop_back();
   return w.empty() ? " nothing (done)" : w;
 }

@@ -18,7 +18,8 @@ struct EndpointCounters {
   std::uint64_t tx_inline_frames = 0;         // payload at most tx_inline_bytes, copied on purpose
   std::uint64_t tx_payload_bytes_inlined = 0;
   std::uint64_t tx_payload_bytes = 0;
-  std::uint64_t tx_alloc_failures = 0;  // pool empty: packet stays queued in the QP (retried)
+  std::uint64_t tx_alloc_failures = 0;  // pool empty: the turn stops, the packet stays queued in the QP (retried)
+  std::uint64_t tx_build_failures = 0;  // a frame the pool's mbufs cannot hold: lost here, resent by go-back-N
   std::uint64_t tx_backlog_drops = 0;
   std::uint64_t rx_frames = 0;
   std::uint64_t rx_view_messages = 0;      // messages handed out as views (no copy)

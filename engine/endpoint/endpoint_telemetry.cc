@@ -31,6 +31,7 @@ constexpr Field kFields[] = {
     {"tx_payload_bytes_copied", &EndpointCounters::tx_payload_bytes_copied},
     {"tx_payload_bytes_inlined", &EndpointCounters::tx_payload_bytes_inlined},
     {"tx_alloc_failures", &EndpointCounters::tx_alloc_failures},
+    {"tx_build_failures", &EndpointCounters::tx_build_failures},
     {"tx_backlog_drops", &EndpointCounters::tx_backlog_drops},
     {"rx_view_messages", &EndpointCounters::rx_view_messages},
     {"rx_view_bytes", &EndpointCounters::rx_view_bytes},

@@ -109,7 +109,9 @@ constexpr UnmappedLinuxCounter kUnmapped[] = {
      "transport retries exhausted show as completions with status 'transport retry counter exceeded', not counted"},
     {"completer_retry_err", "rxe", "droce counts retransmitted packets (retransmitted_packets), not retry rounds"},
     {"ack_deferred", "rxe", "an rxe scheduling detail; droce's poll loop has no deferred completer"},
-    {"send_err", "rxe", "frames the TX path could not send are tx_alloc_failures and tx_backlog_drops"},
+    {"send_err", "rxe",
+     "frames the TX path could not send are tx_build_failures and tx_backlog_drops (tx_alloc_failures: transmit turns "
+     "an empty mbuf pool stopped, nothing lost)"},
     {"link_downed", "rxe", "the link is the DPDK port's: rte_eth_link_get"},
     {"rdma_sends", "rxe", "not counted by operation"},
     {"rdma_recvs", "rxe", "not counted by operation"},

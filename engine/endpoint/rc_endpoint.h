@@ -368,7 +368,11 @@ class RcEndpoint final : public ViewHome, private CmQpControl {
   // One fresh mbuf of the pool for a frame being sent (nullptr: the pool is empty), from the
   // bulk-allocated TX cache; give_back_tx_mbufs() returns what a transmit pass did not use.
   [[nodiscard]] rte_mbuf* tx_alloc();
-  [[nodiscard]] rte_mbuf* refill_tx_mbufs();
+  // Whether the cache holds the mbufs of one frame (tx_frame_mbufs_), refilled if it does not.
+  // Asked before a QP gives up its next packet: next_packet takes the packet's PSN, so a frame
+  // that found the pool empty afterwards would be lost and cost a go-back-N window.
+  [[nodiscard]] bool tx_reserve_frame();
+  [[nodiscard]] bool refill_tx_mbufs(std::uint32_t need);
   void give_back_tx_mbufs();
   void drop(wire::DropReason r);
   [[nodiscard]] wire::DropReason check_addresses(const QpSlot& s, const wire::PacketInfo& pi) const;
@@ -378,8 +382,8 @@ class RcEndpoint final : public ViewHome, private CmQpControl {
   void transmit_ready(std::uint64_t now, std::uint64_t now_tsc);
   enum class Turn : std::uint8_t {
     kDone,         // nothing more to send now (or paced): off the ready list
-    kMore,         // the per-turn bound (or a failed allocation) ended it: back of the list
-    kBacklogFull,  // the TX backlog filled: front of the list
+    kMore,         // the per-turn bound (or a frame that could not be built) ended it: back of the list
+    kBacklogFull,  // the TX backlog filled, or the pool is empty: front of the list
   };
   // Sends up to one turn of the QP's packets.
   Turn transmit_turn(QpSlot& s, std::uint64_t now, std::uint64_t now_tsc);
@@ -445,6 +449,9 @@ class RcEndpoint final : public ViewHome, private CmQpControl {
   std::uint32_t tx_mbufs_n_ = 0;
   std::uint32_t tx_refill_ = 1;       // the next refill's size
   std::uint32_t tx_pass_frames_ = 0;  // mbufs handed out in this transmit pass
+  // The most mbufs one frame takes: 3 with zero-copy TX (headers, the payload attached, the
+  // pad and ICRC), else 1. Set with multi_seg_ok_.
+  std::uint32_t tx_frame_mbufs_ = 1;
   EndpointCounters c_;
   // The side protocols, after cfg_, tx_ and c_, which they refer to: they send through frames_
   // and reach the QPs only through this endpoint's CmQpControl.

@@ -48,6 +48,7 @@ RcEndpoint::RcEndpoint(const EndpointConfig& cfg)
     // the whole frame, so such payloads are copied into the pool instead (still counted).
     dpdk_memory_tx_only_ = info.driver_name != nullptr && std::strcmp(info.driver_name, "net_virtio_user") == 0;
   }
+  tx_frame_mbufs_ = cfg.transport.zero_copy_tx && multi_seg_ok_ ? 3 : 1;
   for (std::uint32_t op = 0; op < tx_opcode_class_.size(); ++op) {
     rc::TxDescriptor d;
     d.opcode = static_cast<std::uint8_t>(op);

@@ -5,6 +5,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "engine/endpoint/rc_endpoint.h"
@@ -28,21 +29,30 @@ namespace {
 }  // namespace
 
 inline rte_mbuf* RcEndpoint::tx_alloc() {
+  if (tx_mbufs_n_ == 0 && !refill_tx_mbufs(1)) return nullptr;
   ++tx_pass_frames_;
-  return tx_mbufs_n_ != 0 ? tx_mbufs_[--tx_mbufs_n_] : refill_tx_mbufs();
+  return tx_mbufs_[--tx_mbufs_n_];
 }
 
-// The cache is empty: one bulk get of tx_refill_ mbufs (the first refill of a pass: what the
-// previous pass sent; later ones in the same pass: the whole cache). A pool too low for the bulk
-// get still gives what it has, one at a time, as rte_pktmbuf_alloc did.
-rte_mbuf* RcEndpoint::refill_tx_mbufs() {
-  const std::uint32_t n = tx_refill_;
+inline bool RcEndpoint::tx_reserve_frame() {
+  return tx_mbufs_n_ >= tx_frame_mbufs_ || refill_tx_mbufs(tx_frame_mbufs_);
+}
+
+// The cache holds fewer than `need`: one bulk get into its free part of tx_refill_ mbufs (the
+// first refill of a pass: what the previous pass sent; later ones: as many as fit), at least
+// what is missing. A pool too low for that still gives exactly what is missing if it has it.
+bool RcEndpoint::refill_tx_mbufs(std::uint32_t need) {
+  const std::uint32_t missing = need - tx_mbufs_n_;
+  const std::uint32_t n = std::min(std::max(tx_refill_, missing), kTxMbufCache - tx_mbufs_n_);
   tx_refill_ = kTxMbufCache;
-  if (n > 1 && rte_pktmbuf_alloc_bulk(cfg_.queues.pool, tx_mbufs_, n) == 0) {
-    tx_mbufs_n_ = n - 1;
-    return tx_mbufs_[n - 1];
+  for (const std::uint32_t k : {n, missing}) {
+    if (rte_pktmbuf_alloc_bulk(cfg_.queues.pool, tx_mbufs_ + tx_mbufs_n_, k) == 0) {
+      tx_mbufs_n_ += k;
+      return true;
+    }
+    if (k == missing) break;
   }
-  return rte_pktmbuf_alloc(cfg_.queues.pool);
+  return false;
 }
 
 // End of a transmit pass: the unused fresh mbufs go back untouched (refcount 1, one segment, as
@@ -178,10 +188,14 @@ RcEndpoint::Turn RcEndpoint::transmit_turn(QpSlot& s, std::uint64_t now, std::ui
   // Bounded per QP per poll so one QP cannot starve the others or RX.
   for (int k = 0; k < 32; ++k) {
     if (tx_.room() == 0) return Turn::kBacklogFull;
+    if (!tx_reserve_frame()) {
+      ++c_.tx_alloc_failures;  // the pool is empty: the packet stays in its QP until mbufs return
+      return Turn::kBacklogFull;
+    }
     if (!s.qp->next_packet(qp_now_ns_, d, !s.paced_wait)) return Turn::kDone;
     const std::uint32_t bytes = transmit(s, d, now_tsc);
     if (bytes == 0) {
-      ++c_.tx_alloc_failures;  // the packet is lost locally; go-back-N resends it
+      ++c_.tx_build_failures;  // a frame its mbufs cannot hold: lost here; go-back-N resends it
       return Turn::kMore;
     }
     // Acknowledgements are not data (RcQp::next_packet lets them leave while paced): the RC ACK,
