@@ -279,8 +279,9 @@ nlohmann::json link_settings_json(const engine::LinkQueueParams& p) {
           {"kmax_bytes", s.kmax_bytes.value_or(0)},
           {"pmax", s.pmax.value_or(0)},
           {"pfc", s.pfc.value_or(false)},
-          {"pfc_xoff_bytes", s.pfc_xoff_bytes.value_or(0)},
-          {"pfc_xon_bytes", s.pfc_xon_bytes.value_or(0)}};
+          // Thresholds only where PFC runs (a link without it has none in effect).
+          {"pfc_xoff_bytes", s.pfc.value_or(false) ? nlohmann::json(s.pfc_xoff_bytes.value_or(0)) : nullptr},
+          {"pfc_xon_bytes", s.pfc.value_or(false) ? nlohmann::json(s.pfc_xon_bytes.value_or(0)) : nullptr}};
 }
 
 nlohmann::json fabric_json(const CollLab& lab) {
