@@ -127,7 +127,11 @@ TEST_CASE("per-link ECN: a link with its own thresholds marks where the tier's l
   CHECK(tier.up.tx_frames == 24);
   CHECK(own.up.ecn_marked > 0);
   CHECK(tier.up.ecn_marked == 0);
-  CHECK(own.down.ecn_marked == 0);  // dir=up: the spine's side keeps the tier's thresholds
+  // The same frames queued again at spine 0's port towards leaf 1 (the tier's thresholds): unmarked there.
+  CHECK(link(links, 1, 0).down.tx_frames == 24);
+  CHECK(link(links, 1, 0).down.queue_max_bytes > 1024);
+  CHECK(link(links, 1, 0).down.ecn_marked == 0);
+  CHECK(own.down_params.port.kmax_bytes == 500'000u);  // dir=up: the spine's side keeps the tier's
   CHECK(own.up_params.port.kmax_bytes == 1024u);
   CHECK(own.up_params.port.pmax == 1.0);
   CHECK(tier.up_params.port.kmin_bytes == 500'000u);
