@@ -62,6 +62,7 @@ engine::Status CollLab::build_leafspine() {
   lc.downlink.gbps = cfg_.uplink_gbps;
   lc.ecmp = cfg_.ecmp;
   lc.link_failures = cfg_.link_failures;
+  if (engine::Status s = engine::apply_link_specs(cfg_.links, lc); !s.ok()) return s;
   // The switch template's stuck and slow ports are ranks: on the leaf-spine, endpoints.
   lc.stuck_endpoints.assign(cfg_.sw.stuck_ports.begin(), cfg_.sw.stuck_ports.end());
   lc.slow_endpoints = cfg_.sw.slow_receivers;

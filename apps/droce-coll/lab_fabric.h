@@ -9,6 +9,7 @@
 #include <droce/engine/endpoint/rc_endpoint.h>
 #include <droce/engine/lab/lab_switch.h>
 #include <droce/engine/lab/leaf_spine.h>
+#include <droce/engine/lab/link_spec.h>
 #include <droce/engine/lab/ring_fabric.h>
 
 #include <cstdint>
@@ -31,6 +32,7 @@ struct LabConfig {
   double uplink_gbps = 0;
   engine::EcmpHashConfig ecmp;
   std::vector<engine::LinkFailure> link_failures;  // leaf-spine: their clock starts at start_link_clock
+  std::vector<engine::LinkSpec> links;             // leaf-spine: links with their own settings
   engine::ImpairmentConfig toward_rank;            // every link, towards its rank
   std::uint8_t dscp = 26;
   engine::EndpointDcqcn dcqcn;

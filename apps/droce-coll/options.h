@@ -7,6 +7,7 @@
 #include <droce/engine/lab/frame_impairment.h>
 #include <droce/engine/lab/lab_switch.h>
 #include <droce/engine/lab/leaf_spine.h>
+#include <droce/engine/lab/link_spec.h>
 #include <droce/protocols/dcqcn/params.h>
 #include <droce/protocols/rc/qp_attr.h>
 
@@ -59,6 +60,7 @@ struct Options {
   double uplink_gbps = -1;  // every leaf-spine link, both ways; below 0: --egress-gbps
   engine::EcmpHashConfig ecmp;
   std::vector<engine::LinkFailure> link_failures;  // --link-down, in ms from the timed run's start
+  std::vector<engine::LinkSpec> links;             // --link: a leaf-spine link's own settings
   double sample_ms = 1;                            // the lab's queue series (fabric.series in the JSON); 0: none
   engine::ImpairmentConfig impairment;
   std::uint64_t seed = 1;                 // the permutation, the impairment and RED
@@ -109,6 +111,7 @@ inline constexpr const char* kLabOnlyOptions[] = {"--workers",
                                                   "--uplink-gbps",
                                                   "--ecmp-hash",
                                                   "--link-down",
+                                                  "--link",
                                                   "--drop-rule",
                                                   "--pfc-watchdog-ms",
                                                   "--stuck-rank",

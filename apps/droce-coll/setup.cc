@@ -69,6 +69,7 @@ engine::Status build_lab(const Options& o, const SizeSchedule& largest, const Me
   lc.uplink_gbps = o.uplink_gbps < 0 ? o.egress_gbps : o.uplink_gbps;
   lc.ecmp = o.ecmp;
   lc.link_failures = o.link_failures;
+  lc.links = o.links;
   lc.sample_ms = o.sample_ms;
   lc.toward_rank = o.impairment;
   lc.dscp = o.dscp;

@@ -152,7 +152,53 @@ Status LabSwitchConfig::validate() const {
     return s;
   if (!(pfc_watchdog_ms >= 0 && pfc_watchdog_ms <= 1e6))
     return Status::fail(StatusCode::kInvalidArgument, "--pfc-watchdog-ms: must be in [0, 1e6]");
+  if (port_settings.size() > port_count())
+    return Status::fail(StatusCode::kInvalidArgument, "port settings: more entries than ports");
+  for (std::size_t i = 0; i < port_settings.size(); ++i)
+    if (Status s = check_port(i); !s.ok()) return s.context("port " + std::to_string(i) + ": ");
   if (pool == nullptr) return Status::fail(StatusCode::kInvalidArgument, "no mbuf pool");
+  return {};
+}
+
+SwitchPortSettings LabSwitchConfig::resolved(std::size_t port) const {
+  const SwitchPortSettings own = port < port_settings.size() ? port_settings[port] : SwitchPortSettings{};
+  SwitchPortSettings r;
+  r.kmin_bytes = own.kmin_bytes.value_or(kmin_bytes);
+  r.kmax_bytes = own.kmax_bytes.value_or(kmax_bytes);
+  r.pmax = own.pmax.value_or(pmax);
+  r.pfc = own.pfc.value_or(pfc);
+  r.pfc_xoff_bytes = own.pfc_xoff_bytes.value_or(pfc_xoff_bytes);
+  r.pfc_xon_bytes = own.pfc_xon_bytes.value_or(pfc_xon_bytes);
+  r.delay_us = own.delay_us;
+  return r;
+}
+
+Status LabSwitchConfig::check_port(std::size_t port) const {
+  const SwitchPortSettings& own = port_settings[port];
+  const SwitchPortSettings r = resolved(port);
+  if (*r.kmin_bytes > *r.kmax_bytes) return Status::fail(StatusCode::kInvalidArgument, "kmin must not exceed kmax");
+  if (!(*r.pmax >= 0 && *r.pmax <= 1)) return Status::fail(StatusCode::kInvalidArgument, "pmax must be in [0, 1]");
+  if (*r.pfc && !pfc)
+    return Status::fail(StatusCode::kInvalidArgument,
+                        "PFC on a port of a switch without PFC (the switch names no lossless priority)");
+  // Thresholds given for a port without PFC would never act: refused rather than ignored.
+  if (!*r.pfc && (own.pfc_xoff_bytes || own.pfc_xon_bytes))
+    return Status::fail(StatusCode::kInvalidArgument, "PFC thresholds on a port without PFC");
+  if (*r.pfc && *r.pfc_xon_bytes >= *r.pfc_xoff_bytes)
+    return Status::fail(StatusCode::kInvalidArgument, "PFC xon must be below xoff");
+  const std::uint64_t buffer =
+      port < egress_buffer_bytes.size() && egress_buffer_bytes[port] != 0 ? egress_buffer_bytes[port] : buffer_bytes;
+  if (*r.pfc && *r.pfc_xoff_bytes >= buffer)
+    return Status::fail(StatusCode::kInvalidArgument, "PFC xoff must be below the port's buffer (headroom)");
+  if (!(r.delay_us >= 0 && r.delay_us <= 1e6))
+    return Status::fail(StatusCode::kInvalidArgument, "delay must be in [0, 1e6] us");
+  if (!*r.pfc) {
+    // A stuck NIC or a slow receiver pauses the port: meaningless on a link without PFC.
+    for (std::uint16_t p : stuck_ports)
+      if (p == port) return Status::fail(StatusCode::kInvalidArgument, "a stuck port needs PFC on its link");
+    for (const SlowReceiverConfig& sr : slow_receivers)
+      if (sr.port == port) return Status::fail(StatusCode::kInvalidArgument, "a slow receiver needs PFC on its link");
+  }
   return {};
 }
 
@@ -164,10 +210,8 @@ std::unique_ptr<LabSwitch> LabSwitch::create(const LabSwitchConfig& cfg, Status&
   std::unique_ptr<LabSwitch> s(new LabSwitch());
   s->cfg_ = cfg;
   s->tsc_hz_ = rte_get_tsc_hz();
-  s->delay_tsc_ = static_cast<std::uint64_t>(cfg.delay_us * 1e-6 * static_cast<double>(s->tsc_hz_));
   s->shaper_credit_tsc_ = static_cast<std::uint64_t>(cfg.shaper_burst_us * 1e-6 * static_cast<double>(s->tsc_hz_));
   s->rng_.seed(cfg.seed);
-  s->red_ = dcqcn::RedProfile{cfg.kmin_bytes, cfg.kmax_bytes, cfg.pmax};
   s->lossless_ = cfg.lossless_mask();
   s->watchdog_tsc_ = static_cast<std::uint64_t>(cfg.pfc_watchdog_ms * 1e-3 * static_cast<double>(s->tsc_hz_));
   if (cfg.drop_rule.any()) {
@@ -188,6 +232,13 @@ std::unique_ptr<LabSwitch> LabSwitch::create(const LabSwitchConfig& cfg, Status&
     for (std::size_t k = 0; k < p.items.size(); ++k)
       p.items[k].next = k + 1 < p.items.size() ? static_cast<std::uint32_t>(k + 1) : kNil;
     p.free_head = 0;
+    const SwitchPortSettings set = cfg.resolved(i);
+    p.red = dcqcn::RedProfile{*set.kmin_bytes, *set.kmax_bytes, *set.pmax};
+    p.pfc_on = *set.pfc;
+    p.honours_pauses = !(i < cfg.port_settings.size() && cfg.port_settings[i].pfc == false);
+    p.xoff_bytes = *set.pfc_xoff_bytes;
+    p.xon_bytes = *set.pfc_xon_bytes;
+    p.delay_tsc = static_cast<std::uint64_t>((cfg.delay_us + set.delay_us) * 1e-6 * static_cast<double>(s->tsc_hz_));
   }
   for (std::uint16_t i : cfg.stuck_ports) s->q_[i].stuck = true;
   for (const SlowReceiverConfig& r : cfg.slow_receivers) {
@@ -388,14 +439,14 @@ void LabSwitch::send_pfc(PortState& p, std::uint32_t prio, std::uint16_t quanta)
 }
 
 void LabSwitch::pfc_check(std::uint16_t in, std::uint64_t now_tsc) {
-  if (!cfg_.pfc) return;
   PortState& p = q_[in];
-  if (p.down) return;  // nothing to pause across a failed link; checked again once it is back
+  if (!p.pfc_on) return;  // this link runs no PFC: nothing arriving on it pauses the peer
+  if (p.down) return;     // nothing to pause across a failed link; checked again once it is back
   for (std::uint32_t prio = 0; prio < kSwitchClasses; ++prio) {
     if (((lossless_ >> prio) & 1u) == 0) continue;
     const std::uint64_t held = p.c.prio_ingress_bytes[prio];
     const auto bit = static_cast<std::uint8_t>(1u << prio);
-    if (held > cfg_.pfc_xoff_bytes) {
+    if (held > p.xoff_bytes) {
       if ((p.xoff & bit) == 0 || now_tsc >= p.refresh_tsc[prio]) {
         send_pfc(p, prio, cfg_.pfc_pause_quanta);
         p.xoff |= bit;
@@ -403,7 +454,7 @@ void LabSwitch::pfc_check(std::uint16_t in, std::uint64_t now_tsc) {
         const double pause_s = wire::pfc_quanta_to_ns(cfg_.pfc_pause_quanta, cfg_.link_gbps_for_pfc * 1e9) * 1e-9;
         p.refresh_tsc[prio] = now_tsc + static_cast<std::uint64_t>(pause_s * static_cast<double>(tsc_hz_) / 2);
       }
-    } else if ((p.xoff & bit) != 0 && held <= cfg_.pfc_xon_bytes) {
+    } else if ((p.xoff & bit) != 0 && held <= p.xon_bytes) {
       send_pfc(p, prio, 0);
       p.xoff = static_cast<std::uint8_t>(p.xoff & ~bit);
     }
@@ -423,6 +474,10 @@ void LabSwitch::end_pause(PortState& p, std::uint32_t prio, std::uint64_t at_tsc
 }
 
 void LabSwitch::on_pfc(PortState& p, const std::uint8_t* frame, std::uint32_t len, std::uint64_t now_tsc) {
+  // A port whose link was set to run no PFC ignores pauses, as for a priority PFC is not enabled
+  // for (a port without its own setting keeps the switch's way: pauses for its lossless
+  // priorities are honoured, whether or not the switch sends any).
+  if (!p.honours_pauses) return;
   wire::PfcFrame f;
   if (!wire::parse_pfc(frame, len, f)) return;
   // Only the lossless priorities honour pauses; a pause for a lossy one is ignored, as a port
@@ -505,7 +560,7 @@ void LabSwitch::watchdog_check(PortState& p, std::uint64_t now_tsc) {
 }
 
 void LabSwitch::released(const Item& it) {
-  if (!lossless(it.prio)) return;
+  if (!lossless_from(it.ingress, it.prio)) return;
   PortState& in = q_[it.ingress];
   in.c.ingress_bytes -= it.bytes;
   in.c.prio_ingress_bytes[it.prio] -= it.bytes;
@@ -537,7 +592,7 @@ void LabSwitch::enqueue(std::uint16_t in, std::uint16_t out, rte_mbuf* m, std::u
   }
   // RED/ECN on the instantaneous queue (DCQCN paper §4). Only ECN-capable frames are marked;
   // the ICRC leaves the TOS byte out, the IPv4 header checksum does not.
-  if (red_.mark(q.c.queue_bytes, rng_)) {
+  if (q.red.mark(q.c.queue_bytes, rng_)) {
     if (c.ether_type == 0x0800 && m->data_len >= c.l3 + 20) {
       std::uint8_t& tos = f[c.l3 + 1];
       if ((tos & 3) != wire::kEcnNotEct && (tos & 3) != wire::kEcnCe) {
@@ -557,7 +612,7 @@ void LabSwitch::enqueue(std::uint16_t in, std::uint16_t out, rte_mbuf* m, std::u
   }
   const std::uint32_t slot = q.free_head;
   q.free_head = q.items[slot].next;
-  q.items[slot] = Item{m, now_tsc + delay_tsc_, bytes, kNil, in, prio};
+  q.items[slot] = Item{m, now_tsc + q.delay_tsc, bytes, kNil, in, prio};
   ClassQueue& cq = q.cq[queue];
   if (cq.tail == kNil)
     cq.head = slot;
@@ -570,7 +625,7 @@ void LabSwitch::enqueue(std::uint16_t in, std::uint16_t out, rte_mbuf* m, std::u
   q.c.queue_bytes += bytes;
   q.c.queue_class_bytes[queue] = cq.bytes;
   q.c.queue_max_bytes = std::max(q.c.queue_max_bytes, q.c.queue_bytes);
-  if (lossless(prio)) {
+  if (lossless_from(in, prio)) {
     q_[in].c.ingress_bytes += bytes;
     q_[in].c.prio_ingress_bytes[prio] += bytes;
     pfc_check(in, now_tsc);

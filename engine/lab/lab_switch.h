@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -66,6 +67,26 @@ struct HostRoute {
 
 // At most this many ECMP groups per switch (HostRoute::ecmp_group below it).
 inline constexpr std::uint16_t kMaxEcmpGroups = 1024;
+
+// One switch port's own settings where they differ from its switch's (a link's own RED/ECN, PFC
+// and delay: LeafSpine's links, docs/fabric-lab.md "Per-link settings"). A field left empty is
+// the switch's value. Resolved into the port once at LabSwitch::create, never looked up per frame.
+struct SwitchPortSettings {
+  // RED/ECN of this egress (LabSwitchConfig::kmin_bytes, kmax_bytes, pmax).
+  std::optional<std::uint64_t> kmin_bytes, kmax_bytes;
+  std::optional<double> pmax;
+  // PFC on this port's link, both ways (802.1Qbb 36.1.3.2: PFC is enabled per port and per
+  // priority, and DCBX (802.1Qaz) makes both ends of a link agree). Off: frames arriving on the
+  // port are lossy (not counted towards a pause, tail-dropped where their egress is full), the
+  // port sends no pause upstream, and pauses it receives are ignored. On needs LabSwitchConfig::pfc
+  // (which priorities are lossless stays the switch's). xoff/xon: this ingress' thresholds.
+  std::optional<bool> pfc;
+  std::optional<std::uint64_t> pfc_xoff_bytes, pfc_xon_bytes;
+  // The link's propagation delay out of this port (one direction): frames leaving through it wait
+  // this long on top of LabSwitchConfig::delay_us. Like delay_us it is spent in the egress queue,
+  // so a delayed frame counts in the queue RED/ECN and tail drop see until it leaves.
+  double delay_us = 0;
+};
 
 struct LabSwitchConfig {
   std::vector<std::uint16_t> ports;  // DPDK port ids; switch port i is ports[i]
@@ -136,11 +157,18 @@ struct LabSwitchConfig {
   // slow_receiver_pauses; needs pfc.
   std::vector<SlowReceiverConfig> slow_receivers;
   std::uint64_t slow_receiver_buffer_bytes = 256'000;
+  // Per switch port (missing = the switch's values above): a link's own RED/ECN, PFC and delay.
+  std::vector<SwitchPortSettings> port_settings;
   std::uint64_t seed = 1;       // RED's random draws
   rte_mempool* pool = nullptr;  // PFC frames are built here
 
   // Ok when valid; otherwise kInvalidArgument and one message naming the bad option.
   [[nodiscard]] Status validate() const;
+  // Port `port`'s settings, every field filled: its own where port_settings gives one, else the
+  // switch's.
+  [[nodiscard]] SwitchPortSettings resolved(std::size_t port) const;
+  // Ok when port_settings[port] is valid; otherwise kInvalidArgument saying what is wrong.
+  [[nodiscard]] Status check_port(std::size_t port) const;
   // Switch ports: frame_ports when given, else ports.
   [[nodiscard]] std::size_t port_count() const { return frame_ports.empty() ? ports.size() : frame_ports.size(); }
   // The lossless priorities as a bit mask (bit p: priority p).
@@ -256,6 +284,12 @@ class LabSwitch {
     std::uint8_t rr = 0;    // kWeighted: the queue the round is at
     bool credited = false;  // kWeighted: rr's quantum was added this visit
     std::uint64_t buffer_bytes = 0;
+    // Its own settings, resolved from LabSwitchConfig::port_settings at create.
+    dcqcn::RedProfile red;
+    bool pfc_on = false;         // its link runs PFC (and the switch does): it pauses its peer
+    bool honours_pauses = true;  // false only when its settings turned PFC off
+    std::uint64_t xoff_bytes = 0, xon_bytes = 0;
+    std::uint64_t delay_tsc = 0;  // the switch's delay plus the link's
     // PFC state of this port as an ingress (pauses we sent) and as an egress (pauses received),
     // by priority.
     std::uint8_t xoff = 0;    // bit p: priority p paused upstream
@@ -308,6 +342,10 @@ class LabSwitch {
   void learn(const std::uint8_t* src, std::uint16_t in);
   void released(const Item& it);
   [[nodiscard]] bool lossless(std::uint8_t prio) const { return cfg_.pfc && ((lossless_ >> prio) & 1u) != 0; }
+  // A frame of `prio` that arrived on `in` is lossless: counted towards in's pauses.
+  [[nodiscard]] bool lossless_from(std::uint16_t in, std::uint8_t prio) const {
+    return q_[in].pfc_on && lossless(prio);
+  }
 
   LabSwitchConfig cfg_;
   std::vector<PortState> q_;
@@ -316,15 +354,13 @@ class LabSwitch {
   rte_hash* macs_ = nullptr;
   std::vector<std::uint16_t> mac_port_;  // by hash slot
   std::uint64_t tsc_hz_ = 1;
-  std::uint64_t delay_tsc_ = 0;
   std::uint64_t shaper_credit_tsc_ = 0;
   std::uint8_t lossless_ = 0;       // cfg_.lossless_mask()
   std::uint64_t watchdog_tsc_ = 0;  // 0: no watchdog
   std::unique_ptr<DropRule> drop_rule_;
   std::vector<std::uint64_t> ecmp_live_;  // by group: live next hops (bits of ecmp_ports)
   rte_hash* rehashed_ = nullptr;          // the flows ECMP moved off their pick (distinct, over the run)
-  dcqcn::RedProfile red_;
-  std::mt19937_64 rng_;  // RED draws, seeded: a run is repeatable for the same traffic
+  std::mt19937_64 rng_;                   // RED draws, seeded: a run is repeatable for the same traffic
   std::uint8_t switch_mac_[6] = {0x02, 0x00, 0x00, 0x00, 0x5A, 0x01};
 };
 

@@ -88,6 +88,9 @@ Status LeafSpineConfig::validate() const {
   const std::size_t links = std::size_t{leaves} * spines;
   if ((!uplinks.empty() && uplinks.size() != links) || (!downlinks.empty() && downlinks.size() != links))
     return Status::fail(StatusCode::kInvalidArgument, "leaf-spine: per-link parameters need one per leaf-spine link");
+  for (std::uint32_t l = 0; l < leaves && links > 0; ++l)
+    for (std::uint32_t sp = 0; sp < spines; ++sp)
+      if (Status s = check_link(l, sp); !s.ok()) return s;
   for (std::size_t i = 0; i < ipv4.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
       if (ipv4[i] == ipv4[j])
@@ -115,6 +118,41 @@ Status LeafSpineConfig::validate() const {
   return {};
 }
 
+LinkQueueParams LeafSpineConfig::link(std::uint32_t l, std::uint32_t s, bool up) const {
+  const std::vector<LinkQueueParams>& per_link = up ? uplinks : downlinks;
+  return per_link.empty() ? (up ? uplink : downlink) : per_link[l * spines + s];
+}
+
+Status LeafSpineConfig::check_link(std::uint32_t l, std::uint32_t s) const {
+  const std::string name = "leaf" + std::to_string(l) + "-spine" + std::to_string(s);
+  SwitchPortSettings eff[2];
+  for (int dir = 0; dir < 2; ++dir) {
+    const LinkQueueParams p = link(l, s, dir == 0);
+    // The link's egress as its own one-port switch of the tier: LabSwitchConfig's checks apply.
+    LabSwitchConfig one = dir == 0 ? leaf : spine;
+    one.stuck_ports.clear();
+    one.slow_receivers.clear();
+    one.egress_buffer_bytes = {p.buffer_bytes};
+    one.port_settings = {p.port};
+    if (!(p.gbps >= 0 && p.gbps <= 1000))
+      return Status::error(StatusCode::kInvalidArgument,
+                           "link " + name + (dir == 0 ? " up" : " down") + ": gbps must be in [0, 1000]");
+    if (p.buffer_bytes != 0 && p.buffer_bytes < 2048)
+      return Status::error(StatusCode::kInvalidArgument, "link " + name + (dir == 0 ? " up" : " down") +
+                                                             ": buffer must hold at least one jumbo RoCE frame (2048)");
+    if (Status st = one.check_port(0); !st.ok()) return st.context("link " + name + (dir == 0 ? " up: " : " down: "));
+    eff[dir] = one.resolved(0);
+  }
+  // 802.1Qbb 36.1.3.2 with DCBX (802.1Qaz): PFC is a property of the link, enabled at both ends
+  // or neither; a link set to one and left to tiers that disagree would run it one way only.
+  const bool own = link(l, s, true).port.pfc || link(l, s, false).port.pfc;
+  if (own && *eff[0].pfc != *eff[1].pfc)
+    return Status::error(
+        StatusCode::kInvalidArgument,
+        "link " + name + ": pfc is on at one end only (the leaf tier's and the spine tier's PFC differ)");
+  return {};
+}
+
 namespace {
 
 // A leaf's or a spine's switch: the tier's settings (queues, RED/ECN, PFC) with what the fabric
@@ -133,6 +171,7 @@ LabSwitchConfig fabric_switch(const LabSwitchConfig& tier, rte_mempool* pool) {
   // A tier names no switch's ports: LeafSpineConfig::stuck_endpoints and slow_endpoints do.
   sc.stuck_ports.clear();
   sc.slow_receivers.clear();
+  sc.port_settings.clear();
   sc.flood = false;
   return sc;
 }
@@ -154,8 +193,8 @@ std::unique_ptr<LeafSpine> LeafSpine::create(const LeafSpineConfig& cfg, Status&
   f->fabric_ = RingFabric::create(spec, cfg.pool, err);
   if (!f->fabric_) return nullptr;
   const std::uint32_t n = cfg.endpoints(), e = cfg.endpoints_per_leaf;
-  auto link_params = [&](const std::vector<LinkQueueParams>& per_link, const LinkQueueParams& all, std::uint32_t leaf,
-                         std::uint32_t spine) { return per_link.empty() ? all : per_link[leaf * cfg.spines + spine]; };
+  f->up_params_.resize(std::size_t{cfg.leaves} * cfg.spines);
+  f->down_params_.resize(std::size_t{cfg.leaves} * cfg.spines);
   // An ECMP route's group is the destination's leaf: a failed link removes a spine for the
   // destinations behind that leaf only.
   auto add_route = [&](LabSwitchConfig& sc, std::uint32_t endpoint, std::uint16_t out) {
@@ -174,9 +213,15 @@ std::unique_ptr<LeafSpine> LeafSpine::create(const LeafSpineConfig& cfg, Status&
       sc.egress_buffer_bytes.push_back(cfg.to_endpoint.buffer_bytes);
     }
     for (std::uint32_t s = 0; s < cfg.spines; ++s) {
-      const LinkQueueParams p = link_params(cfg.uplinks, cfg.uplink, leaf, s);
+      const LinkQueueParams p = cfg.link(leaf, s, true);
       sc.egress_gbps.push_back(p.gbps);
       sc.egress_buffer_bytes.push_back(p.buffer_bytes);
+      sc.port_settings.resize(e + s);  // endpoint ports: the tier's
+      sc.port_settings.push_back(p.port);
+      LinkQueueParams& r = f->up_params_[leaf * cfg.spines + s];
+      r = p;
+      r.buffer_bytes = p.buffer_bytes != 0 ? p.buffer_bytes : sc.buffer_bytes;
+      r.port = sc.resolved(e + s);
       sc.ecmp_ports.push_back(static_cast<std::uint16_t>(e + s));
     }
     for (std::uint32_t i = 0; i < n; ++i)
@@ -195,9 +240,14 @@ std::unique_ptr<LeafSpine> LeafSpine::create(const LeafSpineConfig& cfg, Status&
     LabSwitchConfig sc = fabric_switch(cfg.spine, cfg.pool);
     for (RingEnd* end : f->fabric_->ends_of(n + cfg.leaves + spine)) sc.frame_ports.push_back(FramePort::ring(end));
     for (std::uint32_t leaf = 0; leaf < cfg.leaves; ++leaf) {
-      const LinkQueueParams p = link_params(cfg.downlinks, cfg.downlink, leaf, spine);
+      const LinkQueueParams p = cfg.link(leaf, spine, false);
       sc.egress_gbps.push_back(p.gbps);
       sc.egress_buffer_bytes.push_back(p.buffer_bytes);
+      sc.port_settings.push_back(p.port);
+      LinkQueueParams& r = f->down_params_[leaf * cfg.spines + spine];
+      r = p;
+      r.buffer_bytes = p.buffer_bytes != 0 ? p.buffer_bytes : sc.buffer_bytes;
+      r.port = sc.resolved(leaf);
     }
     for (std::uint32_t i = 0; i < n; ++i) add_route(sc, i, static_cast<std::uint16_t>(i / e));
     // One leaf: a spine has a single port, and a LabSwitch needs two; such a fabric has no spine
@@ -272,6 +322,8 @@ std::vector<FabricLinkCounters> LeafSpine::fabric_links() const {
       c.downs = st.downs;
       c.last_down_ns = st.last_down_ns;
       c.last_up_ns = st.last_up_ns;
+      c.up_params = up_params_[leaf * cfg_.spines + spine];
+      c.down_params = down_params_[leaf * cfg_.spines + spine];
       v.push_back(c);
     }
   return v;

@@ -20,10 +20,13 @@
 namespace droce::engine {
 
 // One direction of a leaf-spine link, or of an endpoint's link towards it: the egress port's
-// rate (Gb/s, 0 = unshaped) and buffer (0 = the switch template's buffer_bytes).
+// rate (Gb/s, 0 = unshaped) and buffer (0 = the switch template's buffer_bytes); on a leaf-spine
+// link also its own RED/ECN, PFC and delay (empty fields: the sending switch's tier; PFC and its
+// thresholds must agree with the other direction's: both ends of a link run PFC or neither).
 struct LinkQueueParams {
   double gbps = 0;
   std::uint64_t buffer_bytes = 0;
+  SwitchPortSettings port;
 };
 
 // A leaf-spine link that fails at down_ms and comes back at up_ms (below 0: never), both in ms
@@ -53,7 +56,8 @@ struct LeafSpineConfig {
   LinkQueueParams to_endpoint;  // a leaf's port towards each endpoint
   LinkQueueParams uplink;       // leaf -> spine, every link unless uplinks names it
   LinkQueueParams downlink;     // spine -> leaf, likewise
-  // Per leaf-spine link (index leaf * spines + spine) when not empty: overrides uplink/downlink.
+  // Per leaf-spine link (index leaf * spines + spine) when not empty: overrides uplink/downlink
+  // (apply_link_specs fills them from --link).
   std::vector<LinkQueueParams> uplinks, downlinks;
   EcmpHashConfig ecmp;
   ImpairmentConfig toward_endpoints, toward_leaves, toward_spines;
@@ -71,6 +75,11 @@ struct LeafSpineConfig {
   std::vector<SlowReceiverConfig> slow_endpoints;
 
   [[nodiscard]] std::uint32_t endpoints() const { return leaves * endpoints_per_leaf; }
+  // Link leaf l - spine s one way (up: leaf -> spine): uplinks/downlinks' entry, else uplink/downlink.
+  [[nodiscard]] LinkQueueParams link(std::uint32_t l, std::uint32_t s, bool up) const;
+  // Ok when link l-s's settings are valid both ways with its tiers; else kInvalidArgument naming
+  // the link, its direction and the field.
+  [[nodiscard]] Status check_link(std::uint32_t l, std::uint32_t s) const;
   // Ok when valid; otherwise kInvalidArgument naming what is wrong.
   [[nodiscard]] Status validate() const;
 };
@@ -81,6 +90,9 @@ struct FabricLinkCounters {
   std::string name;  // "leaf0-spine1"
   std::uint32_t leaf = 0, spine = 0;
   SwitchPortCounters up, down;
+  // What each direction runs with: rate, buffer (0 = unshaped rate; the buffer resolved) and
+  // every field of its port settings filled (the link's own, else its switch tier's).
+  LinkQueueParams up_params, down_params;
   // Failures (LinkFailure): is it up now, how often it went down, and when it last went down and
   // came back, in ns of the fabric's clock (-1: never).
   bool link_up = true;
@@ -133,7 +145,8 @@ class LeafSpine {
     std::uint32_t downs = 0;
     std::int64_t last_down_ns = -1, last_up_ns = -1;
   };
-  std::vector<LinkState> link_state_;  // leaf * spines + spine
+  std::vector<LinkState> link_state_;                     // leaf * spines + spine
+  std::vector<LinkQueueParams> up_params_, down_params_;  // resolved, leaf * spines + spine
   // The schedule in TSC, once start_clock gave it an origin: each failure's down and up times and
   // how far it got (0 not yet down, 1 down, 2 done).
   struct Scheduled {

@@ -348,6 +348,21 @@ fi
 # Two outputs cannot both be stdout; --plot draws from a file.
 bad --stats-json "$gen" -- --json - --stats-json -
 bad --plot "$coll" -- --json - --plot "$tmp/coll.png"
+# droce-coll --link (a leaf-spine link's own settings): the grammar, the fabric and the tiers.
+lsp=(--fabric leafspine:2,2 --ranks 4)
+bad "--link: only with --fabric leafspine" "$coll" -- --ranks 4 --link leaf0-spine0:gbps=1
+bad "unknown key 'speed'" "$coll" -- "${lsp[@]}" --link leaf0-spine0:speed=1
+bad "'gbps' given twice" "$coll" -- "${lsp[@]}" --link leaf0-spine0:gbps=1,gbps=2
+bad "a link is named leafL-spineS" "$coll" -- "${lsp[@]}" --link spine0-leaf0:gbps=1
+bad "KMIN must not exceed KMAX" "$coll" -- "${lsp[@]}" --link leaf0-spine0:ecn=200K:20K:0.1
+bad "pfc: XON must be below XOFF" "$coll" -- "${lsp[@]}" --pfc --link leaf0-spine0:pfc=32K:64K
+bad "leave dir at both" "$coll" -- "${lsp[@]}" --pfc --link leaf0-spine0:dir=up,pfc=off
+bad "no link leaf2-spine0" "$coll" -- "${lsp[@]}" --link leaf2-spine0:gbps=1
+bad "leaf0-spine1 given twice" "$coll" -- "${lsp[@]}" --link leaf0-spine1:gbps=1 --link leaf0-spine1:dir=down,gbps=2
+bad "link leaf1-spine1 up: PFC on a port of a switch without PFC" "$coll" -- "${lsp[@]}" --link leaf1-spine1:pfc=on
+bad "link leaf0-spine0 up: PFC xoff must be below the port's buffer" "$coll" -- "${lsp[@]}" --pfc \
+  --link leaf0-spine0:buffer=64K,pfc=128K:32K
+good coll-link "$coll" -- "${lsp[@]}" --link leaf0-spine1:dir=up,gbps=1 --link leaf0-spine1:dir=down,gbps=2 --help
 
 # --- CLI11 forms (issue 18): --opt=value, K/M/G suffixes (sizes binary, rates and counts decimal),
 # --config FILE (name = value; the command line wins), one line naming the option on a bad one

@@ -192,7 +192,7 @@ TEST_CASE("leaf-spine: a shaped uplink with a small buffer tail-drops on its own
   const std::uint32_t spine = ecmp_pick(k, c.ecmp, c.spines);
   // That uplink only: 1 Mb/s and 4 KB of buffer; the rest unshaped with the default buffer.
   c.uplinks.assign(std::size_t{c.leaves} * c.spines, LinkQueueParams{});
-  c.uplinks[spine] = LinkQueueParams{0.001, 4096};
+  c.uplinks[spine] = LinkQueueParams{0.001, 4096, {}};
   Status err;
   auto f = LeafSpine::create(c, err);
   INFO(err.message());
@@ -236,7 +236,7 @@ TEST_CASE("leaf-spine: a spine's PFC pauses the leaf's uplink, nothing dropped",
   // The spine's port towards leaf 1 drains at 1 Mb/s: what leaf 0 sends piles up in the spine,
   // whose ingress from leaf 0 passes XOFF and pauses leaf 0's uplink (802.1Qbb, priority 3: the
   // test frames' DSCP 26).
-  c.downlinks = {LinkQueueParams{}, LinkQueueParams{0.001, 0}};
+  c.downlinks = {LinkQueueParams{}, LinkQueueParams{0.001, 0, {}}};
   c.spine.pfc = true;
   c.spine.pfc_xoff_bytes = 8'000;
   c.spine.pfc_xon_bytes = 4'000;
