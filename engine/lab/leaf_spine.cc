@@ -88,6 +88,8 @@ Status LeafSpineConfig::validate() const {
   const std::size_t links = std::size_t{leaves} * spines;
   if ((!uplinks.empty() && uplinks.size() != links) || (!downlinks.empty() && downlinks.size() != links))
     return Status::fail(StatusCode::kInvalidArgument, "leaf-spine: per-link parameters need one per leaf-spine link");
+  if (!to_endpoints.empty() && to_endpoints.size() != endpoints())
+    return Status::fail(StatusCode::kInvalidArgument, "leaf-spine: per-endpoint parameters need one per endpoint");
   for (std::size_t i = 0; i < ipv4.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
       if (ipv4[i] == ipv4[j])
@@ -170,8 +172,9 @@ std::unique_ptr<LeafSpine> LeafSpine::create(const LeafSpineConfig& cfg, Status&
     const std::vector<RingEnd*> ends = f->fabric_->ends_of(n + leaf);
     for (RingEnd* end : ends) sc.frame_ports.push_back(FramePort::ring(end));
     for (std::uint32_t k = 0; k < e; ++k) {
-      sc.egress_gbps.push_back(cfg.to_endpoint.gbps);
-      sc.egress_buffer_bytes.push_back(cfg.to_endpoint.buffer_bytes);
+      const LinkQueueParams p = cfg.to_endpoints.empty() ? cfg.to_endpoint : cfg.to_endpoints[leaf * e + k];
+      sc.egress_gbps.push_back(p.gbps);
+      sc.egress_buffer_bytes.push_back(p.buffer_bytes);
     }
     for (std::uint32_t s = 0; s < cfg.spines; ++s) {
       const LinkQueueParams p = link_params(cfg.uplinks, cfg.uplink, leaf, s);

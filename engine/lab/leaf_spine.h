@@ -55,6 +55,9 @@ struct LeafSpineConfig {
   LinkQueueParams downlink;     // spine -> leaf, likewise
   // Per leaf-spine link (index leaf * spines + spine) when not empty: overrides uplink/downlink.
   std::vector<LinkQueueParams> uplinks, downlinks;
+  // Per endpoint (index as ipv4's) when not empty: overrides to_endpoint (droce-switch's lab shapes
+  // the receiver's port alone, its bottleneck).
+  std::vector<LinkQueueParams> to_endpoints;
   EcmpHashConfig ecmp;
   ImpairmentConfig toward_endpoints, toward_leaves, toward_spines;
   std::uint32_t ring_slots = 1024;
