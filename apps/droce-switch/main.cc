@@ -25,48 +25,21 @@
 #include "apps/common/run_python.h"
 #include "apps/common/telemetry_setup.h"
 #include "apps/droce-switch/eal_ports.h"
+#include "apps/droce-switch/lab_fabric_report.h"
 #include "apps/droce-switch/options.h"
 #include "apps/droce-switch/port_capture.h"
+#include "apps/droce-switch/port_json.h"
 #include "apps/droce-switch/switch_telemetry.h"
 
 using namespace droce;
 using namespace droce::engine;
+using droce::sw::port_json;
 
 namespace {
 
 int fail(const std::string& m) {
   std::fprintf(stderr, "droce-switch: %s\n", m.c_str());
   return 1;
-}
-
-nlohmann::json port_json(const SwitchPortCounters& c) {
-  return {{"rx_frames", c.rx_frames},
-          {"rx_bytes", c.rx_bytes},
-          {"tx_frames", c.tx_frames},
-          {"tx_bytes", c.tx_bytes},
-          {"flooded", c.flooded},
-          {"tail_drops", c.tail_drops},
-          {"tx_drops", c.tx_drops},
-          {"ecn_marked", c.ecn_marked},
-          {"queue_bytes", c.queue_bytes},
-          {"queue_frames", c.queue_frames},
-          {"queue_max_bytes", c.queue_max_bytes},
-          {"pfc_pause_sent", c.pfc_pause_sent},
-          {"pfc_resume_sent", c.pfc_resume_sent},
-          {"pfc_pause_received", c.pfc_pause_received},
-          {"pfc_paused_ns", c.pfc_paused_ns},
-          {"rule_drops", c.rule_drops},
-          {"pfc_watchdog_trips", c.pfc_watchdog_trips},
-          {"pfc_watchdog_restores", c.pfc_watchdog_restores},
-          {"pfc_watchdog_drops", c.pfc_watchdog_drops},
-          {"slow_receiver_pauses", c.slow_receiver_pauses},
-          {"slow_receiver_resumes", c.slow_receiver_resumes},
-          {"slow_receiver_max_bytes", c.slow_receiver_max_bytes},
-          {"by_class", nlohmann::json{{"queue_tx_frames", c.queue_tx_frames},
-                                      {"queue_tail_drops", c.queue_tail_drops},
-                                      {"prio_pause_sent", c.prio_pause_sent},
-                                      {"prio_pause_received", c.prio_pause_received},
-                                      {"prio_paused_ns", c.prio_paused_ns}}}};
 }
 
 int run_lab(sw::Options& o, rte_mempool* pool) {
@@ -77,9 +50,9 @@ int run_lab(sw::Options& o, rte_mempool* pool) {
   auto lab = SwitchExperiment::create(lc, err);
   if (!lab) return fail(err.message());
   droce::apps::start_telemetry("droce-switch");
-  std::printf("droce-switch lab: %u sender(s) -> %.3g Gb/s bottleneck -> receiver, cc %s (%s), %s, %.0f ms\n",
+  std::printf("droce-switch lab: %u sender(s) -> %.3g Gb/s bottleneck -> receiver, cc %s (%s), %s, %.0f ms%s\n",
               lc.senders, lc.bottleneck_gbps, o.cc.c_str(), o.preset.c_str(), lc.sw.pfc ? "PFC lossless" : "lossy",
-              lc.duration_ms);
+              lc.duration_ms, lc.fabric.on() ? ", on a leaf-spine" : "");
   const SwitchExperimentResult r = lab->run();
   std::printf(
       " sender  messages  Gb/s(avg)  final rate  CNPs handled/ignored  cuts  retransmitted  PFC pauses  paused ms\n");
@@ -113,6 +86,7 @@ int run_lab(sw::Options& o, rte_mempool* pool) {
   std::uint64_t pauses = 0;
   for (const auto& c : r.ingress) pauses += c.pfc_pause_sent;
   if (lc.sw.pfc) std::printf(" PFC: pauses sent upstream %llu\n", static_cast<unsigned long long>(pauses));
+  droce::sw::print_lab_fabric(lc, r);
   std::printf(" data verified: %s\n", r.data_ok ? "yes" : "NO");
   if (!o.json.empty()) {
     nlohmann::json j;
@@ -154,6 +128,7 @@ int run_lab(sw::Options& o, rte_mempool* pool) {
     }
     j["series"] = {{"time_ms", t},     {"rate_gbps", rate},   {"goodput_gbps", good},
                    {"queue_bytes", q}, {"ecn_marked", marks}, {"cnps", cnps}};
+    droce::sw::add_lab_fabric_json(j, lc, r);
     if (Status s = droce::apps::write_text_file(o.json, j.dump(1) + "\n"); !s.ok()) return fail(s.message());
     // An argument vector, no shell: the file names are names, whatever characters they hold.
     if (!o.plot.empty())

@@ -11,6 +11,7 @@
 #include "apps/common/cli/switch_failure_options.h"
 #include "apps/common/cli/values.h"
 #include "apps/common/cli_number.h"
+#include "apps/common/fabric_topology.h"
 
 namespace droce::sw {
 
@@ -152,8 +153,40 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
                 "WRITE size, up to 1M" + d + std::to_string(l.message_bytes) + ")", Suffixes::kBinary);
   cli::add_real(app, g, "--lab-sample-us", "U", l.sample_us, 10, 1e6,
                 "series sampling period" + d + cli::num(l.sample_us) + ")");
-  cli::add_output(app, g, "--plot", o.plot, "draw the lab's rates, goodput and queue (python3-matplotlib)")
+  cli::add_output(app, g, "--plot", o.plot,
+                  "draw the lab's rates, goodput and queue, and on a leaf-spine its links' queues\n"
+                  "(python3-matplotlib)")
       ->type_name("FILE.png");
+
+  g = "live lab on a leaf-spine (docs/fabric-lab.md, \"droce-switch on a leaf-spine\")";
+  auto& f = l.fabric;
+  cli::add_value(app, g, "--fabric", "TOPOLOGY",
+                 "star (one switch, default) or leafspine:L,S: the lab's endpoints on L leaf\n"
+                 "switches joined to S spines; the receiver on the last leaf, sender i on leaf i % L",
+                 [&f](const std::string& v) {
+                   apps::FabricTopology t;
+                   if (Status st = apps::FabricTopology::parse(v, t); !st.ok()) return st.message();
+                   f.leaves = t.leaves;
+                   f.spines = t.spines;
+                   return std::string();
+                 });
+  cli::add_real(app, g, "--uplink-gbps", "G", f.uplink_gbps, 0, 1000,
+                "shape every leaf-spine link (both ways) to G Gb/s; below the senders' rate x\n"
+                "senders per leaf / spines it is oversubscribed (default 0: unshaped)");
+  cli::add_value(app, g, "--ecmp-hash", "FIELDS",
+                 "what a leaf hashes to pick a spine, from src-ip,dst-ip,proto,src-port,\n"
+                 "dst-port (or 5-tuple), and seed=N (default 5-tuple,seed=0)",
+                 [&f](const std::string& v) { return engine::EcmpHashConfig::parse(v, f.ecmp).message(); });
+  cli::add_repeatable(app, g, "--link-down", "LEAF:SPINE@T1[:T2]",
+                      "the link between leaf LEAF and spine SPINE fails T1 ms after the lab starts and\n"
+                      "comes back at T2 (never without it); what it holds is dropped, its flows\n"
+                      "re-hashed onto the other spines and moved back when it returns; repeatable",
+                      [&f](const std::string& v) {
+                        engine::LinkFailure lf;
+                        if (Status st = engine::LinkFailure::parse(v, lf); !st.ok()) return st.message();
+                        f.link_failures.push_back(lf);
+                        return std::string();
+                      });
 
   cli::DcqcnFields cc;
   cc.cc = &o.cc;
@@ -162,6 +195,23 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   cc.line_gbps = &o.line_gbps;
   cc.overrides = &overrides;
   cli::add_dcqcn(app, cc);
+}
+
+// The leaf-spine's options: only with --fabric leafspine:L,S, which only the lab builds, and a
+// fabric the lab's endpoints fill.
+Status check_fabric(const CLI::App& app, const Options& o) {
+  const engine::SwitchExperimentFabric& f = o.lab.fabric;
+  const auto bad = [](const std::string& m) { return Status::error(StatusCode::kInvalidArgument, m); };
+  if (!f.on())
+    for (const char* name : {"--uplink-gbps", "--ecmp-hash", "--link-down"})
+      if (apps::cli::given(app, name)) return bad(std::string(name) + ": only with --fabric leafspine:L,S");
+  if (!f.on()) return {};
+  if (!o.lab_mode)
+    return bad("--fabric leafspine:L,S: only with --lab-senders N (between real ports droce-switch is one switch)");
+  if (f.leaves > o.lab.senders + 1)
+    return bad("--fabric: " + std::to_string(f.leaves) + " leaves for " + std::to_string(o.lab.senders) +
+               " sender(s) and the receiver: a leaf would hold none of them");
+  return engine::check_link_failures(f.link_failures, f.leaves, f.spines);
 }
 
 }  // namespace
@@ -181,6 +231,7 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
   if (o.lab_mode && o.lab.duration_ms * 1e3 / o.lab.sample_us > kMaxLabSamples)
     return fail("--lab-sample-us: more than " + std::to_string(static_cast<long>(kMaxLabSamples)) +
                 " samples over --lab-duration-ms; sample less often");
+  if (Status s = check_fabric(*app, o); !s.ok()) return fail(s.message());
   if (o.lab_mode && !o.pcap.empty())
     return fail("--pcap captures the switch between real ports, not the lab (--lab-senders)");
   if (o.sw.kmin_bytes > o.sw.kmax_bytes) return fail("--kmin-bytes must not exceed --kmax-bytes");
