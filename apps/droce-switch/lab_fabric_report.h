@@ -6,6 +6,7 @@
 #include <droce/engine/lab/switch_experiment.h>
 
 #include <nlohmann/json.hpp>
+#include <vector>
 
 namespace droce::sw {
 
@@ -14,5 +15,12 @@ void print_lab_fabric(const engine::SwitchExperimentConfig& cfg, const engine::S
 // j["fabric"] (topology, hash, placement, failures, links by name) and j["series"]["links"].
 void add_lab_fabric_json(nlohmann::json& j, const engine::SwitchExperimentConfig& cfg,
                          const engine::SwitchExperimentResult& r);
+
+// The links table: per link both directions' bytes, ECN marks, drops and pauses received.
+void print_links(const std::vector<engine::FabricLinkCounters>& links);
+// Between real ports: the topology, the hash, the failures and every link (as the lab's `fabric`,
+// without placement: port i is on leaf i / (ports / leaves)).
+[[nodiscard]] nlohmann::json ports_fabric_json(const engine::SwitchExperimentFabric& fabric, std::size_t ports,
+                                               const std::vector<engine::FabricLinkCounters>& links);
 
 }  // namespace droce::sw

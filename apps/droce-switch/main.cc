@@ -17,6 +17,8 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "apps/common/capture_report.h"
@@ -29,6 +31,7 @@
 #include "apps/droce-switch/options.h"
 #include "apps/droce-switch/port_capture.h"
 #include "apps/droce-switch/port_json.h"
+#include "apps/droce-switch/switch_core.h"
 #include "apps/droce-switch/switch_telemetry.h"
 
 using namespace droce;
@@ -180,9 +183,11 @@ int run_switch(sw::Options& o, rte_mempool* pool) {
       if (port < 0 || static_cast<std::size_t>(port) == i) o.sw.egress_gbps[i] = gbps;
   }
   o.sw.pool = pool;
-  auto sw = LabSwitch::create(o.sw, err);
+  auto sw = droce::sw::SwitchCore::create(o.sw, o.lab.fabric, err);
   if (!sw) return fail(err.message());
-  const droce::sw::SwitchTelemetry telemetry(*sw);
+  // /droce/switch publishes one switch; a leaf-spine's ports are in the JSON and the live line.
+  std::optional<droce::sw::SwitchTelemetry> telemetry;
+  if (sw->star() != nullptr) telemetry.emplace(*sw->star());
   droce::apps::start_telemetry("droce-switch");
   if (o.impairment.any())
     for (auto& p : ports) {
@@ -208,7 +213,10 @@ int run_switch(sw::Options& o, rte_mempool* pool) {
   // (connections, disconnections), then parks it again.
   const bool memif = std::any_of(ports.begin(), ports.end(), [](const auto& p) { return p->driver() == "net_memif"; });
   if (memif) (void)memif_gate.engage(5000);
-  std::printf("droce-switch: %zu ports, Ctrl-C to stop\n", ports.size());
+  const std::string topology = o.lab.fabric.on() ? " on a leaf-spine of " + std::to_string(o.lab.fabric.leaves) +
+                                                       " leaves and " + std::to_string(o.lab.fabric.spines) + " spines"
+                                                 : "";
+  std::printf("droce-switch: %zu ports%s, Ctrl-C to stop\n", ports.size(), topology.c_str());
   const double hz = static_cast<double>(rte_get_tsc_hz());
   const std::uint64_t start = rte_rdtsc();
   const std::uint64_t end = o.duration_s > 0 ? start + static_cast<std::uint64_t>(o.duration_s * hz) : UINT64_MAX;
@@ -218,6 +226,7 @@ int run_switch(sw::Options& o, rte_mempool* pool) {
   std::uint64_t next_gate = start + gate_interval;
   nlohmann::json t = nlohmann::json::array(), depth = nlohmann::json::array();
   std::uint64_t now = start;
+  sw->start_clock(start);
   while (!stop_requested() && (now = rte_rdtsc()) < end) {
     if (memif && now >= next_gate) {
       if (memif_gate.release()) (void)memif_gate.engage(1000);
@@ -249,16 +258,19 @@ int run_switch(sw::Options& o, rte_mempool* pool) {
   nlohmann::json j, pj = nlohmann::json::array();
   for (std::size_t i = 0; i < sw->ports(); ++i) {
     auto c = port_json(sw->counters(i));
+    if (o.lab.fabric.on()) c["unrouted"] = sw->counters(i).unrouted;  // nothing floods on a leaf-spine
     if (i < impair.size())
       c["impairment"] = {{"dropped", impair[i]->counters().dropped},
                          {"duplicated", impair[i]->counters().duplicated},
                          {"reordered", impair[i]->counters().reordered}};
     pj.push_back(c);
   }
+  const std::vector<FabricLinkCounters> links = sw->links();
   sw->finish();
   for (auto& p : ports) p->stop();  // from our thread, while the gate holds the interrupt thread
   port_captures.clear();
   std::printf("droce-switch: stopped after %.3f s\n", static_cast<double>(now - start) / hz);
+  if (!links.empty() && !o.quiet) droce::sw::print_links(links);
   if (!o.pcap.empty()) {
     capture.close();
     std::printf("droce-switch: %s\n", droce::apps::capture_line(capture_opts, capture).c_str());
@@ -268,6 +280,7 @@ int run_switch(sw::Options& o, rte_mempool* pool) {
     if (!o.pcap.empty()) j["capture"] = droce::apps::capture_json(capture_opts, capture);
     j["duration_s"] = static_cast<double>(now - start) / hz;
     j["series"] = {{"time_ms", t}, {"queue_bytes", depth}};
+    if (o.lab.fabric.on()) j["fabric"] = droce::sw::ports_fabric_json(o.lab.fabric, ports.size(), links);
     if (Status s = droce::apps::write_text_file(o.json, j.dump(1) + "\n"); !s.ok()) return fail(s.message());
   }
   return 0;
@@ -287,7 +300,7 @@ int main(int argc, char** argv) {
     }
   install_stop_signals();
   // Before EAL opens the telemetry socket: a client that finds it gets an answer (switch_telemetry.h).
-  if (!o.lab_mode) droce::sw::register_switch_telemetry();
+  if (!o.lab_mode && !o.lab.fabric.on()) droce::sw::register_switch_telemetry();
   Status err;
   auto eal = Eal::init("droce-switch", split.eal, err);
   if (!eal) return fail(err.message());

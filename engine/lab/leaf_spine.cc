@@ -88,7 +88,8 @@ Status LeafSpineConfig::validate() const {
   const std::size_t links = std::size_t{leaves} * spines;
   if ((!uplinks.empty() && uplinks.size() != links) || (!downlinks.empty() && downlinks.size() != links))
     return Status::fail(StatusCode::kInvalidArgument, "leaf-spine: per-link parameters need one per leaf-spine link");
-  if (!to_endpoints.empty() && to_endpoints.size() != endpoints())
+  if ((!to_endpoints.empty() && to_endpoints.size() != endpoints()) ||
+      (!endpoint_ports.empty() && endpoint_ports.size() != endpoints()))
     return Status::fail(StatusCode::kInvalidArgument, "leaf-spine: per-endpoint parameters need one per endpoint");
   for (std::size_t i = 0; i < ipv4.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
@@ -171,6 +172,8 @@ std::unique_ptr<LeafSpine> LeafSpine::create(const LeafSpineConfig& cfg, Status&
     // Ports in link order (FabricSpec::leafspine): endpoints, then uplinks.
     const std::vector<RingEnd*> ends = f->fabric_->ends_of(n + leaf);
     for (RingEnd* end : ends) sc.frame_ports.push_back(FramePort::ring(end));
+    if (!cfg.endpoint_ports.empty())
+      for (std::uint32_t k = 0; k < e; ++k) sc.frame_ports[k] = cfg.endpoint_ports[leaf * e + k];
     for (std::uint32_t k = 0; k < e; ++k) {
       const LinkQueueParams p = cfg.to_endpoints.empty() ? cfg.to_endpoint : cfg.to_endpoints[leaf * e + k];
       sc.egress_gbps.push_back(p.gbps);

@@ -58,6 +58,9 @@ struct LeafSpineConfig {
   // Per endpoint (index as ipv4's) when not empty: overrides to_endpoint (droce-switch's lab shapes
   // the receiver's port alone, its bottleneck).
   std::vector<LinkQueueParams> to_endpoints;
+  // Per endpoint when not empty: the leaf's port towards endpoint i is endpoint_ports[i] (an
+  // ethdev: droce-switch between real ports) instead of its ring link, which then carries nothing.
+  std::vector<FramePort> endpoint_ports;
   EcmpHashConfig ecmp;
   ImpairmentConfig toward_endpoints, toward_leaves, toward_spines;
   std::uint32_t ring_slots = 1024;

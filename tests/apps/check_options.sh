@@ -204,7 +204,9 @@ bad --fabric "$switch" -- --lab-senders 3 --fabric leafspine:0,2
 bad --fabric "$switch" -- --lab-senders 3 --fabric leafspine:2,33
 bad --fabric "$switch" -- --lab-senders 3 --fabric leafspine:2.5,2
 bad --fabric "$switch" -- --lab-senders 2 --fabric leafspine:4,2
-bad --fabric "$switch" -- --fabric leafspine:2,2 --route 10.0.0.1/32=0
+bad --route "$switch" --no-pci --vdev net_null0 --vdev net_null1 -- --fabric leafspine:2,2 --route 10.0.0.0/24=0
+bad --route "$switch" --no-pci --vdev net_null0 --vdev net_null1 -- --fabric leafspine:2,2 --route 10.0.0.1/32=0 \
+  --route 10.0.0.2/32=0
 bad --uplink-gbps "$switch" -- --lab-senders 3 --uplink-gbps 1
 bad --uplink-gbps "$switch" -- --lab-senders 3 --fabric star --uplink-gbps 1
 bad --uplink-gbps "$switch" -- --lab-senders 3 --fabric leafspine:2,2 --uplink-gbps nan

@@ -4,10 +4,16 @@
 # JSON by name; the bytes on the uplinks are exactly what crossed leaves; a forced ECMP collision
 # on one uplink, the other idle; a link failing under its flows, which move to the other spine.
 # Lossless (PFC) so that nothing is dropped and the byte sums are exact; judged on counters only.
+# Then (item 2) the switch between real ports on a leaf-spine: two droce-gen processes over memif,
+# one port on each leaf, every message verified and every frame across the spines.
 set -uo pipefail
 sw=$(realpath "$1")
+gen=$(realpath "$2")
 out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+tag=$$
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$out" /tmp/droce-swls-$tag-*.sock; }
+trap cleanup EXIT
 fail=0
 check() { if eval "$2"; then echo "ok: $1"; else echo "FAILED: $1"; sed -n 1,40p "${3:-/dev/null}"; fail=1; fi; }
 lab=(--lab-senders 3 --fabric leafspine:2,2 --lab-duration-ms 200 --cc none --pfc --pfc-xoff-bytes 30000
@@ -88,4 +94,48 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert 'fabric' not in d and 'links' not in d['series'], list(d)
 PY" "$out/star.txt"
+
+# Between real ports: client -> memif port 0 (leaf 0) -> a spine -> leaf 1 -> memif port 1 -> server.
+# Nothing floods on a leaf-spine (an ARP request would go nowhere): each gen is given its peer's MAC.
+s0=/tmp/droce-swls-$tag-0.sock
+s1=/tmp/droce-swls-$tag-1.sock
+oob=$((20000 + (tag + 7919) % 20000))
+"$sw" --no-pci -l 1 --vdev "net_memif0,role=server,socket=$s0" --vdev "net_memif1,role=server,socket=$s1" -- \
+  --fabric leafspine:2,2 --route 10.0.0.1/32=0 --route 10.0.0.2/32=1 --duration 60 --quiet \
+  --json "$out/sw.json" > "$out/sw.txt" 2>&1 &
+swpid=$!
+pids+=($swpid)
+sleep 1
+timeout 100 "$gen" --no-pci -l 1 --vdev "net_memif0,role=client,socket=$s1,mac=02:00:00:00:00:02" -- \
+  --mode server --oob-port $oob --peer-mac 02:00:00:00:00:01 --quiet > "$out/srv.txt" 2>&1 &
+pids+=($!)
+sleep 1
+timeout 100 "$gen" --no-pci -l 0 --vdev "net_memif0,role=client,socket=$s0,mac=02:00:00:00:00:01" -- \
+  --mode client --oob-port $oob --peer-mac 02:00:00:00:00:02 --op write --size 4096 --count 2000 --quiet \
+  > "$out/cli.txt" 2>&1
+check "real ports on a leaf-spine: droce-gen client -> server, every message verified" "[ $? -eq 0 ]" "$out/cli.txt"
+kill -INT $swpid 2>/dev/null
+wait $swpid
+check "real ports on a leaf-spine: every frame of port 0 up leaf 0's uplinks and down to port 1, and back" \
+  "/usr/bin/python3 - '$out/sw.json' <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p, links = d['ports'], {l['name']: l for l in d['fabric']['links']}
+assert d['fabric']['ports_per_leaf'] == 1 and sorted(links) == ['leaf0-spine0', 'leaf0-spine1', 'leaf1-spine0', 'leaf1-spine1']
+for a, b in ((0, 1), (1, 0)):
+    up = sum(links['leaf%d-spine%d' % (a, s)]['up']['tx_frames'] for s in (0, 1))
+    down = sum(links['leaf%d-spine%d' % (b, s)]['down']['tx_frames'] for s in (0, 1))
+    # Frames still queued at the stop (the peer had gone) are counted as queued.
+    assert p[a]['rx_frames'] == up + p[a]['unrouted'] + sum(links['leaf%d-spine%d' % (a, s)]['up']['queue_frames'] for s in (0, 1)), (a, p, up)
+    assert up == down + sum(links['leaf%d-spine%d' % (b, s)]['down']['queue_frames'] for s in (0, 1)), (a, up, down)
+    assert p[b]['tx_frames'] + p[b]['queue_frames'] + p[b]['tail_drops'] == down, (b, p, down)
+assert p[0]['rx_frames'] >= 8000
+PY" "$out/sw.txt"
+# Ports that do not divide into the leaves, and a port without a host, refused once EAL has them.
+"$sw" --no-pci --vdev net_null0 --vdev net_null1 -- --fabric leafspine:3,1 --route 10.0.0.1/32=0 \
+  --route 10.0.0.2/32=1 --duration 1 > "$out/e1.txt" 2>&1
+check "2 ports over 3 leaves refused" "[ $? -eq 1 ] && grep -q '2 ports do not divide into 3 leaves' '$out/e1.txt'" "$out/e1.txt"
+"$sw" --no-pci --vdev net_null0 --vdev net_null1 -- --fabric leafspine:2,1 --route 10.0.0.1/32=0 --duration 1 \
+  > "$out/e2.txt" 2>&1
+check "a port without a host refused" "[ $? -eq 1 ] && grep -q 'port 1 has no host' '$out/e2.txt'" "$out/e2.txt"
 exit $fail
