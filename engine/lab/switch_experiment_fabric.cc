@@ -1,7 +1,7 @@
 // SwitchExperiment on a leaf-spine: the LeafSpine built from the lab's addresses (the ports no
 // endpoint takes get addresses of their own, 10.0.3.x, so that every slot has its host route), its
 // endpoints polled from their rings, and each leaf-spine link sampled.
-#include <rte_cycles.h>
+#include <string>
 
 #include "engine/lab/switch_experiment.h"
 
@@ -31,11 +31,21 @@ Status SwitchExperiment::build_leafspine() {
   lc.downlink.gbps = f.uplink_gbps;
   lc.ecmp = f.ecmp;
   lc.link_failures = f.link_failures;
-  // The switch template's stuck and slow ports are the lab's endpoints: here, slots.
-  for (std::uint16_t p : cfg_.sw.stuck_ports)
-    if (p <= n) lc.stuck_endpoints.push_back(f.slot(p, n));
-  for (const SlowReceiverConfig& r : cfg_.sw.slow_receivers)
-    if (r.port <= n) lc.slow_endpoints.push_back({static_cast<std::uint16_t>(f.slot(r.port, n)), r.fraction});
+  // The switch template's stuck and slow ports are the lab's endpoints (port n the receiver, as on
+  // one switch): here, their slots.
+  const auto no_port = [n](const char* option, std::uint32_t p) {
+    return Status::error(StatusCode::kInvalidArgument, std::string(option) + ": port index " + std::to_string(p) +
+                                                           " does not exist (the lab's ports are 0.." +
+                                                           std::to_string(n) + ")");
+  };
+  for (std::uint16_t p : cfg_.sw.stuck_ports) {
+    if (p > n) return no_port("--stuck-port", p);
+    lc.stuck_endpoints.push_back(f.slot(p, n));
+  }
+  for (const SlowReceiverConfig& r : cfg_.sw.slow_receivers) {
+    if (r.port > n) return no_port("--slow-receiver", r.port);
+    lc.slow_endpoints.push_back({static_cast<std::uint16_t>(f.slot(r.port, n)), r.fraction});
+  }
   lc.pool = cfg_.pool;
   Status err;
   ls_ = LeafSpine::create(lc, err);
