@@ -9,6 +9,7 @@
 #include "apps/common/cli/switch_failure_options.h"
 #include "apps/common/cli/values.h"
 #include "apps/common/cli_number.h"
+#include "apps/common/fabric_topology.h"
 #include "apps/droce-coll/schedule.h"
 #include "apps/droce-coll/wiring.h"
 
@@ -151,27 +152,16 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   g = "fabric (one lab switch port per rank, droce-switch's queues)";
   cli::add_real(app, g, "--egress-gbps", "G", o.egress_gbps, 0, 1000,
                 "shape every port's egress to G Gb/s, the ranks' link rate (default 0: unshaped)");
-  cli::add_value(
-      app, g, "--fabric", "TOPOLOGY",
-      "star (one switch, default) or leafspine:L,S: L leaf switches of ranks/L ranks each\n"
-      "and S spines, every leaf joined to every spine (docs/fabric-lab.md)",
-      [&o](const std::string& v) {
-        if (v == "star") {
-          o.leaves = o.spines = 0;
-          return std::string();
-        }
-        const std::string pre = "leafspine:";
-        const std::size_t comma = v.find(',');
-        if (v.rfind(pre, 0) != 0 || comma == std::string::npos)
-          return "--fabric: '" + v + "' is neither star nor leafspine:L,S";
-        if (engine::Status s =
-                apps::parse_uint("--fabric leaves", v.substr(pre.size(), comma - pre.size()), 1, 32, o.leaves);
-            !s.ok())
-          return s.message();
-        if (engine::Status s = apps::parse_uint("--fabric spines", v.substr(comma + 1), 1, 32, o.spines); !s.ok())
-          return s.message();
-        return std::string();
-      });
+  cli::add_value(app, g, "--fabric", "TOPOLOGY",
+                 "star (one switch, default) or leafspine:L,S: L leaf switches of ranks/L ranks each\n"
+                 "and S spines, every leaf joined to every spine (docs/fabric-lab.md)",
+                 [&o](const std::string& v) {
+                   apps::FabricTopology t;
+                   if (engine::Status s = apps::FabricTopology::parse(v, t); !s.ok()) return s.message();
+                   o.leaves = t.leaves;
+                   o.spines = t.spines;
+                   return std::string();
+                 });
   cli::add_real(app, g, "--uplink-gbps", "G", o.uplink_gbps, 0, 1000,
                 "leaf-spine: shape every leaf-spine link (both ways) to G Gb/s; below the ranks'\n"
                 "rate x ranks per leaf / spines it is oversubscribed (default: --egress-gbps)");

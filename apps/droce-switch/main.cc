@@ -17,6 +17,8 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "apps/common/capture_report.h"
@@ -25,48 +27,22 @@
 #include "apps/common/run_python.h"
 #include "apps/common/telemetry_setup.h"
 #include "apps/droce-switch/eal_ports.h"
+#include "apps/droce-switch/lab_fabric_report.h"
 #include "apps/droce-switch/options.h"
 #include "apps/droce-switch/port_capture.h"
+#include "apps/droce-switch/port_json.h"
+#include "apps/droce-switch/switch_core.h"
 #include "apps/droce-switch/switch_telemetry.h"
 
 using namespace droce;
 using namespace droce::engine;
+using droce::sw::port_json;
 
 namespace {
 
 int fail(const std::string& m) {
   std::fprintf(stderr, "droce-switch: %s\n", m.c_str());
   return 1;
-}
-
-nlohmann::json port_json(const SwitchPortCounters& c) {
-  return {{"rx_frames", c.rx_frames},
-          {"rx_bytes", c.rx_bytes},
-          {"tx_frames", c.tx_frames},
-          {"tx_bytes", c.tx_bytes},
-          {"flooded", c.flooded},
-          {"tail_drops", c.tail_drops},
-          {"tx_drops", c.tx_drops},
-          {"ecn_marked", c.ecn_marked},
-          {"queue_bytes", c.queue_bytes},
-          {"queue_frames", c.queue_frames},
-          {"queue_max_bytes", c.queue_max_bytes},
-          {"pfc_pause_sent", c.pfc_pause_sent},
-          {"pfc_resume_sent", c.pfc_resume_sent},
-          {"pfc_pause_received", c.pfc_pause_received},
-          {"pfc_paused_ns", c.pfc_paused_ns},
-          {"rule_drops", c.rule_drops},
-          {"pfc_watchdog_trips", c.pfc_watchdog_trips},
-          {"pfc_watchdog_restores", c.pfc_watchdog_restores},
-          {"pfc_watchdog_drops", c.pfc_watchdog_drops},
-          {"slow_receiver_pauses", c.slow_receiver_pauses},
-          {"slow_receiver_resumes", c.slow_receiver_resumes},
-          {"slow_receiver_max_bytes", c.slow_receiver_max_bytes},
-          {"by_class", nlohmann::json{{"queue_tx_frames", c.queue_tx_frames},
-                                      {"queue_tail_drops", c.queue_tail_drops},
-                                      {"prio_pause_sent", c.prio_pause_sent},
-                                      {"prio_pause_received", c.prio_pause_received},
-                                      {"prio_paused_ns", c.prio_paused_ns}}}};
 }
 
 int run_lab(sw::Options& o, rte_mempool* pool) {
@@ -77,9 +53,9 @@ int run_lab(sw::Options& o, rte_mempool* pool) {
   auto lab = SwitchExperiment::create(lc, err);
   if (!lab) return fail(err.message());
   droce::apps::start_telemetry("droce-switch");
-  std::printf("droce-switch lab: %u sender(s) -> %.3g Gb/s bottleneck -> receiver, cc %s (%s), %s, %.0f ms\n",
+  std::printf("droce-switch lab: %u sender(s) -> %.3g Gb/s bottleneck -> receiver, cc %s (%s), %s, %.0f ms%s\n",
               lc.senders, lc.bottleneck_gbps, o.cc.c_str(), o.preset.c_str(), lc.sw.pfc ? "PFC lossless" : "lossy",
-              lc.duration_ms);
+              lc.duration_ms, lc.fabric.on() ? ", on a leaf-spine" : "");
   const SwitchExperimentResult r = lab->run();
   std::printf(
       " sender  messages  Gb/s(avg)  final rate  CNPs handled/ignored  cuts  retransmitted  PFC pauses  paused ms\n");
@@ -113,6 +89,7 @@ int run_lab(sw::Options& o, rte_mempool* pool) {
   std::uint64_t pauses = 0;
   for (const auto& c : r.ingress) pauses += c.pfc_pause_sent;
   if (lc.sw.pfc) std::printf(" PFC: pauses sent upstream %llu\n", static_cast<unsigned long long>(pauses));
+  droce::sw::print_lab_fabric(lc, r);
   std::printf(" data verified: %s\n", r.data_ok ? "yes" : "NO");
   if (!o.json.empty()) {
     nlohmann::json j;
@@ -154,6 +131,7 @@ int run_lab(sw::Options& o, rte_mempool* pool) {
     }
     j["series"] = {{"time_ms", t},     {"rate_gbps", rate},   {"goodput_gbps", good},
                    {"queue_bytes", q}, {"ecn_marked", marks}, {"cnps", cnps}};
+    droce::sw::add_lab_fabric_json(j, lc, r);
     if (Status s = droce::apps::write_text_file(o.json, j.dump(1) + "\n"); !s.ok()) return fail(s.message());
     // An argument vector, no shell: the file names are names, whatever characters they hold.
     if (!o.plot.empty())
@@ -205,9 +183,11 @@ int run_switch(sw::Options& o, rte_mempool* pool) {
       if (port < 0 || static_cast<std::size_t>(port) == i) o.sw.egress_gbps[i] = gbps;
   }
   o.sw.pool = pool;
-  auto sw = LabSwitch::create(o.sw, err);
+  auto sw = droce::sw::SwitchCore::create(o.sw, o.lab.fabric, err);
   if (!sw) return fail(err.message());
-  const droce::sw::SwitchTelemetry telemetry(*sw);
+  // /droce/switch publishes one switch; a leaf-spine's ports are in the JSON and the live line.
+  std::optional<droce::sw::SwitchTelemetry> telemetry;
+  if (sw->star() != nullptr) telemetry.emplace(*sw->star());
   droce::apps::start_telemetry("droce-switch");
   if (o.impairment.any())
     for (auto& p : ports) {
@@ -233,7 +213,10 @@ int run_switch(sw::Options& o, rte_mempool* pool) {
   // (connections, disconnections), then parks it again.
   const bool memif = std::any_of(ports.begin(), ports.end(), [](const auto& p) { return p->driver() == "net_memif"; });
   if (memif) (void)memif_gate.engage(5000);
-  std::printf("droce-switch: %zu ports, Ctrl-C to stop\n", ports.size());
+  const std::string topology = o.lab.fabric.on() ? " on a leaf-spine of " + std::to_string(o.lab.fabric.leaves) +
+                                                       " leaves and " + std::to_string(o.lab.fabric.spines) + " spines"
+                                                 : "";
+  std::printf("droce-switch: %zu ports%s, Ctrl-C to stop\n", ports.size(), topology.c_str());
   const double hz = static_cast<double>(rte_get_tsc_hz());
   const std::uint64_t start = rte_rdtsc();
   const std::uint64_t end = o.duration_s > 0 ? start + static_cast<std::uint64_t>(o.duration_s * hz) : UINT64_MAX;
@@ -243,6 +226,7 @@ int run_switch(sw::Options& o, rte_mempool* pool) {
   std::uint64_t next_gate = start + gate_interval;
   nlohmann::json t = nlohmann::json::array(), depth = nlohmann::json::array();
   std::uint64_t now = start;
+  sw->start_clock(start);
   while (!stop_requested() && (now = rte_rdtsc()) < end) {
     if (memif && now >= next_gate) {
       if (memif_gate.release()) (void)memif_gate.engage(1000);
@@ -274,16 +258,19 @@ int run_switch(sw::Options& o, rte_mempool* pool) {
   nlohmann::json j, pj = nlohmann::json::array();
   for (std::size_t i = 0; i < sw->ports(); ++i) {
     auto c = port_json(sw->counters(i));
+    if (o.lab.fabric.on()) c["unrouted"] = sw->counters(i).unrouted;  // nothing floods on a leaf-spine
     if (i < impair.size())
       c["impairment"] = {{"dropped", impair[i]->counters().dropped},
                          {"duplicated", impair[i]->counters().duplicated},
                          {"reordered", impair[i]->counters().reordered}};
     pj.push_back(c);
   }
+  const std::vector<FabricLinkCounters> links = sw->links();
   sw->finish();
   for (auto& p : ports) p->stop();  // from our thread, while the gate holds the interrupt thread
   port_captures.clear();
   std::printf("droce-switch: stopped after %.3f s\n", static_cast<double>(now - start) / hz);
+  if (!links.empty() && !o.quiet) droce::sw::print_links(links);
   if (!o.pcap.empty()) {
     capture.close();
     std::printf("droce-switch: %s\n", droce::apps::capture_line(capture_opts, capture).c_str());
@@ -293,6 +280,7 @@ int run_switch(sw::Options& o, rte_mempool* pool) {
     if (!o.pcap.empty()) j["capture"] = droce::apps::capture_json(capture_opts, capture);
     j["duration_s"] = static_cast<double>(now - start) / hz;
     j["series"] = {{"time_ms", t}, {"queue_bytes", depth}};
+    if (o.lab.fabric.on()) j["fabric"] = droce::sw::ports_fabric_json(o.lab.fabric, ports.size(), links);
     if (Status s = droce::apps::write_text_file(o.json, j.dump(1) + "\n"); !s.ok()) return fail(s.message());
   }
   return 0;
@@ -312,7 +300,7 @@ int main(int argc, char** argv) {
     }
   install_stop_signals();
   // Before EAL opens the telemetry socket: a client that finds it gets an answer (switch_telemetry.h).
-  if (!o.lab_mode) droce::sw::register_switch_telemetry();
+  if (!o.lab_mode && !o.lab.fabric.on()) droce::sw::register_switch_telemetry();
   Status err;
   auto eal = Eal::init("droce-switch", split.eal, err);
   if (!eal) return fail(err.message());

@@ -11,6 +11,7 @@
 #include "apps/common/cli/switch_failure_options.h"
 #include "apps/common/cli/values.h"
 #include "apps/common/cli_number.h"
+#include "apps/common/fabric_topology.h"
 
 namespace droce::sw {
 
@@ -84,7 +85,8 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   const std::string d = " (default ";
   std::string g = "forwarding and queues";
   cli::add_repeatable(app, g, "--route", "A.B.C.D/LEN=PORT",
-                      "forward an IPv4 prefix to switch port PORT (repeatable; default none)",
+                      "forward an IPv4 prefix to switch port PORT (repeatable; default none); on a\n"
+                      "leaf-spine (--fabric) each port's host, A.B.C.D/32=PORT, one per port",
                       [&s](const std::string& v) { return parse_route(v, s.routes).message(); });
   cli::add_repeatable(app, g, "--egress-gbps", "[PORT=]G",
                       "shape egress of PORT (or every port) to G Gb/s (default: unshaped)",
@@ -152,8 +154,42 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
                 "WRITE size, up to 1M" + d + std::to_string(l.message_bytes) + ")", Suffixes::kBinary);
   cli::add_real(app, g, "--lab-sample-us", "U", l.sample_us, 10, 1e6,
                 "series sampling period" + d + cli::num(l.sample_us) + ")");
-  cli::add_output(app, g, "--plot", o.plot, "draw the lab's rates, goodput and queue (python3-matplotlib)")
+  cli::add_output(app, g, "--plot", o.plot,
+                  "draw the lab's rates, goodput and queue, and on a leaf-spine its links' queues\n"
+                  "(python3-matplotlib)")
       ->type_name("FILE.png");
+
+  g = "leaf-spine: the live lab's, or between real ports (docs/fabric-lab.md, \"droce-switch on a leaf-spine\")";
+  auto& f = l.fabric;
+  cli::add_value(app, g, "--fabric", "TOPOLOGY",
+                 "star (one switch, default) or leafspine:L,S: L leaf switches joined to S spines;\n"
+                 "the lab's receiver on the last leaf, sender i on leaf i % L; or P real ports, P / L\n"
+                 "a leaf in port order, each port's host given as --route A.B.C.D/32=PORT",
+                 [&f](const std::string& v) {
+                   apps::FabricTopology t;
+                   if (Status st = apps::FabricTopology::parse(v, t); !st.ok()) return st.message();
+                   f.leaves = t.leaves;
+                   f.spines = t.spines;
+                   return std::string();
+                 });
+  cli::add_real(app, g, "--uplink-gbps", "G", f.uplink_gbps, 0, 1000,
+                "shape every leaf-spine link (both ways) to G Gb/s; below the endpoints' rate x\n"
+                "endpoints per leaf / spines it is oversubscribed (default 0: unshaped)");
+  cli::add_value(app, g, "--ecmp-hash", "FIELDS",
+                 "what a leaf hashes to pick a spine, from src-ip,dst-ip,proto,src-port,\n"
+                 "dst-port (or 5-tuple), and seed=N (default 5-tuple,seed=0)",
+                 [&f](const std::string& v) { return engine::EcmpHashConfig::parse(v, f.ecmp).message(); });
+  cli::add_repeatable(app, g, "--link-down", "LEAF:SPINE@T1[:T2]",
+                      "the link between leaf LEAF and spine SPINE fails T1 ms after the lab (or switch)\n"
+                      "starts and "
+                      "comes back at T2 (never without it); what it holds is dropped, its\n"
+                      "flows re-hashed onto the other spines and moved back when it returns; repeatable",
+                      [&f](const std::string& v) {
+                        engine::LinkFailure lf;
+                        if (Status st = engine::LinkFailure::parse(v, lf); !st.ok()) return st.message();
+                        f.link_failures.push_back(lf);
+                        return std::string();
+                      });
 
   cli::DcqcnFields cc;
   cc.cc = &o.cc;
@@ -162,6 +198,35 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   cc.line_gbps = &o.line_gbps;
   cc.overrides = &overrides;
   cli::add_dcqcn(app, cc);
+}
+
+// The leaf-spine's options: only with --fabric leafspine:L,S; in the lab a fabric its endpoints
+// fill, between real ports a /32 route per port (the port count is known once EAL has the ports).
+Status check_fabric(const CLI::App& app, const Options& o) {
+  const engine::SwitchExperimentFabric& f = o.lab.fabric;
+  const auto bad = [](const std::string& m) { return Status::error(StatusCode::kInvalidArgument, m); };
+  if (!f.on())
+    for (const char* name : {"--uplink-gbps", "--ecmp-hash", "--link-down"})
+      if (apps::cli::given(app, name)) return bad(std::string(name) + ": only with --fabric leafspine:L,S");
+  if (!f.on()) return {};
+  if (!o.lab_mode) {
+    // Between real ports each port is a host of the fabric, named by its one /32 route.
+    std::vector<bool> named;
+    for (const engine::SwitchRoute& r : o.sw.routes) {
+      if (r.depth != 32)
+        return bad(
+            "--route: on a leaf-spine each route names a port's host, A.B.C.D/32=PORT (the fabric "
+            "routes on host addresses)");
+      if (named.size() <= r.out) named.resize(r.out + 1u, false);
+      if (named[r.out]) return bad("--route: port " + std::to_string(r.out) + " given two hosts on a leaf-spine");
+      named[r.out] = true;
+    }
+    return engine::check_link_failures(f.link_failures, f.leaves, f.spines);
+  }
+  if (f.leaves > o.lab.senders + 1)
+    return bad("--fabric: " + std::to_string(f.leaves) + " leaves for " + std::to_string(o.lab.senders) +
+               " sender(s) and the receiver: a leaf would hold none of them");
+  return engine::check_link_failures(f.link_failures, f.leaves, f.spines);
 }
 
 }  // namespace
@@ -181,6 +246,7 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
   if (o.lab_mode && o.lab.duration_ms * 1e3 / o.lab.sample_us > kMaxLabSamples)
     return fail("--lab-sample-us: more than " + std::to_string(static_cast<long>(kMaxLabSamples)) +
                 " samples over --lab-duration-ms; sample less often");
+  if (Status s = check_fabric(*app, o); !s.ok()) return fail(s.message());
   if (o.lab_mode && !o.pcap.empty())
     return fail("--pcap captures the switch between real ports, not the lab (--lab-senders)");
   if (o.sw.kmin_bytes > o.sw.kmax_bytes) return fail("--kmin-bytes must not exceed --kmax-bytes");

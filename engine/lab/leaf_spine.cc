@@ -91,6 +91,9 @@ Status LeafSpineConfig::validate() const {
   for (std::uint32_t l = 0; l < leaves && links > 0; ++l)
     for (std::uint32_t sp = 0; sp < spines; ++sp)
       if (Status s = check_link(l, sp); !s.ok()) return s;
+  if ((!to_endpoints.empty() && to_endpoints.size() != endpoints()) ||
+      (!endpoint_ports.empty() && endpoint_ports.size() != endpoints()))
+    return Status::fail(StatusCode::kInvalidArgument, "leaf-spine: per-endpoint parameters need one per endpoint");
   for (std::size_t i = 0; i < ipv4.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
       if (ipv4[i] == ipv4[j])
@@ -208,9 +211,12 @@ std::unique_ptr<LeafSpine> LeafSpine::create(const LeafSpineConfig& cfg, Status&
     // Ports in link order (FabricSpec::leafspine): endpoints, then uplinks.
     const std::vector<RingEnd*> ends = f->fabric_->ends_of(n + leaf);
     for (RingEnd* end : ends) sc.frame_ports.push_back(FramePort::ring(end));
+    if (!cfg.endpoint_ports.empty())
+      for (std::uint32_t k = 0; k < e; ++k) sc.frame_ports[k] = cfg.endpoint_ports[leaf * e + k];
     for (std::uint32_t k = 0; k < e; ++k) {
-      sc.egress_gbps.push_back(cfg.to_endpoint.gbps);
-      sc.egress_buffer_bytes.push_back(cfg.to_endpoint.buffer_bytes);
+      const LinkQueueParams p = cfg.to_endpoints.empty() ? cfg.to_endpoint : cfg.to_endpoints[leaf * e + k];
+      sc.egress_gbps.push_back(p.gbps);
+      sc.egress_buffer_bytes.push_back(p.buffer_bytes);
     }
     for (std::uint32_t s = 0; s < cfg.spines; ++s) {
       const LinkQueueParams p = cfg.link(leaf, s, true);

@@ -59,6 +59,12 @@ struct LeafSpineConfig {
   // Per leaf-spine link (index leaf * spines + spine) when not empty: overrides uplink/downlink
   // (apply_link_specs fills them from --link).
   std::vector<LinkQueueParams> uplinks, downlinks;
+  // Per endpoint (index as ipv4's) when not empty: overrides to_endpoint (droce-switch's lab shapes
+  // the receiver's port alone, its bottleneck).
+  std::vector<LinkQueueParams> to_endpoints;
+  // Per endpoint when not empty: the leaf's port towards endpoint i is endpoint_ports[i] (an
+  // ethdev: droce-switch between real ports) instead of its ring link, which then carries nothing.
+  std::vector<FramePort> endpoint_ports;
   EcmpHashConfig ecmp;
   ImpairmentConfig toward_endpoints, toward_leaves, toward_spines;
   std::uint32_t ring_slots = 1024;

@@ -1,5 +1,6 @@
-// SwitchExperiment: senders 10.0.1.x and receiver 10.0.2.1 on one LabSwitch, polled round-robin on the
-// calling thread; WRITE traffic with verification, sampled on the TSC.
+// SwitchExperiment: senders 10.0.1.x and receiver 10.0.2.1 on one LabSwitch (or a leaf-spine:
+// switch_experiment_fabric.cc), polled round-robin on the calling thread; WRITE traffic with
+// verification, sampled on the TSC.
 #include "engine/lab/switch_experiment.h"
 
 #include <rte_cycles.h>
@@ -11,9 +12,7 @@
 
 namespace droce::engine {
 
-namespace {
-
-wire::L2L3Address host(std::uint8_t net, std::uint8_t h) {
+wire::L2L3Address SwitchExperiment::host(std::uint8_t net, std::uint8_t h) {
   wire::L2L3Address a;
   a.mac[0] = 0x02;
   a.mac[4] = net;
@@ -24,12 +23,40 @@ wire::L2L3Address host(std::uint8_t net, std::uint8_t h) {
   return a;
 }
 
-std::uint32_t ip_host_order(const wire::L2L3Address& a) {
+std::uint32_t SwitchExperiment::ip_host_order(const wire::L2L3Address& a) {
   return static_cast<std::uint32_t>(a.ip[0]) << 24 | static_cast<std::uint32_t>(a.ip[1]) << 16 |
          static_cast<std::uint32_t>(a.ip[2]) << 8 | a.ip[3];
 }
 
-}  // namespace
+wire::L2L3Address SwitchExperiment::address(std::uint32_t i) const {
+  return i < cfg_.senders ? host(1, static_cast<std::uint8_t>(i + 1)) : host(2, 1);
+}
+
+Status SwitchExperiment::build_star() {
+  const std::uint32_t n = cfg_.senders;
+  Status err;
+  for (std::uint32_t i = 0; i <= n; ++i) {
+    links_.push_back(RingLink::create("swl", cfg_.pool, err));
+    if (!links_.back()) return err;
+  }
+  // The switch owns end 1 of every link: port i = sender i, port n = the receiver.
+  LabSwitchConfig sc = cfg_.sw;
+  sc.pool = cfg_.pool;
+  sc.ports.clear();
+  sc.routes.clear();
+  sc.egress_gbps.assign(n + 1, 0);
+  sc.egress_gbps[n] = cfg_.bottleneck_gbps;
+  for (std::uint32_t i = 0; i <= n; ++i) {
+    sc.ports.push_back(links_[i]->id(1));
+    sc.routes.push_back(SwitchRoute{ip_host_order(address(i)), 32, static_cast<std::uint16_t>(i)});
+  }
+  sw_ = LabSwitch::create(sc, err);
+  return sw_ ? Status() : err;
+}
+
+const SwitchPortCounters& SwitchExperiment::port_of(std::uint32_t i) const {
+  return ls_ ? ls_->endpoint_port(cfg_.fabric.slot(i, cfg_.senders)) : sw_->counters(i);
+}
 
 std::unique_ptr<SwitchExperiment> SwitchExperiment::create(const SwitchExperimentConfig& cfg, Status& err) {
   if (cfg.senders == 0 || cfg.senders > 16) {
@@ -49,34 +76,24 @@ std::unique_ptr<SwitchExperiment> SwitchExperiment::create(const SwitchExperimen
   std::unique_ptr<SwitchExperiment> lab(new SwitchExperiment());
   lab->cfg_ = cfg;
   const std::uint32_t n = cfg.senders;
-  for (std::uint32_t i = 0; i <= n; ++i) {
-    lab->links_.push_back(RingLink::create("swl", cfg.pool, err));
-    if (!lab->links_.back()) return nullptr;
+  if (Status s = cfg.fabric.on() ? lab->build_leafspine() : lab->build_star(); !s.ok()) {
+    err = s;
+    return nullptr;
   }
-  // The switch owns end 1 of every link: port i = sender i, port n = the receiver.
-  LabSwitchConfig sc = cfg.sw;
-  sc.pool = cfg.pool;
-  sc.ports.clear();
-  sc.routes.clear();
-  sc.egress_gbps.assign(n + 1, 0);
-  sc.egress_gbps[n] = cfg.bottleneck_gbps;
-  for (std::uint32_t i = 0; i <= n; ++i) {
-    sc.ports.push_back(lab->links_[i]->id(1));
-    const auto a = i < n ? host(1, static_cast<std::uint8_t>(i + 1)) : host(2, 1);
-    sc.routes.push_back(SwitchRoute{ip_host_order(a), 32, static_cast<std::uint16_t>(i)});
-  }
-  lab->sw_ = LabSwitch::create(sc, err);
-  if (!lab->sw_) return nullptr;
-
   // Endpoints: senders with DCQCN as configured, the receiver with one QP per sender.
   const wire::L2L3Address rx_addr = host(2, 1);
   for (std::uint32_t i = 0; i <= n; ++i) {
     lab->mem_.push_back(std::make_unique<MemoryRegistry>());
     EndpointConfig ec;
-    ec.queues.port_id = lab->links_[i]->id(0);
+    if (lab->ls_) {
+      ec.queues.port_id = static_cast<std::uint16_t>(i);  // its number only: the link is a ring
+      ec.queues.tx_ring = lab->ls_->endpoint_end(cfg.fabric.slot(i, n)).tx;
+    } else {
+      ec.queues.port_id = lab->links_[i]->id(0);
+    }
     ec.queues.pool = cfg.pool;
     ec.queues.memory = lab->mem_.back().get();
-    ec.addresses.local = i < n ? host(1, static_cast<std::uint8_t>(i + 1)) : rx_addr;
+    ec.addresses.local = lab->address(i);
     ec.transport.max_qps = i < n ? 1 : n;
     ec.addresses.dscp = cfg.dscp;
     ec.pfc.priority = static_cast<std::uint8_t>(cfg.dscp >> 3);
@@ -135,12 +152,18 @@ std::unique_ptr<SwitchExperiment> SwitchExperiment::create(const SwitchExperimen
 SwitchExperiment::~SwitchExperiment() {
   for (auto& e : eps_) e->finish();
   if (sw_) sw_->finish();
+  if (ls_) ls_->finish();
   eps_.clear();
   sw_.reset();
+  ls_.reset();
   links_.clear();
 }
 
 void SwitchExperiment::poll(std::uint64_t now_tsc) {
+  if (ls_) {
+    poll_leafspine(now_tsc);
+    return;
+  }
   for (std::uint32_t i = 0; i < cfg_.senders; ++i) eps_[i]->poll(now_tsc);
   sw_->poll(now_tsc);
   eps_[cfg_.senders]->poll(now_tsc);
@@ -158,10 +181,15 @@ SwitchExperimentResult SwitchExperiment::run() {
   const std::uint64_t t0 = rte_rdtsc();
   const std::uint64_t end = t0 + ms(cfg_.duration_ms);
   const std::uint64_t sample = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(cfg_.sample_us * 1e-6 * hz));
-  std::uint64_t next_sample = t0, last_marks = 0, last_cnps = 0;
+  std::uint64_t next_sample = t0, last_marks = 0, last_cnps = 0, last_sample_tsc = t0;
   const std::size_t slice = std::size_t{cfg_.inflight} * cfg_.message_bytes;
   bool failed = false;
   std::uint64_t now = t0;
+  std::vector<FabricLinkCounters> last_links;
+  if (ls_) {
+    ls_->start_clock(t0);  // the link failures' origin: the run's start
+    last_links = ls_->fabric_links();
+  }
   // The bound on draining what is still outstanding after the run's time: recovery of tail drops
   // takes a few ACK timeouts of QP time, which a process left little CPU (a busy machine, a niced
   // test) stretches to seconds of wall time. Only a run that cannot finish meets it.
@@ -214,8 +242,10 @@ SwitchExperimentResult SwitchExperiment::run() {
         s.goodput_gbps.push_back(static_cast<double>(sample_bytes[i]) * 8 / secs / 1e9);
         sample_bytes[i] = 0;
       }
-      s.queue_bytes = sw_->counters(n).queue_bytes;
-      s.ecn_marked = sw_->counters(n).ecn_marked - last_marks;
+      s.queue_bytes = port_of(n).queue_bytes;
+      s.ecn_marked = port_of(n).ecn_marked - last_marks;
+      if (ls_) s.links = link_sample(last_links, static_cast<double>(now - last_sample_tsc) / hz);
+      last_sample_tsc = now;
       s.cnps = eps_[n]->counters().np_cnp_sent - last_cnps;
       last_marks += s.ecn_marked;
       last_cnps += s.cnps;
@@ -240,13 +270,14 @@ SwitchExperimentResult SwitchExperiment::run() {
     s.final_rate_gbps = rp->rate_bps() / 1e9;
     s.retransmitted = eps_[i]->qp(sender_qpn_[i])->counters().retransmitted_packets;
     if (outstanding[i] != 0) complete = false;
-    res.ingress.push_back(sw_->counters(i));
+    res.ingress.push_back(port_of(i));
     // Every slot that was written holds the source (WRITEs of the same slot carry the same bytes).
     const std::uint32_t written = std::min<std::uint32_t>(next_slot[i], cfg_.inflight);
     const std::size_t bytes = std::size_t{written} * cfg_.message_bytes;
     if (std::memcmp(dst_.data() + i * slice, src_[i].data(), bytes) != 0) complete = false;
   }
-  res.bottleneck = sw_->counters(n);
+  res.bottleneck = port_of(n);
+  if (ls_) res.links = ls_->fabric_links();
   res.receiver_cnps_sent = eps_[n]->counters().np_cnp_sent;
   res.receiver_ecn_marked = eps_[n]->counters().np_ecn_marked_roce_packets;
   res.data_ok = complete;

@@ -197,6 +197,26 @@ bad --plot "$switch" -- --plot /nonexistent-droce-dir/plot.png
 bad --bogus "$switch" -- --bogus
 # No port named: refused before EAL, which would otherwise probe and take the host's PCI NICs.
 bad "no ports: name at least two" "$switch" -- --route 10.0.0.1/32=0
+# --fabric leafspine:L,S (the live lab on a leaf-spine) and its options
+bad --fabric "$switch" -- --lab-senders 3 --fabric ring:2,2
+bad --fabric "$switch" -- --lab-senders 3 --fabric leafspine:2
+bad --fabric "$switch" -- --lab-senders 3 --fabric leafspine:0,2
+bad --fabric "$switch" -- --lab-senders 3 --fabric leafspine:2,33
+bad --fabric "$switch" -- --lab-senders 3 --fabric leafspine:2.5,2
+bad --fabric "$switch" -- --lab-senders 2 --fabric leafspine:4,2
+bad --route "$switch" --no-pci --vdev net_null0 --vdev net_null1 -- --fabric leafspine:2,2 --route 10.0.0.0/24=0
+bad --route "$switch" --no-pci --vdev net_null0 --vdev net_null1 -- --fabric leafspine:2,2 --route 10.0.0.1/32=0 \
+  --route 10.0.0.2/32=0
+bad --uplink-gbps "$switch" -- --lab-senders 3 --uplink-gbps 1
+bad --uplink-gbps "$switch" -- --lab-senders 3 --fabric star --uplink-gbps 1
+bad --uplink-gbps "$switch" -- --lab-senders 3 --fabric leafspine:2,2 --uplink-gbps nan
+bad --ecmp-hash "$switch" -- --lab-senders 3 --ecmp-hash dst-port
+bad --ecmp-hash "$switch" -- --lab-senders 3 --fabric leafspine:2,2 --ecmp-hash dst-mac
+bad --link-down "$switch" -- --lab-senders 3 --link-down 0:1@10
+bad --link-down "$switch" -- --lab-senders 3 --fabric leafspine:2,2 --link-down 0:2@10
+bad --link-down "$switch" -- --lab-senders 3 --fabric leafspine:2,2 --link-down 0:1@20:10
+bad --link-down "$switch" -- --lab-senders 3 --fabric leafspine:2,2 --link-down 0:1@10:30 --link-down 0:1@20
+good "switch leaf-spine lab" "$switch" -- --lab-senders 3 --fabric leafspine:2,2 --uplink-gbps 0.5 --ecmp-hash dst-port,seed=3 --link-down 0:1@10:30 --help
 
 # --- droce-sim (no EAL; its own options)
 bad --sample-us "$sim" --sample-us 1e-6 --json "$tmp/sim.json"
