@@ -251,7 +251,9 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
                 "message on one stripe, complete when all its parts are; its latency from the\n"
                 "first post to the last completion; --inflight and the offered load count\n"
                 "messages. 1.." +
-                    std::to_string(kMaxSplit) + ", --qps a multiple of K x --workers; --op write or read (loopback)" +
+                    std::to_string(kMaxSplit) +
+                    ", --qps a multiple of K x --workers, --op write or read,\n"
+                    "loopback only" +
                     d + std::to_string(o.split) + ")");
   cli::add_value(
       app, g, "--udp-sport", "PORTS",
