@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "apps/droce-gen/failure_text.h"
+#include "apps/droce-gen/split.h"
 
 namespace droce::gen {
 
@@ -57,6 +58,7 @@ void Job::plan(const RunPlan& plan, std::uint32_t active, std::uint64_t count, d
   index_qpns(rsps_, active_rsps_, rsp_index_);
   count_ = count;
   plan_lanes(msg_rate);
+  plan_stripes();
   late_after_tsc_ = static_cast<std::uint64_t>(plan.hz * static_cast<double>(kLateAfterNs) / 1e9);
   shed_after_tsc_ = static_cast<std::uint64_t>(plan.hz * static_cast<double>(kShedAfterNs) / 1e9);
   for (auto& q : reqs_) q.due_tsc.assign(q.post_tsc.size(), 0);
@@ -108,6 +110,12 @@ void Job::plan_lanes(double msg_rate) {
     if (mine > 0)
       l.schedule = schedule(w, w.offered_msg_rate() * mine / w.qps, index_ | std::uint64_t{g + 1} << 16, l.start_tsc);
   }
+}
+
+void Job::plan_stripes() {
+  const std::uint32_t k = plan_.opt->split;
+  for (std::uint32_t i = 0; i < reqs_.size(); ++i) reqs_[i].stripe = i - i % k, reqs_[i].part = i % k;
+  for (std::uint32_t i = 0; i < rsps_.size(); ++i) rsps_[i].stripe = i - i % k, rsps_[i].part = i % k;
 }
 
 std::vector<GroupFigures> Job::group_figures() const {
@@ -217,7 +225,7 @@ bool Job::post_one(Requester& q, bool open) {
     w.opcode = op == Op::kSend ? rc::WrOpcode::kSendWithImm : rc::WrOpcode::kWriteWithImm;
     plan_.pattern->fill(s, size, q.index, seq);
   }
-  if (!q.ep->post_send(q.qpn, w).ok()) return false;
+  if (o.split > 1 ? !post_parts(q, w, size) : !q.ep->post_send(q.qpn, w).ok()) return false;
   const std::uint64_t posted_at = rte_rdtsc();
   q.post_tsc[slot] = posted_at;
   q.due_tsc[slot] = posted_at;
@@ -232,6 +240,41 @@ bool Job::post_one(Requester& q, bool open) {
   ++load_.posted;
   ++q.posted;
   ++total_posted_;
+  return true;
+}
+
+bool Job::stripe_ready(const Requester& lead, std::uint32_t inflight) const {
+  for (std::uint32_t j = 0; j < plan_.opt->split; ++j) {
+    const Requester& p = reqs_[lead.stripe + j];
+    if (lead.posted - p.completed >= inflight || p.ep->qp(p.qpn)->state() != rc::QpState::kRts) return false;
+  }
+  return true;
+}
+
+// Every part from the lead's slot (filled whole) to the same slot of the lead's responder, each its
+// own slice: the message is one buffer at each end, whichever QP carried a byte. Each part's
+// immediate data is the message's sequence number, as each QP's own sequence (every QP of the
+// stripe carries one part of every message).
+bool Job::post_parts(Requester& lead, const rc::SendWr& w, std::uint32_t size) {
+  const std::uint32_t k = plan_.opt->split;
+  for (std::uint32_t j = 0; j < k; ++j) {
+    Requester& p = reqs_[lead.stripe + j];
+    const SplitPart part = split_part(size, k, j, plan_.opt->mtu);
+    rc::SendWr pw = w;
+    pw.sge.addr += part.offset;
+    pw.sge.length = part.length;
+    pw.remote_addr += part.offset;
+    if (engine::Status st = p.ep->post_send(p.qpn, pw); !st.ok()) {
+      if (j == 0) return false;  // nothing posted: the message waits
+      // Parts already on the wire: the message cannot complete, and the run fails with why.
+      ++t_.errors;
+      if (first_failure_.empty())
+        first_failure_ = "part " + std::to_string(j) + " of message " + std::to_string(w.wr_id) + " on QP " +
+                         std::to_string(p.index) + " could not be posted: " + st.message();
+      return true;
+    }
+    if (j != 0) ++p.posted;  // the lead's own count moves with the message (post_one)
+  }
   return true;
 }
 
@@ -306,6 +349,17 @@ void Job::verify_message(Responder& r, const rc::Completion& c, std::uint64_t no
     found.lost = received_between(o, r.index, want, seq);
     found.out_of_order = 1;
   }
+  if (o.split > 1) {
+    // A part: the bytes its WRITE carried (verbs' byte_len, its DMA length) must be its slice's;
+    // the content is checked once the whole message has arrived (check_whole).
+    const std::uint32_t part = split_part(o.size_of(rsps_[r.stripe].index, seq), o.split, r.part, o.mtu).length;
+    if (c.byte_len != part) found.corrupted = 1;
+    r.expected = seq + 1;
+    r.bytes_received += part;
+    t_ += found;
+    r.t += found;
+    return check_whole(r);
+  }
   const std::uint32_t size = o.size_of(r.index, seq);
   const Op op = o.op_of(r.index, seq);
   // A SEND's data is in the receive it consumed, a WRITE's in its slot of the WRITEs' region.
@@ -329,6 +383,23 @@ void Job::verify_message(Responder& r, const rc::Completion& c, std::uint64_t no
   }
   t_ += found;
   r.t += found;
+}
+
+// Message m of a stripe has arrived whole once every QP of the stripe expects a part after m's
+// (each QP receives its parts in order, RC). Its target, the first QP's slot, is checked then:
+// every byte, whichever QP carried it, against the one pattern of the message.
+void Job::check_whole(const Responder& r) {
+  const Options& o = *r.opt;
+  Responder& lead = rsps_[r.stripe];
+  std::uint64_t whole = UINT64_MAX;
+  for (std::uint32_t j = 0; j < o.split; ++j) whole = std::min(whole, rsps_[r.stripe + j].expected);
+  for (; lead.whole_checked < whole; ++lead.whole_checked) {
+    const std::uint64_t m = lead.whole_checked;
+    const std::uint8_t* p = lead.buf + (m % plan_.slots) * plan_.slot_bytes;
+    if (plan_.pattern->check(p, o.size_of(lead.index, m), lead.index, m)) continue;
+    ++t_.corrupted;
+    ++lead.t.corrupted;
+  }
 }
 
 // Without READs in a mix every message reaches the responder. With them, runs of READs are
@@ -373,21 +444,42 @@ void Job::complete_request(Requester& q, const rc::Completion& c, std::uint64_t 
     return;
   }
   if (c.wr_id != q.completed - 1) ++t_.out_of_order, ++g.t.out_of_order;
-  const std::size_t slot = c.wr_id % plan_.slots;
-  const std::uint32_t size = o.size_of(q.index, c.wr_id);
-  const Op op = o.op_of(q.index, c.wr_id);
-  if (op == Op::kRead &&
-      !plan_.pattern->check(q.buf + slot * plan_.slot_bytes, size, q.index, c.wr_id % q.remote_slots))
-    ++t_.corrupted, ++g.t.corrupted;
+  if (o.split > 1) return complete_part(q, c, now);
   // An atomic's original value is the count of operations before it: anything else means one
   // was lost or ran twice (a CmpSwap that found another value also failed to swap).
-  if (is_atomic_op(op) && !atomic_result_ok(q, c)) ++t_.corrupted;
+  if (is_atomic_op(o.op_of(q.index, c.wr_id)) && !atomic_result_ok(q, c)) ++t_.corrupted;
+  ++q.completed_ok;
+  q.bytes_ok += o.size_of(q.index, c.wr_id);
+  complete_message(q, c.wr_id, now);
+}
+
+// Each QP completes its parts in order (RC, IBTA §9.7.1): the stripe's messages completed whole
+// are those below every QP's count of parts completed. A failed part stops its QP's count, so its
+// message never completes (the failure is the run's).
+void Job::complete_part(Requester& q, const rc::Completion& c, std::uint64_t now) {
+  const Options& o = *q.opt;
+  Requester& lead = reqs_[q.stripe];
+  ++q.completed_ok;
+  q.bytes_ok += split_part(o.size_of(lead.index, c.wr_id), o.split, q.part, o.mtu).length;
+  std::uint64_t whole = UINT64_MAX;
+  for (std::uint32_t j = 0; j < o.split; ++j) whole = std::min(whole, reqs_[q.stripe + j].completed_ok);
+  while (lead.whole_completed < whole) complete_message(lead, lead.whole_completed++, now);
+}
+
+void Job::complete_message(Requester& q, std::uint64_t seq, std::uint64_t now) {
+  const Options& o = *q.opt;
+  GroupFigures& g = lanes_[q.lane].figs;
+  const std::size_t slot = seq % plan_.slots;
+  const std::uint32_t size = o.size_of(q.index, seq);
+  const Op op = o.op_of(q.index, seq);
+  if (op == Op::kRead && !plan_.pattern->check(q.buf + slot * plan_.slot_bytes, size, q.index, seq % q.remote_slots))
+    ++t_.corrupted, ++g.t.corrupted;
   const auto latency = static_cast<std::uint64_t>(static_cast<double>(now - q.due_tsc[slot]) * 1e9 / plan_.hz);
   hist_.record(latency);
   g.hist.record(latency);
   ++g.t.messages;
   g.t.bytes += size;
-  if (!o.size_weights.empty()) ++sizes_[o.size_weights.draw_index(o.seed, kSizeStream, q.index, c.wr_id)];
+  if (!o.size_weights.empty()) ++sizes_[o.size_weights.draw_index(o.seed, kSizeStream, q.index, seq)];
   if (!o.mix.empty()) {
     OpFigures& f = ops_[static_cast<std::size_t>(op)];
     ++f.messages;
@@ -395,8 +487,6 @@ void Job::complete_request(Requester& q, const rc::Completion& c, std::uint64_t 
     f.hist.record(latency);
   }
   service_.record(static_cast<std::uint64_t>(static_cast<double>(now - q.post_tsc[slot]) * 1e9 / plan_.hz));
-  ++q.completed_ok;
-  q.bytes_ok += size;
   ++t_.messages;
   t_.bytes += size;
   ++all_messages_;
@@ -480,10 +570,12 @@ void Job::run_once(std::uint64_t now) {
     Requester& q = reqs_[(first_req_ + k) % active_reqs_];
     Lane& l = lanes_[q.lane];
     if (now < l.start_tsc || now >= l.stop_tsc) continue;
+    if (q.part != 0) continue;  // --split: the stripe's first QP posts every part of its messages
     const bool open = l.schedule.enabled();
     if (open && share_left) shed_stale(l, now);
-    while (q.posted - q.completed < l.inflight && (o.count == 0 || total_posted_ < count_) &&
-           (!open || l.schedule.due() <= now) && q.ep->qp(q.qpn)->state() == rc::QpState::kRts && post_one(q, open)) {
+    while ((o.split > 1 ? stripe_ready(q, l.inflight)
+                        : q.posted - q.completed < l.inflight && q.ep->qp(q.qpn)->state() == rc::QpState::kRts) &&
+           (o.count == 0 || total_posted_ < count_) && (!open || l.schedule.due() <= now) && post_one(q, open)) {
     }
   }
   if (active_reqs_ != 0) first_req_ = (first_req_ + 1) % active_reqs_;

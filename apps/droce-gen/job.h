@@ -174,6 +174,13 @@ class Job {
  private:
   void poll_transport(std::uint64_t now);
   bool post_one(Requester& q, bool open);
+  // --split: the stripes of K consecutive entries (QPs of this job), each entry's part.
+  void plan_stripes();
+  // Whether `lead`'s stripe may post its next message: every QP in RTS, and fewer than `inflight`
+  // messages with a part outstanding.
+  [[nodiscard]] bool stripe_ready(const Requester& lead, std::uint32_t inflight) const;
+  // Posts `w` (the whole message) as its K parts on `lead`'s stripe. False when nothing was posted.
+  bool post_parts(Requester& lead, const rc::SendWr& w, std::uint32_t size);
   // A flow group's share of the job (a run without groups: one lane, the whole workload): its
   // schedule and window, and its figures.
   struct Lane {
@@ -199,6 +206,13 @@ class Job {
   void dispatch(engine::RcEndpoint& ep, const rc::Completion& c, std::uint64_t now);
   void verify_message(Responder& r, const rc::Completion& c, std::uint64_t now);
   void complete_request(Requester& q, const rc::Completion& c, std::uint64_t now);
+  // --split: a part completed on `q`; the stripe's messages completed whole are accounted.
+  void complete_part(Requester& q, const rc::Completion& c, std::uint64_t now);
+  // A message completed (all its parts): its READ data, latency and figures, timed on `q`.
+  void complete_message(Requester& q, std::uint64_t seq, std::uint64_t now);
+  // --split: a part arrived at `r`; the targets of the stripe's messages all of whose parts arrived
+  // are checked whole (corrupted counted on the stripe's first QP).
+  void check_whole(const Responder& r);
   [[nodiscard]] bool atomic_result_ok(const Requester& q, const rc::Completion& c) const;
   void note_failure(std::uint32_t index, engine::RcEndpoint& ep, std::uint32_t qpn, const rc::Completion& c);
   [[nodiscard]] bool share_completed() const;

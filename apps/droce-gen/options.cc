@@ -12,6 +12,7 @@
 #include "apps/common/cli_number.h"
 #include "apps/common/memory_budget.h"
 #include "apps/droce-gen/flow_group.h"
+#include "apps/droce-gen/split.h"
 #include "apps/droce-gen/sweep.h"
 
 namespace droce::gen {
@@ -244,6 +245,16 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
   cli::add_workload(app, work);
   cli::add_uint(app, g, "--qps", "N", o.qps, 1, kMaxQps,
                 "queue pairs, 1.." + std::to_string(kMaxQps) + d + std::to_string(o.qps) + ")");
+  cli::add_uint(app, g, "--split", "K", o.split, 1, kMaxSplit,
+                "cut each message into K parts of nearly equal size (on MTU boundaries when\n"
+                "it spans K MTUs), posted at once on K QPs: the --qps form stripes of K, each\n"
+                "message on one stripe, complete when all its parts are; its latency from the\n"
+                "first post to the last completion; --inflight and the offered load count\n"
+                "messages. 1.." +
+                    std::to_string(kMaxSplit) +
+                    ", --qps a multiple of K x --workers, --op write or read,\n"
+                    "loopback only" +
+                    d + std::to_string(o.split) + ")");
   cli::add_value(
       app, g, "--udp-sport", "PORTS",
       "each QP's UDP source port (the ECMP entropy): derived (from the QP numbers, as\n"
@@ -430,6 +441,40 @@ Status check_draws(const Options& o, bool op_given) {
   return {};
 }
 
+// --split: what a message cut over K QPs combines with. The whole message is verified where it
+// lands (a WRITE's target at the responder, a READ's buffer at the requester), so its parts must
+// share one buffer at that end, its K QPs one worker, and both ends must know the cut.
+Status check_split(const Options& o) {
+  if (o.split == 1) return {};
+  const std::string k = "--split " + std::to_string(o.split);
+  auto refuse = [](const std::string& why) { return Status::error(StatusCode::kInvalidArgument, why); };
+  if (!o.groups.empty()) return refuse(k + " and --flow-group both set: a group's QPs would cut across stripes");
+  // The exchange tells a server neither the cut nor the stripes: it would verify each part as a whole message.
+  if (o.mode != Mode::kLoopback)
+    return refuse(k + " runs in --mode loopback only (a server does not learn how a client's messages are cut)");
+  if (!o.mix.empty()) return refuse(k + " and --mix both set: give --op write or --op read");
+  // A SEND's parts would each consume a receive of its own QP: K buffers, no one message to verify whole.
+  if (o.op == Op::kSend)
+    return refuse(k + " cuts a WRITE or a READ: a SEND's parts would land in " + std::to_string(o.split) +
+                  " receive buffers of as many QPs, not one message to verify whole");
+  if (is_atomic_op(o.op)) return refuse(k + ": --op " + op_name(o.op) + " is one 8-byte operation, not cut");
+  if (o.sweep) return refuse(k + " and a sweep (--minbytes/--maxbytes) both set: give one");
+  if (o.active_qps != 0) return refuse(k + " and --active-qps both set: every QP of a stripe carries its parts");
+  if (o.split > o.qps)
+    return refuse(k + " is more than --qps " + std::to_string(o.qps) + ": each part needs a QP of its own");
+  // QP i runs on worker i % workers: each worker's QPs must form whole stripes.
+  if (o.qps % (o.split * o.workers) != 0)
+    return refuse("--qps " + std::to_string(o.qps) + " is not a multiple of " + k +
+                  (o.workers == 1 ? ": the QPs form stripes of " + std::to_string(o.split)
+                                  : " x --workers " + std::to_string(o.workers) +
+                                        ": each worker's QPs form stripes of " + std::to_string(o.split)));
+  std::uint32_t smallest = UINT32_MAX;
+  for (std::uint32_t s : o.sizes) smallest = std::min(smallest, s);
+  if (smallest < o.split)
+    return refuse("--size " + std::to_string(smallest) + " is less than " + k + " bytes: every part needs one");
+  return {};
+}
+
 }  // namespace
 
 Status check_ip_families(const Options& o) {
@@ -553,6 +598,7 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
     return std::fprintf(stderr, "droce-gen: %s\n", s.message().c_str()), -1;
   if (Status s = check_draws(o, apps::cli::given(*app, "--op")); !s.ok())
     return std::fprintf(stderr, "droce-gen: %s\n", s.message().c_str()), -1;
+  if (Status s = check_split(o); !s.ok()) return std::fprintf(stderr, "droce-gen: %s\n", s.message().c_str()), -1;
   if (is_atomic_op(o.op)) {
     // An atomic works on 8 bytes (IBTA §9.4.5): that is its size, given or not.
     if (size_given && (o.sizes.size() != 1 || o.sizes[0] != 8))

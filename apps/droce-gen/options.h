@@ -44,6 +44,9 @@ struct Options {
   bool sweep = false;             // sizes holds the sweep's sizes, one per step, smallest first
   std::uint32_t mtu = 1024;
   std::uint32_t qps = 1;
+  // --split K: each message cut into K parts (split.h), posted at once on the K QPs of its stripe
+  // (K consecutive QPs of one worker), complete when every part is; 1: one QP per message.
+  std::uint32_t split = 1;
   apps::UdpSportPlan udp_sport;  // QP i's UDP source port (default: derived from the QP pair)
   std::uint32_t active_qps = 0;  // the first N QPs carry traffic, the rest stay connected and idle; 0 = all
   std::uint16_t workers = 1;     // poll-mode workers (EAL lcores from -l); QP i runs on worker i % workers

@@ -13,6 +13,7 @@
 #include "apps/common/output_file.h"
 #include "apps/droce-gen/group_report.h"
 #include "apps/droce-gen/mix_report.h"
+#include "apps/droce-gen/split_report.h"
 #include "apps/droce-gen/verdict.h"
 
 namespace droce::gen {
@@ -294,6 +295,7 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
   if (o.active() != o.qps) qps += " (" + std::to_string(o.active()) + " active)";
   if (o.clients > 1) qps += " for " + std::to_string(o.clients) + " clients";
   if (o.workers > 1) qps += " on " + std::to_string(o.workers) + " workers";
+  if (o.split > 1) qps += ", each message split over " + std::to_string(o.split);
   // Selective repeat named when in use (a go-back-N run reads as before).
   if (st.recovery == rc::Recovery::kSelectiveRepeat)
     qps += ", selective repeat (" + std::to_string(o.sr_bdp_pkts) + " pkts in flight)";
@@ -346,6 +348,7 @@ void print_text(const Options& o, Setup& st, const RunOutcome& r, const Counters
                 percentiles_text(hist).c_str());
   }
   print_mix(o, r);
+  print_split(o, st);
   print_groups(o, st, r);
   std::printf(" retransmitted %llu  naks sent %llu / received %llu  rnr naks %llu  ack timeouts %llu\n",
               static_cast<ull>(c.retx), static_cast<ull>(c.naks_sent), static_cast<ull>(c.naks_rcvd),
@@ -455,6 +458,7 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
     j["interval_goodput_gbps"] = interval_json(o, r.interval_bw);  // a sweep: each size's, in results[]
     if (o.sweep) j["results"] = results_json(o, r);
     if (!o.mix.empty()) j["mix"] = mix_json(o, r);
+    if (o.split > 1) j["split"] = split_json(o, st);
     if (!o.groups.empty()) j["groups"] = groups_json(o, st, r);
     j["latency_ns"] = percentiles_json(hist);  // from the due time (closed loop: the posting)
     j["service_ns"] = percentiles_json(r.service);
@@ -586,6 +590,7 @@ int report(const Options& o, Setup& st, const RunOutcome& r, Feed& feed) {
       j["config"]["op"] = "mix";
       j["config"]["mix"] = mix_text(o);
     }
+    if (o.split > 1) j["config"]["split"] = o.split;  // a run without --split: its config as before
     if (!o.size_weights.empty()) {
       nlohmann::json w = nlohmann::json::array();
       for (std::size_t i = 0; i < o.size_weights.size(); ++i) w.push_back(o.size_weights.weight(i));

@@ -78,8 +78,15 @@ struct Requester {
   std::uint32_t remote_slots = 1;
   std::vector<std::uint64_t> post_tsc;  // per slot: when its message was posted
   std::vector<std::uint64_t> due_tsc;   // per slot: when it was due (open loop; else = post_tsc)
+  // With --split, posted and completed count this QP's parts (one of every message of its stripe).
   std::uint64_t posted = 0, completed = 0, completed_ok = 0;
   std::uint64_t bytes_ok = 0;  // of the completed_ok messages (the live feed)
+  // --split: its stripe's first QP (the job's entry: it posts the stripe's messages from its
+  // buffer to its responder's and times them) and its part of each message; on that first QP,
+  // the messages whose every part completed (each QP completes its parts in order, so message m
+  // is whole once every QP of the stripe has completed m + 1 parts).
+  std::uint32_t stripe = 0, part = 0;
+  std::uint64_t whole_completed = 0;
 };
 
 struct Totals {
@@ -109,6 +116,10 @@ struct Responder {
   std::uint64_t expected = 0;  // next sequence number
   std::uint64_t received = 0;
   std::uint64_t bytes_received = 0;  // of the received messages (the live feed)
+  // --split, as its requester's: its stripe's first QP (whose buffer is the target of every
+  // part), its part, and on that first QP the messages whose target was checked whole.
+  std::uint32_t stripe = 0, part = 0;
+  std::uint64_t whole_checked = 0;
   // This QP's share of its job's verification, from the end of the warm-up (a server of several
   // clients reports each client's from its QPs'), and when it verified its first and last message.
   Totals t;

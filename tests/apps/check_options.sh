@@ -111,6 +111,16 @@ bad --qps "$gen" -- --qps
 bad --qps "$gen" -- --qps 16385
 bad --active-qps "$gen" -- --active-qps 0
 bad --active-qps "$gen" -- --qps 4 --active-qps 5
+bad --split "$gen" -- --split 0
+bad --split "$gen" -- --split 2.5
+bad --split "$gen" -- --split nan
+bad --split "$gen" -- --qps 128 --split 65
+bad --split "$gen" -- --qps 2 --split 4
+bad --split "$gen" -- --qps 6 --split 4
+bad --split "$gen" -- --qps 8 --split 4 --workers 3
+bad --split "$gen" -- --qps 4 --split 4 --size 3
+bad --split "$gen" -- --qps 2 --split 2 --op send
+bad --split "$gen" -- --qps 2 --split 2 --mode client
 bad --workers "$gen" -- --workers 0
 bad --workers "$gen" -- --workers 1.5
 bad --workers "$gen" -- --workers 129
@@ -292,6 +302,7 @@ bad --size "$gen" -- --json "$tmp/new.json" --size nan
 # --- good lines still parse (options before --help are parsed, then the help is printed)
 good help-gen "$gen" -- --size 1e3,64,0x40 --mtu 4096 --qps 2 --count 1e6 --seed 0 --loss 0.01 --impair-direction both --json "$tmp/g.json" --help
 good help-gen-workers "$gen" -- --qps 16384 --active-qps 100 --workers 4 --inflight 4 --size 4096 --help
+good help-gen-split "$gen" -- --qps 8 --split 4 --workers 2 --size 10000 --op read --help
 good help-gen-open "$gen" -- --msg-rate 1e5 --arrivals poisson --burst 8 --seed 3 --help
 good help-gen-marks "$gen" -- --mode client --dscp 26 --vlan 100 --pcp 3 --help
 bad --dscp "$gen" -- --mode client --dscp 64
