@@ -6,6 +6,7 @@
 #include "apps/common/cli/address_options.h"
 #include "apps/common/cli/app.h"
 #include "apps/common/cli/groups.h"
+#include "apps/common/cli/link_options.h"
 #include "apps/common/cli/switch_failure_options.h"
 #include "apps/common/cli/values.h"
 #include "apps/common/cli_number.h"
@@ -180,16 +181,7 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
                         o.link_failures.push_back(f);
                         return std::string();
                       });
-  cli::add_repeatable(app, g, "--link", "leafL-spineS:KEY=VALUE,...",
-                      "leaf-spine: one link's own settings, from dir=both|up|down, gbps=G, buffer=BYTES,\n"
-                      "delay-us=US, ecn=KMIN:KMAX:PMAX, pfc=on|off|XOFF:XON (others: the switch's);\n"
-                      "e.g. leaf0-spine1:gbps=40,ecn=20K:200K:0.05,pfc=off (docs/fabric-lab.md); repeatable",
-                      [&o](const std::string& v) {
-                        engine::LinkSpec l;
-                        if (engine::Status s = engine::LinkSpec::parse(v, l); !s.ok()) return s.message();
-                        o.links.push_back(l);
-                        return std::string();
-                      });
+  cli::add_link_specs(app, g, o.links);
   cli::add_real(app, g, "--sample-ms", "M", o.sample_ms, 0, 1000,
                 "sample every queue of the lab fabric (each rank's port, both directions of every\n"
                 "leaf-spine link) every M ms of the timed run, into the JSON's fabric.series (default 1;\n"
@@ -339,16 +331,8 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
                 ": only with --fabric leafspine:L,S");
   if (o.leaves == 0 && !o.link_failures.empty()) return fail("--link-down: only with --fabric leafspine:L,S");
   if (o.leaves == 0 && !o.links.empty()) return fail("--link: only with --fabric leafspine:L,S");
-  if (!o.links.empty()) {
-    // The links as the lab will build them (lab_fabric.cc: both tiers are the switch options).
-    engine::LeafSpineConfig lc;
-    lc.leaves = o.leaves;
-    lc.spines = o.spines;
-    lc.leaf = lc.spine = o.sw;
-    if (engine::Status s = engine::apply_link_specs(o.links, lc); !s.ok()) return fail(s.message());
-    for (const engine::LinkSpec& l : o.links)
-      if (engine::Status s = lc.check_link(l.leaf, l.spine); !s.ok()) return fail("--link: " + s.message());
-  }
+  if (engine::Status s = apps::cli::check_link_specs(o.links, o.leaves, o.spines, o.sw); !s.ok())
+    return fail(s.message());
   if (engine::Status s = engine::check_link_failures(o.link_failures, o.leaves, o.spines); !s.ok())
     return fail(s.message());
   // A stuck or slow rank's port: every one a rank, none both, PFC on (they pause lossless classes).

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/common/counters_json.h"
+#include "apps/common/fabric_link_json.h"
 #include "apps/common/output_file.h"
 
 namespace droce::coll {
@@ -259,21 +260,6 @@ nlohmann::json series_json(const CollLab& lab) {
           {"time_ms", q.time_ms()},     {"ports", ports},         {"links", links}};
 }
 
-// What one direction of a leaf-spine link runs with (its own settings, else its switch's).
-nlohmann::json link_settings_json(const engine::LinkQueueParams& p) {
-  const engine::SwitchPortSettings& s = p.port;
-  return {{"gbps", p.gbps},
-          {"buffer_bytes", p.buffer_bytes},
-          {"delay_us", s.delay_us},
-          {"kmin_bytes", s.kmin_bytes.value_or(0)},
-          {"kmax_bytes", s.kmax_bytes.value_or(0)},
-          {"pmax", s.pmax.value_or(0)},
-          {"pfc", s.pfc.value_or(false)},
-          // Thresholds only where PFC runs (a link without it has none in effect).
-          {"pfc_xoff_bytes", s.pfc.value_or(false) ? nlohmann::json(s.pfc_xoff_bytes.value_or(0)) : nullptr},
-          {"pfc_xon_bytes", s.pfc.value_or(false) ? nlohmann::json(s.pfc_xon_bytes.value_or(0)) : nullptr}};
-}
-
 nlohmann::json fabric_json(const CollLab& lab) {
   const LabConfig& c = lab.config();
   if (c.leaves == 0) return {{"topology", "star"}, {"series", series_json(lab)}};
@@ -289,19 +275,23 @@ nlohmann::json fabric_json(const CollLab& lab) {
          {"downs", l.downs},
          {"last_down_ms", ms_or_null(l.last_down_ns)},
          {"last_up_ms", ms_or_null(l.last_up_ns)},
-         {"settings", {{"up", link_settings_json(l.up_params)}, {"down", link_settings_json(l.down_params)}}}});
-  nlohmann::json link_specs = nlohmann::json::array();
-  for (const engine::LinkSpec& l : c.links) link_specs.push_back(l.text);
+         {"settings",
+          {{"up", apps::link_settings_json(l.up_params)}, {"down", apps::link_settings_json(l.down_params)}}}});
   nlohmann::json failures = nlohmann::json::array();
   for (const engine::LinkFailure& f : c.link_failures)
     failures.push_back({{"link", "leaf" + std::to_string(f.leaf) + "-spine" + std::to_string(f.spine)},
                         {"down_ms", f.down_ms},
                         {"up_ms", f.up_ms < 0 ? nlohmann::json(nullptr) : nlohmann::json(f.up_ms)}});
-  return {{"topology", "leafspine"},      {"leaves", c.leaves},
-          {"spines", c.spines},           {"ranks_per_leaf", c.ranks / c.leaves},
-          {"uplink_gbps", c.uplink_gbps}, {"ecmp_hash", c.ecmp.describe()},
-          {"ecmp_rehash", "resilient"},   {"link_failures", failures},
-          {"link_specs", link_specs},     {"links", links},
+  return {{"topology", "leafspine"},
+          {"leaves", c.leaves},
+          {"spines", c.spines},
+          {"ranks_per_leaf", c.ranks / c.leaves},
+          {"uplink_gbps", c.uplink_gbps},
+          {"ecmp_hash", c.ecmp.describe()},
+          {"ecmp_rehash", "resilient"},
+          {"link_failures", failures},
+          {"link_specs", apps::link_specs_json(c.links)},
+          {"links", links},
           {"series", series_json(lab)}};
 }
 

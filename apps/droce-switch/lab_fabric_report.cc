@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "apps/common/fabric_link_json.h"
 #include "apps/droce-switch/port_json.h"
 
 namespace droce::sw {
@@ -46,23 +47,33 @@ nlohmann::json fabric_json(const engine::SwitchExperimentFabric& f, std::uint32_
                            const std::vector<engine::FabricLinkCounters>& counters) {
   nlohmann::json links = nlohmann::json::array();
   for (const engine::FabricLinkCounters& l : counters)
-    links.push_back({{"name", l.name},
-                     {"leaf", l.leaf},
-                     {"spine", l.spine},
-                     {"up", direction_json(l.up)},
-                     {"down", direction_json(l.down)},
-                     {"link_up", l.link_up},
-                     {"downs", l.downs},
-                     {"last_down_ms", ms_or_null(l.last_down_ns)},
-                     {"last_up_ms", ms_or_null(l.last_up_ns)}});
+    links.push_back(
+        {{"name", l.name},
+         {"leaf", l.leaf},
+         {"spine", l.spine},
+         {"up", direction_json(l.up)},
+         {"down", direction_json(l.down)},
+         {"link_up", l.link_up},
+         {"downs", l.downs},
+         {"last_down_ms", ms_or_null(l.last_down_ns)},
+         {"last_up_ms", ms_or_null(l.last_up_ns)},
+         {"settings",
+          {{"up", apps::link_settings_json(l.up_params)}, {"down", apps::link_settings_json(l.down_params)}}}});
   nlohmann::json failures = nlohmann::json::array();
   for (const engine::LinkFailure& lf : f.link_failures)
     failures.push_back({{"link", link_name(lf.leaf, lf.spine)},
                         {"down_ms", lf.down_ms},
                         {"up_ms", lf.up_ms < 0 ? nlohmann::json(nullptr) : nlohmann::json(lf.up_ms)}});
-  return {{"topology", "leafspine"},          {"leaves", f.leaves},           {"spines", f.spines},
-          {"ports_per_leaf", ports_per_leaf}, {"uplink_gbps", f.uplink_gbps}, {"ecmp_hash", f.ecmp.describe()},
-          {"ecmp_rehash", "resilient"},       {"link_failures", failures},    {"links", links}};
+  return {{"topology", "leafspine"},
+          {"leaves", f.leaves},
+          {"spines", f.spines},
+          {"ports_per_leaf", ports_per_leaf},
+          {"uplink_gbps", f.uplink_gbps},
+          {"ecmp_hash", f.ecmp.describe()},
+          {"ecmp_rehash", "resilient"},
+          {"link_failures", failures},
+          {"link_specs", apps::link_specs_json(f.links)},
+          {"links", links}};
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "apps/common/cli/app.h"
 #include "apps/common/cli/groups.h"
+#include "apps/common/cli/link_options.h"
 #include "apps/common/cli/switch_class_options.h"
 #include "apps/common/cli/switch_failure_options.h"
 #include "apps/common/cli/values.h"
@@ -190,6 +191,7 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
                         f.link_failures.push_back(lf);
                         return std::string();
                       });
+  cli::add_link_specs(app, g, f.links);
 
   cli::DcqcnFields cc;
   cc.cc = &o.cc;
@@ -206,9 +208,10 @@ Status check_fabric(const CLI::App& app, const Options& o) {
   const engine::SwitchExperimentFabric& f = o.lab.fabric;
   const auto bad = [](const std::string& m) { return Status::error(StatusCode::kInvalidArgument, m); };
   if (!f.on())
-    for (const char* name : {"--uplink-gbps", "--ecmp-hash", "--link-down"})
+    for (const char* name : {"--uplink-gbps", "--ecmp-hash", "--link-down", "--link"})
       if (apps::cli::given(app, name)) return bad(std::string(name) + ": only with --fabric leafspine:L,S");
   if (!f.on()) return {};
+  if (Status s = apps::cli::check_link_specs(f.links, f.leaves, f.spines, o.sw); !s.ok()) return s;
   if (!o.lab_mode) {
     // Between real ports each port is a host of the fabric, named by its one /32 route.
     std::vector<bool> named;

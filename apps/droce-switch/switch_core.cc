@@ -49,13 +49,14 @@ std::unique_ptr<SwitchCore> SwitchCore::create(const engine::LabSwitchConfig& sw
     }
   for (std::uint32_t i = 0; i < p; ++i) {
     lc.endpoint_ports.push_back(engine::FramePort::ethdev(sw.ports[i]));
-    lc.to_endpoints.push_back(engine::LinkQueueParams{i < sw.egress_gbps.size() ? sw.egress_gbps[i] : 0, 0});
+    lc.to_endpoints.push_back(engine::LinkQueueParams{i < sw.egress_gbps.size() ? sw.egress_gbps[i] : 0, 0, {}});
   }
   lc.leaf = sw;
   lc.spine = sw;
   lc.uplink.gbps = lc.downlink.gbps = fabric.uplink_gbps;
   lc.ecmp = fabric.ecmp;
   lc.link_failures = fabric.link_failures;
+  if (err = engine::apply_link_specs(fabric.links, lc); !err.ok()) return nullptr;
   lc.stuck_endpoints.assign(sw.stuck_ports.begin(), sw.stuck_ports.end());
   lc.slow_endpoints = sw.slow_receivers;
   lc.pool = sw.pool;

@@ -16,6 +16,7 @@
 #include "engine/endpoint/rc_endpoint.h"
 #include "engine/lab/lab_switch.h"
 #include "engine/lab/leaf_spine.h"
+#include "engine/lab/link_spec.h"
 #include "engine/lab/ring_link.h"
 
 namespace droce::engine {
@@ -29,6 +30,7 @@ struct SwitchExperimentFabric {
   double uplink_gbps = 0;  // 0: unshaped
   EcmpHashConfig ecmp;
   std::vector<LinkFailure> link_failures;  // ms from the run's start
+  std::vector<LinkSpec> links;             // links with their own settings (--link)
 
   [[nodiscard]] bool on() const { return leaves != 0; }
   [[nodiscard]] std::uint32_t ports_per_leaf(std::uint32_t senders) const { return senders / leaves + 1; }

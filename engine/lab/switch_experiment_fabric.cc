@@ -31,6 +31,7 @@ Status SwitchExperiment::build_leafspine() {
   lc.downlink.gbps = f.uplink_gbps;
   lc.ecmp = f.ecmp;
   lc.link_failures = f.link_failures;
+  if (Status s = apply_link_specs(f.links, lc); !s.ok()) return s;
   // The switch template's stuck and slow ports are the lab's endpoints (port n the receiver, as on
   // one switch): here, their slots.
   const auto no_port = [n](const char* option, std::uint32_t p) {

@@ -394,6 +394,13 @@ bad "link leaf1-spine1 up: PFC on a port of a switch without PFC" "$coll" -- "${
 bad "link leaf0-spine0 up: PFC xoff must be below the port's buffer" "$coll" -- "${lsp[@]}" --pfc \
   --link leaf0-spine0:buffer=64K,pfc=128K:32K
 good coll-link "$coll" -- "${lsp[@]}" --link leaf0-spine1:dir=up,gbps=1 --link leaf0-spine1:dir=down,gbps=2 --help
+# droce-switch --link: the same parser and checks, in its lab and between real ports.
+bad "--link: only with --fabric leafspine" "$switch" -- --lab-senders 3 --link leaf0-spine0:gbps=1
+bad "no link leaf0-spine2" "$switch" -- --lab-senders 3 --fabric leafspine:2,2 --link leaf0-spine2:gbps=1
+bad "link leaf1-spine0 up: PFC on a port of a switch without PFC" "$switch" -- --lab-senders 3 \
+  --fabric leafspine:2,2 --link leaf1-spine0:pfc=on
+bad "unknown key 'speed'" "$switch" -- --fabric leafspine:2,2 --route 10.0.0.1/32=0 --link leaf0-spine0:speed=1
+good switch-link "$switch" -- --lab-senders 3 --fabric leafspine:2,2 --pfc --link leaf0-spine1:pfc=off,delay-us=2 --help
 
 # --- CLI11 forms (issue 18): --opt=value, K/M/G suffixes (sizes binary, rates and counts decimal),
 # --config FILE (name = value; the command line wins), one line naming the option on a bad one

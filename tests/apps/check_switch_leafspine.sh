@@ -21,7 +21,8 @@ lab=(--lab-senders 3 --fabric leafspine:2,2 --lab-duration-ms 200 --cc none --pf
 
 # Placement: the receiver on leaf 1 (the last), senders 0 and 2 on leaf 0, sender 1 beside the
 # receiver on leaf 1: only senders 0 and 2 cross the spines.
-"$sw" -- "${lab[@]}" --json "$out/ls.json" > "$out/ls.txt" 2>&1
+# One link with its own ECN thresholds and delay (--link): in the JSON's settings, the others the switch's.
+"$sw" -- "${lab[@]}" --link leaf0-spine1:ecn=20K:200K:0.05,delay-us=3 --json "$out/ls.json" > "$out/ls.txt" 2>&1
 check "leaf-spine lab exits 0, data verified" "[ $? -eq 0 ] && grep -q 'data verified: yes' '$out/ls.txt'" "$out/ls.txt"
 check "leaf-spine JSON: placement, every link by name, the uplinks carry exactly what crossed leaves" \
   "/usr/bin/python3 - '$out/ls.json' <<'PY'
@@ -32,6 +33,12 @@ assert d['data_ok'] and all(s['messages'] > 0 and s['errors'] == 0 for s in d['s
 assert [s['leaf'] for s in f['placement']['senders']] == [0, 1, 0] and f['placement']['receiver']['leaf'] == 1, f
 links = {l['name']: l for l in f['links']}
 assert sorted(links) == ['leaf0-spine0', 'leaf0-spine1', 'leaf1-spine0', 'leaf1-spine1'], sorted(links)
+assert f['link_specs'] == ['leaf0-spine1:ecn=20K:200K:0.05,delay-us=3'], f['link_specs']
+own = links['leaf0-spine1']['settings']
+assert all(own[x]['kmin_bytes'] == 20480 and own[x]['pmax'] == 0.05 and own[x]['delay_us'] == 3 for x in ('up', 'down')), own
+assert all(own[x]['pfc'] and own[x]['pfc_xoff_bytes'] == 30000 for x in ('up', 'down')), own
+tier = links['leaf0-spine0']['settings']['up']
+assert tier['kmin_bytes'] != 20480 and tier['delay_us'] == 0 and tier['pfc'], tier
 assert all(l[d_]['tail_drops'] == 0 for l in links.values() for d_ in ('up', 'down'))
 assert d['bottleneck']['tail_drops'] == 0 and all(i['tail_drops'] == 0 for i in d['ingress'])
 # Everything senders 0 and 2 sent went up leaf 0's uplinks and down the spines to leaf 1, and
