@@ -1,8 +1,9 @@
 // EcmpHash: the 5-tuple from the frame's headers, hashed with rte_hash_crc (CRC32C, the same
-// value with or without SSE4.2).
+// value with or without SSE4.2), a non-zero seed mixed in by rte_jhash_1word.
 #include "engine/lab/ecmp_hash.h"
 
 #include <rte_hash_crc.h>
+#include <rte_jhash.h>
 
 #include <charconv>
 #include <cstring>
@@ -124,7 +125,13 @@ std::uint32_t ecmp_hash(const FlowKey& key, const EcmpHashConfig& cfg) {
   // otherwise read the words before the struct's narrower stores land: strict aliasing).
   std::uint64_t words[sizeof(HashInput) / 8];
   std::memcpy(words, &in, sizeof in);
-  return rte_hash_crc(words, sizeof words, cfg.seed);
+  const std::uint32_t crc = rte_hash_crc(words, sizeof words, cfg.seed);
+  // CRC32C is linear: the XOR of two flows' CRCs is the same under every seed, and `hash % S` with
+  // S a power of two keeps low bits, so two flows that collide under one CRC seed collide under
+  // all (a seed would only renumber the spines). A switch's hash seed exists to part colliding
+  // flows, so a non-zero seed also mixes the CRC through Jenkins' hash (rte_jhash_1word), which is
+  // not linear; seed 0 is the plain CRC.
+  return cfg.seed == 0 ? crc : rte_jhash_1word(crc, cfg.seed);
 }
 
 }  // namespace droce::engine

@@ -46,7 +46,9 @@ struct EcmpHashConfig {
 // frame is too short or not IP. A fragment or a non-UDP packet keeps ports zero.
 [[nodiscard]] bool flow_key_of(const std::uint8_t* frame, std::uint32_t len, FlowKey& key);
 
-// The hash of the chosen fields (the others count as zero) under the seed.
+// The hash of the chosen fields (the others count as zero): their CRC32C seeded with the seed,
+// and for a non-zero seed that CRC mixed by Jenkins' hash under it (another seed parts other
+// flows, even over a power-of-two number of hops; seed 0 is the plain CRC).
 [[nodiscard]] std::uint32_t ecmp_hash(const FlowKey& key, const EcmpHashConfig& cfg);
 
 // Which of `n` next hops (n > 0) the flow takes.
