@@ -47,8 +47,17 @@ qemu-system-x86_64 "${accel[@]}" -m "$LAB_MEM" -smp 1 -nodefaults -display none 
   -netdev "user,id=m0,restrict=on,net=10.0.2.0/24,hostfwd=tcp:127.0.0.1:$LAB_OOB_HOSTFWD-:18515,guestfwd=tcp:$GUEST_OOB_ADDR:18515-cmd:socat - TCP:127.0.0.1:$LAB_OOB_HOST" \
   -device "virtio-net-pci,netdev=m0,mac=$GUEST_MGMT_MAC" \
   < /dev/null > "$LAB_RUN/qemu.log" 2>&1 &
-echo $! > "$LAB_RUN/qemu.pid"
-lab_log "qemu pid $! (accel $LAB_ACCEL, eth0 mtu $LAB_MTU), console $LAB_RUN/console.log"
+qpid=$!
+echo $qpid > "$LAB_RUN/qemu.pid"
+lab_log "qemu pid $qpid (accel $LAB_ACCEL, eth0 mtu $LAB_MTU), console $LAB_RUN/console.log"
+# Until the background shell has exec'd QEMU, /proc/PID/comm names bash and lab_qemu_pid would
+# call the guest gone: on a busy host that fork-to-exec gap outlasted the first check below, and
+# a QEMU that was starting was reported as exited and stopped. Wait for the exec (at most 10 s).
+for _ in $(seq 200); do
+  [ -n "$(lab_qemu_pid || true)" ] && break
+  kill -0 "$qpid" 2>/dev/null || break
+  sleep 0.05
+done
 
 ready() { [ -s "$LAB_JOBS/READY" ] || { lab_qemu_pid > /dev/null || return 0; return 1; }; }
 if ! lab_wait_for "$BOOT_TIMEOUT" ready || ! lab_qemu_pid > /dev/null; then
