@@ -449,8 +449,9 @@ class RcEndpoint final : public ViewHome, private CmQpControl {
   std::uint32_t tx_mbufs_n_ = 0;
   std::uint32_t tx_refill_ = 1;       // the next refill's size
   std::uint32_t tx_pass_frames_ = 0;  // mbufs handed out in this transmit pass
-  // The most mbufs one frame takes: 3 with zero-copy TX (headers, the payload attached, the
-  // pad and ICRC), else 1. Set with multi_seg_ok_.
+  // The mbufs a frame is sure to find before its packet is taken: 3 with zero-copy TX (headers,
+  // the payload attached, the pad and ICRC) when one of the pool's mbufs cannot hold the largest
+  // frame, else 1 (a frame short of the other two is copied). Set with multi_seg_ok_.
   std::uint32_t tx_frame_mbufs_ = 1;
   EndpointCounters c_;
   // The side protocols, after cfg_, tx_ and c_, which they refer to: they send through frames_

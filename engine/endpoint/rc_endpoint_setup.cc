@@ -4,6 +4,7 @@
 // destroyed.
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_mbuf.h>
 
 #include <cstring>
 
@@ -11,6 +12,7 @@
 #include "engine/endpoint/endpoint_telemetry.h"
 #include "engine/endpoint/rc_endpoint.h"
 #include "protocols/rc/descriptor_fields.h"
+#include "protocols/wire/build.h"
 #include "protocols/wire/opcode.h"
 
 namespace droce::engine {
@@ -48,7 +50,13 @@ RcEndpoint::RcEndpoint(const EndpointConfig& cfg)
     // the whole frame, so such payloads are copied into the pool instead (still counted).
     dpdk_memory_tx_only_ = info.driver_name != nullptr && std::strcmp(info.driver_name, "net_virtio_user") == 0;
   }
-  tx_frame_mbufs_ = cfg.transport.zero_copy_tx && multi_seg_ok_ ? 3 : 1;
+  // What tx_reserve_frame holds before a QP gives up its next packet. A zero-copy frame takes 3
+  // mbufs (headers, the payload attached, pad and ICRC); but where one mbuf holds the largest frame
+  // (the headers, a 4096-byte payload, pad, ICRC: IBTA's largest PMTU), a frame whose other two
+  // the pool cannot give is copied instead (transmit's fallback), so the first is enough.
+  const std::uint32_t room = rte_pktmbuf_data_room_size(cfg.queues.pool) - RTE_PKTMBUF_HEADROOM;
+  const bool one_holds_any = room >= wire::kMaxHeaderBytes + 4096 + 3 + wire::kIcrcBytes;
+  tx_frame_mbufs_ = cfg.transport.zero_copy_tx && multi_seg_ok_ && !one_holds_any ? 3 : 1;
   for (std::uint32_t op = 0; op < tx_opcode_class_.size(); ++op) {
     rc::TxDescriptor d;
     d.opcode = static_cast<std::uint8_t>(op);

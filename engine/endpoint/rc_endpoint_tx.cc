@@ -28,10 +28,15 @@ namespace {
 
 }  // namespace
 
+// The cache holds raw mbufs (rte_mempool_get_bulk): each is reset as it is handed out, as
+// rte_pktmbuf_alloc does, so the ones tx_reserve_frame held back and the pass did not use go back
+// to the pool without having cost a reset.
 inline rte_mbuf* RcEndpoint::tx_alloc() {
   if (tx_mbufs_n_ == 0 && !refill_tx_mbufs(1)) return nullptr;
   ++tx_pass_frames_;
-  return tx_mbufs_[--tx_mbufs_n_];
+  rte_mbuf* m = tx_mbufs_[--tx_mbufs_n_];
+  rte_pktmbuf_reset(m);
+  return m;
 }
 
 inline bool RcEndpoint::tx_reserve_frame() {
@@ -39,14 +44,15 @@ inline bool RcEndpoint::tx_reserve_frame() {
 }
 
 // The cache holds fewer than `need`: one bulk get into its free part of tx_refill_ mbufs (the
-// first refill of a pass: what the previous pass sent; later ones: as many as fit), at least
-// what is missing. A pool too low for that still gives exactly what is missing if it has it.
+// first refill of a pass: what the previous pass used, and the reserve of a frame's mbufs beyond
+// the first; later ones: as many as fit), at least what is missing. A pool too low for that still
+// gives exactly what is missing if it has it.
 bool RcEndpoint::refill_tx_mbufs(std::uint32_t need) {
   const std::uint32_t missing = need - tx_mbufs_n_;
   const std::uint32_t n = std::min(std::max(tx_refill_, missing), kTxMbufCache - tx_mbufs_n_);
   tx_refill_ = kTxMbufCache;
   for (const std::uint32_t k : {n, missing}) {
-    if (rte_pktmbuf_alloc_bulk(cfg_.queues.pool, tx_mbufs_ + tx_mbufs_n_, k) == 0) {
+    if (rte_mempool_get_bulk(cfg_.queues.pool, reinterpret_cast<void**>(tx_mbufs_ + tx_mbufs_n_), k) == 0) {
       tx_mbufs_n_ += k;
       return true;
     }
@@ -55,12 +61,15 @@ bool RcEndpoint::refill_tx_mbufs(std::uint32_t need) {
   return false;
 }
 
-// End of a transmit pass: the unused fresh mbufs go back untouched (refcount 1, one segment, as
-// rte_pktmbuf_alloc_bulk left them: what a raw put into the pool expects).
+// End of a transmit pass: the unused raw mbufs go back untouched (refcount 1, one segment, as the
+// pool holds them).
 void RcEndpoint::give_back_tx_mbufs() {
   if (tx_mbufs_n_ != 0) rte_mempool_put_bulk(cfg_.queues.pool, reinterpret_cast<void**>(tx_mbufs_), tx_mbufs_n_);
   tx_mbufs_n_ = 0;
-  tx_refill_ = tx_pass_frames_ < 1 ? 1 : tx_pass_frames_ > kTxMbufCache ? kTxMbufCache : tx_pass_frames_;
+  // tx_reserve_frame holds a whole frame's mbufs before each packet, so a pass that sends as many
+  // frames as this one ends with tx_frame_mbufs_ - 1 unused: the next first refill gets them too,
+  // or the pass's last frames would each cost a refill of their own.
+  tx_refill_ = std::clamp<std::uint32_t>(tx_pass_frames_ + tx_frame_mbufs_ - 1, 1, kTxMbufCache);
   tx_pass_frames_ = 0;
 }
 
