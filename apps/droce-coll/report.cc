@@ -233,11 +233,6 @@ nlohmann::json link_direction_json(const engine::SwitchPortCounters& c) {
           {"rehash_untracked", c.rehash_untracked}};
 }
 
-// A time of the link's clock in ms, or null for "never".
-nlohmann::json ms_or_null(std::int64_t ns) {
-  return ns < 0 ? nlohmann::json(nullptr) : nlohmann::json(static_cast<double>(ns) / 1e6);
-}
-
 // The topology and, for a leaf-spine, every leaf-spine link by name: `up` is the leaf's queue
 // towards the spine, `down` the spine's towards the leaf.
 // The queue series (QueueSeries): its times, each rank port's queue and, on a leaf-spine, each
@@ -265,23 +260,7 @@ nlohmann::json fabric_json(const CollLab& lab) {
   if (c.leaves == 0) return {{"topology", "star"}, {"series", series_json(lab)}};
   nlohmann::json links = nlohmann::json::array();
   for (const engine::FabricLinkCounters& l : lab.fabric_links())
-    links.push_back(
-        {{"name", l.name},
-         {"leaf", l.leaf},
-         {"spine", l.spine},
-         {"up", link_direction_json(l.up)},
-         {"down", link_direction_json(l.down)},
-         {"link_up", l.link_up},
-         {"downs", l.downs},
-         {"last_down_ms", ms_or_null(l.last_down_ns)},
-         {"last_up_ms", ms_or_null(l.last_up_ns)},
-         {"settings",
-          {{"up", apps::link_settings_json(l.up_params)}, {"down", apps::link_settings_json(l.down_params)}}}});
-  nlohmann::json failures = nlohmann::json::array();
-  for (const engine::LinkFailure& f : c.link_failures)
-    failures.push_back({{"link", "leaf" + std::to_string(f.leaf) + "-spine" + std::to_string(f.spine)},
-                        {"down_ms", f.down_ms},
-                        {"up_ms", f.up_ms < 0 ? nlohmann::json(nullptr) : nlohmann::json(f.up_ms)}});
+    links.push_back(apps::fabric_link_json(l, link_direction_json(l.up), link_direction_json(l.down)));
   return {{"topology", "leafspine"},
           {"leaves", c.leaves},
           {"spines", c.spines},
@@ -289,7 +268,7 @@ nlohmann::json fabric_json(const CollLab& lab) {
           {"uplink_gbps", c.uplink_gbps},
           {"ecmp_hash", c.ecmp.describe()},
           {"ecmp_rehash", "resilient"},
-          {"link_failures", failures},
+          {"link_failures", apps::link_failures_json(c.link_failures)},
           {"link_specs", apps::link_specs_json(c.links)},
           {"links", links},
           {"series", series_json(lab)}};

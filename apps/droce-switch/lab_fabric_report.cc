@@ -29,17 +29,9 @@ nlohmann::json direction_json(const engine::SwitchPortCounters& c) {
   return j;
 }
 
-nlohmann::json ms_or_null(std::int64_t ns) {
-  return ns < 0 ? nlohmann::json(nullptr) : nlohmann::json(static_cast<double>(ns) / 1e6);
-}
-
 nlohmann::json seat(const engine::SwitchExperimentFabric& f, std::uint32_t i, std::uint32_t senders) {
   const std::uint32_t e = f.ports_per_leaf(senders), slot = f.slot(i, senders);
   return {{"leaf", slot / e}, {"port", slot % e}};
-}
-
-std::string link_name(std::uint32_t leaf, std::uint32_t spine) {
-  return "leaf" + std::to_string(leaf) + "-spine" + std::to_string(spine);
 }
 
 // The topology, the hash, the failures' schedule and every link by name.
@@ -47,23 +39,7 @@ nlohmann::json fabric_json(const engine::SwitchExperimentFabric& f, std::uint32_
                            const std::vector<engine::FabricLinkCounters>& counters) {
   nlohmann::json links = nlohmann::json::array();
   for (const engine::FabricLinkCounters& l : counters)
-    links.push_back(
-        {{"name", l.name},
-         {"leaf", l.leaf},
-         {"spine", l.spine},
-         {"up", direction_json(l.up)},
-         {"down", direction_json(l.down)},
-         {"link_up", l.link_up},
-         {"downs", l.downs},
-         {"last_down_ms", ms_or_null(l.last_down_ns)},
-         {"last_up_ms", ms_or_null(l.last_up_ns)},
-         {"settings",
-          {{"up", apps::link_settings_json(l.up_params)}, {"down", apps::link_settings_json(l.down_params)}}}});
-  nlohmann::json failures = nlohmann::json::array();
-  for (const engine::LinkFailure& lf : f.link_failures)
-    failures.push_back({{"link", link_name(lf.leaf, lf.spine)},
-                        {"down_ms", lf.down_ms},
-                        {"up_ms", lf.up_ms < 0 ? nlohmann::json(nullptr) : nlohmann::json(lf.up_ms)}});
+    links.push_back(apps::fabric_link_json(l, direction_json(l.up), direction_json(l.down)));
   return {{"topology", "leafspine"},
           {"leaves", f.leaves},
           {"spines", f.spines},
@@ -71,7 +47,7 @@ nlohmann::json fabric_json(const engine::SwitchExperimentFabric& f, std::uint32_
           {"uplink_gbps", f.uplink_gbps},
           {"ecmp_hash", f.ecmp.describe()},
           {"ecmp_rehash", "resilient"},
-          {"link_failures", failures},
+          {"link_failures", apps::link_failures_json(f.link_failures)},
           {"link_specs", apps::link_specs_json(f.links)},
           {"links", links}};
 }
