@@ -447,10 +447,10 @@ void Job::complete_request(Requester& q, const rc::Completion& c, std::uint64_t 
   if (o.split > 1) return complete_part(q, c, now);
   // An atomic's original value is the count of operations before it: anything else means one
   // was lost or ran twice (a CmpSwap that found another value also failed to swap).
-  if (is_atomic_op(o.op_of(q.index, c.wr_id)) && !atomic_result_ok(q, c)) ++t_.corrupted;
+  const Op op = o.op_of(q.index, c.wr_id);
+  if (is_atomic_op(op) && !atomic_result_ok(q, c)) ++t_.corrupted;
   ++q.completed_ok;
-  q.bytes_ok += o.size_of(q.index, c.wr_id);
-  complete_message(q, c.wr_id, now);
+  q.bytes_ok += complete_message(q, c.wr_id, op, now);
 }
 
 // Each QP completes its parts in order (RC, IBTA §9.7.1): the stripe's messages completed whole
@@ -463,15 +463,15 @@ void Job::complete_part(Requester& q, const rc::Completion& c, std::uint64_t now
   q.bytes_ok += split_part(o.size_of(lead.index, c.wr_id), o.split, q.part, o.mtu).length;
   std::uint64_t whole = UINT64_MAX;
   for (std::uint32_t j = 0; j < o.split; ++j) whole = std::min(whole, reqs_[q.stripe + j].completed_ok);
-  while (lead.whole_completed < whole) complete_message(lead, lead.whole_completed++, now);
+  for (; lead.whole_completed < whole; ++lead.whole_completed)
+    complete_message(lead, lead.whole_completed, o.op_of(lead.index, lead.whole_completed), now);
 }
 
-void Job::complete_message(Requester& q, std::uint64_t seq, std::uint64_t now) {
+std::uint32_t Job::complete_message(Requester& q, std::uint64_t seq, Op op, std::uint64_t now) {
   const Options& o = *q.opt;
   GroupFigures& g = lanes_[q.lane].figs;
   const std::size_t slot = seq % plan_.slots;
   const std::uint32_t size = o.size_of(q.index, seq);
-  const Op op = o.op_of(q.index, seq);
   if (op == Op::kRead && !plan_.pattern->check(q.buf + slot * plan_.slot_bytes, size, q.index, seq % q.remote_slots))
     ++t_.corrupted, ++g.t.corrupted;
   const auto latency = static_cast<std::uint64_t>(static_cast<double>(now - q.due_tsc[slot]) * 1e9 / plan_.hz);
@@ -491,6 +491,7 @@ void Job::complete_message(Requester& q, std::uint64_t seq, std::uint64_t now) {
   t_.bytes += size;
   ++all_messages_;
   all_bytes_ += size;
+  return size;
 }
 
 // QPN -> the job's entry + 1 (0: none). QPNs of one endpoint are its base plus a slot index, so

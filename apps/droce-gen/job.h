@@ -208,8 +208,9 @@ class Job {
   void complete_request(Requester& q, const rc::Completion& c, std::uint64_t now);
   // --split: a part completed on `q`; the stripe's messages completed whole are accounted.
   void complete_part(Requester& q, const rc::Completion& c, std::uint64_t now);
-  // A message completed (all its parts): its READ data, latency and figures, timed on `q`.
-  void complete_message(Requester& q, std::uint64_t seq, std::uint64_t now);
+  // A message completed (all its parts), its op `op`: its READ data, latency and figures, timed
+  // on `q`. Returns its size.
+  std::uint32_t complete_message(Requester& q, std::uint64_t seq, Op op, std::uint64_t now);
   // --split: a part arrived at `r`; the targets of the stripe's messages all of whose parts arrived
   // are checked whole (corrupted counted on the stripe's first QP).
   void check_whole(const Responder& r);
