@@ -25,7 +25,10 @@ struct RcFlow {
   std::uint64_t flow_bytes = 0;     // payload to deliver (0: an infinite backlog)
   std::uint64_t total_packets = 0;  // 0: an infinite backlog
   bool waiting = false;             // the sender found nothing to send; an ACK or the timer wakes it
-  bool timer_armed = false;         // a kAckTimer event is pending for this flow
+  // When the earliest kAckTimer event pending for this flow fires (UINT64_MAX: none). A deadline
+  // that moves earlier (the QP's adaptive RTO or tail-loss probe armed after its IBTA timeout) gets
+  // its own event; the later ones still pending find nothing due and only re-arm.
+  std::uint64_t timer_at = UINT64_MAX;
   std::uint64_t completed_ns = 0;   // when the receiver handed on the last packet (finite flows)
   std::uint64_t delivered_payload = 0, last_half_payload = 0;
 
@@ -71,14 +74,14 @@ struct RcFlow {
   // pushed again for the new deadline, so progress costs no event.
   void arm_timer(EventQueue& q, std::uint32_t flow) {
     const std::uint64_t d = qp ? qp->next_timer_ns() : tx.deadline();
-    if (timer_armed || d == UINT64_MAX) return;
-    timer_armed = true;
+    if (d >= timer_at) return;  // an event at or before d is pending (or nothing is due: UINT64_MAX)
+    timer_at = d;
     q.push(d, EventType::kAckTimer, flow);
   }
 
   // The timer event; true when the sender now has something to send and should be woken.
   bool on_timer(EventQueue& q, std::uint32_t flow, std::uint64_t now) {
-    timer_armed = false;
+    if (now >= timer_at) timer_at = UINT64_MAX;  // the earliest pending event is this one
     if (qp)
       qp->on_timer(now);
     else if (const std::uint64_t d = tx.deadline(); d != UINT64_MAX && now >= d)
