@@ -58,7 +58,7 @@ TRANSMIT_FN = "droce::engine::RcEndpoint::transmit(droce::engine::RcEndpoint::Qp
 POLL_FN = "droce::engine::RcEndpoint::poll(unsigned long)"
 POLL_RECEIVED_FN = "droce::engine::RcEndpoint::poll_received(unsigned long, rte_mbuf* const*, unsigned short)"
 # Received ACKs and responses: the completer's entry, called once per such frame. Requests are the
-# rest of the received frames (a run of SENDs reaches the responder in one call, on_send_run, so
+# rest of the received frames (a run of SENDs and WRITEs reaches the responder in one call, on_request_run, so
 # calls of on_request no longer count requests).
 ON_RESPONSE_FN = "droce::rc::RcQp::on_response(droce::wire::PacketInfo const&, unsigned char const*, unsigned long)"
 

@@ -418,8 +418,8 @@ class RcEndpoint final : public ViewHome, private CmQpControl {
   // note_activity() when the burst is done (settle_received) instead of one per packet.
   std::uint32_t rx_touched_[kRxBurst] = {};
   std::uint32_t rx_touched_n_ = 0;
-  // Receive by bursts (issue 37): consecutive SEND frames of one QP, each one PSN after the one
-  // before, gathered as receive() meets them and executed as one run (RcQp::on_send_run) when a
+  // Receive by bursts (issue 37): consecutive SEND and WRITE frames of one QP, each one PSN after the one
+  // before, gathered as receive() meets them and executed as one run (RcQp::on_request_run) when a
   // frame that cannot join arrives (before that frame is looked at) or the burst ends. pi[n] is
   // where receive() parses the next frame, so a frame that joins is not copied.
   struct RxRun {

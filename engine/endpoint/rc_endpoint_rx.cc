@@ -329,7 +329,7 @@ void RcEndpoint::receive_burst(rte_mbuf* const* rx, std::uint16_t n, std::uint64
 // Anything with more to do than the run path does (a CE mark to answer, the CM's first packet, a
 // QP on selective repeat, message views or an SRQ) takes the per-frame path.
 bool RcEndpoint::joins_run(const wire::PacketInfo& pi, const QpSlot* s) const {
-  return s != nullptr && rc::RcQp::joins_send_run(pi) && pi.ecn != wire::kEcnCe && !s->cm_wait_traffic &&
+  return s != nullptr && rc::RcQp::joins_request_run(pi) && pi.ecn != wire::kEcnCe && !s->cm_wait_traffic &&
          s->qp->run_capable() && check_addresses(*s, pi) == wire::DropReason::kNone &&
          (!cfg_.addresses.check_pkey || wire::pkey_matches(pi.pkey, s->qp->attr().pkey));
 }
@@ -343,7 +343,7 @@ void RcEndpoint::flush_run(std::uint64_t now_ns) {
   if (n == 0) return;
   rx_run_.n = 0;
   QpSlot& s = *rx_run_.slot;
-  const std::uint32_t done = s.qp->on_send_run(rx_run_.pi, rx_run_.payload, n);
+  const std::uint32_t done = s.qp->on_request_run(rx_run_.pi, rx_run_.payload, n);
   if (done != 0) {
     touch_received(s);
     free_received(rx_run_.frames, done);

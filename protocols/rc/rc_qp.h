@@ -68,21 +68,24 @@ class RcQp {
       on_response(pi, payload, now_ns);
     return RxDelivery::kNone;
   }
-  // Receive by bursts: whether a packet may join a run for on_send_run (a go-back-N SEND packet
-  // without an IETH: the kind the run path executes), and whether this QP takes runs at all.
-  [[nodiscard]] static bool joins_send_run(const wire::PacketInfo& pi) {
+  // Receive by bursts: whether a packet may join a run for on_request_run (a go-back-N SEND packet
+  // without an IETH, or a WRITE packet without immediate data: the kinds the run path executes),
+  // and whether this QP takes runs at all.
+  [[nodiscard]] static bool joins_request_run(const wire::PacketInfo& pi) {
     const auto& op = wire::opcode_info(pi.opcode);
-    return pi.opcode < 0xC0 && op.is_request && op.kind == wire::OpKind::kSend && (op.headers & wire::kHdrIeth) == 0;
+    return pi.opcode < 0xC0 && op.is_request &&
+           ((op.kind == wire::OpKind::kSend && (op.headers & wire::kHdrIeth) == 0) ||
+            (op.kind == wire::OpKind::kWrite && (op.headers & wire::kHdrImmDt) == 0));
   }
   [[nodiscard]] bool run_capable() const {
     return (state_ == QpState::kRtr || state_ == QpState::kRts) && !sr_ && !gb0_ &&
            attr_.recv_mode == RecvMode::kPostedBuffers && srq_ == nullptr;
   }
-  // A run of SEND packets (joins_send_run), each one PSN after the one before, with their
-  // payloads: executed as on_packet() would one by one, checked once where a check holds for the
-  // whole run, acknowledged by one coalesced ACK (responder.cc). Returns how many of them, from
-  // the first, it executed; the caller hands the rest to on_packet() in order.
-  std::uint32_t on_send_run(const wire::PacketInfo* pi, const std::uint8_t* const* payload, std::uint32_t n);
+  // A run of SEND and WRITE packets (joins_request_run), each one PSN after the one before, with
+  // their payloads: executed as on_packet() would one by one, checked once where a check holds
+  // for the whole run, acknowledged by one coalesced ACK (responder.cc). Returns how many of them,
+  // from the first, it executed; the caller hands the rest to on_packet() in order.
+  std::uint32_t on_request_run(const wire::PacketInfo* pi, const std::uint8_t* const* payload, std::uint32_t n);
   // Fires the requester's timer if it expired: the IBTA local ACK timeout, the adaptive RTO or a
   // tail-loss probe, whichever is due (requester_timers.cc).
   void on_timer(std::uint64_t now_ns);
@@ -464,6 +467,7 @@ class RcQp {
   bool check_length(const wire::PacketInfo& pi, const wire::OpcodeInfo& op);
   RxDelivery on_send_write(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, const std::uint8_t* payload);
   bool check_rkey(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, bool starts);
+  bool write_run_packet(const wire::PacketInfo& p, const std::uint8_t* payload, bool starts, bool ends);
   bool check_recv_resources(const wire::PacketInfo& pi, const wire::OpcodeInfo& op, bool starts, bool needs_recv);
   bool take_from_srq();
   bool execute_send(const wire::PacketInfo& pi, const std::uint8_t* payload, bool starts, bool views);

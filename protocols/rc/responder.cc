@@ -47,7 +47,7 @@ bool payload_length_valid(const wire::OpcodeInfo& op, std::uint32_t payload_len,
 inline bool RcQp::queue_ack(std::uint32_t psn, std::uint8_t syndrome) { return queue_ack(psn, syndrome, rq_.msn); }
 
 // The same, for an ACK whose MSN is not the current one: a run's coalesced ACK carries the MSN
-// its last AckReq packet saw (on_send_run), as the per-packet ACK of that packet would have.
+// its last AckReq packet saw (on_request_run), as the per-packet ACK of that packet would have.
 inline bool RcQp::queue_ack(std::uint32_t psn, std::uint8_t syndrome, std::uint32_t msn) {
   if (rq_.resp_tail != rq_.resp_head) {
     RespItem& last = resp_at(rq_.resp_tail - 1);
@@ -448,34 +448,37 @@ RxDelivery RcQp::on_request(const wire::PacketInfo& pi, const wire::OpcodeInfo& 
   }
 }
 
-// Receive by bursts (issue 37): a run of SEND packets the caller found consecutive in PSN (each
-// the one before it plus one) is checked once where a check holds for the whole run, and packet
-// by packet where it does not:
+// Receive by bursts (issue 37): a run of SEND and WRITE packets the caller found consecutive in
+// PSN (each the one before it plus one) is checked once where a check holds for the whole run, and
+// packet by packet where it does not:
 //  - once: the QP may receive (RTR/RTS), takes runs at all (run_capable: go-back-N, posted
 //    buffers, no SRQ), the run's first PSN is ePSN (§9.7.5.1.1: the rest follow it, so none is a
 //    duplicate or opens a gap, and the window arithmetic of check_psn is not needed), and the
-//    posted receives cover the messages the run starts (§9.7.5.1.5; a message in progress
-//    already holds its WQE at the head): the run ends before the first they do not cover;
-//  - per packet, before it executes: that it is a SEND of the run's kind and the next PSN (one
+//    posted receives cover the SEND messages the run starts (§9.7.5.1.5; a message in progress
+//    already holds its WQE at the head; a WRITE without immediate data needs none): the run ends
+//    before the first they do not cover;
+//  - per packet, before it executes: that it is a packet of a run's kind and the next PSN (one
 //    compare each: the caller's promise, not trusted), the opcode sequence (§9.7.5.1.2), the PMTU
-//    length rules (§9.7.5.1.6) and the room left in the receive buffer. A packet that fails one
-//    ends the run unexecuted: it and the rest go through on_packet() one by one, which answers it
-//    exactly as it would have been answered alone (the NAK, the QP's move to Error);
+//    length rules (§9.7.5.1.6), and the room left: in the receive buffer for a SEND; for a WRITE
+//    the R_Key check of its RETH at FIRST/ONLY (§9.7.5.1.3) and the bytes its RETH announced (not
+//    more, and all of them by the last packet). A packet that fails one ends the run unexecuted,
+//    with nothing of it changed: it and the rest go through on_packet() one by one, which answers
+//    it exactly as it would have been answered alone (the NAK, the QP's move to Error);
 //  - after the run: one coalesced ACK for its last AckReq packet (what queue_ack would have made
 //    of one ACK per AckReq packet: each supersedes the one before; the counters as if each came).
 // Returns how many packets (a prefix of the run) it executed; 0 when a once-check fails or the
 // first packet fails its own, and then nothing changed.
-std::uint32_t RcQp::on_send_run(const wire::PacketInfo* pi, const std::uint8_t* const* payload, std::uint32_t n) {
+std::uint32_t RcQp::on_request_run(const wire::PacketInfo* pi, const std::uint8_t* const* payload, std::uint32_t n) {
   if (n == 0 || !run_capable() || pi[0].psn != rq_.epsn) return 0;
-  // Credits, once: the posted receives not held by a message in progress, against the messages the
-  // run starts. The run ends before the first start they do not cover (its RNR NAK is the
-  // per-packet path's).
+  // Credits, once: the posted receives not held by a message in progress, against the SEND
+  // messages the run starts. The run ends before the first start they do not cover (its RNR NAK is
+  // the per-packet path's).
   std::uint64_t credits = rq_.tail - rq_.head;
   if (rq_.in_progress == static_cast<std::uint8_t>(OpKind::kSend) && credits != 0) --credits;
   std::uint32_t limit = 0;
   for (; limit < n; ++limit) {
-    const OpPosition pos = wire::opcode_info(pi[limit].opcode).position;
-    if (pos == OpPosition::kFirst || pos == OpPosition::kOnly) {
+    const wire::OpcodeInfo& op = wire::opcode_info(pi[limit].opcode);
+    if (op.kind == OpKind::kSend && (op.position == OpPosition::kFirst || op.position == OpPosition::kOnly)) {
       if (credits == 0) break;
       --credits;
     }
@@ -487,26 +490,35 @@ std::uint32_t RcQp::on_send_run(const wire::PacketInfo* pi, const std::uint8_t* 
     const wire::OpcodeInfo& op = wire::opcode_info(p.opcode);
     const bool starts = op.position == OpPosition::kFirst || op.position == OpPosition::kOnly;
     const bool ends = op.position == OpPosition::kLast || op.position == OpPosition::kOnly;
-    const std::uint8_t expect_in_progress = starts ? 0 : static_cast<std::uint8_t>(OpKind::kSend);
+    const auto kind = static_cast<std::uint8_t>(op.kind);
     const std::uint32_t plen = p.payload_len;
-    const std::uint32_t offset = starts ? 0 : rq_.offset;
-    RecvWqe& r = rq_at(rq_.head);
-    if (!joins_send_run(p) || p.psn != psn_add(pi[0].psn, static_cast<std::int32_t>(done)) ||
-        rq_.in_progress != expect_in_progress || !payload_length_valid(op, plen, attr_.pmtu) ||
-        offset + plen > r.wr.sge.length) [[unlikely]]
+    if (!joins_request_run(p) || p.psn != psn_add(pi[0].psn, static_cast<std::int32_t>(done)) ||
+        rq_.in_progress != (starts ? 0 : kind) || !payload_length_valid(op, plen, attr_.pmtu)) [[unlikely]]
       break;
-    if (plen != 0) std::memcpy(r.local + offset, payload[done], plen);
-    c_.send_requests += starts;
-    rq_.offset = offset + plen;
+    if (op.kind == OpKind::kSend) {
+      const std::uint32_t offset = starts ? 0 : rq_.offset;
+      RecvWqe& r = rq_at(rq_.head);
+      if (offset + plen > r.wr.sge.length) [[unlikely]]
+        break;
+      if (plen != 0) std::memcpy(r.local + offset, payload[done], plen);
+      c_.send_requests += starts;
+      rq_.offset = offset + plen;
+    } else if (!write_run_packet(p, payload[done], starts, ends)) [[unlikely]] {
+      break;
+    }
     c_.bytes_copied += plen;
     c_.bytes_delivered += plen;
-    rq_.in_progress = ends ? 0 : static_cast<std::uint8_t>(OpKind::kSend);
+    if (!ends && rq_.in_progress == 0) rq_.msg_first_psn = p.psn;  // as complete_send_write keeps it
+    rq_.in_progress = ends ? 0 : kind;
     if (ends) {
       ++rq_.msn;
-      const bool has_imm = (op.headers & wire::kHdrImmDt) != 0;
-      push_completion(r.wr.wr_id, WcStatus::kSuccess, has_imm ? WcOpcode::kRecvWithImm : WcOpcode::kRecv, rq_.offset,
-                      /*is_recv=*/true, has_imm, has_imm ? p.imm_data : 0);
-      ++rq_.head;
+      if (op.kind == OpKind::kSend) {
+        const bool has_imm = (op.headers & wire::kHdrImmDt) != 0;
+        push_completion(rq_at(rq_.head).wr.wr_id, WcStatus::kSuccess,
+                        has_imm ? WcOpcode::kRecvWithImm : WcOpcode::kRecv, rq_.offset,
+                        /*is_recv=*/true, has_imm, has_imm ? p.imm_data : 0);
+        ++rq_.head;
+      }
     }
     if (p.ack_req) {
       ++acks;
@@ -522,6 +534,29 @@ std::uint32_t RcQp::on_send_run(const wire::PacketInfo* pi, const std::uint8_t* 
     c_.acks_coalesced += acks - 1;
   }
   return done;
+}
+
+// One WRITE packet of a run (no immediate data): at FIRST/ONLY the RETH's R_Key check
+// (§9.7.5.1.3, as check_rkey), then no more bytes than the RETH announced and all of them by the
+// last packet (§9.7.5.1.6, as execute_write). Decided on copies of the WRITE's state, so a packet
+// that fails leaves the QP as it was for on_packet() to answer; placed and committed when it
+// passes.
+bool RcQp::write_run_packet(const wire::PacketInfo& p, const std::uint8_t* payload, bool starts, bool ends) {
+  const std::uint32_t plen = p.payload_len;
+  std::uint8_t* dst = rq_.write_ptr;
+  std::uint32_t left = rq_.write_left;
+  if (starts) {
+    if (mrs_.check_remote(p.reth_rkey, p.reth_va, p.reth_dma_len, kAccessRemoteWrite, &dst, attr_.pd) != MrCheck::kOk)
+      return false;
+    left = p.reth_dma_len;
+  }
+  if (plen > left || (ends && left != plen)) return false;
+  if (starts) rq_.write_len = p.reth_dma_len;
+  if (plen != 0) std::memcpy(dst, payload, plen);
+  c_.write_requests += starts;
+  rq_.write_ptr = dst + plen;
+  rq_.write_left = left - plen;
+  return true;
 }
 
 bool RcQp::next_response(TxDescriptor& d) {
