@@ -97,14 +97,12 @@ class RequestRunPair {
   static constexpr std::uint32_t kMaxRun = 32;  // RcEndpoint::kRxBurst
   RunSide per_frame, runs;
   // What the script exercised (the tests ask that both paths ran).
-  std::uint64_t run_packets = 0;      // executed by on_request_run
-  std::uint64_t run_left = 0;         // gathered in a run but left to on_packet
-  std::uint64_t per_frame_other = 0;  // never joined a run
+  std::uint64_t run_packets = 0;        // executed by on_request_run
+  std::uint64_t run_left = 0;           // gathered in a run but left to on_packet
+  std::uint64_t per_frame_other = 0;    // never joined a run
   std::uint64_t write_run_packets = 0;  // of run_packets, WRITE packets
 
-  [[nodiscard]] bool ready() const {
-    return per_frame.ready() && runs.ready() && per_frame.wmr.rkey == runs.wmr.rkey;
-  }
+  [[nodiscard]] bool ready() const { return per_frame.ready() && runs.ready() && per_frame.wmr.rkey == runs.wmr.rkey; }
   [[nodiscard]] std::uint32_t write_rkey() const { return runs.wmr.rkey; }
 
   // Both sides post the same receive; false when they disagree.

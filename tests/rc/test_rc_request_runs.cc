@@ -38,8 +38,8 @@ TEST_CASE("request runs: the run path and the per-packet path agree on seeded st
     other += pair.per_frame_other;
     write_run_packets += pair.write_run_packets;
   }
-  WARN("packets executed by runs " << run_packets << " (WRITE " << write_run_packets << "), left by runs "
-                                    << run_left << ", never in a run " << other);
+  WARN("packets executed by runs " << run_packets << " (WRITE " << write_run_packets << "), left by runs " << run_left
+                                   << ", never in a run " << other);
   // Both paths ran, and runs took the larger share of packets, WRITEs among them: the comparison
   // was not vacuous.
   CHECK(run_packets > 10000);
