@@ -80,12 +80,13 @@ Status scenario_options(const apps::Scenario& s, apps::ScenarioArgs& a) {
   if (f.pfc && f.pfc->lossless && f.loss && *f.loss > 0)
     return no(s, "fabric.loss", "random loss is not modelled on a lossless (pfc) fabric");
   const auto& t = s.transport;
-  // The senders' line rate is their link's: one rate, given either way.
-  if (t.line_gbps && f.host_gbps && *t.line_gbps != *f.host_gbps)
-    return no(s, "transport.line_gbps", "senders run at their link's rate: give fabric.host_gbps alone");
+  // The senders' line rate is their link's: droce-sim has no separate ceiling (nor DCQCN line rate).
+  if (t.line_gbps && (!f.host_gbps || *t.line_gbps != *f.host_gbps))
+    return no(s, "transport.line_gbps",
+              "droce-sim's senders run at their link's rate, fabric.host_gbps: give the same value or leave it out");
   if (Status st = s.traffic.has_flows ? flows(s, a) : s.traffic.pattern ? pattern(s, a) : Status{}; !st.ok()) return st;
   if (s.seed) a.set("--seed", *s.seed);
-  if (f.host_gbps || t.line_gbps) a.set("--link-gbps", f.host_gbps ? *f.host_gbps : *t.line_gbps);
+  if (f.host_gbps) a.set("--link-gbps", *f.host_gbps);
   if (f.delay_us) a.set("--delay-us", *f.delay_us);
   if (f.buffer_bytes) a.set("--buffer-bytes", *f.buffer_bytes);
   if (f.ecn && f.ecn->kmin_bytes) a.set("--kmin-bytes", *f.ecn->kmin_bytes);

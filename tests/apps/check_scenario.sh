@@ -108,6 +108,16 @@ refused "leaf-spine flows refused by droce-sim" "fabric.topology: runs flows on 
   "$sim" --scenario "$ls" --json "$out/x.json"
 refused "random loss refused by droce-switch's lab" "loss.json: fabric.loss: the live lab has no random loss" \
   "$sw" -- --scenario "$out/loss.json"
+# The options the scenarios map onto, refused on their own as any bad option is.
+refused "droce-sim: a stop before the start" "--flow-stop-ms: flow 0 must stop after it starts" \
+  "$sim" --flows 2 --flow-stop-ms 0 --json "$out/x.json"
+refused "droce-sim: more times than flows" "--flow-start-ms, --flow-stop-ms: more times than --flows" \
+  "$sim" --flows 2 --flow-start-ms 1,2,3 --json "$out/x.json"
+refused "droce-sim: per-flow starts with --incast" "--flow-start-ms: not with --incast" \
+  "$sim" --flows 2 --incast --flow-start-ms 1 --json "$out/x.json"
+refused "droce-switch: --loss in the lab" "--loss, --duplicate, --reorder: impair real ports, not the lab" \
+  "$sw" -- --lab-senders 2 --loss 0.01
+refused "droce-switch: --recovery between real ports" "--recovery: the lab senders'" "$sw" -- --recovery sr
 refused "a missing file refused" "scenario $out/none.json: cannot be read" "$sim" --scenario "$out/none.json" --json "$out/x.json"
 
 [ $fail -eq 0 ] && echo "check_scenario: all checks passed"

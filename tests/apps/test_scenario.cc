@@ -1,7 +1,10 @@
 // The scenario file (docs/scenario.md): good files read field by field, every class of refusal one
 // line naming the file and the JSON path, sizes with K/M/G, and the items an app's mapping puts
 // before the user's own arguments.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -154,7 +157,7 @@ TEST_CASE("scenario: items go before the user's arguments, which win", "[scenari
   app->add_option("--link", links)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   add_scenario_option(*app, "g", file, "a scenario");
   const ScenarioMapper map = [](const Scenario& s, ScenarioArgs& a) {
-    a.set("--loss", *s.fabric.loss);
+    a.set("--loss", s.fabric.host_gbps.value());
     a.set("--link", std::string("from-scenario"));
     return Status{};
   };
@@ -171,13 +174,13 @@ TEST_CASE("scenario: items go before the user's arguments, which win", "[scenari
   bare->add_option("--loss", loss);
   add_scenario_option(*bare, "g", file, "a scenario");
   const ScenarioMapper loss_only = [](const Scenario& s, ScenarioArgs& a) {
-    a.set("--loss", *s.fabric.loss);
+    a.set("--loss", s.fabric.host_gbps.value());
     return Status{};
   };
   std::vector<std::string> only{"--scenario=" + path};
   REQUIRE(apply_scenario(*bare, only, loss_only, loaded) == 0);
   REQUIRE(cli::parse(*bare, only) == 0);
-  CHECK(loss == 0.001);  // the scenario's own value when the command line gives none
+  CHECK(loss == 0.5);  // the scenario's own value when the command line gives none
 
   // The mapping's refusal is the app's one line.
   const ScenarioMapper refuse = [](const Scenario& s, ScenarioArgs&) {
@@ -186,5 +189,18 @@ TEST_CASE("scenario: items go before the user's arguments, which win", "[scenari
   std::vector<std::string> refused{"--scenario", path};
   CHECK(apply_scenario(*bare, refused, refuse, loaded) == -1);
   CHECK(number_text(0.01) == "0.01");
+
+  // --scenario in --config would be read after the arguments, too late: refused, not ignored.
+  const char* tmp = std::getenv("TMPDIR");
+  std::string ini = std::string(tmp != nullptr && *tmp != 0 ? tmp : "/tmp") + "/droce-scenario-test-XXXXXX";
+  const int fd = mkstemp(ini.data());
+  REQUIRE(fd >= 0);
+  const std::string line = "scenario = " + path + "\n";
+  REQUIRE(write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()));
+  close(fd);
+  auto conf = cli::make_app("t", "usage: t");
+  add_scenario_option(*conf, "g", file, "a scenario");
+  CHECK(cli::parse(*conf, {"--config", ini}) == -1);
+  unlink(ini.c_str());
   CHECK(number_text(150) == "150");
 }

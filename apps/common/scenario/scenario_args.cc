@@ -25,7 +25,9 @@ void ScenarioArgs::set(const std::string& option, std::uint64_t value) { set(opt
 void ScenarioArgs::flag(const std::string& option) { items_.push_back(option); }
 
 void add_scenario_option(CLI::App& app, const std::string& group, std::string& file, const std::string& help) {
-  app.add_option("--scenario", file, help)->type_name("FILE")->group(group);
+  // Read from the arguments before the parse (apply_scenario), so never from --config, which CLI11
+  // reads after them: there it is refused ("not configurable"), not silently left unread.
+  app.add_option("--scenario", file, help)->type_name("FILE")->group(group)->configurable(false);
 }
 
 int apply_scenario(const CLI::App& app, std::vector<std::string>& own, const ScenarioMapper& map, Scenario& loaded) {
