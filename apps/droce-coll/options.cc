@@ -11,6 +11,8 @@
 #include "apps/common/cli/values.h"
 #include "apps/common/cli_number.h"
 #include "apps/common/fabric_topology.h"
+#include "apps/common/scenario/scenario_args.h"
+#include "apps/droce-coll/scenario_options.h"
 #include "apps/droce-coll/schedule.h"
 #include "apps/droce-coll/wiring.h"
 
@@ -60,6 +62,9 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
                   "the fabric stress patterns" +
                       d + pattern_name(o.pattern) + ")",
                   [&o](std::size_t i) { o.pattern = kAllPatterns[i]; });
+  apps::add_scenario_option(app, g, o.scenario_file,
+                            "run the scenario FILE's pattern on its fabric (docs/scenario.md); options\n"
+                            "given here win over it");
   cli::add_choice(app, g, "--algo", {"ring", "halving-doubling"},
                   "allreduce's algorithm: ring, or Rabenseifner's recursive halving-doubling" + d + "ring)",
                   [&o](std::size_t i) { o.algo = i == 0 ? Algo::kRing : Algo::kHalvingDoubling; });
@@ -290,7 +295,9 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
   o.sw.shaper_burst_us = 50'000;
   const auto app = apps::cli::make_app("droce-coll", kUsage);
   declare(*app, o, overrides);
-  if (int rc = apps::cli::parse(*app, long_names(args), eal); rc != 0) return rc;
+  std::vector<std::string> own = long_names(args);
+  if (apps::apply_scenario(*app, own, scenario_options, o.scenario) != 0) return -1;
+  if (int rc = apps::cli::parse(*app, own, eal); rc != 0) return rc;
   auto fail = [&app](const std::string& message) { return apps::cli::fail(*app, message); };
   o.ranks_given = apps::cli::given(*app, "--ranks");
   if (apps::cli::given(*app, "--seed")) o.psn_seed = o.seed;

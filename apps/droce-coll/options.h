@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/scenario/scenario.h"
 #include "apps/common/udp_sport_plan.h"
 #include "apps/droce-coll/pattern.h"
 
@@ -70,6 +71,8 @@ struct Options {
   int stall_rank = -1;
   // Output.
   std::string json, plot, pcap;
+  std::string scenario_file;       // --scenario FILE: the run's options below the command line's
+  apps::Scenario scenario;         // what it named (name empty: none)
   std::uint32_t pcap_snaplen = 0;  // set to the shared default by the parser
   bool quiet = false;
   // Under mpirun (docs/droce-coll.md, "Across processes and hosts"): each process on its own

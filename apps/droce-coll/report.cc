@@ -347,6 +347,7 @@ engine::Status write_json(const Options& o, const RunSummary& s, const CollLab* 
     results.push_back(e);
   }
   j["results"] = results;
+  if (!o.scenario.name.empty()) j["scenario"] = {{"name", o.scenario.name}, {"file", o.scenario.file}};
   const std::uint32_t n = o.ranks;
   nlohmann::json measured = nlohmann::json::array(), expected = nlohmann::json::array();
   for (std::uint32_t a = 0; a < n; ++a) {

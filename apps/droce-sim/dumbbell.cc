@@ -27,6 +27,19 @@ Status SimConfig::validate() const {
   if (!(start_stagger_ms >= 0) || start_stagger_ms * (flows - 1) >= duration_ms)
     return Status::fail(StatusCode::kInvalidArgument,
                         "--start-stagger-ms: must be >= 0 and every flow must start before the run ends");
+  if (flow_start_ms.size() > flows || flow_stop_ms.size() > flows)
+    return Status::fail(StatusCode::kInvalidArgument, "--flow-start-ms, --flow-stop-ms: more times than --flows");
+  if (incast && !flow_start_ms.empty())
+    return Status::fail(StatusCode::kInvalidArgument, "--flow-start-ms: not with --incast (all flows start at 0)");
+  for (std::uint32_t i = 0; i < flows; ++i) {
+    const double start = static_cast<double>(flow_start_ns(*this, i)) / 1e6;
+    if (i < flow_start_ms.size() && !(flow_start_ms[i] >= 0 && flow_start_ms[i] < duration_ms))
+      return Status::error(StatusCode::kInvalidArgument,
+                           "--flow-start-ms: flow " + std::to_string(i) + " must start in [0, --duration-ms)");
+    if (i < flow_stop_ms.size() && !(flow_stop_ms[i] > start))
+      return Status::error(StatusCode::kInvalidArgument,
+                           "--flow-stop-ms: flow " + std::to_string(i) + " must stop after it starts");
+  }
   if (packet_bytes < 64 || packet_bytes > 9000)
     return Status::fail(StatusCode::kInvalidArgument, "--packet-bytes: must be 64..9000");
   if (!(link_delay_us >= 0)) return Status::fail(StatusCode::kInvalidArgument, "--delay-us: must be >= 0");
@@ -45,6 +58,15 @@ Status SimConfig::validate() const {
     return Status::fail(StatusCode::kInvalidArgument,
                         "--packet-bytes: --transport rcqp needs room for a 256-byte PMTU and 62 header bytes (318)");
   return recovery.validate();
+}
+
+std::uint64_t flow_start_ns(const SimConfig& cfg, std::uint32_t i) {
+  if (i < cfg.flow_start_ms.size()) return static_cast<std::uint64_t>(cfg.flow_start_ms[i] * 1e6);
+  return cfg.incast ? 0 : static_cast<std::uint64_t>(cfg.start_stagger_ms * 1e6 * static_cast<double>(i));
+}
+
+std::uint64_t flow_stop_ns(const SimConfig& cfg, std::uint32_t i) {
+  return i < cfg.flow_stop_ms.size() ? static_cast<std::uint64_t>(cfg.flow_stop_ms[i] * 1e6) : UINT64_MAX;
 }
 
 std::uint32_t data_frame_bytes(const SimConfig& cfg) {
@@ -148,13 +170,13 @@ SimResult run_dumbbell(const SimConfig& cfg) {
       cfg.recovery.bdp_packets != 0 ? cfg.recovery.bdp_packets : bdp_packets(rtt_ns, bps, data_frame_bytes(cfg));
   for (std::uint32_t i = 0; i < cfg.flows; ++i) {
     if (rc) flows[i].rc.reset(cfg.recovery, res.bdp_packets, cfg.packet_bytes, cfg.seed, i);
-    const std::uint64_t start =
-        cfg.incast ? 0 : static_cast<std::uint64_t>(cfg.start_stagger_ms * 1e6 * static_cast<double>(i));
+    const std::uint64_t start = flow_start_ns(cfg, i);
     flows[i].rp.reset(dcq, start);
     flows[i].np = dcqcn::DcqcnNotificationPoint(dcq.np_min_time_between_cnps_ns);
     // Flows in the same instant get a deterministic sub-packet offset so that they do not
     // arrive in lockstep (real NICs are never synchronised to the nanosecond).
-    q.push(start + (cfg.incast || cfg.start_stagger_ms == 0 ? i * 7 : 0), EventType::kSenderSend, i);
+    const bool together = cfg.incast || cfg.start_stagger_ms == 0 || !cfg.flow_start_ms.empty();
+    q.push(start + (together ? i * 7 : 0), EventType::kSenderSend, i);
   }
   q.push(0, EventType::kSample);
 
@@ -177,6 +199,7 @@ SimResult run_dumbbell(const SimConfig& cfg) {
     switch (e.type) {
       case EventType::kSenderSend: {
         Flow& f = flows[e.a];
+        if (now >= flow_stop_ns(cfg, e.a)) break;  // stopped: nothing more on its link
         std::uint64_t psn = 0;
         std::uint32_t bytes = cfg.packet_bytes;
         if (rc) {

@@ -17,7 +17,11 @@ struct SimConfig {
   double duration_ms = 50;
   double start_stagger_ms = 0;  // flow i starts at i * stagger
   bool incast = false;          // all flows start together (stagger ignored)
-  bool cc = true;               // false: --cc none, senders at line rate
+  // --flow-start-ms / --flow-stop-ms: flow i's own start and stop (entry i; a shorter list leaves
+  // the rest at the stagger's start and the end), as droce-switch's --lab-start-ms/--lab-stop-ms.
+  // A stopped flow puts nothing more on its link, new or resent; what it queued drains.
+  std::vector<double> flow_start_ms, flow_stop_ms;
+  bool cc = true;  // false: --cc none, senders at line rate
   dcqcn::DcqcnParams dcqcn = dcqcn::DcqcnParams::paper();
   std::uint32_t packet_bytes = 1000;  // bytes on the wire per data packet
   double link_delay_us = 1.0;         // one-way propagation per link
@@ -72,6 +76,10 @@ struct SimResult {
   std::vector<std::vector<double>> series_rate_gbps;  // [sample][flow]: the senders' DCQCN rate
   std::vector<double> series_queue_bytes;
 };
+
+// When flow i starts and stops sending (ns of virtual time; stop UINT64_MAX: never).
+[[nodiscard]] std::uint64_t flow_start_ns(const SimConfig& cfg, std::uint32_t i);
+[[nodiscard]] std::uint64_t flow_stop_ns(const SimConfig& cfg, std::uint32_t i);
 
 // A data packet's bytes on the wire: --packet-bytes for the model; the real transport's frames
 // carry the PMTU that fits it plus 62 bytes (a WRITE's first packet 16 more, its RETH).

@@ -100,9 +100,7 @@ FabricResult run_fabric(const FabricConfig& fc) {
       cfg.recovery.bdp_packets != 0 ? cfg.recovery.bdp_packets : bdp_packets(rtt_ns, bps, data_frame_bytes(cfg));
   for (std::uint32_t i = 0; i < nflows; ++i) {
     if (rc) hosts[i].rc.reset(cfg.recovery, res.bdp_packets, pkt, cfg.seed, i);
-    const std::uint64_t start = cfg.incast || i == innocent
-                                    ? 0
-                                    : static_cast<std::uint64_t>(cfg.start_stagger_ms * 1e6 * static_cast<double>(i));
+    const std::uint64_t start = i == innocent ? 0 : flow_start_ns(cfg, i);
     hosts[i].rp.reset(dcq, start);
     hosts[i].np = dcqcn::DcqcnNotificationPoint(dcq.np_min_time_between_cnps_ns);
     q.push(start + i * 7, EventType::kSenderSend, i);
@@ -152,6 +150,7 @@ FabricResult run_fabric(const FabricConfig& fc) {
     switch (ev.type) {
       case EventType::kSenderSend: {
         Host& h = hosts[ev.a];
+        if (ev.a != innocent && now >= flow_stop_ns(cfg, ev.a)) break;  // stopped: nothing more on its link
         if (h.paused) {
           h.blocked = true;  // XON reschedules
           break;

@@ -122,7 +122,10 @@ int main(int argc, char** argv) {
                  {"pfc_xoff_bytes", fabric.xoff_bytes},
                  {"pfc_xon_bytes", fabric.xon_bytes},
                  {"recovery", droce::sim::recovery_name(cfg.recovery.mode)},
-                 {"transport", cfg.recovery.rcqp ? "rcqp" : "model"}};
+                 {"transport", cfg.recovery.rcqp ? "rcqp" : "model"},
+                 {"flow_start_ms", cfg.flow_start_ms},
+                 {"flow_stop_ms", cfg.flow_stop_ms}};
+  if (!so.scenario.name.empty()) j["scenario"] = {{"name", so.scenario.name}, {"file", so.scenario.file}};
   if (droce::Status s = droce::apps::write_text_file(json_path, j.dump() + "\n"); !s.ok())
     return std::fprintf(stderr, "droce-sim: %s\n", s.message().c_str()), 1;
   std::printf(

@@ -13,6 +13,8 @@
 #include "apps/common/cli/groups.h"
 #include "apps/common/cli/values.h"
 #include "apps/common/cli_number.h"
+#include "apps/common/scenario/scenario_args.h"
+#include "apps/droce-sim/scenario_options.h"
 
 namespace droce::sim {
 
@@ -63,6 +65,23 @@ std::string usage_text() {
          "--cnp-interval-us, each the same as its --dcqcn-NAME (given both ways, the later one wins).";
 }
 
+// A comma-separated list of times in ms, at most one per flow.
+Status times(const std::string& option, const std::string& text, std::vector<double>& out) {
+  out.clear();
+  for (std::size_t start = 0;;) {
+    if (out.size() == 4096) return Status::error(StatusCode::kInvalidArgument, option + ": more than 4096 times");
+    const std::size_t comma = text.find(',', start);
+    double v = 0;
+    if (Status s = apps::parse_real(option, text.substr(start, comma == std::string::npos ? comma : comma - start), 0,
+                                    60'000, v);
+        !s.ok())
+      return s;
+    out.push_back(v);
+    if (comma == std::string::npos) return {};
+    start = comma + 1;
+  }
+}
+
 Status check_sample_count(const SimConfig& c) {
   const double samples = c.duration_ms * 1e3 / c.sample_us;
   const double most = std::min(kMaxSamples, kMaxSeriesValues / c.flows);
@@ -92,6 +111,14 @@ void declare(CLI::App& app, Options& o, std::string& cc, Overrides& overrides, O
   cli::add_real(app, g, "--start-stagger-ms", "S", c.start_stagger_ms, 0, 60'000,
                 "flow i starts at i*S" + d + cli::num(c.start_stagger_ms) + ")");
   cli::add_flag(app, g, "--incast", c.incast, "all flows start at once (N->1 incast)");
+  cli::add_value(app, g, "--flow-start-ms", "T,T..", "flow i starts at the i-th time (default: --start-stagger-ms)",
+                 [&c](const std::string& v) { return times("--flow-start-ms", v, c.flow_start_ms).message(); });
+  cli::add_value(app, g, "--flow-stop-ms", "T,T..",
+                 "flow i sends nothing after the i-th time, its queue drains (default the end)",
+                 [&c](const std::string& v) { return times("--flow-stop-ms", v, c.flow_stop_ms).message(); });
+  apps::add_scenario_option(app, g, o.scenario_file,
+                            "run the scenario FILE (docs/scenario.md): flows on the dumbbell, a\n"
+                            "pattern on --topology leafspine; options given here win over it");
   cli::add_uint(app, g, "--packet-bytes", "B", c.packet_bytes, 64, 9000,
                 "data packet size on the wire, 64..9000" + d + std::to_string(c.packet_bytes) + ")", Suffixes::kBinary);
   cli::add_real(app, g, "--delay-us", "D", c.link_delay_us, 0, 1e6,
@@ -260,7 +287,8 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
   if (separator != args.end() && separator != args.begin())
     return apps::cli::fail(*app,
                            apps::quoted(args.front()) + " before --: droce-sim runs no EAL and takes no EAL options");
-  const std::vector<std::string> own(separator == args.end() ? args.begin() : separator + 1, args.end());
+  std::vector<std::string> own(separator == args.end() ? args.begin() : separator + 1, args.end());
+  if (apps::apply_scenario(*app, own, scenario_options, o.scenario) != 0) return -1;
   if (int rc = apps::cli::parse(*app, own); rc != 0) return rc;
   auto fail = [&app](const std::string& message) { return apps::cli::fail(*app, message); };
   SimConfig& cfg = o.cfg;
@@ -294,8 +322,9 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
     if (cfg.recovery.mode != Recovery::kNone || cfg.recovery.rcqp)
       return fail(std::string(cfg.recovery.rcqp ? "--transport rcqp" : "--recovery") +
                   ": not modelled with --topology leafspine (its transport is the model, lossless with --pfc)");
-    if (apps::cli::given(*app, "--flows") || cfg.incast)
-      return fail("--flows, --incast: --topology leafspine takes --ranks and --pattern");
+    if (apps::cli::given(*app, "--flows") || cfg.incast || !cfg.flow_start_ms.empty() || !cfg.flow_stop_ms.empty())
+      return fail(
+          "--flows, --incast, --flow-start-ms, --flow-stop-ms: --topology leafspine takes --ranks and --pattern");
     o.fabric.base.cc = false;
     o.leafspine.fabric = o.fabric;
     o.leafspine.coll.seed = cfg.seed;

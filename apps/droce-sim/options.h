@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/scenario/scenario.h"
 #include "apps/droce-sim/dumbbell.h"
 #include "apps/droce-sim/fabric.h"
 #include "apps/droce-sim/leaf_spine.h"
@@ -17,6 +18,8 @@ struct Options {
   LeafSpineConfig leafspine;  // --topology leafspine: a collective on a leaf-spine fabric
   bool use_leafspine = false;
   std::string json_path, plot_path, preset = "paper";
+  std::string scenario_file;  // --scenario FILE: the run's options below the command line's
+  apps::Scenario scenario;    // what it named (name empty: none)
 
  private:
   // The fabric model's defaults, less its own (two-hop, PFC): those only when asked for.

@@ -106,7 +106,12 @@ int run_lab(sw::Options& o, rte_mempool* pool) {
                    {"kmax_bytes", lc.sw.kmax_bytes},
                    {"pmax", lc.sw.pmax},
                    {"buffer_bytes", lc.sw.buffer_bytes},
-                   {"message_bytes", lc.message_bytes}};
+                   {"message_bytes", lc.message_bytes},
+                   {"recovery", lc.recovery == droce::rc::Recovery::kSelectiveRepeat ? "sr" : "gbn"},
+                   {"fabric", lc.fabric.on() ? "leafspine:" + std::to_string(lc.fabric.leaves) + "," +
+                                                   std::to_string(lc.fabric.spines)
+                                             : std::string("star")}};
+    if (!o.scenario.name.empty()) j["scenario"] = {{"name", o.scenario.name}, {"file", o.scenario.file}};
     j["senders"] = senders;
     j["bottleneck"] = port_json(b);
     nlohmann::json ing = nlohmann::json::array();

@@ -13,6 +13,8 @@
 #include "apps/common/cli/values.h"
 #include "apps/common/cli_number.h"
 #include "apps/common/fabric_topology.h"
+#include "apps/common/scenario/scenario_args.h"
+#include "apps/droce-switch/scenario_options.h"
 
 namespace droce::sw {
 
@@ -153,6 +155,14 @@ void declare(CLI::App& app, Options& o, std::vector<std::pair<std::string, std::
                  [&l](const std::string& v) { return list("--lab-stop-ms", v, l.stop_ms).message(); });
   cli::add_uint(app, g, "--lab-message-bytes", "B", l.message_bytes, 1, 1u << 20,
                 "WRITE size, up to 1M" + d + std::to_string(l.message_bytes) + ")", Suffixes::kBinary);
+  cli::add_choice(
+      app, g, "--recovery", {"gbn", "sr"},
+      "the senders' loss recovery: gbn (go-back-N, IBTA) or sr (selective repeat\n"
+      "between droce QPs), as droce-coll's (default gbn)",
+      [&l](std::size_t i) { l.recovery = i == 0 ? rc::Recovery::kGoBackN : rc::Recovery::kSelectiveRepeat; });
+  apps::add_scenario_option(app, g, o.scenario_file,
+                            "run the scenario FILE's flows in the lab (docs/scenario.md); options given\n"
+                            "here win over it");
   cli::add_real(app, g, "--lab-sample-us", "U", l.sample_us, 10, 1e6,
                 "series sampling period" + d + cli::num(l.sample_us) + ")");
   cli::add_output(app, g, "--plot", o.plot,
@@ -239,7 +249,9 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
   const auto app = apps::cli::make_app("droce-switch", kUsage);
   o.pcap_snaplen = apps::cli::kDefaultPcapSnaplen;
   declare(*app, o, overrides);
-  if (int rc = apps::cli::parse(*app, args, eal); rc != 0) return rc;
+  std::vector<std::string> own = args;
+  if (apps::apply_scenario(*app, own, scenario_options, o.scenario) != 0) return -1;
+  if (int rc = apps::cli::parse(*app, own, eal); rc != 0) return rc;
   auto fail = [&app](const std::string& message) { return apps::cli::fail(*app, message); };
   if (apps::cli::given(*app, "--seed")) {
     o.impairment.seed = o.sw.seed;  // one seed: impairment and RED
@@ -250,6 +262,11 @@ int parse_options(const std::vector<std::string>& args, Options& o, const std::v
     return fail("--lab-sample-us: more than " + std::to_string(static_cast<long>(kMaxLabSamples)) +
                 " samples over --lab-duration-ms; sample less often");
   if (Status s = check_fabric(*app, o); !s.ok()) return fail(s.message());
+  // The impairment acts on real ports' ingress (run_switch); the lab's links have none.
+  if (o.lab_mode && o.impairment.any())
+    return fail("--loss, --duplicate, --reorder: impair real ports, not the lab (--lab-senders)");
+  if (!o.lab_mode && apps::cli::given(*app, "--recovery"))
+    return fail("--recovery: the lab senders' (--lab-senders); between real ports the endpoints choose");
   if (o.lab_mode && !o.pcap.empty())
     return fail("--pcap captures the switch between real ports, not the lab (--lab-senders)");
   if (o.sw.kmin_bytes > o.sw.kmax_bytes) return fail("--kmin-bytes must not exceed --kmax-bytes");

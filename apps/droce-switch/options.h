@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/scenario/scenario.h"
+
 namespace droce::sw {
 
 struct Options {
@@ -29,6 +31,8 @@ struct Options {
   bool lab_mode = false;
   std::string cc = "dcqcn", preset = "paper";
   double line_gbps = 10;
+  std::string scenario_file;  // --scenario FILE: the lab's options below the command line's
+  apps::Scenario scenario;    // what it named (name empty: none)
 };
 
 // 0: run; 1: --help printed; -1: an error printed (naming the option).

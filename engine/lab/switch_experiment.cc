@@ -125,6 +125,7 @@ std::unique_ptr<SwitchExperiment> SwitchExperiment::create(const SwitchExperimen
     }
     rc::QpAttr qa;
     qa.pmtu = cfg.mtu;
+    qa.recovery = cfg.recovery;
     qa.sq_psn = psns.next();
     qa.sq_depth = std::max<std::uint32_t>(cfg.inflight, 16);
     qa.timeout = 16;  // ~268 ms: a deep lossless queue must not look like loss

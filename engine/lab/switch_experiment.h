@@ -55,6 +55,9 @@ struct SwitchExperimentConfig {
   std::uint32_t message_bytes = 16384;
   std::uint32_t inflight = 8;  // WRITEs outstanding per sender
   std::uint32_t mtu = 1024;
+  // Loss recovery of every sender's QP and of the receiver's QP for it (both ends must agree,
+  // protocols/rc/qp_attr.h): droce-switch's --recovery, as droce-coll's reaches its ranks' QPs.
+  rc::Recovery recovery = rc::Recovery::kGoBackN;
   double duration_ms = 200;
   std::vector<double> start_ms;  // per sender (default 0); a later start shows convergence
   std::vector<double> stop_ms;   // per sender (default: the end)
