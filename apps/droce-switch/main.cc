@@ -48,6 +48,11 @@ int fail(const std::string& m) {
 int run_lab(sw::Options& o, rte_mempool* pool) {
   SwitchExperimentConfig lc = o.lab;
   lc.sw = o.sw;
+  // The lab polls its switch and every endpoint on one lcore of a process the OS deschedules: a
+  // shaped port given only the 2 µs of a switch with its own lcore loses the time it was not run,
+  // and the bottleneck runs at the process's CPU share instead of its rate (half of 0.05 Gb/s on a
+  // busy 2-core machine). 50 ms, as droce-coll's lab (lab_switch.h, shaper_burst_us).
+  lc.sw.shaper_burst_us = 50'000;
   lc.pool = pool;
   Status err;
   auto lab = SwitchExperiment::create(lc, err);
