@@ -284,7 +284,8 @@ def live_flow_metrics(j, sc):
     tx = s["bottleneck_tx_bytes"]
     # Goodput samples are bytes over a nominal period (a late sample holds every byte since the
     # last): their sum over (a, b] is the payload of that span.
-    per_flow = [sum(s["goodput_gbps"][i][k] for i in rows[1:]) * sample_s / span_s for k in range(len(s["goodput_gbps"][a]))]
+    flows = len(s["goodput_gbps"][a])
+    per_flow = [sum(s["goodput_gbps"][i][k] for i in rows[1:]) * sample_s / span_s for k in range(flows)]
     m = {"utilisation": (tx[b] - tx[a]) * 8 / span_s / (g * 1e9), "goodput": sum(per_flow) / g,
          "queue_p99": p99([s["queue_bytes"][i] for i in rows]),
          "retransmitted": sum(x["retransmitted_packets"] for x in j["senders"])}
@@ -314,6 +315,11 @@ def sim_coll_metrics(j, sc):
     return {"completion_us": j["time_us"], "busbw": j["busbw_gbytes"] * 8 / float(fabric(sc)["host_gbps"])}
 
 
+def bound_text(k):
+    kind, bound = BOUNDS[k]
+    return f"{bound:g} absolute" if kind == "abs" else f"{bound:.0%} relative"
+
+
 def compare(sim, live):
     out = {}
     for k in BOUNDS:
@@ -325,8 +331,7 @@ def compare(sim, live):
             ok = abs(s - l) <= bound
         else:
             ok = (s == 0 and l == 0) or (l != 0 and abs(s - l) / abs(l) <= bound)
-        out[k] = {"sim": s, "live": l, "bound": f"{bound:g} absolute" if kind == "abs" else f"{bound:.0%} relative",
-                  "within": bool(ok)}
+        out[k] = {"sim": s, "live": l, "bound": bound_text(k), "within": bool(ok)}
     return out
 
 
@@ -395,8 +400,7 @@ def run_scenario(a, sc, switch_help, delay_us, work, repeats):
     except Unsupported as e:
         res["live_missing"] = str(e)
         sm = sim_flow_metrics(sim, sc)[0] if is_flows(sc) else sim_coll_metrics(sim, sc)
-        res["metrics"] = {k: {"sim": v, "live": None, "bound": compare({k: v}, {k: v})[k]["bound"], "within": None}
-                          for k, v in sm.items()}
+        res["metrics"] = {k: {"sim": v, "live": None, "bound": bound_text(k), "within": None} for k, v in sm.items()}
         return res, sim, []
     res["commands"]["live"] = shown(live_cmd)
     lives, live_jsons = [], []
@@ -485,7 +489,7 @@ def main():
         os.makedirs(a.plots, exist_ok=True)
     t0 = time.time()
     out = {"quick": a.quick, "window": "second half of each scenario's schedule, [D/2, D)",
-           "bounds": {k: f"{b:g} absolute" if kind == "abs" else f"{b:.0%} relative" for k, (kind, b) in BOUNDS.items()},
+           "bounds": {k: bound_text(k) for k in BOUNDS},
            "scenarios": []}
     with tempfile.TemporaryDirectory(prefix="fidelity-") as work:
         if not a.no_sweep:

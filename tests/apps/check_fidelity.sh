@@ -15,7 +15,10 @@ switch=$(realpath "$2")
 coll=$(realpath "$3")
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(dirname "$(dirname "$(dirname "$sim")")")
-[ "$build" = "$(dirname "$(dirname "$(dirname "$switch")")")" ] && [ -x "$coll" ] || { echo "FAILED: apps not in one build"; exit 1; }
+if [ "$build" != "$(dirname "$(dirname "$(dirname "$switch")")")" ] || [ ! -x "$coll" ]; then
+  echo "FAILED: droce-sim, droce-switch and droce-coll not in one build"
+  exit 1
+fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 fail=0
