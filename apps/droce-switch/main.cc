@@ -48,6 +48,11 @@ int fail(const std::string& m) {
 int run_lab(sw::Options& o, rte_mempool* pool) {
   SwitchExperimentConfig lc = o.lab;
   lc.sw = o.sw;
+  // The lab polls its switch and every endpoint on one lcore of a process the OS deschedules: a
+  // shaped port given only the 2 µs of a switch with its own lcore loses the time it was not run,
+  // and the bottleneck runs at the process's CPU share instead of its rate (half of 0.05 Gb/s on a
+  // busy 2-core machine). 50 ms, as droce-coll's lab (lab_switch.h, shaper_burst_us).
+  lc.sw.shaper_burst_us = 50'000;
   lc.pool = pool;
   Status err;
   auto lab = SwitchExperiment::create(lc, err);
@@ -78,7 +83,9 @@ int run_lab(sw::Options& o, rte_mempool* pool) {
                        {"final_rate_gbps", s.final_rate_gbps},
                        {"retransmitted_packets", s.retransmitted},
                        {"pfc_pause_frames", s.pfc_pauses},
-                       {"pfc_paused_ns", s.pfc_paused_ns}});
+                       {"pfc_paused_ns", s.pfc_paused_ns},
+                       {"min_rtt_us", s.min_rtt_us},
+                       {"srtt_us", s.srtt_us}});
   }
   const auto& b = r.bottleneck;
   std::printf(" bottleneck: ECN marked %llu  tail drops %llu  queue max %llu B  receiver CE %llu -> CNPs %llu\n",
@@ -110,7 +117,8 @@ int run_lab(sw::Options& o, rte_mempool* pool) {
                    {"recovery", lc.recovery == droce::rc::Recovery::kSelectiveRepeat ? "sr" : "gbn"},
                    {"fabric", lc.fabric.on() ? "leafspine:" + std::to_string(lc.fabric.leaves) + "," +
                                                    std::to_string(lc.fabric.spines)
-                                             : std::string("star")}};
+                                             : std::string("star")},
+                   {"sample_us", lc.sample_us}};
     if (!o.scenario.name.empty()) j["scenario"] = {{"name", o.scenario.name}, {"file", o.scenario.file}};
     j["senders"] = senders;
     j["bottleneck"] = port_json(b);
@@ -125,17 +133,20 @@ int run_lab(sw::Options& o, rte_mempool* pool) {
     j["drop_reasons"] = droce::apps::drop_reasons_json(sums);
     droce::apps::stamp_report(j);
     nlohmann::json t = nlohmann::json::array(), rate = nlohmann::json::array(), good = nlohmann::json::array(),
-                   q = nlohmann::json::array(), marks = nlohmann::json::array(), cnps = nlohmann::json::array();
+                   q = nlohmann::json::array(), tx = nlohmann::json::array(), marks = nlohmann::json::array(),
+                   cnps = nlohmann::json::array();
     for (const auto& s : r.samples) {
       t.push_back(s.t_ms);
       rate.push_back(s.rate_gbps);
       good.push_back(s.goodput_gbps);
       q.push_back(s.queue_bytes);
+      tx.push_back(s.tx_bytes);
       marks.push_back(s.ecn_marked);
       cnps.push_back(s.cnps);
     }
-    j["series"] = {{"time_ms", t},     {"rate_gbps", rate},   {"goodput_gbps", good},
-                   {"queue_bytes", q}, {"ecn_marked", marks}, {"cnps", cnps}};
+    j["series"] = {{"time_ms", t},     {"rate_gbps", rate},         {"goodput_gbps", good},
+                   {"queue_bytes", q}, {"bottleneck_tx_bytes", tx}, {"ecn_marked", marks},
+                   {"cnps", cnps}};
     droce::sw::add_lab_fabric_json(j, lc, r);
     if (Status s = droce::apps::write_text_file(o.json, j.dump(1) + "\n"); !s.ok()) return fail(s.message());
     // An argument vector, no shell: the file names are names, whatever characters they hold.

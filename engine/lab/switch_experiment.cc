@@ -244,6 +244,7 @@ SwitchExperimentResult SwitchExperiment::run() {
         sample_bytes[i] = 0;
       }
       s.queue_bytes = port_of(n).queue_bytes;
+      s.tx_bytes = port_of(n).tx_bytes;
       s.ecn_marked = port_of(n).ecn_marked - last_marks;
       if (ls_) s.links = link_sample(last_links, static_cast<double>(now - last_sample_tsc) / hz);
       last_sample_tsc = now;
@@ -269,7 +270,10 @@ SwitchExperimentResult SwitchExperiment::run() {
     const auto* rp = eps_[i]->dcqcn_state(sender_qpn_[i]);
     s.rate_cuts = rp->state().rate_cuts;
     s.final_rate_gbps = rp->rate_bps() / 1e9;
-    s.retransmitted = eps_[i]->qp(sender_qpn_[i])->counters().retransmitted_packets;
+    const auto* qp = eps_[i]->qp(sender_qpn_[i]);
+    s.retransmitted = qp->counters().retransmitted_packets;
+    s.min_rtt_us = static_cast<double>(qp->min_rtt_ns()) / 1e3;
+    s.srtt_us = static_cast<double>(qp->srtt_ns()) / 1e3;
     if (outstanding[i] != 0) complete = false;
     res.ingress.push_back(port_of(i));
     // Every slot that was written holds the source (WRITEs of the same slot carry the same bytes).

@@ -93,6 +93,7 @@ struct SwitchExperimentSample {
   std::vector<double> rate_gbps;     // DCQCN rate per sender (its ceiling when cc is off)
   std::vector<double> goodput_gbps;  // payload acknowledged per sender over the sample
   std::uint64_t queue_bytes = 0;     // bottleneck egress queue
+  std::uint64_t tx_bytes = 0;        // bytes the bottleneck has sent since the start (a window's utilisation)
   std::uint64_t ecn_marked = 0;      // frames the bottleneck marked CE during the sample
   std::uint64_t cnps = 0;            // CNPs the receiver sent during the sample
   std::vector<LinkSample> links;     // leaf-spine: every link, leaf-major (none on one switch)
@@ -104,6 +105,9 @@ struct SwitchExperimentSender {
   std::uint64_t retransmitted = 0;
   std::uint64_t pfc_pauses = 0, pfc_paused_ns = 0;
   double final_rate_gbps = 0;
+  // The QP's smallest and smoothed round trips (0: never measured): the lab's base RTT, which a
+  // simulator of the same lab is calibrated with (bench/fidelity).
+  double min_rtt_us = 0, srtt_us = 0;
 };
 
 struct SwitchExperimentResult {
