@@ -120,7 +120,7 @@ void declare(CLI::App& app, Options& o, std::string& cc, Overrides& overrides, O
                     o.use_leafspine = i == 2;
                   });
 
-  g = "leaf-spine (--topology leafspine: a droce-coll pattern, no congestion control, no loss recovery)";
+  g = "leaf-spine (--topology leafspine: a droce-coll pattern; --transport rcqp for loss recovery and --cc)";
   LeafSpineConfig& ls = o.leafspine;
   cli::add_uint(app, g, "--leaves", "L", ls.leaves, 1, 4096,
                 "leaves; --ranks / L hosts on each" + d + std::to_string(ls.leaves) + ")", Suffixes::kDecimal);
@@ -288,15 +288,11 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
 
   o.fabric.base = cfg;
   if (o.use_leafspine) {
-    // The leaf-spine run moves a collective's bytes open-loop: say so rather than ignore an option.
-    if (apps::cli::given(*app, "--cc") && cfg.cc)
-      return fail("--cc dcqcn: not modelled with --topology leafspine (it runs --cc none)");
-    if (cfg.recovery.mode != Recovery::kNone || cfg.recovery.rcqp)
-      return fail(std::string(cfg.recovery.rcqp ? "--transport rcqp" : "--recovery") +
-                  ": not modelled with --topology leafspine (its transport is the model, lossless with --pfc)");
+    // --cc none unless asked for; the model refuses --cc dcqcn, --recovery and --loss (validate):
+    // only --transport rcqp has a reaction point and PSNs.
     if (apps::cli::given(*app, "--flows") || cfg.incast)
       return fail("--flows, --incast: --topology leafspine takes --ranks and --pattern");
-    o.fabric.base.cc = false;
+    o.fabric.base.cc = apps::cli::given(*app, "--cc") && cfg.cc;
     o.leafspine.fabric = o.fabric;
     o.leafspine.coll.seed = cfg.seed;
     if (Status s = o.leafspine.validate(); !s.ok()) return fail(s.message());

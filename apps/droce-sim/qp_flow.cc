@@ -82,14 +82,16 @@ QpFlow::QpFlow(const QpFlowConfig& c) : cfg_(c), data_(2048), answers_(1024), fr
     a.ack_req_every = std::clamp<std::uint32_t>(a.sr_bdp_pkts / 4, 1, 64);
   }
   rc::QpAttr ra = a, qa = a;
-  qa.qpn = 0x100 + 2 * c.index;
-  ra.qpn = qa.qpn + 1;
+  qa.qpn = c.req_qpn != 0 ? c.req_qpn : 0x100 + 2 * c.index;
+  ra.qpn = c.resp_qpn != 0 ? c.resp_qpn : qa.qpn + 1;
   qa.dest_qpn = ra.qpn;
   ra.dest_qpn = qa.qpn;
   qa.sq_psn = ra.rq_psn = static_cast<std::uint32_t>(rng() & 0xFFFFFF);
   qa.rq_psn = ra.sq_psn = static_cast<std::uint32_t>(rng() & 0xFFFFFF);
   req_ = std::make_unique<rc::RcQp>(qa, req_mrs_);
   resp_ = std::make_unique<rc::RcQp>(ra, resp_mrs_);
+  resp_epsn_ = ra.rq_psn;
+  udp_src_port_ = wire::roce_udp_src_port(qa.qpn, ra.qpn);
   // A flow whose QPs could not be set up sends nothing and says so (failed()), never silently.
   for (rc::RcQp* q : {req_.get(), resp_.get()}) {
     const rc::QpAttr at = q->attr();
@@ -114,12 +116,40 @@ QpFlow::QpFlow(const QpFlowConfig& c) : cfg_(c), data_(2048), answers_(1024), fr
     t.local.ip[3] = static_cast<std::uint8_t>(side + 1);
     t.remote.ip[3] = static_cast<std::uint8_t>(2 - side);
     t.dest_qpn = side == 0 ? ra.qpn : qa.qpn;
+    t.udp_src_port = side == 0 ? udp_src_port_ : wire::roce_udp_src_port(ra.qpn, qa.qpn);
     (side == 0 ? req_tmpl_ : resp_tmpl_) = wire::HeaderTemplate::make(t);
   }
   post_writes();
 }
 
+std::uint64_t QpFlow::post_message(std::uint64_t bytes) {
+  // Its WRITEs' packets: full 64 KiB messages, then the rest (a WRITE of n bytes is
+  // max(1, ceil(n / PMTU)) packets, IBTA §9.7.1).
+  const std::uint64_t per_full = (kMessageBytes + cfg_.pmtu - 1) / cfg_.pmtu;
+  const std::uint64_t rest = bytes % kMessageBytes;
+  packets_posted_ +=
+      bytes / kMessageBytes * per_full + (rest != 0 ? (rest + cfg_.pmtu - 1) / cfg_.pmtu : 0) + (bytes == 0 ? 1 : 0);
+  pending_.push_back(bytes);
+  post_writes();
+  return packets_posted_;
+}
+
 void QpFlow::post_writes() {
+  if (cfg_.posted_by_caller) {
+    while (req_->outstanding_wrs() < kMessagesPosted && !pending_.empty()) {
+      const auto len = static_cast<std::uint32_t>(std::min<std::uint64_t>(pending_.front(), kMessageBytes));
+      rc::SendWr w;
+      w.opcode = rc::WrOpcode::kWrite;
+      w.sge = rc::Sge{reinterpret_cast<std::uint64_t>(source_region()), len, lkey_};
+      w.remote_addr = remote_va_;
+      w.rkey = rkey_;
+      if (!req_->post_send(w).ok()) return;
+      posted_bytes_ += len;
+      pending_.front() -= len;
+      if (pending_.front() == 0) pending_.pop_front();
+    }
+    return;
+  }
   while (req_->outstanding_wrs() < kMessagesPosted && (cfg_.flow_bytes == 0 || posted_bytes_ < cfg_.flow_bytes)) {
     const std::uint64_t left = cfg_.flow_bytes == 0 ? kMessageBytes : cfg_.flow_bytes - posted_bytes_;
     rc::SendWr w;
@@ -171,6 +201,9 @@ std::uint64_t QpFlow::on_data(std::uint64_t id, std::uint64_t now, std::vector<s
   rc::TxDescriptor a;
   while (resp_->next_packet(now, a)) answers.push_back(answers_.put(a));
   const std::uint64_t placed = resp_->counters().bytes_copied - before;
+  // The ePSN is 24 bits (IBTA §9.7.1) and moves forward by less than half its range at a time.
+  in_order_ += (resp_->rq_epsn() - resp_epsn_) & 0xFFFFFF;
+  resp_epsn_ = resp_->rq_epsn();
   st_.delivered += placed;
   return placed;
 }
