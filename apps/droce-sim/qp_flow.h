@@ -109,7 +109,6 @@ class QpFlow {
   void post_writes();
 
   QpFlowConfig cfg_;
-  rc::MrTable req_mrs_{4}, resp_mrs_{4};
   std::unique_ptr<rc::RcQp> req_, resp_;
   wire::HeaderTemplate req_tmpl_, resp_tmpl_;
   std::uint32_t lkey_ = 0, rkey_ = 0;
