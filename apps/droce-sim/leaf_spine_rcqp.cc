@@ -149,12 +149,13 @@ LeafSpineResult run_leaf_spine_rcqp(const LeafSpineConfig& cfg) {
     h.sending = true;
     q.push(now, EventType::kSenderSend, r);
   };
-  auto arm_timer = [&](std::uint32_t pi) {
+  // One timer event a pair at most; a deadline already past fires now, never back in time.
+  auto arm_timer = [&](std::uint32_t pi, std::uint64_t now) {
     Pair& p = pairs[pi];
     const std::uint64_t d = p.qp->next_timer_ns();
     if (p.timer_armed || d == UINT64_MAX) return;
     p.timer_armed = true;
-    q.push(d, EventType::kAckTimer, pi);
+    q.push(std::max(d, now), EventType::kAckTimer, pi);
   };
   // Transfer t's bytes posted on its pair, once its `after` has been placed.
   auto post = [&](std::uint32_t t, std::uint64_t now) {
@@ -220,7 +221,7 @@ LeafSpineResult run_leaf_spine_rcqp(const LeafSpineConfig& cfg) {
           const auto o = p.qp->next_data(now);
           if (!o) continue;  // window closed: an answer or its timer reopens it
           sent = true;
-          arm_timer(pi);
+          arm_timer(pi, now);
           if (b.cc) {
             cc[pi].pacer.on_send(o->wire_bytes, cc[pi].rp.rate_bps(), now);
             cc[pi].rp.on_bytes_sent(o->wire_bytes, now);
@@ -268,7 +269,7 @@ LeafSpineResult run_leaf_spine_rcqp(const LeafSpineConfig& cfg) {
           p.timer_armed = false;
           p.qp->on_timer(now);
         }
-        arm_timer(ev.a);
+        arm_timer(ev.a, now);
         wake(p.src, now);
         break;
       }

@@ -110,7 +110,9 @@ void declare(CLI::App& app, Options& o, std::string& cc, Overrides& overrides, O
   cli::add_uint(app, g, "--buffer-bytes", "B", c.buffer_bytes, 0, kMaxBytes,
                 "egress buffer, tail drop beyond" + d + std::to_string(c.buffer_bytes) + ")", Suffixes::kBinary);
   cli::add_real(app, g, "--loss", "P", c.loss, 0, 1,
-                "random loss on the bottleneck, [0, 1)" + d + cli::num(c.loss) + ")");
+                "random loss on the bottleneck, [0, 1) (leafspine: on every link,\n"
+                "--transport rcqp only)" +
+                    d + cli::num(c.loss) + ")");
   cli::add_choice(app, g, "--topology", {"dumbbell", "two-hop", "leafspine"},
                   "N senders -> switch -> receiver, or N senders -> S1 -> S2 -> receiver\n"
                   "plus an innocent flow S1 -> S2 -> another receiver, or a leaf-spine fabric\n"
