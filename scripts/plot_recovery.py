@@ -2,10 +2,18 @@
 """Go-back-N against selective repeat in droce-sim: runs the sweeps, draws the figures, writes the table.
 
 usage: plot_recovery.py [--sim PATH] [--out DIR] [--seeds N] [--duration-ms T] [--jobs N]
+                        [--transport rcqp|model] [--packet-bytes B]
+
+--transport rcqp (the default): droce's own RC transport carries each flow (a requester and a
+responder RcQp of protocols/rc, frames built and parsed as on the wire), with 1086-byte frames
+(a 1024-byte PMTU); --transport model: the simulator's own go-back-N and selective repeat, with
+1000-byte packets (the figures before droce-sim ran the real transport).
 
 1. Goodput of one 100 Gb/s flow against random loss (0, 0.001 %, 0.01 %, 0.1 %, 1 %, 5 %) at
-   about 10 us and 100 us base RTT, --recovery gbn and sr (sr's cap at the BDP, its default, and
-   at twice the BDP as a sensitivity check), mean over seeds 1..N: DIR/recovery_loss.png.
+   about 10 us and 100 us base RTT, --recovery gbn and sr (sr's cap at the BDP, its default; the
+   model also at twice the BDP as a sensitivity check: the RcQp clamps its window to 128 PSNs,
+   kSrMaxBdpPkts, so twice a BDP of 118 or more is that same 128), mean over seeds 1..N:
+   DIR/recovery_loss.png.
 2. The two-hop 8 -> 1 incast with an innocent flow, 100 Gb/s, with and without PFC, gbn and sr,
    without congestion control and with DCQCN: DIR/recovery_two_hop.png.
 3. At 1 % loss, base RTTs from 10 us to 100 us (BDP 128 to 1253 packets): sr / gbn against the
@@ -43,15 +51,24 @@ def run(sim, args, tmp):
         return json.load(f)
 
 
+# --transport and --packet-bytes, as main() sets them from the command line.
+TRANSPORT = ["--transport", "rcqp", "--packet-bytes", "1086"]
+
+
 def loss_args(delay, loss, mode, seed, duration, bdp=None):
     a = ["--flows", "1", "--cc", "none", "--link-gbps", str(LINK_GBPS), "--delay-us", str(delay),
-         "--duration-ms", str(duration), "--loss", f"{loss:g}", "--seed", str(seed), "--recovery", mode]
+         "--duration-ms", str(duration), "--loss", f"{loss:g}", "--seed", str(seed), "--recovery", mode, *TRANSPORT]
     return a + (["--bdp-packets", str(bdp)] if bdp else [])
 
 
 def two_hop_args(cc, pfc, mode, duration):
     return (["--topology", "two-hop", "--flows", "8", "--incast", "--link-gbps", str(LINK_GBPS),
-             "--duration-ms", str(duration), "--cc", cc, "--recovery", mode] + (["--pfc"] if pfc else []))
+             "--duration-ms", str(duration), "--cc", cc, "--recovery", mode, *TRANSPORT] + (["--pfc"] if pfc else []))
+
+
+def ratio(a, b):
+    """a / b; infinite when b delivered nothing (a timeout can stall a short run's last half)."""
+    return a / b if b else float("inf")
 
 
 def jain(r):
@@ -67,7 +84,14 @@ def main():
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--duration-ms", type=float, default=100)
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--transport", choices=["rcqp", "model"], default="rcqp")
+    ap.add_argument("--packet-bytes", type=int, default=None,
+                    help="bytes a data frame on the wire (default 1086 for rcqp: a 1024-byte PMTU; 1000 for the model)")
     o = ap.parse_args()
+    pkt = o.packet_bytes or (1086 if o.transport == "rcqp" else 1000)
+    TRANSPORT[:] = ["--transport", o.transport, "--packet-bytes", str(pkt)]
+    rcqp = o.transport == "rcqp"
+    what = (f"droce's RcQp, {pkt}-byte frames (PMTU {pkt - 62})" if rcqp else f"the model, {pkt}-byte packets")
     if not os.access(o.sim, os.X_OK):
         raise SystemExit(f"plot_recovery: {o.sim} is not built (ninja -C build apps/droce-sim/droce-sim)")
     dur = f"{o.duration_ms:g}"
@@ -75,7 +99,7 @@ def main():
         # The default cap (link rate x base RTT) as droce-sim computes it, from a lossless sr run.
         bdp = {d: run(o.sim, loss_args(d, 0, "sr", 1, 1), tmp)["recovery"]["bdp_packets"]
                for d in sorted({d for _, d in RTTS} | set(SWEEP_DELAYS))}
-        variants = [("gbn", "gbn", None), ("sr", "sr", None), ("sr, cap 2 x BDP", "sr", 2)]
+        variants = [("gbn", "gbn", None), ("sr", "sr", None)] + ([] if rcqp else [("sr, cap 2 x BDP", "sr", 2)])
         jobs = {}
         for _, d in RTTS:
             for label, mode, mult in variants:
@@ -101,6 +125,9 @@ def main():
 
     for r in list(res.values()) + list(hop.values()):
         assert r["order_errors"] == 0, "a receiver handed a packet on out of order"
+        for f in r["flows"]:  # the real transport: no frame lost to the simulation, no QP in error
+            assert f.get("transport_drops", 0) == 0 and not f.get("qp_failed", False), "a QP flow failed"
+    labels = [label for label, _, _ in variants]
 
     # ---- figure 1: goodput against loss ----
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
@@ -118,7 +145,7 @@ def main():
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("goodput (Gb/s, payload in order)")
     axes[0].legend(fontsize=8)
-    fig.suptitle(f"one flow, {LINK_GBPS} Gb/s, 1000-byte packets, RTO 320 us, mean of {o.seeds} seeds", fontsize=10)
+    fig.suptitle(f"one flow, {LINK_GBPS} Gb/s, {what}, RTO 320 us, mean of {o.seeds} seeds", fontsize=10)
     fig.tight_layout()
     fig.savefig(os.path.join(o.out, "recovery_loss.png"), dpi=110)
 
@@ -139,54 +166,61 @@ def main():
     axes[0].set_ylabel("goodput (Gb/s, last half)")
     axes[0].set_ylim(0, LINK_GBPS * 1.2)
     axes[0].legend(fontsize=8, loc="upper center", ncol=2)
-    fig.suptitle(f"two-hop 8 -> 1 incast + innocent flow, {LINK_GBPS} Gb/s, 50 ms", fontsize=10)
+    fig.suptitle(f"two-hop 8 -> 1 incast + innocent flow, {LINK_GBPS} Gb/s, 50 ms, {what}", fontsize=10)
     fig.tight_layout()
     fig.savefig(os.path.join(o.out, "recovery_two_hop.png"), dpi=110)
 
     # ---- figure 3: sr / gbn at 1 % loss against the BDP, with the line rate's ceiling ----
     line_gbps = mean(SWEEP_DELAYS[0], "gbn", 0) if (SWEEP_DELAYS[0], "gbn", 0, 1) in res else None
-    line_gbps = line_gbps or max(mean(d, "sr, cap 2 x BDP", SWEEP_LOSS) for d in SWEEP_DELAYS)
+    line_gbps = line_gbps or max(mean(d, labels[-1], SWEEP_LOSS) for d in SWEEP_DELAYS)
     sweep = []
     for d in SWEEP_DELAYS:
-        g, s1, s2 = (mean(d, v, SWEEP_LOSS) for v in ("gbn", "sr", "sr, cap 2 x BDP"))
-        sweep.append((d, bdp[d], g, s1, s2, line_gbps / g))
+        g, s1, s2 = (mean(d, v, SWEEP_LOSS) if v in labels else None for v in ("gbn", "sr", "sr, cap 2 x BDP"))
+        sweep.append((d, bdp[d], g, s1, s2, ratio(line_gbps, g)))
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     bx = [row[1] for row in sweep]
-    ax.plot(bx, [row[3] / row[2] for row in sweep], "s-", color="tab:blue", label="sr / gbn (cap = BDP)")
-    ax.plot(bx, [row[4] / row[2] for row in sweep], "^:", color="tab:blue", label="sr / gbn (cap = 2 x BDP)")
+    ax.plot(bx, [ratio(row[3], row[2]) for row in sweep], "s-", color="tab:blue", label="sr / gbn (cap = BDP)")
+    if not rcqp:
+        ax.plot(bx, [ratio(row[4], row[2]) for row in sweep], "^:", color="tab:blue", label="sr / gbn (cap = 2 x BDP)")
     ax.plot(bx, [row[5] for row in sweep], "k--", label="ceiling: line rate / gbn")
     ax.axhline(3, color="tab:red", lw=0.8, label="issue 19's target, 3x")
     ax.set_xscale("log")
-    ax.set_xlabel("BDP (packets of 1000 B at 100 Gb/s)")
+    ax.set_xlabel(f"BDP (packets of {pkt} B at 100 Gb/s)")
     ax.set_ylabel("goodput ratio")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    ax.set_title(f"1 % random loss, one 100 Gb/s flow, mean of {o.seeds} seeds", fontsize=10)
+    ax.set_title(f"1 % random loss, one 100 Gb/s flow, {what}, mean of {o.seeds} seeds", fontsize=8)
     fig.tight_layout()
     fig.savefig(os.path.join(o.out, "recovery_rtt.png"), dpi=110)
 
     # ---- the tables ----
-    lines = [f"Goodput (Gb/s of payload handed on in order, last half of {dur} ms, mean of seeds 1..{o.seeds}); "
-             f"one flow, {LINK_GBPS} Gb/s, `--cc none`, 1000-byte packets, RTO 320 us.", "",
-             "| base RTT | BDP (packets) | loss | gbn | sr | sr / gbn | sr, cap 2 x BDP | gbn resent | sr resent |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    cap2 = "" if rcqp else " sr, cap 2 x BDP |"
+    lines = [f"Generated by `scripts/plot_recovery.py --transport {o.transport} --seeds {o.seeds} --duration-ms {dur}`"
+             f" ({what}).", "",
+             f"Goodput (Gb/s of payload handed on in order, last half of {dur} ms, mean of seeds 1..{o.seeds}); "
+             f"one flow, {LINK_GBPS} Gb/s, `--cc none`, RTO 320 us.", "",
+             f"| base RTT | BDP (packets) | loss | gbn | sr | sr / gbn |{cap2} gbn resent | sr resent |",
+             "|---|---|---|---|---|---|" + ("" if rcqp else "---|") + "---|---|"]
     for name, d in RTTS:
         for loss in LOSSES:
-            g, s, s2 = (mean(d, v, loss) for v in ("gbn", "sr", "sr, cap 2 x BDP"))
+            g, s = (mean(d, v, loss) for v in ("gbn", "sr"))
+            s2 = "" if rcqp else f" {mean(d, 'sr, cap 2 x BDP', loss):.2f} |"
             gr, sr_ = (mean(d, v, loss, "retransmitted") for v in ("gbn", "sr"))
-            lines.append(f"| {name} | {bdp[d]} | {loss * 100:g} % | {g:.2f} | {s:.2f} | {s / g:.2f} | {s2:.2f} | "
+            lines.append(f"| {name} | {bdp[d]} | {loss * 100:g} % | {g:.2f} | {s:.2f} | {ratio(s, g):.2f} |{s2} "
                          f"{gr:.0f} | {sr_:.0f} |")
-    lines += ["", "Commands (one row, one seed; `--loss` and `--seed` vary, 2 x BDP adds `--bdp-packets`):", "```"]
+    lines += ["", "Commands (one row, one seed; `--loss` and `--seed` vary, `--recovery sr` for sr"
+              + ("" if rcqp else ", 2 x BDP adds `--bdp-packets`") + "):", "```"]
     for _, d in RTTS:
         lines.append("droce-sim " + " ".join(loss_args(d, 0.01, "gbn", 1, dur)) + " --json out.json")
     lines += ["```", "",
               f"At {SWEEP_LOSS * 100:g} % loss against the base RTT (the same runs; the ceiling is the lossless "
               f"line goodput, {line_gbps:.2f} Gb/s, over gbn's: no recovery scheme exceeds it):", "",
-              "| base RTT | BDP (packets) | gbn | sr | sr / gbn | sr, cap 2 x BDP | its ratio | ceiling |",
-              "|---|---|---|---|---|---|---|---|"]
+              "| base RTT | BDP (packets) | gbn | sr | sr / gbn |" + ("" if rcqp else " sr, cap 2 x BDP | its ratio |")
+              + " ceiling |", "|---|---|---|---|---|" + ("" if rcqp else "---|---|") + "---|"]
     for d, b, g, s1, s2, ceil in sweep:
-        rtt = 4 * d + 2 * 1000 * 8 / (LINK_GBPS * 1e3)
-        lines.append(f"| {rtt:.0f} us | {b} | {g:.2f} | {s1:.2f} | {s1 / g:.2f} | {s2:.2f} | {s2 / g:.2f} | {ceil:.2f} |")
+        rtt = 4 * d + 2 * pkt * 8 / (LINK_GBPS * 1e3)
+        two = "" if rcqp else f" {s2:.2f} | {ratio(s2, g):.2f} |"
+        lines.append(f"| {rtt:.0f} us | {b} | {g:.2f} | {s1:.2f} | {ratio(s1, g):.2f} |{two} {ceil:.2f} |")
     lines += ["",
               "| two-hop incast, 50 ms | cc | incast goodput | Jain (incast goodput) | innocent goodput | drops | resent | PFC pauses | "
               "innocent paused |",

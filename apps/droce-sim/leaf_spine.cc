@@ -11,8 +11,8 @@
 #include <deque>
 
 #include "apps/droce-sim/event_queue.h"
+#include "apps/droce-sim/leaf_spine_switches.h"
 #include "apps/droce-sim/serial_clock.h"
-#include "apps/droce-sim/switch_port.h"
 
 namespace droce::sim {
 
@@ -20,9 +20,6 @@ namespace {
 
 constexpr std::uint32_t kNone = UINT32_MAX;
 constexpr std::uint16_t kRoceUdpPort = 4791;
-// The QPN of rank r's QP towards peer p: each rank is its own endpoint with one QP per peer, so
-// the pair (0x100 + dst, 0x100 + src) differs for every ordered pair of ranks.
-constexpr std::uint32_t kQpnBase = 0x100;
 
 struct Nic {
   std::deque<std::uint32_t> ready;  // transfers whose dependency has delivered, in that order
@@ -35,15 +32,27 @@ struct Nic {
   std::uint64_t frames = 0, bytes = 0;
 };
 
-std::uint32_t percentile_index(std::size_t n, double p) {
-  const auto i = static_cast<std::size_t>(std::ceil(p * static_cast<double>(n)));
-  return static_cast<std::uint32_t>(i == 0 ? 0 : i - 1);
-}
-
 }  // namespace
 
 Status LeafSpineConfig::validate() const {
-  if (Status s = fabric.validate(); !s.ok()) return s;
+  // run_fabric's topologies refuse --loss (they have no recovery there); here droce's transport
+  // recovers it, so the fabric's checks run without it and the transport's below.
+  FabricConfig lossless = fabric;
+  lossless.base.loss = 0;
+  if (Status s = lossless.validate(); !s.ok()) return s;
+  const RecoveryConfig& rc = fabric.base.recovery;
+  if (!rc.rcqp && rc.mode != Recovery::kNone)
+    return Status::fail(StatusCode::kInvalidArgument,
+                        "--recovery: needs --transport rcqp with --topology leafspine (the model has no PSNs)");
+  if (!rc.rcqp && fabric.base.loss > 0)
+    return Status::fail(StatusCode::kInvalidArgument,
+                        "--loss: needs --transport rcqp with --topology leafspine (the model does not recover)");
+  if (!rc.rcqp && fabric.base.cc)
+    return Status::fail(StatusCode::kInvalidArgument,
+                        "--cc dcqcn: needs --transport rcqp with --topology leafspine (the model sends at line rate)");
+  if (rc.flow_bytes != 0)
+    return Status::fail(StatusCode::kInvalidArgument,
+                        "--flow-bytes: not with --topology leafspine (the pattern and --size set each transfer)");
   if (Status s = coll.validate(); !s.ok()) return s;
   if (leaves < 1 || leaves > 4096) return Status::fail(StatusCode::kInvalidArgument, "--leaves: must be 1..4096");
   if (spines < 1 || spines > 1024) return Status::fail(StatusCode::kInvalidArgument, "--spines: must be 1..1024");
@@ -61,8 +70,14 @@ Status LeafSpineConfig::validate() const {
 }
 
 std::uint32_t spine_of(const LeafSpineConfig& cfg, std::uint32_t src, std::uint32_t dst) {
-  // Rank r is 10.0.0.1 + r; its QP towards a peer sends from the UDP port droce derives from the
-  // QPN pair (roce_udp_src_port, as RcEndpoint does) to 4791.
+  // Rank r's QP towards a peer sends from the UDP port droce derives from the QPN pair
+  // (roce_udp_src_port, as RcEndpoint does) to 4791.
+  return spine_for_port(cfg, src, dst, wire::roce_udp_src_port(qpn_towards(src, dst), qpn_towards(dst, src)));
+}
+
+std::uint32_t spine_for_port(const LeafSpineConfig& cfg, std::uint32_t src, std::uint32_t dst,
+                             std::uint16_t udp_src_port) {
+  // Rank r is 10.0.0.1 + r.
   auto ip = [](std::uint8_t* a, std::uint32_t rank) {
     const std::uint32_t v = (10u << 24) + 1 + rank;
     a[0] = static_cast<std::uint8_t>(v >> 24);
@@ -74,21 +89,19 @@ std::uint32_t spine_of(const LeafSpineConfig& cfg, std::uint32_t src, std::uint3
   ip(k.src, src);
   ip(k.dst, dst);
   k.proto = 17;
-  k.src_port = wire::roce_udp_src_port(kQpnBase + dst, kQpnBase + src);
+  k.src_port = udp_src_port;
   k.dst_port = kRoceUdpPort;
   return engine::ecmp_pick(k, cfg.ecmp, cfg.spines);
 }
 
 LeafSpineResult run_leaf_spine(const LeafSpineConfig& cfg) {
+  if (cfg.fabric.base.recovery.rcqp) return run_leaf_spine_rcqp(cfg);
   const SimConfig& b = cfg.fabric.base;
-  const FabricConfig& fc = cfg.fabric;
-  const std::uint32_t L = cfg.leaves, S = cfg.spines, H = cfg.hosts_per_leaf(), n = cfg.coll.ranks;
-  const double host_bps = b.link_gbps * 1e9, up_bps = cfg.uplink_rate_gbps() * 1e9;
+  const std::uint32_t n = cfg.coll.ranks;
+  const double host_bps = b.link_gbps * 1e9;
   const auto end_ns = static_cast<std::uint64_t>(b.duration_ms * 1e6);
   const auto delay_ns = static_cast<std::uint64_t>(b.link_delay_us * 1e3);
   const std::uint32_t payload = b.packet_bytes - kRoceOverheadBytes;
-  std::mt19937_64 rng(b.seed);
-  const SwitchRules rules{b.buffer_bytes, fc.pfc, fc.xoff_bytes, fc.xon_bytes, {b.kmin_bytes, b.kmax_bytes, b.pmax}};
 
   LeafSpineResult res;
   CollectivePlan plan = plan_collective(cfg.coll);
@@ -106,19 +119,9 @@ LeafSpineResult run_leaf_spine(const LeafSpineConfig& cfg) {
     }
   std::vector<std::uint64_t> delivered(tr.size(), 0), finish(tr.size(), UINT64_MAX);
 
-  // Switches 0..L-1 are the leaves (ports 0..H-1 to hosts, H..H+S-1 to spines), L..L+S-1 the
-  // spines (port l to leaf l).
-  std::vector<std::vector<SwPort>> sw(L + S);
-  for (std::uint32_t l = 0; l < L; ++l) {
-    sw[l].resize(H + S);
-    for (std::uint32_t p = 0; p < H + S; ++p) sw[l][p].bps = p < H ? host_bps : up_bps;
-  }
-  for (std::uint32_t s = 0; s < S; ++s) {
-    sw[L + s].resize(L);
-    for (auto& p : sw[L + s]) p.bps = up_bps;
-  }
   std::vector<Nic> nic(n);
   EventQueue q;
+  LeafSpineSwitches sw(cfg, q, res);
 
   auto wake = [&](std::uint32_t r, std::uint64_t now) {
     Nic& h = nic[r];
@@ -137,38 +140,9 @@ LeafSpineResult run_leaf_spine(const LeafSpineConfig& cfg) {
     // microsecond of each other however many ranks: r x 7 ns would start rank 4095 28 us late.
     if (!nic[r].ready.empty()) wake(r, (r % 47) * 7);
 
-  auto start_tx = [&](std::uint32_t s, std::uint32_t p, std::uint64_t now) {
-    if (std::uint64_t done = 0; sim::start_tx(sw[s][p], now, done)) q.push(done, EventType::kPortTxDone, s, p);
-  };
-  // PFC from ingress (s, in) to its upstream neighbour, one link delay away.
-  auto pfc_at = [&](std::uint32_t s, std::uint32_t in, std::uint64_t now) {
-    const PfcSignal sig = pfc_check(rules, sw[s][in]);
-    if (sig == PfcSignal::kNone) return;
-    const std::uint32_t on = sig == PfcSignal::kXoff ? 1 : 0;
-    res.pauses += on;
-    if (s < L && in < H)
-      q.push(now + delay_ns, EventType::kHostPause, s * H + in, on);
-    else if (s < L)
-      q.push(now + delay_ns, EventType::kPortPause, L + (in - H), s, on);
-    else
-      q.push(now + delay_ns, EventType::kPortPause, in, H + (s - L), on);
-  };
-  // A packet of transfer t arriving at switch s on port in; psn carries the spine ECMP chose.
-  auto arrive = [&](std::uint32_t s, std::uint32_t in, Pkt p, std::uint64_t now) {
-    const std::uint32_t dst = tr[p.flow].dst;
-    std::uint32_t out;
-    if (s >= L)
-      out = dst / H;
-    else
-      out = dst / H == s ? dst % H : H + static_cast<std::uint32_t>(p.psn);
-    bool marked = false;
-    if (!admit(rules, sw[s][in], sw[s][out], static_cast<std::uint16_t>(in), p, rng, marked)) {
-      ++res.drops;
-      return;
-    }
-    res.ecn_marks += marked;
-    pfc_at(s, in, now);
-    start_tx(s, out, now);
+  // The model's packet: flow = its transfer, psn = the spine ECMP chose for it.
+  auto route = [&tr](const Pkt& p) {
+    return std::pair<std::uint32_t, std::uint32_t>{tr[p.flow].dst, static_cast<std::uint32_t>(p.psn)};
   };
 
   std::uint64_t last_finish = 0;
@@ -203,38 +177,21 @@ LeafSpineResult run_leaf_spine(const LeafSpineConfig& cfg) {
         ++h.frames;
         h.bytes += wire_bytes;
         ++res.packets;
-        q.push(now + on_link + delay_ns, EventType::kSwitchArrive, ev.a / H, ev.a % H, h.spine,
-               (std::uint64_t{h.cur} << 32) | wire_bytes);
+        sw.send_from_host(ev.a, Pkt{h.cur, false, 0, h.spine, wire_bytes}, now + on_link + delay_ns);
         h.left -= chunk;
         if (h.left == 0) h.cur = kNone;
         q.push(now + on_link, EventType::kSenderSend, ev.a);
         break;
       }
-      case EventType::kSwitchArrive: {
-        // a: switch, b: ingress port, c: the spine chosen | CE in bit 32, d: transfer << 32 | bytes.
-        const Pkt p{static_cast<std::uint32_t>(ev.d >> 32), (ev.c >> 32) != 0, 0, ev.c & 0xFFFFFFFF,
-                    static_cast<std::uint32_t>(ev.d & 0xFFFFFFFF)};
-        arrive(ev.a, ev.b, p, now);
+      case EventType::kSwitchArrive:
+        sw.on_arrive(ev, now, route);
         break;
-      }
-      case EventType::kPortTxDone: {
-        SwPort& e = sw[ev.a][ev.b];
-        const Pkt p = depart(e, sw[ev.a][e.q.front().in]);
-        pfc_at(ev.a, p.in, now);
-        const std::uint64_t c = p.psn | (p.ce ? std::uint64_t{1} << 32 : 0);
-        const std::uint64_t d = (std::uint64_t{p.flow} << 32) | p.bytes;
-        if (ev.a >= L)  // spine -> leaf ev.b
-          q.push(now + delay_ns, EventType::kSwitchArrive, ev.b, H + (ev.a - L), c, d);
-        else if (ev.b >= H)  // leaf -> spine
-          q.push(now + delay_ns, EventType::kSwitchArrive, L + (ev.b - H), ev.a, c, d);
-        else
-          q.push(now + delay_ns, EventType::kReceiverArrive, ev.a * H + ev.b, 0, p.flow, p.bytes);
-        start_tx(ev.a, ev.b, now);
+      case EventType::kPortTxDone:
+        sw.on_tx_done(ev, now);
         break;
-      }
       case EventType::kReceiverArrive: {
-        const auto t = static_cast<std::uint32_t>(ev.c);
-        const std::uint64_t got = ev.d - kRoceOverheadBytes;
+        const auto t = static_cast<std::uint32_t>(ev.d >> 32);
+        const std::uint64_t got = (ev.d & 0xFFFFFFFF) - kRoceOverheadBytes;
         delivered[t] += got;
         res.delivered_bytes += got;
         if (delivered[t] != tr[t].bytes) break;
@@ -255,12 +212,9 @@ LeafSpineResult run_leaf_spine(const LeafSpineConfig& cfg) {
         }
         break;
       }
-      case EventType::kPortPause: {
-        SwPort& e = sw[ev.a][ev.b];
-        e.paused = ev.c != 0;
-        if (!e.paused) start_tx(ev.a, ev.b, now);
+      case EventType::kPortPause:
+        sw.on_pause(ev, now);
         break;
-      }
       case EventType::kCnpArrive:
       case EventType::kSample:
       case EventType::kAckArrive:
@@ -276,67 +230,9 @@ LeafSpineResult run_leaf_spine(const LeafSpineConfig& cfg) {
     res.busbw_gbytes = res.algbw_gbytes * res.plan.busbw_factor;
   }
 
-  // Per step (the schedule lists steps in order): finish times across its transfers.
-  double prev_max = 0, worst = -1;
-  for (std::size_t lo = 0; lo < tr.size();) {
-    std::size_t hi = lo;
-    while (hi < tr.size() && tr[hi].step == tr[lo].step) ++hi;
-    auto first = finish.begin() + static_cast<std::ptrdiff_t>(lo);
-    auto last = std::partition(first, finish.begin() + static_cast<std::ptrdiff_t>(hi),
-                               [](std::uint64_t f) { return f != UINT64_MAX; });
-    StepStats st;
-    st.step = tr[lo].step;
-    st.transfers = static_cast<std::uint32_t>(last - first);
-    if (st.transfers != 0) {
-      auto at = [&](double p) {
-        auto it = first + percentile_index(st.transfers, p);
-        std::nth_element(first, it, last);
-        return static_cast<double>(*it) / 1e3;
-      };
-      st.p50_us = at(0.50);
-      st.p99_us = at(0.99);
-      st.max_us = at(1.0);
-      st.span_us = st.max_us - prev_max;
-      prev_max = st.max_us;
-    }
-    if (st.span_us > worst) {
-      worst = st.span_us;
-      res.slowest_step = st.step;
-    }
-    res.steps.push_back(st);
-    lo = hi;
-  }
-
-  // Links, named as engine/lab names them.
-  for (std::uint32_t r = 0; r < n; ++r) {
-    LinkStats ls;
-    ls.name = "ep" + std::to_string(r) + "-leaf" + std::to_string(r / H);
-    const SwPort& down = sw[r / H][r % H];
-    ls.up = LinkDir{nic[r].frames, nic[r].bytes, 0, 0, 0, down.pauses};
-    ls.down = LinkDir{down.tx_frames, down.tx_bytes, down.max_bytes, down.drops, down.marks, 0};
-    res.links.push_back(ls);
-  }
-  for (std::uint32_t l = 0; l < L; ++l)
-    for (std::uint32_t s = 0; s < S; ++s) {
-      const SwPort& up = sw[l][H + s];
-      const SwPort& down = sw[L + s][l];
-      LinkStats ls;
-      ls.name = "leaf" + std::to_string(l) + "-spine" + std::to_string(s);
-      ls.up = LinkDir{up.tx_frames, up.tx_bytes, up.max_bytes, up.drops, up.marks, down.pauses};
-      ls.down = LinkDir{down.tx_frames, down.tx_bytes, down.max_bytes, down.drops, down.marks, up.pauses};
-      res.links.push_back(ls);
-    }
-
-  // Distinct flows between leaves, by the spine ECMP gives them.
-  res.flows_per_spine.assign(S, 0);
-  std::vector<std::vector<std::uint32_t>> peers(n);
-  for (const SimTransfer& t : tr)
-    if (t.src / H != t.dst / H && (peers[t.src].empty() || peers[t.src].back() != t.dst)) peers[t.src].push_back(t.dst);
-  for (std::uint32_t r = 0; r < n; ++r) {
-    std::sort(peers[r].begin(), peers[r].end());
-    peers[r].erase(std::unique(peers[r].begin(), peers[r].end()), peers[r].end());
-    for (std::uint32_t d : peers[r]) ++res.flows_per_spine[spine_of(cfg, r, d)];
-  }
+  std::vector<NicCounters> nics(n);
+  for (std::uint32_t r = 0; r < n; ++r) nics[r] = NicCounters{nic[r].frames, nic[r].bytes};
+  summarise_leaf_spine(cfg, tr, finish, sw, nics, res);
   return res;
 }
 

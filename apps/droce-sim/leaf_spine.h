@@ -18,8 +18,12 @@ namespace droce::sim {
 
 struct LeafSpineConfig {
   // Rates (link_gbps: every host link), delays, packet size, marking, buffer, seed, duration (the
-  // cap on simulated time), PFC and its thresholds: the fabric's options. No congestion control,
-  // no loss recovery: packets a full buffer drops stay lost (use PFC for a lossless fabric).
+  // cap on simulated time), PFC and its thresholds: the fabric's options. The transport is
+  // fabric.base.recovery's: the model (default) sends each transfer open-loop at line rate, with
+  // no congestion control and no loss recovery (packets a full buffer drops stay lost: use PFC);
+  // rcqp carries it on droce's RC transport (a requester and a responder RcQp per rank pair, gbn
+  // or sr), which recovers from drops and from fabric.base.loss (each frame lost with that
+  // probability on every link it crosses) and, with fabric.base.cc, paces each QP with DCQCN.
   FabricConfig fabric;
   std::uint32_t leaves = 2, spines = 2;
   double uplink_gbps = 0;  // every leaf-spine link, both ways; 0: the host link rate
@@ -66,11 +70,28 @@ struct LeafSpineResult {
   std::uint64_t drops = 0, ecn_marks = 0, pauses = 0, packets = 0, events = 0;
   // Transfers that began to leave before their `after` had delivered its last byte: 0, always.
   std::uint64_t dependency_violations = 0;
+  // --transport rcqp: the QPs' own counters (docs/counters.md), summed over every rank pair's
+  // requester (resends, timer expiries, NAKs, probes) and responder (duplicates, PSNs ahead, bytes
+  // placed); frames --loss dropped; CNPs sent (--cc dcqcn).
+  struct Transport {
+    std::uint64_t qp_pairs = 0, failed_qps = 0, retransmitted = 0, timeouts = 0, naks = 0, tail_probes = 0;
+    std::uint64_t duplicates = 0, out_of_sequence = 0, placed_bytes = 0, transport_drops = 0;
+    std::uint64_t losses = 0, cnps = 0;
+  } transport;
 };
 
+// Runs the transport cfg.fabric.base.recovery names (the model, or rcqp: run_leaf_spine_rcqp).
 [[nodiscard]] LeafSpineResult run_leaf_spine(const LeafSpineConfig& cfg);
+// The collective on droce's RC transport (leaf_spine_rcqp.cc).
+[[nodiscard]] LeafSpineResult run_leaf_spine_rcqp(const LeafSpineConfig& cfg);
 
 // The spine ECMP picks for the flow src -> dst (its QPs' UDP source port in the 5-tuple).
 [[nodiscard]] std::uint32_t spine_of(const LeafSpineConfig& cfg, std::uint32_t src, std::uint32_t dst);
+// The spine ECMP picks for a frame from rank src to rank dst with UDP source port `udp_src_port`.
+[[nodiscard]] std::uint32_t spine_for_port(const LeafSpineConfig& cfg, std::uint32_t src, std::uint32_t dst,
+                                           std::uint16_t udp_src_port);
+// The QPN of rank `rank`'s QP towards `peer`: each rank is its own endpoint with one QP per peer,
+// so the pair (qpn_towards(src, dst), qpn_towards(dst, src)) differs for every ordered pair.
+[[nodiscard]] constexpr std::uint32_t qpn_towards(std::uint32_t /*rank*/, std::uint32_t peer) { return 0x100 + peer; }
 
 }  // namespace droce::sim

@@ -55,8 +55,10 @@ int run_and_report_leaf_spine(const Options& o) {
                  {"pfc_xon_bytes", c.fabric.xon_bytes},
                  {"duration_ms", b.duration_ms},
                  {"seed", b.seed},
-                 {"cc", "none"},
-                 {"transport", "model"}};
+                 {"cc", b.cc ? "dcqcn" : "none"},
+                 {"transport", b.recovery.rcqp ? "rcqp" : "model"},
+                 {"recovery", recovery_name(b.recovery.mode)},
+                 {"loss", b.loss}};
   // nccl-tests' columns (out of place, float, sum for allreduce), then what it cannot show.
   j["size"] = r.plan.size_bytes;
   j["count"] = r.plan.count;
@@ -75,6 +77,21 @@ int run_and_report_leaf_spine(const Options& o) {
   j["drops"] = r.drops;
   j["ecn_marked"] = r.ecn_marks;
   j["pfc"] = {{"enabled", c.fabric.pfc}, {"pauses_sent", r.pauses}};
+  if (b.recovery.rcqp) {
+    const LeafSpineResult::Transport& t = r.transport;
+    j["transport"] = {{"qp_pairs", t.qp_pairs},
+                      {"failed_qps", t.failed_qps},
+                      {"retransmitted", t.retransmitted},
+                      {"timeouts", t.timeouts},
+                      {"naks", t.naks},
+                      {"tail_probes", t.tail_probes},
+                      {"duplicates", t.duplicates},
+                      {"out_of_sequence", t.out_of_sequence},
+                      {"placed_bytes", t.placed_bytes},
+                      {"transport_drops", t.transport_drops},
+                      {"losses", t.losses},
+                      {"cnps", t.cnps}};
+  }
   j["slowest_step"] = r.slowest_step;
   j["steps"] = nlohmann::json::array();
   for (const StepStats& s : r.steps)
@@ -122,6 +139,15 @@ int run_and_report_leaf_spine(const Options& o) {
         max_q = d->max_queue_bytes;
         max_q_link = l.name + (d == &l.up ? " up" : " down");
       }
+  if (b.recovery.rcqp)
+    std::printf(
+        "transport: droce's RcQp (%s), %llu QP pairs (%llu failed); %llu resent, %llu timeouts, %llu NAKs; "
+        "%llu frames lost (--loss), %llu CNPs\n",
+        recovery_name(b.recovery.mode), static_cast<unsigned long long>(r.transport.qp_pairs),
+        static_cast<unsigned long long>(r.transport.failed_qps),
+        static_cast<unsigned long long>(r.transport.retransmitted),
+        static_cast<unsigned long long>(r.transport.timeouts), static_cast<unsigned long long>(r.transport.naks),
+        static_cast<unsigned long long>(r.transport.losses), static_cast<unsigned long long>(r.transport.cnps));
   std::printf("deepest queue %llu B (%s); drops %llu, ECN marks %llu, PFC pauses %llu\n",
               static_cast<unsigned long long>(max_q), max_q_link.c_str(), static_cast<unsigned long long>(r.drops),
               static_cast<unsigned long long>(r.ecn_marks), static_cast<unsigned long long>(r.pauses));

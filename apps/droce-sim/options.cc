@@ -137,7 +137,9 @@ void declare(CLI::App& app, Options& o, std::string& cc, Overrides& overrides, O
   cli::add_uint(app, g, "--buffer-bytes", "B", c.buffer_bytes, 0, kMaxBytes,
                 "egress buffer, tail drop beyond" + d + std::to_string(c.buffer_bytes) + ")", Suffixes::kBinary);
   cli::add_real(app, g, "--loss", "P", c.loss, 0, 1,
-                "random loss on the bottleneck, [0, 1)" + d + cli::num(c.loss) + ")");
+                "random loss on the bottleneck, [0, 1) (leafspine: on every link,\n"
+                "--transport rcqp only)" +
+                    d + cli::num(c.loss) + ")");
   cli::add_choice(app, g, "--topology", {"dumbbell", "two-hop", "leafspine"},
                   "N senders -> switch -> receiver, or N senders -> S1 -> S2 -> receiver\n"
                   "plus an innocent flow S1 -> S2 -> another receiver, or a leaf-spine fabric\n"
@@ -147,7 +149,7 @@ void declare(CLI::App& app, Options& o, std::string& cc, Overrides& overrides, O
                     o.use_leafspine = i == 2;
                   });
 
-  g = "leaf-spine (--topology leafspine: a droce-coll pattern, no congestion control, no loss recovery)";
+  g = "leaf-spine (--topology leafspine: a droce-coll pattern; --transport rcqp for loss recovery and --cc)";
   LeafSpineConfig& ls = o.leafspine;
   cli::add_uint(app, g, "--leaves", "L", ls.leaves, 1, 4096,
                 "leaves; --ranks / L hosts on each" + d + std::to_string(ls.leaves) + ")", Suffixes::kDecimal);
@@ -316,16 +318,12 @@ int parse_options(const std::vector<std::string>& args, Options& o) {
 
   o.fabric.base = cfg;
   if (o.use_leafspine) {
-    // The leaf-spine run moves a collective's bytes open-loop: say so rather than ignore an option.
-    if (apps::cli::given(*app, "--cc") && cfg.cc)
-      return fail("--cc dcqcn: not modelled with --topology leafspine (it runs --cc none)");
-    if (cfg.recovery.mode != Recovery::kNone || cfg.recovery.rcqp)
-      return fail(std::string(cfg.recovery.rcqp ? "--transport rcqp" : "--recovery") +
-                  ": not modelled with --topology leafspine (its transport is the model, lossless with --pfc)");
+    // --cc none unless asked for; the model refuses --cc dcqcn, --recovery and --loss (validate):
+    // only --transport rcqp has a reaction point and PSNs.
     if (apps::cli::given(*app, "--flows") || cfg.incast || !cfg.flow_start_ms.empty() || !cfg.flow_stop_ms.empty())
       return fail(
           "--flows, --incast, --flow-start-ms, --flow-stop-ms: --topology leafspine takes --ranks and --pattern");
-    o.fabric.base.cc = false;
+    o.fabric.base.cc = apps::cli::given(*app, "--cc") && cfg.cc;
     o.leafspine.fabric = o.fabric;
     o.leafspine.coll.seed = cfg.seed;
     if (Status s = o.leafspine.validate(); !s.ok()) return fail(s.message());

@@ -31,6 +31,30 @@ std::uint8_t* sink_region() {
   return b.data();
 }
 
+// The two regions registered once, each in one table that every flow's QPs share (the
+// requesters' for the source, the responders' for the sink), as an endpoint's QPs share its
+// registry: an MrTable holds 48 KiB of protection-domain slots, too much to hold two a flow.
+struct SharedRegions {
+  rc::MrTable req{4}, resp{4};
+  std::uint32_t lkey = 0, rkey = 0;
+  std::uint64_t remote_va = 0;
+  bool ok = false;
+  SharedRegions() {
+    const auto src = req.register_region(source_region(), 64 * 1024, rc::kAccessLocalWrite);
+    const auto dst = resp.register_region(sink_region(), 64 * 1024, rc::kAccessRemoteWrite | rc::kAccessLocalWrite);
+    ok = src.has_value() && dst.has_value();
+    if (!ok) return;
+    lkey = src->lkey;
+    rkey = dst->rkey;
+    remote_va = reinterpret_cast<std::uint64_t>(dst->addr);
+  }
+};
+
+SharedRegions& shared_regions() {
+  static SharedRegions r;
+  return r;
+}
+
 // The IBTA timeout exponent: 4.096 us x 2^N at least `us` (IBTA §9.7.6.1.3's encoding).
 std::uint8_t timeout_exponent(double us) {
   std::uint8_t n = 1;
@@ -61,9 +85,10 @@ const rc::TxDescriptor* FrameRing::get(std::uint64_t id) const {
 }
 
 // The rings hold what a flow can have in flight: the requester's window (selective repeat's BDP
-// cap, go-back-N's window_psns) several times over, for resent copies still queued behind the
-// originals, and the answers to them.
-QpFlow::QpFlow(const QpFlowConfig& c) : cfg_(c), data_(2048), answers_(1024), frame_(4096 + 256) {
+// cap, go-back-N's window_psns, both at most 128 PSNs) four times over, for resent copies still
+// queued behind the originals, and the answers to them (at most one a data frame, most coalesced).
+// 60 KiB a flow: a 4,096-rank fabric holds thousands of them (an overrun is counted, never silent).
+QpFlow::QpFlow(const QpFlowConfig& c) : cfg_(c), data_(512), answers_(256), frame_(4096 + 256) {
   std::mt19937_64 rng(c.seed * 0x9E3779B97F4A7C15ull + c.index);
   rc::QpAttr a;
   a.pmtu = c.pmtu;
@@ -71,6 +96,10 @@ QpFlow::QpFlow(const QpFlowConfig& c) : cfg_(c), data_(2048), answers_(1024), fr
   a.retry_cnt = 7;
   a.rnr_retry = 7;
   a.access = rc::kAccessRemoteWrite | rc::kAccessLocalWrite;
+  // The flow keeps kMessagesPosted WRITEs posted and posts no receives (a WRITE consumes none,
+  // IBTA §9.4.3): queues that deep, not the 256 a verbs QP defaults to, for thousands of flows.
+  a.sq_depth = 8;
+  a.rq_depth = 1;
   a.adaptive_rto = true;
   a.rto_floor_us = static_cast<std::uint32_t>(std::max(1.0, std::ceil(c.rto_us)));
   a.pto_floor_us = std::max<std::uint32_t>(1, a.rto_floor_us / 8);
@@ -82,30 +111,30 @@ QpFlow::QpFlow(const QpFlowConfig& c) : cfg_(c), data_(2048), answers_(1024), fr
     a.ack_req_every = std::clamp<std::uint32_t>(a.sr_bdp_pkts / 4, 1, 64);
   }
   rc::QpAttr ra = a, qa = a;
-  qa.qpn = 0x100 + 2 * c.index;
-  ra.qpn = qa.qpn + 1;
+  qa.qpn = c.req_qpn != 0 ? c.req_qpn : 0x100 + 2 * c.index;
+  ra.qpn = c.resp_qpn != 0 ? c.resp_qpn : qa.qpn + 1;
   qa.dest_qpn = ra.qpn;
   ra.dest_qpn = qa.qpn;
   qa.sq_psn = ra.rq_psn = static_cast<std::uint32_t>(rng() & 0xFFFFFF);
   qa.rq_psn = ra.sq_psn = static_cast<std::uint32_t>(rng() & 0xFFFFFF);
-  req_ = std::make_unique<rc::RcQp>(qa, req_mrs_);
-  resp_ = std::make_unique<rc::RcQp>(ra, resp_mrs_);
+  SharedRegions& mr = shared_regions();
+  req_ = std::make_unique<rc::RcQp>(qa, mr.req);
+  resp_ = std::make_unique<rc::RcQp>(ra, mr.resp);
+  resp_epsn_ = ra.rq_psn;
+  udp_src_port_ = wire::roce_udp_src_port(qa.qpn, ra.qpn);
   // A flow whose QPs could not be set up sends nothing and says so (failed()), never silently.
   for (rc::RcQp* q : {req_.get(), resp_.get()}) {
     const rc::QpAttr at = q->attr();
     broken_ = broken_ || !q->modify(rc::QpState::kInit).ok() || !q->modify(rc::QpState::kRtr, &at).ok() ||
               !q->modify(rc::QpState::kRts).ok();
   }
-  const auto src = req_mrs_.register_region(source_region(), kMessageBytes, rc::kAccessLocalWrite);
-  const auto dst =
-      resp_mrs_.register_region(sink_region(), kMessageBytes, rc::kAccessRemoteWrite | rc::kAccessLocalWrite);
-  if (!src || !dst) {
+  if (!mr.ok) {
     broken_ = true;
     return;
   }
-  lkey_ = src->lkey;
-  rkey_ = dst->rkey;
-  remote_va_ = reinterpret_cast<std::uint64_t>(dst->addr);
+  lkey_ = mr.lkey;
+  rkey_ = mr.rkey;
+  remote_va_ = mr.remote_va;
   for (int side = 0; side < 2; ++side) {
     wire::TemplateConfig t;
     t.local.mac[5] = static_cast<std::uint8_t>(side + 1);
@@ -114,12 +143,40 @@ QpFlow::QpFlow(const QpFlowConfig& c) : cfg_(c), data_(2048), answers_(1024), fr
     t.local.ip[3] = static_cast<std::uint8_t>(side + 1);
     t.remote.ip[3] = static_cast<std::uint8_t>(2 - side);
     t.dest_qpn = side == 0 ? ra.qpn : qa.qpn;
+    t.udp_src_port = side == 0 ? udp_src_port_ : wire::roce_udp_src_port(ra.qpn, qa.qpn);
     (side == 0 ? req_tmpl_ : resp_tmpl_) = wire::HeaderTemplate::make(t);
   }
   post_writes();
 }
 
+std::uint64_t QpFlow::post_message(std::uint64_t bytes) {
+  // Its WRITEs' packets: full 64 KiB messages, then the rest (a WRITE of n bytes is
+  // max(1, ceil(n / PMTU)) packets, IBTA §9.7.1).
+  const std::uint64_t per_full = (kMessageBytes + cfg_.pmtu - 1) / cfg_.pmtu;
+  const std::uint64_t rest = bytes % kMessageBytes;
+  packets_posted_ +=
+      bytes / kMessageBytes * per_full + (rest != 0 ? (rest + cfg_.pmtu - 1) / cfg_.pmtu : 0) + (bytes == 0 ? 1 : 0);
+  pending_.push_back(bytes);
+  post_writes();
+  return packets_posted_;
+}
+
 void QpFlow::post_writes() {
+  if (cfg_.posted_by_caller) {
+    while (req_->outstanding_wrs() < kMessagesPosted && !pending_.empty()) {
+      const auto len = static_cast<std::uint32_t>(std::min<std::uint64_t>(pending_.front(), kMessageBytes));
+      rc::SendWr w;
+      w.opcode = rc::WrOpcode::kWrite;
+      w.sge = rc::Sge{reinterpret_cast<std::uint64_t>(source_region()), len, lkey_};
+      w.remote_addr = remote_va_;
+      w.rkey = rkey_;
+      if (!req_->post_send(w).ok()) return;
+      posted_bytes_ += len;
+      pending_.front() -= len;
+      if (pending_.front() == 0) pending_.pop_front();
+    }
+    return;
+  }
   while (req_->outstanding_wrs() < kMessagesPosted && (cfg_.flow_bytes == 0 || posted_bytes_ < cfg_.flow_bytes)) {
     const std::uint64_t left = cfg_.flow_bytes == 0 ? kMessageBytes : cfg_.flow_bytes - posted_bytes_;
     rc::SendWr w;
@@ -171,6 +228,9 @@ std::uint64_t QpFlow::on_data(std::uint64_t id, std::uint64_t now, std::vector<s
   rc::TxDescriptor a;
   while (resp_->next_packet(now, a)) answers.push_back(answers_.put(a));
   const std::uint64_t placed = resp_->counters().bytes_copied - before;
+  // The ePSN is 24 bits (IBTA §9.7.1) and moves forward by less than half its range at a time.
+  in_order_ += (resp_->rq_epsn() - resp_epsn_) & 0xFFFFFF;
+  resp_epsn_ = resp_->rq_epsn();
   st_.delivered += placed;
   return placed;
 }

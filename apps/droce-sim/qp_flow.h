@@ -9,6 +9,7 @@
 #include <droce/protocols/wire/build.h>
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -26,6 +27,12 @@ struct QpFlowConfig {
   std::uint64_t flow_bytes = 0;        // payload to deliver; 0 = endless
   std::uint64_t seed = 1;              // first PSNs and keys
   std::uint32_t index = 0;             // the flow's number: QPNs and addresses
+  // The requester's and the responder's QPNs; 0: 0x100 + 2 x index and the next. The leaf-spine
+  // gives each rank pair the QPNs its ECMP hash assumes (leaf_spine.h's spine_of).
+  std::uint32_t req_qpn = 0, resp_qpn = 0;
+  // false: the flow posts its own WRITEs (flow_bytes, or endless); true: the caller posts messages
+  // with post_message (a collective's transfers), none at first.
+  bool posted_by_caller = false;
 };
 
 // Largest PMTU (256..4096) whose packets fit `packet_bytes` on the wire with `overhead` bytes of
@@ -77,6 +84,17 @@ class QpFlow {
   // An answer reached the requester: completions are taken and new WRITEs posted.
   void on_answer(std::uint64_t id, std::uint64_t now);
   void on_timer(std::uint64_t now) { req_->on_timer(now); }
+  // posted_by_caller only: `bytes` more to deliver, as WRITEs of at most 64 KiB that never span two
+  // messages. Returns the count of packets the responder must have taken in order, since the
+  // start, for this message's last byte to have been placed (compare with in_order_packets()).
+  std::uint64_t post_message(std::uint64_t bytes);
+  // PSNs the responder has taken in order since the start (its ePSN's advance, IBTA §9.7.5.1):
+  // every packet below it was placed once, whatever the recovery mode.
+  [[nodiscard]] std::uint64_t in_order_packets() const { return in_order_; }
+  // Nothing posted is left unacknowledged: the requester has nothing to send or resend.
+  [[nodiscard]] bool idle() const { return req_->outstanding_wrs() == 0 && pending_.empty(); }
+  // The UDP source port its frames carry (from the QPN pair, as droce's endpoints derive it).
+  [[nodiscard]] std::uint16_t udp_src_port() const { return udp_src_port_; }
   [[nodiscard]] std::uint64_t next_timer_ns() const { return req_->next_timer_ns(); }
   // The requester's QP failed (its retries spent), or the flow could not be set up at all.
   [[nodiscard]] bool failed() const { return broken_ || req_->state() == rc::QpState::kError; }
@@ -91,13 +109,16 @@ class QpFlow {
   void post_writes();
 
   QpFlowConfig cfg_;
-  rc::MrTable req_mrs_{4}, resp_mrs_{4};
   std::unique_ptr<rc::RcQp> req_, resp_;
   wire::HeaderTemplate req_tmpl_, resp_tmpl_;
   std::uint32_t lkey_ = 0, rkey_ = 0;
   std::uint64_t remote_va_ = 0;
   FrameRing data_, answers_;
   std::uint64_t posted_bytes_ = 0;
+  std::deque<std::uint64_t> pending_;  // posted_by_caller: bytes of each message not yet posted as WRITEs
+  std::uint64_t packets_posted_ = 0, in_order_ = 0;
+  std::uint32_t resp_epsn_ = 0;
+  std::uint16_t udp_src_port_ = 0;
   std::vector<std::uint8_t> frame_;  // one frame built and parsed at a time
   QpFlowStats st_;
   bool broken_ = false;

@@ -2,7 +2,10 @@
 """The results table of bench/sim_scale/run.sh's JSON files (droce-sim --topology leafspine), as
 markdown: the collective's figures (nccl-tests' columns, the steps' tails, queues, ECN, PFC) and
 what each run cost (events, CPU and wall seconds, events per CPU second, peak RSS per rank).
-Usage: table.py OUT_DIR  (the directory run.sh wrote)."""
+With run_rcqp.sh's files (<case>-model.json and <case>-rcqp.json, each case on both transports in
+one run) it writes the comparison of the two instead: the collective's time and busbw, what the
+real transport resent, and the cost of each.
+Usage: table.py OUT_DIR  (the directory run.sh or run_rcqp.sh wrote)."""
 import json
 import os
 import sys
@@ -11,8 +14,42 @@ ORDER = ["allreduce256", "incast256", "alltoall256", "allreduce1024", "incast102
          "allreduce4096", "incast4096", "alltoall4096"]
 
 
+RCQP_ORDER = ["allreduce64", "incast64", "alltoall64", "allreduce256", "incast256", "allreduce1024", "incast1024",
+              "allreduce4096", "incast4096"]
+
+
+def transports(out):
+    """The model against droce's RcQps, case by case (run_rcqp.sh's files)."""
+    rows = []
+    for name in RCQP_ORDER:
+        paths = [os.path.join(out, f"{name}-{t}.json") for t in ("model", "rcqp")]
+        if not all(os.path.exists(p) for p in paths):
+            continue
+        m, r = (json.load(open(p)) for p in paths)
+        c = r["config"]
+        t = r["transport"]
+        km, kr = m["cost"], r["cost"]
+        rows.append(
+            f"| {c['pattern']} | {c['ranks']} | {c['leaves']} x {c['spines']} | {r['size']} | {t['qp_pairs']} | "
+            f"{m['time_us']:.1f} / {r['time_us']:.1f} | {m['busbw_gbytes']:.2f} / {r['busbw_gbytes']:.2f} | "
+            f"{t['retransmitted']} | {m['pfc']['pauses_sent']} / {r['pfc']['pauses_sent']} | "
+            f"{km['events']} / {kr['events']} | {km['cpu_s']:.1f} / {kr['cpu_s']:.1f} | "
+            f"{km['events_per_cpu_s'] / 1e6:.2f} / {kr['events_per_cpu_s'] / 1e6:.2f} | "
+            f"{km['peak_rss_bytes'] / 2**20:.1f} / {kr['peak_rss_bytes'] / 2**20:.1f} | "
+            f"{km['peak_rss_bytes_per_rank'] / 1024:.1f} / {kr['peak_rss_bytes_per_rank'] / 1024:.1f} | "
+            f"{'yes' if m['complete'] and r['complete'] else 'NO'} |")
+    print("| pattern | ranks | leaves x spines | size (B) | QP pairs | time (us) model / rcqp | busbw (GB/s) model / rcqp |"
+          " rcqp resent | PFC pauses model / rcqp | events model / rcqp | CPU s model / rcqp |"
+          " M events / CPU s model / rcqp | peak RSS (MiB) model / rcqp | per rank (KiB) model / rcqp | complete |")
+    print("|" + "---|" * 15)
+    print("\n".join(rows))
+
+
 def main():
     out = sys.argv[1]
+    if any(f.endswith("-rcqp.json") for f in os.listdir(out)):
+        transports(out)
+        return
     rows = []
     cost = []
     for name in ORDER:
