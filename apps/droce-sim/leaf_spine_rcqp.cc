@@ -35,8 +35,11 @@ struct Pair {
   // Transfers posted and not yet placed, in order, each with the in-order packet count that
   // places its last byte (QpFlow::post_message).
   std::deque<std::pair<std::uint32_t, std::uint64_t>> posted;
-  bool timer_armed = false;  // one kAckTimer pending at most
-  bool in_active = false;    // listed in its source NIC's round-robin
+  // When the earliest kAckTimer event pending for the pair fires (UINT64_MAX: none): a deadline
+  // that moves earlier (the adaptive RTO or a tail-loss probe armed after the IBTA timeout) gets its
+  // own event; later ones still pending find nothing due and only re-arm.
+  std::uint64_t timer_at = UINT64_MAX;
+  bool in_active = false;  // listed in its source NIC's round-robin
 };
 
 struct Nic {
@@ -149,13 +152,14 @@ LeafSpineResult run_leaf_spine_rcqp(const LeafSpineConfig& cfg) {
     h.sending = true;
     q.push(now, EventType::kSenderSend, r);
   };
-  // One timer event a pair at most; a deadline already past fires now, never back in time.
+  // An event at the pair's next deadline unless one at or before it is pending; a deadline already
+  // past fires now, never back in time.
   auto arm_timer = [&](std::uint32_t pi, std::uint64_t now) {
     Pair& p = pairs[pi];
-    const std::uint64_t d = p.qp->next_timer_ns();
-    if (p.timer_armed || d == UINT64_MAX) return;
-    p.timer_armed = true;
-    q.push(std::max(d, now), EventType::kAckTimer, pi);
+    const std::uint64_t d = std::max(p.qp->next_timer_ns(), now);
+    if (d >= p.timer_at) return;  // UINT64_MAX: nothing due
+    p.timer_at = d;
+    q.push(d, EventType::kAckTimer, pi);
   };
   // Transfer t's bytes posted on its pair, once its `after` has been placed.
   auto post = [&](std::uint32_t t, std::uint64_t now) {
@@ -266,7 +270,7 @@ LeafSpineResult run_leaf_spine_rcqp(const LeafSpineConfig& cfg) {
         if (ev.type == EventType::kAckArrive) {
           p.qp->on_answer(ev.c, now);
         } else {
-          p.timer_armed = false;
+          if (now >= p.timer_at) p.timer_at = UINT64_MAX;  // the earliest pending event is this one
           p.qp->on_timer(now);
         }
         arm_timer(ev.a, now);

@@ -102,6 +102,7 @@ int run_and_report_leaf_spine(const Options& o) {
                           {"finish_max_us", s.max_us},
                           {"span_us", s.span_us}});
   j["flows_per_spine"] = r.flows_per_spine;
+  if (!o.scenario.name.empty()) j["scenario"] = {{"name", o.scenario.name}, {"file", o.scenario.file}};
   j["links"] = nlohmann::json::array();
   for (const LinkStats& l : r.links)
     j["links"].push_back({{"name", l.name}, {"up", dir_json(l.up)}, {"down", dir_json(l.down)}});

@@ -29,7 +29,7 @@ struct RcFlow {
   // that moves earlier (the QP's adaptive RTO or tail-loss probe armed after its IBTA timeout) gets
   // its own event; the later ones still pending find nothing due and only re-arm.
   std::uint64_t timer_at = UINT64_MAX;
-  std::uint64_t completed_ns = 0;   // when the receiver handed on the last packet (finite flows)
+  std::uint64_t completed_ns = 0;  // when the receiver handed on the last packet (finite flows)
   std::uint64_t delivered_payload = 0, last_half_payload = 0;
 
   void reset(const RecoveryConfig& rc, std::uint32_t window, std::uint32_t packet_bytes, std::uint64_t seed = 1,

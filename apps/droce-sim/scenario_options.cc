@@ -13,7 +13,8 @@ namespace droce::sim {
 
 namespace {
 
-constexpr double kMaxDurationMs = 60'000;  // --duration-ms's top
+constexpr double kMaxDurationMs = 60'000;             // --duration-ms's top
+constexpr std::uint64_t kRcqpWriteBytes = 64 * 1024;  // what QpFlow posts (qp_flow.cc)
 
 Status no(const apps::Scenario& s, const char* path, const std::string& why) {
   return apps::scenario_refusal(s, path, why);
@@ -22,8 +23,8 @@ Status no(const apps::Scenario& s, const char* path, const std::string& why) {
 Status flows(const apps::Scenario& s, apps::ScenarioArgs& a) {
   if (s.fabric.leaves != 0)
     return no(s, "fabric.topology", "runs flows on the star only (a pattern runs on its leaf-spine model)");
-  if (s.transport.message_bytes)
-    return no(s, "transport.message_bytes", "not modelled (the real transport's WRITEs are 64 KiB)");
+  if (s.transport.message_bytes && *s.transport.message_bytes != kRcqpWriteBytes)
+    return no(s, "transport.message_bytes", "the real transport's WRITEs are 64 KiB (65536), not set");
   const auto& f = s.traffic.flows;
   a.set("--flows", static_cast<std::uint64_t>(f.size()));
   if (s.duration_ms) a.set("--duration-ms", *s.duration_ms);
@@ -49,15 +50,19 @@ Status flows(const apps::Scenario& s, apps::ScenarioArgs& a) {
 
 Status pattern(const apps::Scenario& s, apps::ScenarioArgs& a) {
   if (s.duration_ms) return no(s, "duration_ms", "a pattern runs its bytes to the end, not for a duration");
-  if (s.transport.recovery)
-    return no(s, "transport.recovery", "not modelled on the leaf-spine (its transport is lossless with pfc)");
-  if (s.transport.cc && *s.transport.cc == "dcqcn")
-    return no(s, "transport.cc", "dcqcn not modelled on the leaf-spine (it runs cc none)");
-  for (const auto& [given, path] : {std::pair{s.transport.preset.has_value(), "transport.preset"},
-                                    std::pair{s.transport.mtu.has_value(), "transport.mtu"},
-                                    std::pair{s.transport.message_bytes.has_value(), "transport.message_bytes"},
-                                    std::pair{s.fabric.ecn.has_value(), "fabric.ecn"}})
-    if (given) return no(s, path, "not modelled on the leaf-spine");
+  // Loss recovery and DCQCN are the real transport's (--transport rcqp) on the leaf-spine; the
+  // model moves a collective's bytes open loop, lossless with pfc.
+  const bool real = s.transport.recovery.has_value();
+  if (real) {
+    a.set("--recovery", *s.transport.recovery);
+    a.set("--transport", std::string("rcqp"));
+  }
+  if (!real && s.transport.cc && *s.transport.cc == "dcqcn")
+    return no(s, "transport.cc", "dcqcn on the leaf-spine needs the real transport: give transport.recovery");
+  if (!real && s.fabric.loss && *s.fabric.loss > 0)
+    return no(s, "fabric.loss", "loss on the leaf-spine needs the real transport: give transport.recovery");
+  if (s.transport.message_bytes && *s.transport.message_bytes != kRcqpWriteBytes)
+    return no(s, "transport.message_bytes", "the real transport's WRITEs are 64 KiB (65536), not set");
   if (s.traffic.algo && !(*s.traffic.algo == "ring" && *s.traffic.pattern == "allreduce"))
     return no(s, "traffic.algo", "runs allreduce as a ring only");
   a.set("--topology", std::string("leafspine"));

@@ -13,6 +13,7 @@ namespace {
 constexpr std::size_t kMaxLabSenders = 16;          // --lab-senders' top
 constexpr double kLabStopDefaultMs = 600'000;       // --lab-duration-ms's top: "to the end"
 constexpr std::uint64_t kMaxLabMessage = 1u << 20;  // --lab-message-bytes' top
+constexpr std::uint32_t kLabMtu = 1024;             // SwitchExperimentConfig::mtu: the lab has no option for it
 
 Status no(const apps::Scenario& s, const char* path, const std::string& why) {
   return apps::scenario_refusal(s, path, why);
@@ -28,9 +29,9 @@ Status scenario_options(const apps::Scenario& s, apps::ScenarioArgs& a) {
   if (flows.size() > kMaxLabSenders)
     return no(s, "traffic.flows", std::to_string(flows.size()) + " flows: the live lab runs 1..16 senders");
   const auto& f = s.fabric;
-  if (f.loss) return no(s, "fabric.loss", "the live lab has no random loss (--loss impairs real ports)");
+  if (f.loss && *f.loss > 0) return no(s, "fabric.loss", "the live lab has no random loss (--loss impairs real ports)");
   const auto& t = s.transport;
-  if (t.mtu) return no(s, "transport.mtu", "the live lab's path MTU is 1024, not set");
+  if (t.mtu && *t.mtu != kLabMtu) return no(s, "transport.mtu", "the live lab's path MTU is 1024, not set");
   if (t.message_bytes && *t.message_bytes > kMaxLabMessage)
     return no(s, "transport.message_bytes", "the live lab's WRITEs are at most 1M");
 

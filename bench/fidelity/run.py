@@ -34,14 +34,13 @@ scenario's schedule, [D/2, D) — droce-sim's own "last half"):
   busbw         a collective's bus bandwidth over the link rate                     bound 0.10 abs
 A relative bound is taken against the live figure; two zeros agree.
 
-The apps do not read the scenario format yet (another branch adds --scenario FILE): sim_args,
-switch_args and coll_args turn a scenario into each app's flags, one function per app, so that
-`--scenario FILE` can replace them. What an app cannot run is said, never faked: the live lab's
-senders have no --recovery until `droce-switch --help` lists it (selective repeat then runs in
-the simulator alone, marked "needs the lab's --recovery"), and its --loss is not applied in the lab,
-so the live side of a lossy scenario drops with --drop-rule every:round(1/loss) (a deterministic
-1-in-N per flow, at every ingress: data and acknowledgements alike) where the simulator drops at
-random after the bottleneck.
+Each app reads the scenario file itself (--scenario FILE, docs/scenario.md): sim_args, switch_args
+and coll_args add only what the command line must say over it (the measured per-hop delay, the live
+QPs' timers, a cap on simulated time), and each app's JSON must name the scenario it ran. What an
+app cannot run is said, never faked: the live lab's links have no random loss, so the live side of
+a lossy scenario runs the scenario less its loss with --drop-rule every:round(1/loss) (a
+deterministic 1-in-N per flow, at every ingress: data and acknowledgements alike), where the
+simulator drops at random after the bottleneck.
 
 Writes --json FILE (scenarios[]: {name, metrics: {NAME: {sim, live, bound, within}}, commands},
 the calibration and the CPU sweep), prints the markdown table (--md FILE writes it too) and with
@@ -79,16 +78,6 @@ class Unsupported(Exception):
 
 # ---------------------------------------------------------------------------- the scenario format
 
-def size(v):
-    """A size as the apps take it: a number, or a string with K/M/G = 2^10/2^20/2^30."""
-    if isinstance(v, (int, float)):
-        return int(v)
-    m = re.fullmatch(r"(\d+)([KMG]?)", str(v).strip())
-    if not m:
-        raise ValueError(f"not a size: {v!r}")
-    return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2)]
-
-
 def load(path):
     sc = json.load(open(path))
     if not re.fullmatch(r"[a-z0-9_-]+", sc.get("name", "")):
@@ -104,143 +93,59 @@ def fabric(sc):
     return sc.get("fabric", {})
 
 
-def transport(sc):
-    return sc.get("transport", {})
-
-
 def is_flows(sc):
     return "flows" in sc["traffic"]
-
-
-def queue_flags(sc):
-    """Buffer, RED/ECN, PFC and per-hop delay: the same names in all three apps."""
-    f = fabric(sc)
-    out = []
-    if "buffer_bytes" in f:
-        out += ["--buffer-bytes", str(size(f["buffer_bytes"]))]
-    ecn = f.get("ecn", {})
-    for k, flag in (("kmin_bytes", "--kmin-bytes"), ("kmax_bytes", "--kmax-bytes")):
-        if k in ecn:
-            out += [flag, str(size(ecn[k]))]
-    if "pmax" in ecn:
-        out += ["--pmax", str(ecn["pmax"])]
-    pfc = f.get("pfc", False)
-    if pfc:
-        out.append("--pfc")
-        if isinstance(pfc, dict):
-            if "xoff_bytes" in pfc:
-                out += ["--pfc-xoff-bytes", str(size(pfc["xoff_bytes"]))]
-            if "xon_bytes" in pfc:
-                out += ["--pfc-xon-bytes", str(size(pfc["xon_bytes"]))]
-    return out
 
 
 def check_star(sc, app):
     f = fabric(sc)
     if f.get("topology", "star") != "star":
         raise Unsupported(f"{app} here: fabric.topology: only star in bench/fidelity")
-    for k in ("links", "link_down", "uplink_gbps", "ecmp_hash"):
-        if k in f:
-            raise Unsupported(f"{app}: fabric.{k}: leaf-spine only")
 
 
-# ------------------------------------------------------------------- one function per app's flags
+# ------------------------------------------------- each app reads the scenario file (--scenario FILE)
+
+def without_loss(sc, work):
+    """A copy of the scenario without fabric.loss, for the live lab (which has no random loss)."""
+    copy = {k: v for k, v in sc.items() if not k.startswith("_")}
+    copy["fabric"] = {k: v for k, v in fabric(sc).items() if k != "loss"}
+    path = os.path.join(work, f"{sc['name']}.lossless.json")
+    with open(path, "w") as f:
+        json.dump(copy, f, indent=1)
+    return path
+
 
 def sim_args(sc):
-    """droce-sim's flags for a scenario (to be replaced by --scenario FILE)."""
+    """droce-sim: the scenario, and on the command line (which wins) the live QPs' timers and, for a
+    pattern, a cap on simulated time long enough for its bytes."""
     check_star(sc, "droce-sim")
-    f, tr = fabric(sc), transport(sc)
-    mtu = int(tr.get("mtu", 1024))
-    args = ["--link-gbps", str(f["host_gbps"]), "--packet-bytes", str(mtu + ROCE_FRAMING), *queue_flags(sc)]
-    if "delay_us" in f:
-        args += ["--delay-us", str(f["delay_us"])]
-    if "seed" in sc:
-        args += ["--seed", str(sc["seed"])]
-    t = sc["traffic"]
+    # The live lab's QPs keep droce's default timers (rtt_estimator.h: an RTO floor of 20 ms, probes
+    # after 2 ms); droce-sim's --rto-us sets the floor (and probes after an eighth: 2.5 ms), else its
+    # 320 us would fire behind a queue of a few ms at these rates, which the live QPs never do.
+    args = ["--scenario", sc["_file"], "--rto-us", "20000"]
     if not is_flows(sc):
-        if t.get("algo", "ring") != "ring":
-            raise Unsupported("droce-sim: traffic.algo: the leaf-spine model runs ring only")
-        if f.get("loss", 0):
-            raise Unsupported("droce-sim --topology leafspine: fabric.loss is not modelled")
-        # One leaf, one spine: every rank on the leaf, as droce-coll's star (the spine carries nothing).
-        return args + ["--topology", "leafspine", "--leaves", "1", "--spines", "1", "--ranks", str(t["ranks"]),
-                       "--pattern", t["pattern"], "--size", str(size(t["size"])), "--duration-ms", "60000"]
-    flows = t["flows"]
-    starts = [float(x.get("start_ms", 0)) for x in flows]
-    if any("stop_ms" in x for x in flows):
-        raise Unsupported("droce-sim: traffic.flows[].stop_ms is not modelled (flows run to the end)")
-    if all(s == 0 for s in starts):
-        args += ["--incast"]
-    else:
-        stagger = starts[1] - starts[0] if len(starts) > 1 else 0
-        if starts[0] != 0 or any(abs(s - i * stagger) > 1e-9 for i, s in enumerate(starts)):
-            raise Unsupported("droce-sim: traffic.flows[].start_ms: only a constant stagger from 0 is modelled")
-        args += ["--start-stagger-ms", str(stagger)]
-    if float(tr.get("line_gbps", f["host_gbps"])) != float(f["host_gbps"]):
-        raise Unsupported("droce-sim: transport.line_gbps: DCQCN's line rate is the link's (--link-gbps)")
-    if size(tr.get("message_bytes", 65536)) != 65536:
-        raise Unsupported("droce-sim --transport rcqp: transport.message_bytes: it posts 64 KiB WRITEs")
-    return args + ["--flows", str(len(flows)), "--duration-ms", str(sc["duration_ms"]), "--cc", tr.get("cc", "dcqcn"),
-                   "--preset", tr.get("preset", "paper"), "--loss", str(f.get("loss", 0)),
-                   "--recovery", tr.get("recovery", "gbn"), "--transport", "rcqp",
-                   # The live lab's QPs keep droce's default timers (rtt_estimator.h: an RTO floor
-                   # of 20 ms, probes after 2 ms); droce-sim's --rto-us sets the floor (and probes
-                   # after an eighth: 2.5 ms), else its 320 us would fire behind a queue of a few
-                   # ms at these rates, which the live QPs never do.
-                   "--rto-us", "20000"]
+        args += ["--duration-ms", "60000"]
+    return args
 
 
-def switch_args(sc, switch_help):
-    """droce-switch's live-lab flags for a flows scenario (to be replaced by --scenario FILE)."""
+def switch_args(sc, work):
+    """droce-switch's live lab: the scenario; a lossy one without its loss (the lab's links have no
+    random loss) and a deterministic 1-in-N drop per flow at every ingress instead."""
     check_star(sc, "droce-switch")
     if not is_flows(sc):
         raise Unsupported("droce-switch runs flows, not a pattern: traffic.pattern")
-    f, tr = fabric(sc), transport(sc)
-    flows = sc["traffic"]["flows"]
-    if int(tr.get("mtu", 1024)) != 1024:
-        raise Unsupported("droce-switch's lab: transport.mtu: its QPs run PMTU 1024")
-    d = float(sc["duration_ms"])
-    args = ["--lab-senders", str(len(flows)), "--lab-duration-ms", str(sc["duration_ms"]),
-            "--lab-start-ms", ",".join(str(x.get("start_ms", 0)) for x in flows),
-            "--lab-stop-ms", ",".join(str(x.get("stop_ms", d)) for x in flows),
-            "--lab-bottleneck-gbps", str(f["host_gbps"]), "--line-gbps", str(tr.get("line_gbps", f["host_gbps"])),
-            "--cc", tr.get("cc", "dcqcn"), "--preset", tr.get("preset", "paper"),
-            "--lab-message-bytes", str(size(tr.get("message_bytes", 16384))), *queue_flags(sc)]
-    if "delay_us" in f:
-        args += ["--delay-us", str(f["delay_us"])]
-    if "seed" in sc:
-        args += ["--seed", str(sc["seed"])]
-    rec = tr.get("recovery", "gbn")
-    if "--recovery" in switch_help:
-        args += ["--recovery", rec]
-    elif rec != "gbn":
-        raise Unsupported("needs the lab's --recovery (its senders run go-back-N only)")
-    loss = float(f.get("loss", 0))
-    if loss > 0:
-        # The lab does not apply --loss (the impairment is installed on real ports only): a
-        # deterministic 1-in-N drop per flow at every ingress is the lab's loss.
-        args += ["--drop-rule", f"every:{round(1 / loss)}"]
-    return args
+    loss = float(fabric(sc).get("loss", 0))
+    if loss <= 0:
+        return ["--scenario", sc["_file"]]
+    return ["--scenario", without_loss(sc, work), "--drop-rule", f"every:{round(1 / loss)}"]
 
 
 def coll_args(sc):
-    """droce-coll's flags for a pattern scenario (to be replaced by --scenario FILE)."""
+    """droce-coll's in-process lab: the scenario."""
     check_star(sc, "droce-coll")
     if is_flows(sc):
         raise Unsupported("droce-coll runs a pattern, not flows: traffic.flows")
-    f, tr, t = fabric(sc), transport(sc), sc["traffic"]
-    args = ["--pattern", t["pattern"], "--algo", t.get("algo", "ring"), "--ranks", str(t["ranks"]),
-            "--size", str(size(t["size"])), "--egress-gbps", str(f["host_gbps"]), "--mtu", str(tr.get("mtu", 1024)),
-            "--cc", tr.get("cc", "none"), *queue_flags(sc)]
-    if "delay_us" in f:
-        args += ["--delay-us", str(f["delay_us"])]
-    if "seed" in sc:
-        args += ["--seed", str(sc["seed"])]
-    if "recovery" in tr:
-        args += ["--recovery", tr["recovery"]]
-    if f.get("loss", 0):
-        args += ["--loss", str(f["loss"])]
-    return args
+    return ["--scenario", sc["_file"]]
 
 
 # ----------------------------------------------------------------------------------- running them
@@ -252,6 +157,13 @@ def run_json(cmd, out, timeout):
     if p.returncode != 0 or not os.path.exists(out):
         raise RuntimeError(f"exit {p.returncode}: {' '.join(cmd)}\n{p.stdout[-1500:]}")
     return json.load(open(out))
+
+
+def named(j, sc, who):
+    """Each app's JSON names the scenario it ran: a run of the wrong file is an error, not a figure."""
+    got = j.get("scenario", {}).get("name")
+    if got != sc["name"]:
+        raise RuntimeError(f"{who}'s JSON names scenario {got!r}, not {sc['name']!r}")
 
 
 def shown(cmd):
@@ -376,7 +288,7 @@ def measure_delay(a, work, gbps, mtu=1024):
 
 # ---------------------------------------------------------------------------------- the scenarios
 
-def run_scenario(a, sc, switch_help, delay_us, work, repeats):
+def run_scenario(a, sc, delay_us, work, repeats):
     name = sc["name"]
     res = {"name": name, "file": os.path.relpath(sc["_file"], ROOT), "description": sc.get("description", ""),
            "commands": {}, "notes": []}
@@ -384,17 +296,16 @@ def run_scenario(a, sc, switch_help, delay_us, work, repeats):
     if is_flows(sc):
         # The command line wins over the scenario: the measured per-hop delay, and the live lab's
         # sampling period so that both queue series are sampled alike.
-        i = sim_cmd.index("--delay-us") if "--delay-us" in sim_cmd else len(sim_cmd)
-        del sim_cmd[i:i + 2]  # one --delay-us: the measured one
         sim_cmd += ["--delay-us", f"{delay_us:.3f}", "--sample-us", "500"]
     else:
-        res["notes"].append("droce-sim --topology leafspine runs its model transport (no --transport rcqp there "
-                            "yet); no delay calibration: its links' delay is its own (1 us)")
+        res["notes"].append("droce-sim --topology leafspine on one leaf; no delay calibration: the scenario's "
+                            "delay_us per hop")
     res["commands"]["sim"] = shown(sim_cmd)
     sim = run_json(sim_cmd, os.path.join(work, f"{name}.sim.json"), 600)
+    named(sim, sc, "droce-sim")
     try:
         if is_flows(sc):
-            live_cmd = [a.switch, "--", *switch_args(sc, switch_help)]
+            live_cmd = [a.switch, "--", *switch_args(sc, work)]
         else:
             live_cmd = [a.coll, "--", *coll_args(sc), "--iters", str(3 if a.quick else 5), "--warmup_iters", "1"]
     except Unsupported as e:
@@ -406,6 +317,7 @@ def run_scenario(a, sc, switch_help, delay_us, work, repeats):
     lives, live_jsons = [], []
     for r in range(repeats):
         j = run_json(live_cmd, os.path.join(work, f"{name}.live{r}.json"), 600)
+        named(j, sc, "the live lab")
         if is_flows(sc) and not j.get("data_ok", False):
             raise RuntimeError(f"{name}: the live lab's data did not verify")
         live_jsons.append(j)
@@ -483,8 +395,6 @@ def main():
     sdir = os.path.join(HERE, "scenarios")
     names = a.scenarios.split(",") if a.scenarios else sorted(n[:-5] for n in os.listdir(sdir) if n.endswith(".json"))
     scenarios = [load(os.path.join(sdir, n + ".json")) for n in names]
-    switch_help = subprocess.run([a.switch, "--help"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                 text=True, timeout=60).stdout
     if a.plots:
         os.makedirs(a.plots, exist_ok=True)
     t0 = time.time()
@@ -500,7 +410,7 @@ def main():
             print(f"scenario {sc['name']} ...", flush=True)
             delay = out["calibration"].get(str(float(fabric(sc)["host_gbps"])), {}).get("delay_us", 0)
             try:
-                r, sim, lives = run_scenario(a, sc, switch_help, delay, work, 1 if a.quick else 3)
+                r, sim, lives = run_scenario(a, sc, delay, work, 1 if a.quick else 3)
                 if a.plots and is_flows(sc):
                     plot(os.path.join(a.plots, f"{sc['name']}.png"), sc, sim, lives[0] if lives else None)
             except (RuntimeError, subprocess.TimeoutExpired, Unsupported) as e:
