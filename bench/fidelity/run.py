@@ -167,8 +167,10 @@ def named(j, sc, who):
 
 
 def shown(cmd):
-    """A command as the results show it: the app's name, not the build folder."""
-    return " ".join([os.path.basename(cmd[0]), *cmd[1:]])
+    """A command as the results show it: the app's name, not the build folder, and files relative to
+    the repository's root."""
+    return " ".join([os.path.basename(cmd[0]), *(os.path.relpath(x, ROOT) if x.startswith(ROOT + "/") else x
+                                                 for x in cmd[1:])])
 
 
 # ------------------------------------------------------------------------------------ the metrics
