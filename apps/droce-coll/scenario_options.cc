@@ -28,23 +28,10 @@ Status scenario_options(const apps::Scenario& s, apps::ScenarioArgs& a) {
   if (s.seed) a.set("--seed", *s.seed);
 
   const auto& f = s.fabric;
-  if (f.topology) a.set("--fabric", *f.topology);
+  apps::set_lab_fabric_options(f, a);
   // Every host's link: each rank's switch port, shaped at its egress.
   if (f.host_gbps) a.set("--egress-gbps", *f.host_gbps);
-  if (f.uplink_gbps) a.set("--uplink-gbps", *f.uplink_gbps);
-  if (f.ecmp_hash) a.set("--ecmp-hash", *f.ecmp_hash);
-  for (const std::string& l : f.links) a.set("--link", l);
-  for (const std::string& l : f.link_down) a.set("--link-down", l);
-  if (f.delay_us) a.set("--delay-us", *f.delay_us);
-  if (f.buffer_bytes) a.set("--buffer-bytes", *f.buffer_bytes);
-  if (f.ecn && f.ecn->kmin_bytes) a.set("--kmin-bytes", *f.ecn->kmin_bytes);
-  if (f.ecn && f.ecn->kmax_bytes) a.set("--kmax-bytes", *f.ecn->kmax_bytes);
-  if (f.ecn && f.ecn->pmax) a.set("--pmax", *f.ecn->pmax);
-  if (f.pfc && f.pfc->lossless) {
-    a.flag("--pfc");
-    if (f.pfc->xoff_bytes) a.set("--pfc-xoff-bytes", *f.pfc->xoff_bytes);
-    if (f.pfc->xon_bytes) a.set("--pfc-xon-bytes", *f.pfc->xon_bytes);
-  }
+  apps::set_queue_options(f, a);
   if (f.loss) a.set("--loss", *f.loss);
 
   const auto& t = s.transport;

@@ -92,16 +92,7 @@ Status scenario_options(const apps::Scenario& s, apps::ScenarioArgs& a) {
   if (Status st = s.traffic.has_flows ? flows(s, a) : s.traffic.pattern ? pattern(s, a) : Status{}; !st.ok()) return st;
   if (s.seed) a.set("--seed", *s.seed);
   if (f.host_gbps) a.set("--link-gbps", *f.host_gbps);
-  if (f.delay_us) a.set("--delay-us", *f.delay_us);
-  if (f.buffer_bytes) a.set("--buffer-bytes", *f.buffer_bytes);
-  if (f.ecn && f.ecn->kmin_bytes) a.set("--kmin-bytes", *f.ecn->kmin_bytes);
-  if (f.ecn && f.ecn->kmax_bytes) a.set("--kmax-bytes", *f.ecn->kmax_bytes);
-  if (f.ecn && f.ecn->pmax) a.set("--pmax", *f.ecn->pmax);
-  if (f.pfc && f.pfc->lossless) {
-    a.flag("--pfc");
-    if (f.pfc->xoff_bytes) a.set("--pfc-xoff-bytes", *f.pfc->xoff_bytes);
-    if (f.pfc->xon_bytes) a.set("--pfc-xon-bytes", *f.pfc->xon_bytes);
-  }
+  apps::set_queue_options(f, a);
   if (f.loss) a.set("--loss", *f.loss);
   if (t.cc) a.set("--cc", *t.cc);
   if (t.preset) a.set("--preset", *t.preset);

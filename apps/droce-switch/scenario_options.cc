@@ -52,23 +52,10 @@ Status scenario_options(const apps::Scenario& s, apps::ScenarioArgs& a) {
   if (!stops.empty()) a.set("--lab-stop-ms", stops);
   if (s.seed) a.set("--seed", *s.seed);
 
-  if (f.topology) a.set("--fabric", *f.topology);
+  apps::set_lab_fabric_options(f, a);
   // Every host's link: the lab shapes the receiver's egress, the one every flow crosses.
   if (f.host_gbps) a.set("--lab-bottleneck-gbps", *f.host_gbps);
-  if (f.uplink_gbps) a.set("--uplink-gbps", *f.uplink_gbps);
-  if (f.ecmp_hash) a.set("--ecmp-hash", *f.ecmp_hash);
-  for (const std::string& l : f.links) a.set("--link", l);
-  for (const std::string& l : f.link_down) a.set("--link-down", l);
-  if (f.delay_us) a.set("--delay-us", *f.delay_us);
-  if (f.buffer_bytes) a.set("--buffer-bytes", *f.buffer_bytes);
-  if (f.ecn && f.ecn->kmin_bytes) a.set("--kmin-bytes", *f.ecn->kmin_bytes);
-  if (f.ecn && f.ecn->kmax_bytes) a.set("--kmax-bytes", *f.ecn->kmax_bytes);
-  if (f.ecn && f.ecn->pmax) a.set("--pmax", *f.ecn->pmax);
-  if (f.pfc && f.pfc->lossless) {
-    a.flag("--pfc");
-    if (f.pfc->xoff_bytes) a.set("--pfc-xoff-bytes", *f.pfc->xoff_bytes);
-    if (f.pfc->xon_bytes) a.set("--pfc-xon-bytes", *f.pfc->xon_bytes);
-  }
+  apps::set_queue_options(f, a);
   if (t.cc) a.set("--cc", *t.cc);
   if (t.preset) a.set("--preset", *t.preset);
   if (t.line_gbps) a.set("--line-gbps", *t.line_gbps);

@@ -56,4 +56,25 @@ int apply_scenario(const CLI::App& app, std::vector<std::string>& own, const Sce
   return 0;
 }
 
+void set_queue_options(const ScenarioFabric& f, ScenarioArgs& a) {
+  if (f.delay_us) a.set("--delay-us", *f.delay_us);
+  if (f.buffer_bytes) a.set("--buffer-bytes", *f.buffer_bytes);
+  if (f.ecn && f.ecn->kmin_bytes) a.set("--kmin-bytes", *f.ecn->kmin_bytes);
+  if (f.ecn && f.ecn->kmax_bytes) a.set("--kmax-bytes", *f.ecn->kmax_bytes);
+  if (f.ecn && f.ecn->pmax) a.set("--pmax", *f.ecn->pmax);
+  if (f.pfc && f.pfc->lossless) {
+    a.flag("--pfc");
+    if (f.pfc->xoff_bytes) a.set("--pfc-xoff-bytes", *f.pfc->xoff_bytes);
+    if (f.pfc->xon_bytes) a.set("--pfc-xon-bytes", *f.pfc->xon_bytes);
+  }
+}
+
+void set_lab_fabric_options(const ScenarioFabric& f, ScenarioArgs& a) {
+  if (f.topology) a.set("--fabric", *f.topology);
+  if (f.uplink_gbps) a.set("--uplink-gbps", *f.uplink_gbps);
+  if (f.ecmp_hash) a.set("--ecmp-hash", *f.ecmp_hash);
+  for (const std::string& l : f.links) a.set("--link", l);
+  for (const std::string& l : f.link_down) a.set("--link-down", l);
+}
+
 }  // namespace droce::apps

@@ -29,6 +29,14 @@ class ScenarioArgs {
   std::vector<std::string> items_;
 };
 
+// The switch queue's fields every reader takes under the same option names: delay_us, buffer_bytes,
+// ecn (--kmin-bytes, --kmax-bytes, --pmax) and a lossless pfc (--pfc, --pfc-xoff-bytes, --pfc-xon-bytes).
+void set_queue_options(const ScenarioFabric& f, ScenarioArgs& args);
+
+// The live labs' leaf-spine fields (droce-switch's and droce-coll's options of one name): topology as
+// --fabric, uplink_gbps, ecmp_hash, and each of links and link_down as a repeated --link, --link-down.
+void set_lab_fabric_options(const ScenarioFabric& f, ScenarioArgs& args);
+
 // One app's mapping: fills `args` from `s`, or refuses a field it cannot honour (scenario_refusal).
 using ScenarioMapper = std::function<Status(const Scenario& s, ScenarioArgs& args)>;
 
