@@ -69,13 +69,12 @@ class RcQp {
     return RxDelivery::kNone;
   }
   // Receive by bursts: whether a packet may join a run for on_request_run (a go-back-N SEND packet
-  // without an IETH, or a WRITE packet without immediate data: the kinds the run path executes),
-  // and whether this QP takes runs at all.
+  // without an IETH, or a WRITE packet: the kinds the run path executes), and whether this QP takes
+  // runs at all.
   [[nodiscard]] static bool joins_request_run(const wire::PacketInfo& pi) {
     const auto& op = wire::opcode_info(pi.opcode);
     return pi.opcode < 0xC0 && op.is_request &&
-           ((op.kind == wire::OpKind::kSend && (op.headers & wire::kHdrIeth) == 0) ||
-            (op.kind == wire::OpKind::kWrite && (op.headers & wire::kHdrImmDt) == 0));
+           (op.kind == wire::OpKind::kWrite || (op.kind == wire::OpKind::kSend && (op.headers & wire::kHdrIeth) == 0));
   }
   [[nodiscard]] bool run_capable() const {
     return (state_ == QpState::kRtr || state_ == QpState::kRts) && !sr_ && !gb0_ &&

@@ -454,9 +454,9 @@ RxDelivery RcQp::on_request(const wire::PacketInfo& pi, const wire::OpcodeInfo& 
 //  - once: the QP may receive (RTR/RTS), takes runs at all (run_capable: go-back-N, posted
 //    buffers, no SRQ), the run's first PSN is ePSN (§9.7.5.1.1: the rest follow it, so none is a
 //    duplicate or opens a gap, and the window arithmetic of check_psn is not needed), and the
-//    posted receives cover the SEND messages the run starts (§9.7.5.1.5; a message in progress
-//    already holds its WQE at the head; a WRITE without immediate data needs none): the run ends
-//    before the first they do not cover;
+//    posted receives cover what the run consumes (§9.7.5.1.5): each SEND message it starts (a
+//    message in progress already holds its WQE at the head) and each WRITE with immediate data it
+//    ends; the run ends before the first they do not cover;
 //  - per packet, before it executes: that it is a packet of a run's kind and the next PSN (one
 //    compare each: the caller's promise, not trusted), the opcode sequence (§9.7.5.1.2), the PMTU
 //    length rules (§9.7.5.1.6), and the room left: in the receive buffer for a SEND; for a WRITE
@@ -470,15 +470,18 @@ RxDelivery RcQp::on_request(const wire::PacketInfo& pi, const wire::OpcodeInfo& 
 // first packet fails its own, and then nothing changed.
 std::uint32_t RcQp::on_request_run(const wire::PacketInfo* pi, const std::uint8_t* const* payload, std::uint32_t n) {
   if (n == 0 || !run_capable() || pi[0].psn != rq_.epsn) return 0;
-  // Credits, once: the posted receives not held by a message in progress, against the SEND
-  // messages the run starts. The run ends before the first start they do not cover (its RNR NAK is
-  // the per-packet path's).
+  // Credits, once: the posted receives not held by a message in progress, against what the run
+  // consumes, in order: a SEND at its first packet, a WRITE with immediate data at its last. The
+  // run ends before the first packet they do not cover (its RNR NAK is the per-packet path's).
   std::uint64_t credits = rq_.tail - rq_.head;
   if (rq_.in_progress == static_cast<std::uint8_t>(OpKind::kSend) && credits != 0) --credits;
   std::uint32_t limit = 0;
   for (; limit < n; ++limit) {
     const wire::OpcodeInfo& op = wire::opcode_info(pi[limit].opcode);
-    if (op.kind == OpKind::kSend && (op.position == OpPosition::kFirst || op.position == OpPosition::kOnly)) {
+    const bool consumes = op.kind == OpKind::kSend
+                              ? op.position == OpPosition::kFirst || op.position == OpPosition::kOnly
+                              : (op.headers & wire::kHdrImmDt) != 0;
+    if (consumes) {
       if (credits == 0) break;
       --credits;
     }
@@ -508,14 +511,17 @@ std::uint32_t RcQp::on_request_run(const wire::PacketInfo* pi, const std::uint8_
     }
     c_.bytes_copied += plen;
     c_.bytes_delivered += plen;
-    if (!ends && rq_.in_progress == 0) rq_.msg_first_psn = p.psn;  // as complete_send_write keeps it
+    // (msg_first_psn, which complete_send_write keeps, is go-back-0's alone: no run QP has it.)
     rq_.in_progress = ends ? 0 : kind;
     if (ends) {
       ++rq_.msn;
-      if (op.kind == OpKind::kSend) {
-        const bool has_imm = (op.headers & wire::kHdrImmDt) != 0;
+      // A SEND's receive completes with its bytes; a WRITE with immediate data's with its DMA
+      // length, as verbs reports IBV_WC_RECV_RDMA_WITH_IMM (complete_send_write).
+      const bool has_imm = (op.headers & wire::kHdrImmDt) != 0;
+      const bool send = op.kind == OpKind::kSend;
+      if (send || has_imm) {
         push_completion(rq_at(rq_.head).wr.wr_id, WcStatus::kSuccess,
-                        has_imm ? WcOpcode::kRecvWithImm : WcOpcode::kRecv, rq_.offset,
+                        has_imm ? WcOpcode::kRecvWithImm : WcOpcode::kRecv, send ? rq_.offset : rq_.write_len,
                         /*is_recv=*/true, has_imm, has_imm ? p.imm_data : 0);
         ++rq_.head;
       }

@@ -229,7 +229,7 @@ class RequestRunScript {
       left_ = (k & 0x80) ? 0 : k % (3 * RunSide::kPmtu + 1);
       first_ = true;
       const std::uint8_t shape = src_.byte();
-      imm_ = (shape & 1) != 0 && (shape & 0x30) == 0;  // a WRITE mostly without immediate data
+      imm_ = (shape & 1) != 0;
       write_ = (shape & 2) != 0;
       dma_len_ = left_;
       write_offset_ = (src_.byte() * 16) % (RunSide::kWriteBytes - 3 * RunSide::kPmtu);

@@ -166,4 +166,31 @@ TEST_CASE("request runs: a WRITE message shorter than its RETH ends the run at i
   CHECK(pair.compare(true).empty());
 }
 
+TEST_CASE("request runs: a WRITE with immediate data completes a receive, and waits for one", "[rc][runs]") {
+  RequestRunPair pair;
+  REQUIRE(pair.ready());
+  REQUIRE(pair.post(1024));
+  std::vector<RunFrame> frames = write_onlys(pair, 3, 80);
+  for (RunFrame& f : frames) {
+    f.pi.opcode = static_cast<std::uint8_t>(wire::Opcode::kWriteOnlyImm);
+    f.pi.imm_data = 0xBEEF0000u + f.pi.psn;
+  }
+  pair.burst(frames);
+  // One receive posted: the first WRITE completes it with its DMA length; the second finds none
+  // (RNR NAK, the per-packet path's) and the run ends before it.
+  CHECK(pair.run_packets == 1);
+  CHECK(pair.run_left == 2);
+  CHECK(pair.runs.qp->counters().rnr_naks_sent == 1);
+  rc::Completion c;
+  REQUIRE(pair.runs.qp->poll_cq(c));
+  CHECK(c.opcode == rc::WcOpcode::kRecvWithImm);
+  CHECK(c.byte_len == 80);
+  CHECK(c.imm == 0xBEEF0000u + RunSide::kFirstPsn);
+  // (compare() drains both CQs: the per-packet side's first completion is still there.)
+  rc::Completion d;
+  REQUIRE(pair.per_frame.qp->poll_cq(d));
+  CHECK(d.byte_len == c.byte_len);
+  CHECK(pair.compare(true).empty());
+}
+
 }  // namespace droce::test
