@@ -169,8 +169,11 @@ def named(j, sc, who):
 def shown(cmd):
     """A command as the results show it: the app's name, not the build folder, and files relative to
     the repository's root."""
-    return " ".join([os.path.basename(cmd[0]), *(os.path.relpath(x, ROOT) if x.startswith(ROOT + "/") else x
-                                                 for x in cmd[1:])])
+    def arg(x):
+        if x.endswith(".lossless.json"):  # without_loss's copy in the scratch folder
+            return f"<scenarios/{os.path.basename(x)[:-len('.lossless.json')]}.json less fabric.loss>"
+        return os.path.relpath(x, ROOT) if x.startswith(ROOT + "/") else x
+    return " ".join([os.path.basename(cmd[0]), *(arg(x) for x in cmd[1:])])
 
 
 # ------------------------------------------------------------------------------------ the metrics
