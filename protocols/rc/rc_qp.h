@@ -8,6 +8,7 @@
 #include "protocols/common/status.h"
 #include "protocols/rc/mr_table.h"
 #include "protocols/rc/qp_attr.h"
+#include "protocols/rc/request_run_traits.h"
 #include "protocols/rc/rtt_estimator.h"
 #include "protocols/rc/srq.h"
 #include "protocols/rc/types.h"
@@ -72,9 +73,7 @@ class RcQp {
   // without an IETH, or a WRITE packet: the kinds the run path executes), and whether this QP takes
   // runs at all.
   [[nodiscard]] static bool joins_request_run(const wire::PacketInfo& pi) {
-    const auto& op = wire::opcode_info(pi.opcode);
-    return pi.opcode < 0xC0 && op.is_request &&
-           (op.kind == wire::OpKind::kWrite || (op.kind == wire::OpKind::kSend && (op.headers & wire::kHdrIeth) == 0));
+    return (run_traits(pi.opcode).flags & kRunJoins) != 0;
   }
   [[nodiscard]] bool run_capable() const {
     return (state_ == QpState::kRtr || state_ == QpState::kRts) && !sr_ && !gb0_ &&

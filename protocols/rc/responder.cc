@@ -454,9 +454,9 @@ RxDelivery RcQp::on_request(const wire::PacketInfo& pi, const wire::OpcodeInfo& 
 //  - once: the QP may receive (RTR/RTS), takes runs at all (run_capable: go-back-N, posted
 //    buffers, no SRQ), the run's first PSN is ePSN (§9.7.5.1.1: the rest follow it, so none is a
 //    duplicate or opens a gap, and the window arithmetic of check_psn is not needed), and the
-//    posted receives cover what the run consumes (§9.7.5.1.5): each SEND message it starts (a
-//    message in progress already holds its WQE at the head) and each WRITE with immediate data it
-//    ends; the run ends before the first they do not cover;
+//    count of posted receives not held by a message in progress (§9.7.5.1.5), which each SEND
+//    message the run starts and each WRITE with immediate data it ends takes one of, in order;
+//    the run ends before the first packet they do not cover;
 //  - per packet, before it executes: that it is a packet of a run's kind and the next PSN (one
 //    compare each: the caller's promise, not trusted), the opcode sequence (§9.7.5.1.2), the PMTU
 //    length rules (§9.7.5.1.6), and the room left: in the receive buffer for a SEND; for a WRITE
@@ -470,58 +470,54 @@ RxDelivery RcQp::on_request(const wire::PacketInfo& pi, const wire::OpcodeInfo& 
 // first packet fails its own, and then nothing changed.
 std::uint32_t RcQp::on_request_run(const wire::PacketInfo* pi, const std::uint8_t* const* payload, std::uint32_t n) {
   if (n == 0 || !run_capable() || pi[0].psn != rq_.epsn) return 0;
-  // Credits, once: the posted receives not held by a message in progress, against what the run
-  // consumes, in order: a SEND at its first packet, a WRITE with immediate data at its last. The
-  // run ends before the first packet they do not cover (its RNR NAK is the per-packet path's).
+  // Credits: the posted receives not held by a message in progress, taken in order by what the
+  // run consumes (kRunConsumesWqe: a SEND at its first packet, a WRITE with immediate data at its
+  // last). The run ends before the first packet they do not cover (its RNR NAK is the per-packet
+  // path's).
   std::uint64_t credits = rq_.tail - rq_.head;
   if (rq_.in_progress == static_cast<std::uint8_t>(OpKind::kSend) && credits != 0) --credits;
-  std::uint32_t limit = 0;
-  for (; limit < n; ++limit) {
-    const wire::OpcodeInfo& op = wire::opcode_info(pi[limit].opcode);
-    const bool consumes = op.kind == OpKind::kSend
-                              ? op.position == OpPosition::kFirst || op.position == OpPosition::kOnly
-                              : (op.headers & wire::kHdrImmDt) != 0;
-    if (consumes) {
-      if (credits == 0) break;
-      --credits;
-    }
-  }
+  const std::uint32_t pmtu = attr_.pmtu;
+  std::uint32_t psn = rq_.epsn;
   std::uint32_t acks = 0, ack_psn = 0, ack_msn = 0;
   std::uint32_t done = 0;
-  for (; done < limit; ++done) {
+  for (; done < n; ++done) {
     const wire::PacketInfo& p = pi[done];
-    const wire::OpcodeInfo& op = wire::opcode_info(p.opcode);
-    const bool starts = op.position == OpPosition::kFirst || op.position == OpPosition::kOnly;
-    const bool ends = op.position == OpPosition::kLast || op.position == OpPosition::kOnly;
-    const auto kind = static_cast<std::uint8_t>(op.kind);
+    // What the opcode decides, from one table (request_run_traits.h): whether it may be in a run,
+    // the message in progress it needs, its length rule (§9.7.5.1.6: FIRST and MIDDLE exactly one
+    // PMTU, LAST 1..PMTU, ONLY 0..PMTU: one unsigned compare against the rule's least length).
+    const RunTraits t = run_traits(p.opcode);
     const std::uint32_t plen = p.payload_len;
-    if (!joins_request_run(p) || p.psn != psn_add(pi[0].psn, static_cast<std::int32_t>(done)) ||
-        rq_.in_progress != (starts ? 0 : kind) || !payload_length_valid(op, plen, attr_.pmtu)) [[unlikely]]
+    const std::uint32_t least = (t.flags & kRunFullPmtu) ? pmtu : (t.flags & (kRunStarts | kRunEnds)) == kRunEnds;
+    const bool consumes = (t.flags & kRunConsumesWqe) != 0;
+    if (!(t.flags & kRunJoins) || p.psn != psn || rq_.in_progress != t.expects || plen - least > pmtu - least ||
+        (consumes && credits == 0)) [[unlikely]]
       break;
-    if (op.kind == OpKind::kSend) {
-      const std::uint32_t offset = starts ? 0 : rq_.offset;
+    if (!(t.flags & kRunWrite)) {
+      const std::uint32_t offset = (t.flags & kRunStarts) ? 0 : rq_.offset;
       RecvWqe& r = rq_at(rq_.head);
       if (offset + plen > r.wr.sge.length) [[unlikely]]
         break;
       if (plen != 0) std::memcpy(r.local + offset, payload[done], plen);
-      c_.send_requests += starts;
+      c_.send_requests += (t.flags & kRunStarts) != 0;
       rq_.offset = offset + plen;
-    } else if (!write_run_packet(p, payload[done], starts, ends)) [[unlikely]] {
+    } else if (!write_run_packet(p, payload[done], (t.flags & kRunStarts) != 0, (t.flags & kRunEnds) != 0))
+        [[unlikely]] {
       break;
     }
+    credits -= consumes;
     c_.bytes_copied += plen;
     c_.bytes_delivered += plen;
     // (msg_first_psn, which complete_send_write keeps, is go-back-0's alone: no run QP has it.)
-    rq_.in_progress = ends ? 0 : kind;
-    if (ends) {
+    rq_.in_progress = t.leaves;
+    if (t.flags & kRunEnds) {
       ++rq_.msn;
       // A SEND's receive completes with its bytes; a WRITE with immediate data's with its DMA
       // length, as verbs reports IBV_WC_RECV_RDMA_WITH_IMM (complete_send_write).
-      const bool has_imm = (op.headers & wire::kHdrImmDt) != 0;
-      const bool send = op.kind == OpKind::kSend;
-      if (send || has_imm) {
+      if (t.flags & kRunCompletes) {
+        const bool has_imm = (t.flags & kRunImm) != 0;
         push_completion(rq_at(rq_.head).wr.wr_id, WcStatus::kSuccess,
-                        has_imm ? WcOpcode::kRecvWithImm : WcOpcode::kRecv, send ? rq_.offset : rq_.write_len,
+                        has_imm ? WcOpcode::kRecvWithImm : WcOpcode::kRecv,
+                        (t.flags & kRunWrite) ? rq_.write_len : rq_.offset,
                         /*is_recv=*/true, has_imm, has_imm ? p.imm_data : 0);
         ++rq_.head;
       }
@@ -531,10 +527,11 @@ std::uint32_t RcQp::on_request_run(const wire::PacketInfo* pi, const std::uint8_
       ack_psn = p.psn;
       ack_msn = rq_.msn;
     }
+    psn = wire::psn_next(psn);
   }
   if (done == 0) return 0;
   rq_.nak_sent = false;  // ePSN arrived and is well formed: the gap, if any, is closed
-  rq_.epsn = psn_add(rq_.epsn, static_cast<std::int32_t>(done));
+  rq_.epsn = psn;
   if (acks != 0 && queue_ack(ack_psn, wire::kAethAckUnlimited, ack_msn)) {
     c_.acks_sent += acks;
     c_.acks_coalesced += acks - 1;
