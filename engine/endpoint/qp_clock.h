@@ -34,7 +34,9 @@ class QpClock {
     } else if (now_ns > last_poll_ns_) {
       const std::uint64_t gap = now_ns - last_poll_ns_;
       qp_now_ns_ += gap < max_gap_ns_ ? gap : max_gap_ns_;
-      if (gap > kStallNs) {
+      // Never two polls held in a row for stalls alone: where every gap is a stall (an app that
+      // polls slowly, a sanitizer build beside CPU hogs) the timers still run every other poll.
+      if (gap > kStallNs && timers_ran_last_) {
         held_polls_ = kMaxHeldPolls;
         stall_poll_ = true;
         ++stalls_;
@@ -51,17 +53,19 @@ class QpClock {
   // them); a burst short of full means the ring was read to its end, and the timers run in that
   // poll, after the answers it read. At most kMaxHeldPolls polls held.
   [[nodiscard]] bool timers_may_run(std::uint16_t n, std::uint16_t burst) {
+    timers_ran_last_ = true;
     if (held_polls_ == 0) return true;
     --held_polls_;
     if (!stall_poll_ && n < burst) held_polls_ = 0;
     stall_poll_ = false;
     if (held_polls_ == 0) return true;
     ++held_timer_polls_;
+    timers_ran_last_ = false;
     return false;
   }
 
   [[nodiscard]] std::uint64_t now_ns() const { return qp_now_ns_; }
-  [[nodiscard]] std::uint64_t stalls() const { return stalls_; }                      // gaps over kStallNs
+  [[nodiscard]] std::uint64_t stalls() const { return stalls_; }  // gaps over kStallNs that held the timers
   [[nodiscard]] std::uint64_t held_timer_polls() const { return held_timer_polls_; }  // polls that held them
 
  private:
@@ -72,7 +76,8 @@ class QpClock {
   std::uint64_t held_timer_polls_ = 0;
   std::uint32_t held_polls_ = 0;
   bool started_ = false;
-  bool stall_poll_ = false;  // the next timers_may_run is the poll that ended the stall
+  bool stall_poll_ = false;      // the next timers_may_run is the poll that ended the stall
+  bool timers_ran_last_ = true;  // the last timers_may_run let the timers run
 };
 
 }  // namespace droce

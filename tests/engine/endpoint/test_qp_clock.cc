@@ -59,6 +59,20 @@ TEST_CASE("QP clock: a port that never drains holds the timers for at most kMaxH
   CHECK(c.timers_may_run(kBurst, kBurst));
 }
 
+// An app that polls slowly (or a sanitizer build beside CPU hogs) sees every gap as a stall: the
+// timers must still run, or a peer that never answers would never fail the QP.
+TEST_CASE("QP clock: when every gap is a stall, the timers still run every other poll", "[endpoint][qp_clock]") {
+  QpClock c(1'000'000);
+  (void)c.advance(0);
+  std::uint32_t ran = 0;
+  for (std::uint64_t i = 1; i <= 100; ++i) {
+    (void)c.advance(i * 500'000);  // 500 us apart
+    if (c.timers_may_run(0, kBurst)) ++ran;
+  }
+  CHECK(ran == 50);
+  CHECK(c.stalls() == 50);
+}
+
 TEST_CASE("QP clock: max_poll_gap_ns 0 keeps the poll's time and never holds the timers", "[endpoint][qp_clock]") {
   QpClock c(0);
   CHECK(c.advance(1'000) == 1'000);
