@@ -12,7 +12,10 @@ The adaptive retransmission timer and tail-loss probes are on by default; the lo
 run with --adaptive-rto off (the plain IBTA timer, what droce did before) for comparison. Each
 configuration runs --repeats times in interleaved rounds (a failed run is retried once); the table
 gives medians, and each lossy median's ratio to the lossless median of the same topology and
-recovery from this same run. Timer expiries (ack_timeouts: IBTA and adaptive ones) and tail probes
+recovery (and the same variant) from this same run. --gen-args passes more droce-gen options to every
+run (both processes of a memif pair); --variant LABEL=GEN[:ARGS], given more than once, runs each
+configuration with each binary and options in turn, interleaved in the same rounds (an A/B, or a
+sweep of one knob), each variant's lossy rows against its own lossless ones. Timer expiries (ack_timeouts: IBTA and adaptive ones) and tail probes
 are the requester's, per run (medians).
 
 Writes --out DIR/loss.json (every sample, the command lines, the machine's load) and
@@ -21,6 +24,7 @@ DIR/results-table.md (the table), and prints the table. Not a test: ~15 minutes 
 import argparse
 import json
 import os
+import shlex
 import platform
 import socket
 import statistics
@@ -54,8 +58,9 @@ def figures(report, requester):
 
 def run_loopback(a, cfg, seed, work):
     out = os.path.join(work, "lb.json")
-    cmd = [a.gen, "-l", a.loopback_cpu, "--", *WORKLOAD, "--duration", str(a.duration), "--recovery", cfg["recovery"],
-           "--loss", str(cfg["loss"]), "--seed", str(seed), "--adaptive-rto", cfg["rto"], "--json", out]
+    gen, extra = a.variants[cfg["variant"]]
+    cmd = [gen, "-l", a.loopback_cpu, "--", *WORKLOAD, "--duration", str(a.duration), "--recovery", cfg["recovery"],
+           "--loss", str(cfg["loss"]), "--seed", str(seed), "--adaptive-rto", cfg["rto"], "--json", out, *extra]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=a.duration + 120)
     if p.returncode != 0:
         return None, cmd, p.stdout[-1500:]
@@ -67,11 +72,12 @@ def run_memif(a, cfg, seed, work):
     sock = os.path.join(work, "loss.sock")
     port = free_port()
     ccpu, scpu = a.memif_cpus.split(",")
+    gen, extra = a.variants[cfg["variant"]]
     common = [*WORKLOAD, "--recovery", cfg["recovery"], "--loss", str(cfg["loss"]), "--adaptive-rto", cfg["rto"],
-              "--oob-port", str(port), "--connect-timeout", "30"]
-    srv = [a.gen, "-l", scpu, "--no-pci", "--vdev", f"net_memif0,role=server,socket={sock},bsize=8192", "--",
+              "--oob-port", str(port), "--connect-timeout", "30", *extra]
+    srv = [gen, "-l", scpu, "--no-pci", "--vdev", f"net_memif0,role=server,socket={sock},bsize=8192", "--",
            "--mode", "server", "--seed", str(2 * seed), "--json", os.path.join(work, "s.json"), *common]
-    cli = [a.gen, "-l", ccpu, "--no-pci", "--vdev", f"net_memif0,role=client,socket={sock},bsize=8192", "--",
+    cli = [gen, "-l", ccpu, "--no-pci", "--vdev", f"net_memif0,role=client,socket={sock},bsize=8192", "--",
            "--mode", "client", "--seed", str(2 * seed + 1), "--duration", str(a.duration),
            "--json", os.path.join(work, "c.json"), *common]
     with open(os.path.join(work, "s.txt"), "w") as slog:
@@ -98,15 +104,32 @@ def configs(a):
     out = []
     for mode in a.modes.split(","):
         for rec in a.recovery.split(","):
-            for loss in [float(x) for x in a.losses.split(",")]:
-                out.append({"mode": mode, "recovery": rec, "loss": loss, "rto": "on"})
-            for loss in [float(x) for x in a.off_losses.split(",") if x]:
-                out.append({"mode": mode, "recovery": rec, "loss": loss, "rto": "off"})
+            for v in a.variants:
+                for loss in [float(x) for x in a.losses.split(",")]:
+                    out.append({"variant": v, "mode": mode, "recovery": rec, "loss": loss, "rto": "on"})
+                for loss in [float(x) for x in a.off_losses.split(",") if x]:
+                    out.append({"variant": v, "mode": mode, "recovery": rec, "loss": loss, "rto": "off"})
     return out
 
 
 def key(c):
-    return f"{c['mode']}/{c['recovery']}/{c['loss']}/{c['rto']}"
+    # The default variant keeps the keys of runs before --variant existed.
+    prefix = "" if c["variant"] == "default" else c["variant"] + "/"
+    return f"{prefix}{c['mode']}/{c['recovery']}/{c['loss']}/{c['rto']}"
+
+
+def parse_variants(a, ap):
+    """LABEL -> (droce-gen binary, extra arguments); one 'default' variant without --variant."""
+    if not a.variant:
+        return {"default": (a.gen, shlex.split(a.gen_args))}
+    out = {}
+    for v in a.variant:
+        label, sep, rest = v.partition("=")
+        gen, _, args = rest.partition(":")
+        if not sep or not label or not gen or "/" in label or label in out:
+            ap.error(f"--variant {v!r}: want a unique LABEL=GEN[:ARGS], the label without '/'")
+        out[label] = (gen, shlex.split(a.gen_args) + shlex.split(args))
+    return out
 
 
 def load_average():
@@ -118,19 +141,21 @@ def table(cfgs, samples):
         vals = [s[field] for s in samples[key(c)]]
         return statistics.median(vals) if vals else float("nan")
 
-    rows = ["| topology | recovery | loss | adaptive RTO | goodput Gb/s (median) | x lossless | runs (Gb/s) | "
+    variants = len({c["variant"] for c in cfgs}) > 1
+    rows = ["| " + ("variant | " if variants else "") + "topology | recovery | loss | adaptive RTO | goodput Gb/s (median) | x lossless | runs (Gb/s) | "
             "timer expiries (adaptive) | tail probes | spurious | RTO us, SRTT us (last run) |",
-            "|---|---|---:|---|---:|---:|---|---:|---:|---:|---|"]
+            "|" + ("---|" if variants else "") + "---|---|---:|---|---:|---:|---|---:|---:|---:|---|"]
     for c in cfgs:
         ss = samples[key(c)]
+        v = f"| {c['variant']} " if variants else ""
         if not ss:
-            rows.append(f"| {c['mode']} | {c['recovery']} | {c['loss'] * 100:g} % | {c['rto']} | failed | | | | | | |")
+            rows.append(f"{v}| {c['mode']} | {c['recovery']} | {c['loss'] * 100:g} % | {c['rto']} | failed | | | | | | |")
             continue
         base = dict(c, loss=0.0, rto="on")
         g = med(c, "goodput_gbps")
         b = med(base, "goodput_gbps") if samples.get(key(base)) else float("nan")
         runs = ", ".join(f"{s['goodput_gbps']:.2f}" for s in ss)
-        rows.append(f"| {c['mode']} | {c['recovery']} | {c['loss'] * 100:g} % | {c['rto']} | {g:.2f} | {g / b:.2f} | "
+        rows.append(f"{v}| {c['mode']} | {c['recovery']} | {c['loss'] * 100:g} % | {c['rto']} | {g:.2f} | {g / b:.2f} | "
                     f"{runs} | {med(c, 'ack_timeouts'):g} ({med(c, 'adaptive_timeouts'):g}) | "
                     f"{med(c, 'tail_probes'):g} | {med(c, 'spurious_retransmits'):g} | "
                     f"{ss[-1]['rto_us']}, {ss[-1]['srtt_us']} |")
@@ -149,19 +174,24 @@ def main():
                     help="loss fractions also run with --adaptive-rto off ('' for none; default 0.001,0.01)")
     ap.add_argument("--loopback-cpu", default="0", help="the loopback run's lcore (default 0)")
     ap.add_argument("--memif-cpus", default=None, help="CLIENT,SERVER lcores (default 0 and the last CPU)")
+    ap.add_argument("--gen-args", default="", help="more droce-gen options for every run, one shell-quoted string")
+    ap.add_argument("--variant", action="append", default=[],
+                    help="LABEL=GEN[:ARGS]: a binary and its extra options; repeat it to interleave several (A/B)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench/loss/results"), help="where loss.json and the table go")
     a = ap.parse_args()
     if a.memif_cpus is None:
         a.memif_cpus = f"0,{os.cpu_count() - 1}"
     if a.repeats < 1 or a.duration <= 0:
         ap.error("--repeats and --duration must be positive")
+    a.variants = parse_variants(a, ap)
     cfgs = configs(a)
     samples = {key(c): [] for c in cfgs}
     failures = []
     commands = {}
     doc = {"argv": sys.argv, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "machine": {"cpus": os.cpu_count(), "kernel": platform.release(), "python": platform.python_version()},
-           "load_before": load_average()}
+           "load_before": load_average(), "gen_args": a.gen_args,
+           "variants": {k: {"gen": g, "args": x} for k, (g, x) in a.variants.items()}}
     try:
         doc["git"] = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
                                     text=True).stdout.strip()

@@ -388,17 +388,18 @@ void RcEndpoint::poll(std::uint64_t now_tsc) {
 void RcEndpoint::poll_received(std::uint64_t now_tsc, rte_mbuf* const* rx, std::uint16_t n) {
   const std::uint64_t now = now_ns(now_tsc);
   rx_now_tsc_ = now_tsc;
-  const std::uint64_t qp_now = advance_qp_clock(now);
+  const std::uint64_t qp_now = qp_clock_.advance(now);
   if (n != 0)
     rx_promiscuous_ = cfg_.addresses.promiscuous ||
                       (cfg_.queues.tx_ring == nullptr && rte_eth_promiscuous_get(cfg_.queues.port_id) == 1);
   if (n != 0) receive_burst(rx, n, now);
+  const bool qp_timers = qp_clock_.timers_may_run(n, kRxBurst);
   if (app_stage_ != nullptr) app_stage_(app_stage_ctx_);
   if (cfg_.recording.counters != nullptr) cfg_.recording.counters->rx_packets += n;
   if (pfc_paused_ && now >= pfc_pause_until_ns_) account_pause(now);
   if (pfc_watchdog_ns_ != 0) pfc_watchdog(now);
   release_paced(now_tsc);
-  run_timers(now, qp_now);
+  run_timers(now, qp_now, qp_timers);
   neighbours_.poll(now, now_tsc);
   cm_.poll(now, now_tsc);
   if (!pfc_paused_) transmit_ready(now, now_tsc);
@@ -409,23 +410,6 @@ void RcEndpoint::poll_received(std::uint64_t now_tsc, rte_mbuf* const* rx, std::
     cfg_.recording.counters->tx_packets += sent;
     cfg_.recording.counters->tx_bytes += bytes;
   }
-}
-
-// The QPs' clock follows the poll's, except that a gap between two polls longer than
-// max_poll_gap_ns counts as max_poll_gap_ns: while we were not running, the peer's ACKs and
-// READ responses piled up unread in the RX ring, and this poll reads only one burst of them
-// before the timers run. The network's silence is what an ACK timeout measures (§9.7.6.1.3),
-// not ours. DCQCN, pacing and PFC keep the poll's own time.
-std::uint64_t RcEndpoint::advance_qp_clock(std::uint64_t now) {
-  if (!qp_clock_started_ || cfg_.transport.max_poll_gap_ns == 0) {
-    qp_clock_started_ = true;
-    qp_now_ns_ = now;
-  } else if (now > last_poll_ns_) {
-    const std::uint64_t gap = now - last_poll_ns_;
-    qp_now_ns_ += gap < cfg_.transport.max_poll_gap_ns ? gap : cfg_.transport.max_poll_gap_ns;
-  }
-  last_poll_ns_ = now;
-  return qp_now_ns_;
 }
 
 // Paced QPs whose send time came: their data may leave again.
@@ -447,11 +431,13 @@ void RcEndpoint::release_paced(std::uint64_t now_tsc) {
 // wheels hand over only the QPs whose deadline came, so an idle QP costs nothing here. DCQCN's
 // rate timers are held with transmit while PFC pauses it (they run late, in one advance()).
 // A QP whose timer fired gets a transmit turn (a retransmission, the end of an RNR wait).
-// More than kTimerBurst due at once: the rest fire in the next poll (the wheel keeps them).
-void RcEndpoint::run_timers(std::uint64_t now, std::uint64_t qp_now) {
+// More than kTimerBurst due at once: the rest fire in the next poll (the wheel keeps them), as
+// do the QP timers of a poll that qp_timers holds (QpClock::timers_may_run: after a stall of
+// this process, the answers that piled up meanwhile are read first).
+void RcEndpoint::run_timers(std::uint64_t now, std::uint64_t qp_now, bool qp_timers) {
   constexpr std::uint32_t kTimerBurst = 256;
   std::uint32_t due[kTimerBurst];
-  if (timer_wheel_.size() != 0) {
+  if (qp_timers && timer_wheel_.size() != 0) {
     const std::uint32_t k = timer_wheel_.poll(qp_now, due, kTimerBurst);
     c_.timer_fires += k;
     for (std::uint32_t i = 0; i < k; ++i) {

@@ -21,6 +21,7 @@
 #include "engine/endpoint/endpoint_counters.h"
 #include "engine/endpoint/endpoint_neighbours.h"
 #include "engine/endpoint/message_view.h"
+#include "engine/endpoint/qp_clock.h"
 #include "protocols/dcqcn/notification_point.h"
 #include "protocols/dcqcn/pacer.h"
 #include "protocols/dcqcn/params.h"
@@ -377,8 +378,7 @@ class RcEndpoint final : public ViewHome, private CmQpControl {
   void drop(wire::DropReason r);
   [[nodiscard]] wire::DropReason check_addresses(const QpSlot& s, const wire::PacketInfo& pi) const;
   [[nodiscard]] wire::DropReason check_response_length(const QpSlot& s, const wire::PacketInfo& pi) const;
-  void run_timers(std::uint64_t now, std::uint64_t qp_now);
-  [[nodiscard]] std::uint64_t advance_qp_clock(std::uint64_t now);
+  void run_timers(std::uint64_t now, std::uint64_t qp_now, bool qp_timers);
   void transmit_ready(std::uint64_t now, std::uint64_t now_tsc);
   enum class Turn : std::uint8_t {
     kDone,         // nothing more to send now (or paced): off the ready list
@@ -431,10 +431,8 @@ class RcEndpoint final : public ViewHome, private CmQpControl {
     rte_mbuf* frames[kRxBurst] = {};
   };
   RxRun rx_run_;
-  // The clock the QPs see (max_poll_gap_ns), and the poll time it last advanced from.
-  std::uint64_t qp_now_ns_ = 0;
-  std::uint64_t last_poll_ns_ = 0;
-  bool qp_clock_started_ = false;
+  // The clock the QPs see (max_poll_gap_ns), and whether their timers may run after a stall.
+  QpClock qp_clock_{cfg_.transport.max_poll_gap_ns};
   EndpointTxBatch tx_;
   // Fresh TX mbufs taken in one rte_pktmbuf_alloc_bulk, handed out from the top. Refilled with
   // as many as the previous transmit pass sent (one bulk get instead of one get per frame), and

@@ -400,7 +400,7 @@ void RcEndpoint::settle_received() {
   // §12.9.7: on a QP the CM accepted, the peer's first packet stands for the RTU it may have lost.
   if (s.cm_wait_traffic) [[unlikely]]
     cm_.on_qp_traffic(pi.dest_qpn, rx_now_tsc_);
-  const rc::RxDelivery d = q.on_packet(pi, data + pi.payload_offset, qp_now_ns_);
+  const rc::RxDelivery d = q.on_packet(pi, data + pi.payload_offset, qp_clock_.now_ns());
   // An ACK, NAK, response or request: something may be due to send, a timer may have moved.
   touch_received(s);
   const bool keep = d == rc::RxDelivery::kKeep || d == rc::RxDelivery::kKeepEnd;

@@ -201,7 +201,7 @@ RcEndpoint::Turn RcEndpoint::transmit_turn(QpSlot& s, std::uint64_t now, std::ui
       ++c_.tx_alloc_failures;  // the pool is empty: the packet stays in its QP until mbufs return
       return Turn::kBacklogFull;
     }
-    if (!s.qp->next_packet(qp_now_ns_, d, !s.paced_wait)) return Turn::kDone;
+    if (!s.qp->next_packet(qp_clock_.now_ns(), d, !s.paced_wait)) return Turn::kDone;
     const std::uint32_t bytes = transmit(s, d, now_tsc);
     if (bytes == 0) {
       ++c_.tx_build_failures;  // a frame its mbufs cannot hold: lost here; go-back-N resends it

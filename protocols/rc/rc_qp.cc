@@ -105,6 +105,7 @@ Status RcQp::modify(QpState to, const QpAttr* attr) {
     sq_.rto_backoff = 0;
     sq_.probes = 0;
     sq_.pto_backoff = 0;
+    sq_.needless_probes = 0;
     sq_.rtt_timing = sq_.probe_open = sq_.resend_open = sq_.probing = sq_.ackreq_valid = false;
     rtt_.reset();  // a new connection: its round trip is still to be measured
     update_rto();

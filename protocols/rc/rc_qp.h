@@ -169,6 +169,7 @@ class RcQp {
     std::uint8_t rto_backoff = 0;           // doublings since the last round-trip sample
     std::uint8_t probes = 0;                // probes sent since the last progress
     std::uint8_t pto_backoff = 0;           // PTO doublings: probes answered with nothing lost
+    std::uint8_t needless_probes = 0;       // needless probes in a row since the last doubling or loss found
     bool probe_pending = false;             // a probe is due: next_packet sends it first
     bool probing = false;                   // probes allowed: adaptive, and no expiry since the last progress
     std::uint64_t probe_base_ns = 0;        // the next probe is due PTO << probes after this

@@ -215,13 +215,20 @@ bool RcQp::answers_a_resend(std::uint32_t acked_psn) const {
   return idx + 1 < w.npkts && w.npkts <= attr_.ack_req_every;
 }
 
-// The PTO adapts to what probes find (rtt_estimator.h, kMaxPtoBackoff): one that found nothing lost
-// doubles it, one that found a loss halves it again. The RTO caps it (update_rto).
+// The PTO adapts to what probes find (rtt_estimator.h, kMaxPtoBackoff): kNeedlessProbesPerBackoff
+// needless probes in a row (nothing found lost) double it, one that found a loss halves it again
+// and starts the count over. A needless probe costs one packet, where a lost tail left waiting
+// costs the whole PTO: a single stall of the peer (one late answer) does not double the wait of
+// every loss after it, while a path whose round trip the PTO really undershoots still backs it off
+// within a few probes. The RTO caps it (update_rto).
 void RcQp::back_off_pto(bool found_loss) {
   if (found_loss) {
+    sq_.needless_probes = 0;
     if (sq_.pto_backoff == 0) return;
     --sq_.pto_backoff;
   } else {
+    if (++sq_.needless_probes < kNeedlessProbesPerBackoff) return;
+    sq_.needless_probes = 0;
     if (sq_.pto_backoff >= kMaxPtoBackoff) return;
     ++sq_.pto_backoff;
   }

@@ -24,11 +24,13 @@ inline constexpr std::uint32_t kDefaultPtoFloorUs = 2'000;
 // The probe timeout is never shorter than this whatever the attribute says: twice the timing
 // wheel's bucket, so that a probe is never due before the poll that could have read its answer.
 inline constexpr std::uint64_t kPtoMinNs = 2'000;
-// A probe answered with nothing lost (RFC 8985 §7.4 would call it a probe that repaired nothing)
-// doubles the next PTO, up to 2^kMaxPtoBackoff times; each probe that found a loss halves it again.
+// kNeedlessProbesPerBackoff probes in a row answered with nothing lost (RFC 8985 §7.4 would call
+// each a probe that repaired nothing) double the next PTO, up to 2^kMaxPtoBackoff times; each probe
+// that found a loss halves it again and starts the count over.
 // Like RACK's reordering window (RFC 8985 §6.2 step 4), the timer adapts to the path's measured
 // behaviour instead of firing on it again and again. The PTO never passes the RTO (§7.2) anyway.
 inline constexpr std::uint8_t kMaxPtoBackoff = 6;
+inline constexpr std::uint8_t kNeedlessProbesPerBackoff = 2;
 // Backoff doublings kept at most: 2^16 times any floor is past every IBTA timeout that leaves a
 // QP usable (the RTO is capped by the QP's own timeout anyway).
 inline constexpr std::uint8_t kMaxRtoBackoff = 16;

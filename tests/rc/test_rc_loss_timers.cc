@@ -232,13 +232,13 @@ TEST_CASE("spurious_retransmits: a resend acknowledged sooner than the minimum R
   r.transmit(16'000);  // the probe
   r.ack(11, 17'999);   // 1.999 us after it: the ACK of the first transmission
   CHECK(r.qp.counters().spurious_retransmits == 1);
-  CHECK(r.qp.pto_ns() == 12'000);  // a needless probe backs the PTO off
+  CHECK(r.qp.pto_ns() == 6000);  // one needless probe alone does not back the PTO off
   r.send(3);
   r.transmit(20'000);
-  CHECK(r.qp.next_timer_ns() == 32'000);
-  r.qp.on_timer(32'000);
-  r.transmit(32'000);
-  r.ack(12, 34'000);  // a full round trip after the probe: it may have been needed
+  CHECK(r.qp.next_timer_ns() == 26'000);
+  r.qp.on_timer(26'000);
+  r.transmit(26'000);
+  r.ack(12, 28'000);  // a full round trip after the probe: it may have been needed
   CHECK(r.qp.counters().spurious_retransmits == 1);
   CHECK(r.qp.counters().tail_probes == 2);
 }
@@ -254,11 +254,17 @@ TEST_CASE("an adaptive RTO expiry halves a PTO that needless probes had backed o
   r.qp.on_timer(16'000);
   r.transmit(16'000);  // the probe
   r.ack(11, 17'999);   // the original's ACK: the probe was needless
-  CHECK(r.qp.pto_ns() == 12'000);
+  CHECK(r.qp.pto_ns() == 6'000);
   r.send(3);
-  r.transmit(20'000);  // then silence: probes at 32, 56, 104, .. us, unanswered, until the RTO
+  r.transmit(20'000);
+  r.qp.on_timer(26'000);
+  r.transmit(26'000);  // a second probe
+  r.ack(12, 27'999);   // needless again: two in a row back the PTO off
+  CHECK(r.qp.pto_ns() == 12'000);
+  r.send(4);
+  r.transmit(30'000);  // then silence: probes at 42, 66, 114, .. us, unanswered, until the RTO
   std::uint64_t at = 0;
-  while ((at = r.qp.next_timer_ns()) < 20'000 + 1'000'000) {
+  while ((at = r.qp.next_timer_ns()) < 30'000 + 1'000'000) {
     r.qp.on_timer(at);
     r.transmit(at);
   }
@@ -266,6 +272,50 @@ TEST_CASE("an adaptive RTO expiry halves a PTO that needless probes had backed o
   r.qp.on_timer(at);  // the RTO
   CHECK(r.qp.counters().adaptive_timeouts == 1);
   CHECK(r.qp.pto_ns() == 6'000);  // halved back
+}
+
+// A needless probe costs one packet; a lost tail left waiting costs the whole PTO. So one needless
+// probe (a peer's single stall) leaves the PTO as it was, two in a row double it, and a probe that
+// finds a loss starts the count over (back_off_pto, kNeedlessProbesPerBackoff).
+TEST_CASE("needless probes back the PTO off only two in a row; a probe that finds a loss starts the count over",
+          "[rc][rto][probe]") {
+  Requester r(14, 1000);
+  r.round_trip(1, 1000, 2000);  // PSN 10; min RTT 2 us, PTO 6 us
+  r.send(2);
+  r.transmit(10'000);
+  r.qp.on_timer(16'000);
+  CHECK(r.transmit(16'000).psn == 11);  // the probe
+  r.ack(11, 17'999);                    // the original's ACK: needless
+  CHECK(r.qp.counters().spurious_retransmits == 1);
+  CHECK(r.qp.pto_ns() == 6'000);  // one needless probe: no backoff
+  r.send(3, 3 * 1024);            // PSNs 12..14, AckReq on 14
+  for (std::uint32_t psn = 12; psn <= 14; ++psn) CHECK(r.transmit(20'000).psn == psn);
+  r.qp.on_timer(26'000);
+  CHECK(r.transmit(26'000).psn == 12);  // the probe
+  r.ack(12, 30'000);                    // only a resend draws it: 13 and 14 were lost
+  rc::TxDescriptor d;
+  REQUIRE(r.qp.next_packet(30'000, d));
+  CHECK(d.psn == 13);
+  REQUIRE(r.qp.next_packet(30'000, d));
+  CHECK(d.psn == 14);
+  r.ack(14, 30'500);
+  CHECK(r.qp.sq_una() == 15);
+  const std::uint64_t pto = r.qp.pto_ns();
+  r.send(4);
+  r.transmit(40'000);
+  r.qp.on_timer(40'000 + pto);
+  CHECK(r.transmit(40'000 + pto).psn == 15);
+  r.ack(15, 40'000 + pto + 1'999);  // needless, but the first since the loss: no backoff
+  CHECK(r.qp.counters().spurious_retransmits == 2);
+  CHECK(r.qp.pto_ns() == pto);
+  r.send(5);
+  r.transmit(60'000);
+  r.qp.on_timer(60'000 + pto);
+  CHECK(r.transmit(60'000 + pto).psn == 16);
+  r.ack(16, 60'000 + pto + 1'999);  // the second in a row: doubled
+  CHECK(r.qp.counters().spurious_retransmits == 3);
+  CHECK(r.qp.pto_ns() == 2 * pto);
+  CHECK(r.qp.counters().local_ack_timeout_err == 0);
 }
 
 // A lossless path whose queue builds (PFC pauses, a DCQCN bottleneck filling): the round trip goes
@@ -345,7 +395,7 @@ TEST_CASE("an ACK in flight when the probe leaves does not rewind go-back-N; the
   CHECK_FALSE(r.qp.next_packet(at, d));
   CHECK(r.qp.counters().tail_probes == 2);
   CHECK(r.qp.counters().spurious_retransmits == 1);  // the follow-up, answered by the ACK for 12 in flight
-  CHECK(r.qp.pto_ns() == 24'000);                    // backed off by both needless probes
+  CHECK(r.qp.pto_ns() == 12'000);                    // two needless probes in a row: backed off once
   rc::Completion c;
   int done = 0;
   while (r.qp.poll_cq(c)) {
