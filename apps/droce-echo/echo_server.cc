@@ -36,7 +36,8 @@ void EchoServer::serve() {
   for (unsigned n = ep_.poll_cq(qpn_, c, 16), i = 0; i < n; ++i) {
     --outstanding_;
     if (c[i].status == rc::WcStatus::kSuccess) continue;
-    if (c[i].status == rc::WcStatus::kRetryExcErr && c[i].wr_id == next_) last_unacked_ = true;
+    if (c[i].status == rc::WcStatus::kRetryExcErr && unacked_from_ == 0) unacked_from_ = c[i].wr_id;
+    if (c[i].status == rc::WcStatus::kWrFlushErr && unacked_from_ != 0) ++flushed_;
     if (errors_++ == 0) first_error_ = "reply " + std::to_string(c[i].wr_id) + ": " + rc::wc_status_name(c[i].status);
   }
   engine::MessageView v;
@@ -294,14 +295,16 @@ int run_server(const Options& o, EchoWorkers& workers, engine::OobConnection& oo
     }
   }
   if (o.rc_pingpong()) {
-    // ibv_rc_pingpong's client exits (destroying its QP) on its last receive: when its ACK of
-    // our last reply is lost, our retransmissions go unanswered. Every request arrived and was
-    // checked; whether the last reply arrived, only the client's own exit status tells.
-    const bool tail_only = echo.only_last_unacked() && echo.echoed() == total;
+    // ibv_rc_pingpong's client exits (destroying its QP) on its last receive: when its ACKs of
+    // our last replies are lost, our retransmissions go unanswered. Every request arrived and was
+    // checked. A reply followed by a request arrived (the client sends request N+1 only after
+    // reply N); whether the last reply arrived, only the client's own exit status tells.
+    const bool tail_only = echo.only_unacked_tail() && echo.echoed() == total;
     if (tail_only)
       std::printf(
-          "  the last reply was never acknowledged: the client had finished (its ACK lost); its exit status says "
-          "whether the reply arrived\n");
+          "  the last %llu replies were never acknowledged: the client had finished (their ACKs lost); each before "
+          "the last was followed by the client's next request, and its exit status says whether the last arrived\n",
+          static_cast<unsigned long long>(echo.unacked_tail()));
     return (echo.errors() == 0 || tail_only) && echo.mismatched() == 0 && echo.echoed() == total ? 0 : 1;
   }
   if (!problem.empty()) std::fprintf(stderr, "droce-echo: %s\n", problem.c_str());

@@ -36,8 +36,12 @@ class EchoServer {
   [[nodiscard]] std::uint64_t mismatched() const { return mismatched_; }
   [[nodiscard]] bool idle() const { return outstanding_ == 0; }
   [[nodiscard]] const std::string& first_error() const { return first_error_; }
-  // The one error is that our newest reply was never acknowledged (retries exhausted).
-  [[nodiscard]] bool only_last_unacked() const { return errors_ == 1 && last_unacked_; }
+  // The only errors are an unacknowledged tail: one reply's retries exhausted and every reply after
+  // it, up to our newest, flushed with the QP (ibv_rc_pingpong, finished, acknowledges nothing more).
+  [[nodiscard]] bool only_unacked_tail() const {
+    return unacked_from_ != 0 && errors_ == 1 + flushed_ && unacked_from_ + flushed_ == next_;
+  }
+  [[nodiscard]] std::uint64_t unacked_tail() const { return unacked_from_ == 0 ? 0 : next_ - unacked_from_ + 1; }
 
  private:
   static constexpr std::uint32_t kSlots = 32;
@@ -51,7 +55,8 @@ class EchoServer {
   std::uint64_t next_ = 0, echoed_ = 0, errors_ = 0, mismatched_ = 0;
   std::uint32_t outstanding_ = 0;
   std::string first_error_;
-  bool last_unacked_ = false;
+  std::uint64_t unacked_from_ = 0;  // the reply whose retries ran out (its wr_id), 0: none
+  std::uint64_t flushed_ = 0;       // replies flushed with the QP after it
 };
 
 // One worker's stage of the server: the engine worker it polls (or, in a loopback lab, an endpoint
