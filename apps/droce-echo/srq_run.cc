@@ -17,8 +17,9 @@
 // polls on until the other has said FIN over the control connection, so every last ACK that was
 // lost is asked for again and given; a retry-exhausted send then is an error. The tool exits
 // (destroying its QPs) as soon as its counts are reached, so an ACK of its that got lost is never
-// repeated: a request of ours whose reply has arrived evidently got through, and a server's newest
-// reply on a QP after all of them were sent may be the client's last; against the tool (the
+// repeated: a request of ours whose reply has arrived evidently got through, and once a server
+// has sent all its replies, a QP's newest may be the client's last while an older one was
+// followed by the client's next request on that QP (so it arrived); against the tool (the
 // control connection closed without FIN) a retry-exhausted completion of either is that race,
 // counted apart (the peer's exit status is the verdict on those replies), not an error. A QP that
 // ends in error flushes its outstanding work (IBTA §10.3.1), the receive it took from the SRQ for
@@ -58,7 +59,6 @@ struct QpState {
   bool send_pending = false, reply_pending = false;  // client: the exchange in flight
   std::uint64_t t0 = 0;                              // client: when its request left
   std::uint64_t received = 0;                        // requests (server) or replies (client) on it
-  std::uint64_t last_reply = 0;                      // server: the wr_id of its newest reply
 };
 
 class SrqPingpong {
@@ -225,8 +225,12 @@ class SrqPingpong {
       if (c.is_recv || server_) (void)repost(c.wr_id & ~kSendTag);  // its buffer is free again
       return;
     }
+    // Server: once every reply was sent, a retry-exhausted reply is the tail race whichever reply of
+    // its QP it is: the QP's newest may be the client's last, and an older one was followed on that
+    // QP by the request its newer reply answers, which the client sends only once the older reply
+    // arrived (see the top of this file).
     if (!c.is_recv && c.status == rc::WcStatus::kRetryExcErr &&
-        (server_ ? replies_posted_ == total_ && c.wr_id == q->last_reply : !q->reply_pending)) {
+        (server_ ? replies_posted_ == total_ : !q->reply_pending)) {
       ++unacked_tail_;  // see the top of this file
       if (server_) (void)repost(c.wr_id & ~kSendTag);
       q->send_pending = false;
@@ -261,7 +265,6 @@ class SrqPingpong {
         if (Status s = ep_.post_send(c.qp_num, w); !s.ok())
           return error("reply on QP " + std::to_string(c.qp_num) + ": " + s.message());
         ++replies_posted_;
-        q->last_reply = w.wr_id;
         return;
       }
     } else {
