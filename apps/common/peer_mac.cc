@@ -6,8 +6,11 @@
 #include <droce/engine/core/stop_signal.h>
 #include <droce/protocols/arp/neighbour_table.h>
 #include <droce/protocols/nd/neighbour_table.h>
+#include <errno.h>  // program_invocation_short_name (GNU)
+#include <rte_ethdev.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <utility>
 
@@ -45,10 +48,16 @@ const char* const kNeedMac = "--peer-mac is required for it";
 // One resolution after another until one succeeds or `until` has passed, the endpoint polled all
 // along; `start` asks, `get` reads the engine's answer (its NeighbourResolution, the same for both
 // protocols). `how` names the protocol in the words of a failure ("ARP", "Neighbor Discovery").
-template <typename Start, typename Get, typename Poll>
+// `note(line)` is told of each round that ended unanswered when another follows, and of an answer
+// that came only in a later round.
+template <typename Start, typename Get, typename Poll, typename Note>
 Status resolve_rounds(Start start, Get get, const Poll& poll, const std::string& who, const char* how,
-                      std::uint64_t round_ns, std::uint32_t wait_ms, std::uint8_t mac[6]) {
-  const auto until = Clock::now() + std::chrono::milliseconds(wait_ms);
+                      std::uint64_t round_ns, std::uint32_t wait_ms, std::uint8_t mac[6], const Note& note) {
+  const auto begun = Clock::now();
+  const auto until = begun + std::chrono::milliseconds(wait_ms);
+  auto ms_since = [](Clock::time_point t) {
+    return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count());
+  };
   const auto round_len = std::chrono::nanoseconds(round_ns) + kRoundMargin;
   Status last;
   for (unsigned round = 0; round < kMaxRounds; ++round) {
@@ -72,18 +81,56 @@ Status resolve_rounds(Start start, Get get, const Poll& poll, const std::string&
     }
     if (r.state == engine::NeighbourResolution::State::kResolved) {
       std::memcpy(mac, r.mac, 6);
+      if (round != 0)
+        note(std::string(how) + " of " + who + " answered in round " + std::to_string(round + 1) + ", " +
+             ms_since(begun) + " ms after the first");
       return {};
     }
     last = r.status;
     if (Clock::now() >= until) break;
+    note(std::string(how) + " of " + who + ", round " + std::to_string(round + 1) + ": " + last.message() +
+         "; asking again (" + ms_since(begun) + " of " + std::to_string(wait_ms) + " ms spent)");
   }
   return Status::error(last.code(), last.message() + "; a peer that does not answer " + how + " needs --peer-mac");
+}
+
+// What this endpoint and its port saw of the resolution's frames: the words a user needs to tell
+// a peer that never answered from answers that were lost or refused here.
+std::string frames_seen(const engine::RcEndpoint& ep, bool ipv6) {
+  const engine::EndpointCounters& c = ep.counters();
+  auto n = [](std::uint64_t v) { return std::to_string(v); };
+  std::string s = "this endpoint so far: ";
+  if (ipv6)
+    s += n(c.nd_solicitations_sent) + " solicitations sent, " + n(c.nd_advertisements_learned) +
+         " advertisements learned, " + n(c.nd_solicitations_answered) + " of the peer's solicitations answered, " +
+         n(c.nd_ignored) + " ND frames ignored, " + n(c.nd_malformed) + " malformed, " + n(c.nd_tx_failures) +
+         " not sent (no mbuf or TX room)";
+  else
+    s += n(c.arp_requests_sent) + " requests sent, " + n(c.arp_replies_learned) + " replies learned, " +
+         n(c.arp_requests_answered) + " of the peer's requests answered, " + n(c.arp_ignored) +
+         " ARP frames ignored, " + n(c.arp_malformed) + " malformed, " + n(c.arp_tx_failures) +
+         " not sent (no mbuf or TX room)";
+  const engine::EndpointConfig& cfg = ep.config();
+  rte_eth_stats st{};
+  if (cfg.queues.tx_ring == nullptr && rte_eth_stats_get(cfg.queues.port_id, &st) == 0)
+    s += "; port " + n(cfg.queues.port_id) + ": " + n(st.ipackets) + " frames in (" + n(st.imissed) + " missed, " +
+         n(st.rx_nombuf) + " without an mbuf, " + n(st.ierrors) + " errors), " + n(st.opackets) + " out (" +
+         n(st.oerrors) + " errors)";
+  return s;
 }
 
 }  // namespace
 
 PeerMac::PeerMac(const std::string& given, engine::RcEndpoint& ep, Poll poll) : ep_(ep), poll_(std::move(poll)) {
   given_ = !given.empty() && engine::parse_mac(given, given_mac_);
+}
+
+void PeerMac::say(const std::string& line) const {
+  if (note_) {
+    note_(line);
+    return;
+  }
+  std::fprintf(stderr, "%s: %s\n", program_invocation_short_name, line.c_str());
 }
 
 void PeerMac::announce() {
@@ -101,7 +148,8 @@ Status PeerMac::of_ipv4(const std::uint8_t ipv4[4], std::uint32_t wait_ms, std::
     return Status::error(StatusCode::kUnsupported, "the peer's address " + ipv4_text(ipv4) +
                                                        " is IPv4 and this endpoint speaks IPv6: " + kNeedMac);
   return resolve_rounds([&] { return ep_.start_resolve(ipv4); }, [&] { return ep_.resolution(ipv4); }, poll_,
-                        ipv4_text(ipv4), "ARP", arp::kArpMaxRequests * arp::kArpRetryIntervalNs, wait_ms, mac);
+                        ipv4_text(ipv4), "ARP", arp::kArpMaxRequests * arp::kArpRetryIntervalNs, wait_ms, mac,
+                        [this](const std::string& line) { say(line + "; " + frames_seen(ep_, false)); });
 }
 
 Status PeerMac::of_ipv6(const std::uint8_t ipv6[16], std::uint32_t wait_ms, std::uint8_t mac[6]) {
@@ -117,7 +165,7 @@ Status PeerMac::of_ipv6(const std::uint8_t ipv6[16], std::uint32_t wait_ms, std:
                              kNeedMac);
   return resolve_rounds([&] { return ep_.start_resolve(ipv6); }, [&] { return ep_.resolution(ipv6); }, poll_,
                         gid_text(ipv6), "Neighbor Discovery", nd::kNdMaxSolicitations * nd::kNdRetryIntervalNs, wait_ms,
-                        mac);
+                        mac, [this](const std::string& line) { say(line + "; " + frames_seen(ep_, true)); });
 }
 
 Status PeerMac::of_gid(const std::uint8_t gid[16], std::uint32_t wait_ms, std::uint8_t mac[6]) {

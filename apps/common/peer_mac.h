@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 
 namespace droce::apps {
 
@@ -54,9 +55,20 @@ class PeerMac {
   // (::ffff:a.b.c.d) resolves its IPv4 address by ARP, any other its IPv6 address by ND.
   [[nodiscard]] engine::Status of_gid(const std::uint8_t gid[16], std::uint32_t wait_ms, std::uint8_t mac[6]);
 
+  // A resolution that takes more than one round says so, once per unanswered round and once when
+  // a later round is answered, with what the endpoint and its port saw of the protocol's frames
+  // (queries sent, answers learned, the peer's queries answered, frames ignored or not sent; the
+  // port's frames in and out, missed, without an mbuf): a peer that never answers, an answer lost
+  // on the way and one refused here read differently. By default a line on stderr after the
+  // program's name; `note` takes the lines instead (a test, an app with its own log).
+  using Note = std::function<void(const std::string&)>;
+  void set_note(Note note) { note_ = std::move(note); }
+
  private:
+  void say(const std::string& line) const;
   engine::RcEndpoint& ep_;
   Poll poll_;
+  Note note_;
   bool given_ = false;
   std::uint8_t given_mac_[6] = {};
 };

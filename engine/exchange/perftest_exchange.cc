@@ -198,7 +198,25 @@ bool perftest_uses_out_reads(PerftestTest t) {
   return t == PerftestTest::kReadBw || t == PerftestTest::kReadLat || perftest_is_atomic(t);
 }
 
+// A gap over this between two steps is this side's own work (creating QPs, resolving the peer's
+// MAC) long enough to be worth naming when the step after it fails.
+constexpr std::chrono::milliseconds kSlowComing{1000};
+
 Status PerftestSession::exchange(const void* mine, void* theirs, std::size_t n, const char* what) {
+  const auto began = std::chrono::steady_clock::now();
+  Status s = exchange_steps(mine, theirs, n, what);
+  if (s.ok()) {
+    last_step_end_ = std::chrono::steady_clock::now();
+    stepped_ = true;
+    return s;
+  }
+  const auto gap = std::chrono::duration_cast<std::chrono::milliseconds>(began - last_step_end_);
+  if (!stepped_ || gap < kSlowComing) return s;
+  return Status::error(s.code(), s.message() + " (this side came to the step " + std::to_string(gap.count()) +
+                                     " ms after the one before it ended)");
+}
+
+Status PerftestSession::exchange_steps(const void* mine, void* theirs, std::size_t n, const char* what) {
   const std::string sending = std::string("sending ") + what;
   const std::string waiting = std::string("the peer's ") + what;
   if (role_ == PerftestRole::kClient) {

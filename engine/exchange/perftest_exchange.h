@@ -5,6 +5,7 @@
 // (tests/data/pcaps/*_bw.pcap, *_lat.pcap).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -172,7 +173,12 @@ class PerftestSession final : public PerftestControl {
 
  private:
   [[nodiscard]] Status end_without_message() override;
+  [[nodiscard]] Status exchange_steps(const void* mine, void* theirs, std::size_t n, const char* what);
   OobConnection& conn_;
+  // When the last step ended: a failed step says how long this side took to come to it, when that
+  // was long (the peer's timeout may have run out while we worked, e.g. resolving its MAC).
+  std::chrono::steady_clock::time_point last_step_end_{};
+  bool stepped_ = false;
 };
 
 }  // namespace droce::engine

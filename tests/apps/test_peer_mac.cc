@@ -3,6 +3,8 @@
 // engine's words and the --peer-mac hint, and a GID of the other family is refused with words.
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "apps/common/peer_mac.h"
 #include "tests/engine/rc_lab.h"
@@ -87,4 +89,41 @@ TEST_CASE("peer_mac: an IPv4-mapped GID is resolved by ARP; a GID of the other f
   REQUIRE(given.of_gid(gid, 0, mac).ok());
   CHECK(mac[5] == 0x77);
   CHECK(lab6.a->counters().nd_solicitations_sent == 0);
+}
+
+TEST_CASE("peer_mac: a round that goes unanswered is said, with what the endpoint and its port saw",
+          "[apps][peer_mac][nd]") {
+  Lab lab("pmv6r", lab_options(true));
+  // B is not polled (and the link not pumped) until A's first round has failed: its solicitations
+  // wait in the link, and B answers them in A's second round.
+  bool b_on = false;
+  apps::PeerMac pm("", *lab.a, [&] {
+    lab.clock_tsc += lab.step_tsc;
+    lab.a->poll(lab.now_tsc());
+    if (!b_on) return;
+    lab.relay.poll();
+    lab.b->poll(lab.now_tsc());
+    lab.relay.poll();
+  });
+  std::vector<std::string> notes;
+  pm.set_note([&](const std::string& line) {
+    notes.push_back(line);
+    b_on = true;
+  });
+  std::uint8_t gid[16], mac[6] = {};
+  gid_of(2, true, gid);
+  const Status s = pm.of_gid(gid, 60000, mac);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  CHECK(std::memcmp(mac, addr(2).mac, 6) == 0);
+  REQUIRE(notes.size() == 2);
+  CHECK_THAT(notes[0], StartsWith("Neighbor Discovery of fd00::2, round 1: no Neighbor Advertisement from fd00::2 "
+                                  "after 3 solicitations in "));
+  CHECK_THAT(notes[0], Contains(" of 60000 ms spent); this endpoint so far: 3 solicitations sent, 0 advertisements "
+                                "learned, 0 of the peer's solicitations answered, 0 ND frames ignored, 0 malformed, 0 "
+                                "not sent (no mbuf or TX room); port "));
+  CHECK_THAT(notes[0], Contains(" 0 frames in (0 missed, 0 without an mbuf, 0 errors), 3 out (0 errors)"));
+  CHECK_THAT(notes[1], StartsWith("Neighbor Discovery of fd00::2 answered in round 2, "));
+  // The three solicitations that waited in the link and the fourth, each answered and each answer learned.
+  CHECK_THAT(notes[1], Contains("this endpoint so far: 4 solicitations sent, 4 advertisements learned"));
 }

@@ -527,3 +527,24 @@ TEST_CASE("perftest exchange: a peer that stalls mid-message is named with what 
     CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(300));
   }
 }
+
+TEST_CASE("perftest exchange: a step that fails after a long gap on this side says how long this side took",
+          "[perftest][hostile]") {
+  OobConnection c, s;
+  connected_pair(c, s);
+  PerftestSession client(c, PerftestRole::kClient, 3000);
+  PerftestKeys mine, theirs;
+  mine.qpn = 1;
+  const std::string peer_keys = format_perftest_keys(mine);
+  REQUIRE(s.send_bytes(peer_keys.data(), peer_keys.size(), 3000, "the peer's keys").ok());
+  REQUIRE(client.handshake(mine, theirs).ok());
+  std::uint8_t ours[kPerftestKeyBytes];
+  REQUIRE(s.recv_bytes(ours, sizeof(ours), 3000, "our keys").ok());
+  s = OobConnection();  // the peer gave up while this side worked (its timeout ran out)
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  const std::string m = client.handshake(mine, theirs).message();
+  CHECK_THAT(m, Catch::Matchers::StartsWith("peer closed the connection during the peer's key message (0 of 108 "
+                                            "bytes arrived) [" +
+                                            c.endpoints() + "] (this side came to the step "));
+  CHECK_THAT(m, Catch::Matchers::EndsWith(" ms after the one before it ended)"));
+}
